@@ -1,0 +1,162 @@
+"""The accelerator catalog: devices, instance types and prices, with sources.
+
+Pure lookups, no Pulumi. An unknown name raises CatalogError (an InputError)
+that lists close matches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from functools import cache
+
+from components.catalog.accelerators import ACCELERATORS
+from components.catalog.aws import AWS_INSTANCE_TYPES
+from components.catalog.gcp import (
+    GCP_GUEST_ACCELERATORS,
+    GCP_INSTANCE_TYPES,
+    GCP_N1_MACHINES,
+    GuestAcceleratorPrice,
+    N1MachinePrice,
+)
+from components.catalog.types import (
+    Accelerator,
+    AcceleratorFamily,
+    Cloud,
+    InstanceType,
+    Price,
+    PriceModel,
+)
+from components.errors import InputError, close_matches
+
+__all__ = [
+    "Accelerator",
+    "AcceleratorFamily",
+    "CatalogError",
+    "Cloud",
+    "InstanceType",
+    "Price",
+    "PriceModel",
+    "accelerator",
+    "accelerators",
+    "find_instance_type",
+    "gcp_guest_accelerator",
+    "gcp_n1_machine",
+    "hourly_price",
+    "instance_type",
+    "instance_types",
+]
+
+
+class CatalogError(InputError, KeyError):
+    """A name the catalog does not know."""
+
+    def __str__(self) -> str:  # KeyError would quote the message
+        return str(self.args[0])
+
+
+def _unknown(kind: str, name: str, known: Iterable[str]) -> CatalogError:
+    known = sorted(known)
+    hits = close_matches(name, known, limit=4)
+    hint = f"close matches: {', '.join(hits)}" if hits else f"known: {_summary(known)}"
+    return CatalogError(f"unknown {kind} {name!r}; {hint}.")
+
+
+def _summary(names: list[str], limit: int = 12) -> str:
+    shown = ", ".join(names[:limit])
+    return shown + (f", ... ({len(names)} in all; `inference-infra catalog` lists them)" if len(names) > limit else "")
+
+
+@cache
+def _accelerators() -> dict[str, Accelerator]:
+    return {a.key: a for a in ACCELERATORS}
+
+
+@cache
+def _instances() -> dict[tuple[Cloud, str], InstanceType]:
+    return {(i.cloud, i.name): i for i in (*AWS_INSTANCE_TYPES, *GCP_INSTANCE_TYPES)}
+
+
+def accelerators(family: AcceleratorFamily | None = None) -> list[Accelerator]:
+    return [a for a in ACCELERATORS if family is None or a.family == family]
+
+
+def accelerator(key: str) -> Accelerator:
+    try:
+        return _accelerators()[key]
+    except KeyError:
+        raise _unknown("accelerator", key, _accelerators()) from None
+
+
+def instance_types(
+    cloud: Cloud | str | None = None, family: AcceleratorFamily | None = None
+) -> list[InstanceType]:
+    return [
+        i
+        for i in (*AWS_INSTANCE_TYPES, *GCP_INSTANCE_TYPES)
+        if (cloud is None or i.cloud == cloud)
+        and (family is None or accelerator(i.accelerator).family == family)
+    ]
+
+
+def find_instance_type(name: str, cloud: Cloud | str | None = None) -> InstanceType | None:
+    """The catalog entry for name, or None when it is not an accelerator type we know."""
+    clouds = [Cloud(cloud)] if cloud is not None else list(Cloud)
+    for c in clouds:
+        if (hit := _instances().get((c, name))) is not None:
+            return hit
+    return None
+
+
+def instance_type(name: str, cloud: Cloud | str | None = None) -> InstanceType:
+    """The catalog entry for name; CatalogError with close matches when unknown."""
+    if (hit := find_instance_type(name, cloud)) is not None:
+        return hit
+    known = [n for (c, n) in _instances() if cloud is None or c == cloud]
+    where = f"{Cloud(cloud).value} " if cloud is not None else ""
+    raise _unknown(f"{where}accelerator instance type", name, known)
+
+
+def gcp_guest_accelerator(accelerator_type: str) -> GuestAcceleratorPrice:
+    """Price entry of a GPU attached to an N1 VM (`guest_accelerator`)."""
+    table = {g.accelerator_type: g for g in GCP_GUEST_ACCELERATORS}
+    try:
+        return table[accelerator_type]
+    except KeyError:
+        raise _unknown("GCP guest accelerator type", accelerator_type, table) from None
+
+
+def gcp_n1_machine(machine_type: str) -> N1MachinePrice:
+    table = {m.name: m for m in GCP_N1_MACHINES}
+    try:
+        return table[machine_type]
+    except KeyError:
+        raise _unknown("GCP N1 machine type", machine_type, table) from None
+
+
+def hourly_price(
+    item: InstanceType,
+    *,
+    region: str | None = None,
+    model: PriceModel = PriceModel.ON_DEMAND,
+    count: int = 1,
+) -> Price:
+    """Hourly USD for count machines of one type, and the basis of the figure.
+
+    A region the table has no price for falls back to the reference region and
+    says so in the basis; spot and reserved apply the table's typical discount.
+    """
+    if region is not None and region in item.hourly_usd:
+        where, on_demand = region, item.hourly_usd[region]
+    else:
+        where, on_demand = item.reference_region, item.hourly_usd[item.reference_region]
+        if region is not None:
+            where = f"{where} (reference; no {region} price in the catalog)"
+    if model is PriceModel.SPOT:
+        rate, how = on_demand * (1 - item.spot_discount), f"spot ~{item.spot_discount:.0%} below on-demand"
+    elif model is PriceModel.RESERVED:
+        rate = on_demand * (1 - item.committed_discount)
+        how = f"reserved ~{item.committed_discount:.0%} below on-demand"
+    else:
+        rate, how = on_demand, "on-demand"
+    times = f"{count} x " if count != 1 else ""
+    return Price(round(rate * count, 6), f"{times}{item.name} {how} {where}")
