@@ -63,7 +63,9 @@ def _unknown(kind: str, name: str, known: Iterable[str]) -> CatalogError:
 
 def _summary(names: list[str], limit: int = 12) -> str:
     shown = ", ".join(names[:limit])
-    return shown + (f", ... ({len(names)} in all; `inference-infra catalog` lists them)" if len(names) > limit else "")
+    return shown + (
+        f", ... ({len(names)} in all; `inference-infra catalog` lists them)" if len(names) > limit else ""
+    )
 
 
 @cache

@@ -28,9 +28,21 @@ class N1MachinePrice:
 
 
 GCP_INSTANCE_TYPES: tuple[InstanceType, ...] = (
-    InstanceType(cloud=Cloud.GCP, name="a3-highgpu-8g", accelerator="h100-80gb", accelerator_count=8, vcpus=208,
-                 memory_gib=1872, local_nvme_gib=6000, local_nvme_disks=16, hourly_usd={"us-central1": 88.25},
-                 spot_discount=0.6, committed_discount=0.37, source="placeholder", as_of=date(2026, 11, 21)),
+    InstanceType(
+        cloud=Cloud.GCP,
+        name="a3-highgpu-8g",
+        accelerator="h100-80gb",
+        accelerator_count=8,
+        vcpus=208,
+        memory_gib=1872,
+        local_nvme_gib=6000,
+        local_nvme_disks=16,
+        hourly_usd={"us-central1": 88.25},
+        spot_discount=0.6,
+        committed_discount=0.37,
+        source="placeholder",
+        as_of=date(2026, 11, 21),
+    ),
 )
 GCP_GUEST_ACCELERATORS: tuple[GuestAcceleratorPrice, ...] = ()
 GCP_N1_MACHINES: tuple[N1MachinePrice, ...] = ()

@@ -1,0 +1,26 @@
+"""AWS components: GPU and Inferentia2 fleets, model caches, network, idle watchdog.
+
+Names are imported on first use, so `from components.aws import GpuFleet`
+loads only that component's module (and pulumi_aws).
+"""
+
+from __future__ import annotations
+
+from components._lazy import lazy_exports
+
+_EXPORTS = {
+    "GpuFleet": "gpu_fleet",
+    "GpuFleetArgs": "gpu_fleet",
+    "InferentiaFleet": "inferentia_fleet",
+    "InferentiaFleetArgs": "inferentia_fleet",
+    "EfsModelCache": "efs_model_cache",
+    "EfsModelCacheArgs": "efs_model_cache",
+    "ModelStore": "model_store",
+    "ModelStoreArgs": "model_store",
+    "PrivateNetwork": "network",
+    "PrivateNetworkArgs": "network",
+    "IdleGpuWatchdog": "idle_watchdog",
+    "IdleGpuWatchdogArgs": "idle_watchdog",
+}
+
+__getattr__, __all__ = lazy_exports(__name__, _EXPORTS)

@@ -1,0 +1,80 @@
+"""The `inference-infra` command.
+
+Each subcommand lives in its own module and imports what it needs inside the
+command, so `inference-infra --help` and `size` start fast. Exit codes, for
+every subcommand: 0 success, 1 policy gate failed, 2 bad input (one paragraph
+on stderr, no traceback), 3 internal error (a bug: the traceback is printed).
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+import textwrap
+
+import click
+
+from components.errors import InputError
+
+EXIT_OK, EXIT_POLICY, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
+
+# Subcommand modules; a module that is not there yet is skipped.
+_COMMAND_MODULES = ("plan", "catalog", "size", "monitoring")
+
+
+@click.group(
+    name="inference-infra",
+    help="Offline plans, capacity sizing and monitoring config for AI inference infrastructure.",
+    context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
+)
+def app() -> None:
+    pass
+
+
+def _register() -> None:
+    for name in _COMMAND_MODULES:
+        try:
+            importlib.import_module(f"components.cli.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"components.cli.{name}":
+                raise
+
+
+def _paragraph(message: str) -> str:
+    text = " ".join(str(message).split())
+    return textwrap.fill(f"inference-infra: {text}", width=100) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    _register()
+    try:
+        result = app.main(args=argv, prog_name="inference-infra", standalone_mode=False)
+    except InputError as e:
+        sys.stderr.write(_paragraph(str(e)))
+        return EXIT_INPUT
+    except click.UsageError as e:
+        hint = f" (see '{e.ctx.command_path} --help')" if e.ctx else ""
+        sys.stderr.write(_paragraph(f"{e.format_message()}{hint}"))
+        return EXIT_INPUT
+    except click.exceptions.Exit as e:
+        return e.exit_code
+    except click.Abort:
+        sys.stderr.write("inference-infra: aborted\n")
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+    except Exception:
+        if os.environ.get("INFERENCE_INFRA_DEBUG"):
+            raise
+        import traceback
+
+        sys.stderr.write("inference-infra: internal error (a bug; please report it with this traceback):\n")
+        traceback.print_exc()
+        return EXIT_INTERNAL
+    return result if isinstance(result, int) else EXIT_OK
+
+
+def run() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

@@ -1,0 +1,3 @@
+from components.cli import run
+
+run()

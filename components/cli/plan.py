@@ -1,0 +1,57 @@
+"""`inference-infra plan`: the offline plan of a stack."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from components.cli import app
+
+
+@app.command()
+@click.option(
+    "--stack", "-s", default="dev", show_default=True, help="Stack name: reads Pulumi.<stack>.yaml."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the plan as one JSON object.")
+@click.option(
+    "--cwd", type=click.Path(path_type=Path), default=Path("."), help="Folder of the Pulumi project."
+)
+@click.option("--policy-pack", type=click.Path(path_type=Path), help="Policy pack folder (default: policy/).")
+@click.option(
+    "--policy-config",
+    type=click.Path(path_type=Path),
+    help="Policy config JSON (default: config/<stack>.json).",
+)
+def plan(stack: str, as_json: bool, cwd: Path, policy_pack: Path | None, policy_config: Path | None) -> int:
+    """Run a stack's program offline under Pulumi's mock runtime, price it, and check it
+    against the policy pack. Exit 1 when a mandatory policy is violated."""
+    from components.errors import InputError
+    from components.offline_plan import plan as run_plan
+    from components.offline_plan import render_table
+
+    if policy_pack is not None and not policy_pack.is_dir():
+        raise InputError(
+            f"--policy-pack {str(policy_pack)!r} is not a folder; pass the policy pack's folder."
+        )
+    if policy_config is not None and not policy_config.is_file():
+        raise InputError(
+            f"--policy-config {str(policy_config)!r} does not exist; pass a policy config JSON file."
+        )
+    try:
+        result = run_plan(cwd, stack, policy_pack=policy_pack, policy_config=policy_config)
+    except InputError:
+        if os.environ.get("INFERENCE_INFRA_DEBUG"):
+            import traceback
+
+            traceback.print_exc()
+        raise
+    if as_json:
+        json.dump(result.as_json(), sys.stdout, indent=2, default=str)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(render_table(result))
+    return result.exit_code

@@ -1,0 +1,19 @@
+"""GCP components: GPU VM fleets, TPU VMs and queued resources, Filestore model cache.
+
+Names are imported on first use, so importing one loads only its module.
+"""
+
+from __future__ import annotations
+
+from components._lazy import lazy_exports
+
+_EXPORTS = {
+    "GpuFleet": "gpu_fleet",
+    "GpuFleetArgs": "gpu_fleet",
+    "TpuVm": "tpu_vm",
+    "TpuVmArgs": "tpu_vm",
+    "FilestoreModelCache": "filestore_model_cache",
+    "FilestoreModelCacheArgs": "filestore_model_cache",
+}
+
+__getattr__, __all__ = lazy_exports(__name__, _EXPORTS)

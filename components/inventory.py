@@ -1,0 +1,375 @@
+"""What a resource runs, read from its engine-shaped (camelCase) inputs.
+
+One place decides which resources carry accelerators, of which catalog type,
+how many machines, and how they are bought (on-demand, spot, reserved). The
+cost-tag transform, the offline plan's pricing and the policy pack all ask
+here, so they cannot disagree. Pure functions: no Pulumi runtime needed.
+
+Values that are not known yet (preview) are never guessed: a property that is
+not a plain value is treated as absent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from components.catalog import Cloud, find_instance_type
+
+AWS_INSTANCE = "aws:ec2/instance:Instance"
+AWS_SPOT_REQUEST = "aws:ec2/spotInstanceRequest:SpotInstanceRequest"
+AWS_LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+AWS_CAPACITY_RESERVATION = "aws:ec2/capacityReservation:CapacityReservation"
+AWS_CAPACITY_BLOCK = "aws:ec2/capacityBlockReservation:CapacityBlockReservation"
+AWS_AUTOSCALING_GROUP = "aws:autoscaling/group:Group"
+GCP_INSTANCE = "gcp:compute/instance:Instance"
+GCP_INSTANCE_TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
+GCP_REGION_INSTANCE_TEMPLATE = "gcp:compute/regionInstanceTemplate:RegionInstanceTemplate"
+GCP_RESERVATION = "gcp:compute/reservation:Reservation"
+GCP_TPU_VM = "gcp:tpu/v2Vm:V2Vm"
+GCP_TPU_NODE = "gcp:tpu/node:Node"
+GCP_TPU_QUEUED_RESOURCE = "gcp:tpu/v2QueuedResource:V2QueuedResource"
+
+# Resources that run accelerators (an instance, a VM, a TPU slice): these carry AutoShutdown.
+RUNNING_TYPES = frozenset({AWS_INSTANCE, AWS_SPOT_REQUEST, GCP_INSTANCE, GCP_TPU_VM, GCP_TPU_NODE})
+# Resources that describe accelerator machines without running one.
+TEMPLATE_TYPES = frozenset({AWS_LAUNCH_TEMPLATE, GCP_INSTANCE_TEMPLATE, GCP_REGION_INSTANCE_TEMPLATE})
+# Resources billed for accelerator capacity whether or not anything runs in it.
+RESERVATION_TYPES = frozenset({AWS_CAPACITY_RESERVATION, AWS_CAPACITY_BLOCK, GCP_RESERVATION})
+
+
+class Purchase(StrEnum):
+    ON_DEMAND = "on-demand"
+    SPOT = "spot"
+    RESERVED = "reserved"  # capacity reservation / specific reservation (billed at on-demand rates)
+    CAPACITY_BLOCK = "capacity-block"
+
+
+@dataclass(frozen=True)
+class AcceleratorUse:
+    """Accelerator capacity a resource runs, describes or reserves."""
+
+    cloud: Cloud
+    machine_type: str  # EC2 instance type, GCE machine type, or TPU slice type
+    count: int  # machines (instances, VMs, slices)
+    purchase: Purchase
+    zone: str | None = None
+    guest_accelerators: tuple[tuple[str, int], ...] = ()  # GCP N1 + attached GPUs
+    reservation_ref: str | None = None  # id/name of the reservation the machine consumes
+    template: bool = False  # describes machines (launch template) rather than running one
+    reservation: bool = False  # reserved capacity, billed whether used or not
+
+    @property
+    def region(self) -> str | None:
+        return region_of_zone(self.zone) if self.zone else None
+
+    @property
+    def in_catalog(self) -> bool:
+        return find_instance_type(self.machine_type, self.cloud) is not None
+
+
+TemplateLookup = Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
+
+
+def accelerator_use(
+    type_token: str, props: Mapping[str, Any], template_of: TemplateLookup | None = None
+) -> AcceleratorUse | None:
+    """The accelerator capacity of one resource, or None when it has none.
+
+    template_of resolves an AWS instance's `launchTemplate` reference to the
+    template's props, so an instance whose type comes from its template is
+    still recognised.
+    """
+    reader = _READERS.get(type_token)
+    return reader(props, template_of) if reader else None
+
+
+def is_accelerator_instance(type_token: str, props: Mapping[str, Any]) -> bool:
+    """True for a resource that runs accelerators (the ones that carry AutoShutdown)."""
+    if type_token in (GCP_TPU_VM, GCP_TPU_NODE):
+        return True
+    use = accelerator_use(type_token, props)
+    return use is not None and type_token in RUNNING_TYPES
+
+
+def region_of_zone(zone: str) -> str:
+    """'us-east-1a' -> 'us-east-1'; 'us-central1-a' -> 'us-central1'."""
+    if zone[-1:].isalpha() and zone[-2:-1].isdigit():  # AWS availability zone
+        return zone[:-1]
+    head, _, tail = zone.rpartition("-")
+    return head if head and len(tail) == 1 else zone
+
+
+def tpu_slice_name(tpu_type: str, topology: str) -> str | None:
+    """Slice name for an acceleratorConfig ({type: V5LITE_POD, topology: '2x4'} -> 'v5litepod-8')."""
+    try:
+        chips = 1
+        for dim in topology.lower().split("x"):
+            chips *= int(dim)
+    except ValueError:
+        return None
+    prefix, per_chip = _TPU_CONFIG_TYPES.get(tpu_type.upper(), (None, 0))
+    return f"{prefix}-{chips * per_chip}" if prefix else None
+
+
+# acceleratorConfig.type -> (slice prefix, number in the name per chip)
+_TPU_CONFIG_TYPES = {"V5LITE_POD": ("v5litepod", 1), "V5P": ("v5p", 2), "V6E": ("v6e", 1), "V4": ("v4", 2)}
+
+
+def _plain(value: Any) -> Any:
+    """A value usable as-is, or None when it is unknown or not a plain value."""
+    return value if isinstance(value, (str, int, float, bool, list, dict)) else None
+
+
+def _get(props: Mapping[str, Any] | None, *path: str) -> Any:
+    node: Any = props
+    for key in path:
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(key)
+    return _plain(node)
+
+
+def _last_segment(value: Any) -> str | None:
+    return value.rsplit("/", 1)[-1] if isinstance(value, str) and value else None
+
+
+def _int(value: Any, default: int) -> int:
+    return int(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
+
+
+# --- AWS -------------------------------------------------------------------------------------
+
+
+def _aws_purchase(props: Mapping[str, Any] | None) -> tuple[Purchase, str | None]:
+    market = _get(props, "instanceMarketOptions", "marketType")
+    if market == "spot":
+        return Purchase.SPOT, None
+    if market == "capacity-block":
+        return Purchase.CAPACITY_BLOCK, _get(
+            props, "capacityReservationSpecification", "capacityReservationTarget", "capacityReservationId"
+        )
+    target = _get(
+        props, "capacityReservationSpecification", "capacityReservationTarget", "capacityReservationId"
+    )
+    return Purchase.ON_DEMAND, target
+
+
+def _aws_instance(props: Mapping[str, Any], template_of: TemplateLookup | None) -> AcceleratorUse | None:
+    template = None
+    if template_of is not None and isinstance(_get(props, "launchTemplate"), Mapping):
+        template = template_of(props["launchTemplate"])
+    instance_type = _get(props, "instanceType") or _get(template, "instanceType")
+    if not isinstance(instance_type, str) or find_instance_type(instance_type, Cloud.AWS) is None:
+        return None
+    # Settings on the instance win over the template's, as in EC2.
+    own_market = _get(props, "instanceMarketOptions") is not None
+    own_target = _get(props, "capacityReservationSpecification") is not None
+    purchase, target = _aws_purchase(props if own_market or own_target or template is None else template)
+    zone = _get(props, "availabilityZone") or _get(template, "placement", "availabilityZone")
+    return AcceleratorUse(Cloud.AWS, instance_type, 1, purchase, zone=zone, reservation_ref=target)
+
+
+def _aws_spot_request(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
+    instance_type = _get(props, "instanceType")
+    if not isinstance(instance_type, str) or find_instance_type(instance_type, Cloud.AWS) is None:
+        return None
+    return AcceleratorUse(Cloud.AWS, instance_type, 1, Purchase.SPOT, zone=_get(props, "availabilityZone"))
+
+
+def _aws_launch_template(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
+    instance_type = _get(props, "instanceType")
+    if not isinstance(instance_type, str) or find_instance_type(instance_type, Cloud.AWS) is None:
+        return None
+    purchase, target = _aws_purchase(props)
+    return AcceleratorUse(
+        Cloud.AWS,
+        instance_type,
+        1,
+        purchase,
+        zone=_get(props, "placement", "availabilityZone"),
+        reservation_ref=target,
+        template=True,
+    )
+
+
+def _aws_capacity_reservation(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
+    instance_type = _get(props, "instanceType")
+    if not isinstance(instance_type, str) or find_instance_type(instance_type, Cloud.AWS) is None:
+        return None
+    return AcceleratorUse(
+        Cloud.AWS,
+        instance_type,
+        _int(_get(props, "instanceCount"), 1),
+        Purchase.RESERVED,
+        zone=_get(props, "availabilityZone"),
+        reservation=True,
+    )
+
+
+def _aws_capacity_block(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
+    instance_type = _get(props, "instanceType")
+    if not isinstance(instance_type, str) or find_instance_type(instance_type, Cloud.AWS) is None:
+        return None
+    return AcceleratorUse(
+        Cloud.AWS,
+        instance_type,
+        _int(_get(props, "instanceCount"), 1),
+        Purchase.CAPACITY_BLOCK,
+        zone=_get(props, "availabilityZone"),
+        reservation=True,
+    )
+
+
+def _aws_autoscaling_group(
+    props: Mapping[str, Any], template_of: TemplateLookup | None
+) -> AcceleratorUse | None:
+    ref = _get(props, "launchTemplate") or _get(
+        props, "mixedInstancesPolicy", "launchTemplate", "launchTemplateSpecification"
+    )
+    template = template_of(ref) if template_of is not None and isinstance(ref, Mapping) else None
+    instance_type = _get(template, "instanceType")
+    if not isinstance(instance_type, str) or find_instance_type(instance_type, Cloud.AWS) is None:
+        return None
+    count = _int(_get(props, "desiredCapacity"), _int(_get(props, "minSize"), 0))
+    on_demand_pct = _get(
+        props, "mixedInstancesPolicy", "instancesDistribution", "onDemandPercentageAboveBaseCapacity"
+    )
+    purchase = Purchase.SPOT if on_demand_pct == 0 else _aws_purchase(template)[0]
+    return AcceleratorUse(Cloud.AWS, instance_type, count, purchase)
+
+
+# --- GCP -------------------------------------------------------------------------------------
+
+
+def _guest_accelerators(items: Any) -> tuple[tuple[str, int], ...]:
+    found = []
+    for item in items if isinstance(items, list) else []:
+        kind = _last_segment(_get(item, "type"))
+        if kind:
+            found.append((kind, _int(_get(item, "count"), 1)))
+    return tuple(found)
+
+
+def _gcp_purchase(scheduling: Any) -> Purchase:
+    if _get(scheduling, "provisioningModel") == "SPOT" or _get(scheduling, "preemptible") is True:
+        return Purchase.SPOT
+    return Purchase.ON_DEMAND
+
+
+def _gcp_machine(machine_type: str | None, guests: tuple[tuple[str, int], ...]) -> bool:
+    return bool(machine_type) and (find_instance_type(machine_type, Cloud.GCP) is not None or bool(guests))
+
+
+def _gcp_instance(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
+    machine_type = _last_segment(_get(props, "machineType"))
+    guests = _guest_accelerators(_get(props, "guestAccelerators"))
+    if not _gcp_machine(machine_type, guests):
+        return None
+    affinity = _get(props, "reservationAffinity")
+    ref = None
+    if _get(affinity, "type") == "SPECIFIC_RESERVATION":
+        values = _get(affinity, "specificReservation", "values") or []
+        ref = _last_segment(values[0]) if values else None
+    return AcceleratorUse(
+        Cloud.GCP,
+        machine_type,
+        1,
+        _gcp_purchase(_get(props, "scheduling")),
+        zone=_last_segment(_get(props, "zone")),
+        guest_accelerators=guests,
+        reservation_ref=ref,
+    )
+
+
+def _gcp_instance_template(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
+    machine_type = _last_segment(_get(props, "machineType"))
+    guests = _guest_accelerators(_get(props, "guestAccelerators"))
+    if not _gcp_machine(machine_type, guests):
+        return None
+    return AcceleratorUse(
+        Cloud.GCP,
+        machine_type,
+        1,
+        _gcp_purchase(_get(props, "scheduling")),
+        guest_accelerators=guests,
+        template=True,
+    )
+
+
+def _gcp_reservation(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
+    spec = _get(props, "specificReservation")
+    machine_type = _last_segment(_get(spec, "instanceProperties", "machineType"))
+    guests = _guest_accelerators(_get(spec, "instanceProperties", "guestAccelerators"))
+    if not _gcp_machine(machine_type, guests):
+        return None
+    return AcceleratorUse(
+        Cloud.GCP,
+        machine_type,
+        _int(_get(spec, "count"), 1),
+        Purchase.RESERVED,
+        zone=_last_segment(_get(props, "zone")),
+        guest_accelerators=guests,
+        reservation=True,
+    )
+
+
+def _tpu_type(props: Mapping[str, Any] | None) -> str | None:
+    if name := _get(props, "acceleratorType"):
+        return _last_segment(name)
+    config = _get(props, "acceleratorConfig")
+    if config and _get(config, "type") and _get(config, "topology"):
+        return tpu_slice_name(config["type"], config["topology"])
+    return None
+
+
+def _tpu_purchase(props: Mapping[str, Any] | None) -> Purchase:
+    scheduling = _get(props, "schedulingConfig")
+    if _get(scheduling, "spot") is True or _get(scheduling, "preemptible") is True:
+        return Purchase.SPOT
+    if _get(scheduling, "reserved") is True:
+        return Purchase.RESERVED
+    return Purchase.ON_DEMAND
+
+
+def _gcp_tpu_vm(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
+    slice_type = _tpu_type(props)
+    if not slice_type:
+        return None
+    return AcceleratorUse(
+        Cloud.GCP, slice_type, 1, _tpu_purchase(props), zone=_last_segment(_get(props, "zone"))
+    )
+
+
+def _gcp_tpu_queued(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
+    specs = _get(props, "tpu", "nodeSpecs") or []
+    node = _get(specs[0], "node") if specs else None
+    slice_type = _tpu_type(node)
+    if not slice_type:
+        return None
+    if _get(props, "spot") is not None:
+        purchase = Purchase.SPOT
+    elif _get(props, "guaranteed", "reserved") is True:
+        purchase = Purchase.RESERVED
+    else:
+        purchase = _tpu_purchase(node)
+    return AcceleratorUse(Cloud.GCP, slice_type, len(specs), purchase, zone=_get(props, "zone"))
+
+
+_READERS: dict[str, Callable[[Mapping[str, Any], TemplateLookup | None], AcceleratorUse | None]] = {
+    AWS_INSTANCE: _aws_instance,
+    AWS_SPOT_REQUEST: _aws_spot_request,
+    AWS_LAUNCH_TEMPLATE: _aws_launch_template,
+    AWS_CAPACITY_RESERVATION: _aws_capacity_reservation,
+    AWS_CAPACITY_BLOCK: _aws_capacity_block,
+    AWS_AUTOSCALING_GROUP: _aws_autoscaling_group,
+    GCP_INSTANCE: _gcp_instance,
+    GCP_INSTANCE_TEMPLATE: _gcp_instance_template,
+    GCP_REGION_INSTANCE_TEMPLATE: _gcp_instance_template,
+    GCP_RESERVATION: _gcp_reservation,
+    GCP_TPU_VM: _gcp_tpu_vm,
+    GCP_TPU_NODE: _gcp_tpu_vm,
+    GCP_TPU_QUEUED_RESOURCE: _gcp_tpu_queued,
+}

@@ -1,0 +1,15 @@
+"""Kubernetes components: GPU observability (dcgm-exporter, Prometheus, Grafana).
+
+Names are imported on first use.
+"""
+
+from __future__ import annotations
+
+from components._lazy import lazy_exports
+
+_EXPORTS = {
+    "GpuObservability": "gpu_observability",
+    "GpuObservabilityArgs": "gpu_observability",
+}
+
+__getattr__, __all__ = lazy_exports(__name__, _EXPORTS)

@@ -1,0 +1,91 @@
+"""The offline plan: run a stack under Pulumi's mock runtime, price it, check it.
+
+No engine, cloud account or credentials: `plan(cwd, stack)` reads the project
+and stack files, runs the program in-process, captures every resource with
+the inputs the engine would see, prices accelerators from the catalog and
+evaluates the policy pack over the result.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+from pathlib import Path
+
+from components.errors import InputError
+from components.offline_plan.model import Capture, CapturedResource
+from components.offline_plan.policy import PolicyReport, evaluate_policies
+from components.offline_plan.pricing import CostReport, price_capture
+from components.offline_plan.project import load_project, load_stack
+from components.offline_plan.report import PlanResult, render_table
+
+__all__ = [
+    "Capture",
+    "CapturedResource",
+    "CostReport",
+    "PlanResult",
+    "PolicyReport",
+    "ProgramError",
+    "plan",
+    "render_table",
+]
+
+DEFAULT_POLICY_PACK = Path(__file__).resolve().parents[2] / "policy"
+
+
+class ProgramError(InputError):
+    """The stack program rejected its input or failed while running (CLI exit code 2)."""
+
+
+def plan(
+    cwd: Path,
+    stack: str,
+    *,
+    policy_pack: Path | None = None,
+    policy_config: Path | None = None,
+) -> PlanResult:
+    from components.offline_plan.runtime import run_program
+
+    project = load_project(cwd)
+    stack_config = load_stack(project, stack)
+    try:
+        capture = run_program(
+            project.program_dir,
+            project=project.name,
+            stack=stack,
+            config=stack_config.values,
+            secret_keys=list(stack_config.secret_keys),
+            root=project.root,
+        )
+    except Exception as e:  # the program's own failure, reported as one paragraph
+        raise _program_error(e, project.program_dir, stack_config.path.name) from e
+    if errors := capture.errors():
+        raise ProgramError(f"{stack_config.path.name}: the program logged errors: {' '.join(errors)}")
+    pack = policy_pack or DEFAULT_POLICY_PACK
+    config_path = policy_config or _default_policy_config(pack, stack)
+    return PlanResult(capture, price_capture(capture), evaluate_policies(capture, pack, config_path))
+
+
+def _default_policy_config(pack: Path, stack: str) -> Path | None:
+    path = pack / "config" / f"{stack}.json"
+    return path if path.is_file() else None
+
+
+def _program_error(error: Exception, program_dir: Path, config_name: str) -> ProgramError:
+    import pulumi
+
+    if isinstance(error, ProgramError):
+        return error
+    if isinstance(error, InputError):
+        return ProgramError(f"{config_name}: {error}", getattr(error, "problems", ()))
+    if isinstance(error, (pulumi.RunError, pulumi.ConfigMissingError, pulumi.ConfigTypeError)):
+        return ProgramError(f"{config_name}: {error}")
+    where = ""
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename.startswith(str(program_dir))]
+    if frames:
+        f = frames[-1]
+        where = f" at {os.path.relpath(f.filename, program_dir.parent)}:{f.lineno}"
+    return ProgramError(
+        f"the stack program failed{where}: {type(error).__name__}: {error}. "
+        "Set INFERENCE_INFRA_DEBUG=1 to see the full traceback."
+    )

@@ -1,0 +1,165 @@
+"""Hourly and monthly accelerator cost of a captured plan, priced from the catalog.
+
+Capacity reservations are billed whether or not anything runs in them, so a
+reservation is priced in full and the instances that run inside it are priced
+at zero (up to the reservation's count; any beyond it pay their own way).
+Launch and instance templates describe machines without running any and are
+not priced. Only accelerators are priced: CPU instances, storage and network
+are left out, and the report says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from components.catalog import (
+    CatalogError,
+    Cloud,
+    PriceModel,
+    find_instance_type,
+    gcp_guest_accelerator,
+    gcp_n1_machine,
+    hourly_price,
+)
+from components.inventory import AWS_LAUNCH_TEMPLATE, AcceleratorUse, Purchase, accelerator_use
+from components.offline_plan.model import Capture, CapturedResource
+
+HOURS_PER_MONTH = 730
+
+
+@dataclass(frozen=True)
+class CostItem:
+    urn: str
+    hourly_usd: float
+    basis: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {"urn": self.urn, "hourly_usd": round(self.hourly_usd, 4), "basis": self.basis}
+
+
+@dataclass
+class CostReport:
+    items: list[CostItem] = field(default_factory=list)
+    unpriced: list[tuple[str, str]] = field(default_factory=list)  # (urn, why)
+
+    @property
+    def hourly_usd(self) -> float:
+        return round(float(sum(i.hourly_usd for i in self.items)), 4)
+
+    @property
+    def monthly_usd(self) -> float:
+        return round(float(self.hourly_usd * HOURS_PER_MONTH), 2)
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "hourly_usd": self.hourly_usd,
+            "monthly_usd": self.monthly_usd,
+            "items": [i.as_json() for i in self.items],
+        }
+        if self.unpriced:
+            out["unpriced"] = [{"urn": u, "reason": r} for u, r in self.unpriced]
+        return out
+
+
+def _default_region(cloud: Cloud, config: Mapping[str, str]) -> str | None:
+    key = "aws:region" if cloud is Cloud.AWS else "gcp:region"
+    if cloud is Cloud.GCP and not config.get(key) and config.get("gcp:zone"):
+        return config["gcp:zone"].rsplit("-", 1)[0]
+    return config.get(key)
+
+
+def _model(purchase: Purchase) -> PriceModel:
+    return PriceModel.SPOT if purchase is Purchase.SPOT else PriceModel.ON_DEMAND
+
+
+_PURCHASE_NOTE = {
+    Purchase.RESERVED: "; reserved capacity, billed whether used or not",
+    Purchase.CAPACITY_BLOCK: "; Capacity Block, estimated at the on-demand rate",
+}
+
+
+def price_use(use: AcceleratorUse, region: str | None) -> tuple[float, str]:
+    """Hourly USD and basis for one accelerator use. Raises CatalogError for unknown types."""
+    model = _model(use.purchase)
+    note = _PURCHASE_NOTE.get(use.purchase, "")
+    item = find_instance_type(use.machine_type, use.cloud)
+    if item is not None:
+        price = hourly_price(item, region=region, model=model, count=use.count)
+        total, basis = price.hourly_usd, price.basis
+    elif use.cloud is Cloud.GCP and use.guest_accelerators:
+        machine = gcp_n1_machine(use.machine_type)
+        rate = _regional(machine.hourly_usd, region)
+        discount = machine.spot_discount if model is PriceModel.SPOT else 0.0
+        total = rate * (1 - discount) * use.count
+        basis = f"{use.machine_type} {model.value}"
+    else:
+        raise CatalogError(f"{use.cloud.value} machine type {use.machine_type!r} is not in the catalog")
+    for accelerator_type, per_machine in use.guest_accelerators:
+        guest = gcp_guest_accelerator(accelerator_type)
+        rate = _regional(guest.hourly_usd, region)
+        discount = guest.spot_discount if model is PriceModel.SPOT else 0.0
+        total += rate * (1 - discount) * per_machine * use.count
+        basis += f" + {per_machine} x {accelerator_type}"
+    if item is None:
+        basis += f" {region or 'reference region'}"
+    return total, basis + note
+
+
+def _regional(table: Mapping[str, float], region: str | None) -> float:
+    if region and region in table:
+        return table[region]
+    return next(iter(table.values()))
+
+
+def price_capture(capture: Capture) -> CostReport:
+    report = CostReport()
+    resources = capture.custom
+    templates = _index_templates(resources)
+    uses: list[tuple[CapturedResource, AcceleratorUse]] = []
+    for r in resources:
+        use = accelerator_use(r.type, r.props, templates)
+        if use is not None and not use.template:
+            uses.append((r, use))
+
+    # Slots per reservation, by every name it may be referred to with (id, name).
+    slots: dict[str, list] = {}
+    for r, use in uses:
+        if use.reservation:
+            counter = [use.count, r.name]
+            for ref in {r.id, r.name, r.props.get("name")} - {None}:
+                slots[str(ref)] = counter
+
+    for r, use in uses:
+        counter = slots.get(use.reservation_ref or "") if not use.reservation else None
+        if counter is not None and counter[0] >= use.count:
+            counter[0] -= use.count
+            report.items.append(CostItem(r.urn, 0.0, f"runs in reservation {counter[1]} (priced there)"))
+            continue
+        region = use.region or _default_region(use.cloud, capture.config)
+        try:
+            hourly, basis = price_use(use, region)
+        except CatalogError as e:
+            report.unpriced.append((r.urn, str(e)))
+            continue
+        report.items.append(CostItem(r.urn, hourly, basis))
+    return report
+
+
+def _index_templates(resources: list[CapturedResource]):
+    by_ref: dict[str, Mapping[str, Any]] = {}
+    for r in resources:
+        if r.type == AWS_LAUNCH_TEMPLATE:
+            props = r.props
+            for ref in (r.id, props.get("name")):
+                if isinstance(ref, str):
+                    by_ref[ref] = props
+
+    def template_of(reference: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        for key in ("id", "name"):
+            if isinstance(reference.get(key), str) and reference[key] in by_ref:
+                return by_ref[reference[key]]
+        return None
+
+    return template_of

@@ -1,0 +1,161 @@
+"""Reading a Pulumi project: Pulumi.yaml, Pulumi.<stack>.yaml, and their config.
+
+Config reaches the program the way the engine hands it over: every key fully
+qualified (`project:key`), every value a string, objects and lists as JSON.
+Secure values cannot be decrypted offline; they become a placeholder and are
+marked secret, so the program still runs and the value is never printed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from components.errors import InputError, did_you_mean
+
+SECRET_PLACEHOLDER = "offline-plan-secret-placeholder"
+
+
+@dataclass(frozen=True)
+class Project:
+    root: Path
+    name: str
+    program_dir: Path
+    runtime: str
+    defaults: Mapping[str, Any] = field(default_factory=dict)  # project-level config defaults
+
+    def stacks(self) -> list[str]:
+        return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in self.root.glob("Pulumi.*.yaml"))
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    name: str
+    path: Path
+    values: Mapping[str, str]  # fully qualified key -> engine string
+    secret_keys: tuple[str, ...]
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"cannot read {path}: {e.strerror}.") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(e, "problem", None) or str(e).splitlines()[0]
+        raise InputError(
+            f"{path.name} is not valid YAML{where}: {problem}. Fix the file and run again."
+        ) from None
+
+
+def load_project(cwd: Path) -> Project:
+    root = cwd.resolve()
+    path = root / "Pulumi.yaml"
+    if not path.is_file():
+        alt = root / "Pulumi.yml"
+        if alt.is_file():
+            path = alt
+        else:
+            raise InputError(
+                f"no Pulumi.yaml in {root}: plan runs a Pulumi project; pass its folder with --cwd DIR."
+            )
+    data = _read_yaml(path)
+    if not isinstance(data, Mapping) or not isinstance(data.get("name"), str):
+        raise InputError(
+            f"{path.name} must be a mapping with a 'name' (the project name); got {type(data).__name__}."
+        )
+    runtime = data.get("runtime")
+    runtime_name = runtime.get("name") if isinstance(runtime, Mapping) else runtime
+    if runtime_name != "python":
+        raise InputError(
+            f"{path.name} runtime is {runtime_name!r}; plan runs Python programs only (runtime: python)."
+        )
+    main = data.get("main") or "."
+    program_dir = (root / str(main)).resolve()
+    if program_dir.is_file() and program_dir.name == "__main__.py":
+        program_dir = program_dir.parent
+    if not (program_dir / "__main__.py").is_file():
+        raise InputError(
+            f"{path.name} main {main!r} has no __main__.py (looked in {program_dir}); "
+            "main must name the folder of the Python program."
+        )
+    defaults = {}
+    for key, spec in (data.get("config") or {}).items():
+        qualified = key if ":" in key else f"{data['name']}:{key}"
+        if isinstance(spec, Mapping) and ("default" in spec or "value" in spec):
+            defaults[qualified] = spec.get("value", spec.get("default"))
+        elif not isinstance(spec, Mapping):
+            defaults[qualified] = spec
+    return Project(root=root, name=data["name"], program_dir=program_dir, runtime="python", defaults=defaults)
+
+
+def load_stack(project: Project, stack: str) -> StackConfig:
+    path = project.root / f"Pulumi.{stack}.yaml"
+    if not path.is_file():
+        known = project.stacks()
+        hint = did_you_mean(stack, known)
+        listed = ", ".join(known) if known else "none (no Pulumi.<stack>.yaml files)"
+        raise InputError(
+            f"unknown stack {stack!r}{hint}: there is no {path.name} in {project.root}; "
+            f"stacks here: {listed}."
+        )
+    data = _read_yaml(path) or {}
+    if not isinstance(data, Mapping):
+        raise InputError(
+            f"{path.name} must be a mapping with a 'config:' section; got {type(data).__name__}."
+        )
+    raw = data.get("config") or {}
+    if not isinstance(raw, Mapping):
+        raise InputError(
+            f"{path.name}: 'config' must be a mapping of keys to values; got {type(raw).__name__}."
+        )
+    values: dict[str, str] = {}
+    secret_keys: list[str] = []
+    merged = {**project.defaults, **{(k if ":" in k else f"{project.name}:{k}"): v for k, v in raw.items()}}
+    for key, value in merged.items():
+        encoded, secret = _engine_string(value)
+        values[key] = encoded
+        if secret:
+            secret_keys.append(key)
+    return StackConfig(name=stack, path=path, values=values, secret_keys=tuple(secret_keys))
+
+
+def _engine_string(value: Any) -> tuple[str, bool]:
+    """A config value as the engine passes it to the program, and whether it is secret."""
+    if _is_secure(value):
+        return SECRET_PLACEHOLDER, True
+    if isinstance(value, str):
+        return value, False
+    if isinstance(value, bool):
+        return ("true" if value else "false"), False
+    if isinstance(value, (int, float)):
+        return str(value), False
+    if value is None:
+        return "", False
+    resolved, secret = _resolve_secure(value)
+    return json.dumps(resolved), secret
+
+
+def _is_secure(value: Any) -> bool:
+    return isinstance(value, Mapping) and set(value) == {"secure"}
+
+
+def _resolve_secure(value: Any) -> tuple[Any, bool]:
+    if _is_secure(value):
+        return SECRET_PLACEHOLDER, True
+    if isinstance(value, Mapping):
+        items = {k: _resolve_secure(v) for k, v in value.items()}
+        return {k: v for k, (v, _) in items.items()}, any(s for _, s in items.values())
+    if isinstance(value, list):
+        items = [_resolve_secure(v) for v in value]
+        return [v for v, _ in items], any(s for _, s in items)
+    return value, False

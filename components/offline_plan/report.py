@@ -1,0 +1,120 @@
+"""The plan's two faces: the JSON object of SPEC.md and a readable table."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from components.offline_plan.model import Capture, CapturedResource
+from components.offline_plan.policy import PolicyReport
+from components.offline_plan.pricing import HOURS_PER_MONTH, CostReport
+
+
+@dataclass
+class PlanResult:
+    capture: Capture
+    cost: CostReport
+    policy: PolicyReport
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.policy.gate_failed else 0
+
+    def ordered(self) -> list[CapturedResource]:
+        """Resources in tree order (parents first, siblings by name): stable across runs."""
+        return [r for r, _ in _tree(self.capture)]
+
+    def warnings(self) -> list[str]:
+        found = [m for s, m in self.capture.log if s == "warning"]
+        found += [
+            f"no offline mock for data source {t}; it returned an empty result"
+            for t in self.capture.unmocked_invokes
+        ]
+        found += [f"not priced: {urn}: {why}" for urn, why in self.cost.unpriced]
+        if self.policy.note:
+            found.append(f"policy: {self.policy.note}")
+        return found
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "project": self.capture.project,
+            "stack": self.capture.stack,
+            "resources": [r.as_json() for r in self.ordered()],
+            "cost": self.cost.as_json(),
+            "policy": self.policy.as_json(),
+            "outputs": self.capture.stack_outputs,
+            "warnings": self.warnings(),
+        }
+
+
+def _tree(capture: Capture) -> list[tuple[CapturedResource, int]]:
+    children: dict[str | None, list[CapturedResource]] = defaultdict(list)
+    for r in capture.resources:
+        children[r.parent].append(r)
+    out: list[tuple[CapturedResource, int]] = []
+
+    def walk(parent: str | None, depth: int) -> None:
+        for r in sorted(children.get(parent, []), key=lambda r: (r.custom, r.name, r.type)):
+            out.append((r, depth))
+            walk(r.urn, depth + 1)
+
+    walk(None, 0)
+    # Resources whose parent was never registered (should not happen) still show up.
+    seen = {r.urn for r, _ in out}
+    out.extend((r, 0) for r in capture.resources if r.urn not in seen)
+    return out
+
+
+def render_table(result: PlanResult, width: int = 160) -> str:
+    capture = result.capture
+    cost_by_urn = {i.urn: i for i in result.cost.items}
+    rows = _tree(capture)
+    subtotal: dict[str, float] = defaultdict(float)
+    for r, _ in reversed(rows):
+        own = cost_by_urn[r.urn].hourly_usd if r.urn in cost_by_urn else 0.0
+        subtotal[r.urn] += own
+        if r.parent:
+            subtotal[r.parent] += subtotal[r.urn]
+
+    custom = sum(1 for r in capture.resources if r.custom)
+    lines = [
+        f"Plan for stack {capture.stack!r} of project {capture.project!r}: "
+        f"{custom} resources in {len(capture.resources) - custom} components (offline, mock runtime)",
+        "",
+    ]
+    name_w = min(max((len(r.name) + 3 * d for r, d in rows), default=10) + 2, 60)
+    type_w = min(max((len(r.type) for r, _ in rows), default=10) + 2, 64)
+    lines.append(f"{'RESOURCE':<{name_w}}{'TYPE':<{type_w}}{'USD/HOUR':>10}  BASIS")
+    for r, depth in rows:
+        label = ("   " * max(depth - 1, 0) + ("└─ " if depth else "") + r.name)[: name_w - 1]
+        item = cost_by_urn.get(r.urn)
+        if item is not None:
+            money, basis = f"{item.hourly_usd:,.2f}", item.basis
+        elif not r.custom and subtotal[r.urn]:
+            money, basis = f"{subtotal[r.urn]:,.2f}", "subtotal"
+        else:
+            money, basis = "", ""
+        lines.append(
+            f"{label:<{name_w}}{r.type[: type_w - 1]:<{type_w}}{money:>10}  {basis}"[:width].rstrip()
+        )
+    lines += [
+        "",
+        f"Accelerator cost: ${result.cost.hourly_usd:,.2f}/hour, ${result.cost.monthly_usd:,.2f}/month "
+        f"({HOURS_PER_MONTH} h/month; catalog list prices, accelerators only)",
+    ]
+    lines.append(_policy_line(result.policy))
+    for w in result.warnings():
+        lines.append(f"warning: {w}")
+    return "\n".join(lines) + "\n"
+
+
+def _policy_line(policy: PolicyReport) -> str:
+    if not policy.evaluated:
+        return f"Policy: not evaluated ({policy.note or 'no policy pack'})"
+    if not policy.violations:
+        return f"Policy: pack {policy.pack or ''} passed, no violations".replace("  ", " ")
+    lines = [f"Policy: {len(policy.violations)} violation(s){' - GATE FAILED' if policy.gate_failed else ''}"]
+    for v in policy.violations:
+        lines.append(f"  [{v.enforcement}] {v.policy}: {v.message}" + (f" ({v.urn})" if v.urn else ""))
+    return "\n".join(lines)

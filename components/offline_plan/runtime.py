@@ -1,0 +1,335 @@
+"""Run a Pulumi Python program in-process under Pulumi's mock runtime and capture it.
+
+`CaptureMonitor` stands where the engine's resource monitor would: it records
+every registration (custom and component) with its inputs in wire form, and it
+runs resource transforms the way the engine does (the resource's own, then
+each ancestor's, then the stack's), by calling the program's own callback
+functions, so what is captured is what a real `pulumi preview` would send to
+the provider and to the policy pack.
+
+Each run gets a fresh contextvars context and event loop, so one process can
+plan many programs (the tests do) without state leaking between them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import os
+import runpy
+import sys
+import threading
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from google.protobuf import empty_pb2, struct_pb2
+from pulumi.runtime import config as pulumi_config
+from pulumi.runtime import rpc, settings
+from pulumi.runtime._callbacks import _CallbackServicer
+from pulumi.runtime.mocks import MockMonitor, MockResourceArgs, MockSettings
+from pulumi.runtime.proto import engine_pb2, resource_pb2
+from pulumi.runtime.stack import Stack, run_in_stack, wait_for_rpcs
+from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
+
+from components.offline_plan.mocks import MockContext, OfflineMocks
+from components.offline_plan.model import Capture, CapturedResource
+
+ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
+_SEVERITY = {
+    engine_pb2.DEBUG: "debug",
+    engine_pb2.INFO: "info",
+    engine_pb2.WARNING: "warning",
+    engine_pb2.ERROR: "error",
+}
+
+
+def wire_value(value: struct_pb2.Value | Any) -> Any:
+    """A protobuf Value as plain JSON-like Python, integral numbers as int."""
+    if isinstance(value, struct_pb2.Struct):
+        return {k: wire_value(v) for k, v in value.fields.items()}
+    if isinstance(value, struct_pb2.ListValue):
+        return [wire_value(v) for v in value.values]
+    kind = value.WhichOneof("kind")
+    if kind == "struct_value":
+        return wire_value(value.struct_value)
+    if kind == "list_value":
+        return wire_value(value.list_value)
+    if kind == "number_value":
+        n = value.number_value
+        return int(n) if n.is_integer() else n
+    if kind == "string_value":
+        return value.string_value
+    if kind == "bool_value":
+        return value.bool_value
+    return None
+
+
+class CaptureEngine:
+    """The engine's log endpoint: keeps what the program logged."""
+
+    def __init__(self, capture: Capture) -> None:
+        self.capture = capture
+
+    def Log(self, request: Any) -> None:  # noqa: N802 (gRPC method name)
+        self.capture.log.append((_SEVERITY.get(request.severity, "info"), request.message))
+
+
+class CaptureMonitor(MockMonitor):
+    def __init__(self, mocks: OfflineMocks, capture: Capture) -> None:
+        super().__init__(mocks)
+        self.capture = capture
+        self._lock = threading.Lock()
+        self._stack_transforms: list[Any] = []  # callback_pb2.Callback, in registration order
+        self._own_transforms: dict[str, list[Any]] = {}
+        self._parent_of: dict[str, str] = {}
+        self._index: dict[str, int] = {}
+
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        """URNs as the engine builds them: the parent's qualified type, minus the root stack's."""
+        qualified = type_
+        if parent:
+            parent_type = parent.split("::")[2]
+            if parent_type != ROOT_STACK_TYPE:
+                qualified = f"{parent_type}${type_}"
+        return f"urn:pulumi:{self.capture.stack}::{self.capture.project}::{qualified}::{name}"
+
+    def RegisterStackTransform(self, request: Any) -> empty_pb2.Empty:  # noqa: N802
+        self._stack_transforms.append(request)
+        return empty_pb2.Empty()
+
+    def RegisterResource(self, request: Any) -> resource_pb2.RegisterResourceResponse:  # noqa: N802
+        urn = self.make_urn(request.parent, request.type, request.name)
+        if request.type == ROOT_STACK_TYPE:
+            self._record(CapturedResource(urn, request.type, request.name, None, False, {}))
+            return resource_pb2.RegisterResourceResponse(urn=urn)
+
+        _ensure_event_loop()
+        with self._lock:
+            self._own_transforms[urn] = list(request.transforms)
+            self._parent_of[urn] = request.parent
+        properties = request.object
+        for callback in self._transform_chain(urn):
+            properties = self._apply_transform(callback, request, properties)
+
+        inputs = rpc.deserialize_properties(properties)
+        args = MockResourceArgs(
+            typ=request.type,
+            name=request.name,
+            inputs=inputs,
+            provider=request.provider,
+            resource_id=request.importId,
+            custom=request.custom or False,
+        )
+        ident, state = self.mocks.new_resource(args)
+        state_proto = _sync_await(rpc.serialize_properties(state, {}))
+        self.resources[urn] = MockMonitor.ResourceRegistration(urn, ident or "", state)
+        self._record(
+            CapturedResource(
+                urn=urn,
+                type=request.type,
+                name=request.name,
+                parent=request.parent or None,
+                custom=bool(request.custom),
+                wire_props=wire_value(properties),
+                id=ident or None,
+                provider=request.provider or None,
+                protect=bool(request.protect),
+                dependencies=tuple(request.dependencies),
+            )
+        )
+        return resource_pb2.RegisterResourceResponse(urn=urn, id=ident or "", object=state_proto)
+
+    def RegisterResourceOutputs(self, request: Any) -> empty_pb2.Empty:  # noqa: N802
+        outputs = wire_value(request.outputs)
+        with self._lock:
+            if request.urn.split("::")[2] == ROOT_STACK_TYPE:
+                self.capture.stack_outputs = outputs
+            elif (i := self._index.get(request.urn)) is not None:
+                old = self.capture.resources[i]
+                self.capture.resources[i] = CapturedResource(**{**old.__dict__, "outputs": outputs})
+        return empty_pb2.Empty()
+
+    def _record(self, resource: CapturedResource) -> None:
+        with self._lock:
+            self._index[resource.urn] = len(self.capture.resources)
+            self.capture.resources.append(resource)
+
+    def _transform_chain(self, urn: str) -> Iterator[Any]:
+        node: str | None = urn
+        while node:
+            yield from self._own_transforms.get(node, ())
+            node = self._parent_of.get(node)
+        yield from list(self._stack_transforms)
+
+    def _apply_transform(
+        self, callback: Any, request: Any, properties: struct_pb2.Struct
+    ) -> struct_pb2.Struct:
+        for servicer in list(_CallbackServicer._servicers):
+            fn = servicer._callbacks.get(callback.token)
+            if fn is None:
+                continue
+            transform_request = resource_pb2.TransformRequest(
+                type=request.type,
+                name=request.name,
+                custom=request.custom,
+                parent=request.parent,
+                properties=properties,
+            )
+            future = asyncio.run_coroutine_threadsafe(
+                fn(transform_request.SerializeToString()), servicer._loop
+            )
+            response = future.result()
+            return response.properties if response.HasField("properties") else properties
+        return properties
+
+
+def _configure(
+    capture: Capture, config: Mapping[str, str], secret_keys: list[str], root: Path
+) -> CaptureMonitor:
+    def on_invoke(token: str, mocked: bool) -> None:
+        capture.invokes.append(token)
+        if not mocked and token not in capture.unmocked_invokes:
+            capture.unmocked_invokes.append(token)
+
+    mocks = OfflineMocks(MockContext.from_config(config), on_invoke=on_invoke)
+    monitor = CaptureMonitor(mocks, capture)
+    features = set(monitor.GetDeploymentInfo(empty_pb2.Empty()).supportedFeatures)
+    settings.configure(
+        MockSettings(
+            monitor=monitor,
+            monitor_features=features,
+            engine=CaptureEngine(capture),
+            project=capture.project,
+            stack=capture.stack,
+            dry_run=True,
+            organization="organization",
+            root_directory=str(root),
+            callbacks=None,
+            parallel=0,
+            outputs=set(),
+            lock=threading.Lock(),
+            package_refs={},
+            base_providers_by_ref={},
+            legacy_apply_enabled=False,
+        )
+    )
+    settings.ROOT.set(None)
+    pulumi_config.set_all_config(dict(config), secret_keys)
+    return monitor
+
+
+@contextmanager
+def _program_environment(program_dir: Path, root: Path) -> Iterator[None]:
+    """cwd at the project root, the program's folder first on sys.path; undone after."""
+    saved_cwd, saved_path, saved_argv = os.getcwd(), list(sys.path), list(sys.argv)
+    saved_env = {k: os.environ.pop(k) for k in list(os.environ) if k.startswith("PULUMI_CONFIG")}
+    before = set(sys.modules)
+    os.chdir(root)
+    sys.argv = [str(program_dir)]
+    try:
+        yield
+    finally:
+        os.chdir(saved_cwd)
+        sys.path[:] = saved_path
+        sys.argv = saved_argv
+        os.environ.update(saved_env)
+        prefix = str(program_dir.resolve()) + os.sep
+        for name in set(sys.modules) - before:
+            module_file = getattr(sys.modules[name], "__file__", None) or ""
+            if module_file.startswith(prefix):
+                del sys.modules[name]
+
+
+def run_program(
+    program_dir: Path,
+    *,
+    project: str,
+    stack: str,
+    config: Mapping[str, str],
+    secret_keys: list[str] | None = None,
+    root: Path | None = None,
+) -> Capture:
+    """Run the program in program_dir (its __main__.py) and capture what it registers.
+
+    Exceptions the program raises propagate to the caller after the runtime is
+    shut down; the partial capture is discarded with them.
+    """
+    capture = Capture(project=project, stack=stack, config=dict(config))
+    root = root or program_dir
+
+    def body() -> None:
+        loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(loop)
+        try:
+            _configure(capture, config, list(secret_keys or []), root)
+            with _program_environment(program_dir, root):
+                target = str(program_dir)
+                loop.run_until_complete(run_in_stack(lambda: runpy.run_path(target, run_name="__main__")))
+        finally:
+            loop.close()
+            asyncio.set_event_loop(None)
+
+    contextvars.Context().run(body)
+    return capture
+
+
+class Harness:
+    """The same capture for code run by a test: construct components, then call `capture()`.
+
+    Used by the `plan_of` fixture: set up before the test body runs, so the test
+    can build components directly, and torn down after it.
+    """
+
+    def __init__(
+        self,
+        *,
+        project: str = "inference-infra",
+        stack: str = "test",
+        config: Mapping[str, str] | None = None,
+    ):
+        self._capture = Capture(project=project, stack=stack, config=dict(config or {}))
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stack: Stack | None = None
+
+    def start(self) -> Harness:
+        self._loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(self._loop)
+        _configure(self._capture, self._capture.config, [], Path.cwd())
+        self._stack = Stack()
+        return self
+
+    def in_loop(self, fn: Callable[[], Any]) -> Any:
+        """Call fn inside the harness's running event loop, as program code runs.
+
+        Needed for SDK calls that expect a running loop, such as
+        `pulumi.runtime.register_resource_transform`.
+        """
+
+        async def call() -> Any:
+            return fn()
+
+        return _sync_await(call())
+
+    def capture(self) -> Capture:
+        """Wait for every registration so far, then return what was captured."""
+        _sync_await(wait_for_rpcs(await_all_outstanding_tasks=True))
+        return self._capture
+
+    def stop(self) -> None:
+        try:
+            if self._loop is not None and not self._loop.is_closed():
+                from pulumi.runtime.stack import _shutdown_callbacks
+
+                try:
+                    _sync_await(wait_for_rpcs(await_all_outstanding_tasks=True))
+                finally:
+                    _sync_await(_shutdown_callbacks())
+        finally:
+            settings.ROOT.set(None)
+            settings.SETTINGS.callbacks = None
+            pulumi_config.set_all_config({}, [])
+            if self._loop is not None:
+                self._loop.close()
+            asyncio.set_event_loop(None)

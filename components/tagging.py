@@ -1,0 +1,212 @@
+"""Cost tags on every taggable resource, applied by one stack transform.
+
+`register_cost_tags` installs a Pulumi stack transform that writes the cost
+tags onto each resource's own `tags` input (AWS) or `labels` input (GCP) as it
+is registered, so a policy sees them at preview time and no component can
+forget them. Tags a resource sets itself win over the stack's: a fleet may say
+`AutoShutdown=false` for itself.
+
+GCP labels are the same tags with lower-case hyphenated keys (`CostCenter` ->
+`cost-center`) and values folded to GCP's label alphabet: lower case, and any
+character other than a-z, 0-9, `_` and `-` becomes `_` (an owner
+`ml-team@example.com` becomes `ml-team_example_com`), at most 63 characters.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from components.errors import Problem, raise_if_invalid
+from components.inventory import AWS_AUTOSCALING_GROUP, AWS_LAUNCH_TEMPLATE, is_accelerator_instance
+
+COST_CENTER = "CostCenter"
+ENVIRONMENT = "Environment"
+OWNER = "Owner"
+AUTO_SHUTDOWN = "AutoShutdown"
+COST_TAG_KEYS = (COST_CENTER, ENVIRONMENT, OWNER)
+
+_AWS_RESERVED_PREFIX = "aws:"
+_AWS_KEY_MAX, _AWS_VALUE_MAX = 128, 256
+_GCP_LABEL_MAX = 63
+_GCP_KEY_RE = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class CostTags:
+    """The tags every resource of a stack carries."""
+
+    cost_center: str
+    environment: str
+    owner: str
+    auto_shutdown: bool  # AutoShutdown on accelerator instances that do not set it themselves
+    extra: Mapping[str, str] = field(default_factory=dict)
+
+    def aws_tags(self) -> dict[str, str]:
+        return {COST_CENTER: self.cost_center, ENVIRONMENT: self.environment, OWNER: self.owner, **self.extra}
+
+    def gcp_labels(self) -> dict[str, str]:
+        return {gcp_label_key(k): gcp_label_value(v) for k, v in self.aws_tags().items()}
+
+
+def validate_cost_tags(tags: CostTags) -> list[Problem]:
+    """Every problem with the tags, against AWS tag and GCP label rules."""
+    problems = []
+    for key, value in tags.aws_tags().items():
+        where = f"tag {key}"
+        if not value.strip():
+            problems.append(Problem(where, value, "must not be empty"))
+        if len(key) > _AWS_KEY_MAX or len(value) > _AWS_VALUE_MAX:
+            problems.append(
+                Problem(where, value, f"is too long (keys <= {_AWS_KEY_MAX}, values <= {_AWS_VALUE_MAX})")
+            )
+        if key.lower().startswith(_AWS_RESERVED_PREFIX):
+            problems.append(Problem(f"tag key {key!r}", key, "uses the reserved prefix 'aws:'"))
+        if not _GCP_KEY_RE.match(gcp_label_key(key)):
+            problems.append(Problem(f"tag key {key!r}", key, "does not map to a valid GCP label key"))
+    return problems
+
+
+def gcp_label_key(tag_key: str) -> str:
+    """'CostCenter' -> 'cost-center', 'AutoShutdown' -> 'auto-shutdown'."""
+    spaced = re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", tag_key)
+    return re.sub(r"[^a-z0-9_-]", "-", spaced.lower())[:_GCP_LABEL_MAX]
+
+
+def gcp_label_value(value: str) -> str:
+    """A tag value folded into GCP's label alphabet (see the module docstring)."""
+    return re.sub(r"[^a-z0-9_-]", "_", value.lower())[:_GCP_LABEL_MAX]
+
+
+def bool_tag(value: bool) -> str:
+    return "true" if value else "false"
+
+
+def tagged_props(type_token: str, props: Mapping[str, Any], tags: CostTags) -> dict[str, Any] | None:
+    """props with the cost tags merged in, or None when the resource takes no tags.
+
+    Pure: the transform below and the tests both use it.
+    """
+    field_name = tag_field(type_token)
+    if field_name is None:
+        return None
+    current = props.get(field_name)
+    if (current is not None and not isinstance(current, (Mapping, list))) or _is_secret(current):
+        return None  # not known yet (preview) or secret: nothing to merge into
+    out = dict(props)
+    accelerated = is_accelerator_instance(type_token, props)
+    if field_name == "labels":
+        wanted = tags.gcp_labels()
+        if accelerated:
+            wanted[gcp_label_key(AUTO_SHUTDOWN)] = bool_tag(tags.auto_shutdown)
+        out["labels"] = {**wanted, **_mapping(props.get("labels"))}
+        return out
+    wanted = tags.aws_tags()
+    if accelerated:
+        wanted[AUTO_SHUTDOWN] = bool_tag(tags.auto_shutdown)
+    if type_token == AWS_AUTOSCALING_GROUP:
+        out["tags"] = _asg_tags(props.get("tags"), wanted)
+        return out
+    merged = {**wanted, **_mapping(props.get("tags"))}
+    out["tags"] = merged
+    if type_token == AWS_LAUNCH_TEMPLATE:
+        out["tagSpecifications"] = _launch_template_tag_specs(props, merged, tags)
+    return out
+
+
+def _is_secret(value: Any) -> bool:
+    from pulumi.runtime.rpc import is_rpc_secret
+
+    return is_rpc_secret(value)
+
+
+def _mapping(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
+def _asg_tags(existing: Any, wanted: Mapping[str, str]) -> list[dict[str, Any]]:
+    items = [dict(t) for t in existing] if isinstance(existing, list) else []
+    have = {t.get("key") for t in items}
+    items.extend(
+        {"key": k, "value": v, "propagateAtLaunch": True} for k, v in wanted.items() if k not in have
+    )
+    return items
+
+
+def _launch_template_tag_specs(props: Mapping[str, Any], merged: Mapping[str, str], tags: CostTags) -> list:
+    """Instances and volumes launched from a template carry the tags too."""
+    specs = [dict(s) for s in props.get("tagSpecifications") or [] if isinstance(s, Mapping)]
+    instance_tags = dict(merged)
+    if "instanceType" in props:  # a template that launches accelerators: AutoShutdown on its instances
+        instance_tags.setdefault(AUTO_SHUTDOWN, bool_tag(tags.auto_shutdown))
+    for kind, wanted in (("instance", instance_tags), ("volume", tags.aws_tags())):
+        spec = next((s for s in specs if s.get("resourceType") == kind), None)
+        if spec is None:
+            specs.append({"resourceType": kind, "tags": dict(wanted)})
+        else:
+            spec["tags"] = {**wanted, **_mapping(spec.get("tags"))}
+    return specs
+
+
+@cache
+def tag_field(type_token: str) -> str | None:
+    """'tags' or 'labels' when the resource type takes a map of them, else None.
+
+    Read from the provider SDK's own class for the type (its constructor
+    arguments), so no hand-kept list can fall behind the providers.
+    """
+    if type_token == AWS_AUTOSCALING_GROUP:
+        return "tags"
+    package = type_token.split(":", 1)[0]
+    wanted = {"aws": "tags", "gcp": "labels"}.get(package)
+    if wanted is None:
+        return None
+    cls = _resource_class(type_token)
+    if cls is None:
+        return None
+    param = inspect.signature(cls._internal_init).parameters.get(wanted)
+    if param is None:
+        return None
+    return wanted if "Mapping" in str(param.annotation) else None
+
+
+def _resource_class(type_token: str) -> type | None:
+    import importlib
+
+    from pulumi.runtime import rpc
+
+    try:
+        package, module, _ = type_token.split(":")
+    except ValueError:
+        return None
+    importlib.import_module(f"pulumi_{package}")  # registers the package's type tokens
+    for registered in rpc._RESOURCE_MODULES.get(f"{package}:{module}", []):
+        info = getattr(registered, "mod_info", None)
+        if info and type_token in info.get("classes", {}):
+            return getattr(importlib.import_module(info["fqn"]), info["classes"][type_token], None)
+    return None
+
+
+def cost_tag_transform(tags: CostTags):
+    """A Pulumi resource transform that applies `tagged_props` to every resource."""
+    import pulumi
+
+    def transform(args: pulumi.ResourceTransformArgs) -> pulumi.ResourceTransformResult | None:
+        if not args.custom:
+            return None
+        props = tagged_props(args.type_, args.props, tags)
+        return None if props is None else pulumi.ResourceTransformResult(props=props, opts=args.opts)
+
+    return transform
+
+
+def register_cost_tags(tags: CostTags) -> None:
+    """Tag every resource registered from here on (call it first in a stack program)."""
+    import pulumi
+
+    raise_if_invalid("cost tags", validate_cost_tags(tags))
+    pulumi.runtime.register_resource_transform(cost_tag_transform(tags))

@@ -1,0 +1,1 @@
+"""The reference stack program (`__main__.py`) and its typed configuration."""

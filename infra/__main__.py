@@ -1,0 +1,43 @@
+"""The inference-infra reference stack.
+
+Reads the stack's typed config, tags everything it creates, then deploys the
+parts the config asks for. A part is a module of this package with
+`validate(settings) -> list[Problem]` and `deploy(settings) -> dict` (the
+stack outputs it adds). Every part validates its whole input before any part
+deploys, so a stack with bad config registers nothing at all; a part imports
+its provider SDK only when the stack uses it.
+"""
+
+from __future__ import annotations
+
+from types import ModuleType
+
+import pulumi
+
+from components.errors import InputError, raise_if_invalid
+from components.tagging import register_cost_tags
+from infra.config import StackSettings, load_stack_settings
+
+
+def active_parts(settings: StackSettings) -> list[ModuleType]:
+    """The stack's parts, in deployment order, for the sections its config sets."""
+    parts: list[ModuleType] = []
+    return parts
+
+
+def main() -> None:
+    settings = load_stack_settings()
+    parts = active_parts(settings)
+    raise_if_invalid("stack config", [p for part in parts for p in part.validate(settings)])
+    register_cost_tags(settings.cost_tags())
+    for part in parts:
+        for key, value in part.deploy(settings).items():
+            pulumi.export(key, value)
+    pulumi.export("environment", settings.environment)
+
+
+try:
+    main()
+except InputError as error:
+    # A clean one-paragraph failure in `pulumi up` as in `inference-infra plan`.
+    raise pulumi.RunError(str(error)) from None

@@ -1,0 +1,242 @@
+"""The stack's typed configuration: everything `Pulumi.<stack>.yaml` may say.
+
+Keys live in the `inference-infra:` namespace and are camelCase, as Pulumi
+config keys usually are (`inference-infra:costCenter`). One pydantic model
+describes them all and forbids unknown keys, so a typo is an error that names
+the key, its value and what is allowed, before any resource is registered.
+
+`python -m infra.config` prints the JSON Schema of a stack file; the copy in
+`infra/config.schema.json` lets editors check `Pulumi.<stack>.yaml` as you
+type (see the `yaml-language-server` line at the top of each stack file).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.alias_generators import to_camel
+
+from components.errors import InputError, Problem, did_you_mean
+from components.tagging import CostTags, validate_cost_tags
+
+NAMESPACE = "inference-infra"
+PRODUCTION_ENVIRONMENTS = frozenset({"prod", "production"})
+_ENVIRONMENT_RE = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
+
+
+class Settings(BaseModel):
+    """Base of every config model: camelCase keys, unknown keys rejected, values immutable."""
+
+    model_config = ConfigDict(
+        alias_generator=to_camel,
+        populate_by_name=True,
+        extra="forbid",
+        frozen=True,
+        str_strip_whitespace=True,
+    )
+
+
+class StackSettings(Settings):
+    """The root of a stack's configuration."""
+
+    environment: str = Field(
+        description="Environment name used in tags and in policy decisions ('prod' or 'production' count as "
+        "production). Defaults to the stack name.",
+    )
+    cost_center: str = Field(description="CostCenter tag on every resource.", min_length=1)
+    owner: str = Field(description="Owner tag on every resource: a team or an address.", min_length=1)
+    auto_shutdown: bool | None = Field(
+        default=None,
+        description="AutoShutdown tag on accelerator instances that do not set their own: the idle watchdog "
+        "stops only instances tagged true. Default: true outside production, false in production.",
+    )
+    extra_tags: dict[str, str] = Field(
+        default_factory=dict, description="More tags for every resource (GCP labels are derived from them)."
+    )
+
+    @field_validator("environment")
+    @classmethod
+    def _environment_name(cls, value: str) -> str:
+        if not _ENVIRONMENT_RE.match(value):
+            raise ValueError("must be lower-case letters, digits and '-', starting with a letter, at most 32")
+        return value
+
+    @property
+    def is_production(self) -> bool:
+        return self.environment in PRODUCTION_ENVIRONMENTS
+
+    def cost_tags(self) -> CostTags:
+        auto = self.auto_shutdown if self.auto_shutdown is not None else not self.is_production
+        return CostTags(
+            cost_center=self.cost_center,
+            environment=self.environment,
+            owner=self.owner,
+            auto_shutdown=auto,
+            extra=dict(self.extra_tags),
+        )
+
+    def problems(self) -> list[Problem]:
+        """Problems that span several keys (single keys are checked by their fields)."""
+        return [
+            Problem(f"{NAMESPACE}:{_key_of(p.input)}", p.value, p.allowed)
+            for p in validate_cost_tags(self.cost_tags())
+        ]
+
+
+def _key_of(tag_input: str) -> str:
+    return {"tag CostCenter": "costCenter", "tag Environment": "environment", "tag Owner": "owner"}.get(
+        tag_input, "extraTags"
+    )
+
+
+class ConfigError(InputError):
+    """The stack's configuration is invalid (CLI exit code 2)."""
+
+
+def decode(raw: Mapping[str, str]) -> dict[str, Any]:
+    """Engine strings -> Python values: objects and lists arrive JSON-encoded."""
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        if isinstance(value, str) and value[:1] in "[{":
+            try:
+                out[key] = json.loads(value)
+                continue
+            except json.JSONDecodeError:
+                pass
+        out[key] = value
+    return out
+
+
+def parse_stack_settings(raw: Mapping[str, str], *, stack: str) -> StackSettings:
+    """Validate the `inference-infra:` keys of a stack (namespace already stripped)."""
+    values = decode(raw)
+    values.setdefault("environment", stack)
+    try:
+        settings = StackSettings.model_validate(values)
+    except ValidationError as e:
+        raise ConfigError(_describe(e, values), _problems(e)) from None
+    if problems := settings.problems():
+        raise ConfigError(_join(problems), problems)
+    return settings
+
+
+def load_stack_settings() -> StackSettings:
+    """The current stack's settings, read from Pulumi's config (inside a program)."""
+    import pulumi
+    from pulumi.runtime import config as runtime_config
+
+    prefix = f"{NAMESPACE}:"
+    merged = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    raw = {k[len(prefix) :]: v for k, v in merged.items() if k.startswith(prefix)}
+    return parse_stack_settings(raw, stack=pulumi.get_stack())
+
+
+def _location(loc: tuple[Any, ...]) -> str:
+    key = f"{NAMESPACE}:{loc[0]}" if loc else NAMESPACE
+    for part in loc[1:]:
+        key += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return key
+
+
+def _value_at(values: Mapping[str, Any], loc: tuple[Any, ...]) -> Any:
+    node: Any = values
+    for part in loc:
+        try:
+            node = node[part]
+        except (KeyError, IndexError, TypeError):
+            return None
+    return node
+
+
+def _problems(error: ValidationError) -> list[Problem]:
+    return [Problem(_location(tuple(d["loc"])), d.get("input"), d["msg"]) for d in error.errors()]
+
+
+def _describe(error: ValidationError, values: Mapping[str, Any]) -> str:
+    parts = []
+    for d in error.errors():
+        loc = tuple(d["loc"])
+        key = _location(loc)
+        if d["type"] == "extra_forbidden":
+            siblings = _allowed_keys(loc[:-1])
+            hint = did_you_mean(str(loc[-1]), siblings)
+            parts.append(f"{key} is not a setting here{hint}; allowed: {', '.join(sorted(siblings))}")
+        elif d["type"] == "missing":
+            parts.append(f"{key} is required but not set")
+        else:
+            message = d["msg"].removeprefix("Value error, ")
+            parts.append(f"{key} = {_value_at(values, loc)!r}: {message}")
+    return _join_text(parts)
+
+
+def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
+    """camelCase keys of the model at loc (the root model when loc is empty)."""
+    model: Any = StackSettings
+    for part in loc:
+        if isinstance(part, int) or model is None:
+            continue
+        field = model.model_fields.get(part) or next(
+            (f for n, f in model.model_fields.items() if to_camel(n) == part), None
+        )
+        model = _model_of(field.annotation) if field else None
+    if model is None:
+        return []
+    return [f.alias or to_camel(n) for n, f in model.model_fields.items()]
+
+
+def _model_of(annotation: Any) -> Any:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()):
+        if (found := _model_of(arg)) is not None:
+            return found
+    return None
+
+
+def _join(problems: list[Problem]) -> str:
+    return _join_text([str(p) for p in problems])
+
+
+def _join_text(parts: list[str]) -> str:
+    if len(parts) == 1:
+        return f"invalid stack config: {parts[0]}."
+    return (
+        f"invalid stack config ({len(parts)} problems): "
+        + "; ".join(f"({i}) {p}" for i, p in enumerate(parts, 1))
+        + "."
+    )
+
+
+def stack_file_schema() -> dict[str, Any]:
+    """JSON Schema of a whole Pulumi.<stack>.yaml whose inference-infra keys are typed."""
+    model = StackSettings.model_json_schema(by_alias=True, ref_template="#/$defs/{model}")
+    defs = model.pop("$defs", {})
+    properties = {f"{NAMESPACE}:{k}": v for k, v in model["properties"].items()}
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": "Pulumi.<stack>.yaml for the inference-infra project",
+        "type": "object",
+        "properties": {
+            "config": {
+                "type": "object",
+                "properties": properties,
+                "required": [f"{NAMESPACE}:{k}" for k in model.get("required", []) if k != "environment"],
+                "patternProperties": {r"^(?!inference-infra:)[A-Za-z0-9_.-]+:[A-Za-z0-9_.-]+$": {}},
+                "additionalProperties": False,
+            },
+            "secretsprovider": {"type": "string"},
+            "encryptionsalt": {"type": "string"},
+            "encryptedkey": {"type": "string"},
+            "environment": {},
+        },
+        "additionalProperties": False,
+        "$defs": defs,
+    }
+
+
+if __name__ == "__main__":
+    print(json.dumps(stack_file_schema(), indent=2))

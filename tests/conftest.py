@@ -1,0 +1,92 @@
+"""Shared fixtures: the offline plan's capture, for components and whole stacks.
+
+- `plan_of`: build components in the test body, then `plan_of()` (or
+  `plan_of(component)`) returns the `Capture` of everything registered so far,
+  with inputs exactly as the engine would receive them.
+- `tagged`: also registers the standard test cost tags (the stack transform).
+- `stack_config`: set the harness's Pulumi config, e.g.
+  `@pytest.mark.stack_config({"aws:region": "us-west-2"})`.
+- `plan_stack(name)`: the whole reference stack's `PlanResult` (cached).
+- `pulumi_project(tmp_path)`: writes a throwaway Pulumi project to plan.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+from components.offline_plan import PlanResult, plan
+from components.offline_plan.model import Capture
+from components.offline_plan.runtime import Harness
+from components.tagging import CostTags, register_cost_tags
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+TEST_TAGS = CostTags(
+    cost_center="ml-platform", environment="test", owner="ml-team@example.com", auto_shutdown=True
+)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "stack_config(values): Pulumi config for the plan_of harness")
+
+
+@pytest.fixture
+def harness(request: pytest.FixtureRequest) -> Iterator[Harness]:
+    marker = request.node.get_closest_marker("stack_config")
+    config = {"aws:region": "us-east-1", "gcp:project": "test-project", "gcp:region": "us-central1"}
+    if marker is not None:
+        config.update(marker.args[0])
+    h = Harness(config=config).start()
+    try:
+        yield h
+    finally:
+        h.stop()
+
+
+@pytest.fixture
+def plan_of(harness: Harness) -> Callable[..., Capture]:
+    def capture(*_built: object) -> Capture:
+        return harness.capture()
+
+    return capture
+
+
+@pytest.fixture
+def tagged(harness: Harness) -> CostTags:
+    harness.in_loop(lambda: register_cost_tags(TEST_TAGS))
+    return TEST_TAGS
+
+
+_STACK_PLANS: dict[str, PlanResult] = {}
+
+
+@pytest.fixture(scope="session")
+def plan_stack() -> Callable[[str], PlanResult]:
+    def run(stack: str) -> PlanResult:
+        if stack not in _STACK_PLANS:
+            _STACK_PLANS[stack] = plan(REPO_ROOT, stack)
+        return _STACK_PLANS[stack]
+
+    return run
+
+
+@pytest.fixture
+def pulumi_project(tmp_path: Path) -> Callable[..., Path]:
+    """Write Pulumi.yaml, __main__.py and Pulumi.<stack>.yaml files; returns the folder."""
+
+    def write(
+        program: str, stacks: dict[str, str] | None = None, name: str = "outside", main: str | None = None
+    ) -> Path:
+        project = f"name: {name}\nruntime: python\n" + (f"main: {main}\n" if main else "")
+        (tmp_path / "Pulumi.yaml").write_text(project)
+        program_dir = tmp_path / (main or ".")
+        program_dir.mkdir(parents=True, exist_ok=True)
+        (program_dir / "__main__.py").write_text(textwrap.dedent(program))
+        for stack, text in (stacks or {"dev": "config: {}\n"}).items():
+            (tmp_path / f"Pulumi.{stack}.yaml").write_text(textwrap.dedent(text))
+        return tmp_path
+
+    return write
