@@ -1,0 +1,132 @@
+"""Pure decisions: may this instance be stopped, and is it idle? The clock is passed in.
+
+An instance is idle only on positive evidence: every period bucket of the
+window has a datapoint and every datapoint is below the threshold. One
+datapoint at or above the threshold is evidence of work (`busy`), whatever
+else is missing; missing buckets without such a datapoint mean `no_metrics`.
+
+Checks that need no metrics run first, so their instances cost no query:
+
+1. `excluded`: the opt-out tag (EXCLUDE_TAG_KEY) holds a time in the future
+   (ISO 8601; a date alone means midnight UTC; no zone means UTC). A value that
+   does not parse also excludes: the owner meant to opt out.
+2. `managed`: an Auto Scaling group or EC2/Spot Fleet owns the instance;
+   stopping it would make the group replace it (or mark it unhealthy).
+3. `reserved_capacity`: it runs in a capacity reservation or Capacity Block,
+   which is billed whether it runs or not (unless STOP_RESERVED_CAPACITY).
+4. `not_stoppable`: instance-store root volume, or a Spot instance without a
+   Spot request id; after the metrics, idle Spot instances whose request is not
+   `persistent` (a one-time request's instance cannot be stopped).
+5. `grace`: launched or started less than GRACE_MINUTES ago (EC2's LaunchTime
+   is the last launch or start).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+from enum import StrEnum
+
+from .instances import Instance
+from .metrics import Series, Window
+from .settings import Settings
+
+
+class Reason(StrEnum):
+    NO_METRICS = "no_metrics"
+    GRACE = "grace"
+    BUSY = "busy"
+    EXCLUDED = "excluded"
+    NOT_STOPPABLE = "not_stoppable"
+    RESERVED_CAPACITY = "reserved_capacity"
+    MANAGED = "managed"
+
+
+@dataclass(frozen=True)
+class Decision:
+    instance_id: str
+    reason: Reason | None  # None: idle, to be stopped
+    detail: str
+    max_percent: float | None = None
+    points: int | None = None
+    expected_points: int | None = None
+
+    @property
+    def idle(self) -> bool:
+        return self.reason is None
+
+
+def parse_until(value: str) -> datetime | None:
+    """An ISO 8601 time (UTC when it names no zone), or None when it does not parse."""
+    text = value.strip()
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
+def precheck(instance: Instance, settings: Settings, now: datetime) -> Decision | None:
+    """The reason to leave an instance alone without looking at its metrics, or None."""
+    iid = instance.instance_id
+    raw_until = instance.tags.get(settings.exclude_tag_key)
+    if raw_until is not None:
+        until = parse_until(raw_until)
+        if until is None:
+            return Decision(iid, Reason.EXCLUDED, f"{settings.exclude_tag_key}={raw_until!r} is not ISO 8601")
+        if until > now:
+            return Decision(iid, Reason.EXCLUDED, f"opted out until {until.isoformat()}")
+    if (owner := instance.managed_by) is not None:
+        return Decision(iid, Reason.MANAGED, f"owned by {owner}")
+    if instance.on_reserved_capacity and not settings.stop_reserved_capacity:
+        what = instance.capacity_reservation_id or "a Capacity Block"
+        return Decision(iid, Reason.RESERVED_CAPACITY, f"runs in {what}, billed whether running or not")
+    if instance.root_device_type != "ebs":
+        return Decision(iid, Reason.NOT_STOPPABLE, f"root device is {instance.root_device_type}")
+    if instance.is_spot and not instance.spot_request_id:
+        return Decision(iid, Reason.NOT_STOPPABLE, "Spot instance without a Spot request id")
+    since = now - instance.launch_time
+    if since < timedelta(minutes=settings.grace_minutes):
+        minutes = max(since.total_seconds(), 0) / 60
+        return Decision(iid, Reason.GRACE, f"started {minutes:.0f} min ago (< {settings.grace_minutes})")
+    return None
+
+
+def judge(instance_id: str, series: Series, window: Window, threshold_percent: float) -> Decision:
+    """idle (reason None), busy or no_metrics, from the datapoints of one instance."""
+    in_window = [(window.bucket_of(ts), value) for ts, value in series.points]
+    values = [value for bucket, value in in_window if bucket is not None]
+    buckets = {bucket for bucket, _ in in_window if bucket is not None}
+    expected = window.expected_points
+    peak = max(values) if values else None
+    facts = {"max_percent": peak, "points": len(buckets), "expected_points": expected}
+    if peak is not None and peak >= threshold_percent:
+        return Decision(instance_id, Reason.BUSY, f"peak {peak:g}% >= {threshold_percent:g}%", **facts)
+    if not series.complete:
+        return Decision(instance_id, Reason.NO_METRICS, "CloudWatch returned partial data", **facts)
+    if len(buckets) < expected:
+        detail = f"{len(buckets)} of {expected} periods have data"
+        return Decision(instance_id, Reason.NO_METRICS, detail, **facts)
+    detail = f"peak {peak:g}% < {threshold_percent:g}% in all {expected} periods"
+    return Decision(instance_id, None, detail, **facts)
+
+
+def spot_check(decision: Decision, instance: Instance, request_types: Mapping[str, str]) -> Decision:
+    """An idle Spot instance stays idle only when its request is persistent (stoppable)."""
+    if not decision.idle or not instance.is_spot:
+        return decision
+    kind = request_types.get(instance.spot_request_id or "")
+    if kind == "persistent":
+        return decision
+    what = f"a {kind} Spot request" if kind else "a Spot request that could not be found"
+    return Decision(
+        decision.instance_id,
+        Reason.NOT_STOPPABLE,
+        f"idle, but runs on {what}; only persistent Spot requests can be stopped",
+        decision.max_percent,
+        decision.points,
+        decision.expected_points,
+    )
