@@ -1,0 +1,299 @@
+"""IdleGpuWatchdog under Pulumi's mock runtime: what the engine would receive."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pulumi
+import pytest
+
+from components.aws import IdleGpuWatchdog, IdleGpuWatchdogArgs
+from components.aws.idle_watchdog import HANDLER, LAMBDA_DIR, price_table, validate_idle_watchdog
+from components.catalog import Cloud, instance_types
+from components.errors import InputError
+from lambdas.idle_gpu_watchdog.prices import parse_prices
+from lambdas.idle_gpu_watchdog.settings import Settings
+
+FUNCTION = "aws:lambda/function:Function"
+POLICY = "aws:iam/rolePolicy:RolePolicy"
+SCHEDULE = "aws:scheduler/schedule:Schedule"
+
+
+def statements(policy_json: str) -> dict[str, dict]:
+    return {s["Sid"]: s for s in json.loads(policy_json)["Statement"]}
+
+
+def actions(statement: dict) -> list[str]:
+    action = statement["Action"]
+    return [action] if isinstance(action, str) else list(action)
+
+
+def test_idle_watchdog_stop_permission_requires_the_opt_in_tag(plan_of):
+    IdleGpuWatchdog("watchdog", IdleGpuWatchdogArgs(tag_key="Idle", tag_value="stop-me"))
+    policy = statements(plan_of().one(POLICY, "watchdog-policy").props["policy"])
+    stop = policy["StopOptedInInstances"]
+    assert actions(stop) == ["ec2:StopInstances"]
+    assert stop["Resource"] == "arn:aws:ec2:us-east-1:123456789012:instance/*"
+    assert stop["Condition"] == {"StringEquals": {"aws:ResourceTag/Idle": "stop-me"}}
+
+
+def test_idle_watchdog_role_can_never_terminate_and_grants_no_wildcard_actions(plan_of):
+    IdleGpuWatchdog("watchdog", IdleGpuWatchdogArgs(create_sns_topic=True))
+    capture = plan_of()
+    granted = [
+        a
+        for r in capture.of_type(POLICY)
+        for s in json.loads(r.props["policy"])["Statement"]
+        for a in actions(s)
+    ]
+    assert not [a for a in granted if "Terminate" in a or a.endswith("*")]
+    assert all(
+        s["Effect"] == "Allow"
+        for r in capture.of_type(POLICY)
+        for s in json.loads(r.props["policy"])["Statement"]
+    )
+    wildcard_resource = {
+        a
+        for r in capture.of_type(POLICY)
+        for s in json.loads(r.props["policy"])["Statement"]
+        if s["Resource"] == "*"
+        for a in actions(s)
+    }
+    # Only calls that support no resource-level permissions get Resource "*".
+    assert wildcard_resource == {
+        "ec2:DescribeInstances",
+        "ec2:DescribeSpotInstanceRequests",
+        "cloudwatch:GetMetricData",
+        "cloudwatch:PutMetricData",
+        "xray:PutTraceSegments",
+        "xray:PutTelemetryRecords",
+    }
+
+
+def test_idle_watchdog_scopes_metrics_logs_queue_and_topic(plan_of):
+    watchdog = IdleGpuWatchdog("watchdog", IdleGpuWatchdogArgs(create_sns_topic=True))
+    capture = plan_of()
+    policy = statements(capture.one(POLICY, "watchdog-policy").props["policy"])
+    assert policy["PublishSummaryMetric"]["Condition"] == {
+        "StringEquals": {"cloudwatch:namespace": "InferenceInfra/IdleWatchdog"}
+    }
+    assert policy["ListCandidates"]["Condition"] == {"StringEquals": {"aws:RequestedRegion": "us-east-1"}}
+    assert re.fullmatch(
+        r"arn:aws:logs:us-east-1:123456789012:log-group:.+:\*", policy["WriteOwnLogs"]["Resource"]
+    )
+    assert re.fullmatch(
+        r"arn:aws:sqs:us-east-1:123456789012:watchdog-dlq-\w+", policy["DeadLetter"]["Resource"]
+    )
+    assert policy["Notify"]["Resource"].startswith("arn:aws:sns:us-east-1:123456789012:watchdog-topic")
+    assert watchdog.topic is not None
+
+
+def test_idle_watchdog_schedule_runs_every_five_minutes_with_its_own_role(plan_of):
+    IdleGpuWatchdog("watchdog", IdleGpuWatchdogArgs())
+    capture = plan_of()
+    schedule = capture.one(SCHEDULE).props
+    function = capture.one(FUNCTION)
+    assert schedule["scheduleExpression"] == "rate(5 minutes)"
+    assert schedule["flexibleTimeWindow"] == {"mode": "OFF"}
+    assert schedule["target"]["arn"].startswith(
+        "arn:aws:lambda:us-east-1:123456789012:function:watchdog-function"
+    )
+    assert schedule["target"]["retryPolicy"] == {"maximumEventAgeInSeconds": 300, "maximumRetryAttempts": 2}
+    assert schedule["target"]["deadLetterConfig"]["arn"].startswith("arn:aws:sqs:")
+    assert re.fullmatch(
+        r"arn:aws:iam::123456789012:role/watchdog-scheduler-role-\w+", schedule["target"]["roleArn"]
+    )
+    scheduler_role = capture.one("aws:iam/role:Role", "watchdog-scheduler-role").props
+    trust = json.loads(scheduler_role["assumeRolePolicy"])["Statement"][0]
+    assert trust["Principal"] == {"Service": "scheduler.amazonaws.com"}
+    assert trust["Condition"] == {"StringEquals": {"aws:SourceAccount": "123456789012"}}
+    invoke = statements(capture.one(POLICY, "watchdog-scheduler-policy").props["policy"])["InvokeWatchdog"]
+    assert invoke["Action"] == "lambda:InvokeFunction"
+    assert invoke["Resource"] == schedule["target"]["arn"]
+    assert re.fullmatch(r"arn:aws:iam::123456789012:role/watchdog-role-\w+", function.props["role"])
+
+
+def test_idle_watchdog_takes_a_custom_schedule(plan_of):
+    IdleGpuWatchdog("watchdog", IdleGpuWatchdogArgs(schedule_expression="rate(15 minutes)"))
+    schedule = plan_of().one(SCHEDULE).props
+    assert schedule["scheduleExpression"] == "rate(15 minutes)"
+    assert schedule["target"]["retryPolicy"]["maximumEventAgeInSeconds"] == 900
+
+
+def test_idle_watchdog_function_is_single_flight_traced_and_logged(plan_of):
+    IdleGpuWatchdog("watchdog", IdleGpuWatchdogArgs(log_retention_days=14))
+    capture = plan_of()
+    function = capture.one(FUNCTION).props
+    logs = capture.one("aws:cloudwatch/logGroup:LogGroup").props
+    assert function["reservedConcurrentExecutions"] == 1
+    assert function["tracingConfig"] == {"mode": "Active"}
+    assert function["runtime"] == "python3.13"
+    assert function["handler"] == HANDLER == "idle_gpu_watchdog.handler.handler"
+    assert logs["retentionInDays"] == 14
+    assert logs["namePrefix"] == "/aws/lambda/watchdog-"
+    assert function["loggingConfig"]["logFormat"] == "Text"  # the JSON lines pass through unwrapped
+    assert function["loggingConfig"]["logGroup"]
+    invoke = capture.one("aws:lambda/functionEventInvokeConfig:FunctionEventInvokeConfig").props
+    assert invoke["maximumRetryAttempts"] == 0
+    assert invoke["destinationConfig"]["onFailure"]["destination"].startswith("arn:aws:sqs:")
+
+
+def test_idle_watchdog_dead_letter_queue_and_topic_are_encrypted(plan_of):
+    IdleGpuWatchdog("watchdog", IdleGpuWatchdogArgs(create_sns_topic=True))
+    capture = plan_of()
+    assert capture.one("aws:sqs/queue:Queue").props["sqsManagedSseEnabled"] is True
+    assert capture.one("aws:sns/topic:Topic").props["kmsMasterKeyId"] == "alias/aws/sns"
+
+
+def test_idle_watchdog_uses_a_customer_key_everywhere_when_given(plan_of):
+    key = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    IdleGpuWatchdog("watchdog", IdleGpuWatchdogArgs(create_sns_topic=True, kms_key_arn=key))
+    capture = plan_of()
+    assert capture.one("aws:sqs/queue:Queue").props["kmsMasterKeyId"] == key
+    assert "sqsManagedSseEnabled" not in capture.one("aws:sqs/queue:Queue").props
+    assert capture.one("aws:sns/topic:Topic").props["kmsMasterKeyId"] == key
+    assert capture.one("aws:cloudwatch/logGroup:LogGroup").props["kmsKeyId"] == key
+    assert capture.one(FUNCTION).props["kmsKeyArn"] == key
+    assert capture.one(SCHEDULE).props["kmsKeyArn"] == key
+    for name in ("watchdog-policy", "watchdog-scheduler-policy"):
+        assert statements(capture.one(POLICY, name).props["policy"])["UseKey"]["Resource"] == key
+
+
+def test_idle_watchdog_environment_carries_the_settings(plan_of):
+    topic = "arn:aws:sns:us-east-1:123456789012:gpu-alerts"
+    args = IdleGpuWatchdogArgs(
+        idle_minutes=20, util_threshold_percent=3, grace_minutes=45, dry_run=True, sns_topic_arn=topic
+    )
+    IdleGpuWatchdog("watchdog", args)
+    env = plan_of().one(FUNCTION).props["environment"]["variables"]
+    assert env["IDLE_MINUTES"] == "20"
+    assert env["UTIL_THRESHOLD_PERCENT"] == "3"
+    assert env["GRACE_MINUTES"] == "45"
+    assert env["DRY_RUN"] == "true"
+    assert env["SNS_TOPIC_ARN"] == topic
+    assert (env["TAG_KEY"], env["TAG_VALUE"]) == ("AutoShutdown", "true")
+    assert (env["METRIC_NAMESPACE"], env["METRIC_NAME"]) == ("CWAgent", "nvidia_smi_utilization_gpu")
+    # What the component sets is exactly what the Lambda reads back.
+    settings = Settings.from_env(env)
+    assert settings.as_env() | {"SNS_TOPIC_ARN": topic} == env
+    assert settings.metric_period_seconds == 300
+
+
+def test_idle_watchdog_without_a_topic_sets_no_topic_and_no_publish_permission(plan_of):
+    IdleGpuWatchdog("watchdog", IdleGpuWatchdogArgs())
+    capture = plan_of()
+    assert "SNS_TOPIC_ARN" not in capture.one(FUNCTION).props["environment"]["variables"]
+    assert "Notify" not in statements(capture.one(POLICY, "watchdog-policy").props["policy"])
+    assert capture.of_type("aws:sns/topic:Topic") == []
+
+
+def test_idle_watchdog_packages_every_module_and_a_price_table(plan_of):
+    IdleGpuWatchdog("watchdog", IdleGpuWatchdogArgs(price_region="us-east-1"))
+    assets = plan_of().one(FUNCTION).props["code"]["assets"]
+    modules = {f"idle_gpu_watchdog/{p.name}" for p in LAMBDA_DIR.glob("*.py")}
+    assert set(assets) == modules | {"idle_gpu_watchdog/prices.json"}
+    assert "idle_gpu_watchdog/handler.py" in assets
+    prices = parse_prices(json.loads(assets["idle_gpu_watchdog/prices.json"]["text"]))
+    assert prices.region == "us-east-1"
+    assert set(prices.on_demand) == {i.name for i in instance_types(Cloud.AWS)}
+
+
+def test_idle_watchdog_lambda_source_never_terminates():
+    source = "\n".join(p.read_text() for p in LAMBDA_DIR.glob("*.py"))
+    assert "terminate_instances" not in source
+    assert "TerminateInstances" not in source.replace("never TerminateInstances", "")
+    assert "from components" not in source
+    assert "import components" not in source
+
+
+def test_price_table_prices_spot_below_on_demand():
+    table = price_table("us-east-1")
+    assert table["version"] == 1
+    for prices in table["types"].values():
+        assert 0 < prices["spot"] < prices["on_demand"]
+
+
+def test_idle_watchdog_children_are_named_after_the_instance(plan_of):
+    IdleGpuWatchdog("a", IdleGpuWatchdogArgs())
+    IdleGpuWatchdog("b", IdleGpuWatchdogArgs())
+    capture = plan_of()
+    for component in capture.of_type("inference-infra:aws:IdleGpuWatchdog"):
+        children = capture.children(component)
+        assert len(children) == 9
+        assert all(c.name.startswith(f"{component.name}-") for c in children)
+
+
+def test_idle_watchdog_registers_its_outputs(plan_of):
+    watchdog = IdleGpuWatchdog("watchdog", IdleGpuWatchdogArgs())
+    component = plan_of().one("inference-infra:aws:IdleGpuWatchdog")
+    assert set(component.outputs) >= {"function_name", "function_arn", "schedule_arn", "log_group_name"}
+    assert isinstance(watchdog.function_arn, pulumi.Output)
+
+
+# -- rejections -----------------------------------------------------------------------------------
+
+
+def test_idle_watchdog_rejects_every_bad_input_at_once(plan_of):
+    args = IdleGpuWatchdogArgs(
+        tag_key="aws:owner",
+        idle_minutes=3,
+        util_threshold_percent=0,
+        grace_minutes=-5,
+        schedule_expression="every 5 minutes",
+        log_retention_days=10,
+    )
+    with pytest.raises(InputError) as caught:
+        IdleGpuWatchdog("watchdog", args)
+    message = str(caught.value)
+    assert message.startswith("IdleGpuWatchdog 'watchdog': 6 problems:")
+    assert "tag_key 'aws:owner' must be a tag key of 1-128 characters not starting with 'aws:'" in message
+    assert "idle_minutes 3 must be a whole number of minutes, 10 to 1440" in message
+    assert "util_threshold_percent 0 must be a number above 0 and at most 100" in message
+    assert "grace_minutes -5 must be a whole number of minutes, 0 to 10080" in message
+    assert (
+        "schedule_expression 'every 5 minutes' must be 'rate(1 minute)', 'rate(N minutes|hours|days)'"
+        in message
+    )
+    assert "log_retention_days 10 must be one of CloudWatch Logs' values" in message
+    assert plan_of().of_type(FUNCTION) == []  # nothing was registered
+
+
+def test_idle_watchdog_rejects_a_topic_twice():
+    args = IdleGpuWatchdogArgs(create_sns_topic=True, sns_topic_arn="arn:aws:sns:us-east-1:123456789012:t")
+    with pytest.raises(
+        InputError, match="sns_topic_arn 'arn:aws:sns:us-east-1:123456789012:t' cannot be set"
+    ):
+        IdleGpuWatchdog("watchdog", args)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "words"),
+    [
+        ({"metric_period_seconds": 90}, "metric_period_seconds 90 must be a multiple of 60 seconds"),
+        (
+            {"idle_minutes": 12, "metric_period_seconds": 300},
+            "metric_period_seconds 300 must divide the idle window",
+        ),
+        ({"schedule_expression": "rate(1 minutes)"}, "schedule_expression 'rate(1 minutes)'"),
+        ({"schedule_expression": "rate(0 minutes)"}, "schedule_expression 'rate(0 minutes)'"),
+        ({"sns_topic_arn": "gpu-alerts"}, "sns_topic_arn 'gpu-alerts' must be an SNS topic ARN"),
+        ({"kms_key_arn": "alias/mine"}, "kms_key_arn 'alias/mine' must be a KMS key ARN"),
+        (
+            {"summary_metric_namespace": "AWS/EC2"},
+            "summary_metric_namespace 'AWS/EC2' must not start with 'AWS/'",
+        ),
+        ({"timeout_seconds": 901}, "timeout_seconds 901 must be a whole number from 30 to 900"),
+        ({"price_region": "Virginia"}, "price_region 'Virginia' must be an AWS region"),
+        ({"util_threshold_percent": True}, "util_threshold_percent True must be a number above 0"),
+    ],
+)
+def test_validate_idle_watchdog_rejects_bad_values(overrides, words):
+    problems = validate_idle_watchdog(IdleGpuWatchdogArgs(**overrides))
+    assert any(words in str(p) for p in problems), [str(p) for p in problems]
+
+
+def test_validate_idle_watchdog_accepts_the_defaults_and_cron():
+    assert validate_idle_watchdog(IdleGpuWatchdogArgs()) == []
+    assert validate_idle_watchdog(IdleGpuWatchdogArgs(schedule_expression="cron(0/10 * * * ? *)")) == []
+    assert validate_idle_watchdog(IdleGpuWatchdogArgs(schedule_expression="rate(1 minute)")) == []
