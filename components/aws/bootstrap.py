@@ -92,7 +92,11 @@ class NodeBootstrap:
 
     @property
     def utilization_metric(self) -> str:
-        return GPU_UTILIZATION_METRIC if self.accelerator is AcceleratorKind.NVIDIA else NEURON_UTILIZATION_METRIC
+        return (
+            GPU_UTILIZATION_METRIC
+            if self.accelerator is AcceleratorKind.NVIDIA
+            else NEURON_UTILIZATION_METRIC
+        )
 
 
 def cloudwatch_agent_config(spec: NodeBootstrap) -> dict[str, Any]:
@@ -212,7 +216,10 @@ def validate_bootstrap(spec: NodeBootstrap) -> list[str]:
         problems.append(f"local_nvme_disks {spec.local_nvme_disks} must be 0 or more")
     if not 10 <= spec.metrics_interval_seconds <= 300:
         problems.append(f"metrics_interval_seconds {spec.metrics_interval_seconds} must be 10..300")
-    for label, path in (("cache_path", spec.cache_path), ("efs.mount_path", spec.efs and spec.efs.mount_path)):
+    for label, path in (
+        ("cache_path", spec.cache_path),
+        ("efs.mount_path", spec.efs and spec.efs.mount_path),
+    ):
         if path is not None and (not path.startswith("/") or any(c.isspace() for c in path)):
             problems.append(f"{label} {path!r} must be an absolute path without spaces")
     if spec.prefetch is not None and not spec.prefetch.bucket:
@@ -241,7 +248,17 @@ def _node_file(name: str) -> str:
 
 
 def _docker_run(name: str, image: str, *, gpus: bool) -> list[str]:
-    command = ["docker", "run", "--detach", "--restart", "unless-stopped", "--name", name, "--network", "host"]
+    command = [
+        "docker",
+        "run",
+        "--detach",
+        "--restart",
+        "unless-stopped",
+        "--name",
+        name,
+        "--network",
+        "host",
+    ]
     if gpus:
         # dcgm-exporter listens on :9400 in the host's network namespace.
         command += ["--gpus", "all", "--cap-add", "SYS_ADMIN", image]

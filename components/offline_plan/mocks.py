@@ -165,8 +165,8 @@ class OfflineMocks(Mocks):
         if self._on_invoke is not None:
             self._on_invoke(args.token, hook is not None)
         if hook is None:
-            return {}, None
-        return hook(args.args, self.ctx), None
+            return {}, []
+        return hook(args.args, self.ctx), []  # (result, failures): the mock monitor iterates failures
 
 
 # -- resource outputs a program may read --------------------------------------------------------
