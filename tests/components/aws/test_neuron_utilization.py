@@ -36,7 +36,10 @@ def test_mean_core_utilization_gives_no_value_without_evidence():
     assert mean_core_utilization({"neuron_runtime_data": []}) is None
     broken = {**HARDWARE, "error": "driver not loaded"}
     assert mean_core_utilization({"neuron_hardware_info": broken, "neuron_runtime_data": []}) is None
-    failing = {"neuron_hardware_info": HARDWARE, "neuron_runtime_data": [_runtime({"0": 10.0}, error="timeout")]}
+    failing = {
+        "neuron_hardware_info": HARDWARE,
+        "neuron_runtime_data": [_runtime({"0": 10.0}, error="timeout")],
+    }
     assert mean_core_utilization(failing) is None
 
 
@@ -50,7 +53,9 @@ def test_mean_core_utilization_counts_a_core_shared_by_two_runtimes_once():
 
 def test_gauges_turns_report_lines_into_statsd_datagrams_and_skips_noise():
     lines = [
-        json.dumps({"neuron_hardware_info": HARDWARE, "neuron_runtime_data": [_runtime({"0": 50.0, "1": 50.0})]}),
+        json.dumps(
+            {"neuron_hardware_info": HARDWARE, "neuron_runtime_data": [_runtime({"0": 50.0, "1": 50.0})]}
+        ),
         "not json",
         json.dumps({"neuron_runtime_data": []}),
     ]
