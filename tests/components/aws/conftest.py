@@ -16,6 +16,11 @@ SUBNETS = [
 
 
 @pytest.fixture
+def subnets() -> list[SubnetRef]:
+    return list(SUBNETS)
+
+
+@pytest.fixture
 def fleet_args():
     """FleetArgs with sensible test defaults; keyword arguments override them."""
 
