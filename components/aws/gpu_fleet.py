@@ -39,7 +39,6 @@ class GpuFleetArgs(FleetArgs):
 
 
 class GpuFleet(AcceleratorFleet):
-    KIND = GPU_FLEET
+    """GpuFleet(name, GpuFleetArgs(...), opts=None): see launch.AcceleratorFleet."""
 
-    def __init__(self, name: str, args: GpuFleetArgs, opts=None) -> None:
-        super().__init__(name, args, opts)
+    KIND = GPU_FLEET
