@@ -2,7 +2,7 @@
 
 Shaped like the provider's answers: a launch template has a `latestVersion`,
 an EFS file system an `elasticfilesystem` ARN and DNS name, a Capacity Block
-offering an id, zone and upfront fee.
+offering an id, zone and upfront fee. (Buckets are named in mocks.py.)
 """
 
 from __future__ import annotations
@@ -32,16 +32,6 @@ def _efs_access_point(args: MockResourceArgs, ctx: MockContext, seed: str) -> di
     return {"arn": f"arn:aws:elasticfilesystem:{ctx.aws_region}:{ACCOUNT_ID}:access-point/fsap-{seed}"}
 
 
-def _bucket(args: MockResourceArgs, ctx: MockContext, seed: str) -> dict[str, Any]:
-    name = args.inputs.get("bucket") or f"{args.inputs.get('bucketPrefix', args.name)}{seed[:12]}"
-    return {
-        "bucket": name,
-        "arn": f"arn:aws:s3:::{name}",
-        "bucketRegionalDomainName": f"{name}.s3.{ctx.aws_region}.amazonaws.com",
-        "region": ctx.aws_region,
-    }
-
-
 def _capacity_reservation(args: MockResourceArgs, ctx: MockContext, seed: str) -> dict[str, Any]:
     return {"arn": f"arn:aws:ec2:{ctx.aws_region}:{ACCOUNT_ID}:capacity-reservation/cr-{seed}"}
 
@@ -69,7 +59,6 @@ RESOURCE_HOOKS = {
     "aws:ec2/launchTemplate:LaunchTemplate": _launch_template,
     "aws:efs/fileSystem:FileSystem": _efs_file_system,
     "aws:efs/accessPoint:AccessPoint": _efs_access_point,
-    "aws:s3/bucket:Bucket": _bucket,
     "aws:ec2/capacityReservation:CapacityReservation": _capacity_reservation,
 }
 
