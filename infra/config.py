@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
@@ -40,6 +40,89 @@ class Settings(BaseModel):
     )
 
 
+# --- AWS fleets, model caches and network (components/aws; infra/aws_stack.py) ------------------
+
+
+class AwsSubnetSettings(Settings):
+    id: str = Field(description="An existing subnet id (subnet-...).", pattern=r"^subnet-[0-9a-f]+$")
+    availability_zone: str = Field(description="The subnet's availability zone, e.g. us-east-1a.")
+
+
+class AwsPrivateNetworkSettings(Settings):
+    availability_zones: list[str] = Field(
+        description="One private subnet per zone, e.g. [us-west-2a, us-west-2b]."
+    )
+    cidr_block: str = "10.64.0.0/16"
+    nat_gateway: bool = Field(default=True, description="One NAT gateway for package and image downloads.")
+
+
+class AwsNetworkSettings(Settings):
+    """Either an existing VPC (vpcId, subnets, routeTableIds) or `create` for a new private network."""
+
+    vpc_id: str | None = Field(default=None, pattern=r"^vpc-[0-9a-f]+$")
+    subnets: list[AwsSubnetSettings] = Field(default_factory=list)
+    route_table_ids: list[str] = Field(
+        default_factory=list, description="Route tables of the subnets (for the S3 gateway endpoint)."
+    )
+    create: AwsPrivateNetworkSettings | None = None
+
+
+class ModelStoreSettings(Settings):
+    bucket_name: str | None = Field(default=None, description="Default: a unique name from the stack.")
+    noncurrent_version_days: int = 30
+    gateway_endpoint: bool = Field(default=True, description="S3 gateway endpoint: downloads skip the NAT.")
+
+
+class EfsModelCacheSettings(Settings):
+    throughput_mode: Literal["elastic", "bursting"] = "elastic"
+    transition_to_ia_days: int | None = 30
+    backup: bool = False
+
+
+class AwsReservationSettings(Settings):
+    kind: Literal["new", "existing", "capacity-block"] = Field(
+        default="new",
+        description="new: an On-Demand Capacity Reservation made by the stack; existing: one made elsewhere "
+        "(give id and, if it differs, instanceType); capacity-block: an EC2 Capacity Block for ML.",
+    )
+    availability_zone: str
+    instance_count: int
+    id: str | None = None
+    instance_type: str | None = None
+    end_date: str | None = None
+    duration_hours: int | None = None
+    start_date_range: str | None = None
+    end_date_range: str | None = None
+    purchase: bool = Field(default=False, description="Capacity Blocks only: buy it (cannot be cancelled).")
+
+
+class AwsFleetSettings(Settings):
+    name: str = Field(
+        pattern=r"^[a-z][a-z0-9-]{1,30}$", description="Pool name: resource names derive from it."
+    )
+    instance_type: str
+    reserved: int = 0
+    spot: int = 0
+    on_demand: int = 0
+    count: int | None = Field(
+        default=None, description="A total filled in capacityOrder instead of the counts."
+    )
+    capacity_order: list[Literal["reserved", "spot", "on-demand"]] = ["reserved", "spot", "on-demand"]
+    max_spot: int | None = None
+    reservation: AwsReservationSettings | None = None
+    spot_instance_types: list[str] = Field(default_factory=list)
+    model_prefix: str | None = Field(default=None, description="Weights under s3://<modelStore>/<prefix>.")
+    prefetch: bool = True
+    efs: bool = Field(default=False, description="Mount the stack's efsModelCache.")
+    inference_port: int = 8000
+    inference_cidr_blocks: list[str] = Field(default_factory=list)
+    inference_security_group_ids: list[str] = Field(default_factory=list)
+    monitoring_security_group_ids: list[str] = Field(default_factory=list)
+    root_volume_gib: int = 200
+    ami_id: str | None = None
+    auto_shutdown: bool | None = None
+
+
 class StackSettings(Settings):
     """The root of a stack's configuration."""
 
@@ -57,6 +140,12 @@ class StackSettings(Settings):
     extra_tags: dict[str, str] = Field(
         default_factory=dict, description="More tags for every resource (GCP labels are derived from them)."
     )
+    # AWS fleets, caches and network (infra/aws_stack.py)
+    aws_network: AwsNetworkSettings | None = None
+    model_store: ModelStoreSettings | None = None
+    efs_model_cache: EfsModelCacheSettings | None = None
+    aws_gpu_fleets: list[AwsFleetSettings] = Field(default_factory=list)
+    aws_inferentia_fleets: list[AwsFleetSettings] = Field(default_factory=list)
 
     @field_validator("environment")
     @classmethod
