@@ -32,6 +32,10 @@ def active_parts(settings: StackSettings) -> list[ModuleType]:
         from infra import aws_stack
 
         parts.append(aws_stack)
+    if settings.watchdog is not None:
+        from infra import watchdog_stack
+
+        parts.append(watchdog_stack)
     return parts
 
 

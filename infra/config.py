@@ -123,6 +123,31 @@ class AwsFleetSettings(Settings):
     auto_shutdown: bool | None = None
 
 
+# --- Idle-GPU watchdog (components/aws/idle_watchdog.py; infra/watchdog_stack.py) ------------------
+
+
+class WatchdogSettings(Settings):
+    """The idle-GPU watchdog: stops instances tagged AutoShutdown=true that CloudWatch shows idle."""
+
+    idle_minutes: int = Field(
+        default=30, description="Idle for this long (every period below the threshold)."
+    )
+    util_threshold_percent: float = Field(default=5.0, description="Idle means utilization below this.")
+    grace_minutes: int = Field(default=60, description="Never stop an instance started less than this ago.")
+    dry_run: bool = Field(default=False, description="Log and report what would stop; stop nothing.")
+    schedule: str = Field(default="rate(5 minutes)", description="EventBridge Scheduler expression.")
+    create_sns_topic: bool = Field(default=False, description="Create an encrypted topic for run summaries.")
+    sns_topic_arn: str | None = Field(
+        default=None, description="Or publish summaries to this existing topic."
+    )
+    stop_reserved_capacity: bool = Field(
+        default=False,
+        description="Also stop instances in capacity reservations/Capacity Blocks (billed anyway).",
+    )
+    log_retention_days: int = 30
+    kms_key_arn: str | None = Field(default=None, description="Customer KMS key for logs, queue, topic, env.")
+
+
 class StackSettings(Settings):
     """The root of a stack's configuration."""
 
@@ -146,6 +171,8 @@ class StackSettings(Settings):
     efs_model_cache: EfsModelCacheSettings | None = None
     aws_gpu_fleets: list[AwsFleetSettings] = Field(default_factory=list)
     aws_inferentia_fleets: list[AwsFleetSettings] = Field(default_factory=list)
+    # Idle-GPU watchdog (infra/watchdog_stack.py)
+    watchdog: WatchdogSettings | None = None
 
     @field_validator("environment")
     @classmethod

@@ -1,0 +1,93 @@
+"""The reference stack's watchdog part: prod and dev deploy it; config errors are named by key."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from components.aws.bootstrap import GPU_UTILIZATION_METRIC, METRIC_NAMESPACE, NEURON_UTILIZATION_METRIC
+from components.errors import InputError
+from infra import watchdog_stack
+from infra.config import parse_stack_settings
+from lambdas.idle_gpu_watchdog.settings import Settings
+
+WATCHDOG = "inference-infra:aws:IdleGpuWatchdog"
+FUNCTION = "aws:lambda/function:Function"
+BASE = {"costCenter": "ml-platform", "owner": "ml-team@example.com"}
+
+
+def _problems(watchdog: dict) -> list[str]:
+    settings = parse_stack_settings({**BASE, "watchdog": json.dumps(watchdog)}, stack="dev")
+    return [str(p) for p in watchdog_stack.validate(settings)]
+
+
+def _environment(capture) -> dict[str, str]:
+    component = capture.one(WATCHDOG)
+    (function,) = [r for r in capture.descendants(component) if r.type == FUNCTION]
+    return function.props["environment"]["variables"]
+
+
+def test_prod_stack_runs_a_conservative_watchdog(plan_stack):
+    capture = plan_stack("prod").capture
+    env = _environment(capture)
+    assert (env["IDLE_MINUTES"], env["GRACE_MINUTES"], env["UTIL_THRESHOLD_PERCENT"]) == ("60", "120", "3")
+    assert env["DRY_RUN"] == "false"
+    assert env["STOP_RESERVED_CAPACITY"] == "false"
+    assert env["SNS_TOPIC_ARN"] == "arn:aws:sns:us-east-1:123456789012:ml-platform-oncall"
+    assert capture.one("aws:scheduler/schedule:Schedule").props["scheduleExpression"] == "rate(10 minutes)"
+    assert capture.one("aws:cloudwatch/logGroup:LogGroup").props["retentionInDays"] == 90
+    assert {"idleWatchdogFunction", "idleWatchdogSchedule", "idleWatchdogTopic"} <= set(capture.stack_outputs)
+
+
+def test_dev_stack_stops_idle_gpus_sooner_and_creates_its_topic(plan_stack):
+    capture = plan_stack("dev").capture
+    env = _environment(capture)
+    assert (env["IDLE_MINUTES"], env["GRACE_MINUTES"], env["DRY_RUN"]) == ("20", "30", "false")
+    assert env["SNS_TOPIC_ARN"].startswith("arn:aws:sns:us-west-2:")
+    assert capture.one("aws:sns/topic:Topic").props["kmsMasterKeyId"] == "alias/aws/sns"
+    # The dev GPU carries the opt-in tag the watchdog's stop permission requires.
+    assert (
+        capture.one("aws:ec2/instance:Instance").props["tags"]["AutoShutdown"] == env["TAG_VALUE"] == "true"
+    )
+
+
+def test_watchdog_reads_the_metrics_the_fleets_publish(plan_stack):
+    env = _environment(plan_stack("prod").capture)
+    assert (env["METRIC_NAMESPACE"], env["METRIC_NAME"]) == (METRIC_NAMESPACE, GPU_UTILIZATION_METRIC)
+    assert (env["NEURON_METRIC_NAMESPACE"], env["NEURON_METRIC_NAME"]) == (
+        METRIC_NAMESPACE,
+        NEURON_UTILIZATION_METRIC,
+    )
+    # The Lambda's own defaults agree with the fleets' bootstrap, so a bare deployment works too.
+    defaults = Settings()
+    assert (defaults.metric_namespace, defaults.metric_name) == (METRIC_NAMESPACE, GPU_UTILIZATION_METRIC)
+    assert defaults.neuron_metric_name == NEURON_UTILIZATION_METRIC
+
+
+def test_watchdog_stack_rejects_bad_values_by_config_key():
+    problems = _problems({"idleMinutes": 3, "schedule": "hourly", "logRetentionDays": 10})
+    assert any(p.startswith("inference-infra:watchdog.idleMinutes 3 must be") for p in problems)
+    assert any(p.startswith("inference-infra:watchdog.schedule 'hourly' must be") for p in problems)
+    assert any(p.startswith("inference-infra:watchdog.logRetentionDays 10 must be one of") for p in problems)
+
+
+def test_watchdog_stack_rejects_two_topics():
+    problems = _problems({"createSnsTopic": True, "snsTopicArn": "arn:aws:sns:us-east-1:123456789012:x"})
+    assert problems == [
+        "inference-infra:watchdog.snsTopicArn 'arn:aws:sns:us-east-1:123456789012:x' cannot be set together "
+        "with create_sns_topic=True (choose one topic)"
+    ]
+
+
+def test_watchdog_config_rejects_an_unknown_key_with_a_suggestion():
+    with pytest.raises(
+        InputError, match=r"inference-infra:watchdog\.idleMinute is not a setting here \(did you mean"
+    ):
+        parse_stack_settings({**BASE, "watchdog": json.dumps({"idleMinute": 30})}, stack="dev")
+
+
+def test_watchdog_stack_is_absent_without_its_section():
+    settings = parse_stack_settings(BASE, stack="dev")
+    assert watchdog_stack.validate(settings) == []
+    assert settings.watchdog is None
