@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, TextIO
 
-from .decide import Reason
+from .decide import Decision, Reason
+from .instances import Instance
 
 SNS_SUBJECT_MAX = 100
 SNS_LISTED_IDS = 50
@@ -23,8 +24,12 @@ class JsonLog:
 
     def write(self, event: str, **fields: Any) -> None:
         stream = self._stream if self._stream is not None else sys.stdout
-        stream.write(json.dumps({"event": event, **fields}, default=str, sort_keys=False) + "\n")
+        stream.write(json.dumps({"event": event, **fields}, default=_jsonable) + "\n")
         stream.flush()
+
+
+def _jsonable(value: Any) -> str:
+    return value.isoformat() if isinstance(value, datetime) else str(value)
 
 
 @dataclass
@@ -102,7 +107,7 @@ def _listing(title: str, ids: list[str]) -> list[str]:
 
 
 def decision_fields(
-    decision: Any, instance: Any, *, action: str, error: str | None, saving: float | None
+    decision: Decision, instance: Instance, *, action: str, error: str | None, saving: float | None
 ) -> Mapping[str, Any]:
     """The fields of one decision's log line."""
     fields: dict[str, Any] = {

@@ -149,7 +149,13 @@ class Account:
 
     @staticmethod
     def throttle(client: Any, operation: str, times: int) -> Counter[str]:
-        """Answer the first `times` attempts of operation with the service's throttling error."""
+        """Answer the first `times` attempts of operation with the service's throttling error.
+
+        The error goes through botocore's retry handler like a real one. botocore
+        lets every `before-send` handler run, so moto still applies the throttled
+        attempt; for StopInstances the retry then meets an instance already
+        stopping: the idempotent path.
+        """
         service = client.meta.service_model
         seen: Counter[str] = Counter()
 
@@ -164,8 +170,26 @@ class Account:
         client.meta.events.register_first(f"before-send.{service.service_id.hyphenize()}.{operation}", answer)
         return seen
 
+    @staticmethod
+    def refuse(client: Any, operation: str, code: str, *, when_params_have: str = "") -> None:
+        """Fail calls of operation whose parameters include when_params_have with error code.
+
+        Answered at `before-call`, which short-circuits the request: moto never
+        sees it, as AWS applies nothing on an authorization error.
+        """
+        service_id = client.meta.service_model.service_id.hyphenize()
+
+        def answer(params: dict[str, Any], **_: Any) -> tuple[AWSResponse, dict[str, Any]] | None:
+            if when_params_have not in json.dumps(params.get("body"), default=str):
+                return None
+            error = {"Error": {"Code": code, "Message": f"injected {code}"}, "ResponseMetadata": {}}
+            return AWSResponse(params.get("url", ""), 400, {}, MockRawResponse(b"")), error
+
+        client.meta.events.register_first(f"before-call.{service_id}.{operation}", answer)
+
 
 def _throttling_error(protocol: str) -> tuple[int, dict[str, str], bytes]:
+    """The wire form of a throttling error for the protocols the watchdog's clients speak."""
     if protocol == "ec2":
         body = (
             b"<?xml version='1.0' encoding='UTF-8'?><Response><Errors><Error>"

@@ -9,6 +9,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from botocore.exceptions import ClientError
 from botocore.retries.standard import ExponentialBackoff
 
 from lambdas.idle_gpu_watchdog import handler as handler_module
@@ -17,7 +18,7 @@ from lambdas.idle_gpu_watchdog.actions import stop_instances
 from lambdas.idle_gpu_watchdog.prices import PriceTable
 from lambdas.idle_gpu_watchdog.report import JsonLog
 from lambdas.idle_gpu_watchdog.settings import Settings
-from lambdas.idle_gpu_watchdog.watchdog import run
+from lambdas.idle_gpu_watchdog.watchdog import ReportError, run
 
 IDLE = [0.0, 1.0, 0.5, 2.0, 0.0, 1.0]
 BUSY = [0.0, 0.0, 0.0, 0.0, 0.0, 88.0]
@@ -231,6 +232,55 @@ def test_run_retries_throttled_calls(account, monkeypatch):
     assert account.attempts["ec2.DescribeInstances"] == 3
     assert account.attempts["cloudwatch.GetMetricData"] == 2
     assert account.calls["ec2.StopInstances"] == 1
+
+
+def test_run_reports_an_instance_that_iam_refuses_and_stops_the_others(account):
+    # E.g. its opt-in tag was removed between DescribeInstances and StopInstances: IAM denies the stop.
+    ids = account.launch(6)
+    now = account.clock_after_launch(ids)
+    account.seed(ids, IDLE, now=now)
+    topic = account.sns.create_topic(Name="watchdog")["TopicArn"]
+    account.refuse(account.ec2, "StopInstances", "UnauthorizedOperation", when_params_have=ids[3])
+    stream = io.StringIO()
+
+    result = run(
+        Settings.from_env({"SNS_TOPIC_ARN": topic}), account.clients, now=now, log=JsonLog(stream)
+    ).as_dict()
+
+    assert result["failed"] == [ids[3]]
+    assert sorted(result["stopped"]) == sorted(ids[:3] + ids[4:])
+    assert result["idle"] == ids
+    assert account.states([ids[3]]) == {ids[3]: "running"}
+    line = next(x for x in log_lines(stream) if x.get("instance_id") == ids[3])
+    assert (line["action"], line["error"]) == (
+        "stop_failed",
+        "UnauthorizedOperation: injected UnauthorizedOperation",
+    )
+    assert account.calls["sns.Publish"] == 1
+
+
+def test_run_stops_first_and_then_fails_loudly_when_it_cannot_report(account):
+    ids = account.launch(2)
+    now = account.clock_after_launch(ids)
+    account.seed(ids, IDLE, now=now)
+    account.refuse(account.cloudwatch, "PutMetricData", "AccessDenied")
+    stream = io.StringIO()
+    with pytest.raises(ReportError, match="PutMetricData"):
+        run(Settings(), account.clients, now=now, log=JsonLog(stream))
+    assert set(account.states(ids).values()) == {"stopped"}
+    assert log_lines(stream)[-1]["event"] == "report_failed"
+
+
+def test_run_never_stops_without_evidence_when_cloudwatch_keeps_failing(account, monkeypatch):
+    monkeypatch.setattr(ExponentialBackoff, "delay_amount", lambda self, context: 0.0)
+    ids = account.launch(2)
+    now = account.clock_after_launch(ids)
+    account.seed(ids, IDLE, now=now)
+    account.refuse(account.cloudwatch, "GetMetricData", "InternalFailure")
+    with pytest.raises(ClientError):
+        run(Settings(), account.clients, now=now, log=JsonLog(io.StringIO()))
+    assert "ec2.StopInstances" not in account.calls
+    assert set(account.states(ids).values()) == {"running"}
 
 
 @pytest.mark.slow
