@@ -58,24 +58,21 @@ def validate_traffic(traffic: Traffic, spec: ModelSpec | None = None) -> list[Pr
         for name in ("context_tokens", "concurrency")
         if not _positive_int(getattr(traffic, name))
     ]
-    if problems:
+    context = traffic.context_tokens
+    if not _positive_int(context):
         return problems
-    if spec is not None and traffic.context_tokens > spec.max_context_tokens:
+    if spec is not None and context > spec.max_context_tokens:
         problems.append(
             Problem(
                 "context_tokens",
-                traffic.context_tokens,
+                context,
                 f"exceeds {spec.name}'s context window of {spec.max_context_tokens:,} tokens",
             )
         )
     out = traffic.output_tokens
-    if out is not None and (not _positive_int(out) or out > traffic.context_tokens):
+    if out is not None and (not _positive_int(out) or out > context):
         problems.append(
-            Problem(
-                "output_tokens",
-                out,
-                f"must be a whole number from 1 to context_tokens ({traffic.context_tokens})",
-            )
+            Problem("output_tokens", out, f"must be a whole number from 1 to context_tokens ({context})")
         )
     return problems
 
