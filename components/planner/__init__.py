@@ -28,7 +28,13 @@ from components.planner.models import PRESETS, ModelSpec, model_spec, preset_nam
 from components.planner.precision import Precision, Quantization
 from components.planner.sizing import NothingFitsError, Sizing, candidate_instances, size, validate_request
 from components.planner.throughput import Throughput, estimate
-from components.planner.wiring import Choice, check_fit, choose_instance_type
+from components.planner.wiring import (
+    Choice,
+    Resolution,
+    check_fit,
+    choose_instance_type,
+    resolve_instance_type,
+)
 
 plan_capacity = size
 
@@ -46,6 +52,7 @@ __all__ = [
     "Option",
     "Precision",
     "Quantization",
+    "Resolution",
     "Sizing",
     "Throughput",
     "Traffic",
@@ -61,6 +68,7 @@ __all__ = [
     "plan_capacity",
     "preset_names",
     "rank",
+    "resolve_instance_type",
     "size",
     "tensor_parallel_degrees",
     "usd_per_million_tokens",

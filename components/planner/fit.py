@@ -104,9 +104,11 @@ class Fit:
 
     def describe(self) -> str:
         hw, d = self.hardware, self.per_device
-        layout = f"TP={self.tensor_parallel} over {self.tensor_parallel} of {hw.units} {hw.unit_name}s"
+        layout = f"TP={self.tensor_parallel} over {self.tensor_parallel} of {_count(hw.units, hw.unit_name)}"
         if self.replicas > 1:
-            layout += f", {self.replicas} replicas ({self.active_replicas} busy)"
+            layout += f", {self.replicas} replicas"
+            if self.active_replicas < self.replicas:
+                layout += f" ({self.replicas - self.active_replicas} idle: fewer sequences than replicas)"
         layout += f", {self.sequences_per_replica} sequences per replica"
         return (
             f"{layout}; per {hw.unit_name}: {d.weights_gib:.1f} GiB weights + {d.kv_cache_gib:.1f} GiB KV"
@@ -181,9 +183,13 @@ def _too_small(spec: ModelSpec, precision: Precision, closest: Fit) -> str:
     return (
         f"{hw.instance.name} ({hw.describe()}) is too small for {spec.name} with {precision.describe()}:"
         f" even at its best layout (TP={closest.tensor_parallel}; degrees must divide the"
-        f" {spec.attention_heads} attention heads and be at most {hw.units} {unit}s) each {unit} needs"
+        f" {spec.attention_heads} attention heads and be at most {_count(hw.units, unit)}) each {unit} needs"
         f" {d.weights_gib:.1f} GiB weights + {d.kv_cache_gib:.1f} GiB KV cache"
         f" ({closest.sequences_per_replica} sequences) + {d.activation_gib:.1f} GiB activations"
         f" + {d.runtime_gib:.1f} GiB runtime = {d.total_gib:.1f} GiB, over the {closest.ceiling_gib:.1f} GiB"
         f" ceiling ({closest.ceiling_gib / hw.unit_memory_gib:.0%} of {hw.unit_memory_gib:g} GiB)"
     )
+
+
+def _count(n: int, unit: str) -> str:
+    return f"{n} {unit}" + ("" if n == 1 else "s")

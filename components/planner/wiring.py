@@ -13,14 +13,14 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from components.catalog import AcceleratorFamily, CatalogError, Cloud, PriceModel, instance_type
-from components.errors import Problem
+from components.errors import InputError, Problem
 from components.planner.assumptions import Assumptions
 from components.planner.cost import Option
 from components.planner.fit import Fit, fit
 from components.planner.memory import Traffic
 from components.planner.models import ModelSpec, model_spec
 from components.planner.precision import Precision
-from components.planner.sizing import Sizing, size, validate_request
+from components.planner.sizing import NothingFitsError, Sizing, size, validate_request
 
 
 @dataclass(frozen=True)
@@ -128,3 +128,69 @@ def _why(spec: ModelSpec, layout: Fit, traffic: Traffic, precision: Precision) -
         f" --concurrency {traffic.concurrency}"
     )
     return f"{layout.problem}; `{command}` lists the machines that fit"
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """A fleet's instance type after the planner: chosen, checked, or problems."""
+
+    instance_type: str | None
+    choice: Choice | None = None  # set when the planner chose the type
+    problems: tuple[Problem, ...] = ()
+    note: str = ""  # one line for `plan` output
+
+
+def resolve_instance_type(
+    *,
+    instance_type_name: str | None,
+    model: str | ModelSpec | None,
+    traffic: Traffic | None,
+    cloud: Cloud | str,
+    purchase: PriceModel = PriceModel.ON_DEMAND,
+    families: Collection[AcceleratorFamily] | None = None,
+    precision: Precision | None = None,
+    instance_type_key: str = "instanceType",
+    model_key: str = "model",
+) -> Resolution:
+    """What a fleet's validate() calls with its config.
+
+    - instance type and model: the type is checked for fit (problems carry the memory figures);
+    - model only: the planner's cheapest fitting machine on `cloud` within `families`;
+    - instance type only: returned unchanged; neither: a problem.
+    """
+    if model is None or traffic is None:
+        if instance_type_name is None:
+            return Resolution(
+                None, problems=(Problem(instance_type_key, None, f"is required unless {model_key} is set"),)
+            )
+        return Resolution(instance_type_name)
+    if instance_type_name is not None:
+        problems = check_fit(
+            model, traffic, instance_type_name, cloud=cloud, precision=precision, input_name=instance_type_key
+        )
+        if problems:
+            return Resolution(instance_type_name, problems=tuple(problems))
+        spec, precision = model_spec(model), precision or Precision()
+        layout = fit(spec, traffic, precision, Assumptions(), instance_type(instance_type_name, cloud))
+        note = (
+            f"{instance_type_name} checked: {spec.name} fits at TP={layout.tensor_parallel},"
+            f" {layout.memory_utilization:.0%} of {layout.hardware.unit_name} memory"
+        )
+        return Resolution(instance_type_name, note=note)
+    try:
+        choice = choose_instance_type(model, traffic, cloud, purchase, families=families, precision=precision)
+    except NothingFitsError as e:
+        shown = model.name if isinstance(model, ModelSpec) else model
+        where = f"{Cloud(cloud).value} machine this fleet can use"
+        return Resolution(None, problems=(Problem(model_key, shown, f"fits no {where}: {e}"),))
+    except InputError as e:
+        return Resolution(None, problems=tuple(_under(model_key, p) for p in e.problems))
+    return Resolution(choice.instance_type, choice=choice, note=f"planner chose {choice.summary()}")
+
+
+def _under(model_key: str, problem: Problem) -> Problem:
+    """A planner problem renamed to the config key it came from (context_tokens -> model.contextTokens)."""
+    if problem.input == "model":
+        return Problem(model_key, problem.value, problem.allowed)
+    head, *rest = problem.input.split("_")
+    return Problem(f"{model_key}.{head}{''.join(w.title() for w in rest)}", problem.value, problem.allowed)

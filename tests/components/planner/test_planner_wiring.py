@@ -9,6 +9,7 @@ from components.planner import (
     Traffic,
     check_fit,
     choose_instance_type,
+    resolve_instance_type,
     size,
 )
 
@@ -95,3 +96,74 @@ def test_choose_instance_type_rejects_bad_input():
         InputError, match=r"model 'lama-3\.1-8b' is not a model preset; did you mean llama-3\.1-8b"
     ):
         choose_instance_type("lama-3.1-8b", TRAFFIC, "aws")
+
+
+def test_resolve_instance_type_chooses_when_only_a_model_is_given():
+    r = resolve_instance_type(
+        instance_type_name=None,
+        model="llama-3.1-8b",
+        traffic=TRAFFIC,
+        cloud="gcp",
+        families={AcceleratorFamily.NVIDIA_GPU},
+    )
+    assert r.problems == ()
+    assert r.choice is not None
+    assert r.instance_type == r.choice.instance_type
+    assert r.note.startswith(
+        f"planner chose llama-3.1-8b (bf16 weights, bf16 KV cache, 16 x 8,192 tokens) -> {r.instance_type}"
+    )
+
+
+def test_resolve_instance_type_checks_an_explicit_type_against_the_model():
+    ok = resolve_instance_type(
+        instance_type_name="p5.48xlarge", model="llama-3.1-70b", traffic=TRAFFIC, cloud="aws", precision=FP8
+    )
+    assert (ok.instance_type, ok.problems, ok.choice) == ("p5.48xlarge", (), None)
+    assert ok.note == "p5.48xlarge checked: llama-3.1-70b fits at TP=2, 50% of GPU memory"
+    bad = resolve_instance_type(
+        instance_type_name="g5.xlarge",
+        model="llama-3.1-70b",
+        traffic=TRAFFIC,
+        cloud="aws",
+        instance_type_key="inference-infra:awsGpuFleets[1].instanceType",
+    )
+    assert [p.input for p in bad.problems] == ["inference-infra:awsGpuFleets[1].instanceType"]
+    assert "each GPU needs 131.4 GiB weights + 40.0 GiB KV cache (16 sequences)" in str(bad.problems[0])
+
+
+def test_resolve_instance_type_passes_an_explicit_type_through_without_a_model():
+    r = resolve_instance_type(instance_type_name="g6.xlarge", model=None, traffic=None, cloud="aws")
+    assert (r.instance_type, r.problems, r.note) == ("g6.xlarge", (), "")
+
+
+def test_resolve_instance_type_rejects_neither_type_nor_model():
+    r = resolve_instance_type(
+        instance_type_name=None, model=None, traffic=None, cloud="aws", instance_type_key="gpu.instanceType"
+    )
+    assert [str(p) for p in r.problems] == ["gpu.instanceType (unset) is required unless model is set"]
+
+
+def test_resolve_instance_type_names_the_config_keys_of_bad_model_settings():
+    r = resolve_instance_type(
+        instance_type_name=None,
+        model="llama-3.1-8b",
+        traffic=Traffic(context_tokens=1024, concurrency=0, output_tokens=4096),
+        cloud="aws",
+        model_key="fleet.model",
+    )
+    assert [p.input for p in r.problems] == ["fleet.model.concurrency", "fleet.model.outputTokens"]
+    assert r.instance_type is None
+
+
+def test_resolve_instance_type_rejects_a_model_no_fleet_machine_holds():
+    r = resolve_instance_type(
+        instance_type_name=None,
+        model="llama-3.1-405b",
+        traffic=Traffic(context_tokens=8192, concurrency=4),
+        cloud="aws",
+        families={AcceleratorFamily.AWS_NEURON},
+        precision=Precision(weights=Quantization.INT4),
+    )
+    assert [p.input for p in r.problems] == ["model"]
+    assert "fits no aws machine this fleet can use: nothing in the aws catalog fits" in str(r.problems[0])
+    assert "not int4" in str(r.problems[0])
