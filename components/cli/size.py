@@ -132,7 +132,9 @@ def render_table(sizing, *, top: int = 10, explain: bool = False) -> str:
     import textwrap
 
     lines = textwrap.wrap(sizing.describe_workload(), width=110)
-    lines.append(f"Assumptions: {sizing.assumptions.describe()}; prices {sizing.purchase.value}.")
+    lines += textwrap.wrap(
+        f"Assumptions: {sizing.assumptions.describe()}; prices {sizing.purchase.value}.", width=110
+    )
     lines.append("")
     header = (
         f"{'#':>3} {'CLOUD':<5} {'TYPE':<18} {'ACCELERATORS':<26} {'TP':>3} {'REPL':>4} {'MEM':>4}"
