@@ -153,11 +153,12 @@ def render_table(sizing, *, top: int = 10, explain: bool = False) -> str:
     more = len(sizing.options) - len(shown)
     if more:
         lines.append(f"    ... {more} more that fit (--top 0 lists all, --json prints all)")
-    lines.append(
-        "    TOK/S: generated tokens per second at this concurrency (prefill included); REPL: replicas;"
+    legend = (
+        "TOK/S: generated tokens per second at this concurrency (prefill included); REPL: replicas;"
         f" MEM: busiest device's memory. {len(sizing.rejected)} machines are too small or cannot run"
         " the format."
     )
+    lines += textwrap.wrap(legend, width=110, initial_indent="    ", subsequent_indent="    ")
     lines.append("")
     for rank, o in enumerate(shown if explain else shown[:1], start=1):
         label = "Best" if rank == 1 else f"#{rank}"

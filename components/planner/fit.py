@@ -93,6 +93,7 @@ class Fit:
     per_device: DeviceMemory  # the busiest unit's memory
     ceiling_gib: float  # max_memory_utilization x unit memory
     problem: str | None = None  # why it does not fit (None: it fits)
+    format_supported: bool = True  # False: the device cannot run the weight format at all
 
     @property
     def fits(self) -> bool:
@@ -128,7 +129,8 @@ def fit(
     """The smallest-degree layout that fits, or the closest miss with the reason."""
     hw = hardware(instance)
     ceiling = assumptions.max_memory_utilization * hw.unit_memory_gib
-    layouts = [_layout(spec, traffic, precision, assumptions, hw, t, ceiling) for t in _degrees(spec, hw)]
+    degrees = tensor_parallel_degrees(spec, hw.units)
+    layouts = [_layout(spec, traffic, precision, assumptions, hw, t, ceiling) for t in degrees]
     unsupported = unsupported_weights(hw.device, precision.weights)
     if unsupported is None:
         for layout in layouts:
@@ -148,11 +150,8 @@ def fit(
         per_device=closest.per_device,
         ceiling_gib=ceiling,
         problem=reason,
+        format_supported=unsupported is None,
     )
-
-
-def _degrees(spec: ModelSpec, hw: Hardware) -> list[int]:
-    return tensor_parallel_degrees(spec, hw.units)
 
 
 def _layout(

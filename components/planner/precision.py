@@ -69,9 +69,13 @@ def compute_peak_tflops(device: Accelerator, weights: Quantization) -> tuple[flo
 
     FP8 and INT8 weights use the device's FP8/INT8 peak only where the device
     has one; otherwise they are dequantized and multiplied at FP16/BF16 (as
-    weight-only kernels do). INT4 is weight-only everywhere. FP32 runs at half
-    the FP16 peak (TF32 on NVIDIA tensor cores): the catalog lists no FP32 peak.
+    weight-only kernels do). Neuron quantization is weight-only (weights are
+    dequantized to FP16 before the matmul, _NEURON_QUANT), and INT4 is
+    weight-only everywhere. FP32 runs at half the FP16 peak (TF32 on NVIDIA
+    tensor cores): the catalog lists no FP32 peak.
     """
+    if device.family is AcceleratorFamily.AWS_NEURON and weights is not Quantization.FP32:
+        return device.fp16_tflops, "fp16/bf16 (Neuron quantization is weight-only)"
     if weights is Quantization.FP8 and device.fp8_tflops:
         return device.fp8_tflops, "fp8"
     if weights is Quantization.INT8 and device.int8_tops:

@@ -11,6 +11,7 @@ from components.catalog import (
     Cloud,
     InstanceType,
     PriceModel,
+    accelerator,
     hourly_price,
     instance_types,
 )
@@ -22,6 +23,8 @@ from components.planner.memory import MemoryBudget, Traffic, memory_budget, vali
 from components.planner.models import ModelSpec, model_spec, validate_model_spec
 from components.planner.precision import Precision, Quantization
 from components.planner.throughput import estimate
+
+ANY_CLOUD = "any"
 
 
 class NothingFitsError(InputError):
@@ -98,9 +101,6 @@ def validate_request(
     return problems
 
 
-ANY_CLOUD = "any"
-
-
 def _cloud(cloud: Cloud | str | None) -> Cloud | None:
     return None if cloud is None or cloud == ANY_CLOUD else Cloud(cloud)
 
@@ -108,8 +108,6 @@ def _cloud(cloud: Cloud | str | None) -> Cloud | None:
 def candidate_instances(
     cloud: Cloud | str | None = None, families: Collection[AcceleratorFamily] | None = None
 ) -> list[InstanceType]:
-    from components.catalog import accelerator
-
     return [
         i
         for i in instance_types(_cloud(cloud))
@@ -169,7 +167,8 @@ def _nothing_fits(sizing: Sizing, cloud: Cloud | str | None) -> NothingFitsError
     where = f"{c.value} " if (c := _cloud(cloud)) is not None else ""
     if not sizing.rejected:
         return NothingFitsError(f"no {where}machines to size {sizing.model.name} on.")
-    roomiest = max(sizing.rejected, key=lambda f: f.ceiling_gib * f.hardware.units)
+    # The machine with the most memory the format can run on says best how far off the plan is.
+    roomiest = max(sizing.rejected, key=lambda f: (f.format_supported, f.ceiling_gib * f.hardware.units))
     tips = []
     if sizing.precision.weights.bytes_per_element > 0.5:
         tips.append("quantize the weights (--quant fp8 or int4)")

@@ -90,12 +90,10 @@ def estimate(
     step_bytes = weight_bytes_read(spec, precision, b) / t + b * kv_len * kv_token / shards
     step_flops = b * flops_per_token(spec, kv_len) / t
     step_bw, step_compute = step_bytes / bandwidth, step_flops / peak
-    step = max(step_bw / assumptions.bandwidth_efficiency, step_compute / assumptions.compute_efficiency)
-    bound = (
-        "memory bandwidth"
-        if step_bw / assumptions.bandwidth_efficiency >= step_compute / assumptions.compute_efficiency
-        else "compute"
-    )
+    achieved_bw = step_bw / assumptions.bandwidth_efficiency
+    achieved_compute = step_compute / assumptions.compute_efficiency
+    step = max(achieved_bw, achieved_compute)
+    bound = "memory bandwidth" if achieved_bw >= achieved_compute else "compute"
 
     # Prefill: the replica's b prompts, in chunks of max_batched_tokens.
     prompt_tokens = b * traffic.prompt

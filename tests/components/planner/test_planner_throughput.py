@@ -110,6 +110,15 @@ def test_estimate_uses_fp8_peak_only_where_the_device_has_it():
     assert estimate(spec, traffic, fp8, Assumptions(), a100).compute_basis == "fp16/bf16"
 
 
+def test_estimate_runs_neuron_quantized_weights_at_the_fp16_peak():
+    spec, traffic = model_spec("llama-3.1-8b"), Traffic(context_tokens=4096, concurrency=8)
+    int8 = Precision(weights=Quantization.INT8)
+    inf2 = fit(spec, traffic, int8, Assumptions(), instance_type("inf2.8xlarge"))
+    l4 = fit(spec, traffic, int8, Assumptions(), instance_type("g6.xlarge"))
+    assert estimate(spec, traffic, int8, Assumptions(), inf2).compute_basis.startswith("fp16/bf16 (Neuron")
+    assert estimate(spec, traffic, int8, Assumptions(), l4).compute_basis == "int8"
+
+
 def test_estimate_scales_with_the_efficiency_factor_and_never_past_the_bound():
     spec, traffic = model_spec("llama-3.1-70b"), Traffic(context_tokens=4096, concurrency=16)
     machine, precision = instance_type("p5.48xlarge"), Precision(weights=Quantization.FP8)
