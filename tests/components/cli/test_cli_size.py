@@ -129,3 +129,15 @@ def test_size_console_script_prints_json():
     )
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["options"][0]["cloud"] == "gcp"
+
+
+def test_size_explain_and_family_filter_explain_each_listed_option(capsys):
+    code, out, _ = run(
+        capsys, *ARGS, "--family", "aws-neuron", "--top", "2", "--explain", "--purchase", "spot"
+    )
+    assert code == 0
+    text = flat(out)
+    assert "Best: inf2." in text or "Best: trn1" in text
+    assert "#2: " in text
+    assert "NeuronCores of 16 GiB" in text
+    assert "spot ~" in text
