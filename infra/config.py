@@ -98,11 +98,60 @@ class AwsReservationSettings(Settings):
     purchase: bool = Field(default=False, description="Capacity Blocks only: buy it (cannot be cancelled).")
 
 
+class ServedModelSettings(Settings):
+    """The model a fleet serves and the traffic it must hold at once."""
+
+    name: str = Field(description="Model preset, e.g. llama-3.1-70b (`inference-infra size --help`).")
+    quantization: Quantization = Field(default=Quantization.BF16, description="Weight format.")
+    kv_cache_quantization: Quantization | None = Field(
+        default=None, description="KV-cache format. Default: the weights' float type (bf16 if quantized)."
+    )
+    context_tokens: int = Field(gt=0, description="Longest sequence to hold: prompt + generated tokens.")
+    concurrency: int = Field(gt=0, description="Sequences in flight at once, per machine.")
+    output_tokens: int | None = Field(
+        default=None, gt=0, description="Generated tokens per request (throughput estimate only)."
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _known_model(cls, value: str) -> str:
+        try:
+            return model_spec(value).name
+        except InputError:
+            raise ValueError(unknown_model_problem(value).allowed) from None
+
+    @model_validator(mode="after")
+    def _traffic_fits_the_model(self) -> ServedModelSettings:
+        window = model_spec(self.name).max_context_tokens
+        if self.context_tokens > window:
+            raise ValueError(
+                f"contextTokens {self.context_tokens} exceeds {self.name}'s window of {window:,}"
+            )
+        if self.output_tokens is not None and self.output_tokens > self.context_tokens:
+            raise ValueError(f"outputTokens {self.output_tokens} exceeds contextTokens {self.context_tokens}")
+        return self
+
+    def traffic(self) -> Traffic:
+        return Traffic(
+            context_tokens=self.context_tokens, concurrency=self.concurrency, output_tokens=self.output_tokens
+        )
+
+    def precision(self) -> Precision:
+        return Precision(weights=self.quantization, kv_cache=self.kv_cache_quantization)
+
+
 class AwsFleetSettings(Settings):
     name: str = Field(
         pattern=r"^[a-z][a-z0-9-]{1,30}$", description="Pool name: resource names derive from it."
     )
-    instance_type: str
+    instance_type: str | None = Field(
+        default=None,
+        description="Catalog instance type. Omit it and set `model` to let the capacity planner choose; "
+        "with both, the planner checks that the model fits.",
+    )
+    model: ServedModelSettings | None = Field(
+        default=None, description="The model this pool serves and its traffic (capacity planner)."
+    )
     reserved: int = 0
     spot: int = 0
     on_demand: int = 0
@@ -188,48 +237,6 @@ def _key_of(tag_input: str) -> str:
 # A fleet's settings embed this as `model:` instead of (or next to) `instanceType:`; the fleet then
 # takes the planner's cheapest fitting machine, or has its explicit instance type checked for fit
 # (components.planner.resolve_instance_type).
-
-
-class ServedModelSettings(Settings):
-    """The model a fleet serves and the traffic it must hold at once."""
-
-    name: str = Field(description="Model preset, e.g. llama-3.1-70b (`inference-infra size --help`).")
-    quantization: Quantization = Field(default=Quantization.BF16, description="Weight format.")
-    kv_cache_quantization: Quantization | None = Field(
-        default=None, description="KV-cache format. Default: the weights' float type (bf16 if quantized)."
-    )
-    context_tokens: int = Field(gt=0, description="Longest sequence to hold: prompt + generated tokens.")
-    concurrency: int = Field(gt=0, description="Sequences in flight at once, per machine.")
-    output_tokens: int | None = Field(
-        default=None, gt=0, description="Generated tokens per request (throughput estimate only)."
-    )
-
-    @field_validator("name")
-    @classmethod
-    def _known_model(cls, value: str) -> str:
-        try:
-            return model_spec(value).name
-        except InputError:
-            raise ValueError(unknown_model_problem(value).allowed) from None
-
-    @model_validator(mode="after")
-    def _traffic_fits_the_model(self) -> ServedModelSettings:
-        window = model_spec(self.name).max_context_tokens
-        if self.context_tokens > window:
-            raise ValueError(
-                f"contextTokens {self.context_tokens} exceeds {self.name}'s window of {window:,}"
-            )
-        if self.output_tokens is not None and self.output_tokens > self.context_tokens:
-            raise ValueError(f"outputTokens {self.output_tokens} exceeds contextTokens {self.context_tokens}")
-        return self
-
-    def traffic(self) -> Traffic:
-        return Traffic(
-            context_tokens=self.context_tokens, concurrency=self.concurrency, output_tokens=self.output_tokens
-        )
-
-    def precision(self) -> Precision:
-        return Precision(weights=self.quantization, kv_cache=self.kv_cache_quantization)
 
 
 class ConfigError(InputError):
