@@ -22,6 +22,10 @@ from infra.config import StackSettings, load_stack_settings
 def active_parts(settings: StackSettings) -> list[ModuleType]:
     """The stack's parts, in deployment order, for the sections its config sets."""
     parts: list[ModuleType] = []
+    if settings.observability is not None:
+        from infra import observability_stack
+
+        parts.append(observability_stack)
     return parts
 
 

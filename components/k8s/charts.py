@@ -26,7 +26,7 @@ KUBE_PROMETHEUS_STACK = HelmChart(
     name="kube-prometheus-stack",
     version="91.4.1",
     repo="https://prometheus-community.github.io/helm-charts",
-    app_version="prometheus-operator v0.91+ (Prometheus, Alertmanager, Grafana 13, node exporter, kube-state-metrics)",
+    app_version="prometheus-operator v0.91+ with Prometheus, Alertmanager, Grafana 13, kube-state-metrics",
     source="https://github.com/prometheus-community/helm-charts/releases/tag/kube-prometheus-stack-91.4.1",
     as_of=_READ,
 )
@@ -52,7 +52,7 @@ class Image:
 # Prometheus format on --port (AWS's Kubernetes manifest uses 8000).
 NEURON_MONITOR = Image(
     reference="public.ecr.aws/neuron/neuron-monitor:1.3.0",
-    source="https://awsdocs-neuron.readthedocs-hosted.com/en/latest/containers/kubernetes-getting-started.html "
-    "(neuron-monitor DaemonSet)",
+    source="AWS Neuron docs, Kubernetes getting started: the neuron-monitor DaemonSet "
+    "(https://awsdocs-neuron.readthedocs-hosted.com/en/latest/containers/kubernetes-getting-started.html)",
     as_of=_READ,
 )

@@ -62,7 +62,9 @@ def validate_receivers(receivers: Sequence[Receiver], where: str = "alert_receiv
         bad = [s for s in r.severities if s not in SEVERITIES]
         if bad or not r.severities:
             problems.append(
-                Problem(f"{at}.severities", list(r.severities), f"must be one or more of {', '.join(SEVERITIES)}")
+                Problem(
+                    f"{at}.severities", list(r.severities), f"must be one or more of {', '.join(SEVERITIES)}"
+                )
             )
     return problems
 
@@ -94,7 +96,8 @@ def alertmanager_config(receivers: Sequence[Receiver], secrets: Sequence[str]) -
                 "equal": ["alertname", "node"],
             }
         ],
-        "receivers": [{"name": NULL_RECEIVER}] + [_receiver(r, s) for r, s in zip(receivers, secrets, strict=True)],
+        "receivers": [{"name": NULL_RECEIVER}]
+        + [_receiver(r, s) for r, s in zip(receivers, secrets, strict=True)],
     }
 
 
@@ -104,7 +107,7 @@ def render_alertmanager_yaml(receivers: Sequence[Receiver], secrets: Sequence[st
     return dump_yaml(alertmanager_config(receivers, secrets))
 
 
-_SLACK_TITLE = '[{{ .Status | toUpper }}] {{ .CommonLabels.alertname }} ({{ .Alerts | len }})'
+_SLACK_TITLE = "[{{ .Status | toUpper }}] {{ .CommonLabels.alertname }} ({{ .Alerts | len }})"
 _SLACK_TEXT = (
     "{{ range .Alerts }}*{{ .Annotations.summary }}*\n{{ .Annotations.description }}\n"
     "<{{ .Annotations.runbook_url }}|Runbook>\n{{ end }}"
@@ -113,7 +116,12 @@ _SLACK_TEXT = (
 
 def _receiver(r: Receiver, secret: str) -> dict[str, Any]:
     if r.kind is ReceiverKind.SLACK:
-        slack: dict[str, Any] = {"api_url": secret, "send_resolved": True, "title": _SLACK_TITLE, "text": _SLACK_TEXT}
+        slack: dict[str, Any] = {
+            "api_url": secret,
+            "send_resolved": True,
+            "title": _SLACK_TITLE,
+            "text": _SLACK_TEXT,
+        }
         if r.channel:
             slack["channel"] = r.channel
         return {"name": r.name, "slack_configs": [slack]}
@@ -121,7 +129,11 @@ def _receiver(r: Receiver, secret: str) -> dict[str, Any]:
         return {
             "name": r.name,
             "pagerduty_configs": [
-                {"routing_key": secret, "send_resolved": True, "description": "{{ .CommonAnnotations.summary }}"}
+                {
+                    "routing_key": secret,
+                    "send_resolved": True,
+                    "description": "{{ .CommonAnnotations.summary }}",
+                }
             ],
         }
     return {"name": r.name, "webhook_configs": [{"url": secret, "send_resolved": True}]}

@@ -37,6 +37,7 @@ def gpu_fleet_dashboard(settings: RuleSettings | None = None, *, neuron: bool = 
     t = (settings or RuleSettings()).thresholds
     util = f"DCGM_FI_DEV_GPU_UTIL{{{_NODE}}}"
     fb_used, fb_free = f"DCGM_FI_DEV_FB_USED{{{_NODE}}}", f"DCGM_FI_DEV_FB_FREE{{{_NODE}}}"
+    smoothed = f"avg_over_time({util}[{t.smoothing_minutes}m])"
     ids = count(1)
     panels = [
         _stat(next(ids), "GPUs reporting", f"count({util})", (0, 0, 4), unit="none"),
@@ -44,7 +45,7 @@ def gpu_fleet_dashboard(settings: RuleSettings | None = None, *, neuron: bool = 
         _stat(
             next(ids),
             f"Idle GPUs (< {t.idle_utilization_percent:g}% over {t.smoothing_minutes}m)",
-            f"count(avg_over_time({util}[{t.smoothing_minutes}m]) < {t.idle_utilization_percent:g}) or vector(0)",
+            f"count({smoothed} < {t.idle_utilization_percent:g}) or vector(0)",
             (8, 0, 4),
             unit="none",
             red_from=1,
@@ -138,7 +139,9 @@ def idle_cost_dashboard(settings: RuleSettings | None = None) -> dict[str, Any]:
     idle, cost = f"{GPU_IDLE_COST_SERIES}{{{_NODE}}}", f"{GPU_COST_SERIES}{{{_NODE}}}"
     ids = count(1)
     panels = [
-        _stat(next(ids), "Idle GPU cost per hour", f"sum({idle}) or vector(0)", (0, 0, 6), unit="currencyUSD"),
+        _stat(
+            next(ids), "Idle GPU cost per hour", f"sum({idle}) or vector(0)", (0, 0, 6), unit="currencyUSD"
+        ),
         _stat(
             next(ids),
             "Idle GPU cost per month at this rate",
@@ -146,7 +149,9 @@ def idle_cost_dashboard(settings: RuleSettings | None = None) -> dict[str, Any]:
             (6, 0, 6),
             unit="currencyUSD",
         ),
-        _stat(next(ids), "GPU fleet cost per hour", f"sum({cost}) or vector(0)", (12, 0, 6), unit="currencyUSD"),
+        _stat(
+            next(ids), "GPU fleet cost per hour", f"sum({cost}) or vector(0)", (12, 0, 6), unit="currencyUSD"
+        ),
         _stat(
             next(ids),
             "Share of GPU spend idle",

@@ -100,7 +100,7 @@ def _alerts(s: RuleSettings) -> list[_Alert]:
             f"{smoothed} < {_num(t.idle_utilization_percent)}",
             t.idle_minutes,
             f"GPU idle for {t.idle_minutes} minutes on " + _WHERE,
-            f"{_GPU} has averaged {{{{ $value | printf \"%.0f\" }}}}% utilization for {t.idle_minutes} "
+            f'{_GPU} has averaged {{{{ $value | printf "%.0f" }}}}% utilization for {t.idle_minutes} '
             f"minutes, below the {_num(t.idle_utilization_percent)}% idle threshold. An idle accelerator "
             "costs as much per hour as a busy one: consolidate, scale in or stop it.",
         ),
@@ -111,7 +111,7 @@ def _alerts(s: RuleSettings) -> list[_Alert]:
             f"{smoothed} > {_num(t.saturated_utilization_percent)}",
             t.saturated_minutes,
             f"GPU saturated for {t.saturated_minutes} minutes on " + _WHERE,
-            f"{_GPU} has averaged {{{{ $value | printf \"%.0f\" }}}}% utilization for "
+            f'{_GPU} has averaged {{{{ $value | printf "%.0f" }}}}% utilization for '
             f"{t.saturated_minutes} minutes, above {_num(t.saturated_utilization_percent)}%. Requests "
             "queue and latency grows: add capacity or shed load.",
         ),
@@ -122,7 +122,7 @@ def _alerts(s: RuleSettings) -> list[_Alert]:
             f"{fb_used_percent} > {_num(t.memory_used_percent)}",
             t.memory_minutes,
             "GPU framebuffer almost full on " + _WHERE,
-            f"{_GPU} has {{{{ $value | printf \"%.1f\" }}}}% of its framebuffer in use (threshold "
+            f'{_GPU} has {{{{ $value | printf "%.1f" }}}}% of its framebuffer in use (threshold '
             f"{_num(t.memory_used_percent)}%) for {t.memory_minutes} minutes. One more request or a longer "
             "context can end in a CUDA out-of-memory error that kills the inference server.",
         ),
@@ -185,7 +185,11 @@ def cost_rules(settings: RuleSettings) -> list[dict[str, Any]]:
         {
             "record": PRICE_SERIES,
             "expr": f"vector({_num(p.usd_per_gpu_hour)})",
-            "labels": {"cloud": p.cloud.value, "instance_type": p.instance_type, "accelerator": p.accelerator},
+            "labels": {
+                "cloud": p.cloud.value,
+                "instance_type": p.instance_type,
+                "accelerator": p.accelerator,
+            },
         }
         for p in prices
     ]
@@ -209,7 +213,9 @@ def cost_rules(settings: RuleSettings) -> list[dict[str, Any]]:
         }
     )
     # Every GPU counts once in the cost (idle or not); idle ones also in the idle cost.
-    rules.append({"record": GPU_COST_SERIES, "expr": _priced(lambda sel: f"({GPU_IDLE_SERIES}{sel} >= bool 0)")})
+    rules.append(
+        {"record": GPU_COST_SERIES, "expr": _priced(lambda sel: f"({GPU_IDLE_SERIES}{sel} >= bool 0)")}
+    )
     rules.append({"record": GPU_IDLE_COST_SERIES, "expr": _priced(lambda sel: f"{GPU_IDLE_SERIES}{sel}")})
     return rules
 

@@ -95,7 +95,9 @@ def validate_scrape_settings(s: ScrapeSettings) -> list[Problem]:
         for key, value in d.labels.items():
             if not _GCP_LABEL_KEY.match(key) or not _GCP_LABEL_VALUE.match(value):
                 problems.append(
-                    Problem(f"label {key!r}", value, "must be KEY=VALUE in GCP's label alphabet (a-z, 0-9, _ -)")
+                    Problem(
+                        f"label {key!r}", value, "must be KEY=VALUE in GCP's label alphabet (a-z, 0-9, _ -)"
+                    )
                 )
     return problems
 
@@ -115,7 +117,9 @@ def _duplicates(what: str, items: Sequence[str]) -> list[Problem]:
 def families(cloud: Cloud, family: AcceleratorFamily) -> list[str]:
     """Instance-type families of the catalog ('g5', 'p5', 'a3', ...) with this kind of accelerator."""
     sep = "." if cloud is Cloud.AWS else "-"
-    found = {i.name.split(sep)[0] for i in instance_types(cloud) if accelerator(i.accelerator).family == family}
+    found = {
+        i.name.split(sep)[0] for i in instance_types(cloud) if accelerator(i.accelerator).family == family
+    }
     if cloud is Cloud.GCP and family is AcceleratorFamily.NVIDIA_GPU:
         found.add("n1")  # N1 VMs with attached (guest) GPUs
     return sorted(found)
@@ -204,10 +208,7 @@ def _gcp_job(job: str, port: int, type_families: list[str], d: GcpDiscovery) -> 
         _copy("__meta_gce_machine_type", "instance_type", regex=".*/([^/]+)"),
         _copy("__meta_gce_zone", "zone", regex=".*/([^/]+)"),
         _copy("__meta_gce_project", "project"),
-        *(
-            _copy(_meta_gce_label(gcp_label_key(key)), _snake(key))
-            for key in (*COST_TAG_KEYS, AUTO_SHUTDOWN)
-        ),
+        *(_copy(_meta_gce_label(gcp_label_key(key)), _snake(key)) for key in (*COST_TAG_KEYS, AUTO_SHUTDOWN)),
     ]
     sd_configs = [
         {"project": d.project, "zone": zone, "port": port, "refresh_interval": "60s"} for zone in d.zones

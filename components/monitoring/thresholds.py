@@ -92,7 +92,9 @@ def validate_thresholds(t: Thresholds, where: str = "thresholds") -> list[Proble
             value = getattr(t, f.name)
             if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _MAX_MINUTES:
                 problems.append(
-                    Problem(f"{where}.{f.name}", value, f"must be a whole number of minutes, 1 to {_MAX_MINUTES}")
+                    Problem(
+                        f"{where}.{f.name}", value, f"must be a whole number of minutes, 1 to {_MAX_MINUTES}"
+                    )
                 )
     return problems
 
