@@ -70,7 +70,7 @@ def deploy(settings: StackSettings) -> dict[str, Any]:
 
 def _section(settings: StackSettings) -> ObservabilitySettings:
     if settings.observability is None:
-        raise ValueError("the observability part runs only when the stack config has an observability section")
+        raise ValueError("the observability part runs only for a stack config with an observability section")
     return settings.observability
 
 
