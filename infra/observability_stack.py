@@ -49,16 +49,24 @@ def validate(settings: StackSettings) -> list[Problem]:
                 "must name at least one receiver in production: alerts that go nowhere are not monitoring",
             )
         )
-    args = _args(obs, settings, with_secrets=False)
+    args = component_args(settings, with_secrets=False)
     problems += [_rekey(p) for p in validate_gpu_observability(obs.name, args)]
     return problems
 
 
 def deploy(settings: StackSettings) -> dict[str, Any]:
+    import pulumi
+
     from components.k8s.gpu_observability import GpuObservability
 
     obs = _section(settings)
-    stack = GpuObservability(obs.name, _args(obs, settings, with_secrets=True))
+    args = component_args(
+        settings,
+        with_secrets=True,
+        aws_region=pulumi.Config("aws").get("region"),
+        gcp_region=pulumi.Config("gcp").get("region"),
+    )
+    stack = GpuObservability(obs.name, args)
     return {
         "monitoringNamespace": obs.namespace,
         "prometheusService": stack.prometheus_service,
@@ -74,11 +82,25 @@ def _section(settings: StackSettings) -> ObservabilitySettings:
     return settings.observability
 
 
-def _args(obs: ObservabilitySettings, settings: StackSettings, *, with_secrets: bool) -> Any:
+def component_args(
+    settings: StackSettings,
+    *,
+    with_secrets: bool,
+    aws_region: str | None = None,
+    gcp_region: str | None = None,
+) -> Any:
+    """GpuObservabilityArgs for the stack's section; secrets as Pulumi secrets, or blank when not wanted.
+
+    `inference-infra monitoring rules --stack` renders its rules from these args
+    too, so the CLI and the deployed PrometheusRule cannot differ. Prices come
+    from the stack's own regions (`aws:region`, `gcp:region`).
+    """
     import pulumi
 
     from components.k8s.gpu_observability import AlertReceiver, GpuObservabilityArgs
     from components.monitoring.rules import DEFAULT_RUNBOOK_URL
+
+    obs = _section(settings)
 
     def secret(key: str | None) -> Any:
         if key is None or not with_secrets:
@@ -87,6 +109,8 @@ def _args(obs: ObservabilitySettings, settings: StackSettings, *, with_secrets: 
         return pulumi.Output.secret(value)
 
     return GpuObservabilityArgs(
+        aws_price_region=aws_region or None,
+        gcp_price_region=gcp_region or None,
         namespace=obs.namespace,
         kube_context=obs.kube_context,
         kubeconfig=secret(obs.kubeconfig_secret),

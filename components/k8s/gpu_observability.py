@@ -102,6 +102,8 @@ class GpuObservabilityArgs:
     dcgm_exporter_version: str = DCGM_EXPORTER.version
     neuron_monitor_image: str = NEURON_MONITOR.reference
     grafana_admin_user: str = "admin"
+    aws_price_region: str | None = None  # prices for the cost rules; None: the catalog's reference region
+    gcp_price_region: str | None = None
 
     @property
     def retention_size(self) -> int:
@@ -112,7 +114,13 @@ class GpuObservabilityArgs:
         )
 
     def rule_settings(self) -> RuleSettings:
-        return RuleSettings(thresholds=self.thresholds, runbook_url=self.runbook_url, dcgm_job=DCGM_JOB)
+        return RuleSettings(
+            thresholds=self.thresholds,
+            runbook_url=self.runbook_url,
+            dcgm_job=DCGM_JOB,
+            aws_price_region=self.aws_price_region,
+            gcp_price_region=self.gcp_price_region,
+        )
 
 
 def validate_gpu_observability(name: str, args: GpuObservabilityArgs) -> list[Problem]:

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from components.errors import Problem, did_you_mean
+from components.errors import Problem, did_you_mean, raise_if_invalid
 
 _SEED = "seed doc 004, 'Key GPU Metrics' table"
 _CHOICE = "inference-infra default"
@@ -43,14 +43,16 @@ class Thresholds:
 
     def with_overrides(self, overrides: Mapping[str, Any]) -> Thresholds:
         """A copy with some fields replaced (names in snake_case or camelCase); unknown names raise."""
-        from components.errors import raise_if_invalid
 
-        known = {f.name: f.name for f in fields(self)} | {_camel(f.name): f.name for f in fields(self)}
-        problems = [
-            Problem(f"threshold {key!r}", value, f"is not a threshold{did_you_mean(key, known)}")
-            for key, value in overrides.items()
-            if key not in known
-        ]
+        snake = [f.name for f in fields(self)]
+        known = {name: name for name in snake} | {_camel(name): name for name in snake}
+        problems = []
+        for key in overrides:
+            if key not in known:
+                choices = snake if "_" in key else [_camel(n) for n in snake]
+                problems.append(
+                    Problem("threshold", key, f"is not a threshold name{did_you_mean(key, choices)}")
+                )
         raise_if_invalid("thresholds", problems)
         return replace(self, **{known[k]: v for k, v in overrides.items()})
 
