@@ -200,6 +200,7 @@ class GpuObservability(pulumi.ComponentResource):
         settings = args.rule_settings()
         depends: list[pulumi.Resource] = []
 
+        self.namespace: k8s.core.v1.Namespace | None
         if args.create_namespace:
             self.namespace = k8s.core.v1.Namespace(
                 f"{name}-ns",
@@ -208,6 +209,8 @@ class GpuObservability(pulumi.ComponentResource):
                 opts=child,
             )
             depends.append(self.namespace)
+        else:
+            self.namespace = None
         in_ns = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=list(depends)))
 
         self.grafana_password = random.RandomPassword(
