@@ -79,9 +79,9 @@ def rules(
 @click.option("--node-exporter/--no-node-exporter", default=True, show_default=True, help="Scrape :9100.")
 @click.option(
     "--neuron-monitor/--no-neuron-monitor",
-    default=True,
+    default=False,
     show_default=True,
-    help="AWS: scrape neuron-monitor (:8000) on Inferentia/Trainium.",
+    help="AWS: also scrape neuron-monitor-prometheus (:8000) on Inferentia/Trainium.",
 )
 def scrape_config(
     cloud: str,
@@ -110,7 +110,7 @@ def scrape_config(
     foreign = (
         {"--project": project, "--zone": zones, "--label": labels}
         if cloud == "aws"
-        else {"--region": regions, "--tag": tags, "--role-arn": role_arn}
+        else {"--region": regions, "--tag": tags, "--role-arn": role_arn, "--neuron-monitor": neuron_monitor}
     )
     if misplaced := [flag for flag, value in foreign.items() if value]:
         other = "gcp" if cloud == "aws" else "aws"
@@ -124,7 +124,7 @@ def scrape_config(
         discovery=discovery,
         scrape_interval_seconds=scrape_interval,
         node_exporter=node_exporter,
-        neuron_monitor=neuron_monitor and cloud == "aws",
+        neuron_monitor=neuron_monitor,
         rule_files=list(rule_files),
     )
     raise_if_invalid(f"monitoring scrape-config --cloud {cloud}", validate_scrape_settings(settings))

@@ -4,8 +4,8 @@ Which machines: the ones this project launches. Every accelerator instance
 carries the `AutoShutdown` tag (GCP label `auto-shutdown`) from the stack's
 cost-tag transform, so discovery keeps running instances that have that tag
 key, narrowed by instance-type family from the catalog: dcgm-exporter (9400)
-on NVIDIA families only, neuron-monitor (8000) on Inferentia/Trainium
-families, node exporter (9100) on all of them. Without the family filter an
+on NVIDIA families only, node exporter (9100) on all of them, and on request
+neuron-monitor (8000) on Inferentia/Trainium families. Without the family filter an
 Inferentia instance would show up as a dcgm-exporter target that is always
 down. Stopped instances are left out, so the idle watchdog stopping a GPU
 does not raise DcgmExporterDown.
@@ -62,7 +62,9 @@ class ScrapeSettings:
     discovery: AwsDiscovery | GcpDiscovery
     scrape_interval_seconds: int = 15
     node_exporter: bool = True
-    neuron_monitor: bool = True  # EC2 only (Inferentia/Trainium); GCE has no Neuron machines
+    # EC2 only: Inferentia/Trainium instances serving neuron-monitor's Prometheus output on 8000.
+    # Off by default: this project's Inferentia fleets send Neuron metrics to CloudWatch instead.
+    neuron_monitor: bool = False
     rule_files: Sequence[str] = ()  # paths Prometheus reads rules from (e.g. `monitoring rules` output)
 
 

@@ -76,7 +76,7 @@ def test_monitoring_scrape_config_aws_is_a_valid_prometheus_config(capsys, tmp_p
     code, out, _ = _run(
         capsys,
         "monitoring", "scrape-config", "--cloud", "aws",
-        "--region", "us-east-1", "--region", "eu-west-1", "--tag", "Environment=prod",
+        "--region", "us-east-1", "--region", "eu-west-1", "--tag", "Environment=prod", "--neuron-monitor",
     )  # fmt: skip
     assert code == 0
     config = yaml.safe_load(out)
@@ -128,6 +128,10 @@ def test_monitoring_scrape_config_gcp_with_rules_passes_promtool(capsys, tmp_pat
             "--tag applies to --cloud aws",
         ),
         (["--cloud", "gcp", "--zone", "us-central1-a"], "project '' must be a GCP project id"),
+        (
+            ["--cloud", "gcp", "--project", "acme-inference", "--zone", "us-central1-a", "--neuron-monitor"],
+            "--neuron-monitor applies to --cloud aws",
+        ),
         (
             ["--cloud", "aws", "--region", "us-east-1", "--tag", "Environment"],
             "--tag 'Environment' must be KEY=VALUE",

@@ -35,7 +35,10 @@ def _targets(job: dict) -> dict[str, str]:
     }
 
 
-AWS = ScrapeSettings(discovery=AwsDiscovery(regions=["us-east-1", "us-west-2"], tags={"Environment": "prod"}))
+AWS = ScrapeSettings(
+    discovery=AwsDiscovery(regions=["us-east-1", "us-west-2"], tags={"Environment": "prod"}),
+    neuron_monitor=True,
+)
 GCP = ScrapeSettings(
     discovery=GcpDiscovery(project="acme-inference", zones=["us-central1-a", "us-central1-b"])
 )
