@@ -15,12 +15,24 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import fields as dataclass_fields
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    create_model,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from components.errors import InputError, Problem, did_you_mean
+from components.monitoring.alertmanager import ReceiverKind
+from components.monitoring.thresholds import Thresholds
 from components.planner import Precision, Quantization, Traffic, model_spec
 from components.planner.models import unknown_model_problem
 from components.tagging import CostTags, validate_cost_tags
@@ -174,6 +186,78 @@ class AwsFleetSettings(Settings):
     auto_shutdown: bool | None = None
 
 
+# -- observability (components.k8s.GpuObservability) ---------------------------------------------
+
+# One optional key per alert threshold, named like Thresholds' fields (camelCase here).
+ThresholdSettings = create_model(
+    "ThresholdSettings",
+    __base__=Settings,
+    __doc__="Alert thresholds; each unset key keeps its default.",
+    **{
+        f.name: (
+            (int if f.type == "int" else float) | None,
+            Field(default=None, description=f"Default {f.default}: {f.metadata['source']}."),
+        )
+        for f in dataclass_fields(Thresholds)
+    },
+)
+
+
+class AlertReceiverSettings(Settings):
+    name: str = Field(description="Receiver name in Alertmanager.")
+    kind: ReceiverKind = Field(description="slack, pagerduty or webhook.")
+    secret: str = Field(
+        description="Key in inference-infra:observabilitySecrets holding the Slack webhook URL, PagerDuty "
+        "routing key or webhook URL."
+    )
+    channel: str | None = Field(default=None, description="Slack channel ('#name'); Slack only.")
+    severities: list[str] = Field(
+        default_factory=lambda: ["critical", "warning"], description="Alert severities sent here."
+    )
+
+
+class ObservabilitySettings(Settings):
+    """GpuObservability on an existing Kubernetes cluster."""
+
+    name: str = Field(default="gpu-obs", description="Component name; prefixes every Kubernetes object.")
+    namespace: str = Field(default="monitoring", description="Namespace for the whole monitoring stack.")
+    kube_context: str | None = Field(
+        default=None, description="kubeconfig context to deploy to (default: the current context)."
+    )
+    kubeconfig_secret: str | None = Field(
+        default=None,
+        description="Key in inference-infra:observabilitySecrets holding a kubeconfig "
+        "(default: the ambient ~/.kube/config).",
+    )
+    retention_days: int = Field(default=15, description="Prometheus retention in days.")
+    storage_size_gib: int = Field(default=50, description="Prometheus volume size in GiB.")
+    storage_class: str | None = Field(default=None, description="StorageClass of the Prometheus volume.")
+    neuron_monitor: bool = Field(
+        default=False, description="Run neuron-monitor on Inferentia/Trainium nodes."
+    )
+    runbook_url: str | None = Field(
+        default=None, description="Runbook the alerts link to (anchors appended)."
+    )
+    thresholds: ThresholdSettings = Field(default_factory=ThresholdSettings)  # type: ignore[valid-type]
+    alert_receivers: list[AlertReceiverSettings] = Field(
+        default_factory=list, description="Where alerts go (Alertmanager receivers)."
+    )
+
+    def threshold_values(self) -> Thresholds:
+        return Thresholds().with_overrides(self.thresholds.model_dump(exclude_none=True))
+
+
+_OBSERVABILITY_SECRETS_SCHEMA = {
+    "type": "object",
+    "additionalProperties": {
+        "type": "object",
+        "properties": {"secure": {"type": "string"}},
+        "required": ["secure"],
+        "description": "pulumi config set --secret --path 'inference-infra:observabilitySecrets.<key>' VALUE",
+    },
+}
+
+
 class StackSettings(Settings):
     """The root of a stack's configuration."""
 
@@ -197,6 +281,14 @@ class StackSettings(Settings):
     efs_model_cache: EfsModelCacheSettings | None = None
     aws_gpu_fleets: list[AwsFleetSettings] = Field(default_factory=list)
     aws_inferentia_fleets: list[AwsFleetSettings] = Field(default_factory=list)
+    observability: ObservabilitySettings | None = Field(
+        default=None, description="Prometheus, Grafana and dcgm-exporter on a Kubernetes cluster."
+    )
+    observability_secrets: dict[str, SecretStr] = Field(
+        default_factory=dict,
+        description="Secret values the observability section names (receiver keys, a kubeconfig).",
+        json_schema_extra=_OBSERVABILITY_SECRETS_SCHEMA,
+    )
 
     @field_validator("environment")
     @classmethod
