@@ -6,7 +6,7 @@ that lists close matches.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from functools import cache
 
 from components.catalog.accelerators import ACCELERATORS
@@ -40,6 +40,7 @@ __all__ = [
     "accelerators",
     "find_instance_type",
     "gcp_guest_accelerator",
+    "gcp_n1_gpu_price",
     "gcp_n1_machine",
     "hourly_price",
     "instance_type",
@@ -135,6 +136,23 @@ def gcp_n1_machine(machine_type: str) -> N1MachinePrice:
         raise _unknown("GCP N1 machine type", machine_type, table) from None
 
 
+def _regional(hourly_usd: Mapping[str, float], region: str | None) -> tuple[str, float]:
+    """(where, on-demand USD) for region, falling back to the reference (first) region."""
+    if region is not None and region in hourly_usd:
+        return region, hourly_usd[region]
+    reference = next(iter(hourly_usd))
+    where = reference if region is None else f"{reference} (reference; no {region} price in the catalog)"
+    return where, hourly_usd[reference]
+
+
+def _discounted(on_demand: float, model: PriceModel, spot: float, committed: float) -> tuple[float, str]:
+    if model is PriceModel.SPOT:
+        return on_demand * (1 - spot), f"spot ~{spot:.0%} below on-demand"
+    if model is PriceModel.RESERVED:
+        return on_demand * (1 - committed), f"reserved ~{committed:.0%} below on-demand"
+    return on_demand, "on-demand"
+
+
 def hourly_price(
     item: InstanceType,
     *,
@@ -147,18 +165,27 @@ def hourly_price(
     A region the table has no price for falls back to the reference region and
     says so in the basis; spot and reserved apply the table's typical discount.
     """
-    if region is not None and region in item.hourly_usd:
-        where, on_demand = region, item.hourly_usd[region]
-    else:
-        where, on_demand = item.reference_region, item.hourly_usd[item.reference_region]
-        if region is not None:
-            where = f"{where} (reference; no {region} price in the catalog)"
-    if model is PriceModel.SPOT:
-        rate, how = on_demand * (1 - item.spot_discount), f"spot ~{item.spot_discount:.0%} below on-demand"
-    elif model is PriceModel.RESERVED:
-        rate = on_demand * (1 - item.committed_discount)
-        how = f"reserved ~{item.committed_discount:.0%} below on-demand"
-    else:
-        rate, how = on_demand, "on-demand"
+    where, on_demand = _regional(item.hourly_usd, region)
+    rate, how = _discounted(on_demand, model, item.spot_discount, item.committed_discount)
     times = f"{count} x " if count != 1 else ""
     return Price(round(rate * count, 6), f"{times}{item.name} {how} {where}")
+
+
+def gcp_n1_gpu_price(
+    machine_type: str,
+    accelerator_type: str,
+    *,
+    gpus: int = 1,
+    region: str | None = None,
+    model: PriceModel = PriceModel.ON_DEMAND,
+) -> Price:
+    """Hourly USD of one N1 VM with gpus attached GPUs (GCP bills the two separately)."""
+    machine = gcp_n1_machine(machine_type)
+    guest = gcp_guest_accelerator(accelerator_type)
+    vm_where, vm_usd = _regional(machine.hourly_usd, region)
+    gpu_where, gpu_usd = _regional(guest.hourly_usd, region)
+    vm_rate, how = _discounted(vm_usd, model, machine.spot_discount, machine.committed_discount)
+    gpu_rate, _ = _discounted(gpu_usd, model, guest.spot_discount, guest.committed_discount)
+    where = vm_where if vm_where == gpu_where else f"{vm_where} / {gpu_where}"
+    basis = f"{machine_type} + {gpus} x {accelerator_type} {how} {where}"
+    return Price(round(vm_rate + gpus * gpu_rate, 6), basis)

@@ -1,7 +1,8 @@
 """The catalog's record types.
 
-Every figure in a table carries the page it came from (`source`) and the day
-it was read (`as_of`). Throughput figures are dense (no structured sparsity),
+Every figure in a table carries the page(s) it came from (`source`, several
+URLs joined by " ; ") and the date it is as of (`as_of`: the price list's date
+when the source carries one, else the day it was read). Throughput figures are dense (no structured sparsity),
 per device: one GPU, one Neuron chip or one TPU chip.
 """
 
