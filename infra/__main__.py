@@ -22,6 +22,10 @@ from infra.config import StackSettings, load_stack_settings
 def active_parts(settings: StackSettings) -> list[ModuleType]:
     """The stack's parts, in deployment order, for the sections its config sets."""
     parts: list[ModuleType] = []
+    if settings.uses_gcp:
+        from infra import gcp_stack
+
+        parts.append(gcp_stack)
     return parts
 
 
