@@ -159,7 +159,8 @@ def _n1_shape(args: GpuFleetArgs) -> tuple[FleetShape | None, list[Problem]]:
     try:
         machine = gcp_n1_machine(args.machine_type)
     except CatalogError as e:
-        return None, [Problem("machine_type", args.machine_type, str(e).rstrip("."))]
+        hint = str(e).removeprefix(f"unknown GCP N1 machine type {args.machine_type!r}; ").rstrip(".")
+        return None, [Problem("machine_type", args.machine_type, f"is not an N1 machine type we know; {hint}")]
     known = ", ".join(row.accelerator_type for row in N1_GPU_LIMITS)
     if args.accelerator_type is None:
         return None, [
@@ -341,7 +342,7 @@ class GpuFleet(pulumi.ComponentResource):
     internal_ips: pulumi.Output[list[str]]
 
     def __init__(self, name: str, args: GpuFleetArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        project = args.project or gcp.config.project
+        project = args.project or gcp.config.project or None
         raise_if_invalid(f"GpuFleet {name!r}", validate_gpu_fleet(name, args, project=project))
         super().__init__("inference-infra:gcp:GpuFleet", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)

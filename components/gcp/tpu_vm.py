@@ -261,7 +261,7 @@ class TpuVm(pulumi.ComponentResource):
     runtime_version: str
 
     def __init__(self, name: str, args: TpuVmArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        project = args.project or gcp.config.project
+        project = args.project or gcp.config.project or None
         raise_if_invalid(f"TpuVm {name!r}", validate_tpu_vm(name, args, project=project))
         super().__init__("inference-infra:gcp:TpuVm", name, None, opts)
         tpu, _ = resolve_slice(args)
