@@ -23,6 +23,7 @@ and `auto-shutdown` when set here).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -160,7 +161,9 @@ def _n1_shape(args: GpuFleetArgs) -> tuple[FleetShape | None, list[Problem]]:
         machine = gcp_n1_machine(args.machine_type)
     except CatalogError as e:
         hint = str(e).removeprefix(f"unknown GCP N1 machine type {args.machine_type!r}; ").rstrip(".")
-        return None, [Problem("machine_type", args.machine_type, f"is not an N1 machine type we know; {hint}")]
+        return None, [
+            Problem("machine_type", args.machine_type, f"is not an N1 machine type we know; {hint}")
+        ]
     known = ", ".join(row.accelerator_type for row in N1_GPU_LIMITS)
     if args.accelerator_type is None:
         return None, [
@@ -242,7 +245,8 @@ def _reservation_problems(args: GpuFleetArgs) -> list[Problem]:
                 if args.capacity is Capacity.SPOT
                 else "applies only to capacity 'reserved'"
             )
-            return [Problem("reservation", args.reservation, why)]
+            given = {k: v for k, v in dataclasses.asdict(args.reservation).items() if v is not None}
+            return [Problem("reservation", given, why)]
         return []
     spec = args.reservation or GpuReservation()
     problems = []
