@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from itertools import pairwise
 
 import pytest
 
@@ -109,7 +110,7 @@ def test_filestore_tier_table_is_sourced_and_covers_every_tier():
             part.startswith("https://cloud.google.com/filestore/") for part in limits.source.split(" ; ")
         )
         assert limits.as_of.year >= 2025
-        for low, high in zip(limits.ranges, limits.ranges[1:], strict=False):
+        for low, high in pairwise(limits.ranges):
             assert low.max_gib < high.min_gib
 
 

@@ -174,6 +174,7 @@ def test_gpu_fleet_startup_script_raids_bundled_local_ssds(plan_of):
     assert "LOCAL_SSD_COUNT=16" in script
     assert "\nsetup_local_ssd\n" in script
     assert "GPU_METRICS=true" in script
+    assert "\nsetup_ops_agent ||" in script
     assert "scratchDisks" not in vm.props or vm.props["scratchDisks"] == []
 
 
