@@ -17,10 +17,12 @@ import re
 from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
 from components.errors import InputError, Problem, did_you_mean
+from components.planner import Precision, Quantization, Traffic, model_spec
+from components.planner.models import unknown_model_problem
 from components.tagging import CostTags, validate_cost_tags
 
 NAMESPACE = "inference-infra"
@@ -122,6 +124,138 @@ class FilestoreCacheSettings(Settings):
     deletion_protection: bool = False
 
 
+# --- AWS fleets, model caches and network (components/aws; infra/aws_stack.py) ------------------
+
+
+class AwsSubnetSettings(Settings):
+    id: str = Field(description="An existing subnet id (subnet-...).", pattern=r"^subnet-[0-9a-f]+$")
+    availability_zone: str = Field(description="The subnet's availability zone, e.g. us-east-1a.")
+
+
+class AwsPrivateNetworkSettings(Settings):
+    availability_zones: list[str] = Field(
+        description="One private subnet per zone, e.g. [us-west-2a, us-west-2b]."
+    )
+    cidr_block: str = "10.64.0.0/16"
+    nat_gateway: bool = Field(default=True, description="One NAT gateway for package and image downloads.")
+
+
+class AwsNetworkSettings(Settings):
+    """Either an existing VPC (vpcId, subnets, routeTableIds) or `create` for a new private network."""
+
+    vpc_id: str | None = Field(default=None, pattern=r"^vpc-[0-9a-f]+$")
+    subnets: list[AwsSubnetSettings] = Field(default_factory=list)
+    route_table_ids: list[str] = Field(
+        default_factory=list, description="Route tables of the subnets (for the S3 gateway endpoint)."
+    )
+    create: AwsPrivateNetworkSettings | None = None
+
+
+class ModelStoreSettings(Settings):
+    bucket_name: str | None = Field(default=None, description="Default: a unique name from the stack.")
+    noncurrent_version_days: int = 30
+    gateway_endpoint: bool = Field(default=True, description="S3 gateway endpoint: downloads skip the NAT.")
+
+
+class EfsModelCacheSettings(Settings):
+    throughput_mode: Literal["elastic", "bursting"] = "elastic"
+    transition_to_ia_days: int | None = 30
+    backup: bool = False
+
+
+class AwsReservationSettings(Settings):
+    kind: Literal["new", "existing", "capacity-block"] = Field(
+        default="new",
+        description="new: an On-Demand Capacity Reservation made by the stack; existing: one made elsewhere "
+        "(give id and, if it differs, instanceType); capacity-block: an EC2 Capacity Block for ML.",
+    )
+    availability_zone: str
+    instance_count: int
+    id: str | None = None
+    instance_type: str | None = None
+    end_date: str | None = None
+    duration_hours: int | None = None
+    start_date_range: str | None = None
+    end_date_range: str | None = None
+    purchase: bool = Field(default=False, description="Capacity Blocks only: buy it (cannot be cancelled).")
+
+
+class ServedModelSettings(Settings):
+    """The model a fleet serves and the traffic it must hold at once."""
+
+    name: str = Field(description="Model preset, e.g. llama-3.1-70b (`inference-infra size --help`).")
+    quantization: Quantization = Field(default=Quantization.BF16, description="Weight format.")
+    kv_cache_quantization: Quantization | None = Field(
+        default=None, description="KV-cache format. Default: the weights' float type (bf16 if quantized)."
+    )
+    context_tokens: int = Field(gt=0, description="Longest sequence to hold: prompt + generated tokens.")
+    concurrency: int = Field(gt=0, description="Sequences in flight at once, per machine.")
+    output_tokens: int | None = Field(
+        default=None, gt=0, description="Generated tokens per request (throughput estimate only)."
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _known_model(cls, value: str) -> str:
+        try:
+            return model_spec(value).name
+        except InputError:
+            raise ValueError(unknown_model_problem(value).allowed) from None
+
+    @model_validator(mode="after")
+    def _traffic_fits_the_model(self) -> ServedModelSettings:
+        window = model_spec(self.name).max_context_tokens
+        if self.context_tokens > window:
+            raise ValueError(
+                f"contextTokens {self.context_tokens} exceeds {self.name}'s window of {window:,}"
+            )
+        if self.output_tokens is not None and self.output_tokens > self.context_tokens:
+            raise ValueError(f"outputTokens {self.output_tokens} exceeds contextTokens {self.context_tokens}")
+        return self
+
+    def traffic(self) -> Traffic:
+        return Traffic(
+            context_tokens=self.context_tokens, concurrency=self.concurrency, output_tokens=self.output_tokens
+        )
+
+    def precision(self) -> Precision:
+        return Precision(weights=self.quantization, kv_cache=self.kv_cache_quantization)
+
+
+class AwsFleetSettings(Settings):
+    name: str = Field(
+        pattern=r"^[a-z][a-z0-9-]{1,30}$", description="Pool name: resource names derive from it."
+    )
+    instance_type: str | None = Field(
+        default=None,
+        description="Catalog instance type. Omit it and set `model` to let the capacity planner choose; "
+        "with both, the planner checks that the model fits.",
+    )
+    model: ServedModelSettings | None = Field(
+        default=None, description="The model this pool serves and its traffic (capacity planner)."
+    )
+    reserved: int = 0
+    spot: int = 0
+    on_demand: int = 0
+    count: int | None = Field(
+        default=None, description="A total filled in capacityOrder instead of the counts."
+    )
+    capacity_order: list[Literal["reserved", "spot", "on-demand"]] = ["reserved", "spot", "on-demand"]
+    max_spot: int | None = None
+    reservation: AwsReservationSettings | None = None
+    spot_instance_types: list[str] = Field(default_factory=list)
+    model_prefix: str | None = Field(default=None, description="Weights under s3://<modelStore>/<prefix>.")
+    prefetch: bool = True
+    efs: bool = Field(default=False, description="Mount the stack's efsModelCache.")
+    inference_port: int = 8000
+    inference_cidr_blocks: list[str] = Field(default_factory=list)
+    inference_security_group_ids: list[str] = Field(default_factory=list)
+    monitoring_security_group_ids: list[str] = Field(default_factory=list)
+    root_volume_gib: int = 200
+    ami_id: str | None = None
+    auto_shutdown: bool | None = None
+
+
 class StackSettings(Settings):
     """The root of a stack's configuration."""
 
@@ -151,6 +285,13 @@ class StackSettings(Settings):
     @property
     def uses_gcp(self) -> bool:
         return bool(self.gcp_gpu_fleets or self.tpu_vms or self.filestore_model_cache or self.gcp_network)
+
+    # AWS fleets, caches and network (infra/aws_stack.py)
+    aws_network: AwsNetworkSettings | None = None
+    model_store: ModelStoreSettings | None = None
+    efs_model_cache: EfsModelCacheSettings | None = None
+    aws_gpu_fleets: list[AwsFleetSettings] = Field(default_factory=list)
+    aws_inferentia_fleets: list[AwsFleetSettings] = Field(default_factory=list)
 
     @field_validator("environment")
     @classmethod
@@ -185,6 +326,12 @@ def _key_of(tag_input: str) -> str:
     return {"tag CostCenter": "costCenter", "tag Environment": "environment", "tag Owner": "owner"}.get(
         tag_input, "extraTags"
     )
+
+
+# --- capacity planner (issue 8): a served model and its traffic -------------------------------------
+# A fleet's settings embed this as `model:` instead of (or next to) `instanceType:`; the fleet then
+# takes the planner's cheapest fitting machine, or has its explicit instance type checked for fit
+# (components.planner.resolve_instance_type).
 
 
 class ConfigError(InputError):

@@ -72,6 +72,8 @@ _AWS_ID_PREFIX = {
     "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule": "sgr-",
 }
 
+_AWS_BUCKETS = frozenset({"aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2"})
+
 # ARN resource part by type, for types whose ARN is not "<module>:<region>:<account>:<name>".
 _AWS_ARN = {
     "aws:iam/role:Role": "arn:aws:iam::{account}:role/{name}",
@@ -137,7 +139,9 @@ class OfflineMocks(Mocks):
             module=module, region=region, account=ACCOUNT_ID, name=name, id=ident, kind=kind
         )
         outputs: dict[str, Any] = {"arn": arn}
-        if "name" not in inputs and args.typ not in _AWS_ID_PREFIX:
+        if args.typ in _AWS_BUCKETS:  # autonamed by the provider at check time, so known in preview
+            outputs.update(bucket=name, bucketRegionalDomainName=f"{name}.s3.{region}.amazonaws.com")
+        elif "name" not in inputs and args.typ not in _AWS_ID_PREFIX:
             outputs["name"] = name
         if isinstance(inputs.get("tags"), Mapping):
             outputs["tagsAll"] = dict(inputs["tags"])
@@ -160,13 +164,11 @@ class OfflineMocks(Mocks):
 
     # -- data sources ---------------------------------------------------------------------------
 
-    def call(self, args: MockCallArgs) -> tuple[dict, list | None]:
+    def call(self, args: MockCallArgs) -> dict:
         hook = INVOKE_HOOKS.get(args.token)
         if self._on_invoke is not None:
             self._on_invoke(args.token, hook is not None)
-        if hook is None:
-            return {}, None
-        return hook(args.args, self.ctx), None
+        return hook(args.args, self.ctx) if hook is not None else {}
 
 
 # -- resource outputs a program may read --------------------------------------------------------

@@ -17,10 +17,10 @@ from typing import Any
 from components.catalog import (
     CatalogError,
     Cloud,
+    Price,
     PriceModel,
     find_instance_type,
-    gcp_guest_accelerator,
-    gcp_n1_machine,
+    gcp_n1_gpu_price,
     hourly_price,
 )
 from components.inventory import AWS_LAUNCH_TEMPLATE, AcceleratorUse, Purchase, accelerator_use
@@ -81,36 +81,25 @@ _PURCHASE_NOTE = {
 
 
 def price_use(use: AcceleratorUse, region: str | None) -> tuple[float, str]:
-    """Hourly USD and basis for one accelerator use. Raises CatalogError for unknown types."""
+    """Hourly USD and basis for one accelerator use. Raises CatalogError for unknown types.
+
+    A machine type with bundled GPUs (a2, a3, g2, every EC2 type) is priced as a
+    whole, whatever `guestAccelerators` repeats; an N1 VM is priced as the VM
+    plus its attached GPUs (GCP allows one GPU type per VM).
+    """
     model = _model(use.purchase)
     note = _PURCHASE_NOTE.get(use.purchase, "")
     item = find_instance_type(use.machine_type, use.cloud)
     if item is not None:
         price = hourly_price(item, region=region, model=model, count=use.count)
-        total, basis = price.hourly_usd, price.basis
-    elif use.cloud is Cloud.GCP and use.guest_accelerators:
-        machine = gcp_n1_machine(use.machine_type)
-        rate = _regional(machine.hourly_usd, region)
-        discount = machine.spot_discount if model is PriceModel.SPOT else 0.0
-        total = rate * (1 - discount) * use.count
-        basis = f"{use.machine_type} {model.value}"
+    elif use.cloud is Cloud.GCP and len(use.guest_accelerators) == 1:
+        accelerator_type, gpus = use.guest_accelerators[0]
+        one = gcp_n1_gpu_price(use.machine_type, accelerator_type, gpus=gpus, region=region, model=model)
+        times = f"{use.count} x " if use.count != 1 else ""
+        price = Price(one.hourly_usd * use.count, times + one.basis)
     else:
         raise CatalogError(f"{use.cloud.value} machine type {use.machine_type!r} is not in the catalog")
-    for accelerator_type, per_machine in use.guest_accelerators:
-        guest = gcp_guest_accelerator(accelerator_type)
-        rate = _regional(guest.hourly_usd, region)
-        discount = guest.spot_discount if model is PriceModel.SPOT else 0.0
-        total += rate * (1 - discount) * per_machine * use.count
-        basis += f" + {per_machine} x {accelerator_type}"
-    if item is None:
-        basis += f" {region or 'reference region'}"
-    return total, basis + note
-
-
-def _regional(table: Mapping[str, float], region: str | None) -> float:
-    if region and region in table:
-        return table[region]
-    return next(iter(table.values()))
+    return price.hourly_usd, price.basis + note
 
 
 def price_capture(capture: Capture) -> CostReport:

@@ -1,0 +1,115 @@
+"""The accelerator classifier over engine-shaped props."""
+
+from __future__ import annotations
+
+from components.catalog import Cloud
+from components.inventory import (
+    AWS_CAPACITY_RESERVATION,
+    AWS_INSTANCE,
+    AWS_LAUNCH_TEMPLATE,
+    GCP_INSTANCE,
+    GCP_RESERVATION,
+    GCP_TPU_QUEUED_RESOURCE,
+    GCP_TPU_VM,
+    Purchase,
+    accelerator_use,
+    is_accelerator_instance,
+    region_of_zone,
+    tpu_slice_name,
+)
+from components.offline_plan.model import UNKNOWN_VALUE
+
+
+def test_accelerator_use_reads_an_on_demand_gpu_instance():
+    use = accelerator_use(AWS_INSTANCE, {"instanceType": "p5.48xlarge", "availabilityZone": "us-east-1b"})
+    assert (use.cloud, use.machine_type, use.count, use.purchase) == (
+        Cloud.AWS,
+        "p5.48xlarge",
+        1,
+        Purchase.ON_DEMAND,
+    )
+    assert use.region == "us-east-1"
+
+
+def test_accelerator_use_reads_spot_and_capacity_reservation_targets():
+    spot = accelerator_use(
+        AWS_INSTANCE, {"instanceType": "g5.xlarge", "instanceMarketOptions": {"marketType": "spot"}}
+    )
+    assert spot.purchase is Purchase.SPOT
+    reserved = accelerator_use(
+        AWS_INSTANCE,
+        {
+            "instanceType": "p5.48xlarge",
+            "capacityReservationSpecification": {
+                "capacityReservationTarget": {"capacityReservationId": "cr-1"}
+            },
+        },
+    )
+    assert reserved.reservation_ref == "cr-1"
+
+
+def test_accelerator_use_resolves_the_type_from_the_launch_template():
+    template = {"instanceType": "g5.xlarge", "instanceMarketOptions": {"marketType": "spot"}}
+    use = accelerator_use(AWS_INSTANCE, {"launchTemplate": {"id": "lt-1"}}, lambda ref: template)
+    assert (use.machine_type, use.purchase) == ("g5.xlarge", Purchase.SPOT)
+
+
+def test_accelerator_use_ignores_cpu_and_unknown_types():
+    assert accelerator_use(AWS_INSTANCE, {"instanceType": "m5.large"}) is None
+    assert accelerator_use(AWS_INSTANCE, {"instanceType": UNKNOWN_VALUE}) is None
+    assert accelerator_use("aws:s3/bucketV2:BucketV2", {}) is None
+
+
+def test_accelerator_use_marks_templates_and_reservations():
+    assert accelerator_use(AWS_LAUNCH_TEMPLATE, {"instanceType": "g5.xlarge"}).template
+    cr = accelerator_use(AWS_CAPACITY_RESERVATION, {"instanceType": "p5.48xlarge", "instanceCount": 4})
+    assert (cr.count, cr.reservation, cr.purchase) == (4, True, Purchase.RESERVED)
+
+
+def test_accelerator_use_reads_gcp_vms_reservations_and_tpus():
+    vm = accelerator_use(
+        GCP_INSTANCE,
+        {
+            "machineType": "zones/us-central1-a/machineTypes/a3-highgpu-8g",
+            "zone": "us-central1-a",
+            "scheduling": {"provisioningModel": "SPOT"},
+        },
+    )
+    assert (vm.machine_type, vm.purchase, vm.region) == ("a3-highgpu-8g", Purchase.SPOT, "us-central1")
+    n1 = accelerator_use(
+        GCP_INSTANCE,
+        {"machineType": "n1-standard-8", "guestAccelerators": [{"type": "nvidia-tesla-t4", "count": 2}]},
+    )
+    assert n1.guest_accelerators == (("nvidia-tesla-t4", 2),)
+    reservation = accelerator_use(
+        GCP_RESERVATION,
+        {
+            "zone": "us-central1-a",
+            "specificReservation": {"count": 2, "instanceProperties": {"machineType": "a3-highgpu-8g"}},
+        },
+    )
+    assert (reservation.count, reservation.reservation) == (2, True)
+    tpu = accelerator_use(
+        GCP_TPU_VM,
+        {"acceleratorConfig": {"type": "V5LITE_POD", "topology": "2x4"}, "schedulingConfig": {"spot": True}},
+    )
+    assert (tpu.machine_type, tpu.purchase) == ("v5litepod-8", Purchase.SPOT)
+    queued = accelerator_use(
+        GCP_TPU_QUEUED_RESOURCE, {"tpu": {"nodeSpecs": [{"node": {"acceleratorType": "v6e-8"}}]}, "spot": {}}
+    )
+    assert (queued.machine_type, queued.purchase) == ("v6e-8", Purchase.SPOT)
+
+
+def test_is_accelerator_instance_only_for_running_machines():
+    assert is_accelerator_instance(AWS_INSTANCE, {"instanceType": "g5.xlarge"})
+    assert is_accelerator_instance(GCP_TPU_VM, {})
+    assert not is_accelerator_instance(AWS_LAUNCH_TEMPLATE, {"instanceType": "g5.xlarge"})
+    assert not is_accelerator_instance(AWS_CAPACITY_RESERVATION, {"instanceType": "g5.xlarge"})
+
+
+def test_region_of_zone_and_tpu_slice_names():
+    assert region_of_zone("us-east-1a") == "us-east-1"
+    assert region_of_zone("europe-west4-b") == "europe-west4"
+    assert tpu_slice_name("V5P", "2x2x1") == "v5p-8"
+    assert tpu_slice_name("V6E", "4x4") == "v6e-16"
+    assert tpu_slice_name("V5LITE_POD", "axb") is None
