@@ -234,11 +234,12 @@ def _aws_autoscaling_group(
 
 
 def _guest_accelerators(items: Any) -> tuple[tuple[str, int], ...]:
+    """(type, count) pairs: instances say type/count, reservations acceleratorType/acceleratorCount."""
     found = []
     for item in items if isinstance(items, list) else []:
-        kind = _last_segment(_get(item, "type"))
+        kind = _last_segment(_get(item, "type") or _get(item, "acceleratorType"))
         if kind:
-            found.append((kind, _int(_get(item, "count"), 1)))
+            found.append((kind, _int(_get(item, "count") or _get(item, "acceleratorCount"), 1)))
     return tuple(found)
 
 

@@ -32,6 +32,10 @@ def active_parts(settings: StackSettings) -> list[ModuleType]:
         from infra import aws_stack
 
         parts.append(aws_stack)
+    if settings.uses_gcp:
+        from infra import gcp_stack
+
+        parts.append(gcp_stack)
     if settings.observability is not None:
         from infra import observability_stack
 

@@ -54,6 +54,88 @@ class Settings(BaseModel):
     )
 
 
+# --- GCP accelerators (issue 4): infra/gcp_stack.py ---------------------------------------------
+
+
+class GcpNetworkSettings(Settings):
+    """The VPC the GCP accelerators live in (created by the stack, in gcp:region)."""
+
+    cidr: str = Field(default="10.40.0.0/20", description="The subnet's private IPv4 range.")
+    nat: bool = Field(
+        default=True, description="Cloud NAT for outbound package downloads (nodes have no public IP)."
+    )
+    iap_ssh: bool = Field(default=True, description="Allow SSH from Identity-Aware Proxy's range (OS Login).")
+
+
+class GcpReservationSettings(Settings):
+    count: int | None = Field(default=None, ge=1, description="VMs reserved; default: the fleet's count.")
+    existing_name: str | None = Field(
+        default=None, description="Consume this reservation (made elsewhere) instead of creating one."
+    )
+
+
+class GcpGpuFleetSettings(Settings):
+    """One fleet of GCP GPU VMs (components.gcp.GpuFleet)."""
+
+    name: str = Field(description="Fleet name; prefixes its resources.")
+    machine_type: str = Field(description="a3/a2/g2 machine type, or n1-* with acceleratorType.")
+    capacity: Literal["spot", "on-demand", "reserved"] = Field(description="How the VMs are bought.")
+    count: int = Field(default=1, ge=1, description="VMs in the fleet.")
+    zone: str | None = Field(default=None, description="Default: gcp:zone, else <gcp:region>-a.")
+    accelerator_type: str | None = Field(default=None, description="N1 only: the GPU to attach.")
+    accelerator_count: int | None = Field(default=None, ge=1, description="N1 only: GPUs per VM.")
+    reservation: GcpReservationSettings | None = Field(default=None, description="capacity 'reserved' only.")
+    local_ssd_count: int = Field(
+        default=0, ge=0, description="Local SSDs to add (types without bundled ones)."
+    )
+    models: list[str] = Field(default_factory=list, description="gs:// model folders in gcpModelBucket.")
+    model_cache: bool = Field(default=False, description="Mount the stack's filestoreModelCache.")
+    boot_disk_size_gib: int = Field(default=200, ge=50)
+    serving_port: int = Field(default=8000, ge=1, le=65535)
+    client_ranges: list[str] = Field(
+        default_factory=list, description="Private CIDRs that reach servingPort."
+    )
+    auto_shutdown: bool | None = Field(default=None, description="This fleet's auto-shutdown label.")
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+class TpuDataDiskSettings(Settings):
+    size_gib: int = Field(ge=10)
+    disk_type: str | None = None
+    read_only: bool = False
+
+
+class TpuVmSettings(Settings):
+    """One Cloud TPU slice (components.gcp.TpuVm)."""
+
+    name: str = Field(description="TPU name; prefixes its resources.")
+    zone: str | None = Field(default=None, description="Default: gcp:zone, else <gcp:region>-a.")
+    accelerator_type: str | None = Field(default=None, description="Slice name, e.g. v5litepod-8.")
+    generation: str | None = Field(default=None, description="With topology: v5e, v5p, v6e or v4.")
+    topology: str | None = Field(default=None, description="With generation: e.g. 2x4.")
+    runtime_version: str | None = Field(default=None, description="Default: the generation's base image.")
+    scheduling: Literal["on-demand", "spot", "preemptible", "reserved"] = "on-demand"
+    queued: bool = Field(default=False, description="Request through a queued resource (waits for capacity).")
+    secure_boot: bool = True
+    data_disks: list[TpuDataDiskSettings] = Field(default_factory=list)
+    models: list[str] = Field(default_factory=list, description="gs:// model folders in gcpModelBucket.")
+    model_cache: bool = Field(default=False, description="Mount the stack's filestoreModelCache.")
+    auto_shutdown: bool | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+class FilestoreCacheSettings(Settings):
+    """The shared model cache (components.gcp.FilestoreModelCache) on the stack's VPC."""
+
+    tier: Literal["BASIC_HDD", "BASIC_SSD", "ZONAL", "REGIONAL", "ENTERPRISE"] = "ZONAL"
+    capacity_gib: int = Field(default=1024, description="Must fit the tier's range.")
+    location: str | None = Field(
+        default=None, description="Zone (BASIC_*, ZONAL) or region; default from gcp:*."
+    )
+    share_name: str = "models"
+    deletion_protection: bool = False
+
+
 # --- AWS fleets, model caches and network (components/aws; infra/aws_stack.py) ------------------
 
 
@@ -275,6 +357,19 @@ class StackSettings(Settings):
     extra_tags: dict[str, str] = Field(
         default_factory=dict, description="More tags for every resource (GCP labels are derived from them)."
     )
+    # GCP accelerators (issue 4)
+    gcp_network: GcpNetworkSettings | None = Field(
+        default=None, description="The GCP VPC; default when GCP is used."
+    )
+    gcp_model_bucket: str | None = Field(default=None, description="Existing bucket holding model weights.")
+    gcp_gpu_fleets: list[GcpGpuFleetSettings] = Field(default_factory=list)
+    tpu_vms: list[TpuVmSettings] = Field(default_factory=list)
+    filestore_model_cache: FilestoreCacheSettings | None = None
+
+    @property
+    def uses_gcp(self) -> bool:
+        return bool(self.gcp_gpu_fleets or self.tpu_vms or self.filestore_model_cache or self.gcp_network)
+
     # AWS fleets, caches and network (infra/aws_stack.py)
     aws_network: AwsNetworkSettings | None = None
     model_store: ModelStoreSettings | None = None
