@@ -299,7 +299,7 @@ def deploy(settings: StackSettings) -> dict[str, Any]:
             resolution = resolve(config, kind, f"{NAMESPACE}:{key}[{i}]")
             instance_type = resolution.instance_type or ""  # validate() rejected anything unresolved
             if resolution.note:
-                pulumi.log.info(f"{kind.component} {config.name!r}: {resolution.note}")
+                pulumi.log.info(f"AWS {kind.component} {config.name!r}: {resolution.note}")
             fleet = builders[kind.component](config.name, fleet_args(config, wiring, instance_type))
             fleets[config.name] = {
                 "instanceType": instance_type,

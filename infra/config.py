@@ -74,11 +74,60 @@ class GcpReservationSettings(Settings):
     )
 
 
+class ServedModelSettings(Settings):
+    """The model a fleet serves and the traffic it must hold at once."""
+
+    name: str = Field(description="Model preset, e.g. llama-3.1-70b (`inference-infra size --help`).")
+    quantization: Quantization = Field(default=Quantization.BF16, description="Weight format.")
+    kv_cache_quantization: Quantization | None = Field(
+        default=None, description="KV-cache format. Default: the weights' float type (bf16 if quantized)."
+    )
+    context_tokens: int = Field(gt=0, description="Longest sequence to hold: prompt + generated tokens.")
+    concurrency: int = Field(gt=0, description="Sequences in flight at once, per machine.")
+    output_tokens: int | None = Field(
+        default=None, gt=0, description="Generated tokens per request (throughput estimate only)."
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _known_model(cls, value: str) -> str:
+        try:
+            return model_spec(value).name
+        except InputError:
+            raise ValueError(unknown_model_problem(value).allowed) from None
+
+    @model_validator(mode="after")
+    def _traffic_fits_the_model(self) -> ServedModelSettings:
+        window = model_spec(self.name).max_context_tokens
+        if self.context_tokens > window:
+            raise ValueError(
+                f"contextTokens {self.context_tokens} exceeds {self.name}'s window of {window:,}"
+            )
+        if self.output_tokens is not None and self.output_tokens > self.context_tokens:
+            raise ValueError(f"outputTokens {self.output_tokens} exceeds contextTokens {self.context_tokens}")
+        return self
+
+    def traffic(self) -> Traffic:
+        return Traffic(
+            context_tokens=self.context_tokens, concurrency=self.concurrency, output_tokens=self.output_tokens
+        )
+
+    def precision(self) -> Precision:
+        return Precision(weights=self.quantization, kv_cache=self.kv_cache_quantization)
+
+
 class GcpGpuFleetSettings(Settings):
     """One fleet of GCP GPU VMs (components.gcp.GpuFleet)."""
 
     name: str = Field(description="Fleet name; prefixes its resources.")
-    machine_type: str = Field(description="a3/a2/g2 machine type, or n1-* with acceleratorType.")
+    machine_type: str | None = Field(
+        default=None,
+        description="a3/a2/g2 machine type, or n1-* with acceleratorType. Omit it and set `model` to let the "
+        "capacity planner choose; with both, the planner checks that the model fits.",
+    )
+    model: ServedModelSettings | None = Field(
+        default=None, description="The model this fleet serves and its traffic (capacity planner)."
+    )
     capacity: Literal["spot", "on-demand", "reserved"] = Field(description="How the VMs are bought.")
     count: int = Field(default=1, ge=1, description="VMs in the fleet.")
     zone: str | None = Field(default=None, description="Default: gcp:zone, else <gcp:region>-a.")
@@ -111,6 +160,11 @@ class TpuVmSettings(Settings):
     name: str = Field(description="TPU name; prefixes its resources.")
     zone: str | None = Field(default=None, description="Default: gcp:zone, else <gcp:region>-a.")
     accelerator_type: str | None = Field(default=None, description="Slice name, e.g. v5litepod-8.")
+    model: ServedModelSettings | None = Field(
+        default=None,
+        description="The model this slice serves and its traffic: without a slice type the capacity planner "
+        "picks the slice; with one, it checks that the model fits.",
+    )
     generation: str | None = Field(default=None, description="With topology: v5e, v5p, v6e or v4.")
     topology: str | None = Field(default=None, description="With generation: e.g. 2x4.")
     runtime_version: str | None = Field(default=None, description="Default: the generation's base image.")
@@ -190,48 +244,6 @@ class AwsReservationSettings(Settings):
     start_date_range: str | None = None
     end_date_range: str | None = None
     purchase: bool = Field(default=False, description="Capacity Blocks only: buy it (cannot be cancelled).")
-
-
-class ServedModelSettings(Settings):
-    """The model a fleet serves and the traffic it must hold at once."""
-
-    name: str = Field(description="Model preset, e.g. llama-3.1-70b (`inference-infra size --help`).")
-    quantization: Quantization = Field(default=Quantization.BF16, description="Weight format.")
-    kv_cache_quantization: Quantization | None = Field(
-        default=None, description="KV-cache format. Default: the weights' float type (bf16 if quantized)."
-    )
-    context_tokens: int = Field(gt=0, description="Longest sequence to hold: prompt + generated tokens.")
-    concurrency: int = Field(gt=0, description="Sequences in flight at once, per machine.")
-    output_tokens: int | None = Field(
-        default=None, gt=0, description="Generated tokens per request (throughput estimate only)."
-    )
-
-    @field_validator("name")
-    @classmethod
-    def _known_model(cls, value: str) -> str:
-        try:
-            return model_spec(value).name
-        except InputError:
-            raise ValueError(unknown_model_problem(value).allowed) from None
-
-    @model_validator(mode="after")
-    def _traffic_fits_the_model(self) -> ServedModelSettings:
-        window = model_spec(self.name).max_context_tokens
-        if self.context_tokens > window:
-            raise ValueError(
-                f"contextTokens {self.context_tokens} exceeds {self.name}'s window of {window:,}"
-            )
-        if self.output_tokens is not None and self.output_tokens > self.context_tokens:
-            raise ValueError(f"outputTokens {self.output_tokens} exceeds contextTokens {self.context_tokens}")
-        return self
-
-    def traffic(self) -> Traffic:
-        return Traffic(
-            context_tokens=self.context_tokens, concurrency=self.concurrency, output_tokens=self.output_tokens
-        )
-
-    def precision(self) -> Precision:
-        return Precision(weights=self.quantization, kv_cache=self.kv_cache_quantization)
 
 
 class AwsFleetSettings(Settings):

@@ -18,18 +18,21 @@ from typing import Any
 import pulumi
 from pydantic.alias_generators import to_camel
 
+from components.catalog import AcceleratorFamily, Cloud, PriceModel
 from components.errors import Problem
 from components.gcp.filestore_model_cache import FilestoreModelCacheArgs, validate_filestore_cache
 from components.gcp.filestore_tiers import FilestoreTier, tier_limits
 from components.gcp.gpu_fleet import Capacity, GpuFleetArgs, GpuReservation, validate_gpu_fleet
 from components.gcp.names import is_zone, region_of
 from components.gcp.network import PrivateNetworkArgs, validate_private_network
-from components.gcp.tpu_vm import TpuDataDisk, TpuScheduling, TpuVmArgs, validate_tpu_vm
+from components.gcp.tpu_vm import TpuDataDisk, TpuScheduling, TpuVmArgs, resolve_slice, validate_tpu_vm
+from components.planner.wiring import Resolution, resolve_instance_type
 from infra.config import (
     NAMESPACE,
     FilestoreCacheSettings,
     GcpGpuFleetSettings,
     GcpNetworkSettings,
+    ServedModelSettings,
     StackSettings,
     TpuVmSettings,
 )
@@ -67,6 +70,69 @@ class NetworkRefs:
 _MODEL_CACHE_STAND_IN = "(model cache)"
 
 
+def _plan(
+    model: ServedModelSettings | None,
+    type_name: str | None,
+    *,
+    family: AcceleratorFamily,
+    spot: bool,
+    type_key: str,
+    model_key: str,
+) -> Resolution:
+    """The machine or slice type as configured (checked when a model is set) or the planner's pick."""
+    return resolve_instance_type(
+        instance_type_name=type_name,
+        model=model.name if model else None,
+        traffic=model.traffic() if model else None,
+        precision=model.precision() if model else None,
+        cloud=Cloud.GCP,
+        purchase=PriceModel.SPOT if spot else PriceModel.ON_DEMAND,
+        families={family},
+        instance_type_key=f"{NAMESPACE}:{type_key}",
+        model_key=f"{NAMESPACE}:{model_key}",
+    )
+
+
+def plan_fleet(fleet: GcpGpuFleetSettings, i: int) -> Resolution:
+    return _plan(
+        fleet.model,
+        fleet.machine_type,
+        family=AcceleratorFamily.NVIDIA_GPU,
+        spot=fleet.capacity == "spot",
+        type_key=f"gcpGpuFleets[{i}].machineType",
+        model_key=f"gcpGpuFleets[{i}].model",
+    )
+
+
+def plan_tpu(tpu: TpuVmSettings, i: int) -> Resolution | None:
+    """None when the slice is configured and no model is set (nothing for the planner to do)."""
+    if tpu.model is None:
+        return None
+    named = tpu.accelerator_type
+    if named is None and (tpu.generation is not None or tpu.topology is not None):
+        probe = TpuVmArgs(
+            zone="", network="", subnetwork="", generation=tpu.generation, topology=tpu.topology
+        )
+        found, _ = resolve_slice(probe)
+        if found is None:
+            return None  # the component's own validation names the bad generation or topology
+        named = found.item.name
+    return _plan(
+        tpu.model,
+        named,
+        family=AcceleratorFamily.GOOGLE_TPU,
+        spot=tpu.scheduling in ("spot", "preemptible"),
+        type_key=f"tpuVms[{i}].acceleratorType",
+        model_key=f"tpuVms[{i}].model",
+    )
+
+
+def _tpu_slice(tpu: TpuVmSettings, plan: Resolution | None) -> str | None:
+    if tpu.accelerator_type is None and tpu.generation is None and tpu.topology is None and plan is not None:
+        return plan.instance_type
+    return tpu.accelerator_type
+
+
 def validate(settings: StackSettings) -> list[Problem]:
     ctx = GcpContext.from_config()
     problems: list[Problem] = []
@@ -96,14 +162,22 @@ def validate(settings: StackSettings) -> list[Problem]:
     cache_nfs = _MODEL_CACHE_STAND_IN if cache is not None else None
     for i, fleet in enumerate(settings.gcp_gpu_fleets):
         key = f"gcpGpuFleets[{i}]"
-        fleet_args = _fleet_args(fleet, settings, refs, ctx, cache_nfs)
+        planned = plan_fleet(fleet, i)
+        if planned.problems or planned.instance_type is None:
+            problems += planned.problems
+            continue
+        fleet_args = _fleet_args(fleet, settings, refs, ctx, cache_nfs, planned.instance_type)
         problems += _keyed(key, validate_gpu_fleet(fleet.name, fleet_args, project=ctx.project))
         problems += _region_problems(f"{key}.zone", fleet_args.zone, ctx)
         if fleet.model_cache and cache is None:
             problems.append(Problem(f"{NAMESPACE}:{key}.modelCache", True, "needs filestoreModelCache set"))
     for i, tpu in enumerate(settings.tpu_vms):
         key = f"tpuVms[{i}]"
-        tpu_args = _tpu_args(tpu, settings, refs, ctx, cache_nfs)
+        planned_tpu = plan_tpu(tpu, i)
+        if planned_tpu is not None and (planned_tpu.problems or planned_tpu.instance_type is None):
+            problems += planned_tpu.problems
+            continue
+        tpu_args = _tpu_args(tpu, settings, refs, ctx, cache_nfs, _tpu_slice(tpu, planned_tpu))
         problems += _keyed(key, validate_tpu_vm(tpu.name, tpu_args, project=ctx.project))
         problems += _region_problems(f"{key}.zone", tpu_args.zone, ctx)
         if tpu.model_cache and cache is None:
@@ -130,17 +204,26 @@ def deploy(settings: StackSettings) -> dict[str, Any]:
         exports["gcpModelCache"] = cache.nfs_target
 
     fleets = {}
-    for fleet in settings.gcp_gpu_fleets:
-        built = GpuFleet(fleet.name, _fleet_args(fleet, settings, refs, ctx, cache_nfs))
+    for i, fleet in enumerate(settings.gcp_gpu_fleets):
+        planned = plan_fleet(fleet, i)
+        if planned.note:
+            pulumi.log.info(f"GCP GpuFleet {fleet.name!r}: {planned.note}")
+        machine_type = planned.instance_type or ""  # validate() rejected anything unresolved
+        built = GpuFleet(fleet.name, _fleet_args(fleet, settings, refs, ctx, cache_nfs, machine_type))
         fleets[fleet.name] = {
+            "machineType": machine_type,
             "instances": [vm.name for vm in built.instances],
             "internalIps": built.internal_ips,
             "serviceAccount": built.service_account_email,
             "reservation": built.reservation_name,
         }
     tpus = {}
-    for tpu in settings.tpu_vms:
-        built_tpu = TpuVm(tpu.name, _tpu_args(tpu, settings, refs, ctx, cache_nfs))
+    for i, tpu in enumerate(settings.tpu_vms):
+        planned_tpu = plan_tpu(tpu, i)
+        if planned_tpu is not None and planned_tpu.note:
+            pulumi.log.info(f"TpuVm {tpu.name!r}: {planned_tpu.note}")
+        slice_type = _tpu_slice(tpu, planned_tpu)
+        built_tpu = TpuVm(tpu.name, _tpu_args(tpu, settings, refs, ctx, cache_nfs, slice_type))
         tpus[tpu.name] = {
             "acceleratorType": built_tpu.accelerator_type,
             "runtimeVersion": built_tpu.runtime_version,
@@ -187,6 +270,7 @@ def _fleet_args(
     refs: NetworkRefs,
     ctx: GcpContext,
     cache_nfs: pulumi.Input[str] | None,
+    machine_type: str,
 ) -> GpuFleetArgs:
     reservation = None
     if fleet.reservation is not None:
@@ -194,7 +278,7 @@ def _fleet_args(
             count=fleet.reservation.count, existing_name=fleet.reservation.existing_name
         )
     return GpuFleetArgs(
-        machine_type=fleet.machine_type,
+        machine_type=machine_type,
         zone=fleet.zone or ctx.zone or "",
         subnetwork=refs.subnetwork_id,
         capacity=Capacity(fleet.capacity),
@@ -222,12 +306,13 @@ def _tpu_args(
     refs: NetworkRefs,
     ctx: GcpContext,
     cache_nfs: pulumi.Input[str] | None,
+    accelerator_type: str | None,
 ) -> TpuVmArgs:
     return TpuVmArgs(
         zone=tpu.zone or ctx.zone or "",
         network=refs.network_id,
         subnetwork=refs.subnetwork_id,
-        accelerator_type=tpu.accelerator_type,
+        accelerator_type=accelerator_type,
         generation=tpu.generation,
         topology=tpu.topology,
         runtime_version=tpu.runtime_version,

@@ -63,14 +63,17 @@ def test_prod_stack_lets_the_planner_choose_the_8b_pool_and_says_so(plan_stack):
     capture = result.capture
     pool = capture.descendants(capture.one(GPU, "llama-8b"))
     assert {r.props["instanceType"] for r in pool if r.type == INSTANCE} == {"g6e.xlarge"}
-    (note,) = [n for n in result.notes() if n.startswith("GpuFleet 'llama-8b'")]
+    (note,) = [n for n in result.notes() if n.startswith("AWS GpuFleet 'llama-8b'")]
     assert "planner chose llama-3.1-8b (bf16 weights, bf16 KV cache, 16 x 8,192 tokens) -> g6e.xlarge" in note
     assert capture.stack_outputs["awsFleets"]["llama-8b"]["instanceType"] == "g6e.xlarge"
 
 
 def test_prod_stack_checks_the_70b_model_fits_its_explicit_type(plan_stack):
     notes = plan_stack("prod").notes()
-    assert "GpuFleet 'llama-70b': p5.48xlarge checked: llama-3.1-70b fits at TP=4, 68% of GPU memory" in notes
+    assert (
+        "AWS GpuFleet 'llama-70b': p5.48xlarge checked: llama-3.1-70b fits at TP=4, 68% of GPU memory"
+        in notes
+    )
 
 
 def test_validate_rejects_a_model_that_does_not_fit_the_instance_type_with_memory_figures():

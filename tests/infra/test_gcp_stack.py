@@ -54,7 +54,7 @@ def test_prod_plan_runs_every_gcp_accelerator_component(plan_stack):
         ("small-l4-1", "g2-standard-8"),
     ]
     assert capture.one(GCP_RESERVATION).props["specificReservationRequired"] is True
-    assert capture.one(GCP_TPU_VM).props["acceleratorType"] == "v5litepod-8"
+    assert capture.one(GCP_TPU_VM).props["acceleratorType"] == "v5litepod-4"  # the planner's pick
     assert capture.one(GCP_TPU_QUEUED_RESOURCE).props["tpu"]["nodeSpecs"][0]["node"]["acceleratorType"] == (
         "v5litepod-8"
     )
@@ -73,7 +73,7 @@ def test_prod_plan_prices_gcp_from_the_catalog(plan_stack):
     expected = (
         price("a3-highgpu-8g", PriceModel.ON_DEMAND)  # the reservation; its VM is priced at 0
         + price("g2-standard-8", PriceModel.SPOT, 2)
-        + price("v5litepod-8", PriceModel.SPOT)
+        + price("v5litepod-4", PriceModel.SPOT)  # the planner's pick for qwen7b-tpu
         + price("v5litepod-8", PriceModel.ON_DEMAND)  # the queued slice
     )
     assert gcp_hourly == pytest.approx(expected)
@@ -101,7 +101,7 @@ def test_prod_plan_gcp_nodes_are_private_shielded_and_never_the_default_account(
         assert not vm.props["serviceAccount"]["email"].endswith("-compute@developer.gserviceaccount.com")
     tpu = capture.one(GCP_TPU_VM)
     assert tpu.props["networkConfig"]["enableExternalIps"] is False
-    assert tpu.props["serviceAccount"]["email"].startswith("gemma-v5e-sa@")
+    assert tpu.props["serviceAccount"]["email"].startswith("qwen7b-tpu-sa@")
 
 
 def test_prod_plan_fleets_mount_the_filestore_cache(plan_stack):
@@ -226,3 +226,63 @@ def test_gcp_stack_small_spot_fleet_plans_with_defaults(tmp_path):
     assert vm.props["networkInterfaces"][0]["subnetwork"].endswith(
         result.capture.one("gcp:compute/subnetwork:Subnetwork").id.rsplit("/", 1)[-1]
     )
+
+
+# --- the capacity planner in the GCP config ------------------------------------------------------
+
+SMALL_MODEL = {"name": "llama-3.1-8b", "contextTokens": 4096, "concurrency": 8}
+
+
+def test_prod_plan_says_which_slice_the_planner_chose(plan_stack):
+    notes = plan_stack("prod").notes()
+    (tpu,) = [n for n in notes if n.startswith("TpuVm 'qwen7b-tpu'")]
+    assert "planner chose qwen2.5-7b (bf16 weights, bf16 KV cache, 32 x 8,192 tokens) -> v5litepod-4" in tpu
+    assert "GCP GpuFleet 'llama70b-h100': a3-highgpu-8g checked: llama-3.1-70b fits" in " ".join(notes)
+
+
+def test_gcp_fleet_without_machine_type_gets_the_planners_gpu(tmp_path):
+    fleet = {"name": "auto", "capacity": "spot", "model": SMALL_MODEL}
+    result = plan_config(tmp_path, {**BASE, "inference-infra:gcpGpuFleets": [fleet]})
+    (vm,) = result.capture.of_type(GCP_INSTANCE)
+    chosen = result.capture.stack_outputs["gcpGpuFleets"]["auto"]["machineType"]
+    assert vm.props["machineType"] == chosen
+    assert find_instance_type(chosen, "gcp").accelerator in {"l4", "a100-40gb", "a100-80gb", "h100-80gb"}
+    assert any(n.startswith("GCP GpuFleet 'auto': planner chose llama-3.1-8b") for n in result.notes())
+
+
+def test_gcp_tpu_without_slice_type_gets_the_planners_slice(tmp_path):
+    tpu = {"name": "auto-tpu", "scheduling": "spot", "model": SMALL_MODEL}
+    result = plan_config(tmp_path, {**BASE, "inference-infra:tpuVms": [tpu]})
+    slice_type = result.capture.one(GCP_TPU_VM).props["acceleratorType"]
+    assert find_instance_type(slice_type, "gcp").accelerator.startswith("tpu-")
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            {"inference-infra:gcpGpuFleets": [{**FLEET, "model": {**SMALL_MODEL, "name": "llama-3.1-70b"}}]},
+            r"inference-infra:gcpGpuFleets\[0\].machineType 'g2-standard-8' cannot serve this model: .*GiB",
+        ),
+        (
+            {
+                "inference-infra:tpuVms": [
+                    {
+                        "name": "t",
+                        "acceleratorType": "v5litepod-1",
+                        "model": {**SMALL_MODEL, "name": "llama-3.1-70b"},
+                    }
+                ]
+            },
+            r"inference-infra:tpuVms\[0\].acceleratorType 'v5litepod-1' cannot serve this model",
+        ),
+        (
+            {"inference-infra:gcpGpuFleets": [{"name": "bare", "capacity": "spot"}]},
+            r"inference-infra:gcpGpuFleets\[0\].machineType \(unset\) is required unless "
+            r"inference-infra:gcpGpuFleets\[0\].model is set",
+        ),
+    ],
+)
+def test_gcp_stack_rejects_models_that_do_not_fit_by_key(tmp_path, extra, message):
+    with pytest.raises(InputError, match=message):
+        plan_config(tmp_path, {**BASE, **extra})
