@@ -36,6 +36,14 @@ def active_parts(settings: StackSettings) -> list[ModuleType]:
         from infra import watchdog_stack
 
         parts.append(watchdog_stack)
+    if settings.uses_gcp:
+        from infra import gcp_stack
+
+        parts.append(gcp_stack)
+    if settings.observability is not None:
+        from infra import observability_stack
+
+        parts.append(observability_stack)
     return parts
 
 

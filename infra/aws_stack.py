@@ -32,7 +32,9 @@ from components.aws.fleet_args import EfsAttachment, FleetArgs, FleetKind, Model
 from components.aws.gpu_fleet import GPU_FLEET
 from components.aws.inferentia_fleet import INFERENTIA_FLEET
 from components.aws.network import PrivateNetworkArgs, SubnetRef, validate_private_network, validate_zone
+from components.catalog import AcceleratorFamily, Cloud, PriceModel
 from components.errors import Problem
+from components.planner.wiring import Resolution, resolve_instance_type
 from infra.config import NAMESPACE, AwsFleetSettings, AwsReservationSettings, StackSettings
 
 _PLANNED = "planned"  # placeholder for ids not known at validation time
@@ -82,14 +84,39 @@ def _reservation(config: AwsReservationSettings, instance_type: str) -> Reservat
     )
 
 
-def fleet_args(config: AwsFleetSettings, wiring: _Wiring) -> FleetArgs:
+_FAMILY = {
+    GPU_FLEET.component: AcceleratorFamily.NVIDIA_GPU,
+    INFERENTIA_FLEET.component: AcceleratorFamily.AWS_NEURON,
+}
+
+
+def resolve(config: AwsFleetSettings, kind: FleetKind, where: str) -> Resolution:
+    """The pool's instance type: as configured (checked for fit when a model is set) or the planner's pick.
+
+    A pool of spot instances only is planned at spot prices, any other at on-demand prices.
+    """
+    spot_only = config.spot > 0 and config.reserved == 0 and config.on_demand == 0 and config.count is None
+    return resolve_instance_type(
+        instance_type_name=config.instance_type,
+        model=config.model.name if config.model else None,
+        traffic=config.model.traffic() if config.model else None,
+        precision=config.model.precision() if config.model else None,
+        cloud=Cloud.AWS,
+        purchase=PriceModel.SPOT if spot_only else PriceModel.ON_DEMAND,
+        families={_FAMILY[kind.component]},
+        instance_type_key=f"{where}.instanceType",
+        model_key=f"{where}.model",
+    )
+
+
+def fleet_args(config: AwsFleetSettings, wiring: _Wiring, instance_type: str) -> FleetArgs:
     model = None
     if config.model_prefix is not None and wiring.bucket_name is not None:
         model = ModelSource(
             bucket_name=wiring.bucket_name, prefix=config.model_prefix, prefetch=config.prefetch
         )
     return FleetArgs(
-        instance_type=config.instance_type,
+        instance_type=instance_type,
         vpc_id=wiring.vpc_id,
         subnets=wiring.subnets,
         reserved=config.reserved,
@@ -98,7 +125,7 @@ def fleet_args(config: AwsFleetSettings, wiring: _Wiring) -> FleetArgs:
         count=config.count,
         capacity_order=[Capacity(c) for c in config.capacity_order],
         max_spot=config.max_spot,
-        reservation=_reservation(config.reservation, config.instance_type) if config.reservation else None,
+        reservation=_reservation(config.reservation, instance_type) if config.reservation else None,
         spot_instance_types=list(config.spot_instance_types),
         model=model,
         efs=wiring.efs if config.efs else None,
@@ -167,7 +194,11 @@ def validate(settings: StackSettings) -> list[Problem]:
                 )
             if config.efs and settings.efs_model_cache is None:
                 problems.append(Problem(f"{where}.efs", True, "needs efsModelCache in the stack"))
-            for p in validate_fleet(kind, fleet_args(config, wiring)):
+            resolution = resolve(config, kind, where)
+            problems += resolution.problems
+            if resolution.instance_type is None or resolution.problems:
+                continue
+            for p in validate_fleet(kind, fleet_args(config, wiring, resolution.instance_type)):
                 problems.append(Problem(f"{where}.{_key(p.input)}", p.value, p.allowed))
     return problems
 
@@ -263,11 +294,15 @@ def deploy(settings: StackSettings) -> dict[str, Any]:
     wiring = _Wiring(vpc_id or "", subnets, bucket, efs)
     builders: dict[str, Callable[..., Any]] = {"GpuFleet": GpuFleet, "InferentiaFleet": InferentiaFleet}
     fleets: dict[str, Any] = {}
-    for _, kind, group in _fleet_lists(settings):
-        for config in group:
-            fleet = builders[kind.component](config.name, fleet_args(config, wiring))
+    for key, kind, group in _fleet_lists(settings):
+        for i, config in enumerate(group):
+            resolution = resolve(config, kind, f"{NAMESPACE}:{key}[{i}]")
+            instance_type = resolution.instance_type or ""  # validate() rejected anything unresolved
+            if resolution.note:
+                pulumi.log.info(f"AWS {kind.component} {config.name!r}: {resolution.note}")
+            fleet = builders[kind.component](config.name, fleet_args(config, wiring, instance_type))
             fleets[config.name] = {
-                "instanceType": config.instance_type,
+                "instanceType": instance_type,
                 "instanceIds": fleet.instance_ids,
                 "privateIps": fleet.private_ips,
                 "securityGroupId": fleet.security_group_id,

@@ -55,8 +55,75 @@ def test_prod_stack_small_model_pools_run_on_spot(plan_stack):
     pool = capture.descendants(capture.one(GPU, "llama-8b"))
     spot = [r for r in pool if r.type == INSTANCE and r.props["tags"]["Purchase"] == "spot"]
     assert len(spot) == 6
-    assert {r.props["instanceType"] for r in spot} == {"g6e.2xlarge", "g6e.4xlarge"}
     assert {r.props["availabilityZone"] for r in spot} == {"us-east-1a", "us-east-1b", "us-east-1c"}
+
+
+def test_prod_stack_lets_the_planner_choose_the_8b_pool_and_says_so(plan_stack):
+    result = plan_stack("prod")
+    capture = result.capture
+    pool = capture.descendants(capture.one(GPU, "llama-8b"))
+    assert {r.props["instanceType"] for r in pool if r.type == INSTANCE} == {"g6e.xlarge"}
+    (note,) = [n for n in result.notes() if n.startswith("AWS GpuFleet 'llama-8b'")]
+    assert "planner chose llama-3.1-8b (bf16 weights, bf16 KV cache, 16 x 8,192 tokens) -> g6e.xlarge" in note
+    assert capture.stack_outputs["awsFleets"]["llama-8b"]["instanceType"] == "g6e.xlarge"
+
+
+def test_prod_stack_checks_the_70b_model_fits_its_explicit_type(plan_stack):
+    notes = plan_stack("prod").notes()
+    assert (
+        "AWS GpuFleet 'llama-70b': p5.48xlarge checked: llama-3.1-70b fits at TP=4, 68% of GPU memory"
+        in notes
+    )
+
+
+def test_validate_rejects_a_model_that_does_not_fit_the_instance_type_with_memory_figures():
+    model = {"name": "llama-3.1-70b", "contextTokens": 8192, "concurrency": 64}
+    (problem,) = _problems(
+        awsGpuFleets=[{"name": "big", "instanceType": "g5.xlarge", "model": model, "spot": 1}]
+    )
+    assert problem.startswith(
+        "inference-infra:awsGpuFleets[0].instanceType 'g5.xlarge' cannot serve this model:"
+    )
+    assert "GiB" in problem
+    assert "`inference-infra size --model llama-3.1-70b --quant bf16" in problem
+
+
+def test_validate_chooses_only_neuron_machines_for_inferentia_pools():
+    settings = parse_stack_settings(
+        {
+            **BASE,
+            "awsInferentiaFleets": json.dumps(
+                [
+                    {
+                        "name": "inf",
+                        "model": {"name": "llama-3.1-8b", "contextTokens": 4096, "concurrency": 4},
+                        "onDemand": 1,
+                    }
+                ]
+            ),
+        },
+        stack="dev",
+    )
+    config = settings.aws_inferentia_fleets[0]
+    resolution = aws_stack.resolve(
+        config, aws_stack.INFERENTIA_FLEET, "inference-infra:awsInferentiaFleets[0]"
+    )
+    assert resolution.problems == ()
+    assert resolution.instance_type.startswith(("inf2.", "trn1"))
+
+
+def test_validate_rejects_a_pool_with_neither_instance_type_nor_model():
+    (problem,) = _problems(awsGpuFleets=[{"name": "bare", "spot": 1}])
+    assert problem == (
+        "inference-infra:awsGpuFleets[0].instanceType (unset) is required unless "
+        "inference-infra:awsGpuFleets[0].model is set"
+    )
+
+
+def test_validate_rejects_a_model_nothing_fits_naming_the_model_key():
+    model = {"name": "llama-3.1-405b", "contextTokens": 131072, "concurrency": 64}
+    (problem,) = _problems(awsGpuFleets=[{"name": "huge", "model": model, "spot": 1}])
+    assert problem.startswith("inference-infra:awsGpuFleets[0].model 'llama-3.1-405b' fits no aws machine")
 
 
 def test_prod_stack_exports_the_watchdog_metrics(plan_stack):
