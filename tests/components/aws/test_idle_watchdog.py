@@ -4,12 +4,21 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pulumi
 import pytest
 
 from components.aws import IdleGpuWatchdog, IdleGpuWatchdogArgs
-from components.aws.idle_watchdog import HANDLER, LAMBDA_DIR, price_table, validate_idle_watchdog
+from components.aws.idle_watchdog import (
+    HANDLER,
+    LAMBDA_DIR,
+    lambda_archive,
+    price_table,
+    validate_idle_watchdog,
+)
 from components.catalog import Cloud, instance_types
 from components.errors import InputError
 from lambdas.idle_gpu_watchdog.prices import parse_prices
@@ -205,6 +214,28 @@ def test_idle_watchdog_lambda_source_never_terminates():
     assert "TerminateInstances" not in source.replace("never TerminateInstances", "")
     assert "from components" not in source
     assert "import components" not in source
+
+
+def test_idle_watchdog_package_runs_alone(tmp_path):
+    """Unpack the archive the component ships and import the handler from it in a fresh interpreter."""
+    archive = lambda_archive(price_table("us-west-2"))
+    for name, asset in archive.assets.items():
+        target = tmp_path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(
+            asset.text if isinstance(asset, pulumi.StringAsset) else Path(asset.path).read_text()
+        )
+    probe = (
+        "import sys, idle_gpu_watchdog.handler as h\n"
+        "from idle_gpu_watchdog.prices import load_prices\n"
+        "assert h.__file__.startswith(sys.argv[1]), h.__file__\n"
+        "ours = sorted(m for m in sys.modules if m.split('.')[0] in ('components', 'lambdas'))\n"
+        "print(load_prices().region, ours)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, str(tmp_path)], cwd=tmp_path, capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["us-west-2", "[]"]
 
 
 def test_price_table_prices_spot_at_or_below_on_demand():
