@@ -1,0 +1,74 @@
+"""The plan's JSON object (SPEC.md) and its readable table."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from components.offline_plan import plan, render_table
+
+PROGRAM = """
+import pulumi, pulumi_aws as aws
+
+class Pool(pulumi.ComponentResource):
+    def __init__(self, name):
+        super().__init__("demo:index:Pool", name, None, None)
+        opts = pulumi.ResourceOptions(parent=self)
+        self.gpus = [aws.ec2.Instance(f"{name}-{i}", instance_type="p5.48xlarge", ami="ami-1",
+                                      tags={"CostCenter": "ml"}, opts=opts) for i in range(2)]
+        self.register_outputs({})
+
+Pool("serving")
+aws.iam.Role("role", assume_role_policy=pulumi.Output.secret("{}"))
+"""
+
+
+@pytest.fixture
+def result(pulumi_project):
+    return plan(pulumi_project(PROGRAM, {"prod": "config:\n  aws:region: us-east-1\n"}), "prod")
+
+
+def test_plan_json_has_the_spec_shape(result):
+    doc = json.loads(json.dumps(result.as_json()))
+    assert {"project", "stack", "resources", "cost", "policy"} <= set(doc)
+    assert (doc["project"], doc["stack"]) == ("outside", "prod")
+    gpu = next(r for r in doc["resources"] if r["name"] == "serving-0")
+    assert set(gpu) == {"urn", "type", "name", "parent", "custom", "props"}
+    assert gpu["type"] == "aws:ec2/instance:Instance"
+    assert gpu["custom"] is True
+    assert gpu["props"]["instanceType"] == "p5.48xlarge"
+    assert gpu["props"]["tags"] == {"CostCenter": "ml"}
+    pool = next(r for r in doc["resources"] if r["name"] == "serving")
+    assert pool["custom"] is False
+    assert gpu["parent"] == pool["urn"]
+    stack = next(r for r in doc["resources"] if r["type"] == "pulumi:pulumi:Stack")
+    assert stack["parent"] is None
+    assert doc["policy"] == {"evaluated": False, "violations": []}
+
+
+def test_plan_json_cost_is_hourly_times_730(result):
+    cost = result.as_json()["cost"]
+    assert cost["hourly_usd"] == pytest.approx(2 * 55.04)
+    assert cost["monthly_usd"] == pytest.approx(cost["hourly_usd"] * 730)
+    assert {i["basis"] for i in cost["items"]} == {"p5.48xlarge on-demand us-east-1"}
+    assert all(i["urn"].startswith("urn:pulumi:prod::outside::") for i in cost["items"])
+
+
+def test_plan_json_masks_secrets(result):
+    role = next(r for r in result.as_json()["resources"] if r["name"] == "role")
+    assert role["props"]["assumeRolePolicy"] == "[secret]"
+
+
+def test_plan_json_orders_resources_as_a_stable_tree(result, pulumi_project):
+    names = [r["name"] for r in result.as_json()["resources"]]
+    assert names == ["outside-prod", "serving", "serving-0", "serving-1", "role"]
+
+
+def test_render_table_shows_components_costs_and_totals(result):
+    text = render_table(result)
+    assert "Plan for stack 'prod' of project 'outside': 3 resources in 2 components" in text
+    assert "serving-0" in text
+    assert "p5.48xlarge on-demand us-east-1" in text
+    assert "110.08  subtotal" in text
+    assert "Accelerator cost: $110.08/hour, $80,358.40/month" in text
