@@ -61,7 +61,9 @@ def test_parse_stack_settings_collects_every_problem_at_once():
 
 
 def test_parse_stack_settings_rejects_invalid_tags():
-    with pytest.raises(ConfigError, match=r"inference-infra:extraTags 'aws:team' uses the reserved prefix 'aws:'"):
+    with pytest.raises(
+        ConfigError, match=r"inference-infra:extraTags 'aws:team' uses the reserved prefix 'aws:'"
+    ):
         parse_stack_settings({**BASE, "extraTags": '{"aws:team": "x"}'}, stack="dev")
 
 
