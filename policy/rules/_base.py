@@ -68,6 +68,15 @@ def plain(value: Any) -> Any:
     return value
 
 
+def show(value: Any) -> str:
+    """A value as a message shows it: JSON-style booleans, whole numbers without '.0', quoted strings."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return repr(value)
+
+
 def get_path(value: Any, *keys: str | int) -> Any:
     """value[k1][k2]...: None where a step is missing, UNKNOWN where a step is not known yet."""
     for key in keys:

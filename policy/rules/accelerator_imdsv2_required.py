@@ -15,7 +15,7 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
 from components.inventory import AWS_INSTANCE
-from policy.rules._base import UNKNOWN, Outcome, Resource, not_applicable, passed, resource_policy
+from policy.rules._base import UNKNOWN, Outcome, Resource, not_applicable, passed, resource_policy, show
 from policy.rules._machines import AWS_MACHINES, accelerator_machine, machine_label
 
 NAME = "accelerator-imdsv2-required"
@@ -46,7 +46,7 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
     if tokens == "required" or endpoint == "disabled":
         return passed()
     state = (
-        repr(tokens) if tokens is not None else "unset (the AMI or account default decides, often 'optional')"
+        show(tokens) if tokens is not None else "unset (the AMI or account default decides, often 'optional')"
     )
     return Outcome(
         violations=(

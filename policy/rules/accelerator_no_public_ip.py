@@ -29,6 +29,7 @@ from policy.rules._base import (
     get_path,
     not_applicable,
     resource_policy,
+    show,
 )
 from policy.rules._machines import AWS_MACHINES, MACHINE_NOUNS, accelerator_machine, machine_label
 
@@ -91,7 +92,7 @@ def _check_aws(resource: Resource, where: str, require_explicit: bool, found: Fi
             found.not_known(path)
         elif value is True or (isinstance(value, str) and value.lower() == "true"):
             found.violation(
-                f"{where} with a public IP ({path} is {value!r}); set it to false and reach the host "
+                f"{where} with a public IP ({path} is {show(value)}); set it to false and reach the host "
                 "through a load balancer, VPN or SSM."
             )
         elif value is None and require_explicit:

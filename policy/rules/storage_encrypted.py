@@ -16,7 +16,16 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
 from components.inventory import AWS_INSTANCE, AWS_LAUNCH_TEMPLATE, AWS_SPOT_REQUEST
-from policy.rules._base import UNKNOWN, Findings, Outcome, Resource, get_path, not_applicable, resource_policy
+from policy.rules._base import (
+    UNKNOWN,
+    Findings,
+    Outcome,
+    Resource,
+    get_path,
+    not_applicable,
+    resource_policy,
+    show,
+)
 
 NAME = "storage-encrypted"
 SEVERITY = Severity.HIGH
@@ -119,7 +128,7 @@ def _encrypted(resource: Resource, device: Any, path: str, cmk: bool, found: Fin
         found.not_known(f"{path}encrypted" if encrypted is UNKNOWN else f"{path}kmsKeyId")
         return
     if not (encrypted is True or (isinstance(encrypted, str) and encrypted.lower() == "true")):
-        state = f"is {encrypted!r}" if encrypted is not None else "is unset"
+        state = f"is {show(encrypted)}" if encrypted is not None else "is unset"
         found.violation(
             f"{resource.label}: {path}encrypted {state}; set it to true (whether an unset flag encrypts "
             "depends on the account's EBS/EFS default, which the program cannot see)."
@@ -141,7 +150,8 @@ def _s3_rule(resource: Resource, rule: Any, path: str, config: Mapping[str, Any]
         allowed = [a for a in allowed if a in _KMS_ALGORITHMS]
     if algorithm not in allowed:
         found.violation(
-            f"{resource.label}: {path}.applyServerSideEncryptionByDefault.sseAlgorithm is {algorithm!r}; "
+            f"{resource.label}: {path}.applyServerSideEncryptionByDefault.sseAlgorithm is "
+            f"{show(algorithm) if algorithm is not None else 'unset'}; "
             f"allowed: {', '.join(allowed) or '(none: s3Algorithms has no KMS algorithm)'}."
         )
     elif config["requireCustomerManagedKeys"] and not key:
