@@ -249,8 +249,11 @@ class _Evaluation:
         return None
 
     def _config(self, name: str) -> dict[str, Any] | None:
-        properties = dict(self.settings[name].properties)
-        return properties or None
+        """The policy's config as the analyzer's Configure hands it over (numbers become floats)."""
+        from google.protobuf import json_format, struct_pb2
+
+        struct = json_format.ParseDict(dict(self.settings[name].properties), struct_pb2.Struct())
+        return json_format.MessageToDict(struct) or None
 
     def _not_applicable(self, policy: str, reason: str) -> None:
         self.report.not_applicable.append(NotApplicable(policy, reason))

@@ -35,6 +35,7 @@ from components.errors import InputError, Problem, did_you_mean, raise_if_invali
 
 _PACK_NAME = re.compile(r"^[a-zA-Z0-9-_.]{1,100}$")
 ALL = "all"
+LEVELS = ("advisory", "mandatory", "remediate", "disabled")
 
 
 class _Captured(BaseException):  # BaseException: a pack's own `except Exception` must not swallow it
@@ -87,8 +88,9 @@ def load_pack(directory: Path) -> LoadedPack:
                 "Set INFERENCE_INFRA_DEBUG=1 to see the traceback."
             ) from e
         else:
+            program = entry if entry.is_file() else entry / "__main__.py"
             raise InputError(
-                f"policy pack {directory}: {entry.name} never constructs a pulumi_policy.PolicyPack."
+                f"policy pack {directory}: {program.name} never constructs a pulumi_policy.PolicyPack."
             )
     del stand_in
     name, policies = arguments["name"], arguments["policies"]
@@ -189,9 +191,6 @@ def _level(value: Any) -> Any:
     return value if isinstance(value, EnforcementLevel) else EnforcementLevel(value)
 
 
-LEVELS = ("advisory", "mandatory", "remediate", "disabled")
-
-
 def read_config_file(path: Path) -> dict[str, tuple[str | None, dict[str, Any]]]:
     """A `--policy-pack-config` file: policy name -> (enforcement level or None, settings)."""
     try:
@@ -222,7 +221,11 @@ def read_config_file(path: Path) -> dict[str, tuple[str | None, dict[str, Any]]]
             continue
         if level is not None and level not in LEVELS:
             problems.append(
-                Problem(f"{key} enforcement level", level, f"is not one; allowed: {', '.join(LEVELS)}")
+                Problem(
+                    f"{key}.enforcementLevel",
+                    level,
+                    f"is not an enforcement level; allowed: {', '.join(LEVELS)}",
+                )
             )
             continue
         result[key] = (level, settings)
@@ -305,16 +308,20 @@ def _known(key: str, properties: Mapping[str, Any]) -> str:
 
 
 def _hint(error: Any) -> str:
-    expected = error.validator_value
-    hints = {
-        "type": f"must be of type {expected}",
-        "enum": f"must be one of {', '.join(map(str, expected or []))}",
-        "minimum": f"must be at least {expected}",
-        "maximum": f"must be at most {expected}",
-        "exclusiveMinimum": f"must be greater than {expected}",
-        "exclusiveMaximum": f"must be less than {expected}",
-        "minItems": f"must have at least {expected} item(s)",
-        "minLength": f"must be at least {expected} character(s) long",
-        "required": f"must set {', '.join(map(str, expected or []))}",
+    expected, validator = error.validator_value, error.validator
+    if validator == "type":
+        return f"must be of type {expected}"
+    if validator in ("enum", "required"):
+        listed = ", ".join(map(str, expected))
+        return f"must be one of {listed}" if validator == "enum" else f"must set {listed}"
+    bounds = {
+        "minimum": "must be at least",
+        "maximum": "must be at most",
+        "exclusiveMinimum": "must be greater than",
+        "exclusiveMaximum": "must be less than",
+        "minItems": "must have at least this many items:",
+        "minLength": "must be at least this many characters long:",
     }
-    return hints.get(error.validator, f"is invalid: {error.message}")
+    if validator in bounds:
+        return f"{bounds[validator]} {expected}"
+    return f"is invalid: {error.message}"

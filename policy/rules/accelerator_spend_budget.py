@@ -60,7 +60,7 @@ def check(resources: Sequence[Resource], config: Mapping[str, Any]) -> Outcome:
     if estimate <= limit:
         return passed()
     names = {r.urn: r.name for r in resources}
-    top = sorted(report.items, key=lambda i: -i.hourly_usd)[: config["topContributors"]]
+    top = sorted(report.items, key=lambda i: -i.hourly_usd)[: int(config["topContributors"])]
     largest = "; ".join(f"{names[i.urn]} ${i.hourly_usd:,.2f}/h ({i.basis})" for i in top)
     unpriced = f"; not priced: {', '.join(names[u] for u, _ in report.unpriced)}" if report.unpriced else ""
     return Outcome(

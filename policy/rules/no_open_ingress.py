@@ -15,7 +15,16 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
-from policy.rules._base import UNKNOWN, Findings, Outcome, Resource, get_path, not_applicable, resource_policy
+from policy.rules._base import (
+    UNKNOWN,
+    Findings,
+    Outcome,
+    Resource,
+    get_path,
+    not_applicable,
+    resource_policy,
+    show,
+)
 
 NAME = "no-open-ingress"
 SEVERITY = Severity.HIGH
@@ -165,7 +174,7 @@ def _within(protocol: str, low: Any, high: Any, allowed: list[int]) -> bool:
 
 def _message(resource: Resource, what: str, cidr: str, where: str, allowed: list[int]) -> str:
     if allowed:
-        permitted = f"only port{'s' if len(allowed) > 1 else ''} {', '.join(str(p) for p in allowed)} may"
+        permitted = f"only port{'s' if len(allowed) > 1 else ''} {', '.join(show(p) for p in allowed)} may"
     else:
         permitted = "no port may"
     return (
