@@ -161,12 +161,21 @@ def _capturing_policy_pack() -> Iterator[type]:
                 }
             )
 
-    saved = pulumi_policy.PolicyPack, pulumi_policy.policy.PolicyPack
-    pulumi_policy.PolicyPack = pulumi_policy.policy.PolicyPack = CapturingPolicyPack
+    # Every module holding the real class, not only the SDK's: a pack module imported
+    # earlier in this process still has it bound under its own name.
+    real = pulumi_policy.policy.PolicyPack
+    holders = [
+        m
+        for m in list(sys.modules.values())
+        if (getattr(m, "__dict__", None) or {}).get("PolicyPack") is real
+    ]
+    for module in holders:
+        module.PolicyPack = CapturingPolicyPack
     try:
         yield CapturingPolicyPack
     finally:
-        pulumi_policy.PolicyPack, pulumi_policy.policy.PolicyPack = saved
+        for module in holders:
+            module.PolicyPack = real
 
 
 @contextmanager

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import textwrap
+import threading
 from pathlib import Path
 
 import pulumi_policy
@@ -76,6 +77,30 @@ def test_load_pack_captures_a_third_party_packs_policies_without_serving(write_p
     assert "never reached" not in capsys.readouterr().out
     assert pulumi_policy.PolicyPack is real
     assert "acme_rules" not in sys.modules  # the pack's own modules do not leak into the next load
+
+
+def test_load_pack_captures_a_pack_module_imported_before(write_pack, monkeypatch):
+    build = """
+    from pulumi_policy import PolicyPack, ResourceValidationPolicy
+
+    def build():
+        rule = ResourceValidationPolicy(name="r", description="d", validate=lambda args, report: None)
+        PolicyPack(name="early", policies=[rule])
+    """
+    folder = write_pack("from acme_build import build\nbuild()\n")
+    (folder / "acme_build.py").write_text(textwrap.dedent(build))
+    monkeypatch.syspath_prepend(str(folder))
+    import acme_build  # bound to the real PolicyPack before the load, as in a long-lived process
+
+    loaded: list = []
+    try:
+        worker = threading.Thread(target=lambda: loaded.append(load_pack(folder)), daemon=True)
+        worker.start()
+        worker.join(timeout=30)  # the real PolicyPack would serve forever
+        assert [p.name for p in loaded[0].policies] == ["r"]
+        assert acme_build.PolicyPack is pulumi_policy.PolicyPack
+    finally:
+        del sys.modules["acme_build"]
 
 
 def test_load_pack_loads_this_projects_pack():
