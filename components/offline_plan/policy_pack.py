@@ -77,7 +77,7 @@ def load_pack(directory: Path) -> LoadedPack:
     entry = (directory / str(manifest.get("main") or ".")).resolve()
     if not (entry.is_file() or (entry / "__main__.py").is_file()):
         raise InputError(f"policy pack {directory}: its entry point {entry} has no __main__.py.")
-    with _capturing_policy_pack() as stand_in, _pack_environment(directory):
+    with _capturing_policy_pack(), _pack_environment(directory):
         try:
             runpy.run_path(str(entry), run_name="__main__")
         except _Captured as captured:
@@ -92,7 +92,6 @@ def load_pack(directory: Path) -> LoadedPack:
             raise InputError(
                 f"policy pack {directory}: {program.name} never constructs a pulumi_policy.PolicyPack."
             )
-    del stand_in
     name, policies = arguments["name"], arguments["policies"]
     problems = []
     if not isinstance(name, str) or not _PACK_NAME.match(name):
@@ -132,7 +131,7 @@ def _manifest(directory: Path) -> Mapping[str, Any]:
 
 
 @contextmanager
-def _capturing_policy_pack() -> Iterator[type]:
+def _capturing_policy_pack() -> Iterator[None]:
     import pulumi_policy
     import pulumi_policy.policy
 
@@ -172,7 +171,7 @@ def _capturing_policy_pack() -> Iterator[type]:
     for module in holders:
         module.PolicyPack = CapturingPolicyPack
     try:
-        yield CapturingPolicyPack
+        yield
     finally:
         for module in holders:
             module.PolicyPack = real
