@@ -195,32 +195,21 @@ def _aws_launch_template(props: Mapping[str, Any], _: TemplateLookup | None) -> 
     )
 
 
-def _aws_capacity_reservation(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
-    instance_type = _get(props, "instanceType")
-    if not isinstance(instance_type, str) or find_instance_type(instance_type, Cloud.AWS) is None:
-        return None
-    return AcceleratorUse(
-        Cloud.AWS,
-        instance_type,
-        _int(_get(props, "instanceCount"), 1),
-        Purchase.RESERVED,
-        zone=_get(props, "availabilityZone"),
-        reservation=True,
-    )
+def _aws_reservation(
+    purchase: Purchase,
+) -> Callable[[Mapping[str, Any], TemplateLookup | None], AcceleratorUse | None]:
+    """Reader for a capacity reservation or Capacity Block: billed whether used or not."""
 
+    def read(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
+        instance_type = _get(props, "instanceType")
+        if not isinstance(instance_type, str) or find_instance_type(instance_type, Cloud.AWS) is None:
+            return None
+        count = _int(_get(props, "instanceCount"), 1)
+        return AcceleratorUse(
+            Cloud.AWS, instance_type, count, purchase, zone=_get(props, "availabilityZone"), reservation=True
+        )
 
-def _aws_capacity_block(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
-    instance_type = _get(props, "instanceType")
-    if not isinstance(instance_type, str) or find_instance_type(instance_type, Cloud.AWS) is None:
-        return None
-    return AcceleratorUse(
-        Cloud.AWS,
-        instance_type,
-        _int(_get(props, "instanceCount"), 1),
-        Purchase.CAPACITY_BLOCK,
-        zone=_get(props, "availabilityZone"),
-        reservation=True,
-    )
+    return read
 
 
 def _aws_autoscaling_group(
@@ -245,11 +234,12 @@ def _aws_autoscaling_group(
 
 
 def _guest_accelerators(items: Any) -> tuple[tuple[str, int], ...]:
+    """(type, count) pairs: instances say type/count, reservations acceleratorType/acceleratorCount."""
     found = []
     for item in items if isinstance(items, list) else []:
-        kind = _last_segment(_get(item, "type"))
+        kind = _last_segment(_get(item, "type") or _get(item, "acceleratorType"))
         if kind:
-            found.append((kind, _int(_get(item, "count"), 1)))
+            found.append((kind, _int(_get(item, "count") or _get(item, "acceleratorCount"), 1)))
     return tuple(found)
 
 
@@ -362,8 +352,8 @@ _READERS: dict[str, Callable[[Mapping[str, Any], TemplateLookup | None], Acceler
     AWS_INSTANCE: _aws_instance,
     AWS_SPOT_REQUEST: _aws_spot_request,
     AWS_LAUNCH_TEMPLATE: _aws_launch_template,
-    AWS_CAPACITY_RESERVATION: _aws_capacity_reservation,
-    AWS_CAPACITY_BLOCK: _aws_capacity_block,
+    AWS_CAPACITY_RESERVATION: _aws_reservation(Purchase.RESERVED),
+    AWS_CAPACITY_BLOCK: _aws_reservation(Purchase.CAPACITY_BLOCK),
     AWS_AUTOSCALING_GROUP: _aws_autoscaling_group,
     GCP_INSTANCE: _gcp_instance,
     GCP_INSTANCE_TEMPLATE: _gcp_instance_template,

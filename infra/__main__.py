@@ -22,6 +22,24 @@ from infra.config import StackSettings, load_stack_settings
 def active_parts(settings: StackSettings) -> list[ModuleType]:
     """The stack's parts, in deployment order, for the sections its config sets."""
     parts: list[ModuleType] = []
+    if (
+        settings.aws_gpu_fleets
+        or settings.aws_inferentia_fleets
+        or settings.aws_network
+        or settings.model_store
+        or settings.efs_model_cache
+    ):
+        from infra import aws_stack
+
+        parts.append(aws_stack)
+    if settings.uses_gcp:
+        from infra import gcp_stack
+
+        parts.append(gcp_stack)
+    if settings.observability is not None:
+        from infra import observability_stack
+
+        parts.append(observability_stack)
     return parts
 
 

@@ -15,12 +15,26 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import fields as dataclass_fields
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SecretStr,
+    ValidationError,
+    create_model,
+    field_validator,
+    model_validator,
+)
 from pydantic.alias_generators import to_camel
 
 from components.errors import InputError, Problem, did_you_mean
+from components.monitoring.alertmanager import ReceiverKind
+from components.monitoring.thresholds import Thresholds
+from components.planner import Precision, Quantization, Traffic, model_spec
+from components.planner.models import unknown_model_problem
 from components.tagging import CostTags, validate_cost_tags
 
 NAMESPACE = "inference-infra"
@@ -40,6 +54,304 @@ class Settings(BaseModel):
     )
 
 
+# --- GCP accelerators (issue 4): infra/gcp_stack.py ---------------------------------------------
+
+
+class GcpNetworkSettings(Settings):
+    """The VPC the GCP accelerators live in (created by the stack, in gcp:region)."""
+
+    cidr: str = Field(default="10.40.0.0/20", description="The subnet's private IPv4 range.")
+    nat: bool = Field(
+        default=True, description="Cloud NAT for outbound package downloads (nodes have no public IP)."
+    )
+    iap_ssh: bool = Field(default=True, description="Allow SSH from Identity-Aware Proxy's range (OS Login).")
+
+
+class GcpReservationSettings(Settings):
+    count: int | None = Field(default=None, ge=1, description="VMs reserved; default: the fleet's count.")
+    existing_name: str | None = Field(
+        default=None, description="Consume this reservation (made elsewhere) instead of creating one."
+    )
+
+
+class ServedModelSettings(Settings):
+    """The model a fleet serves and the traffic it must hold at once."""
+
+    name: str = Field(description="Model preset, e.g. llama-3.1-70b (`inference-infra size --help`).")
+    quantization: Quantization = Field(default=Quantization.BF16, description="Weight format.")
+    kv_cache_quantization: Quantization | None = Field(
+        default=None, description="KV-cache format. Default: the weights' float type (bf16 if quantized)."
+    )
+    context_tokens: int = Field(gt=0, description="Longest sequence to hold: prompt + generated tokens.")
+    concurrency: int = Field(gt=0, description="Sequences in flight at once, per machine.")
+    output_tokens: int | None = Field(
+        default=None, gt=0, description="Generated tokens per request (throughput estimate only)."
+    )
+
+    @field_validator("name")
+    @classmethod
+    def _known_model(cls, value: str) -> str:
+        try:
+            return model_spec(value).name
+        except InputError:
+            raise ValueError(unknown_model_problem(value).allowed) from None
+
+    @model_validator(mode="after")
+    def _traffic_fits_the_model(self) -> ServedModelSettings:
+        window = model_spec(self.name).max_context_tokens
+        if self.context_tokens > window:
+            raise ValueError(
+                f"contextTokens {self.context_tokens} exceeds {self.name}'s window of {window:,}"
+            )
+        if self.output_tokens is not None and self.output_tokens > self.context_tokens:
+            raise ValueError(f"outputTokens {self.output_tokens} exceeds contextTokens {self.context_tokens}")
+        return self
+
+    def traffic(self) -> Traffic:
+        return Traffic(
+            context_tokens=self.context_tokens, concurrency=self.concurrency, output_tokens=self.output_tokens
+        )
+
+    def precision(self) -> Precision:
+        return Precision(weights=self.quantization, kv_cache=self.kv_cache_quantization)
+
+
+class GcpGpuFleetSettings(Settings):
+    """One fleet of GCP GPU VMs (components.gcp.GpuFleet)."""
+
+    name: str = Field(description="Fleet name; prefixes its resources.")
+    machine_type: str | None = Field(
+        default=None,
+        description="a3/a2/g2 machine type, or n1-* with acceleratorType. Omit it and set `model` to let the "
+        "capacity planner choose; with both, the planner checks that the model fits.",
+    )
+    model: ServedModelSettings | None = Field(
+        default=None, description="The model this fleet serves and its traffic (capacity planner)."
+    )
+    capacity: Literal["spot", "on-demand", "reserved"] = Field(description="How the VMs are bought.")
+    count: int = Field(default=1, ge=1, description="VMs in the fleet.")
+    zone: str | None = Field(default=None, description="Default: gcp:zone, else <gcp:region>-a.")
+    accelerator_type: str | None = Field(default=None, description="N1 only: the GPU to attach.")
+    accelerator_count: int | None = Field(default=None, ge=1, description="N1 only: GPUs per VM.")
+    reservation: GcpReservationSettings | None = Field(default=None, description="capacity 'reserved' only.")
+    local_ssd_count: int = Field(
+        default=0, ge=0, description="Local SSDs to add (types without bundled ones)."
+    )
+    models: list[str] = Field(default_factory=list, description="gs:// model folders in gcpModelBucket.")
+    model_cache: bool = Field(default=False, description="Mount the stack's filestoreModelCache.")
+    boot_disk_size_gib: int = Field(default=200, ge=50)
+    serving_port: int = Field(default=8000, ge=1, le=65535)
+    client_ranges: list[str] = Field(
+        default_factory=list, description="Private CIDRs that reach servingPort."
+    )
+    auto_shutdown: bool | None = Field(default=None, description="This fleet's auto-shutdown label.")
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+class TpuDataDiskSettings(Settings):
+    size_gib: int = Field(ge=10)
+    disk_type: str | None = None
+    read_only: bool = False
+
+
+class TpuVmSettings(Settings):
+    """One Cloud TPU slice (components.gcp.TpuVm)."""
+
+    name: str = Field(description="TPU name; prefixes its resources.")
+    zone: str | None = Field(default=None, description="Default: gcp:zone, else <gcp:region>-a.")
+    accelerator_type: str | None = Field(default=None, description="Slice name, e.g. v5litepod-8.")
+    model: ServedModelSettings | None = Field(
+        default=None,
+        description="The model this slice serves and its traffic: without a slice type the capacity planner "
+        "picks the slice; with one, it checks that the model fits.",
+    )
+    generation: str | None = Field(default=None, description="With topology: v5e, v5p, v6e or v4.")
+    topology: str | None = Field(default=None, description="With generation: e.g. 2x4.")
+    runtime_version: str | None = Field(default=None, description="Default: the generation's base image.")
+    scheduling: Literal["on-demand", "spot", "preemptible", "reserved"] = "on-demand"
+    queued: bool = Field(default=False, description="Request through a queued resource (waits for capacity).")
+    secure_boot: bool = True
+    data_disks: list[TpuDataDiskSettings] = Field(default_factory=list)
+    models: list[str] = Field(default_factory=list, description="gs:// model folders in gcpModelBucket.")
+    model_cache: bool = Field(default=False, description="Mount the stack's filestoreModelCache.")
+    auto_shutdown: bool | None = None
+    labels: dict[str, str] = Field(default_factory=dict)
+
+
+class FilestoreCacheSettings(Settings):
+    """The shared model cache (components.gcp.FilestoreModelCache) on the stack's VPC."""
+
+    tier: Literal["BASIC_HDD", "BASIC_SSD", "ZONAL", "REGIONAL", "ENTERPRISE"] = "ZONAL"
+    capacity_gib: int = Field(default=1024, description="Must fit the tier's range.")
+    location: str | None = Field(
+        default=None, description="Zone (BASIC_*, ZONAL) or region; default from gcp:*."
+    )
+    share_name: str = "models"
+    deletion_protection: bool = False
+
+
+# --- AWS fleets, model caches and network (components/aws; infra/aws_stack.py) ------------------
+
+
+class AwsSubnetSettings(Settings):
+    id: str = Field(description="An existing subnet id (subnet-...).", pattern=r"^subnet-[0-9a-f]+$")
+    availability_zone: str = Field(description="The subnet's availability zone, e.g. us-east-1a.")
+
+
+class AwsPrivateNetworkSettings(Settings):
+    availability_zones: list[str] = Field(
+        description="One private subnet per zone, e.g. [us-west-2a, us-west-2b]."
+    )
+    cidr_block: str = "10.64.0.0/16"
+    nat_gateway: bool = Field(default=True, description="One NAT gateway for package and image downloads.")
+
+
+class AwsNetworkSettings(Settings):
+    """Either an existing VPC (vpcId, subnets, routeTableIds) or `create` for a new private network."""
+
+    vpc_id: str | None = Field(default=None, pattern=r"^vpc-[0-9a-f]+$")
+    subnets: list[AwsSubnetSettings] = Field(default_factory=list)
+    route_table_ids: list[str] = Field(
+        default_factory=list, description="Route tables of the subnets (for the S3 gateway endpoint)."
+    )
+    create: AwsPrivateNetworkSettings | None = None
+
+
+class ModelStoreSettings(Settings):
+    bucket_name: str | None = Field(default=None, description="Default: a unique name from the stack.")
+    noncurrent_version_days: int = 30
+    gateway_endpoint: bool = Field(default=True, description="S3 gateway endpoint: downloads skip the NAT.")
+
+
+class EfsModelCacheSettings(Settings):
+    throughput_mode: Literal["elastic", "bursting"] = "elastic"
+    transition_to_ia_days: int | None = 30
+    backup: bool = False
+
+
+class AwsReservationSettings(Settings):
+    kind: Literal["new", "existing", "capacity-block"] = Field(
+        default="new",
+        description="new: an On-Demand Capacity Reservation made by the stack; existing: one made elsewhere "
+        "(give id and, if it differs, instanceType); capacity-block: an EC2 Capacity Block for ML.",
+    )
+    availability_zone: str
+    instance_count: int
+    id: str | None = None
+    instance_type: str | None = None
+    end_date: str | None = None
+    duration_hours: int | None = None
+    start_date_range: str | None = None
+    end_date_range: str | None = None
+    purchase: bool = Field(default=False, description="Capacity Blocks only: buy it (cannot be cancelled).")
+
+
+class AwsFleetSettings(Settings):
+    name: str = Field(
+        pattern=r"^[a-z][a-z0-9-]{1,30}$", description="Pool name: resource names derive from it."
+    )
+    instance_type: str | None = Field(
+        default=None,
+        description="Catalog instance type. Omit it and set `model` to let the capacity planner choose; "
+        "with both, the planner checks that the model fits.",
+    )
+    model: ServedModelSettings | None = Field(
+        default=None, description="The model this pool serves and its traffic (capacity planner)."
+    )
+    reserved: int = 0
+    spot: int = 0
+    on_demand: int = 0
+    count: int | None = Field(
+        default=None, description="A total filled in capacityOrder instead of the counts."
+    )
+    capacity_order: list[Literal["reserved", "spot", "on-demand"]] = ["reserved", "spot", "on-demand"]
+    max_spot: int | None = None
+    reservation: AwsReservationSettings | None = None
+    spot_instance_types: list[str] = Field(default_factory=list)
+    model_prefix: str | None = Field(default=None, description="Weights under s3://<modelStore>/<prefix>.")
+    prefetch: bool = True
+    efs: bool = Field(default=False, description="Mount the stack's efsModelCache.")
+    inference_port: int = 8000
+    inference_cidr_blocks: list[str] = Field(default_factory=list)
+    inference_security_group_ids: list[str] = Field(default_factory=list)
+    monitoring_security_group_ids: list[str] = Field(default_factory=list)
+    root_volume_gib: int = 200
+    ami_id: str | None = None
+    auto_shutdown: bool | None = None
+
+
+# -- observability (components.k8s.GpuObservability) ---------------------------------------------
+
+# One optional key per alert threshold, named like Thresholds' fields (camelCase here).
+ThresholdSettings = create_model(
+    "ThresholdSettings",
+    __base__=Settings,
+    __doc__="Alert thresholds; each unset key keeps its default.",
+    **{
+        f.name: (
+            (int if f.type == "int" else float) | None,
+            Field(default=None, description=f"Default {f.default}: {f.metadata['source']}."),
+        )
+        for f in dataclass_fields(Thresholds)
+    },
+)
+
+
+class AlertReceiverSettings(Settings):
+    name: str = Field(description="Receiver name in Alertmanager.")
+    kind: ReceiverKind = Field(description="slack, pagerduty or webhook.")
+    secret: str = Field(
+        description="Key in inference-infra:observabilitySecrets holding the Slack webhook URL, PagerDuty "
+        "routing key or webhook URL."
+    )
+    channel: str | None = Field(default=None, description="Slack channel ('#name'); Slack only.")
+    severities: list[str] = Field(
+        default_factory=lambda: ["critical", "warning"], description="Alert severities sent here."
+    )
+
+
+class ObservabilitySettings(Settings):
+    """GpuObservability on an existing Kubernetes cluster."""
+
+    name: str = Field(default="gpu-obs", description="Component name; prefixes every Kubernetes object.")
+    namespace: str = Field(default="monitoring", description="Namespace for the whole monitoring stack.")
+    kube_context: str | None = Field(
+        default=None, description="kubeconfig context to deploy to (default: the current context)."
+    )
+    kubeconfig_secret: str | None = Field(
+        default=None,
+        description="Key in inference-infra:observabilitySecrets holding a kubeconfig "
+        "(default: the ambient ~/.kube/config).",
+    )
+    retention_days: int = Field(default=15, description="Prometheus retention in days.")
+    storage_size_gib: int = Field(default=50, description="Prometheus volume size in GiB.")
+    storage_class: str | None = Field(default=None, description="StorageClass of the Prometheus volume.")
+    neuron_monitor: bool = Field(
+        default=False, description="Run neuron-monitor on Inferentia/Trainium nodes."
+    )
+    runbook_url: str | None = Field(
+        default=None, description="Runbook the alerts link to (anchors appended)."
+    )
+    thresholds: ThresholdSettings = Field(default_factory=ThresholdSettings)  # type: ignore[valid-type]
+    alert_receivers: list[AlertReceiverSettings] = Field(
+        default_factory=list, description="Where alerts go (Alertmanager receivers)."
+    )
+
+    def threshold_values(self) -> Thresholds:
+        return Thresholds().with_overrides(self.thresholds.model_dump(exclude_none=True))
+
+
+_OBSERVABILITY_SECRETS_SCHEMA = {
+    "type": "object",
+    "additionalProperties": {
+        "type": "object",
+        "properties": {"secure": {"type": "string"}},
+        "required": ["secure"],
+        "description": "pulumi config set --secret --path 'inference-infra:observabilitySecrets.<key>' VALUE",
+    },
+}
+
+
 class StackSettings(Settings):
     """The root of a stack's configuration."""
 
@@ -56,6 +368,33 @@ class StackSettings(Settings):
     )
     extra_tags: dict[str, str] = Field(
         default_factory=dict, description="More tags for every resource (GCP labels are derived from them)."
+    )
+    # GCP accelerators (issue 4)
+    gcp_network: GcpNetworkSettings | None = Field(
+        default=None, description="The GCP VPC; default when GCP is used."
+    )
+    gcp_model_bucket: str | None = Field(default=None, description="Existing bucket holding model weights.")
+    gcp_gpu_fleets: list[GcpGpuFleetSettings] = Field(default_factory=list)
+    tpu_vms: list[TpuVmSettings] = Field(default_factory=list)
+    filestore_model_cache: FilestoreCacheSettings | None = None
+
+    @property
+    def uses_gcp(self) -> bool:
+        return bool(self.gcp_gpu_fleets or self.tpu_vms or self.filestore_model_cache or self.gcp_network)
+
+    # AWS fleets, caches and network (infra/aws_stack.py)
+    aws_network: AwsNetworkSettings | None = None
+    model_store: ModelStoreSettings | None = None
+    efs_model_cache: EfsModelCacheSettings | None = None
+    aws_gpu_fleets: list[AwsFleetSettings] = Field(default_factory=list)
+    aws_inferentia_fleets: list[AwsFleetSettings] = Field(default_factory=list)
+    observability: ObservabilitySettings | None = Field(
+        default=None, description="Prometheus, Grafana and dcgm-exporter on a Kubernetes cluster."
+    )
+    observability_secrets: dict[str, SecretStr] = Field(
+        default_factory=dict,
+        description="Secret values the observability section names (receiver keys, a kubeconfig).",
+        json_schema_extra=_OBSERVABILITY_SECRETS_SCHEMA,
     )
 
     @field_validator("environment")
@@ -91,6 +430,12 @@ def _key_of(tag_input: str) -> str:
     return {"tag CostCenter": "costCenter", "tag Environment": "environment", "tag Owner": "owner"}.get(
         tag_input, "extraTags"
     )
+
+
+# --- capacity planner (issue 8): a served model and its traffic -------------------------------------
+# A fleet's settings embed this as `model:` instead of (or next to) `instanceType:`; the fleet then
+# takes the planner's cheapest fitting machine, or has its explicit instance type checked for fit
+# (components.planner.resolve_instance_type).
 
 
 class ConfigError(InputError):

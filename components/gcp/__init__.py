@@ -1,4 +1,4 @@
-"""GCP components: GPU VM fleets, TPU VMs and queued resources, Filestore model cache.
+"""GCP components: GPU VM fleets, TPU VMs and queued resources, Filestore model cache, VPC.
 
 Names are imported on first use, so importing one loads only its module.
 """
@@ -10,10 +10,17 @@ from components._lazy import lazy_exports
 _EXPORTS = {
     "GpuFleet": "gpu_fleet",
     "GpuFleetArgs": "gpu_fleet",
+    "GpuReservation": "gpu_fleet",
+    "Capacity": "gpu_fleet",
     "TpuVm": "tpu_vm",
     "TpuVmArgs": "tpu_vm",
+    "TpuDataDisk": "tpu_vm",
+    "TpuScheduling": "tpu_vm",
     "FilestoreModelCache": "filestore_model_cache",
     "FilestoreModelCacheArgs": "filestore_model_cache",
+    "FilestoreTier": "filestore_tiers",
+    "PrivateNetwork": "network",
+    "PrivateNetworkArgs": "network",
 }
 
 __getattr__, __all__ = lazy_exports(__name__, _EXPORTS)

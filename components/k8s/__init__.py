@@ -10,6 +10,7 @@ from components._lazy import lazy_exports
 _EXPORTS = {
     "GpuObservability": "gpu_observability",
     "GpuObservabilityArgs": "gpu_observability",
+    "AlertReceiver": "gpu_observability",
 }
 
 __getattr__, __all__ = lazy_exports(__name__, _EXPORTS)

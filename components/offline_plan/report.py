@@ -25,6 +25,10 @@ class PlanResult:
         """Resources in tree order (parents first, siblings by name): stable across runs."""
         return [r for r, _ in _tree(self.capture)]
 
+    def notes(self) -> list[str]:
+        """What the program said for people to read (`pulumi.log.info`), e.g. the planner's choices."""
+        return [m for s, m in self.capture.log if s == "info"]
+
     def warnings(self) -> list[str]:
         found = [m for s, m in self.capture.log if s == "warning"]
         found += [
@@ -44,6 +48,7 @@ class PlanResult:
             "cost": self.cost.as_json(),
             "policy": self.policy.as_json(),
             "outputs": self.capture.stack_outputs,
+            "notes": self.notes(),
             "warnings": self.warnings(),
         }
 
@@ -104,6 +109,8 @@ def render_table(result: PlanResult, width: int = 160) -> str:
         f"({HOURS_PER_MONTH} h/month; catalog list prices, accelerators only)",
     ]
     lines.append(_policy_line(result.policy))
+    for note in result.notes():
+        lines.append(f"note: {note}")
     for w in result.warnings():
         lines.append(f"warning: {w}")
     return "\n".join(lines) + "\n"

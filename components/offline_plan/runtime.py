@@ -73,7 +73,9 @@ class CaptureEngine:
         self.capture = capture
 
     def Log(self, request: Any) -> None:  # noqa: N802 (gRPC method name)
-        self.capture.log.append((_SEVERITY.get(request.severity, "info"), request.message))
+        severity = _SEVERITY.get(request.severity, "info")
+        if severity != "debug":  # the SDK's own chatter, several lines per resource
+            self.capture.log.append((severity, request.message))
 
 
 class CaptureMonitor(MockMonitor):

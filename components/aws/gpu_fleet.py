@@ -1,0 +1,44 @@
+"""GpuFleet: a pool of NVIDIA GPU instances of one catalog type (reserved, spot and on-demand).
+
+    from components.aws import GpuFleet, GpuFleetArgs
+    GpuFleet("serving-70b", GpuFleetArgs(
+        instance_type="p5.48xlarge", vpc_id=..., subnets=[...], reserved=2,
+        reservation=NewCapacityReservation(availability_zone="us-east-1a", instance_count=2)))
+
+The machinery (launch template, security group, IAM, reservations, instances)
+is shared with InferentiaFleet and lives in launch.py; README.md next to this
+file explains the defaults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from components.aws.bootstrap import AcceleratorKind
+from components.aws.fleet_args import FleetArgs, FleetKind
+from components.aws.launch import AcceleratorFleet
+from components.catalog import AcceleratorFamily
+
+# AWS's public parameter for the current Deep Learning Base OSS NVIDIA Driver GPU AMI (Amazon Linux 2023).
+GPU_AMI_SSM_PARAMETER = (
+    "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-amazon-linux-2023/latest/ami-id"
+)
+
+GPU_FLEET = FleetKind(
+    component="GpuFleet",
+    family=AcceleratorFamily.NVIDIA_GPU,
+    accelerator=AcceleratorKind.NVIDIA,
+    ami_ssm_parameter=GPU_AMI_SSM_PARAMETER,
+    min_root_volume_gib=75,
+)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GpuFleetArgs(FleetArgs):
+    """Arguments of a GpuFleet (all of FleetArgs; see launch.py)."""
+
+
+class GpuFleet(AcceleratorFleet):
+    """GpuFleet(name, GpuFleetArgs(...), opts=None): see launch.AcceleratorFleet."""
+
+    KIND = GPU_FLEET

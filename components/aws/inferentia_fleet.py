@@ -1,0 +1,45 @@
+"""InferentiaFleet: a pool of AWS Inferentia2 (inf2) or Trainium (trn1) instances.
+
+The same machinery as GpuFleet (launch.py) with the Neuron Deep Learning AMI,
+and neuron-monitor feeding NeuronCore utilization to the CloudWatch agent
+(metric `neuroncore_utilization` in `CWAgent`, per `InstanceId`; see README.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from components.aws.bootstrap import AcceleratorKind
+from components.aws.fleet_args import FleetArgs, FleetKind
+from components.aws.launch import AcceleratorFleet
+from components.catalog import AcceleratorFamily, Cloud, accelerator, instance_type
+
+# AWS's public parameter for the current Deep Learning AMI Neuron (Amazon Linux 2023).
+NEURON_AMI_SSM_PARAMETER = "/aws/service/neuron/dlami/multi-framework/amazon-linux-2023/latest/image_id"
+
+INFERENTIA_FLEET = FleetKind(
+    component="InferentiaFleet",
+    family=AcceleratorFamily.AWS_NEURON,
+    accelerator=AcceleratorKind.NEURON,
+    ami_ssm_parameter=NEURON_AMI_SSM_PARAMETER,
+    min_root_volume_gib=100,
+)
+
+
+def neuron_cores(instance_type_name: str) -> int:
+    """NeuronCores of an instance type, from the catalog (chips x cores per chip)."""
+    item = instance_type(instance_type_name, Cloud.AWS)
+    return item.accelerator_count * accelerator(item.accelerator).cores_per_device
+
+
+@dataclass(frozen=True, kw_only=True)
+class InferentiaFleetArgs(FleetArgs):
+    """Arguments of an InferentiaFleet (all of FleetArgs; see launch.py)."""
+
+
+class InferentiaFleet(AcceleratorFleet):
+    KIND = INFERENTIA_FLEET
+
+    def __init__(self, name: str, args: InferentiaFleetArgs, opts=None) -> None:
+        super().__init__(name, args, opts)
+        self.neuron_cores = neuron_cores(args.instance_type)

@@ -1,0 +1,417 @@
+"""The resources GpuFleet and InferentiaFleet share (arguments and validation: fleet_args.py).
+
+A pool is one launch template (AMI from AWS's public SSM parameter, IMDSv2
+required, encrypted gp3 root, detailed monitoring, the node bootstrap as user
+data), one security group, one least-privilege instance role, optionally a
+capacity reservation or Capacity Block, and one `aws.ec2.Instance` per slot
+(see capacity.py) with its instance type, zone and purchase option explicit.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any, ClassVar
+
+import pulumi
+import pulumi_aws as aws
+
+from components.aws import bootstrap as boot
+from components.aws.capacity import (
+    Capacity,
+    CapacityBlock,
+    ExistingCapacityReservation,
+    NewCapacityReservation,
+    plan_slots,
+)
+from components.aws.fleet_args import FleetArgs, FleetKind, fleet_counts, validate_fleet
+from components.catalog import Cloud, InstanceType, find_instance_type
+from components.errors import raise_if_invalid
+from components.tagging import AUTO_SHUTDOWN, bool_tag
+
+
+class AcceleratorFleet(pulumi.ComponentResource):
+    """Base of GpuFleet and InferentiaFleet: a pool of accelerator instances and what it needs."""
+
+    KIND: ClassVar[FleetKind]
+
+    instance_ids: pulumi.Output[list[str]]
+    private_ips: pulumi.Output[list[str]]
+    security_group_id: pulumi.Output[str]
+    reservation_id: pulumi.Output[str] | None
+    launch_template_id: pulumi.Output[str]
+    role_name: pulumi.Output[str]
+
+    def __init__(self, name: str, args: FleetArgs, opts: pulumi.ResourceOptions | None = None):
+        kind = self.KIND
+        raise_if_invalid(f"{kind.component} {name!r}", validate_fleet(kind, args))
+        super().__init__(f"inference-infra:aws:{kind.component}", name, None, opts)
+        self._name, self._args = name, args
+        item = find_instance_type(args.instance_type, Cloud.AWS)
+        assert item is not None  # validated above
+        counts, _ = fleet_counts(args)
+
+        self.security_group_id = self._security_group()
+        role, profile = self._role()
+        self.role_name = role.name
+        template = self._launch_template(kind, item, profile)
+        self.launch_template_id = template.id
+        reservation_id, reserved_market = self._reservation(item)
+        self.reservation_id = reservation_id
+
+        zone = args.reservation.availability_zone if args.reservation is not None else None
+        slots = plan_slots(args.instance_type, counts, args.subnets, zone, args.spot_instance_types)
+        instances = [self._instance(slot, template, reservation_id, reserved_market) for slot in slots]
+        self.instance_types = [slot.instance_type for slot in slots]
+        self.instance_ids = pulumi.Output.all(*[i.id for i in instances])
+        self.private_ips = pulumi.Output.all(*[i.private_ip for i in instances])
+        self.register_outputs(
+            {
+                "instance_ids": self.instance_ids,
+                "private_ips": self.private_ips,
+                "security_group_id": self.security_group_id,
+                "reservation_id": self.reservation_id,
+                "launch_template_id": self.launch_template_id,
+                "role_name": self.role_name,
+            }
+        )
+
+    # -- security group ---------------------------------------------------------------------------
+
+    def _security_group(self) -> pulumi.Output[str]:
+        name, args = self._name, self._args
+        child = pulumi.ResourceOptions(parent=self)
+        group = aws.ec2.SecurityGroup(
+            f"{name}-sg",
+            vpc_id=args.vpc_id,
+            description=f"{name}: inference port from named callers, metrics ports from monitoring only",
+            tags={"Name": f"{name}-sg"},
+            opts=child,
+        )
+        rules: list[tuple[str, int, dict[str, Any], str]] = []
+        for i, source in enumerate(args.inference_security_group_ids):
+            rules.append(
+                (
+                    f"inference-sg{i}",
+                    args.inference_port,
+                    {"referenced_security_group_id": source},
+                    "inference",
+                )
+            )
+        for i, cidr in enumerate(args.inference_cidr_blocks):
+            key = "cidr_ipv6" if ":" in cidr else "cidr_ipv4"
+            rules.append((f"inference-cidr{i}", args.inference_port, {key: cidr}, "inference"))
+        for i, source in enumerate(args.monitoring_security_group_ids):
+            for port, what in (
+                (boot.DCGM_EXPORTER_PORT, "dcgm-exporter"),
+                (boot.NODE_EXPORTER_PORT, "node exporter"),
+            ):
+                rules.append((f"metrics{port}-sg{i}", port, {"referenced_security_group_id": source}, what))
+        for suffix, port, source, what in rules:
+            aws.vpc.SecurityGroupIngressRule(
+                f"{name}-{suffix}",
+                security_group_id=group.id,
+                ip_protocol="tcp",
+                from_port=port,
+                to_port=port,
+                description=f"{what} (port {port})",
+                **source,
+                opts=child,
+            )
+        # Egress: HTTPS only (S3, SSM, CloudWatch, package and image registries);
+        # NFS to EFS goes through the EFS client security group.
+        aws.vpc.SecurityGroupEgressRule(
+            f"{name}-egress-https",
+            security_group_id=group.id,
+            ip_protocol="tcp",
+            from_port=443,
+            to_port=443,
+            cidr_ipv4="0.0.0.0/0",
+            description="HTTPS to AWS APIs, S3 and package/image registries",
+            opts=child,
+        )
+        return group.id
+
+    # -- IAM --------------------------------------------------------------------------------------
+
+    def _role(self) -> tuple[aws.iam.Role, aws.iam.InstanceProfile]:
+        name = self._name
+        child = pulumi.ResourceOptions(parent=self)
+        partition = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=self)).partition
+        role = aws.iam.Role(
+            f"{name}-role",
+            description=f"{name}: accelerator instances (SSM, CloudWatch agent, model read access)",
+            assume_role_policy=pulumi.Output.json_dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Effect": "Allow",
+                            "Principal": {"Service": "ec2.amazonaws.com"},
+                            "Action": "sts:AssumeRole",
+                        }
+                    ],
+                }
+            ),
+            tags={"Name": f"{name}-role"},
+            opts=child,
+        )
+        aws.iam.RolePolicyAttachment(
+            f"{name}-ssm",
+            role=role.name,
+            policy_arn=partition.apply(lambda p: f"arn:{p}:iam::aws:policy/AmazonSSMManagedInstanceCore"),
+            opts=child,
+        )
+        aws.iam.RolePolicy(
+            f"{name}-node",
+            role=role.id,
+            policy=pulumi.Output.json_dumps(
+                {"Version": "2012-10-17", "Statement": self._statements(partition)}
+            ),
+            opts=child,
+        )
+        profile = aws.iam.InstanceProfile(f"{name}-profile", role=role.name, tags={"Name": name}, opts=child)
+        return role, profile
+
+    def _statements(self, partition: pulumi.Output[str]) -> list[dict[str, Any]]:
+        args = self._args
+        statements: list[dict[str, Any]] = [
+            {
+                "Sid": "CloudWatchAgentMetrics",
+                "Effect": "Allow",
+                "Action": "cloudwatch:PutMetricData",
+                "Resource": "*",
+                "Condition": {"StringEquals": {"cloudwatch:namespace": boot.METRIC_NAMESPACE}},
+            },
+            {"Sid": "CloudWatchAgentTags", "Effect": "Allow", "Action": "ec2:DescribeTags", "Resource": "*"},
+        ]
+        if args.model is not None:
+            prefix = args.model.prefix.strip("/")
+            bucket = pulumi.Output.all(partition, args.model.bucket_name).apply(
+                lambda v: f"arn:{v[0]}:s3:::{v[1]}"
+            )
+            objects = bucket.apply(lambda arn: f"{arn}/{prefix}/*" if prefix else f"{arn}/*")
+            listing: dict[str, Any] = {
+                "Sid": "ListModelPrefix",
+                "Effect": "Allow",
+                "Action": "s3:ListBucket",
+                "Resource": bucket,
+            }
+            if prefix:
+                listing["Condition"] = {"StringLike": {"s3:prefix": [prefix, f"{prefix}/*"]}}
+            statements += [
+                listing,
+                {"Sid": "ReadModelWeights", "Effect": "Allow", "Action": "s3:GetObject", "Resource": objects},
+            ]
+        if args.efs is not None:
+            actions = ["elasticfilesystem:ClientMount"]
+            if not args.efs.read_only:
+                actions.append("elasticfilesystem:ClientWrite")
+            statements.append(
+                {
+                    "Sid": "MountModelCache",
+                    "Effect": "Allow",
+                    "Action": actions,
+                    "Resource": args.efs.file_system_arn,
+                    "Condition": {
+                        "StringEquals": {"elasticfilesystem:AccessPointArn": args.efs.access_point_arn}
+                    },
+                }
+            )
+        return statements
+
+    # -- launch template --------------------------------------------------------------------------
+
+    def _launch_template(
+        self, kind: FleetKind, item: InstanceType, profile: aws.iam.InstanceProfile
+    ) -> aws.ec2.LaunchTemplate:
+        name, args = self._name, self._args
+        region = aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self)).region
+        efs, model = args.efs, args.model
+        inputs = pulumi.Output.all(
+            region=region,
+            bucket=model.bucket_name if model is not None else None,
+            fs=efs.file_system_id if efs is not None else None,
+            ap=efs.access_point_id if efs is not None else None,
+        )
+        user_data = inputs.apply(lambda v: _encoded_user_data(kind, item, args, v))
+        groups = [self.security_group_id]
+        if efs is not None:
+            groups.append(pulumi.Output.from_input(efs.client_security_group_id))
+        ebs: dict[str, Any] = {
+            "volume_size": args.root_volume_gib,
+            "volume_type": "gp3",
+            "iops": 6000,  # model loads from the root volume when there is no instance store
+            "throughput": 500,
+            "encrypted": "true",
+            "delete_on_termination": "true",
+        }
+        if args.root_volume_kms_key_id is not None:
+            ebs["kms_key_id"] = args.root_volume_kms_key_id
+        instance_tags: dict[str, pulumi.Input[str]] = {"Pool": name}
+        if args.auto_shutdown is not None:
+            instance_tags[AUTO_SHUTDOWN] = bool_tag(args.auto_shutdown)
+        return aws.ec2.LaunchTemplate(
+            f"{name}-lt",
+            description=f"{name}: {args.instance_type} accelerator nodes",
+            image_id=args.ami_id if args.ami_id is not None else f"resolve:ssm:{kind.ami_ssm_parameter}",
+            instance_type=args.instance_type,
+            iam_instance_profile={"arn": profile.arn},
+            vpc_security_group_ids=groups,
+            metadata_options={
+                "http_endpoint": "enabled",
+                "http_tokens": "required",  # IMDSv2 only
+                "http_put_response_hop_limit": 1,
+                "instance_metadata_tags": "disabled",
+            },
+            monitoring={"enabled": True},
+            ebs_optimized="true",
+            block_device_mappings=[{"device_name": "/dev/xvda", "ebs": ebs}],
+            user_data=user_data,
+            update_default_version=True,
+            tag_specifications=[{"resource_type": "instance", "tags": instance_tags}],
+            tags={"Name": f"{name}-lt", **args.extra_tags},
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+
+    # -- reservations -----------------------------------------------------------------------------
+
+    def _reservation(self, item: InstanceType) -> tuple[pulumi.Output[str] | None, bool]:
+        """The reservation's id (None without one) and whether instances use the capacity-block market."""
+        name, args = self._name, self._args
+        child = pulumi.ResourceOptions(parent=self)
+        held = args.reservation
+        if held is None:
+            return None, False
+        if isinstance(held, ExistingCapacityReservation):
+            return pulumi.Output.from_input(held.id), False
+        if isinstance(held, NewCapacityReservation):
+            reservation = aws.ec2.CapacityReservation(
+                f"{name}-reservation",
+                instance_type=item.name,
+                instance_platform="Linux/UNIX",
+                availability_zone=held.availability_zone,
+                instance_count=held.instance_count,
+                instance_match_criteria="targeted",  # only this pool's instances use it
+                end_date_type="limited" if held.end_date else "unlimited",
+                end_date=held.end_date,
+                ebs_optimized=True,
+                tenancy="default",
+                tags={"Name": f"{name}-reservation", "Pool": name},
+                opts=child,
+            )
+            return reservation.id, False
+        return self._capacity_block(held, item)
+
+    def _capacity_block(
+        self, block: CapacityBlock, item: InstanceType
+    ) -> tuple[pulumi.Output[str] | None, bool]:
+        name = self._name
+        offering = aws.ec2.get_capacity_block_offering_output(
+            instance_type=item.name,
+            instance_count=block.instance_count,
+            capacity_duration_hours=block.duration_hours,
+            start_date_range=block.start_date_range,
+            end_date_range=block.end_date_range,
+            opts=pulumi.InvokeOutputOptions(parent=self),
+        )
+        self.capacity_block_offering = {
+            "id": offering.capacity_block_offering_id,
+            "availability_zone": offering.availability_zone,
+            "upfront_fee": offering.upfront_fee,
+            "currency_code": offering.currency_code,
+        }
+        if not block.purchase:
+            return None, True
+        expected = block.availability_zone
+
+        def checked(values: list[Any]) -> str:
+            offering_id, zone = values
+            if zone != expected:
+                raise pulumi.RunError(
+                    f"{self.KIND.component} {name!r}: the Capacity Block offering {offering_id} is in "
+                    f"{zone}, but reservation.availability_zone is {expected!r}; not purchasing"
+                )
+            return offering_id
+
+        purchased = aws.ec2.CapacityBlockReservation(
+            f"{name}-capacity-block",
+            capacity_block_offering_id=pulumi.Output.all(
+                offering.capacity_block_offering_id, offering.availability_zone
+            ).apply(checked),
+            instance_platform="Linux/UNIX",
+            tags={"Name": f"{name}-capacity-block", "Pool": name},
+            # A Capacity Block cannot be cancelled: never let a refactor delete (and re-buy) it.
+            opts=pulumi.ResourceOptions(parent=self, protect=True),
+        )
+        return purchased.id, True
+
+    # -- instances --------------------------------------------------------------------------------
+
+    def _instance(self, slot, template, reservation_id, capacity_block: bool) -> aws.ec2.Instance:
+        name, args = self._name, self._args
+        extra: dict[str, Any] = {}
+        if slot.capacity is Capacity.RESERVED:
+            extra["capacity_reservation_specification"] = {
+                "capacity_reservation_target": {"capacity_reservation_id": reservation_id}
+            }
+            if capacity_block:
+                extra["instance_market_options"] = {"market_type": "capacity-block"}
+        elif slot.capacity is Capacity.SPOT:
+            extra["instance_market_options"] = {
+                "market_type": "spot",
+                "spot_options": {
+                    "instance_interruption_behavior": "stop",
+                    "spot_instance_type": "persistent",
+                },
+            }
+        elif args.reservation is not None:
+            # An open reservation of the same type must not absorb on-demand instances silently.
+            extra["capacity_reservation_specification"] = {"capacity_reservation_preference": "none"}
+        tags: dict[str, str] = {
+            "Name": f"{name}-{slot.suffix}",
+            "Pool": name,
+            "Purchase": "capacity-block"
+            if capacity_block and slot.capacity is Capacity.RESERVED
+            else slot.capacity.value,
+            **args.extra_tags,
+        }
+        if args.auto_shutdown is not None:
+            tags[AUTO_SHUTDOWN] = bool_tag(args.auto_shutdown)
+        return aws.ec2.Instance(
+            f"{name}-{slot.suffix}",
+            launch_template={"id": template.id, "version": template.latest_version.apply(str)},
+            instance_type=slot.instance_type,
+            subnet_id=slot.subnet.id,
+            availability_zone=slot.subnet.availability_zone,
+            associate_public_ip_address=False,
+            tags=tags,
+            opts=pulumi.ResourceOptions(parent=self),
+            **extra,
+        )
+
+
+def _encoded_user_data(kind: FleetKind, item: InstanceType, args: FleetArgs, values: dict[str, Any]) -> str:
+    efs = args.efs
+    model = args.model
+    spec = boot.NodeBootstrap(
+        accelerator=kind.accelerator,
+        region=values["region"],
+        local_nvme_disks=item.local_nvme_disks,
+        cache_path=args.cache_path,
+        efs=boot.EfsMount(
+            file_system_id=values["fs"],
+            access_point_id=values["ap"],
+            mount_path=efs.mount_path,
+            read_only=efs.read_only,
+        )
+        if efs is not None
+        else None,
+        prefetch=boot.ModelPrefetch(
+            bucket=values["bucket"],
+            prefix=model.prefix,
+            directory=model.prefix.strip("/").replace("/", "-") or "model",
+        )
+        if model is not None and model.prefetch
+        else None,
+    )
+    return base64.b64encode(boot.render_user_data(spec).encode()).decode()

@@ -1,0 +1,151 @@
+"""ModelStore: the S3 bucket the fleets read model weights from.
+
+Versioned (a bad upload can be rolled back), encrypted at rest (SSE-S3),
+public access blocked, object ownership enforced (no ACLs), TLS required by
+bucket policy. Old versions expire after `noncurrent_version_days` and
+abandoned multipart uploads after 7 days, so replaced weights stop costing
+money. With `gateway_endpoint`, an S3 gateway endpoint on the given route
+tables keeps weight downloads off the NAT gateway (free instead of per-GB).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from components.aws.fleet_args import ModelSource
+from components.aws.network import s3_gateway_endpoint
+from components.errors import Problem, raise_if_invalid
+
+_BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class GatewayEndpointArgs:
+    vpc_id: pulumi.Input[str]
+    route_table_ids: Sequence[pulumi.Input[str]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelStoreArgs:
+    bucket_name: str | None = None  # None: a unique name derived from the component name
+    noncurrent_version_days: int = 30
+    gateway_endpoint: GatewayEndpointArgs | None = None
+    force_destroy: bool = False  # True lets `pulumi destroy` delete a bucket that still holds weights
+
+
+def validate_model_store(args: ModelStoreArgs) -> list[Problem]:
+    problems: list[Problem] = []
+    name = args.bucket_name
+    if name is not None and (not _BUCKET_RE.match(name) or ".." in name or name.startswith("xn--")):
+        problems.append(
+            Problem(
+                "bucket_name", name, "must be 3-63 lower-case letters, digits, '.' or '-' (S3 naming rules)"
+            )
+        )
+    if not 1 <= args.noncurrent_version_days <= 3650:
+        problems.append(Problem("noncurrent_version_days", args.noncurrent_version_days, "must be 1..3650"))
+    if args.gateway_endpoint is not None and not args.gateway_endpoint.route_table_ids:
+        problems.append(
+            Problem("gateway_endpoint.route_table_ids", [], "must list the subnets' route tables")
+        )
+    return problems
+
+
+class ModelStore(pulumi.ComponentResource):
+    bucket_name: pulumi.Output[str]
+    bucket_arn: pulumi.Output[str]
+    gateway_endpoint_id: pulumi.Output[str] | None
+
+    def __init__(self, name: str, args: ModelStoreArgs, opts: pulumi.ResourceOptions | None = None):
+        raise_if_invalid(f"ModelStore {name!r}", validate_model_store(args))
+        super().__init__("inference-infra:aws:ModelStore", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        naming = {"bucket": args.bucket_name} if args.bucket_name else {"bucket_prefix": f"{name[:36]}-"}
+        bucket = aws.s3.Bucket(
+            f"{name}-bucket", force_destroy=args.force_destroy, tags={"Name": name}, opts=child, **naming
+        )
+        aws.s3.BucketOwnershipControls(
+            f"{name}-ownership",
+            bucket=bucket.id,
+            rule={"object_ownership": "BucketOwnerEnforced"},
+            opts=child,
+        )
+        aws.s3.BucketPublicAccessBlock(
+            f"{name}-public-access",
+            bucket=bucket.id,
+            block_public_acls=True,
+            block_public_policy=True,
+            ignore_public_acls=True,
+            restrict_public_buckets=True,
+            opts=child,
+        )
+        aws.s3.BucketServerSideEncryptionConfiguration(
+            f"{name}-encryption",
+            bucket=bucket.id,
+            rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}}],
+            opts=child,
+        )
+        aws.s3.BucketVersioning(
+            f"{name}-versioning", bucket=bucket.id, versioning_configuration={"status": "Enabled"}, opts=child
+        )
+        aws.s3.BucketLifecycleConfiguration(
+            f"{name}-lifecycle",
+            bucket=bucket.id,
+            rules=[
+                {
+                    "id": "expire-replaced-weights",
+                    "status": "Enabled",
+                    "filter": {},
+                    "noncurrent_version_expiration": {"noncurrent_days": args.noncurrent_version_days},
+                    "abort_incomplete_multipart_upload": {"days_after_initiation": 7},
+                }
+            ],
+            opts=child,
+        )
+        aws.s3.BucketPolicy(
+            f"{name}-tls-only",
+            bucket=bucket.id,
+            policy=pulumi.Output.json_dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Sid": "RefuseWithoutTls",
+                            "Effect": "Deny",
+                            "Principal": "*",
+                            "Action": "s3:*",
+                            "Resource": [bucket.arn, pulumi.Output.concat(bucket.arn, "/*")],
+                            "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                        }
+                    ],
+                }
+            ),
+            opts=child,
+        )
+        self.gateway_endpoint_id = None
+        if args.gateway_endpoint is not None:
+            endpoint = s3_gateway_endpoint(
+                f"{name}-s3-endpoint",
+                vpc_id=args.gateway_endpoint.vpc_id,
+                route_table_ids=args.gateway_endpoint.route_table_ids,
+                parent=self,
+            )
+            self.gateway_endpoint_id = endpoint.id
+        self.bucket_name = bucket.bucket
+        self.bucket_arn = bucket.arn
+        self.register_outputs(
+            {
+                "bucket_name": self.bucket_name,
+                "bucket_arn": self.bucket_arn,
+                "gateway_endpoint_id": self.gateway_endpoint_id,
+            }
+        )
+
+    def source(self, prefix: str, *, prefetch: bool = True) -> ModelSource:
+        """Read access to s3://<bucket>/<prefix> for a fleet (and a boot-time prefetch onto its cache)."""
+        return ModelSource(bucket_name=self.bucket_name, prefix=prefix, prefetch=prefetch)

@@ -1,0 +1,204 @@
+"""Where the fleets run: subnet references, the minimal private network, the S3 gateway endpoint.
+
+Most stacks pass existing VPC and subnet ids (`SubnetRef` with the subnet's
+availability zone, so zones can be checked against capacity reservations
+before anything is created). A stack without a network can ask for
+`PrivateNetwork`: a VPC with one private subnet per zone, no public IPs, a
+locked-down default security group, an S3 gateway endpoint (model downloads
+do not pay NAT data charges) and, by default, one NAT gateway for package and
+container-image downloads.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from components.errors import Problem, raise_if_invalid
+
+ZONE_RE = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+[a-z]$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class SubnetRef:
+    """A subnet and its availability zone (stated, so zones can be validated before deploy)."""
+
+    id: pulumi.Input[str]
+    availability_zone: str
+
+
+def validate_zone(name: str, zone: str) -> list[Problem]:
+    if not isinstance(zone, str) or not ZONE_RE.match(zone):
+        return [Problem(name, zone, "is not an availability zone name (like 'us-east-1a')")]
+    return []
+
+
+def s3_gateway_endpoint(
+    name: str,
+    *,
+    vpc_id: pulumi.Input[str],
+    route_table_ids: Sequence[pulumi.Input[str]],
+    parent: pulumi.Resource,
+) -> aws.ec2.VpcEndpoint:
+    """A gateway endpoint for S3 on the given route tables (free; no NAT data charges for S3)."""
+    region = aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=parent)).region
+    return aws.ec2.VpcEndpoint(
+        name,
+        vpc_id=vpc_id,
+        service_name=region.apply(lambda r: f"com.amazonaws.{r}.s3"),
+        vpc_endpoint_type="Gateway",
+        route_table_ids=list(route_table_ids),
+        tags={"Name": name},
+        opts=pulumi.ResourceOptions(parent=parent),
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class PrivateNetworkArgs:
+    availability_zones: Sequence[str]
+    cidr_block: str = "10.64.0.0/16"
+    nat_gateway: bool = True  # egress for packages and images; False leaves the subnets isolated
+    s3_gateway_endpoint: bool = True
+
+
+def validate_private_network(args: PrivateNetworkArgs) -> list[Problem]:
+    problems: list[Problem] = []
+    zones = list(args.availability_zones)
+    if not 1 <= len(zones) <= 6:
+        problems.append(
+            Problem("availability_zones", zones, "must name 1 to 6 zones (2 or more for resilience)")
+        )
+    for i, zone in enumerate(zones):
+        problems += validate_zone(f"availability_zones[{i}]", zone)
+    if len(set(zones)) != len(zones):
+        problems.append(Problem("availability_zones", zones, "must not repeat a zone"))
+    if len({z[:-1] for z in zones if isinstance(z, str)}) > 1:
+        problems.append(Problem("availability_zones", zones, "must all be in one region"))
+    try:
+        network = ipaddress.ip_network(args.cidr_block)
+    except ValueError:
+        problems.append(Problem("cidr_block", args.cidr_block, "is not an IPv4 network like '10.64.0.0/16'"))
+    else:
+        if network.version != 4 or not network.is_private or not 16 <= network.prefixlen <= 24:
+            problems.append(Problem("cidr_block", args.cidr_block, "must be a private IPv4 /16 to /24"))
+    return problems
+
+
+def _subnet_blocks(cidr_block: str, count: int) -> list[str]:
+    """count private /(n+4) blocks, then one more for the NAT's public subnet (the last block)."""
+    network = ipaddress.ip_network(cidr_block)
+    blocks = list(network.subnets(new_prefix=network.prefixlen + 4))
+    return [str(b) for b in blocks[:count]] + [str(blocks[-1])]
+
+
+class PrivateNetwork(pulumi.ComponentResource):
+    """A minimal private VPC for accelerator fleets."""
+
+    vpc_id: pulumi.Output[str]
+    subnets: list[SubnetRef]
+    route_table_ids: list[pulumi.Output[str]]
+
+    def __init__(self, name: str, args: PrivateNetworkArgs, opts: pulumi.ResourceOptions | None = None):
+        raise_if_invalid(f"PrivateNetwork {name!r}", validate_private_network(args))
+        super().__init__("inference-infra:aws:PrivateNetwork", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        zones = list(args.availability_zones)
+        blocks = _subnet_blocks(args.cidr_block, len(zones))
+
+        vpc = aws.ec2.Vpc(
+            f"{name}-vpc",
+            cidr_block=args.cidr_block,
+            enable_dns_support=True,
+            enable_dns_hostnames=True,  # EFS mount helpers and SSM need DNS names
+            tags={"Name": name},
+            opts=child,
+        )
+        # The default security group allows all traffic between its members: empty it.
+        aws.ec2.DefaultSecurityGroup(
+            f"{name}-default-sg", vpc_id=vpc.id, tags={"Name": f"{name}-default (no rules)"}, opts=child
+        )
+        private_routes = aws.ec2.RouteTable(
+            f"{name}-private", vpc_id=vpc.id, tags={"Name": f"{name}-private"}, opts=child
+        )
+        self.subnets = []
+        for i, zone in enumerate(zones):
+            subnet = aws.ec2.Subnet(
+                f"{name}-private-{zone}",
+                vpc_id=vpc.id,
+                cidr_block=blocks[i],
+                availability_zone=zone,
+                map_public_ip_on_launch=False,
+                tags={"Name": f"{name}-private-{zone}", "Tier": "private"},
+                opts=child,
+            )
+            aws.ec2.RouteTableAssociation(
+                f"{name}-private-{zone}", subnet_id=subnet.id, route_table_id=private_routes.id, opts=child
+            )
+            self.subnets.append(SubnetRef(id=subnet.id, availability_zone=zone))
+
+        self.nat_gateway_id: pulumi.Output[str] | None = None
+        if args.nat_gateway:
+            gateway = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=vpc.id, tags={"Name": name}, opts=child)
+            public = aws.ec2.Subnet(
+                f"{name}-public-{zones[0]}",
+                vpc_id=vpc.id,
+                cidr_block=blocks[-1],
+                availability_zone=zones[0],
+                map_public_ip_on_launch=False,
+                tags={"Name": f"{name}-public-{zones[0]}", "Tier": "public (NAT only)"},
+                opts=child,
+            )
+            public_routes = aws.ec2.RouteTable(
+                f"{name}-public", vpc_id=vpc.id, tags={"Name": f"{name}-public"}, opts=child
+            )
+            aws.ec2.Route(
+                f"{name}-public-default",
+                route_table_id=public_routes.id,
+                destination_cidr_block="0.0.0.0/0",
+                gateway_id=gateway.id,
+                opts=child,
+            )
+            aws.ec2.RouteTableAssociation(
+                f"{name}-public-{zones[0]}", subnet_id=public.id, route_table_id=public_routes.id, opts=child
+            )
+            address = aws.ec2.Eip(f"{name}-nat", domain="vpc", tags={"Name": f"{name}-nat"}, opts=child)
+            nat = aws.ec2.NatGateway(
+                f"{name}-nat",
+                subnet_id=public.id,
+                allocation_id=address.id,
+                tags={"Name": f"{name}-nat"},
+                opts=child,
+            )
+            aws.ec2.Route(
+                f"{name}-private-default",
+                route_table_id=private_routes.id,
+                destination_cidr_block="0.0.0.0/0",
+                nat_gateway_id=nat.id,
+                opts=child,
+            )
+            self.nat_gateway_id = nat.id
+
+        self.vpc_id = vpc.id
+        self.cidr_block = vpc.cidr_block
+        self.route_table_ids = [private_routes.id]
+        self.s3_endpoint_id: pulumi.Output[str] | None = None
+        if args.s3_gateway_endpoint:
+            endpoint = s3_gateway_endpoint(
+                f"{name}-s3", vpc_id=vpc.id, route_table_ids=self.route_table_ids, parent=self
+            )
+            self.s3_endpoint_id = endpoint.id
+        self.subnet_ids = [s.id for s in self.subnets]
+        self.register_outputs(
+            {
+                "vpc_id": self.vpc_id,
+                "subnet_ids": self.subnet_ids,
+                "route_table_ids": self.route_table_ids,
+                "s3_endpoint_id": self.s3_endpoint_id,
+                "nat_gateway_id": self.nat_gateway_id,
+            }
+        )

@@ -1,0 +1,173 @@
+"""`inference-infra size`: which machine serves a model and its traffic cheapest per token."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from components.cli import app
+
+_QUANTS = ["fp32", "fp16", "bf16", "fp8", "int8", "int4"]
+_FLAGS = {
+    "model": "--model",
+    "context_tokens": "--context",
+    "concurrency": "--concurrency",
+    "output_tokens": "--output-tokens",
+    "max_memory_utilization": "--max-memory-utilization",
+}
+
+
+@app.command()
+@click.option("--model", required=True, help="Model preset, e.g. llama-3.1-70b (or its Hugging Face id).")
+@click.option(
+    "--quant",
+    type=click.Choice(_QUANTS, case_sensitive=False),
+    default="bf16",
+    show_default=True,
+    help="Weight format.",
+)
+@click.option(
+    "--kv-quant",
+    type=click.Choice(_QUANTS, case_sensitive=False),
+    help="KV-cache format. Default: the weights' float type (bf16 for fp8/int8/int4 weights).",
+)
+@click.option("--context", type=int, required=True, help="Longest sequence to hold, prompt + output tokens.")
+@click.option("--concurrency", type=int, required=True, help="Sequences in flight at once.")
+@click.option(
+    "--cloud",
+    type=click.Choice(["aws", "gcp", "any"]),
+    default="any",
+    show_default=True,
+    help="Only this cloud's machines.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (SPEC.md shape).")
+@click.option(
+    "--output-tokens",
+    type=int,
+    help="Generated tokens per request, for throughput. Default: min(512, context/2).",
+)
+@click.option(
+    "--purchase",
+    type=click.Choice(["on-demand", "spot", "reserved"]),
+    default="on-demand",
+    show_default=True,
+    help="Price model for hourly USD.",
+)
+@click.option("--region", help="Price region (default: the catalog's reference region per machine).")
+@click.option(
+    "--family",
+    type=click.Choice(["nvidia-gpu", "aws-neuron", "google-tpu"]),
+    multiple=True,
+    help="Only these accelerator families (repeatable).",
+)
+@click.option(
+    "--max-memory-utilization",
+    type=float,
+    default=0.90,
+    show_default=True,
+    help="Share of each device's memory the plan may fill.",
+)
+@click.option("--top", type=int, default=10, show_default=True, help="Rows in the table (0: all).")
+@click.option("--explain", is_flag=True, help="Explain every listed option, not only the best.")
+def size(
+    model: str,
+    quant: str,
+    kv_quant: str | None,
+    context: int,
+    concurrency: int,
+    cloud: str,
+    as_json: bool,
+    output_tokens: int | None,
+    purchase: str,
+    region: str | None,
+    family: tuple[str, ...],
+    max_memory_utilization: float,
+    top: int,
+    explain: bool,
+) -> None:
+    """Size a model for its traffic: memory budget, every machine that fits, ranked by USD per
+    million generated tokens."""
+    from components.catalog import AcceleratorFamily, PriceModel
+    from components.errors import InputError, Problem, raise_if_invalid
+    from components.planner import Assumptions, NothingFitsError, Precision, Quantization, Traffic
+    from components.planner import size as plan_size
+
+    if top < 0:
+        raise_if_invalid("size", [Problem("--top", top, "must be 0 (all) or more")])
+    try:
+        sizing = plan_size(
+            model,
+            Traffic(context_tokens=context, concurrency=concurrency, output_tokens=output_tokens),
+            precision=Precision(
+                weights=Quantization(quant.lower()),
+                kv_cache=Quantization(kv_quant.lower()) if kv_quant else None,
+            ),
+            cloud=cloud,
+            purchase=PriceModel(purchase),
+            region=region,
+            families={AcceleratorFamily(f) for f in family} or None,
+            assumptions=Assumptions(max_memory_utilization=max_memory_utilization),
+        )
+    except NothingFitsError:
+        raise
+    except InputError as e:
+        if not e.problems:
+            raise
+        # Name the command's flags, not the API's parameters.
+        raise_if_invalid(
+            "size", [Problem(_FLAGS.get(p.input, p.input), p.value, p.allowed) for p in e.problems]
+        )
+        raise
+    if as_json:
+        json.dump(sizing.as_json(), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return
+    click.echo(render_table(sizing, top=top, explain=explain))
+
+
+def render_table(sizing, *, top: int = 10, explain: bool = False) -> str:
+    """The readable report: the workload and its memory, the ranked options, the best explained."""
+    import textwrap
+
+    lines = textwrap.wrap(sizing.describe_workload(), width=110)
+    lines += textwrap.wrap(
+        f"Assumptions: {sizing.assumptions.describe()}; prices {sizing.purchase.value}.", width=110
+    )
+    lines.append("")
+    header = (
+        f"{'#':>3} {'CLOUD':<5} {'TYPE':<18} {'ACCELERATORS':<26} {'TP':>3} {'REPL':>4} {'MEM':>4}"
+        f" {'USD/H':>8} {'TOK/S':>8} {'USD/1M TOK':>10}"
+    )
+    lines.append(header)
+    shown = sizing.options if top == 0 else sizing.options[:top]
+    for rank, o in enumerate(shown, start=1):
+        hw = o.fit.hardware
+        devices = f"{hw.instance.accelerator_count} x {_short(hw.device.name)}"[:26]
+        lines.append(
+            f"{rank:>3} {o.cloud.value:<5} {o.instance_type:<18} {devices:<26} {o.fit.tensor_parallel:>3}"
+            f" {o.fit.replicas:>4} {o.memory_utilization:>4.0%} {o.hourly_usd:>8.2f}"
+            f" {o.est_tokens_per_s:>8,.0f} {o.usd_per_million_tokens:>10.3f}"
+        )
+    more = len(sizing.options) - len(shown)
+    if more:
+        lines.append(f"    ... {more} more that fit (--top 0 lists all, --json prints all)")
+    legend = (
+        "TOK/S: generated tokens per second at this concurrency (prefill included); REPL: replicas;"
+        f" MEM: busiest device's memory. {len(sizing.rejected)} machines are too small or cannot run"
+        " the format."
+    )
+    lines += textwrap.wrap(legend, width=110, initial_indent="    ", subsequent_indent="    ")
+    lines.append("")
+    for rank, o in enumerate(shown if explain else shown[:1], start=1):
+        label = "Best" if rank == 1 else f"#{rank}"
+        lines.extend(textwrap.wrap(f"{label}: {o.explanation()}", width=110, subsequent_indent="  "))
+    return "\n".join(lines)
+
+
+def _short(device_name: str) -> str:
+    name = device_name.split(" (")[0]
+    for prefix in ("NVIDIA ", "Google Cloud ", "AWS "):
+        name = name.removeprefix(prefix)
+    return name

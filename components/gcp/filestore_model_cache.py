@@ -1,0 +1,152 @@
+"""FilestoreModelCache: an NFS share for model weights on the fleet's VPC.
+
+GPU and TPU nodes without local SSD read their weights from here; the first
+node of a fleet fills it from Cloud Storage (see `startup.py`), the others
+find it filled. The share is exported only to the client ranges given (the
+fleet's subnet), read-write for the boot script that fills it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from ipaddress import ip_network
+
+import pulumi
+import pulumi_gcp as gcp
+
+from components.errors import Problem, raise_if_invalid
+from components.gcp.filestore_tiers import FilestoreTier, capacity_problems, tier_limits
+from components.gcp.names import is_region, is_zone, label_problems, name_problems
+
+_SHARE_NAME_MAX = 16
+
+
+class ConnectMode(StrEnum):
+    DIRECT_PEERING = "DIRECT_PEERING"
+    PRIVATE_SERVICE_ACCESS = "PRIVATE_SERVICE_ACCESS"
+
+
+@dataclass(frozen=True, kw_only=True)
+class FilestoreModelCacheArgs:
+    network: pulumi.Input[str]  # VPC network name (or projects/<p>/global/networks/<n> for Shared VPC)
+    location: str  # a zone for BASIC_* and ZONAL, a region for REGIONAL and ENTERPRISE
+    client_ranges: Sequence[str]  # CIDRs that may mount the share (the fleet's subnets)
+    tier: FilestoreTier = FilestoreTier.ZONAL
+    capacity_gib: int = 1024
+    share_name: str = "models"
+    connect_mode: ConnectMode = ConnectMode.DIRECT_PEERING
+    reserved_ip_range: str | None = None  # CIDR (/29 or larger) or an allocated range name
+    kms_key_name: pulumi.Input[str] | None = None  # CMEK; Google-managed encryption when unset
+    deletion_protection: bool = False
+    labels: Mapping[str, str] = field(default_factory=dict)
+    project: str | None = None
+
+
+def validate_filestore_cache(name: str, args: FilestoreModelCacheArgs) -> list[Problem]:
+    problems = name_problems("name", name)
+    problems += capacity_problems(args.tier, args.capacity_gib)
+    limits = tier_limits(args.tier)
+    if limits.regional and not is_region(args.location):
+        problems.append(
+            Problem(
+                "location", args.location, f"must be a region such as 'us-central1' for the {args.tier} tier"
+            )
+        )
+    if not limits.regional and not is_zone(args.location):
+        problems.append(
+            Problem(
+                "location", args.location, f"must be a zone such as 'us-central1-a' for the {args.tier} tier"
+            )
+        )
+    if not args.share_name[:1].isalpha() or not args.share_name.replace("_", "").isalnum():
+        problems.append(
+            Problem(
+                "share_name", args.share_name, "must start with a letter and use only letters, digits and '_'"
+            )
+        )
+    elif len(args.share_name) > _SHARE_NAME_MAX:
+        problems.append(
+            Problem("share_name", args.share_name, f"must be at most {_SHARE_NAME_MAX} characters")
+        )
+    if not args.client_ranges:
+        problems.append(
+            Problem("client_ranges", [], "must name the CIDRs that may mount the share (the fleet's subnets)")
+        )
+    for i, cidr in enumerate(args.client_ranges):
+        try:
+            network = ip_network(cidr, strict=True)
+        except ValueError:
+            problems.append(
+                Problem(f"client_ranges[{i}]", cidr, "must be a CIDR block such as '10.40.0.0/20'")
+            )
+            continue
+        if not network.is_private:
+            problems.append(
+                Problem(f"client_ranges[{i}]", cidr, "must be a private range; the share is for the VPC only")
+            )
+    if args.deletion_protection and args.tier in (FilestoreTier.BASIC_HDD, FilestoreTier.BASIC_SSD):
+        problems.append(
+            Problem(
+                "deletion_protection", True, f"is not offered on the {args.tier} tier (ZONAL and up only)"
+            )
+        )
+    problems += label_problems("labels", args.labels)
+    return problems
+
+
+class FilestoreModelCache(pulumi.ComponentResource):
+    """A Filestore instance holding model weights, mounted by the fleets' boot scripts."""
+
+    instance: gcp.filestore.Instance
+    ip_address: pulumi.Output[str]
+    nfs_target: pulumi.Output[str]  # "<ip>:/<share>", what GpuFleet/TpuVm take as model_cache_nfs
+
+    def __init__(
+        self, name: str, args: FilestoreModelCacheArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        raise_if_invalid(f"FilestoreModelCache {name!r}", validate_filestore_cache(name, args))
+        super().__init__("inference-infra:gcp:FilestoreModelCache", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+
+        self.instance = gcp.filestore.Instance(
+            f"{name}-fs",
+            location=args.location,
+            tier=args.tier.value,
+            description=f"inference-infra model cache {name}",
+            file_shares=gcp.filestore.InstanceFileSharesArgs(
+                name=args.share_name,
+                capacity_gb=args.capacity_gib,
+                nfs_export_options=[
+                    gcp.filestore.InstanceFileSharesNfsExportOptionArgs(
+                        ip_ranges=list(args.client_ranges),
+                        access_mode="READ_WRITE",
+                        # The boot script fills the cache as root; only the listed ranges may mount.
+                        squash_mode="NO_ROOT_SQUASH",
+                    )
+                ],
+            ),
+            networks=[
+                gcp.filestore.InstanceNetworkArgs(
+                    network=args.network,
+                    modes=["MODE_IPV4"],
+                    connect_mode=args.connect_mode.value,
+                    reserved_ip_range=args.reserved_ip_range,
+                )
+            ],
+            kms_key_name=args.kms_key_name,
+            deletion_protection_enabled=args.deletion_protection or None,
+            labels={"component": "model-cache", "model-cache": name, **args.labels},
+            project=args.project,
+            opts=child,
+        )
+        self.ip_address = self.instance.networks.apply(lambda nets: nets[0].ip_addresses[0])
+        self.nfs_target = pulumi.Output.concat(self.ip_address, ":/", args.share_name)
+        self.register_outputs(
+            {
+                "instance_name": self.instance.name,
+                "ip_address": self.ip_address,
+                "nfs_target": self.nfs_target,
+            }
+        )

@@ -1,0 +1,117 @@
+"""GCP naming rules shared by the GCP components (pure, no Pulumi).
+
+Compute Engine names, zones, regions, labels and Cloud Storage URIs are
+checked here so that every component rejects a bad one with the same words,
+before any resource is registered.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from components.errors import Problem
+
+_NAME_RE = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+_ZONE_RE = re.compile(r"^[a-z]+-[a-z]+\d+-[a-z]$")
+_REGION_RE = re.compile(r"^[a-z]+-[a-z]+\d+$")
+_LABEL_KEY_RE = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
+_LABEL_VALUE_RE = re.compile(r"^[a-z0-9_-]{0,63}$")
+_BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$")
+_GS_URI_RE = re.compile(r"^gs://([^/]+)/(.+)$")
+
+# Children append suffixes such as "-reservation" to a component's name; keep room for them
+# within Compute Engine's 63-character limit.
+MAX_COMPONENT_NAME = 40
+
+
+def name_problems(input_name: str, value: str, *, max_length: int = MAX_COMPONENT_NAME) -> list[Problem]:
+    if not _NAME_RE.match(value) or len(value) > max_length:
+        return [
+            Problem(
+                input_name,
+                value,
+                f"must be a Compute Engine name: lower-case letters, digits and '-', starting with a "
+                f"letter, not ending with '-', at most {max_length} characters",
+            )
+        ]
+    return []
+
+
+def is_zone(value: str) -> bool:
+    return bool(_ZONE_RE.match(value))
+
+
+def is_region(value: str) -> bool:
+    return bool(_REGION_RE.match(value))
+
+
+def region_of(zone: str) -> str:
+    """'us-central1-a' -> 'us-central1'."""
+    return zone.rsplit("-", 1)[0]
+
+
+def zone_problems(input_name: str, value: str) -> list[Problem]:
+    if not is_zone(value):
+        return [Problem(input_name, value, "must be a zone such as 'us-central1-a'")]
+    return []
+
+
+def label_problems(input_name: str, labels: Mapping[str, str]) -> list[Problem]:
+    problems = []
+    for key, value in labels.items():
+        if not _LABEL_KEY_RE.match(key):
+            problems.append(
+                Problem(
+                    f"{input_name} key",
+                    key,
+                    "must be a GCP label key: lower-case letters, digits, '_' and '-', starting with a "
+                    "letter, at most 63 characters",
+                )
+            )
+        if not isinstance(value, str) or not _LABEL_VALUE_RE.match(value):
+            problems.append(
+                Problem(
+                    f"{input_name}[{key!r}]",
+                    value,
+                    "must be a GCP label value: lower-case letters, digits, '_' and '-', "
+                    "at most 63 characters",
+                )
+            )
+    return problems
+
+
+def bucket_problems(input_name: str, bucket: str) -> list[Problem]:
+    if bucket.startswith("gs://") or not _BUCKET_RE.match(bucket):
+        return [Problem(input_name, bucket, "must be a Cloud Storage bucket name (without 'gs://')")]
+    return []
+
+
+def model_uri_problems(input_name: str, uris: tuple[str, ...], bucket: str | None) -> list[Problem]:
+    """Every URI must be gs://<bucket>/<path> inside the bucket the nodes may read."""
+    problems = []
+    for i, uri in enumerate(uris):
+        where = f"{input_name}[{i}]"
+        match = _GS_URI_RE.match(uri)
+        if match is None or not match.group(2).strip("/"):
+            problems.append(Problem(where, uri, "must be a Cloud Storage URI 'gs://<bucket>/<path>'"))
+        elif bucket is None:
+            problems.append(
+                Problem(where, uri, "needs model_bucket set: the nodes may read only the model bucket")
+            )
+        elif match.group(1) != bucket:
+            problems.append(
+                Problem(
+                    where, uri, f"is outside the model bucket {bucket!r}, which is all the nodes may read"
+                )
+            )
+        elif any(ch in uri for ch in "'\"`$\\\n"):
+            problems.append(Problem(where, uri, "must not contain quotes, '$', '`', '\\' or newlines"))
+    names = [uri.rstrip("/").rsplit("/", 1)[-1] for uri in uris]
+    for duplicate in sorted({n for n in names if names.count(n) > 1}):
+        problems.append(
+            Problem(
+                input_name, list(uris), f"name the folder {duplicate!r} twice; each model needs its own name"
+            )
+        )
+    return problems

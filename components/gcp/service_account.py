@@ -1,0 +1,87 @@
+"""The identity a GPU or TPU node runs as: a dedicated, least-privilege service account.
+
+Never the default Compute Engine service account (which often holds Editor on
+the project): each fleet gets its own account that may write logs and
+metrics, and read the one bucket that holds its model weights, nothing else.
+The VM's OAuth scopes are narrowed to the same three services as a second
+fence (not `cloud-platform`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import pulumi
+
+PROJECT_ROLES = ("roles/logging.logWriter", "roles/monitoring.metricWriter")
+MODEL_BUCKET_ROLE = "roles/storage.objectViewer"
+NODE_SCOPES = (
+    "https://www.googleapis.com/auth/devstorage.read_only",
+    "https://www.googleapis.com/auth/logging.write",
+    "https://www.googleapis.com/auth/monitoring.write",
+)
+
+_ACCOUNT_ID_MIN, _ACCOUNT_ID_MAX = 6, 30
+
+
+def account_id(name: str) -> str:
+    """A valid service account id (6-30 characters, [a-z0-9-]) derived from a component name.
+
+    Short names get a suffix; long ones are cut and end in a hash of the full
+    name, so two long names that share a prefix still differ.
+    """
+    candidate = f"{name}-sa"
+    if len(candidate) < _ACCOUNT_ID_MIN:
+        candidate = f"{name}-node-sa"
+    if len(candidate) > _ACCOUNT_ID_MAX:
+        digest = hashlib.sha256(name.encode()).hexdigest()[:6]
+        candidate = f"{name[: _ACCOUNT_ID_MAX - 7].rstrip('-')}-{digest}"
+    return candidate
+
+
+@dataclass(frozen=True)
+class NodeIdentity:
+    """The service account a fleet's VMs run as, and the grants it holds."""
+
+    account: pulumi.Resource
+    email: pulumi.Output[str]
+    grants: tuple[pulumi.Resource, ...]
+
+
+def node_identity(
+    name: str, *, project: str, model_bucket: str | None, description: str, parent: pulumi.Resource
+) -> NodeIdentity:
+    """Create the fleet's service account and its grants as children of parent."""
+    import pulumi_gcp as gcp
+
+    child = pulumi.ResourceOptions(parent=parent)
+    account = gcp.serviceaccount.Account(
+        f"{name}-sa",
+        account_id=account_id(name),
+        display_name=f"inference-infra {name}",
+        description=description,
+        project=project,
+        opts=child,
+    )
+    grants: list[pulumi.Resource] = [
+        gcp.projects.IAMMember(
+            f"{name}-{role.rsplit('.', 1)[-1].lower()}",
+            project=project,
+            role=role,
+            member=account.member,
+            opts=child,
+        )
+        for role in PROJECT_ROLES
+    ]
+    if model_bucket is not None:
+        grants.append(
+            gcp.storage.BucketIAMMember(
+                f"{name}-model-reader",
+                bucket=model_bucket,
+                role=MODEL_BUCKET_ROLE,
+                member=account.member,
+                opts=child,
+            )
+        )
+    return NodeIdentity(account=account, email=account.email, grants=tuple(grants))

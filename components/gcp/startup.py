@@ -1,0 +1,287 @@
+"""The boot script of GPU and TPU VMs, rendered by a pure function.
+
+`render_startup_script(StartupConfig(...))` returns a bash script for the
+`startup-script` metadata key. Compute Engine runs it as root at every boot
+(also after a Spot VM is stopped and started again, when its local SSDs come
+back empty), so every step is idempotent:
+
+1. Ops Agent with GPU metrics (optional): installs the agent; NVML GPU
+   metrics are collected by default, and the DCGM receiver adds per-GPU
+   health and profiling metrics once DCGM runs. A failure here is logged and
+   does not stop the node from serving.
+2. Local SSDs: waits for the expected NVMe local SSDs, stripes them into one
+   RAID0 array (mdadm) when there are several, formats ext4 and mounts it at
+   `/mnt/local-ssd`.
+3. Model cache: mounts the Filestore share named in the instance metadata key
+   `inference-infra-model-cache` (`<ip>:/<share>`) at `/mnt/model-cache`.
+4. Model prefetch: copies each `gs://` model folder with `gcloud storage
+   rsync`, all folders at once and each with parallel, sliced downloads, to
+   the fastest place the node has: local SSD, else the shared Filestore
+   cache (filled once per fleet under a lock), else the boot disk.
+5. Writes `/etc/inference-infra/models.env` (`MODELS_DIR=...`) for the
+   serving unit.
+
+`root` prefixes every path the script touches, so tests run the real script
+in a scratch directory with stand-in commands.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import yaml
+
+from components.errors import Problem
+
+CACHE_METADATA_KEY = "inference-infra-model-cache"
+LOCAL_SSD_MOUNT = "/mnt/local-ssd"
+MODEL_CACHE_MOUNT = "/mnt/model-cache"
+BOOT_DISK_MODELS = "/var/lib/inference-infra/models"
+MODELS_ENV = "/etc/inference-infra/models.env"
+OPS_AGENT_CONFIG = "/etc/google-cloud-ops-agent/config.yaml"
+OPS_AGENT_INSTALLER = "https://dl.google.com/cloudagents/add-google-cloud-ops-agent-repo.sh"
+RAID_DEVICE = "/dev/md0"
+
+
+@dataclass(frozen=True, kw_only=True)
+class StartupConfig:
+    local_ssd_count: int = 0  # NVMe local SSDs the machine has (bundled + added)
+    model_uris: tuple[str, ...] = ()  # gs://bucket/folder, one per model
+    model_cache: bool = False  # mount the Filestore share named in the instance metadata
+    ops_agent: bool = True
+    gpu_metrics: bool = False  # DCGM receiver (needs ops_agent)
+    download_processes: int = 16  # gcloud storage/process_count
+    download_threads: int = 8  # gcloud storage/thread_count
+    local_ssd_wait_seconds: int = 120
+    root: str = ""  # prefix of every path (tests); empty on real machines
+
+
+def node_metadata(startup_script: str, *, model_cache_nfs: pulumi.Input[str] | None) -> dict[str, Any]:
+    """Instance metadata of every GPU/TPU node: OS Login only, no project SSH keys, no serial port."""
+    metadata: dict[str, Any] = {
+        "enable-oslogin": "TRUE",
+        "block-project-ssh-keys": "true",
+        "serial-port-enable": "FALSE",
+        "startup-script": startup_script,
+    }
+    if model_cache_nfs is not None:
+        metadata[CACHE_METADATA_KEY] = model_cache_nfs
+    return metadata
+
+
+def validate_startup(config: StartupConfig) -> list[Problem]:
+    problems = []
+    if config.local_ssd_count < 0:
+        problems.append(Problem("local_ssd_count", config.local_ssd_count, "must be 0 or more"))
+    if config.gpu_metrics and not config.ops_agent:
+        problems.append(Problem("gpu_metrics", True, "needs the Ops Agent (ops_agent=True)"))
+    for field in ("download_processes", "download_threads"):
+        value = getattr(config, field)
+        if not 1 <= value <= 256:
+            problems.append(Problem(field, value, "must be between 1 and 256"))
+    return problems
+
+
+def ops_agent_gpu_config() -> str:
+    """Ops Agent configuration adding the DCGM receiver to the built-in pipelines.
+
+    The agent merges this with its defaults, which already collect NVML GPU
+    metrics (agent.googleapis.com/gpu/*) on GPU VMs.
+    """
+    config = {
+        "metrics": {
+            "receivers": {"dcgm": {"type": "dcgm", "receiver_version": 2}},
+            "service": {"pipelines": {"dcgm": {"receivers": ["dcgm"]}}},
+        }
+    }
+    return yaml.safe_dump(config, sort_keys=False)
+
+
+def render_startup_script(config: StartupConfig) -> str:
+    """The startup script for config (see the module docstring for what it does)."""
+    q = shlex.quote
+    uris = " ".join(q(u) for u in config.model_uris)
+    steps = []
+    if config.ops_agent:
+        steps.append('setup_ops_agent || log "warning: Ops Agent setup failed; node metrics will be missing"')
+    if config.local_ssd_count:
+        steps.append("setup_local_ssd")
+        steps.append('MODELS_DIR="$LOCAL_SSD_MOUNT/models"')
+    if config.model_cache:
+        steps.append("mount_model_cache")
+        if not config.local_ssd_count:
+            steps.append('MODELS_DIR="$CACHE_MOUNT/models"')
+    if config.model_uris:
+        if config.model_cache and not config.local_ssd_count:
+            steps.append("prefetch_into_shared_cache")
+        else:
+            steps.append('prefetch_models "$MODELS_DIR"')
+    steps.append("write_models_env")
+    return _TEMPLATE.format(
+        root=q(config.root),
+        local_ssd_count=config.local_ssd_count,
+        wait_seconds=config.local_ssd_wait_seconds,
+        local_ssd_mount=q(LOCAL_SSD_MOUNT),
+        cache_mount=q(MODEL_CACHE_MOUNT),
+        boot_models=q(BOOT_DISK_MODELS),
+        models_env=q(MODELS_ENV),
+        ops_config_path=q(OPS_AGENT_CONFIG),
+        ops_installer=q(OPS_AGENT_INSTALLER),
+        raid_device=q(RAID_DEVICE),
+        cache_key=q(CACHE_METADATA_KEY),
+        model_uris=uris,
+        processes=config.download_processes,
+        threads=config.download_threads,
+        gpu_metrics="true" if config.gpu_metrics else "false",
+        ops_config=ops_agent_gpu_config().rstrip("\n"),
+        steps="\n".join(steps),
+    )
+
+
+_TEMPLATE = """\
+#!/bin/bash
+# Rendered by inference-infra (components/gcp/startup.py); runs as root at every boot.
+set -euo pipefail
+shopt -s nullglob
+
+ROOT={root}
+LOCAL_SSD_COUNT={local_ssd_count}
+LOCAL_SSD_WAIT_SECONDS={wait_seconds}
+LOCAL_SSD_MOUNT="$ROOT"{local_ssd_mount}
+CACHE_MOUNT="$ROOT"{cache_mount}
+MODELS_DIR="$ROOT"{boot_models}
+MODELS_ENV="$ROOT"{models_env}
+DEVICE_DIR="$ROOT/dev/disk/by-id"
+RAID_DEVICE={raid_device}
+GPU_METRICS={gpu_metrics}
+MODEL_URIS=({model_uris})
+# Parallel, sliced downloads for every `gcloud storage` call below.
+export CLOUDSDK_STORAGE_PROCESS_COUNT={processes}
+export CLOUDSDK_STORAGE_THREAD_COUNT={threads}
+export CLOUDSDK_STORAGE_SLICED_OBJECT_DOWNLOAD_THRESHOLD=100M
+export CLOUDSDK_STORAGE_SLICED_OBJECT_DOWNLOAD_MAX_COMPONENTS=16
+
+log() {{
+  echo "inference-infra-startup: $*"
+  logger -t inference-infra-startup -- "$*" 2>/dev/null || true
+}}
+
+metadata() {{
+  curl -sSf --max-time 10 -H 'Metadata-Flavor: Google' \\
+    "http://metadata.google.internal/computeMetadata/v1/instance/attributes/$1" 2>/dev/null || true
+}}
+
+ensure_package() {{  # ensure_package <command> <debian package>
+  command -v "$1" >/dev/null 2>&1 && return 0
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2"
+}}
+
+setup_ops_agent() {{
+  if ! dpkg-query -W google-cloud-ops-agent >/dev/null 2>&1; then
+    local installer
+    installer="$(mktemp)"
+    curl -sSfL --retry 3 --max-time 120 -o "$installer" {ops_installer} || return 1
+    bash "$installer" --also-install || return 1
+  fi
+  if [ "$GPU_METRICS" = true ]; then
+    if ! command -v nv-hostengine >/dev/null 2>&1; then
+      ensure_package nv-hostengine datacenter-gpu-manager || log "warning: no DCGM; NVML metrics only"
+    fi
+    systemctl enable --now nvidia-dcgm || log "warning: DCGM is not running; NVML metrics only"
+    mkdir -p "$(dirname "$ROOT"{ops_config_path})"
+    cat >"$ROOT"{ops_config_path} <<'OPS_AGENT_CONFIG'
+{ops_config}
+OPS_AGENT_CONFIG
+  fi
+  systemctl restart google-cloud-ops-agent || return 1
+}}
+
+setup_local_ssd() {{
+  local devices=() waited=0 target
+  while :; do
+    devices=("$DEVICE_DIR"/google-local-nvme-ssd-*)
+    [ "${{#devices[@]}}" -ge "$LOCAL_SSD_COUNT" ] && break
+    if [ "$waited" -ge "$LOCAL_SSD_WAIT_SECONDS" ]; then
+      log "expected $LOCAL_SSD_COUNT local SSDs, found ${{#devices[@]}}"
+      return 1
+    fi
+    sleep 2
+    waited=$((waited + 2))
+  done
+  mkdir -p "$LOCAL_SSD_MOUNT"
+  if mountpoint -q "$LOCAL_SSD_MOUNT"; then
+    return 0
+  fi
+  if [ "${{#devices[@]}}" -eq 1 ]; then
+    target="${{devices[0]}}"
+  else
+    ensure_package mdadm mdadm
+    target="$RAID_DEVICE"
+    if ! mdadm --detail "$target" >/dev/null 2>&1; then
+      # A stopped Spot VM comes back with blank local SSDs: build the array again.
+      mdadm --create "$target" --level=0 --raid-devices="${{#devices[@]}}" --run "${{devices[@]}}"
+      mkdir -p "$ROOT/etc/mdadm"
+      mdadm --detail --scan >"$ROOT/etc/mdadm/mdadm.conf"
+    fi
+  fi
+  if ! blkid "$target" >/dev/null 2>&1; then
+    mkfs.ext4 -F -q -m 0 -E lazy_itable_init=1,lazy_journal_init=1 "$target"
+  fi
+  mount -o discard,defaults,nofail "$target" "$LOCAL_SSD_MOUNT"
+  log "local SSD: ${{#devices[@]}} disk(s) mounted at $LOCAL_SSD_MOUNT"
+}}
+
+mount_model_cache() {{
+  local share
+  share="$(metadata {cache_key})"
+  if [ -z "$share" ]; then
+    log "instance metadata {cache_key} is empty; cannot mount the model cache"
+    return 1
+  fi
+  ensure_package mount.nfs nfs-common
+  mkdir -p "$CACHE_MOUNT"
+  if ! mountpoint -q "$CACHE_MOUNT"; then
+    mount -t nfs -o rw,hard,timeo=600,retrans=3,nconnect=8 "$share" "$CACHE_MOUNT"
+  fi
+  log "model cache $share mounted at $CACHE_MOUNT"
+}}
+
+prefetch_models() {{  # prefetch_models <destination folder>
+  local dest="$1" uri name pids=() failed=0
+  for uri in "${{MODEL_URIS[@]}}"; do
+    name="${{uri%/}}"
+    name="${{name##*/}}"
+    mkdir -p "$dest/$name"
+    gcloud storage rsync --recursive "$uri" "$dest/$name" &
+    pids+=("$!")
+  done
+  for pid in "${{pids[@]}}"; do
+    wait "$pid" || failed=1
+  done
+  if [ "$failed" -ne 0 ]; then
+    log "model prefetch into $dest failed"
+    return 1
+  fi
+  log "prefetched ${{#MODEL_URIS[@]}} model(s) into $dest"
+}}
+
+prefetch_into_shared_cache() {{
+  # One node of the fleet copies; the others wait on the lock, then find nothing left to copy.
+  mkdir -p "$MODELS_DIR"
+  (
+    flock -w 7200 9
+    prefetch_models "$MODELS_DIR"
+  ) 9>"$CACHE_MOUNT/.prefetch.lock"
+}}
+
+write_models_env() {{
+  mkdir -p "$MODELS_DIR" "$(dirname "$MODELS_ENV")"
+  printf 'MODELS_DIR=%s\\n' "$MODELS_DIR" >"$MODELS_ENV"
+}}
+
+{steps}
+log "startup complete; MODELS_DIR=$MODELS_DIR"
+"""

@@ -1,0 +1,139 @@
+"""Alertmanager configuration: where the GPU alerts go.
+
+Receivers are described here without their secrets (a Slack webhook URL, a
+PagerDuty Events v2 routing key, a generic webhook URL); the secret values are
+passed in only when the file is rendered, so callers can keep them inside a
+Pulumi secret from config to Kubernetes Secret.
+
+Routing: every receiver gets the alerts of the severities it lists (an alert
+may go to several); kube-prometheus-stack's always-firing `Watchdog` and its
+`InfoInhibitor` go nowhere; a critical alert silences the warnings of the same
+alert on the same node.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from components.errors import Problem
+
+SEVERITIES = ("critical", "warning", "info")
+NULL_RECEIVER = "null"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
+_SLACK_CHANNEL = re.compile(r"^[#@][\w.-]{1,80}$")
+
+
+class ReceiverKind(StrEnum):
+    SLACK = "slack"  # secret: the incoming-webhook URL
+    PAGERDUTY = "pagerduty"  # secret: the Events API v2 integration (routing) key
+    WEBHOOK = "webhook"  # secret: the URL (it often embeds a token)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Receiver:
+    name: str
+    kind: ReceiverKind
+    channel: str | None = None  # Slack only; None: the webhook's own channel
+    severities: Sequence[str] = ("critical", "warning")
+
+
+def validate_receivers(receivers: Sequence[Receiver], where: str = "alert_receivers") -> list[Problem]:
+    problems: list[Problem] = []
+    seen: set[str] = set()
+    for i, r in enumerate(receivers):
+        at = f"{where}[{i}]"
+        if not _NAME.match(r.name) or r.name == NULL_RECEIVER:
+            problems.append(
+                Problem(f"{at}.name", r.name, "must be 1-63 of letters, digits, '_', '.', '-' and not 'null'")
+            )
+        if r.name in seen:
+            problems.append(Problem(f"{at}.name", r.name, "is used by another receiver"))
+        seen.add(r.name)
+        if not isinstance(r.kind, ReceiverKind):
+            problems.append(Problem(f"{at}.kind", r.kind, f"must be one of {', '.join(ReceiverKind)}"))
+        if r.channel is not None and r.kind is not ReceiverKind.SLACK:
+            problems.append(Problem(f"{at}.channel", r.channel, "is for Slack receivers only"))
+        if r.channel is not None and not _SLACK_CHANNEL.match(r.channel):
+            problems.append(Problem(f"{at}.channel", r.channel, "must look like '#channel' or '@user'"))
+        bad = [s for s in r.severities if s not in SEVERITIES]
+        if bad or not r.severities:
+            problems.append(
+                Problem(
+                    f"{at}.severities", list(r.severities), f"must be one or more of {', '.join(SEVERITIES)}"
+                )
+            )
+    return problems
+
+
+def alertmanager_config(receivers: Sequence[Receiver], secrets: Sequence[str]) -> dict[str, Any]:
+    """The alertmanager.yaml content; secrets[i] belongs to receivers[i]."""
+    if len(receivers) != len(secrets):
+        raise ValueError(f"{len(receivers)} receivers but {len(secrets)} secrets")
+    routes: list[dict[str, Any]] = [
+        {"receiver": NULL_RECEIVER, "matchers": ['alertname =~ "Watchdog|InfoInhibitor"']},
+    ]
+    routes += [
+        {"receiver": r.name, "matchers": [f'severity =~ "{"|".join(r.severities)}"'], "continue": True}
+        for r in receivers
+    ]
+    return {
+        "route": {
+            "receiver": NULL_RECEIVER,
+            "group_by": ["alertname", "node"],
+            "group_wait": "30s",
+            "group_interval": "5m",
+            "repeat_interval": "4h",
+            "routes": routes,
+        },
+        "inhibit_rules": [
+            {
+                "source_matchers": ['severity = "critical"'],
+                "target_matchers": ['severity = "warning"'],
+                "equal": ["alertname", "node"],
+            }
+        ],
+        "receivers": [{"name": NULL_RECEIVER}]
+        + [_receiver(r, s) for r, s in zip(receivers, secrets, strict=True)],
+    }
+
+
+def render_alertmanager_yaml(receivers: Sequence[Receiver], secrets: Sequence[str]) -> str:
+    from components.monitoring.rules import dump_yaml
+
+    return dump_yaml(alertmanager_config(receivers, secrets))
+
+
+_SLACK_TITLE = "[{{ .Status | toUpper }}] {{ .CommonLabels.alertname }} ({{ .Alerts | len }})"
+_SLACK_TEXT = (
+    "{{ range .Alerts }}*{{ .Annotations.summary }}*\n{{ .Annotations.description }}\n"
+    "<{{ .Annotations.runbook_url }}|Runbook>\n{{ end }}"
+)
+
+
+def _receiver(r: Receiver, secret: str) -> dict[str, Any]:
+    if r.kind is ReceiverKind.SLACK:
+        slack: dict[str, Any] = {
+            "api_url": secret,
+            "send_resolved": True,
+            "title": _SLACK_TITLE,
+            "text": _SLACK_TEXT,
+        }
+        if r.channel:
+            slack["channel"] = r.channel
+        return {"name": r.name, "slack_configs": [slack]}
+    if r.kind is ReceiverKind.PAGERDUTY:
+        return {
+            "name": r.name,
+            "pagerduty_configs": [
+                {
+                    "routing_key": secret,
+                    "send_resolved": True,
+                    "description": "{{ .CommonAnnotations.summary }}",
+                }
+            ],
+        }
+    return {"name": r.name, "webhook_configs": [{"url": secret, "send_resolved": True}]}

@@ -1,0 +1,277 @@
+"""Prometheus rules for GPU fleets, rendered from typed thresholds.
+
+Two rule groups, the same on Kubernetes (the PrometheusRule of
+`components.k8s.GpuObservability`) and on VM fleets (`inference-infra
+monitoring rules` feeding a plain Prometheus):
+
+- `inference-infra-gpu-alerts`: the alerts SPEC.md names, on dcgm-exporter's
+  metrics, each with a severity, a summary, a description and a runbook link.
+- `inference-infra-gpu-cost`: the per-GPU on-demand price of every NVIDIA
+  instance type in the catalog, and what each GPU (and each idle GPU) costs per
+  hour. VM targets carry an `instance_type` label (see `scrape.py`); on
+  Kubernetes the type comes from the node's `node.kubernetes.io/instance-type`
+  label through kube-state-metrics' `kube_node_labels`, joined on `node`.
+
+Alerts read the raw dcgm-exporter series, never the cost rules, so a missing
+price or node label can hide a dollar figure but never an alert.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from components.errors import Problem
+from components.monitoring.prices import gpu_prices
+from components.monitoring.thresholds import Thresholds, validate_thresholds
+
+ALERT_NAMES = (
+    "GpuIdle",
+    "GpuSaturated",
+    "GpuMemoryPressure",
+    "GpuHighTemperature",
+    "GpuXidErrors",
+    "DcgmExporterDown",
+)
+DCGM_PORT = 9400
+DCGM_JOB = "dcgm-exporter"
+ALERT_GROUP = "inference-infra-gpu-alerts"
+COST_GROUP = "inference-infra-gpu-cost"
+DEFAULT_RUNBOOK_URL = (
+    "https://github.com/inference-infra/inference-infra/blob/main/components/monitoring/RUNBOOK.md"
+)
+
+# Recorded series (level:metric:operations, as Prometheus's naming guide has it).
+PRICE_SERIES = "inference_infra:gpu_price_usd_per_hour"
+NODE_TYPE_SERIES = "inference_infra:node_instance_type:info"
+GPU_IDLE_SERIES = "inference_infra:gpu_idle:bool"
+GPU_COST_SERIES = "inference_infra:gpu_cost_usd_per_hour"
+GPU_IDLE_COST_SERIES = "inference_infra:gpu_idle_cost_usd_per_hour"
+
+# Where a GPU lives: the `node` label (set by our scrape configs and the
+# Kubernetes ServiceMonitor), else the exporter's own Hostname label.
+_WHERE = "{{ with $labels.node }}{{ . }}{{ else }}{{ $labels.Hostname }}{{ end }}"
+_GPU = "GPU {{ $labels.gpu }} ({{ $labels.modelName }}) on " + _WHERE
+
+
+@dataclass(frozen=True, kw_only=True)
+class RuleSettings:
+    """What the rule file depends on besides the thresholds."""
+
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    runbook_url: str = DEFAULT_RUNBOOK_URL  # anchors '#gpuidle' etc. are appended
+    dcgm_job: str = DCGM_JOB  # the `job` label of the dcgm-exporter targets
+    aws_price_region: str | None = None  # None: the catalog's reference region
+    gcp_price_region: str | None = None
+
+
+def validate_rule_settings(settings: RuleSettings, where: str = "rules") -> list[Problem]:
+    problems = validate_thresholds(settings.thresholds, f"{where}.thresholds")
+    if not settings.runbook_url.startswith(("https://", "http://")):
+        problems.append(Problem(f"{where}.runbook_url", settings.runbook_url, "must be an http(s) URL"))
+    if not settings.dcgm_job or '"' in settings.dcgm_job or "\\" in settings.dcgm_job:
+        problems.append(Problem(f"{where}.dcgm_job", settings.dcgm_job, "must be a job name without quotes"))
+    return problems
+
+
+@dataclass(frozen=True)
+class _Alert:
+    name: str
+    severity: str
+    category: str  # cost, capacity or health: lets Alertmanager route money apart from outages
+    expr: str
+    for_minutes: int
+    summary: str
+    description: str
+
+
+def _alerts(s: RuleSettings) -> list[_Alert]:
+    t = s.thresholds
+    smoothed = f"avg_over_time(DCGM_FI_DEV_GPU_UTIL[{t.smoothing_minutes}m])"
+    fb_used_percent = "100 * DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE)"
+    return [
+        _Alert(
+            "GpuIdle",
+            "warning",
+            "cost",
+            f"{smoothed} < {_num(t.idle_utilization_percent)}",
+            t.idle_minutes,
+            f"GPU idle for {t.idle_minutes} minutes on " + _WHERE,
+            f'{_GPU} has averaged {{{{ $value | printf "%.0f" }}}}% utilization for {t.idle_minutes} '
+            f"minutes, below the {_num(t.idle_utilization_percent)}% idle threshold. An idle accelerator "
+            "costs as much per hour as a busy one: consolidate, scale in or stop it.",
+        ),
+        _Alert(
+            "GpuSaturated",
+            "warning",
+            "capacity",
+            f"{smoothed} > {_num(t.saturated_utilization_percent)}",
+            t.saturated_minutes,
+            f"GPU saturated for {t.saturated_minutes} minutes on " + _WHERE,
+            f'{_GPU} has averaged {{{{ $value | printf "%.0f" }}}}% utilization for '
+            f"{t.saturated_minutes} minutes, above {_num(t.saturated_utilization_percent)}%. Requests "
+            "queue and latency grows: add capacity or shed load.",
+        ),
+        _Alert(
+            "GpuMemoryPressure",
+            "warning",
+            "capacity",
+            f"{fb_used_percent} > {_num(t.memory_used_percent)}",
+            t.memory_minutes,
+            "GPU framebuffer almost full on " + _WHERE,
+            f'{_GPU} has {{{{ $value | printf "%.1f" }}}}% of its framebuffer in use (threshold '
+            f"{_num(t.memory_used_percent)}%) for {t.memory_minutes} minutes. One more request or a longer "
+            "context can end in a CUDA out-of-memory error that kills the inference server.",
+        ),
+        _Alert(
+            "GpuHighTemperature",
+            "warning",
+            "health",
+            f"DCGM_FI_DEV_GPU_TEMP > {_num(t.temperature_celsius)}",
+            t.temperature_minutes,
+            "GPU running hot on " + _WHERE,
+            f"{_GPU} has been above {_num(t.temperature_celsius)} °C for {t.temperature_minutes} minutes "
+            "({{ $value }} °C now). Thermal throttling lowers clocks and throughput.",
+        ),
+        _Alert(
+            "GpuXidErrors",
+            "critical",
+            "health",
+            "DCGM_FI_DEV_XID_ERRORS > 0",
+            0,
+            "GPU reported XID error {{ $value }} on " + _WHERE,
+            f"{_GPU} reported XID {{{{ $value }}}}. XIDs are driver-reported GPU faults; some (48, 79, "
+            "94/95, 119/120) mean the GPU needs a reset or replacement. The runbook lists what each means.",
+        ),
+        _Alert(
+            "DcgmExporterDown",
+            "warning",
+            "health",
+            f'up{{job="{s.dcgm_job}"}} == 0',
+            t.exporter_down_minutes,
+            "dcgm-exporter down on {{ $labels.instance }}",
+            f"The dcgm-exporter target {{{{ $labels.instance }}}} (job {s.dcgm_job}) has failed its "
+            f"scrapes for {t.exporter_down_minutes} minutes. While it is down no other GPU alert can fire "
+            "for that machine, idle ones included.",
+        ),
+    ]
+
+
+def alert_rules(settings: RuleSettings) -> list[dict[str, Any]]:
+    """The alert rules, as Prometheus rule-file (and PrometheusRule) entries."""
+    rules = []
+    for a in _alerts(settings):
+        rule: dict[str, Any] = {"alert": a.name, "expr": a.expr}
+        if a.for_minutes:
+            rule["for"] = f"{a.for_minutes}m"
+        rule["labels"] = {"severity": a.severity, "category": a.category}
+        rule["annotations"] = {
+            "summary": a.summary,
+            "description": a.description,
+            "runbook_url": f"{settings.runbook_url}#{a.name.lower()}",
+        }
+        rules.append(rule)
+    return rules
+
+
+def cost_rules(settings: RuleSettings) -> list[dict[str, Any]]:
+    """Recording rules: the catalog's per-GPU prices, and per-GPU cost and idle cost per hour."""
+    t = settings.thresholds
+    prices = gpu_prices(aws_region=settings.aws_price_region, gcp_region=settings.gcp_price_region)
+    rules: list[dict[str, Any]] = [
+        {
+            "record": PRICE_SERIES,
+            "expr": f"vector({_num(p.usd_per_gpu_hour)})",
+            "labels": {
+                "cloud": p.cloud.value,
+                "instance_type": p.instance_type,
+                "accelerator": p.accelerator,
+            },
+        }
+        for p in prices
+    ]
+    rules.append(
+        {
+            "record": NODE_TYPE_SERIES,
+            "expr": (
+                "max by (node, instance_type) (label_replace(kube_node_labels{"
+                'label_node_kubernetes_io_instance_type!=""}, "instance_type", "$1", '
+                '"label_node_kubernetes_io_instance_type", "(.+)"))'
+            ),
+        }
+    )
+    rules.append(
+        {
+            "record": GPU_IDLE_SERIES,
+            "expr": (
+                f"avg_over_time(DCGM_FI_DEV_GPU_UTIL[{t.smoothing_minutes}m]) "
+                f"< bool {_num(t.idle_utilization_percent)}"
+            ),
+        }
+    )
+    # Every GPU counts once in the cost (idle or not); idle ones also in the idle cost.
+    rules.append(
+        {"record": GPU_COST_SERIES, "expr": _priced(lambda sel: f"({GPU_IDLE_SERIES}{sel} >= bool 0)")}
+    )
+    rules.append({"record": GPU_IDLE_COST_SERIES, "expr": _priced(lambda sel: f"{GPU_IDLE_SERIES}{sel}")})
+    return rules
+
+
+def _priced(per_gpu: Callable[[str], str]) -> str:
+    """A 0/1 series per GPU times that GPU's price; per_gpu(selector) writes the series.
+
+    VM targets carry `instance_type` themselves; Kubernetes GPUs get it from
+    their node. Either branch is empty where the other applies.
+    """
+    typed = per_gpu('{instance_type!=""}')
+    untyped = per_gpu("")
+    return (
+        f"(\n  {typed}\n  * on (instance_type) group_left () {PRICE_SERIES}\n)\nor\n"
+        f"(\n  ({untyped} * on (node) group_left (instance_type) {NODE_TYPE_SERIES})\n"
+        f"  * on (instance_type) group_left () {PRICE_SERIES}\n)\n"
+    )
+
+
+def rule_groups(settings: RuleSettings | None = None) -> list[dict[str, Any]]:
+    settings = settings or RuleSettings()
+    return [
+        {"name": ALERT_GROUP, "rules": alert_rules(settings)},
+        {"name": COST_GROUP, "rules": cost_rules(settings)},
+    ]
+
+
+def rule_file(settings: RuleSettings | None = None) -> dict[str, Any]:
+    """A Prometheus rule file; also the `spec` of the PrometheusRule resource."""
+    return {"groups": rule_groups(settings)}
+
+
+def render_rules_yaml(settings: RuleSettings | None = None) -> str:
+    return dump_yaml(rule_file(settings))
+
+
+def dump_yaml(data: Any) -> str:
+    """YAML for people: keys in the order written, multi-line strings as literal blocks."""
+    return yaml.dump(
+        data, Dumper=_Dumper, sort_keys=False, default_flow_style=False, width=120, allow_unicode=True
+    )
+
+
+class _Dumper(yaml.SafeDumper):
+    def ignore_aliases(self, data: Any) -> bool:  # no &id001 anchors: a config people read
+        return True
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def _num(value: float) -> str:
+    """A number as PromQL writes it: 30 rather than 30.0."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))

@@ -1,0 +1,243 @@
+"""Prometheus configuration for accelerator VMs outside Kubernetes (EC2 and GCE).
+
+Which machines: the ones this project launches. Every accelerator instance
+carries the `AutoShutdown` tag (GCP label `auto-shutdown`) from the stack's
+cost-tag transform, so discovery keeps running instances that have that tag
+key, narrowed by instance-type family from the catalog: dcgm-exporter (9400)
+on NVIDIA families only, node exporter (9100) on all of them, and on request
+neuron-monitor (8000) on Inferentia/Trainium families. Without the family filter an
+Inferentia instance would show up as a dcgm-exporter target that is always
+down. Stopped instances are left out, so the idle watchdog stopping a GPU
+does not raise DcgmExporterDown.
+
+Each target gets the same labels on both clouds: `cloud`, `instance` and
+`node` (instance id on EC2, instance name on GCE), `instance_id`,
+`instance_type` (the cost rules join prices on it), `zone`, and the cost tags
+`cost_center`, `environment`, `owner`, `auto_shutdown`.
+
+Prometheus needs `ec2:DescribeInstances` and `ec2:DescribeAvailabilityZones`
+(EC2) or `compute.instances.list` (GCE, e.g. roles/compute.viewer).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from components.catalog import AcceleratorFamily, Cloud, accelerator, instance_types
+from components.errors import Problem
+from components.monitoring.rules import DCGM_JOB, DCGM_PORT
+from components.tagging import AUTO_SHUTDOWN, COST_TAG_KEYS, gcp_label_key
+
+NODE_EXPORTER_JOB, NODE_EXPORTER_PORT = "node-exporter", 9100
+NEURON_JOB, NEURON_PORT = "neuron-monitor", 8000
+
+_AWS_REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d$")
+_GCP_PROJECT = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
+_GCP_ZONE = re.compile(r"^[a-z]+-[a-z]+\d+-[a-z]$")
+_GCP_LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
+_GCP_LABEL_VALUE = re.compile(r"^[a-z0-9_-]{1,63}$")
+_ROLE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$")
+_AWS_TAG_KEY = re.compile(r"^[\w .:/=+\-@]{1,128}$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class AwsDiscovery:
+    regions: Sequence[str]
+    tags: Mapping[str, str] = field(default_factory=dict)  # extra tag filters, e.g. Environment=prod
+    role_arn: str | None = None  # assume this role to list instances (another account)
+
+
+@dataclass(frozen=True, kw_only=True)
+class GcpDiscovery:
+    project: str
+    zones: Sequence[str]
+    labels: Mapping[str, str] = field(default_factory=dict)  # extra label filters, e.g. environment=prod
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScrapeSettings:
+    discovery: AwsDiscovery | GcpDiscovery
+    scrape_interval_seconds: int = 15
+    node_exporter: bool = True
+    # EC2 only: Inferentia/Trainium instances serving neuron-monitor's Prometheus output on 8000.
+    # Off by default: this project's Inferentia fleets send Neuron metrics to CloudWatch instead.
+    neuron_monitor: bool = False
+    rule_files: Sequence[str] = ()  # paths Prometheus reads rules from (e.g. `monitoring rules` output)
+
+
+def validate_scrape_settings(s: ScrapeSettings) -> list[Problem]:
+    problems: list[Problem] = []
+    if not isinstance(s.scrape_interval_seconds, int) or not 5 <= s.scrape_interval_seconds <= 300:
+        problems.append(Problem("scrape interval", s.scrape_interval_seconds, "must be 5 to 300 seconds"))
+    d = s.discovery
+    if isinstance(d, AwsDiscovery):
+        if not d.regions:
+            problems.append(Problem("region", None, "is required for EC2 discovery (one or more)"))
+        for region in d.regions:
+            if not _AWS_REGION.match(region):
+                problems.append(Problem("region", region, "is not an AWS region name (like us-east-1)"))
+        problems += _duplicates("region", d.regions)
+        for key, value in d.tags.items():
+            if not _AWS_TAG_KEY.match(key) or not value:
+                problems.append(Problem(f"tag {key!r}", value, "must be KEY=VALUE with a valid EC2 tag key"))
+        if d.role_arn is not None and not _ROLE_ARN.match(d.role_arn):
+            problems.append(Problem("role ARN", d.role_arn, "must be an IAM role ARN"))
+    else:
+        if not _GCP_PROJECT.match(d.project or ""):
+            problems.append(Problem("project", d.project, "must be a GCP project id (6-30 of a-z, 0-9, -)"))
+        if not d.zones:
+            problems.append(Problem("zone", None, "is required for GCE discovery (one or more)"))
+        for zone in d.zones:
+            if not _GCP_ZONE.match(zone):
+                problems.append(Problem("zone", zone, "is not a GCP zone name (like us-central1-a)"))
+        problems += _duplicates("zone", d.zones)
+        for key, value in d.labels.items():
+            if not _GCP_LABEL_KEY.match(key) or not _GCP_LABEL_VALUE.match(value):
+                problems.append(
+                    Problem(
+                        f"label {key!r}", value, "must be KEY=VALUE in GCP's label alphabet (a-z, 0-9, _ -)"
+                    )
+                )
+    return problems
+
+
+def _duplicates(what: str, items: Sequence[str]) -> list[Problem]:
+    seen, out = set(), []
+    for item in items:
+        if item in seen:
+            out.append(Problem(what, item, "is listed twice"))
+        seen.add(item)
+    return out
+
+
+# -- families from the catalog ------------------------------------------------------------------
+
+
+def families(cloud: Cloud, family: AcceleratorFamily) -> list[str]:
+    """Instance-type families of the catalog ('g5', 'p5', 'a3', ...) with this kind of accelerator."""
+    sep = "." if cloud is Cloud.AWS else "-"
+    found = {
+        i.name.split(sep)[0] for i in instance_types(cloud) if accelerator(i.accelerator).family == family
+    }
+    if cloud is Cloud.GCP and family is AcceleratorFamily.NVIDIA_GPU:
+        found.add("n1")  # N1 VMs with attached (guest) GPUs
+    return sorted(found)
+
+
+# -- rendering -----------------------------------------------------------------------------------
+
+
+def scrape_config(s: ScrapeSettings) -> dict[str, Any]:
+    """A complete prometheus.yml (global, rule_files, scrape_configs)."""
+    interval = f"{s.scrape_interval_seconds}s"
+    config: dict[str, Any] = {"global": {"scrape_interval": interval, "evaluation_interval": interval}}
+    if s.rule_files:
+        config["rule_files"] = list(s.rule_files)
+    config["scrape_configs"] = (
+        _aws_jobs(s, s.discovery) if isinstance(s.discovery, AwsDiscovery) else _gcp_jobs(s, s.discovery)
+    )
+    return config
+
+
+def render_scrape_config_yaml(s: ScrapeSettings) -> str:
+    from components.monitoring.rules import dump_yaml
+
+    return dump_yaml(scrape_config(s))
+
+
+def _aws_jobs(s: ScrapeSettings, d: AwsDiscovery) -> list[dict[str, Any]]:
+    nvidia = families(Cloud.AWS, AcceleratorFamily.NVIDIA_GPU)
+    neuron = families(Cloud.AWS, AcceleratorFamily.AWS_NEURON)
+    jobs = [_aws_job(DCGM_JOB, DCGM_PORT, nvidia, d)]
+    if s.node_exporter:
+        jobs.append(_aws_job(NODE_EXPORTER_JOB, NODE_EXPORTER_PORT, sorted(nvidia + neuron), d))
+    if s.neuron_monitor:
+        jobs.append(_aws_job(NEURON_JOB, NEURON_PORT, neuron, d))
+    return jobs
+
+
+def _aws_job(job: str, port: int, type_families: list[str], d: AwsDiscovery) -> dict[str, Any]:
+    filters = [
+        {"name": "tag-key", "values": [AUTO_SHUTDOWN]},
+        {"name": "instance-state-name", "values": ["running"]},
+        {"name": "instance-type", "values": [f"{f}.*" for f in type_families]},
+        *({"name": f"tag:{k}", "values": [v]} for k, v in sorted(d.tags.items())),
+    ]
+    sd_configs = []
+    for region in d.regions:
+        sd: dict[str, Any] = {"region": region, "port": port, "refresh_interval": "60s", "filters": filters}
+        if d.role_arn:
+            sd["role_arn"] = d.role_arn
+        sd_configs.append(sd)
+    relabel = [
+        _set("cloud", "aws"),
+        _copy("__meta_ec2_instance_id", "instance"),
+        _copy("__meta_ec2_instance_id", "node"),
+        _copy("__meta_ec2_instance_id", "instance_id"),
+        _copy("__meta_ec2_instance_type", "instance_type"),
+        _copy("__meta_ec2_availability_zone", "zone"),
+        _copy("__meta_ec2_instance_lifecycle", "lifecycle"),  # spot; absent on on-demand instances
+        *(_copy(f"__meta_ec2_tag_{key}", _snake(key)) for key in (*COST_TAG_KEYS, AUTO_SHUTDOWN)),
+    ]
+    return {"job_name": job, "ec2_sd_configs": sd_configs, "relabel_configs": relabel}
+
+
+def _gcp_jobs(s: ScrapeSettings, d: GcpDiscovery) -> list[dict[str, Any]]:
+    nvidia = families(Cloud.GCP, AcceleratorFamily.NVIDIA_GPU)
+    jobs = [_gcp_job(DCGM_JOB, DCGM_PORT, nvidia, d)]
+    if s.node_exporter:
+        jobs.append(_gcp_job(NODE_EXPORTER_JOB, NODE_EXPORTER_PORT, nvidia, d))
+    return jobs
+
+
+def _gcp_job(job: str, port: int, type_families: list[str], d: GcpDiscovery) -> dict[str, Any]:
+    auto_shutdown = _meta_gce_label(gcp_label_key(AUTO_SHUTDOWN))
+    keep = [
+        _keep("__meta_gce_instance_status", "RUNNING"),
+        _keep(auto_shutdown, ".+"),
+        _keep("__meta_gce_machine_type", f".*/({'|'.join(type_families)})-[^/]+"),
+        *(_keep(_meta_gce_label(k), re.escape(v)) for k, v in sorted(d.labels.items())),
+    ]
+    relabel = [
+        *keep,
+        _set("cloud", "gcp"),
+        _copy("__meta_gce_instance_name", "instance"),
+        _copy("__meta_gce_instance_name", "node"),
+        _copy("__meta_gce_instance_id", "instance_id"),
+        _copy("__meta_gce_machine_type", "instance_type", regex=".*/([^/]+)"),
+        _copy("__meta_gce_zone", "zone", regex=".*/([^/]+)"),
+        _copy("__meta_gce_project", "project"),
+        *(_copy(_meta_gce_label(gcp_label_key(key)), _snake(key)) for key in (*COST_TAG_KEYS, AUTO_SHUTDOWN)),
+    ]
+    sd_configs = [
+        {"project": d.project, "zone": zone, "port": port, "refresh_interval": "60s"} for zone in d.zones
+    ]
+    return {"job_name": job, "gce_sd_configs": sd_configs, "relabel_configs": relabel}
+
+
+def _copy(source: str, target: str, regex: str | None = None) -> dict[str, Any]:
+    rule: dict[str, Any] = {"source_labels": [source], "target_label": target}
+    if regex:
+        rule["regex"] = regex
+    return rule
+
+
+def _set(target: str, value: str) -> dict[str, Any]:
+    return {"target_label": target, "replacement": value}
+
+
+def _keep(source: str, regex: str) -> dict[str, Any]:
+    return {"source_labels": [source], "regex": regex, "action": "keep"}
+
+
+def _meta_gce_label(label_key: str) -> str:
+    # Prometheus turns characters a label name cannot hold (like '-') into '_'.
+    return "__meta_gce_label_" + re.sub(r"[^a-zA-Z0-9_]", "_", label_key)
+
+
+def _snake(tag_key: str) -> str:
+    """'CostCenter' -> 'cost_center'."""
+    return gcp_label_key(tag_key).replace("-", "_")

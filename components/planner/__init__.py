@@ -1,0 +1,79 @@
+"""Capacity planner: from a model and its traffic to memory, machine, throughput and cost.
+
+    from components.planner import Precision, Quantization, Traffic, size
+
+    sizing = size("llama-3.1-70b", Traffic(context_tokens=8192, concurrency=32),
+                  precision=Precision(weights=Quantization.FP8), cloud="aws")
+    sizing.memory.kv_cache_gib        # 80.0
+    sizing.best.instance_type         # cheapest per million tokens that fits
+    sizing.best.explanation()         # memory per device, TP degree, bound, price
+
+Pure code over the accelerator catalog: no Pulumi, no network. See README.md
+for the model (memory terms, fit rule, roofline, cost) and its assumptions.
+"""
+
+from components.planner.assumptions import Assumptions, validate_assumptions
+from components.planner.cost import Option, rank, usd_per_million_tokens
+from components.planner.fit import Fit, Hardware, fit, hardware, tensor_parallel_degrees
+from components.planner.memory import (
+    GIB,
+    DeviceMemory,
+    MemoryBudget,
+    Traffic,
+    device_memory,
+    memory_budget,
+    validate_traffic,
+)
+from components.planner.models import PRESETS, ModelSpec, model_spec, preset_names, validate_model_spec
+from components.planner.precision import Precision, Quantization
+from components.planner.sizing import NothingFitsError, Sizing, candidate_instances, size, validate_request
+from components.planner.throughput import Throughput, estimate
+from components.planner.wiring import (
+    Choice,
+    Resolution,
+    check_fit,
+    choose_instance_type,
+    resolve_instance_type,
+)
+
+plan_capacity = size
+
+__all__ = [
+    "GIB",
+    "PRESETS",
+    "Assumptions",
+    "Choice",
+    "DeviceMemory",
+    "Fit",
+    "Hardware",
+    "MemoryBudget",
+    "ModelSpec",
+    "NothingFitsError",
+    "Option",
+    "Precision",
+    "Quantization",
+    "Resolution",
+    "Sizing",
+    "Throughput",
+    "Traffic",
+    "candidate_instances",
+    "check_fit",
+    "choose_instance_type",
+    "device_memory",
+    "estimate",
+    "fit",
+    "hardware",
+    "memory_budget",
+    "model_spec",
+    "plan_capacity",
+    "preset_names",
+    "rank",
+    "resolve_instance_type",
+    "size",
+    "tensor_parallel_degrees",
+    "usd_per_million_tokens",
+    "validate_assumptions",
+    "validate_model_spec",
+    "validate_request",
+    "validate_traffic",
+]

@@ -1,0 +1,323 @@
+"""Model architectures the planner sizes: presets read from each model's config.json.
+
+Parameter counts are derived from the architecture (`ModelSpec.params`), so a
+custom spec needs only the shape; the presets' tests check the derived counts
+against the figures the model cards publish.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date
+from functools import cached_property
+
+from components.errors import InputError, Problem, close_matches, raise_if_invalid
+
+_READ = date(2026, 11, 21)  # day the config.json files below were read
+_HF = "https://huggingface.co/{}/blob/main/config.json"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelSpec:
+    """A decoder-only transformer, dense or mixture-of-experts (MoE)."""
+
+    name: str  # preset key, e.g. "llama-3.1-70b"
+    layers: int
+    hidden_size: int
+    attention_heads: int
+    kv_heads: int  # fewer than attention_heads = grouped-query attention (GQA)
+    head_dim: int
+    intermediate_size: int  # MLP width (per expert for MoE)
+    vocab_size: int
+    max_context_tokens: int
+    experts: int = 1  # MoE: experts per layer
+    experts_per_token: int = 1  # MoE: experts each token is routed to
+    tied_embeddings: bool = False
+    attention_bias: bool = False  # q/k/v projections carry biases (Qwen2)
+    hf_id: str = ""
+    source: str = "custom"
+    as_of: date | None = None
+    notes: str = ""
+
+    @property
+    def is_moe(self) -> bool:
+        return self.experts > 1
+
+    @cached_property
+    def params(self) -> int:
+        """All parameters: what the weights take in memory."""
+        return self._count(self.experts)
+
+    @cached_property
+    def active_params(self) -> int:
+        """Parameters one token passes through (all of them for a dense model)."""
+        return self._count(self.experts_per_token)
+
+    @property
+    def shared_params(self) -> int:
+        """Parameters every token uses: all of a dense model; attention, embeddings, norms, router of MoE."""
+        return self.params - self.expert_params
+
+    @property
+    def expert_params(self) -> int:
+        """Parameters in all routed experts together (0 for a dense model)."""
+        return self.experts * self._expert_params if self.is_moe else 0
+
+    @property
+    def _expert_params(self) -> int:
+        return self.layers * 3 * self.hidden_size * self.intermediate_size  # gate, up, down
+
+    def _count(self, experts: int) -> int:
+        h, q, kv = self.hidden_size, self.attention_heads * self.head_dim, self.kv_heads * self.head_dim
+        attention = h * q + 2 * h * kv + q * h + ((q + 2 * kv) if self.attention_bias else 0)
+        mlp = experts * 3 * h * self.intermediate_size + (h * self.experts if self.is_moe else 0)
+        per_layer = attention + mlp + 2 * h  # two RMSNorm weights
+        embeddings = self.vocab_size * h * (1 if self.tied_embeddings else 2)
+        return self.layers * per_layer + embeddings + h  # + final norm
+
+    def kv_bytes_per_token(self, bytes_per_element: float) -> float:
+        """Keys and values of one token across all layers: 2 x layers x KV heads x head dim."""
+        return 2 * self.layers * self.kv_heads * self.head_dim * bytes_per_element
+
+    def describe(self) -> str:
+        size = f"{self.params / 1e9:.1f}B parameters"
+        if self.is_moe:
+            active = self.active_params / 1e9
+            size += f" ({active:.1f}B active, {self.experts_per_token} of {self.experts} experts)"
+        attention = (
+            f"{self.attention_heads} heads"
+            if self.kv_heads == self.attention_heads
+            else f"{self.attention_heads} query / {self.kv_heads} KV heads (GQA)"
+        )
+        return f"{self.name}: {size}, {self.layers} layers, {attention}, head dim {self.head_dim}"
+
+
+def validate_model_spec(spec: ModelSpec) -> list[Problem]:
+    """Every inconsistency in a (custom) spec."""
+    problems = [
+        Problem(f"model.{field}", getattr(spec, field), "must be a positive whole number")
+        for field in (
+            "layers",
+            "hidden_size",
+            "attention_heads",
+            "kv_heads",
+            "head_dim",
+            "intermediate_size",
+            "vocab_size",
+            "max_context_tokens",
+            "experts",
+            "experts_per_token",
+        )
+        if not isinstance(getattr(spec, field), int) or getattr(spec, field) < 1
+    ]
+    if problems:
+        return problems
+    if spec.attention_heads % spec.kv_heads:
+        problems.append(
+            Problem("model.kv_heads", spec.kv_heads, f"must divide attention_heads ({spec.attention_heads})")
+        )
+    if spec.experts_per_token > spec.experts:
+        problems.append(
+            Problem("model.experts_per_token", spec.experts_per_token, f"must be <= experts ({spec.experts})")
+        )
+    return problems
+
+
+def _preset(name: str, hf_id: str, papers: str, **shape: object) -> ModelSpec:
+    return ModelSpec(name=name, hf_id=hf_id, source=f"{_HF.format(hf_id)} ; {papers}", as_of=_READ, **shape)
+
+
+_LLAMA2 = "https://arxiv.org/abs/2307.09288"
+_LLAMA3 = "https://arxiv.org/abs/2407.21783"
+_MISTRAL = "https://arxiv.org/abs/2310.06825"
+_MIXTRAL = "https://arxiv.org/abs/2401.04088"
+_QWEN25 = "https://arxiv.org/abs/2412.15115"
+_QWEN_YARN = "Native 32,768 tokens (config.json); 131,072 with YaRN rope scaling, per the model card."
+
+_LLAMA_31_70B = dict(
+    layers=80,
+    hidden_size=8192,
+    attention_heads=64,
+    kv_heads=8,
+    head_dim=128,
+    intermediate_size=28672,
+    vocab_size=128256,
+    max_context_tokens=131072,
+)
+
+PRESETS: tuple[ModelSpec, ...] = (
+    _preset(
+        "llama-2-7b",
+        "meta-llama/Llama-2-7b-hf",
+        _LLAMA2,
+        layers=32,
+        hidden_size=4096,
+        attention_heads=32,
+        kv_heads=32,
+        head_dim=128,
+        intermediate_size=11008,
+        vocab_size=32000,
+        max_context_tokens=4096,
+    ),
+    _preset(
+        "llama-2-13b",
+        "meta-llama/Llama-2-13b-hf",
+        _LLAMA2,
+        layers=40,
+        hidden_size=5120,
+        attention_heads=40,
+        kv_heads=40,
+        head_dim=128,
+        intermediate_size=13824,
+        vocab_size=32000,
+        max_context_tokens=4096,
+    ),
+    _preset(
+        "llama-2-70b",
+        "meta-llama/Llama-2-70b-hf",
+        _LLAMA2,
+        layers=80,
+        hidden_size=8192,
+        attention_heads=64,
+        kv_heads=8,
+        head_dim=128,
+        intermediate_size=28672,
+        vocab_size=32000,
+        max_context_tokens=4096,
+    ),
+    _preset(
+        "llama-3.1-8b",
+        "meta-llama/Llama-3.1-8B",
+        _LLAMA3,
+        layers=32,
+        hidden_size=4096,
+        attention_heads=32,
+        kv_heads=8,
+        head_dim=128,
+        intermediate_size=14336,
+        vocab_size=128256,
+        max_context_tokens=131072,
+    ),
+    _preset("llama-3.1-70b", "meta-llama/Llama-3.1-70B", _LLAMA3, **_LLAMA_31_70B),
+    _preset("llama-3.3-70b", "meta-llama/Llama-3.3-70B-Instruct", _LLAMA3, **_LLAMA_31_70B),
+    _preset(
+        "llama-3.1-405b",
+        "meta-llama/Llama-3.1-405B",
+        _LLAMA3,
+        layers=126,
+        hidden_size=16384,
+        attention_heads=128,
+        kv_heads=8,
+        head_dim=128,
+        intermediate_size=53248,
+        vocab_size=128256,
+        max_context_tokens=131072,
+    ),
+    _preset(
+        "mistral-7b",
+        "mistralai/Mistral-7B-v0.3",
+        _MISTRAL,
+        layers=32,
+        hidden_size=4096,
+        attention_heads=32,
+        kv_heads=8,
+        head_dim=128,
+        intermediate_size=14336,
+        vocab_size=32768,
+        max_context_tokens=32768,
+        notes="v0.3 (no sliding window); v0.1 capped the KV cache at a 4,096-token window.",
+    ),
+    _preset(
+        "mixtral-8x7b",
+        "mistralai/Mixtral-8x7B-v0.1",
+        _MIXTRAL,
+        layers=32,
+        hidden_size=4096,
+        attention_heads=32,
+        kv_heads=8,
+        head_dim=128,
+        intermediate_size=14336,
+        vocab_size=32000,
+        max_context_tokens=32768,
+        experts=8,
+        experts_per_token=2,
+    ),
+    _preset(
+        "mixtral-8x22b",
+        "mistralai/Mixtral-8x22B-v0.1",
+        _MIXTRAL,
+        layers=56,
+        hidden_size=6144,
+        attention_heads=48,
+        kv_heads=8,
+        head_dim=128,
+        intermediate_size=16384,
+        vocab_size=32768,
+        max_context_tokens=65536,
+        experts=8,
+        experts_per_token=2,
+    ),
+    _preset(
+        "qwen2.5-7b",
+        "Qwen/Qwen2.5-7B",
+        _QWEN25,
+        layers=28,
+        hidden_size=3584,
+        attention_heads=28,
+        kv_heads=4,
+        head_dim=128,
+        intermediate_size=18944,
+        vocab_size=152064,
+        max_context_tokens=131072,
+        attention_bias=True,
+        notes=_QWEN_YARN,
+    ),
+    _preset(
+        "qwen2.5-72b",
+        "Qwen/Qwen2.5-72B",
+        _QWEN25,
+        layers=80,
+        hidden_size=8192,
+        attention_heads=64,
+        kv_heads=8,
+        head_dim=128,
+        intermediate_size=29568,
+        vocab_size=152064,
+        max_context_tokens=131072,
+        attention_bias=True,
+        notes=_QWEN_YARN,
+    ),
+)
+
+
+def _index() -> dict[str, ModelSpec]:
+    table = {p.name: p for p in PRESETS}
+    table.update({p.hf_id.lower(): p for p in PRESETS})
+    return table
+
+
+def preset_names() -> list[str]:
+    return [p.name for p in PRESETS]
+
+
+def model_spec(model: str | ModelSpec) -> ModelSpec:
+    """A preset by name (or Hugging Face id), or a custom spec checked for consistency."""
+    if isinstance(model, ModelSpec):
+        raise_if_invalid(f"model {model.name!r}", validate_model_spec(model))
+        return model
+    hit = _index().get(str(model).strip().lower())
+    if hit is not None:
+        return hit
+    problem = unknown_model_problem(str(model))
+    raise InputError(f"{problem}.", [problem])
+
+
+def unknown_model_problem(name: str, input_name: str = "model") -> Problem:
+    hits = close_matches(name, preset_names(), limit=4)
+    hint = f"did you mean {' or '.join(hits)}? " if hits else ""
+    return Problem(
+        input_name,
+        name,
+        f"is not a model preset; {hint}presets: {', '.join(preset_names())} (components.planner."
+        "ModelSpec sizes any other model from its shape)",
+    )

@@ -1,0 +1,196 @@
+"""What the fleets and the stack config call: pick an instance type, or check one.
+
+- `choose_instance_type`: a config that names a model and its traffic instead
+  of an instance type gets the planner's cheapest option per million tokens
+  among the machines the fleet can run (its cloud and accelerator family).
+- `check_fit`: a config that names an instance type and a model gets
+  problems (with the memory figures) when the model does not fit it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from components.catalog import AcceleratorFamily, CatalogError, Cloud, PriceModel, instance_type
+from components.errors import InputError, Problem
+from components.planner.assumptions import Assumptions
+from components.planner.cost import Option
+from components.planner.fit import Fit, fit
+from components.planner.memory import Traffic
+from components.planner.models import ModelSpec, model_spec
+from components.planner.precision import Precision
+from components.planner.sizing import NothingFitsError, Sizing, size, validate_request
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The planner's pick for a fleet, with the sizing behind it."""
+
+    option: Option
+    sizing: Sizing
+
+    @property
+    def instance_type(self) -> str:
+        return self.option.instance_type
+
+    @property
+    def cloud(self) -> Cloud:
+        return self.option.cloud
+
+    @property
+    def tensor_parallel(self) -> int:
+        return self.option.fit.tensor_parallel
+
+    def summary(self) -> str:
+        """One line for `plan` output: which machine, why, and what it costs."""
+        o, t = self.option, self.sizing.traffic
+        return (
+            f"{self.sizing.model.name} ({self.sizing.precision.describe()}, {t.concurrency} x"
+            f" {t.context_tokens:,} tokens) -> {o.instance_type}: TP={o.fit.tensor_parallel},"
+            f" {o.memory_utilization:.0%} of {o.fit.hardware.unit_name} memory, ~{o.est_tokens_per_s:,.0f}"
+            f" tokens/s, ${o.hourly_usd:,.2f}/h {o.purchase.value}, ${o.usd_per_million_tokens:,.3f}"
+            f" per million tokens (cheapest of {len(self.sizing.options)} that fit)"
+        )
+
+
+def choose_instance_type(
+    model: str | ModelSpec,
+    traffic: Traffic,
+    cloud: Cloud | str,
+    purchase: PriceModel = PriceModel.ON_DEMAND,
+    *,
+    families: Collection[AcceleratorFamily] | None = None,
+    precision: Precision | None = None,
+    region: str | None = None,
+    assumptions: Assumptions | None = None,
+) -> Choice:
+    """The cheapest machine per million tokens on `cloud` (and `families`) that fits.
+
+    Raises InputError for bad input and NothingFitsError (an InputError) when
+    nothing fits.
+    """
+    sizing = size(
+        model,
+        traffic,
+        precision=precision,
+        cloud=cloud,
+        purchase=purchase,
+        region=region,
+        families=families,
+        assumptions=assumptions,
+    )
+    return Choice(sizing.best, sizing)
+
+
+def check_fit(
+    model: str | ModelSpec,
+    traffic: Traffic,
+    instance_type_name: str,
+    *,
+    cloud: Cloud | str | None = None,
+    precision: Precision | None = None,
+    assumptions: Assumptions | None = None,
+    input_name: str = "instance_type",
+) -> list[Problem]:
+    """Problems when `model` with `traffic` does not fit `instance_type_name` (empty when it does).
+
+    `input_name` is the config key the problem names (e.g.
+    "inference-infra:awsGpuFleets[0].instanceType").
+    """
+    precision = precision or Precision()
+    assumptions = assumptions or Assumptions()
+    problems = validate_request(model, traffic, precision, assumptions, cloud)
+    try:
+        machine = instance_type(instance_type_name, cloud)
+    except CatalogError as e:
+        problems.append(Problem(input_name, instance_type_name, f"is not in the accelerator catalog ({e})"))
+        return problems
+    if problems:
+        return problems
+    spec = model_spec(model)
+    layout = fit(spec, traffic, precision, assumptions, machine)
+    if layout.fits:
+        return []
+    return [
+        Problem(
+            input_name,
+            instance_type_name,
+            f"cannot serve this model: {_why(spec, layout, traffic, precision)}",
+        )
+    ]
+
+
+def _why(spec: ModelSpec, layout: Fit, traffic: Traffic, precision: Precision) -> str:
+    command = (
+        f"inference-infra size --model {spec.name} --quant {precision.weights.value}"
+        f" --kv-quant {precision.kv.value} --context {traffic.context_tokens}"
+        f" --concurrency {traffic.concurrency}"
+    )
+    return f"{layout.problem}; `{command}` lists the machines that fit"
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """A fleet's instance type after the planner: chosen, checked, or problems."""
+
+    instance_type: str | None
+    choice: Choice | None = None  # set when the planner chose the type
+    problems: tuple[Problem, ...] = ()
+    note: str = ""  # one line for `plan` output
+
+
+def resolve_instance_type(
+    *,
+    instance_type_name: str | None,
+    model: str | ModelSpec | None,
+    traffic: Traffic | None,
+    cloud: Cloud | str,
+    purchase: PriceModel = PriceModel.ON_DEMAND,
+    families: Collection[AcceleratorFamily] | None = None,
+    precision: Precision | None = None,
+    instance_type_key: str = "instanceType",
+    model_key: str = "model",
+) -> Resolution:
+    """What a fleet's validate() calls with its config.
+
+    - instance type and model: the type is checked for fit (problems carry the memory figures);
+    - model only: the planner's cheapest fitting machine on `cloud` within `families`;
+    - instance type only: returned unchanged; neither: a problem.
+    """
+    if model is None or traffic is None:
+        if instance_type_name is None:
+            return Resolution(
+                None, problems=(Problem(instance_type_key, None, f"is required unless {model_key} is set"),)
+            )
+        return Resolution(instance_type_name)
+    if instance_type_name is not None:
+        problems = check_fit(
+            model, traffic, instance_type_name, cloud=cloud, precision=precision, input_name=instance_type_key
+        )
+        if problems:
+            return Resolution(instance_type_name, problems=tuple(problems))
+        spec, precision = model_spec(model), precision or Precision()
+        layout = fit(spec, traffic, precision, Assumptions(), instance_type(instance_type_name, cloud))
+        note = (
+            f"{instance_type_name} checked: {spec.name} fits at TP={layout.tensor_parallel},"
+            f" {layout.memory_utilization:.0%} of {layout.hardware.unit_name} memory"
+        )
+        return Resolution(instance_type_name, note=note)
+    try:
+        choice = choose_instance_type(model, traffic, cloud, purchase, families=families, precision=precision)
+    except NothingFitsError as e:
+        shown = model.name if isinstance(model, ModelSpec) else model
+        where = f"{Cloud(cloud).value} machine this fleet can use"
+        return Resolution(None, problems=(Problem(model_key, shown, f"fits no {where}: {e}"),))
+    except InputError as e:
+        return Resolution(None, problems=tuple(_under(model_key, p) for p in e.problems))
+    return Resolution(choice.instance_type, choice=choice, note=f"planner chose {choice.summary()}")
+
+
+def _under(model_key: str, problem: Problem) -> Problem:
+    """A planner problem renamed to the config key it came from (context_tokens -> model.contextTokens)."""
+    if problem.input == "model":
+        return Problem(model_key, problem.value, problem.allowed)
+    head, *rest = problem.input.split("_")
+    return Problem(f"{model_key}.{head}{''.join(w.title() for w in rest)}", problem.value, problem.allowed)

@@ -1,0 +1,375 @@
+"""The GCP part of the reference stack: VPC, model cache, GPU fleets and TPU slices.
+
+Reads `gcp:project`, `gcp:region` (and `gcp:zone`, optional) and the
+`inference-infra:` keys `gcpNetwork`, `gcpModelBucket`, `filestoreModelCache`,
+`gcpGpuFleets` and `tpuVms`. `validate` builds exactly the component inputs
+`deploy` will use (with stand-ins for values other resources produce) and
+runs the components' own validators on them, so a bad fleet is reported with
+its config key before anything is registered.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+from pydantic.alias_generators import to_camel
+
+from components.catalog import AcceleratorFamily, Cloud, PriceModel
+from components.errors import Problem
+from components.gcp.filestore_model_cache import FilestoreModelCacheArgs, validate_filestore_cache
+from components.gcp.filestore_tiers import FilestoreTier, tier_limits
+from components.gcp.gpu_fleet import Capacity, GpuFleetArgs, GpuReservation, validate_gpu_fleet
+from components.gcp.names import is_zone, region_of
+from components.gcp.network import PrivateNetworkArgs, validate_private_network
+from components.gcp.tpu_vm import TpuDataDisk, TpuScheduling, TpuVmArgs, resolve_slice, validate_tpu_vm
+from components.planner.wiring import Resolution, resolve_instance_type
+from infra.config import (
+    NAMESPACE,
+    FilestoreCacheSettings,
+    GcpGpuFleetSettings,
+    GcpNetworkSettings,
+    ServedModelSettings,
+    StackSettings,
+    TpuVmSettings,
+)
+
+NETWORK_NAME = "gcp-net"
+CACHE_NAME = "model-cache"
+
+
+@dataclass(frozen=True)
+class GcpContext:
+    project: str | None
+    region: str | None
+    zone: str | None  # default zone: gcp:zone, else <region>-a
+
+    @classmethod
+    def from_config(cls) -> GcpContext:
+        config = pulumi.Config("gcp")
+        region = config.get("region")
+        zone = config.get("zone") or (f"{region}-a" if region else None)
+        return cls(
+            project=config.get("project"), region=region or (region_of(zone) if zone else None), zone=zone
+        )
+
+
+@dataclass(frozen=True)
+class NetworkRefs:
+    """What components take from the VPC: real outputs in deploy, stand-ins in validate."""
+
+    network_id: pulumi.Input[str]
+    network_name: pulumi.Input[str]
+    subnetwork_id: pulumi.Input[str]
+    cidr: str
+
+
+_MODEL_CACHE_STAND_IN = "(model cache)"
+
+
+def _plan(
+    model: ServedModelSettings | None,
+    type_name: str | None,
+    *,
+    family: AcceleratorFamily,
+    spot: bool,
+    type_key: str,
+    model_key: str,
+) -> Resolution:
+    """The machine or slice type as configured (checked when a model is set) or the planner's pick."""
+    return resolve_instance_type(
+        instance_type_name=type_name,
+        model=model.name if model else None,
+        traffic=model.traffic() if model else None,
+        precision=model.precision() if model else None,
+        cloud=Cloud.GCP,
+        purchase=PriceModel.SPOT if spot else PriceModel.ON_DEMAND,
+        families={family},
+        instance_type_key=f"{NAMESPACE}:{type_key}",
+        model_key=f"{NAMESPACE}:{model_key}",
+    )
+
+
+def plan_fleet(fleet: GcpGpuFleetSettings, i: int) -> Resolution:
+    return _plan(
+        fleet.model,
+        fleet.machine_type,
+        family=AcceleratorFamily.NVIDIA_GPU,
+        spot=fleet.capacity == "spot",
+        type_key=f"gcpGpuFleets[{i}].machineType",
+        model_key=f"gcpGpuFleets[{i}].model",
+    )
+
+
+def plan_tpu(tpu: TpuVmSettings, i: int) -> Resolution | None:
+    """None when the slice is configured and no model is set (nothing for the planner to do)."""
+    if tpu.model is None:
+        return None
+    named = tpu.accelerator_type
+    if named is None and (tpu.generation is not None or tpu.topology is not None):
+        probe = TpuVmArgs(
+            zone="", network="", subnetwork="", generation=tpu.generation, topology=tpu.topology
+        )
+        found, _ = resolve_slice(probe)
+        if found is None:
+            return None  # the component's own validation names the bad generation or topology
+        named = found.item.name
+    return _plan(
+        tpu.model,
+        named,
+        family=AcceleratorFamily.GOOGLE_TPU,
+        spot=tpu.scheduling in ("spot", "preemptible"),
+        type_key=f"tpuVms[{i}].acceleratorType",
+        model_key=f"tpuVms[{i}].model",
+    )
+
+
+def _tpu_slice(tpu: TpuVmSettings, plan: Resolution | None) -> str | None:
+    if tpu.accelerator_type is None and tpu.generation is None and tpu.topology is None and plan is not None:
+        return plan.instance_type
+    return tpu.accelerator_type
+
+
+def validate(settings: StackSettings) -> list[Problem]:
+    ctx = GcpContext.from_config()
+    problems: list[Problem] = []
+    if ctx.project is None:
+        problems.append(Problem("gcp:project", None, "is required when the stack uses GCP"))
+    if ctx.region is None:
+        problems.append(Problem("gcp:region", None, "is required when the stack uses GCP (e.g. us-central1)"))
+        return problems
+    network = settings.gcp_network or GcpNetworkSettings()
+    problems += _keyed(
+        "gcpNetwork", validate_private_network(NETWORK_NAME, _network_args(network, ctx)), root=True
+    )
+    refs = NetworkRefs("(network)", "(network)", "(subnetwork)", network.cidr)  # stand-ins
+    cache = settings.filestore_model_cache
+    if cache is not None:
+        args = _cache_args(cache, refs, ctx)
+        problems += _keyed("filestoreModelCache", validate_filestore_cache(CACHE_NAME, args), root=True)
+        problems += _region_problems("filestoreModelCache.location", args.location, ctx)
+    names = [f.name for f in settings.gcp_gpu_fleets] + [t.name for t in settings.tpu_vms]
+    for name, times in Counter(names).items():
+        if times > 1:
+            problems.append(
+                Problem(
+                    f"{NAMESPACE}:gcpGpuFleets/tpuVms", name, "is used twice; fleet and TPU names must differ"
+                )
+            )
+    cache_nfs = _MODEL_CACHE_STAND_IN if cache is not None else None
+    for i, fleet in enumerate(settings.gcp_gpu_fleets):
+        key = f"gcpGpuFleets[{i}]"
+        planned = plan_fleet(fleet, i)
+        if planned.problems or planned.instance_type is None:
+            problems += planned.problems
+            continue
+        fleet_args = _fleet_args(fleet, settings, refs, ctx, cache_nfs, planned.instance_type)
+        problems += _keyed(key, validate_gpu_fleet(fleet.name, fleet_args, project=ctx.project))
+        problems += _region_problems(f"{key}.zone", fleet_args.zone, ctx)
+        if fleet.model_cache and cache is None:
+            problems.append(Problem(f"{NAMESPACE}:{key}.modelCache", True, "needs filestoreModelCache set"))
+    for i, tpu in enumerate(settings.tpu_vms):
+        key = f"tpuVms[{i}]"
+        planned_tpu = plan_tpu(tpu, i)
+        if planned_tpu is not None and (planned_tpu.problems or planned_tpu.instance_type is None):
+            problems += planned_tpu.problems
+            continue
+        tpu_args = _tpu_args(tpu, settings, refs, ctx, cache_nfs, _tpu_slice(tpu, planned_tpu))
+        problems += _keyed(key, validate_tpu_vm(tpu.name, tpu_args, project=ctx.project))
+        problems += _region_problems(f"{key}.zone", tpu_args.zone, ctx)
+        if tpu.model_cache and cache is None:
+            problems.append(Problem(f"{NAMESPACE}:{key}.modelCache", True, "needs filestoreModelCache set"))
+    return problems
+
+
+def deploy(settings: StackSettings) -> dict[str, Any]:
+    from components.gcp.filestore_model_cache import FilestoreModelCache
+    from components.gcp.gpu_fleet import GpuFleet
+    from components.gcp.network import PrivateNetwork
+    from components.gcp.tpu_vm import TpuVm
+
+    ctx = GcpContext.from_config()
+    network_settings = settings.gcp_network or GcpNetworkSettings()
+    network = PrivateNetwork(NETWORK_NAME, _network_args(network_settings, ctx))
+    refs = NetworkRefs(network.network.id, network.network.name, network.subnetwork.id, network_settings.cidr)
+    exports: dict[str, Any] = {"gcpNetwork": network.network.name, "gcpSubnetwork": network.subnetwork.id}
+
+    cache_nfs = None
+    if settings.filestore_model_cache is not None:
+        cache = FilestoreModelCache(CACHE_NAME, _cache_args(settings.filestore_model_cache, refs, ctx))
+        cache_nfs = cache.nfs_target
+        exports["gcpModelCache"] = cache.nfs_target
+
+    fleets = {}
+    for i, fleet in enumerate(settings.gcp_gpu_fleets):
+        planned = plan_fleet(fleet, i)
+        if planned.note:
+            pulumi.log.info(f"GCP GpuFleet {fleet.name!r}: {planned.note}")
+        machine_type = planned.instance_type or ""  # validate() rejected anything unresolved
+        built = GpuFleet(fleet.name, _fleet_args(fleet, settings, refs, ctx, cache_nfs, machine_type))
+        fleets[fleet.name] = {
+            "machineType": machine_type,
+            "instances": [vm.name for vm in built.instances],
+            "internalIps": built.internal_ips,
+            "serviceAccount": built.service_account_email,
+            "reservation": built.reservation_name,
+        }
+    tpus = {}
+    for i, tpu in enumerate(settings.tpu_vms):
+        planned_tpu = plan_tpu(tpu, i)
+        if planned_tpu is not None and planned_tpu.note:
+            pulumi.log.info(f"TpuVm {tpu.name!r}: {planned_tpu.note}")
+        slice_type = _tpu_slice(tpu, planned_tpu)
+        built_tpu = TpuVm(tpu.name, _tpu_args(tpu, settings, refs, ctx, cache_nfs, slice_type))
+        tpus[tpu.name] = {
+            "acceleratorType": built_tpu.accelerator_type,
+            "runtimeVersion": built_tpu.runtime_version,
+            "queued": built_tpu.queued_resource is not None,
+        }
+    if fleets:
+        exports["gcpGpuFleets"] = fleets
+    if tpus:
+        exports["tpuVms"] = tpus
+    return exports
+
+
+# --- config -> component inputs (shared by validate and deploy) --------------------------------
+
+
+def _network_args(network: GcpNetworkSettings, ctx: GcpContext) -> PrivateNetworkArgs:
+    return PrivateNetworkArgs(
+        region=ctx.region or "",
+        cidr=network.cidr,
+        nat=network.nat,
+        iap_ssh=network.iap_ssh,
+        project=ctx.project,
+    )
+
+
+def _cache_args(cache: FilestoreCacheSettings, refs: NetworkRefs, ctx: GcpContext) -> FilestoreModelCacheArgs:
+    tier = FilestoreTier(cache.tier)
+    default_location = ctx.region if tier_limits(tier).regional else ctx.zone
+    return FilestoreModelCacheArgs(
+        network=refs.network_name,
+        location=cache.location or default_location or "",
+        client_ranges=[refs.cidr],
+        tier=tier,
+        capacity_gib=cache.capacity_gib,
+        share_name=cache.share_name,
+        deletion_protection=cache.deletion_protection,
+        project=ctx.project,
+    )
+
+
+def _fleet_args(
+    fleet: GcpGpuFleetSettings,
+    settings: StackSettings,
+    refs: NetworkRefs,
+    ctx: GcpContext,
+    cache_nfs: pulumi.Input[str] | None,
+    machine_type: str,
+) -> GpuFleetArgs:
+    reservation = None
+    if fleet.reservation is not None:
+        reservation = GpuReservation(
+            count=fleet.reservation.count, existing_name=fleet.reservation.existing_name
+        )
+    return GpuFleetArgs(
+        machine_type=machine_type,
+        zone=fleet.zone or ctx.zone or "",
+        subnetwork=refs.subnetwork_id,
+        capacity=Capacity(fleet.capacity),
+        count=fleet.count,
+        accelerator_type=fleet.accelerator_type,
+        accelerator_count=fleet.accelerator_count,
+        reservation=reservation,
+        local_ssd_count=fleet.local_ssd_count,
+        model_bucket=settings.gcp_model_bucket,
+        model_uris=tuple(fleet.models),
+        model_cache_nfs=cache_nfs if fleet.model_cache else None,
+        boot_disk_size_gib=fleet.boot_disk_size_gib,
+        network=refs.network_id,
+        serving_port=fleet.serving_port,
+        client_ranges=tuple(fleet.client_ranges),
+        auto_shutdown=fleet.auto_shutdown,
+        labels=dict(fleet.labels),
+        project=ctx.project,
+    )
+
+
+def _tpu_args(
+    tpu: TpuVmSettings,
+    settings: StackSettings,
+    refs: NetworkRefs,
+    ctx: GcpContext,
+    cache_nfs: pulumi.Input[str] | None,
+    accelerator_type: str | None,
+) -> TpuVmArgs:
+    return TpuVmArgs(
+        zone=tpu.zone or ctx.zone or "",
+        network=refs.network_id,
+        subnetwork=refs.subnetwork_id,
+        accelerator_type=accelerator_type,
+        generation=tpu.generation,
+        topology=tpu.topology,
+        runtime_version=tpu.runtime_version,
+        scheduling=TpuScheduling(tpu.scheduling),
+        queued=tpu.queued,
+        data_disks=tuple(
+            TpuDataDisk(size_gib=d.size_gib, disk_type=d.disk_type, read_only=d.read_only)
+            for d in tpu.data_disks
+        ),
+        # A queued slice cannot read the bucket (no service account of its own): leave it out.
+        model_bucket=settings.gcp_model_bucket if tpu.models else None,
+        model_uris=tuple(tpu.models),
+        model_cache_nfs=cache_nfs if tpu.model_cache else None,
+        secure_boot=tpu.secure_boot,
+        auto_shutdown=tpu.auto_shutdown,
+        labels=dict(tpu.labels),
+        project=ctx.project,
+    )
+
+
+# --- problems: component input names -> config keys ------------------------------------------
+
+_RENAMED = {"model_uris": "models", "model_cache_nfs": "modelCache"}
+_ELSEWHERE = {
+    "project": "gcp:project",
+    "model_bucket": f"{NAMESPACE}:gcpModelBucket",
+    "network": f"{NAMESPACE}:gcpNetwork",
+    "subnetwork": f"{NAMESPACE}:gcpNetwork",
+    "region": "gcp:region",
+    "client_ranges": f"{NAMESPACE}:gcpNetwork.cidr",
+}
+
+
+def _config_key(prefix: str, component_input: str, *, root: bool = False) -> str:
+    """'gcpGpuFleets[0]' + 'reservation.count' -> 'inference-infra:gcpGpuFleets[0].reservation.count'."""
+    head = re.split(r"[.\[ ]", component_input, maxsplit=1)[0]
+    if head in _ELSEWHERE:
+        return _ELSEWHERE[head]
+    if root and head == "name":
+        return f"{NAMESPACE}:{prefix}"
+    renamed = _RENAMED.get(head, head) + component_input[len(head) :]
+    camel = re.sub(r"[a-z_]+", lambda m: to_camel(m.group()), renamed)
+    return f"{NAMESPACE}:{prefix}.{camel}"
+
+
+def _keyed(prefix: str, problems: list[Problem], *, root: bool = False) -> list[Problem]:
+    return [Problem(_config_key(prefix, p.input, root=root), p.value, p.allowed) for p in problems]
+
+
+def _region_problems(key: str, location: str, ctx: GcpContext) -> list[Problem]:
+    where = region_of(location) if is_zone(location) else location
+    if ctx.region is not None and where != ctx.region:
+        return [
+            Problem(
+                f"{NAMESPACE}:{key}",
+                location,
+                f"must be in gcp:region {ctx.region!r}, where the stack's subnet is",
+            )
+        ]
+    return []

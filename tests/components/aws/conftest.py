@@ -1,0 +1,31 @@
+"""Subnets and argument builders shared by the AWS component tests."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from components.aws.fleet_args import FleetArgs
+from components.aws.network import SubnetRef
+
+SUBNETS = [
+    SubnetRef(id="subnet-0a", availability_zone="us-east-1a"),
+    SubnetRef(id="subnet-0b", availability_zone="us-east-1b"),
+]
+
+
+@pytest.fixture
+def subnets() -> list[SubnetRef]:
+    return list(SUBNETS)
+
+
+@pytest.fixture
+def fleet_args():
+    """FleetArgs with sensible test defaults; keyword arguments override them."""
+
+    def build(cls=FleetArgs, **overrides) -> FleetArgs:
+        base = cls(instance_type="g5.xlarge", vpc_id="vpc-0test", subnets=SUBNETS, spot=1)
+        return replace(base, **overrides)
+
+    return build

@@ -1,0 +1,63 @@
+"""ModelStore: the versioned, encrypted, private S3 bucket of model weights (+ gateway endpoint)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from components.aws import ModelStore, ModelStoreArgs
+from components.aws.model_store import GatewayEndpointArgs
+from components.errors import InputError
+
+
+def test_model_store_bucket_is_private_versioned_and_encrypted(plan_of):
+    capture = plan_of(ModelStore("models", ModelStoreArgs(bucket_name="acme-models")))
+    assert capture.one("aws:s3/bucket:Bucket").props["bucket"] == "acme-models"
+    block = capture.one("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock").props
+    assert all(
+        block[k] is True
+        for k in ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets")
+    )
+    versioning = capture.one("aws:s3/bucketVersioning:BucketVersioning").props
+    assert versioning["versioningConfiguration"] == {"status": "Enabled"}
+    encryption = capture.one(
+        "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration"
+    )
+    assert encryption.props["rules"][0]["applyServerSideEncryptionByDefault"] == {"sseAlgorithm": "AES256"}
+    ownership = capture.one("aws:s3/bucketOwnershipControls:BucketOwnershipControls").props
+    assert ownership["rule"] == {"objectOwnership": "BucketOwnerEnforced"}
+
+
+def test_model_store_expires_replaced_weights_and_requires_tls(plan_of):
+    capture = plan_of(ModelStore("models", ModelStoreArgs(noncurrent_version_days=14)))
+    rule = capture.one("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration").props["rules"][0]
+    assert rule["noncurrentVersionExpiration"] == {"noncurrentDays": 14}
+    assert rule["abortIncompleteMultipartUpload"] == {"daysAfterInitiation": 7}
+    policy = json.loads(capture.one("aws:s3/bucketPolicy:BucketPolicy").props["policy"])
+    assert policy["Statement"][0]["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
+    assert capture.one("aws:s3/bucket:Bucket").props["bucketPrefix"] == "models-"
+
+
+def test_model_store_adds_an_s3_gateway_endpoint_on_request(plan_of):
+    args = ModelStoreArgs(
+        gateway_endpoint=GatewayEndpointArgs(vpc_id="vpc-0test", route_table_ids=["rtb-0a"])
+    )
+    store = ModelStore("models", args)
+    capture = plan_of(store)
+    endpoint = capture.one("aws:ec2/vpcEndpoint:VpcEndpoint").props
+    assert endpoint["serviceName"] == "com.amazonaws.us-east-1.s3"
+    assert endpoint["vpcEndpointType"] == "Gateway"
+    assert endpoint["routeTableIds"] == ["rtb-0a"]
+    source = store.source("meta-llama/70b")
+    assert source.prefix == "meta-llama/70b"
+
+
+def test_model_store_without_endpoint_creates_none(plan_of):
+    capture = plan_of(ModelStore("models", ModelStoreArgs()))
+    assert capture.of_type("aws:ec2/vpcEndpoint:VpcEndpoint") == []
+
+
+def test_model_store_rejects_an_invalid_bucket_name():
+    with pytest.raises(InputError, match=r"bucket_name 'Acme_Models' must be 3-63 lower-case letters"):
+        ModelStore("models", ModelStoreArgs(bucket_name="Acme_Models"))

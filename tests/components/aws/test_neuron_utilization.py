@@ -1,0 +1,63 @@
+"""The neuron-monitor -> StatsD bridge that runs on Inferentia nodes."""
+
+from __future__ import annotations
+
+import json
+
+from components.aws.node.neuron_utilization import gauges, mean_core_utilization, statsd_gauge
+
+HARDWARE = {"neuron_device_count": 1, "neuroncore_per_device_count": 2, "error": ""}
+
+
+def _runtime(cores: dict[str, float], error: str = "") -> dict:
+    return {
+        "pid": 42,
+        "error": "",
+        "report": {
+            "neuroncore_counters": {
+                "period": 1.0,
+                "neuroncores_in_use": {k: {"neuroncore_utilization": v} for k, v in cores.items()},
+                "error": error,
+            }
+        },
+    }
+
+
+def test_mean_core_utilization_averages_over_every_core_of_the_instance():
+    report = {"neuron_hardware_info": HARDWARE, "neuron_runtime_data": [_runtime({"0": 80.0})]}
+    assert mean_core_utilization(report) == 40.0  # core 1 is unused and counts as 0
+
+
+def test_mean_core_utilization_is_zero_with_nothing_running():
+    assert mean_core_utilization({"neuron_hardware_info": HARDWARE, "neuron_runtime_data": []}) == 0.0
+
+
+def test_mean_core_utilization_gives_no_value_without_evidence():
+    assert mean_core_utilization({"neuron_runtime_data": []}) is None
+    broken = {**HARDWARE, "error": "driver not loaded"}
+    assert mean_core_utilization({"neuron_hardware_info": broken, "neuron_runtime_data": []}) is None
+    failing = {
+        "neuron_hardware_info": HARDWARE,
+        "neuron_runtime_data": [_runtime({"0": 10.0}, error="timeout")],
+    }
+    assert mean_core_utilization(failing) is None
+
+
+def test_mean_core_utilization_counts_a_core_shared_by_two_runtimes_once():
+    report = {
+        "neuron_hardware_info": HARDWARE,
+        "neuron_runtime_data": [_runtime({"0": 30.0}), _runtime({"0": 50.0, "1": 10.0})],
+    }
+    assert mean_core_utilization(report) == 30.0
+
+
+def test_gauges_turns_report_lines_into_statsd_datagrams_and_skips_noise():
+    lines = [
+        json.dumps(
+            {"neuron_hardware_info": HARDWARE, "neuron_runtime_data": [_runtime({"0": 50.0, "1": 50.0})]}
+        ),
+        "not json",
+        json.dumps({"neuron_runtime_data": []}),
+    ]
+    assert list(gauges(lines)) == [b"neuroncore_utilization:50.00|g"]
+    assert statsd_gauge(3.14159) == b"neuroncore_utilization:3.14|g"

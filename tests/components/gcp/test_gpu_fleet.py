@@ -1,0 +1,410 @@
+"""GpuFleet (GCP): what the engine receives, and every input it refuses."""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import date
+
+import pytest
+
+from components.catalog.gcp import N1MachinePrice
+from components.errors import InputError
+from components.gcp.gpu_fleet import (
+    DEFAULT_IMAGE,
+    RESERVATION_KEY,
+    Capacity,
+    GpuFleet,
+    GpuFleetArgs,
+    GpuReservation,
+)
+from components.gcp.service_account import MODEL_BUCKET_ROLE, NODE_SCOPES, PROJECT_ROLES
+from components.gcp.startup import CACHE_METADATA_KEY
+from components.inventory import GCP_INSTANCE, GCP_RESERVATION, Purchase, accelerator_use
+from components.offline_plan.pricing import price_capture
+
+INSTANCE = GCP_INSTANCE
+RESERVATION = GCP_RESERVATION
+SUBNET = "projects/test-project/regions/us-central1/subnetworks/gpu"
+NETWORK = "projects/test-project/global/networks/gpu"
+
+
+def args(**overrides) -> GpuFleetArgs:
+    base = GpuFleetArgs(
+        machine_type="g2-standard-8", zone="us-central1-a", subnetwork=SUBNET, capacity=Capacity.SPOT
+    )
+    return dataclasses.replace(base, **overrides)
+
+
+def vms(plan):
+    return sorted(plan.of_type(INSTANCE), key=lambda r: r.name)
+
+
+# --- what the engine receives ----------------------------------------------------------------
+
+
+def test_gpu_fleet_spot_vms_stop_on_preemption(plan_of):
+    plan = plan_of(GpuFleet("l4", args(count=2)))
+    assert [vm.name for vm in vms(plan)] == ["l4-0", "l4-1"]
+    for vm in vms(plan):
+        assert vm.props["scheduling"] == {
+            "provisioningModel": "SPOT",
+            "preemptible": True,
+            "automaticRestart": False,
+            "onHostMaintenance": "TERMINATE",
+            "instanceTerminationAction": "STOP",
+        }
+        assert vm.props["reservationAffinity"] == {"type": "NO_RESERVATION"}
+    assert plan.of_type(RESERVATION) == []
+
+
+def test_gpu_fleet_on_demand_vms_restart_and_terminate_on_maintenance(plan_of):
+    vm = vms(plan_of(GpuFleet("l4", args(capacity=Capacity.ON_DEMAND))))[0]
+    assert vm.props["scheduling"]["provisioningModel"] == "STANDARD"
+    assert vm.props["scheduling"]["automaticRestart"] is True
+    assert vm.props["scheduling"]["onHostMaintenance"] == "TERMINATE"
+
+
+def test_gpu_fleet_reserved_makes_a_specific_reservation_and_consumes_it(plan_of):
+    plan = plan_of(GpuFleet("h100", args(machine_type="a3-highgpu-8g", capacity=Capacity.RESERVED, count=2)))
+    reservation = plan.one(RESERVATION)
+    assert reservation.props["specificReservationRequired"] is True
+    assert reservation.props["zone"] == "us-central1-a"
+    assert reservation.props["specificReservation"]["count"] == 2
+    assert reservation.props["specificReservation"]["instanceProperties"]["machineType"] == "a3-highgpu-8g"
+    for vm in vms(plan):
+        assert vm.props["reservationAffinity"] == {
+            "type": "SPECIFIC_RESERVATION",
+            "specificReservation": {"key": RESERVATION_KEY, "values": [reservation.props["name"]]},
+        }
+        assert reservation.urn in vm.dependencies
+
+
+def test_gpu_fleet_reserved_is_priced_once_at_the_reservation(plan_of):
+    plan = plan_of(GpuFleet("h100", args(machine_type="a3-highgpu-8g", capacity=Capacity.RESERVED, count=2)))
+    by_name = {item.urn.rsplit("::", 1)[-1]: item for item in price_capture(plan).items}
+    assert by_name["h100-0"].hourly_usd == 0.0
+    assert by_name["h100-1"].hourly_usd == 0.0
+    assert by_name["h100-reservation"].hourly_usd == pytest.approx(2 * 8 * 11.06125)
+    assert "reserved capacity" in by_name["h100-reservation"].basis
+
+
+def test_gpu_fleet_consumes_an_existing_reservation_without_making_one(plan_of):
+    reservation = GpuReservation(existing_name="team-h100-pool", count=4)
+    plan = plan_of(
+        GpuFleet(
+            "h100", args(machine_type="a3-highgpu-8g", capacity=Capacity.RESERVED, reservation=reservation)
+        )
+    )
+    assert plan.of_type(RESERVATION) == []
+    affinity = vms(plan)[0].props["reservationAffinity"]
+    assert affinity["specificReservation"]["values"] == ["team-h100-pool"]
+
+
+def test_gpu_fleet_n1_attaches_guest_gpus_and_reserves_them_too(plan_of):
+    fleet = args(
+        machine_type="n1-standard-16",
+        accelerator_type="nvidia-tesla-t4",
+        accelerator_count=2,
+        capacity=Capacity.RESERVED,
+    )
+    plan = plan_of(GpuFleet("t4", fleet))
+    vm = vms(plan)[0]
+    assert vm.props["guestAccelerators"] == [{"type": "nvidia-tesla-t4", "count": 2}]
+    properties = plan.one(RESERVATION).props["specificReservation"]["instanceProperties"]
+    assert properties["guestAccelerators"] == [{"acceleratorType": "nvidia-tesla-t4", "acceleratorCount": 2}]
+    use = accelerator_use(RESERVATION, plan.one(RESERVATION).props)
+    assert use.guest_accelerators == (("nvidia-tesla-t4", 2),)
+    assert use.purchase is Purchase.RESERVED
+
+
+def test_gpu_fleet_built_in_gpus_are_not_attached_again(plan_of):
+    vm = vms(plan_of(GpuFleet("h100", args(machine_type="a3-highgpu-8g", accelerator_count=8))))[0]
+    assert "guestAccelerators" not in vm.props
+    assert vm.props["machineType"] == "a3-highgpu-8g"
+
+
+def test_gpu_fleet_vms_are_shielded_private_and_os_login_only(plan_of):
+    vm = vms(plan_of(GpuFleet("l4", args())))[0]
+    assert vm.props["shieldedInstanceConfig"] == {
+        "enableSecureBoot": True,
+        "enableVtpm": True,
+        "enableIntegrityMonitoring": True,
+    }
+    (nic,) = vm.props["networkInterfaces"]
+    assert "accessConfigs" not in nic
+    assert nic["subnetwork"] == SUBNET
+    assert vm.props["metadata"]["block-project-ssh-keys"] == "true"
+    assert vm.props["metadata"]["enable-oslogin"] == "TRUE"
+    assert vm.props["bootDisk"]["initializeParams"]["image"] == DEFAULT_IMAGE
+
+
+def test_gpu_fleet_boot_disk_takes_a_customer_managed_key(plan_of):
+    key = "projects/test-project/locations/us-central1/keyRings/r/cryptoKeys/k"
+    vm = vms(plan_of(GpuFleet("l4", args(kms_key=key))))[0]
+    assert vm.props["bootDisk"]["kmsKeySelfLink"] == key
+
+
+def test_gpu_fleet_runs_as_its_own_least_privilege_account(plan_of):
+    plan = plan_of(GpuFleet("l4", args(model_bucket="acme-models", model_uris=("gs://acme-models/llama",))))
+    account = plan.one("gcp:serviceaccount/account:Account")
+    email = f"{account.props['accountId']}@test-project.iam.gserviceaccount.com"
+    vm = vms(plan)[0]
+    assert vm.props["serviceAccount"] == {"email": email, "scopes": list(NODE_SCOPES)}
+    assert "https://www.googleapis.com/auth/cloud-platform" not in NODE_SCOPES
+    project_roles = sorted(r.props["role"] for r in plan.of_type("gcp:projects/iAMMember:IAMMember"))
+    assert project_roles == sorted(PROJECT_ROLES)
+    bucket_grant = plan.one("gcp:storage/bucketIAMMember:BucketIAMMember")
+    assert bucket_grant.props == {
+        "bucket": "acme-models",
+        "role": MODEL_BUCKET_ROLE,
+        "member": f"serviceAccount:{email}",
+    }
+    grants = {r.urn for r in plan.of_type("gcp:projects/iAMMember:IAMMember")} | {bucket_grant.urn}
+    assert grants <= set(vm.dependencies)  # the roles exist before the VM boots
+
+
+def test_gpu_fleet_without_model_bucket_grants_no_storage_access(plan_of):
+    plan = plan_of(GpuFleet("l4", args()))
+    assert plan.of_type("gcp:storage/bucketIAMMember:BucketIAMMember") == []
+
+
+def test_gpu_fleet_startup_script_raids_bundled_local_ssds(plan_of):
+    vm = vms(plan_of(GpuFleet("h100", args(machine_type="a3-highgpu-8g"))))[0]
+    script = vm.props["metadata"]["startup-script"]
+    assert "LOCAL_SSD_COUNT=16" in script
+    assert "\nsetup_local_ssd\n" in script
+    assert "GPU_METRICS=true" in script
+    assert "\nsetup_ops_agent ||" in script
+    assert "scratchDisks" not in vm.props or vm.props["scratchDisks"] == []
+
+
+def test_gpu_fleet_adds_local_ssds_to_types_without_them(plan_of):
+    vm = vms(plan_of(GpuFleet("l4", args(local_ssd_count=1))))[0]
+    assert vm.props["scratchDisks"] == [{"interface": "NVME"}]
+    assert "LOCAL_SSD_COUNT=1" in vm.props["metadata"]["startup-script"]
+
+
+def test_gpu_fleet_mounts_the_model_cache_named_in_metadata(plan_of):
+    vm = vms(plan_of(GpuFleet("l4", args(model_cache_nfs="10.1.2.3:/models"))))[0]
+    assert vm.props["metadata"][CACHE_METADATA_KEY] == "10.1.2.3:/models"
+    assert "\nmount_model_cache\n" in vm.props["metadata"]["startup-script"]
+
+
+def test_gpu_fleet_opens_the_serving_port_to_named_ranges_only(plan_of):
+    plan = plan_of(GpuFleet("l4", args(network=NETWORK, client_ranges=("10.40.0.0/20",), serving_port=8080)))
+    rule = plan.one("gcp:compute/firewall:Firewall")
+    assert rule.props["sourceRanges"] == ["10.40.0.0/20"]
+    assert rule.props["allows"] == [{"protocol": "tcp", "ports": ["8080"]}]
+    assert rule.props["targetServiceAccounts"] == [vms(plan)[0].props["serviceAccount"]["email"]]
+
+
+def test_gpu_fleet_without_client_ranges_opens_nothing(plan_of):
+    assert plan_of(GpuFleet("l4", args())).of_type("gcp:compute/firewall:Firewall") == []
+
+
+def test_gpu_fleet_labels_reach_the_engine_with_the_cost_labels(plan_of, tagged):
+    vm = vms(plan_of(GpuFleet("l4", args(labels={"model": "llama-3-8b"}))))[0]
+    assert vm.props["labels"] == {
+        "cost-center": "ml-platform",
+        "environment": "test",
+        "owner": "ml-team_example_com",
+        "auto-shutdown": "true",
+        "component": "gpu-fleet",
+        "fleet": "l4",
+        "capacity": "spot",
+        "model": "llama-3-8b",
+    }
+
+
+def test_gpu_fleet_auto_shutdown_of_its_own_wins_over_the_stack(plan_of, tagged):
+    vm = vms(plan_of(GpuFleet("l4", args(auto_shutdown=False))))[0]
+    assert vm.props["labels"]["auto-shutdown"] == "false"
+
+
+def test_gpu_fleet_can_be_built_twice_in_one_stack(plan_of):
+    plan = plan_of(GpuFleet("a", args()), GpuFleet("b", args()))
+    assert [vm.name for vm in vms(plan)] == ["a-0", "b-0"]
+    assert len({r.props["accountId"] for r in plan.of_type("gcp:serviceaccount/account:Account")}) == 2
+
+
+def test_gpu_fleet_exposes_its_outputs(plan_of):
+    plan = plan_of(GpuFleet("h100", args(machine_type="a3-highgpu-8g", capacity=Capacity.RESERVED)))
+    fleet = plan.one("inference-infra:gcp:GpuFleet")
+    assert fleet.outputs["reservation_name"] == "h100-reservation"
+    assert fleet.outputs["service_account_email"].startswith("h100-sa@")
+    assert len(fleet.outputs["internal_ips"]) == 1
+
+
+# --- what it refuses ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"machine_type": "a3-highgpu-9g"}, r"machine_type 'a3-highgpu-9g' must be a GCP GPU machine type"),
+        (
+            {"machine_type": "v5litepod-8"},
+            r"machine_type 'v5litepod-8' is a TPU slice; use components.gcp.TpuVm",
+        ),
+        (
+            {"machine_type": "a3-highgpu-8g", "accelerator_count": 4},
+            r"accelerator_count 4 does not match a3-highgpu-8g, which has 8 GPUs",
+        ),
+        (
+            {"machine_type": "a3-highgpu-8g", "accelerator_type": "nvidia-l4"},
+            r"accelerator_type 'nvidia-l4' does not match a3-highgpu-8g, which comes with 8 x nvidia-h100",
+        ),
+        (
+            {"machine_type": "n1-standard-8"},
+            r"accelerator_type \(unset\) is required with an N1 machine type",
+        ),
+        (
+            {"machine_type": "n1-standard-8", "accelerator_type": "nvidia-tesla-t4", "accelerator_count": 3},
+            r"accelerator_count 3 is not a valid count of nvidia-tesla-t4: one of 1, 2, 4",
+        ),
+        (
+            {"machine_type": "n1-standard-8", "accelerator_type": "nvidia-tesla-k80"},
+            r"accelerator_type 'nvidia-tesla-k80' is not an N1 GPU we know; one of nvidia-tesla-t4",
+        ),
+        (
+            {"machine_type": "n1-standard-64", "accelerator_type": "nvidia-tesla-t4"},
+            r"machine_type 'n1-standard-64' is not an N1 machine type we know; close matches: n1-standard-4",
+        ),
+        ({"zone": "us-central1"}, r"zone 'us-central1' must be a zone such as 'us-central1-a'"),
+        ({"count": 0}, r"count 0 must be at least 1"),
+        (
+            {"machine_type": "a3-highgpu-8g", "local_ssd_count": 2},
+            r"local_ssd_count 2 must be 0: a3-highgpu-8g comes with 16 local SSDs of its own",
+        ),
+        ({"boot_disk_size_gib": 20}, r"boot_disk_size_gib 20 must be at least 50"),
+        ({"labels": {"Team": "x"}}, r"labels key 'Team' must be a GCP label key"),
+    ],
+)
+def test_gpu_fleet_rejects_bad_shapes(plan_of, overrides, message):
+    with pytest.raises(InputError, match=message):
+        GpuFleet("fleet", args(**overrides))
+    assert plan_of().of_type(INSTANCE) == []
+
+
+def test_gpu_fleet_rejects_an_n1_too_large_for_its_gpus(plan_of, monkeypatch):
+    big = N1MachinePrice(
+        name="n1-standard-96", vcpus=96, memory_gib=360, hourly_usd={"us-central1": 4.56}, spot_discount=0.6,
+        source="https://cloud.google.com/compute/vm-instance-pricing", as_of=date(2026, 11, 21),
+    )  # fmt: skip
+    monkeypatch.setattr("components.gcp.gpu_fleet.gcp_n1_machine", lambda name: big)
+    with pytest.raises(
+        InputError, match=r"is too large for 2 x nvidia-tesla-t4: at most 48 vCPUs and 312 GB"
+    ):
+        GpuFleet(
+            "t4", args(machine_type="n1-standard-96", accelerator_type="nvidia-tesla-t4", accelerator_count=2)
+        )
+    GpuFleet(
+        "t4", args(machine_type="n1-standard-96", accelerator_type="nvidia-tesla-t4", accelerator_count=4)
+    )
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (
+            {"capacity": Capacity.SPOT, "reservation": GpuReservation(count=2)},
+            r"reservation .* cannot be used: Spot VMs never consume reservations",
+        ),
+        (
+            {"capacity": Capacity.ON_DEMAND, "reservation": GpuReservation()},
+            r"reservation .* applies only to capacity 'reserved'",
+        ),
+        (
+            {"capacity": Capacity.RESERVED, "reservation": GpuReservation(zone="us-central1-b")},
+            r"reservation.zone 'us-central1-b' must be the fleet's zone 'us-central1-a': a reservation is",
+        ),
+        (
+            {"capacity": Capacity.RESERVED, "reservation": GpuReservation(machine_type="a3-highgpu-8g")},
+            r"reservation.machine_type 'a3-highgpu-8g' must be the fleet's machine type 'g2-standard-8'",
+        ),
+        (
+            {"capacity": Capacity.RESERVED, "count": 3, "reservation": GpuReservation(count=2)},
+            r"reservation.count 2 must hold the whole fleet \(3 VMs\)",
+        ),
+        (
+            {"capacity": Capacity.RESERVED, "reservation": GpuReservation(existing_name="Team_Pool")},
+            r"reservation.existing_name 'Team_Pool' must be a Compute Engine name",
+        ),
+    ],
+)
+def test_gpu_fleet_rejects_reservations_that_do_not_fit(plan_of, overrides, message):
+    with pytest.raises(InputError, match=message):
+        GpuFleet("fleet", args(**overrides))
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"client_ranges": ("10.0.0.0/8",)}, r"network \(unset\) is required with client_ranges"),
+        (
+            {"network": NETWORK, "client_ranges": ("0.0.0.0/0",)},
+            r"client_ranges\[0\] '0.0.0.0/0' must be a private range or a Google health-check range",
+        ),
+        (
+            {"network": NETWORK, "client_ranges": ("10.0.0.1/8",)},
+            r"client_ranges\[0\] '10.0.0.1/8' must be a CIDR",
+        ),
+        ({"serving_port": 0}, r"serving_port 0 must be a TCP port"),
+    ],
+)
+def test_gpu_fleet_rejects_open_or_malformed_ingress(plan_of, overrides, message):
+    with pytest.raises(InputError, match=message):
+        GpuFleet("fleet", args(**overrides))
+
+
+def test_gpu_fleet_accepts_google_health_check_ranges(plan_of):
+    ranges = ("10.40.0.0/20", "35.191.0.0/16", "130.211.0.0/22")
+    plan = plan_of(GpuFleet("l4", args(network=NETWORK, client_ranges=ranges)))
+    assert plan.one("gcp:compute/firewall:Firewall").props["sourceRanges"] == list(ranges)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"model_uris": ("gs://acme-models/llama",)}, r"model_uris\[0\] .* needs model_bucket set"),
+        (
+            {"model_bucket": "acme-models", "model_uris": ("gs://other/llama",)},
+            r"model_uris\[0\] 'gs://other/llama' is outside the model bucket 'acme-models'",
+        ),
+        (
+            {"model_bucket": "acme-models", "model_uris": ("s3://acme-models/llama",)},
+            r"must be a Cloud Storage URI 'gs://<bucket>/<path>'",
+        ),
+        (
+            {
+                "model_bucket": "acme-models",
+                "model_uris": ("gs://acme-models/a/llama", "gs://acme-models/b/llama"),
+            },
+            r"name the folder 'llama' twice",
+        ),
+        (
+            {"model_bucket": "gs://acme-models"},
+            r"model_bucket 'gs://acme-models' must be a Cloud Storage bucket name",
+        ),
+    ],
+)
+def test_gpu_fleet_rejects_models_it_could_not_read(plan_of, overrides, message):
+    with pytest.raises(InputError, match=message):
+        GpuFleet("fleet", args(**overrides))
+
+
+def test_gpu_fleet_reports_every_problem_at_once(plan_of):
+    with pytest.raises(InputError) as caught:
+        GpuFleet("Fleet", args(machine_type="a3-highgpu-9g", zone="central", count=0))
+    assert [p.input for p in caught.value.problems] == ["name", "machine_type", "zone", "count"]
+    assert str(caught.value).startswith(
+        "GpuFleet 'Fleet': 4 problems: (1) name 'Fleet' must be a Compute Engine"
+    )
+
+
+@pytest.mark.stack_config({"gcp:project": ""})
+def test_gpu_fleet_rejects_a_missing_project(plan_of):
+    with pytest.raises(
+        InputError, match=r"project \(unset\) is required: pass project or set the gcp:project"
+    ):
+        GpuFleet("fleet", args())

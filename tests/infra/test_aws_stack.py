@@ -1,0 +1,210 @@
+"""The reference stack's AWS part: prod and dev plans, and config errors named by key."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from components.errors import InputError
+from components.offline_plan import plan
+from infra import aws_stack
+from infra.config import parse_stack_settings
+
+GPU = "inference-infra:aws:GpuFleet"
+INFERENTIA = "inference-infra:aws:InferentiaFleet"
+INSTANCE = "aws:ec2/instance:Instance"
+
+BASE = {
+    "costCenter": "ml-platform",
+    "owner": "ml-team@example.com",
+    "awsNetwork": json.dumps(
+        {"vpcId": "vpc-0abc", "subnets": [{"id": "subnet-0a", "availabilityZone": "us-east-1a"}]}
+    ),
+}
+
+
+def _problems(**config: object) -> list[str]:
+    raw = {**BASE, **{k: json.dumps(v) for k, v in config.items()}}
+    settings = parse_stack_settings(raw, stack="dev")
+    return [str(p) for p in aws_stack.validate(settings)]
+
+
+def test_prod_stack_runs_every_aws_component(plan_stack):
+    capture = plan_stack("prod").capture
+    types = {r.type for r in capture.resources}
+    assert {GPU, INFERENTIA, "inference-infra:aws:EfsModelCache", "inference-infra:aws:ModelStore"} <= types
+    assert "inference-infra:aws:PrivateNetwork" not in types  # prod uses its existing VPC
+    assert capture.one("aws:ec2/vpcEndpoint:VpcEndpoint").props["routeTableIds"] == ["rtb-0a1b2c3d4e5f60718"]
+
+
+def test_prod_stack_serves_70b_from_reserved_p5_capacity(plan_stack):
+    result = plan_stack("prod")
+    capture = result.capture
+    reservation = capture.one("aws:ec2/capacityReservation:CapacityReservation")
+    assert (reservation.props["instanceType"], reservation.props["instanceCount"]) == ("p5.48xlarge", 2)
+    pool = capture.descendants(capture.one(GPU, "llama-70b"))
+    purchases = sorted(r.props["tags"]["Purchase"] for r in pool if r.type == INSTANCE)
+    assert purchases == ["on-demand", "reserved", "reserved"]
+    bases = [item.basis for item in result.cost.items]
+    assert sum("runs in reservation llama-70b-reservation" in b for b in bases) == 2
+
+
+def test_prod_stack_small_model_pools_run_on_spot(plan_stack):
+    capture = plan_stack("prod").capture
+    pool = capture.descendants(capture.one(GPU, "llama-8b"))
+    spot = [r for r in pool if r.type == INSTANCE and r.props["tags"]["Purchase"] == "spot"]
+    assert len(spot) == 6
+    assert {r.props["availabilityZone"] for r in spot} == {"us-east-1a", "us-east-1b", "us-east-1c"}
+
+
+def test_prod_stack_lets_the_planner_choose_the_8b_pool_and_says_so(plan_stack):
+    result = plan_stack("prod")
+    capture = result.capture
+    pool = capture.descendants(capture.one(GPU, "llama-8b"))
+    assert {r.props["instanceType"] for r in pool if r.type == INSTANCE} == {"g6e.xlarge"}
+    (note,) = [n for n in result.notes() if n.startswith("AWS GpuFleet 'llama-8b'")]
+    assert "planner chose llama-3.1-8b (bf16 weights, bf16 KV cache, 16 x 8,192 tokens) -> g6e.xlarge" in note
+    assert capture.stack_outputs["awsFleets"]["llama-8b"]["instanceType"] == "g6e.xlarge"
+
+
+def test_prod_stack_checks_the_70b_model_fits_its_explicit_type(plan_stack):
+    notes = plan_stack("prod").notes()
+    assert (
+        "AWS GpuFleet 'llama-70b': p5.48xlarge checked: llama-3.1-70b fits at TP=4, 68% of GPU memory"
+        in notes
+    )
+
+
+def test_validate_rejects_a_model_that_does_not_fit_the_instance_type_with_memory_figures():
+    model = {"name": "llama-3.1-70b", "contextTokens": 8192, "concurrency": 64}
+    (problem,) = _problems(
+        awsGpuFleets=[{"name": "big", "instanceType": "g5.xlarge", "model": model, "spot": 1}]
+    )
+    assert problem.startswith(
+        "inference-infra:awsGpuFleets[0].instanceType 'g5.xlarge' cannot serve this model:"
+    )
+    assert "GiB" in problem
+    assert "`inference-infra size --model llama-3.1-70b --quant bf16" in problem
+
+
+def test_validate_chooses_only_neuron_machines_for_inferentia_pools():
+    settings = parse_stack_settings(
+        {
+            **BASE,
+            "awsInferentiaFleets": json.dumps(
+                [
+                    {
+                        "name": "inf",
+                        "model": {"name": "llama-3.1-8b", "contextTokens": 4096, "concurrency": 4},
+                        "onDemand": 1,
+                    }
+                ]
+            ),
+        },
+        stack="dev",
+    )
+    config = settings.aws_inferentia_fleets[0]
+    resolution = aws_stack.resolve(
+        config, aws_stack.INFERENTIA_FLEET, "inference-infra:awsInferentiaFleets[0]"
+    )
+    assert resolution.problems == ()
+    assert resolution.instance_type.startswith(("inf2.", "trn1"))
+
+
+def test_validate_rejects_a_pool_with_neither_instance_type_nor_model():
+    (problem,) = _problems(awsGpuFleets=[{"name": "bare", "spot": 1}])
+    assert problem == (
+        "inference-infra:awsGpuFleets[0].instanceType (unset) is required unless "
+        "inference-infra:awsGpuFleets[0].model is set"
+    )
+
+
+def test_validate_rejects_a_model_nothing_fits_naming_the_model_key():
+    model = {"name": "llama-3.1-405b", "contextTokens": 131072, "concurrency": 64}
+    (problem,) = _problems(awsGpuFleets=[{"name": "huge", "model": model, "spot": 1}])
+    assert problem.startswith("inference-infra:awsGpuFleets[0].model 'llama-3.1-405b' fits no aws machine")
+
+
+def test_prod_stack_exports_the_watchdog_metrics(plan_stack):
+    outputs = plan_stack("prod").capture.stack_outputs
+    assert outputs["awsUtilizationMetrics"] == {
+        "namespace": "CWAgent",
+        "dimension": "InstanceId",
+        "gpu": "nvidia_smi_utilization_gpu",
+        "neuron": "neuroncore_utilization",
+    }
+
+
+def test_dev_stack_is_one_small_spot_gpu_in_a_private_network(plan_stack):
+    capture = plan_stack("dev").capture
+    assert capture.one("inference-infra:aws:PrivateNetwork") is not None
+    instance = capture.one(INSTANCE).props
+    assert instance["instanceType"] == "g6.xlarge"
+    assert instance["instanceMarketOptions"]["marketType"] == "spot"
+    assert instance["tags"]["AutoShutdown"] == "true"
+
+
+def test_aws_stack_accepts_a_valid_config():
+    assert _problems(awsGpuFleets=[{"name": "serving", "instanceType": "g5.xlarge", "spot": 1}]) == []
+
+
+def test_aws_stack_rejects_cpu_instance_type_naming_the_key():
+    [problem] = _problems(awsGpuFleets=[{"name": "serving", "instanceType": "m5.xlarge", "spot": 1}])
+    assert problem.startswith("inference-infra:awsGpuFleets[0].instanceType 'm5.xlarge' has no NVIDIA GPU")
+
+
+def test_aws_stack_rejects_reservation_zone_mismatch_naming_the_key():
+    fleet = {
+        "name": "llama",
+        "instanceType": "p5.48xlarge",
+        "reserved": 1,
+        "reservation": {"availabilityZone": "us-east-1c", "instanceCount": 1},
+    }
+    [problem] = _problems(awsGpuFleets=[fleet])
+    assert problem.startswith(
+        "inference-infra:awsGpuFleets[0].reservation.availabilityZone 'us-east-1c' has no subnet"
+    )
+
+
+def test_aws_stack_rejects_fleet_features_the_stack_lacks():
+    fleet = {"name": "serving", "instanceType": "g5.xlarge", "spot": 1, "modelPrefix": "m", "efs": True}
+    problems = _problems(awsGpuFleets=[fleet])
+    assert "inference-infra:awsGpuFleets[0].modelPrefix 'm' needs modelStore in the stack" in problems
+    assert "inference-infra:awsGpuFleets[0].efs True needs efsModelCache in the stack" in problems
+
+
+def test_aws_stack_rejects_duplicate_fleet_names_across_kinds():
+    gpu = {"name": "pool", "instanceType": "g5.xlarge", "spot": 1}
+    neuron = {"name": "pool", "instanceType": "inf2.xlarge", "spot": 1}
+    problems = _problems(awsGpuFleets=[gpu], awsInferentiaFleets=[neuron])
+    assert any("'pool' must be unique across AWS fleets" in p for p in problems)
+
+
+def test_aws_stack_rejects_a_network_with_both_vpc_and_create():
+    network = {"vpcId": "vpc-0abc", "create": {"availabilityZones": ["us-east-1a"]}}
+    problems = _problems(awsNetwork=network)
+    assert problems == [
+        "inference-infra:awsNetwork (unset) must set either vpcId with subnets, or create (not both)"
+    ]
+
+
+def test_plan_of_a_stack_with_a_bad_fleet_registers_nothing(pulumi_project):
+    program = "import runpy\nrunpy.run_module('infra.__main__', run_name='__main__')\n"
+    stack = """\
+    config:
+      aws:region: us-east-1
+      inference-infra:costCenter: ml
+      inference-infra:owner: team
+      inference-infra:awsNetwork:
+        vpcId: vpc-0abc
+        subnets: [{id: subnet-0a, availabilityZone: us-east-1a}]
+      inference-infra:awsGpuFleets:
+        - name: serving
+          instanceType: p5.48xlarge
+          reserved: 3
+          reservation: {availabilityZone: us-east-1a, instanceCount: 2}
+    """
+    folder = pulumi_project(program, {"bad": stack})
+    with pytest.raises(InputError, match=r"awsGpuFleets\[0\].reserved 3 is more than the reservation's 2"):
+        plan(folder, "bad")

@@ -1,0 +1,288 @@
+"""The GCP part of the reference stack: the prod plan, and config errors named by their key."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.catalog import PriceModel, find_instance_type, hourly_price
+from components.errors import InputError
+from components.gcp.startup import CACHE_METADATA_KEY
+from components.inventory import GCP_INSTANCE, GCP_RESERVATION, GCP_TPU_QUEUED_RESOURCE, GCP_TPU_VM
+from components.offline_plan import plan
+from components.tagging import tag_field
+
+REPO = Path(__file__).resolve().parents[2]
+BASE = {
+    "gcp:project": "acme-test",
+    "gcp:region": "us-central1",
+    "inference-infra:costCenter": "ml-platform",
+    "inference-infra:owner": "ml@example.com",
+    "inference-infra:gcpModelBucket": "acme-models",
+}
+FLEET = {"name": "l4", "machineType": "g2-standard-8", "capacity": "spot"}
+
+
+def plan_config(tmp_path: Path, config: dict, stack: str = "test"):
+    (tmp_path / "Pulumi.yaml").write_text(f"name: inference-infra\nruntime: python\nmain: {REPO / 'infra'}\n")
+    (tmp_path / f"Pulumi.{stack}.yaml").write_text(yaml.safe_dump({"config": config}))
+    return plan(tmp_path, stack)
+
+
+def gcp_resources(result):
+    return [r for r in result.capture.custom if r.type.startswith("gcp:")]
+
+
+# --- the prod stack ----------------------------------------------------------------------------
+
+
+def test_prod_plan_runs_every_gcp_accelerator_component(plan_stack):
+    capture = plan_stack("prod").capture
+    components = {r.type for r in capture if not r.custom and r.type.startswith("inference-infra:gcp:")}
+    assert components == {
+        "inference-infra:gcp:PrivateNetwork",
+        "inference-infra:gcp:FilestoreModelCache",
+        "inference-infra:gcp:GpuFleet",
+        "inference-infra:gcp:TpuVm",
+    }
+    machines = sorted((r.name, r.props["machineType"]) for r in capture.of_type(GCP_INSTANCE))
+    assert machines == [
+        ("llama70b-h100-0", "a3-highgpu-8g"),
+        ("small-l4-0", "g2-standard-8"),
+        ("small-l4-1", "g2-standard-8"),
+    ]
+    assert capture.one(GCP_RESERVATION).props["specificReservationRequired"] is True
+    assert capture.one(GCP_TPU_VM).props["acceleratorType"] == "v5litepod-4"  # the planner's pick
+    assert capture.one(GCP_TPU_QUEUED_RESOURCE).props["tpu"]["nodeSpecs"][0]["node"]["acceleratorType"] == (
+        "v5litepod-8"
+    )
+
+
+def test_prod_plan_prices_gcp_from_the_catalog(plan_stack):
+    result = plan_stack("prod")
+    gcp_urns = {r.urn for r in gcp_resources(result)}
+    gcp_hourly = sum(i.hourly_usd for i in result.cost.items if i.urn in gcp_urns)
+
+    def price(name: str, model: PriceModel, count: int = 1) -> float:
+        return hourly_price(
+            find_instance_type(name, "gcp"), region="us-central1", model=model, count=count
+        ).hourly_usd
+
+    expected = (
+        price("a3-highgpu-8g", PriceModel.ON_DEMAND)  # the reservation; its VM is priced at 0
+        + price("g2-standard-8", PriceModel.SPOT, 2)
+        + price("v5litepod-4", PriceModel.SPOT)  # the planner's pick for qwen7b-tpu
+        + price("v5litepod-8", PriceModel.ON_DEMAND)  # the queued slice
+    )
+    assert gcp_hourly == pytest.approx(expected)
+    assert not [u for u, _ in result.cost.unpriced if u in gcp_urns]
+
+
+def test_prod_plan_labels_every_gcp_resource_that_takes_labels(plan_stack):
+    result = plan_stack("prod")
+    labelled = [r for r in gcp_resources(result) if tag_field(r.type) == "labels"]
+    assert {r.type for r in labelled} >= {GCP_INSTANCE, GCP_TPU_VM, "gcp:filestore/instance:Instance"}
+    for r in labelled:
+        labels = r.props["labels"]
+        assert labels["cost-center"] == "ml-platform", r.name
+        assert labels["environment"] == "prod", r.name
+        assert labels["service"] == "llm-serving", r.name
+    for r in [*result.capture.of_type(GCP_INSTANCE), *result.capture.of_type(GCP_TPU_VM)]:
+        assert r.props["labels"]["auto-shutdown"] == "false"  # production default
+
+
+def test_prod_plan_gcp_nodes_are_private_shielded_and_never_the_default_account(plan_stack):
+    capture = plan_stack("prod").capture
+    for vm in capture.of_type(GCP_INSTANCE):
+        assert all("accessConfigs" not in nic for nic in vm.props["networkInterfaces"])
+        assert vm.props["shieldedInstanceConfig"]["enableSecureBoot"] is True
+        assert not vm.props["serviceAccount"]["email"].endswith("-compute@developer.gserviceaccount.com")
+    tpu = capture.one(GCP_TPU_VM)
+    assert tpu.props["networkConfig"]["enableExternalIps"] is False
+    assert tpu.props["serviceAccount"]["email"].startswith("qwen7b-tpu-sa@")
+
+
+def test_prod_plan_fleets_mount_the_filestore_cache(plan_stack):
+    capture = plan_stack("prod").capture
+    cache = capture.one("inference-infra:gcp:FilestoreModelCache").outputs["nfs_target"]
+    for vm in [*capture.of_type(GCP_INSTANCE), capture.one(GCP_TPU_VM)]:
+        assert vm.props["metadata"][CACHE_METADATA_KEY] == cache
+    fileshare = capture.one("gcp:filestore/instance:Instance").props["fileShares"]
+    assert fileshare["nfsExportOptions"][0]["ipRanges"] == ["10.40.0.0/20"]
+
+
+def test_prod_plan_exports_the_gcp_fleets(plan_stack):
+    outputs = plan_stack("prod").capture.stack_outputs
+    assert outputs["gcpGpuFleets"]["llama70b-h100"]["reservation"] == "llama70b-h100-reservation"
+    assert outputs["tpuVms"]["gemma-v5e-burst"]["queued"] is True
+    assert outputs["gcpModelCache"].endswith(":/models")
+
+
+def test_dev_plan_registers_no_gcp_resources(plan_stack):
+    assert [r.type for r in plan_stack("dev").capture if r.type.startswith("gcp:")] == []
+
+
+# --- config errors, named by key, before anything is created -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            {
+                "inference-infra:tpuVms": [
+                    {"name": "t", "acceleratorType": "v5litepod-8", "runtimeVersion": "tpu-ubuntu2204-base"}
+                ]
+            },
+            r"inference-infra:tpuVms\[0\].runtimeVersion 'tpu-ubuntu2204-base' is not a TPU v5e runtime "
+            r"\(it is the runtime for TPU v4\)",
+        ),
+        (
+            {
+                "inference-infra:gcpGpuFleets": [
+                    {**FLEET, "machineType": "a3-highgpu-8g", "acceleratorCount": 4}
+                ]
+            },
+            r"inference-infra:gcpGpuFleets\[0\].acceleratorCount 4 does not match a3-highgpu-8g",
+        ),
+        (
+            {
+                "inference-infra:gcpGpuFleets": [
+                    {**FLEET, "capacity": "reserved", "count": 2, "reservation": {"count": 1}}
+                ]
+            },
+            r"inference-infra:gcpGpuFleets\[0\].reservation.count 1 must hold the whole fleet",
+        ),
+        (
+            {"inference-infra:gcpGpuFleets": [{**FLEET, "zone": "us-east1-b"}]},
+            r"inference-infra:gcpGpuFleets\[0\].zone 'us-east1-b' must be in gcp:region 'us-central1'",
+        ),
+        (
+            {"inference-infra:gcpGpuFleets": [{**FLEET, "modelCache": True}]},
+            r"inference-infra:gcpGpuFleets\[0\].modelCache True needs filestoreModelCache set",
+        ),
+        (
+            {"inference-infra:gcpGpuFleets": [{**FLEET, "models": ["gs://elsewhere/llama"]}]},
+            r"inference-infra:gcpGpuFleets\[0\].models\[0\] 'gs://elsewhere/llama' is outside the model",
+        ),
+        (
+            {
+                "inference-infra:gcpGpuFleets": [FLEET],
+                "inference-infra:tpuVms": [{"name": "l4", "acceleratorType": "v6e-1"}],
+            },
+            r"'l4' is used twice; fleet and TPU names must differ",
+        ),
+        (
+            {"inference-infra:filestoreModelCache": {"tier": "BASIC_SSD", "capacityGib": 1024}},
+            r"inference-infra:filestoreModelCache.capacityGib 1024 does not fit the BASIC_SSD tier",
+        ),
+        (
+            {"inference-infra:tpuVms": [{"name": "t", "acceleratorType": "v5litepod-8", "queued": True}]},
+            r"inference-infra:tpuVms\[0\].secureBoot True cannot be set on a queued resource",
+        ),
+        (
+            {"inference-infra:gcpNetwork": {"cidr": "8.8.0.0/16"}, "inference-infra:gcpGpuFleets": [FLEET]},
+            r"inference-infra:gcpNetwork.cidr '8.8.0.0/16' must be a private IPv4 range",
+        ),
+    ],
+)
+def test_gcp_stack_rejects_bad_config_by_key(tmp_path, extra, message):
+    with pytest.raises(InputError, match=message):
+        plan_config(tmp_path, {**BASE, **extra})
+
+
+def test_gcp_stack_rejects_a_typo_in_a_fleet_key(tmp_path):
+    fleet = {"name": "l4", "machineTyp": "g2-standard-8", "capacity": "spot"}
+    with pytest.raises(
+        InputError, match=r"gcpGpuFleets\[0\].machineTyp is not a setting here \(did you mean 'machineType'"
+    ):
+        plan_config(tmp_path, {**BASE, "inference-infra:gcpGpuFleets": [fleet]})
+
+
+def test_gcp_stack_needs_a_project(tmp_path):
+    config = {k: v for k, v in BASE.items() if k != "gcp:project"}
+    with pytest.raises(InputError, match=r"gcp:project \(unset\) is required when the stack uses GCP"):
+        plan_config(tmp_path, {**config, "inference-infra:gcpGpuFleets": [FLEET]})
+
+
+def test_gcp_stack_reports_every_problem_of_every_part_at_once(tmp_path):
+    fleets = [{**FLEET, "zone": "us-east1-b"}, {**FLEET, "name": "h100", "machineType": "a3-highgpu-9g"}]
+    with pytest.raises(InputError) as caught:
+        plan_config(tmp_path, {**BASE, "inference-infra:gcpGpuFleets": fleets})
+    message = str(caught.value)
+    assert "2 problems" in message
+    assert "inference-infra:gcpGpuFleets[0].zone 'us-east1-b'" in message
+    assert "inference-infra:gcpGpuFleets[1].machineType 'a3-highgpu-9g'" in message
+
+
+def test_gcp_stack_small_spot_fleet_plans_with_defaults(tmp_path):
+    result = plan_config(tmp_path, {**BASE, "inference-infra:gcpGpuFleets": [FLEET]})
+    (vm,) = result.capture.of_type(GCP_INSTANCE)
+    assert vm.props["zone"] == "us-central1-a"
+    assert vm.props["scheduling"]["provisioningModel"] == "SPOT"
+    assert vm.props["labels"]["auto-shutdown"] == "true"  # a non-production stack
+    assert vm.props["networkInterfaces"][0]["subnetwork"].endswith(
+        result.capture.one("gcp:compute/subnetwork:Subnetwork").id.rsplit("/", 1)[-1]
+    )
+
+
+# --- the capacity planner in the GCP config ------------------------------------------------------
+
+SMALL_MODEL = {"name": "llama-3.1-8b", "contextTokens": 4096, "concurrency": 8}
+
+
+def test_prod_plan_says_which_slice_the_planner_chose(plan_stack):
+    notes = plan_stack("prod").notes()
+    (tpu,) = [n for n in notes if n.startswith("TpuVm 'qwen7b-tpu'")]
+    assert "planner chose qwen2.5-7b (bf16 weights, bf16 KV cache, 32 x 8,192 tokens) -> v5litepod-4" in tpu
+    assert "GCP GpuFleet 'llama70b-h100': a3-highgpu-8g checked: llama-3.1-70b fits" in " ".join(notes)
+
+
+def test_gcp_fleet_without_machine_type_gets_the_planners_gpu(tmp_path):
+    fleet = {"name": "auto", "capacity": "spot", "model": SMALL_MODEL}
+    result = plan_config(tmp_path, {**BASE, "inference-infra:gcpGpuFleets": [fleet]})
+    (vm,) = result.capture.of_type(GCP_INSTANCE)
+    chosen = result.capture.stack_outputs["gcpGpuFleets"]["auto"]["machineType"]
+    assert vm.props["machineType"] == chosen
+    assert find_instance_type(chosen, "gcp").accelerator in {"l4", "a100-40gb", "a100-80gb", "h100-80gb"}
+    assert any(n.startswith("GCP GpuFleet 'auto': planner chose llama-3.1-8b") for n in result.notes())
+
+
+def test_gcp_tpu_without_slice_type_gets_the_planners_slice(tmp_path):
+    tpu = {"name": "auto-tpu", "scheduling": "spot", "model": SMALL_MODEL}
+    result = plan_config(tmp_path, {**BASE, "inference-infra:tpuVms": [tpu]})
+    slice_type = result.capture.one(GCP_TPU_VM).props["acceleratorType"]
+    assert find_instance_type(slice_type, "gcp").accelerator.startswith("tpu-")
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            {"inference-infra:gcpGpuFleets": [{**FLEET, "model": {**SMALL_MODEL, "name": "llama-3.1-70b"}}]},
+            r"inference-infra:gcpGpuFleets\[0\].machineType 'g2-standard-8' cannot serve this model: .*GiB",
+        ),
+        (
+            {
+                "inference-infra:tpuVms": [
+                    {
+                        "name": "t",
+                        "acceleratorType": "v5litepod-1",
+                        "model": {**SMALL_MODEL, "name": "llama-3.1-70b"},
+                    }
+                ]
+            },
+            r"inference-infra:tpuVms\[0\].acceleratorType 'v5litepod-1' cannot serve this model",
+        ),
+        (
+            {"inference-infra:gcpGpuFleets": [{"name": "bare", "capacity": "spot"}]},
+            r"inference-infra:gcpGpuFleets\[0\].machineType \(unset\) is required unless "
+            r"inference-infra:gcpGpuFleets\[0\].model is set",
+        ),
+    ],
+)
+def test_gcp_stack_rejects_models_that_do_not_fit_by_key(tmp_path, extra, message):
+    with pytest.raises(InputError, match=message):
+        plan_config(tmp_path, {**BASE, **extra})

@@ -1,0 +1,138 @@
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+from components.cli import main
+from components.errors import InputError
+from components.offline_plan import plan
+from components.offline_plan.model import is_secret
+
+REPO = Path(__file__).resolve().parents[2]
+COMPONENT = "inference-infra:k8s:GpuObservability"
+RULE = "kubernetes:monitoring.coreos.com/v1:PrometheusRule"
+
+
+def test_prod_stack_deploys_gpu_observability(plan_stack):
+    capture = plan_stack("prod").capture
+    component = capture.one(COMPONENT, "gpu-obs")
+    types = {r.type for r in capture.children(component)}
+    assert {
+        "kubernetes:helm.sh/v3:Release",
+        RULE,
+        "kubernetes:core/v1:ConfigMap",
+        "kubernetes:core/v1:Secret",
+        "kubernetes:apps/v1:DaemonSet",
+        "random:index/randomPassword:RandomPassword",
+    } <= types
+    provider = capture.one("pulumi:providers:kubernetes", "gpu-obs-k8s")
+    assert provider.props["context"] == "inference-prod"
+
+
+def test_prod_stack_rule_is_what_the_cli_renders_for_prod(plan_stack, capsys):
+    rule = plan_stack("prod").capture.one(RULE).props
+    assert main(["monitoring", "rules", "--stack", "prod", "--cwd", str(REPO)]) == 0
+    assert rule["spec"] == yaml.safe_load(capsys.readouterr().out)
+
+
+def test_prod_stack_receiver_secrets_stay_secret(plan_stack):
+    capture = plan_stack("prod").capture
+    secret = capture.one("kubernetes:core/v1:Secret", "gpu-obs-alertmanager-config")
+    assert is_secret(secret.wire_props["stringData"])
+    config = yaml.safe_load(secret.props["stringData"]["alertmanager.yaml"])
+    assert [r["name"] for r in config["receivers"]] == ["null", "ml-oncall", "ml-platform-slack"]
+    assert is_secret(plan_stack("prod").capture.stack_outputs["grafanaAdminPassword"])
+
+
+def test_dev_stack_has_no_monitoring_stack(plan_stack):
+    capture = plan_stack("dev").capture
+    assert capture.of_type(COMPONENT) == []
+
+
+def _project(tmp_path: Path, stack_yaml: str) -> Path:
+    (tmp_path / "Pulumi.yaml").write_text(f"name: inference-infra\nruntime: python\nmain: {REPO / 'infra'}\n")
+    (tmp_path / "Pulumi.prod.yaml").write_text(stack_yaml)
+    return tmp_path
+
+
+_BASE = """\
+config:
+  inference-infra:costCenter: ml-platform
+  inference-infra:owner: ml@example.com
+"""
+
+
+def _plan_error(tmp_path: Path, extra: str) -> str:
+    with pytest.raises(InputError) as caught:
+        plan(_project(tmp_path, _BASE + textwrap.indent(textwrap.dedent(extra), "  ")), "prod")
+    return " ".join(str(caught.value).split())
+
+
+def test_observability_rejects_receiver_secrets_in_plain_text(tmp_path):
+    message = _plan_error(
+        tmp_path,
+        """\
+          inference-infra:observability:
+            alertReceivers: [{name: slack, kind: slack, secret: slackWebhookUrl}]
+          inference-infra:observabilitySecrets:
+            slackWebhookUrl: https://hooks.slack.com/services/T0/B0/xyz
+        """,
+    )
+    assert (
+        "inference-infra:observabilitySecrets '(plain text)' must be set with `pulumi config set --secret"
+        in message
+    )
+    assert "xyz" not in message
+
+
+def test_observability_rejects_a_receiver_naming_a_missing_secret(tmp_path):
+    message = _plan_error(
+        tmp_path,
+        """\
+          inference-infra:observability:
+            alertReceivers: [{name: slack, kind: slack, secret: slackWebhook}]
+          inference-infra:observabilitySecrets:
+            slackWebhookUrl: {secure: v1:abc:def}
+        """,
+    )
+    assert (
+        "inference-infra:observability.alertReceivers[0].secret 'slackWebhook' must name a key of "
+        "inference-infra:observabilitySecrets (did you mean 'slackWebhookUrl'?)"
+    ) in message
+
+
+def test_observability_rejects_production_without_receivers(tmp_path):
+    message = _plan_error(tmp_path, "inference-infra:observability: {retentionDays: 7}\n")
+    assert (
+        "inference-infra:observability.alertReceivers [] must name at least one receiver in production"
+        in message
+    )
+
+
+def test_observability_reports_component_problems_under_their_config_keys(tmp_path):
+    message = _plan_error(
+        tmp_path,
+        """\
+          inference-infra:environment: staging
+          inference-infra:observability:
+            storageSizeGib: 2
+            thresholds: {idleUtilizationPercent: 99}
+        """,
+    )
+    assert "inference-infra:observability.storageSizeGib 2 must be 5 to 65536 GiB" in message
+    assert "inference-infra:observability.thresholds.idleUtilizationPercent 99.0 must be below" in message
+
+
+def test_observability_rejects_unknown_threshold_keys_with_a_suggestion(tmp_path):
+    message = _plan_error(
+        tmp_path,
+        """\
+          inference-infra:observability:
+            thresholds: {idlePercent: 10}
+        """,
+    )
+    assert "inference-infra:observability.thresholds.idlePercent is not a setting here" in message
+    assert "(did you mean 'idleUtilizationPercent'?)" in message
