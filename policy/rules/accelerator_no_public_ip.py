@@ -2,9 +2,13 @@
 
 A GPU host with a public address is one security-group mistake away from an
 open inference endpoint or a crypto miner. Traffic reaches accelerators through
-load balancers; egress goes through NAT. On AWS an unset
-`associatePublicIpAddress` lets the subnet decide (mapPublicIpOnLaunch), so by
-default it must be set to false explicitly.
+load balancers; egress goes through NAT.
+
+On AWS an instance (or spot request) that leaves `associatePublicIpAddress`
+unset lets its subnet decide (mapPublicIpOnLaunch), so by default it must say
+false itself, launch template or not. A launch template starts nothing on its
+own; it fails only when it asks for a public address (as AWS Security Hub's
+EC2.25 control judges templates).
 """
 
 from __future__ import annotations
@@ -15,7 +19,6 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
 from components.inventory import (
-    AWS_INSTANCE,
     AWS_LAUNCH_TEMPLATE,
     GCP_TPU_NODE,
     GCP_TPU_QUEUED_RESOURCE,
@@ -42,8 +45,8 @@ CONFIG_SCHEMA = PolicyConfigSchema(
         "requireExplicitOnAws": {
             "type": "boolean",
             "default": True,
-            "description": "On AWS, require associatePublicIpAddress set to false rather than left to "
-            "the subnet's mapPublicIpOnLaunch.",
+            "description": "On AWS, require instances and spot requests to set associatePublicIpAddress "
+            "to false rather than leave it to the subnet's mapPublicIpOnLaunch.",
         }
     }
 )
@@ -65,25 +68,20 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
 
 
 def _aws_settings(resource: Resource) -> list[tuple[str, Any]]:
-    """(path, value) of every associatePublicIpAddress that applies; [] when another resource decides."""
+    """(path, value) of every associatePublicIpAddress that applies; [] when attached interfaces decide."""
     props = resource.props
     if resource.type == AWS_LAUNCH_TEMPLATE:
         interfaces = props.get("networkInterfaces")
         if interfaces is UNKNOWN:
             return [("networkInterfaces", UNKNOWN)]
-        if not isinstance(interfaces, list) or not interfaces:
-            return [("networkInterfaces[0].associatePublicIpAddress", None)]
         return [
             (f"networkInterfaces[{i}].associatePublicIpAddress", get_path(ni, "associatePublicIpAddress"))
-            for i, ni in enumerate(interfaces)
+            for i, ni in enumerate(interfaces if isinstance(interfaces, list) else [])
             if ni is UNKNOWN or isinstance(ni, Mapping)
         ]
     if props.get("networkInterfaces") is not None:
         return []  # attached network interfaces carry their own addressing
-    own = props.get("associatePublicIpAddress")
-    if resource.type == AWS_INSTANCE and props.get("launchTemplate") is not None and own is None:
-        return []  # the template decides; it is checked itself
-    return [("associatePublicIpAddress", own)]
+    return [("associatePublicIpAddress", props.get("associatePublicIpAddress"))]
 
 
 def _check_aws(resource: Resource, where: str, require_explicit: bool, found: Findings) -> None:
@@ -95,7 +93,7 @@ def _check_aws(resource: Resource, where: str, require_explicit: bool, found: Fi
                 f"{where} with a public IP ({path} is {show(value)}); set it to false and reach the host "
                 "through a load balancer, VPN or SSM."
             )
-        elif value is None and require_explicit:
+        elif value is None and require_explicit and resource.type != AWS_LAUNCH_TEMPLATE:
             found.violation(
                 f"{where} with {path} unset, so the subnet's mapPublicIpOnLaunch decides whether it "
                 "gets a public IP; set it to false."

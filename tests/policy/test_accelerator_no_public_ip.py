@@ -49,22 +49,28 @@ def test_no_public_ip_rejects_a_public_aws_instance_and_template(check):
     )
 
 
-def test_no_public_ip_rejects_leaving_it_to_the_subnet_unless_configured_not_to(check):
-    assert check(rule, TEMPLATE, {"instanceType": "g5.xlarge"}, name="lt").violations == (
-        "aws:ec2/launchTemplate:LaunchTemplate 'lt' runs g5.xlarge with "
-        f"networkInterfaces[0].associatePublicIpAddress unset, {UNSET}",
-    )
+def test_no_public_ip_rejects_an_instance_leaving_it_to_the_subnet_unless_configured_not_to(check):
     assert check(rule, INSTANCE, {"instanceType": "g5.xlarge"}, name="gpu").violations == (
+        f"aws:ec2/instance:Instance 'gpu' runs g5.xlarge with associatePublicIpAddress unset, {UNSET}",
+    )
+    from_template = {"instanceType": "g5.xlarge", "launchTemplate": {"id": "lt-1"}}
+    assert check(rule, INSTANCE, from_template, name="gpu").violations == (
         f"aws:ec2/instance:Instance 'gpu' runs g5.xlarge with associatePublicIpAddress unset, {UNSET}",
     )
     assert check(rule, INSTANCE, {"instanceType": "g5.xlarge"}, {"requireExplicitOnAws": False}) == Outcome()
 
 
-def test_no_public_ip_leaves_attached_interfaces_and_templates_to_themselves(check):
+def test_no_public_ip_passes_a_launch_template_that_asks_for_no_public_ip(check):
+    # A template launches nothing itself; the instances launched from it are judged on their own.
+    assert check(rule, TEMPLATE, {"instanceType": "g5.xlarge"}) == Outcome()
     assert check(
-        rule, INSTANCE, {"instanceType": "g5.xlarge", "networkInterfaces": [{"networkInterfaceId": "e"}]}
+        rule, TEMPLATE, {"instanceType": "g5.xlarge", "networkInterfaces": [{"deviceIndex": 0}]}
     ) == (Outcome())
-    assert check(rule, INSTANCE, {"instanceType": "g5.xlarge", "launchTemplate": {"id": "lt-1"}}) == Outcome()
+
+
+def test_no_public_ip_leaves_attached_interfaces_to_themselves(check):
+    attached = {"instanceType": "g5.xlarge", "networkInterfaces": [{"networkInterfaceId": "eni-1"}]}
+    assert check(rule, INSTANCE, attached) == Outcome()
 
 
 def test_no_public_ip_rejects_gcp_access_configs_and_tpu_external_ips(check):
