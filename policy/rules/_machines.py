@@ -40,7 +40,16 @@ def accelerator_machine(resource: Resource, types: frozenset[str] = AWS_MACHINES
     return accelerator_use(resource.type, resource.props)
 
 
-def machine_label(use: AcceleratorUse) -> str:
-    """'g5.xlarge', 'v5litepod-8', or 'n1-standard-8 + 1 x nvidia-tesla-t4'."""
+def untyped_template(resource: Resource) -> bool:
+    """An AWS launch template that names no instance type: whoever launches from it picks
+    one, accelerators included, so the host-hardening rules judge it too."""
+    return resource.type == AWS_LAUNCH_TEMPLATE and not isinstance(resource.props.get("instanceType"), str)
+
+
+def machine_label(use: AcceleratorUse | None) -> str:
+    """'g5.xlarge', 'v5litepod-8', 'n1-standard-8 + 1 x nvidia-tesla-t4', or, for a template
+    without an instance type, 'instances of a type chosen at launch'."""
+    if use is None:
+        return "instances of a type chosen at launch"
     guests = "".join(f" + {n} x {kind}" for kind, n in use.guest_accelerators)
     return f"{use.machine_type}{guests}"

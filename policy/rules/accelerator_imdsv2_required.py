@@ -16,7 +16,7 @@ from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
 from components.inventory import AWS_INSTANCE
 from policy.rules._base import UNKNOWN, Outcome, Resource, not_applicable, passed, resource_policy, show
-from policy.rules._machines import AWS_MACHINES, accelerator_machine, machine_label
+from policy.rules._machines import AWS_MACHINES, accelerator_machine, machine_label, untyped_template
 
 NAME = "accelerator-imdsv2-required"
 SEVERITY = Severity.HIGH
@@ -30,9 +30,10 @@ CONFIG_SCHEMA = PolicyConfigSchema(properties={})
 
 def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
     use = accelerator_machine(resource, AWS_MACHINES)
-    if use is None:
+    if use is None and not untyped_template(resource):
         return not_applicable(
-            "applies to AWS instances, spot requests and launch templates with accelerators"
+            "applies to AWS instances, spot requests and launch templates with accelerators, "
+            "and to launch templates that leave the instance type to the launch"
         )
     options = resource.props.get("metadataOptions")
     if options is UNKNOWN:

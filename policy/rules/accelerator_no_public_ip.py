@@ -34,7 +34,13 @@ from policy.rules._base import (
     resource_policy,
     show,
 )
-from policy.rules._machines import AWS_MACHINES, MACHINE_NOUNS, accelerator_machine, machine_label
+from policy.rules._machines import (
+    AWS_MACHINES,
+    MACHINE_NOUNS,
+    accelerator_machine,
+    machine_label,
+    untyped_template,
+)
 
 NAME = "accelerator-no-public-ip"
 SEVERITY = Severity.HIGH
@@ -54,8 +60,10 @@ CONFIG_SCHEMA = PolicyConfigSchema(
 
 def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
     use = accelerator_machine(resource)
-    if use is None:
-        return not_applicable(f"applies to {MACHINE_NOUNS}")
+    if use is None and not untyped_template(resource):
+        return not_applicable(
+            f"applies to {MACHINE_NOUNS}, and to AWS launch templates without an instance type"
+        )
     found = Findings()
     where = f"{resource.label} runs {machine_label(use)}"
     if resource.type in AWS_MACHINES:

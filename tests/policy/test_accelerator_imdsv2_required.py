@@ -43,13 +43,25 @@ def test_imdsv2_rejects_unset_metadata_options(check):
     )
 
 
+def test_imdsv2_rejects_a_template_that_leaves_the_instance_type_to_the_launch(check):
+    assert check(rule, TEMPLATE, {"imageId": "ami-1"}, name="any").violations == (
+        "aws:ec2/launchTemplate:LaunchTemplate 'any' runs instances of a type chosen at launch with "
+        "metadataOptions.httpTokens unset (the AMI or account default decides, often 'optional'); "
+        f"{FIX}",
+    )
+    assert check(rule, TEMPLATE, {"imageId": "ami-1", "metadataOptions": V2}) == Outcome()
+
+
 def test_imdsv2_leaves_an_instance_without_options_to_its_launch_template(check):
     props = {"instanceType": "g5.xlarge", "launchTemplate": {"id": "lt-1", "version": "$Latest"}}
     assert check(rule, INSTANCE, props) == Outcome()
 
 
 def test_imdsv2_does_not_apply_to_cpu_instances_or_gcp(check):
-    reason = "applies to AWS instances, spot requests and launch templates with accelerators"
+    reason = (
+        "applies to AWS instances, spot requests and launch templates with accelerators, "
+        "and to launch templates that leave the instance type to the launch"
+    )
     assert check(rule, INSTANCE, {"instanceType": "m5.large"}) == Outcome(not_applicable=reason)
     assert (
         check(rule, "gcp:compute/instance:Instance", {"machineType": "a3-highgpu-8g"}).not_applicable

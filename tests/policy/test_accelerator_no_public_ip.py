@@ -63,9 +63,13 @@ def test_no_public_ip_rejects_an_instance_leaving_it_to_the_subnet_unless_config
 def test_no_public_ip_passes_a_launch_template_that_asks_for_no_public_ip(check):
     # A template launches nothing itself; the instances launched from it are judged on their own.
     assert check(rule, TEMPLATE, {"instanceType": "g5.xlarge"}) == Outcome()
-    assert check(
-        rule, TEMPLATE, {"instanceType": "g5.xlarge", "networkInterfaces": [{"deviceIndex": 0}]}
-    ) == (Outcome())
+    interface = {"instanceType": "g5.xlarge", "networkInterfaces": [{"deviceIndex": 0}]}
+    assert check(rule, TEMPLATE, interface) == Outcome()
+    untyped = {"networkInterfaces": [{"associatePublicIpAddress": "true"}]}
+    assert check(rule, TEMPLATE, untyped, name="any").violations == (
+        "aws:ec2/launchTemplate:LaunchTemplate 'any' runs instances of a type chosen at launch with a public "
+        f"IP (networkInterfaces[0].associatePublicIpAddress is 'true'); {PUBLIC_FIX}",
+    )
 
 
 def test_no_public_ip_leaves_attached_interfaces_to_themselves(check):
@@ -94,7 +98,10 @@ def test_no_public_ip_rejects_gcp_access_configs_and_tpu_external_ips(check):
 
 
 def test_no_public_ip_does_not_apply_to_cpu_machines(check):
-    reason = "applies to accelerator instances, VMs, TPU slices and the templates that launch them"
+    reason = (
+        "applies to accelerator instances, VMs, TPU slices and the templates that launch them, "
+        "and to AWS launch templates without an instance type"
+    )
     assert check(rule, INSTANCE, {"instanceType": "t3.micro", "associatePublicIpAddress": True}) == Outcome(
         not_applicable=reason
     )
