@@ -89,6 +89,37 @@ def test_plan_gate_lets_advisory_violations_through_and_policy_config_overrides(
     assert [v["message"] for v in json.loads(run.stdout)["policy"]["violations"]] == [OWNER_MISSING]
 
 
+THIRD_PARTY_PACK = """
+from pulumi_policy import EnforcementLevel, PolicyPack, ResourceValidationPolicy
+
+def no_p5(args, report):
+    if args.props.get("instanceType", "").startswith("p5."):
+        report("p5 instances need a finance ticket")
+
+PolicyPack(
+    name="finance",
+    policies=[ResourceValidationPolicy(name="no-p5", description="No p5 without a ticket.", validate=no_p5)],
+    enforcement_level=EnforcementLevel.MANDATORY,
+)
+"""
+
+
+def test_plan_gate_runs_any_python_pack_given_with_policy_pack(pulumi_project, tmp_path):
+    pack = tmp_path / "finance-pack"
+    pack.mkdir()
+    (pack / "PulumiPolicy.yaml").write_text("runtime: python\n")
+    (pack / "__main__.py").write_text(THIRD_PARTY_PACK)
+    program = "import pulumi_aws as aws\naws.ec2.Instance('big', instance_type='p5.48xlarge', ami='ami-1')\n"
+    project = pulumi_project(program, STACKS)
+    run = cli("plan", "--stack", "dev", "--json", "--cwd", str(project), "--policy-pack", str(pack))
+    assert run.returncode == 1, run.stderr
+    policy = json.loads(run.stdout)["policy"]
+    assert policy["pack"] == "finance@v0.0.1"
+    assert [(v["policy"], v["message"]) for v in policy["violations"]] == [
+        ("no-p5", "p5 instances need a finance ticket")
+    ]
+
+
 @pytest.mark.parametrize(
     ("config", "message"),
     [
