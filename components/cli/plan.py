@@ -24,7 +24,8 @@ from components.cli import app
 @click.option(
     "--policy-config",
     type=click.Path(path_type=Path),
-    help="Policy config JSON (default: config/<stack>.json).",
+    help="Policy config JSON in `pulumi preview --policy-pack-config` shape (default: the pack's "
+    "config/<stack>.json).",
 )
 def plan(stack: str, as_json: bool, cwd: Path, policy_pack: Path | None, policy_config: Path | None) -> int:
     """Run a stack's program offline under Pulumi's mock runtime, price it, and check it

@@ -61,8 +61,10 @@ def plan(
         raise _program_error(e, project.program_dir, stack_config.path.name) from e
     if errors := capture.errors():
         raise ProgramError(f"{stack_config.path.name}: the program logged errors: {' '.join(errors)}")
-    pack = policy_pack or DEFAULT_POLICY_PACK
-    config_path = policy_config or _default_policy_config(pack, stack)
+    pack = policy_pack or (
+        DEFAULT_POLICY_PACK if (DEFAULT_POLICY_PACK / "PulumiPolicy.yaml").is_file() else None
+    )
+    config_path = policy_config or (_default_policy_config(pack, stack) if pack else None)
     return PlanResult(capture, price_capture(capture), evaluate_policies(capture, pack, config_path))
 
 

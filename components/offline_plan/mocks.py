@@ -129,7 +129,7 @@ class OfflineMocks(Mocks):
 
     def _aws(self, args: MockResourceArgs, inputs: dict, seed: str) -> tuple[str, dict]:
         prefix = _AWS_ID_PREFIX.get(args.typ)
-        name = inputs.get("name") or inputs.get("bucket") or f"{args.name}-{seed[:7]}"
+        name = _text(inputs.get("name")) or _text(inputs.get("bucket")) or f"{args.name}-{seed[:7]}"
         ident = f"{prefix}{seed}" if prefix else name
         region = self._region_for(args)
         module = args.typ.split(":")[1].split("/")[0]
@@ -148,10 +148,10 @@ class OfflineMocks(Mocks):
         return ident, outputs
 
     def _gcp(self, args: MockResourceArgs, inputs: dict, seed: str) -> tuple[str, dict]:
-        project = inputs.get("project") or self.ctx.gcp_project
-        name = inputs.get("name") or f"{args.name}-{seed[:7]}"
+        project = _text(inputs.get("project")) or self.ctx.gcp_project
+        name = _text(inputs.get("name")) or f"{args.name}-{seed[:7]}"
         collection = args.typ.rsplit(":", 1)[-1].lower() + "s"
-        where = f"zones/{inputs['zone']}" if inputs.get("zone") else "global"
+        where = f"zones/{inputs['zone']}" if _text(inputs.get("zone")) else "global"
         ident = f"projects/{project}/{where}/{collection}/{name}"
         outputs = {
             "name": name,
@@ -169,6 +169,11 @@ class OfflineMocks(Mocks):
         if self._on_invoke is not None:
             self._on_invoke(args.token, hook is not None)
         return hook(args.args, self.ctx) if hook is not None else {}
+
+
+def _text(value: Any) -> str | None:
+    """A string input, or None when it is absent or not known until deploy time (preview)."""
+    return value if isinstance(value, str) and value else None
 
 
 # -- resource outputs a program may read --------------------------------------------------------

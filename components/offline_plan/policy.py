@@ -1,16 +1,41 @@
-"""Policy evaluation for the offline plan.
+"""Policy evaluation for the offline plan: the pack's own policy objects over the capture.
 
-Until the policy pack lands, nothing is evaluated and the plan says so
-(`"evaluated": false`); `--policy-pack` and `--policy-config` are accepted.
+What each policy receives is built the way the Policy SDK's analyzer builds it
+for `pulumi preview`: a resource policy runs on every registered resource
+(components and the root stack too) with the inputs deserialized from the wire
+form by the SDK's own `deserialize_properties` and wrapped in its
+`unknown_checking_proxy`, so unknown values behave exactly as in preview; a
+stack policy gets every resource as a `PolicyResource` with parent and
+dependencies linked. Custom resources without an explicit provider get the
+default provider the engine would make from the stack's `<package>:*` config.
+Stack policies see custom resources' inputs (plus their mock id) where the
+engine passes outputs, and components' registered outputs.
+
+Enforcement levels come from the reconciled config (see `policy_pack`):
+disabled policies do not run, `remediate` violations count as mandatory, and a
+violation of a mandatory policy fails the gate (`plan` exits 1). A policy that
+does not apply says so (`not_applicable`); a check that met a value not known
+until deploy time is listed as `undetermined`, never as a violation.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
+from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from components.offline_plan.model import Capture
+from components.errors import InputError
+from components.offline_plan.model import Capture, CapturedResource
+from components.offline_plan.policy_pack import (
+    LoadedPack,
+    PolicySettings,
+    load_pack,
+    read_config_file,
+    reconcile,
+)
 
 MANDATORY = "mandatory"
 
@@ -31,20 +56,243 @@ class Violation:
         }
 
 
+@dataclass(frozen=True)
+class NotApplicable:
+    policy: str
+    reason: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {"policy": self.policy, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class Undetermined:
+    policy: str
+    urn: str | None
+    message: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {"policy": self.policy, "urn": self.urn, "message": self.message}
+
+
 @dataclass
 class PolicyReport:
     evaluated: bool
     violations: list[Violation] = field(default_factory=list)
     pack: str | None = None
     note: str | None = None
+    config: str | None = None  # the policy config file used, if any
+    not_applicable: list[NotApplicable] = field(default_factory=list)
+    undetermined: list[Undetermined] = field(default_factory=list)
+    policies: int = 0  # policies that ran
 
     @property
     def gate_failed(self) -> bool:
         return any(v.enforcement == MANDATORY for v in self.violations)
 
     def as_json(self) -> dict[str, Any]:
-        return {"evaluated": self.evaluated, "violations": [v.as_json() for v in self.violations]}
+        out: dict[str, Any] = {
+            "evaluated": self.evaluated,
+            "violations": [v.as_json() for v in self.violations],
+        }
+        if self.evaluated:
+            out.update(
+                pack=self.pack,
+                config=self.config,
+                not_applicable=[n.as_json() for n in self.not_applicable],
+                undetermined=[u.as_json() for u in self.undetermined],
+            )
+        return out
+
+
+class PolicyPackError(InputError):
+    """A policy raised an error of its own while checking (CLI exit code 2)."""
 
 
 def evaluate_policies(capture: Capture, pack_dir: Path | None, config_path: Path | None) -> PolicyReport:
-    return PolicyReport(evaluated=False, note="the policy pack is not wired into plan yet")
+    if pack_dir is None:
+        return PolicyReport(evaluated=False, note="no policy pack (pass --policy-pack DIR)")
+    pack = load_pack(pack_dir)
+    given = read_config_file(config_path) if config_path is not None else {}
+    settings = reconcile(pack, given, str(config_path) if config_path else "(defaults)")
+    return evaluate(capture, pack, settings, str(config_path) if config_path else None)
+
+
+def evaluate(
+    capture: Capture, pack: LoadedPack, settings: dict[str, PolicySettings], config: str | None = None
+) -> PolicyReport:
+    """Run a loaded pack's policies, at the reconciled settings, over a capture."""
+    return _Evaluation(capture, pack, settings, config).run()
+
+
+class _Evaluation:
+    def __init__(
+        self, capture: Capture, pack: LoadedPack, settings: dict[str, PolicySettings], config: str | None
+    ) -> None:
+        self.capture, self.pack, self.settings = capture, pack, settings
+        self.report = PolicyReport(evaluated=True, pack=pack.label, config=config)
+
+    def run(self) -> PolicyReport:
+        from pulumi_policy import EnforcementLevel, ResourceValidationPolicy, StackValidationPolicy
+
+        for policy in self.pack.policies:
+            level = self.settings[policy.name].enforcement
+            if level == EnforcementLevel.DISABLED:
+                self._not_applicable(policy.name, "disabled by the policy config")
+            elif isinstance(policy, ResourceValidationPolicy):
+                self._resource_policy(policy, level)
+            elif isinstance(policy, StackValidationPolicy):
+                self._stack_policy(policy, level)
+        return self.report
+
+    # -- resource policies ---------------------------------------------------------------------
+
+    def _resource_policy(self, policy: Any, level: Any) -> None:
+        from pulumi_policy import ResourceValidationArgs
+
+        self.report.policies += 1
+        if not policy.has_validation():
+            self._not_applicable(policy.name, "the policy does not implement validate")
+            return
+        reasons: dict[str, int] = defaultdict(int)
+        applied = 0
+        for resource in self.capture.resources:
+            args = ResourceValidationArgs(
+                resource.type,
+                _analyzer_props(resource.wire_props),
+                resource.urn,
+                resource.name,
+                _options(resource),
+                self._provider(resource),
+                self._config(policy.name),
+                {},
+            )
+            outcome = self._run(policy, args, level, resource.urn)
+            if isinstance(outcome, str):
+                reasons[outcome] += 1
+            else:
+                applied += 1
+        if not applied:
+            count = len(self.capture.resources)
+            plural = "s" if count != 1 else ""
+            listed = f"not applicable to any of the {count} resource{plural}: {'; '.join(reasons)}"
+            self._not_applicable(policy.name, listed if reasons else "the stack registers no resources")
+
+    # -- stack policies ------------------------------------------------------------------------
+
+    def _stack_policy(self, policy: Any, level: Any) -> None:
+        from pulumi_policy import StackValidationArgs
+
+        self.report.policies += 1
+        args = StackValidationArgs(self._stack_resources(), self._config(policy.name), {})
+        outcome = self._run(policy, args, level, None)
+        if isinstance(outcome, str):
+            self._not_applicable(policy.name, outcome)
+
+    def _stack_resources(self) -> list[Any]:
+        from pulumi_policy import PolicyResource
+
+        resources, by_urn = [], {}
+        for r in self.capture.resources:
+            if r.custom:
+                props = {**r.wire_props, **({"id": r.id} if r.id else {})}
+            elif r.parent is None:
+                props = self.capture.stack_outputs
+            else:
+                props = r.outputs
+            item = PolicyResource(
+                r.type, _analyzer_props(props), r.urn, r.name, _options(r), self._provider(r), None, [], {}
+            )
+            resources.append(item)
+            by_urn[r.urn] = item
+        for r, item in zip(self.capture.resources, resources, strict=True):
+            item.parent = by_urn.get(r.parent or "")
+            item.dependencies.extend(by_urn[d] for d in r.dependencies if d in by_urn)
+        return resources
+
+    # -- running one validation ----------------------------------------------------------------
+
+    def _run(self, policy: Any, args: Any, level: Any, resource_urn: str | None) -> str | None:
+        """Run a validation; returns the not-applicable reason, or None when it applied."""
+        from pulumi_policy import EnforcementLevel
+        from pulumi_policy.policy import _NotApplicableError
+        from pulumi_policy.proxy import UnknownValueError
+
+        enforcement = EnforcementLevel.MANDATORY if level == EnforcementLevel.REMEDIATE else level
+
+        def report(message: str, urn: str | None = None) -> None:
+            if message and not isinstance(message, str):
+                raise TypeError("Expected message to be a string")
+            where = resource_urn if resource_urn is not None else urn or None
+            self.report.violations.append(Violation(policy.name, enforcement.value, where, message))
+
+        try:
+            result = policy.validate(args, report)
+            if inspect.isawaitable(result):
+                loop = asyncio.new_event_loop()
+                try:
+                    loop.run_until_complete(result)
+                finally:
+                    loop.close()
+        except UnknownValueError as e:
+            message = (
+                f"can't run policy '{policy.name}' from policy pack '{self.pack.label}' during preview: "
+            )
+            self.report.undetermined.append(Undetermined(policy.name, resource_urn, message + e.message))
+        except _NotApplicableError as e:
+            return e.reason or "the policy does not apply"
+        except Exception as e:
+            where = f" on {resource_urn}" if resource_urn else ""
+            raise PolicyPackError(
+                f"policy '{policy.name}' of pack {self.pack.label} failed{where}: {type(e).__name__}: {e}."
+            ) from e
+        return None
+
+    def _config(self, name: str) -> dict[str, Any] | None:
+        """The policy's config as the analyzer's Configure hands it over (numbers become floats)."""
+        from google.protobuf import json_format, struct_pb2
+
+        struct = json_format.ParseDict(dict(self.settings[name].properties), struct_pb2.Struct())
+        return json_format.MessageToDict(struct) or None
+
+    def _not_applicable(self, policy: str, reason: str) -> None:
+        self.report.not_applicable.append(NotApplicable(policy, reason))
+
+    def _provider(self, resource: CapturedResource) -> Any:
+        """The provider the engine would pass: the explicit one, else the default from config."""
+        from pulumi_policy import PolicyProviderResource
+
+        package = resource.type.split(":", 1)[0]
+        if not resource.custom or package == "pulumi":
+            return None
+        if resource.provider:
+            urn = resource.provider.rsplit("::", 1)[0]
+            for p in self.capture.resources:
+                if p.urn == urn:
+                    return PolicyProviderResource(p.type, _analyzer_props(p.wire_props), p.urn, p.name)
+        config = {
+            key.split(":", 1)[1]: value
+            for key, value in self.capture.config.items()
+            if key.startswith(f"{package}:")
+        }
+        urn = f"urn:pulumi:{self.capture.stack}::{self.capture.project}::pulumi:providers:{package}::default"
+        return PolicyProviderResource(f"pulumi:providers:{package}", _analyzer_props(config), urn, "default")
+
+
+def _analyzer_props(wire: Any) -> Any:
+    """Wire-form props as the SDK's analyzer hands them to a policy (protobuf Struct round trip:
+    numbers become floats, as they do in the real analyzer)."""
+    from google.protobuf import json_format, struct_pb2
+    from pulumi_policy.deserialize import deserialize_properties
+    from pulumi_policy.proxy import unknown_checking_proxy
+
+    struct = json_format.ParseDict(dict(wire or {}), struct_pb2.Struct())
+    return unknown_checking_proxy(deserialize_properties(json_format.MessageToDict(struct)))
+
+
+def _options(resource: CapturedResource) -> Any:
+    from pulumi_policy import PolicyCustomTimeouts, PolicyResourceOptions
+
+    return PolicyResourceOptions(
+        resource.protect, [], None, [], PolicyCustomTimeouts(0, 0, 0), [], resource.parent
+    )

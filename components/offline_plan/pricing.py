@@ -10,9 +10,9 @@ are left out, and the report says so.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from components.catalog import (
     CatalogError,
@@ -23,10 +23,34 @@ from components.catalog import (
     gcp_n1_gpu_price,
     hourly_price,
 )
-from components.inventory import AWS_LAUNCH_TEMPLATE, AcceleratorUse, Purchase, accelerator_use
-from components.offline_plan.model import Capture, CapturedResource
+from components.inventory import (
+    AWS_LAUNCH_TEMPLATE,
+    AcceleratorUse,
+    Purchase,
+    TemplateLookup,
+    accelerator_use,
+)
+from components.offline_plan.model import Capture
 
 HOURS_PER_MONTH = 730
+
+
+class Priceable(Protocol):
+    """What the pricer reads of a resource: a CapturedResource, or a policy pack's view of one."""
+
+    @property
+    def urn(self) -> str: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def id(self) -> str | None: ...
+    @property
+    def props(self) -> Mapping[str, Any]: ...
+
+
+RegionOf = Callable[[Priceable, Cloud], str | None]
 
 
 @dataclass(frozen=True)
@@ -103,10 +127,14 @@ def price_use(use: AcceleratorUse, region: str | None) -> tuple[float, str]:
 
 
 def price_capture(capture: Capture) -> CostReport:
+    return price_resources(capture.custom, lambda _, cloud: _default_region(cloud, capture.config))
+
+
+def price_resources(resources: Sequence[Priceable], default_region: RegionOf) -> CostReport:
+    """Price custom resources; default_region gives the region of one whose zone is not set."""
     report = CostReport()
-    resources = capture.custom
-    templates = _index_templates(resources)
-    uses: list[tuple[CapturedResource, AcceleratorUse]] = []
+    templates = template_index(resources)
+    uses: list[tuple[Priceable, AcceleratorUse]] = []
     for r in resources:
         use = accelerator_use(r.type, r.props, templates)
         if use is not None and not use.template:
@@ -126,7 +154,7 @@ def price_capture(capture: Capture) -> CostReport:
             counter[0] -= use.count
             report.items.append(CostItem(r.urn, 0.0, f"runs in reservation {counter[1]} (priced there)"))
             continue
-        region = use.region or _default_region(use.cloud, capture.config)
+        region = use.region or default_region(r, use.cloud)
         try:
             hourly, basis = price_use(use, region)
         except CatalogError as e:
@@ -136,7 +164,8 @@ def price_capture(capture: Capture) -> CostReport:
     return report
 
 
-def _index_templates(resources: list[CapturedResource]):
+def template_index(resources: Sequence[Priceable]) -> TemplateLookup:
+    """Resolves an instance's or group's launchTemplate reference (id or name) to the template's props."""
     by_ref: dict[str, Mapping[str, Any]] = {}
     for r in resources:
         if r.type == AWS_LAUNCH_TEMPLATE:

@@ -119,9 +119,17 @@ def render_table(result: PlanResult, width: int = 160) -> str:
 def _policy_line(policy: PolicyReport) -> str:
     if not policy.evaluated:
         return f"Policy: not evaluated ({policy.note or 'no policy pack'})"
+    config = f"config {policy.config}" if policy.config else "default config"
+    head = f"Policy: pack {policy.pack} ({config}), {policy.policies} policies ran: "
     if not policy.violations:
-        return f"Policy: pack {policy.pack or ''} passed, no violations".replace("  ", " ")
-    lines = [f"Policy: {len(policy.violations)} violation(s){' - GATE FAILED' if policy.gate_failed else ''}"]
+        head += "no violations"
+    else:
+        head += f"{len(policy.violations)} violation(s){' - GATE FAILED' if policy.gate_failed else ''}"
+    lines = [head]
     for v in policy.violations:
         lines.append(f"  [{v.enforcement}] {v.policy}: {v.message}" + (f" ({v.urn})" if v.urn else ""))
+    for u in policy.undetermined:
+        lines.append(f"  [undetermined] {u.policy}: {u.message}" + (f" ({u.urn})" if u.urn else ""))
+    for n in policy.not_applicable:
+        lines.append(f"  [not applicable] {n.policy}: {n.reason}")
     return "\n".join(lines)

@@ -35,11 +35,13 @@ def test_plan_json_on_an_outside_program(pulumi_project):
         {"dev": "config:\n  aws:region: us-east-1\n"},
     )
     run = cli("plan", "--stack", "dev", "--json", "--cwd", str(project))
-    assert run.returncode == 0, run.stderr
+    assert run.returncode == 1, run.stderr  # an untagged GPU on IMDSv1 fails the policy gate
     doc = json.loads(run.stdout)
     assert doc["project"] == "outside"
     assert [r["name"] for r in doc["resources"] if r["custom"]] == ["g"]
     assert doc["cost"]["hourly_usd"] > 0
+    failed = {v["policy"] for v in doc["policy"]["violations"] if v["enforcement"] == "mandatory"}
+    assert {"required-cost-tags", "accelerator-imdsv2-required"} <= failed
 
 
 def test_plan_table_on_the_reference_stack():

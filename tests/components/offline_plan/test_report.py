@@ -44,7 +44,9 @@ def test_plan_json_has_the_spec_shape(result):
     assert gpu["parent"] == pool["urn"]
     stack = next(r for r in doc["resources"] if r["type"] == "pulumi:pulumi:Stack")
     assert stack["parent"] is None
-    assert doc["policy"] == {"evaluated": False, "violations": []}
+    assert doc["policy"]["evaluated"] is True
+    assert doc["policy"]["violations"]
+    assert all(set(v) == {"policy", "enforcement", "urn", "message"} for v in doc["policy"]["violations"])
 
 
 def test_plan_json_cost_is_hourly_times_730(result):

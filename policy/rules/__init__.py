@@ -1,0 +1,34 @@
+"""The pack's policies, one module each: a pure `check` function and its `POLICY` object.
+
+Each module also names its `NAME`, `DESCRIPTION`, `SEVERITY`, `ENFORCEMENT` (the
+default level) and `CONFIG_SCHEMA`; `tests/policy/test_registry.py` walks them.
+"""
+
+from __future__ import annotations
+
+from pulumi_policy import Policy
+
+from policy.rules import (
+    accelerator_imdsv2_required,
+    accelerator_no_public_ip,
+    accelerator_spend_budget,
+    allowed_accelerator_types,
+    idle_watchdog_required,
+    no_open_ingress,
+    nonprod_accelerators_spot_or_autoshutdown,
+    required_cost_tags,
+    storage_encrypted,
+)
+
+MODULES = (
+    required_cost_tags,
+    accelerator_imdsv2_required,
+    accelerator_no_public_ip,
+    storage_encrypted,
+    no_open_ingress,
+    nonprod_accelerators_spot_or_autoshutdown,
+    allowed_accelerator_types,
+    accelerator_spend_budget,
+    idle_watchdog_required,
+)
+POLICIES: tuple[Policy, ...] = tuple(m.POLICY for m in MODULES)

@@ -1,0 +1,248 @@
+"""What every rule shares: a plain view of a resource, the outcome of a check, and the
+adapters that wire a pure check function to CrossGuard.
+
+A check never sees CrossGuard's proxies. `plain()` turns the analyzer's props into
+ordinary dicts and lists in which a value not known until deploy time is the
+`UNKNOWN` marker. A check must look for `UNKNOWN` before it judges a value: a value
+not yet known is never a violation. It records the property path instead, and the
+adapter reports it the way the Policy SDK does for preview (an advisory "can't be
+known during preview" diagnostic), so it is visible without failing the gate.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pulumi_policy import (
+    EnforcementLevel,
+    PolicyConfigSchema,
+    ReportViolation,
+    ResourceValidationArgs,
+    ResourceValidationPolicy,
+    Severity,
+    StackValidationArgs,
+    StackValidationPolicy,
+    proxy,
+)
+from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
+
+# Every sentinel the engine uses for a value not known yet, one per type.
+_UNKNOWN_SENTINELS = frozenset(
+    getattr(proxy, n) for n in dir(proxy) if n.startswith("UNKNOWN_") and n.endswith("_VALUE")
+)
+
+
+class Unknown:
+    """A value the engine does not know yet (preview). It has no truth value on purpose."""
+
+    _instance: Unknown | None = None
+
+    def __new__(cls) -> Unknown:
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "<unknown>"
+
+    def __bool__(self) -> bool:
+        raise TypeError("an unknown value has no truth value; test `is UNKNOWN` first")
+
+
+UNKNOWN = Unknown()
+
+
+def plain(value: Any) -> Any:
+    """Analyzer props (proxies, unknown sentinels) as plain dicts/lists with UNKNOWN markers."""
+    if isinstance(value, Mapping):
+        target = _proxy_target(value)
+        return {k: plain(v) for k, v in target.items()}
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        target = _proxy_target(value)
+        return [plain(v) for v in target]
+    if isinstance(value, str) and value in _UNKNOWN_SENTINELS:
+        return UNKNOWN
+    return value
+
+
+def show(value: Any) -> str:
+    """A value as a message shows it: JSON-style booleans, whole numbers without '.0', quoted strings."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return repr(value)
+
+
+def get_path(value: Any, *keys: str | int) -> Any:
+    """value[k1][k2]...: None where a step is missing, UNKNOWN where a step is not known yet."""
+    for key in keys:
+        if value is UNKNOWN:
+            return UNKNOWN
+        if isinstance(key, int):
+            value = value[key] if isinstance(value, list) and -len(value) <= key < len(value) else None
+        else:
+            value = value.get(key) if isinstance(value, Mapping) else None
+        if value is None:
+            return None
+    return value
+
+
+def _proxy_target(value: Any) -> Any:
+    # The SDK's proxies raise on reading an unknown value; their "__target" key is the
+    # unproxied container (the SDK's own serializer reads it the same way).
+    if type(value).__name__ in ("_DictProxy", "_ListProxy", "_DictSecretsProxy", "_ListSecretsProxy"):
+        return value["__target"]
+    return value
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One resource as a check sees it: engine-shaped (camelCase) plain props."""
+
+    type: str
+    name: str
+    props: Mapping[str, Any]
+    urn: str = ""
+    provider: Mapping[str, Any] = field(default_factory=dict)  # the provider's inputs (region, ...)
+    parent: str | None = None  # parent URN (stack policies)
+
+    @property
+    def id(self) -> str | None:
+        """The id where known: a stack policy sees it among the outputs."""
+        ident = self.props.get("id")
+        return ident if isinstance(ident, str) else None
+
+    @property
+    def label(self) -> str:
+        return f"{self.type} {self.name!r}"
+
+    def provider_value(self, key: str) -> Any:
+        """A provider input; object-valued provider config arrives JSON-encoded."""
+        value = self.provider.get(key)
+        if isinstance(value, str) and value[:1] in "{[":
+            try:
+                return json.loads(value)
+            except ValueError:
+                return None
+        return value
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a check found: violations, or that it does not apply, plus what it could not judge."""
+
+    violations: tuple[str, ...] = ()
+    not_applicable: str | None = None
+    unknown: tuple[str, ...] = ()  # property paths not known until deploy time
+
+
+def passed() -> Outcome:
+    return Outcome()
+
+
+def not_applicable(reason: str) -> Outcome:
+    return Outcome(not_applicable=reason)
+
+
+class Findings:
+    """Collects a check's violations and unknown paths."""
+
+    def __init__(self) -> None:
+        self.violations: list[str] = []
+        self.unknown: list[str] = []
+
+    def violation(self, message: str) -> None:
+        self.violations.append(message)
+
+    def not_known(self, path: str) -> None:
+        self.unknown.append(path)
+
+    def outcome(self) -> Outcome:
+        return Outcome(violations=tuple(self.violations), unknown=tuple(self.unknown))
+
+
+def config_defaults(schema: PolicyConfigSchema) -> dict[str, Any]:
+    """The schema's default values, as the engine fills them in before calling the pack."""
+    return {k: v["default"] for k, v in schema.properties.items() if "default" in v}
+
+
+def _report(outcome: Outcome, args: ResourceValidationArgs | StackValidationArgs, report: ReportViolation):
+    for message in outcome.violations:
+        report(message, None)
+    if outcome.unknown:
+        raise UnknownValueError(UNKNOWN_STRING_VALUE, outcome.unknown[0].split("."))
+    if outcome.not_applicable is not None:
+        args.not_applicable(outcome.not_applicable)
+
+
+ResourceCheck = Callable[[Resource, Mapping[str, Any]], Outcome]
+StackCheck = Callable[[Sequence[Resource], Mapping[str, Any]], Outcome]
+
+
+def resource_policy(
+    *,
+    name: str,
+    description: str,
+    severity: Severity,
+    enforcement: EnforcementLevel,
+    schema: PolicyConfigSchema,
+    check: ResourceCheck,
+) -> ResourceValidationPolicy:
+    """A CrossGuard resource policy that runs a pure check on each resource."""
+    defaults = config_defaults(schema)
+
+    def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
+        provider = plain(args.provider.props) if args.provider is not None else {}
+        resource = Resource(
+            args.resource_type, args.name, plain(args.props), args.urn, provider, args.opts.parent
+        )
+        _report(check(resource, {**defaults, **plain(args.get_config())}), args, report)
+
+    return ResourceValidationPolicy(
+        name=name,
+        description=description,
+        validate=validate,
+        enforcement_level=enforcement,
+        config_schema=schema,
+        severity=severity,
+    )
+
+
+def stack_policy(
+    *,
+    name: str,
+    description: str,
+    severity: Severity,
+    enforcement: EnforcementLevel,
+    schema: PolicyConfigSchema,
+    check: StackCheck,
+) -> StackValidationPolicy:
+    """A CrossGuard stack policy that runs a pure check over every resource of the stack."""
+    defaults = config_defaults(schema)
+
+    def validate(args: StackValidationArgs, report: ReportViolation) -> None:
+        resources = [
+            Resource(
+                r.resource_type,
+                r.name,
+                plain(r.props),
+                r.urn,
+                plain(r.provider.props) if r.provider is not None else {},
+                r.parent.urn if r.parent is not None else None,
+            )
+            for r in args.resources
+        ]
+        _report(check(resources, {**defaults, **plain(args.get_config())}), args, report)
+
+    return StackValidationPolicy(
+        name=name,
+        description=description,
+        validate=validate,
+        enforcement_level=enforcement,
+        config_schema=schema,
+        severity=severity,
+    )

@@ -1,0 +1,55 @@
+"""Which resources run or launch accelerator machines, for the rules (via components.inventory)."""
+
+from __future__ import annotations
+
+from components.inventory import (
+    AWS_INSTANCE,
+    AWS_LAUNCH_TEMPLATE,
+    AWS_SPOT_REQUEST,
+    GCP_INSTANCE,
+    GCP_INSTANCE_TEMPLATE,
+    GCP_REGION_INSTANCE_TEMPLATE,
+    GCP_TPU_NODE,
+    GCP_TPU_QUEUED_RESOURCE,
+    GCP_TPU_VM,
+    AcceleratorUse,
+    accelerator_use,
+)
+from policy.rules._base import Resource
+
+# Resources that start accelerator machines: instances, VMs, TPU slices and the
+# templates that launch them (not reservations, which only hold capacity).
+AWS_MACHINES = frozenset({AWS_INSTANCE, AWS_SPOT_REQUEST, AWS_LAUNCH_TEMPLATE})
+GCP_MACHINES = frozenset(
+    {
+        GCP_INSTANCE,
+        GCP_INSTANCE_TEMPLATE,
+        GCP_REGION_INSTANCE_TEMPLATE,
+        GCP_TPU_VM,
+        GCP_TPU_NODE,
+        GCP_TPU_QUEUED_RESOURCE,
+    }
+)
+MACHINE_NOUNS = "accelerator instances, VMs, TPU slices and the templates that launch them"
+
+
+def accelerator_machine(resource: Resource, types: frozenset[str] = AWS_MACHINES | GCP_MACHINES):
+    """The accelerator use of a resource that starts accelerator machines, else None."""
+    if resource.type not in types:
+        return None
+    return accelerator_use(resource.type, resource.props)
+
+
+def untyped_template(resource: Resource) -> bool:
+    """An AWS launch template that names no instance type: whoever launches from it picks
+    one, accelerators included, so the host-hardening rules judge it too."""
+    return resource.type == AWS_LAUNCH_TEMPLATE and not isinstance(resource.props.get("instanceType"), str)
+
+
+def machine_label(use: AcceleratorUse | None) -> str:
+    """'g5.xlarge', 'v5litepod-8', 'n1-standard-8 + 1 x nvidia-tesla-t4', or, for a template
+    without an instance type, 'instances of a type chosen at launch'."""
+    if use is None:
+        return "instances of a type chosen at launch"
+    guests = "".join(f" + {n} x {kind}" for kind, n in use.guest_accelerators)
+    return f"{use.machine_type}{guests}"

@@ -1,0 +1,68 @@
+"""accelerator-imdsv2-required: accelerator instances on AWS require IMDSv2 session tokens.
+
+Inference hosts run third-party model code and servers that fetch URLs; with
+IMDSv1 one server-side request forgery hands out the instance role's
+credentials. `metadataOptions.httpTokens = "required"` closes that. An instance
+that takes its settings from a launch template and sets none itself is judged
+on the template.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
+
+from components.inventory import AWS_INSTANCE
+from policy.rules._base import UNKNOWN, Outcome, Resource, not_applicable, passed, resource_policy, show
+from policy.rules._machines import AWS_MACHINES, accelerator_machine, machine_label, untyped_template
+
+NAME = "accelerator-imdsv2-required"
+SEVERITY = Severity.HIGH
+ENFORCEMENT = EnforcementLevel.MANDATORY
+DESCRIPTION = (
+    "AWS accelerator instances, spot requests and launch templates require IMDSv2 "
+    "(metadataOptions.httpTokens 'required')."
+)
+CONFIG_SCHEMA = PolicyConfigSchema(properties={})
+
+
+def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
+    use = accelerator_machine(resource, AWS_MACHINES)
+    if use is None and not untyped_template(resource):
+        return not_applicable(
+            "applies to AWS instances, spot requests and launch templates with accelerators, "
+            "and to launch templates that leave the instance type to the launch"
+        )
+    options = resource.props.get("metadataOptions")
+    if options is UNKNOWN:
+        return Outcome(unknown=("metadataOptions",))
+    if options is None and resource.type == AWS_INSTANCE and resource.props.get("launchTemplate") is not None:
+        return passed()  # the template's metadata options apply; that template is checked itself
+    options = options if isinstance(options, Mapping) else {}
+    tokens, endpoint = options.get("httpTokens"), options.get("httpEndpoint")
+    if tokens is UNKNOWN or endpoint is UNKNOWN:
+        return Outcome(unknown=("metadataOptions.httpTokens",))
+    if tokens == "required" or endpoint == "disabled":
+        return passed()
+    state = (
+        show(tokens) if tokens is not None else "unset (the AMI or account default decides, often 'optional')"
+    )
+    return Outcome(
+        violations=(
+            f"{resource.label} runs {machine_label(use)} with metadataOptions.httpTokens {state}; "
+            "set httpTokens to 'required' (IMDSv2) so code on the host cannot read the instance role's "
+            "credentials over IMDSv1.",
+        )
+    )
+
+
+POLICY = resource_policy(
+    name=NAME,
+    description=DESCRIPTION,
+    severity=SEVERITY,
+    enforcement=ENFORCEMENT,
+    schema=CONFIG_SCHEMA,
+    check=check,
+)

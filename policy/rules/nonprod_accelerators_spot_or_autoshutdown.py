@@ -1,0 +1,80 @@
+"""nonprod-accelerators-spot-or-autoshutdown: outside production, accelerators are spot
+or may be stopped when idle.
+
+A forgotten on-demand p5.48xlarge in a dev account costs over $1,300 a day.
+Outside production every accelerator machine (and every template that launches
+them) either runs on spot/preemptible capacity or carries AutoShutdown=true
+(GCP label auto-shutdown=true), which the idle watchdog acts on. The
+environment is the policy config's `environment`, else the resource's
+Environment tag; a resource with neither is treated as non-production.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
+
+from components.inventory import Purchase
+from policy.rules._base import UNKNOWN, Outcome, Resource, not_applicable, passed, resource_policy
+from policy.rules._machines import MACHINE_NOUNS, accelerator_machine, machine_label
+from policy.rules._tags import auto_shutdown, environment_of, instance_tags
+
+NAME = "nonprod-accelerators-spot-or-autoshutdown"
+SEVERITY = Severity.MEDIUM
+ENFORCEMENT = EnforcementLevel.MANDATORY
+DESCRIPTION = "Outside production, accelerator machines run on spot capacity or carry AutoShutdown=true."
+PRODUCTION = ["prod", "production"]
+CONFIG_SCHEMA = PolicyConfigSchema(
+    properties={
+        "environment": {
+            "type": "string",
+            "minLength": 1,
+            "description": "The stack's environment; when unset, each resource's Environment tag decides.",
+        },
+        "productionEnvironments": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "default": PRODUCTION,
+            "description": "Environments where on-demand accelerators without AutoShutdown are fine.",
+        },
+    }
+)
+
+
+def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
+    use = accelerator_machine(resource)
+    if use is None:
+        return not_applicable(f"applies to {MACHINE_NOUNS}")
+    environment = environment_of(resource, config)
+    if environment in config["productionEnvironments"]:
+        return not_applicable(f"environment {environment!r} is production")
+    if use.purchase is Purchase.SPOT:
+        return passed()
+    tags = instance_tags(resource)
+    flag = auto_shutdown(tags)
+    if flag is UNKNOWN:
+        return Outcome(unknown=(f"{tags.field if tags else 'tags'}.AutoShutdown",))
+    if flag is True:
+        return passed()
+    gcp = tags is not None and tags.gcp
+    tag = "label auto-shutdown=true" if gcp else "tag AutoShutdown=true"
+    where = f"environment {environment!r}" if environment else "an environment with no Environment tag"
+    return Outcome(
+        violations=(
+            f"{resource.label} runs {machine_label(use)} on {use.purchase.value} capacity in {where} without "
+            f"the {tag}; outside production use spot capacity or set the {tag.split()[0]} so the idle "
+            "watchdog can stop it.",
+        )
+    )
+
+
+POLICY = resource_policy(
+    name=NAME,
+    description=DESCRIPTION,
+    severity=SEVERITY,
+    enforcement=ENFORCEMENT,
+    schema=CONFIG_SCHEMA,
+    check=check,
+)

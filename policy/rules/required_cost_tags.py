@@ -1,0 +1,135 @@
+"""required-cost-tags: every taggable resource carries the cost tags.
+
+Accelerator hours are the bill; a resource nobody can attribute is a resource
+nobody turns off. AWS resources carry CostCenter, Environment and Owner on
+`tags` (or through `tagsAll` / the provider's defaultTags); GCP resources carry
+the same as labels (`cost-center`, `environment`, `owner`). Accelerator
+instances also carry AutoShutdown (`true`/`false`), which the idle watchdog
+reads. A launch template must put the tags on the instances it launches, since
+those are what is billed. Which types take tags is read from the provider SDKs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
+
+from components.inventory import AWS_LAUNCH_TEMPLATE, accelerator_use, is_accelerator_instance
+from components.tagging import AUTO_SHUTDOWN, COST_TAG_KEYS, gcp_label_value
+from policy.rules._base import UNKNOWN, Findings, Outcome, Resource, not_applicable, resource_policy
+from policy.rules._tags import TagSet, cost_tags, instance_tags
+
+NAME = "required-cost-tags"
+SEVERITY = Severity.MEDIUM
+ENFORCEMENT = EnforcementLevel.MANDATORY
+DESCRIPTION = (
+    "Every taggable resource carries the cost tags (AWS tags, GCP labels): CostCenter, Environment, "
+    "Owner, and AutoShutdown on accelerator instances."
+)
+CONFIG_SCHEMA = PolicyConfigSchema(
+    properties={
+        "requiredTags": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "default": list(COST_TAG_KEYS),
+            "description": "Tag keys every taggable resource carries (GCP: the label form of each key).",
+        },
+        "acceleratorTags": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "default": [AUTO_SHUTDOWN],
+            "description": "More tag keys on resources that run accelerators.",
+        },
+        "allowedValues": {
+            "type": "object",
+            "additionalProperties": {"type": "array", "items": {"type": "string"}, "minItems": 1},
+            "default": {},
+            "description": 'Allowed values per tag key, e.g. {"Environment": ["dev", "prod"]}.',
+        },
+        "launchTemplateInstanceTags": {
+            "type": "boolean",
+            "default": True,
+            "description": "Also require the tags on the instances a launch template launches "
+            "(its tagSpecifications). Turn off when an Auto Scaling group propagates them instead.",
+        },
+    }
+)
+_BOOLEAN_TAGS = {AUTO_SHUTDOWN: ("true", "false")}
+
+
+def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
+    tags = cost_tags(resource)
+    if tags is None:
+        return not_applicable("applies to resources that take tags (AWS) or labels (GCP)")
+    if not tags.known:
+        return Outcome(unknown=(tags.field,))
+    wanted = list(config["requiredTags"])
+    if is_accelerator_instance(resource.type, resource.props):
+        wanted += [k for k in config["acceleratorTags"] if k not in wanted]
+    found = Findings()
+    if missing := _missing(tags, wanted, found):
+        keys = ", ".join(tags.key(k) for k in missing)
+        noun, pronoun = _nouns(tags, len(missing))
+        defaults = "defaultLabels" if tags.gcp else "defaultTags"
+        found.violation(
+            f"{resource.label} is missing the cost {noun} {keys}; "
+            f"set {pronoun} on `{tags.field}` or the provider's {defaults}."
+        )
+    allowed_values = {**_BOOLEAN_TAGS, **config["allowedValues"]}
+    for key, allowed in allowed_values.items():
+        value = tags.get(key)
+        if value is UNKNOWN or not isinstance(value, str) or not value.strip():
+            continue
+        accepted = [gcp_label_value(a) for a in allowed] if tags.gcp else list(allowed)
+        if value not in accepted:
+            found.violation(
+                f"{resource.label} has {tags.key(key)}={value!r}, which is not allowed; "
+                f"allowed: {', '.join(accepted)}."
+            )
+    if resource.type == AWS_LAUNCH_TEMPLATE and config["launchTemplateInstanceTags"]:
+        _check_launched_instances(resource, config, found)
+    return found.outcome()
+
+
+def _check_launched_instances(resource: Resource, config: Mapping[str, Any], found: Findings) -> None:
+    tags = instance_tags(resource)
+    if tags is None or not tags.known:
+        found.not_known("tagSpecifications")
+        return
+    wanted = list(config["requiredTags"])
+    if accelerator_use(resource.type, resource.props) is not None:
+        wanted += [k for k in config["acceleratorTags"] if k not in wanted]
+    if missing := _missing(tags, wanted, found, path="tagSpecifications"):
+        noun, pronoun = _nouns(tags, len(missing))
+        found.violation(
+            f"{resource.label} launches instances without the cost {noun} {', '.join(missing)}; "
+            f"add {pronoun} to its tagSpecifications for resourceType 'instance'."
+        )
+
+
+def _missing(tags: TagSet, wanted: Sequence[str], found: Findings, path: str | None = None) -> list[str]:
+    missing = []
+    for key in wanted:
+        value = tags.get(key)
+        if value is UNKNOWN:
+            found.not_known(f"{path or tags.field}.{tags.key(key)}")
+        elif value is None or (isinstance(value, str) and not value.strip()):
+            missing.append(key)
+    return missing
+
+
+def _nouns(tags: TagSet, count: int) -> tuple[str, str]:
+    noun = "label" if tags.gcp else "tag"
+    return (noun, "it") if count == 1 else (f"{noun}s", "them")
+
+
+POLICY = resource_policy(
+    name=NAME,
+    description=DESCRIPTION,
+    severity=SEVERITY,
+    enforcement=ENFORCEMENT,
+    schema=CONFIG_SCHEMA,
+    check=check,
+)

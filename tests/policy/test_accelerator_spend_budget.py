@@ -1,0 +1,127 @@
+"""accelerator-spend-budget (stack policy): the plan's own estimate against maxHourlyUsd."""
+
+from __future__ import annotations
+
+import pulumi_aws as aws
+import pytest
+from pulumi_policy import PolicyCustomTimeouts, PolicyResource, PolicyResourceOptions, StackValidationArgs
+
+from components.offline_plan.policy import _analyzer_props
+from components.offline_plan.pricing import price_capture
+from policy.rules import accelerator_spend_budget as rule
+from policy.rules._base import Outcome, Resource, config_defaults
+
+INSTANCE = "aws:ec2/instance:Instance"
+EAST = {"region": "us-east-1"}
+
+
+def _check(resources: list[Resource], **config) -> Outcome:
+    return rule.check(resources, {**config_defaults(rule.CONFIG_SCHEMA), **config})
+
+
+def _gpu(name: str, instance_type: str, provider=EAST, **props) -> Resource:
+    return Resource(INSTANCE, name, {"instanceType": instance_type, **props}, f"urn:{name}", provider)
+
+
+SPOT = {"instanceMarketOptions": {"marketType": "spot"}}
+
+
+def test_spend_budget_passes_a_stack_within_budget():
+    assert _check([_gpu("a", "g5.xlarge", **SPOT), _gpu("b", "g6.xlarge")], maxHourlyUsd=2) == Outcome()
+
+
+def test_spend_budget_rejects_a_stack_over_budget_naming_the_largest_costs():
+    resources = [
+        _gpu("small", "g6.xlarge"),
+        _gpu("spot", "g5.xlarge", **SPOT),
+        _gpu("big", "p5.48xlarge", provider={"region": "us-west-2"}),
+        Resource("aws:s3/bucket:Bucket", "weights", {}, "urn:weights"),
+    ]
+    assert _check(resources, maxHourlyUsd=50, topContributors=2).violations == (
+        "estimated accelerator spend $56.35/hour ($41,134/month) exceeds maxHourlyUsd $50.00; largest: "
+        "big $55.04/h (p5.48xlarge on-demand us-west-2); small $0.80/h (g6.xlarge on-demand us-east-1).",
+    )
+
+
+def test_spend_budget_prices_a_reservation_once_and_the_instances_inside_it_at_zero():
+    reservation = Resource(
+        "aws:ec2/capacityReservation:CapacityReservation",
+        "cr",
+        {"id": "cr-123", "instanceType": "p5.48xlarge", "instanceCount": 1, "availabilityZone": "us-east-1a"},
+        "urn:cr",
+    )
+    inside = {
+        "capacityReservationSpecification": {"capacityReservationTarget": {"capacityReservationId": "cr-123"}}
+    }
+    outcome = _check([reservation, _gpu("in-cr", "p5.48xlarge", **inside)], maxHourlyUsd=50)
+    assert outcome.violations == (
+        "estimated accelerator spend $55.04/hour ($40,179/month) exceeds maxHourlyUsd $50.00; largest: cr "
+        "$55.04/h "
+        "(p5.48xlarge on-demand us-east-1; reserved capacity, billed whether used or not); in-cr $0.00/h "
+        "(runs in "
+        "reservation cr (priced there)).",
+    )
+
+
+def test_spend_budget_names_what_it_could_not_price():
+    vm = Resource(
+        "gcp:compute/instance:Instance",
+        "v100",
+        {"machineType": "n1-standard-8", "guestAccelerators": [{"type": "nvidia-tesla-v100", "count": 1}]},
+        "urn:v100",
+    )
+    assert _check([_gpu("big", "p5.48xlarge"), vm], maxHourlyUsd=1, topContributors=1).violations == (
+        "estimated accelerator spend $55.04/hour ($40,179/month) exceeds maxHourlyUsd $1.00; largest: big "
+        "$55.04/h "
+        "(p5.48xlarge on-demand us-east-1); not priced: v100.",
+    )
+
+
+def test_spend_budget_says_when_it_does_not_apply():
+    assert _check([Resource("aws:s3/bucket:Bucket", "b", {})], maxHourlyUsd=1) == Outcome(
+        not_applicable="the stack runs, launches or reserves no accelerators"
+    )
+    assert _check([_gpu("a", "g6.xlarge")]) == Outcome(
+        not_applicable="maxHourlyUsd is not configured (estimate $0.80/hour)"
+    )
+
+
+def test_spend_budget_through_the_sdk_with_policy_resources():
+    options = PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), [], None)
+    resources = [
+        PolicyResource(
+            INSTANCE,
+            _analyzer_props({"instanceType": "p5.48xlarge"}),
+            "urn:a",
+            "a",
+            options,
+            None,
+            None,
+            [],
+            {},
+        )
+    ]
+    messages: list[str] = []
+    rule.POLICY.validate(
+        StackValidationArgs(resources, {"maxHourlyUsd": 10.0}), lambda m, urn=None: messages.append(m)
+    )
+    assert messages == [
+        "estimated accelerator spend $55.04/hour ($40,179/month) exceeds maxHourlyUsd $10.00; largest: a "
+        "$55.04/h "
+        "(p5.48xlarge on-demand us-east-1)."
+    ]
+
+
+@pytest.mark.stack_config({"aws:region": "us-west-2"})
+def test_spend_budget_on_a_captured_stack_matches_the_plans_cost(plan_of, run_pack):
+    aws.ec2.Instance("a", instance_type="p5.48xlarge", ami="ami-1")
+    aws.ec2.Instance(
+        "b", instance_type="g6.xlarge", ami="ami-1", instance_market_options={"market_type": "spot"}
+    )
+    capture = plan_of()
+    estimate = price_capture(capture).hourly_usd
+    (violation,) = run_pack(capture, rule.NAME, {"maxHourlyUsd": 20, "topContributors": 1}).violations
+    assert violation.urn is None
+    assert violation.message.startswith(f"estimated accelerator spend ${estimate:,.2f}/hour")
+    assert violation.message.endswith("largest: a $55.04/h (p5.48xlarge on-demand us-west-2).")
+    assert run_pack(capture, rule.NAME, {"maxHourlyUsd": 100}).violations == []

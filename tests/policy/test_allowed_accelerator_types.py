@@ -1,0 +1,78 @@
+"""allowed-accelerator-types: per-environment allow lists of accelerator types."""
+
+from __future__ import annotations
+
+import pulumi_aws as aws
+import pulumi_gcp as gcp
+
+from policy.rules import allowed_accelerator_types as rule
+from policy.rules._base import Outcome
+
+INSTANCE = "aws:ec2/instance:Instance"
+RESERVATION = "aws:ec2/capacityReservation:CapacityReservation"
+GCE = "gcp:compute/instance:Instance"
+TPU = "gcp:tpu/v2Vm:V2Vm"
+SMALL = ", ".join(rule.SMALL_TYPES)
+
+
+def test_allowed_types_passes_small_types_outside_prod_and_anything_in_prod(check):
+    assert check(rule, INSTANCE, {"instanceType": "g6.xlarge", "tags": {"Environment": "dev"}}) == Outcome()
+    assert check(rule, TPU, {"acceleratorType": "v5litepod-4"}, {"environment": "dev"}) == Outcome()
+    assert check(rule, INSTANCE, {"instanceType": "p5.48xlarge"}, {"environment": "prod"}) == Outcome()
+
+
+def test_allowed_types_rejects_a_large_type_outside_prod(check):
+    outcome = check(
+        rule, INSTANCE, {"instanceType": "p5.48xlarge", "tags": {"Environment": "dev"}}, name="gpu"
+    )
+    assert outcome.violations == (
+        f"aws:ec2/instance:Instance 'gpu' uses p5.48xlarge, which environment 'dev' does not allow; allowed "
+        f"there: {SMALL} (config allowedTypes['*']).",
+    )
+
+
+def test_allowed_types_checks_reservations_tpus_and_n1_gpus_with_globs(check):
+    config = {"allowedTypes": {"staging": ["g6.*", "v5litepod-*", "nvidia-l4"]}, "environment": "staging"}
+    assert check(rule, RESERVATION, {"instanceType": "g6.12xlarge", "instanceCount": 2}, config) == Outcome()
+    assert check(rule, TPU, {"acceleratorType": "v6e-8"}, config, name="tpu").violations == (
+        "gcp:tpu/v2Vm:V2Vm 'tpu' uses v6e-8, which environment 'staging' does not allow; allowed there: "
+        "g6.*, "
+        "v5litepod-*, nvidia-l4 (config allowedTypes['staging']).",
+    )
+    n1 = {"machineType": "n1-standard-8", "guestAccelerators": [{"type": "nvidia-tesla-t4", "count": 1}]}
+    assert check(rule, GCE, n1, config, name="vm").violations == (
+        "gcp:compute/instance:Instance 'vm' uses nvidia-tesla-t4, which environment 'staging' does not "
+        "allow; "
+        "allowed there: g6.*, v5litepod-*, nvidia-l4 (config allowedTypes['staging']).",
+    )
+
+
+def test_allowed_types_uses_the_catch_all_for_resources_without_environment(check):
+    assert check(rule, INSTANCE, {"instanceType": "g6e.12xlarge"}, name="gpu").violations == (
+        "aws:ec2/instance:Instance 'gpu' uses g6e.12xlarge, which an environment with no Environment tag "
+        "does "
+        f"not allow; allowed there: {SMALL} (config allowedTypes['*']).",
+    )
+
+
+def test_allowed_types_says_when_no_entry_covers_the_environment(check):
+    config = {"allowedTypes": {"prod": ["*"]}, "environment": "dev"}
+    assert check(rule, INSTANCE, {"instanceType": "g5.xlarge"}, config) == Outcome(
+        not_applicable="allowedTypes has no entry for environment 'dev' and no '*' entry"
+    )
+    assert check(rule, INSTANCE, {"instanceType": "m5.large"}).not_applicable == (
+        "applies to resources that run, launch or reserve accelerators"
+    )
+
+
+def test_allowed_types_on_captured_resources(plan_of, tagged, run_pack):
+    aws.ec2.Instance("small", instance_type="g5.xlarge", ami="ami-1")
+    aws.ec2.LaunchTemplate("big", instance_type="p4d.24xlarge", image_id="ami-1")
+    gcp.tpu.V2Vm(
+        "tpu", zone="us-central1-a", accelerator_type="v5litepod-1", runtime_version="v2-alpha-tpuv5-lite"
+    )
+    report = run_pack(plan_of(), rule.NAME)  # `tagged` says Environment=test: the '*' entry applies
+    assert [v.message for v in report.violations] == [
+        "aws:ec2/launchTemplate:LaunchTemplate 'big' uses p4d.24xlarge, which environment 'test' does not "
+        f"allow; allowed there: {SMALL} (config allowedTypes['*'])."
+    ]

@@ -1,0 +1,115 @@
+"""idle-watchdog-required (stack policy): AutoShutdown=true needs the idle watchdog in the stack."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
+
+from policy.rules import idle_watchdog_required as rule
+from policy.rules._base import Outcome, Resource, config_defaults
+
+INSTANCE = "aws:ec2/instance:Instance"
+TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+ASG = "aws:autoscaling/group:Group"
+WATCHDOG = Resource(rule.WATCHDOG_TYPE, "watchdog", {}, "urn:watchdog")
+ADVICE = "add components.aws.IdleGpuWatchdog or nothing stops them when they sit idle."
+
+
+def _check(resources: list[Resource], **config) -> Outcome:
+    return rule.check(resources, {**config_defaults(rule.CONFIG_SCHEMA), **config})
+
+
+def _gpu(name: str, auto_shutdown: str = "true", instance_type: str = "g5.xlarge") -> Resource:
+    return Resource(INSTANCE, name, {"instanceType": instance_type, "tags": {"AutoShutdown": auto_shutdown}})
+
+
+def test_watchdog_required_passes_when_the_watchdog_is_deployed():
+    assert _check([_gpu("a"), WATCHDOG]) == Outcome()
+
+
+def test_watchdog_required_rejects_auto_shutdown_instances_without_a_watchdog():
+    assert _check([_gpu("a"), _gpu("b", "false")]).violations == (
+        "1 AWS accelerator resource(s) tagged AutoShutdown=true (a) but the stack deploys no idle watchdog "
+        f"(inference-infra:aws:IdleGpuWatchdog); {ADVICE}",
+    )
+
+
+def test_watchdog_required_counts_templates_and_groups_that_launch_tagged_instances():
+    template = Resource(
+        TEMPLATE,
+        "lt",
+        {
+            "id": "lt-1",
+            "instanceType": "g6.xlarge",
+            "tagSpecifications": [{"resourceType": "instance", "tags": {"AutoShutdown": "true"}}],
+        },
+    )
+    plain_template = Resource(TEMPLATE, "lt2", {"id": "lt-2", "instanceType": "g6.xlarge"})
+    group = Resource(
+        ASG,
+        "asg",
+        {
+            "launchTemplate": {"id": "lt-2"},
+            "desiredCapacity": 2,
+            "tags": [{"key": "AutoShutdown", "value": "true", "propagateAtLaunch": True}],
+        },
+    )
+    cpu_group = Resource(
+        ASG, "web", {"tags": [{"key": "AutoShutdown", "value": "true", "propagateAtLaunch": True}]}
+    )
+    assert _check([template, plain_template, group, cpu_group]).violations == (
+        "2 AWS accelerator resource(s) tagged AutoShutdown=true (lt, asg) but the stack deploys no idle "
+        "watchdog "
+        f"(inference-infra:aws:IdleGpuWatchdog); {ADVICE}",
+    )
+
+
+def test_watchdog_required_lists_at_most_five_names_and_accepts_configured_watchdog_types():
+    resources = [_gpu(f"g{i}") for i in range(7)]
+    assert _check(resources, watchdogTypes=["acme:ops:Reaper"]).violations == (
+        "7 AWS accelerator resource(s) tagged AutoShutdown=true (g0, g1, g2, g3, g4 and 2 more) but the "
+        "stack "
+        f"deploys no idle watchdog (acme:ops:Reaper); {ADVICE}",
+    )
+    reaper = Resource("acme:ops:Reaper", "reaper", {})
+    assert _check([*resources, reaper], watchdogTypes=["acme:ops:Reaper"]) == Outcome()
+
+
+def test_watchdog_required_says_when_it_does_not_apply():
+    assert _check([_gpu("a", "false"), _gpu("cpu", instance_type="m5.large")]) == Outcome(
+        not_applicable="no AWS accelerator instance is tagged AutoShutdown=true"
+    )
+    tpu = Resource(
+        "gcp:tpu/v2Vm:V2Vm", "tpu", {"acceleratorType": "v5litepod-4", "labels": {"auto-shutdown": "true"}}
+    )
+    assert _check([tpu]) == Outcome(
+        not_applicable="the idle watchdog stops EC2 instances; "
+        "tpu (GCP, labelled auto-shutdown=true) are not covered by it"
+    )
+
+
+class _Watchdog(pulumi.ComponentResource):
+    """Stands in for components.aws.IdleGpuWatchdog: the policy recognises the type token."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(rule.WATCHDOG_TYPE, name, None, None)
+        self.fn = aws.lambda_.Function(
+            f"{name}-fn",
+            role="arn:aws:iam::123456789012:role/r",
+            runtime="python3.12",
+            handler="handler.handler",
+            code=pulumi.AssetArchive({}),
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.register_outputs({"function_name": self.fn.name})
+
+
+def test_watchdog_required_on_captured_stacks(plan_of, tagged, run_pack):
+    aws.ec2.Instance("gpu", instance_type="g5.xlarge", ami="ami-1")  # `tagged`: AutoShutdown=true
+    without = run_pack(plan_of(), rule.NAME)
+    assert [v.message for v in without.violations] == [
+        "1 AWS accelerator resource(s) tagged AutoShutdown=true (gpu) but the stack deploys no idle watchdog "
+        f"(inference-infra:aws:IdleGpuWatchdog); {ADVICE}"
+    ]
+    _Watchdog("idle")
+    assert run_pack(plan_of(), rule.NAME).violations == []
