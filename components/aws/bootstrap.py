@@ -123,7 +123,8 @@ def cloudwatch_agent_config(spec: NodeBootstrap) -> dict[str, Any]:
         "metrics": {
             "namespace": METRIC_NAMESPACE,
             "append_dimensions": {METRIC_DIMENSION: "${aws:InstanceId}"},
-            # The watchdog reads the series whose only dimension is InstanceId (all GPUs/cores averaged).
+            # The watchdog reads the series whose only dimension is InstanceId: it holds every GPU's
+            # datapoints, and the watchdog takes their Maximum (the busiest GPU).
             "aggregation_dimensions": [[METRIC_DIMENSION]],
             "metrics_collected": collected,
         },

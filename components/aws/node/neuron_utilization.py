@@ -3,16 +3,18 @@
     neuron-monitor -c neuron-monitor.json | python3 neuron_utilization.py
 
 Reads the JSON reports neuron-monitor writes to stdout (one per line) and sends
-the instance's mean NeuronCore utilization, in percent, as a StatsD gauge named
+the utilization of the instance's busiest NeuronCore, in percent, as a StatsD gauge named
 `neuroncore_utilization` to the CloudWatch agent's StatsD listener. The agent
 publishes it in the `CWAgent` namespace and, like the GPU metric, aggregated
 per `InstanceId` (see components/aws/README.md), which is what the idle
 watchdog reads.
 
-The mean is over every NeuronCore of the instance: a core no application uses
-counts as 0 %, so an instance with nothing loaded reports 0 (evidence of
-idleness). A report that carries an error, or does not say how many cores the
-instance has, sends nothing: missing data must never look idle.
+The busiest core, not the mean: on an inf2.48xlarge (24 NeuronCores) one fully
+busy core would average to about 4 % and look idle to the watchdog, which would
+then stop a working instance. A core no application uses counts as 0 %, so an
+instance with nothing loaded reports 0 (evidence of idleness). A report that
+carries an error, or does not say how many cores the instance has, sends
+nothing: missing data must never look idle.
 
 Standard library only: it runs on the node's system Python.
 """
@@ -29,8 +31,8 @@ METRIC_NAME = "neuroncore_utilization"
 STATSD_ADDRESS = ("127.0.0.1", 8125)
 
 
-def mean_core_utilization(report: Mapping[str, Any]) -> float | None:
-    """Mean utilization (0-100) over all NeuronCores of the instance, or None without evidence."""
+def busiest_core_utilization(report: Mapping[str, Any]) -> float | None:
+    """Utilization (0-100) of the instance's busiest NeuronCore, or None without evidence."""
     hardware = report.get("neuron_hardware_info")
     if not isinstance(hardware, Mapping) or hardware.get("error"):
         return None
@@ -38,7 +40,6 @@ def mean_core_utilization(report: Mapping[str, Any]) -> float | None:
     per_device = hardware.get("neuroncore_per_device_count")
     if not isinstance(devices, int) or not isinstance(per_device, int) or devices * per_device <= 0:
         return None
-    cores = devices * per_device
     busy: dict[str, float] = {}
     for runtime in report.get("neuron_runtime_data") or []:
         if not isinstance(runtime, Mapping) or runtime.get("error"):
@@ -51,7 +52,7 @@ def mean_core_utilization(report: Mapping[str, Any]) -> float | None:
             if not isinstance(value, (int, float)):
                 return None
             busy[index] = max(busy.get(index, 0.0), float(value))
-    return min(100.0, sum(busy.values()) / cores)
+    return min(100.0, max(busy.values(), default=0.0))
 
 
 def statsd_gauge(value: float) -> bytes:
@@ -65,7 +66,7 @@ def gauges(lines: Iterable[str]) -> Iterable[bytes]:
             report = json.loads(line)
         except ValueError:
             continue
-        if isinstance(report, Mapping) and (value := mean_core_utilization(report)) is not None:
+        if isinstance(report, Mapping) and (value := busiest_core_utilization(report)) is not None:
             yield statsd_gauge(value)
 
 
