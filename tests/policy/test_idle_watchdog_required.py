@@ -34,7 +34,7 @@ def test_watchdog_required_rejects_auto_shutdown_instances_without_a_watchdog():
     )
 
 
-def test_watchdog_required_counts_templates_and_groups_that_launch_tagged_instances():
+def test_watchdog_required_counts_templates_and_rejects_tagged_groups():
     template = Resource(
         TEMPLATE,
         "lt",
@@ -57,11 +57,20 @@ def test_watchdog_required_counts_templates_and_groups_that_launch_tagged_instan
     cpu_group = Resource(
         ASG, "web", {"tags": [{"key": "AutoShutdown", "value": "true", "propagateAtLaunch": True}]}
     )
+    group_message = (
+        "1 Auto Scaling group(s) tagged AutoShutdown=true (asg), but the idle watchdog never stops group "
+        "members (the group would replace them); scale the group to zero on a schedule instead and tag it "
+        "AutoShutdown=false."
+    )
     assert _check([template, plain_template, group, cpu_group]).violations == (
-        "2 AWS accelerator resource(s) tagged AutoShutdown=true (lt, asg) but the stack deploys no idle "
+        "1 AWS accelerator resource(s) tagged AutoShutdown=true (lt) but the stack deploys no idle "
         "watchdog "
         f"(inference-infra:aws:IdleGpuWatchdog); {ADVICE}",
+        group_message,
     )
+    # The watchdog does not help a group: its members are never stopped.
+    assert _check([template, plain_template, group, WATCHDOG]).violations == (group_message,)
+    assert _check([plain_template, group]).violations == (group_message,)
 
 
 def test_watchdog_required_lists_at_most_five_names_and_accepts_configured_watchdog_types():
