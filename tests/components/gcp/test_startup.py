@@ -29,7 +29,9 @@ STUB = textwrap.dedent(
     """\
     #!/bin/bash
     name="$(basename "$0")"
-    { printf '%s' "$name"; printf ' %s' "$@"; echo; } >>"$STUB_LOG"
+    # One write per call: the script runs downloads in parallel, and separate writes would interleave.
+    line="$name"; for arg in "$@"; do line+=" $arg"; done
+    printf '%s\n' "$line" >>"$STUB_LOG"
     case "$name" in
       curl)
         args=("$@")
