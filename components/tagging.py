@@ -22,6 +22,7 @@ from functools import cache
 from typing import Any
 
 from components.errors import Problem, raise_if_invalid
+from components.gcp.names import is_label_key
 from components.inventory import AWS_AUTOSCALING_GROUP, AWS_LAUNCH_TEMPLATE, is_accelerator_instance
 
 COST_CENTER = "CostCenter"
@@ -33,7 +34,6 @@ COST_TAG_KEYS = (COST_CENTER, ENVIRONMENT, OWNER)
 _AWS_RESERVED_PREFIX = "aws:"
 _AWS_KEY_MAX, _AWS_VALUE_MAX = 128, 256
 _GCP_LABEL_MAX = 63
-_GCP_KEY_RE = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,7 +66,7 @@ def validate_cost_tags(tags: CostTags) -> list[Problem]:
             )
         if key.lower().startswith(_AWS_RESERVED_PREFIX):
             problems.append(Problem(f"tag key {key!r}", key, "uses the reserved prefix 'aws:'"))
-        if not _GCP_KEY_RE.match(gcp_label_key(key)):
+        if not is_label_key(gcp_label_key(key)):
             problems.append(Problem(f"tag key {key!r}", key, "does not map to a valid GCP label key"))
     return problems
 

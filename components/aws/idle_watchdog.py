@@ -20,6 +20,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from components.aws.names import is_region
 from components.catalog import Cloud, PriceModel, hourly_price, instance_types
 from components.errors import Problem, raise_if_invalid
 from components.tagging import AUTO_SHUTDOWN
@@ -38,7 +39,6 @@ _CRON_RE = re.compile(r"^cron\(\S+( \S+){5}\)$")
 _NAMESPACE_RE = re.compile(r"^[A-Za-z0-9.\-_/#:]{1,255}$")
 _SNS_ARN_RE = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$")
 _KMS_ARN_RE = re.compile(r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]+$")
-_REGION_RE = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d$")
 _UNIT_SECONDS = {"minute": 60, "hour": 3600, "day": 86400}
 _DEFAULTS = Settings()
 
@@ -140,7 +140,7 @@ def validate_idle_watchdog(args: IdleGpuWatchdogArgs) -> list[Problem]:
         _between(args.memory_size_mib, 128, 10240), "memory_size_mib", "must be a whole number, 128 to 10240"
     )
     check(
-        args.price_region is None or bool(_REGION_RE.match(str(args.price_region))),
+        args.price_region is None or is_region(str(args.price_region)),
         "price_region",
         "must be an AWS region such as 'us-east-1'",
     )

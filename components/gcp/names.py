@@ -51,6 +51,14 @@ def region_of(zone: str) -> str:
     return zone.rsplit("-", 1)[0]
 
 
+def is_label_key(value: str) -> bool:
+    return bool(_LABEL_KEY_RE.match(value))
+
+
+def is_label_value(value: str) -> bool:
+    return bool(_LABEL_VALUE_RE.match(value))
+
+
 def zone_problems(input_name: str, value: str) -> list[Problem]:
     if not is_zone(value):
         return [Problem(input_name, value, "must be a zone such as 'us-central1-a'")]
@@ -60,7 +68,7 @@ def zone_problems(input_name: str, value: str) -> list[Problem]:
 def label_problems(input_name: str, labels: Mapping[str, str]) -> list[Problem]:
     problems = []
     for key, value in labels.items():
-        if not _LABEL_KEY_RE.match(key):
+        if not is_label_key(key):
             problems.append(
                 Problem(
                     f"{input_name} key",
@@ -69,7 +77,7 @@ def label_problems(input_name: str, labels: Mapping[str, str]) -> list[Problem]:
                     "letter, at most 63 characters",
                 )
             )
-        if not isinstance(value, str) or not _LABEL_VALUE_RE.match(value):
+        if not isinstance(value, str) or not is_label_value(value):
             problems.append(
                 Problem(
                     f"{input_name}[{key!r}]",

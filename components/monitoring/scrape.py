@@ -26,19 +26,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from components.aws.names import is_region as is_aws_region
 from components.catalog import AcceleratorFamily, Cloud, accelerator, instance_types
 from components.errors import Problem
+from components.gcp.names import is_label_key, is_label_value, is_zone
 from components.monitoring.rules import DCGM_JOB, DCGM_PORT
 from components.tagging import AUTO_SHUTDOWN, COST_TAG_KEYS, gcp_label_key
 
 NODE_EXPORTER_JOB, NODE_EXPORTER_PORT = "node-exporter", 9100
 NEURON_JOB, NEURON_PORT = "neuron-monitor", 8000
 
-_AWS_REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d$")
 _GCP_PROJECT = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
-_GCP_ZONE = re.compile(r"^[a-z]+-[a-z]+\d+-[a-z]$")
-_GCP_LABEL_KEY = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
-_GCP_LABEL_VALUE = re.compile(r"^[a-z0-9_-]{1,63}$")
 _ROLE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$")
 _AWS_TAG_KEY = re.compile(r"^[\w .:/=+\-@]{1,128}$")
 
@@ -77,7 +75,7 @@ def validate_scrape_settings(s: ScrapeSettings) -> list[Problem]:
         if not d.regions:
             problems.append(Problem("region", None, "is required for EC2 discovery (one or more)"))
         for region in d.regions:
-            if not _AWS_REGION.match(region):
+            if not is_aws_region(region):
                 problems.append(Problem("region", region, "is not an AWS region name (like us-east-1)"))
         problems += _duplicates("region", d.regions)
         for key, value in d.tags.items():
@@ -91,11 +89,11 @@ def validate_scrape_settings(s: ScrapeSettings) -> list[Problem]:
         if not d.zones:
             problems.append(Problem("zone", None, "is required for GCE discovery (one or more)"))
         for zone in d.zones:
-            if not _GCP_ZONE.match(zone):
+            if not is_zone(zone):
                 problems.append(Problem("zone", zone, "is not a GCP zone name (like us-central1-a)"))
         problems += _duplicates("zone", d.zones)
         for key, value in d.labels.items():
-            if not _GCP_LABEL_KEY.match(key) or not _GCP_LABEL_VALUE.match(value):
+            if not is_label_key(key) or not value or not is_label_value(value):
                 problems.append(
                     Problem(
                         f"label {key!r}", value, "must be KEY=VALUE in GCP's label alphabet (a-z, 0-9, _ -)"
