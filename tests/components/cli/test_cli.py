@@ -104,3 +104,22 @@ def test_catalog_lists_instance_types_as_json():
     rows = json.loads(run.stdout)
     assert {r["cloud"] for r in rows} == {"aws"}
     assert any(r["name"] == "p5.48xlarge" and r["accelerator_count"] == 8 for r in rows)
+
+
+def test_plan_imports_only_the_provider_sdks_the_stack_uses():
+    # The dev stack is AWS-only: planning it must not pay for importing the GCP or Kubernetes SDKs.
+    code = (
+        "import sys; from pathlib import Path; from components.offline_plan import plan; "
+        "plan(Path('.'), 'dev'); "
+        "print(sorted(m for m in ('pulumi_aws', 'pulumi_gcp', 'pulumi_kubernetes') if m in sys.modules))"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(REPO_ROOT)},
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.strip() == "['pulumi_aws']"
