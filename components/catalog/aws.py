@@ -25,9 +25,12 @@ pages. ``local_nvme_gib`` is the instance store total **in GB as AWS prints it**
 (AWS says "GB"; the field name keeps the catalog's unit); ``local_nvme_disks``
 is the number of instance-store volumes, which the fleet stripes into one RAID0.
 
-Not in the table: ``p5e.48xlarge``. The price-list snapshot carries no
-on-demand rate for it (AWS sells P5e through EC2 Capacity Blocks), and a price
-that cannot be traced is worse than no row.
+``p5e.48xlarge`` has no on-demand or spot rate: AWS sells P5e through EC2
+Capacity Blocks for ML only. Its row carries the Capacity Block effective
+instance-hour rate instead (reported at $39.80 in most regions after a ~15%
+increase in early 2026, from $34.61), no spot and no commitment discount, and
+says so in its notes; Capacity Block rates are set by supply and demand and are
+fixed only when a block is bought.
 """
 
 from datetime import date
@@ -41,6 +44,11 @@ _PRICES = (
     "https://github.com/skypilot-org/skypilot-catalog/blob/master/catalogs/v8/aws/vms.csv"
 )
 _SHAPES = "https://github.com/aws/karpenter-provider-aws/blob/main/website/content/en/docs/reference/instance-types.md"
+_CAPACITY_BLOCKS = (
+    "https://aws.amazon.com/ec2/capacityblocks/pricing/ ; "
+    "https://administraciondesistemas.com/aws-encarece-un-15-sus-capacity-blocks-con-nvidia-h200-aviso-"
+    "para-sysadmins-que-viven-de-la-previsibilidad"
+)
 _P_CUT = "https://raw.githubusercontent.com/datareceipts/data-receipts/main/109-gpu-pricing/hyperscalers.json"
 
 _FAMILY_PAGE = {
@@ -51,6 +59,7 @@ _FAMILY_PAGE = {
     "p4d": "https://aws.amazon.com/ec2/instance-types/p4/",
     "p4de": "https://aws.amazon.com/ec2/instance-types/p4/",
     "p5": "https://aws.amazon.com/ec2/instance-types/p5/",
+    "p5e": "https://aws.amazon.com/ec2/instance-types/p5/",
     "p5en": "https://aws.amazon.com/ec2/instance-types/p5/",
     "p6-b200": "https://aws.amazon.com/ec2/instance-types/p6/",
     "inf2": "https://aws.amazon.com/ec2/instance-types/inf2/",
@@ -171,6 +180,20 @@ AWS_INSTANCE_TYPES: tuple[InstanceType, ...] = (
         spot=0.5,
         extra_source=_P_CUT,
         notes="Spot 55-70% below on-demand in most us-east-1 zones; at on-demand in some.",
+    ),
+    _ec2(
+        "p5e.48xlarge",
+        "h200-141gb",
+        8,
+        192,
+        2048,
+        (8, 3800),
+        39.80,
+        spot=0.0,
+        committed=0.0,
+        extra_source=_CAPACITY_BLOCKS,
+        notes="Capacity Blocks only (no on-demand or spot): the rate is the Capacity Block effective "
+        "instance-hour rate, a planning figure; a block's price is fixed when it is bought.",
     ),
     _ec2("p5en.48xlarge", "h200-141gb", 8, 192, 2048, (8, 3800), 63.296, spot=0.55),
     # P6-B200: NVIDIA B200. Spot 75-80% below on-demand in the snapshot; kept conservative.

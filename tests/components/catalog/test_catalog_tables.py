@@ -298,7 +298,14 @@ def test_aws_table_lists_every_required_size():
         "trn1": ["2xlarge", "32xlarge"],
     }
     required = {f"{family}.{size}" for family, names in sizes.items() for size in names}
-    required |= {"p4d.24xlarge", "p4de.24xlarge", "p5.48xlarge", "p5.4xlarge", "p5en.48xlarge"}
+    required |= {
+        "p4d.24xlarge",
+        "p4de.24xlarge",
+        "p5.48xlarge",
+        "p5.4xlarge",
+        "p5e.48xlarge",
+        "p5en.48xlarge",
+    }
     assert required <= {i.name for i in AWS_INSTANCE_TYPES}
 
 
@@ -332,3 +339,11 @@ def test_public_listings_match_the_tables():
         "inf2.48xlarge",
         "trn1.32xlarge",
     }
+
+
+def test_aws_p5e_is_priced_at_its_capacity_block_rate_and_says_so():
+    p5e = next(i for i in AWS_INSTANCE_TYPES if i.name == "p5e.48xlarge")
+    assert (p5e.accelerator, p5e.accelerator_count) == ("h200-141gb", 8)
+    assert (p5e.spot_discount, p5e.committed_discount) == (0.0, 0.0)
+    assert "Capacity Blocks only" in p5e.notes
+    assert "capacityblocks/pricing" in p5e.source
