@@ -19,6 +19,7 @@ from components.aws import bootstrap as boot
 from components.aws.capacity import (
     DEFAULT_CAPACITY_ORDER,
     Capacity,
+    CapacityBlock,
     Counts,
     Reservation,
     allocate,
@@ -125,6 +126,7 @@ def validate_fleet(kind: FleetKind, args: FleetArgs) -> list[Problem]:
             )
         )
     problems += _spot_type_problems(kind, args, counts)
+    problems += _capacity_block_only_problems(args, counts)
     problems += _network_problems(args)
     if not kind.min_root_volume_gib <= args.root_volume_gib <= 16384:
         problems.append(
@@ -217,6 +219,22 @@ def _count_problems(args: FleetArgs) -> list[Problem]:
                 "must be at least 1 (or set count): a pool needs an instance",
             )
         )
+    return problems
+
+
+def _capacity_block_only_problems(args: FleetArgs, counts: Counts) -> list[Problem]:
+    """A type AWS sells through Capacity Blocks only runs only in a purchased block."""
+    item = find_instance_type(args.instance_type, Cloud.AWS)
+    if item is None or not item.capacity_blocks_only:
+        return []
+    allowed = "is sold through EC2 Capacity Blocks only: run it as reserved instances in a CapacityBlock"
+    problems = []
+    if counts.spot or counts.on_demand:
+        problems.append(
+            Problem("instance_type", args.instance_type, f"{allowed} (spot and on-demand cannot be filled)")
+        )
+    elif args.reservation is not None and not isinstance(args.reservation, CapacityBlock):
+        problems.append(Problem("reservation", type(args.reservation).__name__, allowed))
     return problems
 
 

@@ -81,6 +81,7 @@ def _ec2(
     committed: float = 0.30,
     extra_source: str = "",
     notes: str = "",
+    capacity_blocks_only: bool = False,
 ) -> InstanceType:
     """One EC2 row; ``nvme`` is (volumes, GB per volume); us-west-2 equals us-east-1 here."""
     disks, gb_each = nvme
@@ -103,6 +104,7 @@ def _ec2(
         source=" ; ".join(sources),
         as_of=_READ,
         notes=notes,
+        capacity_blocks_only=capacity_blocks_only,
     )
 
 
@@ -191,6 +193,7 @@ AWS_INSTANCE_TYPES: tuple[InstanceType, ...] = (
         39.80,
         spot=0.0,
         committed=0.0,
+        capacity_blocks_only=True,
         extra_source=_CAPACITY_BLOCKS,
         notes="Capacity Blocks only (no on-demand or spot): the rate is the Capacity Block effective "
         "instance-hour rate, a planning figure; a block's price is fixed when it is bought.",

@@ -58,6 +58,7 @@ class InstanceType:
     hourly_usd: Mapping[str, float]  # region -> on-demand USD per hour; first is the reference
     spot_discount: float  # typical fraction below on-demand for spot/preemptible
     committed_discount: float = 0.0  # typical 1-year reservation/commitment discount
+    capacity_blocks_only: bool = False  # sold through EC2 Capacity Blocks only (no on-demand or spot)
     tpu_topology: str | None = None  # TPU slices only, e.g. "2x4"
     hosts: int = 1  # VMs in the slice (TPU), 1 for everything else
     source: str

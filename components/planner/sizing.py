@@ -108,10 +108,11 @@ def _cloud(cloud: Cloud | str | None) -> Cloud | None:
 def candidate_instances(
     cloud: Cloud | str | None = None, families: Collection[AcceleratorFamily] | None = None
 ) -> list[InstanceType]:
+    """Machines one can rent by the hour: Capacity-Block-only types are left out (bought per block)."""
     return [
         i
         for i in instance_types(_cloud(cloud))
-        if families is None or accelerator(i.accelerator).family in families
+        if (families is None or accelerator(i.accelerator).family in families) and not i.capacity_blocks_only
     ]
 
 

@@ -288,6 +288,25 @@ def test_gpu_fleet_rejects_capacity_block_purchase_without_the_flag(plan_of, fle
     assert plan_of().of_type(CAPACITY_BLOCK) == []
 
 
+def test_gpu_fleet_rejects_capacity_block_only_types_outside_a_capacity_block(fleet_args):
+    with pytest.raises(
+        InputError,
+        match=r"instance_type 'p5e.48xlarge' is sold through EC2 Capacity Blocks only: .*"
+        r"\(spot and on-demand cannot be filled\)",
+    ):
+        GpuFleet("h200", _p5(fleet_args, instance_type="p5e.48xlarge"))
+    with pytest.raises(
+        InputError, match=r"reservation 'NewCapacityReservation' is sold through EC2 Capacity"
+    ):
+        GpuFleet("h200", _p5(fleet_args, instance_type="p5e.48xlarge", on_demand=0))
+
+
+def test_gpu_fleet_accepts_capacity_block_only_types_in_a_purchased_block(plan_of, fleet_args):
+    args = _p5(fleet_args, instance_type="p5e.48xlarge", on_demand=0, reservation=_block(purchase=True))
+    capture = plan_of(GpuFleet("h200", args))
+    assert {r.props["instanceType"] for r in capture.of_type("aws:ec2/instance:Instance")} == {"p5e.48xlarge"}
+
+
 def test_gpu_fleet_rejects_reserved_without_a_reservation(fleet_args):
     with pytest.raises(InputError, match=r"reserved 2 needs a reservation"):
         GpuFleet("llama", _p5(fleet_args, reservation=None))

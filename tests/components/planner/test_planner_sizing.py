@@ -128,3 +128,11 @@ def test_size_accepts_a_custom_model_spec():
     assert sizing.model is custom
     assert sizing.as_json()["model"] == "in-house-3b"
     assert sizing.best.fit.tensor_parallel == 1
+
+
+def test_candidate_instances_leave_out_capacity_block_only_types():
+    from components.planner.sizing import candidate_instances
+
+    names = {i.name for i in candidate_instances("aws")}
+    assert "p5e.48xlarge" not in names
+    assert "p5en.48xlarge" in names
