@@ -17,7 +17,11 @@ UNKNOWN_MASK = "[unknown]"
 
 
 class Unknown:
-    """Stands for a value not known until deploy time in `CapturedResource.props`."""
+    """A value not known until deploy time (preview): `CapturedResource.props` and the policies use it.
+
+    It has no truth value on purpose: `if props["x"]:` must not quietly treat it as
+    empty; test `is UNKNOWN_VALUE` first.
+    """
 
     _instance: Unknown | None = None
 
@@ -30,7 +34,7 @@ class Unknown:
         return UNKNOWN_MASK
 
     def __bool__(self) -> bool:
-        return False
+        raise TypeError("an unknown value has no truth value; test `is UNKNOWN_VALUE` first")
 
 
 UNKNOWN_VALUE = Unknown()

@@ -29,30 +29,12 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
 
+from components.offline_plan.model import UNKNOWN_VALUE as UNKNOWN
+
 # Every sentinel the engine uses for a value not known yet, one per type.
 _UNKNOWN_SENTINELS = frozenset(
     getattr(proxy, n) for n in dir(proxy) if n.startswith("UNKNOWN_") and n.endswith("_VALUE")
 )
-
-
-class Unknown:
-    """A value the engine does not know yet (preview). It has no truth value on purpose."""
-
-    _instance: Unknown | None = None
-
-    def __new__(cls) -> Unknown:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return "<unknown>"
-
-    def __bool__(self) -> bool:
-        raise TypeError("an unknown value has no truth value; test `is UNKNOWN` first")
-
-
-UNKNOWN = Unknown()
 
 
 def plain(value: Any) -> Any:

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from components.inventory import AWS_AUTOSCALING_GROUP, AWS_LAUNCH_TEMPLATE, GCP_TPU_QUEUED_RESOURCE
+from components.offline_plan.model import Unknown
 from components.tagging import AUTO_SHUTDOWN, ENVIRONMENT, gcp_label_key, tag_field
-from policy.rules._base import UNKNOWN, Resource, Unknown, get_path
+from policy.rules._base import UNKNOWN, Resource, get_path
 
 
 @dataclass(frozen=True)
