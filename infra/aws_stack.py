@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pulumi
-from pydantic.alias_generators import to_camel
 
 from components.aws.bootstrap import (
     GPU_UTILIZATION_METRIC,
@@ -35,7 +34,7 @@ from components.aws.network import PrivateNetworkArgs, SubnetRef, validate_priva
 from components.catalog import AcceleratorFamily, Cloud, PriceModel
 from components.errors import Problem
 from components.planner.wiring import Resolution, resolve_instance_type
-from infra.config import NAMESPACE, AwsFleetSettings, AwsReservationSettings, StackSettings
+from infra.config import NAMESPACE, AwsFleetSettings, AwsReservationSettings, StackSettings, camel_path
 
 _PLANNED = "planned"  # placeholder for ids not known at validation time
 
@@ -48,16 +47,6 @@ class _Wiring:
     subnets: list[SubnetRef]
     bucket_name: pulumi.Input[str] | None
     efs: EfsAttachment | None
-
-
-def _key(path: str) -> str:
-    """'reservation.availability_zone' -> 'reservation.availabilityZone' (config spelling)."""
-    return ".".join(to_camel(part) if "[" not in part else _indexed(part) for part in path.split("."))
-
-
-def _indexed(part: str) -> str:
-    head, _, rest = part.partition("[")
-    return f"{to_camel(head)}[{rest}"
 
 
 def _reservation(config: AwsReservationSettings, instance_type: str) -> Reservation:
@@ -199,7 +188,7 @@ def validate(settings: StackSettings) -> list[Problem]:
             if resolution.instance_type is None or resolution.problems:
                 continue
             for p in validate_fleet(kind, fleet_args(config, wiring, resolution.instance_type)):
-                problems.append(Problem(f"{where}.{_key(p.input)}", p.value, p.allowed))
+                problems.append(Problem(f"{where}.{camel_path(p.input)}", p.value, p.allowed))
     return problems
 
 
@@ -214,7 +203,7 @@ def _network_problems(network: Any) -> list[Problem]:
             nat_gateway=network.create.nat_gateway,
         )
         return [
-            Problem(f"{where}.create.{_key(p.input)}", p.value, p.allowed)
+            Problem(f"{where}.create.{camel_path(p.input)}", p.value, p.allowed)
             for p in validate_private_network(args)
         ]
     problems = []

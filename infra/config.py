@@ -465,6 +465,11 @@ def _key_of(tag_input: str) -> str:
 # (components.planner.resolve_instance_type).
 
 
+def camel_path(path: str) -> str:
+    """A component input path in config spelling: 'subnets[0].availability_zone' -> '...availabilityZone'."""
+    return re.sub(r"[a-z_]+", lambda m: to_camel(m.group()), path)
+
+
 class ConfigError(InputError):
     """The stack's configuration is invalid (CLI exit code 2)."""
 

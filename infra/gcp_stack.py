@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import pulumi
-from pydantic.alias_generators import to_camel
 
 from components.catalog import AcceleratorFamily, Cloud, PriceModel
 from components.errors import Problem
@@ -35,6 +34,7 @@ from infra.config import (
     ServedModelSettings,
     StackSettings,
     TpuVmSettings,
+    camel_path,
 )
 
 NETWORK_NAME = "gcp-net"
@@ -354,8 +354,7 @@ def _config_key(prefix: str, component_input: str, *, root: bool = False) -> str
     if root and head == "name":
         return f"{NAMESPACE}:{prefix}"
     renamed = _RENAMED.get(head, head) + component_input[len(head) :]
-    camel = re.sub(r"[a-z_]+", lambda m: to_camel(m.group()), renamed)
-    return f"{NAMESPACE}:{prefix}.{camel}"
+    return f"{NAMESPACE}:{prefix}.{camel_path(renamed)}"
 
 
 def _keyed(prefix: str, problems: list[Problem], *, root: bool = False) -> list[Problem]:
