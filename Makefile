@@ -13,7 +13,7 @@ help:
 	@echo "make bench    run the benchmarks (by hand; not part of CI)"
 	@echo "make lint | fmt | clean"
 
-$(BIN)/inference-infra: pyproject.toml
+$(BIN)/inference-infra: pyproject.toml setup.py
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'

@@ -19,9 +19,9 @@ import textwrap
 import time
 from pathlib import Path
 
-from components.offline_plan import plan
+from inference_infra.components.offline_plan import plan
 
-PROGRAM = "import runpy\nrunpy.run_module('infra.__main__', run_name='__main__')\n"
+PROGRAM = "import runpy\nrunpy.run_module('inference_infra.infra.__main__', run_name='__main__')\n"
 
 STACK = """\
 config:

@@ -28,7 +28,7 @@ PROGRAM = """
 import pulumi
 import pulumi_aws as aws
 
-from components.tagging import CostTags, register_cost_tags
+from inference_infra.components.tagging import CostTags, register_cost_tags
 
 register_cost_tags(CostTags(cost_center="ml", environment="bench", owner="b@example.com", auto_shutdown=True))
 count = pulumi.Config().require_int("instances")
@@ -79,7 +79,7 @@ def import_cost(statement: str, repeat: int = 3) -> float:
 
 
 def main() -> None:
-    from components.offline_plan import plan
+    from inference_infra.components.offline_plan import plan
 
     baseline = import_cost("pass")
     print("Start-up (fresh interpreter, best of 3, minus a bare interpreter's start):")
@@ -90,7 +90,7 @@ def main() -> None:
         ("import pulumi_kubernetes", "import pulumi_kubernetes"),
         (
             "inference-infra --help",
-            "import sys; from components.cli import main; sys.argv=['x','--help']; main()",
+            "import sys; from inference_infra.components.cli import main; sys.argv=['x','--help']; main()",
         ),
     ]:
         print(f"  {label:<28} {import_cost(statement) - baseline:6.3f} s")

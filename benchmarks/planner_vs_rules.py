@@ -18,8 +18,15 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from components.catalog import AcceleratorFamily, instance_types
-from components.planner import NothingFitsError, Option, Precision, Quantization, Traffic, size
+from inference_infra.components.catalog import AcceleratorFamily, instance_types
+from inference_infra.components.planner import (
+    NothingFitsError,
+    Option,
+    Precision,
+    Quantization,
+    Traffic,
+    size,
+)
 
 
 @dataclass(frozen=True)

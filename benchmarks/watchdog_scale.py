@@ -4,7 +4,7 @@
 
 For each fleet size, two fresh moto accounts get the same fleet: half the
 instances idle, 40% busy, 10% without metrics, six 5-minute datapoints each.
-In one, the watchdog runs (`lambdas.idle_gpu_watchdog.watchdog.run`: paged
+In one, the watchdog runs (`inference_infra.lambdas.idle_gpu_watchdog.watchdog.run`: paged
 DescribeInstances, GetMetricData with 500 queries per call, StopInstances in
 batches of 100). In the other, a naive baseline written here does what
 hand-rolled scripts do: DescribeInstances, then one GetMetricStatistics call
@@ -34,10 +34,10 @@ from typing import Any
 import boto3
 from moto import mock_aws
 
-from lambdas.idle_gpu_watchdog.handler import CLIENT_CONFIG
-from lambdas.idle_gpu_watchdog.report import JsonLog
-from lambdas.idle_gpu_watchdog.settings import Settings
-from lambdas.idle_gpu_watchdog.watchdog import Clients, run
+from inference_infra.lambdas.idle_gpu_watchdog.handler import CLIENT_CONFIG
+from inference_infra.lambdas.idle_gpu_watchdog.report import JsonLog
+from inference_infra.lambdas.idle_gpu_watchdog.settings import Settings
+from inference_infra.lambdas.idle_gpu_watchdog.watchdog import Clients, run
 
 REGION = "us-east-1"
 AMI = "ami-12c6146b"

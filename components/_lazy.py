@@ -1,4 +1,4 @@
-"""Lazy package exports: `from components.aws import GpuFleet` imports only gpu_fleet."""
+"""Lazy package exports: `from inference_infra.components.aws import GpuFleet` imports only gpu_fleet."""
 
 from __future__ import annotations
 

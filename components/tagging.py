@@ -21,9 +21,13 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
 
-from components.errors import Problem, raise_if_invalid
-from components.gcp.names import is_label_key
-from components.inventory import AWS_AUTOSCALING_GROUP, AWS_LAUNCH_TEMPLATE, is_accelerator_instance
+from inference_infra.components.errors import Problem, raise_if_invalid
+from inference_infra.components.gcp.names import is_label_key
+from inference_infra.components.inventory import (
+    AWS_AUTOSCALING_GROUP,
+    AWS_LAUNCH_TEMPLATE,
+    is_accelerator_instance,
+)
 
 COST_CENTER = "CostCenter"
 ENVIRONMENT = "Environment"

@@ -14,9 +14,9 @@ from types import ModuleType
 
 import pulumi
 
-from components.errors import InputError, raise_if_invalid
-from components.tagging import register_cost_tags
-from infra.config import StackSettings, load_stack_settings
+from inference_infra.components.errors import InputError, raise_if_invalid
+from inference_infra.components.tagging import register_cost_tags
+from inference_infra.infra.config import StackSettings, load_stack_settings
 
 
 def active_parts(settings: StackSettings) -> list[ModuleType]:
@@ -29,19 +29,19 @@ def active_parts(settings: StackSettings) -> list[ModuleType]:
         or settings.model_store
         or settings.efs_model_cache
     ):
-        from infra import aws_stack
+        from inference_infra.infra import aws_stack
 
         parts.append(aws_stack)
     if settings.watchdog is not None:
-        from infra import watchdog_stack
+        from inference_infra.infra import watchdog_stack
 
         parts.append(watchdog_stack)
     if settings.uses_gcp:
-        from infra import gcp_stack
+        from inference_infra.infra import gcp_stack
 
         parts.append(gcp_stack)
     if settings.observability is not None:
-        from infra import observability_stack
+        from inference_infra.infra import observability_stack
 
         parts.append(observability_stack)
     return parts

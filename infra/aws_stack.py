@@ -14,27 +14,44 @@ from typing import Any
 
 import pulumi
 
-from components.aws.bootstrap import (
+from inference_infra.components.aws.bootstrap import (
     GPU_UTILIZATION_METRIC,
     METRIC_DIMENSION,
     METRIC_NAMESPACE,
     NEURON_UTILIZATION_METRIC,
 )
-from components.aws.capacity import (
+from inference_infra.components.aws.capacity import (
     Capacity,
     CapacityBlock,
     ExistingCapacityReservation,
     NewCapacityReservation,
     Reservation,
 )
-from components.aws.fleet_args import EfsAttachment, FleetArgs, FleetKind, ModelSource, validate_fleet
-from components.aws.gpu_fleet import GPU_FLEET
-from components.aws.inferentia_fleet import INFERENTIA_FLEET
-from components.aws.network import PrivateNetworkArgs, SubnetRef, validate_private_network, validate_zone
-from components.catalog import AcceleratorFamily, Cloud, PriceModel
-from components.errors import Problem
-from components.planner.wiring import Resolution, resolve_instance_type
-from infra.config import NAMESPACE, AwsFleetSettings, AwsReservationSettings, StackSettings, camel_path
+from inference_infra.components.aws.fleet_args import (
+    EfsAttachment,
+    FleetArgs,
+    FleetKind,
+    ModelSource,
+    validate_fleet,
+)
+from inference_infra.components.aws.gpu_fleet import GPU_FLEET
+from inference_infra.components.aws.inferentia_fleet import INFERENTIA_FLEET
+from inference_infra.components.aws.network import (
+    PrivateNetworkArgs,
+    SubnetRef,
+    validate_private_network,
+    validate_zone,
+)
+from inference_infra.components.catalog import AcceleratorFamily, Cloud, PriceModel
+from inference_infra.components.errors import Problem
+from inference_infra.components.planner.wiring import Resolution, resolve_instance_type
+from inference_infra.infra.config import (
+    NAMESPACE,
+    AwsFleetSettings,
+    AwsReservationSettings,
+    StackSettings,
+    camel_path,
+)
 
 _PLANNED = "planned"  # placeholder for ids not known at validation time
 
@@ -216,11 +233,15 @@ def _network_problems(network: Any) -> list[Problem]:
 
 
 def deploy(settings: StackSettings) -> dict[str, Any]:
-    from components.aws.efs_model_cache import EfsModelCache, EfsModelCacheArgs, ThroughputMode
-    from components.aws.gpu_fleet import GpuFleet
-    from components.aws.inferentia_fleet import InferentiaFleet
-    from components.aws.model_store import GatewayEndpointArgs, ModelStore, ModelStoreArgs
-    from components.aws.network import PrivateNetwork
+    from inference_infra.components.aws.efs_model_cache import (
+        EfsModelCache,
+        EfsModelCacheArgs,
+        ThroughputMode,
+    )
+    from inference_infra.components.aws.gpu_fleet import GpuFleet
+    from inference_infra.components.aws.inferentia_fleet import InferentiaFleet
+    from inference_infra.components.aws.model_store import GatewayEndpointArgs, ModelStore, ModelStoreArgs
+    from inference_infra.components.aws.network import PrivateNetwork
 
     outputs: dict[str, Any] = {}
     network = settings.aws_network

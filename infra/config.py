@@ -5,7 +5,7 @@ config keys usually are (`inference-infra:costCenter`). One pydantic model
 describes them all and forbids unknown keys, so a typo is an error that names
 the key, its value and what is allowed, before any resource is registered.
 
-`python -m infra.config` prints the JSON Schema of a stack file; the copy in
+`python -m inference_infra.infra.config` prints the JSON Schema of a stack file; the copy in
 `infra/config.schema.json` lets editors check `Pulumi.<stack>.yaml` as you
 type (see the `yaml-language-server` line at the top of each stack file).
 """
@@ -30,12 +30,12 @@ from pydantic import (
 )
 from pydantic.alias_generators import to_camel
 
-from components.errors import InputError, Problem, did_you_mean
-from components.monitoring.alertmanager import ReceiverKind
-from components.monitoring.thresholds import Thresholds
-from components.planner import Precision, Quantization, Traffic, model_spec
-from components.planner.models import unknown_model_problem
-from components.tagging import CostTags, validate_cost_tags
+from inference_infra.components.errors import InputError, Problem, did_you_mean
+from inference_infra.components.monitoring.alertmanager import ReceiverKind
+from inference_infra.components.monitoring.thresholds import Thresholds
+from inference_infra.components.planner import Precision, Quantization, Traffic, model_spec
+from inference_infra.components.planner.models import unknown_model_problem
+from inference_infra.components.tagging import CostTags, validate_cost_tags
 
 NAMESPACE = "inference-infra"
 PRODUCTION_ENVIRONMENTS = frozenset({"prod", "production"})
@@ -117,7 +117,7 @@ class ServedModelSettings(Settings):
 
 
 class GcpGpuFleetSettings(Settings):
-    """One fleet of GCP GPU VMs (components.gcp.GpuFleet)."""
+    """One fleet of GCP GPU VMs (inference_infra.components.gcp.GpuFleet)."""
 
     name: str = Field(description="Fleet name; prefixes its resources.")
     machine_type: str | None = Field(
@@ -155,7 +155,7 @@ class TpuDataDiskSettings(Settings):
 
 
 class TpuVmSettings(Settings):
-    """One Cloud TPU slice (components.gcp.TpuVm)."""
+    """One Cloud TPU slice (inference_infra.components.gcp.TpuVm)."""
 
     name: str = Field(description="TPU name; prefixes its resources.")
     zone: str | None = Field(default=None, description="Default: gcp:zone, else <gcp:region>-a.")
@@ -179,7 +179,7 @@ class TpuVmSettings(Settings):
 
 
 class FilestoreCacheSettings(Settings):
-    """The shared model cache (components.gcp.FilestoreModelCache) on the stack's VPC."""
+    """The shared model cache (inference_infra.components.gcp.FilestoreModelCache) on the stack's VPC."""
 
     tier: Literal["BASIC_HDD", "BASIC_SSD", "ZONAL", "REGIONAL", "ENTERPRISE"] = "ZONAL"
     capacity_gib: int = Field(default=1024, description="Must fit the tier's range.")
@@ -305,7 +305,7 @@ class WatchdogSettings(Settings):
     kms_key_arn: str | None = Field(default=None, description="Customer KMS key for logs, queue, topic, env.")
 
 
-# -- observability (components.k8s.GpuObservability) ---------------------------------------------
+# -- observability (inference_infra.components.k8s.GpuObservability) ----------------------------
 
 # One optional key per alert threshold, named like Thresholds' fields (camelCase here).
 ThresholdSettings = create_model(
@@ -462,7 +462,7 @@ def _key_of(tag_input: str) -> str:
 # --- capacity planner (issue 8): a served model and its traffic -------------------------------------
 # A fleet's settings embed this as `model:` instead of (or next to) `instanceType:`; the fleet then
 # takes the planner's cheapest fitting machine, or has its explicit instance type checked for fit
-# (components.planner.resolve_instance_type).
+# (inference_infra.components.planner.resolve_instance_type).
 
 
 def camel_path(path: str) -> str:

@@ -17,16 +17,30 @@ from typing import Any
 
 import pulumi
 
-from components.catalog import AcceleratorFamily, Cloud, PriceModel
-from components.errors import Problem
-from components.gcp.filestore_model_cache import FilestoreModelCacheArgs, validate_filestore_cache
-from components.gcp.filestore_tiers import FilestoreTier, tier_limits
-from components.gcp.gpu_fleet import Capacity, GpuFleetArgs, GpuReservation, validate_gpu_fleet
-from components.gcp.names import is_zone, region_of
-from components.gcp.network import PrivateNetworkArgs, validate_private_network
-from components.gcp.tpu_vm import TpuDataDisk, TpuScheduling, TpuVmArgs, resolve_slice, validate_tpu_vm
-from components.planner.wiring import Resolution, resolve_instance_type
-from infra.config import (
+from inference_infra.components.catalog import AcceleratorFamily, Cloud, PriceModel
+from inference_infra.components.errors import Problem
+from inference_infra.components.gcp.filestore_model_cache import (
+    FilestoreModelCacheArgs,
+    validate_filestore_cache,
+)
+from inference_infra.components.gcp.filestore_tiers import FilestoreTier, tier_limits
+from inference_infra.components.gcp.gpu_fleet import (
+    Capacity,
+    GpuFleetArgs,
+    GpuReservation,
+    validate_gpu_fleet,
+)
+from inference_infra.components.gcp.names import is_zone, region_of
+from inference_infra.components.gcp.network import PrivateNetworkArgs, validate_private_network
+from inference_infra.components.gcp.tpu_vm import (
+    TpuDataDisk,
+    TpuScheduling,
+    TpuVmArgs,
+    resolve_slice,
+    validate_tpu_vm,
+)
+from inference_infra.components.planner.wiring import Resolution, resolve_instance_type
+from inference_infra.infra.config import (
     NAMESPACE,
     FilestoreCacheSettings,
     GcpGpuFleetSettings,
@@ -186,10 +200,10 @@ def validate(settings: StackSettings) -> list[Problem]:
 
 
 def deploy(settings: StackSettings) -> dict[str, Any]:
-    from components.gcp.filestore_model_cache import FilestoreModelCache
-    from components.gcp.gpu_fleet import GpuFleet
-    from components.gcp.network import PrivateNetwork
-    from components.gcp.tpu_vm import TpuVm
+    from inference_infra.components.gcp.filestore_model_cache import FilestoreModelCache
+    from inference_infra.components.gcp.gpu_fleet import GpuFleet
+    from inference_infra.components.gcp.network import PrivateNetwork
+    from inference_infra.components.gcp.tpu_vm import TpuVm
 
     ctx = GcpContext.from_config()
     network_settings = settings.gcp_network or GcpNetworkSettings()

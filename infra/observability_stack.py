@@ -11,15 +11,15 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from components.errors import Problem, did_you_mean
-from infra.config import NAMESPACE, ObservabilitySettings, StackSettings
+from inference_infra.components.errors import Problem, did_you_mean
+from inference_infra.infra.config import NAMESPACE, ObservabilitySettings, StackSettings
 
 SECRETS_KEY = f"{NAMESPACE}:observabilitySecrets"
 _SECTION = f"{NAMESPACE}:observability"
 
 
 def validate(settings: StackSettings) -> list[Problem]:
-    from components.k8s.gpu_observability import validate_gpu_observability
+    from inference_infra.components.k8s.gpu_observability import validate_gpu_observability
 
     obs = _section(settings)
     problems: list[Problem] = []
@@ -57,7 +57,7 @@ def validate(settings: StackSettings) -> list[Problem]:
 def deploy(settings: StackSettings) -> dict[str, Any]:
     import pulumi
 
-    from components.k8s.gpu_observability import GpuObservability
+    from inference_infra.components.k8s.gpu_observability import GpuObservability
 
     obs = _section(settings)
     args = component_args(
@@ -97,8 +97,8 @@ def component_args(
     """
     import pulumi
 
-    from components.k8s.gpu_observability import AlertReceiver, GpuObservabilityArgs
-    from components.monitoring.rules import DEFAULT_RUNBOOK_URL
+    from inference_infra.components.k8s.gpu_observability import AlertReceiver, GpuObservabilityArgs
+    from inference_infra.components.monitoring.rules import DEFAULT_RUNBOOK_URL
 
     obs = _section(settings)
 

@@ -11,11 +11,15 @@ from typing import Any
 
 from pydantic.alias_generators import to_camel
 
-from components.aws.bootstrap import GPU_UTILIZATION_METRIC, METRIC_NAMESPACE, NEURON_UTILIZATION_METRIC
-from components.aws.idle_watchdog import IdleGpuWatchdogArgs, validate_idle_watchdog
-from components.errors import Problem
-from components.tagging import AUTO_SHUTDOWN, bool_tag
-from infra.config import NAMESPACE, StackSettings, WatchdogSettings
+from inference_infra.components.aws.bootstrap import (
+    GPU_UTILIZATION_METRIC,
+    METRIC_NAMESPACE,
+    NEURON_UTILIZATION_METRIC,
+)
+from inference_infra.components.aws.idle_watchdog import IdleGpuWatchdogArgs, validate_idle_watchdog
+from inference_infra.components.errors import Problem
+from inference_infra.components.tagging import AUTO_SHUTDOWN, bool_tag
+from inference_infra.infra.config import NAMESPACE, StackSettings, WatchdogSettings
 
 COMPONENT_NAME = "idle-gpu-watchdog"
 # Component argument -> its key under inference-infra:watchdog (when the spelling differs).
@@ -53,7 +57,7 @@ def validate(settings: StackSettings) -> list[Problem]:
 
 
 def deploy(settings: StackSettings) -> dict[str, Any]:
-    from components.aws.idle_watchdog import IdleGpuWatchdog
+    from inference_infra.components.aws.idle_watchdog import IdleGpuWatchdog
 
     if settings.watchdog is None:
         return {}

@@ -6,7 +6,7 @@ and never returns, so nothing may follow it.
 
 from pulumi_policy import EnforcementLevel, PolicyPack
 
-from policy.rules import POLICIES
+from inference_infra.policy.rules import POLICIES
 
 PolicyPack(
     name="inference-infra",

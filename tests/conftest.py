@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from components.offline_plan import PlanResult, plan
-from components.offline_plan.model import Capture
-from components.offline_plan.runtime import Harness
-from components.tagging import CostTags, register_cost_tags
+from inference_infra.components.offline_plan import PlanResult, plan
+from inference_infra.components.offline_plan.model import Capture
+from inference_infra.components.offline_plan.runtime import Harness
+from inference_infra.components.tagging import CostTags, register_cost_tags
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 TEST_TAGS = CostTags(

@@ -1,12 +1,12 @@
 """AWS components: GPU and Inferentia2 fleets, model caches, network, idle watchdog.
 
-Names are imported on first use, so `from components.aws import GpuFleet`
+Names are imported on first use, so `from inference_infra.components.aws import GpuFleet`
 loads only that component's module (and pulumi_aws).
 """
 
 from __future__ import annotations
 
-from components._lazy import lazy_exports
+from inference_infra.components._lazy import lazy_exports
 
 _EXPORTS = {
     "GpuFleet": "gpu_fleet",
@@ -21,6 +21,14 @@ _EXPORTS = {
     "PrivateNetworkArgs": "network",
     "IdleGpuWatchdog": "idle_watchdog",
     "IdleGpuWatchdogArgs": "idle_watchdog",
+    # the fleets' argument types
+    "SubnetRef": "network",
+    "ModelSource": "fleet_args",
+    "EfsAttachment": "fleet_args",
+    "Capacity": "capacity",
+    "NewCapacityReservation": "capacity",
+    "ExistingCapacityReservation": "capacity",
+    "CapacityBlock": "capacity",
 }
 
 __getattr__, __all__ = lazy_exports(__name__, _EXPORTS)

@@ -245,7 +245,7 @@ def _file(path: str, content: str, permissions: str = "0644") -> dict[str, str]:
 
 
 def _node_file(name: str) -> str:
-    return resources.files("components.aws.node").joinpath(name).read_text()
+    return resources.files("inference_infra.components.aws.node").joinpath(name).read_text()
 
 
 def _docker_run(name: str, image: str, *, gpus: bool) -> list[str]:

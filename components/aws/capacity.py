@@ -28,8 +28,8 @@ from enum import StrEnum
 
 import pulumi
 
-from components.aws.network import SubnetRef
-from components.errors import Problem
+from inference_infra.components.aws.network import SubnetRef
+from inference_infra.components.errors import Problem
 
 
 class Capacity(StrEnum):

@@ -22,9 +22,9 @@ from enum import StrEnum
 import pulumi
 import pulumi_aws as aws
 
-from components.aws.fleet_args import EfsAttachment
-from components.aws.network import SubnetRef, validate_zone
-from components.errors import Problem, raise_if_invalid
+from inference_infra.components.aws.fleet_args import EfsAttachment
+from inference_infra.components.aws.network import SubnetRef, validate_zone
+from inference_infra.components.errors import Problem, raise_if_invalid
 
 NFS_PORT = 2049
 IA_TRANSITIONS = (1, 7, 14, 30, 60, 90, 180, 270, 365)  # days EFS accepts for AFTER_<n>_DAYS

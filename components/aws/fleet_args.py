@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 
 import pulumi
 
-from components.aws import bootstrap as boot
-from components.aws.capacity import (
+from inference_infra.components.aws import bootstrap as boot
+from inference_infra.components.aws.capacity import (
     DEFAULT_CAPACITY_ORDER,
     Capacity,
     CapacityBlock,
@@ -25,9 +25,15 @@ from components.aws.capacity import (
     allocate,
     validate_reservation,
 )
-from components.aws.network import SubnetRef, validate_zone
-from components.catalog import AcceleratorFamily, Cloud, InstanceType, find_instance_type, instance_types
-from components.errors import Problem, close_matches
+from inference_infra.components.aws.network import SubnetRef, validate_zone
+from inference_infra.components.catalog import (
+    AcceleratorFamily,
+    Cloud,
+    InstanceType,
+    find_instance_type,
+    instance_types,
+)
+from inference_infra.components.errors import Problem, close_matches
 
 RESERVED_PORTS = frozenset({22, boot.DCGM_EXPORTER_PORT, boot.NODE_EXPORTER_PORT})
 
@@ -165,7 +171,7 @@ def _type_problems(kind: FleetKind, name: str, value: str) -> list[Problem]:
 
 
 def _family_of(item: InstanceType) -> AcceleratorFamily:
-    from components.catalog import accelerator
+    from inference_infra.components.catalog import accelerator
 
     return accelerator(item.accelerator).family
 

@@ -1,6 +1,6 @@
 """GpuFleet: a pool of NVIDIA GPU instances of one catalog type (reserved, spot and on-demand).
 
-    from components.aws import GpuFleet, GpuFleetArgs
+    from inference_infra.components.aws import GpuFleet, GpuFleetArgs
     GpuFleet("serving-70b", GpuFleetArgs(
         instance_type="p5.48xlarge", vpc_id=..., subnets=[...], reserved=2,
         reservation=NewCapacityReservation(availability_zone="us-east-1a", instance_count=2)))
@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.aws.bootstrap import AcceleratorKind
-from components.aws.fleet_args import FleetArgs, FleetKind
-from components.aws.launch import AcceleratorFleet
-from components.catalog import AcceleratorFamily
+from inference_infra.components.aws.bootstrap import AcceleratorKind
+from inference_infra.components.aws.fleet_args import FleetArgs, FleetKind
+from inference_infra.components.aws.launch import AcceleratorFleet
+from inference_infra.components.catalog import AcceleratorFamily
 
 # AWS's public parameter for the current Deep Learning Base OSS NVIDIA Driver GPU AMI (Amazon Linux 2023).
 GPU_AMI_SSM_PARAMETER = (

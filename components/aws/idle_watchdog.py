@@ -20,12 +20,12 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from components.aws.names import is_region
-from components.catalog import Cloud, PriceModel, hourly_price, instance_types
-from components.errors import Problem, raise_if_invalid
-from components.tagging import AUTO_SHUTDOWN
-from lambdas import idle_gpu_watchdog as lambda_package
-from lambdas.idle_gpu_watchdog.settings import Settings, default_period_seconds
+from inference_infra.components.aws.names import is_region
+from inference_infra.components.catalog import Cloud, PriceModel, hourly_price, instance_types
+from inference_infra.components.errors import Problem, raise_if_invalid
+from inference_infra.components.tagging import AUTO_SHUTDOWN
+from inference_infra.lambdas import idle_gpu_watchdog as lambda_package
+from inference_infra.lambdas.idle_gpu_watchdog.settings import Settings, default_period_seconds
 
 LAMBDA_DIR = Path(lambda_package.__file__).resolve().parent
 PACKAGE = LAMBDA_DIR.name  # the folder inside the archive, so the modules' relative imports work

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.aws.bootstrap import AcceleratorKind
-from components.aws.fleet_args import FleetArgs, FleetKind
-from components.aws.launch import AcceleratorFleet
-from components.catalog import AcceleratorFamily, Cloud, accelerator, instance_type
+from inference_infra.components.aws.bootstrap import AcceleratorKind
+from inference_infra.components.aws.fleet_args import FleetArgs, FleetKind
+from inference_infra.components.aws.launch import AcceleratorFleet
+from inference_infra.components.catalog import AcceleratorFamily, Cloud, accelerator, instance_type
 
 # AWS's public parameter for the current Deep Learning AMI Neuron (Amazon Linux 2023).
 NEURON_AMI_SSM_PARAMETER = "/aws/service/neuron/dlami/multi-framework/amazon-linux-2023/latest/image_id"

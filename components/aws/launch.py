@@ -15,18 +15,18 @@ from typing import Any, ClassVar
 import pulumi
 import pulumi_aws as aws
 
-from components.aws import bootstrap as boot
-from components.aws.capacity import (
+from inference_infra.components.aws import bootstrap as boot
+from inference_infra.components.aws.capacity import (
     Capacity,
     CapacityBlock,
     ExistingCapacityReservation,
     NewCapacityReservation,
     plan_slots,
 )
-from components.aws.fleet_args import FleetArgs, FleetKind, fleet_counts, validate_fleet
-from components.catalog import Cloud, InstanceType, find_instance_type
-from components.errors import raise_if_invalid
-from components.tagging import AUTO_SHUTDOWN, bool_tag
+from inference_infra.components.aws.fleet_args import FleetArgs, FleetKind, fleet_counts, validate_fleet
+from inference_infra.components.catalog import Cloud, InstanceType, find_instance_type
+from inference_infra.components.errors import raise_if_invalid
+from inference_infra.components.tagging import AUTO_SHUTDOWN, bool_tag
 
 
 class AcceleratorFleet(pulumi.ComponentResource):

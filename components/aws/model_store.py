@@ -17,9 +17,9 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from components.aws.fleet_args import ModelSource
-from components.aws.network import s3_gateway_endpoint
-from components.errors import Problem, raise_if_invalid
+from inference_infra.components.aws.fleet_args import ModelSource
+from inference_infra.components.aws.network import s3_gateway_endpoint
+from inference_infra.components.errors import Problem, raise_if_invalid
 
 _BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
-from components.errors import Problem, raise_if_invalid
+from inference_infra.components.errors import Problem, raise_if_invalid
 
 ZONE_RE = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+[a-z]$")
 

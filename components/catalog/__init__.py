@@ -9,16 +9,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from functools import cache
 
-from components.catalog.accelerators import ACCELERATORS
-from components.catalog.aws import AWS_INSTANCE_TYPES
-from components.catalog.gcp import (
+from inference_infra.components.catalog.accelerators import ACCELERATORS
+from inference_infra.components.catalog.aws import AWS_INSTANCE_TYPES
+from inference_infra.components.catalog.gcp import (
     GCP_GUEST_ACCELERATORS,
     GCP_INSTANCE_TYPES,
     GCP_N1_MACHINES,
     GuestAcceleratorPrice,
     N1MachinePrice,
 )
-from components.catalog.types import (
+from inference_infra.components.catalog.types import (
     Accelerator,
     AcceleratorFamily,
     Cloud,
@@ -26,7 +26,7 @@ from components.catalog.types import (
     Price,
     PriceModel,
 )
-from components.errors import InputError, close_matches
+from inference_infra.components.errors import InputError, close_matches
 
 __all__ = [
     "Accelerator",

@@ -20,7 +20,7 @@ themselves carry no date.
 
 from datetime import date
 
-from components.catalog.types import Accelerator, AcceleratorFamily
+from inference_infra.components.catalog.types import Accelerator, AcceleratorFamily
 
 _READ = date(2026, 11, 21)
 

@@ -35,7 +35,7 @@ fixed only when a block is bought.
 
 from datetime import date
 
-from components.catalog.types import Cloud, InstanceType
+from inference_infra.components.catalog.types import Cloud, InstanceType
 
 _READ = date(2026, 11, 21)  # day the price-list snapshot and shape data were read
 

@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 
-from components.catalog.types import Cloud, InstanceType
+from inference_infra.components.catalog.types import Cloud, InstanceType
 
 _READ = date(2026, 11, 21)  # day a figure was read when its source carries no date
 _CYCLENERD_2025 = date(2025, 3, 6)  # pricing.yml "generated: Thu Mar 6 2025"

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
-from components.errors import did_you_mean
+from inference_infra.components.errors import did_you_mean
 
 _RUNTIMES_PAGE = "https://cloud.google.com/tpu/docs/runtimes"
 _SUPPORTED_VERSIONS = "https://cloud.google.com/tpu/docs/supported-tpu-versions"

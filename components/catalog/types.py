@@ -71,7 +71,7 @@ class InstanceType:
 
     @property
     def accelerator_memory_gib(self) -> float:
-        from components.catalog import accelerator
+        from inference_infra.components.catalog import accelerator
 
         return accelerator(self.accelerator).memory_gib * self.accelerator_count
 

@@ -15,7 +15,7 @@ import textwrap
 
 import click
 
-from components.errors import InputError
+from inference_infra.components.errors import InputError
 
 EXIT_OK, EXIT_POLICY, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
@@ -35,9 +35,9 @@ def app() -> None:
 def _register() -> None:
     for name in _COMMAND_MODULES:
         try:
-            importlib.import_module(f"components.cli.{name}")
+            importlib.import_module(f"inference_infra.components.cli.{name}")
         except ModuleNotFoundError as e:
-            if e.name != f"components.cli.{name}":
+            if e.name != f"inference_infra.components.cli.{name}":
                 raise
 
 

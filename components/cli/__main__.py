@@ -1,3 +1,3 @@
-from components.cli import run
+from inference_infra.components.cli import run
 
 run()

@@ -8,7 +8,7 @@ from dataclasses import asdict
 
 import click
 
-from components.cli import app
+from inference_infra.components.cli import app
 
 
 @app.command()
@@ -16,7 +16,7 @@ from components.cli import app
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def catalog(cloud: str | None, as_json: bool) -> None:
     """List the catalog's accelerator instance types with devices, memory and prices."""
-    from components.catalog import accelerator, instance_types
+    from inference_infra.components.catalog import accelerator, instance_types
 
     items = instance_types(cloud)
     if as_json:

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from components.cli import app
+from inference_infra.components.cli import app
 
 
 @app.group()
@@ -49,8 +49,12 @@ def rules(
     """Print the Prometheus rule file: the GPU alerts and the idle-cost recording rules."""
     from dataclasses import replace
 
-    from components.errors import raise_if_invalid
-    from components.monitoring.rules import RuleSettings, render_rules_yaml, validate_rule_settings
+    from inference_infra.components.errors import raise_if_invalid
+    from inference_infra.components.monitoring.rules import (
+        RuleSettings,
+        render_rules_yaml,
+        validate_rule_settings,
+    )
 
     settings = _stack_rule_settings(cwd, stack) if stack else RuleSettings()
     settings = replace(
@@ -98,8 +102,8 @@ def scrape_config(
 ) -> None:
     """Print a prometheus.yml that discovers the GPU VMs by tag and scrapes dcgm-exporter (:9400)
     and node exporter (:9100), with instance id, type, zone and cost tags as labels."""
-    from components.errors import InputError, raise_if_invalid
-    from components.monitoring.scrape import (
+    from inference_infra.components.errors import InputError, raise_if_invalid
+    from inference_infra.components.monitoring.scrape import (
         AwsDiscovery,
         GcpDiscovery,
         ScrapeSettings,
@@ -141,9 +145,9 @@ def scrape_config(
 @click.option("--neuron/--no-neuron", default=False, help="Add the NeuronCore utilization panel.")
 def dashboards(out: Path, neuron: bool) -> None:
     """Write the Grafana dashboards (GPU fleet utilization, idle accelerator cost) as JSON files."""
-    from components.errors import InputError
-    from components.monitoring.dashboards import dashboards as build
-    from components.monitoring.dashboards import to_json
+    from inference_infra.components.errors import InputError
+    from inference_infra.components.monitoring.dashboards import dashboards as build
+    from inference_infra.components.monitoring.dashboards import to_json
 
     try:
         out.mkdir(parents=True, exist_ok=True)
@@ -155,10 +159,10 @@ def dashboards(out: Path, neuron: bool) -> None:
 
 
 def _stack_rule_settings(cwd: Path, stack: str) -> Any:
-    from components.errors import InputError
-    from components.offline_plan.project import load_project, load_stack
-    from infra.config import NAMESPACE, parse_stack_settings
-    from infra.observability_stack import component_args
+    from inference_infra.components.errors import InputError
+    from inference_infra.components.offline_plan.project import load_project, load_stack
+    from inference_infra.infra.config import NAMESPACE, parse_stack_settings
+    from inference_infra.infra.observability_stack import component_args
 
     config = load_stack(load_project(cwd), stack)
     prefix = f"{NAMESPACE}:"
@@ -179,7 +183,7 @@ def _stack_rule_settings(cwd: Path, stack: str) -> Any:
 
 
 def _overrides(items: tuple[str, ...]) -> dict[str, float | int]:
-    from components.errors import InputError
+    from inference_infra.components.errors import InputError
 
     out: dict[str, float | int] = {}
     for item in items:
@@ -196,7 +200,7 @@ def _overrides(items: tuple[str, ...]) -> dict[str, float | int]:
 
 
 def _pairs(flag: str, items: tuple[str, ...]) -> dict[str, str]:
-    from components.errors import InputError
+    from inference_infra.components.errors import InputError
 
     out: dict[str, str] = {}
     for item in items:

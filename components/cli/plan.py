@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from components.cli import app
+from inference_infra.components.cli import app
 
 
 @app.command()
@@ -30,9 +30,9 @@ from components.cli import app
 def plan(stack: str, as_json: bool, cwd: Path, policy_pack: Path | None, policy_config: Path | None) -> int:
     """Run a stack's program offline under Pulumi's mock runtime, price it, and check it
     against the policy pack. Exit 1 when a mandatory policy is violated."""
-    from components.errors import InputError
-    from components.offline_plan import plan as run_plan
-    from components.offline_plan import render_table
+    from inference_infra.components.errors import InputError
+    from inference_infra.components.offline_plan import plan as run_plan
+    from inference_infra.components.offline_plan import render_table
 
     if policy_pack is not None and not policy_pack.is_dir():
         raise InputError(

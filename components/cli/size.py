@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from components.cli import app
+from inference_infra.components.cli import app
 
 _QUANTS = ["fp32", "fp16", "bf16", "fp8", "int8", "int4"]
 _FLAGS = {
@@ -89,10 +89,16 @@ def size(
 ) -> None:
     """Size a model for its traffic: memory budget, every machine that fits, ranked by USD per
     million generated tokens."""
-    from components.catalog import AcceleratorFamily, PriceModel
-    from components.errors import InputError, Problem, raise_if_invalid
-    from components.planner import Assumptions, NothingFitsError, Precision, Quantization, Traffic
-    from components.planner import size as plan_size
+    from inference_infra.components.catalog import AcceleratorFamily, PriceModel
+    from inference_infra.components.errors import InputError, Problem, raise_if_invalid
+    from inference_infra.components.planner import (
+        Assumptions,
+        NothingFitsError,
+        Precision,
+        Quantization,
+        Traffic,
+    )
+    from inference_infra.components.planner import size as plan_size
 
     if top < 0:
         raise_if_invalid("size", [Problem("--top", top, "must be 0 (all) or more")])

@@ -16,9 +16,9 @@ from ipaddress import ip_network
 import pulumi
 import pulumi_gcp as gcp
 
-from components.errors import Problem, raise_if_invalid
-from components.gcp.filestore_tiers import FilestoreTier, capacity_problems, tier_limits
-from components.gcp.names import is_region, is_zone, label_problems, name_problems
+from inference_infra.components.errors import Problem, raise_if_invalid
+from inference_infra.components.gcp.filestore_tiers import FilestoreTier, capacity_problems, tier_limits
+from inference_infra.components.gcp.names import is_region, is_zone, label_problems, name_problems
 
 _SHARE_NAME_MAX = 16
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import date
 from enum import StrEnum
 
-from components.errors import Problem
+from inference_infra.components.errors import Problem
 
 _TIERS = "https://cloud.google.com/filestore/docs/service-tiers"
 _ZONAL = "https://cloud.google.com/filestore/docs/service-tiers-zonal"

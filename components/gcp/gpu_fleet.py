@@ -32,7 +32,7 @@ from ipaddress import ip_network
 import pulumi
 import pulumi_gcp as gcp
 
-from components.catalog import (
+from inference_infra.components.catalog import (
     AcceleratorFamily,
     CatalogError,
     Cloud,
@@ -41,18 +41,23 @@ from components.catalog import (
     gcp_n1_machine,
     instance_type,
 )
-from components.catalog.gcp_n1_gpus import N1_GPU_LIMITS, n1_gpu_limits
-from components.errors import Problem, raise_if_invalid
-from components.gcp.names import (
+from inference_infra.components.catalog.gcp_n1_gpus import N1_GPU_LIMITS, n1_gpu_limits
+from inference_infra.components.errors import Problem, raise_if_invalid
+from inference_infra.components.gcp.names import (
     bucket_problems,
     label_problems,
     model_uri_problems,
     name_problems,
     zone_problems,
 )
-from components.gcp.service_account import NODE_SCOPES, node_identity
-from components.gcp.startup import StartupConfig, node_metadata, render_startup_script, validate_startup
-from components.tagging import bool_tag
+from inference_infra.components.gcp.service_account import NODE_SCOPES, node_identity
+from inference_infra.components.gcp.startup import (
+    StartupConfig,
+    node_metadata,
+    render_startup_script,
+    validate_startup,
+)
+from inference_infra.components.tagging import bool_tag
 
 DEFAULT_IMAGE = (
     "projects/deeplearning-platform-release/global/images/family/common-cu128-ubuntu-2204-nvidia-570"
@@ -131,7 +136,11 @@ def resolve_shape(args: GpuFleetArgs) -> tuple[FleetShape | None, list[Problem]]
         return None, [Problem("machine_type", machine, allowed)]
     device = accelerator(item.accelerator)
     if device.family is not AcceleratorFamily.NVIDIA_GPU:
-        return None, [Problem("machine_type", machine, "is a TPU slice; use components.gcp.TpuVm for TPUs")]
+        return None, [
+            Problem(
+                "machine_type", machine, "is a TPU slice; use inference_infra.components.gcp.TpuVm for TPUs"
+            )
+        ]
     problems = []
     built_in = device.gcp_accelerator_type or device.key
     if args.accelerator_type is not None and args.accelerator_type != built_in:

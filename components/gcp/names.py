@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from components.errors import Problem
+from inference_infra.components.errors import Problem
 
 _NAME_RE = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _ZONE_RE = re.compile(r"^[a-z]+-[a-z]+\d+-[a-z]$")

@@ -17,8 +17,8 @@ from ipaddress import ip_network
 import pulumi
 import pulumi_gcp as gcp
 
-from components.errors import Problem, raise_if_invalid
-from components.gcp.names import is_region, name_problems
+from inference_infra.components.errors import Problem, raise_if_invalid
+from inference_infra.components.gcp.names import is_region, name_problems
 
 IAP_RANGE = "35.235.240.0/20"  # https://cloud.google.com/iap/docs/using-tcp-forwarding
 

@@ -34,7 +34,7 @@ from typing import Any
 import pulumi
 import yaml
 
-from components.errors import Problem
+from inference_infra.components.errors import Problem
 
 CACHE_METADATA_KEY = "inference-infra-model-cache"
 LOCAL_SSD_MOUNT = "/mnt/local-ssd"

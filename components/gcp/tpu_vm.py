@@ -32,25 +32,31 @@ from enum import StrEnum
 import pulumi
 import pulumi_gcp as gcp
 
-from components.catalog import AcceleratorFamily, Cloud, InstanceType, accelerator, instance_types
-from components.catalog.tpu_runtimes import (
+from inference_infra.components.catalog import (
+    AcceleratorFamily,
+    Cloud,
+    InstanceType,
+    accelerator,
+    instance_types,
+)
+from inference_infra.components.catalog.tpu_runtimes import (
     TPU_SOFTWARE,
     TpuSoftware,
     runtime_problem,
     tpu_software,
     tpu_software_by_generation,
 )
-from components.errors import Problem, did_you_mean, raise_if_invalid
-from components.gcp.names import (
+from inference_infra.components.errors import Problem, did_you_mean, raise_if_invalid
+from inference_infra.components.gcp.names import (
     bucket_problems,
     label_problems,
     model_uri_problems,
     name_problems,
     zone_problems,
 )
-from components.gcp.service_account import NODE_SCOPES, node_identity
-from components.gcp.startup import StartupConfig, node_metadata, render_startup_script
-from components.tagging import bool_tag
+from inference_infra.components.gcp.service_account import NODE_SCOPES, node_identity
+from inference_infra.components.gcp.startup import StartupConfig, node_metadata, render_startup_script
+from inference_infra.components.tagging import bool_tag
 
 
 class TpuScheduling(StrEnum):

@@ -5,7 +5,7 @@ Names are imported on first use.
 
 from __future__ import annotations
 
-from components._lazy import lazy_exports
+from inference_infra.components._lazy import lazy_exports
 
 _EXPORTS = {
     "GpuObservability": "gpu_observability",

@@ -10,7 +10,7 @@ releases and wires them so nothing is silently lost:
   select is the most common silent failure of this setup);
 - `honorLabels` on the dcgm-exporter scrape, so the exporter's own
   `namespace`/`pod`/`container` labels (the workload on the GPU) survive;
-- the GPU alert and cost rules of `components.monitoring.rules` as a
+- the GPU alert and cost rules of `inference_infra.components.monitoring.rules` as a
   PrometheusRule, the Grafana dashboards as ConfigMaps the dashboard sidecar
   loads, a generated Grafana admin password in a Secret, Prometheus retention
   and storage from the inputs, Alertmanager receivers from secret inputs;
@@ -29,9 +29,9 @@ from typing import Any
 
 import pulumi
 
-from components.errors import Problem, raise_if_invalid
-from components.k8s.charts import DCGM_EXPORTER, KUBE_PROMETHEUS_STACK, NEURON_MONITOR
-from components.k8s.observability_values import (
+from inference_infra.components.errors import Problem, raise_if_invalid
+from inference_infra.components.k8s.charts import DCGM_EXPORTER, KUBE_PROMETHEUS_STACK, NEURON_MONITOR
+from inference_infra.components.k8s.observability_values import (
     DASHBOARD_LABEL,
     DASHBOARD_LABEL_VALUE,
     GRAFANA_PASSWORD_KEY,
@@ -41,22 +41,22 @@ from components.k8s.observability_values import (
     neuron_monitor_spec,
     node_relabelings,
 )
-from components.monitoring.alertmanager import (
+from inference_infra.components.monitoring.alertmanager import (
     Receiver,
     ReceiverKind,
     render_alertmanager_yaml,
     validate_receivers,
 )
-from components.monitoring.dashboards import dashboards, to_json
-from components.monitoring.rules import (
+from inference_infra.components.monitoring.dashboards import dashboards, to_json
+from inference_infra.components.monitoring.rules import (
     DCGM_JOB,
     DEFAULT_RUNBOOK_URL,
     RuleSettings,
     rule_file,
     validate_rule_settings,
 )
-from components.monitoring.scrape import NEURON_JOB
-from components.monitoring.thresholds import Thresholds
+from inference_infra.components.monitoring.scrape import NEURON_JOB
+from inference_infra.components.monitoring.thresholds import Thresholds
 
 _DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")

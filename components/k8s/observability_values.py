@@ -9,12 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from components.catalog import AcceleratorFamily, instance_types
-from components.monitoring.rules import DCGM_JOB
-from components.monitoring.scrape import NEURON_PORT
+from inference_infra.components.catalog import AcceleratorFamily, instance_types
+from inference_infra.components.monitoring.rules import DCGM_JOB
+from inference_infra.components.monitoring.scrape import NEURON_PORT
 
 if TYPE_CHECKING:
-    from components.k8s.gpu_observability import GpuObservabilityArgs
+    from inference_infra.components.k8s.gpu_observability import GpuObservabilityArgs
 
 DASHBOARD_LABEL, DASHBOARD_LABEL_VALUE = "grafana_dashboard", "1"
 GRAFANA_USER_KEY, GRAFANA_PASSWORD_KEY = "admin-user", "admin-password"

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from components.errors import Problem
+from inference_infra.components.errors import Problem
 
 SEVERITIES = ("critical", "warning", "info")
 NULL_RECEIVER = "null"
@@ -102,7 +102,7 @@ def alertmanager_config(receivers: Sequence[Receiver], secrets: Sequence[str]) -
 
 
 def render_alertmanager_yaml(receivers: Sequence[Receiver], secrets: Sequence[str]) -> str:
-    from components.monitoring.rules import dump_yaml
+    from inference_infra.components.monitoring.rules import dump_yaml
 
     return dump_yaml(alertmanager_config(receivers, secrets))
 

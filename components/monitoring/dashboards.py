@@ -19,7 +19,7 @@ import json
 from itertools import count
 from typing import Any
 
-from components.monitoring.rules import (
+from inference_infra.components.monitoring.rules import (
     DCGM_JOB,
     GPU_COST_SERIES,
     GPU_IDLE_COST_SERIES,

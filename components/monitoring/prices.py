@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.catalog import AcceleratorFamily, Cloud, hourly_price, instance_types
+from inference_infra.components.catalog import AcceleratorFamily, Cloud, hourly_price, instance_types
 
 
 @dataclass(frozen=True)

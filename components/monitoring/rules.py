@@ -1,7 +1,7 @@
 """Prometheus rules for GPU fleets, rendered from typed thresholds.
 
 Two rule groups, the same on Kubernetes (the PrometheusRule of
-`components.k8s.GpuObservability`) and on VM fleets (`inference-infra
+`inference_infra.components.k8s.GpuObservability`) and on VM fleets (`inference-infra
 monitoring rules` feeding a plain Prometheus):
 
 - `inference-infra-gpu-alerts`: the alerts SPEC.md names, on dcgm-exporter's
@@ -24,9 +24,9 @@ from typing import Any
 
 import yaml
 
-from components.errors import Problem
-from components.monitoring.prices import gpu_prices
-from components.monitoring.thresholds import Thresholds, validate_thresholds
+from inference_infra.components.errors import Problem
+from inference_infra.components.monitoring.prices import gpu_prices
+from inference_infra.components.monitoring.thresholds import Thresholds, validate_thresholds
 
 ALERT_NAMES = (
     "GpuIdle",

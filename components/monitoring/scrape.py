@@ -26,12 +26,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.aws.names import is_region as is_aws_region
-from components.catalog import AcceleratorFamily, Cloud, accelerator, instance_types
-from components.errors import Problem
-from components.gcp.names import is_label_key, is_label_value, is_zone
-from components.monitoring.rules import DCGM_JOB, DCGM_PORT
-from components.tagging import AUTO_SHUTDOWN, COST_TAG_KEYS, gcp_label_key
+from inference_infra.components.aws.names import is_region as is_aws_region
+from inference_infra.components.catalog import AcceleratorFamily, Cloud, accelerator, instance_types
+from inference_infra.components.errors import Problem
+from inference_infra.components.gcp.names import is_label_key, is_label_value, is_zone
+from inference_infra.components.monitoring.rules import DCGM_JOB, DCGM_PORT
+from inference_infra.components.tagging import AUTO_SHUTDOWN, COST_TAG_KEYS, gcp_label_key
 
 NODE_EXPORTER_JOB, NODE_EXPORTER_PORT = "node-exporter", 9100
 NEURON_JOB, NEURON_PORT = "neuron-monitor", 8000
@@ -141,7 +141,7 @@ def scrape_config(s: ScrapeSettings) -> dict[str, Any]:
 
 
 def render_scrape_config_yaml(s: ScrapeSettings) -> str:
-    from components.monitoring.rules import dump_yaml
+    from inference_infra.components.monitoring.rules import dump_yaml
 
     return dump_yaml(scrape_config(s))
 

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from components.errors import Problem, did_you_mean, raise_if_invalid
+from inference_infra.components.errors import Problem, did_you_mean, raise_if_invalid
 
 _SEED = "seed doc 004, 'Key GPU Metrics' table"
 _CHOICE = "inference-infra default"

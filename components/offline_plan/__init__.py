@@ -12,12 +12,12 @@ import os
 import traceback
 from pathlib import Path
 
-from components.errors import InputError
-from components.offline_plan.model import Capture, CapturedResource
-from components.offline_plan.policy import PolicyReport, evaluate_policies
-from components.offline_plan.pricing import CostReport, price_capture
-from components.offline_plan.project import load_project, load_stack
-from components.offline_plan.report import PlanResult, render_table
+from inference_infra.components.errors import InputError
+from inference_infra.components.offline_plan.model import Capture, CapturedResource
+from inference_infra.components.offline_plan.policy import PolicyReport, evaluate_policies
+from inference_infra.components.offline_plan.pricing import CostReport, price_capture
+from inference_infra.components.offline_plan.project import load_project, load_stack
+from inference_infra.components.offline_plan.report import PlanResult, render_table
 
 __all__ = [
     "Capture",
@@ -44,7 +44,7 @@ def plan(
     policy_pack: Path | None = None,
     policy_config: Path | None = None,
 ) -> PlanResult:
-    from components.offline_plan.runtime import run_program
+    from inference_infra.components.offline_plan.runtime import run_program
 
     project = load_project(cwd)
     stack_config = load_stack(project, stack)

@@ -13,7 +13,7 @@ from typing import Any
 
 from pulumi.runtime.mocks import MockResourceArgs
 
-from components.offline_plan.mocks import ACCOUNT_ID, MockContext, digest
+from inference_infra.components.offline_plan.mocks import ACCOUNT_ID, MockContext, digest
 
 
 def _launch_template(args: MockResourceArgs, _: MockContext, __: str) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from typing import Any
 
 from pulumi.runtime.mocks import MockResourceArgs
 
-from components.offline_plan.mocks import MockContext
+from inference_infra.components.offline_plan.mocks import MockContext
 
 
 def _private_ip(seed: str, cidr: str = "10.0.0.0/8") -> str:

@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from components.errors import InputError
-from components.offline_plan.model import Capture, CapturedResource
-from components.offline_plan.policy_pack import (
+from inference_infra.components.errors import InputError
+from inference_infra.components.offline_plan.model import Capture, CapturedResource
+from inference_infra.components.offline_plan.policy_pack import (
     LoadedPack,
     PolicySettings,
     load_pack,

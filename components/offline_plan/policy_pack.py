@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from components.errors import InputError, Problem, did_you_mean, raise_if_invalid
+from inference_infra.components.errors import InputError, Problem, did_you_mean, raise_if_invalid
 
 _PACK_NAME = re.compile(r"^[a-zA-Z0-9-_.]{1,100}$")
 ALL = "all"

@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from components.catalog import (
+from inference_infra.components.catalog import (
     CatalogError,
     Cloud,
     Price,
@@ -23,14 +23,14 @@ from components.catalog import (
     gcp_n1_gpu_price,
     hourly_price,
 )
-from components.inventory import (
+from inference_infra.components.inventory import (
     AWS_LAUNCH_TEMPLATE,
     AcceleratorUse,
     Purchase,
     TemplateLookup,
     accelerator_use,
 )
-from components.offline_plan.model import Capture
+from inference_infra.components.offline_plan.model import Capture
 
 HOURS_PER_MONTH = 730
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import yaml
 
-from components.errors import InputError, did_you_mean
+from inference_infra.components.errors import InputError, did_you_mean
 
 SECRET_PLACEHOLDER = "offline-plan-secret-placeholder"
 

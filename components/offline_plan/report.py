@@ -6,9 +6,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from components.offline_plan.model import Capture, CapturedResource
-from components.offline_plan.policy import PolicyReport
-from components.offline_plan.pricing import HOURS_PER_MONTH, CostReport
+from inference_infra.components.offline_plan.model import Capture, CapturedResource
+from inference_infra.components.offline_plan.policy import PolicyReport
+from inference_infra.components.offline_plan.pricing import HOURS_PER_MONTH, CostReport
 
 
 @dataclass

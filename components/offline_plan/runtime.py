@@ -33,8 +33,8 @@ from pulumi.runtime.proto import engine_pb2, resource_pb2
 from pulumi.runtime.stack import Stack, run_in_stack, wait_for_rpcs
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
-from components.offline_plan.mocks import MockContext, OfflineMocks
-from components.offline_plan.model import Capture, CapturedResource
+from inference_infra.components.offline_plan.mocks import MockContext, OfflineMocks
+from inference_infra.components.offline_plan.model import Capture, CapturedResource
 
 ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
 _SEVERITY = {

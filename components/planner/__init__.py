@@ -1,6 +1,6 @@
 """Capacity planner: from a model and its traffic to memory, machine, throughput and cost.
 
-    from components.planner import Precision, Quantization, Traffic, size
+    from inference_infra.components.planner import Precision, Quantization, Traffic, size
 
     sizing = size("llama-3.1-70b", Traffic(context_tokens=8192, concurrency=32),
                   precision=Precision(weights=Quantization.FP8), cloud="aws")
@@ -12,10 +12,10 @@ Pure code over the accelerator catalog: no Pulumi, no network. See README.md
 for the model (memory terms, fit rule, roofline, cost) and its assumptions.
 """
 
-from components.planner.assumptions import Assumptions, validate_assumptions
-from components.planner.cost import Option, rank, usd_per_million_tokens
-from components.planner.fit import Fit, Hardware, fit, hardware, tensor_parallel_degrees
-from components.planner.memory import (
+from inference_infra.components.planner.assumptions import Assumptions, validate_assumptions
+from inference_infra.components.planner.cost import Option, rank, usd_per_million_tokens
+from inference_infra.components.planner.fit import Fit, Hardware, fit, hardware, tensor_parallel_degrees
+from inference_infra.components.planner.memory import (
     GIB,
     DeviceMemory,
     MemoryBudget,
@@ -24,11 +24,23 @@ from components.planner.memory import (
     memory_budget,
     validate_traffic,
 )
-from components.planner.models import PRESETS, ModelSpec, model_spec, preset_names, validate_model_spec
-from components.planner.precision import Precision, Quantization
-from components.planner.sizing import NothingFitsError, Sizing, candidate_instances, size, validate_request
-from components.planner.throughput import Throughput, estimate
-from components.planner.wiring import (
+from inference_infra.components.planner.models import (
+    PRESETS,
+    ModelSpec,
+    model_spec,
+    preset_names,
+    validate_model_spec,
+)
+from inference_infra.components.planner.precision import Precision, Quantization
+from inference_infra.components.planner.sizing import (
+    NothingFitsError,
+    Sizing,
+    candidate_instances,
+    size,
+    validate_request,
+)
+from inference_infra.components.planner.throughput import Throughput, estimate
+from inference_infra.components.planner.wiring import (
     Choice,
     Resolution,
     check_fit,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.errors import Problem
+from inference_infra.components.errors import Problem
 
 _VLLM_ARGS = "https://docs.vllm.ai/en/latest/configuration/engine_args.html"
 _DATABRICKS = "https://www.databricks.com/blog/llm-inference-performance-engineering-best-practices"

@@ -6,9 +6,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from components.catalog import Cloud, Price, PriceModel
-from components.planner.fit import Fit
-from components.planner.throughput import Throughput
+from inference_infra.components.catalog import Cloud, Price, PriceModel
+from inference_infra.components.planner.fit import Fit
+from inference_infra.components.planner.throughput import Throughput
 
 
 def usd_per_million_tokens(hourly_usd: float, tokens_per_s: float) -> float:

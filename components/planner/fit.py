@@ -16,11 +16,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components.catalog import Accelerator, AcceleratorFamily, InstanceType, accelerator
-from components.planner.assumptions import Assumptions
-from components.planner.memory import DeviceMemory, Traffic, device_memory, sequences_per_replica
-from components.planner.models import ModelSpec
-from components.planner.precision import Precision, compute_peak_tflops, unsupported_weights
+from inference_infra.components.catalog import Accelerator, AcceleratorFamily, InstanceType, accelerator
+from inference_infra.components.planner.assumptions import Assumptions
+from inference_infra.components.planner.memory import (
+    DeviceMemory,
+    Traffic,
+    device_memory,
+    sequences_per_replica,
+)
+from inference_infra.components.planner.models import ModelSpec
+from inference_infra.components.planner.precision import Precision, compute_peak_tflops, unsupported_weights
 
 _UNIT = {
     AcceleratorFamily.NVIDIA_GPU: "GPU",

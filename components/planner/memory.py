@@ -18,10 +18,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from components.errors import Problem
-from components.planner.assumptions import Assumptions
-from components.planner.models import ModelSpec
-from components.planner.precision import Precision, Quantization
+from inference_infra.components.errors import Problem
+from inference_infra.components.planner.assumptions import Assumptions
+from inference_infra.components.planner.models import ModelSpec
+from inference_infra.components.planner.precision import Precision, Quantization
 
 GIB = 1024**3
 DEFAULT_OUTPUT_TOKENS = 512

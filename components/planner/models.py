@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import date
 from functools import cached_property
 
-from components.errors import InputError, Problem, close_matches, raise_if_invalid
+from inference_infra.components.errors import InputError, Problem, close_matches, raise_if_invalid
 
 _READ = date(2026, 11, 21)  # day the config.json files below were read
 _HF = "https://huggingface.co/{}/blob/main/config.json"
@@ -318,6 +318,6 @@ def unknown_model_problem(name: str, input_name: str = "model") -> Problem:
     return Problem(
         input_name,
         name,
-        f"is not a model preset; {hint}presets: {', '.join(preset_names())} (components.planner."
-        "ModelSpec sizes any other model from its shape)",
+        f"is not a model preset; {hint}presets: {', '.join(preset_names())} "
+        "(inference_infra.components.planner.ModelSpec sizes any other model from its shape)",
     )

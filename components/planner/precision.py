@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from components.catalog import Accelerator, AcceleratorFamily
+from inference_infra.components.catalog import Accelerator, AcceleratorFamily
 
 
 class Quantization(StrEnum):

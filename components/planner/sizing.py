@@ -6,7 +6,7 @@ from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from components.catalog import (
+from inference_infra.components.catalog import (
     AcceleratorFamily,
     Cloud,
     InstanceType,
@@ -15,14 +15,14 @@ from components.catalog import (
     hourly_price,
     instance_types,
 )
-from components.errors import InputError, Problem, raise_if_invalid
-from components.planner.assumptions import Assumptions, validate_assumptions
-from components.planner.cost import Option, rank
-from components.planner.fit import Fit, fit
-from components.planner.memory import MemoryBudget, Traffic, memory_budget, validate_traffic
-from components.planner.models import ModelSpec, model_spec, validate_model_spec
-from components.planner.precision import Precision, Quantization
-from components.planner.throughput import estimate
+from inference_infra.components.errors import InputError, Problem, raise_if_invalid
+from inference_infra.components.planner.assumptions import Assumptions, validate_assumptions
+from inference_infra.components.planner.cost import Option, rank
+from inference_infra.components.planner.fit import Fit, fit
+from inference_infra.components.planner.memory import MemoryBudget, Traffic, memory_budget, validate_traffic
+from inference_infra.components.planner.models import ModelSpec, model_spec, validate_model_spec
+from inference_infra.components.planner.precision import Precision, Quantization
+from inference_infra.components.planner.throughput import estimate
 
 ANY_CLOUD = "any"
 

@@ -28,11 +28,11 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from components.planner.assumptions import Assumptions
-from components.planner.fit import Fit
-from components.planner.memory import Traffic, kv_shards
-from components.planner.models import ModelSpec
-from components.planner.precision import Precision
+from inference_infra.components.planner.assumptions import Assumptions
+from inference_infra.components.planner.fit import Fit
+from inference_infra.components.planner.memory import Traffic, kv_shards
+from inference_infra.components.planner.models import ModelSpec
+from inference_infra.components.planner.precision import Precision
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -12,15 +12,21 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from components.catalog import AcceleratorFamily, CatalogError, Cloud, PriceModel, instance_type
-from components.errors import InputError, Problem
-from components.planner.assumptions import Assumptions
-from components.planner.cost import Option
-from components.planner.fit import Fit, fit
-from components.planner.memory import Traffic
-from components.planner.models import ModelSpec, model_spec
-from components.planner.precision import Precision
-from components.planner.sizing import NothingFitsError, Sizing, size, validate_request
+from inference_infra.components.catalog import (
+    AcceleratorFamily,
+    CatalogError,
+    Cloud,
+    PriceModel,
+    instance_type,
+)
+from inference_infra.components.errors import InputError, Problem
+from inference_infra.components.planner.assumptions import Assumptions
+from inference_infra.components.planner.cost import Option
+from inference_infra.components.planner.fit import Fit, fit
+from inference_infra.components.planner.memory import Traffic
+from inference_infra.components.planner.models import ModelSpec, model_spec
+from inference_infra.components.planner.precision import Precision
+from inference_infra.components.planner.sizing import NothingFitsError, Sizing, size, validate_request
 
 
 @dataclass(frozen=True)

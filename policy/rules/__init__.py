@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pulumi_policy import Policy
 
-from policy.rules import (
+from inference_infra.policy.rules import (
     accelerator_imdsv2_required,
     accelerator_no_public_ip,
     accelerator_spend_budget,

@@ -29,7 +29,7 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
 
-from components.offline_plan.model import UNKNOWN_VALUE as UNKNOWN
+from inference_infra.components.offline_plan.model import UNKNOWN_VALUE as UNKNOWN
 
 # Every sentinel the engine uses for a value not known yet, one per type.
 _UNKNOWN_SENTINELS = frozenset(

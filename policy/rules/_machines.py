@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from components.inventory import (
+from inference_infra.components.inventory import (
     AWS_INSTANCE,
     AWS_LAUNCH_TEMPLATE,
     AWS_SPOT_REQUEST,
@@ -15,7 +15,7 @@ from components.inventory import (
     AcceleratorUse,
     accelerator_use,
 )
-from policy.rules._base import Resource
+from inference_infra.policy.rules._base import Resource
 
 # Resources that start accelerator machines: instances, VMs, TPU slices and the
 # templates that launch them (not reservations, which only hold capacity).

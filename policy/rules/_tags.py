@@ -3,7 +3,7 @@
 AWS: a resource's own `tags` over `tagsAll` over the provider's `defaultTags`
 (an Auto Scaling group lists them as `{key, value, propagateAtLaunch}`).
 GCP: `labels` over the provider's `defaultLabels`, with keys and values in GCP's
-label alphabet (`CostCenter` -> `cost-center`; see components.tagging).
+label alphabet (`CostCenter` -> `cost-center`; see inference_infra.components.tagging).
 Which types take tags at all is read from the provider SDKs (`tag_field`).
 """
 
@@ -13,10 +13,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from components.inventory import AWS_AUTOSCALING_GROUP, AWS_LAUNCH_TEMPLATE, GCP_TPU_QUEUED_RESOURCE
-from components.offline_plan.model import Unknown
-from components.tagging import AUTO_SHUTDOWN, ENVIRONMENT, gcp_label_key, tag_field
-from policy.rules._base import UNKNOWN, Resource, get_path
+from inference_infra.components.inventory import (
+    AWS_AUTOSCALING_GROUP,
+    AWS_LAUNCH_TEMPLATE,
+    GCP_TPU_QUEUED_RESOURCE,
+)
+from inference_infra.components.offline_plan.model import Unknown
+from inference_infra.components.tagging import AUTO_SHUTDOWN, ENVIRONMENT, gcp_label_key, tag_field
+from inference_infra.policy.rules._base import UNKNOWN, Resource, get_path
 
 
 @dataclass(frozen=True)

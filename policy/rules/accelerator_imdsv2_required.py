@@ -14,9 +14,22 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
-from components.inventory import AWS_INSTANCE
-from policy.rules._base import UNKNOWN, Outcome, Resource, not_applicable, passed, resource_policy, show
-from policy.rules._machines import AWS_MACHINES, accelerator_machine, machine_label, untyped_template
+from inference_infra.components.inventory import AWS_INSTANCE
+from inference_infra.policy.rules._base import (
+    UNKNOWN,
+    Outcome,
+    Resource,
+    not_applicable,
+    passed,
+    resource_policy,
+    show,
+)
+from inference_infra.policy.rules._machines import (
+    AWS_MACHINES,
+    accelerator_machine,
+    machine_label,
+    untyped_template,
+)
 
 NAME = "accelerator-imdsv2-required"
 SEVERITY = Severity.HIGH

@@ -18,13 +18,13 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
-from components.inventory import (
+from inference_infra.components.inventory import (
     AWS_LAUNCH_TEMPLATE,
     GCP_TPU_NODE,
     GCP_TPU_QUEUED_RESOURCE,
     GCP_TPU_VM,
 )
-from policy.rules._base import (
+from inference_infra.policy.rules._base import (
     UNKNOWN,
     Findings,
     Outcome,
@@ -34,7 +34,7 @@ from policy.rules._base import (
     resource_policy,
     show,
 )
-from policy.rules._machines import (
+from inference_infra.policy.rules._machines import (
     AWS_MACHINES,
     MACHINE_NOUNS,
     accelerator_machine,

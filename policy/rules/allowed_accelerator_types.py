@@ -16,9 +16,9 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
-from components.inventory import accelerator_use
-from policy.rules._base import Outcome, Resource, not_applicable, passed, resource_policy
-from policy.rules._tags import environment_of
+from inference_infra.components.inventory import accelerator_use
+from inference_infra.policy.rules._base import Outcome, Resource, not_applicable, passed, resource_policy
+from inference_infra.policy.rules._tags import environment_of
 
 NAME = "allowed-accelerator-types"
 SEVERITY = Severity.MEDIUM

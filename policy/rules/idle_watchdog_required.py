@@ -1,6 +1,6 @@
 """idle-watchdog-required (stack policy): AutoShutdown=true means something stops idle machines.
 
-The AutoShutdown tag is a promise: the idle watchdog (components.aws.IdleGpuWatchdog)
+The AutoShutdown tag is a promise: the idle watchdog (inference_infra.components.aws.IdleGpuWatchdog)
 stops accelerator instances tagged AutoShutdown=true once they sit idle. A stack
 that tags AWS accelerator instances (directly, or through a launch template's
 instance tags) must deploy the watchdog. An Auto Scaling group tagged
@@ -19,11 +19,11 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
-from components.inventory import AWS_AUTOSCALING_GROUP, accelerator_use
-from components.offline_plan.pricing import template_index
-from policy.rules._base import Outcome, Resource, not_applicable, passed, stack_policy
-from policy.rules._machines import AWS_MACHINES, GCP_MACHINES
-from policy.rules._tags import auto_shutdown, instance_tags
+from inference_infra.components.inventory import AWS_AUTOSCALING_GROUP, accelerator_use
+from inference_infra.components.offline_plan.pricing import template_index
+from inference_infra.policy.rules._base import Outcome, Resource, not_applicable, passed, stack_policy
+from inference_infra.policy.rules._machines import AWS_MACHINES, GCP_MACHINES
+from inference_infra.policy.rules._tags import auto_shutdown, instance_tags
 
 NAME = "idle-watchdog-required"
 SEVERITY = Severity.MEDIUM
@@ -74,8 +74,8 @@ def check(resources: Sequence[Resource], config: Mapping[str, Any]) -> Outcome:
         violations.insert(
             0,
             f"{len(aws)} AWS accelerator resource(s) tagged AutoShutdown=true ({_names(aws)}) but the stack "
-            f"deploys no idle watchdog ({', '.join(sorted(watchdogs))}); add components.aws.IdleGpuWatchdog "
-            "or nothing stops them when they sit idle.",
+            f"deploys no idle watchdog ({', '.join(sorted(watchdogs))}); "
+            "add inference_infra.components.aws.IdleGpuWatchdog or nothing stops them when they sit idle.",
         )
     return Outcome(violations=tuple(violations)) if violations else passed()
 

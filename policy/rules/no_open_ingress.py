@@ -15,7 +15,7 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
-from policy.rules._base import (
+from inference_infra.policy.rules._base import (
     UNKNOWN,
     Findings,
     Outcome,

@@ -16,10 +16,17 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
-from components.inventory import Purchase
-from policy.rules._base import UNKNOWN, Outcome, Resource, not_applicable, passed, resource_policy
-from policy.rules._machines import MACHINE_NOUNS, accelerator_machine, machine_label
-from policy.rules._tags import auto_shutdown, environment_of, instance_tags
+from inference_infra.components.inventory import Purchase
+from inference_infra.policy.rules._base import (
+    UNKNOWN,
+    Outcome,
+    Resource,
+    not_applicable,
+    passed,
+    resource_policy,
+)
+from inference_infra.policy.rules._machines import MACHINE_NOUNS, accelerator_machine, machine_label
+from inference_infra.policy.rules._tags import auto_shutdown, environment_of, instance_tags
 
 NAME = "nonprod-accelerators-spot-or-autoshutdown"
 SEVERITY = Severity.MEDIUM

@@ -16,10 +16,17 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
-from components.inventory import AWS_LAUNCH_TEMPLATE, accelerator_use, is_accelerator_instance
-from components.tagging import AUTO_SHUTDOWN, COST_TAG_KEYS, gcp_label_value
-from policy.rules._base import UNKNOWN, Findings, Outcome, Resource, not_applicable, resource_policy
-from policy.rules._tags import TagSet, cost_tags, instance_tags
+from inference_infra.components.inventory import AWS_LAUNCH_TEMPLATE, accelerator_use, is_accelerator_instance
+from inference_infra.components.tagging import AUTO_SHUTDOWN, COST_TAG_KEYS, gcp_label_value
+from inference_infra.policy.rules._base import (
+    UNKNOWN,
+    Findings,
+    Outcome,
+    Resource,
+    not_applicable,
+    resource_policy,
+)
+from inference_infra.policy.rules._tags import TagSet, cost_tags, instance_tags
 
 NAME = "required-cost-tags"
 SEVERITY = Severity.MEDIUM

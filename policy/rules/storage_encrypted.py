@@ -15,8 +15,8 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
-from components.inventory import AWS_INSTANCE, AWS_LAUNCH_TEMPLATE, AWS_SPOT_REQUEST
-from policy.rules._base import (
+from inference_infra.components.inventory import AWS_INSTANCE, AWS_LAUNCH_TEMPLATE, AWS_SPOT_REQUEST
+from inference_infra.policy.rules._base import (
     UNKNOWN,
     Findings,
     Outcome,

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from components.catalog import Cloud
-from components.inventory import (
+from inference_infra.components.catalog import Cloud
+from inference_infra.components.inventory import (
     AWS_CAPACITY_RESERVATION,
     AWS_INSTANCE,
     AWS_LAUNCH_TEMPLATE,
@@ -17,7 +17,7 @@ from components.inventory import (
     region_of_zone,
     tpu_slice_name,
 )
-from components.offline_plan.model import UNKNOWN_VALUE
+from inference_infra.components.offline_plan.model import UNKNOWN_VALUE
 
 
 def test_accelerator_use_reads_an_on_demand_gpu_instance():

@@ -7,8 +7,8 @@ import pulumi_aws as aws
 import pulumi_gcp as gcp
 import pytest
 
-from components.errors import InputError
-from components.tagging import (
+from inference_infra.components.errors import InputError
+from inference_infra.components.tagging import (
     CostTags,
     gcp_label_key,
     gcp_label_value,

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from components.errors import InputError
-from components.offline_plan import plan
-from infra import aws_stack
-from infra.config import parse_stack_settings
+from inference_infra.components.errors import InputError
+from inference_infra.components.offline_plan import plan
+from inference_infra.infra import aws_stack
+from inference_infra.infra.config import parse_stack_settings
 
 GPU = "inference-infra:aws:GpuFleet"
 INFERENTIA = "inference-infra:aws:InferentiaFleet"
@@ -190,7 +190,7 @@ def test_aws_stack_rejects_a_network_with_both_vpc_and_create():
 
 
 def test_plan_of_a_stack_with_a_bad_fleet_registers_nothing(pulumi_project):
-    program = "import runpy\nrunpy.run_module('infra.__main__', run_name='__main__')\n"
+    program = "import runpy\nrunpy.run_module('inference_infra.infra.__main__', run_name='__main__')\n"
     stack = """\
     config:
       aws:region: us-east-1

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from infra.config import ConfigError, parse_stack_settings, stack_file_schema
+from inference_infra.infra.config import ConfigError, parse_stack_settings, stack_file_schema
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BASE = {"costCenter": "ml-platform", "owner": "team@example.com"}
@@ -68,7 +68,9 @@ def test_parse_stack_settings_rejects_invalid_tags():
 
 def test_schema_file_is_current():
     on_disk = json.loads((REPO_ROOT / "infra" / "config.schema.json").read_text())
-    assert on_disk == stack_file_schema(), "run: python -m infra.config > infra/config.schema.json"
+    assert on_disk == stack_file_schema(), (
+        "run: python -m inference_infra.infra.config > infra/config.schema.json"
+    )
 
 
 def test_schema_types_the_namespaced_keys_and_forbids_unknown_ones():

@@ -3,8 +3,8 @@
 import pytest
 from pydantic import ValidationError
 
-from components.planner import Quantization
-from infra.config import ServedModelSettings
+from inference_infra.components.planner import Quantization
+from inference_infra.infra.config import ServedModelSettings
 
 
 def test_served_model_settings_read_camel_case_keys_into_planner_inputs():

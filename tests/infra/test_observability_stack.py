@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.cli import main
-from components.errors import InputError
-from components.offline_plan import plan
-from components.offline_plan.model import is_secret
+from inference_infra.components.cli import main
+from inference_infra.components.errors import InputError
+from inference_infra.components.offline_plan import plan
+from inference_infra.components.offline_plan.model import is_secret
 
 REPO = Path(__file__).resolve().parents[2]
 COMPONENT = "inference-infra:k8s:GpuObservability"

@@ -6,11 +6,15 @@ import json
 
 import pytest
 
-from components.aws.bootstrap import GPU_UTILIZATION_METRIC, METRIC_NAMESPACE, NEURON_UTILIZATION_METRIC
-from components.errors import InputError
-from infra import watchdog_stack
-from infra.config import parse_stack_settings
-from lambdas.idle_gpu_watchdog.settings import Settings
+from inference_infra.components.aws.bootstrap import (
+    GPU_UTILIZATION_METRIC,
+    METRIC_NAMESPACE,
+    NEURON_UTILIZATION_METRIC,
+)
+from inference_infra.components.errors import InputError
+from inference_infra.infra import watchdog_stack
+from inference_infra.infra.config import parse_stack_settings
+from inference_infra.lambdas.idle_gpu_watchdog.settings import Settings
 
 WATCHDOG = "inference-infra:aws:IdleGpuWatchdog"
 FUNCTION = "aws:lambda/function:Function"

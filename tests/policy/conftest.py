@@ -31,10 +31,10 @@ from pulumi_policy import (
 from pulumi_policy.policy import _NotApplicableError
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
 
-from components.offline_plan.model import Capture
-from components.offline_plan.policy import PolicyReport, _analyzer_props, evaluate
-from components.offline_plan.policy_pack import LoadedPack, load_pack, reconcile
-from policy.rules._base import Outcome, Resource, config_defaults
+from inference_infra.components.offline_plan.model import Capture
+from inference_infra.components.offline_plan.policy import PolicyReport, _analyzer_props, evaluate
+from inference_infra.components.offline_plan.policy_pack import LoadedPack, load_pack, reconcile
+from inference_infra.policy.rules._base import Outcome, Resource, config_defaults
 
 PACK_DIR = Path(__file__).resolve().parents[2] / "policy"
 WIRE_UNKNOWN = UNKNOWN_STRING_VALUE  # how the engine sends a value not known yet

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pulumi_aws as aws
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE as WIRE_UNKNOWN
 
-from policy.rules import accelerator_imdsv2_required as rule
-from policy.rules._base import UNKNOWN, Outcome
+from inference_infra.policy.rules import accelerator_imdsv2_required as rule
+from inference_infra.policy.rules._base import UNKNOWN, Outcome
 
 INSTANCE = "aws:ec2/instance:Instance"
 TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"

@@ -6,10 +6,10 @@ import pulumi_aws as aws
 import pytest
 from pulumi_policy import PolicyCustomTimeouts, PolicyResource, PolicyResourceOptions, StackValidationArgs
 
-from components.offline_plan.policy import _analyzer_props
-from components.offline_plan.pricing import price_capture
-from policy.rules import accelerator_spend_budget as rule
-from policy.rules._base import Outcome, Resource, config_defaults
+from inference_infra.components.offline_plan.policy import _analyzer_props
+from inference_infra.components.offline_plan.pricing import price_capture
+from inference_infra.policy.rules import accelerator_spend_budget as rule
+from inference_infra.policy.rules._base import Outcome, Resource, config_defaults
 
 INSTANCE = "aws:ec2/instance:Instance"
 EAST = {"region": "us-east-1"}

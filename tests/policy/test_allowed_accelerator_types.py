@@ -5,8 +5,8 @@ from __future__ import annotations
 import pulumi_aws as aws
 import pulumi_gcp as gcp
 
-from policy.rules import allowed_accelerator_types as rule
-from policy.rules._base import Outcome
+from inference_infra.policy.rules import allowed_accelerator_types as rule
+from inference_infra.policy.rules._base import Outcome
 
 INSTANCE = "aws:ec2/instance:Instance"
 RESERVATION = "aws:ec2/capacityReservation:CapacityReservation"

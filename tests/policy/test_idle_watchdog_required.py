@@ -5,14 +5,14 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
-from policy.rules import idle_watchdog_required as rule
-from policy.rules._base import Outcome, Resource, config_defaults
+from inference_infra.policy.rules import idle_watchdog_required as rule
+from inference_infra.policy.rules._base import Outcome, Resource, config_defaults
 
 INSTANCE = "aws:ec2/instance:Instance"
 TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 ASG = "aws:autoscaling/group:Group"
 WATCHDOG = Resource(rule.WATCHDOG_TYPE, "watchdog", {}, "urn:watchdog")
-ADVICE = "add components.aws.IdleGpuWatchdog or nothing stops them when they sit idle."
+ADVICE = "add inference_infra.components.aws.IdleGpuWatchdog or nothing stops them when they sit idle."
 
 
 def _check(resources: list[Resource], **config) -> Outcome:
@@ -98,7 +98,7 @@ def test_watchdog_required_says_when_it_does_not_apply():
 
 
 class _Watchdog(pulumi.ComponentResource):
-    """Stands in for components.aws.IdleGpuWatchdog: the policy recognises the type token."""
+    """Stands in for inference_infra.components.aws.IdleGpuWatchdog: the policy recognises the type token."""
 
     def __init__(self, name: str) -> None:
         super().__init__(rule.WATCHDOG_TYPE, name, None, None)

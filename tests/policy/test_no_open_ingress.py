@@ -6,8 +6,8 @@ import pulumi_aws as aws
 import pulumi_gcp as gcp
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE as WIRE_UNKNOWN
 
-from policy.rules import no_open_ingress as rule
-from policy.rules._base import UNKNOWN, Outcome
+from inference_infra.policy.rules import no_open_ingress as rule
+from inference_infra.policy.rules._base import UNKNOWN, Outcome
 
 SG = "aws:ec2/securityGroup:SecurityGroup"
 SG_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"

@@ -7,8 +7,8 @@ import pulumi_gcp as gcp
 import pytest
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE as WIRE_UNKNOWN
 
-from policy.rules import nonprod_accelerators_spot_or_autoshutdown as rule
-from policy.rules._base import UNKNOWN, Outcome
+from inference_infra.policy.rules import nonprod_accelerators_spot_or_autoshutdown as rule
+from inference_infra.policy.rules._base import UNKNOWN, Outcome
 
 INSTANCE = "aws:ec2/instance:Instance"
 TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"

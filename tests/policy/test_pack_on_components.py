@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from components.aws import (
+from inference_infra.components.aws import (
     EfsModelCache,
     EfsModelCacheArgs,
     GpuFleet,
@@ -25,14 +25,14 @@ from components.aws import (
     ModelStore,
     ModelStoreArgs,
 )
-from components.aws.network import SubnetRef
-from components.gcp import FilestoreModelCache, FilestoreModelCacheArgs, TpuVm, TpuVmArgs
-from components.gcp import GpuFleet as GcpGpuFleet
-from components.gcp import GpuFleetArgs as GcpGpuFleetArgs
-from components.gcp.gpu_fleet import Capacity
-from components.offline_plan.model import Capture
-from components.offline_plan.policy import PolicyReport, evaluate
-from components.offline_plan.policy_pack import reconcile
+from inference_infra.components.aws.network import SubnetRef
+from inference_infra.components.gcp import FilestoreModelCache, FilestoreModelCacheArgs, TpuVm, TpuVmArgs
+from inference_infra.components.gcp import GpuFleet as GcpGpuFleet
+from inference_infra.components.gcp import GpuFleetArgs as GcpGpuFleetArgs
+from inference_infra.components.gcp.gpu_fleet import Capacity
+from inference_infra.components.offline_plan.model import Capture
+from inference_infra.components.offline_plan.policy import PolicyReport, evaluate
+from inference_infra.components.offline_plan.policy_pack import reconcile
 
 SUBNETS = [
     SubnetRef(id="subnet-0a", availability_zone="us-east-1a"),

@@ -18,8 +18,8 @@ from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 
-from policy.rules import POLICIES
-from policy.rules import required_cost_tags as tags_rule
+from inference_infra.policy.rules import POLICIES
+from inference_infra.policy.rules import required_cost_tags as tags_rule
 
 PACK_DIR = Path(__file__).resolve().parents[2] / "policy"
 
@@ -130,6 +130,6 @@ def test_served_pack_runs_the_stack_budget(analyzer):
 
 
 def _resource(type_token: str, name: str, props: dict):
-    from policy.rules._base import Resource
+    from inference_infra.policy.rules._base import Resource
 
     return Resource(type_token, name, props)

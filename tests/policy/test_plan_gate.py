@@ -38,7 +38,7 @@ OWNER_MISSING = (
 
 def cli(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "components.cli", *args],
+        [sys.executable, "-m", "inference_infra.components.cli", *args],
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from pulumi_policy import EnforcementLevel, Severity, StackValidationPolicy
 
-from policy.rules import MODULES, POLICIES
-from policy.rules._base import config_defaults
+from inference_infra.policy.rules import MODULES, POLICIES
+from inference_infra.policy.rules._base import config_defaults
 
 RULES_DIR = Path(__file__).resolve().parents[2] / "policy" / "rules"
 TESTS_DIR = Path(__file__).resolve().parent

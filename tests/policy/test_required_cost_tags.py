@@ -9,8 +9,8 @@ import pulumi_gcp as gcp
 import pytest
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE as WIRE_UNKNOWN
 
-from policy.rules import required_cost_tags as rule
-from policy.rules._base import UNKNOWN, Outcome
+from inference_infra.policy.rules import required_cost_tags as rule
+from inference_infra.policy.rules._base import UNKNOWN, Outcome
 
 BUCKET = "aws:s3/bucket:Bucket"
 INSTANCE = "aws:ec2/instance:Instance"

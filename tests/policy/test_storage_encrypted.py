@@ -6,8 +6,8 @@ import pulumi_aws as aws
 import pulumi_gcp as gcp
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE as WIRE_UNKNOWN
 
-from policy.rules import storage_encrypted as rule
-from policy.rules._base import UNKNOWN, Outcome
+from inference_infra.policy.rules import storage_encrypted as rule
+from inference_infra.policy.rules._base import UNKNOWN, Outcome
 
 VOLUME = "aws:ebs/volume:Volume"
 EFS = "aws:efs/fileSystem:FileSystem"

@@ -6,8 +6,8 @@ from dataclasses import replace
 
 import pytest
 
-from components.aws.fleet_args import FleetArgs
-from components.aws.network import SubnetRef
+from inference_infra.components.aws.fleet_args import FleetArgs
+from inference_infra.components.aws.network import SubnetRef
 
 SUBNETS = [
     SubnetRef(id="subnet-0a", availability_zone="us-east-1a"),

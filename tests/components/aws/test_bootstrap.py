@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.aws import bootstrap as boot
-from components.aws.bootstrap import AcceleratorKind, EfsMount, ModelPrefetch, NodeBootstrap
+from inference_infra.components.aws import bootstrap as boot
+from inference_infra.components.aws.bootstrap import AcceleratorKind, EfsMount, ModelPrefetch, NodeBootstrap
 
 NODE_DIR = Path(boot.__file__).parent / "node"
 

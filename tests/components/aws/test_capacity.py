@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from components.aws.capacity import (
+from inference_infra.components.aws.capacity import (
     Capacity,
     CapacityBlock,
     Counts,
@@ -12,7 +12,7 @@ from components.aws.capacity import (
     plan_slots,
     validate_reservation,
 )
-from components.aws.network import SubnetRef
+from inference_infra.components.aws.network import SubnetRef
 
 A = SubnetRef(id="subnet-a", availability_zone="us-east-1a")
 B = SubnetRef(id="subnet-b", availability_zone="us-east-1b")

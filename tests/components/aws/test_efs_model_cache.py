@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from components.aws import EfsModelCache, EfsModelCacheArgs
-from components.aws.network import SubnetRef
-from components.errors import InputError
+from inference_infra.components.aws import EfsModelCache, EfsModelCacheArgs
+from inference_infra.components.aws.network import SubnetRef
+from inference_infra.components.errors import InputError
 
 INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 

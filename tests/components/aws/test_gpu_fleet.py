@@ -8,16 +8,16 @@ import json
 import pytest
 import yaml
 
-from components.aws import GpuFleet, GpuFleetArgs
-from components.aws.capacity import (
+from inference_infra.components.aws import GpuFleet, GpuFleetArgs
+from inference_infra.components.aws.capacity import (
     Capacity,
     CapacityBlock,
     ExistingCapacityReservation,
     NewCapacityReservation,
 )
-from components.aws.fleet_args import EfsAttachment, ModelSource
-from components.errors import InputError
-from components.offline_plan.pricing import price_capture
+from inference_infra.components.aws.fleet_args import EfsAttachment, ModelSource
+from inference_infra.components.errors import InputError
+from inference_infra.components.offline_plan.pricing import price_capture
 
 INSTANCE = "aws:ec2/instance:Instance"
 TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"

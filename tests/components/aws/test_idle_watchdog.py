@@ -11,18 +11,18 @@ from pathlib import Path
 import pulumi
 import pytest
 
-from components.aws import IdleGpuWatchdog, IdleGpuWatchdogArgs
-from components.aws.idle_watchdog import (
+from inference_infra.components.aws import IdleGpuWatchdog, IdleGpuWatchdogArgs
+from inference_infra.components.aws.idle_watchdog import (
     HANDLER,
     LAMBDA_DIR,
     lambda_archive,
     price_table,
     validate_idle_watchdog,
 )
-from components.catalog import Cloud, instance_types
-from components.errors import InputError
-from lambdas.idle_gpu_watchdog.prices import parse_prices
-from lambdas.idle_gpu_watchdog.settings import Settings
+from inference_infra.components.catalog import Cloud, instance_types
+from inference_infra.components.errors import InputError
+from inference_infra.lambdas.idle_gpu_watchdog.prices import parse_prices
+from inference_infra.lambdas.idle_gpu_watchdog.settings import Settings
 
 FUNCTION = "aws:lambda/function:Function"
 POLICY = "aws:iam/rolePolicy:RolePolicy"

@@ -7,10 +7,10 @@ import base64
 import pytest
 import yaml
 
-from components.aws import InferentiaFleet, InferentiaFleetArgs
-from components.aws.inferentia_fleet import neuron_cores
-from components.errors import InputError
-from components.offline_plan.pricing import price_capture
+from inference_infra.components.aws import InferentiaFleet, InferentiaFleetArgs
+from inference_infra.components.aws.inferentia_fleet import neuron_cores
+from inference_infra.components.errors import InputError
+from inference_infra.components.offline_plan.pricing import price_capture
 
 
 def test_inferentia_fleet_uses_the_neuron_ami_and_bridge(plan_of, fleet_args):

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from components.aws import ModelStore, ModelStoreArgs
-from components.aws.model_store import GatewayEndpointArgs
-from components.errors import InputError
+from inference_infra.components.aws import ModelStore, ModelStoreArgs
+from inference_infra.components.aws.model_store import GatewayEndpointArgs
+from inference_infra.components.errors import InputError
 
 
 def test_model_store_bucket_is_private_versioned_and_encrypted(plan_of):

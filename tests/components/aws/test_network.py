@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.aws import PrivateNetwork, PrivateNetworkArgs
-from components.errors import InputError
+from inference_infra.components.aws import PrivateNetwork, PrivateNetworkArgs
+from inference_infra.components.errors import InputError
 
 ZONES = ["us-east-1a", "us-east-1b"]
 

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import json
 
-from components.aws.node.neuron_utilization import busiest_core_utilization, gauges, statsd_gauge
+from inference_infra.components.aws.node.neuron_utilization import (
+    busiest_core_utilization,
+    gauges,
+    statsd_gauge,
+)
 
 HARDWARE = {"neuron_device_count": 1, "neuroncore_per_device_count": 2, "error": ""}
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from components.catalog import (
+from inference_infra.components.catalog import (
     AcceleratorFamily,
     CatalogError,
     Cloud,
@@ -19,7 +19,7 @@ from components.catalog import (
     instance_type,
     instance_types,
 )
-from components.errors import InputError
+from inference_infra.components.errors import InputError
 
 # --- spot checks of figures that matter ----------------------------------------------------------
 

@@ -9,16 +9,16 @@ from itertools import pairwise
 
 import pytest
 
-from components.catalog import (
+from inference_infra.components.catalog import (
     AcceleratorFamily,
     Cloud,
     accelerator,
     accelerators,
     instance_types,
 )
-from components.catalog.accelerators import ACCELERATORS
-from components.catalog.aws import AWS_INSTANCE_TYPES
-from components.catalog.gcp import (
+from inference_infra.components.catalog.accelerators import ACCELERATORS
+from inference_infra.components.catalog.aws import AWS_INSTANCE_TYPES
+from inference_infra.components.catalog.gcp import (
     GCP_GUEST_ACCELERATORS,
     GCP_INSTANCE_TYPES,
     GCP_N1_MACHINES,

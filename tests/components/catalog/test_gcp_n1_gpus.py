@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import itertools
 
-from components.catalog import gcp_guest_accelerator
-from components.catalog.gcp_n1_gpus import N1_GPU_LIMITS, n1_gpu_limits
+from inference_infra.components.catalog import gcp_guest_accelerator
+from inference_infra.components.catalog.gcp_n1_gpus import N1_GPU_LIMITS, n1_gpu_limits
 
 
 def test_every_n1_gpu_limit_is_priced_and_sourced():

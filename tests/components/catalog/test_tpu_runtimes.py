@@ -6,15 +6,15 @@ import re
 
 import pytest
 
-from components.catalog import AcceleratorFamily, accelerator, instance_types
-from components.catalog.tpu_runtimes import (
+from inference_infra.components.catalog import AcceleratorFamily, accelerator, instance_types
+from inference_infra.components.catalog.tpu_runtimes import (
     TPU_SOFTWARE,
     generations_of_runtime,
     runtime_problem,
     tpu_software,
     tpu_software_by_generation,
 )
-from components.inventory import tpu_slice_name
+from inference_infra.components.inventory import tpu_slice_name
 
 V5E = tpu_software_by_generation("v5e")
 V4 = tpu_software_by_generation("v4")

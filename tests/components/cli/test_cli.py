@@ -14,7 +14,7 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 
 def cli(*args: str, cwd: Path = REPO_ROOT) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "components.cli", *args],
+        [sys.executable, "-m", "inference_infra.components.cli", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -109,7 +109,7 @@ def test_catalog_lists_instance_types_as_json():
 def test_plan_imports_only_the_provider_sdks_the_stack_uses():
     # The dev stack is AWS-only: planning it must not pay for importing the GCP or Kubernetes SDKs.
     code = (
-        "import sys; from pathlib import Path; from components.offline_plan import plan; "
+        "import sys; from pathlib import Path; from inference_infra.components.offline_plan import plan; "
         "plan(Path('.'), 'dev'); "
         "print(sorted(m for m in ('pulumi_aws', 'pulumi_gcp', 'pulumi_kubernetes') if m in sys.modules))"
     )

@@ -4,7 +4,7 @@ import sys
 
 import pytest
 
-from components.cli import main
+from inference_infra.components.cli import main
 
 ARGS = ["size", "--model", "llama-3.1-70b", "--quant", "fp8", "--context", "8192", "--concurrency", "32"]
 
@@ -122,7 +122,7 @@ def test_size_requires_model_context_and_concurrency(capsys, flag):
 
 def test_size_console_script_prints_json():
     result = subprocess.run(
-        [sys.executable, "-m", "components.cli", *ARGS, "--cloud", "gcp", "--json"],
+        [sys.executable, "-m", "inference_infra.components.cli", *ARGS, "--cloud", "gcp", "--json"],
         capture_output=True,
         text=True,
         check=False,

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.cli import main
-from components.monitoring.rules import RuleSettings, render_rules_yaml
-from components.monitoring.thresholds import Thresholds
+from inference_infra.components.cli import main
+from inference_infra.components.monitoring.rules import RuleSettings, render_rules_yaml
+from inference_infra.components.monitoring.thresholds import Thresholds
 
 REPO = str(Path(__file__).resolve().parents[3])
 

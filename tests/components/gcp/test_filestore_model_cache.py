@@ -7,9 +7,13 @@ from itertools import pairwise
 
 import pytest
 
-from components.errors import InputError
-from components.gcp.filestore_model_cache import ConnectMode, FilestoreModelCache, FilestoreModelCacheArgs
-from components.gcp.filestore_tiers import FILESTORE_TIERS, FilestoreTier, capacity_problems
+from inference_infra.components.errors import InputError
+from inference_infra.components.gcp.filestore_model_cache import (
+    ConnectMode,
+    FilestoreModelCache,
+    FilestoreModelCacheArgs,
+)
+from inference_infra.components.gcp.filestore_tiers import FILESTORE_TIERS, FilestoreTier, capacity_problems
 
 FILESTORE = "gcp:filestore/instance:Instance"
 

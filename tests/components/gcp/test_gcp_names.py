@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from components.gcp.names import label_problems, model_uri_problems, name_problems, region_of
-from components.gcp.service_account import account_id
+from inference_infra.components.gcp.names import label_problems, model_uri_problems, name_problems, region_of
+from inference_infra.components.gcp.service_account import account_id
 
 _ACCOUNT_ID = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
 

@@ -7,9 +7,9 @@ from datetime import date
 
 import pytest
 
-from components.catalog.gcp import N1MachinePrice
-from components.errors import InputError
-from components.gcp.gpu_fleet import (
+from inference_infra.components.catalog.gcp import N1MachinePrice
+from inference_infra.components.errors import InputError
+from inference_infra.components.gcp.gpu_fleet import (
     DEFAULT_IMAGE,
     RESERVATION_KEY,
     Capacity,
@@ -17,10 +17,10 @@ from components.gcp.gpu_fleet import (
     GpuFleetArgs,
     GpuReservation,
 )
-from components.gcp.service_account import MODEL_BUCKET_ROLE, NODE_SCOPES, PROJECT_ROLES
-from components.gcp.startup import CACHE_METADATA_KEY
-from components.inventory import GCP_INSTANCE, GCP_RESERVATION, Purchase, accelerator_use
-from components.offline_plan.pricing import price_capture
+from inference_infra.components.gcp.service_account import MODEL_BUCKET_ROLE, NODE_SCOPES, PROJECT_ROLES
+from inference_infra.components.gcp.startup import CACHE_METADATA_KEY
+from inference_infra.components.inventory import GCP_INSTANCE, GCP_RESERVATION, Purchase, accelerator_use
+from inference_infra.components.offline_plan.pricing import price_capture
 
 INSTANCE = GCP_INSTANCE
 RESERVATION = GCP_RESERVATION
@@ -244,7 +244,7 @@ def test_gpu_fleet_exposes_its_outputs(plan_of):
         ({"machine_type": "a3-highgpu-9g"}, r"machine_type 'a3-highgpu-9g' must be a GCP GPU machine type"),
         (
             {"machine_type": "v5litepod-8"},
-            r"machine_type 'v5litepod-8' is a TPU slice; use components.gcp.TpuVm",
+            r"machine_type 'v5litepod-8' is a TPU slice; use inference_infra.components.gcp.TpuVm",
         ),
         (
             {"machine_type": "a3-highgpu-8g", "accelerator_count": 4},
@@ -291,7 +291,7 @@ def test_gpu_fleet_rejects_an_n1_too_large_for_its_gpus(plan_of, monkeypatch):
         name="n1-standard-96", vcpus=96, memory_gib=360, hourly_usd={"us-central1": 4.56}, spot_discount=0.6,
         source="https://cloud.google.com/compute/vm-instance-pricing", as_of=date(2026, 11, 21),
     )  # fmt: skip
-    monkeypatch.setattr("components.gcp.gpu_fleet.gcp_n1_machine", lambda name: big)
+    monkeypatch.setattr("inference_infra.components.gcp.gpu_fleet.gcp_n1_machine", lambda name: big)
     with pytest.raises(
         InputError, match=r"is too large for 2 x nvidia-tesla-t4: at most 48 vCPUs and 312 GB"
     ):

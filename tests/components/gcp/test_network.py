@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.errors import InputError
-from components.gcp.network import IAP_RANGE, PrivateNetwork, PrivateNetworkArgs
+from inference_infra.components.errors import InputError
+from inference_infra.components.gcp.network import IAP_RANGE, PrivateNetwork, PrivateNetworkArgs
 
 
 def test_private_network_subnet_reaches_google_apis_privately(plan_of):

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.gcp.startup import (
+from inference_infra.components.gcp.startup import (
     CACHE_METADATA_KEY,
     StartupConfig,
     node_metadata,

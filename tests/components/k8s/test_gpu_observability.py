@@ -6,19 +6,19 @@ import pulumi
 import pytest
 import yaml
 
-from components.catalog import AcceleratorFamily, instance_types
-from components.errors import InputError
-from components.k8s.charts import DCGM_EXPORTER, KUBE_PROMETHEUS_STACK
-from components.k8s.gpu_observability import (
+from inference_infra.components.catalog import AcceleratorFamily, instance_types
+from inference_infra.components.errors import InputError
+from inference_infra.components.k8s.charts import DCGM_EXPORTER, KUBE_PROMETHEUS_STACK
+from inference_infra.components.k8s.gpu_observability import (
     AlertReceiver,
     GpuObservability,
     GpuObservabilityArgs,
     validate_gpu_observability,
 )
-from components.monitoring.alertmanager import ReceiverKind
-from components.monitoring.rules import render_rules_yaml
-from components.monitoring.thresholds import Thresholds
-from components.offline_plan.model import is_secret
+from inference_infra.components.monitoring.alertmanager import ReceiverKind
+from inference_infra.components.monitoring.rules import render_rules_yaml
+from inference_infra.components.monitoring.thresholds import Thresholds
+from inference_infra.components.offline_plan.model import is_secret
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 SECRET = "kubernetes:core/v1:Secret"

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.errors import InputError
-from components.monitoring.thresholds import (
+from inference_infra.components.errors import InputError
+from inference_infra.components.monitoring.thresholds import (
     Thresholds,
     threshold_names,
     threshold_sources,

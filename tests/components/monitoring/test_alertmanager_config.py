@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from components.monitoring.alertmanager import (
+from inference_infra.components.monitoring.alertmanager import (
     Receiver,
     ReceiverKind,
     alertmanager_config,

@@ -5,7 +5,7 @@ import re
 
 import yaml
 
-from components.monitoring.dashboards import (
+from inference_infra.components.monitoring.dashboards import (
     COST_UID,
     FLEET_UID,
     dashboards,
@@ -13,8 +13,8 @@ from components.monitoring.dashboards import (
     idle_cost_dashboard,
     to_json,
 )
-from components.monitoring.rules import RuleSettings, rule_file
-from components.monitoring.thresholds import Thresholds
+from inference_infra.components.monitoring.rules import RuleSettings, rule_file
+from inference_infra.components.monitoring.thresholds import Thresholds
 
 
 def _exprs(dashboard: dict) -> list[str]:

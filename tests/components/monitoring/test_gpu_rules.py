@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from components.catalog import AcceleratorFamily, instance_types
-from components.monitoring.rules import (
+from inference_infra.components.catalog import AcceleratorFamily, instance_types
+from inference_infra.components.monitoring.rules import (
     ALERT_NAMES,
     COST_GROUP,
     PRICE_SERIES,
@@ -18,7 +18,7 @@ from components.monitoring.rules import (
     rule_file,
     validate_rule_settings,
 )
-from components.monitoring.thresholds import Thresholds
+from inference_infra.components.monitoring.thresholds import Thresholds
 
 RUNBOOK = Path(__file__).resolve().parents[3] / "components" / "monitoring" / "RUNBOOK.md"
 SPEC_ALERTS = {

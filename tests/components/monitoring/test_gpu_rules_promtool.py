@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 import yaml
 
-from components.monitoring.rules import (
+from inference_infra.components.monitoring.rules import (
     GPU_COST_SERIES,
     GPU_IDLE_COST_SERIES,
     RuleSettings,
     alert_rules,
     render_rules_yaml,
 )
-from components.monitoring.thresholds import Thresholds
+from inference_infra.components.monitoring.thresholds import Thresholds
 
 GPU = {
     "job": "dcgm-exporter",

@@ -22,8 +22,13 @@ from typing import Any
 import pytest
 import yaml
 
-from components.catalog import instance_type
-from components.monitoring.rules import ALERT_NAMES, GPU_IDLE_COST_SERIES, RuleSettings, render_rules_yaml
+from inference_infra.components.catalog import instance_type
+from inference_infra.components.monitoring.rules import (
+    ALERT_NAMES,
+    GPU_IDLE_COST_SERIES,
+    RuleSettings,
+    render_rules_yaml,
+)
 
 pytestmark = pytest.mark.slow
 

@@ -3,9 +3,9 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from components.catalog import AcceleratorFamily, Cloud, instance_types
-from components.monitoring.rules import render_rules_yaml
-from components.monitoring.scrape import (
+from inference_infra.components.catalog import AcceleratorFamily, Cloud, instance_types
+from inference_infra.components.monitoring.rules import render_rules_yaml
+from inference_infra.components.monitoring.scrape import (
     AwsDiscovery,
     GcpDiscovery,
     ScrapeSettings,

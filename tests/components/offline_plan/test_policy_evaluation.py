@@ -9,8 +9,8 @@ import pulumi
 import pulumi_aws as aws
 import pytest
 
-from components.offline_plan.policy import PolicyPackError, evaluate, evaluate_policies
-from components.offline_plan.policy_pack import load_pack, reconcile
+from inference_infra.components.offline_plan.policy import PolicyPackError, evaluate, evaluate_policies
+from inference_infra.components.offline_plan.policy_pack import load_pack, reconcile
 
 PACK = """
 import asyncio

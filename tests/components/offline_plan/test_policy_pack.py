@@ -10,8 +10,8 @@ from pathlib import Path
 import pulumi_policy
 import pytest
 
-from components.errors import InputError
-from components.offline_plan.policy_pack import load_pack, read_config_file, reconcile
+from inference_infra.components.errors import InputError
+from inference_infra.components.offline_plan.policy_pack import load_pack, read_config_file, reconcile
 
 OUR_PACK = Path(__file__).resolve().parents[3] / "policy"
 

@@ -6,8 +6,8 @@ import pulumi_aws as aws
 import pulumi_gcp as gcp
 import pytest
 
-from components.catalog import PriceModel, hourly_price, instance_type
-from components.offline_plan.pricing import HOURS_PER_MONTH, price_capture
+from inference_infra.components.catalog import PriceModel, hourly_price, instance_type
+from inference_infra.components.offline_plan.pricing import HOURS_PER_MONTH, price_capture
 
 
 def _instance(name, instance_type_name, **kwargs):

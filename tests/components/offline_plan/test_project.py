@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from components.errors import InputError
-from components.offline_plan.project import SECRET_PLACEHOLDER, load_project, load_stack
+from inference_infra.components.errors import InputError
+from inference_infra.components.offline_plan.project import SECRET_PLACEHOLDER, load_project, load_stack
 
 
 def write(tmp_path, project="name: p\nruntime: python\n", stacks=None, main_py=True):

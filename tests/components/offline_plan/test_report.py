@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from components.offline_plan import plan, render_table
+from inference_infra.components.offline_plan import plan, render_table
 
 PROGRAM = """
 import pulumi, pulumi_aws as aws

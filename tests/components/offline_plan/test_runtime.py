@@ -8,8 +8,8 @@ import pulumi
 import pulumi_aws as aws
 import pytest
 
-from components.offline_plan.model import SECRET_MASK, UNKNOWN_MASK, UNKNOWN_VALUE
-from components.offline_plan.runtime import run_program
+from inference_infra.components.offline_plan.model import SECRET_MASK, UNKNOWN_MASK, UNKNOWN_VALUE
+from inference_infra.components.offline_plan.runtime import run_program
 
 PROGRAM = """
 import pulumi

@@ -1,7 +1,7 @@
 import pytest
 
-from components.catalog import instance_type, instance_types
-from components.planner import (
+from inference_infra.components.catalog import instance_type, instance_types
+from inference_infra.components.planner import (
     Assumptions,
     Precision,
     Quantization,

@@ -2,7 +2,7 @@ import dataclasses
 
 import pytest
 
-from components.planner import (
+from inference_infra.components.planner import (
     GIB,
     Assumptions,
     Precision,

@@ -2,8 +2,14 @@ import dataclasses
 
 import pytest
 
-from components.errors import InputError
-from components.planner import PRESETS, ModelSpec, model_spec, preset_names, validate_model_spec
+from inference_infra.components.errors import InputError
+from inference_infra.components.planner import (
+    PRESETS,
+    ModelSpec,
+    model_spec,
+    preset_names,
+    validate_model_spec,
+)
 
 SPEC_PRESETS = [
     "llama-2-7b",

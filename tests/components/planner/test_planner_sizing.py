@@ -1,8 +1,14 @@
 import pytest
 
-from components.catalog import AcceleratorFamily, Cloud, PriceModel, hourly_price, instance_type
-from components.errors import InputError
-from components.planner import (
+from inference_infra.components.catalog import (
+    AcceleratorFamily,
+    Cloud,
+    PriceModel,
+    hourly_price,
+    instance_type,
+)
+from inference_infra.components.errors import InputError
+from inference_infra.components.planner import (
     ModelSpec,
     NothingFitsError,
     Precision,
@@ -131,7 +137,7 @@ def test_size_accepts_a_custom_model_spec():
 
 
 def test_candidate_instances_leave_out_capacity_block_only_types():
-    from components.planner.sizing import candidate_instances
+    from inference_infra.components.planner.sizing import candidate_instances
 
     names = {i.name for i in candidate_instances("aws")}
     assert "p5e.48xlarge" not in names

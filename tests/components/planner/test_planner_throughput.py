@@ -4,8 +4,8 @@ import dataclasses
 
 import pytest
 
-from components.catalog import instance_type, instance_types
-from components.planner import (
+from inference_infra.components.catalog import instance_type, instance_types
+from inference_infra.components.planner import (
     PRESETS,
     Assumptions,
     Precision,

@@ -1,8 +1,8 @@
 import pytest
 
-from components.catalog import AcceleratorFamily, Cloud, PriceModel
-from components.errors import InputError
-from components.planner import (
+from inference_infra.components.catalog import AcceleratorFamily, Cloud, PriceModel
+from inference_infra.components.errors import InputError
+from inference_infra.components.planner import (
     NothingFitsError,
     Precision,
     Quantization,

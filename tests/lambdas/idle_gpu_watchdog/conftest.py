@@ -23,8 +23,8 @@ from moto.core import DEFAULT_ACCOUNT_ID
 from moto.core.botocore_stubber import MockRawResponse
 from moto.ec2 import ec2_backends
 
-from lambdas.idle_gpu_watchdog.handler import CLIENT_CONFIG
-from lambdas.idle_gpu_watchdog.watchdog import Clients
+from inference_infra.lambdas.idle_gpu_watchdog.handler import CLIENT_CONFIG
+from inference_infra.lambdas.idle_gpu_watchdog.watchdog import Clients
 
 REGION = "us-east-1"
 AMI = "ami-12c6146b"  # one of moto's built-in AMIs

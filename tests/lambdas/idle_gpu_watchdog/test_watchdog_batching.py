@@ -6,10 +6,14 @@ from datetime import UTC, datetime, timedelta
 
 from botocore.exceptions import ClientError
 
-from lambdas.idle_gpu_watchdog.actions import stop_instances
-from lambdas.idle_gpu_watchdog.instances import Instance
-from lambdas.idle_gpu_watchdog.metrics import MAX_QUERIES_PER_CALL, build_queries, collect_results
-from lambdas.idle_gpu_watchdog.settings import Settings
+from inference_infra.lambdas.idle_gpu_watchdog.actions import stop_instances
+from inference_infra.lambdas.idle_gpu_watchdog.instances import Instance
+from inference_infra.lambdas.idle_gpu_watchdog.metrics import (
+    MAX_QUERIES_PER_CALL,
+    build_queries,
+    collect_results,
+)
+from inference_infra.lambdas.idle_gpu_watchdog.settings import Settings
 
 T0 = datetime(2026, 3, 2, 11, 35, tzinfo=UTC)
 

@@ -7,10 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from lambdas.idle_gpu_watchdog.decide import Reason, judge, parse_until, precheck, spot_check
-from lambdas.idle_gpu_watchdog.instances import Instance, parse_instance
-from lambdas.idle_gpu_watchdog.metrics import Series, window_for
-from lambdas.idle_gpu_watchdog.settings import Settings
+from inference_infra.lambdas.idle_gpu_watchdog.decide import Reason, judge, parse_until, precheck, spot_check
+from inference_infra.lambdas.idle_gpu_watchdog.instances import Instance, parse_instance
+from inference_infra.lambdas.idle_gpu_watchdog.metrics import Series, window_for
+from inference_infra.lambdas.idle_gpu_watchdog.settings import Settings
 
 NOW = datetime(2026, 3, 2, 12, 7, 31, 250_000, tzinfo=UTC)
 SETTINGS = Settings()  # IDLE 30 min, 5-minute periods, threshold 5 %, grace 60 min

@@ -12,13 +12,13 @@ import pytest
 from botocore.exceptions import ClientError
 from botocore.retries.standard import ExponentialBackoff
 
-from lambdas.idle_gpu_watchdog import handler as handler_module
-from lambdas.idle_gpu_watchdog import instances as instances_module
-from lambdas.idle_gpu_watchdog.actions import stop_instances
-from lambdas.idle_gpu_watchdog.prices import PriceTable
-from lambdas.idle_gpu_watchdog.report import JsonLog
-from lambdas.idle_gpu_watchdog.settings import Settings
-from lambdas.idle_gpu_watchdog.watchdog import ReportError, run
+from inference_infra.lambdas.idle_gpu_watchdog import handler as handler_module
+from inference_infra.lambdas.idle_gpu_watchdog import instances as instances_module
+from inference_infra.lambdas.idle_gpu_watchdog.actions import stop_instances
+from inference_infra.lambdas.idle_gpu_watchdog.prices import PriceTable
+from inference_infra.lambdas.idle_gpu_watchdog.report import JsonLog
+from inference_infra.lambdas.idle_gpu_watchdog.settings import Settings
+from inference_infra.lambdas.idle_gpu_watchdog.watchdog import ReportError, run
 
 IDLE = [0.0, 1.0, 0.5, 2.0, 0.0, 1.0]
 BUSY = [0.0, 0.0, 0.0, 0.0, 0.0, 88.0]

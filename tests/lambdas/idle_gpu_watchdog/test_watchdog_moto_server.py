@@ -21,7 +21,7 @@ from typing import Any
 import boto3
 import pytest
 
-from lambdas.idle_gpu_watchdog.handler import handler
+from inference_infra.lambdas.idle_gpu_watchdog.handler import handler
 
 REGION = "us-east-1"
 AMI = "ami-12c6146b"

@@ -6,8 +6,8 @@ import io
 import json
 from datetime import UTC, datetime
 
-from lambdas.idle_gpu_watchdog.decide import Reason
-from lambdas.idle_gpu_watchdog.report import (
+from inference_infra.lambdas.idle_gpu_watchdog.decide import Reason
+from inference_infra.lambdas.idle_gpu_watchdog.report import (
     SNS_SUBJECT_MAX,
     JsonLog,
     RunResult,

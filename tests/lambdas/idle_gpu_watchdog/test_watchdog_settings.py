@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from lambdas.idle_gpu_watchdog.settings import Settings, SettingsError
+from inference_infra.lambdas.idle_gpu_watchdog.settings import Settings, SettingsError
 
 
 def test_settings_defaults_match_the_spec():
