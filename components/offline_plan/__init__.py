@@ -15,9 +15,10 @@ from pathlib import Path
 from inference_infra.components.errors import InputError
 from inference_infra.components.offline_plan.model import Capture, CapturedResource
 from inference_infra.components.offline_plan.policy import PolicyReport, evaluate_policies
-from inference_infra.components.offline_plan.pricing import CostReport, price_capture
+from inference_infra.components.offline_plan.pricing import price_capture
 from inference_infra.components.offline_plan.project import load_project, load_stack
 from inference_infra.components.offline_plan.report import PlanResult, render_table
+from inference_infra.components.pricing import CostReport
 
 __all__ = [
     "Capture",

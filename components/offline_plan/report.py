@@ -8,7 +8,7 @@ from typing import Any
 
 from inference_infra.components.offline_plan.model import Capture, CapturedResource
 from inference_infra.components.offline_plan.policy import PolicyReport
-from inference_infra.components.offline_plan.pricing import HOURS_PER_MONTH, CostReport
+from inference_infra.components.pricing import HOURS_PER_MONTH, CostReport
 
 
 @dataclass

@@ -1,6 +1,6 @@
 """accelerator-spend-budget (stack policy): the stack's accelerators cost at most maxHourlyUsd.
 
-The estimate is the offline plan's own (inference_infra.components.offline_plan.pricing, catalog
+The estimate is the offline plan's own (inference_infra.components.pricing, catalog
 list prices): running instances, VMs and TPU slices at their purchase model,
 Auto Scaling groups at their desired capacity, capacity reservations in full
 with the instances inside them at zero. Templates launch nothing by themselves
@@ -16,7 +16,7 @@ from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
 from inference_infra.components.catalog import Cloud
 from inference_infra.components.inventory import region_of_zone
-from inference_infra.components.offline_plan.pricing import HOURS_PER_MONTH, price_resources
+from inference_infra.components.pricing import HOURS_PER_MONTH, price_resources
 from inference_infra.policy.rules._base import Outcome, Resource, not_applicable, passed, stack_policy
 
 NAME = "accelerator-spend-budget"

@@ -7,7 +7,8 @@ import pulumi_gcp as gcp
 import pytest
 
 from inference_infra.components.catalog import PriceModel, hourly_price, instance_type
-from inference_infra.components.offline_plan.pricing import HOURS_PER_MONTH, price_capture
+from inference_infra.components.offline_plan.pricing import price_capture
+from inference_infra.components.pricing import HOURS_PER_MONTH
 
 
 def _instance(name, instance_type_name, **kwargs):

@@ -1,0 +1,29 @@
+"""Pricing: what a set of resources costs per hour, from the catalog's dated price rows.
+
+A domain concept beside the catalog: the offline plan prices a captured stack with it, and the
+policies (`accelerator-spend-budget`) price what the analyzer hands them with the same code.
+"""
+
+from inference_infra.components.pricing.core import (
+    HOURS_PER_MONTH,
+    CostItem,
+    CostReport,
+    Priceable,
+    RegionOf,
+    default_region,
+    price_resources,
+    price_use,
+    template_index,
+)
+
+__all__ = [
+    "HOURS_PER_MONTH",
+    "CostItem",
+    "CostReport",
+    "Priceable",
+    "RegionOf",
+    "default_region",
+    "price_resources",
+    "price_use",
+    "template_index",
+]

@@ -1,0 +1,181 @@
+"""Hourly and monthly cost of a set of resources, priced from the catalog.
+
+The policies (the spend budget) and the offline plan both price through here.
+
+Capacity reservations are billed whether or not anything runs in them, so a
+reservation is priced in full and the instances that run inside it are priced
+at zero (up to the reservation's count; any beyond it pay their own way).
+Launch and instance templates describe machines without running any and are
+not priced. Only accelerators are priced: CPU instances, storage and network
+are left out, and the report says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from inference_infra.components.catalog import (
+    CatalogError,
+    Cloud,
+    Price,
+    PriceModel,
+    find_instance_type,
+    gcp_n1_gpu_price,
+    hourly_price,
+)
+from inference_infra.components.inventory import (
+    AWS_LAUNCH_TEMPLATE,
+    AcceleratorUse,
+    Purchase,
+    TemplateLookup,
+    accelerator_use,
+)
+
+HOURS_PER_MONTH = 730
+
+
+class Priceable(Protocol):
+    """What the pricer reads of a resource: a CapturedResource, or a policy pack's view of one."""
+
+    @property
+    def urn(self) -> str: ...
+    @property
+    def type(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def id(self) -> str | None: ...
+    @property
+    def props(self) -> Mapping[str, Any]: ...
+
+
+RegionOf = Callable[[Priceable, Cloud], str | None]
+
+
+@dataclass(frozen=True)
+class CostItem:
+    urn: str
+    hourly_usd: float
+    basis: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {"urn": self.urn, "hourly_usd": round(self.hourly_usd, 4), "basis": self.basis}
+
+
+@dataclass
+class CostReport:
+    items: list[CostItem] = field(default_factory=list)
+    unpriced: list[tuple[str, str]] = field(default_factory=list)  # (urn, why)
+
+    @property
+    def hourly_usd(self) -> float:
+        return round(float(sum(i.hourly_usd for i in self.items)), 4)
+
+    @property
+    def monthly_usd(self) -> float:
+        return round(float(self.hourly_usd * HOURS_PER_MONTH), 2)
+
+    def as_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "hourly_usd": self.hourly_usd,
+            "monthly_usd": self.monthly_usd,
+            "items": [i.as_json() for i in self.items],
+        }
+        if self.unpriced:
+            out["unpriced"] = [{"urn": u, "reason": r} for u, r in self.unpriced]
+        return out
+
+
+def default_region(cloud: Cloud, config: Mapping[str, str]) -> str | None:
+    """The region a stack's provider config sets for a cloud (`aws:region`, `gcp:region` or zone)."""
+    key = "aws:region" if cloud is Cloud.AWS else "gcp:region"
+    if cloud is Cloud.GCP and not config.get(key) and config.get("gcp:zone"):
+        return config["gcp:zone"].rsplit("-", 1)[0]
+    return config.get(key)
+
+
+def _model(purchase: Purchase) -> PriceModel:
+    return PriceModel.SPOT if purchase is Purchase.SPOT else PriceModel.ON_DEMAND
+
+
+_PURCHASE_NOTE = {
+    Purchase.RESERVED: "; reserved capacity, billed whether used or not",
+    Purchase.CAPACITY_BLOCK: "; Capacity Block, estimated at the on-demand rate",
+}
+
+
+def price_use(use: AcceleratorUse, region: str | None) -> tuple[float, str]:
+    """Hourly USD and basis for one accelerator use. Raises CatalogError for unknown types.
+
+    A machine type with bundled GPUs (a2, a3, g2, every EC2 type) is priced as a
+    whole, whatever `guestAccelerators` repeats; an N1 VM is priced as the VM
+    plus its attached GPUs (GCP allows one GPU type per VM).
+    """
+    model = _model(use.purchase)
+    note = _PURCHASE_NOTE.get(use.purchase, "")
+    item = find_instance_type(use.machine_type, use.cloud)
+    if item is not None:
+        price = hourly_price(item, region=region, model=model, count=use.count)
+    elif use.cloud is Cloud.GCP and len(use.guest_accelerators) == 1:
+        accelerator_type, gpus = use.guest_accelerators[0]
+        one = gcp_n1_gpu_price(use.machine_type, accelerator_type, gpus=gpus, region=region, model=model)
+        times = f"{use.count} x " if use.count != 1 else ""
+        price = Price(one.hourly_usd * use.count, times + one.basis)
+    else:
+        raise CatalogError(f"{use.cloud.value} machine type {use.machine_type!r} is not in the catalog")
+    return price.hourly_usd, price.basis + note
+
+
+def price_resources(resources: Sequence[Priceable], default_region: RegionOf) -> CostReport:
+    """Price custom resources; default_region gives the region of one whose zone is not set."""
+    report = CostReport()
+    templates = template_index(resources)
+    uses: list[tuple[Priceable, AcceleratorUse]] = []
+    for r in resources:
+        use = accelerator_use(r.type, r.props, templates)
+        if use is not None and not use.template:
+            uses.append((r, use))
+
+    # Slots per reservation, by every name it may be referred to with (id, name).
+    slots: dict[str, list] = {}
+    for r, use in uses:
+        if use.reservation:
+            counter = [use.count, r.name]
+            for ref in {r.id, r.name, r.props.get("name")} - {None}:
+                slots[str(ref)] = counter
+
+    for r, use in uses:
+        counter = slots.get(use.reservation_ref or "") if not use.reservation else None
+        if counter is not None and counter[0] >= use.count:
+            counter[0] -= use.count
+            report.items.append(CostItem(r.urn, 0.0, f"runs in reservation {counter[1]} (priced there)"))
+            continue
+        region = use.region or default_region(r, use.cloud)
+        try:
+            hourly, basis = price_use(use, region)
+        except CatalogError as e:
+            report.unpriced.append((r.urn, str(e)))
+            continue
+        report.items.append(CostItem(r.urn, hourly, basis))
+    return report
+
+
+def template_index(resources: Sequence[Priceable]) -> TemplateLookup:
+    """Resolves an instance's or group's launchTemplate reference (id or name) to the template's props."""
+    by_ref: dict[str, Mapping[str, Any]] = {}
+    for r in resources:
+        if r.type == AWS_LAUNCH_TEMPLATE:
+            props = r.props
+            for ref in (r.id, props.get("name")):
+                if isinstance(ref, str):
+                    by_ref[ref] = props
+
+    def template_of(reference: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        for key in ("id", "name"):
+            if isinstance(reference.get(key), str) and reference[key] in by_ref:
+                return by_ref[reference[key]]
+        return None
+
+    return template_of
