@@ -38,7 +38,7 @@ def test_spend_budget_rejects_a_stack_over_budget_naming_the_largest_costs():
         Resource("aws:s3/bucket:Bucket", "weights", {}, "urn:weights"),
     ]
     assert _check(resources, maxHourlyUsd=50, topContributors=2).violations == (
-        "estimated spend $56.35/hour ($41,134/month) exceeds maxHourlyUsd $50.00; largest: "
+        "estimated spend $56.30/hour ($41,096/month) exceeds maxHourlyUsd $50.00; largest: "
         "big $55.04/h (p5.48xlarge on-demand us-west-2); small $0.80/h (g6.xlarge on-demand us-east-1).",
     )
 
