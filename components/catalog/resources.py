@@ -33,6 +33,10 @@ _LAMBDA = "https://aws.amazon.com/lambda/pricing/"
 _EC2_TRANSFER = "https://aws.amazon.com/ec2/pricing/on-demand/#Data_Transfer"
 _CW = "https://aws.amazon.com/cloudwatch/pricing/"
 _SQS = "https://aws.amazon.com/sqs/pricing/"
+_EKS = "https://aws.amazon.com/eks/pricing/"
+_KMS = "https://aws.amazon.com/kms/pricing/"
+_SECRETS = "https://aws.amazon.com/secrets-manager/pricing/"
+_GKE = "https://cloud.google.com/kubernetes-engine/pricing"
 _PD = "https://cloud.google.com/compute/disks-image-pricing"
 _FILESTORE = "https://cloud.google.com/filestore/pricing"
 _GCP_NET = "https://cloud.google.com/vpc/network-pricing"
@@ -129,6 +133,11 @@ RESOURCE_RATES: tuple[ResourceRate, ...] = (
     _aws("aws.cloudwatch.logs.ingest", "GB", 0.50, _CW, usage=True),
     _aws("aws.cloudwatch.logs.storage", "GB-month", 0.03, _CW, usage=True),
     _aws("aws.sqs.requests", "1M requests", 0.40, _SQS, usage=True),
+    # Control planes and keys
+    _aws("aws.eks.cluster.hour", "hour", 0.10, _EKS),  # standard support
+    _aws("aws.kms.key.month", "key-month", 1.00, _KMS),
+    _aws("aws.secretsmanager.secret.month", "secret-month", 0.40, _SECRETS),
+    _gcp("gcp.gke.cluster.hour", "hour", 0.10, _GKE),  # cluster management fee
     # GCP disks
     _gcp("gcp.pd.pd-standard.storage", "GiB-month", 0.04, _PD),
     _gcp("gcp.pd.pd-balanced.storage", "GiB-month", 0.10, _PD),

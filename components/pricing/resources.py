@@ -387,7 +387,25 @@ def _gcp_address(r: _Resource, _: Context) -> list[Charge]:
     return [Charge(hourly, basis, NETWORK)]
 
 
+def _monthly_fixed(key: str, what: str, category: str = NETWORK) -> Reader:
+    def read(r: _Resource, _: Context) -> list[Charge]:
+        hourly, basis = _monthly(key, 1, r.region)
+        return [Charge(hourly, f"{what} {basis}", category)]
+
+    return read
+
+
 READERS: dict[str, Reader] = {
+    "aws:eks/cluster:Cluster": _simple("aws.eks.cluster.hour", "EKS control plane", "control-plane"),
+    "gcp:container/cluster:Cluster": _simple(
+        "gcp.gke.cluster.hour",
+        "GKE cluster management fee (one zonal cluster per account is credited)",
+        "control-plane",
+    ),
+    "aws:kms/key:Key": _monthly_fixed("aws.kms.key.month", "KMS key", "security"),
+    "aws:secretsmanager/secret:Secret": _monthly_fixed(
+        "aws.secretsmanager.secret.month", "Secrets Manager secret", "security"
+    ),
     AWS_INSTANCE: _aws_instance,
     AWS_SPOT_REQUEST: _aws_instance,
     AWS_ASG: _aws_group,

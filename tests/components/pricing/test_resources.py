@@ -224,3 +224,14 @@ def test_resource_rate_falls_back_to_the_reference_region_and_says_so():
     rate = resource_rate("aws.nat_gateway.hour")
     assert rate.rate("eu-west-1") == (0.045, "us-east-1 (reference; no eu-west-1 rate in the catalog)")
     assert resource_rate("aws.no-such-thing") is None
+
+
+def test_control_planes_keys_and_secrets_are_priced(plan_of):
+    aws.eks.Cluster("eks", role_arn="arn:aws:iam::1:role/r", vpc_config={"subnet_ids": ["subnet-1"]})
+    aws.kms.Key("key")
+    aws.secretsmanager.Secret("token")
+    report = price_capture(plan_of())
+    assert _other(report, "eks").hourly_usd == pytest.approx(0.10)
+    assert _other(report, "key").hourly_usd == pytest.approx(1.0 / HOURS_PER_MONTH)
+    assert _other(report, "token").hourly_usd == pytest.approx(0.40 / HOURS_PER_MONTH)
+    assert _other(report, "eks").category == "control-plane"
