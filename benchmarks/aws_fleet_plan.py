@@ -99,7 +99,8 @@ def main() -> None:
     print(f"resources: {len(resources)} ({len(gpus)} GPU instances), runs: {runs}")
     print(f"plan time: median {median:.3f} s, min {min(times):.3f} s, max {max(times):.3f} s")
     print(f"per resource: {1000 * median / len(resources):.2f} ms")
-    print(f"accelerator cost: ${result.cost.hourly_usd:,.2f}/hour")
+    cost = result.cost
+    print(f"cost: ${cost.hourly_usd:,.2f}/hour (accelerators ${cost.accelerators_hourly_usd:,.2f})")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,9 @@ needs it). The planner instead ranks every catalog machine (AWS and GCP GPUs,
 TPU slices, Inferentia2/Trainium) by USD per million generated tokens.
 
 Both sides use the same memory check, roofline throughput and on-demand
-catalog prices, so the difference is the choice alone. Run by hand:
+catalog prices, so the difference is the choice alone. Beside the savings it
+prints the roofline's error on the table of published measurements
+(planner/measurements.py): per point, and the mean and worst. Run by hand:
 
     .venv/bin/python benchmarks/planner_vs_rules.py
 """
@@ -27,6 +29,7 @@ from inference_infra.components.planner import (
     Traffic,
     size,
 )
+from inference_infra.components.planner.calibration import TOLERANCE, errors
 
 
 @dataclass(frozen=True)
@@ -127,5 +130,24 @@ def main() -> None:
     )
 
 
+def error_table() -> None:
+    found = errors()
+    print()
+    print(f"{'MEASUREMENT (ISL/OSL, engine)':<78} {'MEASURED':>9} {'PLANNER':>9} {'ERROR':>7}")
+    for p, e in found:
+        m = p.measurement
+        label = (
+            f"{m.model} {m.weights} on {m.devices} device(s) of {m.instance_type}, "
+            f"{m.prompt_tokens}/{m.output_tokens} ({m.engine} {m.engine_version})"
+        )
+        print(f"{label:<78} {m.tokens_per_s:>9,.0f} {m.tokens_per_s * (1 + e):>9,.0f} {e:>+7.1%}")
+    absolute = [abs(e) for _, e in found]
+    print(
+        f"Planner error on {len(found)} published measurements: mean {sum(absolute) / len(absolute):.1%}, "
+        f"worst {max(absolute):.1%} (tolerance {TOLERANCE:.0%})."
+    )
+
+
 if __name__ == "__main__":
     main()
+    error_table()

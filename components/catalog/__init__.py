@@ -18,6 +18,8 @@ from inference_infra.components.catalog.gcp import (
     GuestAcceleratorPrice,
     N1MachinePrice,
 )
+from inference_infra.components.catalog.spot import SNAPSHOT_DATE as SPOT_SNAPSHOT_DATE
+from inference_infra.components.catalog.spot import spot_row
 from inference_infra.components.catalog.types import (
     Accelerator,
     AcceleratorFamily,
@@ -153,6 +155,17 @@ def _discounted(on_demand: float, model: PriceModel, spot: float, committed: flo
     return on_demand, "on-demand"
 
 
+def _spot(cloud: Cloud, name: str, region: str, on_demand: float) -> tuple[float, str]:
+    """Spot USD per hour from the dated snapshot; on-demand, saying so, when it has no data."""
+    row = spot_row(cloud, name, region)
+    when = SPOT_SNAPSHOT_DATE.isoformat()
+    if row is None:
+        return on_demand, f"spot (no {when} snapshot data for {name} in {region}; priced at on-demand)"
+    zones = len(row.zone_usd)
+    spread = f"highest of {zones} zones, " if zones > 1 else ""
+    return row.highest_usd, f"spot ${row.highest_usd:g}/h ({spread}snapshot {row.as_of.isoformat()})"
+
+
 def hourly_price(
     item: InstanceType,
     *,
@@ -163,10 +176,15 @@ def hourly_price(
     """Hourly USD for count machines of one type, and the basis of the figure.
 
     A region the table has no price for falls back to the reference region and
-    says so in the basis; spot and reserved apply the table's typical discount.
+    says so in the basis; spot comes from the dated spot snapshot (on-demand,
+    saying so, for a type or region it has no data for); reserved applies the
+    table's typical commitment discount.
     """
     where, on_demand = _regional(item.hourly_usd, region)
-    rate, how = _discounted(on_demand, model, item.spot_discount, item.committed_discount)
+    if model is PriceModel.SPOT:
+        rate, how = _spot(item.cloud, item.name, region or item.reference_region, on_demand)
+    else:
+        rate, how = _discounted(on_demand, model, item.spot_discount, item.committed_discount)
     times = f"{count} x " if count != 1 else ""
     return Price(round(rate * count, 6), f"{times}{item.name} {how} {where}")
 
@@ -184,8 +202,12 @@ def gcp_n1_gpu_price(
     guest = gcp_guest_accelerator(accelerator_type)
     vm_where, vm_usd = _regional(machine.hourly_usd, region)
     gpu_where, gpu_usd = _regional(guest.hourly_usd, region)
-    vm_rate, how = _discounted(vm_usd, model, machine.spot_discount, machine.committed_discount)
-    gpu_rate, _ = _discounted(gpu_usd, model, guest.spot_discount, guest.committed_discount)
+    if model is PriceModel.SPOT:  # the snapshot holds no N1 or guest-GPU spot prices
+        vm_rate, how = _spot(Cloud.GCP, machine_type, region or vm_where, vm_usd)
+        gpu_rate = gpu_usd
+    else:
+        vm_rate, how = _discounted(vm_usd, model, machine.spot_discount, machine.committed_discount)
+        gpu_rate, _ = _discounted(gpu_usd, model, guest.spot_discount, guest.committed_discount)
     where = vm_where if vm_where == gpu_where else f"{vm_where} / {gpu_where}"
     basis = f"{machine_type} + {gpus} x {accelerator_type} {how} {where}"
     return Price(round(vm_rate + gpus * gpu_rate, 6), basis)

@@ -27,7 +27,20 @@ from inference_infra.components.cli import app
     help="Policy config JSON in `pulumi preview --policy-pack-config` shape (default: the pack's "
     "config/<stack>.json).",
 )
-def plan(stack: str, as_json: bool, cwd: Path, policy_pack: Path | None, policy_config: Path | None) -> int:
+@click.option(
+    "--usage-file",
+    type=click.Path(path_type=Path),
+    help="YAML/JSON of expected monthly quantities of usage-priced resources (bytes stored, requests, "
+    "traffic): `resource_usage: {<resource name>: {<usage key>: <quantity>}}`.",
+)
+def plan(
+    stack: str,
+    as_json: bool,
+    cwd: Path,
+    policy_pack: Path | None,
+    policy_config: Path | None,
+    usage_file: Path | None = None,
+) -> int:
     """Run a stack's program offline under Pulumi's mock runtime, price it, and check it
     against the policy pack. Exit 1 when a mandatory policy is violated."""
     from inference_infra.components.errors import InputError
@@ -42,6 +55,11 @@ def plan(stack: str, as_json: bool, cwd: Path, policy_pack: Path | None, policy_
         raise InputError(
             f"--policy-config {str(policy_config)!r} does not exist; pass a policy config JSON file."
         )
+    usage = None
+    if usage_file is not None:
+        from inference_infra.components.pricing.usage import read_usage_file
+
+        usage = read_usage_file(usage_file)
     try:
         result = run_plan(cwd, stack, policy_pack=policy_pack, policy_config=policy_config)
     except InputError:
@@ -50,6 +68,10 @@ def plan(stack: str, as_json: bool, cwd: Path, policy_pack: Path | None, policy_
 
             traceback.print_exc()
         raise
+    if usage is not None:
+        from inference_infra.components.pricing import apply_usage_file
+
+        apply_usage_file(result.cost, usage, where=f"--usage-file {str(usage_file)!r}")
     if as_json:
         json.dump(result.as_json(), sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")

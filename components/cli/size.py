@@ -15,6 +15,7 @@ _FLAGS = {
     "context_tokens": "--context",
     "concurrency": "--concurrency",
     "output_tokens": "--output-tokens",
+    "prompt_tokens": "--prompt-tokens",
     "max_memory_utilization": "--max-memory-utilization",
 }
 
@@ -49,6 +50,11 @@ _FLAGS = {
     help="Generated tokens per request, for throughput. Default: min(512, context/2).",
 )
 @click.option(
+    "--prompt-tokens",
+    type=int,
+    help="Prompt tokens per request, for throughput. Default: context - output tokens.",
+)
+@click.option(
     "--purchase",
     type=click.Choice(["on-demand", "spot", "reserved"]),
     default="on-demand",
@@ -80,6 +86,7 @@ def size(
     cloud: str,
     as_json: bool,
     output_tokens: int | None,
+    prompt_tokens: int | None,
     purchase: str,
     region: str | None,
     family: tuple[str, ...],
@@ -105,7 +112,12 @@ def size(
     try:
         sizing = plan_size(
             model,
-            Traffic(context_tokens=context, concurrency=concurrency, output_tokens=output_tokens),
+            Traffic(
+                context_tokens=context,
+                concurrency=concurrency,
+                output_tokens=output_tokens,
+                prompt_tokens=prompt_tokens,
+            ),
             precision=Precision(
                 weights=Quantization(quant.lower()),
                 kv_cache=Quantization(kv_quant.lower()) if kv_quant else None,

@@ -8,7 +8,7 @@ from typing import Any
 
 from inference_infra.components.offline_plan.model import Capture, CapturedResource
 from inference_infra.components.offline_plan.policy import PolicyReport
-from inference_infra.components.pricing import HOURS_PER_MONTH, CostReport
+from inference_infra.components.pricing import ACCELERATOR, HOURS_PER_MONTH, CostItem, CostReport
 
 
 @dataclass
@@ -73,11 +73,11 @@ def _tree(capture: Capture) -> list[tuple[CapturedResource, int]]:
 
 def render_table(result: PlanResult, width: int = 160) -> str:
     capture = result.capture
-    cost_by_urn = {i.urn: i for i in result.cost.items}
+    cost_by_urn = {urn: _merged(items) for urn, items in result.cost.by_urn().items()}
     rows = _tree(capture)
     subtotal: dict[str, float] = defaultdict(float)
     for r, _ in reversed(rows):
-        own = cost_by_urn[r.urn].hourly_usd if r.urn in cost_by_urn else 0.0
+        own = cost_by_urn[r.urn][0] if r.urn in cost_by_urn else 0.0
         subtotal[r.urn] += own
         if r.parent:
             subtotal[r.parent] += subtotal[r.urn]
@@ -95,7 +95,7 @@ def render_table(result: PlanResult, width: int = 160) -> str:
         label = ("   " * max(depth - 1, 0) + ("└─ " if depth else "") + r.name)[: name_w - 1]
         item = cost_by_urn.get(r.urn)
         if item is not None:
-            money, basis = f"{item.hourly_usd:,.2f}", item.basis
+            money, basis = f"{item[0]:,.2f}", item[1]
         elif not r.custom and subtotal[r.urn]:
             money, basis = f"{subtotal[r.urn]:,.2f}", "subtotal"
         else:
@@ -103,17 +103,51 @@ def render_table(result: PlanResult, width: int = 160) -> str:
         lines.append(
             f"{label:<{name_w}}{r.type[: type_w - 1]:<{type_w}}{money:>10}  {basis}"[:width].rstrip()
         )
-    lines += [
-        "",
-        f"Accelerator cost: ${result.cost.hourly_usd:,.2f}/hour, ${result.cost.monthly_usd:,.2f}/month "
-        f"({HOURS_PER_MONTH} h/month; catalog list prices, accelerators only)",
-    ]
+    lines += ["", *_cost_lines(result.cost)]
     lines.append(_policy_line(result.policy))
     for note in result.notes():
         lines.append(f"note: {note}")
     for w in result.warnings():
         lines.append(f"warning: {w}")
     return "\n".join(lines) + "\n"
+
+
+def _merged(items: list[CostItem]) -> tuple[float, str]:
+    """One row's USD/hour and basis: the accelerator's basis first, other charges after it."""
+    items = sorted(items, key=lambda i: i.category != ACCELERATOR)
+    head, rest = items[0], items[1:]
+    basis = head.basis + "".join(f"; +${i.hourly_usd:,.2f} {i.category}: {i.basis}" for i in rest)
+    return sum(i.hourly_usd for i in items), basis
+
+
+def _cost_lines(cost: CostReport) -> list[str]:
+    other: dict[str, float] = defaultdict(float)
+    for i in cost.items:
+        if i.category != ACCELERATOR:
+            other[i.category] += i.hourly_usd
+    split = ", ".join(f"{k} ${v:,.2f}" for k, v in sorted(other.items()))
+    lines = [
+        f"Accelerators:    ${cost.accelerators_hourly_usd:,.2f}/hour, "
+        f"${cost.accelerators_hourly_usd * HOURS_PER_MONTH:,.2f}/month",
+        f"Everything else: ${cost.other_hourly_usd:,.2f}/hour, "
+        f"${cost.other_hourly_usd * HOURS_PER_MONTH:,.2f}/month" + (f" ({split})" if split else ""),
+        f"Total:           ${cost.hourly_usd:,.2f}/hour, ${cost.monthly_usd:,.2f}/month "
+        f"({HOURS_PER_MONTH} h/month; catalog list prices)",
+    ]
+    if cost.unsized:
+        lines.append(
+            f"Not in the total: {len(cost.unsized)} volume(s) sized by their image (AMI or boot image), "
+            "not known offline; set the size to price them"
+        )
+    pending = [u for u in cost.usage_based if u.quantity is None]
+    if pending:
+        names = sorted({u.name for u in pending})
+        lines.append(
+            f"Usage-based, not in the total: {len(pending)} quantities of {len(names)} resource(s) "
+            f"({', '.join(names[:6])}{', ...' if len(names) > 6 else ''}); unit prices in --json "
+            "cost.usage_based; give quantities with --usage-file"
+        )
+    return lines
 
 
 def _policy_line(policy: PolicyReport) -> str:

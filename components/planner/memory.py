@@ -40,6 +40,8 @@ class Traffic:
     context_tokens: int
     concurrency: int
     output_tokens: int | None = None
+    # Prompt tokens per request, for throughput; by default context - output.
+    prompt_tokens: int | None = None
 
     @property
     def output(self) -> int:
@@ -49,6 +51,8 @@ class Traffic:
 
     @property
     def prompt(self) -> int:
+        if self.prompt_tokens is not None:
+            return self.prompt_tokens
         return self.context_tokens - self.output
 
 
@@ -74,6 +78,17 @@ def validate_traffic(traffic: Traffic, spec: ModelSpec | None = None) -> list[Pr
         problems.append(
             Problem("output_tokens", out, f"must be a whole number from 1 to context_tokens ({context})")
         )
+    prompt = traffic.prompt_tokens
+    if prompt is not None:
+        room = context - (out if _positive_int(out) else traffic.output)
+        if not _positive_int(prompt) or prompt > room:
+            problems.append(
+                Problem(
+                    "prompt_tokens",
+                    prompt,
+                    f"must be a whole number from 1 to context_tokens - output tokens ({room})",
+                )
+            )
     return problems
 
 

@@ -19,8 +19,10 @@ and can never beat the bandwidth or the compute bound. MoE: memory holds all
 experts; compute counts the active parameters, and a decode step reads the
 shared weights plus the experts its batch is expected to touch
 (1 - (1 - k/E)^batch of them). The KV cache read per step is the average over
-a request: prompt + half the output. Tensor-parallel communication is not
-modelled beyond the efficiency factors.
+a request: prompt + half the output. Tensor-parallel communication costs a
+factor `Assumptions.tensor_parallel_efficiency` per doubling of the degree
+(TP=2: once, TP=8: three times). The three efficiencies are derived from
+published measurements (`planner.calibration`, `planner.measurements`).
 """
 
 from __future__ import annotations
@@ -90,8 +92,9 @@ def estimate(
     step_bytes = weight_bytes_read(spec, precision, b) / t + b * kv_len * kv_token / shards
     step_flops = b * flops_per_token(spec, kv_len) / t
     step_bw, step_compute = step_bytes / bandwidth, step_flops / peak
-    achieved_bw = step_bw / assumptions.bandwidth_efficiency
-    achieved_compute = step_compute / assumptions.compute_efficiency
+    tp_eff = assumptions.tensor_parallel_efficiency ** math.log2(t)
+    achieved_bw = step_bw / assumptions.bandwidth_efficiency / tp_eff
+    achieved_compute = step_compute / assumptions.compute_efficiency / tp_eff
     step = max(achieved_bw, achieved_compute)
     bound = "memory bandwidth" if achieved_bw >= achieved_compute else "compute"
 
@@ -105,9 +108,12 @@ def estimate(
             chunks * weight_bytes_read(spec, precision, chunk) / t + prompt_tokens * kv_token / shards
         )
         fill_flops = prompt_tokens * flops_per_token(spec, traffic.prompt / 2) / t
-        prefill = max(
-            fill_bytes / bandwidth / assumptions.bandwidth_efficiency,
-            fill_flops / peak / assumptions.compute_efficiency,
+        prefill = (
+            max(
+                fill_bytes / bandwidth / assumptions.bandwidth_efficiency,
+                fill_flops / peak / assumptions.compute_efficiency,
+            )
+            / tp_eff
         )
 
     round_s = prefill + traffic.output * step

@@ -5,11 +5,13 @@ policies (`accelerator-spend-budget`) price what the analyzer hands them with th
 """
 
 from inference_infra.components.pricing.core import (
+    ACCELERATOR,
     HOURS_PER_MONTH,
     CostItem,
     CostReport,
     Priceable,
     RegionOf,
+    apply_usage_file,
     default_region,
     price_resources,
     price_use,
@@ -17,11 +19,13 @@ from inference_infra.components.pricing.core import (
 )
 
 __all__ = [
+    "ACCELERATOR",
     "HOURS_PER_MONTH",
     "CostItem",
     "CostReport",
     "Priceable",
     "RegionOf",
+    "apply_usage_file",
     "default_region",
     "price_resources",
     "price_use",

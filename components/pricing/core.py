@@ -6,8 +6,10 @@ Capacity reservations are billed whether or not anything runs in them, so a
 reservation is priced in full and the instances that run inside it are priced
 at zero (up to the reservation's count; any beyond it pay their own way).
 Launch and instance templates describe machines without running any and are
-not priced. Only accelerators are priced: CPU instances, storage and network
-are left out, and the report says so.
+not priced. Everything else that bills by the hour whether used or not
+(volumes, file shares, NAT, load balancers, endpoints, addresses) is priced by
+`pricing.resources`; what bills by traffic or bytes stored is listed with its
+unit prices by `pricing.usage`, and priced when a usage file gives quantities.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ from inference_infra.components.inventory import (
     TemplateLookup,
     accelerator_use,
 )
+from inference_infra.components.pricing.resources import price_fixed
+from inference_infra.components.pricing.usage import USAGE, apply_usage, usage_lines
 
 HOURS_PER_MONTH = 730
 
@@ -54,24 +58,52 @@ class Priceable(Protocol):
 RegionOf = Callable[[Priceable, Cloud], str | None]
 
 
+ACCELERATOR = "accelerator"
+
+
 @dataclass(frozen=True)
 class CostItem:
     urn: str
     hourly_usd: float
     basis: str
+    category: str = ACCELERATOR  # accelerator, storage, network, usage
 
     def as_json(self) -> dict[str, Any]:
-        return {"urn": self.urn, "hourly_usd": round(self.hourly_usd, 4), "basis": self.basis}
+        return {
+            "urn": self.urn,
+            "hourly_usd": round(self.hourly_usd, 4),
+            "basis": self.basis,
+            "category": self.category,
+        }
 
 
 @dataclass
 class CostReport:
     items: list[CostItem] = field(default_factory=list)
     unpriced: list[tuple[str, str]] = field(default_factory=list)  # (urn, why)
+    usage_based: list[Any] = field(default_factory=list)  # pricing.usage.UsageLine
+    unpriced_accelerators: list[tuple[str, str]] = field(
+        default_factory=list
+    )  # the accelerators among unpriced
+    unsized: list[tuple[str, str]] = field(default_factory=list)  # volumes sized by an image (urn, why)
 
     @property
     def hourly_usd(self) -> float:
         return round(float(sum(i.hourly_usd for i in self.items)), 4)
+
+    @property
+    def accelerators_hourly_usd(self) -> float:
+        return round(float(sum(i.hourly_usd for i in self.items if i.category == ACCELERATOR)), 4)
+
+    @property
+    def other_hourly_usd(self) -> float:
+        return round(self.hourly_usd - self.accelerators_hourly_usd, 4)
+
+    def by_urn(self) -> dict[str, list[CostItem]]:
+        out: dict[str, list[CostItem]] = {}
+        for i in self.items:
+            out.setdefault(i.urn, []).append(i)
+        return out
 
     @property
     def monthly_usd(self) -> float:
@@ -81,10 +113,15 @@ class CostReport:
         out: dict[str, Any] = {
             "hourly_usd": self.hourly_usd,
             "monthly_usd": self.monthly_usd,
+            "accelerators_hourly_usd": self.accelerators_hourly_usd,
+            "other_hourly_usd": self.other_hourly_usd,
             "items": [i.as_json() for i in self.items],
+            "usage_based": [u.as_json() for u in self.usage_based],
         }
         if self.unpriced:
             out["unpriced"] = [{"urn": u, "reason": r} for u, r in self.unpriced]
+        if self.unsized:
+            out["unsized"] = [{"urn": u, "reason": r} for u, r in self.unsized]
         return out
 
 
@@ -157,9 +194,31 @@ def price_resources(resources: Sequence[Priceable], default_region: RegionOf) ->
             hourly, basis = price_use(use, region)
         except CatalogError as e:
             report.unpriced.append((r.urn, str(e)))
+            report.unpriced_accelerators.append((r.urn, str(e)))
             continue
         report.items.append(CostItem(r.urn, hourly, basis))
+
+    charges, unpriced, report.unsized = price_fixed(resources, default_region, templates)
+    report.items.extend(CostItem(r.urn, c.hourly_usd, c.basis, c.category) for r, c in charges)
+    report.unpriced.extend(unpriced)
+    report.usage_based.extend(usage_lines(resources))
     return report
+
+
+def apply_usage_file(report: CostReport, usage: Mapping[str, Any], where: str = "usage file") -> None:
+    """Prices the usage-based lines the usage file gives quantities for (items of category `usage`)."""
+    report.usage_based = apply_usage(report.usage_based, usage, where)
+    monthly: dict[str, list[str]] = {}
+    totals: dict[str, float] = {}
+    for line in report.usage_based:
+        if line.quantity is None:
+            continue
+        ref = line.urn or line.name
+        totals[ref] = totals.get(ref, 0.0) + (line.monthly_usd or 0.0)
+        monthly.setdefault(ref, []).append(f"{line.quantity:g} {line.usage_key} x ${line.usd_per_unit:.6g}")
+    for ref, usd in totals.items():
+        basis = "usage file: " + " + ".join(monthly[ref]) + f" = ${usd:,.2f}/month"
+        report.items.append(CostItem(ref, usd / HOURS_PER_MONTH, basis, USAGE))
 
 
 def template_index(resources: Sequence[Priceable]) -> TemplateLookup:

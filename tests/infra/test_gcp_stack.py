@@ -68,7 +68,9 @@ def test_prod_plan_runs_every_gcp_accelerator_component(plan_stack):
 def test_prod_plan_prices_gcp_from_the_catalog(plan_stack):
     result = plan_stack("prod")
     gcp_urns = {r.urn for r in gcp_resources(result)}
-    gcp_hourly = sum(i.hourly_usd for i in result.cost.items if i.urn in gcp_urns)
+    gcp_hourly = sum(
+        i.hourly_usd for i in result.cost.items if i.urn in gcp_urns and i.category == "accelerator"
+    )
 
     def price(name: str, model: PriceModel, count: int = 1) -> float:
         return hourly_price(

@@ -38,7 +38,7 @@ def test_spend_budget_rejects_a_stack_over_budget_naming_the_largest_costs():
         Resource("aws:s3/bucket:Bucket", "weights", {}, "urn:weights"),
     ]
     assert _check(resources, maxHourlyUsd=50, topContributors=2).violations == (
-        "estimated accelerator spend $56.35/hour ($41,134/month) exceeds maxHourlyUsd $50.00; largest: "
+        "estimated spend $56.30/hour ($41,096/month) exceeds maxHourlyUsd $50.00; largest: "
         "big $55.04/h (p5.48xlarge on-demand us-west-2); small $0.80/h (g6.xlarge on-demand us-east-1).",
     )
 
@@ -55,11 +55,9 @@ def test_spend_budget_prices_a_reservation_once_and_the_instances_inside_it_at_z
     }
     outcome = _check([reservation, _gpu("in-cr", "p5.48xlarge", **inside)], maxHourlyUsd=50)
     assert outcome.violations == (
-        "estimated accelerator spend $55.04/hour ($40,179/month) exceeds maxHourlyUsd $50.00; largest: cr "
+        "estimated spend $55.04/hour ($40,179/month) exceeds maxHourlyUsd $50.00; largest: cr "
         "$55.04/h "
-        "(p5.48xlarge on-demand us-east-1; reserved capacity, billed whether used or not); in-cr $0.00/h "
-        "(runs in "
-        "reservation cr (priced there)).",
+        "(p5.48xlarge on-demand us-east-1; reserved capacity, billed whether used or not).",
     )
 
 
@@ -71,7 +69,7 @@ def test_spend_budget_names_what_it_could_not_price():
         "urn:v100",
     )
     assert _check([_gpu("big", "p5.48xlarge"), vm], maxHourlyUsd=1, topContributors=1).violations == (
-        "estimated accelerator spend $55.04/hour ($40,179/month) exceeds maxHourlyUsd $1.00; largest: big "
+        "estimated spend $55.04/hour ($40,179/month) exceeds maxHourlyUsd $1.00; largest: big "
         "$55.04/h "
         "(p5.48xlarge on-demand us-east-1); not priced: v100.",
     )
@@ -106,7 +104,7 @@ def test_spend_budget_through_the_sdk_with_policy_resources():
         StackValidationArgs(resources, {"maxHourlyUsd": 10.0}), lambda m, urn=None: messages.append(m)
     )
     assert messages == [
-        "estimated accelerator spend $55.04/hour ($40,179/month) exceeds maxHourlyUsd $10.00; largest: a "
+        "estimated spend $55.04/hour ($40,179/month) exceeds maxHourlyUsd $10.00; largest: a "
         "$55.04/h "
         "(p5.48xlarge on-demand us-east-1)."
     ]
@@ -122,6 +120,30 @@ def test_spend_budget_on_a_captured_stack_matches_the_plans_cost(plan_of, run_pa
     estimate = price_capture(capture).hourly_usd
     (violation,) = run_pack(capture, rule.NAME, {"maxHourlyUsd": 20, "topContributors": 1}).violations
     assert violation.urn is None
-    assert violation.message.startswith(f"estimated accelerator spend ${estimate:,.2f}/hour")
+    assert violation.message.startswith(f"estimated spend ${estimate:,.2f}/hour")
     assert violation.message.endswith("largest: a $55.04/h (p5.48xlarge on-demand us-west-2).")
     assert run_pack(capture, rule.NAME, {"maxHourlyUsd": 100}).violations == []
+
+
+def _storage_heavy() -> list[Resource]:
+    volume = {"rootBlockDevice": {"volumeType": "gp3", "volumeSize": 1000}}
+    nat = Resource("aws:ec2/natGateway:NatGateway", "nat", {"subnetId": "s"}, "urn:nat", EAST)
+    return [_gpu("a", "g6.xlarge", **volume), nat]
+
+
+def test_spend_budget_judges_the_whole_stack_by_default():
+    # g6.xlarge $0.8048/h + 1000 GiB gp3 ($80/month = $0.1096/h) + NAT $0.045/h = $0.9594/h
+    outcome = _check(_storage_heavy(), maxHourlyUsd=0.9)
+    (message,) = outcome.violations
+    assert message.startswith("estimated spend $0.96/hour")
+    assert "a $0.91/h (g6.xlarge on-demand us-east-1); nat $0.04/h (NAT gateway" in message
+
+
+def test_spend_budget_scope_accelerators_leaves_storage_and_network_out():
+    assert _check(_storage_heavy(), maxHourlyUsd=0.9, scope="accelerators") == Outcome()
+    (message,) = _check(_storage_heavy(), maxHourlyUsd=0.5, scope="accelerators").violations
+    assert message.startswith("estimated accelerator spend $0.80/hour")
+
+
+def test_spend_budget_schema_offers_total_or_accelerators_scope():
+    assert rule.CONFIG_SCHEMA.properties["scope"]["enum"] == ["total", "accelerators"]

@@ -124,7 +124,7 @@ def test_served_pack_runs_the_stack_budget(analyzer):
     response = analyzer.AnalyzeStack(analyzer_pb2.AnalyzeStackRequest(resources=[gpu]))
     (budget,) = [d for d in response.diagnostics if d.policyName == "accelerator-spend-budget"]
     assert budget.message.endswith(
-        "estimated accelerator spend $55.04/hour ($40,179/month) exceeds maxHourlyUsd $10.00; largest: gpu "
+        "estimated spend $55.04/hour ($40,179/month) exceeds maxHourlyUsd $10.00; largest: gpu "
         "$55.04/h (p5.48xlarge on-demand us-east-1)."
     )
 

@@ -36,7 +36,7 @@ def test_inferentia_fleet_is_priced_from_the_catalog(plan_of, fleet_args):
             "inf2", fleet_args(InferentiaFleetArgs, instance_type="inf2.xlarge", spot=0, on_demand=2)
         )
     )
-    assert price_capture(capture).hourly_usd == pytest.approx(2 * 0.7582)
+    assert price_capture(capture).accelerators_hourly_usd == pytest.approx(2 * 0.7582)
 
 
 def test_inferentia_fleet_knows_neuron_cores_from_the_catalog():

@@ -140,4 +140,4 @@ def test_size_explain_and_family_filter_explain_each_listed_option(capsys):
     assert "Best: inf2." in text or "Best: trn1" in text
     assert "#2: " in text
     assert "NeuronCores of 16 GiB" in text
-    assert "spot ~" in text
+    assert "spot (no 2026-11-22 snapshot data for" in text

@@ -73,4 +73,5 @@ def test_render_table_shows_components_costs_and_totals(result):
     assert "serving-0" in text
     assert "p5.48xlarge on-demand us-east-1" in text
     assert "110.08  subtotal" in text
-    assert "Accelerator cost: $110.08/hour, $80,358.40/month" in text
+    assert "Accelerators:    $110.08/hour, $80,358.40/month" in text
+    assert "Total:           $110.08/hour, $80,358.40/month" in text

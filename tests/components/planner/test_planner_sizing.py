@@ -7,6 +7,7 @@ from inference_infra.components.catalog import (
     hourly_price,
     instance_type,
 )
+from inference_infra.components.catalog.spot import spot_row
 from inference_infra.components.errors import InputError
 from inference_infra.components.planner import (
     ModelSpec,
@@ -56,13 +57,14 @@ def test_size_prices_each_option_from_the_catalog():
         assert o.usd_per_million_tokens == pytest.approx(o.hourly_usd / (o.est_tokens_per_s * 3600) * 1e6)
 
 
-def test_size_prices_spot_with_the_catalogs_discount():
+def test_size_prices_spot_from_the_snapshot_by_type_and_region():
     traffic = Traffic(context_tokens=4096, concurrency=8)
     on_demand = {o.instance_type: o for o in size("llama-3.1-8b", traffic, cloud="aws").options}
     spot = size("llama-3.1-8b", traffic, cloud="aws", purchase=PriceModel.SPOT)
     for o in spot.options:
-        discount = instance_type(o.instance_type, "aws").spot_discount
-        assert o.hourly_usd == pytest.approx(on_demand[o.instance_type].hourly_usd * (1 - discount))
+        row = spot_row("aws", o.instance_type, instance_type(o.instance_type, "aws").reference_region)
+        expected = row.highest_usd if row else on_demand[o.instance_type].hourly_usd
+        assert o.hourly_usd == pytest.approx(expected)
         assert "spot" in o.price.basis
     assert spot.best.usd_per_million_tokens < min(o.usd_per_million_tokens for o in on_demand.values())
 

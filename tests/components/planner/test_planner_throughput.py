@@ -78,11 +78,15 @@ def test_estimate_matches_a_hand_computed_bandwidth_bound_decode():
     est = estimate(spec, traffic, precision, Assumptions(), layout)
     weights = 6_738_415_616 * 2
     kv = (3584 + 256) * 2 * 32 * 32 * 128 * 2  # average cached tokens x bytes per token
-    step = (weights + kv) / 600e9 / 0.6
+    a = Assumptions()
+    step = (weights + kv) / 600e9 / a.bandwidth_efficiency
     assert est.decode_bound == "memory bandwidth"
     assert est.per_sequence_tokens_per_s == pytest.approx(1 / step)
     prefill_flops = 3584 * (2 * spec.params + 4 * 32 * 32 * 128 * 3584 / 2)
-    prefill = max(prefill_flops / 125e12 / 0.5, weights / 600e9 / 0.6 + 3584 * 524288 / 600e9 / 0.6)
+    bw = a.bandwidth_efficiency
+    prefill = max(
+        prefill_flops / 125e12 / a.compute_efficiency, weights / 600e9 / bw + 3584 * 524288 / 600e9 / bw
+    )
     assert est.tokens_per_s == pytest.approx(512 / (prefill + 512 * step))
 
 
