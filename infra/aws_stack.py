@@ -45,6 +45,8 @@ from inference_infra.components.aws.network import (
 from inference_infra.components.catalog import AcceleratorFamily, Cloud, PriceModel
 from inference_infra.components.errors import Problem
 from inference_infra.components.planner.wiring import Resolution, resolve_instance_type
+from inference_infra.components.serving import EngineConfig, WeightSource, cold_start, plan_engines
+from inference_infra.components.serving.cold_start import ColdStart, weights_gib
 from inference_infra.infra.config import (
     NAMESPACE,
     AwsFleetSettings,
@@ -115,6 +117,34 @@ def resolve(config: AwsFleetSettings, kind: FleetKind, where: str) -> Resolution
     )
 
 
+def engines(config: AwsFleetSettings, instance_type: str) -> EngineConfig | None:
+    """The engines each node runs: when the pool has a model and prefetches its weights."""
+    if config.model is None or config.model_prefix is None or not config.prefetch:
+        return None
+    return plan_engines(
+        model=config.model.name,
+        traffic=config.model.traffic(),
+        precision=config.model.precision(),
+        instance_type_name=instance_type,
+        cloud=Cloud.AWS,
+        extra_args=config.model.engine_args,
+        first_port=config.inference_port,
+    )
+
+
+def fleet_cold_start(config: AwsFleetSettings, instance_type: str) -> ColdStart | None:
+    """Boot to serving for the pool's nodes (weights from S3 at the instance's network bandwidth)."""
+    planned = engines(config, instance_type)
+    if planned is None or config.model is None:
+        return None
+    return cold_start(
+        weights_gib=weights_gib(config.model.name, config.model.precision()),
+        source=WeightSource.S3,
+        instance_type=instance_type,
+        family=planned.family,
+    )
+
+
 def fleet_args(config: AwsFleetSettings, wiring: _Wiring, instance_type: str) -> FleetArgs:
     model = None
     if config.model_prefix is not None and wiring.bucket_name is not None:
@@ -142,6 +172,7 @@ def fleet_args(config: AwsFleetSettings, wiring: _Wiring, instance_type: str) ->
         root_volume_gib=config.root_volume_gib,
         ami_id=config.ami_id,
         auto_shutdown=config.auto_shutdown,
+        engines=engines(config, instance_type) if model is not None else None,
     )
 
 
@@ -310,6 +341,8 @@ def deploy(settings: StackSettings) -> dict[str, Any]:
             instance_type = resolution.instance_type or ""  # validate() rejected anything unresolved
             if resolution.note:
                 pulumi.log.info(f"AWS {kind.component} {config.name!r}: {resolution.note}")
+            if (start := fleet_cold_start(config, instance_type)) is not None:
+                pulumi.log.info(f"AWS {kind.component} {config.name!r}: {start.note()}")
             fleet = builders[kind.component](config.name, fleet_args(config, wiring, instance_type))
             fleets[config.name] = {
                 "instanceType": instance_type,

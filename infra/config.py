@@ -87,6 +87,11 @@ class ServedModelSettings(Settings):
     output_tokens: int | None = Field(
         default=None, gt=0, description="Generated tokens per request (throughput estimate only)."
     )
+    engine_args: list[str] = Field(
+        default_factory=list,
+        description="More `vllm serve` arguments for the fleet's engines, e.g. [--enforce-eager]; checked "
+        "against the pinned vLLM's options (flags the plan sets are rejected).",
+    )
 
     @field_validator("name")
     @classmethod

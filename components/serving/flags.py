@@ -63,13 +63,17 @@ _KV_CACHE_DTYPE = {
 @cache
 def vllm_options() -> dict[str, bool]:
     """The pinned vLLM's `vllm serve` options: option string -> also takes --no-<name>."""
-    text = resources.files("inference_infra.components.serving.data").joinpath("vllm-options.json").read_text()
+    text = (
+        resources.files("inference_infra.components.serving.data").joinpath("vllm-options.json").read_text()
+    )
     return {row["option"]: row["boolean"] for row in json.loads(text)["options"]}
 
 
 @cache
 def vllm_options_source() -> dict[str, str]:
-    text = resources.files("inference_infra.components.serving.data").joinpath("vllm-options.json").read_text()
+    text = (
+        resources.files("inference_infra.components.serving.data").joinpath("vllm-options.json").read_text()
+    )
     document = json.loads(text)
     return {k: document[k] for k in ("engine", "version", "source", "as_of")}
 
@@ -96,6 +100,7 @@ class EngineConfig:
     kv_cache: Quantization | None
     extra_args: tuple[str, ...] = ()
     first_port: int = FIRST_ENGINE_PORT
+    devices_per_node: int = 1  # accelerator devices (e.g. /dev/neuron0..N-1 on Neuron)
 
     @property
     def ports(self) -> list[int]:
@@ -140,11 +145,12 @@ def plan_engines(
         kv_cache=precision.kv_cache,
         extra_args=tuple(extra_args),
         first_port=first_port,
+        devices_per_node=machine.accelerator_count,
     )
 
 
-def engine_args(config: EngineConfig, index: int, model_path: str) -> list[str]:
-    """`vllm serve` arguments of engine `index` (after the image's entrypoint)."""
+def engine_args(config: EngineConfig, index: int, model_path: str, port: str | None = None) -> list[str]:
+    """`vllm serve` arguments of engine `index` (after the image's entrypoint); `port` overrides its port."""
     args = [
         "--model",
         model_path,
@@ -153,7 +159,7 @@ def engine_args(config: EngineConfig, index: int, model_path: str) -> list[str]:
         "--host",
         "0.0.0.0",
         "--port",
-        str(config.ports[index]),
+        port or str(config.ports[index]),
         "--tensor-parallel-size",
         str(config.tensor_parallel),
         "--max-model-len",
@@ -169,7 +175,11 @@ def engine_args(config: EngineConfig, index: int, model_path: str) -> list[str]:
     elif config.weights is Quantization.FP8:
         args += ["--quantization", "fp8"]  # online FP8 from the 16-bit checkpoint
     # INT8 / INT4: the checkpoint is quantized (AWQ, GPTQ, compressed-tensors); vLLM reads its method.
-    kv = "auto" if config.kv_cache is None or config.kv_cache is config.weights else _KV_CACHE_DTYPE[config.kv_cache]
+    kv = (
+        "auto"
+        if config.kv_cache is None or config.kv_cache is config.weights
+        else _KV_CACHE_DTYPE[config.kv_cache]
+    )
     args += ["--kv-cache-dtype", kv, "--enable-prefix-caching", *config.extra_args]
     return args
 
@@ -179,16 +189,20 @@ def validate_engine(config: EngineConfig, key: str = "extraEngineArgs") -> list[
     problems = validate_extra_args(config.extra_args, key)
     if config.kv_cache is Quantization.FP32 and config.weights is not Quantization.FP32:
         problems.append(
-            Problem("kv_cache", config.kv_cache.value, "must not be wider than the weights (vLLM has no fp32 cache)")
-        )
-    if config.family is EngineFamily.NEURON_VLLM and config.weights in (Quantization.INT4, Quantization.FP32):
-        problems.append(
-            Problem("quantization", config.weights.value, "is not served by vLLM on Neuron; use bf16, fp16, fp8 or int8")
+            Problem(
+                "kv_cache",
+                config.kv_cache.value,
+                "must not be wider than the weights (vLLM has no fp32 cache)",
+            )
         )
     last = config.first_port + config.engines - 1
-    if not 1024 <= config.first_port or last > 65535:
+    if config.first_port < 1024 or last > 65535:
         problems.append(
-            Problem("inference_port", config.first_port, f"must leave room for {config.engines} engine ports up to 65535")
+            Problem(
+                "inference_port",
+                config.first_port,
+                f"must leave room for {config.engines} engine ports up to 65535",
+            )
         )
     return problems
 
@@ -205,11 +219,17 @@ def validate_extra_args(extra_args: Sequence[str], key: str = "extraEngineArgs")
             if not option.startswith("--"):
                 problems.append(Problem(where, token, "must use the long form (--option), as vLLM's docs do"))
             elif option in MANAGED_OPTIONS:
-                problems.append(Problem(where, token, "is set from the capacity plan; change the fleet's model instead"))
+                problems.append(
+                    Problem(where, token, "is set from the capacity plan; change the fleet's model instead")
+                )
             elif not known_option(option):
-                problems.append(Problem(where, token, f"is not an option of vLLM {version} (`vllm serve --help`)"))
+                problems.append(
+                    Problem(where, token, f"is not an option of vLLM {version} (`vllm serve --help`)")
+                )
             if value and not _SAFE_VALUE.match(value):
-                problems.append(Problem(where, token, "must not hold quotes, spaces, '$', '%' or backslashes"))
+                problems.append(
+                    Problem(where, token, "must not hold quotes, spaces, '$', '%' or backslashes")
+                )
             expect_option = False
             continue
         if expect_option:

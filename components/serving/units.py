@@ -1,19 +1,25 @@
-"""systemd units that run the engines under Docker, one unit per tensor-parallel group.
+"""The engines' systemd units: one template unit, one instance per tensor-parallel group.
 
-`engine_units(...)` returns `(file name, unit text)` pairs. Each unit:
+`engine_units(config, host)` returns `EngineUnits`: the template
+`inference-engine@.service` and, per engine, an environment file
+(`/etc/inference-infra/engine-<i>.env`: its port and accelerator units); the
+node starts `inference-engine@0.service`, `inference-engine@1.service`, ...
+One template keeps the user data small on nodes with many groups. Each
+instance:
 
 - needs the weight prefetch (`Requires=` / `After=` its unit when the node has
   one) and refuses to start until the prefetch has verified the weights
   (`ExecStartPre=/usr/bin/test -f <weights>/.inference-verified`);
 - runs the family's image pinned by digest, with the weights mounted
   read-only and the hub offline (`HF_HUB_OFFLINE=1`): it never downloads;
-- owns its accelerator units (`--gpus "device=..."`, `NEURON_RT_VISIBLE_CORES`,
+- owns its accelerator units (`CUDA_VISIBLE_DEVICES`, `NEURON_RT_VISIBLE_CORES`,
   `TPU_VISIBLE_CHIPS`) and its port (8000, 8001, ...);
 - restarts on failure, with a start timeout sized for a model load.
 """
 
 from __future__ import annotations
 
+import re
 import shlex
 from dataclasses import dataclass
 
@@ -27,6 +33,8 @@ from inference_infra.components.serving.flags import EngineConfig, engine_args
 
 DOCKER = "/usr/bin/docker"
 CONTAINER_MODEL_DIR = "/models"
+TEMPLATE_UNIT = "inference-engine@.service"
+ENV_DIR = "/etc/inference-infra"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,27 +47,50 @@ class EngineHost:
     start_timeout_seconds: int = 1800
 
 
-def unit_name(index: int) -> str:
-    return f"inference-engine-{index}.service"
+@dataclass(frozen=True)
+class EngineUnits:
+    template: str  # the text of inference-engine@.service
+    environments: dict[str, str]  # path of each engine's environment file -> its text
+    instances: list[str]  # inference-engine@0.service, ...
+
+    def files(self, unit_dir: str = "/etc/systemd/system") -> list[tuple[str, str]]:
+        return [(f"{unit_dir}/{TEMPLATE_UNIT}", self.template), *self.environments.items()]
 
 
-def container_name(index: int) -> str:
-    return f"inference-engine-{index}"
+def instance_name(index: int) -> str:
+    return f"inference-engine@{index}.service"
 
 
-def engine_units(config: EngineConfig, host: EngineHost) -> list[tuple[str, str]]:
-    return [(unit_name(i), engine_unit(config, host, i)) for i in range(config.engines)]
+def environment_path(index: int | str) -> str:
+    return f"{ENV_DIR}/engine-{index}.env"
 
 
-def docker_command(config: EngineConfig, host: EngineHost, index: int) -> list[str]:
+def engine_environment(config: EngineConfig, index: int) -> str:
+    units = config.units_of(index)
+    return (
+        f"ENGINE_PORT={config.ports[index]}\n"
+        f"ENGINE_DEVICES={','.join(str(u) for u in units)}\n"
+        f"ENGINE_CORES={units[0]}-{units[-1]}\n"
+    )
+
+
+def engine_units(config: EngineConfig, host: EngineHost) -> EngineUnits:
+    return EngineUnits(
+        template=engine_template(config, host),
+        environments={environment_path(i): engine_environment(config, i) for i in range(config.engines)},
+        instances=[instance_name(i) for i in range(config.engines)],
+    )
+
+
+def docker_command(config: EngineConfig, host: EngineHost) -> list[str]:
+    """The template's `docker run` words; systemd fills ${ENGINE_*} from the instance's environment file."""
     image = engine_image(config.family)
-    units = ",".join(str(u) for u in config.units_of(index))
     command = [
         DOCKER,
         "run",
         "--rm",
         "--name",
-        container_name(index),
+        "inference-engine-%i",
         "--network",
         "host",
         "--ipc",
@@ -70,35 +101,27 @@ def docker_command(config: EngineConfig, host: EngineHost, index: int) -> list[s
         f"{host.model_dir}:{CONTAINER_MODEL_DIR}:ro",
     ]
     if config.family is EngineFamily.NVIDIA_VLLM:
-        command += ["--gpus", f'"device={units}"']
+        command += ["--gpus", "all", "--env", "CUDA_VISIBLE_DEVICES=${ENGINE_DEVICES}"]
     elif config.family is EngineFamily.NEURON_VLLM:
-        first, last = config.units_of(index)[0], config.units_of(index)[-1]
-        command += ["--cap-add", "IPC_LOCK", "--env", f"NEURON_RT_VISIBLE_CORES={first}-{last}"]
-        command += ["--device", "/dev/neuron0"]
+        command += ["--cap-add", "IPC_LOCK", "--env", "NEURON_RT_VISIBLE_CORES=${ENGINE_CORES}"]
+        command += [f"--device=/dev/neuron{i}" for i in range(config.devices_per_node)]
     else:
-        command += ["--privileged", "--env", f"TPU_VISIBLE_CHIPS={units}"]
+        command += ["--privileged", "--env", "TPU_VISIBLE_CHIPS=${ENGINE_DEVICES}"]
     # The entrypoint is named, not inherited from the image: the same words start the server in every image.
     if config.family is EngineFamily.NEURON_VLLM:
         command += ["--entrypoint", "python3", image.reference, "-m", "vllm.entrypoints.openai.api_server"]
     else:
         command += ["--entrypoint", "vllm", image.reference, "serve"]
-    command += engine_args(config, index, CONTAINER_MODEL_DIR)
-    return command
+    return command + engine_args(config, 0, CONTAINER_MODEL_DIR, port="${ENGINE_PORT}")
 
 
-def _systemd_join(words: list[str]) -> str:
-    """Words joined for ExecStart=: plain words as they are, `"device=0,1"` single-quoted for docker."""
-    return " ".join(f"'{w}'" if '"' in w else w for w in words)
-
-
-def engine_unit(config: EngineConfig, host: EngineHost, index: int) -> str:
-    port = config.ports[index]
+def engine_template(config: EngineConfig, host: EngineHost) -> str:
     needs = ["docker.service"] + ([host.prefetch_unit] if host.prefetch_unit else [])
     marker = f"{host.model_dir.rstrip('/')}/{VERIFIED_MARKER}"
+    environment = [f"EnvironmentFile={host.environment_file}"] if host.environment_file else []
     lines = [
         "[Unit]",
-        f"Description=inference-infra: {config.family.value} engine {index} serving {config.served_model_name}"
-        f" on port {port}",
+        f"Description=inference-infra: {config.family.value} engine %i serving {config.served_model_name}",
         "Wants=network-online.target",
         f"Requires={' '.join(needs)}",
         f"After=network-online.target {' '.join(needs)}",
@@ -106,14 +129,12 @@ def engine_unit(config: EngineConfig, host: EngineHost, index: int) -> str:
         "[Service]",
         "Type=simple",
         "Environment=HF_HUB_OFFLINE=1",
-    ]
-    if host.environment_file:
-        lines.append(f"EnvironmentFile={host.environment_file}")
-    lines += [
+        *environment,
+        f"EnvironmentFile={environment_path('%i')}",
         f"ExecStartPre=/usr/bin/test -f {marker}",
-        f"ExecStartPre=-{DOCKER} rm --force {container_name(index)}",
-        f"ExecStart={_systemd_join(docker_command(config, host, index))}",
-        f"ExecStop={DOCKER} stop --time 30 {container_name(index)}",
+        f"ExecStartPre=-{DOCKER} rm --force inference-engine-%i",
+        f"ExecStart={' '.join(docker_command(config, host))}",
+        f"ExecStop={DOCKER} stop --time 30 inference-engine-%i",
         "Restart=on-failure",
         "RestartSec=30",
         f"TimeoutStartSec={host.start_timeout_seconds}",
@@ -125,7 +146,11 @@ def engine_unit(config: EngineConfig, host: EngineHost, index: int) -> str:
     return "\n".join(lines)
 
 
-def shell_words(unit_text: str) -> list[str]:
-    """The ExecStart= command of a unit as words (tests and docs)."""
-    line = next(x for x in unit_text.splitlines() if x.startswith("ExecStart="))
-    return shlex.split(line.removeprefix("ExecStart="))
+def instance_command(units: EngineUnits, index: int, environment: dict[str, str] | None = None) -> list[str]:
+    """Instance `index`'s ExecStart= as words, with %i and ${VAR} filled in (tests and docs)."""
+    values = dict(line.split("=", 1) for line in units.environments[environment_path(index)].splitlines())
+    values.update(environment or {})
+    line = next(x for x in units.template.splitlines() if x.startswith("ExecStart="))
+    line = line.removeprefix("ExecStart=").replace("%i", str(index))
+    line = re.sub(r"\$\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), line)
+    return shlex.split(line)

@@ -56,9 +56,7 @@ def _class_fields(tree: ast.Module) -> dict[str, dict[str, bool]]:
 
 
 def _options_of_call(call: ast.Call) -> list[str]:
-    return [
-        a.value for a in call.args if isinstance(a, ast.Constant) and str(a.value).startswith("--")
-    ]
+    return [a.value for a in call.args if isinstance(a, ast.Constant) and str(a.value).startswith("--")]
 
 
 def _calls(tree: ast.AST) -> list[ast.Call]:
