@@ -17,7 +17,7 @@ from typing import Any
 
 import pulumi
 
-from inference_infra.components.catalog import AcceleratorFamily, Cloud, PriceModel
+from inference_infra.components.catalog import AcceleratorFamily, Cloud, PriceModel, find_instance_type
 from inference_infra.components.errors import Problem
 from inference_infra.components.gcp.filestore_model_cache import (
     FilestoreModelCacheArgs,
@@ -40,6 +40,14 @@ from inference_infra.components.gcp.tpu_vm import (
     validate_tpu_vm,
 )
 from inference_infra.components.planner.wiring import Resolution, resolve_instance_type
+from inference_infra.components.serving import (
+    FIRST_ENGINE_PORT,
+    EngineConfig,
+    WeightSource,
+    cold_start,
+    plan_engines,
+)
+from inference_infra.components.serving.cold_start import weights_gib
 from inference_infra.infra.config import (
     NAMESPACE,
     FilestoreCacheSettings,
@@ -223,6 +231,9 @@ def deploy(settings: StackSettings) -> dict[str, Any]:
         if planned.note:
             pulumi.log.info(f"GCP GpuFleet {fleet.name!r}: {planned.note}")
         machine_type = planned.instance_type or ""  # validate() rejected anything unresolved
+        serving = engines(fleet.model, fleet.models, machine_type, fleet.serving_port)
+        if note := cold_start_note(fleet.model, serving, machine_type):
+            pulumi.log.info(f"GCP GpuFleet {fleet.name!r}: {note}")
         built = GpuFleet(fleet.name, _fleet_args(fleet, settings, refs, ctx, cache_nfs, machine_type))
         fleets[fleet.name] = {
             "machineType": machine_type,
@@ -237,6 +248,9 @@ def deploy(settings: StackSettings) -> dict[str, Any]:
         if planned_tpu is not None and planned_tpu.note:
             pulumi.log.info(f"TpuVm {tpu.name!r}: {planned_tpu.note}")
         slice_type = _tpu_slice(tpu, planned_tpu)
+        serving_tpu = engines(tpu.model, tpu.models, slice_type, FIRST_ENGINE_PORT)
+        if note := cold_start_note(tpu.model, serving_tpu, slice_type or ""):
+            pulumi.log.info(f"TpuVm {tpu.name!r}: {note}")
         built_tpu = TpuVm(tpu.name, _tpu_args(tpu, settings, refs, ctx, cache_nfs, slice_type))
         tpus[tpu.name] = {
             "acceleratorType": built_tpu.accelerator_type,
@@ -278,6 +292,41 @@ def _cache_args(cache: FilestoreCacheSettings, refs: NetworkRefs, ctx: GcpContex
     )
 
 
+def engines(
+    model: ServedModelSettings | None, models: list[str], machine: str | None, port: int
+) -> EngineConfig | None:
+    """The engines a VM or single-host TPU slice runs for its model (weights: the first of `models`)."""
+    if model is None or not models or not machine:
+        return None
+    item = find_instance_type(machine, Cloud.GCP)
+    if item is None or item.hosts > 1:
+        return None  # unknown types are reported by the components; multi-host slices serve no engine yet
+    try:
+        return plan_engines(
+            model=model.name,
+            traffic=model.traffic(),
+            precision=model.precision(),
+            instance_type_name=machine,
+            cloud=Cloud.GCP,
+            extra_args=model.engine_args,
+            first_port=port,
+        )
+    except ValueError:
+        return None  # the planner's fit check reports it with the config key
+
+
+def cold_start_note(model: ServedModelSettings | None, planned: EngineConfig | None, machine: str) -> str:
+    if model is None or planned is None:
+        return ""
+    estimate = cold_start(
+        weights_gib=weights_gib(model.name, model.precision()),
+        source=WeightSource.GCS,
+        instance_type=machine,
+        family=planned.family,
+    )
+    return estimate.note()
+
+
 def _fleet_args(
     fleet: GcpGpuFleetSettings,
     settings: StackSettings,
@@ -311,6 +360,7 @@ def _fleet_args(
         auto_shutdown=fleet.auto_shutdown,
         labels=dict(fleet.labels),
         project=ctx.project,
+        engines=engines(fleet.model, fleet.models, machine_type, fleet.serving_port),
     )
 
 
@@ -344,6 +394,7 @@ def _tpu_args(
         auto_shutdown=tpu.auto_shutdown,
         labels=dict(tpu.labels),
         project=ctx.project,
+        engines=engines(tpu.model, tpu.models, accelerator_type, FIRST_ENGINE_PORT),
     )
 
 

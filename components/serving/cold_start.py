@@ -162,7 +162,8 @@ def cold_start(
         gbps = min(nic.value, OBJECT_STORE_CAP.value)
         rate = gbps * GIB_PER_GBIT * OBJECT_STORE_EFFICIENCY
         capped = f", capped at {OBJECT_STORE_CAP.value:g}" if nic.value > OBJECT_STORE_CAP.value else ""
-        basis = f"{nic.value:g} Gbit/s NIC{capped} x {OBJECT_STORE_EFFICIENCY:.0%}"
+        assumed = " assumed" if instance_type not in NETWORK_GBPS else ""
+        basis = f"{nic.value:g} Gbit/s{assumed} NIC{capped} x {OBJECT_STORE_EFFICIENCY:.0%}"
     elif source is WeightSource.LOCAL_NVME:
         rate, basis = NVME_READ_GIB_S.value, "local NVMe"
     else:
