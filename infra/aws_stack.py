@@ -342,7 +342,7 @@ def deploy(settings: StackSettings) -> dict[str, Any]:
             if resolution.note:
                 pulumi.log.info(f"AWS {kind.component} {config.name!r}: {resolution.note}")
             if (start := fleet_cold_start(config, instance_type)) is not None:
-                pulumi.log.info(f"AWS {kind.component} {config.name!r}: {start.note()}")
+                pulumi.log.info(start.note(f"AWS {kind.component} {config.name!r}"))
             fleet = builders[kind.component](config.name, fleet_args(config, wiring, instance_type))
             fleets[config.name] = {
                 "instanceType": instance_type,

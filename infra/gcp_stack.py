@@ -232,8 +232,8 @@ def deploy(settings: StackSettings) -> dict[str, Any]:
             pulumi.log.info(f"GCP GpuFleet {fleet.name!r}: {planned.note}")
         machine_type = planned.instance_type or ""  # validate() rejected anything unresolved
         serving = engines(fleet.model, fleet.models, machine_type, fleet.serving_port)
-        if note := cold_start_note(fleet.model, serving, machine_type):
-            pulumi.log.info(f"GCP GpuFleet {fleet.name!r}: {note}")
+        if note := cold_start_note(f"GCP GpuFleet {fleet.name!r}", fleet.model, serving, machine_type):
+            pulumi.log.info(note)
         built = GpuFleet(fleet.name, _fleet_args(fleet, settings, refs, ctx, cache_nfs, machine_type))
         fleets[fleet.name] = {
             "machineType": machine_type,
@@ -249,8 +249,8 @@ def deploy(settings: StackSettings) -> dict[str, Any]:
             pulumi.log.info(f"TpuVm {tpu.name!r}: {planned_tpu.note}")
         slice_type = _tpu_slice(tpu, planned_tpu)
         serving_tpu = engines(tpu.model, tpu.models, slice_type, FIRST_ENGINE_PORT)
-        if note := cold_start_note(tpu.model, serving_tpu, slice_type or ""):
-            pulumi.log.info(f"TpuVm {tpu.name!r}: {note}")
+        if note := cold_start_note(f"TpuVm {tpu.name!r}", tpu.model, serving_tpu, slice_type or ""):
+            pulumi.log.info(note)
         built_tpu = TpuVm(tpu.name, _tpu_args(tpu, settings, refs, ctx, cache_nfs, slice_type))
         tpus[tpu.name] = {
             "acceleratorType": built_tpu.accelerator_type,
@@ -315,7 +315,9 @@ def engines(
         return None  # the planner's fit check reports it with the config key
 
 
-def cold_start_note(model: ServedModelSettings | None, planned: EngineConfig | None, machine: str) -> str:
+def cold_start_note(
+    subject: str, model: ServedModelSettings | None, planned: EngineConfig | None, machine: str
+) -> str:
     if model is None or planned is None:
         return ""
     estimate = cold_start(
@@ -324,7 +326,7 @@ def cold_start_note(model: ServedModelSettings | None, planned: EngineConfig | N
         instance_type=machine,
         family=planned.family,
     )
-    return estimate.note()
+    return estimate.note(subject)
 
 
 def _fleet_args(

@@ -138,7 +138,8 @@ class ColdStart:
         """ALB slow start (30..900 s): ramp a fresh target over its first minutes of serving."""
         return max(30, min(900, int(ENGINE_WARMUP_SECONDS[self.family].value)))
 
-    def note(self) -> str:
+    def note(self, subject: str = "") -> str:
+        """One line for `plan`; `subject` (e.g. "AWS GpuFleet 'llama-8b'") names the fleet."""
         warmup = ENGINE_WARMUP_SECONDS[self.family].value
         fetch = (
             f"{self.weights_gib:.1f} GiB from {self.source.value} at {self.fetch_gib_s:.2f} GiB/s"
@@ -148,8 +149,9 @@ class ColdStart:
             f"load {self.weights_gib:.1f} GiB at {NVME_READ_GIB_S.value:g} GiB/s and {warmup:.0f} s"
             f" {self.family.value} warm-up = {self.load_seconds:.0f} s"
         )
+        of = f" of {subject}" if subject else ""
         return (
-            f"cold start ~{self.seconds / 60:.1f} min: boot {self.boot_seconds:.0f} s + {fetch} + {load};"
+            f"cold start{of} ~{self.seconds / 60:.1f} min: boot {self.boot_seconds:.0f} s + {fetch} + {load};"
             f" health-check grace {self.grace_seconds()} s, slow start {self.slow_start_seconds()} s"
         )
 
