@@ -57,6 +57,10 @@ from inference_infra.infra.config import (
 
 _PLANNED = "planned"  # placeholder for ids not known at validation time
 
+# What deploy() built, for the parts that front the fleets (infra/endpoints_stack.py): "vpc_id",
+# "subnet_ids" and "fleets" (name -> (fleet component, EngineConfig or None, ColdStart or None)).
+DEPLOYED: dict[str, Any] = {}
+
 
 @dataclass
 class _Wiring:
@@ -275,6 +279,7 @@ def deploy(settings: StackSettings) -> dict[str, Any]:
     from inference_infra.components.aws.network import PrivateNetwork
 
     outputs: dict[str, Any] = {}
+    DEPLOYED.clear()
     network = settings.aws_network
     vpc_id: pulumi.Input[str] | None = None
     subnets: list[SubnetRef] = []
@@ -333,6 +338,7 @@ def deploy(settings: StackSettings) -> dict[str, Any]:
         outputs["efsModelCacheId"] = cache.file_system_id
 
     wiring = _Wiring(vpc_id or "", subnets, bucket, efs)
+    DEPLOYED["vpc_id"], DEPLOYED["subnet_ids"] = vpc_id, [s.id for s in subnets]
     builders: dict[str, Callable[..., Any]] = {"GpuFleet": GpuFleet, "InferentiaFleet": InferentiaFleet}
     fleets: dict[str, Any] = {}
     for key, kind, group in _fleet_lists(settings):
@@ -344,6 +350,11 @@ def deploy(settings: StackSettings) -> dict[str, Any]:
             if (start := fleet_cold_start(config, instance_type)) is not None:
                 pulumi.log.info(start.note(f"AWS {kind.component} {config.name!r}"))
             fleet = builders[kind.component](config.name, fleet_args(config, wiring, instance_type))
+            DEPLOYED.setdefault("fleets", {})[config.name] = (
+                fleet,
+                engines(config, instance_type),
+                fleet_cold_start(config, instance_type),
+            )
             fleets[config.name] = {
                 "instanceType": instance_type,
                 "instanceIds": fleet.instance_ids,
