@@ -418,6 +418,9 @@ class EndpointSettings(Settings):
     scheme: Literal["internal", "internet-facing"] = "internal"
     public: bool = Field(default=False, description="Allow an internet-facing scheme (policy-checked).")
     certificate_arn: str | None = Field(default=None, description="AWS: HTTPS with this ACM certificate.")
+    ssl_certificate: str | None = Field(
+        default=None, description="GCP: HTTPS with this regional SSL certificate (self link or id)."
+    )
     idle_timeout_seconds: int = Field(default=900, description="AWS: long enough for streamed generations.")
     client_cidr_blocks: list[str] = Field(default_factory=list, description="Callers' private ranges.")
     client_security_group_ids: list[str] = Field(default_factory=list, description="AWS: callers' groups.")

@@ -164,7 +164,11 @@ def deploy(settings: StackSettings) -> dict[str, Any]:
         else:
             from inference_infra.infra import gcp_stack
 
+            pools = []
+            for name in endpoint.pool_names():
+                _, _, engines, start, _ = gcp_stack.DEPLOYED["pools"][name]
+                pools.append(_pool(name, engines, start))
             exports.setdefault("endpoints", {})[endpoint.name] = gcp_stack.deploy_endpoint(
-                endpoint, _routes(endpoint)
+                endpoint, pools, _routes(endpoint)
             )
     return exports
