@@ -240,7 +240,8 @@ def validate(settings: StackSettings) -> list[Problem]:
             if resolution.instance_type is None or resolution.problems:
                 continue
             for p in validate_fleet(kind, fleet_args(config, wiring, resolution.instance_type)):
-                problems.append(Problem(f"{where}.{camel_path(p.input)}", p.value, p.allowed))
+                key = camel_path(p.input).replace("engines.engineArgs", "model.engineArgs")
+                problems.append(Problem(f"{where}.{key}", p.value, p.allowed))
     return problems
 
 

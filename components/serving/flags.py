@@ -184,7 +184,7 @@ def engine_args(config: EngineConfig, index: int, model_path: str, port: str | N
     return args
 
 
-def validate_engine(config: EngineConfig, key: str = "extraEngineArgs") -> list[Problem]:
+def validate_engine(config: EngineConfig, key: str = "engine_args") -> list[Problem]:
     """Problems with an engine config: formats vLLM cannot run, ports, and the fleet's extra arguments."""
     problems = validate_extra_args(config.extra_args, key)
     if config.kv_cache is Quantization.FP32 and config.weights is not Quantization.FP32:
@@ -207,7 +207,7 @@ def validate_engine(config: EngineConfig, key: str = "extraEngineArgs") -> list[
     return problems
 
 
-def validate_extra_args(extra_args: Sequence[str], key: str = "extraEngineArgs") -> list[Problem]:
+def validate_extra_args(extra_args: Sequence[str], key: str = "engine_args") -> list[Problem]:
     """Each `--option` must be one of the pinned vLLM's options and not one the plan sets; values plain."""
     problems: list[Problem] = []
     version = vllm_options_source()["version"]

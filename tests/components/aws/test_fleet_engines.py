@@ -65,7 +65,7 @@ def test_gpu_fleet_rejects_engines_without_prefetched_model(plan_of, fleet_args)
 
 def test_gpu_fleet_rejects_unknown_engine_argument(plan_of, fleet_args):
     args = _args(fleet_args, engines=_engines(extra_args=["--max-batch-size", "8"]))
-    with pytest.raises(ValueError, match=r"engines.extraEngineArgs\[0\] '--max-batch-size' is not an option"):
+    with pytest.raises(ValueError, match=r"engines.engine_args\[0\] '--max-batch-size' is not an option"):
         plan_of(GpuFleet("serving", args))
 
 

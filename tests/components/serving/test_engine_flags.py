@@ -153,13 +153,13 @@ def test_validate_extra_args_accepts_vllm_options_and_values():
 
 def test_validate_extra_args_rejects_unknown_option():
     [problem] = validate_extra_args(["--max-batch-size", "8"])
-    assert problem.input == "extraEngineArgs[0]"
+    assert problem.input == "engine_args[0]"
     assert "not an option of vLLM 0.28.0" in problem.allowed
 
 
 def test_validate_extra_args_rejects_options_the_plan_sets():
     problems = validate_extra_args(["--port", "9000", "--tensor-parallel-size", "8"])
-    assert [p.input for p in problems] == ["extraEngineArgs[0]", "extraEngineArgs[2]"]
+    assert [p.input for p in problems] == ["engine_args[0]", "engine_args[2]"]
     assert all("capacity plan" in p.allowed for p in problems)
 
 
