@@ -106,3 +106,15 @@ def test_endpoints_validate_rejects_bad_engine_args_through_the_fleet():
         "inference-infra:awsGpuFleets[0].model.engineArgs[0] '--port' is set from the capacity plan; "
         "change the fleet's model instead"
     ]
+
+
+def test_prod_tpu_vm_and_gpu_vms_start_their_engines(plan_stack):
+    capture = plan_stack("prod").capture
+    tpu = capture.one("gcp:tpu/v2Vm:V2Vm", "qwen7b-tpu-tpu").props
+    script = tpu["metadata"]["startup-script"]
+    assert "systemctl enable --now --no-block inference-engine@0.service inference-engine@1.service" in script
+    assert "vllm/vllm-tpu@sha256:" in script
+    a3 = capture.one("gcp:compute/instance:Instance", "llama70b-h100-0").props
+    assert "--tensor-parallel-size 4" in a3["metadata"]["startup-script"]
+    firewall = capture.one("gcp:compute/firewall:Firewall", "llama70b-h100-serving").props
+    assert firewall["allows"][0]["ports"] == ["8000-8001"]
