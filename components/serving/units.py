@@ -65,13 +65,24 @@ def environment_path(index: int | str) -> str:
     return f"{ENV_DIR}/engine-{index}.env"
 
 
+# Several processes on one TPU VM each see a sub-mesh of chips and talk to libtpu on their own port
+# (https://cloud.google.com/tpu/docs/run-multiple-processes: TPU_CHIPS_PER_PROCESS_BOUNDS, TPU_PROCESS_BOUNDS,
+# TPU_PROCESS_PORT, TPU_PROCESS_ADDRESSES, TPU_VISIBLE_CHIPS).
+TPU_CHIP_BOUNDS = {1: "1,1,1", 2: "1,2,1", 4: "2,2,1", 8: "2,4,1"}
+TPU_FIRST_PROCESS_PORT = 8476
+
+
 def engine_environment(config: EngineConfig, index: int) -> str:
     units = config.units_of(index)
-    return (
+    text = (
         f"ENGINE_PORT={config.ports[index]}\n"
         f"ENGINE_DEVICES={','.join(str(u) for u in units)}\n"
         f"ENGINE_CORES={units[0]}-{units[-1]}\n"
     )
+    if config.family is EngineFamily.TPU_VLLM and config.engines > 1:
+        bounds = TPU_CHIP_BOUNDS.get(config.tensor_parallel, f"1,{config.tensor_parallel},1")
+        text += f"ENGINE_TPU_BOUNDS={bounds}\nENGINE_TPU_PORT={TPU_FIRST_PROCESS_PORT + index}\n"
+    return text
 
 
 def engine_units(config: EngineConfig, host: EngineHost) -> EngineUnits:
@@ -107,6 +118,14 @@ def docker_command(config: EngineConfig, host: EngineHost) -> list[str]:
         command += [f"--device=/dev/neuron{i}" for i in range(config.devices_per_node)]
     else:
         command += ["--privileged", "--env", "TPU_VISIBLE_CHIPS=${ENGINE_DEVICES}"]
+        if config.engines > 1:
+            for variable in (
+                "TPU_CHIPS_PER_PROCESS_BOUNDS=${ENGINE_TPU_BOUNDS}",
+                "TPU_PROCESS_BOUNDS=1,1,1",
+                "TPU_PROCESS_PORT=${ENGINE_TPU_PORT}",
+                "TPU_PROCESS_ADDRESSES=localhost:${ENGINE_TPU_PORT}",
+            ):
+                command += ["--env", variable]
     # The entrypoint is named, not inherited from the image: the same words start the server in every image.
     if config.family is EngineFamily.NEURON_VLLM:
         command += ["--entrypoint", "python3", image.reference, "-m", "vllm.entrypoints.openai.api_server"]

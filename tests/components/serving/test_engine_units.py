@@ -104,5 +104,8 @@ def test_engine_units_neuron_owns_its_cores():
 
 def test_engine_units_tpu_owns_its_chips():
     units = _units(EngineFamily.TPU_VLLM)
-    assert "TPU_VISIBLE_CHIPS=2,3" in instance_command(units, 1)
+    words = instance_command(units, 1)
+    assert "TPU_VISIBLE_CHIPS=2,3" in words
+    assert "TPU_CHIPS_PER_PROCESS_BOUNDS=1,2,1" in words  # two chips per engine, two engines per VM
+    assert "TPU_PROCESS_ADDRESSES=localhost:8477" in words
     assert IMAGES[EngineFamily.TPU_VLLM].reference in instance_command(units, 1)
