@@ -118,3 +118,20 @@ def test_prod_tpu_vm_and_gpu_vms_start_their_engines(plan_stack):
     assert "--tensor-parallel-size 4" in a3["metadata"]["startup-script"]
     firewall = capture.one("gcp:compute/firewall:Firewall", "llama70b-h100-serving").props
     assert firewall["allows"][0]["ports"] == ["8000-8001"]
+
+
+def test_prod_aws_pools_open_engine_ports_to_the_load_balancer_only(plan_stack):
+    capture = plan_stack("prod").capture
+    rules = [
+        r
+        for r in capture.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+        if r.props.get("fromPort") == 8000
+    ]
+    assert sorted(r.name for r in rules) == [
+        "llm-inf2-llama-8b-from-lb",
+        "llm-llama-70b-from-lb",
+        "llm-llama-8b-from-lb",
+        "llm-mistral-7b-from-lb",
+    ]
+    assert len({r.props["referencedSecurityGroupId"] for r in rules}) == 1  # the ALB's group
+    assert all("cidrIpv4" not in r.props for r in rules)
