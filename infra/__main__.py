@@ -40,6 +40,10 @@ def active_parts(settings: StackSettings) -> list[ModuleType]:
         from inference_infra.infra import gcp_stack
 
         parts.append(gcp_stack)
+    if settings.endpoints:
+        from inference_infra.infra import endpoints_stack
+
+        parts.append(endpoints_stack)  # after the fleets it fronts
     if settings.observability is not None:
         from inference_infra.infra import observability_stack
 

@@ -45,6 +45,8 @@ from inference_infra.components.aws.network import (
 from inference_infra.components.catalog import AcceleratorFamily, Cloud, PriceModel
 from inference_infra.components.errors import Problem
 from inference_infra.components.planner.wiring import Resolution, resolve_instance_type
+from inference_infra.components.serving import EngineConfig, WeightSource, cold_start, plan_engines
+from inference_infra.components.serving.cold_start import ColdStart, weights_gib
 from inference_infra.infra.config import (
     NAMESPACE,
     AwsFleetSettings,
@@ -54,6 +56,10 @@ from inference_infra.infra.config import (
 )
 
 _PLANNED = "planned"  # placeholder for ids not known at validation time
+
+# What deploy() built, for the parts that front the fleets (infra/endpoints_stack.py): "vpc_id",
+# "subnet_ids" and "fleets" (name -> (fleet component, EngineConfig or None, ColdStart or None)).
+DEPLOYED: dict[str, Any] = {}
 
 
 @dataclass
@@ -115,6 +121,34 @@ def resolve(config: AwsFleetSettings, kind: FleetKind, where: str) -> Resolution
     )
 
 
+def engines(config: AwsFleetSettings, instance_type: str) -> EngineConfig | None:
+    """The engines each node runs: when the pool has a model and prefetches its weights."""
+    if config.model is None or config.model_prefix is None or not config.prefetch:
+        return None
+    return plan_engines(
+        model=config.model.name,
+        traffic=config.model.traffic(),
+        precision=config.model.precision(),
+        instance_type_name=instance_type,
+        cloud=Cloud.AWS,
+        extra_args=config.model.engine_args,
+        first_port=config.inference_port,
+    )
+
+
+def fleet_cold_start(config: AwsFleetSettings, instance_type: str) -> ColdStart | None:
+    """Boot to serving for the pool's nodes (weights from S3 at the instance's network bandwidth)."""
+    planned = engines(config, instance_type)
+    if planned is None or config.model is None:
+        return None
+    return cold_start(
+        weights_gib=weights_gib(config.model.name, config.model.precision()),
+        source=WeightSource.S3,
+        instance_type=instance_type,
+        family=planned.family,
+    )
+
+
 def fleet_args(config: AwsFleetSettings, wiring: _Wiring, instance_type: str) -> FleetArgs:
     model = None
     if config.model_prefix is not None and wiring.bucket_name is not None:
@@ -142,6 +176,7 @@ def fleet_args(config: AwsFleetSettings, wiring: _Wiring, instance_type: str) ->
         root_volume_gib=config.root_volume_gib,
         ami_id=config.ami_id,
         auto_shutdown=config.auto_shutdown,
+        engines=engines(config, instance_type) if model is not None else None,
     )
 
 
@@ -205,7 +240,8 @@ def validate(settings: StackSettings) -> list[Problem]:
             if resolution.instance_type is None or resolution.problems:
                 continue
             for p in validate_fleet(kind, fleet_args(config, wiring, resolution.instance_type)):
-                problems.append(Problem(f"{where}.{camel_path(p.input)}", p.value, p.allowed))
+                key = camel_path(p.input).replace("engines.engineArgs", "model.engineArgs")
+                problems.append(Problem(f"{where}.{key}", p.value, p.allowed))
     return problems
 
 
@@ -244,6 +280,7 @@ def deploy(settings: StackSettings) -> dict[str, Any]:
     from inference_infra.components.aws.network import PrivateNetwork
 
     outputs: dict[str, Any] = {}
+    DEPLOYED.clear()
     network = settings.aws_network
     vpc_id: pulumi.Input[str] | None = None
     subnets: list[SubnetRef] = []
@@ -302,6 +339,7 @@ def deploy(settings: StackSettings) -> dict[str, Any]:
         outputs["efsModelCacheId"] = cache.file_system_id
 
     wiring = _Wiring(vpc_id or "", subnets, bucket, efs)
+    DEPLOYED["vpc_id"], DEPLOYED["subnet_ids"] = vpc_id, [s.id for s in subnets]
     builders: dict[str, Callable[..., Any]] = {"GpuFleet": GpuFleet, "InferentiaFleet": InferentiaFleet}
     fleets: dict[str, Any] = {}
     for key, kind, group in _fleet_lists(settings):
@@ -310,7 +348,14 @@ def deploy(settings: StackSettings) -> dict[str, Any]:
             instance_type = resolution.instance_type or ""  # validate() rejected anything unresolved
             if resolution.note:
                 pulumi.log.info(f"AWS {kind.component} {config.name!r}: {resolution.note}")
+            if (start := fleet_cold_start(config, instance_type)) is not None:
+                pulumi.log.info(start.note(f"AWS {kind.component} {config.name!r}"))
             fleet = builders[kind.component](config.name, fleet_args(config, wiring, instance_type))
+            DEPLOYED.setdefault("fleets", {})[config.name] = (
+                fleet,
+                engines(config, instance_type),
+                fleet_cold_start(config, instance_type),
+            )
             fleets[config.name] = {
                 "instanceType": instance_type,
                 "instanceIds": fleet.instance_ids,

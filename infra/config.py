@@ -87,6 +87,11 @@ class ServedModelSettings(Settings):
     output_tokens: int | None = Field(
         default=None, gt=0, description="Generated tokens per request (throughput estimate only)."
     )
+    engine_args: list[str] = Field(
+        default_factory=list,
+        description="More `vllm serve` arguments for the fleet's engines, e.g. [--enforce-eager]; checked "
+        "against the pinned vLLM's options (flags the plan sets are rejected).",
+    )
 
     @field_validator("name")
     @classmethod
@@ -377,6 +382,60 @@ _OBSERVABILITY_SECRETS_SCHEMA = {
 }
 
 
+# --- Endpoints in front of the fleets (components/aws/endpoint.py, components/gcp/endpoint.py;
+# infra/endpoints_stack.py) ------------------------------------------------------------------------
+
+
+class EndpointPoolWeightSettings(Settings):
+    pool: str = Field(description="A fleet of the endpoint's cloud that serves a model.")
+    weight: int = Field(
+        default=100, description="Share of the route's requests; a route's weights sum to 100."
+    )
+
+
+class EndpointRouteSettings(Settings):
+    """Requests whose Host names the model go to these pools, split by weight (canary)."""
+
+    model: str | None = Field(default=None, description="The model the pools serve (checked when set).")
+    host: str | None = Field(default=None, description="Host pattern; default '<model with dashes>.*'.")
+    pools: list[EndpointPoolWeightSettings] = Field(description="Pools of one model, weights summing to 100.")
+    sticky_seconds: int = Field(default=0, description="Keep a client on one pool for this long (0: off).")
+
+
+class EndpointSettings(Settings):
+    """An internal, health-checked load balancer in front of fleets (routes by host, X-Model-Pool header)."""
+
+    name: str = Field(
+        pattern=r"^[a-z][a-z0-9-]{1,20}$", description="Endpoint name: resource names derive from it."
+    )
+    cloud: Literal["aws", "gcp"]
+    pools: list[str] = Field(
+        default_factory=list,
+        description="Fleets behind the endpoint, each reachable with the X-Model-Pool header; default: the "
+        "routes' pools.",
+    )
+    routes: list[EndpointRouteSettings] = Field(default_factory=list)
+    scheme: Literal["internal", "internet-facing"] = "internal"
+    public: bool = Field(default=False, description="Allow an internet-facing scheme (policy-checked).")
+    certificate_arn: str | None = Field(default=None, description="AWS: HTTPS with this ACM certificate.")
+    ssl_certificate: str | None = Field(
+        default=None, description="GCP: HTTPS with this regional SSL certificate (self link or id)."
+    )
+    idle_timeout_seconds: int = Field(default=900, description="AWS: long enough for streamed generations.")
+    client_cidr_blocks: list[str] = Field(default_factory=list, description="Callers' private ranges.")
+    client_security_group_ids: list[str] = Field(default_factory=list, description="AWS: callers' groups.")
+    access_logs_bucket: str | None = Field(default=None, description="AWS: existing bucket for access logs.")
+    proxy_subnet_cidr: str = Field(
+        default="10.40.64.0/23", description="GCP: the region's proxy-only subnet for the load balancer."
+    )
+
+    def pool_names(self) -> list[str]:
+        named = list(self.pools)
+        for route in self.routes:
+            named += [p.pool for p in route.pools if p.pool not in named]
+        return named
+
+
 class StackSettings(Settings):
     """The root of a stack's configuration."""
 
@@ -413,6 +472,8 @@ class StackSettings(Settings):
     efs_model_cache: EfsModelCacheSettings | None = None
     aws_gpu_fleets: list[AwsFleetSettings] = Field(default_factory=list)
     aws_inferentia_fleets: list[AwsFleetSettings] = Field(default_factory=list)
+    # Endpoints in front of the fleets (infra/endpoints_stack.py)
+    endpoints: list[EndpointSettings] = Field(default_factory=list)
     # Idle-GPU watchdog (infra/watchdog_stack.py)
     watchdog: WatchdogSettings | None = None
     observability: ObservabilitySettings | None = Field(

@@ -17,8 +17,10 @@ from typing import Any
 
 import pulumi
 
-from inference_infra.components.catalog import AcceleratorFamily, Cloud, PriceModel
+from inference_infra.components.catalog import AcceleratorFamily, Cloud, PriceModel, find_instance_type
+from inference_infra.components.endpoints import EndpointPool, Route
 from inference_infra.components.errors import Problem
+from inference_infra.components.gcp.endpoint import GcpInferenceEndpointArgs, GcpPoolBackend
 from inference_infra.components.gcp.filestore_model_cache import (
     FilestoreModelCacheArgs,
     validate_filestore_cache,
@@ -40,8 +42,17 @@ from inference_infra.components.gcp.tpu_vm import (
     validate_tpu_vm,
 )
 from inference_infra.components.planner.wiring import Resolution, resolve_instance_type
+from inference_infra.components.serving import (
+    FIRST_ENGINE_PORT,
+    EngineConfig,
+    WeightSource,
+    cold_start,
+    plan_engines,
+)
+from inference_infra.components.serving.cold_start import ColdStart, weights_gib
 from inference_infra.infra.config import (
     NAMESPACE,
+    EndpointSettings,
     FilestoreCacheSettings,
     GcpGpuFleetSettings,
     GcpNetworkSettings,
@@ -50,6 +61,10 @@ from inference_infra.infra.config import (
     TpuVmSettings,
     camel_path,
 )
+
+# What deploy() built, for infra/endpoints_stack.py: "refs" (NetworkRefs), "ctx" (GcpContext) and
+# "pools" (name -> (component, zone, EngineConfig or None, ColdStart or None, is_tpu)).
+DEPLOYED: dict[str, Any] = {}
 
 NETWORK_NAME = "gcp-net"
 CACHE_NAME = "model-cache"
@@ -206,9 +221,11 @@ def deploy(settings: StackSettings) -> dict[str, Any]:
     from inference_infra.components.gcp.tpu_vm import TpuVm
 
     ctx = GcpContext.from_config()
+    DEPLOYED.clear()
     network_settings = settings.gcp_network or GcpNetworkSettings()
     network = PrivateNetwork(NETWORK_NAME, _network_args(network_settings, ctx))
     refs = NetworkRefs(network.network.id, network.network.name, network.subnetwork.id, network_settings.cidr)
+    DEPLOYED["refs"] = refs
     exports: dict[str, Any] = {"gcpNetwork": network.network.name, "gcpSubnetwork": network.subnetwork.id}
 
     cache_nfs = None
@@ -223,7 +240,18 @@ def deploy(settings: StackSettings) -> dict[str, Any]:
         if planned.note:
             pulumi.log.info(f"GCP GpuFleet {fleet.name!r}: {planned.note}")
         machine_type = planned.instance_type or ""  # validate() rejected anything unresolved
+        serving = engines(fleet.model, fleet.models, machine_type, fleet.serving_port)
+        if note := cold_start_note(f"GCP GpuFleet {fleet.name!r}", fleet.model, serving, machine_type):
+            pulumi.log.info(note)
         built = GpuFleet(fleet.name, _fleet_args(fleet, settings, refs, ctx, cache_nfs, machine_type))
+        zone = fleet.zone or ctx.zone or ""
+        DEPLOYED.setdefault("pools", {})[fleet.name] = (
+            built,
+            zone,
+            serving,
+            _cold_start(fleet.model, serving, machine_type),
+            False,
+        )
         fleets[fleet.name] = {
             "machineType": machine_type,
             "instances": [vm.name for vm in built.instances],
@@ -237,7 +265,17 @@ def deploy(settings: StackSettings) -> dict[str, Any]:
         if planned_tpu is not None and planned_tpu.note:
             pulumi.log.info(f"TpuVm {tpu.name!r}: {planned_tpu.note}")
         slice_type = _tpu_slice(tpu, planned_tpu)
+        serving_tpu = engines(tpu.model, tpu.models, slice_type, FIRST_ENGINE_PORT)
+        if note := cold_start_note(f"TpuVm {tpu.name!r}", tpu.model, serving_tpu, slice_type or ""):
+            pulumi.log.info(note)
         built_tpu = TpuVm(tpu.name, _tpu_args(tpu, settings, refs, ctx, cache_nfs, slice_type))
+        DEPLOYED.setdefault("pools", {})[tpu.name] = (
+            built_tpu,
+            tpu.zone or ctx.zone or "",
+            serving_tpu,
+            _cold_start(tpu.model, serving_tpu, slice_type or ""),
+            True,
+        )
         tpus[tpu.name] = {
             "acceleratorType": built_tpu.accelerator_type,
             "runtimeVersion": built_tpu.runtime_version,
@@ -278,6 +316,123 @@ def _cache_args(cache: FilestoreCacheSettings, refs: NetworkRefs, ctx: GcpContex
     )
 
 
+def engines(
+    model: ServedModelSettings | None, models: list[str], machine: str | None, port: int
+) -> EngineConfig | None:
+    """The engines a VM or single-host TPU slice runs for its model (weights: the first of `models`)."""
+    if model is None or not models or not machine:
+        return None
+    item = find_instance_type(machine, Cloud.GCP)
+    if item is None or item.hosts > 1:
+        return None  # unknown types are reported by the components; multi-host slices serve no engine yet
+    try:
+        return plan_engines(
+            model=model.name,
+            traffic=model.traffic(),
+            precision=model.precision(),
+            instance_type_name=machine,
+            cloud=Cloud.GCP,
+            extra_args=model.engine_args,
+            first_port=port,
+        )
+    except ValueError:
+        return None  # the planner's fit check reports it with the config key
+
+
+def _cold_start(
+    model: ServedModelSettings | None, planned: EngineConfig | None, machine: str
+) -> ColdStart | None:
+    if model is None or planned is None:
+        return None
+    return cold_start(
+        weights_gib=weights_gib(model.name, model.precision()),
+        source=WeightSource.GCS,
+        instance_type=machine,
+        family=planned.family,
+    )
+
+
+def serving(settings: StackSettings) -> dict[str, tuple[EngineConfig | None, ColdStart | None]]:
+    """GCP pool name (GPU fleet or TPU VM) -> its engines and cold start, from the config alone."""
+    found: dict[str, tuple[EngineConfig | None, ColdStart | None]] = {}
+    for i, fleet in enumerate(settings.gcp_gpu_fleets):
+        machine = plan_fleet(fleet, i).instance_type or ""
+        planned = engines(fleet.model, fleet.models, machine, fleet.serving_port)
+        found[fleet.name] = (planned, _cold_start(fleet.model, planned, machine))
+    for i, tpu in enumerate(settings.tpu_vms):
+        slice_type = _tpu_slice(tpu, plan_tpu(tpu, i))
+        planned = engines(tpu.model, tpu.models, slice_type, FIRST_ENGINE_PORT)
+        found[tpu.name] = (planned, _cold_start(tpu.model, planned, slice_type or ""))
+    return found
+
+
+def endpoint_args(
+    endpoint: EndpointSettings, pools: list[EndpointPool], routes: list[Route], *, placeholder: bool
+) -> GcpInferenceEndpointArgs:
+    """The endpoint's arguments: from the built fleets, or placeholders for validation."""
+    ctx = GcpContext.from_config()
+    backends = {}
+    for pool in pools:
+        if placeholder:
+            backends[pool.name] = GcpPoolBackend(
+                zone=ctx.zone or "", instances=["planned"], instance_ips=["planned"]
+            )
+            continue
+        component, zone, _, _, is_tpu = DEPLOYED["pools"][pool.name]
+        if is_tpu:
+            vm = component.vm
+            address = vm.network_endpoints.apply(lambda eps: eps[0].ip_address if eps else "")
+            backends[pool.name] = GcpPoolBackend(
+                zone=zone, tpu_ips=[address], service_account_email=component.service_account_email
+            )
+        else:
+            backends[pool.name] = GcpPoolBackend(
+                zone=zone,
+                instances=[vm.self_link for vm in component.instances],
+                instance_ips=[
+                    vm.network_interfaces.apply(lambda n: n[0].network_ip) for vm in component.instances
+                ],
+                service_account_email=component.service_account_email,
+            )
+    refs = DEPLOYED.get("refs")
+    return GcpInferenceEndpointArgs(
+        region=ctx.region or "",
+        network=refs.network_id if refs is not None and not placeholder else "planned",
+        subnetwork=refs.subnetwork_id if refs is not None and not placeholder else "planned",
+        pools=pools,
+        backends=backends,
+        routes=routes,
+        proxy_subnet_cidr=endpoint.proxy_subnet_cidr,
+        ssl_certificate=endpoint.ssl_certificate,
+        internet_facing=endpoint.scheme == "internet-facing",
+        public=endpoint.public,
+        project=ctx.project,
+    )
+
+
+def deploy_endpoint(
+    endpoint: EndpointSettings, pools: list[EndpointPool], routes: list[Route]
+) -> dict[str, Any]:
+    from inference_infra.components.gcp.endpoint import GcpInferenceEndpoint
+
+    built = GcpInferenceEndpoint(endpoint.name, endpoint_args(endpoint, pools, routes, placeholder=False))
+    return {"cloud": "gcp", "ipAddress": built.ip_address}
+
+
+def cold_start_note(
+    subject: str, model: ServedModelSettings | None, planned: EngineConfig | None, machine: str
+) -> str:
+    if model is None or planned is None:
+        return ""
+    estimate = cold_start(
+        weights_gib=weights_gib(model.name, model.precision()),
+        source=WeightSource.GCS,
+        instance_type=machine,
+        family=planned.family,
+    )
+    return estimate.note(subject)
+
+
 def _fleet_args(
     fleet: GcpGpuFleetSettings,
     settings: StackSettings,
@@ -311,6 +466,7 @@ def _fleet_args(
         auto_shutdown=fleet.auto_shutdown,
         labels=dict(fleet.labels),
         project=ctx.project,
+        engines=engines(fleet.model, fleet.models, machine_type, fleet.serving_port),
     )
 
 
@@ -344,6 +500,7 @@ def _tpu_args(
         auto_shutdown=tpu.auto_shutdown,
         labels=dict(tpu.labels),
         project=ctx.project,
+        engines=engines(tpu.model, tpu.models, accelerator_type, FIRST_ENGINE_PORT),
     )
 
 

@@ -28,6 +28,8 @@ from typing import Any
 
 import yaml
 
+from inference_infra.components.serving import EngineConfig, EngineHost, engine_units
+
 # The idle watchdog's contract (SPEC.md): namespace, metric and the one dimension.
 METRIC_NAMESPACE = "CWAgent"
 METRIC_DIMENSION = "InstanceId"
@@ -89,6 +91,7 @@ class NodeBootstrap:
     metrics_interval_seconds: int = 60
     dcgm_exporter_image: str = DCGM_EXPORTER_IMAGE
     node_exporter_image: str = NODE_EXPORTER_IMAGE
+    engines: EngineConfig | None = None  # serve the prefetched model (components/serving)
 
     @property
     def utilization_metric(self) -> str:
@@ -197,6 +200,9 @@ def render_user_data(spec: NodeBootstrap) -> str:
     runcmd.append(_docker_run("node-exporter", spec.node_exporter_image, gpus=False))
     if spec.prefetch is not None:
         runcmd.append(["systemctl", "enable", "--now", "--no-block", "inference-model-prefetch.service"])
+    engine_files, engine_cmds = _engine_units(spec)
+    files += engine_files
+    runcmd += engine_cmds
     document = {
         "package_update": False,
         "packages": packages,
@@ -225,7 +231,23 @@ def validate_bootstrap(spec: NodeBootstrap) -> list[str]:
             problems.append(f"{label} {path!r} must be an absolute path without spaces")
     if spec.prefetch is not None and not spec.prefetch.bucket:
         problems.append("prefetch.bucket must not be empty")
+    if spec.engines is not None and spec.prefetch is None:
+        problems.append("engines need prefetch: an engine serves only weights the prefetch has verified")
     return problems
+
+
+def _engine_units(spec: NodeBootstrap) -> tuple[list[dict[str, str]], list[list[str]]]:
+    """The engines' template unit and environment files, started after the prefetch (they require it)."""
+    if spec.engines is None or spec.prefetch is None:
+        return [], []
+    units = engine_units(spec.engines, EngineHost(model_dir=_prefetch_destination(spec)))
+    files = [_file(path, text) for path, text in units.files(_UNITS)]
+    return files, [["systemctl", "enable", "--now", "--no-block", *units.instances]]
+
+
+def _prefetch_destination(spec: NodeBootstrap) -> str:
+    assert spec.prefetch is not None
+    return f"{spec.cache_path.rstrip('/')}/{spec.prefetch.directory.strip('/')}"
 
 
 class _Dumper(yaml.SafeDumper):

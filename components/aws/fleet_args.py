@@ -34,6 +34,7 @@ from inference_infra.components.catalog import (
     instance_types,
 )
 from inference_infra.components.errors import Problem, close_matches
+from inference_infra.components.serving import EngineConfig, validate_engine
 
 RESERVED_PORTS = frozenset({22, boot.DCGM_EXPORTER_PORT, boot.NODE_EXPORTER_PORT})
 
@@ -89,6 +90,14 @@ class FleetArgs:
     auto_shutdown: bool | None = None  # None: the stack's default (true outside production)
     cache_path: str = "/opt/models"
     extra_tags: dict[str, str] = field(default_factory=dict)
+    # The engines each node runs (components/serving.plan_engines); they need model.prefetch.
+    engines: EngineConfig | None = None
+
+    @property
+    def inference_ports(self) -> tuple[int, int]:
+        """First and last engine port (one per tensor-parallel group on a node)."""
+        count = self.engines.engines if self.engines is not None else 1
+        return self.inference_port, self.inference_port + count - 1
 
 
 @dataclass(frozen=True)
@@ -149,6 +158,33 @@ def validate_fleet(kind: FleetKind, args: FleetArgs) -> list[Problem]:
         )
     if not args.cache_path.startswith("/"):
         problems.append(Problem("cache_path", args.cache_path, "must be an absolute path"))
+    problems += _engine_problems(args)
+    return problems
+
+
+def _engine_problems(args: FleetArgs) -> list[Problem]:
+    if args.engines is None:
+        return []
+    problems = [Problem(f"engines.{p.input}", p.value, p.allowed) for p in validate_engine(args.engines)]
+    if args.model is None or not args.model.prefetch:
+        problems.append(
+            Problem(
+                "engines", args.engines.served_model_name, "need model with prefetch (weights on the node)"
+            )
+        )
+    if args.engines.first_port != args.inference_port:
+        problems.append(
+            Problem(
+                "engines.first_port", args.engines.first_port, f"must be inference_port {args.inference_port}"
+            )
+        )
+    first, last = args.inference_ports
+    if any(first <= port <= last for port in RESERVED_PORTS):
+        problems.append(
+            Problem(
+                "inference_port", first, f"engine ports {first}..{last} must not include 22, 9100 or 9400"
+            )
+        )
     return problems
 
 

@@ -100,6 +100,7 @@ class AcceleratorFleet(pulumi.ComponentResource):
         for i, cidr in enumerate(args.inference_cidr_blocks):
             key = "cidr_ipv6" if ":" in cidr else "cidr_ipv4"
             rules.append((f"inference-cidr{i}", args.inference_port, {key: cidr}, "inference"))
+        last_port = args.inference_ports[1]  # one port per engine on the node
         for i, source in enumerate(args.monitoring_security_group_ids):
             for port, what in (
                 (boot.DCGM_EXPORTER_PORT, "dcgm-exporter"),
@@ -112,8 +113,10 @@ class AcceleratorFleet(pulumi.ComponentResource):
                 security_group_id=group.id,
                 ip_protocol="tcp",
                 from_port=port,
-                to_port=port,
-                description=f"{what} (port {port})",
+                to_port=last_port if what == "inference" else port,
+                description=f"{what} (port {port})"
+                if what != "inference" or last_port == port
+                else f"{what} (ports {port}-{last_port})",
                 **source,
                 opts=child,
             )
@@ -413,5 +416,6 @@ def _encoded_user_data(kind: FleetKind, item: InstanceType, args: FleetArgs, val
         )
         if model is not None and model.prefetch
         else None,
+        engines=args.engines,
     )
     return base64.b64encode(boot.render_user_data(spec).encode()).decode()

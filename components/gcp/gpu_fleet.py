@@ -57,6 +57,7 @@ from inference_infra.components.gcp.startup import (
     render_startup_script,
     validate_startup,
 )
+from inference_infra.components.serving import EngineConfig, validate_engine
 from inference_infra.components.tagging import bool_tag
 
 DEFAULT_IMAGE = (
@@ -110,6 +111,9 @@ class GpuFleetArgs:
     auto_shutdown: bool | None = None  # this fleet's auto-shutdown label; None: the stack's
     labels: Mapping[str, str] = field(default_factory=dict)
     project: str | None = None  # default: the gcp:project config
+    engines: EngineConfig | None = (
+        None  # serve model_uris[0] (components/serving); ports serving_port, +1, ...
+    )
 
 
 @dataclass(frozen=True)
@@ -294,6 +298,18 @@ def _ingress_problems(args: GpuFleetArgs) -> list[Problem]:
     problems = []
     if not 1 <= args.serving_port <= 65535:
         problems.append(Problem("serving_port", args.serving_port, "must be a TCP port (1-65535)"))
+    if args.engines is not None:
+        problems += [Problem(f"engines.{p.input}", p.value, p.allowed) for p in validate_engine(args.engines)]
+        if not args.model_uris:
+            problems.append(
+                Problem("engines", args.engines.served_model_name, "need model_uris (the weights)")
+            )
+        if args.engines.first_port != args.serving_port:
+            problems.append(
+                Problem(
+                    "engines.first_port", args.engines.first_port, f"must be serving_port {args.serving_port}"
+                )
+            )
     if args.client_ranges and args.network is None:
         problems.append(
             Problem("network", None, "is required with client_ranges (the firewall rule's network)")
@@ -317,6 +333,12 @@ def _ingress_problems(args: GpuFleetArgs) -> list[Problem]:
     return problems
 
 
+def _serving_ports(args: GpuFleetArgs) -> str:
+    """The firewall's port or range: one port per engine on a VM."""
+    count = args.engines.engines if args.engines is not None else 1
+    return str(args.serving_port) if count == 1 else f"{args.serving_port}-{args.serving_port + count - 1}"
+
+
 def _startup_config(args: GpuFleetArgs, shape: FleetShape | None) -> StartupConfig:
     bundled = shape.bundled_local_ssds if shape is not None else 0
     return StartupConfig(
@@ -325,6 +347,7 @@ def _startup_config(args: GpuFleetArgs, shape: FleetShape | None) -> StartupConf
         model_cache=args.model_cache_nfs is not None,
         ops_agent=True,
         gpu_metrics=True,
+        engines=args.engines,
     )
 
 
@@ -380,7 +403,7 @@ class GpuFleet(pulumi.ComponentResource):
                 description=f"Serving port of GPU fleet {name}, from the named client ranges only",
                 direction="INGRESS",
                 source_ranges=list(args.client_ranges),
-                allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(args.serving_port)])],
+                allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[_serving_ports(args)])],
                 target_service_accounts=[identity.email],
                 log_config=gcp.compute.FirewallLogConfigArgs(metadata="INCLUDE_ALL_METADATA"),
                 project=project,

@@ -35,6 +35,7 @@ import pulumi
 import yaml
 
 from inference_infra.components.errors import Problem
+from inference_infra.components.serving import EngineConfig, EngineHost, engine_units
 
 CACHE_METADATA_KEY = "inference-infra-model-cache"
 LOCAL_SSD_MOUNT = "/mnt/local-ssd"
@@ -57,6 +58,7 @@ class StartupConfig:
     download_threads: int = 8  # gcloud storage/thread_count
     local_ssd_wait_seconds: int = 120
     root: str = ""  # prefix of every path (tests); empty on real machines
+    engines: EngineConfig | None = None  # serve model_uris[0] once prefetched (components/serving)
 
 
 def node_metadata(startup_script: str, *, model_cache_nfs: pulumi.Input[str] | None) -> dict[str, Any]:
@@ -100,6 +102,24 @@ def ops_agent_gpu_config() -> str:
     return yaml.safe_dump(config, sort_keys=False)
 
 
+def engine_steps(config: StartupConfig) -> list[str]:
+    """Bash that installs the engines' units (their weights: model_uris[0] under MODELS_DIR) and starts them.
+
+    The prefetch runs in this script, so the units need no prefetch unit: they start here, after it,
+    and refuse to start until the weights carry the verified marker.
+    """
+    if config.engines is None or not config.model_uris:
+        return []
+    folder = config.model_uris[0].rstrip("/").rsplit("/", 1)[-1]
+    host = EngineHost(model_dir=f"${{MODELS_DIR}}/{folder}", prefetch_unit=None, environment_file=MODELS_ENV)
+    units = engine_units(config.engines, host)
+    lines = ['mkdir -p "$ROOT/etc/systemd/system" "$ROOT/etc/inference-infra"']
+    for path, text in units.files():
+        lines += [f"cat >\"$ROOT\"{shlex.quote(path)} <<'ENGINE_FILE'", text.rstrip("\n"), "ENGINE_FILE"]
+    lines += ["systemctl daemon-reload", f"systemctl enable --now --no-block {' '.join(units.instances)}"]
+    return lines
+
+
 def render_startup_script(config: StartupConfig) -> str:
     """The startup script for config (see the module docstring for what it does)."""
     q = shlex.quote
@@ -120,6 +140,7 @@ def render_startup_script(config: StartupConfig) -> str:
         else:
             steps.append('prefetch_models "$MODELS_DIR"')
     steps.append("write_models_env")
+    steps += engine_steps(config)
     return _TEMPLATE.format(
         root=q(config.root),
         local_ssd_count=config.local_ssd_count,

@@ -56,6 +56,7 @@ from inference_infra.components.gcp.names import (
 )
 from inference_infra.components.gcp.service_account import NODE_SCOPES, node_identity
 from inference_infra.components.gcp.startup import StartupConfig, node_metadata, render_startup_script
+from inference_infra.components.serving import EngineConfig, validate_engine
 from inference_infra.components.tagging import bool_tag
 
 
@@ -93,6 +94,7 @@ class TpuVmArgs:
     auto_shutdown: bool | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
     project: str | None = None
+    engines: EngineConfig | None = None  # serve model_uris[0] (components/serving) on ports 8000, 8001, ...
 
 
 @dataclass(frozen=True)
@@ -169,6 +171,12 @@ def validate_tpu_vm(name: str, args: TpuVmArgs, *, project: str | None) -> list[
     tpu, slice_problems = resolve_slice(args)
     problems += slice_problems
     problems += zone_problems("zone", args.zone)
+    if args.engines is not None:
+        problems += [Problem(f"engines.{p.input}", p.value, p.allowed) for p in validate_engine(args.engines)]
+        if not args.model_uris:
+            problems.append(
+                Problem("engines", args.engines.served_model_name, "need model_uris (the weights)")
+            )
     if project is None:
         problems.append(Problem("project", None, "is required: pass project or set the gcp:project config"))
     if args.queued:
@@ -348,6 +356,7 @@ class TpuVm(pulumi.ComponentResource):
                 model_uris=tuple(args.model_uris),
                 model_cache=args.model_cache_nfs is not None,
                 ops_agent=False,  # TPU metrics reach Cloud Monitoring without an agent
+                engines=args.engines,
             )
         )
         labels = {

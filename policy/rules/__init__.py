@@ -13,7 +13,9 @@ from inference_infra.policy.rules import (
     accelerator_no_public_ip,
     accelerator_spend_budget,
     allowed_accelerator_types,
+    endpoint_tls_in_production,
     idle_watchdog_required,
+    inference_endpoint_internal,
     no_open_ingress,
     nonprod_accelerators_spot_or_autoshutdown,
     required_cost_tags,
@@ -30,5 +32,7 @@ MODULES = (
     allowed_accelerator_types,
     accelerator_spend_budget,
     idle_watchdog_required,
+    inference_endpoint_internal,
+    endpoint_tls_in_production,
 )
 POLICIES: tuple[Policy, ...] = tuple(m.POLICY for m in MODULES)

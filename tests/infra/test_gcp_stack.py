@@ -51,6 +51,7 @@ def test_prod_plan_runs_every_gcp_accelerator_component(plan_stack):
         "inference-infra:gcp:FilestoreModelCache",
         "inference-infra:gcp:GpuFleet",
         "inference-infra:gcp:TpuVm",
+        "inference-infra:gcp:InferenceEndpoint",
     }
     machines = sorted((r.name, r.props["machineType"]) for r in capture.of_type(GCP_INSTANCE))
     assert machines == [

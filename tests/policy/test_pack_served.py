@@ -70,7 +70,8 @@ def test_served_pack_describes_every_policy_with_severity_and_schema(analyzer):
     for policy in POLICIES:
         assert served[policy.name].description == policy.description
         assert served[policy.name].severity != analyzer_pb2.POLICY_SEVERITY_UNSPECIFIED
-        assert served[policy.name].enforcementLevel == analyzer_pb2.MANDATORY
+        level = policy.enforcement_level.value.upper()  # the default level each policy declares
+        assert served[policy.name].enforcementLevel == analyzer_pb2.EnforcementLevel.Value(level)
     assert "maxHourlyUsd" in served["accelerator-spend-budget"].configSchema.properties
 
 

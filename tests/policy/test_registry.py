@@ -24,6 +24,8 @@ SPEC_NAMES = {
     "allowed-accelerator-types",
     "accelerator-spend-budget",
     "idle-watchdog-required",
+    "inference-endpoint-internal",
+    "endpoint-tls-in-production",
 }
 KEBAB = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 

@@ -106,7 +106,7 @@ def test_load_pack_captures_a_pack_module_imported_before(write_pack, monkeypatc
 def test_load_pack_loads_this_projects_pack():
     pack = load_pack(OUR_PACK)
     assert pack.label == "inference-infra@v0.1.0"
-    assert len(pack.policies) == 9
+    assert len(pack.policies) == 11
 
 
 @pytest.mark.parametrize(

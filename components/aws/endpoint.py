@@ -1,0 +1,378 @@
+"""InferenceEndpoint: an internal Application Load Balancer in front of the fleets' engines.
+
+- an internal ALB in the private subnets (internet-facing only with `public=True`);
+- a target group per pool: each instance once per engine port, health check on
+  the engine's `/health` with thresholds sized for a model load, slow start from
+  the pool's cold-start estimate;
+- an HTTP listener (inside the VPC) or HTTPS with `certificate_arn`; idle timeout
+  sized for streamed generations;
+- rules: `X-Model-Pool: <pool>` sends to that pool; the Host header picks a
+  route (a model), which forwards to its pools by weight (canary) with optional
+  stickiness; anything else gets a 404 naming the ways to route;
+- the pool's security group admits the engine ports from the ALB only;
+- access logs to an encrypted S3 bucket (made here unless one is given).
+
+Every input is checked before any resource is registered.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_aws as aws
+
+from inference_infra.components.endpoints.routing import (
+    POOL_HEADER,
+    EndpointPool,
+    Route,
+    default_host,
+    route_model,
+    validate_routes,
+)
+from inference_infra.components.errors import Problem, raise_if_invalid
+from inference_infra.components.serving import HEALTH_PATH
+
+HEALTH_INTERVAL_SECONDS = 30
+# Elastic Load Balancing's account per region for access-log delivery (regions opened before August 2022);
+# newer regions use the log-delivery service principal, which the bucket policy also names.
+# Source: https://docs.aws.amazon.com/elasticloadbalancing/latest/application/enable-access-logging.html
+ELB_LOG_ACCOUNTS = {
+    "us-east-1": "127311923021",
+    "us-east-2": "033677994240",
+    "us-west-1": "027434742980",
+    "us-west-2": "797873946194",
+    "eu-west-1": "156460612806",
+    "eu-central-1": "054676820928",
+    "ap-northeast-1": "582318560864",
+    "ap-southeast-1": "114774131450",
+}
+ELB_LOG_ACCOUNTS_AS_OF = "2026-11-22"
+
+
+@dataclass(frozen=True, kw_only=True)
+class InferenceEndpointArgs:
+    vpc_id: pulumi.Input[str]
+    subnet_ids: Sequence[pulumi.Input[str]]  # private subnets, two zones at least
+    pools: Sequence[EndpointPool]
+    routes: Sequence[Route] = ()
+    client_cidr_blocks: Sequence[str] = ()  # who may call the endpoint (private ranges unless public)
+    client_security_group_ids: Sequence[pulumi.Input[str]] = ()
+    internet_facing: bool = False
+    public: bool = False  # the stack allows an internet-facing endpoint
+    certificate_arn: str | None = None  # HTTPS on 443 when set; HTTP on 80 inside the VPC otherwise
+    ssl_policy: str = "ELBSecurityPolicy-TLS13-1-2-2021-06"
+    idle_timeout_seconds: int = 900  # long generations stream for minutes
+    access_logs_bucket: pulumi.Input[str] | None = None  # default: a bucket made for this endpoint
+    region: str = "us-east-1"
+    tags: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def listener_port(self) -> int:
+        return 443 if self.certificate_arn else 80
+
+
+def health_check(pool: EndpointPool) -> dict[str, object]:
+    """The engine's /health, marked unhealthy only after failing for the pool's load window."""
+    unhealthy = max(2, min(10, math.ceil(pool.unhealthy_after_seconds / HEALTH_INTERVAL_SECONDS)))
+    return {
+        "enabled": True,
+        "path": HEALTH_PATH,
+        "port": "traffic-port",
+        "protocol": "HTTP",
+        "matcher": "200",
+        "interval": HEALTH_INTERVAL_SECONDS,
+        "timeout": 10,
+        "healthy_threshold": 2,
+        "unhealthy_threshold": unhealthy,
+    }
+
+
+def validate_endpoint(args: InferenceEndpointArgs) -> list[Problem]:
+    problems = validate_routes(args.pools, args.routes)
+    if len(args.subnet_ids) < 2:
+        problems.append(
+            Problem("subnet_ids", len(args.subnet_ids), "must list 2 or more subnets (an ALB spans zones)")
+        )
+    if args.internet_facing and not args.public:
+        problems.append(
+            Problem(
+                "internet_facing",
+                True,
+                "needs public: true; endpoints in front of accelerators are internal by default",
+            )
+        )
+    if not 1 <= args.idle_timeout_seconds <= 4000:
+        problems.append(Problem("idle_timeout_seconds", args.idle_timeout_seconds, "must be 1..4000"))
+    if args.certificate_arn is not None and not args.certificate_arn.startswith("arn:aws"):
+        problems.append(Problem("certificate_arn", args.certificate_arn, "must be an ACM certificate ARN"))
+    for i, cidr in enumerate(args.client_cidr_blocks):
+        try:
+            network = ipaddress.ip_network(cidr)
+        except ValueError:
+            problems.append(
+                Problem(f"client_cidr_blocks[{i}]", cidr, "is not a CIDR block like '10.0.0.0/16'")
+            )
+            continue
+        if not network.is_private and not args.public:
+            problems.append(
+                Problem(
+                    f"client_cidr_blocks[{i}]", cidr, "is not a private range; allowed only with public: true"
+                )
+            )
+    for pool in args.pools:
+        if not pool.instance_ids:
+            problems.append(Problem(f"pools[{pool.name}].instance_ids", [], "must list the pool's instances"))
+        if pool.security_group_id is None:
+            problems.append(Problem(f"pools[{pool.name}].security_group_id", None, "is required"))
+        if not 30 <= pool.slow_start_seconds <= 900:
+            problems.append(
+                Problem(f"pools[{pool.name}].slow_start_seconds", pool.slow_start_seconds, "must be 30..900")
+            )
+    return problems
+
+
+class InferenceEndpoint(pulumi.ComponentResource):
+    dns_name: pulumi.Output[str]
+    arn: pulumi.Output[str]
+    security_group_id: pulumi.Output[str]
+    target_group_arns: dict[str, pulumi.Output[str]]
+
+    def __init__(self, name: str, args: InferenceEndpointArgs, opts: pulumi.ResourceOptions | None = None):
+        raise_if_invalid(f"InferenceEndpoint {name!r}", validate_endpoint(args))
+        super().__init__("inference-infra:aws:InferenceEndpoint", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        self._name, self._args = name, args
+
+        group = aws.ec2.SecurityGroup(
+            f"{name}-lb-sg",
+            vpc_id=args.vpc_id,
+            description=f"{name}: the endpoint's listener from named callers; engine ports to the pools",
+            tags={"Name": f"{name}-lb-sg", **args.tags},
+            opts=child,
+        )
+        self.security_group_id = group.id
+        self._listener_ingress(group)
+        logs = args.access_logs_bucket if args.access_logs_bucket is not None else self._log_bucket()
+
+        lb = aws.lb.LoadBalancer(
+            f"{name}-alb",
+            load_balancer_type="application",
+            internal=not args.internet_facing,
+            subnets=list(args.subnet_ids),
+            security_groups=[group.id],
+            idle_timeout=args.idle_timeout_seconds,
+            drop_invalid_header_fields=True,
+            enable_deletion_protection=False,
+            access_logs={"bucket": logs, "prefix": name, "enabled": True},
+            tags={"Name": name, **args.tags},
+            opts=child,
+        )
+        self.arn, self.dns_name = lb.arn, lb.dns_name
+
+        self.target_group_arns = {}
+        for pool in args.pools:
+            self.target_group_arns[pool.name] = self._pool(pool, group)
+
+        listener = aws.lb.Listener(
+            f"{name}-listener",
+            load_balancer_arn=lb.arn,
+            port=args.listener_port,
+            protocol="HTTPS" if args.certificate_arn else "HTTP",
+            certificate_arn=args.certificate_arn,
+            ssl_policy=args.ssl_policy if args.certificate_arn else None,
+            default_actions=[
+                {
+                    "type": "fixed-response",
+                    "fixed_response": {
+                        "content_type": "text/plain",
+                        "status_code": "404",
+                        "message_body": f"no route: set the Host to a model or the {POOL_HEADER} header",
+                    },
+                }
+            ],
+            tags=dict(args.tags),
+            opts=child,
+        )
+        self._rules(listener)
+        self.register_outputs(
+            {
+                "dns_name": self.dns_name,
+                "arn": self.arn,
+                "security_group_id": self.security_group_id,
+                "target_group_arns": self.target_group_arns,
+            }
+        )
+
+    def _listener_ingress(self, group: aws.ec2.SecurityGroup) -> None:
+        name, args = self._name, self._args
+        child = pulumi.ResourceOptions(parent=self)
+        sources: list[tuple[str, dict[str, pulumi.Input[str]]]] = [
+            (f"client-cidr{i}", {"cidr_ipv6" if ":" in c else "cidr_ipv4": c})
+            for i, c in enumerate(args.client_cidr_blocks)
+        ]
+        sources += [
+            (f"client-sg{i}", {"referenced_security_group_id": s})
+            for i, s in enumerate(args.client_security_group_ids)
+        ]
+        for suffix, source in sources:
+            aws.vpc.SecurityGroupIngressRule(
+                f"{name}-{suffix}",
+                security_group_id=group.id,
+                ip_protocol="tcp",
+                from_port=args.listener_port,
+                to_port=args.listener_port,
+                description=f"endpoint listener (port {args.listener_port})",
+                **source,
+                opts=child,
+            )
+
+    def _pool(self, pool: EndpointPool, group: aws.ec2.SecurityGroup) -> pulumi.Output[str]:
+        name = f"{self._name}-{pool.name}"
+        child = pulumi.ResourceOptions(parent=self)
+        first, last = min(pool.ports), max(pool.ports)
+        target_group = aws.lb.TargetGroup(
+            f"{name}-tg",
+            vpc_id=self._args.vpc_id,
+            target_type="instance",
+            protocol="HTTP",
+            port=first,
+            health_check=health_check(pool),
+            slow_start=pool.slow_start_seconds,
+            deregistration_delay=min(self._args.idle_timeout_seconds, 3600),  # let streams finish
+            load_balancing_algorithm_type="least_outstanding_requests",
+            tags={"Name": name, "Pool": pool.name, "Model": pool.model, **self._args.tags},
+            opts=child,
+        )
+        for i, instance_id in enumerate(pool.instance_ids):
+            for port in pool.ports:
+                aws.lb.TargetGroupAttachment(
+                    f"{name}-{i}-{port}",
+                    target_group_arn=target_group.arn,
+                    target_id=instance_id,
+                    port=port,
+                    opts=child,
+                )
+        ports = f"{first}" if first == last else f"{first}-{last}"
+        aws.vpc.SecurityGroupIngressRule(
+            f"{name}-from-lb",
+            security_group_id=pool.security_group_id,
+            referenced_security_group_id=group.id,
+            ip_protocol="tcp",
+            from_port=first,
+            to_port=last,
+            description=f"engine ports {ports} from the endpoint {self._name} only",
+            opts=child,
+        )
+        aws.vpc.SecurityGroupEgressRule(
+            f"{name}-to-pool",
+            security_group_id=group.id,
+            referenced_security_group_id=pool.security_group_id,
+            ip_protocol="tcp",
+            from_port=first,
+            to_port=last,
+            description=f"engine ports {ports} of pool {pool.name}",
+            opts=child,
+        )
+        return target_group.arn
+
+    def _rules(self, listener: aws.lb.Listener) -> None:
+        name, args = self._name, self._args
+        child = pulumi.ResourceOptions(parent=self)
+        pools = {p.name: p for p in args.pools}
+        priority = 1
+        for pool in args.pools:
+            aws.lb.ListenerRule(
+                f"{name}-header-{pool.name}",
+                listener_arn=listener.arn,
+                priority=priority,
+                conditions=[{"http_header": {"http_header_name": POOL_HEADER, "values": [pool.name]}}],
+                actions=[{"type": "forward", "target_group_arn": self.target_group_arns[pool.name]}],
+                tags=dict(args.tags),
+                opts=child,
+            )
+            priority += 1
+        for i, route in enumerate(args.routes):
+            model = route_model(route, pools) or ""
+            forward: dict[str, object] = {
+                "target_groups": [
+                    {"arn": self.target_group_arns[w.pool], "weight": w.weight} for w in route.pools
+                ]
+            }
+            if route.sticky_seconds:
+                forward["stickiness"] = {"enabled": True, "duration": route.sticky_seconds}
+            aws.lb.ListenerRule(
+                f"{name}-route{i}",
+                listener_arn=listener.arn,
+                priority=100 + i,
+                conditions=[{"host_header": {"values": [route.host or default_host(model)]}}],
+                actions=[{"type": "forward", "forward": forward}],
+                tags={"Model": model, **args.tags},
+                opts=child,
+            )
+
+    def _log_bucket(self) -> pulumi.Output[str]:
+        name, args = self._name, self._args
+        child = pulumi.ResourceOptions(parent=self)
+        bucket = aws.s3.Bucket(
+            f"{name}-logs",
+            bucket_prefix=f"{name[:36]}-logs-",
+            tags={"Name": f"{name}-logs", **args.tags},
+            opts=child,
+        )
+        aws.s3.BucketOwnershipControls(
+            f"{name}-logs-ownership",
+            bucket=bucket.id,
+            rule={"object_ownership": "BucketOwnerEnforced"},
+            opts=child,
+        )
+        aws.s3.BucketPublicAccessBlock(
+            f"{name}-logs-public-access",
+            bucket=bucket.id,
+            block_public_acls=True,
+            block_public_policy=True,
+            ignore_public_acls=True,
+            restrict_public_buckets=True,
+            opts=child,
+        )
+        # ALB access logs support SSE-S3 only.
+        aws.s3.BucketServerSideEncryptionConfiguration(
+            f"{name}-logs-encryption",
+            bucket=bucket.id,
+            rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}}],
+            opts=child,
+        )
+        principals: list[dict[str, str]] = [{"Service": "logdelivery.elasticloadbalancing.amazonaws.com"}]
+        if args.region in ELB_LOG_ACCOUNTS:
+            principals.append({"AWS": f"arn:aws:iam::{ELB_LOG_ACCOUNTS[args.region]}:root"})
+        objects = pulumi.Output.concat(bucket.arn, f"/{name}/AWSLogs/*")
+        statements = [
+            {
+                "Sid": f"ElbLogDelivery{i}",
+                "Effect": "Allow",
+                "Principal": p,
+                "Action": "s3:PutObject",
+                "Resource": objects,
+            }
+            for i, p in enumerate(principals)
+        ]
+        statements.append(
+            {
+                "Sid": "RefuseWithoutTls",
+                "Effect": "Deny",
+                "Principal": "*",
+                "Action": "s3:*",
+                "Resource": [bucket.arn, pulumi.Output.concat(bucket.arn, "/*")],
+                "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+            }
+        )
+        aws.s3.BucketPolicy(
+            f"{name}-logs-policy",
+            bucket=bucket.id,
+            policy=pulumi.Output.json_dumps({"Version": "2012-10-17", "Statement": statements}),
+            opts=child,
+        )
+        return bucket.bucket

@@ -1,0 +1,17 @@
+"""Endpoints in front of the fleets: routes by model (host), `X-Model-Pool` header override, weighted canary.
+
+routing.py holds the cloud-neutral part (pools, routes, their validation);
+the AWS and GCP components live in components/aws/endpoint.py and
+components/gcp/endpoint.py.
+"""
+
+from inference_infra.components.endpoints.routing import (
+    POOL_HEADER,
+    EndpointPool,
+    PoolWeight,
+    Route,
+    default_host,
+    validate_routes,
+)
+
+__all__ = ["POOL_HEADER", "EndpointPool", "PoolWeight", "Route", "default_host", "validate_routes"]

@@ -1,0 +1,128 @@
+"""What an endpoint routes, independent of the cloud, and its validation (pure).
+
+An endpoint fronts pools (fleets that run engines). A `Route` sends one
+model's requests, chosen by the Host header, to one or more pools with
+weights that sum to 100 (a canary: 95/5). Every pool is also reachable
+directly with the `X-Model-Pool: <pool>` header, which wins over the host.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pulumi
+
+from inference_infra.components.errors import Problem
+
+POOL_HEADER = "X-Model-Pool"
+_HOST = re.compile(r"^[a-z0-9*?]([a-z0-9.*?-]{0,126}[a-z0-9*?])?$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class EndpointPool:
+    """A fleet behind the endpoint: its model, its nodes and the engine ports on each."""
+
+    name: str
+    model: str  # the engines' --served-model-name
+    ports: Sequence[int]  # one per engine on a node
+    instance_ids: Sequence[pulumi.Input[str]] = ()  # AWS: one target per instance and port
+    security_group_id: pulumi.Input[str] | None = None  # AWS: admits the ports from the LB only
+    slow_start_seconds: int = 90  # from the cold-start estimate
+    unhealthy_after_seconds: int = 90  # failing health checks for this long mark a target unhealthy
+
+
+@dataclass(frozen=True)
+class PoolWeight:
+    pool: str
+    weight: int = 100
+
+
+@dataclass(frozen=True, kw_only=True)
+class Route:
+    pools: Sequence[PoolWeight]
+    model: str | None = None  # checked against the pools' model when set
+    host: str | None = None  # host pattern; default: default_host(model)
+    sticky_seconds: int = 0  # keep a client on one pool of a weighted route (0: off)
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+def default_host(model: str) -> str:
+    """`llama-3.1-8b` -> `llama-3-1-8b.*` (a DNS label per model, any domain)."""
+    return f"{model.replace('.', '-')}.*"
+
+
+def route_model(route: Route, pools: dict[str, EndpointPool]) -> str | None:
+    models = {pools[p.pool].model for p in route.pools if p.pool in pools}
+    return route.model or (next(iter(models)) if len(models) == 1 else None)
+
+
+def validate_routes(
+    pools: Sequence[EndpointPool], routes: Sequence[Route], key: str = "routes"
+) -> list[Problem]:
+    """Weights sum to 100, pools exist and serve the route's model, one model per route, hosts unique."""
+    problems: list[Problem] = []
+    by_name = {p.name: p for p in pools}
+    names = [p.name for p in pools]
+    for duplicate in sorted({n for n in names if names.count(n) > 1}):
+        problems.append(Problem("pools", duplicate, "must name each pool once"))
+    if not pools:
+        problems.append(Problem("pools", [], "must list at least one pool (a fleet with a model)"))
+    hosts: list[str] = []
+    for i, route in enumerate(routes):
+        where = f"{key}[{i}]"
+        if not route.pools:
+            problems.append(Problem(f"{where}.pools", [], "must list at least one pool"))
+            continue
+        weights = [p.weight for p in route.pools]
+        if sum(weights) != 100 or any(w < 0 for w in weights):
+            problems.append(
+                Problem(
+                    f"{where}.pools[].weight", weights, "must be 0 or more and sum to 100 (e.g. 95 and 5)"
+                )
+            )
+        listed = [p.pool for p in route.pools]
+        if len(set(listed)) != len(listed):
+            problems.append(Problem(f"{where}.pools", listed, "must name each pool once"))
+        for j, weight in enumerate(route.pools):
+            pool = by_name.get(weight.pool)
+            if pool is None:
+                problems.append(
+                    Problem(
+                        f"{where}.pools[{j}].pool", weight.pool, f"is not a pool of this endpoint ({names})"
+                    )
+                )
+            elif route.model is not None and pool.model != route.model:
+                problems.append(
+                    Problem(
+                        f"{where}.pools[{j}].pool",
+                        weight.pool,
+                        f"serves {pool.model}, not the route's model {route.model}",
+                    )
+                )
+        models = sorted({by_name[p].model for p in listed if p in by_name})
+        if len(models) > 1:
+            problems.append(
+                Problem(
+                    f"{where}.pools", listed, f"serve different models {models}; a route's pools share one"
+                )
+            )
+        model = route_model(route, by_name)
+        host = route.host or (default_host(model) if model else None)
+        if host is not None:
+            if not _HOST.match(host):
+                problems.append(
+                    Problem(f"{where}.host", host, "must be a host name pattern (a-z, 0-9, '.', '-', * ?)")
+                )
+            elif host in hosts:
+                problems.append(Problem(f"{where}.host", host, "is already routed; one route per host"))
+            hosts.append(host)
+        if not 0 <= route.sticky_seconds <= 604800:
+            problems.append(
+                Problem(f"{where}.sticky_seconds", route.sticky_seconds, "must be 0..604800 (7 days)")
+            )
+    for pool in pools:
+        if not pool.ports:
+            problems.append(Problem(f"pools[{pool.name}].ports", [], "must list the engine ports"))
+    return problems

@@ -1,0 +1,316 @@
+"""GcpInferenceEndpoint: an internal regional Application Load Balancer in front of GPU VMs and TPU VMs.
+
+- a proxy-only subnet (REGIONAL_MANAGED_PROXY) in the region, which the
+  load balancer's Envoy proxies use;
+- per pool a backend service (INTERNAL_MANAGED, HTTP) with a regional HTTP
+  health check on the engine's `/health`: GPU VMs through an unmanaged
+  instance group per pool (named port per engine; one engine per VM), or a
+  zonal network endpoint group of `GCE_VM_IP_PORT` endpoints (several engines
+  per VM); TPU VMs through a zonal `NON_GCP_PRIVATE_IP_PORT` NEG of their
+  internal addresses (a TPU VM is not a Compute Engine instance);
+- a URL map: `X-Model-Pool: <pool>` header rules first, then one host rule per
+  route with weighted backend services (canary);
+- an HTTP target proxy (HTTPS with a regional certificate), a forwarding rule
+  with an internal address in the fleets' subnetwork;
+- a firewall rule admitting the engine ports from the proxy-only subnet and
+  Google's health-check ranges, to the pools' service accounts only.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import pulumi
+import pulumi_gcp as gcp
+
+from inference_infra.components.endpoints.routing import (
+    POOL_HEADER,
+    EndpointPool,
+    Route,
+    default_host,
+    route_model,
+    validate_routes,
+)
+from inference_infra.components.errors import Problem, raise_if_invalid
+from inference_infra.components.serving import HEALTH_PATH
+
+# Google's health-check probers (https://cloud.google.com/load-balancing/docs/health-check-concepts#ip-ranges).
+HEALTH_CHECK_RANGES = ("35.191.0.0/16", "130.211.0.0/22")
+HEALTH_INTERVAL_SECONDS = 30
+
+
+@dataclass(frozen=True, kw_only=True)
+class GcpPoolBackend:
+    """Where a pool's engines run: GPU VMs (instance self links) or TPU VMs (internal addresses)."""
+
+    zone: str
+    service_account_email: pulumi.Input[str] | None = None
+    instances: Sequence[pulumi.Input[str]] = ()  # GPU VMs: instance self links
+    instance_ips: Sequence[pulumi.Input[str]] = ()  # GPU VMs with several engines: their addresses
+    tpu_ips: Sequence[pulumi.Input[str]] = ()  # TPU VMs: internal addresses
+
+
+@dataclass(frozen=True, kw_only=True)
+class GcpInferenceEndpointArgs:
+    region: str
+    network: pulumi.Input[str]
+    subnetwork: pulumi.Input[str]
+    pools: Sequence[EndpointPool]
+    backends: dict[str, GcpPoolBackend]
+    routes: Sequence[Route] = ()
+    proxy_subnet_cidr: str = "10.40.64.0/23"
+    ssl_certificate: pulumi.Input[str] | None = None  # a regional SSL certificate: HTTPS on 443
+    timeout_seconds: int = 900  # backend response timeout: long generations stream for minutes
+    internet_facing: bool = False  # not offered: the internal ALB has no external scheme
+    public: bool = False
+    project: str | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+def gcp_host(route: Route, model: str) -> str:
+    """GCP host rules take a leading '*' only: the default is the model's DNS label (`llama-3-1-8b`)."""
+    return route.host or default_host(model).removesuffix(".*")
+
+
+def validate_gcp_endpoint(args: GcpInferenceEndpointArgs) -> list[Problem]:
+    problems = validate_routes(args.pools, args.routes)
+    for i, route in enumerate(args.routes):
+        if route.host is not None and ("*" in route.host[1:] or "?" in route.host):
+            problems.append(
+                Problem(f"routes[{i}].host", route.host, "may use '*' only as its first character on GCP")
+            )
+    if args.internet_facing:
+        problems.append(
+            Problem(
+                "scheme",
+                "internet-facing",
+                "is not offered on GCP: the endpoint is an internal Application Load Balancer",
+            )
+        )
+    try:
+        proxy = ipaddress.ip_network(args.proxy_subnet_cidr)
+        if not proxy.is_private or proxy.prefixlen > 26:
+            problems.append(
+                Problem(
+                    "proxy_subnet_cidr", args.proxy_subnet_cidr, "must be a private range of /26 or larger"
+                )
+            )
+    except ValueError:
+        problems.append(Problem("proxy_subnet_cidr", args.proxy_subnet_cidr, "is not a CIDR block"))
+    if not 1 <= args.timeout_seconds <= 86400:
+        problems.append(Problem("timeout_seconds", args.timeout_seconds, "must be 1..86400"))
+    for pool in args.pools:
+        backend = args.backends.get(pool.name)
+        if backend is None:
+            problems.append(
+                Problem(f"pools[{pool.name}]", pool.name, "has no backend (VMs or TPU VM addresses)")
+            )
+        elif not (backend.instances or backend.tpu_ips):
+            problems.append(Problem(f"pools[{pool.name}]", pool.name, "has no VMs or TPU VMs to serve"))
+    return problems
+
+
+class GcpInferenceEndpoint(pulumi.ComponentResource):
+    ip_address: pulumi.Output[str]
+    backend_services: dict[str, pulumi.Output[str]]
+
+    def __init__(self, name: str, args: GcpInferenceEndpointArgs, opts: pulumi.ResourceOptions | None = None):
+        raise_if_invalid(f"GcpInferenceEndpoint {name!r}", validate_gcp_endpoint(args))
+        super().__init__("inference-infra:gcp:InferenceEndpoint", name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        self._name, self._args = name, args
+        common = {"project": args.project} if args.project else {}
+        proxy_subnet = gcp.compute.Subnetwork(
+            f"{name}-proxy-only",
+            network=args.network,
+            region=args.region,
+            ip_cidr_range=args.proxy_subnet_cidr,
+            purpose="REGIONAL_MANAGED_PROXY",
+            role="ACTIVE",
+            description=f"{name}: Envoy proxies of the internal Application Load Balancer",
+            opts=child,
+            **common,
+        )
+        self.backend_services = {p.name: self._backend(p, args.backends[p.name]) for p in args.pools}
+        self._firewall(proxy_subnet)
+        url_map = self._url_map()
+        if args.ssl_certificate is not None:
+            proxy = gcp.compute.RegionTargetHttpsProxy(
+                f"{name}-proxy",
+                region=args.region,
+                url_map=url_map.id,
+                ssl_certificates=[args.ssl_certificate],
+                opts=child,
+                **common,
+            )
+            port = "443"
+        else:
+            proxy = gcp.compute.RegionTargetHttpProxy(
+                f"{name}-proxy", region=args.region, url_map=url_map.id, opts=child, **common
+            )
+            port = "80"
+        rule = gcp.compute.ForwardingRule(
+            f"{name}-rule",
+            region=args.region,
+            load_balancing_scheme="INTERNAL_MANAGED",
+            ip_protocol="TCP",
+            port_range=port,
+            target=proxy.id,
+            network=args.network,
+            subnetwork=args.subnetwork,
+            network_tier="PREMIUM",
+            labels={"component": "inference-endpoint", "endpoint": name, **args.labels},
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[proxy_subnet]),
+            **common,
+        )
+        self.ip_address = rule.ip_address
+        self.register_outputs({"ip_address": self.ip_address, "backend_services": self.backend_services})
+
+    def _backend(self, pool: EndpointPool, backend: GcpPoolBackend) -> pulumi.Output[str]:
+        name, args = f"{self._name}-{pool.name}", self._args
+        child = pulumi.ResourceOptions(parent=self)
+        common = {"project": args.project} if args.project else {}
+        unhealthy = max(2, min(10, math.ceil(pool.unhealthy_after_seconds / HEALTH_INTERVAL_SECONDS)))
+        check = gcp.compute.RegionHealthCheck(
+            f"{name}-hc",
+            region=args.region,
+            check_interval_sec=HEALTH_INTERVAL_SECONDS,
+            timeout_sec=10,
+            healthy_threshold=2,
+            unhealthy_threshold=unhealthy,
+            http_health_check={"request_path": HEALTH_PATH, "port_specification": "USE_SERVING_PORT"},
+            opts=child,
+            **common,
+        )
+        service: dict[str, object] = {}
+        if backend.tpu_ips or len(pool.ports) > 1:
+            kind = "NON_GCP_PRIVATE_IP_PORT" if backend.tpu_ips else "GCE_VM_IP_PORT"
+            group = gcp.compute.NetworkEndpointGroup(
+                f"{name}-neg",
+                zone=backend.zone,
+                network=args.network,
+                subnetwork=args.subnetwork if kind == "GCE_VM_IP_PORT" else None,
+                network_endpoint_type=kind,
+                default_port=pool.ports[0],
+                description=f"{pool.name}: {pool.model} engines",
+                opts=child,
+                **common,
+            )
+            addresses = backend.tpu_ips or backend.instance_ips
+            for i, address in enumerate(addresses):
+                for port in pool.ports:
+                    gcp.compute.NetworkEndpoint(
+                        f"{name}-{i}-{port}",
+                        network_endpoint_group=group.name,
+                        zone=backend.zone,
+                        ip_address=address,
+                        port=port,
+                        instance=(backend.instances[i] if kind == "GCE_VM_IP_PORT" else None),
+                        opts=child,
+                        **common,
+                    )
+            backends = [{"group": group.id, "balancing_mode": "RATE", "max_rate_per_endpoint": 100}]
+        else:
+            group = gcp.compute.InstanceGroup(
+                f"{name}-ig",
+                zone=backend.zone,
+                instances=list(backend.instances),
+                named_ports=[{"name": "engine", "port": pool.ports[0]}],
+                description=f"{pool.name}: {pool.model} engines",
+                opts=child,
+                **common,
+            )
+            backends = [{"group": group.self_link, "balancing_mode": "UTILIZATION", "capacity_scaler": 1.0}]
+            service["port_name"] = "engine"
+        backend_service = gcp.compute.RegionBackendService(
+            f"{name}-backend",
+            region=args.region,
+            load_balancing_scheme="INTERNAL_MANAGED",
+            protocol="HTTP",
+            timeout_sec=args.timeout_seconds,
+            health_checks=check.id,
+            backends=backends,
+            locality_lb_policy="LEAST_REQUEST",
+            description=f"{pool.name} serving {pool.model}",
+            opts=child,
+            **service,
+            **common,
+        )
+        return backend_service.id
+
+    def _firewall(self, proxy_subnet: gcp.compute.Subnetwork) -> None:
+        args = self._args
+        ports = sorted({p for pool in args.pools for p in pool.ports})
+        accounts = [
+            b.service_account_email for b in args.backends.values() if b.service_account_email is not None
+        ]
+        gcp.compute.Firewall(
+            f"{self._name}-to-engines",
+            network=args.network,
+            direction="INGRESS",
+            source_ranges=[args.proxy_subnet_cidr, *HEALTH_CHECK_RANGES],
+            allows=[{"protocol": "tcp", "ports": [str(p) for p in ports]}],
+            target_service_accounts=accounts or None,
+            description=f"{self._name}: engine ports from the load balancer's proxies and health checks only",
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[proxy_subnet]),
+            **({"project": args.project} if args.project else {}),
+        )
+
+    def _url_map(self) -> gcp.compute.RegionUrlMap:
+        args = self._args
+        pools = {p.name: p for p in args.pools}
+        header_rules = [
+            {
+                "priority": i + 1,
+                "match_rules": [
+                    {
+                        "prefix_match": "/",
+                        "header_matches": [{"header_name": POOL_HEADER, "exact_match": p.name}],
+                    }
+                ],
+                "service": self.backend_services[p.name],
+            }
+            for i, p in enumerate(args.pools)
+        ]
+        host_rules = [{"hosts": ["*"], "path_matcher": "pools"}]
+        matchers = [
+            {
+                "name": "pools",
+                "default_service": self.backend_services[args.pools[0].name],
+                "route_rules": header_rules,
+            }
+        ]
+        for i, route in enumerate(args.routes):
+            model = route_model(route, pools) or ""
+            host = gcp_host(route, model)
+            weighted = {
+                "priority": len(header_rules) + 1,
+                "match_rules": [{"prefix_match": "/"}],
+                "route_action": {
+                    "weighted_backend_services": [
+                        {"backend_service": self.backend_services[w.pool], "weight": w.weight}
+                        for w in route.pools
+                    ]
+                },
+            }
+            host_rules.append({"hosts": [host], "path_matcher": f"route{i}"})
+            matchers.append(
+                {
+                    "name": f"route{i}",
+                    "default_service": self.backend_services[route.pools[0].pool],
+                    "route_rules": [*header_rules, weighted],
+                }
+            )
+        return gcp.compute.RegionUrlMap(
+            f"{self._name}-urls",
+            region=args.region,
+            default_service=self.backend_services[args.pools[0].name],
+            host_rules=host_rules,
+            path_matchers=matchers,
+            description=f"{self._name}: {POOL_HEADER} header, then host per model with weighted pools",
+            opts=pulumi.ResourceOptions(parent=self),
+            **({"project": args.project} if args.project else {}),
+        )

@@ -1,0 +1,179 @@
+"""How long a node takes from boot to serving, and the health-check settings that follow from it.
+
+    estimate = cold_start(weights_gib=131.0, source=WeightSource.S3, instance_type="p5.48xlarge", ...)
+    estimate.seconds, estimate.note()
+
+Boot to serving = node boot + weights GiB over the source's bandwidth + engine
+load (weights from local disk into accelerator memory, then the engine's own
+warm-up: CUDA graph capture, Neuron graph load, XLA compilation). Every figure
+used is printed in the note; the table rows carry their source and date.
+The load balancer's health-check grace / slow start are sized from it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from datetime import date
+from enum import StrEnum
+
+from inference_infra.components.planner import GIB, Precision, model_spec
+from inference_infra.components.planner.memory import weights_bytes
+from inference_infra.components.serving.engines import EngineFamily
+
+GIB_PER_GBIT = 1 / 8.589934592  # 1 Gbit/s = 0.1164 GiB/s
+
+
+class WeightSource(StrEnum):
+    S3 = "s3"  # object store at the instance's network bandwidth
+    GCS = "gcs"
+    EFS = "efs"
+    FILESTORE = "filestore"
+    LOCAL_NVME = "nvme"  # already on the node (a restart)
+
+
+@dataclass(frozen=True)
+class Figure:
+    value: float
+    source: str
+    as_of: date
+
+
+_AS_OF = date(2026, 11, 22)
+# Network bandwidth of the instance types the reference stacks run (Gbit/s, "up to" figures taken as is).
+NETWORK_GBPS: dict[str, Figure] = {
+    name: Figure(gbps, source, _AS_OF)
+    for name, gbps, source in (
+        ("p5.48xlarge", 3200, "https://aws.amazon.com/ec2/instance-types/p5/"),
+        ("p4d.24xlarge", 400, "https://aws.amazon.com/ec2/instance-types/p4/"),
+        ("g5.xlarge", 10, "https://aws.amazon.com/ec2/instance-types/g5/"),
+        ("g5.2xlarge", 10, "https://aws.amazon.com/ec2/instance-types/g5/"),
+        ("g5.4xlarge", 25, "https://aws.amazon.com/ec2/instance-types/g5/"),
+        ("g5.12xlarge", 40, "https://aws.amazon.com/ec2/instance-types/g5/"),
+        ("g5.48xlarge", 100, "https://aws.amazon.com/ec2/instance-types/g5/"),
+        ("g6.xlarge", 10, "https://aws.amazon.com/ec2/instance-types/g6/"),
+        ("g6e.xlarge", 20, "https://aws.amazon.com/ec2/instance-types/g6e/"),
+        ("inf2.xlarge", 15, "https://aws.amazon.com/ec2/instance-types/inf2/"),
+        ("inf2.8xlarge", 25, "https://aws.amazon.com/ec2/instance-types/inf2/"),
+        ("inf2.24xlarge", 50, "https://aws.amazon.com/ec2/instance-types/inf2/"),
+        ("inf2.48xlarge", 100, "https://aws.amazon.com/ec2/instance-types/inf2/"),
+        ("trn1.32xlarge", 800, "https://aws.amazon.com/ec2/instance-types/trn1/"),
+        (
+            "a3-highgpu-8g",
+            200,
+            "https://cloud.google.com/compute/docs/gpus#a3-series (VM NIC, not GPUDirect)",
+        ),
+        ("g2-standard-8", 16, "https://cloud.google.com/compute/docs/gpus#l4-gpus"),
+        ("g2-standard-4", 10, "https://cloud.google.com/compute/docs/gpus#l4-gpus"),
+    )
+}
+DEFAULT_NETWORK = Figure(10, "assumed when the instance type is not in NETWORK_GBPS: a 10 Gbit/s NIC", _AS_OF)
+# Throughput one client gets from the shared file systems (GiB/s).
+SHARED_READ_GIB_S: dict[WeightSource, Figure] = {
+    WeightSource.EFS: Figure(
+        1.5,
+        "https://docs.aws.amazon.com/efs/latest/ug/performance.html (per-client read limit, 1,500 MiB/s)",
+        _AS_OF,
+    ),
+    WeightSource.FILESTORE: Figure(
+        1.2, "https://cloud.google.com/filestore/docs/performance (zonal 2.5 TiB, ~1,200 MiB/s read)", _AS_OF
+    ),
+}
+NVME_READ_GIB_S = Figure(
+    2.0, "one instance-store NVMe disk's sequential read, conservative (AWS/GCP docs)", _AS_OF
+)
+# Object-store downloads rarely fill a NIC from one node: s5cmd / gcloud storage reach ~60% of it.
+OBJECT_STORE_EFFICIENCY = 0.6
+OBJECT_STORE_CAP = Figure(
+    100,
+    "https://docs.aws.amazon.com/AmazonS3/latest/userguide/optimizing-performance.html"
+    " (up to 100 Gb/s between one EC2 instance and S3 in a region; taken for Cloud Storage too)",
+    _AS_OF,
+)
+NODE_BOOT = Figure(
+    120, "AMI / image boot, cloud-init, docker and image pull of a cached layer set (measured order)", _AS_OF
+)
+ENGINE_WARMUP_SECONDS: dict[EngineFamily, Figure] = {
+    EngineFamily.NVIDIA_VLLM: Figure(
+        90, "vLLM: torch.compile + CUDA graph capture, order of a minute", _AS_OF
+    ),
+    EngineFamily.NEURON_VLLM: Figure(300, "vLLM on Neuron: loading precompiled NEFFs, minutes", _AS_OF),
+    EngineFamily.TPU_VLLM: Figure(
+        600, "vLLM on TPU: XLA compilation of the bucketed graphs, ~10 minutes", _AS_OF
+    ),
+}
+
+
+@dataclass(frozen=True)
+class ColdStart:
+    instance_type: str
+    source: WeightSource
+    weights_gib: float
+    fetch_gib_s: float
+    fetch_basis: str
+    family: EngineFamily
+
+    @property
+    def boot_seconds(self) -> float:
+        return NODE_BOOT.value
+
+    @property
+    def fetch_seconds(self) -> float:
+        return self.weights_gib / self.fetch_gib_s
+
+    @property
+    def load_seconds(self) -> float:
+        # From the node's cache into accelerator memory, then the engine's warm-up.
+        return self.weights_gib / NVME_READ_GIB_S.value + ENGINE_WARMUP_SECONDS[self.family].value
+
+    @property
+    def seconds(self) -> float:
+        return self.boot_seconds + self.fetch_seconds + self.load_seconds
+
+    def grace_seconds(self) -> int:
+        """Health-check grace: the estimate plus half again, in whole minutes."""
+        return int(math.ceil(self.seconds * 1.5 / 60) * 60)
+
+    def slow_start_seconds(self) -> int:
+        """ALB slow start (30..900 s): ramp a fresh target over its first minutes of serving."""
+        return max(30, min(900, int(ENGINE_WARMUP_SECONDS[self.family].value)))
+
+    def note(self, subject: str = "") -> str:
+        """One line for `plan`; `subject` (e.g. "AWS GpuFleet 'llama-8b'") names the fleet."""
+        warmup = ENGINE_WARMUP_SECONDS[self.family].value
+        fetch = (
+            f"{self.weights_gib:.1f} GiB from {self.source.value} at {self.fetch_gib_s:.2f} GiB/s"
+            f" ({self.fetch_basis}) = {self.fetch_seconds:.0f} s"
+        )
+        load = (
+            f"load {self.weights_gib:.1f} GiB at {NVME_READ_GIB_S.value:g} GiB/s and {warmup:.0f} s"
+            f" {self.family.value} warm-up = {self.load_seconds:.0f} s"
+        )
+        of = f" of {subject}" if subject else ""
+        return (
+            f"cold start{of} ~{self.seconds / 60:.1f} min: boot {self.boot_seconds:.0f} s + {fetch} + {load};"
+            f" health-check grace {self.grace_seconds()} s, slow start {self.slow_start_seconds()} s"
+        )
+
+
+def cold_start(
+    *, weights_gib: float, source: WeightSource, instance_type: str, family: EngineFamily
+) -> ColdStart:
+    if source in (WeightSource.S3, WeightSource.GCS):
+        nic = NETWORK_GBPS.get(instance_type, DEFAULT_NETWORK)
+        gbps = min(nic.value, OBJECT_STORE_CAP.value)
+        rate = gbps * GIB_PER_GBIT * OBJECT_STORE_EFFICIENCY
+        capped = f", capped at {OBJECT_STORE_CAP.value:g}" if nic.value > OBJECT_STORE_CAP.value else ""
+        assumed = " assumed" if instance_type not in NETWORK_GBPS else ""
+        basis = f"{nic.value:g} Gbit/s{assumed} NIC{capped} x {OBJECT_STORE_EFFICIENCY:.0%}"
+    elif source is WeightSource.LOCAL_NVME:
+        rate, basis = NVME_READ_GIB_S.value, "local NVMe"
+    else:
+        figure = SHARED_READ_GIB_S[source]
+        rate, basis = figure.value, f"{source.value} per-client read"
+    return ColdStart(instance_type, source, weights_gib, rate, basis, family)
+
+
+def weights_gib(model: str, precision: Precision | None = None) -> float:
+    """The model's weights in GiB at its weight format (the planner's figure)."""
+    return weights_bytes(model_spec(model), precision or Precision()) / GIB

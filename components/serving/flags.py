@@ -1,0 +1,240 @@
+"""An engine's command-line flags from the capacity planner's layout, checked against vLLM's own options.
+
+`plan_engines` turns a model, its traffic and formats, and the machine into an
+`EngineConfig`: the tensor-parallel degree the planner chose, one engine per
+tensor-parallel group when a group is smaller than the node (each on its own
+port), the context as `--max-model-len`, the busiest replica's sequences as
+`--max-num-seqs`, the planner's memory ceiling as `--gpu-memory-utilization`,
+the weight and KV-cache formats as `--dtype` / `--quantization` /
+`--kv-cache-dtype`, prefix caching on, and the fleet's model as
+`--served-model-name`.
+
+Every flag, ours and a fleet's `extra_args`, is checked against the option
+strings of the pinned vLLM release (`data/vllm-options.json`, extracted from
+the release's wheel by `vllm_options.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from inference_infra.components.catalog import Cloud, find_instance_type
+from inference_infra.components.errors import Problem
+from inference_infra.components.planner import Assumptions, Precision, Quantization, Traffic, fit, model_spec
+from inference_infra.components.planner.fit import hardware
+from inference_infra.components.serving.engines import FIRST_ENGINE_PORT, EngineFamily, engine_family
+
+# Flags the plan sets; a fleet's extra_args may not set them again.
+MANAGED_OPTIONS = frozenset(
+    {
+        "--model",
+        "--host",
+        "--port",
+        "--served-model-name",
+        "--tensor-parallel-size",
+        "--max-model-len",
+        "--max-num-seqs",
+        "--gpu-memory-utilization",
+        "--quantization",
+        "--kv-cache-dtype",
+        "--dtype",
+        "--enable-prefix-caching",
+        "--no-enable-prefix-caching",
+    }
+)
+# A value must survive systemd's ExecStart= parsing unchanged: no quoting, escapes, specifiers or variables.
+_SAFE_VALUE = re.compile(r"^[A-Za-z0-9_.,:/=+@{}\[\]-]+$")
+
+_DTYPE = {Quantization.BF16: "bfloat16", Quantization.FP16: "float16", Quantization.FP32: "float32"}
+_KV_CACHE_DTYPE = {
+    Quantization.BF16: "bfloat16",
+    Quantization.FP16: "float16",
+    Quantization.FP8: "fp8",
+    Quantization.INT8: "int8_per_token_head",
+    Quantization.INT4: "int4_per_token_head",
+}
+
+
+@cache
+def vllm_options() -> dict[str, bool]:
+    """The pinned vLLM's `vllm serve` options: option string -> also takes --no-<name>."""
+    text = (
+        resources.files("inference_infra.components.serving.data").joinpath("vllm-options.json").read_text()
+    )
+    return {row["option"]: row["boolean"] for row in json.loads(text)["options"]}
+
+
+@cache
+def vllm_options_source() -> dict[str, str]:
+    text = (
+        resources.files("inference_infra.components.serving.data").joinpath("vllm-options.json").read_text()
+    )
+    document = json.loads(text)
+    return {k: document[k] for k in ("engine", "version", "source", "as_of")}
+
+
+def known_option(option: str) -> bool:
+    options = vllm_options()
+    if option in options:
+        return True
+    return option.startswith("--no-") and options.get(f"--{option[5:]}", False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class EngineConfig:
+    """What one node runs: `engines` engines of `tensor_parallel` units each."""
+
+    family: EngineFamily
+    served_model_name: str
+    tensor_parallel: int
+    engines: int  # one per tensor-parallel group the node holds
+    max_model_len: int
+    max_num_seqs: int
+    memory_utilization: float
+    weights: Quantization
+    kv_cache: Quantization | None
+    extra_args: tuple[str, ...] = ()
+    first_port: int = FIRST_ENGINE_PORT
+    devices_per_node: int = 1  # accelerator devices (e.g. /dev/neuron0..N-1 on Neuron)
+
+    @property
+    def ports(self) -> list[int]:
+        return [self.first_port + i for i in range(self.engines)]
+
+    def units_of(self, index: int) -> list[int]:
+        """The accelerator units (GPUs, NeuronCores, TPU chips) engine `index` owns."""
+        start = index * self.tensor_parallel
+        return list(range(start, start + self.tensor_parallel))
+
+
+def plan_engines(
+    *,
+    model: str,
+    traffic: Traffic,
+    precision: Precision | None,
+    instance_type_name: str,
+    cloud: Cloud | str,
+    extra_args: Sequence[str] = (),
+    first_port: int = FIRST_ENGINE_PORT,
+    assumptions: Assumptions | None = None,
+) -> EngineConfig:
+    """The engines a node of `instance_type_name` runs for `model` (the planner's layout; it must fit)."""
+    precision = precision or Precision()
+    assumptions = assumptions or Assumptions()
+    machine = find_instance_type(instance_type_name, cloud)
+    if machine is None:
+        raise ValueError(f"instance type {instance_type_name!r} is not in the catalog")
+    spec = model_spec(model)
+    layout = fit(spec, traffic, precision, assumptions, machine)
+    if not layout.fits:
+        raise ValueError(f"{spec.name} does not fit {instance_type_name}: {layout.problem}")
+    return EngineConfig(
+        family=engine_family(hardware(machine).device.family),
+        served_model_name=spec.name,
+        tensor_parallel=layout.tensor_parallel,
+        engines=layout.replicas,
+        max_model_len=traffic.context_tokens,
+        max_num_seqs=layout.sequences_per_replica,
+        memory_utilization=assumptions.max_memory_utilization,
+        weights=precision.weights,
+        kv_cache=precision.kv_cache,
+        extra_args=tuple(extra_args),
+        first_port=first_port,
+        devices_per_node=machine.accelerator_count,
+    )
+
+
+def engine_args(config: EngineConfig, index: int, model_path: str, port: str | None = None) -> list[str]:
+    """`vllm serve` arguments of engine `index` (after the image's entrypoint); `port` overrides its port."""
+    args = [
+        "--model",
+        model_path,
+        "--served-model-name",
+        config.served_model_name,
+        "--host",
+        "0.0.0.0",
+        "--port",
+        port or str(config.ports[index]),
+        "--tensor-parallel-size",
+        str(config.tensor_parallel),
+        "--max-model-len",
+        str(config.max_model_len),
+        "--max-num-seqs",
+        str(config.max_num_seqs),
+    ]
+    if config.family is not EngineFamily.NEURON_VLLM:
+        # Neuron sizes its KV cache from --max-num-seqs x --max-model-len at compile time.
+        args += ["--gpu-memory-utilization", f"{config.memory_utilization:g}"]
+    if config.weights in _DTYPE:
+        args += ["--dtype", _DTYPE[config.weights]]
+    elif config.weights is Quantization.FP8:
+        args += ["--quantization", "fp8"]  # online FP8 from the 16-bit checkpoint
+    # INT8 / INT4: the checkpoint is quantized (AWQ, GPTQ, compressed-tensors); vLLM reads its method.
+    kv = (
+        "auto"
+        if config.kv_cache is None or config.kv_cache is config.weights
+        else _KV_CACHE_DTYPE[config.kv_cache]
+    )
+    args += ["--kv-cache-dtype", kv, "--enable-prefix-caching", *config.extra_args]
+    return args
+
+
+def validate_engine(config: EngineConfig, key: str = "engine_args") -> list[Problem]:
+    """Problems with an engine config: formats vLLM cannot run, ports, and the fleet's extra arguments."""
+    problems = validate_extra_args(config.extra_args, key)
+    if config.kv_cache is Quantization.FP32 and config.weights is not Quantization.FP32:
+        problems.append(
+            Problem(
+                "kv_cache",
+                config.kv_cache.value,
+                "must not be wider than the weights (vLLM has no fp32 cache)",
+            )
+        )
+    last = config.first_port + config.engines - 1
+    if config.first_port < 1024 or last > 65535:
+        problems.append(
+            Problem(
+                "inference_port",
+                config.first_port,
+                f"must leave room for {config.engines} engine ports up to 65535",
+            )
+        )
+    return problems
+
+
+def validate_extra_args(extra_args: Sequence[str], key: str = "engine_args") -> list[Problem]:
+    """Each `--option` must be one of the pinned vLLM's options and not one the plan sets; values plain."""
+    problems: list[Problem] = []
+    version = vllm_options_source()["version"]
+    expect_option = True
+    for i, token in enumerate(extra_args):
+        where = f"{key}[{i}]"
+        if token.startswith("-"):
+            option, _, value = token.partition("=")
+            if not option.startswith("--"):
+                problems.append(Problem(where, token, "must use the long form (--option), as vLLM's docs do"))
+            elif option in MANAGED_OPTIONS:
+                problems.append(
+                    Problem(where, token, "is set from the capacity plan; change the fleet's model instead")
+                )
+            elif not known_option(option):
+                problems.append(
+                    Problem(where, token, f"is not an option of vLLM {version} (`vllm serve --help`)")
+                )
+            if value and not _SAFE_VALUE.match(value):
+                problems.append(
+                    Problem(where, token, "must not hold quotes, spaces, '$', '%' or backslashes")
+                )
+            expect_option = False
+            continue
+        if expect_option:
+            problems.append(Problem(where, token, "must follow an --option (a value needs its option first)"))
+        elif not _SAFE_VALUE.match(token):
+            problems.append(Problem(where, token, "must not hold quotes, spaces, '$', '%' or backslashes"))
+        expect_option = True
+    return problems

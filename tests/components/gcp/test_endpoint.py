@@ -1,0 +1,111 @@
+"""GcpInferenceEndpoint: backends per pool (instance groups, NEGs for TPU VMs), health checks, URL map."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+
+from inference_infra.components.endpoints import POOL_HEADER, EndpointPool, PoolWeight, Route
+from inference_infra.components.gcp.endpoint import (
+    GcpInferenceEndpoint,
+    GcpInferenceEndpointArgs,
+    GcpPoolBackend,
+)
+
+POOLS = [
+    EndpointPool(name="small-l4", model="qwen2.5-7b", ports=[8000]),
+    EndpointPool(name="qwen7b-tpu", model="qwen2.5-7b", ports=[8000, 8001], unhealthy_after_seconds=600),
+    EndpointPool(name="llama70b-h100", model="llama-3.1-70b", ports=[8000, 8001]),
+]
+BACKENDS = {
+    "small-l4": GcpPoolBackend(
+        zone="us-central1-a", instances=["vm-0", "vm-1"], service_account_email="l4@x"
+    ),
+    "qwen7b-tpu": GcpPoolBackend(zone="us-central1-a", tpu_ips=["10.40.0.9"], service_account_email="tpu@x"),
+    "llama70b-h100": GcpPoolBackend(
+        zone="us-central1-a", instances=["vm-a3"], instance_ips=["10.40.0.7"], service_account_email="a3@x"
+    ),
+}
+ARGS = GcpInferenceEndpointArgs(
+    region="us-central1",
+    network="net",
+    subnetwork="subnet",
+    pools=POOLS,
+    backends=BACKENDS,
+    routes=[Route(pools=[PoolWeight("small-l4", 80), PoolWeight("qwen7b-tpu", 20)])],
+)
+
+
+def test_gcp_endpoint_is_internal_with_proxy_only_subnet(plan_of):
+    capture = plan_of(GcpInferenceEndpoint("llm", ARGS))
+    rule = capture.one("gcp:compute/forwardingRule:ForwardingRule").props
+    assert (rule["loadBalancingScheme"], rule["portRange"]) == ("INTERNAL_MANAGED", "80")
+    subnet = capture.one("gcp:compute/subnetwork:Subnetwork").props
+    assert (subnet["purpose"], subnet["role"]) == ("REGIONAL_MANAGED_PROXY", "ACTIVE")
+
+
+def test_gcp_endpoint_backends_instance_groups_and_negs(plan_of):
+    capture = plan_of(GcpInferenceEndpoint("llm", ARGS))
+    group = capture.one("gcp:compute/instanceGroup:InstanceGroup").props
+    assert group["instances"] == ["vm-0", "vm-1"]
+    negs = {
+        n.name: n.props["networkEndpointType"]
+        for n in capture.of_type("gcp:compute/networkEndpointGroup:NetworkEndpointGroup")
+    }
+    assert negs == {
+        "llm-qwen7b-tpu-neg": "NON_GCP_PRIVATE_IP_PORT",
+        "llm-llama70b-h100-neg": "GCE_VM_IP_PORT",
+    }
+    endpoints = {
+        (e.props["ipAddress"], e.props["port"])
+        for e in capture.of_type("gcp:compute/networkEndpoint:NetworkEndpoint")
+    }
+    assert endpoints == {("10.40.0.9", 8000), ("10.40.0.9", 8001), ("10.40.0.7", 8000), ("10.40.0.7", 8001)}
+    services = capture.of_type("gcp:compute/regionBackendService:RegionBackendService")
+    assert {s.props["loadBalancingScheme"] for s in services} == {"INTERNAL_MANAGED"}
+
+
+def test_gcp_endpoint_health_checks_the_engine(plan_of):
+    capture = plan_of(GcpInferenceEndpoint("llm", ARGS))
+    checks = {c.name: c.props for c in capture.of_type("gcp:compute/regionHealthCheck:RegionHealthCheck")}
+    tpu = checks["llm-qwen7b-tpu-hc"]
+    assert tpu["httpHealthCheck"]["requestPath"] == "/health"
+    assert tpu["unhealthyThreshold"] == 10
+
+
+def test_gcp_endpoint_url_map_weights_and_header_rules(plan_of):
+    capture = plan_of(GcpInferenceEndpoint("llm", ARGS))
+    url_map = capture.one("gcp:compute/regionUrlMap:RegionUrlMap").props
+    hosts = {r["pathMatcher"]: r["hosts"] for r in url_map["hostRules"]}
+    assert hosts == {"pools": ["*"], "route0": ["qwen2-5-7b"]}
+    route = next(m for m in url_map["pathMatchers"] if m["name"] == "route0")
+    headers = [r["matchRules"][0].get("headerMatches") for r in route["routeRules"]]
+    assert headers[0] == [{"headerName": POOL_HEADER, "exactMatch": "small-l4"}]
+    weighted = route["routeRules"][-1]["routeAction"]["weightedBackendServices"]
+    assert [w["weight"] for w in weighted] == [80, 20]
+
+
+def test_gcp_endpoint_firewall_admits_proxies_and_health_checks_only(plan_of):
+    capture = plan_of(GcpInferenceEndpoint("llm", ARGS))
+    rule = capture.one("gcp:compute/firewall:Firewall").props
+    assert rule["sourceRanges"] == ["10.40.64.0/23", "35.191.0.0/16", "130.211.0.0/22"]
+    assert rule["allows"] == [{"protocol": "tcp", "ports": ["8000", "8001"]}]
+    assert sorted(rule["targetServiceAccounts"]) == ["a3@x", "l4@x", "tpu@x"]
+
+
+def test_gcp_endpoint_rejects_weights_not_summing_to_100(plan_of):
+    routes = [Route(pools=[PoolWeight("small-l4", 80), PoolWeight("qwen7b-tpu", 30)])]
+    with pytest.raises(ValueError, match=r"must be 0 or more and sum to 100"):
+        plan_of(GcpInferenceEndpoint("llm", replace(ARGS, routes=routes)))
+
+
+def test_gcp_endpoint_rejects_internet_facing(plan_of):
+    with pytest.raises(ValueError, match="scheme 'internet-facing' is not offered on GCP"):
+        plan_of(GcpInferenceEndpoint("llm", replace(ARGS, internet_facing=True)))
+
+
+def test_gcp_endpoint_rejects_suffix_wildcard_host(plan_of):
+    routes = [Route(pools=[PoolWeight("small-l4")], host="qwen.*")]
+    with pytest.raises(ValueError, match=r"may use '\*' only as its first character"):
+        plan_of(GcpInferenceEndpoint("llm", replace(ARGS, routes=routes)))

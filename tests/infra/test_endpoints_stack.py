@@ -1,0 +1,137 @@
+"""The stack's endpoints: prod wiring (canary, host, header, GCP pools) and config errors named by key."""
+
+from __future__ import annotations
+
+import json
+
+from inference_infra.infra import endpoints_stack
+from inference_infra.infra.config import parse_stack_settings
+
+RULE = "aws:lb/listenerRule:ListenerRule"
+ATTACHMENT = "aws:lb/targetGroupAttachment:TargetGroupAttachment"
+FLEET = {
+    "name": "serving",
+    "instanceType": "g6e.xlarge",
+    "model": {"name": "llama-3.1-8b", "contextTokens": 4096, "concurrency": 4},
+    "onDemand": 1,
+    "modelPrefix": "meta-llama/Llama-3.1-8B-Instruct",
+}
+BASE = {
+    "costCenter": "ml-platform",
+    "owner": "ml-team@example.com",
+    "awsNetwork": json.dumps(
+        {
+            "vpcId": "vpc-0abc",
+            "subnets": [
+                {"id": "subnet-0a", "availabilityZone": "us-east-1a"},
+                {"id": "subnet-0b", "availabilityZone": "us-east-1b"},
+            ],
+        }
+    ),
+    "modelStore": json.dumps({"bucketName": "models"}),
+}
+
+
+def _problems(fleets: list[dict], endpoints: list[dict]) -> list[str]:
+    raw = {**BASE, "awsGpuFleets": json.dumps(fleets), "endpoints": json.dumps(endpoints)}
+    settings = parse_stack_settings(raw, stack="dev")
+    return [str(p) for p in endpoints_stack.validate(settings)]
+
+
+def _endpoint(**overrides: object) -> dict:
+    return {"name": "llm", "cloud": "aws", "routes": [{"pools": [{"pool": "serving"}]}], **overrides}
+
+
+def test_prod_endpoint_splits_8b_by_weight_routes_70b_by_host_and_mistral_by_header(plan_stack):
+    capture = plan_stack("prod").capture
+    rules = {r.name: r.props for r in capture.of_type(RULE)}
+    canary = rules["llm-route0"]
+    assert canary["conditions"][0]["hostHeader"]["values"] == ["llama-3-1-8b.*"]
+    assert [g["weight"] for g in canary["actions"][0]["forward"]["targetGroups"]] == [95, 5]
+    assert rules["llm-route1"]["conditions"][0]["hostHeader"]["values"] == ["llama-70b.llm.internal"]
+    assert "llm-header-mistral-7b" in rules
+    assert not any("mistral" in json.dumps(r["actions"]) and "route" in n for n, r in rules.items())
+    ports = {a.props["port"] for a in capture.of_type(ATTACHMENT) if a.name.startswith("llm-llama-70b-")}
+    assert ports == {8000, 8001}  # TP=4 on 8 H100s: two engines per node
+
+
+def test_prod_plan_notes_cold_start_per_serving_fleet(plan_stack):
+    notes = [n for n in plan_stack("prod").notes() if n.startswith("cold start of ")]
+    assert len(notes) == 7  # 4 AWS pools, 2 GCP GPU fleets, 1 TPU VM
+    assert all("GiB" in n and "health-check grace" in n for n in notes)
+
+
+def test_endpoints_validate_passes_a_serving_pool():
+    assert _problems([FLEET], [_endpoint()]) == []
+
+
+def test_endpoints_validate_rejects_unknown_pool():
+    [problem] = _problems([FLEET], [_endpoint(routes=[{"pools": [{"pool": "nope"}]}])])
+    assert problem.startswith("inference-infra:endpoints[0].pools 'nope' is not a AWS fleet of this stack")
+
+
+def test_endpoints_validate_rejects_pool_without_a_model():
+    bare = {k: v for k, v in FLEET.items() if k != "model"}
+    [problem] = _problems([bare], [_endpoint()])
+    assert "serves no model" in problem
+
+
+def test_endpoints_validate_rejects_weights_not_summing_to_100():
+    other = {**FLEET, "name": "other"}
+    routes = [{"pools": [{"pool": "serving", "weight": 60}, {"pool": "other", "weight": 60}]}]
+    [problem] = _problems([FLEET, other], [_endpoint(routes=routes)])
+    assert problem.startswith(
+        "inference-infra:endpoints[0].routes[0].pools[].weight [60, 60] must be 0 or more"
+    )
+
+
+def test_endpoints_validate_rejects_route_model_mismatch():
+    routes = [{"model": "llama-3.1-70b", "pools": [{"pool": "serving"}]}]
+    [problem] = _problems([FLEET], [_endpoint(routes=routes)])
+    assert "serves llama-3.1-8b, not the route's model llama-3.1-70b" in problem
+
+
+def test_endpoints_validate_rejects_internet_facing_without_public():
+    [problem] = _problems([FLEET], [_endpoint(scheme="internet-facing")])
+    assert problem.startswith("inference-infra:endpoints[0].internetFacing True needs public: true")
+
+
+def test_endpoints_validate_rejects_bad_engine_args_through_the_fleet():
+    from inference_infra.infra import aws_stack
+
+    fleet = {**FLEET, "model": {**FLEET["model"], "engineArgs": ["--port", "9000"]}}
+    raw = {**BASE, "awsGpuFleets": json.dumps([fleet])}
+    problems = [str(p) for p in aws_stack.validate(parse_stack_settings(raw, stack="dev"))]
+    assert problems == [
+        "inference-infra:awsGpuFleets[0].model.engineArgs[0] '--port' is set from the capacity plan; "
+        "change the fleet's model instead"
+    ]
+
+
+def test_prod_tpu_vm_and_gpu_vms_start_their_engines(plan_stack):
+    capture = plan_stack("prod").capture
+    tpu = capture.one("gcp:tpu/v2Vm:V2Vm", "qwen7b-tpu-tpu").props
+    script = tpu["metadata"]["startup-script"]
+    assert "systemctl enable --now --no-block inference-engine@0.service inference-engine@1.service" in script
+    assert "vllm/vllm-tpu@sha256:" in script
+    a3 = capture.one("gcp:compute/instance:Instance", "llama70b-h100-0").props
+    assert "--tensor-parallel-size 4" in a3["metadata"]["startup-script"]
+    firewall = capture.one("gcp:compute/firewall:Firewall", "llama70b-h100-serving").props
+    assert firewall["allows"][0]["ports"] == ["8000-8001"]
+
+
+def test_prod_aws_pools_open_engine_ports_to_the_load_balancer_only(plan_stack):
+    capture = plan_stack("prod").capture
+    rules = [
+        r
+        for r in capture.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+        if r.props.get("fromPort") == 8000
+    ]
+    assert sorted(r.name for r in rules) == [
+        "llm-inf2-llama-8b-from-lb",
+        "llm-llama-70b-from-lb",
+        "llm-llama-8b-from-lb",
+        "llm-mistral-7b-from-lb",
+    ]
+    assert len({r.props["referencedSecurityGroupId"] for r in rules}) == 1  # the ALB's group
+    assert all("cidrIpv4" not in r.props for r in rules)
