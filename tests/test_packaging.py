@@ -56,9 +56,10 @@ def fresh_venv(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     venv.EnvBuilder(with_pip=True).create(root)
     python = root / "bin" / "python"
     site = Path(_run(python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))").stdout.strip())
-    # Dependencies (pulumi, the providers, boto3...) from this environment, without its editable
-    # install of the project: a plain path line adds the folder but runs none of its own .pth files.
-    (site / "zz_test_dependencies.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    # Dependencies (pulumi, the providers, boto3...) from this environment's site folders, without its
+    # editable install of the project: a plain path line adds a folder but runs none of its .pth files.
+    ours = [p for p in sys.path if p.endswith("site-packages")] or [sysconfig.get_path("purelib")]
+    (site / "zz_test_dependencies.pth").write_text("".join(f"{p}\n" for p in ours))
     installed = _run(python, "-m", "pip", "install", "--no-deps", "--no-index", wheel)
     assert installed.returncode == 0, installed.stdout + installed.stderr
     return root
