@@ -2,10 +2,11 @@
 
 Reads the stack's typed config, tags everything it creates, then deploys the
 parts the config asks for. A part is a module of this package with
-`validate(settings) -> list[Problem]` and `deploy(settings) -> dict` (the
-stack outputs it adds). Every part validates its whole input before any part
-deploys, so a stack with bad config registers nothing at all; a part imports
-its provider SDK only when the stack uses it.
+`validate(settings) -> list[Problem]` and `deploy(settings, built) -> dict` (the
+stack outputs it adds; `built` carries what earlier parts made to later ones).
+Every part validates its whole input before any part deploys, so a stack with
+bad config registers nothing at all; a part imports its provider SDK only when
+the stack uses it.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import pulumi
 
 from inference_infra.components.errors import InputError, raise_if_invalid
 from inference_infra.components.tagging import register_cost_tags
+from inference_infra.infra.built import Built
 from inference_infra.infra.config import StackSettings, load_stack_settings
 
 
@@ -56,8 +58,9 @@ def main() -> None:
     parts = active_parts(settings)
     raise_if_invalid("stack config", [p for part in parts for p in part.validate(settings)])
     register_cost_tags(settings.cost_tags())
+    built = Built()
     for part in parts:
-        for key, value in part.deploy(settings).items():
+        for key, value in part.deploy(settings, built).items():
             pulumi.export(key, value)
     pulumi.export("environment", settings.environment)
 

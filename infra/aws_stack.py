@@ -47,6 +47,7 @@ from inference_infra.components.errors import Problem
 from inference_infra.components.planner.wiring import Resolution, resolve_instance_type
 from inference_infra.components.serving import EngineConfig, WeightSource, cold_start, plan_engines
 from inference_infra.components.serving.cold_start import ColdStart, weights_gib
+from inference_infra.infra.built import AwsPool, Built
 from inference_infra.infra.config import (
     NAMESPACE,
     AwsFleetSettings,
@@ -56,10 +57,6 @@ from inference_infra.infra.config import (
 )
 
 _PLANNED = "planned"  # placeholder for ids not known at validation time
-
-# What deploy() built, for the parts that front the fleets (infra/endpoints_stack.py): "vpc_id",
-# "subnet_ids" and "fleets" (name -> (fleet component, EngineConfig or None, ColdStart or None)).
-DEPLOYED: dict[str, Any] = {}
 
 
 @dataclass
@@ -268,7 +265,7 @@ def _network_problems(network: Any) -> list[Problem]:
     return problems
 
 
-def deploy(settings: StackSettings) -> dict[str, Any]:
+def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
     from inference_infra.components.aws.efs_model_cache import (
         EfsModelCache,
         EfsModelCacheArgs,
@@ -280,7 +277,6 @@ def deploy(settings: StackSettings) -> dict[str, Any]:
     from inference_infra.components.aws.network import PrivateNetwork
 
     outputs: dict[str, Any] = {}
-    DEPLOYED.clear()
     network = settings.aws_network
     vpc_id: pulumi.Input[str] | None = None
     subnets: list[SubnetRef] = []
@@ -339,7 +335,7 @@ def deploy(settings: StackSettings) -> dict[str, Any]:
         outputs["efsModelCacheId"] = cache.file_system_id
 
     wiring = _Wiring(vpc_id or "", subnets, bucket, efs)
-    DEPLOYED["vpc_id"], DEPLOYED["subnet_ids"] = vpc_id, [s.id for s in subnets]
+    built.aws_vpc_id, built.aws_subnet_ids = vpc_id, [s.id for s in subnets]
     builders: dict[str, Callable[..., Any]] = {"GpuFleet": GpuFleet, "InferentiaFleet": InferentiaFleet}
     fleets: dict[str, Any] = {}
     for key, kind, group in _fleet_lists(settings):
@@ -351,11 +347,7 @@ def deploy(settings: StackSettings) -> dict[str, Any]:
             if (start := fleet_cold_start(config, instance_type)) is not None:
                 pulumi.log.info(start.note(f"AWS {kind.component} {config.name!r}"))
             fleet = builders[kind.component](config.name, fleet_args(config, wiring, instance_type))
-            DEPLOYED.setdefault("fleets", {})[config.name] = (
-                fleet,
-                engines(config, instance_type),
-                fleet_cold_start(config, instance_type),
-            )
+            built.aws_pools[config.name] = AwsPool(fleet, engines(config, instance_type), start)
             fleets[config.name] = {
                 "instanceType": instance_type,
                 "instanceIds": fleet.instance_ids,

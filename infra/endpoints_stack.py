@@ -18,6 +18,7 @@ from inference_infra.components.endpoints import EndpointPool, PoolWeight, Route
 from inference_infra.components.errors import Problem
 from inference_infra.components.serving import EngineConfig
 from inference_infra.components.serving.cold_start import ColdStart
+from inference_infra.infra.built import Built
 from inference_infra.infra.config import NAMESPACE, EndpointSettings, StackSettings, camel_path
 
 _PLANNED = "planned"
@@ -139,26 +140,25 @@ def validate(settings: StackSettings) -> list[Problem]:
 def gcp_args_for_validation(endpoint: EndpointSettings, pools: list[EndpointPool]) -> Any:
     from inference_infra.infra import gcp_stack
 
-    return gcp_stack.endpoint_args(endpoint, pools, _routes(endpoint), placeholder=True)
+    return gcp_stack.endpoint_args(endpoint, pools, _routes(endpoint), built=None)
 
 
-def deploy(settings: StackSettings) -> dict[str, Any]:
+def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
     from inference_infra.components.aws.endpoint import InferenceEndpoint
-    from inference_infra.infra import aws_stack
 
     exports: dict[str, Any] = {}
     for endpoint in settings.endpoints:
         if endpoint.cloud == "aws":
-            built = aws_stack.DEPLOYED.get("fleets", {})
             pools = []
             for name in endpoint.pool_names():
-                fleet, engines, start = built[name]
+                pool = built.aws_pools[name]
+                fleet, engines, start = pool.fleet, pool.engines, pool.cold_start
                 count = len(fleet.instance_types)
                 ids = [fleet.instance_ids.apply(lambda v, k=k: v[k]) for k in range(count)]
                 pools.append(
                     _pool(name, engines, start, instance_ids=ids, security_group_id=fleet.security_group_id)
                 )
-            args = _aws_args(endpoint, pools, aws_stack.DEPLOYED["vpc_id"], aws_stack.DEPLOYED["subnet_ids"])
+            args = _aws_args(endpoint, pools, built.aws_vpc_id, built.aws_subnet_ids)
             lb = InferenceEndpoint(endpoint.name, args)
             exports.setdefault("endpoints", {})[endpoint.name] = {"cloud": "aws", "dnsName": lb.dns_name}
         else:
@@ -166,9 +166,9 @@ def deploy(settings: StackSettings) -> dict[str, Any]:
 
             pools = []
             for name in endpoint.pool_names():
-                _, _, engines, start, _ = gcp_stack.DEPLOYED["pools"][name]
-                pools.append(_pool(name, engines, start))
+                gcp_pool = built.gcp_pools[name]
+                pools.append(_pool(name, gcp_pool.engines, gcp_pool.cold_start))
             exports.setdefault("endpoints", {})[endpoint.name] = gcp_stack.deploy_endpoint(
-                endpoint, pools, _routes(endpoint)
+                endpoint, pools, _routes(endpoint), built
             )
     return exports

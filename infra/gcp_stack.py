@@ -50,6 +50,7 @@ from inference_infra.components.serving import (
     plan_engines,
 )
 from inference_infra.components.serving.cold_start import ColdStart, weights_gib
+from inference_infra.infra.built import Built, GcpPool
 from inference_infra.infra.config import (
     NAMESPACE,
     EndpointSettings,
@@ -61,10 +62,6 @@ from inference_infra.infra.config import (
     TpuVmSettings,
     camel_path,
 )
-
-# What deploy() built, for infra/endpoints_stack.py: "refs" (NetworkRefs), "ctx" (GcpContext) and
-# "pools" (name -> (component, zone, EngineConfig or None, ColdStart or None, is_tpu)).
-DEPLOYED: dict[str, Any] = {}
 
 NETWORK_NAME = "gcp-net"
 CACHE_NAME = "model-cache"
@@ -214,18 +211,17 @@ def validate(settings: StackSettings) -> list[Problem]:
     return problems
 
 
-def deploy(settings: StackSettings) -> dict[str, Any]:
+def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
     from inference_infra.components.gcp.filestore_model_cache import FilestoreModelCache
     from inference_infra.components.gcp.gpu_fleet import GpuFleet
     from inference_infra.components.gcp.network import PrivateNetwork
     from inference_infra.components.gcp.tpu_vm import TpuVm
 
     ctx = GcpContext.from_config()
-    DEPLOYED.clear()
     network_settings = settings.gcp_network or GcpNetworkSettings()
     network = PrivateNetwork(NETWORK_NAME, _network_args(network_settings, ctx))
     refs = NetworkRefs(network.network.id, network.network.name, network.subnetwork.id, network_settings.cidr)
-    DEPLOYED["refs"] = refs
+    built.gcp_network = refs
     exports: dict[str, Any] = {"gcpNetwork": network.network.name, "gcpSubnetwork": network.subnetwork.id}
 
     cache_nfs = None
@@ -243,21 +239,17 @@ def deploy(settings: StackSettings) -> dict[str, Any]:
         serving = engines(fleet.model, fleet.models, machine_type, fleet.serving_port)
         if note := cold_start_note(f"GCP GpuFleet {fleet.name!r}", fleet.model, serving, machine_type):
             pulumi.log.info(note)
-        built = GpuFleet(fleet.name, _fleet_args(fleet, settings, refs, ctx, cache_nfs, machine_type))
+        component = GpuFleet(fleet.name, _fleet_args(fleet, settings, refs, ctx, cache_nfs, machine_type))
         zone = fleet.zone or ctx.zone or ""
-        DEPLOYED.setdefault("pools", {})[fleet.name] = (
-            built,
-            zone,
-            serving,
-            _cold_start(fleet.model, serving, machine_type),
-            False,
+        built.gcp_pools[fleet.name] = GcpPool(
+            component, zone, serving, _cold_start(fleet.model, serving, machine_type), is_tpu=False
         )
         fleets[fleet.name] = {
             "machineType": machine_type,
-            "instances": [vm.name for vm in built.instances],
-            "internalIps": built.internal_ips,
-            "serviceAccount": built.service_account_email,
-            "reservation": built.reservation_name,
+            "instances": [vm.name for vm in component.instances],
+            "internalIps": component.internal_ips,
+            "serviceAccount": component.service_account_email,
+            "reservation": component.reservation_name,
         }
     tpus = {}
     for i, tpu in enumerate(settings.tpu_vms):
@@ -269,12 +261,12 @@ def deploy(settings: StackSettings) -> dict[str, Any]:
         if note := cold_start_note(f"TpuVm {tpu.name!r}", tpu.model, serving_tpu, slice_type or ""):
             pulumi.log.info(note)
         built_tpu = TpuVm(tpu.name, _tpu_args(tpu, settings, refs, ctx, cache_nfs, slice_type))
-        DEPLOYED.setdefault("pools", {})[tpu.name] = (
+        built.gcp_pools[tpu.name] = GcpPool(
             built_tpu,
             tpu.zone or ctx.zone or "",
             serving_tpu,
             _cold_start(tpu.model, serving_tpu, slice_type or ""),
-            True,
+            is_tpu=True,
         )
         tpus[tpu.name] = {
             "acceleratorType": built_tpu.accelerator_type,
@@ -367,19 +359,24 @@ def serving(settings: StackSettings) -> dict[str, tuple[EngineConfig | None, Col
 
 
 def endpoint_args(
-    endpoint: EndpointSettings, pools: list[EndpointPool], routes: list[Route], *, placeholder: bool
+    endpoint: EndpointSettings,
+    pools: list[EndpointPool],
+    routes: list[Route],
+    *,
+    built: Built | None,
 ) -> GcpInferenceEndpointArgs:
-    """The endpoint's arguments: from the built fleets, or placeholders for validation."""
+    """The endpoint's arguments: from the built fleets, or placeholders for validation (built None)."""
     ctx = GcpContext.from_config()
     backends = {}
     for pool in pools:
-        if placeholder:
+        if built is None:
             backends[pool.name] = GcpPoolBackend(
                 zone=ctx.zone or "", instances=["planned"], instance_ips=["planned"]
             )
             continue
-        component, zone, _, _, is_tpu = DEPLOYED["pools"][pool.name]
-        if is_tpu:
+        built_pool = built.gcp_pools[pool.name]
+        component, zone = built_pool.component, built_pool.zone
+        if built_pool.is_tpu:
             vm = component.vm
             address = vm.network_endpoints.apply(lambda eps: eps[0].ip_address if eps else "")
             backends[pool.name] = GcpPoolBackend(
@@ -394,11 +391,11 @@ def endpoint_args(
                 ],
                 service_account_email=component.service_account_email,
             )
-    refs = DEPLOYED.get("refs")
+    refs = built.gcp_network if built is not None else None
     return GcpInferenceEndpointArgs(
         region=ctx.region or "",
-        network=refs.network_id if refs is not None and not placeholder else "planned",
-        subnetwork=refs.subnetwork_id if refs is not None and not placeholder else "planned",
+        network=refs.network_id if refs is not None else "planned",
+        subnetwork=refs.subnetwork_id if refs is not None else "planned",
         pools=pools,
         backends=backends,
         routes=routes,
@@ -411,11 +408,11 @@ def endpoint_args(
 
 
 def deploy_endpoint(
-    endpoint: EndpointSettings, pools: list[EndpointPool], routes: list[Route]
+    endpoint: EndpointSettings, pools: list[EndpointPool], routes: list[Route], built: Built
 ) -> dict[str, Any]:
     from inference_infra.components.gcp.endpoint import GcpInferenceEndpoint
 
-    built = GcpInferenceEndpoint(endpoint.name, endpoint_args(endpoint, pools, routes, placeholder=False))
+    built = GcpInferenceEndpoint(endpoint.name, endpoint_args(endpoint, pools, routes, built=built))
     return {"cloud": "gcp", "ipAddress": built.ip_address}
 
 

@@ -12,6 +12,7 @@ import re
 from typing import Any
 
 from inference_infra.components.errors import Problem, did_you_mean
+from inference_infra.infra.built import Built
 from inference_infra.infra.config import NAMESPACE, ObservabilitySettings, StackSettings
 
 SECRETS_KEY = f"{NAMESPACE}:observabilitySecrets"
@@ -54,7 +55,7 @@ def validate(settings: StackSettings) -> list[Problem]:
     return problems
 
 
-def deploy(settings: StackSettings) -> dict[str, Any]:
+def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
     import pulumi
 
     from inference_infra.components.k8s.gpu_observability import GpuObservability

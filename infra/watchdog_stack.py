@@ -19,6 +19,7 @@ from inference_infra.components.aws.bootstrap import (
 from inference_infra.components.aws.idle_watchdog import IdleGpuWatchdogArgs, validate_idle_watchdog
 from inference_infra.components.errors import Problem
 from inference_infra.components.tagging import AUTO_SHUTDOWN, bool_tag
+from inference_infra.infra.built import Built
 from inference_infra.infra.config import NAMESPACE, StackSettings, WatchdogSettings
 
 COMPONENT_NAME = "idle-gpu-watchdog"
@@ -56,7 +57,7 @@ def validate(settings: StackSettings) -> list[Problem]:
     ]
 
 
-def deploy(settings: StackSettings) -> dict[str, Any]:
+def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
     from inference_infra.components.aws.idle_watchdog import IdleGpuWatchdog
 
     if settings.watchdog is None:
