@@ -11,10 +11,10 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-import textwrap
 
 import click
 
+from inference_infra.components.cli.text import fill
 from inference_infra.components.errors import InputError
 
 EXIT_OK, EXIT_POLICY, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
@@ -43,7 +43,7 @@ def _register() -> None:
 
 def _paragraph(message: str) -> str:
     text = " ".join(str(message).split())
-    return textwrap.fill(f"inference-infra: {text}", width=100) + "\n"
+    return fill(f"inference-infra: {text}") + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:

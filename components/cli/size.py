@@ -147,12 +147,10 @@ def size(
 
 def render_table(sizing, *, top: int = 10, explain: bool = False) -> str:
     """The readable report: the workload and its memory, the ranked options, the best explained."""
-    import textwrap
+    from inference_infra.components.cli.text import wrap
 
-    lines = textwrap.wrap(sizing.describe_workload(), width=110)
-    lines += textwrap.wrap(
-        f"Assumptions: {sizing.assumptions.describe()}; prices {sizing.purchase.value}.", width=110
-    )
+    lines = wrap(sizing.describe_workload(), width=110)
+    lines += wrap(f"Assumptions: {sizing.assumptions.describe()}; prices {sizing.purchase.value}.", width=110)
     lines.append("")
     header = (
         f"{'#':>3} {'CLOUD':<5} {'TYPE':<18} {'ACCELERATORS':<26} {'TP':>3} {'REPL':>4} {'MEM':>4}"
@@ -176,11 +174,11 @@ def render_table(sizing, *, top: int = 10, explain: bool = False) -> str:
         f" MEM: busiest device's memory. {len(sizing.rejected)} machines are too small or cannot run"
         " the format."
     )
-    lines += textwrap.wrap(legend, width=110, initial_indent="    ", subsequent_indent="    ")
+    lines += wrap(legend, width=110, initial_indent="    ", subsequent_indent="    ")
     lines.append("")
     for rank, o in enumerate(shown if explain else shown[:1], start=1):
         label = "Best" if rank == 1 else f"#{rank}"
-        lines.extend(textwrap.wrap(f"{label}: {o.explanation()}", width=110, subsequent_indent="  "))
+        lines.extend(wrap(f"{label}: {o.explanation()}", width=110, subsequent_indent="  "))
     return "\n".join(lines)
 
 

@@ -71,7 +71,7 @@ def _tree(capture: Capture) -> list[tuple[CapturedResource, int]]:
     return out
 
 
-def render_table(result: PlanResult, width: int = 160) -> str:
+def render_table(result: PlanResult) -> str:
     capture = result.capture
     cost_by_urn = {urn: _merged(items) for urn, items in result.cost.by_urn().items()}
     rows = _tree(capture)
@@ -84,8 +84,11 @@ def render_table(result: PlanResult, width: int = 160) -> str:
 
     custom = sum(1 for r in capture.resources if r.custom)
     lines = [
-        f"Plan for stack {capture.stack!r} of project {capture.project!r}: "
-        f"{custom} resources in {len(capture.resources) - custom} components (offline, mock runtime)",
+        # One count everywhere (the policy lines count the same resources): cloud resources and
+        # component resources together, the stack itself included.
+        f"Plan for stack {capture.stack!r} of project {capture.project!r}: {len(capture.resources)} "
+        f"resources ({custom} cloud resources, {len(capture.resources) - custom} components; offline, "
+        "mock runtime)",
         "",
     ]
     name_w = min(max((len(r.name) + 3 * d for r, d in rows), default=10) + 2, 60)
@@ -100,9 +103,7 @@ def render_table(result: PlanResult, width: int = 160) -> str:
             money, basis = f"{subtotal[r.urn]:,.2f}", "subtotal"
         else:
             money, basis = "", ""
-        lines.append(
-            f"{label:<{name_w}}{r.type[: type_w - 1]:<{type_w}}{money:>10}  {basis}"[:width].rstrip()
-        )
+        lines.append(f"{label:<{name_w}}{r.type[: type_w - 1]:<{type_w}}{money:>10}  {basis}".rstrip())
     lines += ["", *_cost_lines(result.cost)]
     lines.append(_policy_line(result.policy))
     for note in result.notes():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 
@@ -69,9 +70,26 @@ def test_plan_json_orders_resources_as_a_stable_tree(result, pulumi_project):
 
 def test_render_table_shows_components_costs_and_totals(result):
     text = render_table(result)
-    assert "Plan for stack 'prod' of project 'outside': 3 resources in 2 components" in text
+    assert "Plan for stack 'prod' of project 'outside': 5 resources (3 cloud resources, 2 components;" in text
     assert "serving-0" in text
     assert "p5.48xlarge on-demand us-east-1" in text
     assert "110.08  subtotal" in text
     assert "Accelerators:    $110.08/hour, $80,358.40/month" in text
     assert "Total:           $110.08/hour, $80,358.40/month" in text
+
+
+def test_render_table_counts_resources_as_the_policy_lines_do(plan_stack):
+    text = render_table(plan_stack("prod"))
+    total = len(plan_stack("prod").capture.resources)
+    assert f"'inference-infra': {total} resources (" in text
+    counts = re.findall(r"not applicable to any of the (\d+) resources", text)
+    assert counts
+    assert {int(c) for c in counts} == {total}
+
+
+def test_render_table_shows_the_whole_basis(plan_stack):
+    result = plan_stack("prod")
+    text = render_table(result)
+    longest = max((i.basis for i in result.cost.items), key=len)
+    assert len(longest) > 80
+    assert longest in text
