@@ -9,8 +9,8 @@ from inference_infra.components._lazy import lazy_exports
 
 _EXPORTS = {
     "GpuObservability": "gpu_observability",
-    "GpuObservabilityArgs": "gpu_observability",
-    "AlertReceiver": "gpu_observability",
+    "GpuObservabilityArgs": "observability_args",
+    "AlertReceiver": "observability_args",
 }
 
 __getattr__, __all__ = lazy_exports(__name__, _EXPORTS)

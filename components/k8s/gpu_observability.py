@@ -22,15 +22,15 @@ with `kubectl port-forward`).
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import Any
-
 import pulumi
 
-from inference_infra.components.errors import Problem, raise_if_invalid
-from inference_infra.components.k8s.charts import DCGM_EXPORTER, KUBE_PROMETHEUS_STACK, NEURON_MONITOR
+from inference_infra.components.errors import raise_if_invalid
+from inference_infra.components.k8s.charts import DCGM_EXPORTER, KUBE_PROMETHEUS_STACK
+from inference_infra.components.k8s.observability_args import (  # re-exported: the public arg types
+    AlertReceiver,
+    GpuObservabilityArgs,
+    validate_gpu_observability,
+)
 from inference_infra.components.k8s.observability_values import (
     DASHBOARD_LABEL,
     DASHBOARD_LABEL_VALUE,
@@ -41,141 +41,12 @@ from inference_infra.components.k8s.observability_values import (
     neuron_monitor_spec,
     node_relabelings,
 )
-from inference_infra.components.monitoring.alertmanager import (
-    Receiver,
-    ReceiverKind,
-    render_alertmanager_yaml,
-    validate_receivers,
-)
+from inference_infra.components.monitoring.alertmanager import render_alertmanager_yaml
 from inference_infra.components.monitoring.dashboards import dashboards, to_json
-from inference_infra.components.monitoring.rules import (
-    DCGM_JOB,
-    DEFAULT_RUNBOOK_URL,
-    RuleSettings,
-    rule_file,
-    validate_rule_settings,
-)
+from inference_infra.components.monitoring.rules import rule_file
 from inference_infra.components.monitoring.scrape import NEURON_JOB
-from inference_infra.components.monitoring.thresholds import Thresholds
 
-_DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
-_EXACT_VERSION = re.compile(r"^\d+\.\d+\.\d+$")
-_PINNED_IMAGE = re.compile(r"^[\w.\-/:]+:[\w.\-]+$|^[\w.\-/:]+@sha256:[0-9a-f]{64}$")
-_MAX_NAME = 20  # "<name>-kps" stays within kube-prometheus-stack's 26-character fullname
-
-
-@dataclass(frozen=True, kw_only=True)
-class AlertReceiver:
-    """Where alerts go. `secret` is the Slack webhook URL, PagerDuty routing key or webhook URL."""
-
-    name: str
-    kind: ReceiverKind
-    secret: pulumi.Input[str]
-    channel: str | None = None  # Slack only
-    severities: Sequence[str] = ("critical", "warning")
-
-    def receiver(self) -> Receiver:
-        return Receiver(
-            name=self.name, kind=self.kind, channel=self.channel, severities=tuple(self.severities)
-        )
-
-
-def _default_gpu_node_labels() -> tuple[str, ...]:
-    # A node with any of these labels runs NVIDIA GPUs: GPU feature discovery
-    # (the GPU operator) sets the first, GKE the second on GPU node pools. Nodes
-    # of a catalog GPU instance type are matched by their instance type as well.
-    return ("nvidia.com/gpu.present", "cloud.google.com/gke-accelerator")
-
-
-@dataclass(frozen=True, kw_only=True)
-class GpuObservabilityArgs:
-    namespace: str = "monitoring"
-    create_namespace: bool = True
-    kubeconfig: pulumi.Input[str] | None = None  # None: the provider from opts, or the ambient kubeconfig
-    kube_context: str | None = None
-    retention_days: int = 15
-    storage_size_gib: int = 50
-    retention_size_gib: int | None = None  # None: 85% of storage_size_gib, so the volume never fills
-    storage_class: str | None = None  # None: the cluster's default StorageClass
-    thresholds: Thresholds = field(default_factory=Thresholds)
-    runbook_url: str = DEFAULT_RUNBOOK_URL
-    alert_receivers: Sequence[AlertReceiver] = ()
-    gpu_node_labels: Sequence[str] = field(default_factory=_default_gpu_node_labels)
-    neuron_monitor: bool = False
-    kube_prometheus_stack_version: str = KUBE_PROMETHEUS_STACK.version
-    dcgm_exporter_version: str = DCGM_EXPORTER.version
-    neuron_monitor_image: str = NEURON_MONITOR.reference
-    grafana_admin_user: str = "admin"
-    aws_price_region: str | None = None  # prices for the cost rules; None: the catalog's reference region
-    gcp_price_region: str | None = None
-
-    @property
-    def retention_size(self) -> int:
-        return (
-            self.retention_size_gib
-            if self.retention_size_gib is not None
-            else self.storage_size_gib * 85 // 100
-        )
-
-    def rule_settings(self) -> RuleSettings:
-        return RuleSettings(
-            thresholds=self.thresholds,
-            runbook_url=self.runbook_url,
-            dcgm_job=DCGM_JOB,
-            aws_price_region=self.aws_price_region,
-            gcp_price_region=self.gcp_price_region,
-        )
-
-
-def validate_gpu_observability(name: str, args: GpuObservabilityArgs) -> list[Problem]:
-    """Every problem with the inputs, before anything is registered."""
-    p: list[Problem] = []
-    if not _DNS_LABEL.match(name) or len(name) > _MAX_NAME:
-        p.append(
-            Problem("name", name, f"must be a DNS label of at most {_MAX_NAME} characters (a-z, 0-9, '-')")
-        )
-    if not _DNS_LABEL.match(args.namespace) or len(args.namespace) > 63:
-        p.append(Problem("namespace", args.namespace, "must be a Kubernetes namespace name (a-z, 0-9, '-')"))
-    if not _int_between(args.retention_days, 1, 3650):
-        p.append(Problem("retention_days", args.retention_days, "must be a whole number of days, 1 to 3650"))
-    if not _int_between(args.storage_size_gib, 5, 65536):
-        p.append(Problem("storage_size_gib", args.storage_size_gib, "must be 5 to 65536 GiB"))
-    elif args.retention_size_gib is not None and not _int_between(
-        args.retention_size_gib, 1, args.storage_size_gib - 1
-    ):
-        p.append(
-            Problem(
-                "retention_size_gib",
-                args.retention_size_gib,
-                f"must be below storage_size_gib ({args.storage_size_gib}): the WAL needs room too",
-            )
-        )
-    if args.storage_class is not None and not _DNS_SUBDOMAIN.match(args.storage_class):
-        p.append(Problem("storage_class", args.storage_class, "must be a StorageClass name"))
-    for key, version in (
-        ("kube_prometheus_stack_version", args.kube_prometheus_stack_version),
-        ("dcgm_exporter_version", args.dcgm_exporter_version),
-    ):
-        if not _EXACT_VERSION.match(str(version)):
-            p.append(
-                Problem(key, version, "must be an exact chart version like 1.2.3 (no ranges, no 'latest')")
-            )
-    if not _PINNED_IMAGE.match(args.neuron_monitor_image) or args.neuron_monitor_image.endswith(":latest"):
-        p.append(
-            Problem(
-                "neuron_monitor_image",
-                args.neuron_monitor_image,
-                "must name a tag or digest other than latest",
-            )
-        )
-    if not args.grafana_admin_user.strip():
-        p.append(Problem("grafana_admin_user", args.grafana_admin_user, "must not be empty"))
-    if not args.gpu_node_labels:
-        p.append(Problem("gpu_node_labels", list(args.gpu_node_labels), "must name at least one node label"))
-    p += validate_rule_settings(args.rule_settings(), where="rules")
-    p += validate_receivers([r.receiver() for r in args.alert_receivers])
-    return p
+__all__ = ["AlertReceiver", "GpuObservability", "GpuObservabilityArgs", "validate_gpu_observability"]
 
 
 class GpuObservability(pulumi.ComponentResource):
@@ -378,7 +249,3 @@ class GpuObservability(pulumi.ComponentResource):
             },
             opts=after_kps,
         )
-
-
-def _int_between(value: Any, low: int, high: int) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and low <= value <= high

@@ -7,14 +7,12 @@ the charts receive; the tests assert on the same dictionaries.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from inference_infra.components.catalog import AcceleratorFamily, instance_types
+from inference_infra.components.k8s.observability_args import GpuObservabilityArgs
 from inference_infra.components.monitoring.rules import DCGM_JOB
 from inference_infra.components.monitoring.scrape import NEURON_PORT
-
-if TYPE_CHECKING:
-    from inference_infra.components.k8s.gpu_observability import GpuObservabilityArgs
 
 DASHBOARD_LABEL, DASHBOARD_LABEL_VALUE = "grafana_dashboard", "1"
 GRAFANA_USER_KEY, GRAFANA_PASSWORD_KEY = "admin-user", "admin-password"

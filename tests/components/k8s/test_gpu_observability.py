@@ -285,3 +285,15 @@ def test_gpu_observability_accepts_an_output_as_receiver_secret(plan_of):
         capture.one(SECRET, "gpu-obs-alertmanager-config").props["stringData"]["alertmanager.yaml"]
     )
     assert config["receivers"][1]["webhook_configs"][0]["url"] == "https://x/y"
+
+
+def test_observability_values_imports_without_the_component():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, inference_infra.components.k8s.observability_values as v; "
+        "assert 'inference_infra.components.k8s.gpu_observability' not in sys.modules; "
+        "assert v.GpuObservabilityArgs.__module__.endswith('observability_args')"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
