@@ -21,6 +21,8 @@ _EXPORTS = {
     "PrivateNetworkArgs": "network",
     "IdleGpuWatchdog": "idle_watchdog",
     "IdleGpuWatchdogArgs": "idle_watchdog",
+    "InferenceEndpoint": "endpoint",
+    "InferenceEndpointArgs": "endpoint",
     # the fleets' argument types
     "SubnetRef": "network",
     "ModelSource": "fleet_args",

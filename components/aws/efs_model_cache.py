@@ -25,6 +25,7 @@ import pulumi_aws as aws
 from inference_infra.components.aws.fleet_args import EfsAttachment
 from inference_infra.components.aws.network import SubnetRef, validate_zone
 from inference_infra.components.errors import Problem, raise_if_invalid
+from inference_infra.components.validation import check_types
 
 NFS_PORT = 2049
 IA_TRANSITIONS = (1, 7, 14, 30, 60, 90, 180, 270, 365)  # days EFS accepts for AFTER_<n>_DAYS
@@ -84,7 +85,7 @@ class EfsModelCache(pulumi.ComponentResource):
     client_security_group_id: pulumi.Output[str]
 
     def __init__(self, name: str, args: EfsModelCacheArgs, opts: pulumi.ResourceOptions | None = None):
-        raise_if_invalid(f"EfsModelCache {name!r}", validate_efs_cache(args))
+        raise_if_invalid(f"EfsModelCache {name!r}", check_types(args) or validate_efs_cache(args))
         super().__init__("inference-infra:aws:EfsModelCache", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
 

@@ -35,6 +35,7 @@ from inference_infra.components.endpoints.routing import (
 )
 from inference_infra.components.errors import Problem, raise_if_invalid
 from inference_infra.components.serving import HEALTH_PATH
+from inference_infra.components.validation import check_types
 
 HEALTH_INTERVAL_SECONDS = 30
 # Elastic Load Balancing's account per region for access-log delivery (regions opened before August 2022);
@@ -142,7 +143,7 @@ class InferenceEndpoint(pulumi.ComponentResource):
     target_group_arns: dict[str, pulumi.Output[str]]
 
     def __init__(self, name: str, args: InferenceEndpointArgs, opts: pulumi.ResourceOptions | None = None):
-        raise_if_invalid(f"InferenceEndpoint {name!r}", validate_endpoint(args))
+        raise_if_invalid(f"InferenceEndpoint {name!r}", check_types(args) or validate_endpoint(args))
         super().__init__("inference-infra:aws:InferenceEndpoint", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self._name, self._args = name, args

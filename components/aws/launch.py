@@ -27,6 +27,7 @@ from inference_infra.components.aws.fleet_args import FleetArgs, FleetKind, flee
 from inference_infra.components.catalog import Cloud, InstanceType, find_instance_type
 from inference_infra.components.errors import raise_if_invalid
 from inference_infra.components.tagging import AUTO_SHUTDOWN, bool_tag
+from inference_infra.components.validation import check_types
 
 
 class AcceleratorFleet(pulumi.ComponentResource):
@@ -43,7 +44,7 @@ class AcceleratorFleet(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: FleetArgs, opts: pulumi.ResourceOptions | None = None):
         kind = self.KIND
-        raise_if_invalid(f"{kind.component} {name!r}", validate_fleet(kind, args))
+        raise_if_invalid(f"{kind.component} {name!r}", check_types(args) or validate_fleet(kind, args))
         super().__init__(f"inference-infra:aws:{kind.component}", name, None, opts)
         self._name, self._args = name, args
         item = find_instance_type(args.instance_type, Cloud.AWS)

@@ -20,6 +20,7 @@ import pulumi_aws as aws
 from inference_infra.components.aws.fleet_args import ModelSource
 from inference_infra.components.aws.network import s3_gateway_endpoint
 from inference_infra.components.errors import Problem, raise_if_invalid
+from inference_infra.components.validation import check_types
 
 _BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 
@@ -62,7 +63,7 @@ class ModelStore(pulumi.ComponentResource):
     gateway_endpoint_id: pulumi.Output[str] | None
 
     def __init__(self, name: str, args: ModelStoreArgs, opts: pulumi.ResourceOptions | None = None):
-        raise_if_invalid(f"ModelStore {name!r}", validate_model_store(args))
+        raise_if_invalid(f"ModelStore {name!r}", check_types(args) or validate_model_store(args))
         super().__init__("inference-infra:aws:ModelStore", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         naming = {"bucket": args.bucket_name} if args.bucket_name else {"bucket_prefix": f"{name[:36]}-"}

@@ -20,6 +20,7 @@ import pulumi
 import pulumi_aws as aws
 
 from inference_infra.components.errors import Problem, raise_if_invalid
+from inference_infra.components.validation import check_types
 
 ZONE_RE = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+[a-z]$")
 
@@ -104,7 +105,7 @@ class PrivateNetwork(pulumi.ComponentResource):
     route_table_ids: list[pulumi.Output[str]]
 
     def __init__(self, name: str, args: PrivateNetworkArgs, opts: pulumi.ResourceOptions | None = None):
-        raise_if_invalid(f"PrivateNetwork {name!r}", validate_private_network(args))
+        raise_if_invalid(f"PrivateNetwork {name!r}", check_types(args) or validate_private_network(args))
         super().__init__("inference-infra:aws:PrivateNetwork", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         zones = list(args.availability_zones)

@@ -19,6 +19,9 @@ _EXPORTS = {
     "FilestoreModelCache": "filestore_model_cache",
     "FilestoreModelCacheArgs": "filestore_model_cache",
     "FilestoreTier": "filestore_tiers",
+    "GcpInferenceEndpoint": "endpoint",
+    "GcpInferenceEndpointArgs": "endpoint",
+    "GcpPoolBackend": "endpoint",
     "PrivateNetwork": "network",
     "PrivateNetworkArgs": "network",
 }

@@ -36,6 +36,7 @@ from inference_infra.components.endpoints.routing import (
 )
 from inference_infra.components.errors import Problem, raise_if_invalid
 from inference_infra.components.serving import HEALTH_PATH
+from inference_infra.components.validation import check_types
 
 # Google's health-check probers (https://cloud.google.com/load-balancing/docs/health-check-concepts#ip-ranges).
 HEALTH_CHECK_RANGES = ("35.191.0.0/16", "130.211.0.0/22")
@@ -118,7 +119,7 @@ class GcpInferenceEndpoint(pulumi.ComponentResource):
     backend_services: dict[str, pulumi.Output[str]]
 
     def __init__(self, name: str, args: GcpInferenceEndpointArgs, opts: pulumi.ResourceOptions | None = None):
-        raise_if_invalid(f"GcpInferenceEndpoint {name!r}", validate_gcp_endpoint(args))
+        raise_if_invalid(f"GcpInferenceEndpoint {name!r}", check_types(args) or validate_gcp_endpoint(args))
         super().__init__("inference-infra:gcp:InferenceEndpoint", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self._name, self._args = name, args

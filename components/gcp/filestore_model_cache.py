@@ -19,6 +19,7 @@ import pulumi_gcp as gcp
 from inference_infra.components.errors import Problem, raise_if_invalid
 from inference_infra.components.gcp.filestore_tiers import FilestoreTier, capacity_problems, tier_limits
 from inference_infra.components.gcp.names import is_region, is_zone, label_problems, name_problems
+from inference_infra.components.validation import check_types
 
 _SHARE_NAME_MAX = 16
 
@@ -106,7 +107,9 @@ class FilestoreModelCache(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: FilestoreModelCacheArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        raise_if_invalid(f"FilestoreModelCache {name!r}", validate_filestore_cache(name, args))
+        raise_if_invalid(
+            f"FilestoreModelCache {name!r}", check_types(args) or validate_filestore_cache(name, args)
+        )
         super().__init__("inference-infra:gcp:FilestoreModelCache", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
 

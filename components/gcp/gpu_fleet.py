@@ -59,6 +59,7 @@ from inference_infra.components.gcp.startup import (
 )
 from inference_infra.components.serving import EngineConfig, validate_engine
 from inference_infra.components.tagging import bool_tag
+from inference_infra.components.validation import check_types
 
 DEFAULT_IMAGE = (
     "projects/deeplearning-platform-release/global/images/family/common-cu128-ubuntu-2204-nvidia-570"
@@ -379,7 +380,9 @@ class GpuFleet(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuFleetArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         project = args.project or gcp.config.project or None
-        raise_if_invalid(f"GpuFleet {name!r}", validate_gpu_fleet(name, args, project=project))
+        raise_if_invalid(
+            f"GpuFleet {name!r}", check_types(args) or validate_gpu_fleet(name, args, project=project)
+        )
         super().__init__("inference-infra:gcp:GpuFleet", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         shape, _ = resolve_shape(args)

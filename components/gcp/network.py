@@ -19,6 +19,7 @@ import pulumi_gcp as gcp
 
 from inference_infra.components.errors import Problem, raise_if_invalid
 from inference_infra.components.gcp.names import is_region, name_problems
+from inference_infra.components.validation import check_types
 
 IAP_RANGE = "35.235.240.0/20"  # https://cloud.google.com/iap/docs/using-tcp-forwarding
 
@@ -59,7 +60,9 @@ class PrivateNetwork(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: PrivateNetworkArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        raise_if_invalid(f"PrivateNetwork {name!r}", validate_private_network(name, args))
+        raise_if_invalid(
+            f"PrivateNetwork {name!r}", check_types(args) or validate_private_network(name, args)
+        )
         super().__init__("inference-infra:gcp:PrivateNetwork", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self.cidr, self.region = args.cidr, args.region

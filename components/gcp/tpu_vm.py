@@ -58,6 +58,7 @@ from inference_infra.components.gcp.service_account import NODE_SCOPES, node_ide
 from inference_infra.components.gcp.startup import StartupConfig, node_metadata, render_startup_script
 from inference_infra.components.serving import EngineConfig, validate_engine
 from inference_infra.components.tagging import bool_tag
+from inference_infra.components.validation import check_types
 
 
 class TpuScheduling(StrEnum):
@@ -276,7 +277,7 @@ class TpuVm(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: TpuVmArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         project = args.project or gcp.config.project or None
-        raise_if_invalid(f"TpuVm {name!r}", validate_tpu_vm(name, args, project=project))
+        raise_if_invalid(f"TpuVm {name!r}", check_types(args) or validate_tpu_vm(name, args, project=project))
         super().__init__("inference-infra:gcp:TpuVm", name, None, opts)
         tpu, _ = resolve_slice(args)
         assert tpu is not None  # validated above

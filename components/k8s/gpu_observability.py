@@ -45,6 +45,7 @@ from inference_infra.components.monitoring.alertmanager import render_alertmanag
 from inference_infra.components.monitoring.dashboards import dashboards, to_json
 from inference_infra.components.monitoring.rules import rule_file
 from inference_infra.components.monitoring.scrape import NEURON_JOB
+from inference_infra.components.validation import check_types
 
 __all__ = ["AlertReceiver", "GpuObservability", "GpuObservabilityArgs", "validate_gpu_observability"]
 
@@ -53,7 +54,9 @@ class GpuObservability(pulumi.ComponentResource):
     """Prometheus, Alertmanager, Grafana and dcgm-exporter for a cluster's GPU nodes."""
 
     def __init__(self, name: str, args: GpuObservabilityArgs, opts: pulumi.ResourceOptions | None = None):
-        raise_if_invalid(f"GpuObservability {name!r}", validate_gpu_observability(name, args))
+        raise_if_invalid(
+            f"GpuObservability {name!r}", check_types(args) or validate_gpu_observability(name, args)
+        )
         super().__init__("inference-infra:k8s:GpuObservability", name, None, opts)
         import pulumi_kubernetes as k8s
         import pulumi_random as random

@@ -1,0 +1,138 @@
+"""Type checks of a component's arguments, read from the args dataclass's own type hints.
+
+A component calls `check_types(args)` before its own validation, so a string
+where a `SubnetRef` belongs, or an int where a string does, is one clear
+problem (the input, the value received and what is allowed) instead of an
+AttributeError from deep inside the checks. Values wired from other resources
+(`pulumi.Input[...]`: an Output or an awaitable) are accepted wherever the hint
+allows them; their values are checked by the engine at deploy time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import functools
+import inspect
+import types
+import typing
+from collections.abc import Awaitable, Callable, Mapping, Sequence, Set
+from typing import Any
+
+import pulumi
+
+from inference_infra.components.errors import Problem
+
+_NO_MATCH = object()
+
+
+def check_types(args: object, prefix: str = "") -> list[Problem]:
+    """Every field of the dataclass `args` whose value does not fit its type hint (nested dataclasses too)."""
+    if not dataclasses.is_dataclass(args) or isinstance(args, type):
+        return [Problem(prefix or "args", args, "must be the component's Args dataclass")]
+    hints = _hints(type(args))
+    problems: list[Problem] = []
+    for f in dataclasses.fields(args):
+        if f.name.startswith("_") or f.name not in hints:
+            continue
+        name = f"{prefix}{f.name}"
+        value = getattr(args, f.name)
+        hint = hints[f.name]
+        if not _fits(value, hint):
+            problems.append(Problem(name, value, f"must be {describe(hint)}"))
+        elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+            problems += check_types(value, f"{name}.")
+        elif isinstance(value, Sequence) and not isinstance(value, str | bytes):
+            for i, item in enumerate(value):
+                if dataclasses.is_dataclass(item) and not isinstance(item, type):
+                    problems += check_types(item, f"{name}[{i}].")
+    return problems
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    # pulumi.Input is Union[T, Awaitable[T], "Output[T]"]: its forward reference needs the name.
+    return typing.get_type_hints(cls, localns={"Output": pulumi.Output, "T": Any})
+
+
+def _is_wired(value: Any) -> bool:
+    return isinstance(value, pulumi.Output) or inspect.isawaitable(value)
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    if hint is Any or isinstance(hint, typing.TypeVar):
+        return True
+    origin = typing.get_origin(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        return any(_fits(value, option) for option in typing.get_args(hint))
+    if hint is type(None) or hint is None:
+        return value is None
+    if origin is typing.Literal:
+        return value in typing.get_args(hint)
+    if origin in (Awaitable, typing.Awaitable) or hint is pulumi.Output or origin is pulumi.Output:
+        return _is_wired(value)
+    if origin in (Callable, typing.Callable) or hint is Callable:
+        return callable(value)
+    if origin in (Sequence, list, tuple, typing.Sequence, Set, set, frozenset):
+        if isinstance(value, str | bytes) or not isinstance(value, Sequence | Set):
+            return False
+        item_hints = [h for h in typing.get_args(hint) if h is not Ellipsis]
+        if origin is tuple and len(item_hints) > 1:
+            return len(item_hints) == len(value) and all(map(_fits, value, item_hints))
+        return not item_hints or all(_fits(item, item_hints[0]) for item in value)
+    if origin in (Mapping, dict, typing.Mapping):
+        if not isinstance(value, Mapping):
+            return False
+        key_hint, value_hint = (typing.get_args(hint) or (Any, Any))[:2]
+        return all(_fits(k, key_hint) and _fits(v, value_hint) for k, v in value.items())
+    if isinstance(hint, type):
+        if hint is float:
+            return isinstance(value, int | float) and not isinstance(value, bool)
+        if hint is int:
+            return isinstance(value, int) and not isinstance(value, bool)
+        return isinstance(value, hint)
+    return True  # a hint this checker does not understand is not grounds for rejecting a value
+
+
+def describe(hint: Any) -> str:
+    """What a hint allows, in words: "a str or an Output", "a sequence of SubnetRef", "one of 'a', 'b'"."""
+    origin = typing.get_origin(hint)
+    if origin is typing.Union or origin is types.UnionType:
+        options = [h for h in typing.get_args(hint)]
+        wired = any(_is_input_part(h) for h in options)
+        plain = [describe(h) for h in options if not _is_input_part(h) and h is not type(None)]
+        words = list(dict.fromkeys(plain)) + (["an Output of another resource"] if wired else [])
+        if type(None) in options:
+            words.append("None")
+        return " or ".join(words)
+    if origin is typing.Literal:
+        return "one of " + ", ".join(repr(a) for a in typing.get_args(hint))
+    if origin in (Sequence, list, tuple, typing.Sequence, Set, set, frozenset):
+        items = [h for h in typing.get_args(hint) if h is not Ellipsis]
+        return f"a list of {_bare(describe(items[0]))}" if items else "a list"
+    if origin in (Mapping, dict, typing.Mapping):
+        args = typing.get_args(hint)
+        return f"a mapping of {describe(args[0])} to {describe(args[1])}" if args else "a mapping"
+    if isinstance(hint, type) and issubclass(hint, enum.Enum):
+        members = ", ".join(f"{hint.__name__}.{m.name}" for m in hint)
+        return f"a {hint.__name__} ({members})"
+    if hint is str:
+        return "a string"
+    if hint is bool:
+        return "True or False"
+    if hint is int:
+        return "a whole number"
+    if hint is float:
+        return "a number"
+    if isinstance(hint, type):
+        return f"a {hint.__name__}"
+    return str(hint)
+
+
+def _bare(words: str) -> str:
+    return words.removeprefix("a ").removeprefix("an ")
+
+
+def _is_input_part(hint: Any) -> bool:
+    origin = typing.get_origin(hint)
+    return origin in (Awaitable, typing.Awaitable) or hint is pulumi.Output or origin is pulumi.Output
