@@ -16,8 +16,10 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import fields as dataclass_fields
+from pathlib import Path
 from typing import Any, Literal
 
+import pulumi
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -38,6 +40,15 @@ from inference_infra.components.planner.models import unknown_model_problem
 from inference_infra.components.tagging import CostTags, validate_cost_tags
 
 NAMESPACE = "inference-infra"
+
+
+def _project_root() -> Path:
+    try:
+        return Path(pulumi.get_root_directory())
+    except Exception:  # outside a Pulumi program (e.g. the JSON Schema command)
+        return Path.cwd()
+
+
 PRODUCTION_ENVIRONMENTS = frozenset({"prod", "production"})
 _ENVIRONMENT_RE = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
 
@@ -96,6 +107,16 @@ class ServedModelSettings(Settings):
     @field_validator("name")
     @classmethod
     def _known_model(cls, value: str) -> str:
+        if value.strip().lower().endswith(".json"):
+            # A checkpoint's config.json, relative to the project (the folder of Pulumi.yaml).
+            path = Path(value.strip())
+            if not path.is_absolute():
+                path = _project_root() / path
+            try:
+                model_spec(str(path))
+            except InputError as e:
+                raise ValueError(str(e)) from None
+            return str(path)
         try:
             return model_spec(value).name
         except InputError:

@@ -21,7 +21,16 @@ _FLAGS = {
 
 
 @app.command()
-@click.option("--model", required=True, help="Model preset, e.g. llama-3.1-70b (or its Hugging Face id).")
+@click.option(
+    "--model",
+    help="Model preset or Hugging Face id, e.g. llama-3.1-70b or meta-llama/Llama-3.1-70B-Instruct.",
+)
+@click.option(
+    "--model-config",
+    "model_config",
+    type=click.Path(dir_okay=False),
+    help="A checkpoint's config.json: sizes any transformer from its shape (instead of --model).",
+)
 @click.option(
     "--quant",
     type=click.Choice(_QUANTS, case_sensitive=False),
@@ -78,7 +87,8 @@ _FLAGS = {
 @click.option("--top", type=int, default=10, show_default=True, help="Rows in the table (0: all).")
 @click.option("--explain", is_flag=True, help="Explain every listed option, not only the best.")
 def size(
-    model: str,
+    model: str | None,
+    model_config: str | None,
     quant: str,
     kv_quant: str | None,
     context: int,
@@ -109,9 +119,22 @@ def size(
 
     if top < 0:
         raise_if_invalid("size", [Problem("--top", top, "must be 0 (all) or more")])
+    if (model is None) == (model_config is None):
+        raise_if_invalid(
+            "size",
+            [Problem("--model", model, "or --model-config (one of them, not both) names the model to size")],
+        )
+    if model_config is not None:
+        from pathlib import Path
+
+        from inference_infra.components.planner.models import model_from_config
+
+        spec = model_from_config(Path(model_config))
+    else:
+        spec = model
     try:
         sizing = plan_size(
-            model,
+            spec,
             Traffic(
                 context_tokens=context,
                 concurrency=concurrency,

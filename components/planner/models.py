@@ -7,9 +7,14 @@ against the figures the model cards publish.
 
 from __future__ import annotations
 
+import functools
+import json
+import re
 from dataclasses import dataclass
 from datetime import date
 from functools import cached_property
+from pathlib import Path
+from typing import Any
 
 from inference_infra.components.errors import InputError, Problem, close_matches, raise_if_invalid
 
@@ -290,9 +295,32 @@ PRESETS: tuple[ModelSpec, ...] = (
 )
 
 
+# Suffixes and prefixes of Hugging Face repository names that do not change a model's shape.
+_VARIANT_SUFFIXES = ("-instruct", "-chat", "-hf", "-it", "-base", "-fp8", "-awq", "-gptq")
+_VERSION_SUFFIX = re.compile(r"-v\d+(\.\d+)*$")
+
+
+def _key(name: str) -> str:
+    """`meta-llama/Meta-Llama-3.1-70B-Instruct` -> `llama-3.1-70b`: organisation, vendor prefix,
+    variant suffixes (-Instruct, -Chat, -hf) and release suffixes (-v0.1) removed, lower case."""
+    key = name.strip().lower().rsplit("/", 1)[-1].removeprefix("meta-")
+    changed = True
+    while changed:
+        changed = False
+        for suffix in _VARIANT_SUFFIXES:
+            if key.endswith(suffix):
+                key, changed = key.removesuffix(suffix), True
+        if _VERSION_SUFFIX.search(key):
+            key, changed = _VERSION_SUFFIX.sub("", key), True
+    return key
+
+
+@functools.cache
 def _index() -> dict[str, ModelSpec]:
-    table = {p.name: p for p in PRESETS}
-    table.update({p.hf_id.lower(): p for p in PRESETS})
+    table: dict[str, ModelSpec] = {}
+    for p in PRESETS:
+        table.setdefault(_key(p.hf_id), p)
+        table[p.name] = p
     return table
 
 
@@ -301,23 +329,96 @@ def preset_names() -> list[str]:
 
 
 def model_spec(model: str | ModelSpec) -> ModelSpec:
-    """A preset by name (or Hugging Face id), or a custom spec checked for consistency."""
+    """A preset by name or Hugging Face id (`meta-llama/Llama-3.1-70B-Instruct`), a checkpoint's
+    `config.json` (a path ending in .json), or a custom spec checked for consistency."""
     if isinstance(model, ModelSpec):
         raise_if_invalid(f"model {model.name!r}", validate_model_spec(model))
         return model
-    hit = _index().get(str(model).strip().lower())
+    if str(model).strip().lower().endswith(".json"):
+        return model_from_config(Path(str(model).strip()))
+    hit = _index().get(_key(str(model)))
     if hit is not None:
         return hit
     problem = unknown_model_problem(str(model))
     raise InputError(f"{problem}.", [problem])
 
 
+# config.json fields: (ours, theirs); the first name present wins.
+_REQUIRED_FIELDS = {
+    "layers": ("num_hidden_layers", "n_layer", "num_layers"),
+    "hidden_size": ("hidden_size", "n_embd", "d_model"),
+    "attention_heads": ("num_attention_heads", "n_head"),
+    "intermediate_size": ("intermediate_size", "ffn_hidden_size"),
+    "vocab_size": ("vocab_size",),
+    "max_context_tokens": ("max_position_embeddings", "n_positions", "seq_length"),
+}
+
+
+_QKV_BIAS_TYPES = frozenset({"qwen2", "qwen2_moe"})
+
+
+def model_from_config(path: Path) -> ModelSpec:
+    """A ModelSpec from a Hugging Face checkpoint's config.json (a decoder-only transformer).
+
+    Required: layers, hidden size, attention heads, intermediate size, vocabulary and context
+    length. Optional, with the transformers library's own defaults: `num_key_value_heads`
+    (= attention heads, no GQA), `head_dim` (= hidden size / heads), experts
+    (`num_local_experts` or `num_experts`, with `num_experts_per_tok`; `moe_intermediate_size`
+    as the expert width when given), `tie_word_embeddings` (false).
+    """
+    where = f"model config {path}"
+    try:
+        config = json.loads(path.read_text())
+    except FileNotFoundError:
+        problem = Problem("--model-config", str(path), "is not a file (the checkpoint's config.json)")
+        raise InputError(f"{problem}.", [problem]) from None
+    except (OSError, ValueError) as e:
+        problem = Problem("--model-config", str(path), f"is not readable JSON ({e})")
+        raise InputError(f"{problem}.", [problem]) from None
+    if isinstance(config.get("text_config"), dict):  # multimodal checkpoints nest the language model
+        config = {**config, **config["text_config"]}
+    shape: dict[str, Any] = {}
+    problems = []
+    for ours, names in _REQUIRED_FIELDS.items():
+        value = next((config[n] for n in names if n in config), None)
+        if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+            problems.append(
+                Problem(names[0], value, f"must be a positive whole number in {path} (needed for {ours})")
+            )
+        shape[ours] = value
+    raise_if_invalid(where, problems)
+    heads = shape["attention_heads"]
+    experts = config.get("num_local_experts") or config.get("num_experts") or 1
+    optional = {
+        "kv_heads": config.get("num_key_value_heads") or heads,
+        "head_dim": config.get("head_dim") or shape["hidden_size"] // heads,
+        "experts": experts,
+        "experts_per_token": config.get("num_experts_per_tok") or 1 if experts > 1 else 1,
+        "tied_embeddings": bool(config.get("tie_word_embeddings", False)),
+        # Qwen2's q/k/v projections always carry biases; its config.json does not say so.
+        "attention_bias": bool(config.get("attention_bias", config.get("model_type") in _QKV_BIAS_TYPES)),
+    }
+    if experts > 1 and config.get("moe_intermediate_size"):
+        shape["intermediate_size"] = config["moe_intermediate_size"]
+    name = str(config.get("_name_or_path") or path.parent.name or path.stem)
+    spec = ModelSpec(
+        name=name,
+        hf_id=name if "/" in name else "",
+        source=str(path),
+        notes=f"read from {path} (torch_dtype {config.get('torch_dtype', 'unset')})",
+        **shape,
+        **optional,
+    )
+    raise_if_invalid(where, validate_model_spec(spec))
+    return spec
+
+
 def unknown_model_problem(name: str, input_name: str = "model") -> Problem:
-    hits = close_matches(name, preset_names(), limit=4)
+    hits = close_matches(_key(name), preset_names(), limit=4)
     hint = f"did you mean {' or '.join(hits)}? " if hits else ""
     return Problem(
         input_name,
         name,
         f"is not a model preset; {hint}presets: {', '.join(preset_names())} "
-        "(inference_infra.components.planner.ModelSpec sizes any other model from its shape)",
+        "(--model-config PATH sizes any other model from its config.json)",
     )
