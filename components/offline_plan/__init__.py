@@ -60,6 +60,7 @@ def plan(
         )
     except Exception as e:  # the program's own failure, reported as one paragraph
         raise _program_error(e, project.program_dir, stack_config.path.name) from e
+    capture.log.extend(("warning", w) for w in stack_config.warnings)
     if errors := capture.errors():
         raise ProgramError(f"{stack_config.path.name}: the program logged errors: {' '.join(errors)}")
     pack = policy_pack or (

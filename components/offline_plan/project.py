@@ -1,14 +1,24 @@
 """Reading a Pulumi project: Pulumi.yaml, Pulumi.<stack>.yaml, and their config.
 
-Config reaches the program the way the engine hands it over: every key fully
-qualified (`project:key`), every value a string, objects and lists as JSON.
-Secure values cannot be decrypted offline; they become a placeholder and are
-marked secret, so the program still runs and the value is never printed.
+Both files are read as YAML 1.2 (core schema), as Pulumi reads them: `off` and
+`yes` stay strings. The project's `config:` declarations apply as Pulumi applies
+them: a default fills a key the stack leaves unset, a declared type is checked,
+and a declared key with no default must be set. Config reaches the program the
+way the engine hands it over: every key fully qualified (`project:key`), every
+value a string, objects and lists as JSON. Secure values cannot be decrypted
+offline; they become a placeholder and are marked secret, so the program still
+runs and the value is never printed. A key in a provider's namespace (`aws:`,
+`gcp:`, `kubernetes:`) that the installed provider does not define is a warning
+naming the nearest key it does.
 """
 
 from __future__ import annotations
 
+import functools
+import importlib
+import inspect
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +26,8 @@ from typing import Any
 
 import yaml
 
-from inference_infra.components.errors import InputError, did_you_mean
+from inference_infra.components.errors import InputError, close_matches, did_you_mean
+from inference_infra.components.offline_plan import yaml12
 
 SECRET_PLACEHOLDER = "offline-plan-secret-placeholder"
 
@@ -28,6 +39,7 @@ class Project:
     program_dir: Path
     runtime: str
     defaults: Mapping[str, Any] = field(default_factory=dict)  # project-level config defaults
+    declared: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # key -> {type, default, ...}
 
     def stacks(self) -> list[str]:
         return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in self.root.glob("Pulumi.*.yaml"))
@@ -39,6 +51,7 @@ class StackConfig:
     path: Path
     values: Mapping[str, str]  # fully qualified key -> engine string
     secret_keys: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
 
 
 def _read_yaml(path: Path) -> Any:
@@ -47,7 +60,7 @@ def _read_yaml(path: Path) -> Any:
     except OSError as e:
         raise InputError(f"cannot read {path}: {e.strerror}.") from None
     try:
-        return yaml.safe_load(text)
+        return yaml12.load(text)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -88,14 +101,29 @@ def load_project(cwd: Path) -> Project:
             f"{path.name} main {main!r} has no __main__.py (looked in {program_dir}); "
             "main must name the folder of the Python program."
         )
-    defaults = {}
+    defaults: dict[str, Any] = {}
+    declared: dict[str, Mapping[str, Any]] = {}
     for key, spec in (data.get("config") or {}).items():
         qualified = key if ":" in key else f"{data['name']}:{key}"
         if isinstance(spec, Mapping) and ("default" in spec or "value" in spec):
             defaults[qualified] = spec.get("value", spec.get("default"))
         elif not isinstance(spec, Mapping):
             defaults[qualified] = spec
-    return Project(root=root, name=data["name"], program_dir=program_dir, runtime="python", defaults=defaults)
+        if isinstance(spec, Mapping):
+            if spec.get("type") is not None and spec["type"] not in _TYPES:
+                raise InputError(
+                    f"{path.name}: config {key!r} type {spec['type']!r} is not one Pulumi knows; "
+                    f"allowed: {', '.join(_TYPES)}."
+                )
+            declared[qualified] = spec
+    return Project(
+        root=root,
+        name=data["name"],
+        program_dir=program_dir,
+        runtime="python",
+        defaults=defaults,
+        declared=declared,
+    )
 
 
 def load_stack(project: Project, stack: str) -> StackConfig:
@@ -120,13 +148,75 @@ def load_stack(project: Project, stack: str) -> StackConfig:
         )
     values: dict[str, str] = {}
     secret_keys: list[str] = []
-    merged = {**project.defaults, **{(k if ":" in k else f"{project.name}:{k}"): v for k, v in raw.items()}}
+    given = {(k if ":" in k else f"{project.name}:{k}"): v for k, v in raw.items()}
+    _check_declared(project, given, path)
+    merged = {**project.defaults, **given}
     for key, value in merged.items():
         encoded, secret = _engine_string(value)
         values[key] = encoded
-        if secret:
+        if secret or (project.declared.get(key) or {}).get("secret") is True:
             secret_keys.append(key)
-    return StackConfig(name=stack, path=path, values=values, secret_keys=tuple(secret_keys))
+    warnings = tuple(w for key in given if (w := _provider_key_warning(key, path)))
+    return StackConfig(
+        name=stack, path=path, values=values, secret_keys=tuple(secret_keys), warnings=warnings
+    )
+
+
+_TYPES = {"string": str, "integer": int, "boolean": bool, "array": list}
+
+
+def _check_declared(project: Project, given: Mapping[str, Any], path: Path) -> None:
+    """Pulumi's checks of the project's config declarations against a stack's values."""
+    problems = []
+    for key, spec in project.declared.items():
+        if key not in given:
+            if "default" not in spec and "value" not in spec and spec.get("type") is not None:
+                problems.append(f"{key} is declared in Pulumi.yaml with no default and is not set")
+            continue
+        value, kind = given[key], spec.get("type")
+        if kind is None or _is_secure(value):
+            continue
+        expected = _TYPES[kind]
+        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+            problems.append(f"{key} {value!r} must be of type {kind} (declared in Pulumi.yaml)")
+        elif kind == "array" and isinstance(spec.get("items"), Mapping):
+            item_type = _TYPES.get(str(spec["items"].get("type")))
+            if item_type is not None and not all(isinstance(v, item_type) for v in value):
+                problems.append(f"{key} {value!r} must be an array of {spec['items']['type']}")
+    if problems:
+        raise InputError(f"{path.name}: {'; '.join(problems)}.")
+
+
+_PROVIDERS = {"aws": "pulumi_aws", "gcp": "pulumi_gcp", "kubernetes": "pulumi_kubernetes"}
+
+
+@functools.cache
+def provider_config_keys(namespace: str) -> frozenset[str] | None:
+    """The config keys the installed provider SDK defines (its ProviderArgs, camelCase); None if absent."""
+    try:
+        module = importlib.import_module(_PROVIDERS[namespace])
+    except (KeyError, ImportError):
+        return None
+    params = inspect.signature(module.ProviderArgs.__init__).parameters
+    return frozenset(_camel(p) for p in params if p not in {"self", "__self__"})
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def _provider_key_warning(key: str, path: Path) -> str:
+    namespace, _, name = key.partition(":")
+    known = provider_config_keys(namespace) if re.fullmatch(r"[a-z]+", namespace) else None
+    if known is None or name in known:
+        return ""
+    near = close_matches(name, known, limit=1)
+    hint = f"; did you mean {namespace}:{near[0]}?" if near else ""
+    return (
+        f"{path.name}: {key} is not a setting of the installed {_PROVIDERS[namespace]} provider, "
+        f"which ignores it{hint}"
+    )
 
 
 def _engine_string(value: Any) -> tuple[str, bool]:

@@ -1,0 +1,58 @@
+"""YAML 1.2 (core schema) on PyYAML, the way Pulumi reads Pulumi.yaml and stack files.
+
+PyYAML follows YAML 1.1, where `off`, `on`, `yes`, `no`, `y` and `n` are
+booleans, `010` is octal and `1:20` is base 60. Pulumi reads its files with a
+YAML 1.2 parser: those stay strings (`default: off` is the string "off") and
+only `true`/`false` (any case style) are booleans. This loader keeps PyYAML's
+parser and replaces only how plain scalars are typed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import yaml
+
+
+class CoreSchemaLoader(yaml.SafeLoader):
+    """SafeLoader with the YAML 1.2 core schema's implicit types."""
+
+
+# Start from no implicit resolvers at all, then add the core schema's.
+CoreSchemaLoader.yaml_implicit_resolvers = {}
+
+_CORE = (
+    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", list("-+0123456789")),
+    (
+        "tag:yaml.org,2002:float",
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        list("-+0123456789."),
+    ),
+)
+for _tag, _pattern, _first in _CORE:
+    CoreSchemaLoader.add_implicit_resolver(_tag, re.compile(_pattern), _first)
+
+
+def _construct_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    text = str(loader.construct_scalar(node))
+    if text.startswith("0o"):
+        return int(text[2:], 8)
+    if text.startswith("0x"):
+        return int(text[2:], 16)
+    return int(text, 10)  # a leading zero is decimal in YAML 1.2, not octal
+
+
+def _construct_bool(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> bool:
+    return str(loader.construct_scalar(node)).lower() == "true"
+
+
+CoreSchemaLoader.add_constructor("tag:yaml.org,2002:int", _construct_int)
+CoreSchemaLoader.add_constructor("tag:yaml.org,2002:bool", _construct_bool)
+
+
+def load(text: str) -> Any:
+    return yaml.load(text, Loader=CoreSchemaLoader)

@@ -1,0 +1,88 @@
+"""Pulumi.yaml and stack files read as Pulumi reads them: YAML 1.2, declared config, provider keys."""
+
+from __future__ import annotations
+
+import pytest
+
+from inference_infra.components.errors import InputError
+from inference_infra.components.offline_plan import plan
+from inference_infra.components.offline_plan.yaml12 import load
+
+PROGRAM = """
+import pulumi
+config = pulumi.Config()
+pulumi.export("mode", config.get("mode"))
+pulumi.export("answer", config.get("answer"))
+pulumi.export("replicas", config.get_int("replicas"))
+"""
+
+
+def _project(pulumi_project, project_config: str, stack: str):
+    folder = pulumi_project(PROGRAM, {"dev": stack})
+    (folder / "Pulumi.yaml").write_text(f"name: outside\nruntime: python\nconfig:\n{project_config}")
+    return folder
+
+
+@pytest.mark.parametrize(
+    ("text", "value"),
+    [("off", "off"), ("on", "on"), ("yes", "yes"), ("No", "No"), ("010", 10), ("0o10", 8), ("1:20", "1:20")],
+)
+def test_yaml12_keeps_yaml11_booleans_and_octals_as_pulumi_does(text, value):
+    assert load(f"key: {text}\n") == {"key": value}
+
+
+def test_yaml12_reads_true_false_null_and_numbers():
+    assert load("a: true\nb: False\nc: ~\nd: 1.5\ne: 0x1F\n") == {
+        "a": True,
+        "b": False,
+        "c": None,
+        "d": 1.5,
+        "e": 31,
+    }
+
+
+def test_plan_applies_project_defaults_as_yaml12_strings(pulumi_project):
+    folder = _project(
+        pulumi_project,
+        "  mode:\n    type: string\n    default: off\n  replicas:\n    type: integer\n    default: 2\n",
+        "config:\n  outside:answer: yes\n",
+    )
+    outputs = plan(folder, "dev").capture.stack_outputs
+    assert outputs["mode"] == "off"
+    assert outputs["answer"] == "yes"
+    assert outputs["replicas"] == 2
+
+
+def test_plan_rejects_a_value_of_the_wrong_declared_type_naming_the_stack_file(pulumi_project):
+    folder = _project(
+        pulumi_project, "  replicas:\n    type: integer\n", "config:\n  outside:replicas: many\n"
+    )
+    with pytest.raises(
+        InputError, match=r"Pulumi\.dev\.yaml: outside:replicas 'many' must be of type integer"
+    ):
+        plan(folder, "dev")
+
+
+def test_plan_rejects_a_declared_key_without_default_left_unset(pulumi_project):
+    folder = _project(pulumi_project, "  replicas:\n    type: integer\n", "config: {}\n")
+    with pytest.raises(InputError, match=r"outside:replicas is declared in Pulumi\.yaml with no default"):
+        plan(folder, "dev")
+
+
+def test_plan_rejects_an_unknown_declared_type(pulumi_project):
+    folder = _project(pulumi_project, "  replicas:\n    type: number\n", "config: {}\n")
+    with pytest.raises(InputError, match=r"type 'number' is not one Pulumi knows"):
+        plan(folder, "dev")
+
+
+def test_plan_warns_of_a_provider_key_the_provider_does_not_define(pulumi_project):
+    folder = _project(pulumi_project, "  mode: fast\n", "config:\n  aws:regoin: us-west-2\n")
+    warnings = plan(folder, "dev").warnings()
+    assert any("aws:regoin is not a setting of the installed pulumi_aws provider" in w for w in warnings)
+    assert any("did you mean aws:region?" in w for w in warnings)
+
+
+def test_plan_takes_provider_keys_the_provider_defines_without_warning(pulumi_project):
+    stack = "config:\n  aws:region: us-west-2\n  gcp:project: p\n  kubernetes:context: kind\n"
+    folder = _project(pulumi_project, "  mode: fast\n", stack)
+    assert not [w for w in plan(folder, "dev").warnings() if "is not a setting" in w]
