@@ -85,6 +85,7 @@ class CapturedResource:
     protect: bool = False
     dependencies: tuple[str, ...] = ()
     outputs: Mapping[str, Any] = field(default_factory=dict)  # component outputs (register_outputs)
+    remote: bool = False  # a multi-language component: children built by its plugin, not visible offline
 
     @property
     def props(self) -> dict[str, Any]:
@@ -99,6 +100,7 @@ class CapturedResource:
             "parent": self.parent,
             "custom": self.custom,
             "props": masked(self.wire_props),
+            **({"remote": True, "outputs": UNKNOWN_MASK} if self.remote else {}),
         }
 
 

@@ -6,7 +6,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from inference_infra.components.offline_plan.model import Capture, CapturedResource
+from inference_infra.components.offline_plan.model import Capture, CapturedResource, masked
 from inference_infra.components.offline_plan.policy import PolicyReport
 from inference_infra.components.pricing import HOURS_PER_MONTH, CostReport
 
@@ -32,6 +32,13 @@ class PlanResult:
     def warnings(self) -> list[str]:
         found = [m for s, m in self.capture.log if s == "warning"]
         found += [
+            f"{r.type} {r.name!r} is a multi-language (remote) component: its children are built by "
+            "its provider plugin and are not visible offline (not priced, not checked by policy); "
+            "its outputs are unknown"
+            for r in self.capture.resources
+            if r.remote
+        ]
+        found += [
             f"no offline mock for data source {t}; it returned an empty result"
             for t in self.capture.unmocked_invokes
         ]
@@ -47,7 +54,7 @@ class PlanResult:
             "resources": [r.as_json() for r in self.ordered()],
             "cost": self.cost.as_json(),
             "policy": self.policy.as_json(),
-            "outputs": self.capture.stack_outputs,
+            "outputs": masked(self.capture.stack_outputs),
             "notes": self.notes(),
             "warnings": self.warnings(),
         }
@@ -98,6 +105,8 @@ def render_table(result: PlanResult, width: int = 160) -> str:
             money, basis = f"{item.hourly_usd:,.2f}", item.basis
         elif not r.custom and subtotal[r.urn]:
             money, basis = f"{subtotal[r.urn]:,.2f}", "subtotal"
+        elif r.remote:
+            money, basis = "", "[unknown] (remote component; children not visible offline)"
         else:
             money, basis = "", ""
         lines.append(
@@ -109,11 +118,19 @@ def render_table(result: PlanResult, width: int = 160) -> str:
         f"({HOURS_PER_MONTH} h/month; catalog list prices, accelerators only)",
     ]
     lines.append(_policy_line(result.policy))
+    for key, value in sorted(masked(capture.stack_outputs).items()):
+        lines.append(f"output: {key} = {_printable(value)}")
     for note in result.notes():
         lines.append(f"note: {note}")
     for w in result.warnings():
         lines.append(f"warning: {w}")
     return "\n".join(lines) + "\n"
+
+
+def _printable(value: Any) -> str:
+    import json
+
+    return value if isinstance(value, str) else json.dumps(value, default=str)
 
 
 def _policy_line(policy: PolicyReport) -> str:

@@ -115,6 +115,8 @@ class CaptureMonitor(MockMonitor):
         for callback in self._transform_chain(urn):
             properties = self._apply_transform(callback, request, properties)
 
+        if request.remote:
+            return self._register_remote(urn, request, properties)
         inputs = rpc.deserialize_properties(properties)
         args = MockResourceArgs(
             typ=request.type,
@@ -142,6 +144,30 @@ class CaptureMonitor(MockMonitor):
             )
         )
         return resource_pb2.RegisterResourceResponse(urn=urn, id=ident or "", object=state_proto)
+
+    def _register_remote(
+        self, urn: str, request: Any, properties: struct_pb2.Struct
+    ) -> resource_pb2.RegisterResourceResponse:
+        """A multi-language component: its provider plugin builds the children, so none are seen.
+
+        It answers with no outputs, which the SDK reads as unknown in a preview, so the
+        program carries on the way `pulumi preview` does before the component's children exist.
+        """
+        self.resources[urn] = MockMonitor.ResourceRegistration(urn, "", {})
+        self._record(
+            CapturedResource(
+                urn=urn,
+                type=request.type,
+                name=request.name,
+                parent=request.parent or None,
+                custom=False,
+                wire_props=wire_value(properties),
+                provider=request.provider or None,
+                dependencies=tuple(request.dependencies),
+                remote=True,
+            )
+        )
+        return resource_pb2.RegisterResourceResponse(urn=urn, id="", object=struct_pb2.Struct())
 
     def RegisterResourceOutputs(self, request: Any) -> empty_pb2.Empty:  # noqa: N802
         outputs = wire_value(request.outputs)
