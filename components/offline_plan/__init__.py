@@ -24,6 +24,7 @@ __all__ = [
     "Capture",
     "CapturedResource",
     "CostReport",
+    "DataSourceError",
     "PlanResult",
     "PolicyReport",
     "ProgramError",
@@ -36,6 +37,14 @@ DEFAULT_POLICY_PACK = Path(__file__).resolve().parents[2] / "policy"
 
 class ProgramError(InputError):
     """The stack program rejected its input or failed while running (CLI exit code 2)."""
+
+    exit_code = 2
+
+
+class DataSourceError(ProgramError):
+    """The program failed after calling a data source with no offline answer (CLI exit code 4)."""
+
+    exit_code = 4
 
 
 def plan(
@@ -59,7 +68,15 @@ def plan(
             root=project.root,
         )
     except Exception as e:  # the program's own failure, reported as one paragraph
-        raise _program_error(e, project.program_dir, stack_config.path.name) from e
+        unanswered = getattr(getattr(e, "partial_capture", None), "unmocked_invokes", [])
+        error = _program_error(e, project.program_dir, stack_config.path.name)
+        if unanswered:
+            raise DataSourceError(
+                f"{error} The program called data source(s) with no offline answer: "
+                f"{', '.join(unanswered)}; their made-up result is the likely cause. Mock them in a "
+                "test, or pass the value in through stack config."
+            ) from e
+        raise error from e
     if errors := capture.errors():
         raise ProgramError(f"{stack_config.path.name}: the program logged errors: {' '.join(errors)}")
     pack = policy_pack or (

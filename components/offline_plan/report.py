@@ -39,7 +39,7 @@ class PlanResult:
             if r.remote
         ]
         found += [
-            f"no offline mock for data source {t}; it returned an empty result"
+            f"no offline answer for data source {t}; it returned its arguments and a made-up id"
             for t in self.capture.unmocked_invokes
         ]
         found += [f"not priced: {urn}: {why}" for urn, why in self.cost.unpriced]

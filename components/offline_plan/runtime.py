@@ -282,7 +282,7 @@ def run_program(
     """Run the program in program_dir (its __main__.py) and capture what it registers.
 
     Exceptions the program raises propagate to the caller after the runtime is
-    shut down; the partial capture is discarded with them.
+    shut down, with what was captured so far as their `partial_capture`.
     """
     capture = Capture(project=project, stack=stack, config=dict(config))
     root = root or program_dir
@@ -299,7 +299,11 @@ def run_program(
             loop.close()
             asyncio.set_event_loop(None)
 
-    contextvars.Context().run(body)
+    try:
+        contextvars.Context().run(body)
+    except Exception as e:
+        e.partial_capture = capture  # type: ignore[attr-defined]  # what ran before the failure
+        raise
     return capture
 
 

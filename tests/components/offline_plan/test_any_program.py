@@ -47,3 +47,61 @@ def test_plan_remote_component_children_are_not_registered(pulumi_project, stack
     result = plan(pulumi_project(REMOTE), stack)
     vpc = result.capture.one("awsx:ec2:Vpc")
     assert result.capture.children(vpc) == []
+
+
+ZONES = """
+import pulumi
+import pulumi_aws as aws
+
+zones = aws.get_availability_zones(state="available")
+vpc = aws.ec2.Vpc("vpc", cidr_block="10.0.0.0/16")
+for i, (name, zone_id) in enumerate(zip(zones.names, zones.zone_ids)):
+    aws.ec2.Subnet(f"subnet-{name}", vpc_id=vpc.id, availability_zone=name, cidr_block=f"10.0.{i}.0/24",
+                   tags={"zone_id": zone_id})
+doc = aws.iam.get_policy_document(statements=[{"actions": ["s3:GetObject"], "resources": ["*"]}])
+aws.iam.Policy("read", policy=doc.json)
+zone = aws.route53.get_zone(name="example.com")
+pulumi.export("zone", zone.zone_id)
+"""
+
+
+def test_plan_makes_one_subnet_per_real_zone_of_the_region(pulumi_project):
+    result = plan(pulumi_project(ZONES, {"dev": "config:\n  aws:region: us-east-2\n"}), "dev")
+    subnets = result.capture.of_type("aws:ec2/subnet:Subnet")
+    assert sorted(s.props["availabilityZone"] for s in subnets) == ["us-east-2a", "us-east-2b", "us-east-2c"]
+    assert sorted(s.props["tags"]["zone_id"] for s in subnets) == ["use2-az1", "use2-az2", "use2-az3"]
+    policy = json.loads(result.capture.one("aws:iam/policy:Policy").props["policy"])
+    assert policy["Statement"] == [{"Effect": "Allow", "Action": "s3:GetObject", "Resource": "*"}]
+    assert result.as_json()["outputs"]["zone"].startswith("Z")
+    assert result.capture.unmocked_invokes == []
+
+
+UNMOCKED = """
+import pulumi
+import pulumi_aws as aws
+
+key = aws.kms.get_key(key_id="alias/weights")
+pulumi.export("key", key.key_id)
+"""
+
+UNMOCKED_FAILS = """
+import pulumi_aws as aws
+
+key = aws.kms.get_key(key_id="alias/weights")
+aws.s3.BucketV2("b", bucket=key.arn.split(":")[4])
+"""
+
+
+def test_plan_carries_on_past_an_unanswered_data_source_and_names_it(pulumi_project):
+    result = plan(pulumi_project(UNMOCKED), "dev")
+    assert result.as_json()["outputs"] == {"key": "alias/weights"}
+    assert any("aws:kms/getKey:getKey" in w for w in result.warnings())
+
+
+def test_plan_rejects_program_failing_on_unanswered_data_source_with_exit_4(pulumi_project, capsys):
+    from inference_infra.components.cli import main
+
+    code = main(["plan", "--cwd", str(pulumi_project(UNMOCKED_FAILS)), "--stack", "dev"])
+    err = capsys.readouterr().err
+    assert code == 4
+    assert "aws:kms/getKey:getKey" in " ".join(err.split())
