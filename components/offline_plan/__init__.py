@@ -13,7 +13,7 @@ import traceback
 from pathlib import Path
 
 from inference_infra.components.errors import InputError
-from inference_infra.components.offline_plan.model import Capture, CapturedResource
+from inference_infra.components.offline_plan.model import Capture, CapturedResource, scrub
 from inference_infra.components.offline_plan.policy import PolicyReport, evaluate_policies
 from inference_infra.components.offline_plan.pricing import price_capture
 from inference_infra.components.offline_plan.project import load_project, load_stack
@@ -68,8 +68,13 @@ def plan(
             root=project.root,
         )
     except Exception as e:  # the program's own failure, reported as one paragraph
-        unanswered = getattr(getattr(e, "partial_capture", None), "unmocked_invokes", [])
+        partial = getattr(e, "partial_capture", None)
+        unanswered = getattr(partial, "unmocked_invokes", [])
         error = _program_error(e, project.program_dir, stack_config.path.name)
+        secrets = partial.secrets() if partial is not None else set()
+        secrets |= {stack_config.values[k] for k in stack_config.secret_keys if stack_config.values.get(k)}
+        if secrets:
+            error = type(error)(scrub(str(error), secrets), getattr(error, "problems", ()))
         if unanswered:
             raise DataSourceError(
                 f"{error} The program called data source(s) with no offline answer: "
@@ -78,7 +83,8 @@ def plan(
             ) from e
         raise error from e
     if errors := capture.errors():
-        raise ProgramError(f"{stack_config.path.name}: the program logged errors: {' '.join(errors)}")
+        text = scrub(" ".join(errors), capture.secrets())
+        raise ProgramError(f"{stack_config.path.name}: the program logged errors: {text}")
     pack = policy_pack or (
         DEFAULT_POLICY_PACK if (DEFAULT_POLICY_PACK / "PulumiPolicy.yaml").is_file() else None
     )

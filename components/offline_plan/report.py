@@ -6,7 +6,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from inference_infra.components.offline_plan.model import Capture, CapturedResource, masked
+from inference_infra.components.offline_plan.model import Capture, CapturedResource, masked, scrub
 from inference_infra.components.offline_plan.policy import PolicyReport
 from inference_infra.components.pricing import HOURS_PER_MONTH, CostReport
 
@@ -27,7 +27,10 @@ class PlanResult:
 
     def notes(self) -> list[str]:
         """What the program said for people to read (`pulumi.log.info`), e.g. the planner's choices."""
-        return [m for s, m in self.capture.log if s == "info"]
+        found = [m for s, m in self.capture.log if s == "info"]
+        found += [n for r in self.capture.resources if (n := _k8s_accelerator_note(r))]
+        secrets = self.capture.secrets()
+        return [scrub(n, secrets) for n in found]
 
     def warnings(self) -> list[str]:
         found = [m for s, m in self.capture.log if s == "warning"]
@@ -45,7 +48,8 @@ class PlanResult:
         found += [f"not priced: {urn}: {why}" for urn, why in self.cost.unpriced]
         if self.policy.note:
             found.append(f"policy: {self.policy.note}")
-        return found
+        secrets = self.capture.secrets()
+        return [scrub(w, secrets) for w in found]
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -58,6 +62,37 @@ class PlanResult:
             "notes": self.notes(),
             "warnings": self.warnings(),
         }
+
+
+_K8S_ACCELERATORS = ("nvidia.com/gpu", "aws.amazon.com/neuron", "aws.amazon.com/neuroncore", "google.com/tpu")
+
+
+def _k8s_accelerator_note(r: CapturedResource) -> str | None:
+    """'kubernetes:apps/v1:Deployment 'vllm' requests nvidia.com/gpu: 1 per pod x 2 replicas'."""
+    if not r.type.startswith("kubernetes:"):
+        return None
+    props = r.props
+    spec = props.get("spec") if isinstance(props.get("spec"), dict) else {}
+    pod = spec
+    for key in ("jobTemplate", "spec", "template", "spec"):
+        if isinstance(pod.get("template"), dict) or "containers" in pod:
+            break
+        pod = pod.get(key) if isinstance(pod.get(key), dict) else pod
+    if isinstance(pod.get("template"), dict):
+        pod = pod["template"].get("spec") if isinstance(pod["template"].get("spec"), dict) else {}
+    wanted: dict[str, Any] = {}
+    for container in pod.get("containers") or []:
+        resources = container.get("resources") if isinstance(container, dict) else None
+        for kind in ("limits", "requests"):
+            for name, value in ((resources or {}).get(kind) or {}).items():
+                if name in _K8S_ACCELERATORS:
+                    wanted.setdefault(name, value)
+    if not wanted:
+        return None
+    replicas = spec.get("replicas")
+    each = ", ".join(f"{k}: {v}" for k, v in sorted(wanted.items()))
+    times = f" x {replicas} replicas" if isinstance(replicas, int) else ""
+    return f"{r.type} {r.name!r} requests {each} per pod{times} (priced with the nodes that run it)"
 
 
 def _tree(capture: Capture) -> list[tuple[CapturedResource, int]]:

@@ -58,3 +58,20 @@ def test_policies_see_node_groups_pools_and_endpoints(pulumi_project):
     assert ("nonprod-accelerators-spot-or-autoshutdown", "tpu") not in violations
     budget = [v for v in result.policy.violations if v.policy == "accelerator-spend-budget"]
     assert all("no accelerators" not in v.message for v in budget)
+
+
+K8S = """
+import pulumi_kubernetes as k8s
+
+k8s.apps.v1.Deployment("vllm", spec={
+    "replicas": 2,
+    "selector": {"match_labels": {"app": "vllm"}},
+    "template": {"metadata": {"labels": {"app": "vllm"}}, "spec": {"containers": [{
+        "name": "vllm", "image": "vllm/vllm-openai:v0.6.3",
+        "resources": {"limits": {"nvidia.com/gpu": "1"}}}]}}})
+"""
+
+
+def test_plan_notes_kubernetes_workloads_that_request_accelerators(pulumi_project):
+    result = plan(pulumi_project(K8S), "dev")
+    assert any("'vllm' requests nvidia.com/gpu: 1 per pod x 2 replicas" in n for n in result.notes())

@@ -105,3 +105,36 @@ def test_plan_rejects_program_failing_on_unanswered_data_source_with_exit_4(pulu
     err = capsys.readouterr().err
     assert code == 4
     assert "aws:kms/getKey:getKey" in " ".join(err.split())
+
+
+SECRET = "hunter2-planted-value"
+SECRETS = f"""
+import pulumi
+import pulumi_aws as aws
+
+password = pulumi.Output.secret("{SECRET}")
+aws.ssm.Parameter("db", type="SecureString", value=password)
+password.apply(lambda v: pulumi.log.info(f"connecting with {{v}}"))
+password.apply(lambda v: pulumi.log.warn(f"password {{v}} is short"))
+pulumi.export("password", password)
+"""
+
+
+def test_plan_never_prints_a_secret_in_outputs_props_notes_or_warnings(pulumi_project):
+    result = plan(pulumi_project(SECRETS), "dev")
+    text = render_table(result) + json.dumps(result.as_json())
+    assert SECRET not in text
+    assert result.as_json()["outputs"] == {"password": "[secret]"}
+    assert any("connecting with [secret]" in n for n in result.notes())
+    assert any("password [secret] is short" in w for w in result.warnings())
+
+
+def test_plan_rejects_failing_program_without_printing_the_secret(pulumi_project, capsys):
+    from inference_infra.components.cli import main
+
+    failing = SECRETS + "\npassword.apply(lambda v: (_ for _ in ()).throw(ValueError(f'bad {v}')))\n"
+    code = main(["plan", "--cwd", str(pulumi_project(failing)), "--stack", "dev"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert SECRET not in err.replace("\n", "")
+    assert "[secret]" in err
