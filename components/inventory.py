@@ -31,6 +31,24 @@ GCP_RESERVATION = "gcp:compute/reservation:Reservation"
 GCP_TPU_VM = "gcp:tpu/v2Vm:V2Vm"
 GCP_TPU_NODE = "gcp:tpu/node:Node"
 GCP_TPU_QUEUED_RESOURCE = "gcp:tpu/v2QueuedResource:V2QueuedResource"
+AWS_EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+AWS_EC2_FLEET = "aws:ec2/fleet:Fleet"
+AWS_SPOT_FLEET = "aws:ec2/spotFleetRequest:SpotFleetRequest"
+AWS_SAGEMAKER_ENDPOINT_CONFIG = "aws:sagemaker/endpointConfiguration:EndpointConfiguration"
+GCP_GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
+GCP_GKE_CLUSTER = "gcp:container/cluster:Cluster"
+# Resources that launch a group of accelerator machines themselves (count = desired size).
+GROUP_TYPES = frozenset(
+    {
+        AWS_AUTOSCALING_GROUP,
+        AWS_EKS_NODE_GROUP,
+        AWS_EC2_FLEET,
+        AWS_SPOT_FLEET,
+        AWS_SAGEMAKER_ENDPOINT_CONFIG,
+        GCP_GKE_NODE_POOL,
+        GCP_GKE_CLUSTER,
+    }
+)
 
 # Resources that run accelerators (an instance, a VM, a TPU slice): these carry AutoShutdown.
 RUNNING_TYPES = frozenset({AWS_INSTANCE, AWS_SPOT_REQUEST, GCP_INSTANCE, GCP_TPU_VM, GCP_TPU_NODE})
@@ -60,6 +78,16 @@ class AcceleratorUse:
     reservation_ref: str | None = None  # id/name of the reservation the machine consumes
     template: bool = False  # describes machines (launch template) rather than running one
     reservation: bool = False  # reserved capacity, billed whether used or not
+    min_count: int | None = None  # a scaling group's bounds (count is its desired size)
+    max_count: int | None = None
+    spot_share: float | None = None  # a mixed group: the share of machines above base on spot
+
+    @property
+    def scaling(self) -> str:
+        """'; desired 2 (min 1, max 4)' for a scaling group, else ''."""
+        if self.min_count is None and self.max_count is None:
+            return ""
+        return f"; desired {self.count} (min {self.min_count}, max {self.max_count})"
 
     @property
     def region(self) -> str | None:
@@ -67,7 +95,7 @@ class AcceleratorUse:
 
     @property
     def in_catalog(self) -> bool:
-        return find_instance_type(self.machine_type, self.cloud) is not None
+        return find_instance_type(self.machine_type.removeprefix("ml."), self.cloud) is not None
 
 
 TemplateLookup = Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
@@ -212,22 +240,102 @@ def _aws_reservation(
     return read
 
 
+def _known_aws_type(value: Any) -> str | None:
+    return value if isinstance(value, str) and find_instance_type(value, Cloud.AWS) is not None else None
+
+
 def _aws_autoscaling_group(
     props: Mapping[str, Any], template_of: TemplateLookup | None
 ) -> AcceleratorUse | None:
-    ref = _get(props, "launchTemplate") or _get(
-        props, "mixedInstancesPolicy", "launchTemplate", "launchTemplateSpecification"
-    )
+    mixed = _get(props, "mixedInstancesPolicy")
+    ref = _get(props, "launchTemplate") or _get(mixed, "launchTemplate", "launchTemplateSpecification")
     template = template_of(ref) if template_of is not None and isinstance(ref, Mapping) else None
-    instance_type = _get(template, "instanceType")
-    if not isinstance(instance_type, str) or find_instance_type(instance_type, Cloud.AWS) is None:
-        return None
-    count = _int(_get(props, "desiredCapacity"), _int(_get(props, "minSize"), 0))
-    on_demand_pct = _get(
-        props, "mixedInstancesPolicy", "instancesDistribution", "onDemandPercentageAboveBaseCapacity"
+    overrides = _get(mixed, "launchTemplate", "overrides") or []
+    instance_type = _known_aws_type(_get(template, "instanceType")) or next(
+        (t for o in overrides if (t := _known_aws_type(_get(o, "instanceType")))), None
     )
-    purchase = Purchase.SPOT if on_demand_pct == 0 else _aws_purchase(template)[0]
-    return AcceleratorUse(Cloud.AWS, instance_type, count, purchase)
+    if instance_type is None:
+        return None
+    low, high = _int(_get(props, "minSize"), 0), _int(_get(props, "maxSize"), 0)
+    count = _int(_get(props, "desiredCapacity"), low)
+    distribution = _get(mixed, "instancesDistribution")
+    on_demand_pct = _int(_get(distribution, "onDemandPercentageAboveBaseCapacity"), 100)
+    base = _int(_get(distribution, "onDemandBaseCapacity"), 0)
+    share = None
+    if mixed is not None:
+        share = max(count - base, 0) * (100 - on_demand_pct) / 100 / count if count else 0.0
+    if mixed is not None and base == 0 and on_demand_pct == 0:
+        purchase = Purchase.SPOT
+    elif mixed is None and template is not None:
+        purchase = _aws_purchase(template)[0]
+    else:
+        purchase = Purchase.ON_DEMAND
+    return AcceleratorUse(
+        Cloud.AWS, instance_type, count, purchase, min_count=low, max_count=high, spot_share=share
+    )
+
+
+def _aws_node_group(props: Mapping[str, Any], template_of: TemplateLookup | None) -> AcceleratorUse | None:
+    ref = _get(props, "launchTemplate")
+    template = template_of(ref) if template_of is not None and isinstance(ref, Mapping) else None
+    types = [t for t in _get(props, "instanceTypes") or [] if _known_aws_type(t)]
+    instance_type = types[0] if types else _known_aws_type(_get(template, "instanceType"))
+    if instance_type is None:
+        return None
+    scaling = _get(props, "scalingConfig")
+    low, high = _int(_get(scaling, "minSize"), 0), _int(_get(scaling, "maxSize"), 0)
+    purchase = Purchase.SPOT if _get(props, "capacityType") == "SPOT" else Purchase.ON_DEMAND
+    return AcceleratorUse(
+        Cloud.AWS,
+        instance_type,
+        _int(_get(scaling, "desiredSize"), low),
+        purchase,
+        min_count=low,
+        max_count=high,
+    )
+
+
+def _aws_fleet(
+    spot_fleet: bool,
+) -> Callable[[Mapping[str, Any], TemplateLookup | None], AcceleratorUse | None]:
+    """EC2 Fleet / Spot Fleet: the first accelerator type among its overrides, specs or template."""
+
+    def read(props: Mapping[str, Any], template_of: TemplateLookup | None) -> AcceleratorUse | None:
+        candidates: list[Any] = []
+        for config in _get(props, "launchTemplateConfigs") or []:
+            candidates += [_get(o, "instanceType") for o in _get(config, "overrides") or []]
+            spec = _get(config, "launchTemplateSpecification")
+            if template_of is not None and isinstance(spec, Mapping):
+                candidates.append(_get(template_of(spec), "instanceType"))
+        candidates += [_get(s, "instanceType") for s in _get(props, "launchSpecifications") or []]
+        instance_type = next((t for t in candidates if _known_aws_type(t)), None)
+        if instance_type is None:
+            return None
+        if spot_fleet:
+            count = _int(_get(props, "targetCapacity"), 1)
+            on_demand = _int(_get(props, "onDemandTargetCapacity"), 0)
+            purchase = Purchase.ON_DEMAND if on_demand >= count else Purchase.SPOT
+            share = (count - on_demand) / count if count else 0.0
+        else:
+            target = _get(props, "targetCapacitySpecification")
+            count = _int(_get(target, "totalTargetCapacity"), 1)
+            spot = _int(_get(target, "spotTargetCapacity"), 0)
+            default = _get(target, "defaultTargetCapacityType")
+            share = spot / count if count and spot else (1.0 if default == "spot" else 0.0)
+            purchase = Purchase.SPOT if share >= 1.0 else Purchase.ON_DEMAND
+        return AcceleratorUse(Cloud.AWS, instance_type, count, purchase, spot_share=share)
+
+    return read
+
+
+def _sagemaker_endpoint_config(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
+    """The first production variant on an accelerator ml.* instance (SageMaker prices its own)."""
+    for variant in _get(props, "productionVariants") or []:
+        ml_type = _get(variant, "instanceType")
+        if isinstance(ml_type, str) and ml_type.startswith("ml.") and _known_aws_type(ml_type[3:]):
+            count = _int(_get(variant, "initialInstanceCount"), 1)
+            return AcceleratorUse(Cloud.AWS, ml_type, count, Purchase.ON_DEMAND)
+    return None
 
 
 # --- GCP -------------------------------------------------------------------------------------
@@ -348,6 +456,61 @@ def _gcp_tpu_queued(props: Mapping[str, Any], _: TemplateLookup | None) -> Accel
     return AcceleratorUse(Cloud.GCP, slice_type, len(specs), purchase, zone=_get(props, "zone"))
 
 
+# GKE TPU machine types: (family prefix, chips per node, slice-name units per chip).
+_GKE_TPU = {
+    "ct5lp-hightpu": ("v5litepod", 1),
+    "ct5p-hightpu": ("v5p", 2),
+    "ct6e-standard": ("v6e", 1),
+    "ct4p-hightpu": ("v4", 2),
+}
+
+
+def gke_tpu_slice(machine_type: str) -> str | None:
+    """'ct5lp-hightpu-4t' -> 'v5litepod-4': the catalog slice with a node's chips."""
+    head, _, chips = machine_type.rpartition("-")
+    if head not in _GKE_TPU or not chips.endswith("t") or not chips[:-1].isdigit():
+        return None
+    prefix, units = _GKE_TPU[head]
+    return f"{prefix}-{int(chips[:-1]) * units}"
+
+
+def _gke_node_config(node_config: Any, node_count: Any, autoscaling: Any) -> AcceleratorUse | None:
+    machine_type = _get(node_config, "machineType") or "e2-medium"
+    guests = _guest_accelerators(_get(node_config, "guestAccelerators"))
+    tpu = gke_tpu_slice(machine_type)
+    if not tpu and not _gcp_machine(machine_type, guests):
+        return None
+    spot = _get(node_config, "spot") is True or _get(node_config, "preemptible") is True
+    low = _get(autoscaling, "minNodeCount") if autoscaling else None
+    high = _get(autoscaling, "maxNodeCount") if autoscaling else None
+    low = _get(autoscaling, "totalMinNodeCount") if low is None and autoscaling else low
+    high = _get(autoscaling, "totalMaxNodeCount") if high is None and autoscaling else high
+    count = _int(node_count, _int(low, 1))
+    return AcceleratorUse(
+        Cloud.GCP,
+        tpu or machine_type,
+        count,
+        Purchase.SPOT if spot else Purchase.ON_DEMAND,
+        guest_accelerators=() if tpu else guests,
+        min_count=_int(low, count) if autoscaling else None,
+        max_count=_int(high, count) if autoscaling else None,
+    )
+
+
+def _gke_node_pool(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
+    count = (
+        _get(props, "nodeCount") if _get(props, "nodeCount") is not None else _get(props, "initialNodeCount")
+    )
+    return _gke_node_config(_get(props, "nodeConfig"), count, _get(props, "autoscaling"))
+
+
+def _gke_cluster(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
+    """The cluster's default node pool, unless the program removes it."""
+    if _get(props, "removeDefaultNodePool") is True or _get(props, "enableAutopilot") is True:
+        return None
+    return _gke_node_config(_get(props, "nodeConfig"), _get(props, "initialNodeCount") or 1, None)
+
+
 _READERS: dict[str, Callable[[Mapping[str, Any], TemplateLookup | None], AcceleratorUse | None]] = {
     AWS_INSTANCE: _aws_instance,
     AWS_SPOT_REQUEST: _aws_spot_request,
@@ -362,4 +525,10 @@ _READERS: dict[str, Callable[[Mapping[str, Any], TemplateLookup | None], Acceler
     GCP_TPU_VM: _gcp_tpu_vm,
     GCP_TPU_NODE: _gcp_tpu_vm,
     GCP_TPU_QUEUED_RESOURCE: _gcp_tpu_queued,
+    AWS_EKS_NODE_GROUP: _aws_node_group,
+    AWS_EC2_FLEET: _aws_fleet(spot_fleet=False),
+    AWS_SPOT_FLEET: _aws_fleet(spot_fleet=True),
+    AWS_SAGEMAKER_ENDPOINT_CONFIG: _sagemaker_endpoint_config,
+    GCP_GKE_NODE_POOL: _gke_node_pool,
+    GCP_GKE_CLUSTER: _gke_cluster,
 }

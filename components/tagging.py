@@ -103,11 +103,11 @@ def tagged_props(type_token: str, props: Mapping[str, Any], tags: CostTags) -> d
         return None  # not known yet (preview) or secret: nothing to merge into
     out = dict(props)
     accelerated = is_accelerator_instance(type_token, props)
-    if field_name == "labels":
+    if field_name in ("labels", "resourceLabels"):
         wanted = tags.gcp_labels()
         if accelerated:
             wanted[gcp_label_key(AUTO_SHUTDOWN)] = bool_tag(tags.auto_shutdown)
-        out["labels"] = {**wanted, **_mapping(props.get("labels"))}
+        out[field_name] = {**wanted, **_mapping(props.get(field_name))}
         return out
     wanted = tags.aws_tags()
     if accelerated:
@@ -165,6 +165,8 @@ def tag_field(type_token: str) -> str | None:
     """
     if type_token == AWS_AUTOSCALING_GROUP:
         return "tags"
+    if type_token == "gcp:container/cluster:Cluster":  # GKE names its GCE labels resourceLabels
+        return "resourceLabels"
     package = type_token.split(":", 1)[0]
     wanted = {"aws": "tags", "gcp": "labels"}.get(package)
     if wanted is None:

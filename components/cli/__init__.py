@@ -52,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         result = app.main(args=argv, prog_name="inference-infra", standalone_mode=False)
     except InputError as e:
         sys.stderr.write(_paragraph(str(e)))
-        return EXIT_INPUT
+        return getattr(e, "exit_code", EXIT_INPUT)  # 4: a data source had no offline answer (plan)
     except click.UsageError as e:
         hint = f" (see '{e.ctx.command_path} --help')" if e.ctx else ""
         sys.stderr.write(_paragraph(f"{e.format_message()}{hint}"))

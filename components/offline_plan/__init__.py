@@ -13,7 +13,7 @@ import traceback
 from pathlib import Path
 
 from inference_infra.components.errors import InputError
-from inference_infra.components.offline_plan.model import Capture, CapturedResource
+from inference_infra.components.offline_plan.model import Capture, CapturedResource, scrub
 from inference_infra.components.offline_plan.policy import PolicyReport, evaluate_policies
 from inference_infra.components.offline_plan.pricing import price_capture
 from inference_infra.components.offline_plan.project import load_project, load_stack
@@ -24,6 +24,7 @@ __all__ = [
     "Capture",
     "CapturedResource",
     "CostReport",
+    "DataSourceError",
     "PlanResult",
     "PolicyReport",
     "ProgramError",
@@ -36,6 +37,14 @@ DEFAULT_POLICY_PACK = Path(__file__).resolve().parents[2] / "policy"
 
 class ProgramError(InputError):
     """The stack program rejected its input or failed while running (CLI exit code 2)."""
+
+    exit_code = 2
+
+
+class DataSourceError(ProgramError):
+    """The program failed after calling a data source with no offline answer (CLI exit code 4)."""
+
+    exit_code = 4
 
 
 def plan(
@@ -59,10 +68,24 @@ def plan(
             root=project.root,
         )
     except Exception as e:  # the program's own failure, reported as one paragraph
-        raise _program_error(e, project.program_dir, stack_config.path.name) from e
+        partial = getattr(e, "partial_capture", None)
+        unanswered = getattr(partial, "unmocked_invokes", [])
+        error = _program_error(e, project.program_dir, stack_config.path.name)
+        secrets = partial.secrets() if partial is not None else set()
+        secrets |= {stack_config.values[k] for k in stack_config.secret_keys if stack_config.values.get(k)}
+        if secrets:
+            error = type(error)(scrub(str(error), secrets), getattr(error, "problems", ()))
+        if unanswered:
+            raise DataSourceError(
+                f"{error} The program called data source(s) with no offline answer: "
+                f"{', '.join(unanswered)}; their made-up result is the likely cause. Mock them in a "
+                "test, or pass the value in through stack config."
+            ) from e
+        raise error from e
     capture.log.extend(("warning", w) for w in stack_config.warnings)
     if errors := capture.errors():
-        raise ProgramError(f"{stack_config.path.name}: the program logged errors: {' '.join(errors)}")
+        text = scrub(" ".join(errors), capture.secrets())
+        raise ProgramError(f"{stack_config.path.name}: the program logged errors: {text}")
     pack = policy_pack or (
         DEFAULT_POLICY_PACK if (DEFAULT_POLICY_PACK / "PulumiPolicy.yaml").is_file() else None
     )

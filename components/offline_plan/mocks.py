@@ -3,8 +3,9 @@
 Values are deterministic (derived from the URN or the call's arguments) and
 shaped like the provider's real answers: an instance id starts with `i-`, an
 AMI look-up returns an `ami-` id, an IAM policy document renders real JSON.
-A data source with no mock here returns an empty result and is reported in
-the plan's warnings, so a program that depends on it fails visibly.
+A data source with no mock returns its arguments and an id (`carry_on`) and is
+named in the plan's warnings; if the program still fails, the plan says which
+data source had no offline answer (exit code 4).
 
 More hooks live beside this module in `mocks_<area>.py` files, each with its
 own `RESOURCE_HOOKS` and/or `INVOKE_HOOKS` dict; they are merged in at import.
@@ -168,7 +169,19 @@ class OfflineMocks(Mocks):
         hook = INVOKE_HOOKS.get(args.token)
         if self._on_invoke is not None:
             self._on_invoke(args.token, hook is not None)
-        return hook(args.args, self.ctx) if hook is not None else {}
+        return hook(args.args, self.ctx) if hook is not None else carry_on(args.token, args.args)
+
+
+def carry_on(token: str, args: Mapping[str, Any]) -> dict[str, Any]:
+    """A data source with no offline answer: its arguments echoed and an id, so most programs go on.
+
+    Fields the program reads that are not among its arguments stay absent (None);
+    the plan warns that the answer is made up and names the data source.
+    """
+    return {
+        **args,
+        "id": f"offline-{digest(token, json.dumps(args, sort_keys=True, default=str), length=12)}",
+    }
 
 
 def _text(value: Any) -> str | None:
@@ -302,16 +315,6 @@ def _region(args: Mapping[str, Any], ctx: MockContext) -> dict[str, Any]:
     return {"name": region, "region": region, "id": region, "endpoint": f"ec2.{region}.amazonaws.com"}
 
 
-def _availability_zones(_: Mapping[str, Any], ctx: MockContext) -> dict[str, Any]:
-    names = [f"{ctx.aws_region}{z}" for z in "abcdef"]
-    return {
-        "names": names,
-        "zoneIds": [f"use1-az{i}" for i in range(1, 7)],
-        "id": ctx.aws_region,
-        "groupNames": [ctx.aws_region],
-    }
-
-
 def _partition(_: Mapping[str, Any], __: MockContext) -> dict[str, Any]:
     return {
         "partition": "aws",
@@ -337,16 +340,6 @@ def _gcp_project(args: Mapping[str, Any], ctx: MockContext) -> dict[str, Any]:
     return {"projectId": project, "number": GCP_PROJECT_NUMBER, "name": project, "id": f"projects/{project}"}
 
 
-def _gcp_zones(args: Mapping[str, Any], ctx: MockContext) -> dict[str, Any]:
-    region = args.get("region") or ctx.gcp_region
-    return {
-        "names": [f"{region}-{z}" for z in "abcf"],
-        "region": region,
-        "project": ctx.gcp_project,
-        "id": region,
-    }
-
-
 def _gcp_image(args: Mapping[str, Any], ctx: MockContext) -> dict[str, Any]:
     project = args.get("project") or ctx.gcp_project
     name = args.get("name") or f"{args.get('family', 'image')}-v20261101"
@@ -369,12 +362,10 @@ INVOKE_HOOKS: dict[str, InvokeHook] = {
     "aws:ec2/getAmi:getAmi": _ami,
     "aws:index/getCallerIdentity:getCallerIdentity": _caller_identity,
     "aws:index/getRegion:getRegion": _region,
-    "aws:index/getAvailabilityZones:getAvailabilityZones": _availability_zones,
     "aws:index/getPartition:getPartition": _partition,
     "aws:ec2/getSubnet:getSubnet": _subnet,
     "aws:ec2/getVpc:getVpc": _vpc,
     "gcp:organizations/getProject:getProject": _gcp_project,
-    "gcp:compute/getZones:getZones": _gcp_zones,
     "gcp:compute/getImage:getImage": _gcp_image,
     "gcp:compute/getDefaultServiceAccount:getDefaultServiceAccount": _gcp_default_service_account,
 }

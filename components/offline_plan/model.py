@@ -70,6 +70,37 @@ def masked(value: Any) -> Any:
     return value
 
 
+def secret_values(value: Any, found: set[str] | None = None) -> set[str]:
+    """Every plain string inside a secret envelope of a wire value (to scrub from free text)."""
+    found = set() if found is None else found
+    if is_secret(value):
+        inner = plain(value.get("value"))
+        stack = [inner]
+        while stack:
+            item = stack.pop()
+            if isinstance(item, str) and len(item) >= 4:
+                found.add(item)
+            elif isinstance(item, Mapping):
+                stack.extend(item.values())
+            elif isinstance(item, list):
+                stack.extend(item)
+    elif isinstance(value, Mapping):
+        for v in value.values():
+            secret_values(v, found)
+    elif isinstance(value, list):
+        for v in value:
+            secret_values(v, found)
+    return found
+
+
+def scrub(text: str, secrets: set[str]) -> str:
+    """text with every secret value in it replaced by [secret] (longest first)."""
+    for value in sorted(secrets, key=len, reverse=True):
+        if value in text:
+            text = text.replace(value, SECRET_MASK)
+    return text
+
+
 @dataclass(frozen=True)
 class CapturedResource:
     """One registered resource, custom or component."""
@@ -85,6 +116,7 @@ class CapturedResource:
     protect: bool = False
     dependencies: tuple[str, ...] = ()
     outputs: Mapping[str, Any] = field(default_factory=dict)  # component outputs (register_outputs)
+    remote: bool = False  # a multi-language component: children built by its plugin, not visible offline
 
     @property
     def props(self) -> dict[str, Any]:
@@ -99,6 +131,7 @@ class CapturedResource:
             "parent": self.parent,
             "custom": self.custom,
             "props": masked(self.wire_props),
+            **({"remote": True, "outputs": UNKNOWN_MASK} if self.remote else {}),
         }
 
 
@@ -114,6 +147,15 @@ class Capture:
     log: list[tuple[str, str]] = field(default_factory=list)  # (severity, message)
     invokes: list[str] = field(default_factory=list)  # data-source tokens called
     unmocked_invokes: list[str] = field(default_factory=list)
+    secret_config: set[str] = field(default_factory=set)  # secret config values, to scrub from text
+
+    def secrets(self) -> set[str]:
+        """Every secret value the program saw or registered (config, props, outputs)."""
+        found = set(self.secret_config)
+        for r in self.resources:
+            secret_values(r.wire_props, found)
+            secret_values(r.outputs, found)
+        return secret_values(self.stack_outputs, found)
 
     def __iter__(self) -> Iterator[CapturedResource]:
         return iter(self.resources)

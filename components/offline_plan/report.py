@@ -6,7 +6,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from inference_infra.components.offline_plan.model import Capture, CapturedResource
+from inference_infra.components.offline_plan.model import Capture, CapturedResource, masked, scrub
 from inference_infra.components.offline_plan.policy import PolicyReport
 from inference_infra.components.pricing import ACCELERATOR, HOURS_PER_MONTH, CostItem, CostReport
 
@@ -27,18 +27,29 @@ class PlanResult:
 
     def notes(self) -> list[str]:
         """What the program said for people to read (`pulumi.log.info`), e.g. the planner's choices."""
-        return [m for s, m in self.capture.log if s == "info"]
+        found = [m for s, m in self.capture.log if s == "info"]
+        found += [n for r in self.capture.resources if (n := _k8s_accelerator_note(r))]
+        secrets = self.capture.secrets()
+        return [scrub(n, secrets) for n in found]
 
     def warnings(self) -> list[str]:
         found = [m for s, m in self.capture.log if s == "warning"]
         found += [
-            f"no offline mock for data source {t}; it returned an empty result"
+            f"{r.type} {r.name!r} is a multi-language (remote) component: its children are built by "
+            "its provider plugin and are not visible offline (not priced, not checked by policy); "
+            "its outputs are unknown"
+            for r in self.capture.resources
+            if r.remote
+        ]
+        found += [
+            f"no offline answer for data source {t}; it returned its arguments and a made-up id"
             for t in self.capture.unmocked_invokes
         ]
         found += [f"not priced: {urn}: {why}" for urn, why in self.cost.unpriced]
         if self.policy.note:
             found.append(f"policy: {self.policy.note}")
-        return found
+        secrets = self.capture.secrets()
+        return [scrub(w, secrets) for w in found]
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -47,10 +58,41 @@ class PlanResult:
             "resources": [r.as_json() for r in self.ordered()],
             "cost": self.cost.as_json(),
             "policy": self.policy.as_json(),
-            "outputs": self.capture.stack_outputs,
+            "outputs": masked(self.capture.stack_outputs),
             "notes": self.notes(),
             "warnings": self.warnings(),
         }
+
+
+_K8S_ACCELERATORS = ("nvidia.com/gpu", "aws.amazon.com/neuron", "aws.amazon.com/neuroncore", "google.com/tpu")
+
+
+def _k8s_accelerator_note(r: CapturedResource) -> str | None:
+    """'kubernetes:apps/v1:Deployment 'vllm' requests nvidia.com/gpu: 1 per pod x 2 replicas'."""
+    if not r.type.startswith("kubernetes:"):
+        return None
+    props = r.props
+    spec = props.get("spec") if isinstance(props.get("spec"), dict) else {}
+    pod = spec
+    for key in ("jobTemplate", "spec", "template", "spec"):
+        if isinstance(pod.get("template"), dict) or "containers" in pod:
+            break
+        pod = pod.get(key) if isinstance(pod.get(key), dict) else pod
+    if isinstance(pod.get("template"), dict):
+        pod = pod["template"].get("spec") if isinstance(pod["template"].get("spec"), dict) else {}
+    wanted: dict[str, Any] = {}
+    for container in pod.get("containers") or []:
+        resources = container.get("resources") if isinstance(container, dict) else None
+        for kind in ("limits", "requests"):
+            for name, value in ((resources or {}).get(kind) or {}).items():
+                if name in _K8S_ACCELERATORS:
+                    wanted.setdefault(name, value)
+    if not wanted:
+        return None
+    replicas = spec.get("replicas")
+    each = ", ".join(f"{k}: {v}" for k, v in sorted(wanted.items()))
+    times = f" x {replicas} replicas" if isinstance(replicas, int) else ""
+    return f"{r.type} {r.name!r} requests {each} per pod{times} (priced with the nodes that run it)"
 
 
 def _tree(capture: Capture) -> list[tuple[CapturedResource, int]]:
@@ -101,11 +143,15 @@ def render_table(result: PlanResult) -> str:
             money, basis = f"{item[0]:,.2f}", item[1]
         elif not r.custom and subtotal[r.urn]:
             money, basis = f"{subtotal[r.urn]:,.2f}", "subtotal"
+        elif r.remote:
+            money, basis = "", "[unknown] (remote component; children not visible offline)"
         else:
             money, basis = "", ""
         lines.append(f"{label:<{name_w}}{r.type[: type_w - 1]:<{type_w}}{money:>10}  {basis}".rstrip())
     lines += ["", *_cost_lines(result.cost)]
     lines.append(_policy_line(result.policy))
+    for key, value in sorted(masked(capture.stack_outputs).items()):
+        lines.append(f"output: {key} = {_printable(value)}")
     for note in result.notes():
         lines.append(f"note: {note}")
     for w in result.warnings():
@@ -149,6 +195,12 @@ def _cost_lines(cost: CostReport) -> list[str]:
             "cost.usage_based; give quantities with --usage-file"
         )
     return lines
+
+
+def _printable(value: Any) -> str:
+    import json
+
+    return value if isinstance(value, str) else json.dumps(value, default=str)
 
 
 def _policy_line(policy: PolicyReport) -> str:

@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pulumi
 from google.protobuf import empty_pb2, struct_pb2
 from pulumi.runtime import config as pulumi_config
 from pulumi.runtime import rpc, settings
@@ -115,6 +116,8 @@ class CaptureMonitor(MockMonitor):
         for callback in self._transform_chain(urn):
             properties = self._apply_transform(callback, request, properties)
 
+        if request.remote:
+            return self._register_remote(urn, request, properties)
         inputs = rpc.deserialize_properties(properties)
         args = MockResourceArgs(
             typ=request.type,
@@ -125,6 +128,9 @@ class CaptureMonitor(MockMonitor):
             custom=request.custom or False,
         )
         ident, state = self.mocks.new_resource(args)
+        for key in request.additionalSecretOutputs:  # e.g. a RandomPassword's result
+            if isinstance(state.get(key), str) and len(state[key]) >= 4:
+                self.capture.secret_config.add(state[key])
         state_proto = _sync_await(rpc.serialize_properties(state, {}))
         self.resources[urn] = MockMonitor.ResourceRegistration(urn, ident or "", state)
         self._record(
@@ -142,6 +148,30 @@ class CaptureMonitor(MockMonitor):
             )
         )
         return resource_pb2.RegisterResourceResponse(urn=urn, id=ident or "", object=state_proto)
+
+    def _register_remote(
+        self, urn: str, request: Any, properties: struct_pb2.Struct
+    ) -> resource_pb2.RegisterResourceResponse:
+        """A multi-language component: its provider plugin builds the children, so none are seen.
+
+        It answers with no outputs, which the SDK reads as unknown in a preview, so the
+        program carries on the way `pulumi preview` does before the component's children exist.
+        """
+        self.resources[urn] = MockMonitor.ResourceRegistration(urn, "", {})
+        self._record(
+            CapturedResource(
+                urn=urn,
+                type=request.type,
+                name=request.name,
+                parent=request.parent or None,
+                custom=False,
+                wire_props=wire_value(properties),
+                provider=request.provider or None,
+                dependencies=tuple(request.dependencies),
+                remote=True,
+            )
+        )
+        return resource_pb2.RegisterResourceResponse(urn=urn, id="", object=struct_pb2.Struct())
 
     def RegisterResourceOutputs(self, request: Any) -> empty_pb2.Empty:  # noqa: N802
         outputs = wire_value(request.outputs)
@@ -256,15 +286,17 @@ def run_program(
     """Run the program in program_dir (its __main__.py) and capture what it registers.
 
     Exceptions the program raises propagate to the caller after the runtime is
-    shut down; the partial capture is discarded with them.
+    shut down, with what was captured so far as their `partial_capture`.
     """
     capture = Capture(project=project, stack=stack, config=dict(config))
+    capture.secret_config = {config[k] for k in secret_keys or [] if len(config.get(k) or "") >= 4}
     root = root or program_dir
 
     def body() -> None:
         loop = asyncio.new_event_loop()
         asyncio.set_event_loop(loop)
         try:
+            _record_secrets(capture)
             _configure(capture, config, list(secret_keys or []), root)
             with _program_environment(program_dir, root):
                 target = str(program_dir)
@@ -273,8 +305,40 @@ def run_program(
             loop.close()
             asyncio.set_event_loop(None)
 
-    contextvars.Context().run(body)
+    try:
+        contextvars.Context().run(body)
+    except Exception as e:
+        e.partial_capture = capture  # type: ignore[attr-defined]  # what ran before the failure
+        raise
+    finally:
+        _RECORDER.set(None)
     return capture
+
+
+_RECORDER: contextvars.ContextVar[Capture | None] = contextvars.ContextVar("secret_recorder", default=None)
+_ORIGINAL_SECRET = pulumi.Output.secret
+
+
+def _secret_recording(val: Any) -> pulumi.Output:
+    """`Output.secret` that also notes the plain value, so the plan can scrub it from any text."""
+    capture = _RECORDER.get()
+    if capture is not None:
+
+        def note(value: Any) -> None:
+            if isinstance(value, str) and len(value) >= 4:
+                capture.secret_config.add(value)
+
+        if isinstance(val, pulumi.Output):
+            val.apply(note)
+        else:
+            note(val)
+    return _ORIGINAL_SECRET(val)
+
+
+def _record_secrets(capture: Capture) -> None:
+    _RECORDER.set(capture)
+    if pulumi.Output.secret is not _secret_recording:
+        pulumi.Output.secret = staticmethod(_secret_recording)  # type: ignore[method-assign]
 
 
 class Harness:

@@ -151,8 +151,16 @@ def price_use(use: AcceleratorUse, region: str | None) -> tuple[float, str]:
     plus its attached GPUs (GCP allows one GPU type per VM).
     """
     model = _model(use.purchase)
-    note = _PURCHASE_NOTE.get(use.purchase, "")
+    note = _PURCHASE_NOTE.get(use.purchase, "") + use.scaling
     item = find_instance_type(use.machine_type, use.cloud)
+    if use.machine_type.startswith("ml.") and use.cloud is Cloud.AWS:  # SageMaker bills its own rate
+        from inference_infra.components.catalog.sagemaker import sagemaker_price
+
+        if (ml := sagemaker_price(use.machine_type)) is None:
+            raise CatalogError(f"SageMaker instance type {use.machine_type!r} has no recorded price")
+        where = "" if region in (None, "us-east-1") else f"; us-east-1 rate (no {region} rate recorded)"
+        basis = f"{use.count} x {use.machine_type} SageMaker on-demand ${ml.hourly_usd:g}/h{where}"
+        return ml.hourly_usd * use.count, basis + use.scaling
     if item is not None:
         price = hourly_price(item, region=region, model=model, count=use.count)
     elif use.cloud is Cloud.GCP and len(use.guest_accelerators) == 1:

@@ -3,9 +3,16 @@
 from __future__ import annotations
 
 from inference_infra.components.inventory import (
+    AWS_AUTOSCALING_GROUP,
+    AWS_EC2_FLEET,
+    AWS_EKS_NODE_GROUP,
     AWS_INSTANCE,
     AWS_LAUNCH_TEMPLATE,
+    AWS_SAGEMAKER_ENDPOINT_CONFIG,
+    AWS_SPOT_FLEET,
     AWS_SPOT_REQUEST,
+    GCP_GKE_CLUSTER,
+    GCP_GKE_NODE_POOL,
     GCP_INSTANCE,
     GCP_INSTANCE_TEMPLATE,
     GCP_REGION_INSTANCE_TEMPLATE,
@@ -19,7 +26,18 @@ from inference_infra.policy.rules._base import Resource
 
 # Resources that start accelerator machines: instances, VMs, TPU slices and the
 # templates that launch them (not reservations, which only hold capacity).
-AWS_MACHINES = frozenset({AWS_INSTANCE, AWS_SPOT_REQUEST, AWS_LAUNCH_TEMPLATE})
+AWS_MACHINES = frozenset(
+    {
+        AWS_INSTANCE,
+        AWS_SPOT_REQUEST,
+        AWS_LAUNCH_TEMPLATE,
+        AWS_AUTOSCALING_GROUP,  # judged when its instance type is visible (mixed-instances overrides)
+        AWS_EKS_NODE_GROUP,
+        AWS_EC2_FLEET,
+        AWS_SPOT_FLEET,
+        AWS_SAGEMAKER_ENDPOINT_CONFIG,
+    }
+)
 GCP_MACHINES = frozenset(
     {
         GCP_INSTANCE,
@@ -28,8 +46,11 @@ GCP_MACHINES = frozenset(
         GCP_TPU_VM,
         GCP_TPU_NODE,
         GCP_TPU_QUEUED_RESOURCE,
+        GCP_GKE_NODE_POOL,
+        GCP_GKE_CLUSTER,
     }
 )
+# (Node pools, groups, fleets and SageMaker endpoints count as the machines they launch.)
 MACHINE_NOUNS = "accelerator instances, VMs, TPU slices and the templates that launch them"
 
 

@@ -16,6 +16,7 @@ from typing import Any
 from inference_infra.components.inventory import (
     AWS_AUTOSCALING_GROUP,
     AWS_LAUNCH_TEMPLATE,
+    GCP_GKE_NODE_POOL,
     GCP_TPU_QUEUED_RESOURCE,
 )
 from inference_infra.components.offline_plan.model import Unknown
@@ -33,7 +34,7 @@ class TagSet:
 
     @property
     def gcp(self) -> bool:
-        return self.field == "labels"
+        return self.field in ("labels", "resourceLabels", "nodeConfig.resourceLabels")
 
     def key(self, tag_key: str) -> str:
         """The key a tag has on this resource ('CostCenter' or 'cost-center')."""
@@ -45,11 +46,20 @@ class TagSet:
 
 def cost_tags(resource: Resource) -> TagSet | None:
     """The resource's own tags/labels, or None when its type takes none."""
+    if resource.type == GCP_GKE_NODE_POOL:  # the nodes' GCE labels (resourceLabels, over k8s labels)
+        config = resource.props.get("nodeConfig")
+        if config is UNKNOWN:
+            return TagSet("nodeConfig.resourceLabels", {}, False)
+        config = _mapping(config)
+        own = config.get("resourceLabels")
+        merged = {**_mapping(config.get("labels")), **_mapping(own)}
+        defaults = _mapping(resource.provider_value("defaultLabels"))
+        return TagSet("nodeConfig.resourceLabels", {**defaults, **merged}, own is not UNKNOWN)
     field = tag_field(resource.type)
     if field is None:
         return None
     own = resource.props.get(field)
-    if field == "labels":
+    if field in ("labels", "resourceLabels"):
         defaults = _mapping(resource.provider_value("defaultLabels"))
         return TagSet(field, {**defaults, **_mapping(own)}, own is not UNKNOWN)
     defaults = _mapping(_mapping(resource.provider_value("defaultTags")).get("tags"))

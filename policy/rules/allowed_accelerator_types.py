@@ -71,7 +71,12 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
     where = f"environment {environment!r}" if environment else "an environment with no Environment tag"
     if patterns is None:
         return not_applicable(f"allowedTypes has no entry for {where} and no '*' entry")
-    names = [use.machine_type] if use.in_catalog else [kind for kind, _ in use.guest_accelerators]
+    # A SageMaker ml.g5.xlarge is judged as the g5.xlarge it runs on.
+    names = (
+        [use.machine_type.removeprefix("ml.")]
+        if use.in_catalog
+        else [kind for kind, _ in use.guest_accelerators]
+    )
     if not (refused := [n for n in names if not any(fnmatchcase(n, p) for p in patterns)]):
         return passed()
     return Outcome(

@@ -59,6 +59,10 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
         return not_applicable(f"environment {environment!r} is production")
     if use.purchase is Purchase.SPOT:
         return passed()
+    if use.template and resource.props.get("instanceMarketOptions") is None:
+        # A template that names no market runs nothing itself: the instances, spot requests,
+        # groups and fleets that launch from it choose the market and are judged themselves.
+        return not_applicable("a launch template that sets no market; its launchers are judged")
     tags = instance_tags(resource)
     flag = auto_shutdown(tags)
     if flag is UNKNOWN:

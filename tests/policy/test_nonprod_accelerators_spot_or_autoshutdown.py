@@ -54,14 +54,26 @@ def test_nonprod_treats_a_resource_without_environment_as_non_production(check):
 
 
 def test_nonprod_reads_a_launch_templates_instance_tags(check):
-    template = {"instanceType": "g6.xlarge", "tags": {**DEV, "AutoShutdown": "true"}}
+    market = {"marketType": "capacity-block"}
+    template = {
+        "instanceType": "g6.xlarge",
+        "instanceMarketOptions": market,
+        "tags": {**DEV, "AutoShutdown": "true"},
+    }
     assert check(rule, TEMPLATE, template, name="lt").violations == (
-        "aws:ec2/launchTemplate:LaunchTemplate 'lt' runs g6.xlarge on on-demand capacity in environment "
+        "aws:ec2/launchTemplate:LaunchTemplate 'lt' runs g6.xlarge on capacity-block capacity in environment "
         "'dev' "
         f"without the tag AutoShutdown=true; {TAIL}",
     )
     specs = [{"resourceType": "instance", "tags": {"AutoShutdown": "true"}}]
     assert check(rule, TEMPLATE, {**template, "tagSpecifications": specs}) == Outcome()
+
+
+def test_nonprod_leaves_a_template_naming_no_market_to_its_launchers(check):
+    template = {"instanceType": "g6.xlarge", "tags": DEV}
+    assert check(rule, TEMPLATE, template, name="lt").not_applicable == (
+        "a launch template that sets no market; its launchers are judged"
+    )
 
 
 @pytest.mark.parametrize(

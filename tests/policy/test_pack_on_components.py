@@ -123,15 +123,24 @@ def test_pack_refuses_an_on_demand_nonprod_fleet_that_opts_out_of_auto_shutdown(
     )
     violations = _messages(report)
     assert {policy for policy, _ in violations} == {"nonprod-accelerators-spot-or-autoshutdown"}
-    # The on-demand instance, and the launch template that would launch more like it.
+    # The on-demand instance; its launch template names no market, so the instance is what is judged.
     tail = (
         "runs g6e.xlarge on on-demand capacity in environment 'test' without the tag AutoShutdown=true; "
         "outside production use spot capacity or set the tag so the idle watchdog can stop it."
     )
     assert [m for _, m in violations] == [
         f"aws:ec2/instance:Instance 'serving-ondemand-0' {tail}",
-        f"aws:ec2/launchTemplate:LaunchTemplate 'serving-lt' {tail}",
     ]
+
+
+def test_pack_passes_a_spot_only_nonprod_fleet_that_opts_out_of_auto_shutdown(pack, plan_of, tagged):
+    # Regression: the -lt template launched only by spot instances was judged as on-demand capacity.
+    _aws_stack(auto_shutdown=False, spot=1, on_demand=0)
+    IdleGpuWatchdog("idle", IdleGpuWatchdogArgs())
+    report = run_whole_pack(
+        pack, plan_of(), nonprod_accelerators_spot_or_autoshutdown=NONPROD, allowed_accelerator_types=NONPROD
+    )
+    assert [m for p, m in _messages(report) if p == "nonprod-accelerators-spot-or-autoshutdown"] == []
 
 
 def test_pack_refuses_components_without_the_cost_tags(pack, plan_of):

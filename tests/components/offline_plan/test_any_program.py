@@ -1,0 +1,140 @@
+"""The plan on programs written by others: remote components, data sources, secrets."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from inference_infra.components.offline_plan import plan, render_table
+
+REMOTE = """
+import pulumi
+
+class Vpc(pulumi.ComponentResource):
+    # What a generated multi-language SDK (awsx.ec2.Vpc) does: remote=True, outputs as None props.
+    def __init__(self, name, opts=None):
+        props = {"cidr_block": "10.0.0.0/16", "vpc_id": None, "nat_gateways": None}
+        super().__init__("awsx:ec2:Vpc", name, props, opts, remote=True)
+
+    @property
+    @pulumi.getter(name="vpcId")
+    def vpc_id(self):
+        return pulumi.get(self, "vpc_id")
+
+vpc = Vpc("spoke2-vpc")
+pulumi.export("vpc_id", vpc.vpc_id)
+"""
+
+
+def test_plan_lists_remote_component_with_unknown_outputs_and_a_warning(pulumi_project):
+    result = plan(pulumi_project(REMOTE), "dev")
+    doc = result.as_json()
+    vpc = next(r for r in doc["resources"] if r["type"] == "awsx:ec2:Vpc")
+    assert vpc["custom"] is False
+    assert vpc["remote"] is True
+    assert vpc["outputs"] == "[unknown]"
+    assert doc["outputs"] == {"vpc_id": "[unknown]"}
+    assert any("awsx:ec2:Vpc 'spoke2-vpc'" in w and "not visible offline" in w for w in doc["warnings"])
+    table = render_table(result)
+    assert "output: vpc_id = [unknown]" in table
+    assert "04da6b54" not in table + json.dumps(doc)
+    assert result.exit_code == 0
+
+
+@pytest.mark.parametrize("stack", ["dev"])
+def test_plan_remote_component_children_are_not_registered(pulumi_project, stack):
+    result = plan(pulumi_project(REMOTE), stack)
+    vpc = result.capture.one("awsx:ec2:Vpc")
+    assert result.capture.children(vpc) == []
+
+
+ZONES = """
+import pulumi
+import pulumi_aws as aws
+
+zones = aws.get_availability_zones(state="available")
+vpc = aws.ec2.Vpc("vpc", cidr_block="10.0.0.0/16")
+for i, (name, zone_id) in enumerate(zip(zones.names, zones.zone_ids)):
+    aws.ec2.Subnet(f"subnet-{name}", vpc_id=vpc.id, availability_zone=name, cidr_block=f"10.0.{i}.0/24",
+                   tags={"zone_id": zone_id})
+doc = aws.iam.get_policy_document(statements=[{"actions": ["s3:GetObject"], "resources": ["*"]}])
+aws.iam.Policy("read", policy=doc.json)
+zone = aws.route53.get_zone(name="example.com")
+pulumi.export("zone", zone.zone_id)
+"""
+
+
+def test_plan_makes_one_subnet_per_real_zone_of_the_region(pulumi_project):
+    result = plan(pulumi_project(ZONES, {"dev": "config:\n  aws:region: us-east-2\n"}), "dev")
+    subnets = result.capture.of_type("aws:ec2/subnet:Subnet")
+    assert sorted(s.props["availabilityZone"] for s in subnets) == ["us-east-2a", "us-east-2b", "us-east-2c"]
+    assert sorted(s.props["tags"]["zone_id"] for s in subnets) == ["use2-az1", "use2-az2", "use2-az3"]
+    policy = json.loads(result.capture.one("aws:iam/policy:Policy").props["policy"])
+    assert policy["Statement"] == [{"Effect": "Allow", "Action": "s3:GetObject", "Resource": "*"}]
+    assert result.as_json()["outputs"]["zone"].startswith("Z")
+    assert result.capture.unmocked_invokes == []
+
+
+UNMOCKED = """
+import pulumi
+import pulumi_aws as aws
+
+key = aws.kms.get_key(key_id="alias/weights")
+pulumi.export("key", key.key_id)
+"""
+
+UNMOCKED_FAILS = """
+import pulumi_aws as aws
+
+key = aws.kms.get_key(key_id="alias/weights")
+aws.s3.BucketV2("b", bucket=key.arn.split(":")[4])
+"""
+
+
+def test_plan_carries_on_past_an_unanswered_data_source_and_names_it(pulumi_project):
+    result = plan(pulumi_project(UNMOCKED), "dev")
+    assert result.as_json()["outputs"] == {"key": "alias/weights"}
+    assert any("aws:kms/getKey:getKey" in w for w in result.warnings())
+
+
+def test_plan_rejects_program_failing_on_unanswered_data_source_with_exit_4(pulumi_project, capsys):
+    from inference_infra.components.cli import main
+
+    code = main(["plan", "--cwd", str(pulumi_project(UNMOCKED_FAILS)), "--stack", "dev"])
+    err = capsys.readouterr().err
+    assert code == 4
+    assert "aws:kms/getKey:getKey" in " ".join(err.split())
+
+
+SECRET = "hunter2-planted-value"
+SECRETS = f"""
+import pulumi
+import pulumi_aws as aws
+
+password = pulumi.Output.secret("{SECRET}")
+aws.ssm.Parameter("db", type="SecureString", value=password)
+password.apply(lambda v: pulumi.log.info(f"connecting with {{v}}"))
+password.apply(lambda v: pulumi.log.warn(f"password {{v}} is short"))
+pulumi.export("password", password)
+"""
+
+
+def test_plan_never_prints_a_secret_in_outputs_props_notes_or_warnings(pulumi_project):
+    result = plan(pulumi_project(SECRETS), "dev")
+    text = render_table(result) + json.dumps(result.as_json())
+    assert SECRET not in text
+    assert result.as_json()["outputs"] == {"password": "[secret]"}
+    assert any("connecting with [secret]" in n for n in result.notes())
+    assert any("password [secret] is short" in w for w in result.warnings())
+
+
+def test_plan_rejects_failing_program_without_printing_the_secret(pulumi_project, capsys):
+    from inference_infra.components.cli import main
+
+    failing = SECRETS + "\npassword.apply(lambda v: (_ for _ in ()).throw(ValueError(f'bad {v}')))\n"
+    code = main(["plan", "--cwd", str(pulumi_project(failing)), "--stack", "dev"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert SECRET not in err.replace("\n", "")
+    assert "[secret]" in err
