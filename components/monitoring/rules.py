@@ -26,6 +26,11 @@ import yaml
 
 from inference_infra.components.errors import Problem
 from inference_infra.components.monitoring.prices import gpu_prices
+from inference_infra.components.monitoring.serving import (
+    ServingSettings,
+    serving_rule_group,
+    validate_serving_settings,
+)
 from inference_infra.components.monitoring.thresholds import Thresholds, validate_thresholds
 
 ALERT_NAMES = (
@@ -66,10 +71,12 @@ class RuleSettings:
     dcgm_job: str = DCGM_JOB  # the `job` label of the dcgm-exporter targets
     aws_price_region: str | None = None  # None: the catalog's reference region
     gcp_price_region: str | None = None
+    serving: ServingSettings = field(default_factory=ServingSettings)  # engine SLOs (serving.py)
 
 
 def validate_rule_settings(settings: RuleSettings, where: str = "rules") -> list[Problem]:
     problems = validate_thresholds(settings.thresholds, f"{where}.thresholds")
+    problems += validate_serving_settings(settings.serving, f"{where}.serving")
     if not settings.runbook_url.startswith(("https://", "http://")):
         problems.append(Problem(f"{where}.runbook_url", settings.runbook_url, "must be an http(s) URL"))
     if not settings.dcgm_job or '"' in settings.dcgm_job or "\\" in settings.dcgm_job:
@@ -240,6 +247,7 @@ def rule_groups(settings: RuleSettings | None = None) -> list[dict[str, Any]]:
     return [
         {"name": ALERT_GROUP, "rules": alert_rules(settings)},
         {"name": COST_GROUP, "rules": cost_rules(settings)},
+        serving_rule_group(settings.serving, settings.runbook_url),
     ]
 
 
