@@ -25,6 +25,12 @@ from typing import Any
 import yaml
 
 from inference_infra.components.errors import Problem
+from inference_infra.components.monitoring.absent import (
+    ABSENT_GROUP,
+    FleetTargets,
+    absent_rules,
+    validate_fleet_targets,
+)
 from inference_infra.components.monitoring.prices import gpu_prices
 from inference_infra.components.monitoring.serving import (
     ServingSettings,
@@ -72,11 +78,13 @@ class RuleSettings:
     aws_price_region: str | None = None  # None: the catalog's reference region
     gcp_price_region: str | None = None
     serving: ServingSettings = field(default_factory=ServingSettings)  # engine SLOs (serving.py)
+    fleets: tuple[FleetTargets, ...] = ()  # the targets each fleet must expose (absent.py)
 
 
 def validate_rule_settings(settings: RuleSettings, where: str = "rules") -> list[Problem]:
     problems = validate_thresholds(settings.thresholds, f"{where}.thresholds")
     problems += validate_serving_settings(settings.serving, f"{where}.serving")
+    problems += validate_fleet_targets(settings.fleets, f"{where}.fleets")
     if not settings.runbook_url.startswith(("https://", "http://")):
         problems.append(Problem(f"{where}.runbook_url", settings.runbook_url, "must be an http(s) URL"))
     if not settings.dcgm_job or '"' in settings.dcgm_job or "\\" in settings.dcgm_job:
@@ -248,7 +256,17 @@ def rule_groups(settings: RuleSettings | None = None) -> list[dict[str, Any]]:
         {"name": ALERT_GROUP, "rules": alert_rules(settings)},
         {"name": COST_GROUP, "rules": cost_rules(settings)},
         serving_rule_group(settings.serving, settings.runbook_url),
-    ]
+    ] + ([{"name": ABSENT_GROUP, "rules": _absent(settings)}] if settings.fleets else [])
+
+
+def _absent(settings: RuleSettings) -> list[dict[str, Any]]:
+    return absent_rules(
+        settings.fleets,
+        settings.runbook_url,
+        dcgm_job=settings.dcgm_job,
+        node_job=settings.serving.node_job,
+        engine_job=settings.serving.engine_job,
+    )
 
 
 def rule_file(settings: RuleSettings | None = None) -> dict[str, Any]:
