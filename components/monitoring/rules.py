@@ -37,6 +37,14 @@ from inference_infra.components.monitoring.serving import (
     serving_rule_group,
     validate_serving_settings,
 )
+from inference_infra.components.monitoring.serving_cost import (
+    COST_GROUP as SERVING_COST_GROUP,
+)
+from inference_infra.components.monitoring.serving_cost import (
+    PoolCost,
+    serving_cost_rules,
+    validate_pool_costs,
+)
 from inference_infra.components.monitoring.thresholds import Thresholds, validate_thresholds
 
 ALERT_NAMES = (
@@ -79,12 +87,14 @@ class RuleSettings:
     gcp_price_region: str | None = None
     serving: ServingSettings = field(default_factory=ServingSettings)  # engine SLOs (serving.py)
     fleets: tuple[FleetTargets, ...] = ()  # the targets each fleet must expose (absent.py)
+    pool_costs: tuple[PoolCost, ...] = ()  # each pool's catalog price (serving_cost.py)
 
 
 def validate_rule_settings(settings: RuleSettings, where: str = "rules") -> list[Problem]:
     problems = validate_thresholds(settings.thresholds, f"{where}.thresholds")
     problems += validate_serving_settings(settings.serving, f"{where}.serving")
     problems += validate_fleet_targets(settings.fleets, f"{where}.fleets")
+    problems += validate_pool_costs(settings.pool_costs, f"{where}.pool_costs")
     if not settings.runbook_url.startswith(("https://", "http://")):
         problems.append(Problem(f"{where}.runbook_url", settings.runbook_url, "must be an http(s) URL"))
     if not settings.dcgm_job or '"' in settings.dcgm_job or "\\" in settings.dcgm_job:
@@ -256,6 +266,10 @@ def rule_groups(settings: RuleSettings | None = None) -> list[dict[str, Any]]:
         {"name": ALERT_GROUP, "rules": alert_rules(settings)},
         {"name": COST_GROUP, "rules": cost_rules(settings)},
         serving_rule_group(settings.serving, settings.runbook_url),
+        {
+            "name": SERVING_COST_GROUP,
+            "rules": serving_cost_rules(settings.pool_costs, settings.serving.engine_job),
+        },
     ] + ([{"name": ABSENT_GROUP, "rules": _absent(settings)}] if settings.fleets else [])
 
 
