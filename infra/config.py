@@ -146,6 +146,11 @@ class GcpGpuFleetSettings(Settings):
     )
     auto_shutdown: bool | None = Field(default=None, description="This fleet's auto-shutdown label.")
     labels: dict[str, str] = Field(default_factory=dict)
+    latency: Literal["interactive", "batch"] = Field(
+        default="interactive",
+        description="Serving SLO class: interactive (TTFT p99 < 100 ms, p99 latency < 500 ms) or batch "
+        "(TTFT p99 < 500 ms). Sets the fleet's budget in the serving alerts.",
+    )
 
 
 class TpuDataDiskSettings(Settings):
@@ -278,6 +283,11 @@ class AwsFleetSettings(Settings):
     root_volume_gib: int = 200
     ami_id: str | None = None
     auto_shutdown: bool | None = None
+    latency: Literal["interactive", "batch"] = Field(
+        default="interactive",
+        description="Serving SLO class: interactive (TTFT p99 < 100 ms, p99 latency < 500 ms) or batch "
+        "(TTFT p99 < 500 ms). Sets the fleet's budget in the serving alerts.",
+    )
 
 
 # --- Idle-GPU watchdog (components/aws/idle_watchdog.py; infra/watchdog_stack.py) ------------------

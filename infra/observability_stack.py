@@ -120,6 +120,7 @@ def component_args(
         neuron_monitor=obs.neuron_monitor,
         runbook_url=obs.runbook_url or DEFAULT_RUNBOOK_URL,
         thresholds=obs.threshold_values(),
+        **serving_args(settings),
         alert_receivers=[
             AlertReceiver(
                 name=r.name,
@@ -144,3 +145,30 @@ def _rekey(p: Problem) -> Problem:
     path = p.input.removeprefix("rules.")
     camel = re.sub(r"_([a-z])", lambda m: m.group(1).upper(), path)
     return Problem(f"{_SECTION}.{camel}", p.value, p.allowed)
+
+
+def serving_args(settings: StackSettings) -> dict[str, Any]:
+    """The stack's fleets as the monitoring rules see them: latency class, expected targets, catalog price.
+
+    A fleet whose instance type the planner chooses (no `instanceType`) gets its SLO and missing-target
+    rules, but no price series until the type is known here.
+    """
+    from inference_infra.components.monitoring.absent import FleetTargets
+    from inference_infra.components.monitoring.serving import Latency, ServingSettings
+    from inference_infra.components.monitoring.serving_cost import pool_cost
+
+    pools: dict[str, Latency] = {}
+    fleets, costs = [], []
+    for kind, fleet_list in (("nvidia", settings.aws_gpu_fleets), ("neuron", settings.aws_inferentia_fleets)):
+        for f in fleet_list:
+            pools[f.name] = Latency(f.latency)
+            fleets.append(FleetTargets(pool=f.name, kind=kind, engine=f.model is not None))
+            nodes = f.count if f.count is not None else f.reserved + f.spot + f.on_demand
+            if f.instance_type is not None and nodes > 0:
+                costs.append(pool_cost(f.name, "aws", f.instance_type, nodes))
+    for g in settings.gcp_gpu_fleets:
+        pools[g.name] = Latency(g.latency)
+        fleets.append(FleetTargets(pool=g.name, kind="nvidia", engine=g.model is not None))
+        if g.machine_type is not None and not g.machine_type.startswith("n1-"):
+            costs.append(pool_cost(g.name, "gcp", g.machine_type, g.count))
+    return {"serving": ServingSettings(pools=pools), "fleets": tuple(fleets), "pool_costs": tuple(costs)}

@@ -41,6 +41,7 @@ from inference_infra.components.k8s.observability_values import (
     neuron_monitor_spec,
     node_relabelings,
 )
+from inference_infra.components.monitoring.absent import FleetTargets
 from inference_infra.components.monitoring.alertmanager import (
     Receiver,
     ReceiverKind,
@@ -56,6 +57,8 @@ from inference_infra.components.monitoring.rules import (
     validate_rule_settings,
 )
 from inference_infra.components.monitoring.scrape import NEURON_JOB
+from inference_infra.components.monitoring.serving import ServingSettings
+from inference_infra.components.monitoring.serving_cost import PoolCost
 from inference_infra.components.monitoring.thresholds import Thresholds
 
 _DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -109,6 +112,10 @@ class GpuObservabilityArgs:
     grafana_admin_user: str = "admin"
     aws_price_region: str | None = None  # prices for the cost rules; None: the catalog's reference region
     gcp_price_region: str | None = None
+    # Serving SLOs, per-fleet missing-target alerts and per-pool cost (components/monitoring).
+    serving: ServingSettings = field(default_factory=ServingSettings)
+    fleets: Sequence[FleetTargets] = ()
+    pool_costs: Sequence[PoolCost] = ()
 
     @property
     def retention_size(self) -> int:
@@ -125,6 +132,9 @@ class GpuObservabilityArgs:
             dcgm_job=DCGM_JOB,
             aws_price_region=self.aws_price_region,
             gcp_price_region=self.gcp_price_region,
+            serving=self.serving,
+            fleets=tuple(self.fleets),
+            pool_costs=tuple(self.pool_costs),
         )
 
 
