@@ -23,7 +23,7 @@ with `kubectl port-forward`).
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,7 +56,7 @@ from inference_infra.components.monitoring.rules import (
     rule_file,
     validate_rule_settings,
 )
-from inference_infra.components.monitoring.scrape import NEURON_JOB
+from inference_infra.components.monitoring.scrape import NEURON_JOB, ScrapeSettings, validate_scrape_settings
 from inference_infra.components.monitoring.serving import ServingSettings
 from inference_infra.components.monitoring.serving_cost import PoolCost
 from inference_infra.components.monitoring.thresholds import Thresholds
@@ -116,6 +116,13 @@ class GpuObservabilityArgs:
     serving: ServingSettings = field(default_factory=ServingSettings)
     fleets: Sequence[FleetTargets] = ()
     pool_costs: Sequence[PoolCost] = ()
+    # The stack's own VM fleets, discovered by the stack's tags/labels (monitoring/scrape.py renders the
+    # jobs, the same renderer as `monitoring scrape-config`). None: the cluster's ServiceMonitors only.
+    fleet_discovery: ScrapeSettings | None = None
+    # Prometheus's ServiceAccount annotations: the discovery identity, e.g. IRSA
+    # {"eks.amazonaws.com/role-arn": ...} or Workload Identity {"iam.gke.io/gcp-service-account": ...},
+    # a role that may only list instances (see monitoring/scrape.py discovery_policy()).
+    prometheus_service_account_annotations: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def retention_size(self) -> int:
@@ -141,6 +148,11 @@ class GpuObservabilityArgs:
 def validate_gpu_observability(name: str, args: GpuObservabilityArgs) -> list[Problem]:
     """Every problem with the inputs, before anything is registered."""
     p: list[Problem] = []
+    if args.fleet_discovery is not None:
+        p += [
+            Problem(f"fleet_discovery.{q.input}", q.value, q.allowed)
+            for q in validate_scrape_settings(args.fleet_discovery)
+        ]
     if not _DNS_LABEL.match(name) or len(name) > _MAX_NAME:
         p.append(
             Problem("name", name, f"must be a DNS label of at most {_MAX_NAME} characters (a-z, 0-9, '-')")

@@ -32,6 +32,12 @@ def kube_prometheus_stack_values(
     if args.storage_class:
         volume["storageClassName"] = args.storage_class
     alertmanager: dict[str, Any] = {"enabled": True}
+    extra: dict[str, Any] = {}
+    if args.fleet_discovery is not None:
+        from inference_infra.components.monitoring.scrape import scrape_config
+
+        # The stack's VM fleets: the same jobs `inference-infra monitoring scrape-config` prints.
+        extra["additionalScrapeConfigs"] = scrape_config(args.fleet_discovery)["scrape_configs"]
     if alertmanager_secret:
         alertmanager["alertmanagerSpec"] = {"useExistingSecret": True, "configSecret": alertmanager_secret}
     return {
@@ -52,7 +58,13 @@ def kube_prometheus_stack_values(
                 "ruleSelectorNilUsesHelmValues": False,
                 "ruleSelector": selector,
                 "ruleNamespaceSelector": {},
-            }
+                **extra,
+            },
+            **(
+                {"serviceAccount": {"annotations": dict(args.prometheus_service_account_annotations)}}
+                if args.prometheus_service_account_annotations
+                else {}
+            ),
         },
         "alertmanager": alertmanager,
         "grafana": {

@@ -255,3 +255,25 @@ def _meta_gce_label(label_key: str) -> str:
 def _snake(tag_key: str) -> str:
     """'CostCenter' -> 'cost_center'."""
     return gcp_label_key(tag_key).replace("-", "_")
+
+
+def discovery_policy(cloud: Cloud | str) -> dict[str, Any]:
+    """What the discovery identity may do: list instances, nothing else.
+
+    AWS: an IAM policy document for the IRSA role (EC2's Describe calls take no resource-level
+    restriction, hence `*`). GCP: the permissions of a custom role for the Workload Identity
+    service account (narrower than roles/compute.viewer).
+    """
+    if Cloud(cloud) is Cloud.AWS:
+        return {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "PrometheusEc2Discovery",
+                    "Effect": "Allow",
+                    "Action": ["ec2:DescribeInstances", "ec2:DescribeAvailabilityZones"],
+                    "Resource": "*",
+                }
+            ],
+        }
+    return {"title": "Prometheus GCE discovery", "includedPermissions": ["compute.instances.list"]}
