@@ -104,6 +104,8 @@ class AcceleratorFleet(pulumi.ComponentResource):
             for port, what in (
                 (boot.DCGM_EXPORTER_PORT, "dcgm-exporter"),
                 (boot.NODE_EXPORTER_PORT, "node exporter"),
+                # vLLM serves /metrics on its API port; the stack's Prometheus scrapes it there.
+                (args.inference_port, "engine /metrics"),
             ):
                 rules.append((f"metrics{port}-sg{i}", port, {"referenced_security_group_id": source}, what))
         for suffix, port, source, what in rules:
