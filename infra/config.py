@@ -368,6 +368,16 @@ class ObservabilitySettings(Settings):
         default=None, description="Runbook the alerts link to (anchors appended)."
     )
     thresholds: ThresholdSettings = Field(default_factory=ThresholdSettings)  # type: ignore[valid-type]
+    scrape_fleets: bool = Field(
+        default=True,
+        description="The stack's Prometheus scrapes the stack's AWS fleets (EC2 discovery by the stack's "
+        "Environment tag in aws:region): dcgm-exporter, node exporter and the engines' /metrics.",
+    )
+    discovery_role_arn: str | None = Field(
+        default=None,
+        description="IRSA role for Prometheus's ServiceAccount that may only list instances "
+        "(ec2:DescribeInstances, ec2:DescribeAvailabilityZones). Default: the node's own credentials.",
+    )
     alert_receivers: list[AlertReceiverSettings] = Field(
         default_factory=list, description="Where alerts go (Alertmanager receivers)."
     )

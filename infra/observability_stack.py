@@ -121,6 +121,7 @@ def component_args(
         runbook_url=obs.runbook_url or DEFAULT_RUNBOOK_URL,
         thresholds=obs.threshold_values(),
         **serving_args(settings),
+        **fleet_scrape_args(settings, aws_region),
         alert_receivers=[
             AlertReceiver(
                 name=r.name,
@@ -172,3 +173,21 @@ def serving_args(settings: StackSettings) -> dict[str, Any]:
         if g.machine_type is not None and not g.machine_type.startswith("n1-"):
             costs.append(pool_cost(g.name, "gcp", g.machine_type, g.count))
     return {"serving": ServingSettings(pools=pools), "fleets": tuple(fleets), "pool_costs": tuple(costs)}
+
+
+def fleet_scrape_args(settings: StackSettings, aws_region: str | None) -> dict[str, Any]:
+    """EC2 discovery of the stack's own fleets: running accelerators tagged with the stack's Environment."""
+    from inference_infra.components.monitoring.scrape import AwsDiscovery, ScrapeSettings
+
+    obs = _section(settings)
+    if (
+        not obs.scrape_fleets
+        or not aws_region
+        or not (settings.aws_gpu_fleets or settings.aws_inferentia_fleets)
+    ):
+        return {}
+    discovery = AwsDiscovery(regions=[aws_region], tags={"Environment": settings.environment})
+    out: dict[str, Any] = {"fleet_discovery": ScrapeSettings(discovery=discovery)}
+    if obs.discovery_role_arn:
+        out["prometheus_service_account_annotations"] = {"eks.amazonaws.com/role-arn": obs.discovery_role_arn}
+    return out
