@@ -73,3 +73,13 @@ def test_discovery_policy_may_only_list_instances():
         ["ec2:DescribeInstances", "ec2:DescribeAvailabilityZones"]
     ]
     assert discovery_policy("gcp")["includedPermissions"] == ["compute.instances.list"]
+
+
+def test_gpu_observability_neuron_monitor_runs_as_awss_manifest(plan_of):
+    capture = plan_of(GpuObservability("gpu-obs", GpuObservabilityArgs(neuron_monitor=True)))
+    daemon_set = capture.one("kubernetes:apps/v1:DaemonSet")
+    container = daemon_set.props["spec"]["template"]["spec"]["containers"][0]
+    args = container["args"]
+    assert args[args.index("--neuron-monitor-config") + 1] == "/opt/aws/neuron/bin/neuron-monitor.conf"
+    assert container["resources"]["limits"]["memory"] == "256Mi"
+    assert {"name": "GOMEMLIMIT", "value": "160MiB"} in container["env"]
