@@ -142,6 +142,7 @@ class GpuObservabilityArgs:
             serving=self.serving,
             fleets=tuple(self.fleets),
             pool_costs=tuple(self.pool_costs),
+            kubernetes_neuron=self.neuron_monitor,
         )
 
 

@@ -29,6 +29,9 @@ class FleetTargets:
     kind: str  # nvidia, neuron or tpu
     engine: bool = False  # a fleet with a model runs vLLM, scraped as job `vllm`
     node_exporter: bool = True
+    # Neuron fleets: whether Prometheus scrapes neuron-monitor on them. The VM fleets send Neuron
+    # metrics to CloudWatch (components/aws/node/neuron_utilization.py), so no absent() rule there.
+    neuron_monitor: bool = False
 
 
 def validate_fleet_targets(fleets: Sequence[FleetTargets], where: str = "fleets") -> list[Problem]:
@@ -78,7 +81,7 @@ def absent_rules(
     for f in fleets:
         if f.kind == "nvidia":
             rules.append(_rule("GpuExporterAbsent", dcgm_job, f.pool, minutes, "dcgm-exporter", runbook_url))
-        if f.kind == "neuron":
+        if f.kind == "neuron" and f.neuron_monitor:
             rules.append(
                 _rule("NeuronMetricsAbsent", neuron_job, f.pool, minutes, "neuron-monitor", runbook_url)
             )
@@ -89,3 +92,26 @@ def absent_rules(
                 _rule("ServingEngineAbsent", engine_job, f.pool, minutes, "vLLM engine", runbook_url)
             )
     return rules
+
+
+def kubernetes_neuron_rule(runbook_url: str, neuron_job: str = "neuron-monitor", minutes: int = 10) -> dict:
+    """Inferentia/Trainium Kubernetes nodes with no neuron-monitor reporting (the DaemonSet's pod missing,
+    pending or failing): per node, from kube-state-metrics' node labels."""
+    neuron_nodes = (
+        'max by (node) (kube_node_labels{label_node_kubernetes_io_instance_type=~"(inf|trn)[0-9].*"})'
+    )
+    return {
+        "alert": "NeuronMetricsAbsent",
+        "expr": f'{neuron_nodes}\nunless on (node)\nmax by (node) (up{{job="{neuron_job}"}} == 1)',
+        "for": f"{minutes}m",
+        "labels": {"severity": "warning", "category": "health", "job": neuron_job},
+        "annotations": {
+            "summary": "No Neuron metrics from {{ $labels.node }}",
+            "description": (
+                "The Inferentia/Trainium node {{ $labels.node }} has had no neuron-monitor target up for "
+                f"{minutes} minutes: its NeuronCore utilization is invisible, so neither the dashboards nor "
+                "the cost figures see it."
+            ),
+            "runbook_url": f"{runbook_url}#neuronmetricsabsent",
+        },
+    }

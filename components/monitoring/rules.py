@@ -29,6 +29,7 @@ from inference_infra.components.monitoring.absent import (
     ABSENT_GROUP,
     FleetTargets,
     absent_rules,
+    kubernetes_neuron_rule,
     validate_fleet_targets,
 )
 from inference_infra.components.monitoring.prices import gpu_prices
@@ -88,6 +89,7 @@ class RuleSettings:
     serving: ServingSettings = field(default_factory=ServingSettings)  # engine SLOs (serving.py)
     fleets: tuple[FleetTargets, ...] = ()  # the targets each fleet must expose (absent.py)
     pool_costs: tuple[PoolCost, ...] = ()  # each pool's catalog price (serving_cost.py)
+    kubernetes_neuron: bool = False  # Kubernetes with neuron-monitor: alert on Neuron nodes without it
 
 
 def validate_rule_settings(settings: RuleSettings, where: str = "rules") -> list[Problem]:
@@ -270,11 +272,16 @@ def rule_groups(settings: RuleSettings | None = None) -> list[dict[str, Any]]:
             "name": SERVING_COST_GROUP,
             "rules": serving_cost_rules(settings.pool_costs, settings.serving.engine_job),
         },
-    ] + ([{"name": ABSENT_GROUP, "rules": _absent(settings)}] if settings.fleets else [])
+    ] + (
+        [{"name": ABSENT_GROUP, "rules": _absent(settings)}]
+        if settings.fleets or settings.kubernetes_neuron
+        else []
+    )
 
 
 def _absent(settings: RuleSettings) -> list[dict[str, Any]]:
-    return absent_rules(
+    k8s = [kubernetes_neuron_rule(settings.runbook_url)] if settings.kubernetes_neuron else []
+    return k8s + absent_rules(
         settings.fleets,
         settings.runbook_url,
         dcgm_job=settings.dcgm_job,

@@ -17,7 +17,7 @@ from inference_infra.components.monitoring.rules import RuleSettings, render_rul
 RUNBOOK = "https://example.com/RUNBOOK.md"
 FLEETS = (
     FleetTargets(pool="chat", kind="nvidia", engine=True),
-    FleetTargets(pool="inf", kind="neuron", engine=True),
+    FleetTargets(pool="inf", kind="neuron", engine=True, neuron_monitor=True),
 )
 
 
@@ -121,3 +121,41 @@ def test_absent_rules_fire_for_a_vanished_target_and_stay_silent_for_a_down_one(
     assert result.returncode == 0, result.stdout + result.stderr
     check = run(promtool, "check", "rules", "rules.yml", cwd=tmp_path)
     assert check.returncode == 0, check.stdout + check.stderr
+
+
+def test_absent_rules_leave_out_neuron_monitor_where_neuron_metrics_go_to_cloudwatch():
+    rules = absent_rules([FleetTargets(pool="inf", kind="neuron")], RUNBOOK)
+    assert [r["alert"] for r in rules] == ["NodeExporterAbsent"]
+
+
+def test_absent_rules_kubernetes_neuron_nodes_without_neuron_monitor(tmp_path, promtool, run):
+    settings = RuleSettings(kubernetes_neuron=True)
+    data = yaml.safe_load(render_rules_yaml(settings))
+    for group in data["groups"]:
+        for rule in group["rules"]:
+            rule.pop("annotations", None)
+    (tmp_path / "rules.yml").write_text(yaml.safe_dump(data, sort_keys=False))
+    node = 'kube_node_labels{{node="{0}",label_node_kubernetes_io_instance_type="{1}"}}'
+    series = [
+        {"series": node.format("inf-a", "inf2.xlarge"), "values": "1x20"},
+        {"series": node.format("inf-b", "inf2.48xlarge"), "values": "1x20"},
+        {"series": node.format("gpu-a", "g5.xlarge"), "values": "1x20"},
+        {"series": 'up{job="neuron-monitor",node="inf-b",instance="10.0.0.9:8000"}', "values": "1x20"},
+    ]
+    expected = {
+        "exp_labels": {"node": "inf-a", "severity": "warning", "category": "health", "job": "neuron-monitor"}
+    }
+    tests = [
+        {
+            "interval": "1m",
+            "input_series": series,
+            "alert_rule_test": [
+                {"eval_time": "5m", "alertname": "NeuronMetricsAbsent", "exp_alerts": []},
+                {"eval_time": "15m", "alertname": "NeuronMetricsAbsent", "exp_alerts": [expected]},
+            ],
+        }
+    ]
+    spec = {"rule_files": ["rules.yml"], "evaluation_interval": "1m", "tests": tests}
+    (tmp_path / "tests.yml").write_text(yaml.safe_dump(spec, sort_keys=False))
+    result = run(promtool, "test", "rules", "tests.yml", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
