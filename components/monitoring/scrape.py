@@ -221,7 +221,7 @@ def _gcp_job(job: str, ports: list[int], type_families: list[str], d: GcpDiscove
         _copy("__meta_gce_machine_type", "instance_type", regex=".*/([^/]+)"),
         _copy("__meta_gce_zone", "zone", regex=".*/([^/]+)"),
         _copy("__meta_gce_project", "project"),
-        _copy(_meta_gce_label("pool"), "pool"),  # the fleet's `pool` label, where it carries one
+        _copy(_meta_gce_label("fleet"), "pool"),  # GpuFleet labels its VMs fleet=<name>
         *(_copy(_meta_gce_label(gcp_label_key(key)), _snake(key)) for key in (*COST_TAG_KEYS, AUTO_SHUTDOWN)),
     ]
     sd_configs = [
