@@ -151,22 +151,28 @@ def _rekey(p: Problem) -> Problem:
 def serving_args(settings: StackSettings) -> dict[str, Any]:
     """The stack's fleets as the monitoring rules see them: latency class, expected targets, catalog price.
 
-    A fleet whose instance type the planner chooses (no `instanceType`) gets its SLO and missing-target
-    rules, but no price series until the type is known here.
+    A pool's price is its resolved instance type's catalog price times its nodes; where the planner chose
+    the type, its estimate of USD per million tokens is rendered beside it.
     """
     from inference_infra.components.monitoring.absent import FleetTargets
     from inference_infra.components.monitoring.serving import Latency, ServingSettings
     from inference_infra.components.monitoring.serving_cost import pool_cost
+    from inference_infra.infra.aws_stack import _fleet_lists, resolve
 
     pools: dict[str, Latency] = {}
     fleets, costs = [], []
-    for kind, fleet_list in (("nvidia", settings.aws_gpu_fleets), ("neuron", settings.aws_inferentia_fleets)):
-        for f in fleet_list:
+    for where, fleet_kind, fleet_list in _fleet_lists(settings):
+        kind = "neuron" if where == "awsInferentiaFleets" else "nvidia"
+        for i, f in enumerate(fleet_list):
             pools[f.name] = Latency(f.latency)
             fleets.append(FleetTargets(pool=f.name, kind=kind, engine=f.model is not None))
             nodes = f.count if f.count is not None else f.reserved + f.spot + f.on_demand
-            if f.instance_type is not None and nodes > 0:
-                costs.append(pool_cost(f.name, "aws", f.instance_type, nodes))
+            # The same resolution the fleet itself gets: the configured type or the planner's pick,
+            # and the planner's USD per million tokens for it when the planner chose it.
+            resolution = resolve(f, fleet_kind, f"{where}[{i}]")
+            if resolution.instance_type is not None and not resolution.problems and nodes > 0:
+                planned = resolution.choice.option.usd_per_million_tokens if resolution.choice else None
+                costs.append(pool_cost(f.name, "aws", resolution.instance_type, nodes, planned))
     for g in settings.gcp_gpu_fleets:
         pools[g.name] = Latency(g.latency)
         fleets.append(FleetTargets(pool=g.name, kind="nvidia", engine=g.model is not None))

@@ -155,3 +155,9 @@ def test_prod_stack_prometheus_scrapes_its_own_fleets_with_serving_and_absent_ru
         if r.get("record", "").endswith("price_usd_per_hour")
     ]
     assert prices
+    planned = [
+        r
+        for r in groups["inference-infra-serving-cost"]
+        if r.get("record", "").endswith("planned_usd_per_million_tokens")
+    ]
+    assert planned  # a pool whose type the planner chose carries its estimate next to the live figure
