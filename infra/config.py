@@ -172,6 +172,11 @@ class GcpGpuFleetSettings(Settings):
     )
     auto_shutdown: bool | None = Field(default=None, description="This fleet's auto-shutdown label.")
     labels: dict[str, str] = Field(default_factory=dict)
+    latency: Literal["interactive", "batch"] = Field(
+        default="interactive",
+        description="Serving SLO class: interactive (TTFT p99 < 100 ms, p99 latency < 500 ms) or batch "
+        "(TTFT p99 < 500 ms). Sets the fleet's budget in the serving alerts.",
+    )
 
 
 class TpuDataDiskSettings(Settings):
@@ -304,6 +309,11 @@ class AwsFleetSettings(Settings):
     root_volume_gib: int = 200
     ami_id: str | None = None
     auto_shutdown: bool | None = None
+    latency: Literal["interactive", "batch"] = Field(
+        default="interactive",
+        description="Serving SLO class: interactive (TTFT p99 < 100 ms, p99 latency < 500 ms) or batch "
+        "(TTFT p99 < 500 ms). Sets the fleet's budget in the serving alerts.",
+    )
 
 
 # --- Idle-GPU watchdog (components/aws/idle_watchdog.py; infra/watchdog_stack.py) ------------------
@@ -384,6 +394,16 @@ class ObservabilitySettings(Settings):
         default=None, description="Runbook the alerts link to (anchors appended)."
     )
     thresholds: ThresholdSettings = Field(default_factory=ThresholdSettings)  # type: ignore[valid-type]
+    scrape_fleets: bool = Field(
+        default=True,
+        description="The stack's Prometheus scrapes the stack's AWS fleets (EC2 discovery by the stack's "
+        "Environment tag in aws:region): dcgm-exporter, node exporter and the engines' /metrics.",
+    )
+    discovery_role_arn: str | None = Field(
+        default=None,
+        description="IRSA role for Prometheus's ServiceAccount that may only list instances "
+        "(ec2:DescribeInstances, ec2:DescribeAvailabilityZones). Default: the node's own credentials.",
+    )
     alert_receivers: list[AlertReceiverSettings] = Field(
         default_factory=list, description="Where alerts go (Alertmanager receivers)."
     )

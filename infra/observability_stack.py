@@ -121,6 +121,8 @@ def component_args(
         neuron_monitor=obs.neuron_monitor,
         runbook_url=obs.runbook_url or DEFAULT_RUNBOOK_URL,
         thresholds=obs.threshold_values(),
+        **serving_args(settings),
+        **fleet_scrape_args(settings, aws_region),
         alert_receivers=[
             AlertReceiver(
                 name=r.name,
@@ -145,3 +147,54 @@ def _rekey(p: Problem) -> Problem:
     path = p.input.removeprefix("rules.")
     camel = re.sub(r"_([a-z])", lambda m: m.group(1).upper(), path)
     return Problem(f"{_SECTION}.{camel}", p.value, p.allowed)
+
+
+def serving_args(settings: StackSettings) -> dict[str, Any]:
+    """The stack's fleets as the monitoring rules see them: latency class, expected targets, catalog price.
+
+    A pool's price is its resolved instance type's catalog price times its nodes; where the planner chose
+    the type, its estimate of USD per million tokens is rendered beside it.
+    """
+    from inference_infra.components.monitoring.absent import FleetTargets
+    from inference_infra.components.monitoring.serving import Latency, ServingSettings
+    from inference_infra.components.monitoring.serving_cost import pool_cost
+    from inference_infra.infra.aws_stack import _fleet_lists, resolve
+
+    pools: dict[str, Latency] = {}
+    fleets, costs = [], []
+    for where, fleet_kind, fleet_list in _fleet_lists(settings):
+        kind = "neuron" if where == "awsInferentiaFleets" else "nvidia"
+        for i, f in enumerate(fleet_list):
+            pools[f.name] = Latency(f.latency)
+            fleets.append(FleetTargets(pool=f.name, kind=kind, engine=f.model is not None))
+            nodes = f.count if f.count is not None else f.reserved + f.spot + f.on_demand
+            # The same resolution the fleet itself gets: the configured type or the planner's pick,
+            # and the planner's USD per million tokens for it when the planner chose it.
+            resolution = resolve(f, fleet_kind, f"{where}[{i}]")
+            if resolution.instance_type is not None and not resolution.problems and nodes > 0:
+                planned = resolution.choice.option.usd_per_million_tokens if resolution.choice else None
+                costs.append(pool_cost(f.name, "aws", resolution.instance_type, nodes, planned))
+    for g in settings.gcp_gpu_fleets:
+        pools[g.name] = Latency(g.latency)
+        fleets.append(FleetTargets(pool=g.name, kind="nvidia", engine=g.model is not None))
+        if g.machine_type is not None and not g.machine_type.startswith("n1-"):
+            costs.append(pool_cost(g.name, "gcp", g.machine_type, g.count))
+    return {"serving": ServingSettings(pools=pools), "fleets": tuple(fleets), "pool_costs": tuple(costs)}
+
+
+def fleet_scrape_args(settings: StackSettings, aws_region: str | None) -> dict[str, Any]:
+    """EC2 discovery of the stack's own fleets: running accelerators tagged with the stack's Environment."""
+    from inference_infra.components.monitoring.scrape import AwsDiscovery, ScrapeSettings
+
+    obs = _section(settings)
+    if (
+        not obs.scrape_fleets
+        or not aws_region
+        or not (settings.aws_gpu_fleets or settings.aws_inferentia_fleets)
+    ):
+        return {}
+    discovery = AwsDiscovery(regions=[aws_region], tags={"Environment": settings.environment})
+    out: dict[str, Any] = {"fleet_discovery": ScrapeSettings(discovery=discovery)}
+    if obs.discovery_role_arn:
+        out["prometheus_service_account_annotations"] = {"eks.amazonaws.com/role-arn": obs.discovery_role_arn}
+    return out

@@ -106,6 +106,8 @@ class AcceleratorFleet(pulumi.ComponentResource):
             for port, what in (
                 (boot.DCGM_EXPORTER_PORT, "dcgm-exporter"),
                 (boot.NODE_EXPORTER_PORT, "node exporter"),
+                # vLLM serves /metrics on its API port; the stack's Prometheus scrapes it there.
+                (args.inference_port, "engine /metrics"),
             ):
                 rules.append((f"metrics{port}-sg{i}", port, {"referenced_security_group_id": source}, what))
         for suffix, port, source, what in rules:
@@ -114,9 +116,10 @@ class AcceleratorFleet(pulumi.ComponentResource):
                 security_group_id=group.id,
                 ip_protocol="tcp",
                 from_port=port,
-                to_port=last_port if what == "inference" else port,
+                # Every engine on the node (one per tensor-parallel group) answers inference and /metrics.
+                to_port=last_port if what in ("inference", "engine /metrics") else port,
                 description=f"{what} (port {port})"
-                if what != "inference" or last_port == port
+                if what not in ("inference", "engine /metrics") or last_port == port
                 else f"{what} (ports {port}-{last_port})",
                 **source,
                 opts=child,

@@ -87,6 +87,14 @@ def rules(
     show_default=True,
     help="AWS: also scrape neuron-monitor-prometheus (:8000) on Inferentia/Trainium.",
 )
+@click.option(
+    "--engine-port",
+    "engine_ports",
+    multiple=True,
+    type=int,
+    help="A vLLM engine /metrics port (repeatable). Default: 8000. --no-engine leaves the engines out.",
+)
+@click.option("--no-engine", is_flag=True, default=False, help="Do not scrape the vLLM engines.")
 def scrape_config(
     cloud: str,
     regions: tuple[str, ...],
@@ -99,6 +107,8 @@ def scrape_config(
     rule_files: tuple[str, ...],
     node_exporter: bool,
     neuron_monitor: bool,
+    engine_ports: tuple[int, ...],
+    no_engine: bool,
 ) -> None:
     """Print a prometheus.yml that discovers the GPU VMs by tag and scrapes dcgm-exporter (:9400)
     and node exporter (:9100), with instance id, type, zone and cost tags as labels."""
@@ -129,6 +139,7 @@ def scrape_config(
         scrape_interval_seconds=scrape_interval,
         node_exporter=node_exporter,
         neuron_monitor=neuron_monitor,
+        engine_ports=() if no_engine else (engine_ports or (8000,)),
         rule_files=list(rule_files),
     )
     raise_if_invalid(f"monitoring scrape-config --cloud {cloud}", validate_scrape_settings(settings))

@@ -109,6 +109,9 @@ class GpuFleetArgs:
     network: pulumi.Input[str] | None = None  # needed with client_ranges (the firewall rule's network)
     serving_port: int = 8000
     client_ranges: Sequence[str] = ()  # private CIDRs allowed to reach serving_port; none: no rule
+    # Private CIDRs of the monitoring cluster: may reach dcgm-exporter (9400), node exporter (9100)
+    # and the engine's /metrics (serving_port), nothing else. None: no rule.
+    monitoring_ranges: Sequence[str] = ()
     auto_shutdown: bool | None = None  # this fleet's auto-shutdown label; None: the stack's
     labels: Mapping[str, str] = field(default_factory=dict)
     project: str | None = None  # default: the gcp:project config
@@ -315,6 +318,19 @@ def _ingress_problems(args: GpuFleetArgs) -> list[Problem]:
         problems.append(
             Problem("network", None, "is required with client_ranges (the firewall rule's network)")
         )
+    if args.monitoring_ranges and args.network is None:
+        problems.append(
+            Problem("network", None, "is required with monitoring_ranges (the firewall rule's network)")
+        )
+    for i, cidr in enumerate(args.monitoring_ranges):
+        try:
+            private = ip_network(cidr, strict=True).is_private
+        except ValueError:
+            private = False
+        if not private:
+            problems.append(
+                Problem(f"monitoring_ranges[{i}]", cidr, "must be a private CIDR block such as '10.8.0.0/14'")
+            )
     for i, cidr in enumerate(args.client_ranges):
         try:
             block = ip_network(cidr, strict=True)
@@ -409,6 +425,23 @@ class GpuFleet(pulumi.ComponentResource):
                 allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[_serving_ports(args)])],
                 target_service_accounts=[identity.email],
                 log_config=gcp.compute.FirewallLogConfigArgs(metadata="INCLUDE_ALL_METADATA"),
+                project=project,
+                opts=child,
+            )
+
+        if args.monitoring_ranges:
+            gcp.compute.Firewall(
+                f"{name}-metrics",
+                network=args.network,
+                description=f"Metrics ports of GPU fleet {name}, from the monitoring cluster only",
+                direction="INGRESS",
+                source_ranges=list(args.monitoring_ranges),
+                allows=[
+                    gcp.compute.FirewallAllowArgs(
+                        protocol="tcp", ports=["9400", "9100", str(args.serving_port)]
+                    )
+                ],
+                target_service_accounts=[identity.email],
                 project=project,
                 opts=child,
             )

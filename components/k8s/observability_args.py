@@ -7,7 +7,7 @@ and the component (gpu_observability.py) both import them without a cycle.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,6 +15,7 @@ import pulumi
 
 from inference_infra.components.errors import Problem
 from inference_infra.components.k8s.charts import DCGM_EXPORTER, KUBE_PROMETHEUS_STACK, NEURON_MONITOR
+from inference_infra.components.monitoring.absent import FleetTargets
 from inference_infra.components.monitoring.alertmanager import Receiver, ReceiverKind, validate_receivers
 from inference_infra.components.monitoring.rules import (
     DCGM_JOB,
@@ -22,6 +23,9 @@ from inference_infra.components.monitoring.rules import (
     RuleSettings,
     validate_rule_settings,
 )
+from inference_infra.components.monitoring.scrape import ScrapeSettings, validate_scrape_settings
+from inference_infra.components.monitoring.serving import ServingSettings
+from inference_infra.components.monitoring.serving_cost import PoolCost
 from inference_infra.components.monitoring.thresholds import Thresholds
 
 _DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
@@ -75,6 +79,17 @@ class GpuObservabilityArgs:
     grafana_admin_user: str = "admin"
     aws_price_region: str | None = None  # prices for the cost rules; None: the catalog's reference region
     gcp_price_region: str | None = None
+    # Serving SLOs, per-fleet missing-target alerts and per-pool cost (components/monitoring).
+    serving: ServingSettings = field(default_factory=ServingSettings)
+    fleets: Sequence[FleetTargets] = ()
+    pool_costs: Sequence[PoolCost] = ()
+    # The stack's own VM fleets, discovered by the stack's tags/labels (monitoring/scrape.py renders the
+    # jobs, the same renderer as `monitoring scrape-config`). None: the cluster's ServiceMonitors only.
+    fleet_discovery: ScrapeSettings | None = None
+    # Prometheus's ServiceAccount annotations: the discovery identity, e.g. IRSA
+    # {"eks.amazonaws.com/role-arn": ...} or Workload Identity {"iam.gke.io/gcp-service-account": ...},
+    # a role that may only list instances (see monitoring/scrape.py discovery_policy()).
+    prometheus_service_account_annotations: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def retention_size(self) -> int:
@@ -91,12 +106,21 @@ class GpuObservabilityArgs:
             dcgm_job=DCGM_JOB,
             aws_price_region=self.aws_price_region,
             gcp_price_region=self.gcp_price_region,
+            serving=self.serving,
+            fleets=tuple(self.fleets),
+            pool_costs=tuple(self.pool_costs),
+            kubernetes_neuron=self.neuron_monitor,
         )
 
 
 def validate_gpu_observability(name: str, args: GpuObservabilityArgs) -> list[Problem]:
     """Every problem with the inputs, before anything is registered."""
     p: list[Problem] = []
+    if args.fleet_discovery is not None:
+        p += [
+            Problem(f"fleet_discovery.{q.input}", q.value, q.allowed)
+            for q in validate_scrape_settings(args.fleet_discovery)
+        ]
     if not _DNS_LABEL.match(name) or len(name) > _MAX_NAME:
         p.append(
             Problem("name", name, f"must be a DNS label of at most {_MAX_NAME} characters (a-z, 0-9, '-')")

@@ -30,6 +30,12 @@ def kube_prometheus_stack_values(
     if args.storage_class:
         volume["storageClassName"] = args.storage_class
     alertmanager: dict[str, Any] = {"enabled": True}
+    extra: dict[str, Any] = {}
+    if args.fleet_discovery is not None:
+        from inference_infra.components.monitoring.scrape import scrape_config
+
+        # The stack's VM fleets: the same jobs `inference-infra monitoring scrape-config` prints.
+        extra["additionalScrapeConfigs"] = scrape_config(args.fleet_discovery)["scrape_configs"]
     if alertmanager_secret:
         alertmanager["alertmanagerSpec"] = {"useExistingSecret": True, "configSecret": alertmanager_secret}
     return {
@@ -50,7 +56,13 @@ def kube_prometheus_stack_values(
                 "ruleSelectorNilUsesHelmValues": False,
                 "ruleSelector": selector,
                 "ruleNamespaceSelector": {},
-            }
+                **extra,
+            },
+            **(
+                {"serviceAccount": {"annotations": dict(args.prometheus_service_account_annotations)}}
+                if args.prometheus_service_account_annotations
+                else {}
+            ),
         },
         "alertmanager": alertmanager,
         "grafana": {
@@ -86,6 +98,11 @@ def dcgm_exporter_values(args: GpuObservabilityArgs, *, selector_labels: Mapping
     }
 
 
+NEURON_MONITOR_CONFIG = "/opt/aws/neuron/bin/neuron-monitor.conf"
+NEURON_MONITOR_MEMORY_LIMIT = "256Mi"
+NEURON_MONITOR_GOMEMLIMIT = "160MiB"
+
+
 def neuron_monitor_spec(args: GpuObservabilityArgs, app: Mapping[str, str]) -> dict[str, Any]:
     neuron_types = [i.name for i in instance_types("aws", AcceleratorFamily.AWS_NEURON)]
     return {
@@ -103,11 +120,20 @@ def neuron_monitor_spec(args: GpuObservabilityArgs, app: Mapping[str, str]) -> d
                         "name": "neuron-monitor",
                         "image": args.neuron_monitor_image,
                         "command": ["/opt/bin/entrypoint.sh"],
-                        "args": ["--port", str(NEURON_PORT)],
+                        # As AWS's manifest (aws-neuron-sdk src/k8/k8s-neuron-monitor-daemonset.yml):
+                        # the image's own monitor config, a 256Mi limit and GOMEMLIMIT under it so the
+                        # exporter's Go runtime collects garbage before the kernel kills it.
+                        "args": [
+                            "--port",
+                            str(NEURON_PORT),
+                            "--neuron-monitor-config",
+                            NEURON_MONITOR_CONFIG,
+                        ],
+                        "env": [{"name": "GOMEMLIMIT", "value": NEURON_MONITOR_GOMEMLIMIT}],
                         "ports": [{"name": "metrics", "containerPort": NEURON_PORT}],
                         "resources": {
-                            "requests": {"cpu": "250m", "memory": "128Mi"},
-                            "limits": {"cpu": "500m", "memory": "256Mi"},
+                            "requests": {"cpu": "256m", "memory": "128Mi"},
+                            "limits": {"cpu": "500m", "memory": NEURON_MONITOR_MEMORY_LIMIT},
                         },
                         # neuron-monitor reads the Neuron driver's devices; AWS's manifest runs it privileged.
                         "securityContext": {"privileged": True},

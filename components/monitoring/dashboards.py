@@ -8,6 +8,9 @@ Grafana's dashboard sidecar loads (and importable by hand anywhere else):
 - Idle accelerator cost: what idle GPUs cost per hour at the catalog's
   on-demand prices (the `inference_infra:*` recording rules of `rules.py`),
   by instance type and by node, and the GPUs the catalog has no price for.
+- Serving cost: each pool's live USD per million tokens next to the planner's
+  estimate for that pool, tokens/s and tokens per dollar, and GPU utilization
+  against the 80% target (`serving_cost.py`).
 
 The `node` label is the machine (Kubernetes node, EC2 instance id, GCE
 instance name); the datasource is a variable so the JSON imports anywhere.
@@ -25,7 +28,15 @@ from inference_infra.components.monitoring.rules import (
     GPU_IDLE_COST_SERIES,
     RuleSettings,
 )
+from inference_infra.components.monitoring.serving_cost import (
+    POOL_PLANNED_SERIES,
+    POOL_TOKENS_PER_USD_SERIES,
+    POOL_TOKENS_SERIES,
+    POOL_USD_PER_MTOK_SERIES,
+)
 
+SERVING_COST_UID = "inference-infra-serving-cost"
+GPU_UTILIZATION_TARGET_PERCENT = 80  # seed docs: aim for GPU utilization of 80% or more
 FLEET_UID = "inference-infra-gpu-fleet"
 COST_UID = "inference-infra-idle-cost"
 HOURS_PER_MONTH = 730
@@ -196,11 +207,56 @@ def idle_cost_dashboard(settings: RuleSettings | None = None) -> dict[str, Any]:
     return dashboard
 
 
+def serving_cost_dashboard() -> dict[str, Any]:
+    ids = count(1)
+    panels = [
+        _series(
+            next(ids),
+            "USD per million tokens: live vs planned, per pool",
+            [
+                (f"{POOL_USD_PER_MTOK_SERIES}", "{{pool}} live"),
+                (f"{POOL_PLANNED_SERIES}", "{{pool}} planned"),
+            ],
+            (0, 0, 12),
+            unit="currencyUSD",
+        ),
+        _series(
+            next(ids),
+            "Generated tokens per second, per pool",
+            [(POOL_TOKENS_SERIES, "{{pool}}")],
+            (12, 0, 12),
+            unit="none",
+        ),
+        _series(
+            next(ids),
+            "Tokens per dollar, per pool",
+            [(POOL_TOKENS_PER_USD_SERIES, "{{pool}}")],
+            (0, 8, 12),
+            unit="none",
+        ),
+        _series(
+            next(ids),
+            f"GPU utilization vs the {GPU_UTILIZATION_TARGET_PERCENT}% target, per pool",
+            [(f'avg by (pool) (DCGM_FI_DEV_GPU_UTIL{{job="{DCGM_JOB}"}})', "{{pool}}")],
+            (12, 8, 12),
+            unit="percent",
+            lines=(GPU_UTILIZATION_TARGET_PERCENT,),
+        ),
+    ]
+    dashboard = _dashboard(SERVING_COST_UID, "Serving cost", panels, node_metric=POOL_TOKENS_SERIES)
+    dashboard["description"] = (
+        "Live cost per million generated tokens: each pool's catalog on-demand price (as the plan prices it) "
+        "over its measured vLLM token rate, next to the capacity planner's estimate for the pool."
+    )
+    return dashboard
+
+
 def dashboards(settings: RuleSettings | None = None, *, neuron: bool = False) -> dict[str, dict[str, Any]]:
     """File name -> dashboard JSON model."""
     return {
         f"{FLEET_UID}.json": gpu_fleet_dashboard(settings, neuron=neuron),
         f"{COST_UID}.json": idle_cost_dashboard(settings),
+        f"{SERVING_COST_UID}.json": serving_cost_dashboard(),
     }
 
 

@@ -25,7 +25,27 @@ from typing import Any
 import yaml
 
 from inference_infra.components.errors import Problem
+from inference_infra.components.monitoring.absent import (
+    ABSENT_GROUP,
+    FleetTargets,
+    absent_rules,
+    kubernetes_neuron_rule,
+    validate_fleet_targets,
+)
 from inference_infra.components.monitoring.prices import gpu_prices
+from inference_infra.components.monitoring.serving import (
+    ServingSettings,
+    serving_rule_group,
+    validate_serving_settings,
+)
+from inference_infra.components.monitoring.serving_cost import (
+    COST_GROUP as SERVING_COST_GROUP,
+)
+from inference_infra.components.monitoring.serving_cost import (
+    PoolCost,
+    serving_cost_rules,
+    validate_pool_costs,
+)
 from inference_infra.components.monitoring.thresholds import Thresholds, validate_thresholds
 
 ALERT_NAMES = (
@@ -66,10 +86,17 @@ class RuleSettings:
     dcgm_job: str = DCGM_JOB  # the `job` label of the dcgm-exporter targets
     aws_price_region: str | None = None  # None: the catalog's reference region
     gcp_price_region: str | None = None
+    serving: ServingSettings = field(default_factory=ServingSettings)  # engine SLOs (serving.py)
+    fleets: tuple[FleetTargets, ...] = ()  # the targets each fleet must expose (absent.py)
+    pool_costs: tuple[PoolCost, ...] = ()  # each pool's catalog price (serving_cost.py)
+    kubernetes_neuron: bool = False  # Kubernetes with neuron-monitor: alert on Neuron nodes without it
 
 
 def validate_rule_settings(settings: RuleSettings, where: str = "rules") -> list[Problem]:
     problems = validate_thresholds(settings.thresholds, f"{where}.thresholds")
+    problems += validate_serving_settings(settings.serving, f"{where}.serving")
+    problems += validate_fleet_targets(settings.fleets, f"{where}.fleets")
+    problems += validate_pool_costs(settings.pool_costs, f"{where}.pool_costs")
     if not settings.runbook_url.startswith(("https://", "http://")):
         problems.append(Problem(f"{where}.runbook_url", settings.runbook_url, "must be an http(s) URL"))
     if not settings.dcgm_job or '"' in settings.dcgm_job or "\\" in settings.dcgm_job:
@@ -240,7 +267,27 @@ def rule_groups(settings: RuleSettings | None = None) -> list[dict[str, Any]]:
     return [
         {"name": ALERT_GROUP, "rules": alert_rules(settings)},
         {"name": COST_GROUP, "rules": cost_rules(settings)},
-    ]
+        serving_rule_group(settings.serving, settings.runbook_url),
+        {
+            "name": SERVING_COST_GROUP,
+            "rules": serving_cost_rules(settings.pool_costs, settings.serving.engine_job),
+        },
+    ] + (
+        [{"name": ABSENT_GROUP, "rules": _absent(settings)}]
+        if settings.fleets or settings.kubernetes_neuron
+        else []
+    )
+
+
+def _absent(settings: RuleSettings) -> list[dict[str, Any]]:
+    k8s = [kubernetes_neuron_rule(settings.runbook_url)] if settings.kubernetes_neuron else []
+    return k8s + absent_rules(
+        settings.fleets,
+        settings.runbook_url,
+        dcgm_job=settings.dcgm_job,
+        node_job=settings.serving.node_job,
+        engine_job=settings.serving.engine_job,
+    )
 
 
 def rule_file(settings: RuleSettings | None = None) -> dict[str, Any]:

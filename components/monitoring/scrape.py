@@ -31,6 +31,7 @@ from inference_infra.components.catalog import AcceleratorFamily, Cloud, acceler
 from inference_infra.components.errors import Problem
 from inference_infra.components.gcp.names import is_label_key, is_label_value, is_zone
 from inference_infra.components.monitoring.rules import DCGM_JOB, DCGM_PORT
+from inference_infra.components.monitoring.serving import ENGINE_JOB, ENGINE_PORT
 from inference_infra.components.tagging import AUTO_SHUTDOWN, COST_TAG_KEYS, gcp_label_key
 
 NODE_EXPORTER_JOB, NODE_EXPORTER_PORT = "node-exporter", 9100
@@ -63,6 +64,8 @@ class ScrapeSettings:
     # EC2 only: Inferentia/Trainium instances serving neuron-monitor's Prometheus output on 8000.
     # Off by default: this project's Inferentia fleets send Neuron metrics to CloudWatch instead.
     neuron_monitor: bool = False
+    # vLLM's /metrics: 8000 for a node's first engine, 8001, 8002, ... for further tensor-parallel groups.
+    engine_ports: Sequence[int] = (ENGINE_PORT,)
     rule_files: Sequence[str] = ()  # paths Prometheus reads rules from (e.g. `monitoring rules` output)
 
 
@@ -70,6 +73,10 @@ def validate_scrape_settings(s: ScrapeSettings) -> list[Problem]:
     problems: list[Problem] = []
     if not isinstance(s.scrape_interval_seconds, int) or not 5 <= s.scrape_interval_seconds <= 300:
         problems.append(Problem("scrape interval", s.scrape_interval_seconds, "must be 5 to 300 seconds"))
+    for port in s.engine_ports:
+        if isinstance(port, bool) or not isinstance(port, int) or not 1024 <= port <= 65535:
+            problems.append(Problem("engine port", port, "must be a port number 1024-65535"))
+    problems += _duplicates("engine port", [str(p) for p in s.engine_ports])
     d = s.discovery
     if isinstance(d, AwsDiscovery):
         if not d.regions:
@@ -149,15 +156,17 @@ def render_scrape_config_yaml(s: ScrapeSettings) -> str:
 def _aws_jobs(s: ScrapeSettings, d: AwsDiscovery) -> list[dict[str, Any]]:
     nvidia = families(Cloud.AWS, AcceleratorFamily.NVIDIA_GPU)
     neuron = families(Cloud.AWS, AcceleratorFamily.AWS_NEURON)
-    jobs = [_aws_job(DCGM_JOB, DCGM_PORT, nvidia, d)]
+    jobs = [_aws_job(DCGM_JOB, [DCGM_PORT], nvidia, d)]
     if s.node_exporter:
-        jobs.append(_aws_job(NODE_EXPORTER_JOB, NODE_EXPORTER_PORT, sorted(nvidia + neuron), d))
+        jobs.append(_aws_job(NODE_EXPORTER_JOB, [NODE_EXPORTER_PORT], sorted(nvidia + neuron), d))
     if s.neuron_monitor:
-        jobs.append(_aws_job(NEURON_JOB, NEURON_PORT, neuron, d))
+        jobs.append(_aws_job(NEURON_JOB, [NEURON_PORT], neuron, d))
+    if s.engine_ports:
+        jobs.append(_aws_job(ENGINE_JOB, list(s.engine_ports), sorted(nvidia + neuron), d))
     return jobs
 
 
-def _aws_job(job: str, port: int, type_families: list[str], d: AwsDiscovery) -> dict[str, Any]:
+def _aws_job(job: str, ports: list[int], type_families: list[str], d: AwsDiscovery) -> dict[str, Any]:
     filters = [
         {"name": "tag-key", "values": [AUTO_SHUTDOWN]},
         {"name": "instance-state-name", "values": ["running"]},
@@ -165,7 +174,7 @@ def _aws_job(job: str, port: int, type_families: list[str], d: AwsDiscovery) -> 
         *({"name": f"tag:{k}", "values": [v]} for k, v in sorted(d.tags.items())),
     ]
     sd_configs = []
-    for region in d.regions:
+    for region, port in ((r, p) for r in d.regions for p in ports):
         sd: dict[str, Any] = {"region": region, "port": port, "refresh_interval": "60s", "filters": filters}
         if d.role_arn:
             sd["role_arn"] = d.role_arn
@@ -178,6 +187,7 @@ def _aws_job(job: str, port: int, type_families: list[str], d: AwsDiscovery) -> 
         _copy("__meta_ec2_instance_type", "instance_type"),
         _copy("__meta_ec2_availability_zone", "zone"),
         _copy("__meta_ec2_instance_lifecycle", "lifecycle"),  # spot; absent on on-demand instances
+        _copy("__meta_ec2_tag_Pool", "pool"),  # the fleet (launch templates tag instances Pool=<fleet>)
         *(_copy(f"__meta_ec2_tag_{key}", _snake(key)) for key in (*COST_TAG_KEYS, AUTO_SHUTDOWN)),
     ]
     return {"job_name": job, "ec2_sd_configs": sd_configs, "relabel_configs": relabel}
@@ -185,13 +195,16 @@ def _aws_job(job: str, port: int, type_families: list[str], d: AwsDiscovery) -> 
 
 def _gcp_jobs(s: ScrapeSettings, d: GcpDiscovery) -> list[dict[str, Any]]:
     nvidia = families(Cloud.GCP, AcceleratorFamily.NVIDIA_GPU)
-    jobs = [_gcp_job(DCGM_JOB, DCGM_PORT, nvidia, d)]
+    # TPU VMs are not Compute Engine instances (GCE discovery does not list them): GPUs only here.
+    jobs = [_gcp_job(DCGM_JOB, [DCGM_PORT], nvidia, d)]
     if s.node_exporter:
-        jobs.append(_gcp_job(NODE_EXPORTER_JOB, NODE_EXPORTER_PORT, nvidia, d))
+        jobs.append(_gcp_job(NODE_EXPORTER_JOB, [NODE_EXPORTER_PORT], nvidia, d))
+    if s.engine_ports:
+        jobs.append(_gcp_job(ENGINE_JOB, list(s.engine_ports), nvidia, d))
     return jobs
 
 
-def _gcp_job(job: str, port: int, type_families: list[str], d: GcpDiscovery) -> dict[str, Any]:
+def _gcp_job(job: str, ports: list[int], type_families: list[str], d: GcpDiscovery) -> dict[str, Any]:
     auto_shutdown = _meta_gce_label(gcp_label_key(AUTO_SHUTDOWN))
     keep = [
         _keep("__meta_gce_instance_status", "RUNNING"),
@@ -208,10 +221,13 @@ def _gcp_job(job: str, port: int, type_families: list[str], d: GcpDiscovery) -> 
         _copy("__meta_gce_machine_type", "instance_type", regex=".*/([^/]+)"),
         _copy("__meta_gce_zone", "zone", regex=".*/([^/]+)"),
         _copy("__meta_gce_project", "project"),
+        _copy(_meta_gce_label("fleet"), "pool"),  # GpuFleet labels its VMs fleet=<name>
         *(_copy(_meta_gce_label(gcp_label_key(key)), _snake(key)) for key in (*COST_TAG_KEYS, AUTO_SHUTDOWN)),
     ]
     sd_configs = [
-        {"project": d.project, "zone": zone, "port": port, "refresh_interval": "60s"} for zone in d.zones
+        {"project": d.project, "zone": zone, "port": port, "refresh_interval": "60s"}
+        for zone in d.zones
+        for port in ports
     ]
     return {"job_name": job, "gce_sd_configs": sd_configs, "relabel_configs": relabel}
 
@@ -239,3 +255,25 @@ def _meta_gce_label(label_key: str) -> str:
 def _snake(tag_key: str) -> str:
     """'CostCenter' -> 'cost_center'."""
     return gcp_label_key(tag_key).replace("-", "_")
+
+
+def discovery_policy(cloud: Cloud | str) -> dict[str, Any]:
+    """What the discovery identity may do: list instances, nothing else.
+
+    AWS: an IAM policy document for the IRSA role (EC2's Describe calls take no resource-level
+    restriction, hence `*`). GCP: the permissions of a custom role for the Workload Identity
+    service account (narrower than roles/compute.viewer).
+    """
+    if Cloud(cloud) is Cloud.AWS:
+        return {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "PrometheusEc2Discovery",
+                    "Effect": "Allow",
+                    "Action": ["ec2:DescribeInstances", "ec2:DescribeAvailabilityZones"],
+                    "Resource": "*",
+                }
+            ],
+        }
+    return {"title": "Prometheus GCE discovery", "includedPermissions": ["compute.instances.list"]}

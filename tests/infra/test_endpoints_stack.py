@@ -120,13 +120,18 @@ def test_prod_tpu_vm_and_gpu_vms_start_their_engines(plan_stack):
     assert firewall["allows"][0]["ports"] == ["8000-8001"]
 
 
-def test_prod_aws_pools_open_engine_ports_to_the_load_balancer_only(plan_stack):
+def test_prod_aws_pools_open_engine_ports_to_the_load_balancer_and_prometheus_only(plan_stack):
     capture = plan_stack("prod").capture
-    rules = [
+    engine_rules = [
         r
         for r in capture.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
         if r.props.get("fromPort") == 8000
     ]
+    metrics = [r for r in engine_rules if r.props["description"].startswith("engine /metrics")]
+    # Prometheus reaches every engine's /metrics: the 70B pool runs two engines (8000-8001).
+    assert {r.name: r.props["toPort"] for r in metrics}["llama-70b-metrics8000-sg0"] == 8001
+    monitoring = {r.props["referencedSecurityGroupId"] for r in metrics}
+    rules = [r for r in engine_rules if r not in metrics]
     assert sorted(r.name for r in rules) == [
         "llm-inf2-llama-8b-from-lb",
         "llm-llama-70b-from-lb",
@@ -134,4 +139,5 @@ def test_prod_aws_pools_open_engine_ports_to_the_load_balancer_only(plan_stack):
         "llm-mistral-7b-from-lb",
     ]
     assert len({r.props["referencedSecurityGroupId"] for r in rules}) == 1  # the ALB's group
+    assert monitoring.isdisjoint(r.props["referencedSecurityGroupId"] for r in rules)
     assert all("cidrIpv4" not in r.props for r in rules)

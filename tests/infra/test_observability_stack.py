@@ -136,3 +136,28 @@ def test_observability_rejects_unknown_threshold_keys_with_a_suggestion(tmp_path
     )
     assert "inference-infra:observability.thresholds.idlePercent is not a setting here" in message
     assert "(did you mean 'idleUtilizationPercent'?)" in message
+
+
+def test_prod_stack_prometheus_scrapes_its_own_fleets_with_serving_and_absent_rules(plan_stack):
+    capture = plan_stack("prod").capture
+    values = capture.one("kubernetes:helm.sh/v3:Release", "gpu-obs-kube-prometheus-stack").props["values"]
+    jobs = values["prometheus"]["prometheusSpec"]["additionalScrapeConfigs"]
+    assert [j["job_name"] for j in jobs] == ["dcgm-exporter", "node-exporter", "vllm"]
+    env_filter = {"name": "tag:Environment", "values": ["prod"]}
+    assert all(env_filter in sd["filters"] for j in jobs for sd in j["ec2_sd_configs"])
+    groups = {g["name"]: g["rules"] for g in capture.one(RULE).props["spec"]["groups"]}
+    absent = {(r["alert"], r["labels"].get("pool")) for r in groups["inference-infra-absent-targets"]}
+    assert any(alert == "GpuExporterAbsent" for alert, _ in absent)
+    assert any(alert == "NeuronMetricsAbsent" for alert, _ in absent)
+    prices = [
+        r
+        for r in groups["inference-infra-serving-cost"]
+        if r.get("record", "").endswith("price_usd_per_hour")
+    ]
+    assert prices
+    planned = [
+        r
+        for r in groups["inference-infra-serving-cost"]
+        if r.get("record", "").endswith("planned_usd_per_million_tokens")
+    ]
+    assert planned  # a pool whose type the planner chose carries its estimate next to the live figure

@@ -128,7 +128,13 @@ def test_gpu_fleet_security_group_opens_only_named_sources(plan_of, fleet_args):
         (r.props["fromPort"], r.props.get("referencedSecurityGroupId") or r.props.get("cidrIpv4"))
         for r in capture.of_type(INGRESS)
     }
-    assert rules == {(8000, "sg-0lb"), (8000, "10.20.0.0/16"), (9400, "sg-0prom"), (9100, "sg-0prom")}
+    assert rules == {
+        (8000, "sg-0lb"),
+        (8000, "10.20.0.0/16"),
+        (9400, "sg-0prom"),
+        (9100, "sg-0prom"),
+        (8000, "sg-0prom"),  # the engine's /metrics
+    }
     egress = capture.one("aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule").props
     assert (egress["fromPort"], egress["toPort"], egress["cidrIpv4"]) == (443, 443, "0.0.0.0/0")
 

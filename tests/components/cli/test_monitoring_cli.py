@@ -81,7 +81,7 @@ def test_monitoring_scrape_config_aws_is_a_valid_prometheus_config(capsys, tmp_p
     assert code == 0
     config = yaml.safe_load(out)
     jobs = {j["job_name"]: j for j in config["scrape_configs"]}
-    assert set(jobs) == {"dcgm-exporter", "node-exporter", "neuron-monitor"}
+    assert set(jobs) == {"dcgm-exporter", "node-exporter", "neuron-monitor", "vllm"}
     assert [sd["region"] for sd in jobs["dcgm-exporter"]["ec2_sd_configs"]] == ["us-east-1", "eu-west-1"]
     path = tmp_path / "prometheus.yml"
     path.write_text(out)
@@ -98,7 +98,7 @@ def test_monitoring_scrape_config_gcp_with_rules_passes_promtool(capsys, tmp_pat
         capsys,
         "monitoring", "scrape-config", "--cloud", "gcp", "--project", "acme-inference",
         "--zone", "us-central1-a", "--label", "environment=prod", "--rule-file", "gpu-rules.yml",
-        "--no-node-exporter",
+        "--no-node-exporter", "--no-engine",
     )  # fmt: skip
     assert code == 0
     config = yaml.safe_load(out)
@@ -150,6 +150,10 @@ def test_monitoring_dashboards_writes_json_files(capsys, tmp_path):
     code, out, _ = _run(capsys, "monitoring", "dashboards", "--out", str(tmp_path / "boards"), "--neuron")
     assert code == 0
     files = sorted((tmp_path / "boards").iterdir())
-    assert [f.name for f in files] == ["inference-infra-gpu-fleet.json", "inference-infra-idle-cost.json"]
+    assert [f.name for f in files] == [
+        "inference-infra-gpu-fleet.json",
+        "inference-infra-idle-cost.json",
+        "inference-infra-serving-cost.json",
+    ]
     assert out.split() == [str(f) for f in files]
     assert json.loads(files[0].read_text())["uid"] == "inference-infra-gpu-fleet"

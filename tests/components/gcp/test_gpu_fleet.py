@@ -409,3 +409,16 @@ def test_gpu_fleet_rejects_a_missing_project(plan_of):
         InputError, match=r"project \(unset\) is required: pass project or set the gcp:project"
     ):
         GpuFleet("fleet", args())
+
+
+def test_gpu_fleet_admits_the_monitoring_cluster_to_the_metrics_ports_only(plan_of):
+    plan = plan_of(GpuFleet("l4", args(network=NETWORK, monitoring_ranges=("10.8.0.0/14",))))
+    rule = plan.one("gcp:compute/firewall:Firewall", "l4-metrics")
+    assert rule.props["sourceRanges"] == ["10.8.0.0/14"]
+    assert rule.props["allows"] == [{"protocol": "tcp", "ports": ["9400", "9100", "8000"]}]
+    assert rule.props["targetServiceAccounts"] == [vms(plan)[0].props["serviceAccount"]["email"]]
+
+
+def test_gpu_fleet_rejects_public_monitoring_ranges(plan_of):
+    with pytest.raises(InputError, match="monitoring_ranges"):
+        plan_of(GpuFleet("l4", args(network=NETWORK, monitoring_ranges=("0.0.0.0/0",))))

@@ -139,7 +139,11 @@ def test_gpu_observability_dashboards_are_configmaps_the_sidecar_loads(plan_of):
     capture = plan_of(GpuObservability("gpu-obs", GpuObservabilityArgs()))
     sidecar = _kps(capture).props["values"]["grafana"]["sidecar"]["dashboards"]
     maps = capture.of_type(CONFIG_MAP)
-    assert {m.name for m in maps} == {"gpu-obs-dashboard-gpu-fleet", "gpu-obs-dashboard-idle-cost"}
+    assert {m.name for m in maps} == {
+        "gpu-obs-dashboard-gpu-fleet",
+        "gpu-obs-dashboard-idle-cost",
+        "gpu-obs-dashboard-serving-cost",
+    }
     for m in maps:
         assert m.props["metadata"]["labels"][sidecar["label"]] == sidecar["labelValue"]
         (file_name, text), *_ = m.props["data"].items()

@@ -23,7 +23,7 @@ def _exprs(dashboard: dict) -> list[str]:
 
 def test_dashboards_are_the_fleet_and_idle_cost_boards():
     boards = dashboards()
-    assert set(boards) == {f"{FLEET_UID}.json", f"{COST_UID}.json"}
+    assert set(boards) == {f"{FLEET_UID}.json", f"{COST_UID}.json", "inference-infra-serving-cost.json"}
     assert boards[f"{FLEET_UID}.json"]["title"] == "GPU fleet utilization"
     assert boards[f"{COST_UID}.json"]["title"] == "Idle accelerator cost"
 

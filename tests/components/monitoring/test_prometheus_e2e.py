@@ -29,6 +29,7 @@ from inference_infra.components.monitoring.rules import (
     RuleSettings,
     render_rules_yaml,
 )
+from inference_infra.components.monitoring.serving import SERVING_ALERT_NAMES
 
 pytestmark = pytest.mark.slow
 
@@ -58,6 +59,36 @@ DCGM_FI_DEV_XID_ERRORS{{gpu="1",UUID="GPU-bbbb",device="nvidia1",{_LABELS}}} 79
 """
 WAIT_SECONDS = 45
 
+ENGINE_PATH = "/engine/metrics"
+_ENGINE = 'model_name="llama-3.1-8b",engine="0"'
+
+
+def vllm_metrics(scrape: int) -> str:
+    """A vLLM v0.28.0 engine's /metrics (the names of serving.VLLM_METRICS) on its n-th scrape.
+
+    Full KV cache, one request running at a time, and every request's first token after 0.2 s
+    (counted into the 0.25 s bucket, more requests on every scrape so the rates are positive).
+    """
+    done = 10 * scrape
+    buckets = "".join(
+        f'vllm:time_to_first_token_seconds_bucket{{{_ENGINE},le="{le}"}} {0 if le == "0.1" else done}\n'
+        for le in ("0.1", "0.25", "0.5", "+Inf")
+    )
+    return (
+        "# TYPE vllm:kv_cache_usage_perc gauge\n"
+        f"vllm:kv_cache_usage_perc{{{_ENGINE}}} 0.98\n"
+        "# TYPE vllm:num_requests_running gauge\n"
+        f"vllm:num_requests_running{{{_ENGINE}}} 1\n"
+        "# TYPE vllm:num_requests_waiting gauge\n"
+        f"vllm:num_requests_waiting{{{_ENGINE}}} 0\n"
+        "# TYPE vllm:request_success counter\n"
+        f'vllm:request_success_total{{{_ENGINE},finished_reason="stop"}} {done}\n'
+        "# TYPE vllm:time_to_first_token_seconds histogram\n"
+        f"{buckets}"
+        f"vllm:time_to_first_token_seconds_sum{{{_ENGINE}}} {0.2 * done}\n"
+        f"vllm:time_to_first_token_seconds_count{{{_ENGINE}}} {done}\n"
+    )
+
 
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
@@ -69,12 +100,18 @@ def _free_port() -> int:
 def dcgm_exporter() -> Iterator[str]:
     """A stand-in dcgm-exporter on loopback serving fixed metrics at /metrics; yields host:port."""
 
+    scrapes = [0]
+
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
-            if self.path != "/metrics":
+            if self.path == ENGINE_PATH:  # the same loopback server stands in for the vLLM engine
+                scrapes[0] += 1
+                body = vllm_metrics(scrapes[0]).encode()
+            elif self.path == "/metrics":
+                body = DCGM_METRICS.encode()
+            else:
                 self.send_error(404)
                 return
-            body = DCGM_METRICS.encode()
             self.send_response(200)
             self.send_header("Content-Type", "text/plain; version=0.0.4")
             self.send_header("Content-Length", str(len(body)))
@@ -112,7 +149,14 @@ def prometheus(tmp_path: Path, prometheus_bin: str, dcgm_exporter: str) -> Itera
                         "labels": {"node": "i-0e2e", "instance_type": "g5.12xlarge", "cloud": "aws"},
                     }
                 ],
-            }
+            },
+            {
+                "job_name": "vllm",
+                "metrics_path": ENGINE_PATH,
+                "static_configs": [
+                    {"targets": [dcgm_exporter], "labels": {"node": "i-0e2e", "pool": "chat"}}
+                ],
+            },
         ],
     }
     (tmp_path / "prometheus.yml").write_text(yaml.safe_dump(config))
@@ -187,8 +231,7 @@ def test_prometheus_scrapes_the_exporter_and_evaluates_the_gpu_rules(prometheus)
         targets = body["data"]["activeTargets"] if body else []
         return next((t for t in targets if t["health"] == "up"), None)
 
-    target = _wait_for(target_up, "the dcgm-exporter target to be up")
-    assert target["labels"]["job"] == "dcgm-exporter"
+    _wait_for(target_up, "a target to be up")
 
     def rules_evaluated() -> list[dict[str, Any]] | None:
         body = _get(f"{url}/api/v1/rules")
@@ -201,7 +244,7 @@ def test_prometheus_scrapes_the_exporter_and_evaluates_the_gpu_rules(prometheus)
 
     groups = _wait_for(rules_evaluated, "every rule to be evaluated without error")
     alerts = {r["name"]: r for g in groups for r in g["rules"] if r["type"] == "alerting"}
-    assert set(alerts) == set(ALERT_NAMES)
+    assert set(alerts) == set(ALERT_NAMES) | set(SERVING_ALERT_NAMES)
 
     # GPU 1 reports XID 79: the alert has no `for`, so it fires at once.
     firing = _wait_for(
@@ -223,3 +266,26 @@ def test_prometheus_scrapes_the_exporter_and_evaluates_the_gpu_rules(prometheus)
     costs = _wait_for(lambda: _query(url, GPU_IDLE_COST_SERIES), "the idle cost to be recorded")
     by_gpu = {c["metric"]["gpu"]: float(c["value"][1]) for c in costs}
     assert by_gpu == {"0": pytest.approx(per_gpu), "1": 0.0}
+
+
+def test_prometheus_evaluates_the_serving_rules_on_vllm_0_28_names(prometheus):
+    url = prometheus
+
+    def engine_up() -> bool:
+        return bool(_query(url, 'up{job="vllm"} == 1'))
+
+    _wait_for(engine_up, "the vLLM engine target to be up")
+    # What promtool predicts for these series (test_serving_rules.py): a full KV cache, one request at
+    # a time and a 0.25 s p99 TTFT in a pool with no latency class (interactive, 0.1 s) all hold, so
+    # each alert is pending until its `for` window passes; nothing else is raised.
+    expected = {"ServingKvCacheFull", "ServingBatchUnderused", "ServingTtftHigh"}
+
+    def pending() -> set[str] | None:
+        found = {a["metric"]["alertname"] for a in _query(url, 'ALERTS{alertstate="pending"}')}
+        return found if expected <= found else None
+
+    found = _wait_for(pending, "the serving alerts to be pending")
+    serving = {a for a in found if a.startswith(("Serving", "Model"))}
+    assert serving == expected
+    ttft = _query(url, 'ALERTS{alertname="ServingTtftHigh"}')
+    assert [(a["metric"]["pool"], a["metric"]["slo"]) for a in ttft] == [("chat", "ttft")]

@@ -46,7 +46,7 @@ GCP = ScrapeSettings(
 
 def test_scrape_aws_discovers_running_tagged_gpu_instances_on_9400_and_9100():
     jobs = _jobs(AWS)
-    assert list(jobs) == ["dcgm-exporter", "node-exporter", "neuron-monitor"]
+    assert list(jobs) == ["dcgm-exporter", "node-exporter", "neuron-monitor", "vllm"]
     dcgm = jobs["dcgm-exporter"]
     assert [sd["region"] for sd in dcgm["ec2_sd_configs"]] == ["us-east-1", "us-west-2"]
     assert {sd["port"] for sd in dcgm["ec2_sd_configs"]} == {9400}
@@ -59,7 +59,7 @@ def test_scrape_aws_discovers_running_tagged_gpu_instances_on_9400_and_9100():
 
 
 def test_scrape_aws_families_come_from_the_catalog_so_inferentia_is_no_dcgm_target():
-    dcgm, node, neuron = (_filters(j)["instance-type"] for j in _jobs(AWS).values())
+    dcgm, node, neuron, _ = (_filters(j)["instance-type"] for j in _jobs(AWS).values())
 
     def wildcards(family: AcceleratorFamily) -> set[str]:
         return {i.name.split(".")[0] + ".*" for i in instance_types(Cloud.AWS, family)}
@@ -92,6 +92,7 @@ def test_scrape_aws_assumes_a_role_when_given_and_leaves_jobs_out_on_request():
         ),
         node_exporter=False,
         neuron_monitor=False,
+        engine_ports=(),
     )
     jobs = _jobs(settings)
     assert list(jobs) == ["dcgm-exporter"]
@@ -103,7 +104,7 @@ def test_scrape_aws_assumes_a_role_when_given_and_leaves_jobs_out_on_request():
 
 def test_scrape_gcp_keeps_running_labelled_gpu_vms_per_zone():
     jobs = _jobs(GCP)
-    assert list(jobs) == ["dcgm-exporter", "node-exporter"]  # no Neuron machines on GCP
+    assert list(jobs) == ["dcgm-exporter", "node-exporter", "vllm"]  # no Neuron machines on GCP
     dcgm = jobs["dcgm-exporter"]
     assert [(sd["project"], sd["zone"], sd["port"]) for sd in dcgm["gce_sd_configs"]] == [
         ("acme-inference", "us-central1-a", 9400),
@@ -193,3 +194,29 @@ def test_scrape_rejects_bad_gcp_input_naming_each_problem():
         "zone 'us-central1' is not a GCP zone name (like us-central1-a)",
         "label 'Env' 'Prod' must be KEY=VALUE in GCP's label alphabet (a-z, 0-9, _ -)",
     ]
+
+
+def test_scrape_engines_on_every_port_with_the_fleet_as_pool_label():
+    settings = ScrapeSettings(
+        discovery=AwsDiscovery(regions=["us-east-1", "us-west-2"]), engine_ports=(8000, 8001)
+    )
+    engine = _jobs(settings)["vllm"]
+    assert [(c["region"], c["port"]) for c in engine["ec2_sd_configs"]] == [
+        ("us-east-1", 8000),
+        ("us-east-1", 8001),
+        ("us-west-2", 8000),
+        ("us-west-2", 8001),
+    ]
+    assert {"source_labels": ["__meta_ec2_tag_Pool"], "target_label": "pool"} in engine["relabel_configs"]
+    families = _filters(engine)["instance-type"]
+    assert "inf2.*" in families
+    assert "p5.*" in families
+
+
+def test_scrape_rejects_engine_ports_out_of_range():
+    from inference_infra.components.monitoring.scrape import validate_scrape_settings
+
+    problems = validate_scrape_settings(
+        ScrapeSettings(discovery=AwsDiscovery(regions=["us-east-1"]), engine_ports=(80, 8000, 8000))
+    )
+    assert [(p.input, p.value) for p in problems] == [("engine port", 80), ("engine port", "8000")]

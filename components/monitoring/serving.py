@@ -1,0 +1,315 @@
+"""Serving SLO rules over the inference engine's own metrics (vLLM v0.28.0).
+
+The serving fleets run vLLM's OpenAI-compatible server; its `/metrics` (port
+8000 for a node's first engine, 8001, 8002, ... for further tensor-parallel
+groups) are scraped as job `vllm`. Every rule here reads a metric listed in
+`VLLM_METRICS`, a table checked against vLLM v0.28.0's own source
+(`vllm/v1/metrics/loggers.py` in the `vllm==0.28.0` wheel); a test fails when a
+rule reads a name the table does not hold.
+
+Budgets depend on the fleet: a fleet declares `latency: interactive|batch`, and
+the rules render one budget series per pool (`pool` label on the engine
+targets). A pool with no declared latency is judged by the interactive budget,
+the stricter one, so an unlabelled pool cannot slip by.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from inference_infra.components.errors import Problem
+
+VLLM_VERSION = "0.28.0"
+VLLM_SOURCE = f"vllm=={VLLM_VERSION} wheel, vllm/v1/metrics/loggers.py (PrometheusStatLogger)"
+VLLM_AS_OF = "2026-11-23"
+ENGINE_JOB = "vllm"
+ENGINE_PORT = 8000  # the first engine on a node; further tensor-parallel groups on 8001, 8002, ...
+SERVING_GROUP = "inference-infra-serving-alerts"
+SERVING_ALERT_NAMES = (
+    "ServingTtftHigh",
+    "ServingQueueGrowing",
+    "ServingThroughputDrop",
+    "ServingKvCacheFull",
+    "ServingErrorRate",
+    "ServingBatchUnderused",
+    "ModelLoadSlow",
+)
+
+TTFT_BUDGET_SERIES = "inference_infra:serving_ttft_budget_seconds"
+LATENCY_BUDGET_SERIES = "inference_infra:serving_latency_budget_seconds"
+
+
+@dataclass(frozen=True)
+class EngineMetric:
+    """One series family as the engine exposes it (Prometheus exposition names: counters end in _total)."""
+
+    name: str
+    type: str  # counter, gauge or histogram
+    labels: tuple[str, ...]
+    version: str = VLLM_VERSION
+    source: str = VLLM_SOURCE
+    as_of: str = VLLM_AS_OF
+
+
+_ENGINE = ("model_name", "engine")
+VLLM_METRICS: tuple[EngineMetric, ...] = (
+    EngineMetric("vllm:num_requests_running", "gauge", _ENGINE),
+    EngineMetric("vllm:num_requests_waiting", "gauge", _ENGINE),
+    EngineMetric("vllm:kv_cache_usage_perc", "gauge", _ENGINE),  # 0-1: "1 means 100 percent usage"
+    EngineMetric("vllm:prompt_tokens_total", "counter", _ENGINE),
+    EngineMetric("vllm:generation_tokens_total", "counter", _ENGINE),
+    # finished_reason: stop, length, abort (client), error (internal, a 500), repetition
+    EngineMetric("vllm:request_success_total", "counter", (*_ENGINE, "finished_reason")),
+    EngineMetric("vllm:time_to_first_token_seconds", "histogram", _ENGINE),
+    EngineMetric("vllm:e2e_request_latency_seconds", "histogram", _ENGINE),
+    EngineMetric("vllm:inter_token_latency_seconds", "histogram", _ENGINE),
+    EngineMetric("vllm:request_queue_time_seconds", "histogram", _ENGINE),
+)
+
+
+class Latency(StrEnum):
+    INTERACTIVE = "interactive"
+    BATCH = "batch"
+
+
+_SEED = "seed docs: interactive TTFT < 100 ms and p99 latency < 500 ms; batch TTFT < 500 ms"
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServingBudget:
+    """A latency class's SLO. None: no budget for that figure."""
+
+    ttft_p99_seconds: float
+    latency_p99_seconds: float | None
+    source: str = _SEED
+
+
+BUDGETS: dict[Latency, ServingBudget] = {
+    Latency.INTERACTIVE: ServingBudget(ttft_p99_seconds=0.1, latency_p99_seconds=0.5),
+    Latency.BATCH: ServingBudget(ttft_p99_seconds=0.5, latency_p99_seconds=None),
+}
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServingSettings:
+    """What the serving rules depend on: each pool's latency class, and the thresholds."""
+
+    pools: Mapping[str, Latency] = field(default_factory=dict)  # pool name -> latency class
+    engine_job: str = ENGINE_JOB
+    node_job: str = "node-exporter"
+    kv_cache_full_ratio: float = 0.95  # issue 15: KV-cache usage above 95%
+    error_ratio: float = 0.001  # issue 15: error rate above 0.1%
+    throughput_drop_ratio: float = 0.2  # issue 15: > 20% fewer tokens/s than the previous hour
+    min_batch: float = 4.0  # issue 15: average batch under 4 for 30 minutes
+    batch_minutes: int = 30
+    model_load_seconds: int = 120  # issue 15: model load time over 120 s
+
+
+def validate_serving_settings(s: ServingSettings, where: str = "serving") -> list[Problem]:
+    problems: list[Problem] = []
+    for pool, latency in s.pools.items():
+        if not pool or '"' in pool or "\\" in pool:
+            problems.append(Problem(f"{where}.pools", pool, "must be a pool name without quotes"))
+        if not isinstance(latency, Latency):
+            problems.append(Problem(f"{where}.pools[{pool}]", latency, "must be one of interactive, batch"))
+    for name in ("kv_cache_full_ratio", "error_ratio", "throughput_drop_ratio"):
+        value = getattr(s, name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
+            problems.append(Problem(f"{where}.{name}", value, "must be a ratio above 0 and below 1"))
+    if isinstance(s.min_batch, bool) or not isinstance(s.min_batch, (int, float)) or s.min_batch <= 0:
+        problems.append(Problem(f"{where}.min_batch", s.min_batch, "must be a positive number"))
+    for name in ("batch_minutes", "model_load_seconds"):
+        value = getattr(s, name)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            problems.append(Problem(f"{where}.{name}", value, "must be a positive whole number"))
+    for name in ("engine_job", "node_job"):
+        value = getattr(s, name)
+        if not value or '"' in value or "\\" in value:
+            problems.append(Problem(f"{where}.{name}", value, "must be a job name without quotes"))
+    return problems
+
+
+def budget_rules(s: ServingSettings) -> list[dict[str, Any]]:
+    """One budget series per declared pool: what the TTFT and latency alerts compare against."""
+    rules: list[dict[str, Any]] = []
+    for pool, latency in sorted(s.pools.items()):
+        budget = BUDGETS[latency]
+        labels = {"pool": pool, "latency": latency.value}
+        rules.append(
+            {
+                "record": TTFT_BUDGET_SERIES,
+                "expr": f"vector({_num(budget.ttft_p99_seconds)})",
+                "labels": labels,
+            }
+        )
+        if budget.latency_p99_seconds is not None:
+            rules.append(
+                {
+                    "record": LATENCY_BUDGET_SERIES,
+                    "expr": f"vector({_num(budget.latency_p99_seconds)})",
+                    "labels": labels,
+                }
+            )
+    return rules
+
+
+def _p99(metric: str, job: str) -> str:
+    return f'histogram_quantile(0.99, sum by (pool, le) (rate({metric}_bucket{{job="{job}"}}[5m])))'
+
+
+def _over_budget(p99: str, budget_series: str, default: float) -> str:
+    """p99 over the pool's own budget, or over the interactive default where the pool declared no class.
+
+    Every declared pool has a TTFT budget series, so that series marks "declared": a batch pool,
+    which has no latency budget, is not judged by the interactive one.
+    """
+    return (
+        f"(\n  {p99}\n  > on (pool) group_left () {budget_series}\n)\nor\n"
+        f"(\n  ({p99} unless on (pool) {TTFT_BUDGET_SERIES})\n  > {_num(default)}\n)"
+    )
+
+
+@dataclass(frozen=True)
+class _Alert:
+    name: str
+    severity: str
+    category: str
+    expr: str
+    for_minutes: int
+    summary: str
+    description: str
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+
+def _alerts(s: ServingSettings) -> list[_Alert]:
+    job = s.engine_job
+    interactive = BUDGETS[Latency.INTERACTIVE]
+    tokens = f'vllm:generation_tokens_total{{job="{job}"}}'
+    requests = f'vllm:request_success_total{{job="{job}"}}'
+    where = "{{ $labels.instance }} ({{ $labels.model_name }})"
+    return [
+        _Alert(
+            "ServingTtftHigh",
+            "warning",
+            "capacity",
+            _over_budget(
+                _p99("vllm:time_to_first_token_seconds", job),
+                TTFT_BUDGET_SERIES,
+                interactive.ttft_p99_seconds,
+            ),
+            5,
+            "Time to first token p99 over budget in pool {{ $labels.pool }}",
+            'Pool {{ $labels.pool }} has a p99 time to first token of {{ $value | printf "%.3f" }} s for '
+            "5 minutes, over its budget (interactive 0.1 s, batch 0.5 s). Requests queue for prefill: add "
+            "capacity, lower max concurrency or move long prompts to a batch pool.",
+            {"slo": "ttft"},
+        ),
+        _Alert(
+            "ServingTtftHigh",
+            "warning",
+            "capacity",
+            _over_budget(
+                _p99("vllm:e2e_request_latency_seconds", job),
+                LATENCY_BUDGET_SERIES,
+                interactive.latency_p99_seconds or 0,
+            ),
+            5,
+            "Request latency p99 over budget in pool {{ $labels.pool }}",
+            'Pool {{ $labels.pool }} has a p99 end-to-end request latency of {{ $value | printf "%.3f" }} s '
+            "for 5 minutes, over the interactive budget of 0.5 s.",
+            {"slo": "latency"},
+        ),
+        _Alert(
+            "ServingQueueGrowing",
+            "warning",
+            "capacity",
+            f'vllm:num_requests_waiting{{job="{job}"}} > 0\n'
+            f'and deriv(vllm:num_requests_waiting{{job="{job}"}}[10m]) > 0',
+            10,
+            "Request queue growing on " + where,
+            "The engine on " + where + " has {{ $value }} requests waiting and the queue has grown for "
+            "10 minutes: it takes requests faster than it finishes them. Add capacity or shed load.",
+        ),
+        _Alert(
+            "ServingThroughputDrop",
+            "warning",
+            "capacity",
+            f"sum by (pool) (rate({tokens}[1h]))\n"
+            f"< {_num(1 - s.throughput_drop_ratio)} * sum by (pool) (rate({tokens}[1h] offset 1h))",
+            15,
+            "Token throughput down in pool {{ $labels.pool }}",
+            'Pool {{ $labels.pool }} generated {{ $value | printf "%.1f" }} tokens/s over the last hour, '
+            f"more than {_num(100 * s.throughput_drop_ratio)}% below the hour before. Check for a lost "
+            "engine, a preempting KV cache or traffic sent elsewhere.",
+        ),
+        _Alert(
+            "ServingKvCacheFull",
+            "warning",
+            "capacity",
+            f'vllm:kv_cache_usage_perc{{job="{job}"}} > {_num(s.kv_cache_full_ratio)}',
+            5,
+            "KV cache almost full on " + where,
+            "The engine on " + where + " has {{ $value | humanizePercentage }} of its KV cache in use for "
+            f"5 minutes (threshold {_num(100 * s.kv_cache_full_ratio)}%). Requests are being preempted and "
+            "recomputed: lower concurrency or context, or add capacity.",
+        ),
+        _Alert(
+            "ServingErrorRate",
+            "critical",
+            "health",
+            f'sum by (pool) (rate({requests[:-1]},finished_reason="error"}}[5m]))\n'
+            f"/ sum by (pool) (rate({requests}[5m])) > {_num(s.error_ratio)}",
+            5,
+            "Serving errors in pool {{ $labels.pool }}",
+            "Pool {{ $labels.pool }} ends {{ $value | humanizePercentage }} of its requests with an internal "
+            f'error (finished_reason="error", a 500), above {_num(100 * s.error_ratio)}%, for 5 minutes.',
+        ),
+        _Alert(
+            "ServingBatchUnderused",
+            "warning",
+            "cost",
+            f'avg_over_time(vllm:num_requests_running{{job="{job}"}}[5m]) < {_num(s.min_batch)}',
+            s.batch_minutes,
+            "Accelerator under-used on " + where,
+            "The engine on " + where + ' has run {{ $value | printf "%.1f" }} requests at a time on average, '
+            f"under {_num(s.min_batch)} for {s.batch_minutes} minutes. The accelerator is paid for by the "
+            "hour: consolidate pools, scale in or move to a smaller instance.",
+        ),
+        _Alert(
+            "ModelLoadSlow",
+            "warning",
+            "health",
+            f'up{{job="{job}"}} == 0\nand on (node) up{{job="{s.node_job}"}} == 1',
+            max(1, s.model_load_seconds // 60),
+            "Model not serving after load budget on {{ $labels.instance }}",
+            "The engine target {{ $labels.instance }} has not answered /metrics for "
+            f"{s.model_load_seconds} s while its node is up. vLLM {VLLM_VERSION} publishes no load-time "
+            "metric and its server answers only once the weights are loaded, so a node that is up with no "
+            "engine is still loading (slow weight cache) or failed to load.",
+        ),
+    ]
+
+
+def serving_alert_rules(s: ServingSettings, runbook_url: str) -> list[dict[str, Any]]:
+    rules = []
+    for a in _alerts(s):
+        rule: dict[str, Any] = {"alert": a.name, "expr": a.expr, "for": f"{a.for_minutes}m"}
+        rule["labels"] = {"severity": a.severity, "category": a.category, **a.labels}
+        rule["annotations"] = {
+            "summary": a.summary,
+            "description": a.description,
+            "runbook_url": f"{runbook_url}#{a.name.lower()}",
+        }
+        rules.append(rule)
+    return rules
+
+
+def serving_rule_group(s: ServingSettings, runbook_url: str) -> dict[str, Any]:
+    return {"name": SERVING_GROUP, "rules": budget_rules(s) + serving_alert_rules(s, runbook_url)}
+
+
+def _num(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
