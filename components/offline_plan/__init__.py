@@ -82,6 +82,7 @@ def plan(
                 "test, or pass the value in through stack config."
             ) from e
         raise error from e
+    capture.log.extend(("warning", w) for w in stack_config.warnings)
     if errors := capture.errors():
         text = scrub(" ".join(errors), capture.secrets())
         raise ProgramError(f"{stack_config.path.name}: the program logged errors: {text}")

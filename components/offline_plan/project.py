@@ -39,6 +39,42 @@ class StackConfig:
     path: Path
     values: Mapping[str, str]  # fully qualified key -> engine string
     secret_keys: tuple[str, ...]
+    warnings: tuple[str, ...] = ()  # e.g. a provider key the installed provider does not define
+
+
+class Yaml12Loader(yaml.SafeLoader):
+    """PyYAML with the YAML 1.2 core schema, as Pulumi (Go yaml.v3) reads its files.
+
+    Only true/false (any case form) are booleans, so `default: off` stays the string
+    "off"; no sexagesimal numbers, no timestamps; 0o17 and 0x1F are integers.
+    """
+
+
+Yaml12Loader.yaml_implicit_resolvers = {}
+for _tag, _pattern, _first in (
+    ("tag:yaml.org,2002:bool", r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    ("tag:yaml.org,2002:null", r"^(?:~|null|Null|NULL|)$", ["~", "n", "N", ""]),
+    ("tag:yaml.org,2002:int", r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
+    (
+        "tag:yaml.org,2002:float",
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        "-+0123456789.",
+    ),
+):
+    Yaml12Loader.add_implicit_resolver(_tag, __import__("re").compile(_pattern), list(_first))
+
+
+def _yaml12_int(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> int:
+    text = loader.construct_scalar(node)
+    return int(text, 0) if text[:2] in ("0o", "0x") else int(text, 10)
+
+
+def _yaml12_bool(loader: yaml.SafeLoader, node: yaml.ScalarNode) -> bool:
+    return loader.construct_scalar(node).lower() == "true"
+
+
+Yaml12Loader.add_constructor("tag:yaml.org,2002:int", _yaml12_int)
+Yaml12Loader.add_constructor("tag:yaml.org,2002:bool", _yaml12_bool)
 
 
 def _read_yaml(path: Path) -> Any:
@@ -47,7 +83,7 @@ def _read_yaml(path: Path) -> Any:
     except OSError as e:
         raise InputError(f"cannot read {path}: {e.strerror}.") from None
     try:
-        return yaml.safe_load(text)
+        return yaml.load(text, Loader=Yaml12Loader)
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
@@ -126,7 +162,48 @@ def load_stack(project: Project, stack: str) -> StackConfig:
         values[key] = encoded
         if secret:
             secret_keys.append(key)
-    return StackConfig(name=stack, path=path, values=values, secret_keys=tuple(secret_keys))
+    warnings = tuple(w for key in values if (w := _provider_key_warning(key, path.name)))
+    return StackConfig(
+        name=stack, path=path, values=values, secret_keys=tuple(secret_keys), warnings=warnings
+    )
+
+
+_PROVIDER_MODULES = {"aws": "pulumi_aws", "gcp": "pulumi_gcp", "kubernetes": "pulumi_kubernetes"}
+
+
+def provider_config_keys(namespace: str) -> frozenset[str] | None:
+    """The config keys the installed provider SDK reads (from its config/vars.py), or None."""
+    import importlib.util
+    import re
+
+    module = _PROVIDER_MODULES.get(namespace)
+    spec = importlib.util.find_spec(module) if module else None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    vars_py = Path(next(iter(spec.submodule_search_locations))) / "config" / "vars.py"
+    try:
+        text = vars_py.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    return frozenset(re.findall(r"__config__\.get[a-z_]*\('([A-Za-z0-9]+)'", text))
+
+
+def _provider_key_warning(key: str, file_name: str) -> str | None:
+    namespace, _, name = key.partition(":")
+    known = _cached_keys(namespace)
+    if not known or name in known:
+        return None
+    hint = did_you_mean(key, [f"{namespace}:{k}" for k in known])
+    return f"{file_name}: {key!r} is not a setting of the {namespace} provider{hint}; the provider ignores it"
+
+
+_KEYS: dict[str, frozenset[str] | None] = {}
+
+
+def _cached_keys(namespace: str) -> frozenset[str] | None:
+    if namespace not in _KEYS:
+        _KEYS[namespace] = provider_config_keys(namespace)
+    return _KEYS[namespace]
 
 
 def _engine_string(value: Any) -> tuple[str, bool]:

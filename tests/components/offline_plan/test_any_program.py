@@ -138,3 +138,26 @@ def test_plan_rejects_failing_program_without_printing_the_secret(pulumi_project
     assert code == 2
     assert SECRET not in err.replace("\n", "")
     assert "[secret]" in err
+
+
+CONFIG = """
+import pulumi
+
+config = pulumi.Config()
+pulumi.export("mode", config.get("mode"))
+pulumi.export("replicas", config.get_int("replicas"))
+pulumi.export("debug", config.get_bool("debug"))
+"""
+
+
+def test_plan_reads_project_files_as_yaml_1_2_with_config_defaults(pulumi_project):
+    root = pulumi_project(CONFIG, {"dev": "config:\n  aws:regoin: us-east-2\n"})
+    (root / "Pulumi.yaml").write_text(
+        "name: outside\nruntime: python\nconfig:\n"
+        "  mode:\n    type: string\n    default: off\n"
+        "  replicas:\n    type: integer\n    default: 3\n"
+        "  debug:\n    type: boolean\n    default: false\n"
+    )
+    result = plan(root, "dev")
+    assert result.as_json()["outputs"] == {"mode": "off", "replicas": 3, "debug": False}
+    assert any("'aws:regoin'" in w and "did you mean 'aws:region'" in w for w in result.warnings())
