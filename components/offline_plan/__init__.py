@@ -99,20 +99,23 @@ def _default_policy_config(pack: Path, stack: str) -> Path | None:
 
 
 def _program_error(error: Exception, program_dir: Path, config_name: str) -> ProgramError:
+    """One paragraph naming where the fault is: the stack file for config errors, else the
+    program's file and line (the innermost frame in the program's folder)."""
     import pulumi
 
     if isinstance(error, ProgramError):
         return error
-    if isinstance(error, InputError):
-        return ProgramError(f"{config_name}: {error}", getattr(error, "problems", ()))
-    if isinstance(error, (pulumi.RunError, pulumi.ConfigMissingError, pulumi.ConfigTypeError)):
+    if isinstance(error, (pulumi.ConfigMissingError, pulumi.ConfigTypeError)):
         return ProgramError(f"{config_name}: {error}")
-    where = ""
     frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename.startswith(str(program_dir))]
-    if frames:
-        f = frames[-1]
-        where = f" at {os.path.relpath(f.filename, program_dir.parent)}:{f.lineno}"
+    where = (
+        f"{os.path.relpath(frames[-1].filename, program_dir.parent)}:{frames[-1].lineno}" if frames else ""
+    )
+    if isinstance(error, InputError):
+        return ProgramError(f"{where or config_name}: {error}", getattr(error, "problems", ()))
+    if isinstance(error, pulumi.RunError):
+        return ProgramError(f"{where or config_name}: {error}")
     return ProgramError(
-        f"the stack program failed{where}: {type(error).__name__}: {error}. "
+        f"the stack program failed{f' at {where}' if where else ''}: {type(error).__name__}: {error}. "
         "Set INFERENCE_INFRA_DEBUG=1 to see the full traceback."
     )

@@ -161,3 +161,28 @@ def test_plan_reads_project_files_as_yaml_1_2_with_config_defaults(pulumi_projec
     result = plan(root, "dev")
     assert result.as_json()["outputs"] == {"mode": "off", "replicas": 3, "debug": False}
     assert any("'aws:regoin'" in w and "did you mean 'aws:region'" in w for w in result.warnings())
+
+
+BAD_COMPONENT = """
+from inference_infra.components.aws import GpuFleet, GpuFleetArgs
+
+GpuFleet("serving", GpuFleetArgs(instance_type="g5.nonsense", vpc_id="vpc-1", subnets=["subnet-1"]))
+"""
+
+
+def test_plan_rejects_bad_component_input_naming_the_program_line(pulumi_project):
+    from inference_infra.components.offline_plan import ProgramError
+
+    with pytest.raises(ProgramError) as caught:
+        plan(pulumi_project(BAD_COMPONENT), "dev")
+    message = str(caught.value)
+    assert "__main__.py:4:" in message
+    assert "Pulumi.dev.yaml" not in message
+
+
+def test_plan_rejects_missing_config_naming_the_stack_file(pulumi_project):
+    from inference_infra.components.offline_plan import ProgramError
+
+    with pytest.raises(ProgramError) as caught:
+        plan(pulumi_project("import pulumi\npulumi.Config().require('size')\n"), "dev")
+    assert str(caught.value).startswith("Pulumi.dev.yaml: ")
