@@ -20,30 +20,37 @@ from inference_infra.components.cli import app
 @click.option(
     "--cwd", type=click.Path(path_type=Path), default=Path("."), help="Folder of the Pulumi project."
 )
-@click.option("--policy-pack", type=click.Path(path_type=Path), help="Policy pack folder (default: policy/).")
+@click.option(
+    "--policy-pack",
+    type=click.Path(path_type=Path),
+    multiple=True,
+    help="Policy pack folder; repeat for several (default: the project's policy/ when it holds "
+    "PulumiPolicy.yaml, else the library's pack).",
+)
 @click.option(
     "--policy-config",
     type=click.Path(path_type=Path),
     help="Policy config JSON in `pulumi preview --policy-pack-config` shape (default: the pack's "
     "config/<stack>.json).",
 )
-def plan(stack: str, as_json: bool, cwd: Path, policy_pack: Path | None, policy_config: Path | None) -> int:
+def plan(
+    stack: str, as_json: bool, cwd: Path, policy_pack: tuple[Path, ...], policy_config: Path | None
+) -> int:
     """Run a stack's program offline under Pulumi's mock runtime, price it, and check it
     against the policy pack. Exit 1 when a mandatory policy is violated."""
     from inference_infra.components.errors import InputError
     from inference_infra.components.offline_plan import plan as run_plan
     from inference_infra.components.offline_plan import render_table
 
-    if policy_pack is not None and not policy_pack.is_dir():
-        raise InputError(
-            f"--policy-pack {str(policy_pack)!r} is not a folder; pass the policy pack's folder."
-        )
+    for pack in policy_pack:
+        if not pack.is_dir():
+            raise InputError(f"--policy-pack {str(pack)!r} is not a folder; pass the policy pack's folder.")
     if policy_config is not None and not policy_config.is_file():
         raise InputError(
             f"--policy-config {str(policy_config)!r} does not exist; pass a policy config JSON file."
         )
     try:
-        result = run_plan(cwd, stack, policy_pack=policy_pack, policy_config=policy_config)
+        result = run_plan(cwd, stack, policy_pack=list(policy_pack), policy_config=policy_config)
     except InputError:
         if os.environ.get("INFERENCE_INFRA_DEBUG"):
             import traceback

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from inference_infra.components.errors import InputError
 from inference_infra.components.offline_plan.model import Capture, CapturedResource, scrub
-from inference_infra.components.offline_plan.policy import PolicyReport, evaluate_policies
+from inference_infra.components.offline_plan.policy import PolicyReport, evaluate_packs
 from inference_infra.components.offline_plan.pricing import price_capture
 from inference_infra.components.offline_plan.project import load_project, load_stack
 from inference_infra.components.offline_plan.report import PlanResult, render_table
@@ -51,9 +51,11 @@ def plan(
     cwd: Path,
     stack: str,
     *,
-    policy_pack: Path | None = None,
+    policy_pack: Path | list[Path] | None = None,
     policy_config: Path | None = None,
 ) -> PlanResult:
+    """Plan a stack offline. policy_pack: one pack folder or several; by default the project's
+    own `policy/` when it holds PulumiPolicy.yaml, else the library's pack."""
     from inference_infra.components.offline_plan.runtime import run_program
 
     project = load_project(cwd)
@@ -86,11 +88,16 @@ def plan(
     if errors := capture.errors():
         text = scrub(" ".join(errors), capture.secrets())
         raise ProgramError(f"{stack_config.path.name}: the program logged errors: {text}")
-    pack = policy_pack or (
-        DEFAULT_POLICY_PACK if (DEFAULT_POLICY_PACK / "PulumiPolicy.yaml").is_file() else None
-    )
-    config_path = policy_config or (_default_policy_config(pack, stack) if pack else None)
-    return PlanResult(capture, price_capture(capture), evaluate_policies(capture, pack, config_path))
+    packs = [policy_pack] if isinstance(policy_pack, Path) else list(policy_pack or [])
+    if not packs:
+        own = project.root / "policy"
+        if (own / "PulumiPolicy.yaml").is_file():
+            packs = [own]
+        elif (DEFAULT_POLICY_PACK / "PulumiPolicy.yaml").is_file():
+            packs = [DEFAULT_POLICY_PACK]
+    # A pack's own config/<stack>.json is its default config; --policy-config applies to every pack.
+    runs = [(pack, policy_config or _default_policy_config(pack, stack)) for pack in packs]
+    return PlanResult(capture, price_capture(capture), evaluate_packs(capture, runs))
 
 
 def _default_policy_config(pack: Path, stack: str) -> Path | None:

@@ -186,3 +186,51 @@ def test_plan_rejects_missing_config_naming_the_stack_file(pulumi_project):
     with pytest.raises(ProgramError) as caught:
         plan(pulumi_project("import pulumi\npulumi.Config().require('size')\n"), "dev")
     assert str(caught.value).startswith("Pulumi.dev.yaml: ")
+
+
+OWN_PACK = """
+from pulumi_policy import EnforcementLevel, PolicyPack, ResourceValidationPolicy
+
+
+def no_buckets(args, report_violation):
+    if args.resource_type == "aws:s3/bucketV2:BucketV2":
+        report_violation("buckets are not allowed here")
+
+
+PolicyPack(
+    name="own-pack",
+    enforcement_level=EnforcementLevel.MANDATORY,
+    policies=[ResourceValidationPolicy(name="no-buckets", description="No buckets.", validate=no_buckets)],
+)
+"""
+
+
+def _own_pack(root):
+    pack = root / "policy"
+    pack.mkdir()
+    (pack / "PulumiPolicy.yaml").write_text("runtime: python\n")
+    (pack / "__main__.py").write_text(OWN_PACK)
+    return pack
+
+
+def test_plan_runs_the_projects_own_policy_pack_by_default(pulumi_project):
+    root = pulumi_project("import pulumi_aws as aws\naws.s3.BucketV2('b')\n")
+    _own_pack(root)
+    result = plan(root, "dev")
+    assert [p["name"] for p in result.policy.as_json()["packs"]] == [result.policy.pack]
+    assert "own-pack" in result.policy.pack
+    assert [v.policy for v in result.policy.violations] == ["no-buckets"]
+    assert result.exit_code == 1
+
+
+def test_plan_runs_every_policy_pack_given_and_names_them(pulumi_project):
+    from inference_infra.components.offline_plan import DEFAULT_POLICY_PACK
+
+    root = pulumi_project("import pulumi_aws as aws\naws.s3.BucketV2('b')\n")
+    own = _own_pack(root)
+    result = plan(root, "dev", policy_pack=[own, DEFAULT_POLICY_PACK])
+    names = [p["name"] for p in result.policy.as_json()["packs"]]
+    assert len(names) == 2
+    assert "own-pack" in names[0]
+    assert "inference-infra" in names[1]
+    assert "no-buckets" in {v.policy for v in result.policy.violations}
