@@ -154,7 +154,7 @@ def test_tag_field_gke_cluster_takes_resource_labels():
     from inference_infra.components.tagging import CostTags, tag_field, tagged_props
 
     assert tag_field("gcp:container/cluster:Cluster") == "resourceLabels"
-    tags = CostTags(cost_center="ml", environment="dev", owner="a@example.com")
+    tags = CostTags(cost_center="ml", environment="dev", owner="a@example.com", auto_shutdown=False)
     props = tagged_props("gcp:container/cluster:Cluster", {"resourceLabels": {"team": "x"}}, tags)
     assert props["resourceLabels"]["team"] == "x"
     assert props["resourceLabels"]["cost-center"] == "ml"
