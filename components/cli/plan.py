@@ -20,7 +20,13 @@ from inference_infra.components.cli import app
 @click.option(
     "--cwd", type=click.Path(path_type=Path), default=Path("."), help="Folder of the Pulumi project."
 )
-@click.option("--policy-pack", type=click.Path(path_type=Path), help="Policy pack folder (default: policy/).")
+@click.option(
+    "--policy-pack",
+    type=click.Path(path_type=Path),
+    multiple=True,
+    help="Policy pack folder; repeat for several (default: the project's policy/ when it holds "
+    "PulumiPolicy.yaml, else the library's pack).",
+)
 @click.option(
     "--policy-config",
     type=click.Path(path_type=Path),
@@ -37,7 +43,7 @@ def plan(
     stack: str,
     as_json: bool,
     cwd: Path,
-    policy_pack: Path | None,
+    policy_pack: tuple[Path, ...],
     policy_config: Path | None,
     usage_file: Path | None = None,
 ) -> int:
@@ -47,10 +53,9 @@ def plan(
     from inference_infra.components.offline_plan import plan as run_plan
     from inference_infra.components.offline_plan import render_table
 
-    if policy_pack is not None and not policy_pack.is_dir():
-        raise InputError(
-            f"--policy-pack {str(policy_pack)!r} is not a folder; pass the policy pack's folder."
-        )
+    for pack in policy_pack:
+        if not pack.is_dir():
+            raise InputError(f"--policy-pack {str(pack)!r} is not a folder; pass the policy pack's folder.")
     if policy_config is not None and not policy_config.is_file():
         raise InputError(
             f"--policy-config {str(policy_config)!r} does not exist; pass a policy config JSON file."
@@ -61,7 +66,7 @@ def plan(
 
         usage = read_usage_file(usage_file)
     try:
-        result = run_plan(cwd, stack, policy_pack=policy_pack, policy_config=policy_config)
+        result = run_plan(cwd, stack, policy_pack=list(policy_pack), policy_config=policy_config)
     except InputError:
         if os.environ.get("INFERENCE_INFRA_DEBUG"):
             import traceback

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from inference_infra.components.errors import InputError
 from inference_infra.components.offline_plan.model import Capture, CapturedResource, scrub
-from inference_infra.components.offline_plan.policy import PolicyReport, evaluate_policies
+from inference_infra.components.offline_plan.policy import PolicyReport, evaluate_packs
 from inference_infra.components.offline_plan.pricing import price_capture
 from inference_infra.components.offline_plan.project import load_project, load_stack
 from inference_infra.components.offline_plan.report import PlanResult, render_table
@@ -51,9 +51,11 @@ def plan(
     cwd: Path,
     stack: str,
     *,
-    policy_pack: Path | None = None,
+    policy_pack: Path | list[Path] | None = None,
     policy_config: Path | None = None,
 ) -> PlanResult:
+    """Plan a stack offline. policy_pack: one pack folder or several; by default the project's
+    own `policy/` when it holds PulumiPolicy.yaml, else the library's pack."""
     from inference_infra.components.offline_plan.runtime import run_program
 
     project = load_project(cwd)
@@ -86,11 +88,16 @@ def plan(
     if errors := capture.errors():
         text = scrub(" ".join(errors), capture.secrets())
         raise ProgramError(f"{stack_config.path.name}: the program logged errors: {text}")
-    pack = policy_pack or (
-        DEFAULT_POLICY_PACK if (DEFAULT_POLICY_PACK / "PulumiPolicy.yaml").is_file() else None
-    )
-    config_path = policy_config or (_default_policy_config(pack, stack) if pack else None)
-    return PlanResult(capture, price_capture(capture), evaluate_policies(capture, pack, config_path))
+    packs = [policy_pack] if isinstance(policy_pack, Path) else list(policy_pack or [])
+    if not packs:
+        own = project.root / "policy"
+        if (own / "PulumiPolicy.yaml").is_file():
+            packs = [own]
+        elif (DEFAULT_POLICY_PACK / "PulumiPolicy.yaml").is_file():
+            packs = [DEFAULT_POLICY_PACK]
+    # A pack's own config/<stack>.json is its default config; --policy-config applies to every pack.
+    runs = [(pack, policy_config or _default_policy_config(pack, stack)) for pack in packs]
+    return PlanResult(capture, price_capture(capture), evaluate_packs(capture, runs))
 
 
 def _default_policy_config(pack: Path, stack: str) -> Path | None:
@@ -99,20 +106,23 @@ def _default_policy_config(pack: Path, stack: str) -> Path | None:
 
 
 def _program_error(error: Exception, program_dir: Path, config_name: str) -> ProgramError:
+    """One paragraph naming where the fault is: the stack file for config errors, else the
+    program's file and line (the innermost frame in the program's folder)."""
     import pulumi
 
     if isinstance(error, ProgramError):
         return error
-    if isinstance(error, InputError):
-        return ProgramError(f"{config_name}: {error}", getattr(error, "problems", ()))
-    if isinstance(error, (pulumi.RunError, pulumi.ConfigMissingError, pulumi.ConfigTypeError)):
+    if isinstance(error, (pulumi.ConfigMissingError, pulumi.ConfigTypeError)):
         return ProgramError(f"{config_name}: {error}")
-    where = ""
     frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename.startswith(str(program_dir))]
-    if frames:
-        f = frames[-1]
-        where = f" at {os.path.relpath(f.filename, program_dir.parent)}:{f.lineno}"
+    where = (
+        f"{os.path.relpath(frames[-1].filename, program_dir.parent)}:{frames[-1].lineno}" if frames else ""
+    )
+    if isinstance(error, InputError):
+        return ProgramError(f"{where or config_name}: {error}", getattr(error, "problems", ()))
+    if isinstance(error, pulumi.RunError):
+        return ProgramError(f"{where or config_name}: {error}")
     return ProgramError(
-        f"the stack program failed{where}: {type(error).__name__}: {error}. "
+        f"the stack program failed{f' at {where}' if where else ''}: {type(error).__name__}: {error}. "
         "Set INFERENCE_INFRA_DEBUG=1 to see the full traceback."
     )

@@ -85,6 +85,7 @@ class PolicyReport:
     not_applicable: list[NotApplicable] = field(default_factory=list)
     undetermined: list[Undetermined] = field(default_factory=list)
     policies: int = 0  # policies that ran
+    packs: list[dict[str, Any]] = field(default_factory=list)  # every pack that ran: name, path, config
 
     @property
     def gate_failed(self) -> bool:
@@ -99,6 +100,7 @@ class PolicyReport:
             out.update(
                 pack=self.pack,
                 config=self.config,
+                packs=self.packs,
                 not_applicable=[n.as_json() for n in self.not_applicable],
                 undetermined=[u.as_json() for u in self.undetermined],
             )
@@ -116,6 +118,26 @@ def evaluate_policies(capture: Capture, pack_dir: Path | None, config_path: Path
     given = read_config_file(config_path) if config_path is not None else {}
     settings = reconcile(pack, given, str(config_path) if config_path else "(defaults)")
     return evaluate(capture, pack, settings, str(config_path) if config_path else None)
+
+
+def evaluate_packs(capture: Capture, runs: list[tuple[Path, Path | None]]) -> PolicyReport:
+    """Several packs over one capture (as `pulumi preview --policy-pack A --policy-pack B`), merged."""
+    if not runs:
+        return evaluate_policies(capture, None, None)
+    reports = [evaluate_policies(capture, pack, config) for pack, config in runs]
+    merged = PolicyReport(
+        evaluated=True,
+        pack=", ".join(r.pack or "?" for r in reports),
+        config=", ".join(r.config for r in reports if r.config) or None,
+        note="; ".join(r.note for r in reports if r.note) or None,
+        policies=sum(r.policies for r in reports),
+    )
+    for (pack, config), r in zip(runs, reports, strict=True):
+        merged.violations += r.violations
+        merged.not_applicable += r.not_applicable
+        merged.undetermined += r.undetermined
+        merged.packs.append({"name": r.pack, "path": str(pack), "config": str(config) if config else None})
+    return merged
 
 
 def evaluate(

@@ -29,8 +29,7 @@ class PlanResult:
         """What the program said for people to read (`pulumi.log.info`), e.g. the planner's choices."""
         found = [m for s, m in self.capture.log if s == "info"]
         found += [n for r in self.capture.resources if (n := _k8s_accelerator_note(r))]
-        secrets = self.capture.secrets()
-        return [scrub(n, secrets) for n in found]
+        return [scrub(n, self._secrets()) for n in found]
 
     def warnings(self) -> list[str]:
         found = [m for s, m in self.capture.log if s == "warning"]
@@ -48,8 +47,12 @@ class PlanResult:
         found += [f"not priced: {urn}: {why}" for urn, why in self.cost.unpriced]
         if self.policy.note:
             found.append(f"policy: {self.policy.note}")
-        secrets = self.capture.secrets()
-        return [scrub(w, secrets) for w in found]
+        return [scrub(w, self._secrets()) for w in found]
+
+    def _secrets(self) -> set[str]:
+        if getattr(self, "_secret_cache", None) is None:
+            self._secret_cache = self.capture.secrets()
+        return self._secret_cache
 
     def as_json(self) -> dict[str, Any]:
         return {

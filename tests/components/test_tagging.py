@@ -148,3 +148,14 @@ def test_stack_transform_tags_every_taggable_resource_in_components(plan_of, tag
     assert "tags" not in capture.named("serving-rp").props
     assert capture.named("tpu-host").props["labels"]["auto-shutdown"] == "true"
     assert capture.named("tpu-host").props["labels"]["cost-center"] == "ml-platform"
+
+
+def test_tag_field_gke_cluster_takes_resource_labels():
+    from inference_infra.components.tagging import CostTags, tag_field, tagged_props
+
+    assert tag_field("gcp:container/cluster:Cluster") == "resourceLabels"
+    tags = CostTags(cost_center="ml", environment="dev", owner="a@example.com", auto_shutdown=False)
+    props = tagged_props("gcp:container/cluster:Cluster", {"resourceLabels": {"team": "x"}}, tags)
+    assert props["resourceLabels"]["team"] == "x"
+    assert props["resourceLabels"]["cost-center"] == "ml"
+    assert "labels" not in props

@@ -138,3 +138,101 @@ def test_plan_rejects_failing_program_without_printing_the_secret(pulumi_project
     assert code == 2
     assert SECRET not in err.replace("\n", "")
     assert "[secret]" in err
+
+
+CONFIG = """
+import pulumi
+
+config = pulumi.Config()
+pulumi.export("mode", config.get("mode"))
+pulumi.export("replicas", config.get_int("replicas"))
+pulumi.export("debug", config.get_bool("debug"))
+"""
+
+
+def test_plan_reads_project_files_as_yaml_1_2_with_config_defaults(pulumi_project):
+    root = pulumi_project(CONFIG, {"dev": "config:\n  aws:regoin: us-east-2\n"})
+    (root / "Pulumi.yaml").write_text(
+        "name: outside\nruntime: python\nconfig:\n"
+        "  mode:\n    type: string\n    default: off\n"
+        "  replicas:\n    type: integer\n    default: 3\n"
+        "  debug:\n    type: boolean\n    default: false\n"
+    )
+    result = plan(root, "dev")
+    assert result.as_json()["outputs"] == {"mode": "off", "replicas": 3, "debug": False}
+    typo = [w for w in result.warnings() if "aws:regoin is not a setting" in w]
+    assert typo
+    assert "did you mean aws:region?" in typo[0]
+
+
+BAD_COMPONENT = """
+from inference_infra.components.aws import GpuFleet, GpuFleetArgs
+
+GpuFleet("serving", GpuFleetArgs(instance_type="g5.nonsense", vpc_id="vpc-1", subnets=["subnet-1"]))
+"""
+
+
+def test_plan_rejects_bad_component_input_naming_the_program_line(pulumi_project):
+    from inference_infra.components.offline_plan import ProgramError
+
+    with pytest.raises(ProgramError) as caught:
+        plan(pulumi_project(BAD_COMPONENT), "dev")
+    message = str(caught.value)
+    assert "__main__.py:4:" in message
+    assert "Pulumi.dev.yaml" not in message
+
+
+def test_plan_rejects_missing_config_naming_the_stack_file(pulumi_project):
+    from inference_infra.components.offline_plan import ProgramError
+
+    with pytest.raises(ProgramError) as caught:
+        plan(pulumi_project("import pulumi\npulumi.Config().require('size')\n"), "dev")
+    assert str(caught.value).startswith("Pulumi.dev.yaml: ")
+
+
+OWN_PACK = """
+from pulumi_policy import EnforcementLevel, PolicyPack, ResourceValidationPolicy
+
+
+def no_buckets(args, report_violation):
+    if args.resource_type == "aws:s3/bucketV2:BucketV2":
+        report_violation("buckets are not allowed here")
+
+
+PolicyPack(
+    name="own-pack",
+    enforcement_level=EnforcementLevel.MANDATORY,
+    policies=[ResourceValidationPolicy(name="no-buckets", description="No buckets.", validate=no_buckets)],
+)
+"""
+
+
+def _own_pack(root):
+    pack = root / "policy"
+    pack.mkdir()
+    (pack / "PulumiPolicy.yaml").write_text("runtime: python\n")
+    (pack / "__main__.py").write_text(OWN_PACK)
+    return pack
+
+
+def test_plan_runs_the_projects_own_policy_pack_by_default(pulumi_project):
+    root = pulumi_project("import pulumi_aws as aws\naws.s3.BucketV2('b')\n")
+    _own_pack(root)
+    result = plan(root, "dev")
+    assert [p["name"] for p in result.policy.as_json()["packs"]] == [result.policy.pack]
+    assert "own-pack" in result.policy.pack
+    assert [v.policy for v in result.policy.violations] == ["no-buckets"]
+    assert result.exit_code == 1
+
+
+def test_plan_runs_every_policy_pack_given_and_names_them(pulumi_project):
+    from inference_infra.components.offline_plan import DEFAULT_POLICY_PACK
+
+    root = pulumi_project("import pulumi_aws as aws\naws.s3.BucketV2('b')\n")
+    own = _own_pack(root)
+    result = plan(root, "dev", policy_pack=[own, DEFAULT_POLICY_PACK])
+    names = [p["name"] for p in result.policy.as_json()["packs"]]
+    assert len(names) == 2
+    assert "own-pack" in names[0]
+    assert "inference-infra" in names[1]
+    assert "no-buckets" in {v.policy for v in result.policy.violations}
