@@ -188,6 +188,11 @@ class FilestoreCacheSettings(Settings):
     )
     share_name: str = "models"
     deletion_protection: bool = False
+    writer_ranges: list[str] = Field(
+        default_factory=list,
+        description="CIDRs (a publisher host, outside gcpNetwork's serving range) exported READ_WRITE; "
+        "the fleets' range is always READ_ONLY with ROOT_SQUASH.",
+    )
 
 
 # --- AWS fleets, model caches and network (components/aws; infra/aws_stack.py) ------------------
@@ -227,6 +232,11 @@ class EfsModelCacheSettings(Settings):
     throughput_mode: Literal["elastic", "bursting"] = "elastic"
     transition_to_ia_days: int | None = 30
     backup: bool = False
+    writer_role_arns: list[str] = Field(
+        default_factory=list,
+        description="IAM roles that may write the cache (a publisher), through the writer access point. "
+        "Serving fleets always mount it read-only.",
+    )
 
 
 class AwsReservationSettings(Settings):

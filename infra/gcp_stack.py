@@ -270,6 +270,7 @@ def _cache_args(cache: FilestoreCacheSettings, refs: NetworkRefs, ctx: GcpContex
         network=refs.network_name,
         location=cache.location or default_location or "",
         client_ranges=[refs.cidr],
+        writer_ranges=list(cache.writer_ranges),
         tier=tier,
         capacity_gib=cache.capacity_gib,
         share_name=cache.share_name,

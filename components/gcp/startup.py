@@ -51,6 +51,10 @@ class StartupConfig:
     local_ssd_count: int = 0  # NVMe local SSDs the machine has (bundled + added)
     model_uris: tuple[str, ...] = ()  # gs://bucket/folder, one per model
     model_cache: bool = False  # mount the Filestore share named in the instance metadata
+    # Serving nodes mount the shared cache read-only (its export is READ_ONLY, ROOT_SQUASH for them);
+    # only the cache's named writer (a host in FilestoreModelCacheArgs.writer_ranges) mounts it
+    # read-write and fills it from Cloud Storage.
+    model_cache_writer: bool = False
     ops_agent: bool = True
     gpu_metrics: bool = False  # DCGM receiver (needs ops_agent)
     download_processes: int = 16  # gcloud storage/process_count
@@ -116,7 +120,12 @@ def render_startup_script(config: StartupConfig) -> str:
             steps.append('MODELS_DIR="$CACHE_MOUNT/models"')
     if config.model_uris:
         if config.model_cache and not config.local_ssd_count:
-            steps.append("prefetch_into_shared_cache")
+            if config.model_cache_writer:
+                steps.append("prefetch_into_shared_cache")
+            else:
+                steps.append(
+                    'log "serving the weights from the read-only model cache (filled by its writer)"'
+                )
         else:
             steps.append('prefetch_models "$MODELS_DIR"')
     steps.append("write_models_env")
@@ -126,6 +135,7 @@ def render_startup_script(config: StartupConfig) -> str:
         wait_seconds=config.local_ssd_wait_seconds,
         local_ssd_mount=q(LOCAL_SSD_MOUNT),
         cache_mount=q(MODEL_CACHE_MOUNT),
+        cache_access="rw" if config.model_cache_writer else "ro",
         boot_models=q(BOOT_DISK_MODELS),
         models_env=q(MODELS_ENV),
         ops_config_path=q(OPS_AGENT_CONFIG),
@@ -244,7 +254,7 @@ mount_model_cache() {{
   ensure_package mount.nfs nfs-common
   mkdir -p "$CACHE_MOUNT"
   if ! mountpoint -q "$CACHE_MOUNT"; then
-    mount -t nfs -o rw,hard,timeo=600,retrans=3,nconnect=8 "$share" "$CACHE_MOUNT"
+    mount -t nfs -o {cache_access},hard,timeo=600,retrans=3,nconnect=8 "$share" "$CACHE_MOUNT"
   fi
   log "model cache $share mounted at $CACHE_MOUNT"
 }}

@@ -175,8 +175,23 @@ def test_startup_rejects_missing_local_ssds(sandbox):
     assert sandbox.calls("mdadm") == []
 
 
-def test_startup_mounts_the_cache_from_metadata_and_fills_it_once(sandbox):
-    config = StartupConfig(model_uris=("gs://m/a", "gs://m/b/"), model_cache=True, ops_agent=False)
+def test_startup_mounts_the_cache_read_only_on_serving_nodes_and_writes_nothing(sandbox):
+    config = StartupConfig(model_uris=("gs://m/a",), model_cache=True, ops_agent=False)
+    result = sandbox.run(config, STUB_CACHE_TARGET="10.0.0.2:/models")
+    assert result.returncode == 0, result.stderr
+    cache = sandbox.root / "mnt/model-cache"
+    assert (
+        f"mount -t nfs -o ro,hard,timeo=600,retrans=3,nconnect=8 10.0.0.2:/models {cache}" in sandbox.calls()
+    )
+    assert sandbox.calls("gcloud") == []
+    assert not (cache / ".prefetch.lock").exists()
+    assert sandbox.models_env() == f"MODELS_DIR={cache}/models\n"
+
+
+def test_startup_mounts_the_cache_from_metadata_and_fills_it_once_on_the_writer(sandbox):
+    config = StartupConfig(
+        model_uris=("gs://m/a", "gs://m/b/"), model_cache=True, model_cache_writer=True, ops_agent=False
+    )
     result = sandbox.run(config, STUB_CACHE_TARGET="10.0.0.2:/models")
     assert result.returncode == 0, result.stderr
     cache = sandbox.root / "mnt/model-cache"
