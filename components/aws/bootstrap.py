@@ -76,6 +76,7 @@ class ModelPrefetch:
     bucket: str
     prefix: str
     directory: str  # under NodeBootstrap.cache_path
+    allow_pickle: bool = False  # accept .bin/.pt/.pth/.pkl weights (they run code when loaded)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -302,6 +303,7 @@ def _prefetch_unit(spec: NodeBootstrap) -> str:
     return _unit(
         "inference-infra: prefetch model weights from S3 onto the model cache",
         f"[Service]\nType=oneshot\nRemainAfterExit=yes\nEnvironment=AWS_REGION={spec.region}\n"
+        f"Environment=ALLOW_PICKLE={int(spec.prefetch.allow_pickle)}\n"
         f"ExecStart={command}\n",
         after="network-online.target inference-nvme-cache.service",
         requires="inference-nvme-cache.service",
