@@ -106,7 +106,7 @@ def test_tpu_vm_has_no_external_ip_and_its_own_account(plan_of):
     assert vm.props["metadata"]["enable-oslogin"] == "TRUE"
 
 
-def test_tpu_vm_startup_prefetches_models_without_local_ssd_or_ops_agent(plan_of):
+def test_tpu_vm_startup_serves_from_the_read_only_cache_without_local_ssd_or_ops_agent(plan_of):
     plan = plan_of(
         TpuVm(
             "t",
@@ -120,7 +120,8 @@ def test_tpu_vm_startup_prefetches_models_without_local_ssd_or_ops_agent(plan_of
     metadata = plan.one(GCP_TPU_VM).props["metadata"]
     script = metadata["startup-script"]
     assert "MODEL_URIS=(gs://acme-models/gemma)" in script
-    assert "\nprefetch_into_shared_cache\n" in script
+    assert "\nprefetch_into_shared_cache\n" not in script  # only the cache's writer fills it
+    assert "mount -t nfs -o ro," in script
     assert "\nsetup_local_ssd\n" not in script
     assert "\nsetup_ops_agent ||" not in script
     assert metadata["inference-infra-model-cache"] == "10.1.2.3:/models"
