@@ -14,6 +14,7 @@ from inference_infra.policy.rules import (
     accelerator_spend_budget,
     allowed_accelerator_types,
     idle_watchdog_required,
+    model_cache_write_restricted,
     no_open_ingress,
     nonprod_accelerators_spot_or_autoshutdown,
     required_cost_tags,
@@ -30,5 +31,6 @@ MODULES = (
     allowed_accelerator_types,
     accelerator_spend_budget,
     idle_watchdog_required,
+    model_cache_write_restricted,
 )
 POLICIES: tuple[Policy, ...] = tuple(m.POLICY for m in MODULES)

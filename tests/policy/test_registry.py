@@ -24,6 +24,7 @@ SPEC_NAMES = {
     "allowed-accelerator-types",
     "accelerator-spend-budget",
     "idle-watchdog-required",
+    "model-cache-write-restricted",
 }
 KEBAB = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
