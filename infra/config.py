@@ -170,6 +170,11 @@ class TpuVmSettings(Settings):
     runtime_version: str | None = Field(default=None, description="Default: the generation's base image.")
     scheduling: Literal["on-demand", "spot", "preemptible", "reserved"] = "on-demand"
     queued: bool = Field(default=False, description="Request through a queued resource (waits for capacity).")
+    accept_default_service_account: str | None = Field(
+        default=None,
+        description="queued only: why the slice may run as the Compute Engine default service account "
+        "(the queued resource cannot name the fleet's own account). Required with queued.",
+    )
     secure_boot: bool = True
     data_disks: list[TpuDataDiskSettings] = Field(default_factory=list)
     models: list[str] = Field(default_factory=list, description="gs:// model folders in gcpModelBucket.")

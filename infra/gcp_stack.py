@@ -342,6 +342,7 @@ def _tpu_args(
         model_uris=tuple(tpu.models),
         model_cache_nfs=cache_nfs if tpu.model_cache else None,
         secure_boot=tpu.secure_boot,
+        accept_default_service_account=tpu.accept_default_service_account,
         auto_shutdown=tpu.auto_shutdown,
         labels=dict(tpu.labels),
         project=ctx.project,

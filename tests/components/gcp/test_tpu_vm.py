@@ -27,7 +27,10 @@ def args(**overrides) -> TpuVmArgs:
 
 
 def queued(**overrides) -> TpuVmArgs:
-    return args(**{"queued": True, "secure_boot": False, **overrides})
+    accept = "burst pool that reads no bucket"
+    return args(
+        **{"queued": True, "secure_boot": False, "accept_default_service_account": accept, **overrides}
+    )
 
 
 # --- what the engine receives ----------------------------------------------------------------
@@ -297,3 +300,8 @@ def test_tpu_vm_queued_rejects_what_a_queued_resource_cannot_carry(plan_of, over
     with pytest.raises(InputError, match=message):
         TpuVm("burst", queued(**overrides))
     assert plan_of().of_type(GCP_TPU_QUEUED_RESOURCE) == []
+
+
+def test_tpu_vm_rejects_a_queued_slice_without_accepting_the_default_service_account():
+    with pytest.raises(InputError, match=r"accept_default_service_account \(unset\) must give the reason"):
+        TpuVm("burst", queued(accept_default_service_account=None))
