@@ -337,6 +337,7 @@ class TpuVm(pulumi.ComponentResource):
             model_bucket=args.model_bucket,
             description=f"TPU {name}: writes logs and metrics, reads the model bucket",
             parent=self,
+            model_uris=tuple(args.model_uris),
         )
         self.service_account_email = identity.email
         disks = [
