@@ -221,6 +221,7 @@ def validate(settings: StackSettings) -> list[Problem]:
             access_point_id=_PLANNED,
             access_point_arn=_PLANNED,
             client_security_group_id=_PLANNED,
+            read_only=True,
         )
     wiring = _Wiring(_PLANNED, subnets, _PLANNED if settings.model_store else None, efs)
     for key, kind, group in _fleet_lists(settings):
@@ -329,6 +330,7 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
                 throughput_mode=ThroughputMode(config.throughput_mode),
                 transition_to_ia_days=config.transition_to_ia_days,
                 backup=config.backup,
+                writer_principal_arns=config.writer_role_arns,
             ),
         )
         efs = cache.attachment()

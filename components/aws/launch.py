@@ -9,7 +9,7 @@ capacity reservation or Capacity Block, and one `aws.ec2.Instance` per slot
 
 from __future__ import annotations
 
-import base64
+import json
 from typing import Any, ClassVar
 
 import pulumi
@@ -162,10 +162,12 @@ class AcceleratorFleet(pulumi.ComponentResource):
             tags={"Name": f"{name}-role"},
             opts=child,
         )
-        aws.iam.RolePolicyAttachment(
+        # Session Manager without AmazonSSMManagedInstanceCore: that managed policy also grants
+        # ssm:GetParameter(s) on every parameter of the account. Parameters: the fleet's own path only.
+        aws.iam.RolePolicy(
             f"{name}-ssm",
-            role=role.name,
-            policy_arn=partition.apply(lambda p: f"arn:{p}:iam::aws:policy/AmazonSSMManagedInstanceCore"),
+            role=role.id,
+            policy=partition.apply(lambda p: json.dumps(session_manager_policy(p, name))),
             opts=child,
         )
         aws.iam.RolePolicy(
@@ -422,4 +424,46 @@ def _encoded_user_data(kind: FleetKind, item: InstanceType, args: FleetArgs, val
         else None,
         engines=args.engines,
     )
-    return base64.b64encode(boot.render_user_data(spec).encode()).decode()
+    return boot.encode_user_data(boot.render_user_data(spec))
+
+
+SESSION_MANAGER_ACTIONS = (
+    "ssm:UpdateInstanceInformation",
+    "ssmmessages:CreateControlChannel",
+    "ssmmessages:CreateDataChannel",
+    "ssmmessages:OpenControlChannel",
+    "ssmmessages:OpenDataChannel",
+    "ec2messages:AcknowledgeMessage",
+    "ec2messages:DeleteMessage",
+    "ec2messages:FailMessage",
+    "ec2messages:GetEndpoint",
+    "ec2messages:GetMessages",
+    "ec2messages:SendReply",
+)
+
+
+def parameter_path(fleet: str) -> str:
+    """The SSM parameter path a fleet's nodes may read: /inference-infra/<fleet>/..."""
+    return f"/inference-infra/{fleet}/"
+
+
+def session_manager_policy(partition: str, fleet: str) -> dict[str, Any]:
+    """What the SSM agent needs for Session Manager and Run Command, and parameter reads under the
+    fleet's own path (not the account's every parameter, as AmazonSSMManagedInstanceCore grants)."""
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "SessionManager",
+                "Effect": "Allow",
+                "Action": list(SESSION_MANAGER_ACTIONS),
+                "Resource": "*",
+            },
+            {
+                "Sid": "FleetParameters",
+                "Effect": "Allow",
+                "Action": ["ssm:GetParameter", "ssm:GetParameters", "ssm:GetParametersByPath"],
+                "Resource": f"arn:{partition}:ssm:*:*:parameter{parameter_path(fleet)}*",
+            },
+        ],
+    }

@@ -37,6 +37,8 @@ class ModelStoreArgs:
     noncurrent_version_days: int = 30
     gateway_endpoint: GatewayEndpointArgs | None = None
     force_destroy: bool = False  # True lets `pulumi destroy` delete a bucket that still holds weights
+    access_logs: bool = True  # server access logs (who wrote or read which weight file) to a log bucket
+    access_log_days: int = 365
 
 
 def validate_model_store(args: ModelStoreArgs) -> list[Problem]:
@@ -50,6 +52,8 @@ def validate_model_store(args: ModelStoreArgs) -> list[Problem]:
         )
     if not 1 <= args.noncurrent_version_days <= 3650:
         problems.append(Problem("noncurrent_version_days", args.noncurrent_version_days, "must be 1..3650"))
+    if not 1 <= args.access_log_days <= 3650:
+        problems.append(Problem("access_log_days", args.access_log_days, "must be 1..3650"))
     if args.gateway_endpoint is not None and not args.gateway_endpoint.route_table_ids:
         problems.append(
             Problem("gateway_endpoint.route_table_ids", [], "must list the subnets' route tables")
@@ -128,6 +132,8 @@ class ModelStore(pulumi.ComponentResource):
             ),
             opts=child,
         )
+        if args.access_logs:
+            self._access_logs(name, bucket, args, child)
         self.gateway_endpoint_id = None
         if args.gateway_endpoint is not None:
             endpoint = s3_gateway_endpoint(
@@ -150,3 +156,70 @@ class ModelStore(pulumi.ComponentResource):
     def source(self, prefix: str, *, prefetch: bool = True) -> ModelSource:
         """Read access to s3://<bucket>/<prefix> for a fleet (and a boot-time prefetch onto its cache)."""
         return ModelSource(bucket_name=self.bucket_name, prefix=prefix, prefetch=prefetch)
+
+    def _access_logs(
+        self, name: str, bucket: aws.s3.Bucket, args: ModelStoreArgs, child: pulumi.ResourceOptions
+    ) -> None:
+        """A private log bucket that only S3's logging service may write, for this bucket's logs only."""
+        logs = aws.s3.Bucket(
+            f"{name}-access-logs",
+            bucket_prefix=f"{name[:28]}-logs-",
+            force_destroy=args.force_destroy,
+            tags={"Name": f"{name}-access-logs"},
+            opts=child,
+        )
+        aws.s3.BucketPublicAccessBlock(
+            f"{name}-access-logs-public-access",
+            bucket=logs.id,
+            block_public_acls=True,
+            block_public_policy=True,
+            ignore_public_acls=True,
+            restrict_public_buckets=True,
+            opts=child,
+        )
+        aws.s3.BucketServerSideEncryptionConfiguration(
+            f"{name}-access-logs-encryption",
+            bucket=logs.id,
+            rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}}],
+            opts=child,
+        )
+        aws.s3.BucketLifecycleConfiguration(
+            f"{name}-access-logs-lifecycle",
+            bucket=logs.id,
+            rules=[
+                {
+                    "id": "expire-access-logs",
+                    "status": "Enabled",
+                    "filter": {},
+                    "expiration": {"days": args.access_log_days},
+                }
+            ],
+            opts=child,
+        )
+        aws.s3.BucketPolicy(
+            f"{name}-access-logs-policy",
+            bucket=logs.id,
+            policy=pulumi.Output.json_dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Sid": "S3ServerAccessLogs",
+                            "Effect": "Allow",
+                            "Principal": {"Service": "logging.s3.amazonaws.com"},
+                            "Action": "s3:PutObject",
+                            "Resource": pulumi.Output.concat(logs.arn, "/*"),
+                            "Condition": {"ArnLike": {"aws:SourceArn": bucket.arn}},
+                        }
+                    ],
+                }
+            ),
+            opts=child,
+        )
+        aws.s3.BucketLogging(
+            f"{name}-access-logging",
+            bucket=bucket.id,
+            target_bucket=logs.id,
+            target_prefix=f"{name}/",
+            opts=child,
+        )

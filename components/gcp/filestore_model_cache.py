@@ -2,8 +2,10 @@
 
 GPU and TPU nodes without local SSD read their weights from here; the first
 node of a fleet fills it from Cloud Storage (see `startup.py`), the others
-find it filled. The share is exported only to the client ranges given (the
-fleet's subnet), read-write for the boot script that fills it.
+find it filled. The share is exported only to the ranges given: READ_ONLY with
+ROOT_SQUASH to the serving client ranges (root on a serving VM cannot replace
+the weights every other node serves), READ_WRITE only to the named writer
+ranges (a publisher host; see `writer_ranges`), which must not overlap them.
 """
 
 from __future__ import annotations
@@ -33,7 +35,8 @@ class ConnectMode(StrEnum):
 class FilestoreModelCacheArgs:
     network: pulumi.Input[str]  # VPC network name (or projects/<p>/global/networks/<n> for Shared VPC)
     location: str  # a zone for BASIC_* and ZONAL, a region for REGIONAL and ENTERPRISE
-    client_ranges: Sequence[str]  # CIDRs that may mount the share (the fleet's subnets)
+    client_ranges: Sequence[str]  # CIDRs that may mount the share read-only (the fleet's subnets)
+    writer_ranges: Sequence[str] = ()  # CIDRs (e.g. a publisher's /32) that may write; none by default
     tier: FilestoreTier = FilestoreTier.ZONAL
     capacity_gib: int = 1024
     share_name: str = "models"
@@ -87,6 +90,24 @@ def validate_filestore_cache(name: str, args: FilestoreModelCacheArgs) -> list[P
             problems.append(
                 Problem(f"client_ranges[{i}]", cidr, "must be a private range; the share is for the VPC only")
             )
+    readers = [_network(c) for c in args.client_ranges]
+    for i, cidr in enumerate(args.writer_ranges):
+        writer = _network(cidr)
+        if writer is None:
+            problems.append(
+                Problem(f"writer_ranges[{i}]", cidr, "must be a CIDR block such as '10.40.15.10/32'")
+            )
+        elif not writer.is_private:
+            problems.append(Problem(f"writer_ranges[{i}]", cidr, "must be a private range"))
+        elif any(r is not None and r.overlaps(writer) for r in readers):
+            problems.append(
+                Problem(
+                    f"writer_ranges[{i}]",
+                    cidr,
+                    "must not overlap client_ranges (a serving host must never get the read-write export); "
+                    "give the writer its own subnet or address outside the serving ranges",
+                )
+            )
     if args.deletion_protection and args.tier in (FilestoreTier.BASIC_HDD, FilestoreTier.BASIC_SSD):
         problems.append(
             Problem(
@@ -95,6 +116,32 @@ def validate_filestore_cache(name: str, args: FilestoreModelCacheArgs) -> list[P
         )
     problems += label_problems("labels", args.labels)
     return problems
+
+
+def _network(cidr: str):
+    try:
+        return ip_network(cidr, strict=True)
+    except ValueError:
+        return None
+
+
+def export_options(
+    args: FilestoreModelCacheArgs,
+) -> list[gcp.filestore.InstanceFileSharesNfsExportOptionArgs]:
+    """Serving ranges read-only with root squashed; the named writer ranges read-write."""
+    options = [
+        gcp.filestore.InstanceFileSharesNfsExportOptionArgs(
+            ip_ranges=list(args.client_ranges), access_mode="READ_ONLY", squash_mode="ROOT_SQUASH"
+        )
+    ]
+    if args.writer_ranges:
+        # The writer fills the cache as root from its boot script; it is the only range that may.
+        options.append(
+            gcp.filestore.InstanceFileSharesNfsExportOptionArgs(
+                ip_ranges=list(args.writer_ranges), access_mode="READ_WRITE", squash_mode="NO_ROOT_SQUASH"
+            )
+        )
+    return options
 
 
 class FilestoreModelCache(pulumi.ComponentResource):
@@ -121,14 +168,7 @@ class FilestoreModelCache(pulumi.ComponentResource):
             file_shares=gcp.filestore.InstanceFileSharesArgs(
                 name=args.share_name,
                 capacity_gb=args.capacity_gib,
-                nfs_export_options=[
-                    gcp.filestore.InstanceFileSharesNfsExportOptionArgs(
-                        ip_ranges=list(args.client_ranges),
-                        access_mode="READ_WRITE",
-                        # The boot script fills the cache as root; only the listed ranges may mount.
-                        squash_mode="NO_ROOT_SQUASH",
-                    )
-                ],
+                nfs_export_options=export_options(args),
             ),
             networks=[
                 gcp.filestore.InstanceNetworkArgs(

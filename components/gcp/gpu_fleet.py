@@ -411,6 +411,7 @@ class GpuFleet(pulumi.ComponentResource):
             model_bucket=args.model_bucket,
             description=f"GPU fleet {name}: writes logs and metrics, reads the model bucket",
             parent=self,
+            model_uris=tuple(args.model_uris),
         )
         self.service_account_email = identity.email
         self.reservation, self.reservation_name = self._reservation(name, args, shape, project, child)

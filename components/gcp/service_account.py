@@ -10,6 +10,7 @@ fence (not `cloud-platform`).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import pulumi
@@ -49,8 +50,44 @@ class NodeIdentity:
     grants: tuple[pulumi.Resource, ...]
 
 
+def model_prefixes(model_uris: Sequence[str]) -> list[str]:
+    """gs://bucket/a/b/ -> 'a/b/' for each model folder (the prefixes a fleet may read)."""
+    prefixes = []
+    for uri in model_uris:
+        folder = (
+            uri.removeprefix("gs://").split("/", 1)[1].strip("/") if "/" in uri.removeprefix("gs://") else ""
+        )
+        if folder:
+            prefixes.append(f"{folder}/")
+    return sorted(set(prefixes))
+
+
+def prefix_condition(bucket: str, prefixes: Sequence[str]) -> dict[str, str]:
+    """An IAM condition that limits objectViewer to the given object prefixes: object reads under them,
+    and bucket listings only with a list prefix under them (GCS's objectListPrefix attribute). IAM
+    conditions on a bucket need uniform bucket-level access on it."""
+    clauses = []
+    for prefix in prefixes:
+        clauses.append(f'resource.name.startsWith("projects/_/buckets/{bucket}/objects/{prefix}")')
+        clauses.append(
+            f'(resource.type == "storage.googleapis.com/Bucket" && '
+            f'api.getAttribute("storage.googleapis.com/objectListPrefix", "").startsWith("{prefix}"))'
+        )
+    return {
+        "title": "model-prefixes-only",
+        "description": "Read only the fleet's model folders: " + ", ".join(prefixes),
+        "expression": " || ".join(clauses),
+    }
+
+
 def node_identity(
-    name: str, *, project: str, model_bucket: str | None, description: str, parent: pulumi.Resource
+    name: str,
+    *,
+    project: str,
+    model_bucket: str | None,
+    description: str,
+    parent: pulumi.Resource,
+    model_uris: Sequence[str] = (),
 ) -> NodeIdentity:
     """Create the fleet's service account and its grants as children of parent."""
     import pulumi_gcp as gcp
@@ -81,6 +118,10 @@ def node_identity(
                 bucket=model_bucket,
                 role=MODEL_BUCKET_ROLE,
                 member=account.member,
+                # Only the fleet's own model folders, as the AWS roles are limited to their prefix.
+                condition=prefix_condition(model_bucket, model_prefixes(model_uris))
+                if model_prefixes(model_uris)
+                else None,
                 opts=child,
             )
         )

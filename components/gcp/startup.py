@@ -35,6 +35,7 @@ import pulumi
 import yaml
 
 from inference_infra.components.errors import Problem
+from inference_infra.components.models.manifest import MANIFEST_NAME, VERIFIED_MARKER
 from inference_infra.components.serving import EngineConfig, EngineHost, engine_units
 
 CACHE_METADATA_KEY = "inference-infra-model-cache"
@@ -45,6 +46,7 @@ MODELS_ENV = "/etc/inference-infra/models.env"
 OPS_AGENT_CONFIG = "/etc/google-cloud-ops-agent/config.yaml"
 OPS_AGENT_INSTALLER = "https://dl.google.com/cloudagents/add-google-cloud-ops-agent-repo.sh"
 RAID_DEVICE = "/dev/md0"
+TEXTFILE_DIR = "/var/lib/node_exporter/textfile_collector"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -52,6 +54,11 @@ class StartupConfig:
     local_ssd_count: int = 0  # NVMe local SSDs the machine has (bundled + added)
     model_uris: tuple[str, ...] = ()  # gs://bucket/folder, one per model
     model_cache: bool = False  # mount the Filestore share named in the instance metadata
+    # Serving nodes mount the shared cache read-only (its export is READ_ONLY, ROOT_SQUASH for them);
+    # only the cache's named writer (a host in FilestoreModelCacheArgs.writer_ranges) mounts it
+    # read-write and fills it from Cloud Storage.
+    model_cache_writer: bool = False
+    allow_pickle: bool = False  # accept .bin/.pt/.pth/.pkl weights (they run code when loaded)
     ops_agent: bool = True
     gpu_metrics: bool = False  # DCGM receiver (needs ops_agent)
     download_processes: int = 16  # gcloud storage/process_count
@@ -136,9 +143,15 @@ def render_startup_script(config: StartupConfig) -> str:
             steps.append('MODELS_DIR="$CACHE_MOUNT/models"')
     if config.model_uris:
         if config.model_cache and not config.local_ssd_count:
-            steps.append("prefetch_into_shared_cache")
+            if config.model_cache_writer:
+                steps.append("prefetch_into_shared_cache")
+            else:
+                steps.append(
+                    'log "serving the weights from the read-only model cache (filled by its writer)"'
+                )
         else:
             steps.append('prefetch_models "$MODELS_DIR"')
+            steps.append('verify_models "$MODELS_DIR"')
     steps.append("write_models_env")
     steps += engine_steps(config)
     return _TEMPLATE.format(
@@ -147,6 +160,7 @@ def render_startup_script(config: StartupConfig) -> str:
         wait_seconds=config.local_ssd_wait_seconds,
         local_ssd_mount=q(LOCAL_SSD_MOUNT),
         cache_mount=q(MODEL_CACHE_MOUNT),
+        cache_access="rw" if config.model_cache_writer else "ro",
         boot_models=q(BOOT_DISK_MODELS),
         models_env=q(MODELS_ENV),
         ops_config_path=q(OPS_AGENT_CONFIG),
@@ -159,7 +173,52 @@ def render_startup_script(config: StartupConfig) -> str:
         gpu_metrics="true" if config.gpu_metrics else "false",
         ops_config=ops_agent_gpu_config().rstrip("\n"),
         steps="\n".join(steps),
+        verifier=_VERIFIER.rstrip("\n"),
+        marker=q(VERIFIED_MARKER),
+        manifest_name=q(MANIFEST_NAME),
+        allow_pickle=int(config.allow_pickle),
+        textfile_dir=q(TEXTFILE_DIR),
     )
+
+
+# Runs on the node (python3 of the image, standard library only): checks one model directory against
+# its manifest; prints one line naming the first bad file and exits 1, or exits 0.
+_VERIFIER = """\
+import hashlib, json, os, sys
+root, allow_pickle, manifest_name, marker = sys.argv[1], sys.argv[2] == "1", sys.argv[3], sys.argv[4]
+def bad(path, reason):
+    print(f"weights verification failed: {os.path.join(root, path)}: {reason}")
+    sys.exit(1)
+try:
+    with open(os.path.join(root, manifest_name)) as f:
+        files = json.load(f)["files"]
+except (OSError, ValueError, KeyError):
+    bad(manifest_name, "missing or unreadable beside the weights")
+listed = set()
+for item in files:
+    path = str(item["path"])
+    listed.add(path)
+    if path.startswith("/") or ".." in path.split("/"):
+        bad(path, "path outside the model directory")
+    if path.lower().endswith((".bin", ".pt", ".pth", ".pkl")) and not allow_pickle:
+        bad(path, "pickle format refused (set allow_pickle on the fleet)")
+    full = os.path.join(root, path)
+    if not os.path.isfile(full):
+        bad(path, "missing")
+    if os.path.getsize(full) != item["size"]:
+        bad(path, "size differs from the manifest")
+    sha = hashlib.sha256()
+    with open(full, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 23), b""):
+            sha.update(chunk)
+    if sha.hexdigest() != item["sha256"]:
+        bad(path, "sha256 differs from the manifest")
+for base, _, names in os.walk(root):
+    for name in names:
+        path = os.path.relpath(os.path.join(base, name), root)
+        if path not in listed and name not in (manifest_name, marker, ".prefetch.lock"):
+            bad(path, "not in the manifest")
+"""
 
 
 _TEMPLATE = """\
@@ -265,7 +324,7 @@ mount_model_cache() {{
   ensure_package mount.nfs nfs-common
   mkdir -p "$CACHE_MOUNT"
   if ! mountpoint -q "$CACHE_MOUNT"; then
-    mount -t nfs -o rw,hard,timeo=600,retrans=3,nconnect=8 "$share" "$CACHE_MOUNT"
+    mount -t nfs -o {cache_access},hard,timeo=600,retrans=3,nconnect=8 "$share" "$CACHE_MOUNT"
   fi
   log "model cache $share mounted at $CACHE_MOUNT"
 }}
@@ -289,12 +348,39 @@ prefetch_models() {{  # prefetch_models <destination folder>
   log "prefetched ${{#MODEL_URIS[@]}} model(s) into $dest"
 }}
 
+verify_models() {{  # verify_models <destination folder>: every model against its manifest, then the marker
+  local dest="$1" uri name failed=0
+  for uri in "${{MODEL_URIS[@]}}"; do
+    name="${{uri%/}}"
+    name="${{name##*/}}"
+    rm -f "$dest/$name"/{marker}
+    if python3 - "$dest/$name" {allow_pickle} {manifest_name} {marker} <<'PY'
+{verifier}
+PY
+    then
+      date -u +%Y-%m-%dT%H:%M:%SZ >"$dest/$name"/{marker}
+    else
+      failed=1
+    fi
+  done
+  if [ -d "$ROOT"{textfile_dir} ]; then
+    printf 'inference_model_verification_failed %s\\n' "$failed" \
+      >"$ROOT"{textfile_dir}/inference_model_verification.prom
+  fi
+  if [ "$failed" -ne 0 ]; then
+    log "model verification failed; the weights in $dest will not be served"
+    return 1
+  fi
+  log "verified ${{#MODEL_URIS[@]}} model(s) in $dest against their manifests"
+}}
+
 prefetch_into_shared_cache() {{
   # One node of the fleet copies; the others wait on the lock, then find nothing left to copy.
   mkdir -p "$MODELS_DIR"
   (
     flock -w 7200 9
     prefetch_models "$MODELS_DIR"
+    verify_models "$MODELS_DIR"
   ) 9>"$CACHE_MOUNT/.prefetch.lock"
 }}
 

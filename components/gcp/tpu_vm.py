@@ -92,6 +92,9 @@ class TpuVmArgs:
     model_cache_nfs: pulumi.Input[str] | None = None
     kms_key: pulumi.Input[str] | None = None  # CMEK for data disks
     secure_boot: bool = True
+    # A queued slice runs as the Compute Engine default service account (the provider's queued resource
+    # has no service-account field). Refused unless this names why that is accepted.
+    accept_default_service_account: str | None = None
     auto_shutdown: bool | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
     project: str | None = None
@@ -210,6 +213,17 @@ def _queued_problems(args: TpuVmArgs) -> list[Problem]:
         problems.append(Problem("kms_key", "(set)", why))
     if args.auto_shutdown is not None:
         problems.append(Problem("auto_shutdown", args.auto_shutdown, why))
+    reason = (args.accept_default_service_account or "").strip()
+    if len(reason) < 10:
+        problems.append(
+            Problem(
+                "accept_default_service_account",
+                args.accept_default_service_account,
+                "must give the reason (10+ characters) for running a queued slice as the project's Compute "
+                "Engine default service account, which pulumi-gcp's V2QueuedResource cannot replace with "
+                "the fleet's own least-privilege account; or drop queued for a direct slice",
+            )
+        )
     if args.secure_boot:
         problems.append(
             Problem(
@@ -332,6 +346,7 @@ class TpuVm(pulumi.ComponentResource):
             model_bucket=args.model_bucket,
             description=f"TPU {name}: writes logs and metrics, reads the model bucket",
             parent=self,
+            model_uris=tuple(args.model_uris),
         )
         self.service_account_email = identity.email
         disks = [

@@ -14,9 +14,10 @@ from enum import StrEnum
 
 from inference_infra.components.catalog import AcceleratorFamily
 
-# The security engineer's prefetch writes this file into the weights' folder once every file
-# matches its SHA-256 manifest; an engine starts only when it is there.
-VERIFIED_MARKER = ".inference-verified"
+# The prefetch writes VERIFIED_MARKER into the weights' folder once every file matches its SHA-256
+# manifest (components/models/manifest.py); an engine starts only when it is there.
+from inference_infra.components.models.manifest import VERIFIED_MARKER as VERIFIED_MARKER
+
 PREFETCH_UNIT = "inference-model-prefetch.service"
 
 # vLLM's default port is the first engine's; further tensor-parallel groups on the node take the next ones.

@@ -16,6 +16,7 @@ from inference_infra.policy.rules import (
     endpoint_tls_in_production,
     idle_watchdog_required,
     inference_endpoint_internal,
+    model_cache_write_restricted,
     no_open_ingress,
     nonprod_accelerators_spot_or_autoshutdown,
     required_cost_tags,
@@ -34,5 +35,6 @@ MODULES = (
     idle_watchdog_required,
     inference_endpoint_internal,
     endpoint_tls_in_production,
+    model_cache_write_restricted,
 )
 POLICIES: tuple[Policy, ...] = tuple(m.POLICY for m in MODULES)

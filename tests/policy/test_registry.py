@@ -26,6 +26,7 @@ SPEC_NAMES = {
     "idle-watchdog-required",
     "inference-endpoint-internal",
     "endpoint-tls-in-production",
+    "model-cache-write-restricted",
 }
 KEBAB = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 

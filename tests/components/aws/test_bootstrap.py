@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import base64
+import dataclasses
 import json
+import random
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -168,8 +172,8 @@ def test_render_user_data_runs_pinned_dcgm_exporter_and_node_exporter():
     assert boot.DCGM_EXPORTER_IMAGE in dcgm
     assert "--gpus" in dcgm
     assert ":latest" not in boot.DCGM_EXPORTER_IMAGE
-    assert boot.DCGM_EXPORTER_IMAGE.count(":") == 1
-    assert boot.NODE_EXPORTER_IMAGE.endswith(":v1.8.2")
+    assert "@sha256:" in boot.DCGM_EXPORTER_IMAGE
+    assert boot.NODE_EXPORTER_IMAGE.startswith("quay.io/prometheus/node-exporter:v1.8.2@sha256:")
     assert "--web.listen-address=:9100" in node
     # dcgm-exporter's default listen address is :9400 in the host network namespace.
     assert "--network" in dcgm
@@ -182,9 +186,19 @@ def test_render_user_data_on_neuron_nodes_runs_no_dcgm_exporter():
     assert ["systemctl", "enable", "--now", "inference-neuron-utilization.service"] in runcmd
 
 
-def test_render_user_data_stays_under_the_ec2_user_data_limit():
+def test_encode_user_data_stays_under_the_ec2_user_data_limit_and_round_trips():
     for spec in (GPU, NEURON):
-        assert len(boot.render_user_data(spec).encode()) < boot.USER_DATA_MAX_BYTES
+        document = boot.render_user_data(spec)
+        encoded = boot.encode_user_data(document)
+        assert len(base64.b64decode(encoded)) < boot.USER_DATA_MAX_BYTES
+        assert boot.decode_user_data(encoded) == document
+        assert encoded == boot.encode_user_data(document)  # reproducible: no diff when nothing changed
+
+
+def test_encode_user_data_rejects_a_document_over_the_limit_compressed():
+    incompressible = base64.b64encode(random.Random(0).randbytes(20000)).decode()
+    with pytest.raises(ValueError, match=r"user data is \d+ bytes compressed; EC2 takes at most 16384"):
+        boot.encode_user_data(incompressible)
 
 
 def test_render_user_data_rejects_relative_cache_path():
@@ -193,3 +207,17 @@ def test_render_user_data_rejects_relative_cache_path():
     )
     with pytest.raises(ValueError, match="cache_path 'models' must be an absolute path"):
         boot.render_user_data(bad)
+
+
+def test_render_user_data_runs_every_host_image_by_digest():
+    document = _document(GPU)
+    registry = re.compile(r"^[a-z0-9-]+(\.[a-z0-9-]+)+(:\d+)?/")  # an argument naming a registry host
+    images = [arg for cmd in document["runcmd"] for arg in cmd if registry.match(str(arg))]
+    assert len(images) >= 2
+    for image in images:
+        assert boot.DIGEST.match(image), image
+
+
+def test_validate_bootstrap_rejects_an_image_without_digest():
+    spec = dataclasses.replace(GPU, node_exporter_image="quay.io/prometheus/node-exporter:v1.8.2")
+    assert any("node_exporter_image" in p and "digest" in p for p in boot.validate_bootstrap(spec))

@@ -54,11 +54,53 @@ def test_efs_model_cache_refuses_clients_without_tls(plan_of, subnets):
 def test_efs_model_cache_access_point_confines_clients_to_the_weights_directory(plan_of, subnets):
     cache = EfsModelCache("cache", EfsModelCacheArgs(vpc_id="vpc-0test", subnets=subnets))
     capture = plan_of(cache)
-    point = capture.one("aws:efs/accessPoint:AccessPoint").props
+    point = capture.one("aws:efs/accessPoint:AccessPoint", "cache-weights").props
     assert point["rootDirectory"]["path"] == "/models"
     assert point["posixUser"] == {"uid": 1000, "gid": 1000}
-    attachment = cache.attachment(read_only=True)
-    assert attachment.read_only is True
+    assert cache.attachment().read_only is True
+    assert cache.writer_attachment().read_only is False
+
+
+def _policy(capture):
+    return json.loads(capture.one("aws:efs/fileSystemPolicy:FileSystemPolicy").props["policy"])
+
+
+def test_efs_model_cache_policy_has_no_anonymous_allow(plan_of, subnets):
+    capture = plan_of(EfsModelCache("cache", EfsModelCacheArgs(vpc_id="vpc-0test", subnets=subnets)))
+    allows = [s for s in _policy(capture)["Statement"] if s["Effect"] == "Allow"]
+    assert allows
+    for statement in allows:
+        assert statement["Principal"] != {"AWS": "*"}
+        assert "elasticfilesystem:AccessPointArn" in statement["Condition"]["StringEquals"]
+    # Nobody is named as writer: no statement grants ClientWrite at all.
+    assert not any("elasticfilesystem:ClientWrite" in s["Action"] for s in allows)
+
+
+def test_efs_model_cache_readers_mount_read_only_through_their_access_point(plan_of, subnets):
+    capture = plan_of(EfsModelCache("cache", EfsModelCacheArgs(vpc_id="vpc-0test", subnets=subnets)))
+    reader = capture.one("aws:efs/accessPoint:AccessPoint", "cache-weights")
+    read = next(s for s in _policy(capture)["Statement"] if s["Sid"] == "ReadThroughReadersAccessPoint")
+    assert read["Action"] == ["elasticfilesystem:ClientMount"]
+    assert read["Principal"]["AWS"].endswith(":root")
+    assert read["Condition"]["StringEquals"]["elasticfilesystem:AccessPointArn"].endswith(reader.id)
+
+
+def test_efs_model_cache_only_named_writers_write_through_the_writer_access_point(plan_of, subnets):
+    writer = "arn:aws:iam::123456789012:role/model-publisher"
+    args = EfsModelCacheArgs(vpc_id="vpc-0test", subnets=subnets, writer_principal_arns=[writer])
+    capture = plan_of(EfsModelCache("cache", args))
+    point = capture.one("aws:efs/accessPoint:AccessPoint", "cache-writer")
+    write = next(s for s in _policy(capture)["Statement"] if s["Sid"] == "WriteByNamedWritersOnly")
+    assert write["Principal"] == {"AWS": [writer]}
+    assert "elasticfilesystem:ClientWrite" in write["Action"]
+    assert write["Condition"]["StringEquals"]["elasticfilesystem:AccessPointArn"].endswith(point.id)
+
+
+def test_efs_model_cache_rejects_a_wildcard_writer(subnets):
+    with pytest.raises(InputError, match=r"writer_principal_arns\[0\]"):
+        EfsModelCache(
+            "cache", EfsModelCacheArgs(vpc_id="vpc-0test", subnets=subnets, writer_principal_arns=["*"])
+        )
 
 
 def test_efs_model_cache_rejects_two_subnets_in_one_zone(plan_of, subnets):

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import base64
-
 import pytest
 import yaml
 
 from inference_infra.components.aws import GpuFleet, GpuFleetArgs
+from inference_infra.components.aws.bootstrap import decode_user_data
 from inference_infra.components.aws.fleet_args import ModelSource
 from inference_infra.components.planner import Traffic
 from inference_infra.components.serving import plan_engines
@@ -45,7 +44,7 @@ def test_gpu_fleet_with_engines_opens_every_engine_port(plan_of, fleet_args):
 def test_gpu_fleet_with_engines_starts_them_from_user_data(plan_of, fleet_args):
     capture = plan_of(GpuFleet("serving", _args(fleet_args)))
     template = capture.one("aws:ec2/launchTemplate:LaunchTemplate").props
-    user_data = base64.b64decode(template["userData"]).decode()
+    user_data = decode_user_data(template["userData"])
     assert "inference-engine@.service" in user_data
     assert [
         "systemctl",

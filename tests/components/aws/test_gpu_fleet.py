@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import base64
 import json
 
 import pytest
 import yaml
 
 from inference_infra.components.aws import GpuFleet, GpuFleetArgs
+from inference_infra.components.aws.bootstrap import decode_user_data
 from inference_infra.components.aws.capacity import (
     Capacity,
     CapacityBlock,
@@ -147,7 +147,7 @@ def test_gpu_fleet_with_no_callers_opens_no_ingress(plan_of, fleet_args):
 def test_gpu_fleet_role_is_least_privilege(plan_of, fleet_args):
     args = fleet_args(GpuFleetArgs, model=ModelSource(bucket_name="acme-models", prefix="meta-llama/70b"))
     capture = plan_of(GpuFleet("serving", args))
-    policy = json.loads(capture.one("aws:iam/rolePolicy:RolePolicy").props["policy"])
+    policy = json.loads(capture.one("aws:iam/rolePolicy:RolePolicy", "serving-node").props["policy"])
     statements = {s["Sid"]: s for s in policy["Statement"]}
     assert statements["CloudWatchAgentMetrics"]["Condition"] == {
         "StringEquals": {"cloudwatch:namespace": "CWAgent"}
@@ -161,8 +161,17 @@ def test_gpu_fleet_role_is_least_privilege(plan_of, fleet_args):
     assert statements["ListModelPrefix"]["Condition"] == {
         "StringLike": {"s3:prefix": ["meta-llama/70b", "meta-llama/70b/*"]}
     }
-    attached = capture.one("aws:iam/rolePolicyAttachment:RolePolicyAttachment").props["policyArn"]
-    assert attached == "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
+    assert capture.of_type("aws:iam/rolePolicyAttachment:RolePolicyAttachment") == []
+    ssm = json.loads(
+        next(p for p in capture.of_type("aws:iam/rolePolicy:RolePolicy") if p.name.endswith("-ssm")).props[
+            "policy"
+        ]
+    )
+    by_sid = {s["Sid"]: s for s in ssm["Statement"]}
+    assert "ssmmessages:OpenDataChannel" in by_sid["SessionManager"]["Action"]
+    assert not any(a.startswith("ssm:GetParameter") for a in by_sid["SessionManager"]["Action"])
+    assert by_sid["FleetParameters"]["Resource"].startswith("arn:aws:ssm:*:*:parameter/inference-infra/")
+    assert by_sid["FleetParameters"]["Resource"].endswith("/*")
     assume = json.loads(capture.one("aws:iam/role:Role").props["assumeRolePolicy"])
     assert assume["Statement"][0]["Principal"] == {"Service": "ec2.amazonaws.com"}
 
@@ -178,14 +187,14 @@ def test_gpu_fleet_user_data_prefetches_the_model_and_mounts_efs(plan_of, fleet_
     args = _p5(fleet_args, efs=efs, model=ModelSource(bucket_name="acme-models", prefix="meta-llama/70b"))
     capture = plan_of(GpuFleet("llama", args))
     template = capture.one(TEMPLATE).props
-    user_data = base64.b64decode(template["userData"]).decode()
+    user_data = decode_user_data(template["userData"])
     document = yaml.safe_load(user_data)
     assert document["mounts"][1][:3] == ["fs-0abc:/", "/mnt/efs-models", "efs"]
     units = {f["path"]: f["content"] for f in document["write_files"]}
     assert "nvme-cache.sh /opt/models 8" in units["/etc/systemd/system/inference-nvme-cache.service"]
     assert "s3://acme-models/meta-llama/70b" in units["/etc/systemd/system/inference-model-prefetch.service"]
     assert "sg-0efsclients" in template["vpcSecurityGroupIds"]
-    policy = json.loads(capture.one("aws:iam/rolePolicy:RolePolicy").props["policy"])
+    policy = json.loads(capture.one("aws:iam/rolePolicy:RolePolicy", "llama-node").props["policy"])
     mount = next(s for s in policy["Statement"] if s["Sid"] == "MountModelCache")
     assert mount["Action"] == ["elasticfilesystem:ClientMount", "elasticfilesystem:ClientWrite"]
     assert mount["Condition"]["StringEquals"]["elasticfilesystem:AccessPointArn"].endswith("fsap-0abc")

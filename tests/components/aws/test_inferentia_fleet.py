@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import base64
-
 import pytest
 import yaml
 
 from inference_infra.components.aws import InferentiaFleet, InferentiaFleetArgs
+from inference_infra.components.aws.bootstrap import decode_user_data
 from inference_infra.components.aws.inferentia_fleet import neuron_cores
 from inference_infra.components.errors import InputError
 from inference_infra.components.offline_plan.pricing import price_capture
@@ -21,7 +20,7 @@ def test_inferentia_fleet_uses_the_neuron_ami_and_bridge(plan_of, fleet_args):
         == "resolve:ssm:/aws/service/neuron/dlami/multi-framework/amazon-linux-2023/latest/image_id"
     )
     assert template["metadataOptions"]["httpTokens"] == "required"
-    document = yaml.safe_load(base64.b64decode(template["userData"]))
+    document = yaml.safe_load(decode_user_data(template["userData"]))
     paths = {f["path"] for f in document["write_files"]}
     assert "/usr/local/lib/inference-infra/neuron_utilization.py" in paths
     assert not any("dcgm-exporter" in c for c in document["runcmd"])

@@ -13,8 +13,10 @@ from inference_infra.components.errors import InputError
 
 def test_model_store_bucket_is_private_versioned_and_encrypted(plan_of):
     capture = plan_of(ModelStore("models", ModelStoreArgs(bucket_name="acme-models")))
-    assert capture.one("aws:s3/bucket:Bucket").props["bucket"] == "acme-models"
-    block = capture.one("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock").props
+    assert capture.one("aws:s3/bucket:Bucket", "models-bucket").props["bucket"] == "acme-models"
+    block = capture.one(
+        "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock", "models-public-access"
+    ).props
     assert all(
         block[k] is True
         for k in ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets")
@@ -22,7 +24,8 @@ def test_model_store_bucket_is_private_versioned_and_encrypted(plan_of):
     versioning = capture.one("aws:s3/bucketVersioning:BucketVersioning").props
     assert versioning["versioningConfiguration"] == {"status": "Enabled"}
     encryption = capture.one(
-        "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration"
+        "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
+        "models-encryption",
     )
     assert encryption.props["rules"][0]["applyServerSideEncryptionByDefault"] == {"sseAlgorithm": "AES256"}
     ownership = capture.one("aws:s3/bucketOwnershipControls:BucketOwnershipControls").props
@@ -31,12 +34,14 @@ def test_model_store_bucket_is_private_versioned_and_encrypted(plan_of):
 
 def test_model_store_expires_replaced_weights_and_requires_tls(plan_of):
     capture = plan_of(ModelStore("models", ModelStoreArgs(noncurrent_version_days=14)))
-    rule = capture.one("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration").props["rules"][0]
+    rule = capture.one(
+        "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration", "models-lifecycle"
+    ).props["rules"][0]
     assert rule["noncurrentVersionExpiration"] == {"noncurrentDays": 14}
     assert rule["abortIncompleteMultipartUpload"] == {"daysAfterInitiation": 7}
-    policy = json.loads(capture.one("aws:s3/bucketPolicy:BucketPolicy").props["policy"])
+    policy = json.loads(capture.one("aws:s3/bucketPolicy:BucketPolicy", "models-tls-only").props["policy"])
     assert policy["Statement"][0]["Condition"] == {"Bool": {"aws:SecureTransport": "false"}}
-    assert capture.one("aws:s3/bucket:Bucket").props["bucketPrefix"] == "models-"
+    assert capture.one("aws:s3/bucket:Bucket", "models-bucket").props["bucketPrefix"] == "models-"
 
 
 def test_model_store_adds_an_s3_gateway_endpoint_on_request(plan_of):
@@ -61,3 +66,22 @@ def test_model_store_without_endpoint_creates_none(plan_of):
 def test_model_store_rejects_an_invalid_bucket_name():
     with pytest.raises(InputError, match=r"bucket_name 'Acme_Models' must be 3-63 lower-case letters"):
         ModelStore("models", ModelStoreArgs(bucket_name="Acme_Models"))
+
+
+def test_model_store_logs_every_access_to_a_private_log_bucket(plan_of):
+    capture = plan_of(ModelStore("weights", ModelStoreArgs(bucket_name="acme-models")))
+    logging = capture.one("aws:s3/bucketLogging:BucketLogging").props
+    logs = capture.one("aws:s3/bucket:Bucket", "weights-access-logs")
+    assert logging["targetBucket"] == logs.id
+    assert logging["targetPrefix"] == "weights/"
+    policy = json.loads(
+        capture.one("aws:s3/bucketPolicy:BucketPolicy", "weights-access-logs-policy").props["policy"]
+    )
+    (statement,) = policy["Statement"]
+    assert statement["Principal"] == {"Service": "logging.s3.amazonaws.com"}
+    assert statement["Action"] == "s3:PutObject"
+    assert statement["Condition"]["ArnLike"]["aws:SourceArn"] == "arn:aws:s3:::acme-models"
+    block = capture.one(
+        "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock", "weights-access-logs-public-access"
+    )
+    assert block.props["restrictPublicBuckets"] is True

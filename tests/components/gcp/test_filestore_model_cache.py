@@ -25,7 +25,7 @@ def args(**overrides) -> FilestoreModelCacheArgs:
     return dataclasses.replace(base, **overrides)
 
 
-def test_filestore_cache_exports_the_share_to_the_fleet_subnet_only(plan_of):
+def test_filestore_cache_exports_read_only_with_root_squash_to_serving_ranges(plan_of):
     fs = plan_of(FilestoreModelCache("cache", args())).one(FILESTORE)
     assert fs.props["tier"] == "ZONAL"
     assert fs.props["location"] == "us-central1-a"
@@ -33,12 +33,25 @@ def test_filestore_cache_exports_the_share_to_the_fleet_subnet_only(plan_of):
         "name": "models",
         "capacityGb": 1024,
         "nfsExportOptions": [
-            {"ipRanges": ["10.40.0.0/20"], "accessMode": "READ_WRITE", "squashMode": "NO_ROOT_SQUASH"}
+            {"ipRanges": ["10.40.0.0/20"], "accessMode": "READ_ONLY", "squashMode": "ROOT_SQUASH"}
         ],
     }
     assert fs.props["networks"] == [
         {"network": "gpu-vpc", "modes": ["MODE_IPV4"], "connectMode": "DIRECT_PEERING"}
     ]
+
+
+def test_filestore_cache_exports_read_write_to_the_named_writer_only(plan_of):
+    fs = plan_of(FilestoreModelCache("cache", args(writer_ranges=("10.41.0.10/32",)))).one(FILESTORE)
+    assert fs.props["fileShares"]["nfsExportOptions"] == [
+        {"ipRanges": ["10.40.0.0/20"], "accessMode": "READ_ONLY", "squashMode": "ROOT_SQUASH"},
+        {"ipRanges": ["10.41.0.10/32"], "accessMode": "READ_WRITE", "squashMode": "NO_ROOT_SQUASH"},
+    ]
+
+
+def test_filestore_cache_rejects_a_writer_range_inside_the_serving_ranges():
+    with pytest.raises(InputError, match=r"writer_ranges\[0\] '10.40.0.7/32' must not overlap client_ranges"):
+        FilestoreModelCache("cache", args(writer_ranges=("10.40.0.7/32",)))
 
 
 def test_filestore_cache_nfs_target_is_what_fleets_mount(plan_of):

@@ -155,11 +155,19 @@ def test_gpu_fleet_runs_as_its_own_least_privilege_account(plan_of):
     project_roles = sorted(r.props["role"] for r in plan.of_type("gcp:projects/iAMMember:IAMMember"))
     assert project_roles == sorted(PROJECT_ROLES)
     bucket_grant = plan.one("gcp:storage/bucketIAMMember:BucketIAMMember")
-    assert bucket_grant.props == {
+    props = dict(bucket_grant.props)
+    condition = props.pop("condition")
+    assert props == {
         "bucket": "acme-models",
         "role": MODEL_BUCKET_ROLE,
         "member": f"serviceAccount:{email}",
     }
+    # Reads only the fleet's model folder (as the AWS roles are limited to their prefix).
+    assert condition["expression"] == (
+        'resource.name.startsWith("projects/_/buckets/acme-models/objects/llama/") || '
+        '(resource.type == "storage.googleapis.com/Bucket" && '
+        'api.getAttribute("storage.googleapis.com/objectListPrefix", "").startsWith("llama/"))'
+    )
     grants = {r.urn for r in plan.of_type("gcp:projects/iAMMember:IAMMember")} | {bucket_grant.urn}
     assert grants <= set(vm.dependencies)  # the roles exist before the VM boots
 

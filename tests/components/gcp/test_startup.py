@@ -24,6 +24,7 @@ from inference_infra.components.gcp.startup import (
     render_startup_script,
     validate_startup,
 )
+from inference_infra.components.models.manifest import VERIFIED_MARKER
 
 STUB = textwrap.dedent(
     """\
@@ -51,7 +52,10 @@ STUB = textwrap.dedent(
         echo "gcloud-env processes=$CLOUDSDK_STORAGE_PROCESS_COUNT" \\
           "threads=$CLOUDSDK_STORAGE_THREAD_COUNT" >>"$STUB_LOG"
         [ -n "${STUB_GCLOUD_FAIL:-}" ] && exit 1
-        touch "${@: -1}/model.safetensors" ;;
+        touch "${@: -1}/model.safetensors"
+        printf '{"files": [{"path": "model.safetensors", "size": 0, "sha256": "%s"}]}' \\
+          "${STUB_SHA:-e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855}" \\
+          >"${@: -1}/inference-manifest.json" ;;
       systemctl) exit "${STUB_SYSTEMCTL_RC:-0}" ;;
     esac
     exit 0
@@ -175,8 +179,23 @@ def test_startup_rejects_missing_local_ssds(sandbox):
     assert sandbox.calls("mdadm") == []
 
 
-def test_startup_mounts_the_cache_from_metadata_and_fills_it_once(sandbox):
-    config = StartupConfig(model_uris=("gs://m/a", "gs://m/b/"), model_cache=True, ops_agent=False)
+def test_startup_mounts_the_cache_read_only_on_serving_nodes_and_writes_nothing(sandbox):
+    config = StartupConfig(model_uris=("gs://m/a",), model_cache=True, ops_agent=False)
+    result = sandbox.run(config, STUB_CACHE_TARGET="10.0.0.2:/models")
+    assert result.returncode == 0, result.stderr
+    cache = sandbox.root / "mnt/model-cache"
+    assert (
+        f"mount -t nfs -o ro,hard,timeo=600,retrans=3,nconnect=8 10.0.0.2:/models {cache}" in sandbox.calls()
+    )
+    assert sandbox.calls("gcloud") == []
+    assert not (cache / ".prefetch.lock").exists()
+    assert sandbox.models_env() == f"MODELS_DIR={cache}/models\n"
+
+
+def test_startup_mounts_the_cache_from_metadata_and_fills_it_once_on_the_writer(sandbox):
+    config = StartupConfig(
+        model_uris=("gs://m/a", "gs://m/b/"), model_cache=True, model_cache_writer=True, ops_agent=False
+    )
     result = sandbox.run(config, STUB_CACHE_TARGET="10.0.0.2:/models")
     assert result.returncode == 0, result.stderr
     cache = sandbox.root / "mnt/model-cache"
@@ -189,6 +208,21 @@ def test_startup_mounts_the_cache_from_metadata_and_fills_it_once(sandbox):
     assert (cache / ".prefetch.lock").exists()  # filled under the fleet-wide lock
     assert (cache / "models/b/model.safetensors").exists()
     assert sandbox.models_env() == f"MODELS_DIR={cache}/models\n"
+
+
+def test_startup_marks_verified_models_for_the_serving_unit(sandbox):
+    result = sandbox.run(StartupConfig(model_uris=("gs://m/a",), ops_agent=False))
+    assert result.returncode == 0, result.stderr
+    markers = list(sandbox.root.rglob(VERIFIED_MARKER))
+    assert [p.parent.name for p in markers] == ["a"]
+
+
+def test_startup_rejects_a_tampered_model_and_leaves_no_marker(sandbox):
+    result = sandbox.run(StartupConfig(model_uris=("gs://m/a",), ops_agent=False), STUB_SHA="0" * 64)
+    assert result.returncode != 0
+    assert "weights verification failed:" in result.stdout + result.stderr
+    assert "model.safetensors: sha256 differs from the manifest" in result.stdout + result.stderr
+    assert not list(sandbox.root.rglob(VERIFIED_MARKER))
 
 
 def test_startup_downloads_in_parallel_with_the_configured_concurrency(sandbox):

@@ -27,7 +27,10 @@ def args(**overrides) -> TpuVmArgs:
 
 
 def queued(**overrides) -> TpuVmArgs:
-    return args(**{"queued": True, "secure_boot": False, **overrides})
+    accept = "burst pool that reads no bucket"
+    return args(
+        **{"queued": True, "secure_boot": False, "accept_default_service_account": accept, **overrides}
+    )
 
 
 # --- what the engine receives ----------------------------------------------------------------
@@ -106,7 +109,7 @@ def test_tpu_vm_has_no_external_ip_and_its_own_account(plan_of):
     assert vm.props["metadata"]["enable-oslogin"] == "TRUE"
 
 
-def test_tpu_vm_startup_prefetches_models_without_local_ssd_or_ops_agent(plan_of):
+def test_tpu_vm_startup_serves_from_the_read_only_cache_without_local_ssd_or_ops_agent(plan_of):
     plan = plan_of(
         TpuVm(
             "t",
@@ -120,7 +123,8 @@ def test_tpu_vm_startup_prefetches_models_without_local_ssd_or_ops_agent(plan_of
     metadata = plan.one(GCP_TPU_VM).props["metadata"]
     script = metadata["startup-script"]
     assert "MODEL_URIS=(gs://acme-models/gemma)" in script
-    assert "\nprefetch_into_shared_cache\n" in script
+    assert "\nprefetch_into_shared_cache\n" not in script  # only the cache's writer fills it
+    assert "mount -t nfs -o ro," in script
     assert "\nsetup_local_ssd\n" not in script
     assert "\nsetup_ops_agent ||" not in script
     assert metadata["inference-infra-model-cache"] == "10.1.2.3:/models"
@@ -296,3 +300,8 @@ def test_tpu_vm_queued_rejects_what_a_queued_resource_cannot_carry(plan_of, over
     with pytest.raises(InputError, match=message):
         TpuVm("burst", queued(**overrides))
     assert plan_of().of_type(GCP_TPU_QUEUED_RESOURCE) == []
+
+
+def test_tpu_vm_rejects_a_queued_slice_without_accepting_the_default_service_account():
+    with pytest.raises(InputError, match=r"accept_default_service_account \(unset\) must give the reason"):
+        TpuVm("burst", queued(accept_default_service_account=None))

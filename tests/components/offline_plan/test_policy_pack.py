@@ -12,6 +12,7 @@ import pytest
 
 from inference_infra.components.errors import InputError
 from inference_infra.components.offline_plan.policy_pack import load_pack, read_config_file, reconcile
+from inference_infra.policy.rules import POLICIES
 
 OUR_PACK = Path(__file__).resolve().parents[3] / "policy"
 
@@ -106,7 +107,7 @@ def test_load_pack_captures_a_pack_module_imported_before(write_pack, monkeypatc
 def test_load_pack_loads_this_projects_pack():
     pack = load_pack(OUR_PACK)
     assert pack.label == "inference-infra@v0.1.0"
-    assert len(pack.policies) == 11
+    assert len(pack.policies) == len(POLICIES)
 
 
 @pytest.mark.parametrize(
