@@ -93,3 +93,18 @@ def test_render_user_data_rejects_engines_without_prefetch():
     )
     with pytest.raises(ValueError, match="engines need prefetch"):
         boot.render_user_data(spec)
+
+
+@pytest.mark.parametrize("spec", [GPU, NEURON], ids=["gpu", "neuron"])
+def test_engines_wait_for_the_marker_the_prefetch_writes(spec):
+    """The prefetch unit verifies into its destination and writes the marker there; the engines check it."""
+    files = {f["path"]: f["content"] for f in yaml.safe_load(boot.render_user_data(spec))["write_files"]}
+    prefetch = files[f"/etc/systemd/system/{PREFETCH_UNIT}"]
+    exec_start = next(line for line in prefetch.splitlines() if line.startswith("ExecStart="))
+    destination = exec_start.split()[-1]
+    engine = files["/etc/systemd/system/inference-engine@.service"]
+    assert f"ExecStartPre=/usr/bin/test -f {destination}/{VERIFIED_MARKER}" in engine.splitlines()
+    requires = next(line for line in engine.splitlines() if line.startswith("Requires="))
+    assert PREFETCH_UNIT in requires.removeprefix("Requires=").split()
+    script = files["/usr/local/lib/inference-infra/prefetch-model.sh"]
+    assert VERIFIED_MARKER in script
