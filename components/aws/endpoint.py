@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import pulumi
 import pulumi_aws as aws
 
+from inference_infra.components.aws.buckets import private_bucket
 from inference_infra.components.endpoints.routing import (
     POOL_HEADER,
     EndpointPool,
@@ -318,32 +319,11 @@ class InferenceEndpoint(pulumi.ComponentResource):
     def _log_bucket(self) -> pulumi.Output[str]:
         name, args = self._name, self._args
         child = pulumi.ResourceOptions(parent=self)
-        bucket = aws.s3.Bucket(
+        bucket = private_bucket(  # ALB access logs support SSE-S3 only, which it uses
             f"{name}-logs",
-            bucket_prefix=f"{name[:36]}-logs-",
+            prefix=f"{name}-logs",
+            naming={"bucket_prefix": f"{name[:36]}-logs-"},
             tags={"Name": f"{name}-logs", **args.tags},
-            opts=child,
-        )
-        aws.s3.BucketOwnershipControls(
-            f"{name}-logs-ownership",
-            bucket=bucket.id,
-            rule={"object_ownership": "BucketOwnerEnforced"},
-            opts=child,
-        )
-        aws.s3.BucketPublicAccessBlock(
-            f"{name}-logs-public-access",
-            bucket=bucket.id,
-            block_public_acls=True,
-            block_public_policy=True,
-            ignore_public_acls=True,
-            restrict_public_buckets=True,
-            opts=child,
-        )
-        # ALB access logs support SSE-S3 only.
-        aws.s3.BucketServerSideEncryptionConfiguration(
-            f"{name}-logs-encryption",
-            bucket=bucket.id,
-            rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}}],
             opts=child,
         )
         principals: list[dict[str, str]] = [{"Service": "logdelivery.elasticloadbalancing.amazonaws.com"}]

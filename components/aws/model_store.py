@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from inference_infra.components.aws.buckets import private_bucket
 from inference_infra.components.aws.fleet_args import ModelSource
 from inference_infra.components.aws.network import s3_gateway_endpoint
 from inference_infra.components.errors import Problem, raise_if_invalid
@@ -71,28 +72,12 @@ class ModelStore(pulumi.ComponentResource):
         super().__init__("inference-infra:aws:ModelStore", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         naming = {"bucket": args.bucket_name} if args.bucket_name else {"bucket_prefix": f"{name[:36]}-"}
-        bucket = aws.s3.Bucket(
-            f"{name}-bucket", force_destroy=args.force_destroy, tags={"Name": name}, opts=child, **naming
-        )
-        aws.s3.BucketOwnershipControls(
-            f"{name}-ownership",
-            bucket=bucket.id,
-            rule={"object_ownership": "BucketOwnerEnforced"},
-            opts=child,
-        )
-        aws.s3.BucketPublicAccessBlock(
-            f"{name}-public-access",
-            bucket=bucket.id,
-            block_public_acls=True,
-            block_public_policy=True,
-            ignore_public_acls=True,
-            restrict_public_buckets=True,
-            opts=child,
-        )
-        aws.s3.BucketServerSideEncryptionConfiguration(
-            f"{name}-encryption",
-            bucket=bucket.id,
-            rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}}],
+        bucket = private_bucket(
+            f"{name}-bucket",
+            prefix=name,
+            naming=naming,
+            tags={"Name": name},
+            force_destroy=args.force_destroy,
             opts=child,
         )
         aws.s3.BucketVersioning(
@@ -161,26 +146,12 @@ class ModelStore(pulumi.ComponentResource):
         self, name: str, bucket: aws.s3.Bucket, args: ModelStoreArgs, child: pulumi.ResourceOptions
     ) -> None:
         """A private log bucket that only S3's logging service may write, for this bucket's logs only."""
-        logs = aws.s3.Bucket(
+        logs = private_bucket(
             f"{name}-access-logs",
-            bucket_prefix=f"{name[:28]}-logs-",
-            force_destroy=args.force_destroy,
+            prefix=f"{name}-access-logs",
+            naming={"bucket_prefix": f"{name[:28]}-logs-"},
             tags={"Name": f"{name}-access-logs"},
-            opts=child,
-        )
-        aws.s3.BucketPublicAccessBlock(
-            f"{name}-access-logs-public-access",
-            bucket=logs.id,
-            block_public_acls=True,
-            block_public_policy=True,
-            ignore_public_acls=True,
-            restrict_public_buckets=True,
-            opts=child,
-        )
-        aws.s3.BucketServerSideEncryptionConfiguration(
-            f"{name}-access-logs-encryption",
-            bucket=logs.id,
-            rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}}],
+            force_destroy=args.force_destroy,
             opts=child,
         )
         aws.s3.BucketLifecycleConfiguration(

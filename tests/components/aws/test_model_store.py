@@ -28,8 +28,11 @@ def test_model_store_bucket_is_private_versioned_and_encrypted(plan_of):
         "models-encryption",
     )
     assert encryption.props["rules"][0]["applyServerSideEncryptionByDefault"] == {"sseAlgorithm": "AES256"}
-    ownership = capture.one("aws:s3/bucketOwnershipControls:BucketOwnershipControls").props
-    assert ownership["rule"] == {"objectOwnership": "BucketOwnerEnforced"}
+    for bucket in ("models", "models-access-logs"):  # the access-log bucket is as private as the store
+        ownership = capture.one(
+            "aws:s3/bucketOwnershipControls:BucketOwnershipControls", f"{bucket}-ownership"
+        )
+        assert ownership.props["rule"] == {"objectOwnership": "BucketOwnerEnforced"}
 
 
 def test_model_store_expires_replaced_weights_and_requires_tls(plan_of):
