@@ -9,6 +9,7 @@ from __future__ import annotations
 from pulumi_policy import Policy
 
 from inference_infra.policy.rules import (
+    accelerator_images_pinned,
     accelerator_imdsv2_required,
     accelerator_no_public_ip,
     accelerator_spend_budget,
@@ -36,5 +37,6 @@ MODULES = (
     inference_endpoint_internal,
     endpoint_tls_in_production,
     model_cache_write_restricted,
+    accelerator_images_pinned,
 )
 POLICIES: tuple[Policy, ...] = tuple(m.POLICY for m in MODULES)

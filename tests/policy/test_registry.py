@@ -27,6 +27,7 @@ SPEC_NAMES = {
     "inference-endpoint-internal",
     "endpoint-tls-in-production",
     "model-cache-write-restricted",
+    "accelerator-images-pinned",
 }
 KEBAB = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 

@@ -1,0 +1,215 @@
+"""accelerator-images-pinned: what an accelerator node runs at boot is pinned, not trusted by name.
+
+A tag can be moved to other bytes at any time; a digest cannot. The check reads
+the boot configuration it can see: EC2 instances' and launch templates' user
+data (plain, base64, or gzip-compressed as this library renders it) and GCE
+instances', templates' and TPU nodes' startup scripts and user data. It reports
+every container image a `docker`/`podman`/`nerdctl` `run`, `create` or `pull`
+names without an `@sha256:` digest, and every download piped straight into a
+shell (`curl ... | bash`), which runs whatever the server sends. Advisory: user
+data can also fetch its real work from elsewhere, where no preview can see it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import gzip
+import re
+import shlex
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+import yaml
+from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
+
+from inference_infra.policy.rules._base import (
+    UNKNOWN,
+    Findings,
+    Outcome,
+    Resource,
+    not_applicable,
+    resource_policy,
+)
+from inference_infra.policy.rules._machines import accelerator_machine, untyped_template
+
+NAME = "accelerator-images-pinned"
+SEVERITY = Severity.MEDIUM
+ENFORCEMENT = EnforcementLevel.ADVISORY
+DESCRIPTION = (
+    "Accelerator boot scripts run container images pinned by digest and no download piped into a shell."
+)
+CONFIG_SCHEMA = PolicyConfigSchema(properties={})
+
+_USER_DATA_PROPS = ("userData", "userDataBase64")
+_GCP_METADATA_KEYS = ("startup-script", "user-data")
+_CONTAINER_TOOLS = frozenset({"docker", "podman", "nerdctl"})
+_IMAGE_VERBS = frozenset({"run", "create", "pull"})
+# Options of `docker run` that take a value as the next word (the image is the first other word).
+_VALUE_OPTIONS = frozenset(
+    [
+        "-e",
+        "--env",
+        "--env-file",
+        "-v",
+        "--volume",
+        "--mount",
+        "--name",
+        "--network",
+        "--net",
+        "--gpus",
+        "--device",
+        "-p",
+        "--publish",
+        "--restart",
+        "-u",
+        "--user",
+        "-w",
+        "--workdir",
+        "--entrypoint",
+        "--ipc",
+        "--pid",
+        "--shm-size",
+        "--cap-add",
+        "--cap-drop",
+        "--label",
+        "-l",
+        "--log-driver",
+        "--log-opt",
+        "--ulimit",
+        "--memory",
+        "-m",
+        "--cpus",
+        "--security-opt",
+        "--runtime",
+        "--platform",
+        "--hostname",
+        "-h",
+        "--add-host",
+        "--tmpfs",
+        "--group-add",
+        "--health-cmd",
+        "--stop-signal",
+    ]
+)
+_DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
+_PIPED_DOWNLOAD = re.compile(r"\b(curl|wget)\b[^|\n;]*\|\s*(sudo\s+(-\S+\s+)*)?(ba|z|da|k)?sh\b")
+
+
+def boot_texts(resource: Resource) -> Iterator[tuple[str, Any]]:
+    """(property path, text or UNKNOWN) of every boot script or user data the resource carries."""
+    props = resource.props
+    for key in _USER_DATA_PROPS:
+        if key in props and props[key] is not None:
+            yield key, props[key]
+    if props.get("metadataStartupScript") is not None:
+        yield "metadataStartupScript", props["metadataStartupScript"]
+    metadata = props.get("metadata")
+    if isinstance(metadata, Mapping):
+        for key in _GCP_METADATA_KEYS:
+            if key in metadata:
+                yield f"metadata.{key}", metadata[key]
+
+
+def decoded(text: str) -> str:
+    """User data as the node reads it: base64 and gzip undone where present."""
+    raw: bytes = text.encode()
+    if not text.lstrip().startswith(("#", "Content-Type")):
+        try:
+            raw = base64.b64decode(text, validate=True)
+        except (binascii.Error, ValueError):
+            raw = text.encode()
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except OSError:
+            return text
+    return raw.decode("utf-8", errors="replace")
+
+
+def _commands(script: str) -> Iterator[list[str]]:
+    """Shell words of every command line, and of every cloud-config runcmd entry."""
+    if script.startswith("#cloud-config"):
+        try:
+            document = yaml.safe_load(script) or {}
+        except yaml.YAMLError:
+            document = {}
+        for entry in document.get("runcmd") or [] if isinstance(document, Mapping) else []:
+            if isinstance(entry, list):
+                yield [str(word) for word in entry]
+            elif isinstance(entry, str):
+                yield from _commands(entry)
+        for item in document.get("write_files") or [] if isinstance(document, Mapping) else []:
+            if isinstance(item, Mapping) and isinstance(item.get("content"), str):
+                yield from _commands(item["content"])
+        return
+    for line in script.replace("\\\n", " ").splitlines():
+        try:
+            yield shlex.split(line, comments=True)
+        except ValueError:
+            yield line.split()
+
+
+def unpinned_images(script: str) -> list[str]:
+    found = []
+    for words in _commands(script):
+        for i, word in enumerate(words[:-1]):
+            if word.rsplit("/", 1)[-1] in _CONTAINER_TOOLS and words[i + 1] in _IMAGE_VERBS:
+                image = _image(words[i + 2 :])
+                if image and not _DIGEST.search(image) and not image.startswith("$"):
+                    found.append(image)
+                break
+    return found
+
+
+def _image(arguments: list[str]) -> str | None:
+    skip = False
+    for word in arguments:
+        if skip:
+            skip = False
+        elif word.startswith("-"):
+            skip = word in _VALUE_OPTIONS
+        else:
+            return word
+    return None
+
+
+def piped_downloads(script: str) -> list[str]:
+    return [m.group(0).strip() for m in _PIPED_DOWNLOAD.finditer(script)]
+
+
+def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
+    if accelerator_machine(resource) is None and not untyped_template(resource):
+        return not_applicable("applies to accelerator instances, templates and TPU nodes")
+    found = Findings()
+    texts = list(boot_texts(resource))
+    if not texts:
+        return not_applicable("sets no user data or startup script")
+    for path, value in texts:
+        if value is UNKNOWN:
+            found.not_known(path)
+            continue
+        if not isinstance(value, str):
+            continue
+        script = decoded(value)
+        for image in unpinned_images(script):
+            found.violation(
+                f"{resource.label} runs the container image {image!r} from its {path} by tag; pin it by "
+                "digest (image@sha256:...) so the node runs the bytes that were reviewed."
+            )
+        for command in piped_downloads(script):
+            found.violation(
+                f"{resource.label} pipes a download into a shell in its {path} ({command!r}); download to "
+                "a file, check its SHA-256 against a value pinned in code, then run it."
+            )
+    return found.outcome()
+
+
+POLICY = resource_policy(
+    name=NAME,
+    description=DESCRIPTION,
+    severity=SEVERITY,
+    enforcement=ENFORCEMENT,
+    schema=CONFIG_SCHEMA,
+    check=check,
+)
