@@ -153,6 +153,8 @@ class _Evaluation:
     ) -> None:
         self.capture, self.pack, self.settings = capture, pack, settings
         self.report = PolicyReport(evaluated=True, pack=pack.label, config=config)
+        # The analyzer deserializes a resource's props once and hands them to every policy.
+        self._props: dict[str, Any] = {}
 
     def run(self) -> PolicyReport:
         from pulumi_policy import EnforcementLevel, ResourceValidationPolicy, StackValidationPolicy
@@ -179,9 +181,11 @@ class _Evaluation:
         reasons: dict[str, int] = defaultdict(int)
         applied = 0
         for resource in self.capture.resources:
+            if resource.urn not in self._props:
+                self._props[resource.urn] = _analyzer_props(resource.wire_props)
             args = ResourceValidationArgs(
                 resource.type,
-                _analyzer_props(resource.wire_props),
+                self._props[resource.urn],
                 resource.urn,
                 resource.name,
                 _options(resource),
