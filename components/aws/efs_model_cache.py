@@ -171,37 +171,27 @@ class EfsModelCache(pulumi.ComponentResource):
                 security_groups=[group.id],
                 opts=child,
             )
-        access_point = aws.efs.AccessPoint(
-            f"{name}-weights",
-            file_system_id=fs.id,
-            posix_user={"uid": args.posix_uid, "gid": args.posix_gid},
-            root_directory={
-                "path": args.weights_path,
-                "creation_info": {
-                    "owner_uid": args.posix_uid,
-                    "owner_gid": args.posix_gid,
-                    "permissions": "0755",
+
+        def point(suffix: str, access: str) -> aws.efs.AccessPoint:
+            return aws.efs.AccessPoint(
+                f"{name}-{suffix}",
+                file_system_id=fs.id,
+                posix_user={"uid": args.posix_uid, "gid": args.posix_gid},
+                root_directory={
+                    "path": args.weights_path,
+                    "creation_info": {
+                        "owner_uid": args.posix_uid,
+                        "owner_gid": args.posix_gid,
+                        "permissions": "0755",
+                    },
                 },
-            },
-            tags={"Name": f"{name}-weights", "Access": "read-only"},
-            opts=child,
-        )
+                tags={"Name": f"{name}-{suffix}", "Access": access},
+                opts=child,
+            )
+
+        access_point = point("weights", "read-only")
         # The writer's access point: same directory and owner, so what it writes the readers can read.
-        writer_point = aws.efs.AccessPoint(
-            f"{name}-writer",
-            file_system_id=fs.id,
-            posix_user={"uid": args.posix_uid, "gid": args.posix_gid},
-            root_directory={
-                "path": args.weights_path,
-                "creation_info": {
-                    "owner_uid": args.posix_uid,
-                    "owner_gid": args.posix_gid,
-                    "permissions": "0755",
-                },
-            },
-            tags={"Name": f"{name}-writer", "Access": "read-write"},
-            opts=child,
-        )
+        writer_point = point("writer", "read-write")
         aws.efs.FileSystemPolicy(
             f"{name}-policy",
             file_system_id=fs.id,
