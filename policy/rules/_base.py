@@ -194,6 +194,79 @@ def resource_policy(
     )
 
 
+TemplatedCheck = Callable[[Resource, Mapping[str, Any], Callable[[Mapping[str, Any]], Any]], Outcome]
+
+
+def per_resource_stack_policy(
+    *,
+    name: str,
+    description: str,
+    severity: Severity,
+    enforcement: EnforcementLevel,
+    schema: PolicyConfigSchema,
+    check: TemplatedCheck,
+    applies_to: str,
+) -> StackValidationPolicy:
+    """A stack policy that judges each resource on its own, but with the whole stack at hand.
+
+    A resource policy sees one resource: an Auto Scaling group or an instance that takes its
+    instance type and market from a launch template cannot be judged there. This adapter runs
+    `check(resource, config, template_of)` on every resource, where template_of resolves a
+    launchTemplate reference to the template's props, and reports each violation on the
+    resource's URN, as a resource policy would. Unknown values are collected per resource
+    (named `<resource>.<path>`) and reported after every violation.
+    """
+    from inference_infra.components.pricing import template_index  # the pricing imports the rules' deps
+
+    defaults = config_defaults(schema)
+
+    def validate(args: StackValidationArgs, report: ReportViolation) -> None:
+        resources = _stack_resources(args)
+        config = {**defaults, **plain(args.get_config())}
+        template_of = template_index(resources)
+        unknown: list[list[str]] = []
+        applied = False
+        reasons: dict[str, None] = {}  # why it applied to none, in order, once each
+        for resource in resources:
+            outcome = check(resource, config, template_of)
+            applied = applied or outcome.not_applicable is None
+            if outcome.not_applicable is not None:
+                reasons.setdefault(outcome.not_applicable)
+            for message in outcome.violations:
+                report(message, resource.urn or None)
+            unknown.extend([resource.name, *path.split(".")] for path in outcome.unknown)
+        if unknown:
+            raise UnknownValueError(UNKNOWN_STRING_VALUE, unknown[0])
+        if not applied:
+            scope = f"applies to {applies_to}"
+            reasons.pop(scope, None)
+            found = f"; {'; '.join(reasons)}" if reasons else "; the stack has none"
+            args.not_applicable(f"not applicable to any of the {len(resources)} resources: {scope}{found}")
+
+    return StackValidationPolicy(
+        name=name,
+        description=description,
+        validate=validate,
+        enforcement_level=enforcement,
+        config_schema=schema,
+        severity=severity,
+    )
+
+
+def _stack_resources(args: StackValidationArgs) -> list[Resource]:
+    return [
+        Resource(
+            r.resource_type,
+            r.name,
+            plain(r.props),
+            r.urn,
+            plain(r.provider.props) if r.provider is not None else {},
+            r.parent.urn if r.parent is not None else None,
+        )
+        for r in args.resources
+    ]
+
+
 def stack_policy(
     *,
     name: str,
@@ -207,18 +280,7 @@ def stack_policy(
     defaults = config_defaults(schema)
 
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
-        resources = [
-            Resource(
-                r.resource_type,
-                r.name,
-                plain(r.props),
-                r.urn,
-                plain(r.provider.props) if r.provider is not None else {},
-                r.parent.urn if r.parent is not None else None,
-            )
-            for r in args.resources
-        ]
-        _report(check(resources, {**defaults, **plain(args.get_config())}), args, report)
+        _report(check(_stack_resources(args), {**defaults, **plain(args.get_config())}), args, report)
 
     return StackValidationPolicy(
         name=name,

@@ -20,6 +20,7 @@ from inference_infra.components.inventory import (
     GCP_TPU_QUEUED_RESOURCE,
     GCP_TPU_VM,
     AcceleratorUse,
+    TemplateLookup,
     accelerator_use,
 )
 from inference_infra.policy.rules._base import Resource
@@ -54,11 +55,16 @@ GCP_MACHINES = frozenset(
 MACHINE_NOUNS = "accelerator instances, VMs, TPU slices and the templates that launch them"
 
 
-def accelerator_machine(resource: Resource, types: frozenset[str] = AWS_MACHINES | GCP_MACHINES):
-    """The accelerator use of a resource that starts accelerator machines, else None."""
+def accelerator_machine(
+    resource: Resource,
+    types: frozenset[str] = AWS_MACHINES | GCP_MACHINES,
+    template_of: TemplateLookup | None = None,
+):
+    """The accelerator use of a resource that starts accelerator machines, else None.
+    template_of (stack policies) lets a group or instance take its type from its launch template."""
     if resource.type not in types:
         return None
-    return accelerator_use(resource.type, resource.props)
+    return accelerator_use(resource.type, resource.props, template_of)
 
 
 def untyped_template(resource: Resource) -> bool:

@@ -70,13 +70,21 @@ def cost_tags(resource: Resource) -> TagSet | None:
     return TagSet(field, {**defaults, **_mapping(tags_all), **_mapping(own)}, known)
 
 
-def instance_tags(resource: Resource) -> TagSet | None:
+def instance_tags(resource: Resource, template: Mapping[str, Any] | None = None) -> TagSet | None:
     """The tags the machines a resource runs or launches carry.
 
     An instance or VM: its own. A launch template: its `tagSpecifications` for
     instances. An Auto Scaling group: the tags it propagates at launch. A queued
-    TPU resource: the labels of its (first) node.
+    TPU resource: the labels of its (first) node. Given the launch template an
+    instance or group launches from (stack policies), the template's instance tags
+    come first and the instance's or group's own win, as EC2 applies them.
     """
+    if template is not None and resource.type != AWS_LAUNCH_TEMPLATE:
+        own = instance_tags(resource)
+        inherited = instance_tags(Resource(AWS_LAUNCH_TEMPLATE, "", template))
+        if own is None or inherited is None:
+            return own
+        return TagSet(own.field, {**inherited.values, **own.values}, own.known and inherited.known)
     if resource.type == GCP_TPU_QUEUED_RESOURCE:
         labels = get_path(resource.props, "tpu", "nodeSpecs", 0, "node", "labels")
         return TagSet("labels", _mapping(labels), labels is not UNKNOWN)

@@ -7,23 +7,29 @@ them) either runs on spot/preemptible capacity or carries AutoShutdown=true
 (GCP label auto-shutdown=true), which the idle watchdog acts on. The
 environment is the policy config's `environment`, else the resource's
 Environment tag; a resource with neither is treated as non-production.
+
+It is a stack policy that judges each resource on its own: an Auto Scaling group or an
+instance that takes its instance type, market and tags from a launch template is
+judged with that template's settings, which a resource policy cannot see.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
 from inference_infra.components.inventory import Purchase
+from inference_infra.components.tagging import ENVIRONMENT
 from inference_infra.policy.rules._base import (
     UNKNOWN,
     Outcome,
     Resource,
+    get_path,
     not_applicable,
     passed,
-    resource_policy,
+    per_resource_stack_policy,
 )
 from inference_infra.policy.rules._machines import MACHINE_NOUNS, accelerator_machine, machine_label
 from inference_infra.policy.rules._tags import auto_shutdown, environment_of, instance_tags
@@ -50,11 +56,19 @@ CONFIG_SCHEMA = PolicyConfigSchema(
 )
 
 
-def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
-    use = accelerator_machine(resource)
+TemplateLookup = Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
+
+
+def check(
+    resource: Resource, config: Mapping[str, Any], template_of: TemplateLookup | None = None
+) -> Outcome:
+    use = accelerator_machine(resource, template_of=template_of)
     if use is None:
         return not_applicable(f"applies to {MACHINE_NOUNS}")
+    tags = instance_tags(resource, _template(resource, template_of))
     environment = environment_of(resource, config)
+    if environment is None and tags is not None and isinstance(tags.get(ENVIRONMENT), str):
+        environment = tags.get(ENVIRONMENT) or None  # carried to the machines from the template
     if environment in config["productionEnvironments"]:
         return not_applicable(f"environment {environment!r} is production")
     if use.purchase is Purchase.SPOT:
@@ -63,7 +77,6 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
         # A template that names no market runs nothing itself: the instances, spot requests,
         # groups and fleets that launch from it choose the market and are judged themselves.
         return not_applicable("a launch template that sets no market; its launchers are judged")
-    tags = instance_tags(resource)
     flag = auto_shutdown(tags)
     if flag is UNKNOWN:
         return Outcome(unknown=(f"{tags.field if tags else 'tags'}.AutoShutdown",))
@@ -81,11 +94,23 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
     )
 
 
-POLICY = resource_policy(
+def _template(resource: Resource, template_of: TemplateLookup | None) -> Mapping[str, Any] | None:
+    """The launch template an instance or Auto Scaling group launches from, where the stack has it."""
+    if template_of is None:
+        return None
+    ref = resource.props.get("launchTemplate")
+    if ref is None:
+        mixed = resource.props.get("mixedInstancesPolicy")
+        ref = get_path(mixed, "launchTemplate", "launchTemplateSpecification")
+    return template_of(ref) if isinstance(ref, Mapping) else None
+
+
+POLICY = per_resource_stack_policy(
     name=NAME,
     description=DESCRIPTION,
     severity=SEVERITY,
     enforcement=ENFORCEMENT,
     schema=CONFIG_SCHEMA,
     check=check,
+    applies_to=MACHINE_NOUNS,
 )

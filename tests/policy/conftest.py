@@ -25,8 +25,11 @@ import pytest
 from pulumi_policy import (
     PolicyCustomTimeouts,
     PolicyProviderResource,
+    PolicyResource,
     PolicyResourceOptions,
     ResourceValidationArgs,
+    StackValidationArgs,
+    StackValidationPolicy,
 )
 from pulumi_policy.policy import _NotApplicableError
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
@@ -80,9 +83,15 @@ def sdk() -> Callable[..., tuple[list[str], str | None, str | None]]:
             if provider is not None
             else None
         )
-        args = ResourceValidationArgs(
-            type_token, _analyzer_props(wire_props), urn, name, options, provider_resource, config, {}
-        )
+        if isinstance(module.POLICY, StackValidationPolicy):  # judged per resource, with the stack at hand
+            resource = PolicyResource(
+                type_token, _analyzer_props(wire_props), urn, name, options, provider_resource, None, [], {}
+            )
+            args = StackValidationArgs([resource], config, {})
+        else:
+            args = ResourceValidationArgs(
+                type_token, _analyzer_props(wire_props), urn, name, options, provider_resource, config, {}
+            )
         messages: list[str] = []
         try:
             module.POLICY.validate(args, lambda message, urn=None: messages.append(message))

@@ -98,7 +98,7 @@ def test_nonprod_does_not_judge_values_not_known_yet(check, sdk):
     assert sdk(rule, INSTANCE, wire) == (
         [],
         None,
-        "string value at .tags.AutoShutdown can't be known during preview",
+        "string value at .r.tags.AutoShutdown can't be known during preview",  # <resource>.<path>
     )
 
 
@@ -120,3 +120,61 @@ def test_nonprod_on_captured_resources(plan_of, tagged, run_pack):
         "aws:ec2/instance:Instance 'opted-out' runs g5.xlarge on on-demand capacity in environment 'test' "
         f"without the tag AutoShutdown=true; {TAIL}"
     ]
+
+
+def _template(name: str, **extra) -> aws.ec2.LaunchTemplate:
+    return aws.ec2.LaunchTemplate(name, instance_type="g6.12xlarge", image_id="ami-1", **extra)
+
+
+def test_nonprod_judges_groups_by_the_template_they_launch_from(plan_of, run_pack):
+    on_demand = _template("od-template", tags={"Environment": "dev"})
+    aws.autoscaling.Group(
+        "od-group",
+        min_size=0,
+        max_size=2,
+        desired_capacity=1,
+        vpc_zone_identifiers=["subnet-1"],
+        launch_template={"id": on_demand.id, "version": "$Latest"},
+        tags=[{"key": "Environment", "value": "dev", "propagate_at_launch": True}],
+    )
+    spot = _template("spot-template", instance_market_options={"market_type": "spot"})
+    aws.autoscaling.Group(
+        "spot-group",
+        min_size=0,
+        max_size=2,
+        vpc_zone_identifiers=["subnet-1"],
+        launch_template={"name": spot.name, "version": "$Latest"},
+    )
+    report = run_pack(plan_of(), rule.NAME)
+    assert [(v.message, v.urn.rsplit("::", 1)[1]) for v in report.violations] == [
+        (
+            "aws:autoscaling/group:Group 'od-group' runs g6.12xlarge on on-demand capacity in environment "
+            f"'dev' without the tag AutoShutdown=true; {TAIL}",
+            "od-group",
+        )
+    ]
+
+
+def test_nonprod_rejects_an_instance_whose_template_sets_an_on_demand_type(plan_of, run_pack):
+    template = _template("gpu-template", tag_specifications=[{"resource_type": "instance", "tags": DEV}])
+    aws.ec2.Instance("from-template", launch_template={"id": template.id})
+    report = run_pack(plan_of(), rule.NAME)
+    assert [v.message for v in report.violations] == [
+        "aws:ec2/instance:Instance 'from-template' runs g6.12xlarge on on-demand capacity in environment "
+        f"'dev' without the tag AutoShutdown=true; {TAIL}"
+    ]
+
+
+def test_nonprod_passes_a_group_whose_template_tags_its_instances_auto_shutdown(plan_of, run_pack):
+    template = _template(
+        "tagged-template",
+        tag_specifications=[{"resource_type": "instance", "tags": {**DEV, "AutoShutdown": "true"}}],
+    )
+    aws.autoscaling.Group(
+        "tagged-group",
+        min_size=0,
+        max_size=1,
+        vpc_zone_identifiers=["subnet-1"],
+        launch_template={"id": template.id},
+    )
+    assert run_pack(plan_of(), rule.NAME).violations == []

@@ -82,7 +82,13 @@ def test_registry_every_policy_has_a_test_module_with_passing_and_rejecting_case
 
 def test_registry_stack_policies_are_the_specs():
     stack = {p.name for p in POLICIES if isinstance(p, StackValidationPolicy)}
-    assert stack == {"accelerator-spend-budget", "idle-watchdog-required"}
+    # nonprod-accelerators-spot-or-autoshutdown judges each resource, but needs the stack to read
+    # the launch templates that groups and instances take their type, market and tags from.
+    assert stack == {
+        "accelerator-spend-budget",
+        "idle-watchdog-required",
+        "nonprod-accelerators-spot-or-autoshutdown",
+    }
     budget = next(p for p in POLICIES if p.name == "accelerator-spend-budget")
     assert "maxHourlyUsd" in budget.config_schema.properties
 
