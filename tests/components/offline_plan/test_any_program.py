@@ -49,6 +49,36 @@ def test_plan_remote_component_children_are_not_registered(pulumi_project, stack
     assert result.capture.children(vpc) == []
 
 
+AWSX = """
+import pulumi
+import pulumi_aws as aws
+import pulumi_awsx as awsx
+
+vpc = awsx.ec2.Vpc("spoke2-vpc", cidr_block="10.2.0.0/16",
+                   nat_gateways=awsx.ec2.NatGatewayConfigurationArgs(strategy=awsx.ec2.NatGatewayStrategy.SINGLE))
+aws.ec2.SecurityGroup("app", vpc_id=vpc.vpc_id, description="app",
+                      tags={"CostCenter": "ml", "Environment": "dev", "Owner": "infra"})
+pulumi.export("vpcId", vpc.vpc_id)
+pulumi.export("privateSubnetIds", vpc.private_subnet_ids)
+pulumi.export("natGateways", vpc.nat_gateways.apply(lambda gws: len(gws)))
+"""
+
+
+def test_plan_runs_a_program_using_the_real_awsx_vpc(pulumi_project):
+    # The shape that crashed the plan (pulumi-awsx 3.x, a generated multi-language SDK): its
+    # typed outputs (nat_gateways: list of NatGateway) must not be fed back as echoed dicts.
+    result = plan(pulumi_project(AWSX), "dev")
+    doc = result.as_json()
+    assert result.exit_code == 0, doc
+    vpc = next(r for r in doc["resources"] if r["type"] == "awsx:ec2:Vpc")
+    assert (vpc["custom"], vpc["remote"], vpc["outputs"]) == (False, True, "[unknown]")
+    assert set(doc["outputs"].values()) == {"[unknown]"}
+    assert sorted(doc["outputs"]) == ["natGateways", "privateSubnetIds", "vpcId"]
+    group = result.capture.one("aws:ec2/securityGroup:SecurityGroup")
+    assert group.props["description"] == "app"
+    assert any("awsx:ec2:Vpc 'spoke2-vpc'" in w and "not visible offline" in w for w in doc["warnings"])
+
+
 ZONES = """
 import pulumi
 import pulumi_aws as aws
