@@ -23,6 +23,8 @@ _EXPORTS = {
     "IdleGpuWatchdogArgs": "idle_watchdog",
     "InferenceEndpoint": "endpoint",
     "InferenceEndpointArgs": "endpoint",
+    "PrometheusDiscoveryRole": "prometheus_discovery",
+    "PrometheusDiscoveryRoleArgs": "prometheus_discovery",
     # the fleets' argument types
     "SubnetRef": "network",
     "ModelSource": "fleet_args",

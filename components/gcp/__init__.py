@@ -21,6 +21,8 @@ _EXPORTS = {
     "FilestoreTier": "filestore_tiers",
     "GcpInferenceEndpoint": "endpoint",
     "GcpInferenceEndpointArgs": "endpoint",
+    "PrometheusDiscoveryAccount": "prometheus_discovery",
+    "PrometheusDiscoveryAccountArgs": "prometheus_discovery",
     "GcpPoolBackend": "endpoint",
     "PrivateNetwork": "network",
     "PrivateNetworkArgs": "network",
