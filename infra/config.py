@@ -170,6 +170,11 @@ class GcpGpuFleetSettings(Settings):
     client_ranges: list[str] = Field(
         default_factory=list, description="Private CIDRs that reach servingPort."
     )
+    monitoring_ranges: list[str] = Field(
+        default_factory=list,
+        description="Private CIDRs of the monitoring cluster (its pods or nodes) that may scrape "
+        "dcgm-exporter (9400), node exporter (9100) and every engine's /metrics; nothing else is opened.",
+    )
     auto_shutdown: bool | None = Field(default=None, description="This fleet's auto-shutdown label.")
     labels: dict[str, str] = Field(default_factory=dict)
     latency: Literal["interactive", "batch"] = Field(
@@ -386,6 +391,23 @@ class AlertReceiverSettings(Settings):
     )
 
 
+class DiscoveryIdentitySettings(Settings):
+    """The identity the stack creates for Prometheus's service discovery: one of the two."""
+
+    eks_oidc_provider_arn: str | None = Field(
+        default=None,
+        description="Prometheus runs on EKS: create an IRSA role (PrometheusDiscoveryRole) trusted through "
+        "this cluster's IAM OIDC provider, for Prometheus's service account only, that may only list "
+        "instances.",
+    )
+    gke_workload_pool: str | None = Field(
+        default=None,
+        description="Prometheus runs on GKE: create a Workload Identity service account "
+        "(PrometheusDiscoveryAccount) in gcp:project, bound to Prometheus's service account in this pool "
+        "(<project>.svc.id.goog), that may only list instances.",
+    )
+
+
 class ObservabilitySettings(Settings):
     """GpuObservability on an existing Kubernetes cluster."""
 
@@ -411,13 +433,19 @@ class ObservabilitySettings(Settings):
     thresholds: ThresholdSettings = Field(default_factory=ThresholdSettings)  # type: ignore[valid-type]
     scrape_fleets: bool = Field(
         default=True,
-        description="The stack's Prometheus scrapes the stack's AWS fleets (EC2 discovery by the stack's "
-        "Environment tag in aws:region): dcgm-exporter, node exporter and the engines' /metrics.",
+        description="The stack's Prometheus scrapes the stack's fleets: AWS by EC2 discovery (the stack's "
+        "Environment tag in aws:region), GCP GPU VMs by GCE discovery (its environment label in gcp:project, "
+        "the fleets' zones): dcgm-exporter, node exporter and the engines' /metrics.",
     )
     discovery_role_arn: str | None = Field(
         default=None,
-        description="IRSA role for Prometheus's ServiceAccount that may only list instances "
-        "(ec2:DescribeInstances, ec2:DescribeAvailabilityZones). Default: the node's own credentials.",
+        description="An existing IRSA role for Prometheus's ServiceAccount that may only list instances "
+        "(ec2:DescribeInstances, ec2:DescribeAvailabilityZones). Default: the node's own credentials, or "
+        "the role discoveryIdentity creates.",
+    )
+    discovery_identity: DiscoveryIdentitySettings | None = Field(
+        default=None,
+        description="Create the discovery identity (IRSA role on EKS, Workload Identity account on GKE).",
     )
     alert_receivers: list[AlertReceiverSettings] = Field(
         default_factory=list, description="Where alerts go (Alertmanager receivers)."

@@ -461,6 +461,7 @@ def _fleet_args(
         network=refs.network_id,
         serving_port=fleet.serving_port,
         client_ranges=tuple(fleet.client_ranges),
+        monitoring_ranges=tuple(fleet.monitoring_ranges),
         auto_shutdown=fleet.auto_shutdown,
         labels=dict(fleet.labels),
         project=ctx.project,

@@ -8,6 +8,7 @@ webhook URL or routing key sits in a stack file in clear text.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
@@ -50,9 +51,115 @@ def validate(settings: StackSettings) -> list[Problem]:
                 "must name at least one receiver in production: alerts that go nowhere are not monitoring",
             )
         )
+    problems += _identity_problems(settings)
     args = component_args(settings, with_secrets=False)
     problems += [_rekey(p) for p in validate_gpu_observability(obs.name, args)]
     return problems
+
+
+def prometheus_service_account(settings: StackSettings) -> tuple[str, str]:
+    """(namespace, name) of Prometheus's Kubernetes service account: kube-prometheus-stack names it
+    '<fullname>-prometheus', and GpuObservability sets the fullname to its release, '<name>-kps'."""
+    obs = _section(settings)
+    return obs.namespace, f"{obs.name}-kps-prometheus"
+
+
+def _identity_problems(settings: StackSettings) -> list[Problem]:
+    from inference_infra.components.aws.prometheus_discovery import (
+        PrometheusDiscoveryRoleArgs,
+        validate_prometheus_discovery_role,
+    )
+    from inference_infra.components.gcp.prometheus_discovery import (
+        PrometheusDiscoveryAccountArgs,
+        validate_prometheus_discovery_account,
+    )
+
+    obs = _section(settings)
+    identity = obs.discovery_identity
+    if identity is None:
+        return []
+    key = f"{_SECTION}.discoveryIdentity"
+    namespace, account = prometheus_service_account(settings)
+    if (identity.eks_oidc_provider_arn is None) == (identity.gke_workload_pool is None):
+        return [
+            Problem(
+                key,
+                identity.model_dump(by_alias=True, exclude_none=True),
+                "must set exactly one of eksOidcProviderArn (Prometheus on EKS) and gkeWorkloadPool "
+                "(Prometheus on GKE): one Prometheus service account runs on one cluster",
+            )
+        ]
+    if identity.eks_oidc_provider_arn is not None and obs.discovery_role_arn is not None:
+        return [
+            Problem(
+                f"{_SECTION}.discoveryRoleArn",
+                obs.discovery_role_arn,
+                "must be unset with discoveryIdentity.eksOidcProviderArn, which creates the role",
+            )
+        ]
+    if identity.eks_oidc_provider_arn is not None:
+        args = PrometheusDiscoveryRoleArgs(
+            oidc_provider_arn=identity.eks_oidc_provider_arn, namespace=namespace, service_account=account
+        )
+        found = validate_prometheus_discovery_role(args)
+        return [Problem(f"{key}.eksOidcProviderArn", p.value, p.allowed) for p in found]
+    project = _gcp_project()
+    if project is None:
+        return [Problem(f"{key}.gkeWorkloadPool", identity.gke_workload_pool, "needs gcp:project to be set")]
+    args = PrometheusDiscoveryAccountArgs(
+        project=project,
+        workload_pool=identity.gke_workload_pool,
+        namespace=namespace,
+        service_account=account,
+    )
+    return [
+        Problem(f"{key}.gkeWorkloadPool" if p.input == "workload_pool" else "gcp:project", p.value, p.allowed)
+        for p in validate_prometheus_discovery_account(args)
+    ]
+
+
+def _gcp_project() -> str | None:
+    import pulumi
+
+    return pulumi.Config("gcp").get("project")
+
+
+def discovery_identity(settings: StackSettings, built: Built) -> dict[str, Any]:
+    """Creates the discovery identity the section asks for; returns Prometheus's service account
+    annotations that name it (IRSA role ARN, or Workload Identity account email)."""
+    obs = _section(settings)
+    identity = obs.discovery_identity
+    if identity is None:
+        return {}
+    namespace, account = prometheus_service_account(settings)
+    if identity.eks_oidc_provider_arn is not None:
+        from inference_infra.components.aws.prometheus_discovery import (
+            PrometheusDiscoveryRole,
+            PrometheusDiscoveryRoleArgs,
+        )
+
+        role = PrometheusDiscoveryRole(
+            f"{obs.name}-discovery",
+            PrometheusDiscoveryRoleArgs(
+                oidc_provider_arn=identity.eks_oidc_provider_arn, namespace=namespace, service_account=account
+            ),
+        )
+        return dict(role.service_account_annotations)
+    from inference_infra.components.gcp.prometheus_discovery import (
+        PrometheusDiscoveryAccount,
+        PrometheusDiscoveryAccountArgs,
+    )
+
+    gsa = PrometheusDiscoveryAccount(
+        f"{obs.name}-discovery",
+        PrometheusDiscoveryAccountArgs(
+            project=_gcp_project() or "",
+            workload_pool=identity.gke_workload_pool,
+            namespace=namespace,
+            service_account=account,
+        ),
+    )
+    return dict(gsa.service_account_annotations)
 
 
 def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
@@ -61,12 +168,24 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
     from inference_infra.components.k8s.gpu_observability import GpuObservability
 
     obs = _section(settings)
+    gcp = pulumi.Config("gcp")
     args = component_args(
         settings,
         with_secrets=True,
         aws_region=pulumi.Config("aws").get("region"),
-        gcp_region=pulumi.Config("gcp").get("region"),
+        gcp_region=gcp.get("region"),
+        gcp_project=gcp.get("project"),
+        gcp_zone=gcp.get("zone"),
     )
+    annotations = discovery_identity(settings, built)
+    if annotations:
+        args = dataclasses.replace(
+            args,
+            prometheus_service_account_annotations={
+                **args.prometheus_service_account_annotations,
+                **annotations,
+            },
+        )
     stack = GpuObservability(obs.name, args)
     return {
         "monitoringNamespace": obs.namespace,
@@ -89,6 +208,8 @@ def component_args(
     with_secrets: bool,
     aws_region: str | None = None,
     gcp_region: str | None = None,
+    gcp_project: str | None = None,
+    gcp_zone: str | None = None,
 ) -> Any:
     """GpuObservabilityArgs for the stack's section; secrets as Pulumi secrets, or blank when not wanted.
 
@@ -122,7 +243,9 @@ def component_args(
         runbook_url=obs.runbook_url or DEFAULT_RUNBOOK_URL,
         thresholds=obs.threshold_values(),
         **serving_args(settings),
-        **fleet_scrape_args(settings, aws_region),
+        **fleet_scrape_args(
+            settings, aws_region, gcp_project, gcp_zone or (f"{gcp_region}-a" if gcp_region else None)
+        ),
         alert_receivers=[
             AlertReceiver(
                 name=r.name,
@@ -182,19 +305,33 @@ def serving_args(settings: StackSettings) -> dict[str, Any]:
     return {"serving": ServingSettings(pools=pools), "fleets": tuple(fleets), "pool_costs": tuple(costs)}
 
 
-def fleet_scrape_args(settings: StackSettings, aws_region: str | None) -> dict[str, Any]:
-    """EC2 discovery of the stack's own fleets: running accelerators tagged with the stack's Environment."""
-    from inference_infra.components.monitoring.scrape import AwsDiscovery, ScrapeSettings
+def fleet_scrape_args(
+    settings: StackSettings,
+    aws_region: str | None,
+    gcp_project: str | None = None,
+    gcp_zone: str | None = None,
+) -> dict[str, Any]:
+    """Discovery of the stack's own fleets: AWS accelerators tagged with the stack's Environment (EC2
+    discovery in aws:region), GCP GPU VMs labelled with its environment (GCE discovery in gcp:project,
+    in the fleets' zones). TPU VMs are not Compute Engine instances; GCE discovery does not list them."""
+    from inference_infra.components.monitoring.scrape import AwsDiscovery, GcpDiscovery, ScrapeSettings
+    from inference_infra.components.tagging import gcp_label_value
 
     obs = _section(settings)
-    if (
-        not obs.scrape_fleets
-        or not aws_region
-        or not (settings.aws_gpu_fleets or settings.aws_inferentia_fleets)
-    ):
+    if not obs.scrape_fleets:
         return {}
-    discovery = AwsDiscovery(regions=[aws_region], tags={"Environment": settings.environment})
-    out: dict[str, Any] = {"fleet_discovery": ScrapeSettings(discovery=discovery)}
+    found: list[AwsDiscovery | GcpDiscovery] = []
+    if aws_region and (settings.aws_gpu_fleets or settings.aws_inferentia_fleets):
+        found.append(AwsDiscovery(regions=[aws_region], tags={"Environment": settings.environment}))
+    zones = sorted({z for f in settings.gcp_gpu_fleets if (z := f.zone or gcp_zone)})
+    if gcp_project and zones:
+        labels = {"environment": gcp_label_value(settings.environment)}
+        found.append(GcpDiscovery(project=gcp_project, zones=zones, labels=labels))
+    if not found:
+        return {}
+    out: dict[str, Any] = {
+        "fleet_discovery": ScrapeSettings(discovery=found[0] if len(found) == 1 else found)
+    }
     if obs.discovery_role_arn:
         out["prometheus_service_account_annotations"] = {"eks.amazonaws.com/role-arn": obs.discovery_role_arn}
     return out

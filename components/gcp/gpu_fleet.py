@@ -439,7 +439,8 @@ class GpuFleet(pulumi.ComponentResource):
                 source_ranges=list(args.monitoring_ranges),
                 allows=[
                     gcp.compute.FirewallAllowArgs(
-                        protocol="tcp", ports=["9400", "9100", str(args.serving_port)]
+                        protocol="tcp",
+                        ports=["9400", "9100", _serving_ports(args)],  # every engine's /metrics
                     )
                 ],
                 target_service_accounts=[identity.email],

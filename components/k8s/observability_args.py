@@ -89,7 +89,7 @@ class GpuObservabilityArgs:
     # Prometheus's ServiceAccount annotations: the discovery identity, e.g. IRSA
     # {"eks.amazonaws.com/role-arn": ...} or Workload Identity {"iam.gke.io/gcp-service-account": ...},
     # a role that may only list instances (see monitoring/scrape.py discovery_policy()).
-    prometheus_service_account_annotations: Mapping[str, str] = field(default_factory=dict)
+    prometheus_service_account_annotations: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
 
     @property
     def retention_size(self) -> int:

@@ -58,7 +58,10 @@ class GcpDiscovery:
 
 @dataclass(frozen=True, kw_only=True)
 class ScrapeSettings:
-    discovery: AwsDiscovery | GcpDiscovery
+    # One cloud, or several (a stack with AWS and GCP fleets): each gets its own jobs. With more than
+    # one, job names carry the cloud ('dcgm-exporter-ec2') and a relabel rule sets `job` back to the
+    # common name, so the rules and alerts see one job across clouds.
+    discovery: AwsDiscovery | GcpDiscovery | Sequence[AwsDiscovery | GcpDiscovery]
     scrape_interval_seconds: int = 15
     node_exporter: bool = True
     # EC2 only: Inferentia/Trainium instances serving neuron-monitor's Prometheus output on 8000.
@@ -77,7 +80,22 @@ def validate_scrape_settings(s: ScrapeSettings) -> list[Problem]:
         if isinstance(port, bool) or not isinstance(port, int) or not 1024 <= port <= 65535:
             problems.append(Problem("engine port", port, "must be a port number 1024-65535"))
     problems += _duplicates("engine port", [str(p) for p in s.engine_ports])
+    found = discoveries(s)
+    if not found:
+        problems.append(Problem("discovery", [], "must name one AWS or GCP discovery at least"))
+    for d in found:
+        problems += _validate_discovery(d)
+    return problems
+
+
+def discoveries(s: ScrapeSettings) -> list[AwsDiscovery | GcpDiscovery]:
+    """The settings' discoveries as a list (one, or several)."""
     d = s.discovery
+    return [d] if isinstance(d, (AwsDiscovery, GcpDiscovery)) else list(d)
+
+
+def _validate_discovery(d: AwsDiscovery | GcpDiscovery) -> list[Problem]:
+    problems: list[Problem] = []
     if isinstance(d, AwsDiscovery):
         if not d.regions:
             problems.append(Problem("region", None, "is required for EC2 discovery (one or more)"))
@@ -141,10 +159,27 @@ def scrape_config(s: ScrapeSettings) -> dict[str, Any]:
     config: dict[str, Any] = {"global": {"scrape_interval": interval, "evaluation_interval": interval}}
     if s.rule_files:
         config["rule_files"] = list(s.rule_files)
-    config["scrape_configs"] = (
-        _aws_jobs(s, s.discovery) if isinstance(s.discovery, AwsDiscovery) else _gcp_jobs(s, s.discovery)
-    )
+    found = discoveries(s)
+    jobs: list[dict[str, Any]] = []
+    for d in found:
+        cloud_jobs = _aws_jobs(s, d) if isinstance(d, AwsDiscovery) else _gcp_jobs(s, d)
+        if len(found) > 1:
+            cloud_jobs = [
+                _suffixed(job, "ec2" if isinstance(d, AwsDiscovery) else "gce") for job in cloud_jobs
+            ]
+        jobs += cloud_jobs
+    config["scrape_configs"] = jobs
     return config
+
+
+def _suffixed(job: dict[str, Any], cloud: str) -> dict[str, Any]:
+    """A job renamed '<job>-<cloud>' (Prometheus job names are unique) whose targets keep job=<job>."""
+    common = job["job_name"]
+    return {
+        **job,
+        "job_name": f"{common}-{cloud}",
+        "relabel_configs": [*job["relabel_configs"], _set("job", common)],
+    }
 
 
 def render_scrape_config_yaml(s: ScrapeSettings) -> str:

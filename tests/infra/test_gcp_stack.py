@@ -294,3 +294,19 @@ def test_gcp_tpu_without_slice_type_gets_the_planners_slice(tmp_path):
 def test_gcp_stack_rejects_models_that_do_not_fit_by_key(tmp_path, extra, message):
     with pytest.raises(InputError, match=message):
         plan_config(tmp_path, {**BASE, **extra})
+
+
+def test_prod_gcp_fleets_admit_the_monitoring_cluster_to_metrics_ports_only(plan_stack):
+    capture = plan_stack("prod").capture
+    rules = {
+        r.name: r.props
+        for r in capture.of_type("gcp:compute/firewall:Firewall")
+        if r.name.endswith("-metrics")
+    }
+    assert sorted(rules) == ["llama70b-h100-metrics", "small-l4-metrics"]
+    for props in rules.values():
+        assert props["sourceRanges"] == ["10.20.0.0/16"]
+        assert props["direction"] == "INGRESS"
+        (allow,) = props["allows"]
+        assert allow["ports"][:2] == ["9400", "9100"]
+        assert allow["ports"][2].startswith("8000")  # every engine's /metrics (8000, or 8000-800N)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 
@@ -57,6 +58,8 @@ def _project(tmp_path: Path, stack_yaml: str) -> Path:
     (tmp_path / "Pulumi.prod.yaml").write_text(stack_yaml)
     return tmp_path
 
+
+PROVIDER = "arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/ABCDEF0123456789"
 
 _BASE = """\
 config:
@@ -142,9 +145,16 @@ def test_prod_stack_prometheus_scrapes_its_own_fleets_with_serving_and_absent_ru
     capture = plan_stack("prod").capture
     values = capture.one("kubernetes:helm.sh/v3:Release", "gpu-obs-kube-prometheus-stack").props["values"]
     jobs = values["prometheus"]["prometheusSpec"]["additionalScrapeConfigs"]
-    assert [j["job_name"] for j in jobs] == ["dcgm-exporter", "node-exporter", "vllm"]
+    names = ["dcgm-exporter", "node-exporter", "vllm"]
+    assert [j["job_name"] for j in jobs] == [f"{n}-ec2" for n in names] + [f"{n}-gce" for n in names]
     env_filter = {"name": "tag:Environment", "values": ["prod"]}
-    assert all(env_filter in sd["filters"] for j in jobs for sd in j["ec2_sd_configs"])
+    ec2, gce = jobs[:3], jobs[3:]
+    assert all(env_filter in sd["filters"] for j in ec2 for sd in j["ec2_sd_configs"])
+    env_keep = {"source_labels": ["__meta_gce_label_environment"], "regex": "prod", "action": "keep"}
+    assert all(env_keep in j["relabel_configs"] for j in gce)
+    gcp_fleets = capture.of_type("gcp:compute/instance:Instance")
+    assert {sd["zone"] for sd in gce[0]["gce_sd_configs"]} == {vm.props["zone"] for vm in gcp_fleets}
+    assert {sd["project"] for sd in gce[0]["gce_sd_configs"]} == {vm.props["project"] for vm in gcp_fleets}
     groups = {g["name"]: g["rules"] for g in capture.one(RULE).props["spec"]["groups"]}
     absent = {(r["alert"], r["labels"].get("pool")) for r in groups["inference-infra-absent-targets"]}
     assert any(alert == "GpuExporterAbsent" for alert, _ in absent)
@@ -161,3 +171,56 @@ def test_prod_stack_prometheus_scrapes_its_own_fleets_with_serving_and_absent_ru
         if r.get("record", "").endswith("planned_usd_per_million_tokens")
     ]
     assert planned  # a pool whose type the planner chose carries its estimate next to the live figure
+
+
+def test_prod_stack_prometheus_discovers_as_an_irsa_role_that_may_only_list_instances(plan_stack):
+    capture = plan_stack("prod").capture
+    role = capture.one("aws:iam/role:Role", "gpu-obs-discovery-role")
+    (statement,) = json.loads(role.props["assumeRolePolicy"])["Statement"]
+    issuer = "oidc.eks.us-east-1.amazonaws.com/id/5C0A1E2B3D4F60718293A4B5C6D7E8F9"
+    assert statement["Condition"]["StringEquals"][f"{issuer}:sub"] == (
+        "system:serviceaccount:monitoring:gpu-obs-kps-prometheus"
+    )
+    policy = capture.one("aws:iam/rolePolicy:RolePolicy", "gpu-obs-discovery-list-instances")
+    actions = {a for s in json.loads(policy.props["policy"])["Statement"] for a in s["Action"]}
+    assert actions == {"ec2:DescribeInstances", "ec2:DescribeAvailabilityZones"}
+    values = capture.one("kubernetes:helm.sh/v3:Release", "gpu-obs-kube-prometheus-stack").props["values"]
+    annotations = values["prometheus"]["serviceAccount"]["annotations"]
+    assert set(annotations) == {"eks.amazonaws.com/role-arn"}
+    assert annotations["eks.amazonaws.com/role-arn"].startswith("arn:aws:iam::")
+    # the service account the role trusts is the one the chart creates for Prometheus
+    service = capture.one("inference-infra:k8s:GpuObservability").outputs["prometheus_service"]
+    assert statement["Condition"]["StringEquals"][f"{issuer}:sub"].endswith(f":{service}")
+
+
+@pytest.mark.parametrize(
+    "identity",
+    ["{}", f"{{eksOidcProviderArn: '{PROVIDER}', gkeWorkloadPool: acme-inference-prod.svc.id.goog}}"],
+    ids=["neither", "both"],
+)
+def test_observability_rejects_both_or_neither_discovery_identity(tmp_path, identity):
+    message = _plan_error(
+        tmp_path,
+        f"""\
+          inference-infra:environment: staging
+          inference-infra:observability:
+            discoveryIdentity: {identity}
+        """,
+    )
+    assert "inference-infra:observability.discoveryIdentity" in message
+    assert "must set exactly one of eksOidcProviderArn (Prometheus on EKS) and gkeWorkloadPool" in message
+
+
+def test_observability_rejects_a_malformed_oidc_provider_arn(tmp_path):
+    message = _plan_error(
+        tmp_path,
+        """\
+          inference-infra:environment: staging
+          inference-infra:observability:
+            discoveryIdentity: {eksOidcProviderArn: "arn:aws:iam::123456789012:role/prometheus"}
+        """,
+    )
+    assert (
+        "inference-infra:observability.discoveryIdentity.eksOidcProviderArn "
+        "'arn:aws:iam::123456789012:role/prometheus' must be an EKS cluster's IAM OIDC provider ARN"
+    ) in message

@@ -141,7 +141,40 @@ def test_scrape_gcp_label_filters_become_keep_rules():
     assert {"source_labels": ["__meta_gce_label_environment"], "regex": "prod", "action": "keep"} in rules
 
 
-@pytest.mark.parametrize("settings", [AWS, GCP], ids=["aws", "gcp"])
+BOTH = ScrapeSettings(discovery=(AWS.discovery, GCP.discovery), neuron_monitor=True)
+
+
+def test_scrape_both_clouds_keep_one_job_label_per_exporter():
+    jobs = _jobs(BOTH)
+    assert sorted(jobs) == [
+        "dcgm-exporter-ec2",
+        "dcgm-exporter-gce",
+        "neuron-monitor-ec2",
+        "node-exporter-ec2",
+        "node-exporter-gce",
+        "vllm-ec2",
+        "vllm-gce",
+    ]
+    for name, job in jobs.items():
+        common = name.rsplit("-", 1)[0]
+        assert job["relabel_configs"][-1] == {"target_label": "job", "replacement": common}
+    assert "ec2_sd_configs" in jobs["dcgm-exporter-ec2"]
+    assert "gce_sd_configs" in jobs["dcgm-exporter-gce"]
+    assert _jobs(AWS).keys() == {
+        "dcgm-exporter",
+        "node-exporter",
+        "neuron-monitor",
+        "vllm",
+    }  # one cloud: as is
+
+
+def test_scrape_rejects_no_discovery_at_all():
+    assert [str(p) for p in validate_scrape_settings(ScrapeSettings(discovery=()))] == [
+        "discovery [] must name one AWS or GCP discovery at least"
+    ]
+
+
+@pytest.mark.parametrize("settings", [AWS, GCP, BOTH], ids=["aws", "gcp", "both"])
 def test_scrape_config_passes_promtool_check_config_with_the_rules(settings, tmp_path, promtool, run):
     (tmp_path / "gpu-rules.yml").write_text(render_rules_yaml())
     config = ScrapeSettings(
