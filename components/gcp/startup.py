@@ -44,7 +44,23 @@ MODEL_CACHE_MOUNT = "/mnt/model-cache"
 BOOT_DISK_MODELS = "/var/lib/inference-infra/models"
 MODELS_ENV = "/etc/inference-infra/models.env"
 OPS_AGENT_CONFIG = "/etc/google-cloud-ops-agent/config.yaml"
-OPS_AGENT_INSTALLER = "https://dl.google.com/cloudagents/add-google-cloud-ops-agent-repo.sh"
+# The Ops Agent comes from Google's signed apt repository, not from a downloaded installer script: the
+# boot script fetches Google's published keys, keeps only the keys pinned here (by full fingerprint), and
+# apt then trusts only those for that repository. If Google rotates to a key not listed here, the Ops
+# Agent is not installed (the boot logs a warning and goes on serving) until this list is updated.
+OPS_AGENT_KEYS_URL = "https://packages.cloud.google.com/apt/doc/apt-key.gpg"
+OPS_AGENT_REPO = "https://packages.cloud.google.com/apt"
+OPS_AGENT_MAJOR = "2"  # the repository suite google-cloud-ops-agent-<codename>-2: major version 2 only
+OPS_AGENT_KEY_FINGERPRINTS = (
+    # "Rapture Automatic Signing Key (cloud-rapture-signing-key-2022-03-07-08_01_01.pub)", created 2022-05-21
+    "A362B822F6DEDC652817EA46B53DC80D13EDEF05",
+    # "Artifact Registry Repository Signer <artifact-registry-repository-signer@google.com>", 2021-05-04
+    "35BAA0B33E9EB396F59CA838C0BA5CE6DC6315A3",
+)
+# Source of both fingerprints (read 2026-11-23): `gpg --show-keys` / yum import output of
+# packages.cloud.google.com's key file quoted in public install logs; see components/gcp/README.md.
+OPS_AGENT_KEYRING = "/usr/share/keyrings/inference-infra-google-cloud-ops-agent.gpg"
+OPS_AGENT_SOURCES = "/etc/apt/sources.list.d/google-cloud-ops-agent.list"
 RAID_DEVICE = "/dev/md0"
 TEXTFILE_DIR = "/var/lib/node_exporter/textfile_collector"
 
@@ -164,7 +180,12 @@ def render_startup_script(config: StartupConfig) -> str:
         boot_models=q(BOOT_DISK_MODELS),
         models_env=q(MODELS_ENV),
         ops_config_path=q(OPS_AGENT_CONFIG),
-        ops_installer=q(OPS_AGENT_INSTALLER),
+        ops_keys_url=q(OPS_AGENT_KEYS_URL),
+        ops_repo=q(OPS_AGENT_REPO),
+        ops_major=q(OPS_AGENT_MAJOR),
+        ops_fingerprints=" ".join(q(f) for f in OPS_AGENT_KEY_FINGERPRINTS),
+        ops_keyring=q(OPS_AGENT_KEYRING),
+        ops_sources=q(OPS_AGENT_SOURCES),
         raid_device=q(RAID_DEVICE),
         cache_key=q(CACHE_METADATA_KEY),
         model_uris=uris,
@@ -259,12 +280,36 @@ ensure_package() {{  # ensure_package <command> <debian package>
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2"
 }}
 
+OPS_AGENT_KEY_FINGERPRINTS=({ops_fingerprints})
+
+install_ops_agent() {{  # from Google's apt repository, trusting only the pinned signing keys
+  local home codename
+  home="$(mktemp -d)"
+  curl -sSfL --retry 3 --max-time 60 -o "$home/keys" {ops_keys_url} || return 1
+  gpg --homedir "$home" --batch --quiet --import "$home/keys" 2>/dev/null || return 1
+  mkdir -p "$(dirname "$ROOT"{ops_keyring})"
+  # Only the pinned keys leave the scratch keyring: a key the download adds is never trusted.
+  gpg --homedir "$home" --batch --quiet --export "${{OPS_AGENT_KEY_FINGERPRINTS[@]}}" \
+    >"$ROOT"{ops_keyring} 2>/dev/null
+  rm -rf "$home"
+  if [ ! -s "$ROOT"{ops_keyring} ]; then
+    log "Ops Agent: none of the pinned signing keys (${{OPS_AGENT_KEY_FINGERPRINTS[*]}}) is in" \
+      {ops_keys_url}"; not installing"
+    rm -f "$ROOT"{ops_keyring}
+    return 1
+  fi
+  codename="$(sed -n 's/^VERSION_CODENAME=//p' /etc/os-release | tr -d '"')"
+  [ -n "$codename" ] || return 1
+  mkdir -p "$(dirname "$ROOT"{ops_sources})"
+  printf 'deb [signed-by=%s] %s google-cloud-ops-agent-%s-%s main\n' \
+    {ops_keyring} {ops_repo} "$codename" {ops_major} >"$ROOT"{ops_sources}
+  apt-get update -qq || return 1
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq google-cloud-ops-agent || return 1
+}}
+
 setup_ops_agent() {{
   if ! dpkg-query -W google-cloud-ops-agent >/dev/null 2>&1; then
-    local installer
-    installer="$(mktemp)"
-    curl -sSfL --retry 3 --max-time 120 -o "$installer" {ops_installer} || return 1
-    bash "$installer" --also-install || return 1
+    install_ops_agent || return 1
   fi
   if [ "$GPU_METRICS" = true ]; then
     if ! command -v nv-hostengine >/dev/null 2>&1; then

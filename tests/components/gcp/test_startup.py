@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+import tempfile
 import textwrap
 from pathlib import Path
 
 import pytest
 import yaml
 
+from inference_infra.components.gcp import startup
 from inference_infra.components.gcp.startup import (
     CACHE_METADATA_KEY,
     StartupConfig,
@@ -37,7 +39,7 @@ STUB = textwrap.dedent(
       curl)
         args=("$@")
         for ((i = 0; i < ${#args[@]}; i++)); do
-          if [ "${args[i]}" = -o ]; then echo 'echo "installer $*" >>"$STUB_LOG"' >"${args[i+1]}"; fi
+          if [ "${args[i]}" = -o ]; then cp "${STUB_KEYS:-/dev/null}" "${args[i+1]}"; fi
         done
         case "$*" in *inference-infra-model-cache*) printf '%s' "${STUB_CACHE_TARGET:-}" ;; esac
         exit "${STUB_CURL_RC:-0}" ;;
@@ -264,10 +266,81 @@ def test_startup_fails_when_a_model_download_fails(sandbox):
     assert not (sandbox.root / "etc/inference-infra/models.env").exists()
 
 
-def test_startup_installs_ops_agent_with_the_dcgm_receiver(sandbox):
-    result = sandbox.run(StartupConfig(gpu_metrics=True))
+@pytest.fixture(scope="module")
+def signing_keys(tmp_path_factory) -> dict[str, object]:
+    """Two real OpenPGP keys (Google's stand-in and a rogue one) and a key file holding both."""
+    home = Path(tempfile.mkdtemp(prefix="gpg-"))  # short: gpg-agent's socket path has a length limit
+    gpg = ["gpg", "--homedir", str(home), "--batch", "--quiet"]
+    fingerprints = {}
+    for name in ("google", "rogue"):
+        subprocess.run(
+            [*gpg, "--passphrase", "", "--quick-gen-key", name, "ed25519", "sign", "never"], check=True
+        )
+        listing = subprocess.run(
+            [*gpg, "--with-colons", "--list-keys", name], check=True, capture_output=True, text=True
+        ).stdout
+        fingerprints[name] = next(
+            line.split(":")[9] for line in listing.splitlines() if line.startswith("fpr:")
+        )
+    files = tmp_path_factory.mktemp("keys")
+    both, rogue = files / "both.asc", files / "rogue.asc"
+    both.write_bytes(subprocess.run([*gpg, "--armor", "--export"], check=True, capture_output=True).stdout)
+    rogue.write_bytes(
+        subprocess.run([*gpg, "--armor", "--export", "rogue"], check=True, capture_output=True).stdout
+    )
+    yield {"both.asc": both, "rogue.asc": rogue, **fingerprints}
+    subprocess.run(["gpgconf", "--homedir", str(home), "--kill", "all"], check=False)
+    shutil.rmtree(home, ignore_errors=True)
+
+
+def _keyring_fingerprints(keyring: Path) -> list[str]:
+    listing = subprocess.run(
+        ["gpg", "--batch", "--with-colons", "--show-keys", str(keyring)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    return [line.split(":")[9] for line in listing.splitlines() if line.startswith("fpr:")]
+
+
+def test_startup_installs_ops_agent_from_the_repository_trusting_only_pinned_keys(
+    sandbox, signing_keys, monkeypatch
+):
+    monkeypatch.setattr(startup, "OPS_AGENT_KEY_FINGERPRINTS", (signing_keys["google"],))
+    result = sandbox.run(StartupConfig(), STUB_KEYS=str(signing_keys["both.asc"]))
     assert result.returncode == 0, result.stderr
-    assert "installer --also-install" in sandbox.calls("installer")
+    keyring = sandbox.root / startup.OPS_AGENT_KEYRING.lstrip("/")
+    assert _keyring_fingerprints(keyring) == [signing_keys["google"]]  # the rogue key was dropped
+    codename = next(
+        line.split("=", 1)[1].strip('"')
+        for line in Path("/etc/os-release").read_text().splitlines()
+        if line.startswith("VERSION_CODENAME=")
+    )
+    sources = (sandbox.root / startup.OPS_AGENT_SOURCES.lstrip("/")).read_text()
+    assert sources == (
+        f"deb [signed-by={startup.OPS_AGENT_KEYRING}] https://packages.cloud.google.com/apt "
+        f"google-cloud-ops-agent-{codename}-2 main\n"
+    )
+    assert "apt-get install -y -qq google-cloud-ops-agent" in sandbox.calls("apt-get")
+    assert not [c for c in sandbox.calls() if c.startswith("bash")]  # nothing downloaded is run
+
+
+def test_startup_refuses_ops_agent_keys_it_does_not_pin(sandbox, signing_keys, monkeypatch):
+    monkeypatch.setattr(startup, "OPS_AGENT_KEY_FINGERPRINTS", (signing_keys["google"],))
+    result = sandbox.run(StartupConfig(model_uris=("gs://m/a",)), STUB_KEYS=str(signing_keys["rogue.asc"]))
+    assert result.returncode == 0, result.stderr  # the node still serves; only its Ops Agent is missing
+    assert "none of the pinned signing keys" in result.stdout
+    assert "warning: Ops Agent setup failed" in result.stdout
+    assert not (sandbox.root / startup.OPS_AGENT_KEYRING.lstrip("/")).exists()
+    assert "apt-get install -y -qq google-cloud-ops-agent" not in sandbox.calls("apt-get")
+    assert sandbox.models_env()
+
+
+def test_startup_installs_ops_agent_with_the_dcgm_receiver(sandbox, signing_keys, monkeypatch):
+    monkeypatch.setattr(startup, "OPS_AGENT_KEY_FINGERPRINTS", (signing_keys["google"],))
+    result = sandbox.run(StartupConfig(gpu_metrics=True), STUB_KEYS=str(signing_keys["both.asc"]))
+    assert result.returncode == 0, result.stderr
+    assert "apt-get install -y -qq google-cloud-ops-agent" in sandbox.calls("apt-get")
     assert "apt-get install -y -qq datacenter-gpu-manager" in sandbox.calls()
     assert "systemctl enable --now nvidia-dcgm" in sandbox.calls()
     assert sandbox.calls("systemctl")[-1] == "systemctl restart google-cloud-ops-agent"
