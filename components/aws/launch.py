@@ -427,7 +427,24 @@ def _encoded_user_data(kind: FleetKind, item: InstanceType, args: FleetArgs, val
     return boot.encode_user_data(boot.render_user_data(spec))
 
 
-SESSION_MANAGER_ACTIONS = (
+# The actions of AWS's managed policy AmazonSSMManagedInstanceCore (its statements for the SSM agent's
+# core, Session Manager channels and Run Command messages), checked on 2026-11-23 against copies of the
+# published policy document in public infrastructure code, in the managed policy's order.
+MANAGED_INSTANCE_CORE_ACTIONS = (
+    "ssm:DescribeAssociation",
+    "ssm:GetDeployablePatchSnapshotForInstance",
+    "ssm:GetDocument",
+    "ssm:DescribeDocument",
+    "ssm:GetManifest",
+    "ssm:GetParameter",
+    "ssm:GetParameters",
+    "ssm:ListAssociations",
+    "ssm:ListInstanceAssociations",
+    "ssm:PutInventory",
+    "ssm:PutComplianceItems",
+    "ssm:PutConfigurePackageResult",
+    "ssm:UpdateAssociationStatus",
+    "ssm:UpdateInstanceAssociationStatus",
     "ssm:UpdateInstanceInformation",
     "ssmmessages:CreateControlChannel",
     "ssmmessages:CreateDataChannel",
@@ -440,6 +457,10 @@ SESSION_MANAGER_ACTIONS = (
     "ec2messages:GetMessages",
     "ec2messages:SendReply",
 )
+# Parameter reads are the one part of it that reaches data (every parameter in the account, on "*"):
+# they are granted on the fleet's own path instead (FleetParameters below).
+PARAMETER_READS = ("ssm:GetParameter", "ssm:GetParameters", "ssm:GetParametersByPath")
+SESSION_MANAGER_ACTIONS = tuple(a for a in MANAGED_INSTANCE_CORE_ACTIONS if a not in PARAMETER_READS)
 
 
 def parameter_path(fleet: str) -> str:
@@ -448,8 +469,8 @@ def parameter_path(fleet: str) -> str:
 
 
 def session_manager_policy(partition: str, fleet: str) -> dict[str, Any]:
-    """What the SSM agent needs for Session Manager and Run Command, and parameter reads under the
-    fleet's own path (not the account's every parameter, as AmazonSSMManagedInstanceCore grants)."""
+    """AmazonSSMManagedInstanceCore's agent, Session Manager and Run Command actions, with parameter
+    reads under the fleet's own path only (the managed policy reads every parameter in the account)."""
     return {
         "Version": "2012-10-17",
         "Statement": [
@@ -462,7 +483,7 @@ def session_manager_policy(partition: str, fleet: str) -> dict[str, Any]:
             {
                 "Sid": "FleetParameters",
                 "Effect": "Allow",
-                "Action": ["ssm:GetParameter", "ssm:GetParameters", "ssm:GetParametersByPath"],
+                "Action": list(PARAMETER_READS),
                 "Resource": f"arn:{partition}:ssm:*:*:parameter{parameter_path(fleet)}*",
             },
         ],

@@ -16,6 +16,7 @@ from inference_infra.components.aws.capacity import (
     NewCapacityReservation,
 )
 from inference_infra.components.aws.fleet_args import EfsAttachment, ModelSource
+from inference_infra.components.aws.launch import MANAGED_INSTANCE_CORE_ACTIONS
 from inference_infra.components.errors import InputError
 from inference_infra.components.offline_plan.pricing import price_capture
 
@@ -170,6 +171,10 @@ def test_gpu_fleet_role_is_least_privilege(plan_of, fleet_args):
     by_sid = {s["Sid"]: s for s in ssm["Statement"]}
     assert "ssmmessages:OpenDataChannel" in by_sid["SessionManager"]["Action"]
     assert not any(a.startswith("ssm:GetParameter") for a in by_sid["SessionManager"]["Action"])
+    # everything else the managed policy grants the agent (associations, inventory, Run Command) stays
+    managed = set(MANAGED_INSTANCE_CORE_ACTIONS) - {"ssm:GetParameter", "ssm:GetParameters"}
+    assert set(by_sid["SessionManager"]["Action"]) == managed
+    assert len(MANAGED_INSTANCE_CORE_ACTIONS) == 25
     assert by_sid["FleetParameters"]["Resource"].startswith("arn:aws:ssm:*:*:parameter/inference-infra/")
     assert by_sid["FleetParameters"]["Resource"].endswith("/*")
     assume = json.loads(capture.one("aws:iam/role:Role").props["assumeRolePolicy"])
