@@ -542,6 +542,13 @@ class StackSettings(Settings):
         default=None, description="The GCP VPC; default when GCP is used."
     )
     gcp_model_bucket: str | None = Field(default=None, description="Existing bucket holding model weights.")
+    gcp_model_access_audit: bool = Field(
+        default=True,
+        description="With gcpModelBucket: turn on Cloud Storage Data Access audit logs (DATA_READ, "
+        "DATA_WRITE) in gcp:project, so every read and write of a weight file is logged with who made it. "
+        "Authoritative for storage.googleapis.com's audit config in the project; Cloud Logging bills the "
+        "log volume.",
+    )
     gcp_gpu_fleets: list[GcpGpuFleetSettings] = Field(default_factory=list)
     tpu_vms: list[TpuVmSettings] = Field(default_factory=list)
     filestore_model_cache: FilestoreCacheSettings | None = None

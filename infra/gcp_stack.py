@@ -277,7 +277,26 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
         exports["gcpGpuFleets"] = fleets
     if tpus:
         exports["tpuVms"] = tpus
+    if settings.gcp_model_bucket and settings.gcp_model_access_audit:
+        exports["gcpModelAccessAudit"] = model_access_audit(ctx.project or "").service
     return exports
+
+
+def model_access_audit(project: str) -> Any:
+    """Data Access audit logs for Cloud Storage in the project: who read or wrote which weight file.
+
+    The model bucket is the stack's input (gcpModelBucket), not its resource, so its access log is the
+    project's Cloud Storage audit log (Cloud Audit Logs), not a bucket setting. Admin Activity logs are on
+    regardless; DATA_READ and DATA_WRITE are off by default and are what name the reader of an object.
+    """
+    import pulumi_gcp as gcp
+
+    return gcp.projects.IAMAuditConfig(
+        "model-bucket-data-access",
+        project=project,
+        service="storage.googleapis.com",
+        audit_log_configs=[{"log_type": "DATA_READ"}, {"log_type": "DATA_WRITE"}],
+    )
 
 
 # --- config -> component inputs (shared by validate and deploy) --------------------------------

@@ -310,3 +310,12 @@ def test_prod_gcp_fleets_admit_the_monitoring_cluster_to_metrics_ports_only(plan
         (allow,) = props["allows"]
         assert allow["ports"][:2] == ["9400", "9100"]
         assert allow["ports"][2].startswith("8000")  # every engine's /metrics (8000, or 8000-800N)
+
+
+def test_prod_logs_every_read_and_write_of_the_gcp_model_bucket(plan_stack):
+    capture = plan_stack("prod").capture
+    audit = capture.one("gcp:projects/iAMAuditConfig:IAMAuditConfig").props
+    assert audit["service"] == "storage.googleapis.com"
+    assert audit["project"] == "acme-inference-prod"
+    assert sorted(c["logType"] for c in audit["auditLogConfigs"]) == ["DATA_READ", "DATA_WRITE"]
+    assert not any(c.get("exemptedMembers") for c in audit["auditLogConfigs"])
