@@ -217,6 +217,12 @@ class TpuVmSettings(Settings):
     model_cache: bool = Field(default=False, description="Mount the stack's filestoreModelCache.")
     auto_shutdown: bool | None = None
     labels: dict[str, str] = Field(default_factory=dict)
+    monitoring_ranges: list[str] = Field(
+        default_factory=list,
+        description="Private CIDRs of the monitoring cluster that may scrape the engines' /metrics; the "
+        "stack's Prometheus then scrapes the slice's hosts (from its outputs: TPU VMs are not Compute Engine "
+        "instances, so GCE discovery does not list them). Not with queued (no service account to target).",
+    )
 
 
 class FilestoreCacheSettings(Settings):

@@ -10,6 +10,7 @@ its config key before anything is registered.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -205,6 +206,7 @@ def validate(settings: StackSettings) -> list[Problem]:
             continue
         tpu_args = _tpu_args(tpu, settings, refs, ctx, cache_nfs, _tpu_slice(tpu, planned_tpu))
         problems += _keyed(key, validate_tpu_vm(tpu.name, tpu_args, project=ctx.project))
+        problems += _tpu_monitoring_problems(tpu, f"{NAMESPACE}:{key}.monitoringRanges")
         problems += _region_problems(f"{key}.zone", tpu_args.zone, ctx)
         if tpu.model_cache and cache is None:
             problems.append(Problem(f"{NAMESPACE}:{key}.modelCache", True, "needs filestoreModelCache set"))
@@ -268,6 +270,8 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
             _cold_start(tpu.model, serving_tpu, slice_type or ""),
             is_tpu=True,
         )
+        if tpu.monitoring_ranges and serving_tpu is not None:
+            _tpu_metrics_firewall(tpu, serving_tpu, built_tpu, refs, ctx)
         tpus[tpu.name] = {
             "acceleratorType": built_tpu.accelerator_type,
             "runtimeVersion": built_tpu.runtime_version,
@@ -280,6 +284,50 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
     if settings.gcp_model_bucket and settings.gcp_model_access_audit:
         exports["gcpModelAccessAudit"] = model_access_audit(ctx.project or "").service
     return exports
+
+
+def _tpu_monitoring_problems(tpu: TpuVmSettings, key: str) -> list[Problem]:
+    problems = []
+    if tpu.monitoring_ranges and tpu.queued:
+        problems.append(
+            Problem(
+                key,
+                tpu.monitoring_ranges,
+                "needs queued: false (a queued slice has no service account of "
+                "its own for the firewall to target)",
+            )
+        )
+    for i, cidr in enumerate(tpu.monitoring_ranges):
+        try:
+            private = ipaddress.ip_network(cidr, strict=True).is_private
+        except ValueError:
+            private = False
+        if not private:
+            problems.append(
+                Problem(f"{key}[{i}]", cidr, "must be a private CIDR block such as '10.20.0.0/16'")
+            )
+    return problems
+
+
+def _tpu_metrics_firewall(
+    tpu: TpuVmSettings, serving: EngineConfig, built_tpu: Any, refs: NetworkRefs, ctx: GcpContext
+) -> Any:
+    """The monitoring cluster may reach the slice's engine ports (their /metrics), nothing else."""
+    import pulumi_gcp as gcp
+
+    first, last = serving.ports[0], serving.ports[-1]
+    ports = str(first) if last == first else f"{first}-{last}"
+    return gcp.compute.Firewall(
+        f"{tpu.name}-metrics",
+        network=refs.network_id,
+        description=f"Engine metrics of TPU {tpu.name}, from the monitoring cluster only",
+        direction="INGRESS",
+        source_ranges=list(tpu.monitoring_ranges),
+        allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[ports])],
+        target_service_accounts=[built_tpu.service_account_email],
+        log_config=gcp.compute.FirewallLogConfigArgs(metadata="INCLUDE_ALL_METADATA"),
+        project=ctx.project,
+    )
 
 
 def model_access_audit(project: str) -> Any:

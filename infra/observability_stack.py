@@ -177,6 +177,7 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
         gcp_project=gcp.get("project"),
         gcp_zone=gcp.get("zone"),
     )
+    args = _with_tpu_engines(args, settings, built)
     annotations = discovery_identity(settings, built)
     if annotations:
         args = dataclasses.replace(
@@ -194,6 +195,64 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
         "alertmanagerService": stack.alertmanager_service,
         "grafanaAdminPassword": stack.grafana_admin_password,
     }
+
+
+def pool_engine_ports(settings: StackSettings) -> dict[str, list[int]]:
+    """Each AWS and GCP GPU pool that serves a model -> its engines' ports (8000, 8001, ...)."""
+    from inference_infra.infra import gcp_stack
+    from inference_infra.infra.aws_stack import _fleet_lists, engines, resolve
+
+    found: dict[str, list[int]] = {}
+    for where, fleet_kind, fleet_list in _fleet_lists(settings):
+        for i, f in enumerate(fleet_list):
+            resolution = resolve(f, fleet_kind, f"{where}[{i}]")
+            if resolution.instance_type is None or resolution.problems:
+                continue
+            planned = engines(f, resolution.instance_type)
+            if planned is not None:
+                found[f.name] = planned.ports
+    if settings.gcp_gpu_fleets:
+        gpu_fleets = {g.name for g in settings.gcp_gpu_fleets}
+        for name, (planned, _) in gcp_stack.serving(settings).items():
+            if name in gpu_fleets and planned is not None:
+                found[name] = planned.ports
+    return found
+
+
+def scraped_tpus(settings: StackSettings) -> list[str]:
+    """TPU VMs whose engines the stack's Prometheus scrapes: a model, monitoringRanges, not queued."""
+    obs = _section(settings)
+    if not obs.scrape_fleets:
+        return []
+    return [t.name for t in settings.tpu_vms if t.model is not None and t.monitoring_ranges and not t.queued]
+
+
+def _with_tpu_engines(args: Any, settings: StackSettings, built: Built) -> Any:
+    """The TPU VMs' engines as static targets (their hosts' private IPs, from the built slices)."""
+    from inference_infra.components.monitoring.scrape import ScrapeSettings, StaticTargets
+
+    targets = []
+    for name in scraped_tpus(settings):
+        pool = built.gcp_pools.get(name)
+        if pool is None or pool.engines is None or pool.component.vm is None:
+            continue
+        addresses = pool.component.vm.network_endpoints.apply(
+            lambda eps: [e.ip_address for e in eps or [] if e.ip_address]
+        )
+        targets.append(
+            StaticTargets(
+                pool=name,
+                instance_type=pool.component.accelerator_type,
+                addresses=addresses,
+                ports=tuple(pool.engines.ports),
+            )
+        )
+    if not targets:
+        return args
+    current = args.fleet_discovery or ScrapeSettings(discovery=())
+    return dataclasses.replace(
+        args, fleet_discovery=dataclasses.replace(current, static_engines=tuple(targets))
+    )
 
 
 def _section(settings: StackSettings) -> ObservabilitySettings:
@@ -300,6 +359,8 @@ def serving_args(settings: StackSettings) -> dict[str, Any]:
     for g in settings.gcp_gpu_fleets:
         pools[g.name] = Latency(g.latency)
         fleets.append(FleetTargets(pool=g.name, kind="nvidia", engine=g.model is not None))
+    for name in scraped_tpus(settings):  # only the engine: no dcgm-exporter or node exporter on TPU VMs
+        fleets.append(FleetTargets(pool=name, kind="tpu", engine=True, node_exporter=False))
         if g.machine_type is not None and not g.machine_type.startswith("n1-"):
             costs.append(pool_cost(g.name, "gcp", g.machine_type, g.count))
     return {"serving": ServingSettings(pools=pools), "fleets": tuple(fleets), "pool_costs": tuple(costs)}
@@ -329,9 +390,10 @@ def fleet_scrape_args(
         found.append(GcpDiscovery(project=gcp_project, zones=zones, labels=labels))
     if not found:
         return {}
-    out: dict[str, Any] = {
-        "fleet_discovery": ScrapeSettings(discovery=found[0] if len(found) == 1 else found)
-    }
+    scrape = ScrapeSettings(
+        discovery=found[0] if len(found) == 1 else found, pool_engine_ports=pool_engine_ports(settings)
+    )
+    out: dict[str, Any] = {"fleet_discovery": scrape}
     if obs.discovery_role_arn:
         out["prometheus_service_account_annotations"] = {"eks.amazonaws.com/role-arn": obs.discovery_role_arn}
     return out

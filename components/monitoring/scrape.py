@@ -26,6 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import pulumi
+
 from inference_infra.components.aws.names import is_region as is_aws_region
 from inference_infra.components.catalog import AcceleratorFamily, Cloud, accelerator, instance_types
 from inference_infra.components.errors import Problem
@@ -57,6 +59,18 @@ class GcpDiscovery:
 
 
 @dataclass(frozen=True, kw_only=True)
+class StaticTargets:
+    """Engine hosts no discovery lists, from a fleet's outputs: TPU VMs are not Compute Engine
+    instances, so GCE discovery never returns them. Scraped on the settings' engine ports."""
+
+    pool: str  # the fleet's name (the `pool` label)
+    instance_type: str  # e.g. the TPU slice type ('v5litepod-4'): the cost rules join prices on it
+    addresses: pulumi.Input[Sequence[pulumi.Input[str]]]  # the hosts' private IPs (an Output in a stack)
+    cloud: str = "gcp"
+    ports: Sequence[int] = ()  # its engines' ports; () = the settings' engine_ports
+
+
+@dataclass(frozen=True, kw_only=True)
 class ScrapeSettings:
     # One cloud, or several (a stack with AWS and GCP fleets): each gets its own jobs. With more than
     # one, job names carry the cloud ('dcgm-exporter-ec2') and a relabel rule sets `job` back to the
@@ -70,19 +84,33 @@ class ScrapeSettings:
     # vLLM's /metrics: 8000 for a node's first engine, 8001, 8002, ... for further tensor-parallel groups.
     engine_ports: Sequence[int] = (ENGINE_PORT,)
     rule_files: Sequence[str] = ()  # paths Prometheus reads rules from (e.g. `monitoring rules` output)
+    # Engines on hosts discovery does not list (TPU VMs), as one static job relabelled to job `vllm`.
+    static_engines: Sequence[StaticTargets] = ()
+    # Each pool's engine ports, when known (a stack knows them; one engine per tensor-parallel group:
+    # 8000, 8001, ...). Then every port gets a job of its own limited to the pools that listen on it
+    # (EC2 `Pool` tag filter, GCE `fleet` label), relabelled to job `vllm`, and `engine_ports` is not
+    # used: every engine is scraped, and no node is scraped on a port nothing listens on (a pool
+    # without a model would otherwise be an engine target that is always down).
+    pool_engine_ports: Mapping[str, Sequence[int]] = field(default_factory=dict)
 
 
 def validate_scrape_settings(s: ScrapeSettings) -> list[Problem]:
     problems: list[Problem] = []
     if not isinstance(s.scrape_interval_seconds, int) or not 5 <= s.scrape_interval_seconds <= 300:
         problems.append(Problem("scrape interval", s.scrape_interval_seconds, "must be 5 to 300 seconds"))
-    for port in s.engine_ports:
+    pool_ports = [p for ports in s.pool_engine_ports.values() for p in ports]
+    for port in [*s.engine_ports, *pool_ports, *(p for t in s.static_engines for p in t.ports)]:
         if isinstance(port, bool) or not isinstance(port, int) or not 1024 <= port <= 65535:
             problems.append(Problem("engine port", port, "must be a port number 1024-65535"))
     problems += _duplicates("engine port", [str(p) for p in s.engine_ports])
     found = discoveries(s)
-    if not found:
+    if not found and not s.static_engines:
         problems.append(Problem("discovery", [], "must name one AWS or GCP discovery at least"))
+    for t in s.static_engines:
+        if not t.pool or '"' in t.pool or "\\" in t.pool:
+            problems.append(Problem("static engine pool", t.pool, "must be a fleet name without quotes"))
+        if t.cloud not in ("aws", "gcp"):
+            problems.append(Problem(f"static engines {t.pool!r} cloud", t.cloud, "must be aws or gcp"))
     for d in found:
         problems += _validate_discovery(d)
     return problems
@@ -168,17 +196,48 @@ def scrape_config(s: ScrapeSettings) -> dict[str, Any]:
                 _suffixed(job, "ec2" if isinstance(d, AwsDiscovery) else "gce") for job in cloud_jobs
             ]
         jobs += cloud_jobs
+    if any(t.ports or s.engine_ports for t in s.static_engines):
+        jobs.append(_static_engine_job(s))
     config["scrape_configs"] = jobs
     return config
 
 
+def _static_engine_job(s: ScrapeSettings) -> dict[str, Any]:
+    """One `vllm-static` job: each pool's hosts on every engine port, labelled as discovery labels them."""
+    configs = [
+        {
+            "targets": _host_ports(t.addresses, list(t.ports or s.engine_ports)),
+            "labels": {"cloud": t.cloud, "pool": t.pool, "instance_type": t.instance_type},
+        }
+        for t in s.static_engines
+    ]
+    return {
+        "job_name": f"{ENGINE_JOB}-static",
+        "static_configs": configs,
+        "relabel_configs": [_set("job", ENGINE_JOB)],
+    }
+
+
+def _host_ports(addresses: Any, ports: list[int]) -> Any:
+    """['10.0.0.5'] -> ['10.0.0.5:8000', ...]; an Output of addresses gives an Output of targets."""
+
+    def pairs(hosts: Sequence[str] | None) -> list[str]:
+        return [f"{host}:{port}" for host in hosts or [] if host for port in ports]
+
+    if isinstance(addresses, (list, tuple)) and all(isinstance(a, str) for a in addresses):
+        return pairs(addresses)
+    return pulumi.Output.from_input(addresses).apply(pairs)
+
+
 def _suffixed(job: dict[str, Any], cloud: str) -> dict[str, Any]:
     """A job renamed '<job>-<cloud>' (Prometheus job names are unique) whose targets keep job=<job>."""
-    common = job["job_name"]
+    name = job["job_name"]
+    if any(r.get("target_label") == "job" for r in job["relabel_configs"]):  # already sets its job label
+        return {**job, "job_name": f"{name}-{cloud}"}
     return {
         **job,
-        "job_name": f"{common}-{cloud}",
-        "relabel_configs": [*job["relabel_configs"], _set("job", common)],
+        "job_name": f"{name}-{cloud}",
+        "relabel_configs": [*job["relabel_configs"], _set("job", name)],
     }
 
 
@@ -196,17 +255,37 @@ def _aws_jobs(s: ScrapeSettings, d: AwsDiscovery) -> list[dict[str, Any]]:
         jobs.append(_aws_job(NODE_EXPORTER_JOB, [NODE_EXPORTER_PORT], sorted(nvidia + neuron), d))
     if s.neuron_monitor:
         jobs.append(_aws_job(NEURON_JOB, [NEURON_PORT], neuron, d))
-    if s.engine_ports:
+    if s.pool_engine_ports:
+        for port, pools in _engine_port_pools(s).items():
+            job = _aws_job(f"{ENGINE_JOB}-{port}", [port], sorted(nvidia + neuron), d, pools=pools)
+            jobs.append(_as_engine_job(job))
+    elif s.engine_ports:
         jobs.append(_aws_job(ENGINE_JOB, list(s.engine_ports), sorted(nvidia + neuron), d))
     return jobs
 
 
-def _aws_job(job: str, ports: list[int], type_families: list[str], d: AwsDiscovery) -> dict[str, Any]:
+def _engine_port_pools(s: ScrapeSettings) -> dict[int, list[str]]:
+    """Port -> the pools whose nodes listen on it."""
+    found: dict[int, list[str]] = {}
+    for pool, ports in sorted(s.pool_engine_ports.items()):
+        for port in ports:
+            found.setdefault(port, []).append(pool)
+    return dict(sorted(found.items()))
+
+
+def _as_engine_job(job: dict[str, Any]) -> dict[str, Any]:
+    return {**job, "relabel_configs": [*job["relabel_configs"], _set("job", ENGINE_JOB)]}
+
+
+def _aws_job(
+    job: str, ports: list[int], type_families: list[str], d: AwsDiscovery, pools: Sequence[str] = ()
+) -> dict[str, Any]:
     filters = [
         {"name": "tag-key", "values": [AUTO_SHUTDOWN]},
         {"name": "instance-state-name", "values": ["running"]},
         {"name": "instance-type", "values": [f"{f}.*" for f in type_families]},
         *({"name": f"tag:{k}", "values": [v]} for k, v in sorted(d.tags.items())),
+        *([{"name": "tag:Pool", "values": list(pools)}] if pools else []),
     ]
     sd_configs = []
     for region, port in ((r, p) for r in d.regions for p in ports):
@@ -234,7 +313,12 @@ def _gcp_jobs(s: ScrapeSettings, d: GcpDiscovery) -> list[dict[str, Any]]:
     jobs = [_gcp_job(DCGM_JOB, [DCGM_PORT], nvidia, d)]
     if s.node_exporter:
         jobs.append(_gcp_job(NODE_EXPORTER_JOB, [NODE_EXPORTER_PORT], nvidia, d))
-    if s.engine_ports:
+    if s.pool_engine_ports:
+        for port, pools in _engine_port_pools(s).items():
+            job = _gcp_job(f"{ENGINE_JOB}-{port}", [port], nvidia, d)
+            only = _keep(_meta_gce_label("fleet"), "|".join(re.escape(p) for p in pools))
+            jobs.append(_as_engine_job({**job, "relabel_configs": [only, *job["relabel_configs"]]}))
+    elif s.engine_ports:
         jobs.append(_gcp_job(ENGINE_JOB, list(s.engine_ports), nvidia, d))
     return jobs
 

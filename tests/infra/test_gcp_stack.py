@@ -303,7 +303,8 @@ def test_prod_gcp_fleets_admit_the_monitoring_cluster_to_metrics_ports_only(plan
         for r in capture.of_type("gcp:compute/firewall:Firewall")
         if r.name.endswith("-metrics")
     }
-    assert sorted(rules) == ["llama70b-h100-metrics", "small-l4-metrics"]
+    assert sorted(rules) == ["llama70b-h100-metrics", "qwen7b-tpu-metrics", "small-l4-metrics"]
+    del rules["qwen7b-tpu-metrics"]  # engines only (test_observability_stack)
     for props in rules.values():
         assert props["sourceRanges"] == ["10.20.0.0/16"]
         assert props["direction"] == "INGRESS"
@@ -319,3 +320,32 @@ def test_prod_logs_every_read_and_write_of_the_gcp_model_bucket(plan_stack):
     assert audit["project"] == "acme-inference-prod"
     assert sorted(c["logType"] for c in audit["auditLogConfigs"]) == ["DATA_READ", "DATA_WRITE"]
     assert not any(c.get("exemptedMembers") for c in audit["auditLogConfigs"])
+
+
+def test_tpu_monitoring_ranges_reject_queued_slices_and_public_ranges():
+    from inference_infra.infra.config import parse_stack_settings
+    from inference_infra.infra.gcp_stack import _tpu_monitoring_problems
+
+    settings = parse_stack_settings(
+        {
+            "costCenter": "ml",
+            "owner": "ml@example.com",
+            "tpuVms": [
+                {
+                    "name": "burst",
+                    "acceleratorType": "v5litepod-8",
+                    "queued": True,
+                    "monitoringRanges": ["10.2.0.0/16"],
+                },
+                {"name": "open", "acceleratorType": "v5litepod-8", "monitoringRanges": ["0.0.0.0/0"]},
+            ],
+        },
+        stack="dev",
+    )
+    queued, public = (
+        _tpu_monitoring_problems(t, f"tpuVms[{i}].monitoringRanges") for i, t in enumerate(settings.tpu_vms)
+    )
+    assert [p.allowed for p in queued] == [
+        "needs queued: false (a queued slice has no service account of its own for the firewall to target)"
+    ]
+    assert [(p.input, p.value) for p in public] == [("tpuVms[1].monitoringRanges[0]", "0.0.0.0/0")]

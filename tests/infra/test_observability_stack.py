@@ -145,10 +145,23 @@ def test_prod_stack_prometheus_scrapes_its_own_fleets_with_serving_and_absent_ru
     capture = plan_stack("prod").capture
     values = capture.one("kubernetes:helm.sh/v3:Release", "gpu-obs-kube-prometheus-stack").props["values"]
     jobs = values["prometheus"]["prometheusSpec"]["additionalScrapeConfigs"]
-    names = ["dcgm-exporter", "node-exporter", "vllm"]
-    assert [j["job_name"] for j in jobs] == [f"{n}-ec2" for n in names] + [f"{n}-gce" for n in names]
+    names = ["dcgm-exporter", "node-exporter", "vllm-8000", "vllm-8001"]
+    assert [j["job_name"] for j in jobs] == [
+        *(f"{n}-ec2" for n in names),
+        *(f"{n}-gce" for n in names),
+        "vllm-static",
+    ]
     env_filter = {"name": "tag:Environment", "values": ["prod"]}
-    ec2, gce = jobs[:3], jobs[3:]
+    ec2, gce, (static,) = jobs[:4], jobs[4:8], jobs[8:]
+    # every engine of every pool: the 70B pools run two tensor-parallel groups per node (8000, 8001)
+    pool_filter = {f["name"]: f["values"] for f in ec2[3]["ec2_sd_configs"][0]["filters"]}["tag:Pool"]
+    assert pool_filter == ["llama-70b", "llama70b-h100"]  # (a pool name of the other cloud matches nothing)
+    assert gce[3]["relabel_configs"][0]["regex"] == "llama\\-70b|llama70b\\-h100"
+    assert [r["target_label"] for r in static["relabel_configs"]] == ["job"]
+    (tpu,) = static["static_configs"]
+    assert tpu["labels"] == {"cloud": "gcp", "pool": "qwen7b-tpu", "instance_type": "v5litepod-4"}
+    (host,) = {t.rsplit(":", 1)[0] for t in tpu["targets"]}  # the slice's one host (from its outputs)
+    assert tpu["targets"] == [f"{host}:8000", f"{host}:8001"]
     assert all(env_filter in sd["filters"] for j in ec2 for sd in j["ec2_sd_configs"])
     env_keep = {"source_labels": ["__meta_gce_label_environment"], "regex": "prod", "action": "keep"}
     assert all(env_keep in j["relabel_configs"] for j in gce)
@@ -159,6 +172,11 @@ def test_prod_stack_prometheus_scrapes_its_own_fleets_with_serving_and_absent_ru
     absent = {(r["alert"], r["labels"].get("pool")) for r in groups["inference-infra-absent-targets"]}
     assert any(alert == "GpuExporterAbsent" for alert, _ in absent)
     assert any(alert == "NeuronMetricsAbsent" for alert, _ in absent)
+    assert ("ServingEngineAbsent", "qwen7b-tpu") in absent
+    assert not any(pool == "qwen7b-tpu" and alert != "ServingEngineAbsent" for alert, pool in absent)
+    firewall = capture.one("gcp:compute/firewall:Firewall", "qwen7b-tpu-metrics").props
+    assert firewall["sourceRanges"] == ["10.20.0.0/16"]
+    assert firewall["allows"] == [{"protocol": "tcp", "ports": ["8000-8001"]}]
     prices = [
         r
         for r in groups["inference-infra-serving-cost"]

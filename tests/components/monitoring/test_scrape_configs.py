@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import yaml
 
@@ -9,6 +11,7 @@ from inference_infra.components.monitoring.scrape import (
     AwsDiscovery,
     GcpDiscovery,
     ScrapeSettings,
+    StaticTargets,
     families,
     render_scrape_config_yaml,
     scrape_config,
@@ -174,12 +177,13 @@ def test_scrape_rejects_no_discovery_at_all():
     ]
 
 
-@pytest.mark.parametrize("settings", [AWS, GCP, BOTH], ids=["aws", "gcp", "both"])
+PER_POOL = ScrapeSettings(discovery=BOTH.discovery, pool_engine_ports={"llama-70b": [8000, 8001, 8002]})
+
+
+@pytest.mark.parametrize("settings", [AWS, GCP, BOTH, PER_POOL], ids=["aws", "gcp", "both", "per-pool"])
 def test_scrape_config_passes_promtool_check_config_with_the_rules(settings, tmp_path, promtool, run):
     (tmp_path / "gpu-rules.yml").write_text(render_rules_yaml())
-    config = ScrapeSettings(
-        discovery=settings.discovery, rule_files=["gpu-rules.yml"], scrape_interval_seconds=30
-    )
+    config = dataclasses.replace(settings, rule_files=["gpu-rules.yml"], scrape_interval_seconds=30)
     path = tmp_path / "prometheus.yml"
     path.write_text(render_scrape_config_yaml(config))
     assert yaml.safe_load(path.read_text())["global"] == {
@@ -253,3 +257,57 @@ def test_scrape_rejects_engine_ports_out_of_range():
         ScrapeSettings(discovery=AwsDiscovery(regions=["us-east-1"]), engine_ports=(80, 8000, 8000))
     )
     assert [(p.input, p.value) for p in problems] == [("engine port", 80), ("engine port", "8000")]
+
+
+TPU = ScrapeSettings(
+    discovery=GCP.discovery,
+    engine_ports=(8000, 8001),
+    static_engines=(StaticTargets(pool="qwen7b-tpu", instance_type="v5litepod-4", addresses=["10.40.0.7"]),),
+)
+
+
+def test_scrape_tpu_engines_from_fleet_outputs_as_job_vllm():
+    job = _jobs(TPU)["vllm-static"]
+    assert job["static_configs"] == [
+        {
+            "targets": ["10.40.0.7:8000", "10.40.0.7:8001"],
+            "labels": {"cloud": "gcp", "pool": "qwen7b-tpu", "instance_type": "v5litepod-4"},
+        }
+    ]
+    assert job["relabel_configs"] == [{"target_label": "job", "replacement": "vllm"}]
+
+
+def test_scrape_static_engines_alone_need_no_discovery():
+    alone = ScrapeSettings(discovery=(), static_engines=TPU.static_engines)
+    assert validate_scrape_settings(alone) == []
+    assert [j["job_name"] for j in scrape_config(alone)["scrape_configs"]] == ["vllm-static"]
+
+
+def test_scrape_config_with_static_tpu_engines_passes_promtool(tmp_path, promtool, run):
+    path = tmp_path / "prometheus.yml"
+    path.write_text(render_scrape_config_yaml(TPU))
+    result = run(promtool, "check", "config", path, cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_scrape_every_engine_of_each_pool_and_no_port_nothing_listens_on():
+    settings = ScrapeSettings(
+        discovery=(AWS.discovery, GCP.discovery),
+        pool_engine_ports={"llama-70b": [8000, 8001], "llama70b-h100": [8000, 8001], "small": [8000]},
+    )
+    jobs = _jobs(settings)
+    ec2, gce = jobs["vllm-8001-ec2"], jobs["vllm-8001-gce"]
+    assert {sd["port"] for sd in ec2["ec2_sd_configs"]} == {8001}
+    assert _filters(ec2)["tag:Pool"] == ["llama-70b", "llama70b-h100"]  # only those pools
+    assert {sd["port"] for sd in gce["gce_sd_configs"]} == {8001}
+    assert gce["relabel_configs"][0] == {
+        "source_labels": ["__meta_gce_label_fleet"],
+        "regex": "llama\\-70b|llama70b\\-h100",
+        "action": "keep",
+    }
+    for job in (ec2, gce):  # one job label for every engine, whatever its port
+        assert [r for r in job["relabel_configs"] if r.get("target_label") == "job"] == [
+            {"target_label": "job", "replacement": "vllm"}
+        ]
+    assert _filters(jobs["vllm-8000-ec2"])["tag:Pool"] == ["llama-70b", "llama70b-h100", "small"]
+    assert "vllm-ec2" not in jobs  # no job scrapes every accelerator node on an engine port
