@@ -11,6 +11,7 @@ from typing import Any
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 SIG_KEY = "4dabf18193072939515e22adb298388d"
 SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
+RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"  # a resource passed as an input (a resource reference)
 
 SECRET_MASK = "[secret]"
 UNKNOWN_MASK = "[unknown]"
@@ -44,12 +45,20 @@ def is_secret(value: Any) -> bool:
     return isinstance(value, Mapping) and value.get(SIG_KEY) == SECRET_SIG
 
 
+def is_resource_reference(value: Any) -> bool:
+    return isinstance(value, Mapping) and value.get(SIG_KEY) == RESOURCE_SIG
+
+
 def plain(value: Any) -> Any:
-    """Wire form -> Python: secrets unwrapped, unknowns as UNKNOWN_VALUE."""
+    """Wire form -> Python: secrets unwrapped, unknowns as UNKNOWN_VALUE, a resource reference as
+    the engine hands it to an analyzer (a custom resource's id, else its URN)."""
     if value == UNKNOWN:
         return UNKNOWN_VALUE
     if is_secret(value):
         return plain(value.get("value"))
+    if is_resource_reference(value):
+        ident = value.get("id")
+        return ident if isinstance(ident, str) and ident else value.get("urn", "")
     if isinstance(value, Mapping):
         return {k: plain(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -63,6 +72,8 @@ def masked(value: Any) -> Any:
         return UNKNOWN_MASK
     if is_secret(value):
         return SECRET_MASK
+    if is_resource_reference(value):
+        return value.get("urn", "")  # the resource passed, by its URN
     if isinstance(value, Mapping):
         return {k: masked(v) for k, v in value.items()}
     if isinstance(value, list):

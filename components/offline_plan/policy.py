@@ -28,7 +28,12 @@ from pathlib import Path
 from typing import Any
 
 from inference_infra.components.errors import InputError
-from inference_infra.components.offline_plan.model import Capture, CapturedResource
+from inference_infra.components.offline_plan.model import (
+    Capture,
+    CapturedResource,
+    is_resource_reference,
+    plain,
+)
 from inference_infra.components.offline_plan.policy_pack import (
     LoadedPack,
     PolicySettings,
@@ -313,7 +318,21 @@ def _analyzer_props(wire: Any) -> Any:
     from pulumi_policy.proxy import unknown_checking_proxy
 
     struct = json_format.ParseDict(dict(wire or {}), struct_pb2.Struct())
-    return unknown_checking_proxy(deserialize_properties(json_format.MessageToDict(struct)))
+    plain = _without_resource_references(json_format.MessageToDict(struct))
+    return unknown_checking_proxy(deserialize_properties(plain))
+
+
+def _without_resource_references(value: Any) -> Any:
+    """Resource references (a component or resource passed as an input, e.g. pulumi-eks's
+    `ManagedNodeGroup(cluster=...)`) as the engine hands them to an analyzer, which the Policy SDK
+    cannot deserialize: a custom resource's id, else its URN."""
+    if isinstance(value, dict):
+        if is_resource_reference(value):
+            return plain(value)
+        return {k: _without_resource_references(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_without_resource_references(v) for v in value]
+    return value
 
 
 def _options(resource: CapturedResource) -> Any:

@@ -79,6 +79,41 @@ def test_plan_runs_a_program_using_the_real_awsx_vpc(pulumi_project):
     assert any("awsx:ec2:Vpc 'spoke2-vpc'" in w and "not visible offline" in w for w in doc["warnings"])
 
 
+EKS = """
+import json
+import pulumi
+import pulumi_aws as aws
+import pulumi_eks as eks
+
+cluster = eks.Cluster("gpu", skip_default_node_group=True)
+role = aws.iam.Role("nodes", assume_role_policy=json.dumps({"Version": "2012-10-17", "Statement": []}))
+eks.ManagedNodeGroup("gpu-nodes", cluster=cluster, node_role=role, instance_types=["g5.xlarge"],
+                     scaling_config={"desired_size": 1, "min_size": 0, "max_size": 2})
+aws.eks.NodeGroup("direct", cluster_name=cluster.eks_cluster.name, node_role_arn=role.arn,
+                  subnet_ids=["subnet-1"], instance_types=["g5.12xlarge"],
+                  scaling_config={"desired_size": 2, "min_size": 0, "max_size": 4})
+"""
+
+
+def test_plan_runs_a_program_passing_resources_to_real_pulumi_eks_components(pulumi_project):
+    # pulumi-eks 4.x: ManagedNodeGroup takes the Cluster and the Role themselves (resource references
+    # in its inputs), which the Policy SDK cannot deserialize; the engine hands analyzers their ids.
+    result = plan(pulumi_project(EKS), "dev")
+    doc = result.as_json()
+    assert result.policy.evaluated
+    types = {r["type"]: r for r in doc["resources"]}
+    assert types["eks:index:ManagedNodeGroup"]["remote"] is True
+    group = result.capture.one("eks:index:ManagedNodeGroup")
+    assert group.props["cluster"].startswith("urn:pulumi:dev::outside::eks:index:Cluster::gpu")
+    shown = next(r for r in doc["resources"] if r["name"] == "gpu-nodes")["props"]
+    assert shown["cluster"] == "urn:pulumi:dev::outside::eks:index:Cluster::gpu"  # not the wire envelope
+    assert shown["nodeRole"] == "urn:pulumi:dev::outside::aws:iam/role:Role::nodes"
+    direct = next(i for i in doc["cost"]["items"] if i["urn"].endswith("::direct"))
+    assert direct["basis"].startswith("2 x g5.12xlarge on-demand")
+    budget = [v for v in doc["policy"]["violations"] if v["policy"] == "accelerator-spend-budget"]
+    assert budget  # the node group outside the components is priced and judged
+
+
 ZONES = """
 import pulumi
 import pulumi_aws as aws
