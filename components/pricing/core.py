@@ -161,7 +161,19 @@ def price_use(use: AcceleratorUse, region: str | None) -> tuple[float, str]:
         where = "" if region in (None, "us-east-1") else f"; us-east-1 rate (no {region} rate recorded)"
         basis = f"{use.count} x {use.machine_type} SageMaker on-demand ${ml.hourly_usd:g}/h{where}"
         return ml.hourly_usd * use.count, basis + use.scaling
-    if item is not None:
+    if item is not None and use.spot_share is not None and 0 < use.spot_share < 1 and use.count > 0:
+        # A mixed group or fleet: part on spot (its instances distribution), the rest on demand.
+        spot_n = round(use.count * use.spot_share, 2)
+        on_demand = hourly_price(item, region=region, model=PriceModel.ON_DEMAND, count=1)
+        spot = hourly_price(item, region=region, model=PriceModel.SPOT, count=1)
+        hourly = (use.count - spot_n) * on_demand.hourly_usd + spot_n * spot.hourly_usd
+        basis = (
+            f"{use.count} x {use.machine_type}, mixed by its instances distribution: "
+            f"{use.count - spot_n:g} on-demand at ${on_demand.hourly_usd:.4g}/h + {spot_n:g} at the "
+            f"{spot.basis.removeprefix(use.machine_type + ' ')}"
+        )
+        price = Price(hourly, basis)
+    elif item is not None:
         price = hourly_price(item, region=region, model=model, count=use.count)
     elif use.cloud is Cloud.GCP and len(use.guest_accelerators) == 1:
         accelerator_type, gpus = use.guest_accelerators[0]
@@ -240,7 +252,9 @@ def template_index(resources: Sequence[Priceable]) -> TemplateLookup:
                     by_ref[ref] = props
 
     def template_of(reference: Mapping[str, Any]) -> Mapping[str, Any] | None:
-        for key in ("id", "name"):
+        # instances, groups, Spot Fleets: {id | name}; mixed-instances policies, EC2 Fleets:
+        # {launchTemplateId | launchTemplateName}
+        for key in ("id", "name", "launchTemplateId", "launchTemplateName"):
             if isinstance(reference.get(key), str) and reference[key] in by_ref:
                 return by_ref[reference[key]]
         return None

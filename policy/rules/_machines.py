@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from inference_infra.components.inventory import (
     AWS_AUTOSCALING_GROUP,
     AWS_EC2_FLEET,
@@ -23,7 +25,7 @@ from inference_infra.components.inventory import (
     TemplateLookup,
     accelerator_use,
 )
-from inference_infra.policy.rules._base import Resource
+from inference_infra.policy.rules._base import Resource, get_path
 
 # Resources that start accelerator machines: instances, VMs, TPU slices and the
 # templates that launch them (not reservations, which only hold capacity).
@@ -80,3 +82,27 @@ def machine_label(use: AcceleratorUse | None) -> str:
         return "instances of a type chosen at launch"
     guests = "".join(f" + {n} x {kind}" for kind, n in use.guest_accelerators)
     return f"{use.machine_type}{guests}"
+
+
+# Resources that launch EC2 instances of their own (groups, node groups, fleets): their instances'
+# metadata options and addressing come from a launch template, not from the resource.
+AWS_LAUNCHERS = frozenset({AWS_AUTOSCALING_GROUP, AWS_EKS_NODE_GROUP, AWS_EC2_FLEET, AWS_SPOT_FLEET})
+SAGEMAKER_HOSTED = (
+    "SageMaker runs endpoint instances in its own service account: their metadata service and "
+    "addresses are not the stack's"
+)
+
+
+def launches_from_template(resource: Resource) -> bool:
+    """An instance, group, node group or fleet whose instances take their settings from a launch
+    template (which the host-hardening rules judge itself)."""
+    props = resource.props
+    if resource.type in (AWS_INSTANCE, AWS_EKS_NODE_GROUP):
+        return isinstance(props.get("launchTemplate"), Mapping)
+    if resource.type == AWS_AUTOSCALING_GROUP:
+        mixed = get_path(props, "mixedInstancesPolicy", "launchTemplate", "launchTemplateSpecification")
+        return isinstance(props.get("launchTemplate"), Mapping) or isinstance(mixed, Mapping)
+    if resource.type in (AWS_EC2_FLEET, AWS_SPOT_FLEET):
+        configs = props.get("launchTemplateConfigs")
+        return isinstance(configs, list) and bool(configs) and not props.get("launchSpecifications")
+    return False

@@ -14,7 +14,7 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
-from inference_infra.components.inventory import AWS_INSTANCE
+from inference_infra.components.inventory import AWS_SAGEMAKER_ENDPOINT_CONFIG
 from inference_infra.policy.rules._base import (
     UNKNOWN,
     Outcome,
@@ -25,8 +25,11 @@ from inference_infra.policy.rules._base import (
     show,
 )
 from inference_infra.policy.rules._machines import (
+    AWS_LAUNCHERS,
     AWS_MACHINES,
+    SAGEMAKER_HOSTED,
     accelerator_machine,
+    launches_from_template,
     machine_label,
     untyped_template,
 )
@@ -48,11 +51,21 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
             "applies to AWS instances, spot requests and launch templates with accelerators, "
             "and to launch templates that leave the instance type to the launch"
         )
+    if resource.type == AWS_SAGEMAKER_ENDPOINT_CONFIG:
+        return not_applicable(SAGEMAKER_HOSTED)
     options = resource.props.get("metadataOptions")
     if options is UNKNOWN:
         return Outcome(unknown=("metadataOptions",))
-    if options is None and resource.type == AWS_INSTANCE and resource.props.get("launchTemplate") is not None:
+    if options is None and launches_from_template(resource):
         return passed()  # the template's metadata options apply; that template is checked itself
+    if resource.type in AWS_LAUNCHERS:
+        return Outcome(
+            violations=(
+                f"{resource.label} runs {machine_label(use)} without a launch template, so its instances get "
+                "the AMI's or the account's metadata default (often IMDSv1 allowed); launch them from a "
+                "template whose metadataOptions set httpTokens to 'required'.",
+            )
+        )
     options = options if isinstance(options, Mapping) else {}
     tokens, endpoint = options.get("httpTokens"), options.get("httpEndpoint")
     if tokens is UNKNOWN or endpoint is UNKNOWN:

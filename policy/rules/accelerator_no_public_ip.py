@@ -8,18 +8,24 @@ On AWS an instance (or spot request) that leaves `associatePublicIpAddress`
 unset lets its subnet decide (mapPublicIpOnLaunch), so by default it must say
 false itself, launch template or not. A launch template starts nothing on its
 own; it fails only when it asks for a public address (as AWS Security Hub's
-EC2.25 control judges templates).
+EC2.25 control judges templates). An Auto Scaling group, EKS node group or fleet
+cannot set the address itself: it is judged by the launch template it launches
+from (its network interface must say false), which is why this is a stack policy
+that judges each resource on its own with the stack's templates at hand. A
+SageMaker endpoint's instances run in SageMaker's account: not applicable.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
 from inference_infra.components.inventory import (
     AWS_LAUNCH_TEMPLATE,
+    AWS_SAGEMAKER_ENDPOINT_CONFIG,
+    AWS_SPOT_FLEET,
     GCP_TPU_NODE,
     GCP_TPU_QUEUED_RESOURCE,
     GCP_TPU_VM,
@@ -31,13 +37,16 @@ from inference_infra.policy.rules._base import (
     Resource,
     get_path,
     not_applicable,
-    resource_policy,
+    per_resource_stack_policy,
     show,
 )
 from inference_infra.policy.rules._machines import (
+    AWS_LAUNCHERS,
     AWS_MACHINES,
     MACHINE_NOUNS,
+    SAGEMAKER_HOSTED,
     accelerator_machine,
+    launches_from_template,
     machine_label,
     untyped_template,
 )
@@ -58,15 +67,26 @@ CONFIG_SCHEMA = PolicyConfigSchema(
 )
 
 
-def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
-    use = accelerator_machine(resource)
+TemplateLookup = Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
+
+
+def check(
+    resource: Resource, config: Mapping[str, Any], template_of: TemplateLookup | None = None
+) -> Outcome:
+    use = accelerator_machine(resource, template_of=template_of)
     if use is None and not untyped_template(resource):
         return not_applicable(
             f"applies to {MACHINE_NOUNS}, and to AWS launch templates without an instance type"
         )
+    if resource.type == AWS_SAGEMAKER_ENDPOINT_CONFIG:
+        return not_applicable(SAGEMAKER_HOSTED)
     found = Findings()
     where = f"{resource.label} runs {machine_label(use)}"
-    if resource.type in AWS_MACHINES:
+    if resource.type in AWS_LAUNCHERS and launches_from_template(resource):
+        _check_launch_template(resource, where, config["requireExplicitOnAws"], template_of, found)
+    elif resource.type in AWS_LAUNCHERS:
+        _check_launcher(resource, where, config["requireExplicitOnAws"], found)
+    elif resource.type in AWS_MACHINES:
         _check_aws(resource, where, config["requireExplicitOnAws"], found)
     elif resource.type in (GCP_TPU_VM, GCP_TPU_QUEUED_RESOURCE):
         _check_tpu(resource, where, found)
@@ -106,6 +126,74 @@ def _check_aws(resource: Resource, where: str, require_explicit: bool, found: Fi
                 f"{where} with {path} unset, so the subnet's mapPublicIpOnLaunch decides whether it "
                 "gets a public IP; set it to false."
             )
+
+
+def _template_refs(resource: Resource) -> list[Any]:
+    props = resource.props
+    refs = [
+        props.get("launchTemplate"),
+        get_path(props, "mixedInstancesPolicy", "launchTemplate", "launchTemplateSpecification"),
+    ]
+    configs = props.get("launchTemplateConfigs")
+    refs += [get_path(c, "launchTemplateSpecification") for c in configs or [] if isinstance(c, Mapping)]
+    return [r for r in refs if isinstance(r, Mapping)]
+
+
+def _check_launch_template(
+    resource: Resource,
+    where: str,
+    require_explicit: bool,
+    template_of: TemplateLookup | None,
+    found: Findings,
+) -> None:
+    """A group, node group or fleet cannot set the address: its launch template's interface must."""
+    for ref in _template_refs(resource):
+        template = template_of(ref) if template_of is not None else None
+        if template is None:
+            continue  # a template made outside the stack: not visible here
+        interfaces = template.get("networkInterfaces")
+        if interfaces is UNKNOWN:
+            found.not_known("launchTemplate.networkInterfaces")
+            continue
+        values = [
+            get_path(ni, "associatePublicIpAddress") for ni in interfaces or [] if isinstance(ni, Mapping)
+        ]
+        if any(v is UNKNOWN for v in values):
+            found.not_known("launchTemplate.networkInterfaces.associatePublicIpAddress")
+        elif any(v is True or (isinstance(v, str) and v.lower() == "true") for v in values):
+            found.violation(
+                f"{where} from a launch template that asks for a public IP; set associatePublicIpAddress to "
+                "false on its network interface."
+            )
+        elif require_explicit and not any(v is False or v == "false" for v in values):
+            found.violation(
+                f"{where} from a launch template that leaves associatePublicIpAddress unset, so the subnets' "
+                "mapPublicIpOnLaunch decides whether its instances get public IPs; set it to false on the "
+                "template's network interface (the group cannot set it)."
+            )
+
+
+def _check_launcher(resource: Resource, where: str, require_explicit: bool, found: Findings) -> None:
+    """A group, node group or fleet without a launch template: Spot Fleet launch specifications carry
+    associatePublicIpAddress; the others leave it to the subnets' mapPublicIpOnLaunch."""
+    specs = resource.props.get("launchSpecifications")
+    if resource.type == AWS_SPOT_FLEET and isinstance(specs, list):
+        for i, spec in enumerate(specs):
+            value = get_path(spec, "associatePublicIpAddress")
+            path = f"launchSpecifications[{i}].associatePublicIpAddress"
+            if value is UNKNOWN:
+                found.not_known(path)
+            elif value is True or (isinstance(value, str) and value.lower() == "true"):
+                found.violation(f"{where} with a public IP ({path} is {show(value)}); set it to false.")
+            elif value is None and require_explicit:
+                found.violation(f"{where} with {path} unset, so the subnet decides; set it to false.")
+        return
+    if require_explicit:
+        found.violation(
+            f"{where} without a launch template, so the subnets' mapPublicIpOnLaunch decides whether its "
+            "instances get public IPs; launch them from a template whose network interface sets "
+            "associatePublicIpAddress to false, or use subnets that map none."
+        )
 
 
 def _check_gce(resource: Resource, where: str, found: Findings) -> None:
@@ -149,11 +237,12 @@ def _check_tpu(resource: Resource, where: str, found: Findings) -> None:
             )
 
 
-POLICY = resource_policy(
+POLICY = per_resource_stack_policy(
     name=NAME,
     description=DESCRIPTION,
     severity=SEVERITY,
     enforcement=ENFORCEMENT,
     schema=CONFIG_SCHEMA,
     check=check,
+    applies_to=f"{MACHINE_NOUNS}, and to AWS launch templates without an instance type",
 )

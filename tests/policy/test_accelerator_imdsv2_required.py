@@ -92,3 +92,34 @@ def test_imdsv2_on_captured_resources(plan_of, run_pack):
         f"(the AMI or account default decides, often 'optional'); {FIX}"
     ]
     assert report.violations[0].urn.endswith("::bad")
+
+
+SAGEMAKER = "aws:sagemaker/endpointConfiguration:EndpointConfiguration"
+GROUP = "aws:autoscaling/group:Group"
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+
+
+def test_imdsv2_does_not_apply_to_sagemaker_hosted_instances(check):
+    endpoint = {"productionVariants": [{"instanceType": "ml.g5.2xlarge", "initialInstanceCount": 1}]}
+    assert check(rule, SAGEMAKER, endpoint).not_applicable.startswith("SageMaker runs endpoint instances")
+
+
+def test_imdsv2_leaves_a_group_launching_from_a_template_to_that_template(check):
+    mixed = {
+        "mixedInstancesPolicy": {
+            "launchTemplate": {
+                "launchTemplateSpecification": {"launchTemplateId": "lt-1"},
+                "overrides": [{"instanceType": "g5.2xlarge"}],
+            }
+        }
+    }
+    assert check(rule, GROUP, mixed) == Outcome()
+
+
+def test_imdsv2_rejects_a_node_group_without_a_launch_template(check):
+    group = {"instanceTypes": ["g5.xlarge"], "scalingConfig": {"desiredSize": 1}}
+    assert check(rule, NODE_GROUP, group, name="ng").violations == (
+        "aws:eks/nodeGroup:NodeGroup 'ng' runs g5.xlarge without a launch template, so its instances get the "
+        "AMI's or the account's metadata default (often IMDSv1 allowed); launch them from a template whose "
+        "metadataOptions set httpTokens to 'required'.",
+    )

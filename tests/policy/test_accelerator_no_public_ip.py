@@ -117,7 +117,7 @@ def test_no_public_ip_does_not_judge_values_not_known_yet(check, sdk):
     assert sdk(rule, INSTANCE, wire) == (
         [],
         None,
-        "string value at .associatePublicIpAddress can't be known during preview",
+        "string value at .r.associatePublicIpAddress can't be known during preview",  # <resource>.<path>,
     )
 
 
@@ -138,3 +138,60 @@ def test_no_public_ip_on_captured_resources(plan_of, run_pack):
         "gcp:compute/instance:Instance 'vm' runs g2-standard-4 with an external IP "
         "(networkInterfaces[0].accessConfigs); remove the access config and use Cloud NAT for egress.",
     ]
+
+
+SAGEMAKER = "aws:sagemaker/endpointConfiguration:EndpointConfiguration"
+NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+
+
+def test_no_public_ip_does_not_apply_to_sagemaker_hosted_instances(check):
+    endpoint = {"productionVariants": [{"instanceType": "ml.g5.2xlarge", "initialInstanceCount": 1}]}
+    assert check(rule, SAGEMAKER, endpoint).not_applicable.startswith("SageMaker runs endpoint instances")
+
+
+def test_no_public_ip_rejects_a_node_group_without_a_launch_template(check):
+    group = {"instanceTypes": ["g5.xlarge"], "scalingConfig": {"desiredSize": 1}}
+    assert check(rule, NODE_GROUP, group, name="ng").violations == (
+        "aws:eks/nodeGroup:NodeGroup 'ng' runs g5.xlarge without a launch template, so the subnets' "
+        "mapPublicIpOnLaunch decides whether its instances get public IPs; launch them from a template whose "
+        "network interface sets associatePublicIpAddress to false, or use subnets that map none.",
+    )
+
+
+def _group(name: str, template: aws.ec2.LaunchTemplate) -> None:
+    aws.autoscaling.Group(
+        name, min_size=0, max_size=2, vpc_zone_identifiers=["subnet-1"], launch_template={"id": template.id}
+    )
+
+
+def test_no_public_ip_judges_a_group_by_its_launch_templates_interface(plan_of, run_pack):
+    private = aws.ec2.LaunchTemplate(
+        "private", instance_type="g5.xlarge", network_interfaces=[{"associate_public_ip_address": "false"}]
+    )
+    unset = aws.ec2.LaunchTemplate("unset", instance_type="g5.xlarge")
+    public = aws.ec2.LaunchTemplate(
+        "public", instance_type="g5.xlarge", network_interfaces=[{"associate_public_ip_address": "true"}]
+    )
+    for template in (private, unset, public):
+        _group(f"{template._name}-group", template)
+    report = run_pack(plan_of(), rule.NAME)
+    found = {(v.urn.rsplit("::", 1)[1], v.message) for v in report.violations}
+    assert found == {
+        (
+            "public-group",
+            "aws:autoscaling/group:Group 'public-group' runs g5.xlarge from a launch template that asks "
+            "for a public IP; set associatePublicIpAddress to false on its network interface.",
+        ),
+        (
+            "unset-group",
+            "aws:autoscaling/group:Group 'unset-group' runs g5.xlarge from a launch template that leaves "
+            "associatePublicIpAddress unset, so the subnets' mapPublicIpOnLaunch decides whether its "
+            "instances get public IPs; set it to false on the template's network interface (the group "
+            "cannot set it).",
+        ),
+        (
+            "public",
+            "aws:ec2/launchTemplate:LaunchTemplate 'public' runs g5.xlarge with a public IP "
+            f"(networkInterfaces[0].associatePublicIpAddress is 'true'); {PUBLIC_FIX}",
+        ),
+    }

@@ -82,12 +82,14 @@ def test_registry_every_policy_has_a_test_module_with_passing_and_rejecting_case
 
 def test_registry_stack_policies_are_the_specs():
     stack = {p.name for p in POLICIES if isinstance(p, StackValidationPolicy)}
-    # nonprod-accelerators-spot-or-autoshutdown judges each resource, but needs the stack to read
-    # the launch templates that groups and instances take their type, market and tags from.
+    # nonprod-accelerators-spot-or-autoshutdown and accelerator-no-public-ip judge each resource, but
+    # need the stack to read the launch templates that groups take their type, market, tags and
+    # network interfaces from.
     assert stack == {
         "accelerator-spend-budget",
         "idle-watchdog-required",
         "nonprod-accelerators-spot-or-autoshutdown",
+        "accelerator-no-public-ip",
     }
     budget = next(p for p in POLICIES if p.name == "accelerator-spend-budget")
     assert "maxHourlyUsd" in budget.config_schema.properties
