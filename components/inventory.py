@@ -27,6 +27,9 @@ AWS_AUTOSCALING_GROUP = "aws:autoscaling/group:Group"
 GCP_INSTANCE = "gcp:compute/instance:Instance"
 GCP_INSTANCE_TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
 GCP_REGION_INSTANCE_TEMPLATE = "gcp:compute/regionInstanceTemplate:RegionInstanceTemplate"
+GCP_INSTANCE_GROUP_MANAGER = "gcp:compute/instanceGroupManager:InstanceGroupManager"
+GCP_REGION_INSTANCE_GROUP_MANAGER = "gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager"
+GCP_GROUP_MANAGERS = frozenset({GCP_INSTANCE_GROUP_MANAGER, GCP_REGION_INSTANCE_GROUP_MANAGER})
 GCP_RESERVATION = "gcp:compute/reservation:Reservation"
 GCP_TPU_VM = "gcp:tpu/v2Vm:V2Vm"
 GCP_TPU_NODE = "gcp:tpu/node:Node"
@@ -81,6 +84,7 @@ class AcceleratorUse:
     min_count: int | None = None  # a scaling group's bounds (count is its desired size)
     max_count: int | None = None
     spot_share: float | None = None  # a mixed group: the share of machines above base on spot
+    region_hint: str | None = None  # a regional group's region (no zone)
 
     @property
     def scaling(self) -> str:
@@ -91,7 +95,7 @@ class AcceleratorUse:
 
     @property
     def region(self) -> str | None:
-        return region_of_zone(self.zone) if self.zone else None
+        return region_of_zone(self.zone) if self.zone else self.region_hint
 
     @property
     def in_catalog(self) -> bool:
@@ -397,6 +401,33 @@ def _gcp_instance_template(props: Mapping[str, Any], _: TemplateLookup | None) -
     )
 
 
+def group_manager_template_refs(props: Mapping[str, Any]) -> list[str]:
+    """The instance templates a managed instance group launches from (its versions')."""
+    refs = [_get(v, "instanceTemplate") for v in _get(props, "versions") or []]
+    return [r for r in refs if isinstance(r, str) and r]
+
+
+def _gcp_group_manager(props: Mapping[str, Any], template_of: TemplateLookup | None) -> AcceleratorUse | None:
+    """A managed instance group (zonal or regional): target size x its template's machine."""
+    template = None
+    for ref in group_manager_template_refs(props) if template_of is not None else []:
+        if (template := template_of({"selfLink": ref})) is not None:
+            break
+    described = _gcp_instance_template(template, None) if template is not None else None
+    if described is None:
+        return None
+    zone, region = _get(props, "zone"), _get(props, "region")
+    return AcceleratorUse(
+        Cloud.GCP,
+        described.machine_type,
+        _int(_get(props, "targetSize"), 0),
+        described.purchase,
+        zone=zone if isinstance(zone, str) else None,
+        guest_accelerators=described.guest_accelerators,
+        region_hint=region if isinstance(region, str) else None,
+    )
+
+
 def _gcp_reservation(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
     spec = _get(props, "specificReservation")
     machine_type = _last_segment(_get(spec, "instanceProperties", "machineType"))
@@ -531,4 +562,6 @@ _READERS: dict[str, Callable[[Mapping[str, Any], TemplateLookup | None], Acceler
     AWS_SAGEMAKER_ENDPOINT_CONFIG: _sagemaker_endpoint_config,
     GCP_GKE_NODE_POOL: _gke_node_pool,
     GCP_GKE_CLUSTER: _gke_cluster,
+    GCP_INSTANCE_GROUP_MANAGER: _gcp_group_manager,
+    GCP_REGION_INSTANCE_GROUP_MANAGER: _gcp_group_manager,
 }

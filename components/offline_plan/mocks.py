@@ -159,6 +159,8 @@ class OfflineMocks(Mocks):
             "project": project,
             "selfLink": f"https://www.googleapis.com/compute/v1/{ident}",
         }
+        if args.typ in _GCP_UNIQUE_LINKS:  # known once the template exists; the plan shows it
+            outputs["selfLinkUnique"] = f"{outputs['selfLink']}?uniqueId={int(seed[:12], 16)}"
         if isinstance(inputs.get("labels"), Mapping):
             outputs["effectiveLabels"] = dict(inputs["labels"])
         return ident, outputs
@@ -170,6 +172,14 @@ class OfflineMocks(Mocks):
         if self._on_invoke is not None:
             self._on_invoke(args.token, hook is not None)
         return hook(args.args, self.ctx) if hook is not None else carry_on(args.token, args.args)
+
+
+_GCP_UNIQUE_LINKS = frozenset(
+    {
+        "gcp:compute/instanceTemplate:InstanceTemplate",
+        "gcp:compute/regionInstanceTemplate:RegionInstanceTemplate",
+    }
+)
 
 
 def carry_on(token: str, args: Mapping[str, Any]) -> dict[str, Any]:

@@ -29,6 +29,8 @@ from inference_infra.components.catalog import (
 )
 from inference_infra.components.inventory import (
     AWS_LAUNCH_TEMPLATE,
+    GCP_INSTANCE_TEMPLATE,
+    GCP_REGION_INSTANCE_TEMPLATE,
     AcceleratorUse,
     Purchase,
     TemplateLookup,
@@ -241,8 +243,17 @@ def apply_usage_file(report: CostReport, usage: Mapping[str, Any], where: str = 
         report.items.append(CostItem(ref, usd / HOURS_PER_MONTH, basis, USAGE))
 
 
+_GCE_API = "https://www.googleapis.com/compute/v1/"
+
+
+def _gce_path(ref: str) -> str:
+    """A GCE self link (or self link with ?uniqueId=) as its resource path: projects/.../name."""
+    return ref.removeprefix(_GCE_API).split("?", 1)[0]
+
+
 def template_index(resources: Sequence[Priceable]) -> TemplateLookup:
-    """Resolves an instance's or group's launchTemplate reference (id or name) to the template's props."""
+    """Resolves a launchTemplate reference (id or name) to the AWS template's props, and a managed
+    instance group's instanceTemplate (id, self link or unique self link) to the GCE template's."""
     by_ref: dict[str, Mapping[str, Any]] = {}
     for r in resources:
         if r.type == AWS_LAUNCH_TEMPLATE:
@@ -250,6 +261,8 @@ def template_index(resources: Sequence[Priceable]) -> TemplateLookup:
             for ref in (r.id, props.get("name")):
                 if isinstance(ref, str):
                     by_ref[ref] = props
+        elif r.type in (GCP_INSTANCE_TEMPLATE, GCP_REGION_INSTANCE_TEMPLATE) and isinstance(r.id, str):
+            by_ref[_gce_path(r.id)] = r.props
 
     def template_of(reference: Mapping[str, Any]) -> Mapping[str, Any] | None:
         # instances, groups, Spot Fleets: {id | name}; mixed-instances policies, EC2 Fleets:
@@ -257,6 +270,7 @@ def template_index(resources: Sequence[Priceable]) -> TemplateLookup:
         for key in ("id", "name", "launchTemplateId", "launchTemplateName"):
             if isinstance(reference.get(key), str) and reference[key] in by_ref:
                 return by_ref[reference[key]]
-        return None
+        link = reference.get("selfLink")
+        return by_ref.get(_gce_path(link)) if isinstance(link, str) else None
 
     return template_of

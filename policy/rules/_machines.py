@@ -16,7 +16,9 @@ from inference_infra.components.inventory import (
     GCP_GKE_CLUSTER,
     GCP_GKE_NODE_POOL,
     GCP_INSTANCE,
+    GCP_INSTANCE_GROUP_MANAGER,
     GCP_INSTANCE_TEMPLATE,
+    GCP_REGION_INSTANCE_GROUP_MANAGER,
     GCP_REGION_INSTANCE_TEMPLATE,
     GCP_TPU_NODE,
     GCP_TPU_QUEUED_RESOURCE,
@@ -51,6 +53,8 @@ GCP_MACHINES = frozenset(
         GCP_TPU_QUEUED_RESOURCE,
         GCP_GKE_NODE_POOL,
         GCP_GKE_CLUSTER,
+        GCP_INSTANCE_GROUP_MANAGER,  # judged when its template is visible (stack policies)
+        GCP_REGION_INSTANCE_GROUP_MANAGER,
     }
 )
 # (Node pools, groups, fleets and SageMaker endpoints count as the machines they launch.)

@@ -17,6 +17,8 @@ from inference_infra.components.inventory import (
     AWS_AUTOSCALING_GROUP,
     AWS_LAUNCH_TEMPLATE,
     GCP_GKE_NODE_POOL,
+    GCP_GROUP_MANAGERS,
+    GCP_INSTANCE_TEMPLATE,
     GCP_TPU_QUEUED_RESOURCE,
 )
 from inference_infra.components.offline_plan.model import Unknown
@@ -79,6 +81,8 @@ def instance_tags(resource: Resource, template: Mapping[str, Any] | None = None)
     instance or group launches from (stack policies), the template's instance tags
     come first and the instance's or group's own win, as EC2 applies them.
     """
+    if template is not None and resource.type in GCP_GROUP_MANAGERS:  # its VMs carry the template's labels
+        return instance_tags(Resource(GCP_INSTANCE_TEMPLATE, "", template))
     if template is not None and resource.type != AWS_LAUNCH_TEMPLATE:
         own = instance_tags(resource)
         inherited = instance_tags(Resource(AWS_LAUNCH_TEMPLATE, "", template))

@@ -20,7 +20,7 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
-from inference_infra.components.inventory import Purchase
+from inference_infra.components.inventory import GCP_GROUP_MANAGERS, Purchase, group_manager_template_refs
 from inference_infra.components.tagging import ENVIRONMENT
 from inference_infra.policy.rules._base import (
     UNKNOWN,
@@ -98,6 +98,9 @@ def _template(resource: Resource, template_of: TemplateLookup | None) -> Mapping
     """The launch template an instance or Auto Scaling group launches from, where the stack has it."""
     if template_of is None:
         return None
+    if resource.type in GCP_GROUP_MANAGERS:
+        found = (template_of({"selfLink": ref}) for ref in group_manager_template_refs(resource.props))
+        return next((t for t in found if t is not None), None)
     ref = resource.props.get("launchTemplate")
     if ref is None:
         mixed = resource.props.get("mixedInstancesPolicy")

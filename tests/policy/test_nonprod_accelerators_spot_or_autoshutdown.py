@@ -178,3 +178,33 @@ def test_nonprod_passes_a_group_whose_template_tags_its_instances_auto_shutdown(
         launch_template={"id": template.id},
     )
     assert run_pack(plan_of(), rule.NAME).violations == []
+
+
+def _mig(name: str, template) -> None:
+    gcp.compute.InstanceGroupManager(
+        name, zone="us-central1-a", base_instance_name=name, target_size=2,
+        versions=[{"instance_template": template.self_link}],
+    )  # fmt: skip
+
+
+def _gce_template(name: str, **extra):
+    return gcp.compute.InstanceTemplate(
+        name,
+        machine_type="g2-standard-8",
+        disks=[{"source_image": "debian-12", "boot": True}],
+        network_interfaces=[{"network": "default"}],
+        **extra,
+    )
+
+
+def test_nonprod_judges_managed_instance_groups_by_their_template(plan_of, run_pack):
+    spot = {"provisioning_model": "SPOT", "preemptible": True, "automatic_restart": False}
+    _mig("spot-mig", _gce_template("spot", scheduling=spot, labels={"environment": "dev"}))
+    _mig("watched-mig", _gce_template("watched", labels={"environment": "dev", "auto-shutdown": "true"}))
+    _mig("od-mig", _gce_template("od", labels={"environment": "dev"}))
+    report = run_pack(plan_of(), rule.NAME)
+    assert [v.message for v in report.violations] == [
+        "gcp:compute/instanceGroupManager:InstanceGroupManager 'od-mig' runs g2-standard-8 on on-demand "
+        "capacity in environment 'dev' without the label auto-shutdown=true; outside production use spot "
+        "capacity or set the label so the idle watchdog can stop it."
+    ]
