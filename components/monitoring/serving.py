@@ -1,11 +1,15 @@
-"""Serving SLO rules over the inference engine's own metrics (vLLM v0.28.0).
+"""Serving SLO rules over the inference engine's own metrics (vLLM 0.28.0, 0.29 and 0.9.1).
 
 The serving fleets run vLLM's OpenAI-compatible server; its `/metrics` (port
 8000 for a node's first engine, 8001, 8002, ... for further tensor-parallel
-groups) are scraped as job `vllm`. Every rule here reads a metric listed in
-`VLLM_METRICS`, a table checked against vLLM v0.28.0's own source
-(`vllm/v1/metrics/loggers.py` in the `vllm==0.28.0` wheel); a test fails when a
-rule reads a name the table does not hold.
+groups) are scraped as job `vllm`. The fleets pin three vLLM versions (see
+`components/serving/engines.py`): 0.28.0 on NVIDIA GPUs, a 0.29 build on TPUs
+and 0.9.1 in AWS's Neuron container. Each version's metric names are a table
+here, read from that version's own source in its wheel (`VLLM_METRIC_TABLES`).
+Every rule reads names from these tables, and a test fails when a rule reads a
+name no table holds or an alert reads nothing a pinned engine exports. Where
+the versions differ (0.9.1 calls KV-cache use `vllm:gpu_cache_usage_perc`), a
+rule reads both names with `or`: each engine exports only its own.
 
 Budgets depend on the fleet: a fleet declares `latency: interactive|batch`, and
 the rules render one budget series per pool (`pool` label on the engine
@@ -15,6 +19,7 @@ the stricter one, so an unlabelled pool cannot slip by.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -55,19 +60,90 @@ class EngineMetric:
 
 
 _ENGINE = ("model_name", "engine")
-VLLM_METRICS: tuple[EngineMetric, ...] = (
-    EngineMetric("vllm:num_requests_running", "gauge", _ENGINE),
-    EngineMetric("vllm:num_requests_waiting", "gauge", _ENGINE),
-    EngineMetric("vllm:kv_cache_usage_perc", "gauge", _ENGINE),  # 0-1: "1 means 100 percent usage"
-    EngineMetric("vllm:prompt_tokens_total", "counter", _ENGINE),
-    EngineMetric("vllm:generation_tokens_total", "counter", _ENGINE),
-    # finished_reason: stop, length, abort (client), error (internal, a 500), repetition
-    EngineMetric("vllm:request_success_total", "counter", (*_ENGINE, "finished_reason")),
-    EngineMetric("vllm:time_to_first_token_seconds", "histogram", _ENGINE),
-    EngineMetric("vllm:e2e_request_latency_seconds", "histogram", _ENGINE),
-    EngineMetric("vllm:inter_token_latency_seconds", "histogram", _ENGINE),
-    EngineMetric("vllm:request_queue_time_seconds", "histogram", _ENGINE),
-)
+
+
+def _v1_table(version: str, as_of: str) -> tuple[EngineMetric, ...]:
+    """The V1 engine's names (vllm/v1/metrics/loggers.py), the same in 0.28.0 and 0.29.0."""
+    source = f"vllm=={version} wheel, vllm/v1/metrics/loggers.py (PrometheusStatLogger)"
+
+    def m(name: str, kind: str, labels: tuple[str, ...] = _ENGINE) -> EngineMetric:
+        return EngineMetric(name, kind, labels, version, source, as_of)
+
+    return (
+        m("vllm:num_requests_running", "gauge"),
+        m("vllm:num_requests_waiting", "gauge"),
+        m("vllm:kv_cache_usage_perc", "gauge"),  # 0-1: "1 means 100 percent usage"
+        m("vllm:prompt_tokens_total", "counter"),
+        m("vllm:generation_tokens_total", "counter"),
+        # finished_reason: stop, length, abort (client), error (internal, a 500), repetition
+        m("vllm:request_success_total", "counter", (*_ENGINE, "finished_reason")),
+        m("vllm:time_to_first_token_seconds", "histogram"),
+        m("vllm:e2e_request_latency_seconds", "histogram"),
+        m("vllm:inter_token_latency_seconds", "histogram"),
+        m("vllm:request_queue_time_seconds", "histogram"),
+    )
+
+
+def _v0_9_1_table() -> tuple[EngineMetric, ...]:
+    """vLLM 0.9.1, as AWS's Neuron container runs it: the V0 engine's names (vllm/engine/metrics.py,
+    label model_name); the V1 logger in the same wheel exports the same names with an `engine` label."""
+    version, as_of = "0.9.1", "2026-11-24"
+    source = "vllm==0.9.1 wheel, vllm/engine/metrics.py (Metrics) and vllm/v1/metrics/loggers.py"
+    model = ("model_name",)
+
+    def m(name: str, kind: str, labels: tuple[str, ...] = model) -> EngineMetric:
+        return EngineMetric(name, kind, labels, version, source, as_of)
+
+    return (
+        m("vllm:num_requests_running", "gauge"),
+        m("vllm:num_requests_waiting", "gauge"),
+        m("vllm:gpu_cache_usage_perc", "gauge"),  # 0-1; the Neuron platform reports its KV blocks here too
+        m("vllm:prompt_tokens_total", "counter"),
+        m("vllm:generation_tokens_total", "counter"),
+        # finished_reason in 0.9.1: stop, length, abort; no "error" reason yet
+        m("vllm:request_success_total", "counter", (*model, "finished_reason")),
+        m("vllm:time_to_first_token_seconds", "histogram"),
+        m("vllm:e2e_request_latency_seconds", "histogram"),
+        m("vllm:time_per_output_token_seconds", "histogram"),
+        m("vllm:request_queue_time_seconds", "histogram"),
+    )
+
+
+VLLM_METRICS: tuple[EngineMetric, ...] = _v1_table(VLLM_VERSION, VLLM_AS_OF)  # the GPU engine's
+VLLM_METRIC_TABLES: dict[str, tuple[EngineMetric, ...]] = {
+    "0.9.1": _v0_9_1_table(),
+    VLLM_VERSION: VLLM_METRICS,
+    "0.29.0": _v1_table("0.29.0", "2026-11-24"),
+}
+KV_CACHE_USAGE = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")  # >= 0.11 / 0.9.1
+
+
+def _release(version: str) -> tuple[tuple[int, ...], bool]:
+    """'0.29.1rc1.dev468' -> ((0, 29, 1), True): the release numbers, and whether it comes before them."""
+    found = re.match(r"^(\d+(?:\.\d+)*)(.*)$", version)
+    if found is None:
+        raise ValueError(f"engine version {version!r} is not a version number like 0.28.0")
+    return tuple(int(x) for x in found.group(1).split(".")), bool(found.group(2))
+
+
+def engine_metric_table(engine_version: str) -> tuple[EngineMetric, ...]:
+    """The metric table of a pinned engine: a release's own table, or for a pre-release or nightly of
+    the same minor version (0.29.1rc1.dev468) the newest release table below it (0.29.0). A version with
+    neither is an error: its names must be read from its own source first."""
+    numbers, pre = _release(engine_version)
+    if engine_version in VLLM_METRIC_TABLES:
+        return VLLM_METRIC_TABLES[engine_version]
+    below = [
+        v
+        for v in VLLM_METRIC_TABLES
+        if pre and _release(v)[0][:2] == numbers[:2] and _release(v)[0] < numbers
+    ]
+    if not below:
+        raise ValueError(
+            f"engine version {engine_version!r} has no metric table; read its metric names from its own "
+            f"source into VLLM_METRIC_TABLES (tables: {', '.join(sorted(VLLM_METRIC_TABLES))})"
+        )
+    return VLLM_METRIC_TABLES[max(below, key=lambda v: _release(v)[0])]
 
 
 class Latency(StrEnum):
@@ -249,7 +325,8 @@ def _alerts(s: ServingSettings) -> list[_Alert]:
             "ServingKvCacheFull",
             "warning",
             "capacity",
-            f'vllm:kv_cache_usage_perc{{job="{job}"}} > {_num(s.kv_cache_full_ratio)}',
+            "(" + " or ".join(f'{name}{{job="{job}"}}' for name in KV_CACHE_USAGE) + ")"
+            f" > {_num(s.kv_cache_full_ratio)}",
             5,
             "KV cache almost full on " + where,
             "The engine on " + where + " has {{ $value | humanizePercentage }} of its KV cache in use for "

@@ -1,4 +1,5 @@
-"""Serving SLO rules: names from vLLM v0.28.0's own metric table, each alert tested firing and silent.
+"""Serving SLO rules: names from each pinned vLLM version's own metric table, each alert tested firing
+and silent.
 
 The promtool cases check labels and timing; the annotation templates are
 checked by `promtool check rules` on the full rendered file, so the test rule
@@ -19,13 +20,16 @@ from inference_infra.components.monitoring.rules import RuleSettings, render_rul
 from inference_infra.components.monitoring.serving import (
     SERVING_ALERT_NAMES,
     SERVING_GROUP,
+    VLLM_METRIC_TABLES,
     VLLM_METRICS,
     VLLM_VERSION,
     Latency,
     ServingSettings,
+    engine_metric_table,
     serving_rule_group,
     validate_serving_settings,
 )
+from inference_infra.components.serving.engines import IMAGES
 
 RUNBOOK = "https://example.com/RUNBOOK.md"
 ENGINE = {
@@ -44,9 +48,10 @@ def _group(settings: ServingSettings | None = None) -> dict[str, Any]:
     return serving_rule_group(settings or ServingSettings(pools=POOLS), RUNBOOK)
 
 
-def test_serving_rules_read_only_metrics_of_the_pinned_vllm_table():
-    table = {m.name for m in VLLM_METRICS}
-    histograms = {m.name for m in VLLM_METRICS if m.type == "histogram"}
+def test_serving_rules_read_only_metrics_of_the_pinned_vllm_tables():
+    every = [m for table in VLLM_METRIC_TABLES.values() for m in table]
+    table = {m.name for m in every}
+    histograms = {m.name for m in every if m.type == "histogram"}
     used = set()
     for rule in _group()["rules"]:
         used |= set(re.findall(r"vllm:[a-z0-9_]+", rule["expr"]))
@@ -56,7 +61,26 @@ def test_serving_rules_read_only_metrics_of_the_pinned_vllm_table():
         assert base in table, name
         assert name == base or base in histograms, name
     assert all(m.version == VLLM_VERSION == "0.28.0" and m.source and m.as_of for m in VLLM_METRICS)
-    assert all(m.name.endswith("_total") for m in VLLM_METRICS if m.type == "counter")
+    for version, metrics in VLLM_METRIC_TABLES.items():
+        assert all(m.version == version and version in m.source and m.as_of for m in metrics)
+    assert all(m.name.endswith("_total") for m in every if m.type == "counter")
+
+
+@pytest.mark.parametrize("family", sorted(IMAGES))
+def test_serving_alerts_read_a_metric_every_pinned_engine_exports(family):
+    """An alert that reads only names an engine version does not export could never fire on its pools."""
+    exported = {m.name for m in engine_metric_table(IMAGES[family].engine_version)}
+    for rule in _group()["rules"]:
+        if "alert" in rule and rule["alert"] != "ModelLoadSlow":  # reads `up` only
+            read = {n.removesuffix("_bucket") for n in re.findall(r"vllm:[a-z0-9_]+", rule["expr"])}
+            assert read & exported, (family, rule["alert"], read)
+
+
+def test_engine_metric_table_takes_a_nightly_to_its_release_and_rejects_unknown_versions():
+    assert engine_metric_table("0.29.1rc1.dev468") is VLLM_METRIC_TABLES["0.29.0"]
+    assert engine_metric_table("0.9.1") is VLLM_METRIC_TABLES["0.9.1"]
+    with pytest.raises(ValueError, match=r"engine version '0.30.0' has no metric table"):
+        engine_metric_table("0.30.0")
 
 
 def test_serving_rules_alert_names_are_the_specs():
@@ -219,7 +243,12 @@ def test_serving_kv_cache_full_fires_above_95_percent(tmp_path, promtool, run):
         ],
     )
     busy = _case([_series("vllm:kv_cache_usage_perc", ENGINE, "0.9x20")], [("10m", "ServingKvCacheFull", [])])
-    _promtool(tmp_path, promtool, run, [full, busy])
+    neuron = {k: v for k, v in ENGINE.items() if k != "engine"}  # vLLM 0.9.1 (V0): model_name only
+    old_name = _case(
+        [_series("vllm:gpu_cache_usage_perc", neuron, "0.97x20")],
+        [("10m", "ServingKvCacheFull", [_alert("ServingKvCacheFull", neuron)])],
+    )
+    _promtool(tmp_path, promtool, run, [full, busy, old_name])
 
 
 def test_serving_error_rate_counts_internal_errors_not_client_aborts(tmp_path, promtool, run):
