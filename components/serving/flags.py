@@ -6,12 +6,14 @@ tensor-parallel group when a group is smaller than the node (each on its own
 port), the context as `--max-model-len`, the busiest replica's sequences as
 `--max-num-seqs`, the planner's memory ceiling as `--gpu-memory-utilization`,
 the weight and KV-cache formats as `--dtype` / `--quantization` /
-`--kv-cache-dtype`, prefix caching on, and the fleet's model as
-`--served-model-name`.
+`--kv-cache-dtype`, prefix caching on (not on Neuron, which gets
+`--device neuron`), and the fleet's model as `--served-model-name`.
 
 Every flag, ours and a fleet's `extra_args`, is checked against the option
-strings of the pinned vLLM release (`data/vllm-options.json`, extracted from
-the release's wheel by `vllm_options.py`).
+table of the family's own pinned vLLM (`data/vllm-options-<family>.json`,
+generated from that version's source by `vllm_options.py`): the option must
+exist and its value be one of the version's fixed choices. A family whose
+pinned version has no table serves nothing (fail closed).
 """
 
 from __future__ import annotations
