@@ -39,6 +39,7 @@ from inference_infra.components.gcp.tpu_vm import (
     TpuDataDisk,
     TpuScheduling,
     TpuVmArgs,
+    multi_host_engine_problem,
     resolve_slice,
     validate_tpu_vm,
 )
@@ -206,6 +207,7 @@ def validate(settings: StackSettings) -> list[Problem]:
             continue
         tpu_args = _tpu_args(tpu, settings, refs, ctx, cache_nfs, _tpu_slice(tpu, planned_tpu))
         problems += _keyed(key, validate_tpu_vm(tpu.name, tpu_args, project=ctx.project))
+        problems += _multi_host_model_problems(tpu, tpu_args, f"{NAMESPACE}:{key}.model")
         problems += _tpu_monitoring_problems(tpu, f"{NAMESPACE}:{key}.monitoringRanges")
         problems += _region_problems(f"{key}.zone", tpu_args.zone, ctx)
         if tpu.model_cache and cache is None:
@@ -284,6 +286,16 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
     if settings.gcp_model_bucket and settings.gcp_model_access_audit:
         exports["gcpModelAccessAudit"] = model_access_audit(ctx.project or "").service
     return exports
+
+
+def _multi_host_model_problems(tpu: TpuVmSettings, args: TpuVmArgs, key: str) -> list[Problem]:
+    """A model on a multi-host slice is refused before anything is registered (no engine mode for it)."""
+    if tpu.model is None:
+        return []
+    found, _ = resolve_slice(args)
+    if found is None or not found.multi_host:
+        return []
+    return [multi_host_engine_problem(key, tpu.model.name, found.item)]
 
 
 def _tpu_monitoring_problems(tpu: TpuVmSettings, key: str) -> list[Problem]:
@@ -384,7 +396,7 @@ def engines(
         return None
     item = find_instance_type(machine, Cloud.GCP)
     if item is None or item.hosts > 1:
-        return None  # unknown types are reported by the components; multi-host slices serve no engine yet
+        return None  # unknown types are reported by the components; a model on a multi-host slice is refused
     try:
         return plan_engines(
             model=model.name,

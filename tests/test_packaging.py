@@ -82,7 +82,9 @@ def test_wheel_carries_the_files_components_read_at_run_time(wheel: Path):
         "inference_infra/components/aws/node/prefetch-model.sh",
         "inference_infra/infra/config.schema.json",
         "inference_infra/lambdas/idle_gpu_watchdog/handler.py",
-        "inference_infra/components/serving/data/vllm-options.json",
+        "inference_infra/components/serving/data/vllm-options-nvidia-vllm.json",
+        "inference_infra/components/serving/data/vllm-options-neuron-vllm.json",
+        "inference_infra/components/serving/data/vllm-options-tpu-vllm.json",
     ):
         assert path in names, path
     assert not any("__pycache__" in n or n.startswith("tests/") for n in names)

@@ -9,7 +9,8 @@
   per VM); TPU VMs through a zonal `NON_GCP_PRIVATE_IP_PORT` NEG of their
   internal addresses (a TPU VM is not a Compute Engine instance);
 - a URL map: `X-Model-Pool: <pool>` header rules first, then one host rule per
-  route with weighted backend services (canary);
+  route with weighted backend services (canary); anything else (an unknown
+  Host without a pool header) is answered 404 by the load balancer;
 - an HTTP target proxy (HTTPS with a regional certificate), a forwarding rule
   with an internal address in the fleets' subnetwork;
 - a firewall rule admitting the engine ports from the proxy-only subnet and
@@ -41,6 +42,13 @@ from inference_infra.components.validation import check_types
 # Google's health-check probers (https://cloud.google.com/load-balancing/docs/health-check-concepts#ip-ranges).
 HEALTH_CHECK_RANGES = ("35.191.0.0/16", "130.211.0.0/22")
 HEALTH_INTERVAL_SECONDS = 30
+# A URL map must name a default (defaultService, defaultUrlRedirect or weighted defaultRouteAction services);
+# pulumi-gcp 10.2's RegionUrlMap has no default custom error response. So the defaults keep a backend service
+# the API asks for and add a defaultRouteAction whose fault injection aborts every request reaching it with
+# 404 before a backend is picked (faultInjectionPolicy.abort: httpStatus 200..599, percentage 0..100; fault
+# injection runs on every Application Load Balancer but the classic one). An unknown Host, or the catch-all
+# host without an X-Model-Pool header naming a pool, gets 404 instead of the first pool's engines.
+NOT_FOUND_ACTION = {"fault_injection_policy": {"abort": {"http_status": 404, "percentage": 100.0}}}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -277,10 +285,12 @@ class GcpInferenceEndpoint(pulumi.ComponentResource):
             for i, p in enumerate(args.pools)
         ]
         host_rules = [{"hosts": ["*"], "path_matcher": "pools"}]
+        unmatched = self.backend_services[args.pools[0].name]  # required by the API, never reached
         matchers = [
             {
                 "name": "pools",
-                "default_service": self.backend_services[args.pools[0].name],
+                "default_service": unmatched,
+                "default_route_action": NOT_FOUND_ACTION,
                 "route_rules": header_rules,
             }
         ]
@@ -308,7 +318,8 @@ class GcpInferenceEndpoint(pulumi.ComponentResource):
         return gcp.compute.RegionUrlMap(
             f"{self._name}-urls",
             region=args.region,
-            default_service=self.backend_services[args.pools[0].name],
+            default_service=unmatched,
+            default_route_action=NOT_FOUND_ACTION,
             host_rules=host_rules,
             path_matchers=matchers,
             description=f"{self._name}: {POOL_HEADER} header, then host per model with weighted pools",

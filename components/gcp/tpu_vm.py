@@ -56,7 +56,7 @@ from inference_infra.components.gcp.names import (
 )
 from inference_infra.components.gcp.service_account import NODE_SCOPES, node_identity
 from inference_infra.components.gcp.startup import StartupConfig, node_metadata, render_startup_script
-from inference_infra.components.serving import EngineConfig, validate_engine
+from inference_infra.components.serving import EngineConfig, EngineFamily, engine_image, validate_engine
 from inference_infra.components.tagging import bool_tag
 from inference_infra.components.validation import check_types
 
@@ -170,12 +170,37 @@ def resolve_slice(args: TpuVmArgs) -> tuple[TpuSlice | None, list[Problem]]:
     return tpu, problems
 
 
+def single_host_slices(item: InstanceType) -> list[str]:
+    """The slices of the same TPU generation that fit on one host (those that can serve a model)."""
+    return [s.name for s in _tpu_slices() if s.accelerator == item.accelerator and s.hosts == 1]
+
+
+def multi_host_engine_problem(key: str, model: str, item: InstanceType) -> Problem:
+    """A model on a multi-host slice is refused: the pinned vLLM TPU build has no supported mode for it."""
+    image = engine_image(EngineFamily.TPU_VLLM)
+    return Problem(
+        key,
+        model,
+        f"cannot be served on {item.name}, a slice of {item.hosts} hosts: the pinned vLLM TPU build "
+        f"({image.repository}, vLLM {image.engine_version} with vllm-project/tpu-inference) serves one model "
+        "across hosts only as a Ray cluster (`ray start --head` on one host, the others joining it, then "
+        "`vllm serve --tensor-parallel-size <all chips>` on the head), which tpu-inference scripts for "
+        "TPU v7x only (scripts/multihost/run_cluster.sh, .buildkite/scripts/run_multihost.sh) and whose "
+        "release feature table lists multi-host as failing or untested (README, 2026-08-20); the stack "
+        "does not render an unsupported mode. Serve the model on a single-host slice "
+        f"({', '.join(single_host_slices(item))}), or leave the model unset so the slice boots and caches "
+        "the weights without an engine",
+    )
+
+
 def validate_tpu_vm(name: str, args: TpuVmArgs, *, project: str | None) -> list[Problem]:
     problems = name_problems("name", name)
     tpu, slice_problems = resolve_slice(args)
     problems += slice_problems
     problems += zone_problems("zone", args.zone)
     if args.engines is not None:
+        if tpu is not None and tpu.multi_host:
+            problems.append(multi_host_engine_problem("engines", args.engines.served_model_name, tpu.item))
         problems += [Problem(f"engines.{p.input}", p.value, p.allowed) for p in validate_engine(args.engines)]
         if not args.model_uris:
             problems.append(

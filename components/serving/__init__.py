@@ -2,10 +2,12 @@
 
 - engines.py: the engine per accelerator family and its image pinned by digest;
   the ports (8000, 8001, ... one per tensor-parallel group) and the verified-weights marker;
-- flags.py: the engine's flags from the capacity planner, checked against the pinned vLLM's options;
+- flags.py: the engine's flags from the capacity planner, checked against the option table of each
+  family's own pinned vLLM (data/vllm-options-<family>.json);
 - units.py: the systemd units that run the engines after the weights are verified;
 - cold_start.py: boot-to-serving estimate that sizes health-check grace and slow start;
-- vllm_options.py: extracts vLLM's option strings from its wheel into data/vllm-options.json.
+- vllm_options.py: extracts vLLM's option strings and choices from a version's source (wheel or git tree)
+  into those tables.
 
 Pure code: no Pulumi, no network.
 """
@@ -26,7 +28,9 @@ from inference_infra.components.serving.engines import (
 )
 from inference_infra.components.serving.flags import (
     EngineConfig,
+    OptionTable,
     engine_args,
+    option_table,
     plan_engines,
     validate_engine,
     validate_extra_args,
@@ -47,6 +51,7 @@ __all__ = [
     "EngineHost",
     "EngineImage",
     "EngineUnits",
+    "OptionTable",
     "WeightSource",
     "cold_start",
     "engine_args",
@@ -54,6 +59,7 @@ __all__ = [
     "engine_image",
     "engine_ports",
     "engine_units",
+    "option_table",
     "plan_engines",
     "validate_engine",
     "validate_extra_args",

@@ -6,12 +6,14 @@ tensor-parallel group when a group is smaller than the node (each on its own
 port), the context as `--max-model-len`, the busiest replica's sequences as
 `--max-num-seqs`, the planner's memory ceiling as `--gpu-memory-utilization`,
 the weight and KV-cache formats as `--dtype` / `--quantization` /
-`--kv-cache-dtype`, prefix caching on, and the fleet's model as
-`--served-model-name`.
+`--kv-cache-dtype`, prefix caching on (not on Neuron, which gets
+`--device neuron`), and the fleet's model as `--served-model-name`.
 
 Every flag, ours and a fleet's `extra_args`, is checked against the option
-strings of the pinned vLLM release (`data/vllm-options.json`, extracted from
-the release's wheel by `vllm_options.py`).
+table of the family's own pinned vLLM (`data/vllm-options-<family>.json`,
+generated from that version's source by `vllm_options.py`): the option must
+exist and its value be one of the version's fixed choices. A family whose
+pinned version has no table serves nothing (fail closed).
 """
 
 from __future__ import annotations
@@ -27,7 +29,12 @@ from inference_infra.components.catalog import Cloud, find_instance_type
 from inference_infra.components.errors import Problem
 from inference_infra.components.planner import Assumptions, Precision, Quantization, Traffic, fit, model_spec
 from inference_infra.components.planner.fit import hardware
-from inference_infra.components.serving.engines import FIRST_ENGINE_PORT, EngineFamily, engine_family
+from inference_infra.components.serving.engines import (
+    FIRST_ENGINE_PORT,
+    EngineFamily,
+    engine_family,
+    engine_image,
+)
 
 # Flags the plan sets; a fleet's extra_args may not set them again.
 MANAGED_OPTIONS = frozenset(
@@ -45,6 +52,7 @@ MANAGED_OPTIONS = frozenset(
         "--dtype",
         "--enable-prefix-caching",
         "--no-enable-prefix-caching",
+        "--device",
     }
 )
 # A value must survive systemd's ExecStart= parsing unchanged: no quoting, escapes, specifiers or variables.
@@ -60,29 +68,75 @@ _KV_CACHE_DTYPE = {
 }
 
 
-@cache
-def vllm_options() -> dict[str, bool]:
-    """The pinned vLLM's `vllm serve` options: option string -> also takes --no-<name>."""
-    text = (
-        resources.files("inference_infra.components.serving.data").joinpath("vllm-options.json").read_text()
-    )
-    return {row["option"]: row["boolean"] for row in json.loads(text)["options"]}
+@dataclass(frozen=True, kw_only=True)
+class OptionTable:
+    """One pinned engine's `vllm serve` options, generated from that version's source (vllm_options.py)."""
+
+    family: EngineFamily
+    engine_version: str
+    exact: bool  # False: bracketed by neighbouring sources (their intersection), see `note`
+    sources: tuple[str, ...]
+    note: str
+    as_of: str
+    options: dict[str, tuple[bool, tuple[str, ...] | None]]  # option -> (takes --no-<name>, choices)
+
+    @property
+    def label(self) -> str:
+        return f"vLLM {self.engine_version} ({self.family.value})"
+
+
+def option_table_path(family: EngineFamily) -> str:
+    return f"vllm-options-{family.value}.json"
 
 
 @cache
-def vllm_options_source() -> dict[str, str]:
-    text = (
-        resources.files("inference_infra.components.serving.data").joinpath("vllm-options.json").read_text()
+def option_table(family: EngineFamily) -> OptionTable | None:
+    """The option table of the family's pinned engine version; None (fail closed) when there is none."""
+    data = resources.files("inference_infra.components.serving.data").joinpath(option_table_path(family))
+    if not data.is_file():
+        return None
+    document = json.loads(data.read_text())
+    if (
+        document.get("family") != family.value
+        or document.get("engine_version") != engine_image(family).engine_version
+    ):
+        return None  # a table of another version is never used in its place
+    return OptionTable(
+        family=family,
+        engine_version=document["engine_version"],
+        exact=bool(document["exact"]),
+        sources=tuple(document["sources"]),
+        note=document["note"],
+        as_of=document["as_of"],
+        options={
+            row["option"]: (bool(row["boolean"]), tuple(row["choices"]) if "choices" in row else None)
+            for row in document["options"]
+        },
     )
-    document = json.loads(text)
-    return {k: document[k] for k in ("engine", "version", "source", "as_of")}
 
 
-def known_option(option: str) -> bool:
-    options = vllm_options()
+def vllm_options(family: EngineFamily = EngineFamily.NVIDIA_VLLM) -> dict[str, bool]:
+    """The pinned vLLM's `vllm serve` options for a family: option string -> also takes --no-<name>."""
+    table = option_table(family)
+    return {} if table is None else {o: b for o, (b, _) in table.options.items()}
+
+
+def known_option(option: str, family: EngineFamily = EngineFamily.NVIDIA_VLLM) -> bool:
+    options = vllm_options(family)
     if option in options:
         return True
     return option.startswith("--no-") and options.get(f"--{option[5:]}", False)
+
+
+def _missing_table(family: EngineFamily, key: str) -> Problem:
+    version = engine_image(family).engine_version
+    return Problem(
+        key,
+        f"{family.value} (vLLM {version})",
+        f"cannot be checked: there is no option table generated from vLLM {version}'s own source "
+        f"(components/serving/data/{option_table_path(family)}, made by vllm_options.py), and a table of "
+        "another version is not used in its place; generate it, or do not serve a model on this family",
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -180,13 +234,24 @@ def engine_args(config: EngineConfig, index: int, model_path: str, port: str | N
         if config.kv_cache is None or config.kv_cache is config.weights
         else _KV_CACHE_DTYPE[config.kv_cache]
     )
-    args += ["--kv-cache-dtype", kv, "--enable-prefix-caching", *config.extra_args]
-    return args
+    args += ["--kv-cache-dtype", kv]
+    if config.family is EngineFamily.NEURON_VLLM:
+        # vLLM 0.9.1 on Neuron (vllm/platforms/neuron.py, check_and_update_config) sets the block size to
+        # --max-model-len, one block per sequence: prefix caching has nothing to share, so it stays off.
+        # --device neuron is what AWS's Neuron vLLM guides pass; the DLC's build also detects it.
+        args += ["--device", "neuron"]
+    else:
+        args += ["--enable-prefix-caching"]
+    return args + list(config.extra_args)
 
 
 def validate_engine(config: EngineConfig, key: str = "engine_args") -> list[Problem]:
-    """Problems with an engine config: formats vLLM cannot run, ports, and the fleet's extra arguments."""
-    problems = validate_extra_args(config.extra_args, key)
+    """Problems with an engine config: flags against its own pinned version, formats, ports, extra args."""
+    table = option_table(config.family)
+    if table is None:
+        return [_missing_table(config.family, "engine")]
+    problems = validate_extra_args(config.extra_args, key, config.family)
+    problems += _rendered_problems(config, table)
     if config.kv_cache is Quantization.FP32 and config.weights is not Quantization.FP32:
         problems.append(
             Problem(
@@ -207,34 +272,81 @@ def validate_engine(config: EngineConfig, key: str = "engine_args") -> list[Prob
     return problems
 
 
-def validate_extra_args(extra_args: Sequence[str], key: str = "engine_args") -> list[Problem]:
-    """Each `--option` must be one of the pinned vLLM's options and not one the plan sets; values plain."""
+def _rendered_problems(config: EngineConfig, table: OptionTable) -> list[Problem]:
+    """The plan's own flags must be options of this version, and their values among its choices."""
+    rendered = engine_args(config, 0, "/models")
+    planned = rendered[: len(rendered) - len(config.extra_args)]
+    problems = []
+    for i, token in enumerate(planned):
+        if not token.startswith("--"):
+            continue
+        found = table.options.get(token)
+        if found is None:
+            problems.append(
+                Problem("engine", token, f"is not an option of {table.label}; the plan cannot set it")
+            )
+            continue
+        _, choices = found
+        value = planned[i + 1] if i + 1 < len(planned) and not planned[i + 1].startswith("--") else None
+        if choices is not None and value is not None and value not in choices:
+            problems.append(
+                Problem(
+                    "engine",
+                    f"{token} {value}",
+                    f"is not accepted by {table.label}: {token} takes one of {', '.join(choices)} "
+                    "(change the fleet's precision)",
+                )
+            )
+    return problems
+
+
+def validate_extra_args(
+    extra_args: Sequence[str], key: str = "engine_args", family: EngineFamily = EngineFamily.NVIDIA_VLLM
+) -> list[Problem]:
+    """Each `--option` must be an option of the family's pinned vLLM, not one the plan sets; values plain."""
+    table = option_table(family)
+    if table is None:
+        return [_missing_table(family, key)] if extra_args else []
     problems: list[Problem] = []
-    version = vllm_options_source()["version"]
     expect_option = True
+    last_option: str | None = None
     for i, token in enumerate(extra_args):
         where = f"{key}[{i}]"
         if token.startswith("-"):
             option, _, value = token.partition("=")
+            last_option = None
             if not option.startswith("--"):
                 problems.append(Problem(where, token, "must use the long form (--option), as vLLM's docs do"))
             elif option in MANAGED_OPTIONS:
                 problems.append(
                     Problem(where, token, "is set from the capacity plan; change the fleet's model instead")
                 )
-            elif not known_option(option):
+            elif not known_option(option, family):
                 problems.append(
-                    Problem(where, token, f"is not an option of vLLM {version} (`vllm serve --help`)")
+                    Problem(where, token, f"is not an option of {table.label} (`vllm serve --help`)")
                 )
+            else:
+                last_option = option
             if value and not _SAFE_VALUE.match(value):
                 problems.append(
                     Problem(where, token, "must not hold quotes, spaces, '$', '%' or backslashes")
                 )
-            expect_option = False
+            elif value and last_option is not None:
+                problems += _choice_problem(table, last_option, value, where, token)
+            expect_option = bool(value)
             continue
         if expect_option:
             problems.append(Problem(where, token, "must follow an --option (a value needs its option first)"))
         elif not _SAFE_VALUE.match(token):
             problems.append(Problem(where, token, "must not hold quotes, spaces, '$', '%' or backslashes"))
+        elif last_option is not None:
+            problems += _choice_problem(table, last_option, token, where, token)
         expect_option = True
     return problems
+
+
+def _choice_problem(table: OptionTable, option: str, value: str, where: str, token: str) -> list[Problem]:
+    choices = table.options.get(option, (False, None))[1]
+    if choices is None or value in choices:
+        return []
+    return [Problem(where, token, f"{option} of {table.label} takes one of {', '.join(choices)}")]

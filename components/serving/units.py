@@ -34,6 +34,9 @@ from inference_infra.components.serving.flags import EngineConfig, engine_args
 DOCKER = "/usr/bin/docker"
 CONTAINER_MODEL_DIR = "/models"
 TEMPLATE_UNIT = "inference-engine@.service"
+# The Neuron DLC's entrypoint runs its arguments as a command; these start vLLM's OpenAI server with the
+# image's python (conda's, first on the image's PATH), the way AWS's Neuron vLLM guides start it.
+NEURON_SERVER_COMMAND = ("python", "-m", "vllm.entrypoints.openai.api_server")
 ENV_DIR = "/etc/inference-infra"
 
 
@@ -126,10 +129,18 @@ def docker_command(config: EngineConfig, host: EngineHost) -> list[str]:
                 "TPU_PROCESS_ADDRESSES=localhost:${ENGINE_TPU_PORT}",
             ):
                 command += ["--env", variable]
-    # The entrypoint is named, not inherited from the image: the same words start the server in every image.
     if config.family is EngineFamily.NEURON_VLLM:
-        command += ["--entrypoint", "python3", image.reference, "-m", "vllm.entrypoints.openai.api_server"]
+        # The Neuron DLC's own start (aws-neuron/deep-learning-containers, tag 2.25.0,
+        # docker/vllm/inference/0.9.1/Dockerfile.neuronx):
+        # ENTRYPOINT ["python", "/usr/local/bin/vllm_entrypoint.py"], a wrapper that runs its arguments
+        # (`subprocess.check_call(sys.argv[1:])`), CMD ["/bin/bash"]. The unit keeps that entrypoint and gives
+        # it the server as the command. The image's HEALTHCHECK curls localhost:8080/ping (TorchServe /
+        # SageMaker), which this server does not listen on: the load balancer checks /health on the engine's
+        # port instead, so Docker's check is off.
+        command += ["--no-healthcheck", image.reference, *NEURON_SERVER_COMMAND]
     else:
+        # vllm/vllm-openai's entrypoint is `vllm serve`; the TPU image's /entrypoint.sh execs its arguments
+        # (vllm-project/tpu-inference docker/entrypoint.sh). Naming `vllm serve` starts the server in both.
         command += ["--entrypoint", "vllm", image.reference, "serve"]
     return command + engine_args(config, 0, CONTAINER_MODEL_DIR, port="${ENGINE_PORT}")
 

@@ -296,6 +296,32 @@ def test_gcp_stack_rejects_models_that_do_not_fit_by_key(tmp_path, extra, messag
         plan_config(tmp_path, {**BASE, **extra})
 
 
+def test_gcp_stack_refuses_a_model_on_a_multi_host_tpu_slice_by_key(tmp_path):
+    tpu = {
+        "name": "big",
+        "acceleratorType": "v5litepod-16",
+        "model": SMALL_MODEL,
+        "models": ["gs://acme-models/qwen2.5-7b-instruct"],
+    }
+    with pytest.raises(InputError) as raised:
+        plan_config(tmp_path, {**BASE, "inference-infra:tpuVms": [tpu]})
+    message = str(raised.value)
+    assert (
+        f"inference-infra:tpuVms[0].model '{SMALL_MODEL['name']}' cannot be served on v5litepod-16" in message
+    )
+    assert "single-host slice (v5litepod-1, v5litepod-4, v5litepod-8)" in message
+
+
+def test_gcp_stack_multi_host_tpu_slice_without_a_model_caches_the_weights(tmp_path):
+    tpu = {
+        "name": "cache",
+        "acceleratorType": "v5litepod-16",
+        "models": ["gs://acme-models/qwen2.5-7b-instruct"],
+    }
+    result = plan_config(tmp_path, {**BASE, "inference-infra:tpuVms": [tpu]})
+    assert result.capture.one(GCP_TPU_VM).props["acceleratorType"] == "v5litepod-16"
+
+
 def test_prod_gcp_fleets_admit_the_monitoring_cluster_to_metrics_ports_only(plan_stack):
     capture = plan_stack("prod").capture
     rules = {

@@ -86,6 +86,22 @@ def test_gcp_endpoint_url_map_weights_and_header_rules(plan_of):
     assert [w["weight"] for w in weighted] == [80, 20]
 
 
+def test_gcp_endpoint_unmatched_host_gets_404_not_the_first_pool(plan_of):
+    capture = plan_of(GcpInferenceEndpoint("llm", ARGS))
+    url_map = capture.one("gcp:compute/regionUrlMap:RegionUrlMap").props
+    not_found = {"faultInjectionPolicy": {"abort": {"httpStatus": 404, "percentage": 100.0}}}
+    # The map's own default and the catch-all host's matcher (header rules only) abort with 404 ...
+    assert url_map["defaultRouteAction"] == not_found
+    catch_all = next(m for m in url_map["pathMatchers"] if m["name"] == "pools")
+    assert catch_all["defaultRouteAction"] == not_found
+    # ... and send nothing anywhere: no weighted services beside the default the API requires.
+    assert "weightedBackendServices" not in catch_all["defaultRouteAction"]
+    # A route's host still reaches its weighted pools (its last rule matches every path).
+    route = next(m for m in url_map["pathMatchers"] if m["name"] == "route0")
+    assert "defaultRouteAction" not in route
+    assert route["routeRules"][-1]["matchRules"] == [{"prefixMatch": "/"}]
+
+
 def test_gcp_endpoint_firewall_admits_proxies_and_health_checks_only(plan_of):
     capture = plan_of(GcpInferenceEndpoint("llm", ARGS))
     rule = capture.one("gcp:compute/firewall:Firewall").props

@@ -305,3 +305,53 @@ def test_tpu_vm_queued_rejects_what_a_queued_resource_cannot_carry(plan_of, over
 def test_tpu_vm_rejects_a_queued_slice_without_accepting_the_default_service_account():
     with pytest.raises(InputError, match=r"accept_default_service_account \(unset\) must give the reason"):
         TpuVm("burst", queued(accept_default_service_account=None))
+
+
+# --- engines: single-host slices only --------------------------------------------------------
+
+
+def _qwen_engines():
+    from inference_infra.components.planner import Traffic
+    from inference_infra.components.serving import plan_engines
+
+    return plan_engines(
+        model="qwen2.5-7b",
+        traffic=Traffic(context_tokens=8192, concurrency=32),
+        precision=None,
+        instance_type_name="v5litepod-4",
+        cloud="gcp",
+    )
+
+
+def test_tpu_vm_serves_a_model_on_a_single_host_slice(plan_of):
+    TpuVm(
+        "small", args(model_bucket="models", model_uris=("gs://models/qwen2.5-7b",), engines=_qwen_engines())
+    )
+    assert len(plan_of().of_type(GCP_TPU_VM)) == 1
+
+
+def test_tpu_vm_refuses_a_model_on_a_multi_host_slice_before_any_resource(plan_of):
+    with pytest.raises(InputError) as raised:
+        TpuVm(
+            "big",
+            args(
+                accelerator_type="v5litepod-16",
+                model_bucket="models",
+                model_uris=("gs://models/qwen2.5-7b",),
+                engines=_qwen_engines(),
+            ),
+        )
+    message = str(raised.value)
+    assert "engines 'qwen2.5-7b' cannot be served on v5litepod-16, a slice of 4 hosts" in message
+    assert "Ray cluster" in message
+    assert "v5litepod-8" in message  # the single-host slices of the generation are named
+    assert "v5litepod-16" not in message.split("single-host slice")[1]
+    assert plan_of().of_type(GCP_TPU_VM) == []
+
+
+def test_tpu_vm_multi_host_slice_without_a_model_still_boots_and_caches(plan_of):
+    TpuVm(
+        "cache-only",
+        args(accelerator_type="v5litepod-16", model_bucket="models", model_uris=("gs://models/qwen2.5-7b",)),
+    )
+    assert len(plan_of().of_type(GCP_TPU_VM)) == 1

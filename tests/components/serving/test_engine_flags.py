@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from importlib import resources
 
@@ -17,7 +18,8 @@ from inference_infra.components.serving import (
     validate_extra_args,
     vllm_options,
 )
-from inference_infra.components.serving.flags import known_option
+from inference_infra.components.serving import flags as flags_module
+from inference_infra.components.serving.flags import known_option, option_table
 
 
 def _args(args: list[str]) -> dict[str, str | None]:
@@ -106,39 +108,139 @@ def test_plan_engines_tpu_splits_the_slice_into_groups():
     assert _args(engine_args(config, 0, "/models"))["--max-num-seqs"] == "16"
 
 
-@pytest.mark.parametrize("family", list(EngineFamily))
-def test_engine_args_are_all_options_of_the_pinned_vllm(family):
-    cases = {
-        EngineFamily.NVIDIA_VLLM: ("llama-3.1-8b", "g6e.xlarge", "aws"),
-        EngineFamily.NEURON_VLLM: ("llama-3.1-8b", "inf2.8xlarge", "aws"),
-        EngineFamily.TPU_VLLM: ("qwen2.5-7b", "v5litepod-4", "gcp"),
-    }
-    model, machine, cloud = cases[family]
-    config = plan_engines(
+_CASES = {
+    EngineFamily.NVIDIA_VLLM: ("llama-3.1-8b", "g6e.xlarge", "aws"),
+    EngineFamily.NEURON_VLLM: ("llama-3.1-8b", "inf2.8xlarge", "aws"),
+    EngineFamily.TPU_VLLM: ("qwen2.5-7b", "v5litepod-4", "gcp"),
+}
+
+
+def _config(family, extra_args=(), precision=None):
+    model, machine, cloud = _CASES[family]
+    return plan_engines(
         model=model,
         traffic=Traffic(context_tokens=4096, concurrency=4),
-        precision=None,
+        precision=precision,
         instance_type_name=machine,
         cloud=cloud,
-        extra_args=["--enforce-eager"],
+        extra_args=list(extra_args),
     )
+
+
+@pytest.mark.parametrize("family", list(EngineFamily))
+def test_engine_args_are_all_options_of_the_familys_own_pinned_vllm(family):
+    config = _config(family, ["--enforce-eager"])
     options = [t for t in engine_args(config, 0, "/models") if t.startswith("--")]
     assert options
-    assert [o for o in options if not known_option(o)] == []
+    assert [o for o in options if not known_option(o, family)] == []
+    assert validate_engine(config) == []
 
 
-def test_vllm_options_data_names_its_source_and_date():
-    text = (
-        resources.files("inference_infra.components.serving.data").joinpath("vllm-options.json").read_text()
+@pytest.mark.parametrize("family", list(EngineFamily))
+def test_each_family_has_a_table_of_its_own_pinned_version_with_sources(family):
+    document = json.loads(
+        resources.files("inference_infra.components.serving.data")
+        .joinpath(f"vllm-options-{family.value}.json")
+        .read_text()
     )
-    document = json.loads(text)
-    assert document["version"] == IMAGES[EngineFamily.NVIDIA_VLLM].engine_version == "0.28.0"
-    assert "wheel" in document["source"]
+    assert document["family"] == family.value
+    assert document["engine_version"] == IMAGES[family].engine_version
+    assert document["sources"]
     assert document["as_of"]
-    options = vllm_options()
-    assert len(options) > 200
-    assert options["--enable-prefix-caching"] is True  # a bool config field: --no-enable-prefix-caching too
-    assert options["--max-num-seqs"] is False
+    assert document["note"]
+    table = option_table(family)
+    assert table is not None
+    assert table.engine_version == IMAGES[family].engine_version
+    assert table.options["--enable-prefix-caching"][0] is True  # bool field: --no-enable-prefix-caching too
+    assert table.options["--max-num-seqs"] == (False, None)
+
+
+def test_tables_say_which_are_exact_and_how_the_others_were_bracketed():
+    nvidia, neuron, tpu = (option_table(f) for f in EngineFamily)
+    assert nvidia.exact
+    assert "vllm-0.28.0" in nvidia.sources[0]
+    assert not neuron.exact
+    assert "vllm-0.9.1" in neuron.sources[0]
+    assert "aws-neuron/upstreaming-to-vllm" in neuron.sources[1]
+    assert "2.25.0" in neuron.note
+    assert not tpu.exact
+    assert "vllm_tpu-0.29.0" in tpu.sources[0]
+    assert "vllm_tpu-0.30.0" in tpu.sources[1]
+    assert len(nvidia.options) > 200
+    assert len(neuron.options) > 100
+
+
+def test_versions_differ_where_upstream_differs():
+    nvidia, neuron = vllm_options(EngineFamily.NVIDIA_VLLM), vllm_options(EngineFamily.NEURON_VLLM)
+    assert "--override-neuron-config" in neuron
+    assert "--override-neuron-config" not in nvidia
+    assert "--device" in neuron
+    assert "--device" not in nvidia
+    # vLLM 0.9.1's CacheDType: no 16-bit names (0.28.0 has them).
+    assert "bfloat16" not in option_table(EngineFamily.NEURON_VLLM).options["--kv-cache-dtype"][1]
+    assert "bfloat16" in option_table(EngineFamily.NVIDIA_VLLM).options["--kv-cache-dtype"][1]
+
+
+def test_neuron_engine_names_its_device_and_leaves_prefix_caching_off():
+    flags = _args(engine_args(_config(EngineFamily.NEURON_VLLM), 0, "/models"))
+    assert flags["--device"] == "neuron"
+    assert "--enable-prefix-caching" not in flags
+    for family in (EngineFamily.NVIDIA_VLLM, EngineFamily.TPU_VLLM):
+        flags = _args(engine_args(_config(family), 0, "/models"))
+        assert "--enable-prefix-caching" in flags
+        assert "--device" not in flags
+
+
+def test_neuron_refuses_a_cache_dtype_its_vllm_does_not_accept():
+    config = _config(
+        EngineFamily.NEURON_VLLM, precision=Precision(weights=Quantization.FP16, kv_cache=Quantization.BF16)
+    )
+    assert _args(engine_args(config, 0, "/models"))["--kv-cache-dtype"] == "bfloat16"
+    [problem] = validate_engine(config)
+    assert problem.input == "engine"
+    assert problem.value == "--kv-cache-dtype bfloat16"
+    assert "vLLM 0.9.1 (neuron-vllm)" in problem.allowed
+    assert "fp8_e4m3" in problem.allowed
+    nvidia = _config(
+        EngineFamily.NVIDIA_VLLM, precision=Precision(weights=Quantization.FP16, kv_cache=Quantization.BF16)
+    )
+    assert validate_engine(nvidia) == []
+
+
+def test_extra_args_are_checked_against_the_familys_own_version():
+    [problem] = validate_extra_args(["--override-neuron-config", "{}"], family=EngineFamily.NVIDIA_VLLM)
+    assert "not an option of vLLM 0.28.0 (nvidia-vllm)" in problem.allowed
+    assert validate_extra_args(["--override-neuron-config", "{}"], family=EngineFamily.NEURON_VLLM) == []
+    [problem] = validate_extra_args(["--async-scheduling"], family=EngineFamily.NEURON_VLLM)
+    assert "not an option of vLLM 0.9.1 (neuron-vllm)" in problem.allowed
+    # A value outside the version's choices (0.9.1's BlockSize literal is 1..128).
+    [problem] = validate_extra_args(["--block-size", "4096"], family=EngineFamily.NEURON_VLLM)
+    assert problem.input == "engine_args[1]"
+    assert "1, 8, 16, 32, 64, 128" in problem.allowed
+    [problem] = validate_extra_args(["--block-size=4096"], family=EngineFamily.NEURON_VLLM)
+    assert problem.input == "engine_args[0]"
+    assert validate_extra_args(["--block-size", "32"], family=EngineFamily.NEURON_VLLM) == []
+
+
+def test_a_family_without_a_table_of_its_pinned_version_fails_closed(monkeypatch):
+    pinned = IMAGES[EngineFamily.TPU_VLLM]
+    other = dataclasses.replace(pinned, engine_version="0.31.0")
+    monkeypatch.setattr(
+        flags_module, "engine_image", lambda family: other if family is pinned.family else IMAGES[family]
+    )
+    option_table.cache_clear()
+    try:
+        assert option_table(EngineFamily.TPU_VLLM) is None
+        [problem] = validate_engine(_config(EngineFamily.TPU_VLLM))
+        assert problem.input == "engine"
+        assert problem.value == "tpu-vllm (vLLM 0.31.0)"
+        assert "no option table" in problem.allowed
+        assert "another version is not used" in problem.allowed
+        [problem] = validate_extra_args(["--enforce-eager"], family=EngineFamily.TPU_VLLM)
+        assert problem.input == "engine_args"
+        assert validate_engine(_config(EngineFamily.NVIDIA_VLLM)) == []
+    finally:
+        option_table.cache_clear()
 
 
 def test_validate_extra_args_accepts_vllm_options_and_values():
@@ -154,7 +256,7 @@ def test_validate_extra_args_accepts_vllm_options_and_values():
 def test_validate_extra_args_rejects_unknown_option():
     [problem] = validate_extra_args(["--max-batch-size", "8"])
     assert problem.input == "engine_args[0]"
-    assert "not an option of vLLM 0.28.0" in problem.allowed
+    assert "not an option of vLLM 0.28.0 (nvidia-vllm)" in problem.allowed
 
 
 def test_validate_extra_args_rejects_options_the_plan_sets():

@@ -98,8 +98,30 @@ def test_engine_units_neuron_owns_its_cores():
     words = instance_command(_units(EngineFamily.NEURON_VLLM), 0)
     assert "NEURON_RT_VISIBLE_CORES=0-1" in words
     assert IMAGES[EngineFamily.NEURON_VLLM].reference in words
-    assert words[words.index("--entrypoint") + 1] == "python3"
     assert "--device=/dev/neuron0" in words
+
+
+def test_neuron_unit_keeps_the_dlc_entrypoint_and_gives_it_the_server_as_command():
+    """The DLC's ENTRYPOINT is ["python", "/usr/local/bin/vllm_entrypoint.py"], which runs its arguments
+    (aws-neuron/deep-learning-containers 2.25.0, docker/vllm/inference/0.9.1/Dockerfile.neuronx)."""
+    words = instance_command(_units(EngineFamily.NEURON_VLLM), 0)
+    assert "--entrypoint" not in words  # the image's wrapper stays PID 1
+    image = words.index(IMAGES[EngineFamily.NEURON_VLLM].reference)
+    assert words[image + 1 : image + 4] == ["python", "-m", "vllm.entrypoints.openai.api_server"]
+    assert words[image + 4] == "--model"  # server arguments follow directly (nothing runs bash)
+    # Its HEALTHCHECK probes :8080/ping, which the engine does not serve; the load balancer checks /health.
+    assert "--no-healthcheck" in words[:image]
+    flags = words[image + 4 :]
+    assert flags[flags.index("--device") + 1] == "neuron"
+    assert "--enable-prefix-caching" not in flags
+
+
+@pytest.mark.parametrize("family", [EngineFamily.NVIDIA_VLLM, EngineFamily.TPU_VLLM])
+def test_nvidia_and_tpu_units_start_vllm_serve(family):
+    words = instance_command(_units(family), 0)
+    image = words.index(IMAGES[family].reference)
+    assert words[words.index("--entrypoint") + 1] == "vllm"
+    assert words[image + 1 : image + 3] == ["serve", "--model"]
 
 
 def test_engine_units_tpu_owns_its_chips():
