@@ -76,6 +76,11 @@ class GcpNetworkSettings(Settings):
         default=True, description="Cloud NAT for outbound package downloads (nodes have no public IP)."
     )
     iap_ssh: bool = Field(default=True, description="Allow SSH from Identity-Aware Proxy's range (OS Login).")
+    internal_egress_ranges: list[str] = Field(
+        default_factory=list,
+        description="With egress.gcp endpoints-only: more private ranges nodes may reach besides the subnet "
+        "(a Filestore instance's reserved range, VPN peers).",
+    )
 
 
 class GcpReservationSettings(Settings):

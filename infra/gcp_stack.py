@@ -54,6 +54,7 @@ from inference_infra.components.serving.cold_start import ColdStart, weights_gib
 from inference_infra.infra.built import Built, GcpPool
 from inference_infra.infra.config import (
     NAMESPACE,
+    EgressSettings,
     EndpointSettings,
     FilestoreCacheSettings,
     GcpGpuFleetSettings,
@@ -169,9 +170,15 @@ def validate(settings: StackSettings) -> list[Problem]:
         problems.append(Problem("gcp:region", None, "is required when the stack uses GCP (e.g. us-central1)"))
         return problems
     network = settings.gcp_network or GcpNetworkSettings()
-    problems += _keyed(
-        "gcpNetwork", validate_private_network(NETWORK_NAME, _network_args(network, ctx)), root=True
-    )
+    problems += [
+        _egress_key(p)
+        for p in _keyed(
+            "gcpNetwork",
+            validate_private_network(NETWORK_NAME, _network_args(network, ctx, settings.egress)),
+            root=True,
+        )
+    ]
+    problems += _egress_problems(settings)
     refs = NetworkRefs("(network)", "(network)", "(subnetwork)", network.cidr)  # stand-ins
     cache = settings.filestore_model_cache
     if cache is not None:
@@ -221,7 +228,7 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
 
     ctx = GcpContext.from_config()
     network_settings = settings.gcp_network or GcpNetworkSettings()
-    network = PrivateNetwork(NETWORK_NAME, _network_args(network_settings, ctx))
+    network = PrivateNetwork(NETWORK_NAME, _network_args(network_settings, ctx, settings.egress))
     refs = NetworkRefs(network.network.id, network.network.name, network.subnetwork.id, network_settings.cidr)
     built.gcp_network = refs
     exports: dict[str, Any] = {"gcpNetwork": network.network.name, "gcpSubnetwork": network.subnetwork.id}
@@ -350,14 +357,54 @@ def model_access_audit(project: str) -> Any:
 # --- config -> component inputs (shared by validate and deploy) --------------------------------
 
 
-def _network_args(network: GcpNetworkSettings, ctx: GcpContext) -> PrivateNetworkArgs:
+def _network_args(network: GcpNetworkSettings, ctx: GcpContext, egress: EgressSettings) -> PrivateNetworkArgs:
     return PrivateNetworkArgs(
         region=ctx.region or "",
         cidr=network.cidr,
         nat=network.nat,
         iap_ssh=network.iap_ssh,
         project=ctx.project,
+        egress=egress.gcp,
+        google_api_domain=egress.gcp_api_domain,
+        internal_egress_ranges=list(network.internal_egress_ranges),
     )
+
+
+# What a GCP node's boot needs from the internet (components/gcp/startup.py), so egress.gcp 'endpoints-only'
+# refuses GPU fleets and TPU VMs until these have sources inside Google's network.
+_GCP_BOOT_DOWNLOADS = (
+    "the Ops Agent from packages.cloud.google.com (not served on the Google API range)",
+    "Ubuntu packages (mdadm, nfs-common) from the Ubuntu archive when the image lacks them",
+    "engine images from Docker Hub (vllm/vllm-openai, vllm/vllm-tpu)",
+)
+
+
+def _egress_key(problem: Problem) -> Problem:
+    """The network's egress inputs come from inference-infra:egress, not gcpNetwork."""
+    for component_key, stack_key in (
+        ("gcpNetwork.egress", "egress.gcp"),
+        ("gcpNetwork.googleApiDomain", "egress.gcpApiDomain"),
+    ):
+        if problem.input == f"{NAMESPACE}:{component_key}":
+            return Problem(f"{NAMESPACE}:{stack_key}", problem.value, problem.allowed)
+    return problem
+
+
+def _egress_problems(settings: StackSettings) -> list[Problem]:
+    if settings.egress.gcp != "endpoints-only":
+        return []
+    blocked = ", ".join(_GCP_BOOT_DOWNLOADS)
+    return [
+        Problem(
+            f"{NAMESPACE}:{key}[{i}]",
+            item.name,
+            f"cannot boot under egress.gcp 'endpoints-only': its startup script needs {blocked}. Keep "
+            "egress.gcp 'internet' (Cloud NAT) for stacks with GCP accelerators; 'endpoints-only' is for "
+            "networks whose nodes only call Google APIs",
+        )
+        for key, items in (("gcpGpuFleets", settings.gcp_gpu_fleets), ("tpuVms", settings.tpu_vms))
+        for i, item in enumerate(items)
+    ]
 
 
 def _cache_args(cache: FilestoreCacheSettings, refs: NetworkRefs, ctx: GcpContext) -> FilestoreModelCacheArgs:

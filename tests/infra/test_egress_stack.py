@@ -169,3 +169,53 @@ def test_plan_with_endpoints_only_and_no_mirrors_registers_nothing(pulumi_projec
     folder = pulumi_project(program, {"closed": stack})
     with pytest.raises(InputError, match=r"egress.imageMirrors \(for awsGpuFleets\[0\]\)"):
         plan(folder, "closed")
+
+
+_PROGRAM = "import runpy\nrunpy.run_module('inference_infra.infra.__main__', run_name='__main__')\n"
+_GCP_STACK = """\
+config:
+  gcp:project: acme-inference
+  gcp:region: us-central1
+  inference-infra:costCenter: ml
+  inference-infra:owner: team
+  inference-infra:gcpNetwork:
+{network}
+  inference-infra:egress:
+    gcp: endpoints-only
+{more}
+"""
+
+
+def test_gcp_endpoints_only_network_plans_with_zero_violations_and_priced_dns(pulumi_project):
+    stack = _GCP_STACK.format(network="    nat: false\n    internalEgressRanges: [10.8.0.0/29]", more="")
+    result = plan(pulumi_project(_PROGRAM, {"closed": stack}), "closed")
+    assert result.policy.violations == []
+    capture = result.capture
+    rules = {r.name: r.props for r in capture.of_type("gcp:compute/firewall:Firewall")}
+    assert rules["gcp-net-deny-egress"]["priority"] == 65534
+    assert rules["gcp-net-internal-egress"]["destinationRanges"] == ["10.40.0.0/20", "10.8.0.0/29"]
+    assert capture.of_type("gcp:compute/routerNat:RouterNat") == []
+    zone = capture.one("gcp:dns/managedZone:ManagedZone")
+    [item] = [i for i in result.cost.items if i.urn == zone.urn]
+    assert item.hourly_usd > 0
+
+
+def test_gcp_endpoints_only_rejects_cloud_nat_and_accelerators_by_key(pulumi_project):
+    fleet = """\
+  inference-infra:gcpModelBucket: acme-models
+  inference-infra:gcpGpuFleets:
+    - name: small-l4
+      machineType: g2-standard-8
+      capacity: spot
+      count: 1
+      clientRanges: [10.40.0.0/20]
+"""
+    stack = _GCP_STACK.format(network="    cidr: 10.40.0.0/20", more=fleet)
+    with pytest.raises(InputError) as error:
+        plan(pulumi_project(_PROGRAM, {"closed": stack}), "closed")
+    message = str(error.value)
+    assert "inference-infra:gcpNetwork.nat True is a way out that egress 'endpoints-only' closes" in message
+    assert (
+        "inference-infra:gcpGpuFleets[0] 'small-l4' cannot boot under egress.gcp 'endpoints-only'" in message
+    )
+    assert "packages.cloud.google.com" in message
