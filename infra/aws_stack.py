@@ -36,6 +36,7 @@ from inference_infra.components.aws.fleet_args import (
 )
 from inference_infra.components.aws.gpu_fleet import GPU_FLEET
 from inference_infra.components.aws.inferentia_fleet import INFERENTIA_FLEET
+from inference_infra.components.aws.mirrors import ECR_PRIVATE
 from inference_infra.components.aws.network import (
     PrivateNetworkArgs,
     SubnetRef,
@@ -276,6 +277,18 @@ def _egress_problems(settings: StackSettings, fleets: list[AwsFleetSettings]) ->
     problems: list[Problem] = []
     if not fleets:
         problems.append(Problem(where, egress.aws, "applies to AWS fleets; the stack has none"))
+    region = pulumi.Config("aws").get("region")
+    for host, mirror in egress.image_mirrors.items():
+        found = ECR_PRIVATE.match(mirror)
+        if found is not None and region and found["region"] != region:
+            problems.append(
+                Problem(
+                    f"{NAMESPACE}:egress.imageMirrors[{host!r}]",
+                    mirror,
+                    f"is in {found['region']}; under egress.aws 'endpoints-only' nodes reach only ECR in "
+                    f"aws:region {region!r} through the VPC endpoints (replicate the repositories there)",
+                )
+            )
     if network.create is not None and network.create.nat_gateway:
         problems.append(
             Problem(

