@@ -375,7 +375,8 @@ class EgressSettings(Settings):
         default="internet",
         description="internet: Cloud NAT. endpoints-only: the GCP network denies all egress except Google's "
         "APIs through Private Google Access (googleapis.com resolved to the gcpApiDomain's range); needs "
-        "gcpNetwork.nat false; GPU fleets and TPU VMs are refused (their boot needs the internet).",
+        "gcpNetwork.nat false; GPU fleets and serving or cache-mounting TPU VMs are refused (their boot "
+        "downloads from the internet).",
     )
     gcp_api_domain: Literal["private.googleapis.com", "restricted.googleapis.com"] = Field(
         default="private.googleapis.com",

@@ -370,13 +370,37 @@ def _network_args(network: GcpNetworkSettings, ctx: GcpContext, egress: EgressSe
     )
 
 
-# What a GCP node's boot needs from the internet (components/gcp/startup.py), so egress.gcp 'endpoints-only'
-# refuses GPU fleets and TPU VMs until these have sources inside Google's network.
-_GCP_BOOT_DOWNLOADS = (
-    "the Ops Agent from packages.cloud.google.com (not served on the Google API range)",
-    "Ubuntu packages (mdadm, nfs-common) from the Ubuntu archive when the image lacks them",
-    "engine images from Docker Hub (vllm/vllm-openai, vllm/vllm-tpu)",
-)
+# What a GCP node's boot downloads from the internet (components/gcp/startup.py): egress.gcp 'endpoints-only'
+# refuses the nodes that need any of it. Weights (gcloud storage) come from a Google API and stay reachable.
+_OPS_AGENT = "the Ops Agent from packages.cloud.google.com (not a host on the Google API range)"
+_ENGINE_IMAGE = "its engine image from Docker Hub (vllm/vllm-openai or vllm/vllm-tpu)"
+_NFS_CLIENT = "nfs-common from the Ubuntu archive when the image lacks it (for the Filestore cache)"
+
+
+def _egress_problems(settings: StackSettings) -> list[Problem]:
+    if settings.egress.gcp != "endpoints-only":
+        return []
+    found: list[tuple[str, str, list[str]]] = []
+    for i, fleet in enumerate(settings.gcp_gpu_fleets):
+        # Every GPU VM installs the Ops Agent (GPU metrics), whether it serves or not.
+        needs = [_OPS_AGENT] + ([_ENGINE_IMAGE] if fleet.model is not None else [])
+        found.append((f"gcpGpuFleets[{i}]", fleet.name, needs))
+    for i, tpu in enumerate(settings.tpu_vms):
+        needs = ([_ENGINE_IMAGE] if tpu.model is not None and tpu.models else []) + (
+            [_NFS_CLIENT] if tpu.model_cache else []
+        )
+        if needs:
+            found.append((f"tpuVms[{i}]", tpu.name, needs))
+    return [
+        Problem(
+            f"{NAMESPACE}:{key}",
+            name,
+            f"cannot boot under egress.gcp 'endpoints-only': its startup script needs {'; '.join(needs)}. "
+            "Keep egress.gcp 'internet' (Cloud NAT) for it; 'endpoints-only' suits nodes that call only "
+            "Google APIs (a TPU slice without a served model or the Filestore cache, or your own image)",
+        )
+        for key, name, needs in found
+    ]
 
 
 def _egress_key(problem: Problem) -> Problem:
@@ -388,23 +412,6 @@ def _egress_key(problem: Problem) -> Problem:
         if problem.input == f"{NAMESPACE}:{component_key}":
             return Problem(f"{NAMESPACE}:{stack_key}", problem.value, problem.allowed)
     return problem
-
-
-def _egress_problems(settings: StackSettings) -> list[Problem]:
-    if settings.egress.gcp != "endpoints-only":
-        return []
-    blocked = ", ".join(_GCP_BOOT_DOWNLOADS)
-    return [
-        Problem(
-            f"{NAMESPACE}:{key}[{i}]",
-            item.name,
-            f"cannot boot under egress.gcp 'endpoints-only': its startup script needs {blocked}. Keep "
-            "egress.gcp 'internet' (Cloud NAT) for stacks with GCP accelerators; 'endpoints-only' is for "
-            "networks whose nodes only call Google APIs",
-        )
-        for key, items in (("gcpGpuFleets", settings.gcp_gpu_fleets), ("tpuVms", settings.tpu_vms))
-        for i, item in enumerate(items)
-    ]
 
 
 def _cache_args(cache: FilestoreCacheSettings, refs: NetworkRefs, ctx: GcpContext) -> FilestoreModelCacheArgs:

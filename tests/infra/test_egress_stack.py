@@ -221,6 +221,30 @@ def test_gcp_endpoints_only_rejects_cloud_nat_and_accelerators_by_key(pulumi_pro
     assert "packages.cloud.google.com" in message
 
 
+def test_gcp_endpoints_only_takes_a_tpu_slice_that_calls_only_google_apis_and_refuses_a_serving_one(
+    pulumi_project,
+):
+    tpus = """\
+  inference-infra:gcpModelBucket: acme-models
+  inference-infra:tpuVms:
+    - name: plain
+      acceleratorType: v5litepod-4
+      zone: us-central1-a
+      models: [gs://acme-models/qwen]
+    - name: serving
+      model: {name: qwen2.5-7b, contextTokens: 4096, concurrency: 8}
+      zone: us-central1-a
+      models: [gs://acme-models/qwen]
+"""
+    stack = _GCP_STACK.format(network="    nat: false", more=tpus)
+    with pytest.raises(InputError) as error:
+        plan(pulumi_project(_PROGRAM, {"closed": stack}), "closed")
+    message = str(error.value)
+    assert "tpuVms[1] 'serving' cannot boot under egress.gcp 'endpoints-only'" in message
+    assert "engine image from Docker Hub" in message
+    assert "'plain'" not in message  # weights from Cloud Storage only: reachable through the API range
+
+
 def test_egress_rejects_a_mirror_in_another_region_under_endpoints_only(pulumi_project):
     stack = """\
     config:
