@@ -271,3 +271,53 @@ def test_egress_rejects_a_mirror_in_another_region_under_endpoints_only(pulumi_p
         "inference-infra:egress.imageMirrors['nvcr.io'] '123456789012.dkr.ecr.eu-west-1.amazonaws.com/nvcr' "
         "is in eu-west-1; under egress.aws 'endpoints-only' nodes reach only ECR in aws:region 'us-east-1'"
     ) in str(error.value)
+
+
+def test_gcp_endpoints_only_plans_a_tpu_slice_that_only_copies_weights(pulumi_project):
+    tpu = """\
+  inference-infra:gcpModelBucket: acme-models
+  inference-infra:tpuVms:
+    - name: plain
+      acceleratorType: v5litepod-4
+      zone: us-central1-a
+      models: [gs://acme-models/qwen]
+"""
+    stack = _GCP_STACK.format(network="    nat: false", more=tpu)
+    result = plan(pulumi_project(_PROGRAM, {"closed": stack}), "closed")
+    assert result.capture.one("gcp:tpu/v2Vm:V2Vm").props["networkConfig"]["enableExternalIps"] is False
+    assert (
+        result.capture.one("gcp:compute/firewall:Firewall", "gcp-net-deny-egress").props["priority"] == 65534
+    )
+
+
+def test_aws_endpoints_only_in_a_created_network_uses_its_gateway_and_no_nat(pulumi_project):
+    stack = f"""\
+    config:
+      aws:region: us-east-1
+      inference-infra:costCenter: ml
+      inference-infra:owner: team
+      inference-infra:awsNetwork:
+        create:
+          availabilityZones: [us-east-1a, us-east-1b]
+          natGateway: false
+      inference-infra:egress:
+        aws: endpoints-only
+        imageMirrors:
+          nvcr.io: {ECR}/nvcr
+          quay.io: {ECR}/quay
+      inference-infra:awsGpuFleets:
+        - name: serving
+          instanceType: g5.xlarge
+          spot: 1
+          autoShutdown: false
+    """
+    result = plan(pulumi_project(_PROGRAM, {"closed": stack}), "closed")
+    assert result.policy.violations == []
+    capture = result.capture
+    assert capture.of_type("aws:ec2/natGateway:NatGateway") == []
+    gateways = [r.name for r in capture.of_type(ENDPOINT) if r.props["vpcEndpointType"] == "Gateway"]
+    assert gateways == ["network-s3"]  # the network's own, not a second one
+    prefix_lists = {r.props.get("prefixListId") for r in capture.of_type(EGRESS)} - {None}
+    assert len(prefix_lists) == 1
+    interfaces = [r.props for r in capture.of_type(ENDPOINT) if r.props["vpcEndpointType"] == "Interface"]
+    assert {len(p["subnetIds"]) for p in interfaces} == {2}
