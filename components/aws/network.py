@@ -188,11 +188,13 @@ class PrivateNetwork(pulumi.ComponentResource):
         self.cidr_block = vpc.cidr_block
         self.route_table_ids = [private_routes.id]
         self.s3_endpoint_id: pulumi.Output[str] | None = None
+        self.s3_prefix_list_id: pulumi.Output[str] | None = None
         if args.s3_gateway_endpoint:
             endpoint = s3_gateway_endpoint(
                 f"{name}-s3", vpc_id=vpc.id, route_table_ids=self.route_table_ids, parent=self
             )
             self.s3_endpoint_id = endpoint.id
+            self.s3_prefix_list_id = endpoint.prefix_list_id
         self.subnet_ids = [s.id for s in self.subnets]
         self.register_outputs(
             {

@@ -44,6 +44,7 @@ _CLOUD_NAT = "https://cloud.google.com/nat/pricing"
 _GCS = "https://cloud.google.com/storage/pricing"
 _GCP_LB = "https://cloud.google.com/vpc/network-pricing#lb"
 _GCP_IP = "https://cloud.google.com/vpc/network-pricing#ipaddress"
+_CLOUD_DNS = "https://cloud.google.com/dns/pricing"
 
 HOURS_PER_MONTH = 730
 
@@ -160,6 +161,10 @@ RESOURCE_RATES: tuple[ResourceRate, ...] = (
     # Network
     _gcp("gcp.cloud_nat.vm_hour", "VM-hour", 0.0014, _CLOUD_NAT),  # capped at 32 VMs per gateway
     _gcp("gcp.cloud_nat.processed", "GB", 0.045, _CLOUD_NAT, usage=True),
+    # Cloud DNS: a managed zone (public or private) bills per month, the first 25 zones at this rate;
+    # queries at this rate for the first billion a month.
+    _gcp("gcp.dns.zone.month", "zone-month", 0.20, _CLOUD_DNS),
+    _gcp("gcp.dns.queries", "1M queries", 0.40, _CLOUD_DNS, usage=True),
     _gcp("gcp.forwarding_rule.first5", "hour", 0.025, _GCP_LB),  # first 5 rules per project and region
     _gcp("gcp.forwarding_rule.additional", "hour", 0.01, _GCP_LB),
     _gcp("gcp.lb.processed", "GB", 0.008, _GCP_LB, usage=True),

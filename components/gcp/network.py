@@ -7,10 +7,20 @@ logs on), a Cloud Router with Cloud NAT for outbound package downloads
 range only, so administrators reach nodes through IAP with OS Login.
 Everything else inbound stays denied (the VPC's implied rule); fleets open
 their serving port to named ranges themselves.
+
+`egress="endpoints-only"` closes the way out: no Cloud NAT, an egress rule
+denying everything at the lowest priority but one, and above it only HTTPS to
+Google's API range (private.googleapis.com, or restricted.googleapis.com for
+VPC Service Controls) and traffic inside the subnet (plus ranges you name,
+e.g. a Filestore instance's reserved range). A private Cloud DNS zone for
+googleapis.com sends every Google API host name to that range, and a route
+sends the range to the default internet gateway (Google's network, not the
+internet) even where the default route was removed.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from ipaddress import ip_network
 
@@ -23,6 +33,17 @@ from inference_infra.components.validation import check_types
 
 IAP_RANGE = "35.235.240.0/20"  # https://cloud.google.com/iap/docs/using-tcp-forwarding
 
+EGRESS_MODES = ("internet", "endpoints-only")
+# The Google API virtual IPs (IPv4) reached through Private Google Access, from "Configure Private Google
+# Access", Domain options (cloud.google.com/vpc/docs/configure-private-google-access#domain-options) and
+# "Private Google Access with VPC Service Controls" (restricted range), read 2026-11-24.
+GOOGLE_API_RANGES = {
+    "private.googleapis.com": "199.36.153.8/30",  # most Google APIs, VPC-SC supported or not
+    "restricted.googleapis.com": "199.36.153.4/30",  # only APIs VPC Service Controls supports
+}
+DENY_EGRESS_PRIORITY = 65534  # below every rule but the implied allow-egress (65535), which it overrides
+ALLOW_EGRESS_PRIORITY = 1000
+
 
 @dataclass(frozen=True, kw_only=True)
 class PrivateNetworkArgs:
@@ -31,6 +52,10 @@ class PrivateNetworkArgs:
     nat: bool = True  # outbound internet through Cloud NAT (no external IPs on nodes)
     iap_ssh: bool = True  # allow SSH from IAP's range (OS Login decides who gets in)
     project: str | None = None
+    # "endpoints-only": nodes reach Google's APIs (Private Google Access) and the subnet, nothing else.
+    egress: str = "internet"
+    google_api_domain: str = "private.googleapis.com"  # or restricted.googleapis.com (VPC-SC)
+    internal_egress_ranges: Sequence[str] = ()  # more private ranges nodes may reach (Filestore, VPN peers)
 
 
 def validate_private_network(name: str, args: PrivateNetworkArgs) -> list[Problem]:
@@ -46,6 +71,48 @@ def validate_private_network(name: str, args: PrivateNetworkArgs) -> list[Proble
             problems.append(Problem("cidr", args.cidr, "must be a private IPv4 range (RFC 1918)"))
         elif not 8 <= block.prefixlen <= 29:
             problems.append(Problem("cidr", args.cidr, "must be between /8 and /29"))
+    return problems + _egress_problems(args)
+
+
+def _egress_problems(args: PrivateNetworkArgs) -> list[Problem]:
+    problems: list[Problem] = []
+    if args.egress not in EGRESS_MODES:
+        problems.append(Problem("egress", args.egress, f"must be one of {', '.join(EGRESS_MODES)}"))
+    if args.google_api_domain not in GOOGLE_API_RANGES:
+        problems.append(
+            Problem(
+                "google_api_domain", args.google_api_domain, f"must be one of {', '.join(GOOGLE_API_RANGES)}"
+            )
+        )
+    for i, cidr in enumerate(args.internal_egress_ranges):
+        try:
+            block = ip_network(cidr, strict=True)
+        except ValueError:
+            problems.append(
+                Problem(f"internal_egress_ranges[{i}]", cidr, "must be a CIDR block such as '10.8.0.0/29'")
+            )
+            continue
+        if block.version != 4 or not block.is_private:
+            problems.append(
+                Problem(f"internal_egress_ranges[{i}]", cidr, "must be a private IPv4 range (RFC 1918)")
+            )
+    if args.internal_egress_ranges and args.egress != "endpoints-only":
+        problems.append(
+            Problem(
+                "internal_egress_ranges",
+                list(args.internal_egress_ranges),
+                "only apply with egress 'endpoints-only' (otherwise every range is reachable)",
+            )
+        )
+    if args.egress == "endpoints-only" and args.nat:
+        problems.append(
+            Problem(
+                "nat",
+                True,
+                "is a way out that egress 'endpoints-only' closes (its firewall denies the traffic Cloud NAT "
+                "would carry); set nat=False",
+            )
+        )
     return problems
 
 
@@ -117,6 +184,8 @@ class PrivateNetwork(pulumi.ComponentResource):
                 project=args.project,
                 opts=child,
             )
+        if args.egress == "endpoints-only":
+            self._google_apis_only(name, args, child)
         self.register_outputs(
             {
                 "network_id": self.network.id,
@@ -125,3 +194,90 @@ class PrivateNetwork(pulumi.ComponentResource):
                 "cidr": args.cidr,
             }
         )
+
+    def _google_apis_only(self, name: str, args: PrivateNetworkArgs, child: pulumi.ResourceOptions) -> None:
+        """Deny all egress but HTTPS to Google APIs and private ranges; DNS and a route to the API range."""
+        vip = GOOGLE_API_RANGES[args.google_api_domain]
+        # Applies to every instance in the network (no target tags): queued TPU nodes carry no tags,
+        # and this network holds the stack's accelerators only.
+        gcp.compute.Firewall(
+            f"{name}-deny-egress",
+            network=self.network.id,
+            description="egress endpoints-only: deny everything not allowed above (no internet)",
+            direction="EGRESS",
+            priority=DENY_EGRESS_PRIORITY,
+            destination_ranges=["0.0.0.0/0"],
+            denies=[gcp.compute.FirewallDenyArgs(protocol="all")],
+            log_config=gcp.compute.FirewallLogConfigArgs(metadata="INCLUDE_ALL_METADATA"),
+            project=args.project,
+            opts=child,
+        )
+        gcp.compute.Firewall(
+            f"{name}-google-apis",
+            network=self.network.id,
+            description=f"egress endpoints-only: HTTPS to Google APIs ({args.google_api_domain}, {vip})",
+            direction="EGRESS",
+            priority=ALLOW_EGRESS_PRIORITY,
+            destination_ranges=[vip],
+            allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=["443"])],
+            project=args.project,
+            opts=child,
+        )
+        gcp.compute.Firewall(
+            f"{name}-internal-egress",
+            network=self.network.id,
+            description="egress endpoints-only: the subnet itself and named private ranges",
+            direction="EGRESS",
+            priority=ALLOW_EGRESS_PRIORITY,
+            destination_ranges=[args.cidr, *args.internal_egress_ranges],
+            allows=[gcp.compute.FirewallAllowArgs(protocol="all")],
+            project=args.project,
+            opts=child,
+        )
+        gcp.compute.Route(
+            f"{name}-google-apis",
+            network=self.network.id,
+            description=f"{args.google_api_domain} through Google's network (Private Google Access)",
+            dest_range=vip,
+            next_hop_gateway="default-internet-gateway",
+            priority=ALLOW_EGRESS_PRIORITY,
+            project=args.project,
+            opts=child,
+        )
+        zone = gcp.dns.ManagedZone(
+            f"{name}-googleapis",
+            dns_name="googleapis.com.",
+            description=f"Google API host names to {args.google_api_domain} inside {name}",
+            visibility="private",
+            private_visibility_config=gcp.dns.ManagedZonePrivateVisibilityConfigArgs(
+                networks=[gcp.dns.ManagedZonePrivateVisibilityConfigNetworkArgs(network_url=self.network.id)]
+            ),
+            project=args.project,
+            opts=child,
+        )
+        domain = f"{args.google_api_domain}."
+        gcp.dns.RecordSet(
+            f"{name}-googleapis-a",
+            managed_zone=zone.name,
+            name=domain,
+            type="A",
+            ttl=300,
+            rrdatas=google_api_addresses(args.google_api_domain),
+            project=args.project,
+            opts=child,
+        )
+        gcp.dns.RecordSet(
+            f"{name}-googleapis-cname",
+            managed_zone=zone.name,
+            name="*.googleapis.com.",
+            type="CNAME",
+            ttl=300,
+            rrdatas=[domain],
+            project=args.project,
+            opts=child,
+        )
+
+
+def google_api_addresses(domain: str) -> list[str]:
+    """The four addresses of a Google API /30 (the A record Google documents for the domain)."""
+    return [str(address) for address in ip_network(GOOGLE_API_RANGES[domain])]

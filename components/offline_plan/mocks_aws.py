@@ -55,8 +55,16 @@ def _capacity_block_offering(args: Mapping[str, Any], ctx: MockContext) -> dict[
     }
 
 
+def _vpc_endpoint(args: MockResourceArgs, _: MockContext, seed: str) -> dict[str, Any]:
+    """A gateway endpoint has the service's managed prefix list (security groups name it)."""
+    if (args.inputs.get("vpcEndpointType") or "Gateway") == "Gateway":
+        return {"prefixListId": f"pl-{seed[:8]}"}
+    return {}
+
+
 RESOURCE_HOOKS = {
     "aws:ec2/launchTemplate:LaunchTemplate": _launch_template,
+    "aws:ec2/vpcEndpoint:VpcEndpoint": _vpc_endpoint,
     "aws:efs/fileSystem:FileSystem": _efs_file_system,
     "aws:efs/accessPoint:AccessPoint": _efs_access_point,
     "aws:ec2/capacityReservation:CapacityReservation": _capacity_reservation,

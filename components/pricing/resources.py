@@ -403,6 +403,9 @@ READERS: dict[str, Reader] = {
         "control-plane",
     ),
     "aws:kms/key:Key": _monthly_fixed("aws.kms.key.month", "KMS key", "security"),
+    "gcp:dns/managedZone:ManagedZone": _monthly_fixed(
+        "gcp.dns.zone.month", "Cloud DNS managed zone", NETWORK
+    ),
     "aws:secretsmanager/secret:Secret": _monthly_fixed(
         "aws.secretsmanager.secret.month", "Secrets Manager secret", "security"
     ),

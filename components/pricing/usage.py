@@ -62,6 +62,7 @@ SPECS: dict[str, list[tuple[str, str, float]]] = {
     "aws:sqs/queue:Queue": [("monthly_requests", "aws.sqs.requests", 1e-6)],
     "gcp:storage/bucket:Bucket": _GCS,
     "gcp:compute/routerNat:RouterNat": [("monthly_data_processed_gb", "gcp.cloud_nat.processed", 1.0)],
+    "gcp:dns/managedZone:ManagedZone": [("monthly_queries", "gcp.dns.queries", 1e-6)],
     "gcp:compute/forwardingRule:ForwardingRule": [("monthly_data_processed_gb", "gcp.lb.processed", 1.0)],
     "gcp:compute/globalForwardingRule:GlobalForwardingRule": [
         ("monthly_data_processed_gb", "gcp.lb.processed", 1.0)

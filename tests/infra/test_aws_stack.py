@@ -35,7 +35,8 @@ def test_prod_stack_runs_every_aws_component(plan_stack):
     types = {r.type for r in capture.resources}
     assert {GPU, INFERENTIA, "inference-infra:aws:EfsModelCache", "inference-infra:aws:ModelStore"} <= types
     assert "inference-infra:aws:PrivateNetwork" not in types  # prod uses its existing VPC
-    assert capture.one("aws:ec2/vpcEndpoint:VpcEndpoint").props["routeTableIds"] == ["rtb-0a1b2c3d4e5f60718"]
+    gateway = capture.one("aws:ec2/vpcEndpoint:VpcEndpoint", "models-s3-endpoint")
+    assert gateway.props["routeTableIds"] == ["rtb-0a1b2c3d4e5f60718"]
 
 
 def test_prod_stack_serves_70b_from_reserved_p5_capacity(plan_stack):

@@ -53,3 +53,94 @@ def test_private_network_rejects_bad_input(plan_of, fields, message):
     with pytest.raises(InputError, match=message):
         PrivateNetwork("core", PrivateNetworkArgs(**{"region": "us-central1", **fields}))
     assert plan_of().of_type("gcp:compute/network:Network") == []
+
+
+def _closed(**fields) -> PrivateNetwork:
+    values = {"region": "us-central1", "cidr": "10.50.0.0/20", "nat": False, "egress": "endpoints-only"}
+    return PrivateNetwork("core", PrivateNetworkArgs(**(values | fields)))
+
+
+def test_private_network_endpoints_only_denies_all_egress_but_google_apis_and_the_subnet(plan_of):
+    plan = plan_of(_closed(internal_egress_ranges=["10.8.0.0/29"]))
+    rules = {r.name: r.props for r in plan.of_type("gcp:compute/firewall:Firewall")}
+    deny = rules["core-deny-egress"]
+    assert (deny["direction"], deny["priority"], deny["destinationRanges"]) == (
+        "EGRESS",
+        65534,
+        ["0.0.0.0/0"],
+    )
+    assert deny["denies"] == [{"protocol": "all"}]
+    assert "targetTags" not in deny  # every instance of the network, tagged or not (queued TPU nodes)
+    apis = rules["core-google-apis"]
+    assert (apis["direction"], apis["priority"]) == ("EGRESS", 1000)
+    assert apis["destinationRanges"] == ["199.36.153.8/30"]
+    assert apis["allows"] == [{"protocol": "tcp", "ports": ["443"]}]
+    internal = rules["core-internal-egress"]
+    assert internal["destinationRanges"] == ["10.50.0.0/20", "10.8.0.0/29"]
+    assert internal["priority"] < deny["priority"]
+    # No rule allows egress to anything public but Google's API range.
+    allowed = {
+        cidr
+        for p in rules.values()
+        if p["direction"] == "EGRESS" and "allows" in p
+        for cidr in p["destinationRanges"]
+    }
+    assert allowed == {"199.36.153.8/30", "10.50.0.0/20", "10.8.0.0/29"}
+    assert plan.of_type("gcp:compute/routerNat:RouterNat") == []
+    assert plan.one("gcp:compute/subnetwork:Subnetwork").props["privateIpGoogleAccess"] is True
+
+
+def test_private_network_endpoints_only_resolves_googleapis_to_the_private_range(plan_of):
+    plan = plan_of(_closed())
+    zone = plan.one("gcp:dns/managedZone:ManagedZone").props
+    assert (zone["dnsName"], zone["visibility"]) == ("googleapis.com.", "private")
+    network = plan.one("gcp:compute/network:Network")
+    assert zone["privateVisibilityConfig"]["networks"] == [{"networkUrl": network.id}]
+    records = {r.props["name"]: r.props for r in plan.of_type("gcp:dns/recordSet:RecordSet")}
+    assert records["private.googleapis.com."]["type"] == "A"
+    assert records["private.googleapis.com."]["rrdatas"] == [f"199.36.153.{i}" for i in range(8, 12)]
+    assert records["*.googleapis.com."]["ttl"] == 300
+    assert (records["*.googleapis.com."]["type"], records["*.googleapis.com."]["rrdatas"]) == (
+        "CNAME",
+        ["private.googleapis.com."],
+    )
+    route = plan.one("gcp:compute/route:Route").props
+    assert (route["destRange"], route["nextHopGateway"]) == ("199.36.153.8/30", "default-internet-gateway")
+
+
+def test_private_network_endpoints_only_can_use_the_restricted_range(plan_of):
+    plan = plan_of(_closed(google_api_domain="restricted.googleapis.com"))
+    apis = next(r for r in plan.of_type("gcp:compute/firewall:Firewall") if r.name == "core-google-apis")
+    assert apis.props["destinationRanges"] == ["199.36.153.4/30"]
+    records = {r.props["name"]: r.props for r in plan.of_type("gcp:dns/recordSet:RecordSet")}
+    assert records["restricted.googleapis.com."]["rrdatas"] == [f"199.36.153.{i}" for i in range(4, 8)]
+
+
+def test_private_network_internet_egress_adds_no_egress_rules(plan_of):
+    plan = plan_of(PrivateNetwork("core", PrivateNetworkArgs(region="us-central1")))
+    assert [
+        r for r in plan.of_type("gcp:compute/firewall:Firewall") if r.props["direction"] == "EGRESS"
+    ] == []
+    assert plan.of_type("gcp:dns/managedZone:ManagedZone") == []
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"nat": True}, r"nat True is a way out that egress 'endpoints-only' closes"),
+        ({"egress": "none"}, r"egress 'none' must be one of internet, endpoints-only"),
+        ({"google_api_domain": "googleapis.com"}, r"google_api_domain 'googleapis.com' must be one of"),
+        (
+            {"internal_egress_ranges": ["8.8.8.0/24"]},
+            r"internal_egress_ranges\[0\] '8.8.8.0/24' must be a private",
+        ),
+        (
+            {"egress": "internet", "internal_egress_ranges": ["10.8.0.0/29"]},
+            r"internal_egress_ranges \['10.8.0.0/29'\] only apply with egress 'endpoints-only'",
+        ),
+    ],
+)
+def test_private_network_rejects_bad_egress_input(plan_of, fields, message):
+    with pytest.raises(InputError, match=message):
+        _closed(**fields)
+    assert plan_of().of_type("gcp:compute/network:Network") == []

@@ -1,0 +1,99 @@
+"""Container images from mirrors inside the VPC (pure): what a node pulls, and from where.
+
+With `egress: endpoints-only` a node reaches no public registry. Every image
+it runs must come from a private ECR registry in its region (reached through
+the `ecr.api` / `ecr.dkr` interface endpoints, layers through the S3 gateway):
+an ECR pull-through cache rule for registries ECR can cache (Docker Hub,
+Quay, ECR Public, GitHub, GitLab, registry.k8s.io, Azure), or a copy made by
+digest for those it cannot (NVIDIA's nvcr.io). `image_mirrors` maps the
+upstream registry host to the ECR prefix that holds it:
+
+    {"docker.io": "123456789012.dkr.ecr.us-east-1.amazonaws.com/docker-hub"}
+
+turns `vllm/vllm-openai@sha256:...` into
+`123456789012.dkr.ecr.us-east-1.amazonaws.com/docker-hub/vllm/vllm-openai@sha256:...`: same digest,
+so the bytes are the ones pinned upstream. Source for the pull-through upstreams: Amazon ECR's
+CreatePullThroughCacheRule reference, `upstreamRegistryUrl` (read 2026-11-24).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+DOCKER_HUB = "docker.io"
+# <account>.dkr.ecr.<region>.amazonaws.com[/<prefix>]
+ECR_PRIVATE = re.compile(
+    r"^(?P<account>\d{12})\.dkr\.ecr\.(?P<region>[a-z]{2}(-[a-z]+)+-\d)\.amazonaws\.com"
+    r"(?:/(?P<prefix>[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*))?$"
+)
+_HOST = re.compile(r"^[a-z0-9-]+(\.[a-z0-9-]+)+(:\d+)?$")
+# Registries ECR pull-through cache rules can front (the upstream host as image references name it).
+PULL_THROUGH_UPSTREAMS = (
+    "docker.io",
+    "quay.io",
+    "public.ecr.aws",
+    "ghcr.io",
+    "registry.gitlab.com",
+    "registry.k8s.io",
+)
+
+
+def split_reference(image: str) -> tuple[str, str]:
+    """(registry host, rest) of an image reference, as docker reads it: no host means Docker Hub."""
+    first, _, rest = image.partition("/")
+    if rest and ("." in first or ":" in first or first == "localhost"):
+        return first, rest
+    # Docker Hub's official images live under library/.
+    return DOCKER_HUB, image if "/" in image.split("@")[0].split(":")[0] else f"library/{image}"
+
+
+def mirrored(image: str, image_mirrors: Mapping[str, str]) -> str:
+    """The reference the node pulls: the mirror's when its registry is mapped, else the image itself."""
+    host, rest = split_reference(image)
+    mirror = image_mirrors.get(host)
+    return f"{mirror.rstrip('/')}/{rest}" if mirror else image
+
+
+def reachable_inside_vpc(image: str, region: str | None = None) -> bool:
+    """Whether a node with endpoints-only egress can pull it: a private ECR registry (in `region`)."""
+    host, _ = split_reference(image)
+    found = ECR_PRIVATE.match(host)
+    return found is not None and (region is None or found["region"] == region)
+
+
+def ecr_hosts(image_mirrors: Mapping[str, str]) -> list[str]:
+    """The ECR registries the mirrors name (the docker credential helper is set up for each)."""
+    return sorted({mirror.split("/", 1)[0] for mirror in image_mirrors.values() if ECR_PRIVATE.match(mirror)})
+
+
+def repository_arn_patterns(image_mirrors: Mapping[str, str], partition: str) -> list[str]:
+    """ECR repository ARNs (with a wildcard) the node may pull from and create through pull-through."""
+    arns = set()
+    for mirror in image_mirrors.values():
+        found = ECR_PRIVATE.match(mirror)
+        if found is None:
+            continue
+        prefix = f"{found['prefix']}/" if found["prefix"] else ""
+        arns.add(f"arn:{partition}:ecr:{found['region']}:{found['account']}:repository/{prefix}*")
+    return sorted(arns)
+
+
+def mirror_problems(image_mirrors: Mapping[str, str]) -> list[tuple[str, str, str]]:
+    """(input, value, allowed) for every malformed entry of image_mirrors."""
+    problems = []
+    for host, mirror in image_mirrors.items():
+        if not isinstance(host, str) or not _HOST.match(host):
+            problems.append(
+                (f"image_mirrors[{host!r}]", host, "must be a registry host such as 'docker.io' or 'nvcr.io'")
+            )
+        if not isinstance(mirror, str) or not ECR_PRIVATE.match(mirror):
+            problems.append(
+                (
+                    f"image_mirrors[{host!r}]",
+                    mirror,
+                    "must be a private ECR registry and prefix, "
+                    "'<account>.dkr.ecr.<region>.amazonaws.com/<prefix>' (reached through the VPC endpoints)",
+                )
+            )
+    return problems

