@@ -9,7 +9,7 @@ import pytest
 
 from inference_infra.components.catalog import Cloud, find_instance_type, hourly_price
 from inference_infra.components.catalog.compute import machine_price
-from inference_infra.components.offline_plan import PlanResult, render_table
+from inference_infra.components.offline_plan import PlanResult, plan, render_table
 from inference_infra.components.offline_plan.policy import PolicyReport
 from inference_infra.components.offline_plan.pricing import price_capture
 
@@ -165,3 +165,27 @@ def test_accelerators_keep_their_prices_and_category(plan_of):
     assert (gpu.hourly_usd, gpu.basis, gpu.category) == (expected.hourly_usd, expected.basis, "accelerator")
     assert report.accelerators_hourly_usd == pytest.approx(expected.hourly_usd)
     assert report.other_hourly_usd == pytest.approx(0.0104, abs=1e-4)
+
+
+def test_plan_json_of_a_program_with_cpu_machines(pulumi_project):
+    project = pulumi_project(
+        """
+        import pulumi_aws as aws
+        import pulumi_gcp as gcp
+
+        aws.ec2.Instance("web", instance_type="t2.micro", ami="ami-0123456789abcdef0")
+        aws.ec2.Instance("odd", instance_type="u-6tb1.metal", ami="ami-0123456789abcdef0")
+        gcp.container.Cluster("gke", location="us-central1", initial_node_count=3,
+                              node_config={"machine_type": "n1-standard-1"})
+        """,
+        {"dev": "config:\n  aws:region: us-east-1\n  gcp:project: p\n  gcp:region: us-central1\n"},
+    )
+    cost = plan(project, "dev").as_json()["cost"]
+    compute = {i["urn"].rsplit("::", 1)[1]: i for i in cost["items"] if i["category"] == "compute"}
+    assert compute["web"]["hourly_usd"] == pytest.approx(0.0116)
+    assert compute["gke"]["hourly_usd"] == pytest.approx(3 * 0.0475)
+    assert cost["accelerators_hourly_usd"] == 0
+    assert cost["other_hourly_usd"] == pytest.approx(cost["hourly_usd"])
+    assert cost["other_hourly_usd"] >= 0.0116 + 3 * 0.0475
+    assert [u["urn"].rsplit("::", 1)[1] for u in cost["unpriced"]] == ["odd"]
+    assert "'u-6tb1.metal'" in cost["unpriced"][0]["reason"]
