@@ -40,6 +40,8 @@ AWS_SPOT_FLEET = "aws:ec2/spotFleetRequest:SpotFleetRequest"
 AWS_SAGEMAKER_ENDPOINT_CONFIG = "aws:sagemaker/endpointConfiguration:EndpointConfiguration"
 GCP_GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
 GCP_GKE_CLUSTER = "gcp:container/cluster:Cluster"
+# The instance type EKS gives a managed node group that names none (CreateNodegroup's default).
+EKS_DEFAULT_INSTANCE_TYPE = "t3.medium"
 # Resources that launch a group of accelerator machines themselves (count = desired size).
 GROUP_TYPES = frozenset(
     {
@@ -321,6 +323,8 @@ def _aws_node_group(
     template = template_of(ref) if template_of is not None and isinstance(ref, Mapping) else None
     types = [t for t in _get(props, "instanceTypes") or [] if _known_aws_type(t, known)]
     instance_type = types[0] if types else _known_aws_type(_get(template, "instanceType"), known)
+    if instance_type is None and "instanceTypes" not in props and "launchTemplate" not in props:
+        instance_type = _known_aws_type(EKS_DEFAULT_INSTANCE_TYPE, known)  # what EKS launches then
     if instance_type is None:
         return None
     scaling = _get(props, "scalingConfig")

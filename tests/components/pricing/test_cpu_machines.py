@@ -189,3 +189,14 @@ def test_plan_json_of_a_program_with_cpu_machines(pulumi_project):
     assert cost["other_hourly_usd"] >= 0.0116 + 3 * 0.0475
     assert [u["urn"].rsplit("::", 1)[1] for u in cost["unpriced"]] == ["odd"]
     assert "'u-6tb1.metal'" in cost["unpriced"][0]["reason"]
+
+
+def test_eks_node_group_without_a_type_is_priced_as_the_eks_default(plan_of):
+    aws.eks.NodeGroup(
+        "default-type", cluster_name="c", node_role_arn="arn:aws:iam::123456789012:role/n",
+        subnet_ids=SUBNETS,
+        scaling_config={"desired_size": 2, "min_size": 2, "max_size": 2},
+    )  # fmt: skip
+    item = _items(price_capture(plan_of()), "compute")["default-type"]
+    assert item.hourly_usd == pytest.approx(2 * _usd("aws", "t3.medium", "us-east-1"))
+    assert item.basis.startswith("2 x t3.medium on-demand us-east-1")
