@@ -40,6 +40,8 @@ AWS_SPOT_FLEET = "aws:ec2/spotFleetRequest:SpotFleetRequest"
 AWS_SAGEMAKER_ENDPOINT_CONFIG = "aws:sagemaker/endpointConfiguration:EndpointConfiguration"
 GCP_GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
 GCP_GKE_CLUSTER = "gcp:container/cluster:Cluster"
+# The instance type EKS gives a managed node group that names none (CreateNodegroup's default).
+EKS_DEFAULT_INSTANCE_TYPE = "t3.medium"
 # Resources that launch a group of accelerator machines themselves (count = desired size).
 GROUP_TYPES = frozenset(
     {
@@ -103,6 +105,21 @@ class AcceleratorUse:
 
 
 TemplateLookup = Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
+# Which machine types a reader accepts: (type name, cloud) -> bool.
+Known = Callable[[str, Cloud], bool]
+
+Reader = Callable[[Mapping[str, Any], TemplateLookup | None, Known], "AcceleratorUse | None"]
+
+# The same record describes any machine a resource runs (machine_use), accelerator or not.
+MachineUse = AcceleratorUse
+
+
+def _in_accelerator_catalog(name: str, cloud: Cloud) -> bool:
+    return find_instance_type(name, cloud) is not None
+
+
+def _any_machine(name: str, cloud: Cloud) -> bool:
+    return bool(name)
 
 
 def accelerator_use(
@@ -115,7 +132,21 @@ def accelerator_use(
     still recognised.
     """
     reader = _READERS.get(type_token)
-    return reader(props, template_of) if reader else None
+    return reader(props, template_of, _in_accelerator_catalog) if reader else None
+
+
+def machine_use(
+    type_token: str, props: Mapping[str, Any], template_of: TemplateLookup | None = None
+) -> MachineUse | None:
+    """The machines one resource runs, describes or reserves, whatever their type (CPU machines too).
+
+    The same readers as accelerator_use, accepting any machine type: pricing
+    uses it so that a bastion, a system node group or a GKE default pool is
+    priced (or reported unpriced) rather than silently free. Policies keep
+    asking accelerator_use, which decides what an accelerator is.
+    """
+    reader = _READERS.get(type_token)
+    return reader(props, template_of, _any_machine) if reader else None
 
 
 def is_accelerator_instance(type_token: str, props: Mapping[str, Any]) -> bool:
@@ -189,12 +220,14 @@ def _aws_purchase(props: Mapping[str, Any] | None) -> tuple[Purchase, str | None
     return Purchase.ON_DEMAND, target
 
 
-def _aws_instance(props: Mapping[str, Any], template_of: TemplateLookup | None) -> AcceleratorUse | None:
+def _aws_instance(
+    props: Mapping[str, Any], template_of: TemplateLookup | None, known: Known
+) -> AcceleratorUse | None:
     template = None
     if template_of is not None and isinstance(_get(props, "launchTemplate"), Mapping):
         template = template_of(props["launchTemplate"])
     instance_type = _get(props, "instanceType") or _get(template, "instanceType")
-    if not isinstance(instance_type, str) or find_instance_type(instance_type, Cloud.AWS) is None:
+    if not isinstance(instance_type, str) or not known(instance_type, Cloud.AWS):
         return None
     # Settings on the instance win over the template's, as in EC2.
     own_market = _get(props, "instanceMarketOptions") is not None
@@ -204,16 +237,20 @@ def _aws_instance(props: Mapping[str, Any], template_of: TemplateLookup | None) 
     return AcceleratorUse(Cloud.AWS, instance_type, 1, purchase, zone=zone, reservation_ref=target)
 
 
-def _aws_spot_request(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
+def _aws_spot_request(
+    props: Mapping[str, Any], _: TemplateLookup | None, known: Known
+) -> AcceleratorUse | None:
     instance_type = _get(props, "instanceType")
-    if not isinstance(instance_type, str) or find_instance_type(instance_type, Cloud.AWS) is None:
+    if not isinstance(instance_type, str) or not known(instance_type, Cloud.AWS):
         return None
     return AcceleratorUse(Cloud.AWS, instance_type, 1, Purchase.SPOT, zone=_get(props, "availabilityZone"))
 
 
-def _aws_launch_template(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
+def _aws_launch_template(
+    props: Mapping[str, Any], _: TemplateLookup | None, known: Known
+) -> AcceleratorUse | None:
     instance_type = _get(props, "instanceType")
-    if not isinstance(instance_type, str) or find_instance_type(instance_type, Cloud.AWS) is None:
+    if not isinstance(instance_type, str) or not known(instance_type, Cloud.AWS):
         return None
     purchase, target = _aws_purchase(props)
     return AcceleratorUse(
@@ -229,12 +266,12 @@ def _aws_launch_template(props: Mapping[str, Any], _: TemplateLookup | None) -> 
 
 def _aws_reservation(
     purchase: Purchase,
-) -> Callable[[Mapping[str, Any], TemplateLookup | None], AcceleratorUse | None]:
+) -> Reader:
     """Reader for a capacity reservation or Capacity Block: billed whether used or not."""
 
-    def read(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
+    def read(props: Mapping[str, Any], _: TemplateLookup | None, known: Known) -> AcceleratorUse | None:
         instance_type = _get(props, "instanceType")
-        if not isinstance(instance_type, str) or find_instance_type(instance_type, Cloud.AWS) is None:
+        if not isinstance(instance_type, str) or not known(instance_type, Cloud.AWS):
             return None
         count = _int(_get(props, "instanceCount"), 1)
         return AcceleratorUse(
@@ -244,19 +281,19 @@ def _aws_reservation(
     return read
 
 
-def _known_aws_type(value: Any) -> str | None:
-    return value if isinstance(value, str) and find_instance_type(value, Cloud.AWS) is not None else None
+def _known_aws_type(value: Any, known: Known) -> str | None:
+    return value if isinstance(value, str) and known(value, Cloud.AWS) else None
 
 
 def _aws_autoscaling_group(
-    props: Mapping[str, Any], template_of: TemplateLookup | None
+    props: Mapping[str, Any], template_of: TemplateLookup | None, known: Known
 ) -> AcceleratorUse | None:
     mixed = _get(props, "mixedInstancesPolicy")
     ref = _get(props, "launchTemplate") or _get(mixed, "launchTemplate", "launchTemplateSpecification")
     template = template_of(ref) if template_of is not None and isinstance(ref, Mapping) else None
     overrides = _get(mixed, "launchTemplate", "overrides") or []
-    instance_type = _known_aws_type(_get(template, "instanceType")) or next(
-        (t for o in overrides if (t := _known_aws_type(_get(o, "instanceType")))), None
+    instance_type = _known_aws_type(_get(template, "instanceType"), known) or next(
+        (t for o in overrides if (t := _known_aws_type(_get(o, "instanceType"), known))), None
     )
     if instance_type is None:
         return None
@@ -279,11 +316,15 @@ def _aws_autoscaling_group(
     )
 
 
-def _aws_node_group(props: Mapping[str, Any], template_of: TemplateLookup | None) -> AcceleratorUse | None:
+def _aws_node_group(
+    props: Mapping[str, Any], template_of: TemplateLookup | None, known: Known
+) -> AcceleratorUse | None:
     ref = _get(props, "launchTemplate")
     template = template_of(ref) if template_of is not None and isinstance(ref, Mapping) else None
-    types = [t for t in _get(props, "instanceTypes") or [] if _known_aws_type(t)]
-    instance_type = types[0] if types else _known_aws_type(_get(template, "instanceType"))
+    types = [t for t in _get(props, "instanceTypes") or [] if _known_aws_type(t, known)]
+    instance_type = types[0] if types else _known_aws_type(_get(template, "instanceType"), known)
+    if instance_type is None and "instanceTypes" not in props and "launchTemplate" not in props:
+        instance_type = _known_aws_type(EKS_DEFAULT_INSTANCE_TYPE, known)  # what EKS launches then
     if instance_type is None:
         return None
     scaling = _get(props, "scalingConfig")
@@ -301,10 +342,12 @@ def _aws_node_group(props: Mapping[str, Any], template_of: TemplateLookup | None
 
 def _aws_fleet(
     spot_fleet: bool,
-) -> Callable[[Mapping[str, Any], TemplateLookup | None], AcceleratorUse | None]:
-    """EC2 Fleet / Spot Fleet: the first accelerator type among its overrides, specs or template."""
+) -> Reader:
+    """EC2 Fleet / Spot Fleet: the first known type among its overrides, specs or template."""
 
-    def read(props: Mapping[str, Any], template_of: TemplateLookup | None) -> AcceleratorUse | None:
+    def read(
+        props: Mapping[str, Any], template_of: TemplateLookup | None, known: Known
+    ) -> AcceleratorUse | None:
         candidates: list[Any] = []
         for config in _get(props, "launchTemplateConfigs") or []:
             candidates += [_get(o, "instanceType") for o in _get(config, "overrides") or []]
@@ -312,7 +355,7 @@ def _aws_fleet(
             if template_of is not None and isinstance(spec, Mapping):
                 candidates.append(_get(template_of(spec), "instanceType"))
         candidates += [_get(s, "instanceType") for s in _get(props, "launchSpecifications") or []]
-        instance_type = next((t for t in candidates if _known_aws_type(t)), None)
+        instance_type = next((t for t in candidates if _known_aws_type(t, known)), None)
         if instance_type is None:
             return None
         if spot_fleet:
@@ -332,11 +375,13 @@ def _aws_fleet(
     return read
 
 
-def _sagemaker_endpoint_config(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
+def _sagemaker_endpoint_config(
+    props: Mapping[str, Any], _: TemplateLookup | None, known: Known
+) -> AcceleratorUse | None:
     """The first production variant on an accelerator ml.* instance (SageMaker prices its own)."""
     for variant in _get(props, "productionVariants") or []:
         ml_type = _get(variant, "instanceType")
-        if isinstance(ml_type, str) and ml_type.startswith("ml.") and _known_aws_type(ml_type[3:]):
+        if isinstance(ml_type, str) and ml_type.startswith("ml.") and _known_aws_type(ml_type[3:], known):
             count = _int(_get(variant, "initialInstanceCount"), 1)
             return AcceleratorUse(Cloud.AWS, ml_type, count, Purchase.ON_DEMAND)
     return None
@@ -361,14 +406,14 @@ def _gcp_purchase(scheduling: Any) -> Purchase:
     return Purchase.ON_DEMAND
 
 
-def _gcp_machine(machine_type: str | None, guests: tuple[tuple[str, int], ...]) -> bool:
-    return bool(machine_type) and (find_instance_type(machine_type, Cloud.GCP) is not None or bool(guests))
+def _gcp_machine(machine_type: str | None, guests: tuple[tuple[str, int], ...], known: Known) -> bool:
+    return bool(machine_type) and (known(machine_type, Cloud.GCP) or bool(guests))
 
 
-def _gcp_instance(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
+def _gcp_instance(props: Mapping[str, Any], _: TemplateLookup | None, known: Known) -> AcceleratorUse | None:
     machine_type = _last_segment(_get(props, "machineType"))
     guests = _guest_accelerators(_get(props, "guestAccelerators"))
-    if not _gcp_machine(machine_type, guests):
+    if not _gcp_machine(machine_type, guests, known):
         return None
     affinity = _get(props, "reservationAffinity")
     ref = None
@@ -386,10 +431,12 @@ def _gcp_instance(props: Mapping[str, Any], _: TemplateLookup | None) -> Acceler
     )
 
 
-def _gcp_instance_template(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
+def _gcp_instance_template(
+    props: Mapping[str, Any], _: TemplateLookup | None, known: Known
+) -> AcceleratorUse | None:
     machine_type = _last_segment(_get(props, "machineType"))
     guests = _guest_accelerators(_get(props, "guestAccelerators"))
-    if not _gcp_machine(machine_type, guests):
+    if not _gcp_machine(machine_type, guests, known):
         return None
     return AcceleratorUse(
         Cloud.GCP,
@@ -407,13 +454,15 @@ def group_manager_template_refs(props: Mapping[str, Any]) -> list[str]:
     return [r for r in refs if isinstance(r, str) and r]
 
 
-def _gcp_group_manager(props: Mapping[str, Any], template_of: TemplateLookup | None) -> AcceleratorUse | None:
+def _gcp_group_manager(
+    props: Mapping[str, Any], template_of: TemplateLookup | None, known: Known
+) -> AcceleratorUse | None:
     """A managed instance group (zonal or regional): target size x its template's machine."""
     template = None
     for ref in group_manager_template_refs(props) if template_of is not None else []:
         if (template := template_of({"selfLink": ref})) is not None:
             break
-    described = _gcp_instance_template(template, None) if template is not None else None
+    described = _gcp_instance_template(template, None, known) if template is not None else None
     if described is None:
         return None
     zone, region = _get(props, "zone"), _get(props, "region")
@@ -428,11 +477,13 @@ def _gcp_group_manager(props: Mapping[str, Any], template_of: TemplateLookup | N
     )
 
 
-def _gcp_reservation(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
+def _gcp_reservation(
+    props: Mapping[str, Any], _: TemplateLookup | None, known: Known
+) -> AcceleratorUse | None:
     spec = _get(props, "specificReservation")
     machine_type = _last_segment(_get(spec, "instanceProperties", "machineType"))
     guests = _guest_accelerators(_get(spec, "instanceProperties", "guestAccelerators"))
-    if not _gcp_machine(machine_type, guests):
+    if not _gcp_machine(machine_type, guests, known):
         return None
     return AcceleratorUse(
         Cloud.GCP,
@@ -463,7 +514,7 @@ def _tpu_purchase(props: Mapping[str, Any] | None) -> Purchase:
     return Purchase.ON_DEMAND
 
 
-def _gcp_tpu_vm(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
+def _gcp_tpu_vm(props: Mapping[str, Any], _: TemplateLookup | None, __: Known) -> AcceleratorUse | None:
     slice_type = _tpu_type(props)
     if not slice_type:
         return None
@@ -472,7 +523,7 @@ def _gcp_tpu_vm(props: Mapping[str, Any], _: TemplateLookup | None) -> Accelerat
     )
 
 
-def _gcp_tpu_queued(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
+def _gcp_tpu_queued(props: Mapping[str, Any], _: TemplateLookup | None, __: Known) -> AcceleratorUse | None:
     specs = _get(props, "tpu", "nodeSpecs") or []
     node = _get(specs[0], "node") if specs else None
     slice_type = _tpu_type(node)
@@ -505,11 +556,13 @@ def gke_tpu_slice(machine_type: str) -> str | None:
     return f"{prefix}-{int(chips[:-1]) * units}"
 
 
-def _gke_node_config(node_config: Any, node_count: Any, autoscaling: Any) -> AcceleratorUse | None:
+def _gke_node_config(
+    node_config: Any, node_count: Any, autoscaling: Any, known: Known
+) -> AcceleratorUse | None:
     machine_type = _get(node_config, "machineType") or "e2-medium"
     guests = _guest_accelerators(_get(node_config, "guestAccelerators"))
     tpu = gke_tpu_slice(machine_type)
-    if not tpu and not _gcp_machine(machine_type, guests):
+    if not tpu and not _gcp_machine(machine_type, guests, known):
         return None
     spot = _get(node_config, "spot") is True or _get(node_config, "preemptible") is True
     low = _get(autoscaling, "minNodeCount") if autoscaling else None
@@ -528,21 +581,21 @@ def _gke_node_config(node_config: Any, node_count: Any, autoscaling: Any) -> Acc
     )
 
 
-def _gke_node_pool(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
+def _gke_node_pool(props: Mapping[str, Any], _: TemplateLookup | None, known: Known) -> AcceleratorUse | None:
     count = (
         _get(props, "nodeCount") if _get(props, "nodeCount") is not None else _get(props, "initialNodeCount")
     )
-    return _gke_node_config(_get(props, "nodeConfig"), count, _get(props, "autoscaling"))
+    return _gke_node_config(_get(props, "nodeConfig"), count, _get(props, "autoscaling"), known)
 
 
-def _gke_cluster(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
+def _gke_cluster(props: Mapping[str, Any], _: TemplateLookup | None, known: Known) -> AcceleratorUse | None:
     """The cluster's default node pool, unless the program removes it."""
     if _get(props, "removeDefaultNodePool") is True or _get(props, "enableAutopilot") is True:
         return None
-    return _gke_node_config(_get(props, "nodeConfig"), _get(props, "initialNodeCount") or 1, None)
+    return _gke_node_config(_get(props, "nodeConfig"), _get(props, "initialNodeCount") or 1, None, known)
 
 
-_READERS: dict[str, Callable[[Mapping[str, Any], TemplateLookup | None], AcceleratorUse | None]] = {
+_READERS: dict[str, Reader] = {
     AWS_INSTANCE: _aws_instance,
     AWS_SPOT_REQUEST: _aws_spot_request,
     AWS_LAUNCH_TEMPLATE: _aws_launch_template,

@@ -184,6 +184,12 @@ def _cost_lines(cost: CostReport) -> list[str]:
         f"Total:           ${cost.hourly_usd:,.2f}/hour, ${cost.monthly_usd:,.2f}/month "
         f"({HOURS_PER_MONTH} h/month; catalog list prices)",
     ]
+    if cost.unpriced:
+        names = [urn.rsplit("::", 1)[-1] for urn, _ in cost.unpriced]
+        lines.append(
+            f"Not in the total: {len(names)} resource(s) not priced ({', '.join(names[:6])}"
+            f"{', ...' if len(names) > 6 else ''}); why in the warnings and --json cost.unpriced"
+        )
     if cost.unsized:
         lines.append(
             f"Not in the total: {len(cost.unsized)} volume(s) sized by their image (AMI or boot image), "

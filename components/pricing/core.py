@@ -35,7 +35,9 @@ from inference_infra.components.inventory import (
     Purchase,
     TemplateLookup,
     accelerator_use,
+    machine_use,
 )
+from inference_infra.components.pricing.machines import COMPUTE, price_machine_use
 from inference_infra.components.pricing.resources import price_fixed
 from inference_infra.components.pricing.usage import USAGE, apply_usage, usage_lines
 
@@ -191,34 +193,41 @@ def price_resources(resources: Sequence[Priceable], default_region: RegionOf) ->
     """Price custom resources; default_region gives the region of one whose zone is not set."""
     report = CostReport()
     templates = template_index(resources)
-    uses: list[tuple[Priceable, AcceleratorUse]] = []
+    # (resource, use, is an accelerator): accelerators as the policies see them (accelerator_use),
+    # every other machine (bastions, system node groups, default pools) from the CPU machine table.
+    uses: list[tuple[Priceable, AcceleratorUse, bool]] = []
     for r in resources:
-        use = accelerator_use(r.type, r.props, templates)
+        accelerator = accelerator_use(r.type, r.props, templates)
+        use = accelerator or machine_use(r.type, r.props, templates)
         if use is not None and not use.template:
-            uses.append((r, use))
+            uses.append((r, use, accelerator is not None))
 
     # Slots per reservation, by every name it may be referred to with (id, name).
     slots: dict[str, list] = {}
-    for r, use in uses:
+    for r, use, _ in uses:
         if use.reservation:
             counter = [use.count, r.name]
             for ref in {r.id, r.name, r.props.get("name")} - {None}:
                 slots[str(ref)] = counter
 
-    for r, use in uses:
+    for r, use, is_accelerator in uses:
+        category = ACCELERATOR if is_accelerator else COMPUTE
         counter = slots.get(use.reservation_ref or "") if not use.reservation else None
         if counter is not None and counter[0] >= use.count:
             counter[0] -= use.count
-            report.items.append(CostItem(r.urn, 0.0, f"runs in reservation {counter[1]} (priced there)"))
+            report.items.append(
+                CostItem(r.urn, 0.0, f"runs in reservation {counter[1]} (priced there)", category)
+            )
             continue
         region = use.region or default_region(r, use.cloud)
         try:
-            hourly, basis = price_use(use, region)
+            hourly, basis = price_use(use, region) if is_accelerator else price_machine_use(use, region)
         except CatalogError as e:
             report.unpriced.append((r.urn, str(e)))
-            report.unpriced_accelerators.append((r.urn, str(e)))
+            if is_accelerator:
+                report.unpriced_accelerators.append((r.urn, str(e)))
             continue
-        report.items.append(CostItem(r.urn, hourly, basis))
+        report.items.append(CostItem(r.urn, hourly, basis, category))
 
     charges, unpriced, report.unsized = price_fixed(resources, default_region, templates)
     report.items.extend(CostItem(r.urn, c.hourly_usd, c.basis, c.category) for r, c in charges)

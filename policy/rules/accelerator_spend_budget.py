@@ -4,9 +4,9 @@ The estimate is the offline plan's own (inference_infra.components.pricing, cata
 list prices): running instances, VMs and TPU slices at their purchase model,
 Auto Scaling groups at their desired capacity, capacity reservations in full
 with the instances inside them at zero; and, by default (`scope: total`),
-every other resource billed by the hour (volumes, file shares, NAT, load
-balancers, endpoints, addresses). `scope: accelerators` judges the
-accelerators alone. Usage-priced quantities (bytes stored, requests, traffic)
+every other resource billed by the hour (CPU machines wherever they run,
+volumes, file shares, NAT, load balancers, endpoints, addresses).
+`scope: accelerators` judges the accelerators alone. Usage-priced quantities (bytes stored, requests, traffic)
 are not known at preview time and are not in the estimate. Templates launch
 nothing by themselves and cost nothing. The region is the resource's zone,
 else its provider's region.

@@ -147,3 +147,34 @@ def test_spend_budget_scope_accelerators_leaves_storage_and_network_out():
 
 def test_spend_budget_schema_offers_total_or_accelerators_scope():
     assert rule.CONFIG_SCHEMA.properties["scope"]["enum"] == ["total", "accelerators"]
+
+
+def _cpu_stack() -> list[Resource]:
+    node_group = Resource(
+        "aws:eks/nodeGroup:NodeGroup",
+        "system",
+        {"instanceTypes": ["m5.large"], "scalingConfig": {"desiredSize": 3, "minSize": 1, "maxSize": 5}},
+        "urn:system",
+        EAST,
+    )
+    return [node_group, _gpu("bastion", "t3.micro")]
+
+
+def test_spend_budget_counts_cpu_machines_in_the_total():
+    # 3 x m5.large $0.096/h + their 3 x 20 GiB gp2 node disks $0.0082/h + t3.micro $0.0104/h = $0.3066/h
+    (message,) = _check(_cpu_stack(), maxHourlyUsd=0.25, topContributors=1).violations
+    assert message == (
+        "estimated spend $0.31/hour ($224/month) exceeds maxHourlyUsd $0.25; largest: system $0.30/h "
+        "(3 x m5.large on-demand us-east-1 ($0.096/h each); desired 3 (min 1, max 5))."
+    )
+    assert _check(_cpu_stack(), maxHourlyUsd=0.31) == Outcome()
+
+
+def test_spend_budget_scope_accelerators_leaves_cpu_machines_out():
+    assert _check(_cpu_stack(), maxHourlyUsd=0.25, scope="accelerators") == Outcome(
+        not_applicable="the stack runs, launches or reserves no accelerators"
+    )
+    (message,) = _check(
+        [*_cpu_stack(), _gpu("gpu", "g6.xlarge")], maxHourlyUsd=0.5, scope="accelerators"
+    ).violations
+    assert message.startswith("estimated accelerator spend $0.80/hour")

@@ -15,18 +15,20 @@ def _instance(name, instance_type_name, **kwargs):
     return aws.ec2.Instance(name, instance_type=instance_type_name, ami="ami-1", **kwargs)
 
 
-def test_price_capture_prices_on_demand_and_spot_gpus(plan_of):
+def test_price_capture_prices_on_demand_and_spot_gpus_and_cpu_machines(plan_of):
     _instance("od", "p5.48xlarge")
     _instance("spot", "g5.xlarge", instance_market_options={"market_type": "spot"})
     _instance("cpu", "m5.large")
     report = price_capture(plan_of())
     by_name = {i.urn.rsplit("::", 1)[1]: i for i in report.items}
-    assert set(by_name) == {"od", "spot"}
+    assert set(by_name) == {"od", "spot", "cpu"}
+    assert (by_name["cpu"].hourly_usd, by_name["cpu"].category) == (0.096, "compute")
     assert by_name["od"].hourly_usd == pytest.approx(55.04)
     assert by_name["od"].basis == "p5.48xlarge on-demand us-east-1"
     spot = hourly_price(instance_type("g5.xlarge"), region="us-east-1", model=PriceModel.SPOT).hourly_usd
     assert by_name["spot"].hourly_usd == pytest.approx(spot)
-    assert report.hourly_usd == pytest.approx(55.04 + spot)
+    assert report.accelerators_hourly_usd == pytest.approx(55.04 + spot)
+    assert report.hourly_usd == pytest.approx(55.04 + spot + 0.096)
     assert report.monthly_usd == pytest.approx(report.hourly_usd * HOURS_PER_MONTH, abs=0.01)
 
 
