@@ -316,11 +316,10 @@ def _engine_units(spec: NodeBootstrap) -> tuple[list[dict[str, str]], list[list[
     """The engines' template unit and environment files, started after the prefetch (they require it)."""
     if spec.engines is None or spec.prefetch is None:
         return [], []
-    units = engine_units(spec.engines, EngineHost(model_dir=_prefetch_destination(spec)))
-    upstream = engine_image(spec.engines.family).reference
-    pulled = mirrored(upstream, spec.image_mirrors)
-    # The serving units name the upstream reference; the node pulls the same digest from its mirror.
-    files = [_file(path, text.replace(upstream, pulled)) for path, text in units.files(_UNITS)]
+    # With mirrors, the node pulls the same digest from its private registry.
+    pulled = mirrored(engine_image(spec.engines.family).reference, spec.image_mirrors)
+    units = engine_units(spec.engines, EngineHost(model_dir=_prefetch_destination(spec), image=pulled))
+    files = [_file(path, text) for path, text in units.files(_UNITS)]
     return files, [["systemctl", "enable", "--now", "--no-block", *units.instances]]
 
 

@@ -48,6 +48,9 @@ class EngineHost:
     prefetch_unit: str | None = PREFETCH_UNIT  # None: something else starts the engines after the prefetch
     environment_file: str | None = None  # e.g. the GCP boot script's models.env (MODELS_DIR=...)
     start_timeout_seconds: int = 1800
+    # The image to run, when the node pulls the pinned one from a private mirror (the same digest under
+    # another registry: components/aws/mirrors.py); None runs the family's pinned upstream reference.
+    image: str | None = None
 
 
 @dataclass(frozen=True)
@@ -98,7 +101,7 @@ def engine_units(config: EngineConfig, host: EngineHost) -> EngineUnits:
 
 def docker_command(config: EngineConfig, host: EngineHost) -> list[str]:
     """The template's `docker run` words; systemd fills ${ENGINE_*} from the instance's environment file."""
-    image = engine_image(config.family)
+    image = host.image or engine_image(config.family).reference
     command = [
         DOCKER,
         "run",
@@ -137,11 +140,11 @@ def docker_command(config: EngineConfig, host: EngineHost) -> list[str]:
         # it the server as the command. The image's HEALTHCHECK curls localhost:8080/ping (TorchServe /
         # SageMaker), which this server does not listen on: the load balancer checks /health on the engine's
         # port instead, so Docker's check is off.
-        command += ["--no-healthcheck", image.reference, *NEURON_SERVER_COMMAND]
+        command += ["--no-healthcheck", image, *NEURON_SERVER_COMMAND]
     else:
         # vllm/vllm-openai's entrypoint is `vllm serve`; the TPU image's /entrypoint.sh execs its arguments
         # (vllm-project/tpu-inference docker/entrypoint.sh). Naming `vllm serve` starts the server in both.
-        command += ["--entrypoint", "vllm", image.reference, "serve"]
+        command += ["--entrypoint", "vllm", image, "serve"]
     return command + engine_args(config, 0, CONTAINER_MODEL_DIR, port="${ENGINE_PORT}")
 
 
