@@ -151,7 +151,7 @@ def test_hourly_price_spot_without_snapshot_data_says_so_at_on_demand():
     price = hourly_price(instance_type("p5.48xlarge"), model=PriceModel.SPOT)
     assert price.hourly_usd == pytest.approx(55.04)
     assert price.basis == (
-        "p5.48xlarge spot (no 2026-11-22 snapshot data for p5.48xlarge in us-east-1; priced at on-demand) "
+        "p5.48xlarge spot (no 2026-11-24 snapshot data for p5.48xlarge in us-east-1; priced at on-demand) "
         "us-east-1"
     )
 
@@ -189,7 +189,7 @@ def test_gcp_n1_gpu_price_spot_falls_back_to_reference_region():
     price = gcp_n1_gpu_price("n1-standard-4", "nvidia-tesla-t4", region="mars-1", model=PriceModel.SPOT)
     assert "spot" in price.basis
     assert "(reference; no mars-1 price in the catalog)" in price.basis
-    assert "no 2026-11-22 snapshot data for n1-standard-4 in mars-1" in price.basis
+    assert "no 2026-11-24 snapshot data for n1-standard-4 in mars-1" in price.basis
     assert price.hourly_usd == gcp_n1_gpu_price("n1-standard-4", "nvidia-tesla-t4").hourly_usd
 
 
