@@ -16,9 +16,10 @@ Sources (each row names its own and the date it was read):
 * AWS: the spot price history as published in SkyPilot's catalog
   (``catalogs/v8/aws/vms.csv``, column ``SpotPrice`` per availability-zone id),
   commit 00148f2af3672e2229b4f7bf8157d5a3f36e3c35. The g5/g6/g6e rows were read
-  on the snapshot date; the inf2/trn1/trn1n rows from the same commit on
-  2026-11-24. Not in the snapshot (read nowhere yet): g4dn, the g5/g6/g6e sizes
-  not listed, p4d, p4de, p5, p5e, p5en, p6-b200.
+  on the snapshot date; the inf2/trn1/trn1n and P-family rows from the same
+  commit on 2026-11-24. Not in the snapshot: g4dn and the g5/g6/g6e sizes not
+  listed (not read), p4d (not read), p5.4xlarge (the source lists no spot price
+  in us-east-1 or us-west-2), p5e in us-east-1 (none listed).
 * GCP machine types: SkyPilot's GCP catalog (``catalogs/v8/gcp/vms.csv``,
   commit 006059e0f18acb1341e22a27751e9f80df6ba92f, read 2026-11-24), which
   lists a GPU machine's VM part (vCPUs and memory) and its GPUs as separate
@@ -113,6 +114,18 @@ SPOT_SNAPSHOT += (
     _aws("trn1.32xlarge", "us-west-2", 3.7169, 3.6770, as_of=_READ),
     _aws("trn1n.32xlarge", "us-east-1", 2.7033, as_of=_READ),
     _aws("trn1n.32xlarge", "us-west-2", 4.2537, as_of=_READ),
+    # P-family GPU machines, same commit, read 2026-11-24. Local Zones (use1-atl2-az1) are left out:
+    # a fleet in us-east-1 lands in its ordinary zones. Two us-east-1 zones list p5.48xlarge spot at
+    # the on-demand rate, so its highest zone there is on-demand.
+    _aws("p4de.24xlarge", "us-east-1", 9.9734, 8.6505, as_of=_READ),
+    _aws("p4de.24xlarge", "us-west-2", 10.9991, 11.0144, 10.3338, as_of=_READ),
+    _aws("p5.48xlarge", "us-east-1", 55.04, 19.2531, 21.1543, 55.04, 25.7522, 17.6289, as_of=_READ),
+    _aws("p5.48xlarge", "us-west-2", 12.6935, 12.9785, 12.9727, 16.1301, as_of=_READ),
+    _aws("p5e.48xlarge", "us-west-2", 19.5387, as_of=_READ),
+    _aws("p5en.48xlarge", "us-east-1", 18.2492, 16.5551, as_of=_READ),
+    _aws("p5en.48xlarge", "us-west-2", 23.893, 15.482, 18.3464, as_of=_READ),
+    _aws("p6-b200.48xlarge", "us-east-1", 21.0148, as_of=_READ),
+    _aws("p6-b200.48xlarge", "us-west-2", 28.442, 25.106, 23.0826, as_of=_READ),
 )
 
 _SKYPILOT_GCP = (

@@ -148,10 +148,10 @@ def test_hourly_price_falls_back_to_the_reference_and_says_so():
 
 
 def test_hourly_price_spot_without_snapshot_data_says_so_at_on_demand():
-    price = hourly_price(instance_type("p5.48xlarge"), model=PriceModel.SPOT)
-    assert price.hourly_usd == pytest.approx(55.04)
+    price = hourly_price(instance_type("p5.4xlarge"), model=PriceModel.SPOT)
+    assert price.hourly_usd == pytest.approx(6.88)
     assert price.basis == (
-        "p5.48xlarge spot (no 2026-11-24 snapshot data for p5.48xlarge in us-east-1; priced at on-demand) "
+        "p5.4xlarge spot (no 2026-11-24 snapshot data for p5.4xlarge in us-east-1; priced at on-demand) "
         "us-east-1"
     )
 

@@ -88,8 +88,9 @@ def test_spot_covers_the_accelerator_families_by_type_and_region_and_says_what_i
     ):
         assert any(r.name == name for r in SPOT_SNAPSHOT), name
     # a type without data is priced at on-demand, saying so
-    price = hourly_price(find_instance_type("p5.48xlarge"), region="us-east-1", model=PriceModel.SPOT)
-    assert f"no {SNAPSHOT_DATE.isoformat()} snapshot data for p5.48xlarge" in price.basis
+    price = hourly_price(find_instance_type("p5.4xlarge"), region="us-east-1", model=PriceModel.SPOT)
+    assert price.hourly_usd == pytest.approx(6.88)
+    assert f"no {SNAPSHOT_DATE.isoformat()} snapshot data for p5.4xlarge" in price.basis
 
 
 def test_spot_n1_gpu_uses_the_guest_gpu_row_and_the_vm_still_says_it_has_no_data():
