@@ -26,8 +26,9 @@ Sources (each row names its own and the date it was read):
   rows, as Google bills them; a machine's spot price here is the VM row plus
   its GPUs' rows, and `notes` shows the sum. GCP prices spot per region (the
   source's zones of a region agree), so GCP rows carry one figure. Not in the
-  snapshot: a3-highgpu-4g in us-central1 (its VM row was not read), N1 VMs.
-* GCP guest GPUs (attached to N1 VMs): the same GCP catalog's accelerator rows.
+  snapshot: a3-highgpu-4g in us-central1 (its VM row was not read).
+* N1 VMs and the GPUs attached to them: the same GCP catalog's VM and
+  accelerator rows, priced separately as Google bills them.
 * TPU slices: the v5e rows in us-central1 come from Google's TPU pricing page
   ($0.60 per chip-hour, read 2026-11-21; SkyPilot's catalog says $0.245 there,
   and the higher published figure is kept); v5e in us-east5, v5p and v6e from
@@ -197,6 +198,18 @@ SPOT_SNAPSHOT += (
     _gce("a3-highgpu-4g", "us-east4", 1.07983, "h100-80gb", 4),
     _gce("a3-highgpu-8g", "us-east4", 2.15966, "h100-80gb", 8),
     _gce("a3-megagpu-8g", "us-central1", 2.88933, "h100-mega", 8),
+)
+
+# N1 VMs (the VM part of an N1 + guest GPU machine; same catalog rows, one figure per region).
+SPOT_SNAPSHOT += tuple(
+    SpotRow(cloud=Cloud.GCP, name=name, region=region, zone_usd=(usd,), source=_SKYPILOT_GCP, as_of=_READ)
+    for region in ("us-central1", "us-east1")
+    for name, usd in (
+        ("n1-standard-4", 0.05223),
+        ("n1-standard-8", 0.10446),
+        ("n1-standard-16", 0.20892),
+        ("n1-standard-32", 0.41784),
+    )
 )
 
 # Guest GPUs on N1 VMs, keyed by the GCE accelerator type (per GPU-hour).

@@ -12,6 +12,7 @@ from inference_infra.components.catalog import (
     find_instance_type,
     gcp_guest_accelerator,
     gcp_n1_gpu_price,
+    gcp_n1_machine,
     hourly_price,
     instance_types,
 )
@@ -31,6 +32,9 @@ def test_spot_snapshot_every_row_is_dated_sourced_known_and_below_on_demand():
         assert row.zone_usd
         assert all(v > 0 for v in row.zone_usd)
         item = find_instance_type(row.name, row.cloud)
+        if item is None and row.name.startswith("n1-"):  # the VM part of an N1 + GPU machine
+            assert row.highest_usd < gcp_n1_machine(row.name).hourly_usd[row.region], row
+            continue
         if item is None:  # a guest GPU attached to N1 VMs, priced per GPU
             guest = gcp_guest_accelerator(row.name)
             assert row.highest_usd < guest.hourly_usd[row.region], row
@@ -54,11 +58,11 @@ def test_spot_tpu_is_priced_per_chip_from_the_tpu_price_list():
     assert "snapshot 2026-11-21" in price.basis
 
 
-def test_spot_n1_vm_without_data_is_priced_at_on_demand_and_says_so():
+def test_spot_n1_vm_and_guest_gpu_come_from_the_snapshot():
     spot = gcp_n1_gpu_price("n1-standard-8", "nvidia-tesla-t4", region="us-central1", model=PriceModel.SPOT)
-    on_demand = gcp_n1_gpu_price("n1-standard-8", "nvidia-tesla-t4", region="us-central1")
-    assert spot.hourly_usd < on_demand.hourly_usd  # the T4 has a spot row; the VM part stays on-demand
-    assert "no 2026-11-24 snapshot data for n1-standard-8" in spot.basis
+    assert spot.hourly_usd == pytest.approx(0.10446 + 0.175)
+    assert "n1-standard-8 + 1 x nvidia-tesla-t4 spot $0.10446/h" in spot.basis
+    assert "GPU spot $0.175/h" in spot.basis
 
 
 def test_spot_gcp_gpu_machine_is_its_vm_plus_its_gpus_and_shows_the_sum():
@@ -93,10 +97,8 @@ def test_spot_covers_the_accelerator_families_by_type_and_region_and_says_what_i
     assert f"no {SNAPSHOT_DATE.isoformat()} snapshot data for p5.4xlarge" in price.basis
 
 
-def test_spot_n1_gpu_uses_the_guest_gpu_row_and_the_vm_still_says_it_has_no_data():
+def test_spot_n1_gpu_counts_each_attached_gpu():
     spot = gcp_n1_gpu_price(
         "n1-standard-8", "nvidia-tesla-t4", gpus=2, region="us-central1", model=PriceModel.SPOT
     )
-    vm = gcp_n1_gpu_price("n1-standard-8", "nvidia-tesla-t4", gpus=0, region="us-central1").hourly_usd
-    assert spot.hourly_usd == pytest.approx(vm + 2 * 0.175)
-    assert "GPU spot $0.175/h" in spot.basis
+    assert spot.hourly_usd == pytest.approx(0.10446 + 2 * 0.175)
