@@ -16,10 +16,12 @@ Sources (each row names its own and the date it was read):
 * AWS: the spot price history as published in SkyPilot's catalog
   (``catalogs/v8/aws/vms.csv``, column ``SpotPrice`` per availability-zone id),
   commit 00148f2af3672e2229b4f7bf8157d5a3f36e3c35. The g5/g6/g6e rows were read
-  on the snapshot date; the inf2/trn1/trn1n and P-family rows from the same
-  commit on 2026-11-24. Not in the snapshot: g4dn and the g5/g6/g6e sizes not
-  listed (not read), p4d (not read), p5.4xlarge (the source lists no spot price
-  in us-east-1 or us-west-2), p5e in us-east-1 (none listed).
+  on 2026-11-22; the inf2/trn1/trn1n, P-family and further g6e rows from the
+  same commit on 2026-11-24, when the g6e.xlarge us-east-1 row was found to lack
+  one of its four zones (use1-az1, the highest) and was corrected. Not in the
+  snapshot: g4dn and the g5/g6 sizes not listed, g6e.4xlarge and g6e.48xlarge
+  (not read), p4d (not read), p5.4xlarge (the source lists no spot price in
+  us-east-1 or us-west-2), p5e in us-east-1 (none listed).
 * GCP machine types: SkyPilot's GCP catalog (``catalogs/v8/gcp/vms.csv``,
   commit 006059e0f18acb1341e22a27751e9f80df6ba92f, read 2026-11-24), which
   lists a GPU machine's VM part (vCPUs and memory) and its GPUs as separate
@@ -66,6 +68,7 @@ class SpotRow:
 
 
 _FIRST_READ = date(2026, 11, 22)  # the g5/g6/g6e rows
+_READ = date(2026, 11, 24)  # everything added since
 
 
 def _aws(name: str, region: str, *zone_usd: float, as_of: date = _FIRST_READ) -> SpotRow:
@@ -90,14 +93,13 @@ SPOT_SNAPSHOT: tuple[SpotRow, ...] = (
     _aws("g5.48xlarge", "us-west-2", 7.8564, 8.0904, 7.7435),
     _aws("g6.xlarge", "us-east-1", 0.4011, 0.3653, 0.3490, 0.3988),
     _aws("g6.xlarge", "us-west-2", 0.4250, 0.4537, 0.3900, 0.4541),
-    _aws("g6e.xlarge", "us-east-1", 0.9154, 0.9599, 1.0492),
+    # use1-az1 (1.1975) was missing from the first read of this row; added on 2026-11-24.
+    _aws("g6e.xlarge", "us-east-1", 1.1975, 0.9154, 0.9599, 1.0492, as_of=_READ),
     _aws("g6e.xlarge", "us-west-2", 0.9228, 0.7201, 0.6538, 1.5145),
     _aws("g6e.12xlarge", "us-east-1", 3.7887, 5.6426, 4.9101, 6.0150),
     _aws("g6e.12xlarge", "us-west-2", 6.4585, 3.7322, 4.2304, 3.1053),
 )
 
-
-_READ = date(2026, 11, 24)
 
 # AWS Neuron machines (same source and commit, read 2026-11-24)
 SPOT_SNAPSHOT += (
@@ -109,6 +111,14 @@ SPOT_SNAPSHOT += (
     _aws("inf2.24xlarge", "us-west-2", 1.5637, 1.6225, 1.4033, 1.7600, as_of=_READ),
     _aws("inf2.48xlarge", "us-east-1", 6.6821, 4.5781, 6.9195, 4.1929, as_of=_READ),
     _aws("inf2.48xlarge", "us-west-2", 2.2706, 2.4469, 2.2636, 2.9106, as_of=_READ),
+    _aws("g6e.2xlarge", "us-east-1", 1.0895, 0.8952, 0.9408, 0.8064, as_of=_READ),
+    _aws("g6e.2xlarge", "us-west-2", 0.948, 1.4793, 1.6578, 1.0203, as_of=_READ),
+    _aws("g6e.8xlarge", "us-east-1", 1.4119, 1.363, 1.2929, 1.2495, as_of=_READ),
+    _aws("g6e.8xlarge", "us-west-2", 1.5665, 1.6674, 1.5865, 1.4936, as_of=_READ),
+    _aws("g6e.16xlarge", "us-east-1", 1.8831, 1.6958, 1.4678, 1.582, as_of=_READ),
+    _aws("g6e.16xlarge", "us-west-2", 2.5887, 2.551, 2.6431, 2.4627, as_of=_READ),
+    _aws("g6e.24xlarge", "us-east-1", 5.3367, 5.7615, 5.1278, 5.5383, as_of=_READ),
+    _aws("g6e.24xlarge", "us-west-2", 5.3328, 5.6908, 5.292, 4.8261, as_of=_READ),
     _aws("trn1.2xlarge", "us-east-1", 0.2198, 0.2482, as_of=_READ),
     _aws("trn1.2xlarge", "us-west-2", 0.2564, 0.2298, as_of=_READ),
     _aws("trn1.32xlarge", "us-east-1", 6.1428, 4.1506, 2.4334, as_of=_READ),

@@ -159,8 +159,8 @@ def test_hourly_price_spot_without_snapshot_data_says_so_at_on_demand():
 def test_hourly_price_spot_takes_the_highest_zone_of_the_snapshot_by_region():
     east = hourly_price(instance_type("g6e.xlarge"), region="us-east-1", model=PriceModel.SPOT, count=2)
     west = hourly_price(instance_type("g6e.xlarge"), region="us-west-2", model=PriceModel.SPOT)
-    assert east.hourly_usd == pytest.approx(2 * 1.0492)
-    assert east.basis == "2 x g6e.xlarge spot $1.0492/h (highest of 3 zones, snapshot 2026-11-22) us-east-1"
+    assert east.hourly_usd == pytest.approx(2 * 1.1975)
+    assert east.basis == "2 x g6e.xlarge spot $1.1975/h (highest of 4 zones, snapshot 2026-11-24) us-east-1"
     assert west.hourly_usd == pytest.approx(1.5145)  # a different region, a different price
 
 
