@@ -202,9 +202,10 @@ def gcp_n1_gpu_price(
     guest = gcp_guest_accelerator(accelerator_type)
     vm_where, vm_usd = _regional(machine.hourly_usd, region)
     gpu_where, gpu_usd = _regional(guest.hourly_usd, region)
-    if model is PriceModel.SPOT:  # the snapshot holds no N1 or guest-GPU spot prices
+    if model is PriceModel.SPOT:  # the VM and its GPUs each from the dated snapshot, when it has them
         vm_rate, how = _spot(Cloud.GCP, machine_type, region or vm_where, vm_usd)
-        gpu_rate = gpu_usd
+        gpu_rate, gpu_how = _spot(Cloud.GCP, accelerator_type, region or gpu_where, gpu_usd)
+        how = f"{how}; GPU {gpu_how}"
     else:
         vm_rate, how = _discounted(vm_usd, model, machine.spot_discount, machine.committed_discount)
         gpu_rate, _ = _discounted(gpu_usd, model, guest.spot_discount, guest.committed_discount)

@@ -15,7 +15,7 @@ tier is used), read from the pages in ``source`` on the ``as_of`` date.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from functools import cache
 
@@ -59,6 +59,9 @@ class ResourceRate:
     free: float = 0.0  # quantity included without charge (e.g. gp3's 3,000 IOPS baseline)
     source: str
     as_of: date
+    # Where the figure was checked again, when it was (a dated copy of the provider's page); the
+    # row's as_of is then the date of that check.
+    checked_against: str = ""
 
     @property
     def reference_region(self) -> str:
@@ -175,6 +178,30 @@ RESOURCE_RATES: tuple[ResourceRate, ...] = (
     _gcp("gcp.gcs.standard.storage", "GB-month", 0.020, _GCS, usage=True),
     _gcp("gcp.gcs.class_a", "1k operations", 0.005, _GCS, usage=True),
     _gcp("gcp.gcs.class_b", "1k operations", 0.0004, _GCS, usage=True),
+)
+
+
+# Rows checked again on 2026-11-24 against dated copies of the providers' pages (the figures held;
+# nothing changed). The other rows could not be re-checked from here: the pricing pages render
+# their tables with scripts, and no dated copy of them was found; they keep their 2026-11-22 date.
+_CHECKED = date(2026, 11, 24)
+_LAMBDA_COPY = (
+    "https://github.com/api-evangelist/aws-lambda/blob/2540b080595eb6a0b672c67986e91a31b5e48cea/"
+    "plans/aws-lambda-plans-pricing.yml (transcribed from aws.amazon.com/lambda/pricing, 2026-05-05)"
+)
+_GCS_COPY = (
+    "https://raw.githubusercontent.com/api-evangelist/gcp-cloud-storage/refs/heads/main/plans/"
+    "gcp-cloud-storage-plans-pricing.yml (transcribed from cloud.google.com/storage/pricing, 2026-09-20:"
+    " $0.000027397 per GiB-hour x 730 h)"
+)
+_CHECKS = {
+    "aws.lambda.requests": _LAMBDA_COPY,
+    "aws.lambda.duration.x86_64": _LAMBDA_COPY,
+    "gcp.gcs.standard.storage": _GCS_COPY,
+}
+RESOURCE_RATES = tuple(
+    replace(r, as_of=_CHECKED, checked_against=_CHECKS[r.key]) if r.key in _CHECKS else r
+    for r in RESOURCE_RATES
 )
 
 

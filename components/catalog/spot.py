@@ -11,9 +11,30 @@ prices it at on-demand (the most spot can cost) and its basis says that the
 snapshot has no data. Extending the snapshot means adding rows read from one
 source on one date; a new snapshot date replaces ``SNAPSHOT_DATE``.
 
-Source: the AWS spot price history as published in SkyPilot's catalog
-(``catalogs/v8/aws/vms.csv``, column ``SpotPrice`` per availability-zone id),
-commit 00148f2af3672e2229b4f7bf8157d5a3f36e3c35, read on the snapshot date.
+Sources (each row names its own and the date it was read):
+
+* AWS: the spot price history as published in SkyPilot's catalog
+  (``catalogs/v8/aws/vms.csv``, column ``SpotPrice`` per availability-zone id),
+  commit 00148f2af3672e2229b4f7bf8157d5a3f36e3c35. The g5/g6/g6e rows were read
+  on 2026-11-22; the inf2/trn1/trn1n, P-family and further g6e rows from the
+  same commit on 2026-11-24, when the g6e.xlarge us-east-1 row was found to lack
+  one of its four zones (use1-az1, the highest) and was corrected. Not in the
+  snapshot: g4dn and the g5/g6 sizes not listed, g6e.4xlarge and g6e.48xlarge
+  (not read), p4d (not read), p5.4xlarge (the source lists no spot price in
+  us-east-1 or us-west-2), p5e in us-east-1 (none listed).
+* GCP machine types: SkyPilot's GCP catalog (``catalogs/v8/gcp/vms.csv``,
+  commit 006059e0f18acb1341e22a27751e9f80df6ba92f, read 2026-11-24), which
+  lists a GPU machine's VM part (vCPUs and memory) and its GPUs as separate
+  rows, as Google bills them; a machine's spot price here is the VM row plus
+  its GPUs' rows, and `notes` shows the sum. GCP prices spot per region (the
+  source's zones of a region agree), so GCP rows carry one figure. Not in the
+  snapshot: a3-highgpu-4g in us-central1 (its VM row was not read).
+* N1 VMs and the GPUs attached to them: the same GCP catalog's VM and
+  accelerator rows, priced separately as Google bills them.
+* TPU slices: the v5e rows in us-central1 come from Google's TPU pricing page
+  ($0.60 per chip-hour, read 2026-11-21; SkyPilot's catalog says $0.245 there,
+  and the higher published figure is kept); v5e in us-east5, v5p and v6e from
+  SkyPilot's GCP catalog. Not in the snapshot: v4 (us-central2).
 """
 
 from __future__ import annotations
@@ -24,7 +45,7 @@ from functools import cache
 
 from inference_infra.components.catalog.types import Cloud
 
-SNAPSHOT_DATE = date(2026, 11, 22)
+SNAPSHOT_DATE = date(2026, 11, 24)  # the latest read; each row carries its own date
 _SKYPILOT_AWS = (
     "https://github.com/skypilot-org/skypilot-catalog/blob/00148f2af3672e2229b4f7bf8157d5a3f36e3c35/"
     "catalogs/v8/aws/vms.csv"
@@ -39,20 +60,25 @@ class SpotRow:
     zone_usd: tuple[float, ...]  # spot USD per hour in each zone the source listed
     source: str
     as_of: date
+    notes: str = ""  # how the figure was put together, when it is not one source row
 
     @property
     def highest_usd(self) -> float:
         return max(self.zone_usd)
 
 
-def _aws(name: str, region: str, *zone_usd: float) -> SpotRow:
+_FIRST_READ = date(2026, 11, 22)  # the g5/g6/g6e rows
+_READ = date(2026, 11, 24)  # everything added since
+
+
+def _aws(name: str, region: str, *zone_usd: float, as_of: date = _FIRST_READ) -> SpotRow:
     return SpotRow(
         cloud=Cloud.AWS,
         name=name,
         region=region,
         zone_usd=zone_usd,
         source=_SKYPILOT_AWS,
-        as_of=SNAPSHOT_DATE,
+        as_of=as_of,
     )
 
 
@@ -67,10 +93,180 @@ SPOT_SNAPSHOT: tuple[SpotRow, ...] = (
     _aws("g5.48xlarge", "us-west-2", 7.8564, 8.0904, 7.7435),
     _aws("g6.xlarge", "us-east-1", 0.4011, 0.3653, 0.3490, 0.3988),
     _aws("g6.xlarge", "us-west-2", 0.4250, 0.4537, 0.3900, 0.4541),
-    _aws("g6e.xlarge", "us-east-1", 0.9154, 0.9599, 1.0492),
+    # use1-az1 (1.1975) was missing from the first read of this row; added on 2026-11-24.
+    _aws("g6e.xlarge", "us-east-1", 1.1975, 0.9154, 0.9599, 1.0492, as_of=_READ),
     _aws("g6e.xlarge", "us-west-2", 0.9228, 0.7201, 0.6538, 1.5145),
     _aws("g6e.12xlarge", "us-east-1", 3.7887, 5.6426, 4.9101, 6.0150),
     _aws("g6e.12xlarge", "us-west-2", 6.4585, 3.7322, 4.2304, 3.1053),
+)
+
+
+# AWS Neuron machines (same source and commit, read 2026-11-24)
+SPOT_SNAPSHOT += (
+    _aws("inf2.xlarge", "us-east-1", 0.1614, 0.1783, 0.1318, 0.1152, as_of=_READ),
+    _aws("inf2.xlarge", "us-west-2", 0.1781, 0.1844, 0.1425, 0.2114, as_of=_READ),
+    _aws("inf2.8xlarge", "us-east-1", 0.5708, 0.5518, 0.4479, 0.5205, as_of=_READ),
+    _aws("inf2.8xlarge", "us-west-2", 0.4558, 0.5983, 0.4975, 0.4383, as_of=_READ),
+    _aws("inf2.24xlarge", "us-east-1", 1.6792, 1.9416, 1.8057, 1.8854, as_of=_READ),
+    _aws("inf2.24xlarge", "us-west-2", 1.5637, 1.6225, 1.4033, 1.7600, as_of=_READ),
+    _aws("inf2.48xlarge", "us-east-1", 6.6821, 4.5781, 6.9195, 4.1929, as_of=_READ),
+    _aws("inf2.48xlarge", "us-west-2", 2.2706, 2.4469, 2.2636, 2.9106, as_of=_READ),
+    _aws("g6e.2xlarge", "us-east-1", 1.0895, 0.8952, 0.9408, 0.8064, as_of=_READ),
+    _aws("g6e.2xlarge", "us-west-2", 0.948, 1.4793, 1.6578, 1.0203, as_of=_READ),
+    _aws("g6e.8xlarge", "us-east-1", 1.4119, 1.363, 1.2929, 1.2495, as_of=_READ),
+    _aws("g6e.8xlarge", "us-west-2", 1.5665, 1.6674, 1.5865, 1.4936, as_of=_READ),
+    _aws("g6e.16xlarge", "us-east-1", 1.8831, 1.6958, 1.4678, 1.582, as_of=_READ),
+    _aws("g6e.16xlarge", "us-west-2", 2.5887, 2.551, 2.6431, 2.4627, as_of=_READ),
+    _aws("g6e.24xlarge", "us-east-1", 5.3367, 5.7615, 5.1278, 5.5383, as_of=_READ),
+    _aws("g6e.24xlarge", "us-west-2", 5.3328, 5.6908, 5.292, 4.8261, as_of=_READ),
+    _aws("trn1.2xlarge", "us-east-1", 0.2198, 0.2482, as_of=_READ),
+    _aws("trn1.2xlarge", "us-west-2", 0.2564, 0.2298, as_of=_READ),
+    _aws("trn1.32xlarge", "us-east-1", 6.1428, 4.1506, 2.4334, as_of=_READ),
+    _aws("trn1.32xlarge", "us-west-2", 3.7169, 3.6770, as_of=_READ),
+    _aws("trn1n.32xlarge", "us-east-1", 2.7033, as_of=_READ),
+    _aws("trn1n.32xlarge", "us-west-2", 4.2537, as_of=_READ),
+    # P-family GPU machines, same commit, read 2026-11-24. Local Zones (use1-atl2-az1) are left out:
+    # a fleet in us-east-1 lands in its ordinary zones. Two us-east-1 zones list p5.48xlarge spot at
+    # the on-demand rate, so its highest zone there is on-demand.
+    _aws("p4de.24xlarge", "us-east-1", 9.9734, 8.6505, as_of=_READ),
+    _aws("p4de.24xlarge", "us-west-2", 10.9991, 11.0144, 10.3338, as_of=_READ),
+    _aws("p5.48xlarge", "us-east-1", 55.04, 19.2531, 21.1543, 55.04, 25.7522, 17.6289, as_of=_READ),
+    _aws("p5.48xlarge", "us-west-2", 12.6935, 12.9785, 12.9727, 16.1301, as_of=_READ),
+    _aws("p5e.48xlarge", "us-west-2", 19.5387, as_of=_READ),
+    _aws("p5en.48xlarge", "us-east-1", 18.2492, 16.5551, as_of=_READ),
+    _aws("p5en.48xlarge", "us-west-2", 23.893, 15.482, 18.3464, as_of=_READ),
+    _aws("p6-b200.48xlarge", "us-east-1", 21.0148, as_of=_READ),
+    _aws("p6-b200.48xlarge", "us-west-2", 28.442, 25.106, 23.0826, as_of=_READ),
+)
+
+_SKYPILOT_GCP = (
+    "https://github.com/skypilot-org/skypilot-catalog/blob/006059e0f18acb1341e22a27751e9f80df6ba92f/"
+    "catalogs/v8/gcp/vms.csv"
+)
+
+# Spot USD per GPU-hour by region, from the GCP catalog's accelerator rows (A100 80GB from its 4- and
+# 8-GPU rows; the others from their 1-GPU rows, which the larger rows multiply).
+_GPU_SPOT = {
+    ("l4", "us-central1"): 0.2231,
+    ("l4", "us-east1"): 0.2231,
+    ("a100-40gb", "us-central1"): 1.4341,
+    ("a100-40gb", "us-east1"): 1.4341,
+    ("a100-80gb", "us-central1"): 1.964,
+    ("a100-80gb", "us-east4"): 1.7697,
+    ("h100-80gb", "us-central1"): 2.9926,
+    ("h100-80gb", "us-east4"): 2.2356,
+    ("h100-mega", "us-central1"): 3.1601,  # the 8-GPU row, 25.2808 / 8
+    ("t4", "us-central1"): 0.175,
+    ("t4", "us-east1"): 0.175,
+}
+
+
+def _gce(name: str, region: str, vm_usd: float, gpu: str, gpus: int) -> SpotRow:
+    per_gpu = _GPU_SPOT[(gpu, region)]
+    return SpotRow(
+        cloud=Cloud.GCP,
+        name=name,
+        region=region,
+        zone_usd=(round(vm_usd + gpus * per_gpu, 6),),
+        source=_SKYPILOT_GCP,
+        as_of=_READ,
+        notes=f"VM ${vm_usd:g}/h + {gpus} x {gpu} ${per_gpu:g}/h",
+    )
+
+
+SPOT_SNAPSHOT += (
+    # G2 (L4)
+    _gce("g2-standard-4", "us-central1", 0.05874, "l4", 1),
+    _gce("g2-standard-8", "us-central1", 0.11747, "l4", 1),
+    _gce("g2-standard-12", "us-central1", 0.17621, "l4", 1),
+    _gce("g2-standard-16", "us-central1", 0.23494, "l4", 1),
+    _gce("g2-standard-32", "us-central1", 0.46989, "l4", 1),
+    _gce("g2-standard-24", "us-central1", 0.35242, "l4", 2),
+    _gce("g2-standard-48", "us-central1", 0.70483, "l4", 4),
+    _gce("g2-standard-96", "us-central1", 1.40966, "l4", 8),
+    # A2 (A100 40GB / 80GB)
+    *(
+        _gce(f"a2-highgpu-{n}g", region, vm, "a100-40gb", n)
+        for region in ("us-central1", "us-east1")
+        for n, vm in ((1, 0.36975), (2, 0.7395), (4, 1.479), (8, 2.958))
+    ),
+    _gce("a2-megagpu-16g", "us-central1", 4.39824, "a100-40gb", 16),
+    *(
+        _gce(f"a2-ultragpu-{n}g", "us-central1", vm, "a100-80gb", n)
+        for n, vm in ((1, 0.54978), (2, 1.09956), (4, 2.19912), (8, 4.39824))
+    ),
+    *(
+        _gce(f"a2-ultragpu-{n}g", "us-east4", vm, "a100-80gb", n)
+        for n, vm in ((1, 0.49613), (2, 0.99226), (4, 1.98452), (8, 3.96904))
+    ),
+    # A3 (H100)
+    _gce("a3-highgpu-1g", "us-central1", 0.36117, "h100-80gb", 1),
+    _gce("a3-highgpu-2g", "us-central1", 0.72233, "h100-80gb", 2),
+    _gce("a3-highgpu-8g", "us-central1", 2.88933, "h100-80gb", 8),
+    _gce("a3-highgpu-1g", "us-east4", 0.26996, "h100-80gb", 1),
+    _gce("a3-highgpu-2g", "us-east4", 0.53992, "h100-80gb", 2),
+    _gce("a3-highgpu-4g", "us-east4", 1.07983, "h100-80gb", 4),
+    _gce("a3-highgpu-8g", "us-east4", 2.15966, "h100-80gb", 8),
+    _gce("a3-megagpu-8g", "us-central1", 2.88933, "h100-mega", 8),
+)
+
+# N1 VMs (the VM part of an N1 + guest GPU machine; same catalog rows, one figure per region).
+SPOT_SNAPSHOT += tuple(
+    SpotRow(cloud=Cloud.GCP, name=name, region=region, zone_usd=(usd,), source=_SKYPILOT_GCP, as_of=_READ)
+    for region in ("us-central1", "us-east1")
+    for name, usd in (
+        ("n1-standard-4", 0.05223),
+        ("n1-standard-8", 0.10446),
+        ("n1-standard-16", 0.20892),
+        ("n1-standard-32", 0.41784),
+    )
+)
+
+# Guest GPUs on N1 VMs, keyed by the GCE accelerator type (per GPU-hour).
+SPOT_SNAPSHOT += tuple(
+    SpotRow(
+        cloud=Cloud.GCP,
+        name="nvidia-tesla-t4",
+        region=region,
+        zone_usd=(_GPU_SPOT[("t4", region)],),
+        source=_SKYPILOT_GCP,
+        as_of=_READ,
+        notes="per GPU",
+    )
+    for region in ("us-central1", "us-east1")
+)
+
+
+def _tpu_sky(name: str, region: str, slice_usd: float) -> SpotRow:
+    return SpotRow(
+        cloud=Cloud.GCP, name=name, region=region, zone_usd=(slice_usd,), source=_SKYPILOT_GCP, as_of=_READ
+    )
+
+
+SPOT_SNAPSHOT += (
+    *(_tpu_sky(f"v5litepod-{n}", "us-east5", round(0.6 * n, 6)) for n in (1, 4, 8, 16, 32, 64, 128, 256)),
+    *(
+        _tpu_sky(f"v6e-{n}", "us-central1", usd)
+        for n, usd in (
+            (1, 0.54421),
+            (4, 2.17683),
+            (8, 4.35366),
+            (16, 8.70733),
+            (32, 17.41466),
+            (64, 34.82931),
+            (128, 69.65862),
+            (256, 139.31725),
+        )
+    ),
+    *(_tpu_sky(f"v6e-{n}", "us-east5", round(1.215 * n, 6)) for n in (1, 4, 8, 16, 32, 64, 128, 256)),
+    *(
+        _tpu_sky(f"v5p-{n}", "us-central1", usd)
+        for n, usd in ((8, 3.3428), (16, 6.68561), (32, 13.37122), (64, 26.74243), (128, 53.48486))
+    ),
+    *(
+        _tpu_sky(f"v5p-{n}", "us-east5", usd)
+        for n, usd in ((8, 6.72), (16, 13.44), (32, 26.88), (64, 53.76), (128, 107.52))
+    ),
 )
 
 

@@ -1,20 +1,24 @@
-"""The roofline's efficiency factors, derived from published measurements.
+"""The roofline's efficiency factors, derived per accelerator family from published measurements.
 
-For each measurement the planner lays the model out on the measured number of
-devices, fills them with as many sequences as fit in memory (no more than the
-engine's batch ceiling), as a maximum-throughput run does, and estimates the
-generated tokens per second. `derive` picks the bandwidth and compute
-efficiencies that minimise the worst relative error over the table; the
-defaults in `Assumptions` are the result (a test checks they still are).
+For each measurement the planner lays the model out on the measured devices (at
+the published tensor-parallel degree where the run fixed one, else at its own
+smallest fitting degree), fills them with as many sequences as fit in memory
+but no more than the run's batch ceiling, and estimates the generated tokens
+per second. `derive(family)` picks the factors that minimise the worst relative
+error over that family's points, searching only the factors those points
+constrain (`FREE`); the rest are NVIDIA's, and `FAMILY_EFFICIENCY` records
+which. The defaults in `assumptions.FAMILY_EFFICIENCY` are the result (a test
+checks they still are).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from inference_infra.components.catalog import find_instance_type
-from inference_infra.components.planner.assumptions import Assumptions
-from inference_infra.components.planner.fit import Fit, fit
+from inference_infra.components.catalog import AcceleratorFamily, accelerator, find_instance_type
+from inference_infra.components.planner.assumptions import FAMILY_EFFICIENCY, Assumptions, Efficiency
+from inference_infra.components.planner.fit import Fit, fit, fit_at
 from inference_infra.components.planner.measurements import MEASUREMENTS, Measurement
 from inference_infra.components.planner.memory import Traffic
 from inference_infra.components.planner.models import model_spec
@@ -22,6 +26,25 @@ from inference_infra.components.planner.precision import Precision, Quantization
 from inference_infra.components.planner.throughput import estimate
 
 TOLERANCE = 0.25  # the planner's estimate stays within 25% of every measurement
+
+# The factors each family's points constrain. NVIDIA's runs span batch 16 to 2048 and TP 1 to 8.
+# Neuron's are small-batch decode at TP 24 and 32 only: bandwidth-bound (compute is not seen), and
+# with every point at five doublings a per-doubling factor cannot be told from the bandwidth share,
+# so Neuron's tensor-parallel cost is carried by a fixed time per step instead (its factor is 1.0)
+# next to one bandwidth share. The one TPU point fixes the bandwidth share only; TPU compute and
+# tensor-parallel factors are NVIDIA's.
+FREE: dict[AcceleratorFamily, tuple[str, ...]] = {
+    AcceleratorFamily.NVIDIA_GPU: ("bandwidth", "compute", "tensor_parallel"),
+    AcceleratorFamily.AWS_NEURON: ("bandwidth", "step_overhead_ms"),
+    AcceleratorFamily.GOOGLE_TPU: ("bandwidth",),
+}
+
+_GRIDS: dict[str, list[float]] = {
+    "bandwidth": [round(0.01 * i, 2) for i in range(10, 101)],
+    "compute": [round(0.01 * i, 2) for i in range(10, 101)],
+    "tensor_parallel": [round(0.5 + 0.01 * i, 2) for i in range(51)],
+    "step_overhead_ms": [round(0.5 * i, 1) for i in range(0, 41)],
+}
 
 
 @dataclass(frozen=True)
@@ -31,6 +54,16 @@ class Point:
     traffic: Traffic
     precision: Precision
 
+    @property
+    def family(self) -> AcceleratorFamily:
+        return self.layout.hardware.device.family
+
+
+def family_of(m: Measurement) -> AcceleratorFamily:
+    machine = find_instance_type(m.instance_type)
+    assert machine is not None, m.instance_type
+    return accelerator(machine.accelerator).family
+
 
 def _setup(m: Measurement, assumptions: Assumptions) -> Point:
     spec = model_spec(m.model)
@@ -39,12 +72,16 @@ def _setup(m: Measurement, assumptions: Assumptions) -> Point:
     machine = replace(machine, accelerator_count=m.devices)
     precision = Precision(weights=Quantization(m.weights), kv_cache=Quantization(m.kv_cache))
     context = m.prompt_tokens + m.output_tokens
+    if m.exact_batch:  # the run's own batch, held to the device's whole memory
+        assumptions = replace(assumptions, max_memory_utilization=1.0)
 
     def layout(concurrency: int) -> tuple[Fit, Traffic]:
         traffic = Traffic(context_tokens=context, concurrency=concurrency, output_tokens=m.output_tokens)
+        if m.tensor_parallel is not None:
+            return fit_at(spec, traffic, precision, assumptions, machine, m.tensor_parallel), traffic
         return fit(spec, traffic, precision, assumptions, machine), traffic
 
-    low, high = 1, m.max_batch  # the largest concurrency that fits
+    low, high = (m.max_batch if m.exact_batch else 1), m.max_batch  # the largest concurrency that fits
     if not layout(low)[0].fits:
         raise ValueError(f"{m.model} does not fit on {m.devices} x {m.instance_type} devices")
     while low < high:
@@ -57,9 +94,9 @@ def _setup(m: Measurement, assumptions: Assumptions) -> Point:
     return Point(m, best, traffic, precision)
 
 
-def points(assumptions: Assumptions | None = None) -> list[Point]:
+def points(assumptions: Assumptions | None = None, family: AcceleratorFamily | None = None) -> list[Point]:
     a = assumptions or Assumptions()
-    return [_setup(m, a) for m in MEASUREMENTS]
+    return [_setup(m, a) for m in MEASUREMENTS if family is None or family_of(m) is family]
 
 
 def predicted(point: Point, assumptions: Assumptions) -> float:
@@ -68,26 +105,74 @@ def predicted(point: Point, assumptions: Assumptions) -> float:
 
 
 def errors(
-    assumptions: Assumptions | None = None, table: list[Point] | None = None
+    assumptions: Assumptions | None = None, table: Iterable[Point] | None = None
 ) -> list[tuple[Point, float]]:
     """(point, relative error of the estimate: predicted / measured - 1) for every measurement."""
     a = assumptions or Assumptions()
     return [(p, predicted(p, a) / p.measurement.tokens_per_s - 1) for p in (table or points(a))]
 
 
-def derive(step: float = 0.02) -> tuple[Assumptions, float]:
-    """The efficiencies (bandwidth, compute, tensor-parallel) that minimise the worst |error|, and it."""
-    table = points()
-    grid = [round(step * i, 4) for i in range(round(0.1 / step), round(1 / step) + 1)]
-    tp_grid = [round(0.5 + 0.05 * i, 2) for i in range(11)]
-    best, worst_best = Assumptions(), float("inf")
-    for bw in grid:
-        for compute in grid:
-            for tp in tp_grid:
-                a = Assumptions(
-                    bandwidth_efficiency=bw, compute_efficiency=compute, tensor_parallel_efficiency=tp
-                )
-                worst = max(abs(e) for _, e in errors(a, table))
-                if worst < worst_best:
-                    best, worst_best = a, worst
-    return best, worst_best
+def summary(found: Sequence[tuple[Point, float]]) -> dict[AcceleratorFamily, tuple[int, float, float]]:
+    """Per family: (points, mean |error|, worst |error|)."""
+    out = {}
+    for family in AcceleratorFamily:
+        mine = [abs(e) for p, e in found if p.family is family]
+        if mine:
+            out[family] = (len(mine), sum(mine) / len(mine), max(mine))
+    return out
+
+
+def _with(base: Efficiency, values: dict[str, float]) -> Assumptions:
+    merged = {
+        "bandwidth_efficiency": values.get("bandwidth", base.bandwidth),
+        "compute_efficiency": values.get("compute", base.compute),
+        "tensor_parallel_efficiency": values.get("tensor_parallel", base.tensor_parallel),
+        "step_overhead_ms": values.get("step_overhead_ms", base.step_overhead_ms),
+    }
+    return Assumptions(**merged)
+
+
+def derive(family: AcceleratorFamily = AcceleratorFamily.NVIDIA_GPU) -> tuple[Efficiency, float]:
+    """The family's free factors that minimise the worst |error| over its points, and that error.
+
+    Factors outside FREE[family] keep FAMILY_EFFICIENCY's values. The search is a grid (steps of
+    0.01 for the shares and the tensor-parallel factor, 0.5 ms for the step time): one factor at a
+    time from the table's values until nothing improves, then every pair of free factors jointly.
+    """
+    table = points(family=family)
+    if not table:
+        raise ValueError(f"no published measurements for {family.value}")
+    base = FAMILY_EFFICIENCY[family]  # the factors not searched keep the table's (borrowed or fixed) values
+    free = FREE[family]
+
+    def worst(values: dict[str, float]) -> float:
+        return max(abs(e) for _, e in errors(_with(base, values), table))
+
+    start = FAMILY_EFFICIENCY[family]
+    best = {name: getattr(start, name) for name in free}
+    best_worst = worst(best)
+    improved = True
+    while improved:  # coordinate descent over the grids
+        improved = False
+        for name in free:
+            for value in _GRIDS[name]:
+                trial = best | {name: value}
+                w = worst(trial)
+                if w < best_worst - 1e-12:
+                    best, best_worst, improved = trial, w, True
+    if len(free) >= 2:  # a joint search over pairs, from the descent's optimum
+        for i, a_name in enumerate(free):
+            for b_name in free[i + 1 :]:
+                for a_value in _GRIDS[a_name]:
+                    for b_value in _GRIDS[b_name]:
+                        trial = best | {a_name: a_value, b_name: b_value}
+                        w = worst(trial)
+                        if w < best_worst - 1e-12:
+                            best, best_worst = trial, w
+    values = {
+        "bandwidth": best.get("bandwidth", base.bandwidth),
+        "compute": best.get("compute", base.compute),
+        "tensor_parallel": best.get("tensor_parallel", base.tensor_parallel),
+        "step_overhead_ms": best.get("step_overhead_ms", base.step_overhead_ms),
+    }
+    return Efficiency(**values, basis=base.basis), best_worst

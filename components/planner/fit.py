@@ -14,7 +14,7 @@ machine is reported, not spread over several.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from inference_infra.components.catalog import Accelerator, AcceleratorFamily, InstanceType, accelerator
 from inference_infra.components.planner.assumptions import Assumptions
@@ -157,6 +157,29 @@ def fit(
         problem=reason,
         format_supported=unsupported is None,
     )
+
+
+def fit_at(
+    spec: ModelSpec,
+    traffic: Traffic,
+    precision: Precision,
+    assumptions: Assumptions,
+    instance: InstanceType,
+    tensor_parallel: int,
+) -> Fit:
+    """The layout at a given degree, as a published run fixed it (engines may pad heads, so the
+    degree need not divide them); `problem` says when it does not fit."""
+    hw = hardware(instance)
+    if not 1 <= tensor_parallel <= hw.units:
+        raise ValueError(f"TP={tensor_parallel} on {instance.name} ({_count(hw.units, hw.unit_name)})")
+    ceiling = assumptions.max_memory_utilization * hw.unit_memory_gib
+    layout = _layout(spec, traffic, precision, assumptions, hw, tensor_parallel, ceiling)
+    unsupported = unsupported_weights(hw.device, precision.weights)
+    if unsupported is not None:
+        return replace(layout, problem=f"{instance.name}: {unsupported}", format_supported=False)
+    if layout.per_device.total_gib > ceiling:
+        return replace(layout, problem=_too_small(spec, precision, layout))
+    return layout
 
 
 def _layout(

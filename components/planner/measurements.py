@@ -1,15 +1,49 @@
-"""Published maximum-throughput measurements the planner's roofline is calibrated against.
+"""Published throughput measurements the planner's roofline is calibrated against.
 
 Each point is one published figure: a model on a number of accelerators at a
 fixed input/output length (ISL/OSL), served by a named engine at a named
-version, at maximum load (requests queued without delay), reported as total
-generated tokens per second. Every point carries its source and date.
+version with a stated batch ceiling, reported as generated tokens per second
+over all the devices. Every point carries its source and the date it was read.
+The factors are derived per accelerator family from that family's points
+(`planner.calibration`).
 
-The first table is NVIDIA's TensorRT-LLM performance overview (v1.0, PyTorch
-backend, ModelOpt FP8 checkpoints, `trtllm-bench throughput`, KV cache FP8 as
-the checkpoints ship it; "Total Output Throughput"). Points were chosen to
-span short and long prompts and outputs, one to eight GPUs, and 8B to 405B
-parameters.
+NVIDIA GPUs
+  * TensorRT-LLM performance overview, v1.0 (PyTorch backend, ModelOpt FP8
+    checkpoints, `trtllm-bench throughput`, FP8 KV cache; "Total Output
+    Throughput"): H100 and H200, Llama 3.1 8B to 405B, 1 to 8 GPUs.
+  * TensorRT-LLM performance page as of v0.6.1 ("Peak Throughput", static
+    batching with `gptSessionBenchmark` at the batch size in the table): the
+    L40S rows (FP8, measured with v0.5) and the A100 rows (FP16) for Llama 2
+    7B ("LLaMA 7B") on one GPU. The A100 is an 80 GB part: batch 384 at
+    128/128 needs ~62 GB. Rows at TP>1 are left out because the table does not
+    say whether their figure is per GPU or per system.
+
+AWS Neuron (Inferentia2, Trainium)
+  * The Neuron documentation's decoder throughput tables ("Output Token
+    Throughput"), Transformers NeuronX 2.18, inf2.48xlarge at TP=24 and
+    trn1.32xlarge at TP=32 (all NeuronCores), batch 1 to 8 as published. These
+    are AWS's own figures; they are small-batch runs, so the planner is given
+    the published tensor-parallel degree and batch instead of filling memory.
+    Llama 3 8B/70B rows use the Llama 3.1 presets (same shapes; the tables'
+    sequences are within 8K) and Mistral-7B-Instruct-v0.2 uses the v0.3 preset
+    (same shape but a 32,000- vs 32,768-token vocabulary).
+
+Google TPUs
+  * Google's tpu-recipes JetStream + MaxText Llama2-7B recipe for v5e
+    (v5litepod-8, bf16, per-device batch 11 = 88 sequences, tensor parallel
+    over the 8 chips, OpenOrca prompts, up to 1,024 generated tokens). The
+    recipe publishes totals (995 requests, 217,011 input and 934,964 generated
+    tokens, 3,061.78 output tokens/s); ISL/OSL here are the means of those
+    totals (218 / 940), so this point is a mix of lengths, not a fixed length.
+    The v6e (Trillium) copy of that recipe prints the same figures verbatim,
+    so it is not counted as a separate measurement. No other published TPU
+    figure found states both its lengths and its throughput: the
+    jetstream-pytorch summary (ShareGPT, lengths not published) and the vLLM
+    TPU recipes (placeholders instead of figures) are not usable.
+
+MLPerf Inference is not in the table: its Llama 2 70B and GPT-J results are
+per dataset (OpenOrca, CNN/DailyMail) without fixed lengths, and GPT-J is not
+a planner preset.
 """
 
 from __future__ import annotations
@@ -39,9 +73,22 @@ class Measurement:
     engine_version: str
     source: str
     as_of: date
+    # The published tensor-parallel degree in planner units (GPUs, NeuronCores, TPU chips) when the
+    # run fixed it; None lets the planner pick its smallest fitting degree, as for the GPU tables.
+    tensor_parallel: int | None = None
+    # True when the run used exactly `max_batch` sequences (static batching, fixed-batch engines):
+    # the planner is held to that batch, checked against the whole device memory rather than its
+    # 90% planning ceiling. False: `max_batch` is only the engine's ceiling and memory decides.
+    exact_batch: bool = False
+    notes: str = ""
+    # Why the planner misses this point by more than the 25% tolerance, when it does (the test
+    # holds such a point to 30% and checks the miss is real, so the note cannot go stale).
+    beyond_tolerance: str = ""
 
 
-def _trt(model: str, instance: str, devices: int, isl: int, osl: int, tps: float) -> Measurement:
+def _trt(
+    model: str, instance: str, devices: int, isl: int, osl: int, tps: float, beyond: str = ""
+) -> Measurement:
     return Measurement(
         model=model,
         instance_type=instance,
@@ -56,8 +103,15 @@ def _trt(model: str, instance: str, devices: int, isl: int, osl: int, tps: float
         engine_version="1.0",
         source=_TRTLLM_PERF,
         as_of=_READ,
+        beyond_tolerance=beyond,
     )
 
+
+_ENGINES = (
+    "one set of NVIDIA factors spans TensorRT-LLM 1.0 (in-flight batching, FP8) and the v0.6.1"
+    " static-batching engine; at 128/2048 the 1.0 H200 run beats the roofline's share and the"
+    " v0.6.1 A100 run falls short of it, and the minimax fit leaves both just past 25%"
+)
 
 _H100 = "p5.48xlarge"  # 8 x H100 SXM 80GB
 _H200 = "p5en.48xlarge"  # 8 x H200 141GB
@@ -69,7 +123,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     _trt("llama-3.1-8b", _H100, 1, 1000, 1000, 15220),
     _trt("llama-3.1-8b", _H100, 1, 2048, 2048, 9305),
     _trt("llama-3.1-8b", _H100, 1, 5000, 500, 3459),
-    _trt("llama-3.1-8b", _H200, 1, 128, 2048, 26221),
+    _trt("llama-3.1-8b", _H200, 1, 128, 2048, 26221, beyond=_ENGINES),
     _trt("llama-3.1-8b", _H200, 1, 1000, 1000, 17744),
     _trt("llama-3.1-8b", _H200, 1, 2048, 2048, 12194),
     # Llama 3.3 70B, FP8: H100 TP2, H200 TP1
@@ -83,4 +137,161 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     _trt("llama-3.1-405b", _H100, 8, 1000, 1000, 2919),
     _trt("llama-3.1-405b", _H200, 8, 128, 2048, 5348),
     _trt("llama-3.1-405b", _H200, 8, 1000, 1000, 3330),
+)
+
+
+# --- NVIDIA L40S and A100: TensorRT-LLM's performance page as of v0.6.1 -------------------------
+
+_TRTLLM_061 = (
+    "https://github.com/NVIDIA/TensorRT-LLM/blob/138f96d45f90b9667426f7c47297d8c06bafac73/"
+    "docs/source/performance.md"
+)
+_READ_NEW = date(2026, 11, 24)
+
+
+def _trt_static(
+    instance: str, weights: str, version: str, batch: int, isl: int, osl: int, tps: float, beyond: str = ""
+) -> Measurement:
+    return Measurement(
+        model="llama-2-7b",
+        instance_type=instance,
+        devices=1,
+        weights=weights,
+        kv_cache=weights,  # the FP8 builds use --fp8_kv_cache; the A100 ones run FP16 throughout
+        prompt_tokens=isl,
+        output_tokens=osl,
+        tokens_per_s=tps,
+        max_batch=batch,
+        engine="TensorRT-LLM",
+        engine_version=version,
+        source=_TRTLLM_061,
+        as_of=_READ_NEW,
+        exact_batch=True,
+        notes="static batching (gptSessionBenchmark) at the published batch size",
+        beyond_tolerance=beyond,
+    )
+
+
+_L40S = "g6e.xlarge"  # 1 x L40S 48GB
+_A100 = "p4de.24xlarge"  # 8 x A100 80GB (one used)
+
+MEASUREMENTS += (
+    _trt_static(_L40S, "fp8", "0.5", 64, 128, 128, 3240),
+    _trt_static(_L40S, "fp8", "0.5", 64, 128, 2048, 1622),
+    _trt_static(_L40S, "fp8", "0.5", 32, 2048, 128, 581),
+    _trt_static(_L40S, "fp8", "0.5", 16, 2048, 2048, 531),
+    _trt_static(_A100, "fp16", "0.6.1", 384, 128, 128, 5586),
+    _trt_static(_A100, "fp16", "0.6.1", 60, 128, 2048, 1928, beyond=_ENGINES),
+    _trt_static(_A100, "fp16", "0.6.1", 52, 2048, 128, 591),
+)
+
+
+# --- AWS Neuron: the Neuron documentation's decoder throughput tables (Transformers NeuronX 2.18) --
+
+# aws-neuron-sdk commit (2025-10-17) holding both tables; the rows were published with Neuron 2.18
+# (2024-04-11, Llama 3 rows 2024-04-30)
+_NEURON_COMMIT = "1db4d74ec718b8c3287ad118ad021c95c64ff455"
+_NEURON_INF2 = (
+    f"https://github.com/aws-neuron/aws-neuron-sdk/blob/{_NEURON_COMMIT}/"
+    "about-neuron/benchmarks/inf2/throughput_data_decoder.csv"
+)
+_NEURON_TRN1 = (
+    f"https://github.com/aws-neuron/aws-neuron-sdk/blob/{_NEURON_COMMIT}/"
+    "about-neuron/benchmarks/trn1/throughput_data_decoder.csv"
+)
+
+
+def _neuron(
+    model: str,
+    instance: str,
+    version: str,
+    weights: str,
+    batch: int,
+    isl: int,
+    osl: int,
+    tps: float,
+    note: str = "",
+) -> Measurement:
+    inf2 = instance.startswith("inf2")
+    return Measurement(
+        model=model,
+        instance_type=instance,
+        devices=12 if inf2 else 16,  # every chip of the machine
+        weights=weights,
+        kv_cache="bf16",  # FP16 model with BF16 matmuls; the KV cache is not quantized
+        prompt_tokens=isl,
+        output_tokens=osl,
+        tokens_per_s=tps,
+        max_batch=batch,
+        engine="Transformers NeuronX",
+        engine_version=version,
+        source=_NEURON_INF2 if inf2 else _NEURON_TRN1,
+        as_of=_READ_NEW,
+        tensor_parallel=24 if inf2 else 32,  # NeuronCores
+        exact_batch=True,
+        notes=note,
+    )
+
+
+_INF2, _TRN1 = "inf2.48xlarge", "trn1.32xlarge"
+_L3 = "Llama-3-8B row (same shape as the 3.1 preset), int8 weight storage"
+_L3_70 = "Llama-3-70B row (same shape as the 3.1 preset)"
+_MISTRAL = "Mistral-7B-Instruct-v0.2 row (v0.3 preset: same shape, 768 more vocabulary rows)"
+
+MEASUREMENTS += (
+    # Inferentia2, TP=24
+    _neuron("llama-2-7b", _INF2, "2.18.0", "bf16", 8, 128, 3968, 725.83),
+    _neuron("llama-2-13b", _INF2, "2.18.0", "bf16", 8, 128, 3968, 589.89),
+    _neuron("llama-2-70b", _INF2, "2.18.0", "bf16", 1, 128, 128, 30.06),
+    _neuron("llama-2-70b", _INF2, "2.18.0", "bf16", 1, 256, 256, 29.92),
+    _neuron("llama-2-70b", _INF2, "2.18.0", "bf16", 1, 128, 1024, 30.07),
+    _neuron("llama-2-70b", _INF2, "2.18.0", "bf16", 1, 1024, 1024, 29.43),
+    _neuron("llama-2-70b", _INF2, "2.18.0", "bf16", 1, 1024, 2048, 28.91),
+    _neuron("llama-2-70b", _INF2, "2.18.0", "bf16", 1, 2048, 2048, 28.33),
+    _neuron("llama-3.1-8b", _INF2, "2.18.1", "int8", 8, 128, 3968, 859.09, _L3),
+    _neuron("llama-3.1-8b", _INF2, "2.18.1", "int8", 8, 2048, 2048, 759.15, _L3),
+    _neuron("llama-3.1-8b", _INF2, "2.18.1", "int8", 8, 4096, 4096, 521.96, _L3),
+    _neuron("llama-3.1-8b", _INF2, "2.18.1", "int8", 8, 128, 8064, 649.17, _L3),
+    _neuron("llama-3.1-70b", _INF2, "2.18.1", "bf16", 1, 128, 128, 31.28, _L3_70),
+    _neuron("llama-3.1-70b", _INF2, "2.18.1", "bf16", 1, 1024, 1024, 30.16, _L3_70),
+    _neuron("llama-3.1-70b", _INF2, "2.18.1", "bf16", 1, 2048, 2048, 28.84, _L3_70),
+    _neuron("mistral-7b", _INF2, "2.18.0", "bf16", 8, 128, 3968, 761.89, _MISTRAL),
+    _neuron("mistral-7b", _INF2, "2.18.0", "bf16", 8, 4096, 4096, 450.38, _MISTRAL),
+    # Trainium, TP=32
+    _neuron("llama-2-70b", _TRN1, "2.18.0", "bf16", 4, 128, 128, 141.45),
+    _neuron("llama-2-70b", _TRN1, "2.18.0", "bf16", 4, 256, 256, 143.43),
+    _neuron("llama-2-70b", _TRN1, "2.18.0", "bf16", 4, 128, 1024, 145.13),
+    _neuron("llama-2-70b", _TRN1, "2.18.0", "bf16", 4, 1024, 1024, 133.25),
+    _neuron("llama-2-70b", _TRN1, "2.18.0", "bf16", 4, 2048, 2048, 120.63),
+    _neuron("llama-3.1-8b", _TRN1, "2.18.1", "int8", 8, 128, 3968, 1142.70, _L3),
+    _neuron("llama-3.1-8b", _TRN1, "2.18.1", "int8", 8, 4096, 4096, 770.16, _L3),
+    _neuron("llama-3.1-70b", _TRN1, "2.18.1", "bf16", 4, 128, 1024, 140.51, _L3_70),
+    _neuron("llama-3.1-70b", _TRN1, "2.18.1", "bf16", 4, 2048, 2048, 120.36, _L3_70),
+)
+
+
+# --- Google TPU v5e: tpu-recipes JetStream + MaxText Llama2-7B ------------------------------------
+
+MEASUREMENTS += (
+    Measurement(
+        model="llama-2-7b",
+        instance_type="v5litepod-8",
+        devices=8,
+        weights="bf16",
+        kv_cache="bf16",
+        prompt_tokens=218,  # 217,011 input tokens / 995 requests
+        output_tokens=940,  # 934,964 generated tokens / 995 requests
+        tokens_per_s=3061.78,
+        max_batch=88,  # per_device_batch_size 11 x 8 chips
+        engine="JetStream + MaxText",
+        engine_version="main (recipe of 2024-08)",
+        source=(
+            "https://github.com/AI-Hypercomputer/tpu-recipes/blob/5ba55c8aff86b98a880389f0e056dc902ce6f3e1/"
+            "inference/v5e/JetStream-Maxtext/Llama2-7B/README.md"
+        ),
+        as_of=_READ_NEW,
+        tensor_parallel=8,  # ici_tensor_parallelism=-1: over all 8 chips
+        exact_batch=True,
+        notes="OpenOrca prompts of mixed lengths; ISL/OSL are the published totals' means",
+    ),
 )

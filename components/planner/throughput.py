@@ -5,8 +5,11 @@ step cannot be shorter than the time to read the weights once plus every
 sequence's KV cache at the peak memory bandwidth, nor shorter than the FLOPs
 (2 x active parameters per token, plus attention over the cached context) at
 the dense peak of the precision the matrix multiplies run in. The estimate
-takes the longer of the two, each divided by its efficiency factor
-(`Assumptions.bandwidth_efficiency`, `Assumptions.compute_efficiency`).
+takes the longer of the two, each divided by its efficiency factor, plus a
+fixed time per step (kernel launches and collectives' latency; zero where a
+family's measurements show none). The factors are the accelerator family's
+(`Assumptions.efficiency(family)`: NVIDIA GPUs, AWS Neuron and Google TPUs each
+derived from their own published measurements).
 
 Prefill is bounded the same way (the prompt's FLOPs at the compute peak; the
 weights read once per chunk of `max_batched_tokens`). Prefill and decode are
@@ -20,9 +23,9 @@ experts; compute counts the active parameters, and a decode step reads the
 shared weights plus the experts its batch is expected to touch
 (1 - (1 - k/E)^batch of them). The KV cache read per step is the average over
 a request: prompt + half the output. Tensor-parallel communication costs a
-factor `Assumptions.tensor_parallel_efficiency` per doubling of the degree
-(TP=2: once, TP=8: three times). The three efficiencies are derived from
-published measurements (`planner.calibration`, `planner.measurements`).
+factor `Efficiency.tensor_parallel` per doubling of the degree (TP=2: once,
+TP=8: three times). The factors are derived per family from published
+measurements (`planner.calibration`, `planner.measurements`).
 """
 
 from __future__ import annotations
@@ -47,13 +50,17 @@ class Throughput:
     # Decode-only ceilings at 100% efficiency; tokens_per_s never exceeds either.
     bandwidth_bound_tokens_per_s: float
     compute_bound_tokens_per_s: float
+    # Set when the family's efficiency factors are partly borrowed from another family's
+    # measurements: where they come from, so the estimate says it.
+    efficiency_caveat: str = ""
 
     def describe(self) -> str:
+        caveat = f" ({self.efficiency_caveat})" if self.efficiency_caveat else ""
         return (
             f"~{self.tokens_per_s:,.0f} tokens/s generated"
             f" ({self.per_sequence_tokens_per_s:,.0f} per sequence),"
             f" decode bound by {self.decode_bound} ({self.compute_basis} peak);"
-            f" prefill ~{self.prefill_tokens_per_s:,.0f} prompt tokens/s per replica"
+            f" prefill ~{self.prefill_tokens_per_s:,.0f} prompt tokens/s per replica{caveat}"
         )
 
 
@@ -92,10 +99,11 @@ def estimate(
     step_bytes = weight_bytes_read(spec, precision, b) / t + b * kv_len * kv_token / shards
     step_flops = b * flops_per_token(spec, kv_len) / t
     step_bw, step_compute = step_bytes / bandwidth, step_flops / peak
-    tp_eff = assumptions.tensor_parallel_efficiency ** math.log2(t)
-    achieved_bw = step_bw / assumptions.bandwidth_efficiency / tp_eff
-    achieved_compute = step_compute / assumptions.compute_efficiency / tp_eff
-    step = max(achieved_bw, achieved_compute)
+    eff = assumptions.efficiency(hw.device.family)
+    tp_eff = eff.tensor_parallel ** math.log2(t)
+    achieved_bw = step_bw / eff.bandwidth / tp_eff
+    achieved_compute = step_compute / eff.compute / tp_eff
+    step = max(achieved_bw, achieved_compute) + eff.step_overhead_ms / 1000
     bound = "memory bandwidth" if achieved_bw >= achieved_compute else "compute"
 
     # Prefill: the replica's b prompts, in chunks of max_batched_tokens.
@@ -110,8 +118,8 @@ def estimate(
         fill_flops = prompt_tokens * flops_per_token(spec, traffic.prompt / 2) / t
         prefill = (
             max(
-                fill_bytes / bandwidth / assumptions.bandwidth_efficiency,
-                fill_flops / peak / assumptions.compute_efficiency,
+                fill_bytes / bandwidth / eff.bandwidth,
+                fill_flops / peak / eff.compute,
             )
             / tp_eff
         )
@@ -126,4 +134,5 @@ def estimate(
         compute_basis=basis,
         bandwidth_bound_tokens_per_s=concurrency / step_bw,
         compute_bound_tokens_per_s=concurrency / step_compute,
+        efficiency_caveat=f"{hw.device.family.value} factors: {eff.basis}" if eff.borrows else "",
     )

@@ -57,7 +57,14 @@ class Choice:
             f" {o.memory_utilization:.0%} of {o.fit.hardware.unit_name} memory, ~{o.est_tokens_per_s:,.0f}"
             f" tokens/s, ${o.hourly_usd:,.2f}/h {o.purchase.value}, ${o.usd_per_million_tokens:,.3f}"
             f" per million tokens (cheapest of {len(self.sizing.options)} that fit)"
+            f"{efficiency_caveat(self.sizing.assumptions, o.fit.hardware.device.family)}"
         )
+
+
+def efficiency_caveat(assumptions: Assumptions, family: AcceleratorFamily) -> str:
+    """'; <family> throughput factors: ...' when some factor is borrowed from another family."""
+    eff = assumptions.efficiency(family)
+    return f"; {family.value} throughput factors: {eff.basis}" if eff.borrows else ""
 
 
 def choose_instance_type(

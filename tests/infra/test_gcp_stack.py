@@ -60,7 +60,9 @@ def test_prod_plan_runs_every_gcp_accelerator_component(plan_stack):
         ("small-l4-1", "g2-standard-8"),
     ]
     assert capture.one(GCP_RESERVATION).props["specificReservationRequired"] is True
-    assert capture.one(GCP_TPU_VM).props["acceleratorType"] == "v5litepod-4"  # the planner's pick
+    assert (
+        capture.one(GCP_TPU_VM).props["acceleratorType"] == "v6e-4"
+    )  # the planner's pick (cheapest spot per token)
     assert capture.one(GCP_TPU_QUEUED_RESOURCE).props["tpu"]["nodeSpecs"][0]["node"]["acceleratorType"] == (
         "v5litepod-8"
     )
@@ -81,7 +83,7 @@ def test_prod_plan_prices_gcp_from_the_catalog(plan_stack):
     expected = (
         price("a3-highgpu-8g", PriceModel.ON_DEMAND)  # the reservation; its VM is priced at 0
         + price("g2-standard-8", PriceModel.SPOT, 2)
-        + price("v5litepod-4", PriceModel.SPOT)  # the planner's pick for qwen7b-tpu
+        + price("v6e-4", PriceModel.SPOT)  # the planner's pick for qwen7b-tpu
         + price("v5litepod-8", PriceModel.ON_DEMAND)  # the queued slice
     )
     assert gcp_hourly == pytest.approx(expected)
@@ -244,7 +246,10 @@ SMALL_MODEL = {"name": "llama-3.1-8b", "contextTokens": 4096, "concurrency": 8}
 def test_prod_plan_says_which_slice_the_planner_chose(plan_stack):
     notes = plan_stack("prod").notes()
     (tpu,) = [n for n in notes if n.startswith("TpuVm 'qwen7b-tpu'")]
-    assert "planner chose qwen2.5-7b (bf16 weights, bf16 KV cache, 32 x 8,192 tokens) -> v5litepod-4" in tpu
+    assert "planner chose qwen2.5-7b (bf16 weights, bf16 KV cache, 32 x 8,192 tokens) -> v6e-4" in tpu
+    # a TPU estimate borrows NVIDIA's compute and tensor-parallel factors, and the note says so
+    assert "google-tpu throughput factors:" in tpu
+    assert "compute and tensor-parallel factors borrowed from NVIDIA" in tpu
     assert "GCP GpuFleet 'llama70b-h100': a3-highgpu-8g checked: llama-3.1-70b fits" in " ".join(notes)
 
 

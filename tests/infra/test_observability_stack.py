@@ -159,9 +159,10 @@ def test_prod_stack_prometheus_scrapes_its_own_fleets_with_serving_and_absent_ru
     assert gce[3]["relabel_configs"][0]["regex"] == "llama\\-70b|llama70b\\-h100"
     assert [r["target_label"] for r in static["relabel_configs"]] == ["job"]
     (tpu,) = static["static_configs"]
-    assert tpu["labels"] == {"cloud": "gcp", "pool": "qwen7b-tpu", "instance_type": "v5litepod-4"}
+    assert tpu["labels"] == {"cloud": "gcp", "pool": "qwen7b-tpu", "instance_type": "v6e-4"}
     (host,) = {t.rsplit(":", 1)[0] for t in tpu["targets"]}  # the slice's one host (from its outputs)
-    assert tpu["targets"] == [f"{host}:8000", f"{host}:8001"]
+    # v6e-4 at TP=1: four single-chip engines on the slice's host (8000-8003)
+    assert tpu["targets"] == [f"{host}:{port}" for port in (8000, 8001, 8002, 8003)]
     assert all(env_filter in sd["filters"] for j in ec2 for sd in j["ec2_sd_configs"])
     env_keep = {"source_labels": ["__meta_gce_label_environment"], "regex": "prod", "action": "keep"}
     assert all(env_keep in j["relabel_configs"] for j in gce)
@@ -176,7 +177,7 @@ def test_prod_stack_prometheus_scrapes_its_own_fleets_with_serving_and_absent_ru
     assert not any(pool == "qwen7b-tpu" and alert != "ServingEngineAbsent" for alert, pool in absent)
     firewall = capture.one("gcp:compute/firewall:Firewall", "qwen7b-tpu-metrics").props
     assert firewall["sourceRanges"] == ["10.20.0.0/16"]
-    assert firewall["allows"] == [{"protocol": "tcp", "ports": ["8000-8001"]}]
+    assert firewall["allows"] == [{"protocol": "tcp", "ports": ["8000-8003"]}]
     prices = [
         r
         for r in groups["inference-infra-serving-cost"]

@@ -166,11 +166,11 @@ def test_pack_holds_the_budget_against_component_prices(pack, plan_of, tagged):
     ((policy, message),) = _messages(report)
     assert policy == "accelerator-spend-budget"
     assert message == (
-        "estimated spend $1.93/hour ($1,411/month) exceeds maxHourlyUsd $0.50; largest: "
-        "serving-spot-0 $1.11/h (g6e.xlarge spot $1.0492/h (highest of 3 zones, snapshot 2026-11-22) "
+        "estimated spend $1.50/hour ($1,096/month) exceeds maxHourlyUsd $0.50; largest: "
+        "serving-spot-0 $1.26/h (g6e.xlarge spot $1.1975/h (highest of 4 zones, snapshot 2026-11-24) "
         "us-east-1); "
-        "neuron-spot-0 $0.82/h (inf2.xlarge spot (no 2026-11-22 snapshot data for inf2.xlarge in us-east-1; "
-        "priced at on-demand) us-east-1)."
+        "neuron-spot-0 $0.24/h (inf2.xlarge spot $0.1783/h (highest of 4 zones, snapshot 2026-11-24) "
+        "us-east-1)."
     )
 
 

@@ -5,11 +5,16 @@ from __future__ import annotations
 import pytest
 
 from inference_infra.components.catalog import (
+    AcceleratorFamily,
     Cloud,
     PriceModel,
+    accelerator,
     find_instance_type,
+    gcp_guest_accelerator,
     gcp_n1_gpu_price,
+    gcp_n1_machine,
     hourly_price,
+    instance_types,
 )
 from inference_infra.components.catalog.spot import SNAPSHOT_DATE, SPOT_SNAPSHOT, spot_row
 
@@ -18,12 +23,22 @@ def test_spot_snapshot_every_row_is_dated_sourced_known_and_below_on_demand():
     keys = [(r.cloud, r.name, r.region) for r in SPOT_SNAPSHOT]
     assert len(keys) == len(set(keys))
     for row in SPOT_SNAPSHOT:
-        item = find_instance_type(row.name, row.cloud)
-        assert item is not None, row.name
-        assert row.source.startswith("https://")
+        assert row.source.startswith("https://github.com/") or row.source.startswith(
+            "https://cloud.google.com/"
+        )
+        assert "/blob/" in row.source or "cloud.google.com" in row.source  # pinned, or the vendor's page
         assert row.as_of <= SNAPSHOT_DATE
+        assert row.as_of.year == 2026
         assert row.zone_usd
         assert all(v > 0 for v in row.zone_usd)
+        item = find_instance_type(row.name, row.cloud)
+        if item is None and row.name.startswith("n1-"):  # the VM part of an N1 + GPU machine
+            assert row.highest_usd < gcp_n1_machine(row.name).hourly_usd[row.region], row
+            continue
+        if item is None:  # a guest GPU attached to N1 VMs, priced per GPU
+            guest = gcp_guest_accelerator(row.name)
+            assert row.highest_usd < guest.hourly_usd[row.region], row
+            continue
         on_demand = item.hourly_usd.get(row.region, item.hourly_usd[item.reference_region])
         assert row.highest_usd <= on_demand, row
 
@@ -43,8 +58,47 @@ def test_spot_tpu_is_priced_per_chip_from_the_tpu_price_list():
     assert "snapshot 2026-11-21" in price.basis
 
 
-def test_spot_n1_without_data_is_priced_at_on_demand_and_says_so():
+def test_spot_n1_vm_and_guest_gpu_come_from_the_snapshot():
     spot = gcp_n1_gpu_price("n1-standard-8", "nvidia-tesla-t4", region="us-central1", model=PriceModel.SPOT)
-    on_demand = gcp_n1_gpu_price("n1-standard-8", "nvidia-tesla-t4", region="us-central1")
-    assert spot.hourly_usd == pytest.approx(on_demand.hourly_usd)
-    assert "no 2026-11-22 snapshot data for n1-standard-8" in spot.basis
+    assert spot.hourly_usd == pytest.approx(0.10446 + 0.175)
+    assert "n1-standard-8 + 1 x nvidia-tesla-t4 spot $0.10446/h" in spot.basis
+    assert "GPU spot $0.175/h" in spot.basis
+
+
+def test_spot_gcp_gpu_machine_is_its_vm_plus_its_gpus_and_shows_the_sum():
+    row = spot_row(Cloud.GCP, "a3-highgpu-8g", "us-central1")
+    assert row.highest_usd == pytest.approx(2.88933 + 8 * 2.9926)
+    assert row.notes == "VM $2.88933/h + 8 x h100-80gb $2.9926/h"
+    assert spot_row(Cloud.GCP, "g2-standard-8", "us-central1").highest_usd == pytest.approx(0.11747 + 0.2231)
+    # a region has its own price
+    assert spot_row(Cloud.GCP, "a3-highgpu-8g", "us-east4").highest_usd < row.highest_usd
+
+
+def test_spot_covers_the_accelerator_families_by_type_and_region_and_says_what_it_lacks():
+    covered = {(r.cloud, r.name) for r in SPOT_SNAPSHOT}
+    for family in AcceleratorFamily:
+        assert any(
+            accelerator(i.accelerator).family is family and (i.cloud, i.name) in covered
+            for i in instance_types()
+        ), family
+    for name in (
+        "inf2.xlarge",
+        "inf2.48xlarge",
+        "trn1.32xlarge",
+        "g2-standard-4",
+        "a2-highgpu-1g",
+        "v6e-8",
+        "v5p-8",
+    ):
+        assert any(r.name == name for r in SPOT_SNAPSHOT), name
+    # a type without data is priced at on-demand, saying so
+    price = hourly_price(find_instance_type("p5.4xlarge"), region="us-east-1", model=PriceModel.SPOT)
+    assert price.hourly_usd == pytest.approx(6.88)
+    assert f"no {SNAPSHOT_DATE.isoformat()} snapshot data for p5.4xlarge" in price.basis
+
+
+def test_spot_n1_gpu_counts_each_attached_gpu():
+    spot = gcp_n1_gpu_price(
+        "n1-standard-8", "nvidia-tesla-t4", gpus=2, region="us-central1", model=PriceModel.SPOT
+    )
+    assert spot.hourly_usd == pytest.approx(0.10446 + 2 * 0.175)

@@ -142,4 +142,5 @@ def test_size_explain_and_family_filter_explain_each_listed_option(capsys):
     assert "Best: inf2." in text or "Best: trn1" in text
     assert "#2: " in text
     assert "NeuronCores of 16 GiB" in text
-    assert "spot (no 2026-11-22 snapshot data for" in text
+    assert "spot $" in text  # Neuron machines are in the dated spot snapshot now
+    assert "snapshot 2026-11-24" in text

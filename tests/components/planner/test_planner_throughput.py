@@ -78,21 +78,19 @@ def test_estimate_matches_a_hand_computed_bandwidth_bound_decode():
     est = estimate(spec, traffic, precision, Assumptions(), layout)
     weights = 6_738_415_616 * 2
     kv = (3584 + 256) * 2 * 32 * 32 * 128 * 2  # average cached tokens x bytes per token
-    a = Assumptions()
-    step = (weights + kv) / 600e9 / a.bandwidth_efficiency
+    a = Assumptions().efficiency("nvidia-gpu")
+    step = (weights + kv) / 600e9 / a.bandwidth
     assert est.decode_bound == "memory bandwidth"
     assert est.per_sequence_tokens_per_s == pytest.approx(1 / step)
     prefill_flops = 3584 * (2 * spec.params + 4 * 32 * 32 * 128 * 3584 / 2)
-    bw = a.bandwidth_efficiency
-    prefill = max(
-        prefill_flops / 125e12 / a.compute_efficiency, weights / 600e9 / bw + 3584 * 524288 / 600e9 / bw
-    )
+    bw = a.bandwidth
+    prefill = max(prefill_flops / 125e12 / a.compute, weights / 600e9 / bw + 3584 * 524288 / 600e9 / bw)
     assert est.tokens_per_s == pytest.approx(512 / (prefill + 512 * step))
 
 
 def test_estimate_is_compute_bound_at_large_batch():
-    # Short sequences, big batch: the weights are read once for 512 tokens, and FLOPs dominate.
-    spec, traffic = model_spec("llama-3.1-8b"), Traffic(context_tokens=128, concurrency=512)
+    # Short sequences, big batch: the weights are read once for 1,024 tokens, and FLOPs dominate.
+    spec, traffic = model_spec("llama-3.1-8b"), Traffic(context_tokens=128, concurrency=1024)
     layout = fit(spec, traffic, Precision(), Assumptions(), instance_type("p5.4xlarge"))
     assert layout.fits
     est = estimate(spec, traffic, Precision(), Assumptions(), layout)

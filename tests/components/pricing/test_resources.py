@@ -34,6 +34,40 @@ def test_resource_rates_every_row_has_source_date_and_a_positive_price():
         assert all(v > 0 for v in rate.usd.values()), rate.key
 
 
+_UNITS = {
+    "GiB-month",
+    "GB-month",
+    "IOPS-month",
+    "MiB/s-month",
+    "hour",
+    "AZ-hour",
+    "VM-hour",
+    "LCU-hour",
+    "NLCU-hour",
+    "GB",
+    "GB-second",
+    "1M requests",
+    "1k requests",
+    "1k operations",
+    "key-month",
+    "secret-month",
+}
+
+
+def test_resource_rates_use_known_units_and_dates_no_later_than_their_last_check():
+    from datetime import date
+
+    for rate in RESOURCE_RATES:
+        assert rate.unit in _UNITS, (rate.key, rate.unit)
+        assert rate.as_of <= date(2026, 11, 24), rate.key
+        if rate.checked_against:  # re-checked rows carry the copy they were checked against and its day
+            assert rate.as_of == date(2026, 11, 24), rate.key
+            assert rate.checked_against.startswith("https://"), rate.key
+        assert rate.free >= 0, rate.key
+    checked = {r.key for r in RESOURCE_RATES if r.checked_against}
+    assert {"aws.lambda.requests", "gcp.gcs.standard.storage"} <= checked
+
+
 def test_ebs_gp3_prices_capacity_and_iops_and_throughput_above_the_baseline(plan_of):
     aws.ec2.Instance(
         "gpu",
