@@ -9,6 +9,7 @@ import pytest
 
 from inference_infra.components.catalog import Cloud, find_instance_type, hourly_price
 from inference_infra.components.catalog.compute import machine_price
+from inference_infra.components.catalog.spot import SNAPSHOT_DATE
 from inference_infra.components.offline_plan import PlanResult, plan, render_table
 from inference_infra.components.offline_plan.policy import PolicyReport
 from inference_infra.components.offline_plan.pricing import price_capture
@@ -41,7 +42,10 @@ def test_cpu_spot_instance_without_snapshot_data_is_priced_on_demand_and_says_so
     )
     item = _items(price_capture(plan_of()))["worker"]
     assert item.hourly_usd == pytest.approx(0.0104)
-    assert "spot (no 2026-11-22 snapshot data for t3.micro in us-east-1; priced at on-demand)" in item.basis
+    assert (
+        f"spot (no {SNAPSHOT_DATE} snapshot data for t3.micro in us-east-1; priced at on-demand)"
+        in item.basis
+    )
 
 
 def test_eks_system_node_group_is_priced_by_desired_size(plan_of):
@@ -81,7 +85,7 @@ def test_mixed_cpu_group_prices_its_spot_share(plan_of):
     item = _items(price_capture(plan_of()), "compute")["mixed"]
     assert item.hourly_usd == pytest.approx(4 * 0.085)  # no spot data: the spot half at on-demand
     assert "2 on-demand us-east-1" in item.basis
-    assert "2 at the spot (no 2026-11-22 snapshot data for c6i.large" in item.basis
+    assert f"2 at the spot (no {SNAPSHOT_DATE} snapshot data for c6i.large" in item.basis
 
 
 def test_cpu_spot_fleet_is_priced_by_target_capacity(plan_of):

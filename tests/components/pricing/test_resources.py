@@ -51,6 +51,8 @@ _UNITS = {
     "1k operations",
     "key-month",
     "secret-month",
+    "zone-month",
+    "1M queries",
 }
 
 
