@@ -40,6 +40,7 @@ from inference_infra.components.k8s.observability_values import (
     MONITORING_POD_SECURITY,
     dcgm_exporter_values,
     kube_prometheus_stack_values,
+    neuron_monitor_network_policy,
     neuron_monitor_spec,
     node_relabelings,
     pod_security_labels,
@@ -204,6 +205,7 @@ class GpuObservability(pulumi.ComponentResource):
 
         self.neuron_monitor: k8s.apps.v1.DaemonSet | None = None
         self.neuron_pod_monitor: k8s.apiextensions.CustomResource | None = None
+        self.neuron_network_policy: k8s.networking.v1.NetworkPolicy | None = None
         if args.neuron_monitor:
             self._neuron_monitor(name, args, in_ns, after_kps)
 
@@ -245,6 +247,17 @@ class GpuObservability(pulumi.ComponentResource):
                 "labels": app,
             },
             spec=neuron_monitor_spec(args, app),
+            opts=in_ns,
+        )
+        # Only Prometheus reaches its metrics port, and it calls nothing: no egress at all.
+        self.neuron_network_policy = k8s.networking.v1.NetworkPolicy(
+            f"{name}-neuron-monitor",
+            metadata={
+                "name": f"{name}-neuron-monitor",
+                "namespace": args.exporters_namespace_name,
+                "labels": app,
+            },
+            spec=neuron_monitor_network_policy(args, app),
             opts=in_ns,
         )
         self.neuron_pod_monitor = k8s.apiextensions.CustomResource(

@@ -295,6 +295,21 @@ def neuron_monitor_spec(args: GpuObservabilityArgs, app: Mapping[str, str]) -> d
     }
 
 
+def neuron_monitor_network_policy(args: GpuObservabilityArgs, app: Mapping[str, str]) -> dict[str, Any]:
+    """Ingress to the metrics port from the monitoring namespace's Prometheus only; no egress."""
+    prometheus = {
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": args.namespace}},
+        # The operator labels every Prometheus pod so.
+        "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}},
+    }
+    return {
+        "podSelector": {"matchLabels": dict(app)},
+        "policyTypes": ["Ingress", "Egress"],
+        "ingress": [{"from": [prometheus], "ports": [{"protocol": "TCP", "port": NEURON_PORT}]}],
+        "egress": [],
+    }
+
+
 def _gpu_node_terms(args: GpuObservabilityArgs) -> list[dict[str, Any]]:
     gpu_types = [i.name for i in instance_types(family=AcceleratorFamily.NVIDIA_GPU)]
     terms = [_in_types(gpu_types)]

@@ -92,7 +92,7 @@ def test_gpu_observability_runs_only_the_exporters_in_the_privileged_namespace(p
         r.props["metadata"]["namespace"]
         for r in capture.custom
         if r.type.startswith("kubernetes:")
-        and r.type not in (NAMESPACE, RELEASE, DAEMON_SET, "pulumi:providers:kubernetes")
+        and r.type not in (NAMESPACE, RELEASE, DAEMON_SET, "kubernetes:networking.k8s.io/v1:NetworkPolicy")
     ]
     assert others
     assert set(others) == {"monitoring"}
@@ -176,6 +176,20 @@ def test_gpu_observability_neuron_monitor_is_the_one_privileged_container(plan_o
     (container,) = pod["containers"]
     assert container["securityContext"] == {"privileged": True}
     assert container["image"] == NEURON_IMAGE
+
+
+def test_gpu_observability_neuron_monitor_admits_only_prometheus(plan_of):
+    capture = plan_of(GpuObservability("gpu-obs", FULL))
+    policy = capture.one("kubernetes:networking.k8s.io/v1:NetworkPolicy").props
+    pod = capture.one(DAEMON_SET).props["spec"]["template"]
+    assert policy["metadata"]["namespace"] == "monitoring-exporters"
+    assert policy["spec"]["podSelector"]["matchLabels"] == pod["metadata"]["labels"]
+    assert policy["spec"]["policyTypes"] == ["Ingress", "Egress"]
+    assert policy["spec"]["egress"] == []
+    (rule,) = policy["spec"]["ingress"]
+    assert rule["ports"] == [{"protocol": "TCP", "port": 8000}]
+    (source,) = rule["from"]
+    assert source["namespaceSelector"] == {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}
 
 
 def test_gpu_observability_passes_every_cluster_image_by_digest(plan_of):
