@@ -126,10 +126,10 @@ def checkov_binary() -> str:
 
 
 def run_checkov(manifests: list[dict[str, Any]], folder: Path) -> list[dict[str, Any]]:
-    """checkov's failed checks on the objects, offline (--skip-download: no platform calls)."""
+    """checkov's failed checks on the objects, offline: no platform download, no PyPI update check."""
     path = folder / "objects.yaml"
     path.write_text(yaml.safe_dump_all(manifests, sort_keys=False))
-    env = {**os.environ, "BC_SKIP_MAPPING": "TRUE", "CHECKOV_RUN_SCA_PACKAGE_SCAN_V2": "false"}
+    env = {**os.environ, "BC_SKIP_MAPPING": "TRUE", "CKV_SKIP_PACKAGE_UPDATE_CHECK": "true"}
     result = subprocess.run(
         [
             checkov_binary(),
