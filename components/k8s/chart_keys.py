@@ -126,6 +126,10 @@ KUBE_PROMETHEUS_STACK_KEYS = ChartKeys(
             "prometheusOperator.prometheusConfigReloader.image.sha",
             "prometheusOperator.prometheusConfigReloader.image.tag",
             "prometheusOperator.securityContext",
+            "prometheusOperator.thanosImage.registry",
+            "prometheusOperator.thanosImage.repository",
+            "prometheusOperator.thanosImage.sha",
+            "prometheusOperator.thanosImage.tag",
         }
     ),
 )

@@ -98,6 +98,18 @@ CONFIG_RELOADER = PinnedImage(
     source=_KIND_BOOTSTRAP,
     as_of=_READ,
 )
+# Not run by this component (no Thanos sidecar or ruler), but the operator names it in its
+# --thanos-default-base-image argument: pinned too, so no image reference goes out by tag.
+THANOS = PinnedImage(
+    registry="quay.io",
+    repository="thanos/thanos",
+    tag="v0.42.4",
+    digest="sha256:b567818fe608067eb0f1d7c2c4fe361e7ad83c8a256234c97685f1d0bf670cc8",
+    index=None,
+    source="a public homelab's Terraform image list (randomcoww, renovate-managed "
+    "`quay.io/thanos/thanos:v0.42.4@sha256:b567818f...`; GitHub code search)",
+    as_of=_READ,
+)
 # The admission webhook's certificate Jobs (create and patch).
 KUBE_WEBHOOK_CERTGEN = PinnedImage(
     registry="ghcr.io",
@@ -164,6 +176,7 @@ CLUSTER_IMAGES: tuple[PinnedImage, ...] = (
     ALERTMANAGER,
     PROMETHEUS_OPERATOR,
     CONFIG_RELOADER,
+    THANOS,
     KUBE_WEBHOOK_CERTGEN,
     KUBE_STATE_METRICS,
     GRAFANA,

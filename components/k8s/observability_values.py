@@ -133,6 +133,7 @@ def kube_prometheus_stack_values(
         "prometheusOperator": {
             "image": _sha_hex(images.PROMETHEUS_OPERATOR),
             "prometheusConfigReloader": {"image": _sha_hex(images.CONFIG_RELOADER)},
+            "thanosImage": _sha_hex(images.THANOS),
             "securityContext": restricted_pod(),
             "containerSecurityContext": restricted_container(),
             "admissionWebhooks": {

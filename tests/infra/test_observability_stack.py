@@ -243,3 +243,31 @@ def test_observability_rejects_a_malformed_oidc_provider_arn(tmp_path):
         "inference-infra:observability.discoveryIdentity.eksOidcProviderArn "
         "'arn:aws:iam::123456789012:role/prometheus' must be an EKS cluster's IAM OIDC provider ARN"
     ) in message
+
+
+def test_observability_rejects_neuron_monitor_without_a_digest_pinned_image(tmp_path):
+    message = _plan_error(
+        tmp_path,
+        """\
+          inference-infra:environment: staging
+          inference-infra:observability:
+            neuronMonitor: true
+        """,
+    )
+    assert (
+        "inference-infra:observability.neuronMonitorImage (unset) must be given with neuron_monitor"
+        in message
+    )
+    message = _plan_error(
+        tmp_path,
+        """\
+          inference-infra:environment: staging
+          inference-infra:observability:
+            neuronMonitor: true
+            neuronMonitorImage: public.ecr.aws/neuron/neuron-monitor:1.3.0
+        """,
+    )
+    assert (
+        "inference-infra:observability.neuronMonitorImage 'public.ecr.aws/neuron/neuron-monitor:1.3.0' "
+        "must be pinned by digest"
+    ) in message

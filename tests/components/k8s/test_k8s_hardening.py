@@ -201,6 +201,7 @@ def test_gpu_observability_passes_every_cluster_image_by_digest(plan_of):
         "alertmanager.alertmanagerSpec.image": images.ALERTMANAGER,
         "prometheusOperator.image": images.PROMETHEUS_OPERATOR,
         "prometheusOperator.prometheusConfigReloader.image": images.CONFIG_RELOADER,
+        "prometheusOperator.thanosImage": images.THANOS,
         "prometheusOperator.admissionWebhooks.patch.image": images.KUBE_WEBHOOK_CERTGEN,
         "grafana.image": images.GRAFANA,
         "grafana.sidecar.image": images.K8S_SIDECAR,
