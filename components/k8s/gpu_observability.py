@@ -14,7 +14,10 @@ releases and wires them so nothing is silently lost:
   PrometheusRule, the Grafana dashboards as ConfigMaps the dashboard sidecar
   loads, a generated Grafana admin password in a Secret, Prometheus retention
   and storage from the inputs, Alertmanager receivers from secret inputs;
-- optionally AWS's neuron-monitor as a DaemonSet on Inferentia/Trainium nodes.
+- optionally AWS's neuron-monitor as a DaemonSet on Inferentia/Trainium nodes;
+- two namespaces: the monitoring one enforces Pod Security `restricted`; the
+  exporters that need the host (node-exporter, dcgm-exporter, neuron-monitor)
+  run apart in one labelled `privileged`. Every image runs by digest (images.py).
 
 Everything stays inside the cluster: the services are ClusterIP (reach them
 with `kubectl port-forward`).
