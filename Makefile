@@ -5,11 +5,13 @@ BIN := $(VENV)/bin
 STACK ?= prod
 PYTEST_ARGS ?= -n 2
 
-.PHONY: help venv system-deps plan test lint fmt bench bench-large clean
+CHECKOV_VENV ?= .venv-checkov
+
+.PHONY: help venv tools system-deps plan test lint fmt bench bench-large clean
 
 help:
 	@echo "make plan     set up, then run 'inference-infra plan --stack $(STACK)' offline"
-	@echo "make test     set up (Python packages, promtool, cloud-init), then run lint and the tests"
+	@echo "make test     set up (Python packages, checkov, promtool, cloud-init), then run lint and the tests"
 	@echo "make bench    run the benchmarks (by hand; not part of CI; under 5 minutes)"
 	@echo "make bench-large   the 5,000-instance watchdog benchmark too (about 15 minutes)"
 	@echo "make lint | fmt | clean"
@@ -22,6 +24,14 @@ $(BIN)/inference-infra: pyproject.toml setup.py
 
 venv: $(BIN)/inference-infra
 
+# checkov (checks the Kubernetes objects in the tests) pins packaging<24, Pulumi needs >=26: it
+# cannot share .venv, so it has its own.
+$(CHECKOV_VENV)/bin/checkov:
+	$(PYTHON) -m venv $(CHECKOV_VENV)
+	$(CHECKOV_VENV)/bin/pip install --quiet 'checkov>=3.3,<4'
+
+tools: $(CHECKOV_VENV)/bin/checkov
+
 # promtool (Debian's prometheus) and cloud-init's schema checker are test tools.
 system-deps:
 	@./.ci/system-deps
@@ -33,7 +43,7 @@ lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-test: venv system-deps lint
+test: venv tools system-deps lint
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 fmt: venv
@@ -56,4 +66,4 @@ bench-large: venv
 	$(BIN)/python benchmarks/watchdog_scale.py --sizes 100 1000 5000
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache build *.egg-info
+	rm -rf $(VENV) $(CHECKOV_VENV) .pytest_cache .ruff_cache build *.egg-info

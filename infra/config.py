@@ -474,7 +474,13 @@ class ObservabilitySettings(Settings):
     storage_size_gib: int = Field(default=50, description="Prometheus volume size in GiB.")
     storage_class: str | None = Field(default=None, description="StorageClass of the Prometheus volume.")
     neuron_monitor: bool = Field(
-        default=False, description="Run neuron-monitor on Inferentia/Trainium nodes."
+        default=False,
+        description="Run neuron-monitor on Inferentia/Trainium nodes (needs neuronMonitorImage).",
+    )
+    neuron_monitor_image: str | None = Field(
+        default=None,
+        description="The neuron-monitor image pinned by digest (registry/repository[:tag]@sha256:<64 hex>); "
+        "required with neuronMonitor: no public digest of AWS's image is recorded.",
     )
     runbook_url: str | None = Field(
         default=None, description="Runbook the alerts link to (anchors appended)."

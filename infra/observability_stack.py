@@ -299,6 +299,7 @@ def component_args(
         storage_size_gib=obs.storage_size_gib,
         storage_class=obs.storage_class,
         neuron_monitor=obs.neuron_monitor,
+        neuron_monitor_image=obs.neuron_monitor_image,
         runbook_url=obs.runbook_url or DEFAULT_RUNBOOK_URL,
         thresholds=obs.threshold_values(),
         **serving_args(settings),

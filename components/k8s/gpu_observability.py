@@ -14,7 +14,10 @@ releases and wires them so nothing is silently lost:
   PrometheusRule, the Grafana dashboards as ConfigMaps the dashboard sidecar
   loads, a generated Grafana admin password in a Secret, Prometheus retention
   and storage from the inputs, Alertmanager receivers from secret inputs;
-- optionally AWS's neuron-monitor as a DaemonSet on Inferentia/Trainium nodes.
+- optionally AWS's neuron-monitor as a DaemonSet on Inferentia/Trainium nodes;
+- two namespaces: the monitoring one enforces Pod Security `restricted`; the
+  exporters that need the host (node-exporter, dcgm-exporter, neuron-monitor)
+  run apart in one labelled `privileged`. Every image runs by digest (images.py).
 
 Everything stays inside the cluster: the services are ClusterIP (reach them
 with `kubectl port-forward`).
@@ -34,12 +37,16 @@ from inference_infra.components.k8s.observability_args import (  # re-exported: 
 from inference_infra.components.k8s.observability_values import (
     DASHBOARD_LABEL,
     DASHBOARD_LABEL_VALUE,
+    EXPORTERS_POD_SECURITY,
     GRAFANA_PASSWORD_KEY,
     GRAFANA_USER_KEY,
+    MONITORING_POD_SECURITY,
     dcgm_exporter_values,
     kube_prometheus_stack_values,
+    neuron_monitor_network_policy,
     neuron_monitor_spec,
     node_relabelings,
+    pod_security_labels,
 )
 from inference_infra.components.monitoring.alertmanager import render_alertmanager_yaml
 from inference_infra.components.monitoring.dashboards import dashboards, to_json
@@ -79,17 +86,27 @@ class GpuObservability(pulumi.ComponentResource):
         settings = args.rule_settings()
         depends: list[pulumi.Resource] = []
 
+        exporters_ns = args.exporters_namespace_name
         self.namespace: k8s.core.v1.Namespace | None
+        self.exporters_namespace: k8s.core.v1.Namespace | None
         if args.create_namespace:
+            # Prometheus, Alertmanager, Grafana, the operator and kube-state-metrics meet `restricted`.
             self.namespace = k8s.core.v1.Namespace(
                 f"{name}-ns",
-                # node exporter and dcgm-exporter need host access (hostPath, hostNetwork, SYS_ADMIN).
-                metadata={"name": ns, "labels": {"pod-security.kubernetes.io/enforce": "privileged"}},
+                metadata={"name": ns, "labels": pod_security_labels(MONITORING_POD_SECURITY)},
                 opts=child,
             )
-            depends.append(self.namespace)
+            # Host network/PID and / (node-exporter), CAP_SYS_ADMIN (dcgm-exporter), a privileged
+            # container (neuron-monitor): nothing else runs here.
+            self.exporters_namespace = k8s.core.v1.Namespace(
+                f"{name}-exporters-ns",
+                metadata={"name": exporters_ns, "labels": pod_security_labels(EXPORTERS_POD_SECURITY)},
+                opts=child,
+            )
+            depends += [self.namespace, self.exporters_namespace]
         else:
             self.namespace = None
+            self.exporters_namespace = None
         in_ns = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=list(depends)))
 
         self.grafana_password = random.RandomPassword(
@@ -154,7 +171,7 @@ class GpuObservability(pulumi.ComponentResource):
             chart=DCGM_EXPORTER.name,
             version=args.dcgm_exporter_version,
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=DCGM_EXPORTER.repo),
-            namespace=ns,
+            namespace=exporters_ns,
             atomic=True,
             cleanup_on_fail=True,
             timeout=600,
@@ -191,6 +208,7 @@ class GpuObservability(pulumi.ComponentResource):
 
         self.neuron_monitor: k8s.apps.v1.DaemonSet | None = None
         self.neuron_pod_monitor: k8s.apiextensions.CustomResource | None = None
+        self.neuron_network_policy: k8s.networking.v1.NetworkPolicy | None = None
         if args.neuron_monitor:
             self._neuron_monitor(name, args, in_ns, after_kps)
 
@@ -201,6 +219,7 @@ class GpuObservability(pulumi.ComponentResource):
         self.register_outputs(
             {
                 "namespace": ns,
+                "exporters_namespace": exporters_ns,
                 "prometheus_service": self.prometheus_service,
                 "alertmanager_service": self.alertmanager_service,
                 "grafana_service": self.grafana_service,
@@ -225,8 +244,23 @@ class GpuObservability(pulumi.ComponentResource):
         app = {"app.kubernetes.io/name": "neuron-monitor", "app.kubernetes.io/instance": name}
         self.neuron_monitor = k8s.apps.v1.DaemonSet(
             f"{name}-neuron-monitor",
-            metadata={"name": f"{name}-neuron-monitor", "namespace": args.namespace, "labels": app},
+            metadata={
+                "name": f"{name}-neuron-monitor",
+                "namespace": args.exporters_namespace_name,
+                "labels": app,
+            },
             spec=neuron_monitor_spec(args, app),
+            opts=in_ns,
+        )
+        # Only Prometheus reaches its metrics port, and it calls nothing: no egress at all.
+        self.neuron_network_policy = k8s.networking.v1.NetworkPolicy(
+            f"{name}-neuron-monitor",
+            metadata={
+                "name": f"{name}-neuron-monitor",
+                "namespace": args.exporters_namespace_name,
+                "labels": app,
+            },
+            spec=neuron_monitor_network_policy(args, app),
             opts=in_ns,
         )
         self.neuron_pod_monitor = k8s.apiextensions.CustomResource(
@@ -240,7 +274,7 @@ class GpuObservability(pulumi.ComponentResource):
             },
             spec={
                 "selector": {"matchLabels": app},
-                "namespaceSelector": {"matchNames": [args.namespace]},
+                "namespaceSelector": {"matchNames": [args.exporters_namespace_name]},
                 "podMetricsEndpoints": [
                     {
                         "port": "metrics",

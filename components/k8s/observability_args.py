@@ -15,6 +15,7 @@ import pulumi
 
 from inference_infra.components.errors import Problem
 from inference_infra.components.k8s.charts import DCGM_EXPORTER, KUBE_PROMETHEUS_STACK, NEURON_MONITOR
+from inference_infra.components.k8s.images import PINNED_REFERENCE
 from inference_infra.components.monitoring.absent import FleetTargets
 from inference_infra.components.monitoring.alertmanager import Receiver, ReceiverKind, validate_receivers
 from inference_infra.components.monitoring.rules import (
@@ -31,7 +32,6 @@ from inference_infra.components.monitoring.thresholds import Thresholds
 _DNS_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
 _DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")
 _EXACT_VERSION = re.compile(r"^\d+\.\d+\.\d+$")
-_PINNED_IMAGE = re.compile(r"^[\w.\-/:]+:[\w.\-]+$|^[\w.\-/:]+@sha256:[0-9a-f]{64}$")
 _MAX_NAME = 20  # "<name>-kps" stays within kube-prometheus-stack's 26-character fullname
 
 
@@ -60,8 +60,13 @@ def _default_gpu_node_labels() -> tuple[str, ...]:
 
 @dataclass(frozen=True, kw_only=True)
 class GpuObservabilityArgs:
-    namespace: str = "monitoring"
-    create_namespace: bool = True
+    namespace: str = (
+        "monitoring"  # Prometheus, Alertmanager, Grafana, the operator: Pod Security `restricted`
+    )
+    # dcgm-exporter, node-exporter and neuron-monitor need host access: Pod Security `privileged`, apart.
+    # None: "<namespace>-exporters".
+    exporters_namespace: str | None = None
+    create_namespace: bool = True  # both namespaces, labelled with their Pod Security level
     kubeconfig: pulumi.Input[str] | None = None  # None: the provider from opts, or the ambient kubeconfig
     kube_context: str | None = None
     retention_days: int = 15
@@ -75,7 +80,9 @@ class GpuObservabilityArgs:
     neuron_monitor: bool = False
     kube_prometheus_stack_version: str = KUBE_PROMETHEUS_STACK.version
     dcgm_exporter_version: str = DCGM_EXPORTER.version
-    neuron_monitor_image: str = NEURON_MONITOR.reference
+    # Required with neuron_monitor, pinned by digest: no public digest of AWS's image is recorded
+    # (components/k8s/images.py), and nothing runs in the cluster by tag.
+    neuron_monitor_image: str | None = None
     grafana_admin_user: str = "admin"
     aws_price_region: str | None = None  # prices for the cost rules; None: the catalog's reference region
     gcp_price_region: str | None = None
@@ -90,6 +97,14 @@ class GpuObservabilityArgs:
     # {"eks.amazonaws.com/role-arn": ...} or Workload Identity {"iam.gke.io/gcp-service-account": ...},
     # a role that may only list instances (see monitoring/scrape.py discovery_policy()).
     prometheus_service_account_annotations: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
+
+    @property
+    def exporters_namespace_name(self) -> str:
+        return (
+            self.exporters_namespace
+            if self.exporters_namespace is not None
+            else f"{self.namespace}-exporters"
+        )
 
     @property
     def retention_size(self) -> int:
@@ -151,12 +166,37 @@ def validate_gpu_observability(name: str, args: GpuObservabilityArgs) -> list[Pr
             p.append(
                 Problem(key, version, "must be an exact chart version like 1.2.3 (no ranges, no 'latest')")
             )
-    if not _PINNED_IMAGE.match(args.neuron_monitor_image) or args.neuron_monitor_image.endswith(":latest"):
+    exporters = args.exporters_namespace_name
+    if not _DNS_LABEL.match(exporters) or len(exporters) > 63:
+        p.append(
+            Problem("exporters_namespace", exporters, "must be a Kubernetes namespace name (a-z, 0-9, '-')")
+        )
+    elif exporters == args.namespace:
+        p.append(
+            Problem(
+                "exporters_namespace",
+                exporters,
+                f"must differ from namespace ({args.namespace!r}): the exporters need Pod Security "
+                "'privileged', the monitoring namespace enforces 'restricted'",
+            )
+        )
+    if args.neuron_monitor_image is None:
+        if args.neuron_monitor:
+            p.append(
+                Problem(
+                    "neuron_monitor_image",
+                    None,
+                    "must be given with neuron_monitor, pinned by digest (registry/repository[:tag]@sha256:"
+                    f"<64 hex>): no public digest of {NEURON_MONITOR.reference} is recorded; resolve one "
+                    f"(e.g. `crane digest {NEURON_MONITOR.reference}`) and pass it",
+                )
+            )
+    elif not PINNED_REFERENCE.match(args.neuron_monitor_image):
         p.append(
             Problem(
                 "neuron_monitor_image",
                 args.neuron_monitor_image,
-                "must name a tag or digest other than latest",
+                "must be pinned by digest: registry/repository[:tag]@sha256:<64 hex>",
             )
         )
     if not args.grafana_admin_user.strip():

@@ -26,7 +26,6 @@ def test_prod_stack_deploys_gpu_observability(plan_stack):
         RULE,
         "kubernetes:core/v1:ConfigMap",
         "kubernetes:core/v1:Secret",
-        "kubernetes:apps/v1:DaemonSet",
         "random:index/randomPassword:RandomPassword",
     } <= types
     provider = capture.one("pulumi:providers:kubernetes", "gpu-obs-k8s")
@@ -172,7 +171,9 @@ def test_prod_stack_prometheus_scrapes_its_own_fleets_with_serving_and_absent_ru
     groups = {g["name"]: g["rules"] for g in capture.one(RULE).props["spec"]["groups"]}
     absent = {(r["alert"], r["labels"].get("pool")) for r in groups["inference-infra-absent-targets"]}
     assert any(alert == "GpuExporterAbsent" for alert, _ in absent)
-    assert any(alert == "NeuronMetricsAbsent" for alert, _ in absent)
+    # The cluster's neuron-monitor is off in prod until its image has a digest (Pulumi.prod.yaml), and
+    # the Inferentia VMs report to CloudWatch: no neuron-monitor target is expected, none is alerted on.
+    assert not any(alert == "NeuronMetricsAbsent" for alert, _ in absent)
     assert ("ServingEngineAbsent", "qwen7b-tpu") in absent
     assert not any(pool == "qwen7b-tpu" and alert != "ServingEngineAbsent" for alert, pool in absent)
     firewall = capture.one("gcp:compute/firewall:Firewall", "qwen7b-tpu-metrics").props
@@ -242,4 +243,32 @@ def test_observability_rejects_a_malformed_oidc_provider_arn(tmp_path):
     assert (
         "inference-infra:observability.discoveryIdentity.eksOidcProviderArn "
         "'arn:aws:iam::123456789012:role/prometheus' must be an EKS cluster's IAM OIDC provider ARN"
+    ) in message
+
+
+def test_observability_rejects_neuron_monitor_without_a_digest_pinned_image(tmp_path):
+    message = _plan_error(
+        tmp_path,
+        """\
+          inference-infra:environment: staging
+          inference-infra:observability:
+            neuronMonitor: true
+        """,
+    )
+    assert (
+        "inference-infra:observability.neuronMonitorImage (unset) must be given with neuron_monitor"
+        in message
+    )
+    message = _plan_error(
+        tmp_path,
+        """\
+          inference-infra:environment: staging
+          inference-infra:observability:
+            neuronMonitor: true
+            neuronMonitorImage: public.ecr.aws/neuron/neuron-monitor:1.3.0
+        """,
+    )
+    assert (
+        "inference-infra:observability.neuronMonitorImage 'public.ecr.aws/neuron/neuron-monitor:1.3.0' "
+        "must be pinned by digest"
     ) in message

@@ -27,6 +27,10 @@ RULE = "kubernetes:monitoring.coreos.com/v1:PrometheusRule"
 POD_MONITOR = "kubernetes:monitoring.coreos.com/v1:PodMonitor"
 DAEMON_SET = "kubernetes:apps/v1:DaemonSet"
 COMPONENT = "inference-infra:k8s:GpuObservability"
+# A test input in the shape the component requires (not a real image: no public digest of AWS's
+# neuron-monitor is recorded, see components/k8s/images.py).
+NEURON_IMAGE = "registry.example.com/neuron/neuron-monitor:1.3.0@sha256:" + "a" * 64
+WITH_NEURON = {"neuron_monitor": True, "neuron_monitor_image": NEURON_IMAGE}
 
 RECEIVERS = (
     AlertReceiver(name="oncall", kind=ReceiverKind.PAGERDUTY, secret="pd-key-123", severities=("critical",)),
@@ -53,7 +57,8 @@ def test_gpu_observability_pins_both_charts_to_exact_versions(plan_of):
     assert dcgm["repositoryOpts"]["repo"] == "https://nvidia.github.io/dcgm-exporter/helm-charts"
     for release in (kps, dcgm):
         assert release["atomic"] is True
-        assert release["namespace"] == "monitoring"
+    assert kps["namespace"] == "monitoring"
+    assert dcgm["namespace"] == "monitoring-exporters"  # host access: the privileged namespace
 
 
 def test_gpu_observability_prometheus_selects_the_dcgm_service_monitor(plan_of):
@@ -71,7 +76,7 @@ def test_gpu_observability_prometheus_selects_the_dcgm_service_monitor(plan_of):
 
 
 def test_gpu_observability_prometheus_selects_the_rule_and_the_pod_monitor(plan_of):
-    capture = plan_of(GpuObservability("gpu-obs", GpuObservabilityArgs(neuron_monitor=True)))
+    capture = plan_of(GpuObservability("gpu-obs", GpuObservabilityArgs(**WITH_NEURON)))
     spec = _kps(capture).props["values"]["prometheus"]["prometheusSpec"]
     rule = capture.one(RULE).props
     pod_monitor = capture.one(POD_MONITOR).props
@@ -172,25 +177,28 @@ def test_gpu_observability_alertmanager_receivers_come_from_a_secret(plan_of):
     assert receivers["oncall"]["pagerduty_configs"][0]["routing_key"] == "pd-key-123"
     assert receivers["ml-slack"]["slack_configs"][0]["api_url"] == "https://hooks.slack.com/services/x"
     spec = _kps(capture).props["values"]["alertmanager"]["alertmanagerSpec"]
-    assert spec == {"useExistingSecret": True, "configSecret": secret.props["metadata"]["name"]}
+    assert spec["useExistingSecret"] is True
+    assert spec["configSecret"] == secret.props["metadata"]["name"]
     assert "pd-key-123" not in json.dumps(_kps(capture).props)  # never in the Helm values
 
 
 def test_gpu_observability_without_receivers_keeps_the_charts_alertmanager_config(plan_of):
     capture = plan_of(GpuObservability("gpu-obs", GpuObservabilityArgs()))
     assert [s.name for s in capture.of_type(SECRET)] == ["gpu-obs-grafana-admin"]
-    assert "alertmanagerSpec" not in _kps(capture).props["values"]["alertmanager"]
+    spec = _kps(capture).props["values"]["alertmanager"]["alertmanagerSpec"]
+    assert "useExistingSecret" not in spec
+    assert "configSecret" not in spec
 
 
 def test_gpu_observability_neuron_monitor_runs_on_neuron_nodes_and_is_scraped(plan_of):
-    capture = plan_of(GpuObservability("gpu-obs", GpuObservabilityArgs(neuron_monitor=True)))
+    capture = plan_of(GpuObservability("gpu-obs", GpuObservabilityArgs(**WITH_NEURON)))
     pod = capture.one(DAEMON_SET, "gpu-obs-neuron-monitor").props["spec"]["template"]
     expression = pod["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][
         "nodeSelectorTerms"
     ][0]["matchExpressions"][0]
     assert set(expression["values"]) == {i.name for i in instance_types("aws", AcceleratorFamily.AWS_NEURON)}
     container = pod["spec"]["containers"][0]
-    assert container["image"] == "public.ecr.aws/neuron/neuron-monitor:1.3.0"
+    assert container["image"] == NEURON_IMAGE
     assert container["ports"] == [{"name": "metrics", "containerPort": 8000}]
     monitor = capture.one(POD_MONITOR).props["spec"]
     assert monitor["selector"]["matchLabels"] == pod["metadata"]["labels"]
@@ -221,19 +229,12 @@ def test_gpu_observability_children_are_parented_and_named_after_the_instance(pl
         assert capture.one(RELEASE, f"{name}-kube-prometheus-stack").props["name"] == f"{name}-kps"
 
 
-def test_gpu_observability_namespace_allows_the_exporters_host_access(plan_of):
-    capture = plan_of(GpuObservability("gpu-obs", GpuObservabilityArgs()))
-    namespace = capture.one("kubernetes:core/v1:Namespace").props["metadata"]
-    assert namespace["name"] == "monitoring"
-    assert namespace["labels"]["pod-security.kubernetes.io/enforce"] == "privileged"
-
-
 def test_gpu_observability_rejects_bad_input_before_registering_anything(plan_of):
     args = GpuObservabilityArgs(
         kube_prometheus_stack_version="^91.0",
         retention_size_gib=60,
         storage_size_gib=50,
-        neuron_monitor_image="public.ecr.aws/neuron/neuron-monitor:latest",
+        neuron_monitor_image="public.ecr.aws/neuron/neuron-monitor:1.3.0",
         thresholds=Thresholds(idle_utilization_percent=99),
         alert_receivers=(AlertReceiver(name="null", kind=ReceiverKind.WEBHOOK, secret="x"),),
     )
@@ -245,7 +246,7 @@ def test_gpu_observability_rejects_bad_input_before_registering_anything(plan_of
         "name 'GPU_obs' must be a DNS label of at most 20 characters",
         "retention_size_gib 60 must be below storage_size_gib (50)",
         "kube_prometheus_stack_version '^91.0' must be an exact chart version like 1.2.3",
-        "neuron_monitor_image 'public.ecr.aws/neuron/neuron-monitor:latest' must name a tag or digest",
+        "neuron_monitor_image 'public.ecr.aws/neuron/neuron-monitor:1.3.0' must be pinned by digest",
         "rules.thresholds.idle_utilization_percent 99 must be below saturated_utilization_percent",
         "alert_receivers[0].name 'null'",
     ):
@@ -257,7 +258,7 @@ def test_gpu_observability_rejects_bad_input_before_registering_anything(plan_of
     ("args", "message"),
     [
         (
-            GpuObservabilityArgs(namespace="Monitoring"),
+            GpuObservabilityArgs(namespace="Monitoring", exporters_namespace="exporters"),
             "namespace 'Monitoring' must be a Kubernetes namespace name",
         ),
         (

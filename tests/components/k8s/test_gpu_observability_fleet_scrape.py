@@ -20,6 +20,7 @@ from inference_infra.components.monitoring.scrape import (
 )
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
+NEURON_IMAGE = "registry.example.com/neuron/neuron-monitor:1.3.0@sha256:" + "a" * 64  # a test input
 ROLE = "arn:aws:iam::123456789012:role/prometheus-discovery"
 FLEETS = ScrapeSettings(discovery=AwsDiscovery(regions=["us-east-1"], tags={"Environment": "prod"}))
 
@@ -76,7 +77,11 @@ def test_discovery_policy_may_only_list_instances():
 
 
 def test_gpu_observability_neuron_monitor_runs_as_awss_manifest(plan_of):
-    capture = plan_of(GpuObservability("gpu-obs", GpuObservabilityArgs(neuron_monitor=True)))
+    capture = plan_of(
+        GpuObservability(
+            "gpu-obs", GpuObservabilityArgs(neuron_monitor=True, neuron_monitor_image=NEURON_IMAGE)
+        )
+    )
     daemon_set = capture.one("kubernetes:apps/v1:DaemonSet")
     container = daemon_set.props["spec"]["template"]["spec"]["containers"][0]
     args = container["args"]
