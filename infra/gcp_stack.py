@@ -107,6 +107,7 @@ def _plan(
     spot: bool,
     type_key: str,
     model_key: str,
+    max_hosts: int | None = None,
 ) -> Resolution:
     """The machine or slice type as configured (checked when a model is set) or the planner's pick."""
     return resolve_instance_type(
@@ -119,6 +120,7 @@ def _plan(
         families={family},
         instance_type_key=f"{NAMESPACE}:{type_key}",
         model_key=f"{NAMESPACE}:{model_key}",
+        max_hosts=max_hosts,
     )
 
 
@@ -153,6 +155,7 @@ def plan_tpu(tpu: TpuVmSettings, i: int) -> Resolution | None:
         spot=tpu.scheduling in ("spot", "preemptible"),
         type_key=f"tpuVms[{i}].acceleratorType",
         model_key=f"tpuVms[{i}].model",
+        max_hosts=1,  # a served model runs on one host: the pinned vLLM TPU build serves no multi-host slice
     )
 
 

@@ -106,13 +106,18 @@ def _cloud(cloud: Cloud | str | None) -> Cloud | None:
 
 
 def candidate_instances(
-    cloud: Cloud | str | None = None, families: Collection[AcceleratorFamily] | None = None
+    cloud: Cloud | str | None = None,
+    families: Collection[AcceleratorFamily] | None = None,
+    max_hosts: int | None = None,
 ) -> list[InstanceType]:
-    """Machines one can rent by the hour: Capacity-Block-only types are left out (bought per block)."""
+    """Machines one can rent by the hour: Capacity-Block-only types are left out (bought per block).
+    max_hosts leaves out TPU slices of more hosts (a served model needs a single-host slice)."""
     return [
         i
         for i in instance_types(_cloud(cloud))
-        if (families is None or accelerator(i.accelerator).family in families) and not i.capacity_blocks_only
+        if (families is None or accelerator(i.accelerator).family in families)
+        and not i.capacity_blocks_only
+        and (max_hosts is None or i.hosts <= max_hosts)
     ]
 
 
@@ -127,6 +132,7 @@ def size(
     families: Collection[AcceleratorFamily] | None = None,
     candidates: Iterable[InstanceType] | None = None,
     assumptions: Assumptions | None = None,
+    max_hosts: int | None = None,
 ) -> Sizing:
     """Size a model for its traffic on every candidate machine and rank what fits.
 
@@ -137,7 +143,7 @@ def size(
     assumptions = assumptions or Assumptions()
     raise_if_invalid("size", validate_request(model, traffic, precision, assumptions, cloud))
     spec = model_spec(model)
-    machines = list(candidates) if candidates is not None else candidate_instances(cloud, families)
+    machines = list(candidates) if candidates is not None else candidate_instances(cloud, families, max_hosts)
     fitted = [fit(spec, traffic, precision, assumptions, m) for m in machines]
     options = [
         Option(

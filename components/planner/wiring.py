@@ -77,6 +77,7 @@ def choose_instance_type(
     precision: Precision | None = None,
     region: str | None = None,
     assumptions: Assumptions | None = None,
+    max_hosts: int | None = None,
 ) -> Choice:
     """The cheapest machine per million tokens on `cloud` (and `families`) that fits.
 
@@ -92,6 +93,7 @@ def choose_instance_type(
         region=region,
         families=families,
         assumptions=assumptions,
+        max_hosts=max_hosts,
     )
     return Choice(sizing.best, sizing)
 
@@ -164,6 +166,7 @@ def resolve_instance_type(
     precision: Precision | None = None,
     instance_type_key: str = "instanceType",
     model_key: str = "model",
+    max_hosts: int | None = None,
 ) -> Resolution:
     """What a fleet's validate() calls with its config.
 
@@ -191,7 +194,9 @@ def resolve_instance_type(
         )
         return Resolution(instance_type_name, note=note)
     try:
-        choice = choose_instance_type(model, traffic, cloud, purchase, families=families, precision=precision)
+        choice = choose_instance_type(
+            model, traffic, cloud, purchase, families=families, precision=precision, max_hosts=max_hosts
+        )
     except NothingFitsError as e:
         shown = model.name if isinstance(model, ModelSpec) else model
         where = f"{Cloud(cloud).value} machine this fleet can use"

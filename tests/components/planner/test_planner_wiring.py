@@ -167,3 +167,25 @@ def test_resolve_instance_type_rejects_a_model_no_fleet_machine_holds():
     assert [p.input for p in r.problems] == ["model"]
     assert "fits no aws machine this fleet can use: nothing in the aws catalog fits" in str(r.problems[0])
     assert "not int4" in str(r.problems[0])
+
+
+def test_resolve_instance_type_keeps_to_single_host_slices_when_asked():
+    from inference_infra.components.catalog import find_instance_type
+
+    def chosen(max_hosts):
+        return resolve_instance_type(
+            instance_type_name=None,
+            model="llama-3.1-405b",
+            traffic=Traffic(context_tokens=4096, concurrency=4),
+            cloud=Cloud.GCP,
+            families={AcceleratorFamily.GOOGLE_TPU},
+            max_hosts=max_hosts,
+        )
+
+    anywhere = chosen(None)
+    assert anywhere.instance_type is not None
+    assert find_instance_type(anywhere.instance_type, Cloud.GCP).hosts > 1  # 405B needs a pod slice
+    single = chosen(1)
+    assert single.instance_type is None
+    assert [p.input for p in single.problems] == ["model"]
+    assert "fits no gcp machine" in single.problems[0].allowed
