@@ -153,8 +153,10 @@ RESOURCE_RATES: tuple[ResourceRate, ...] = (
     _gcp("gcp.pd.hyperdisk-balanced.throughput", "MiB/s-month", 0.04, _PD, free=140),
     _gcp("gcp.local_ssd.storage", "GiB-month", 0.08, _PD),  # 375 GiB per disk
     # Filestore capacity per tier (provisioned capacity, billed whether used or not).
-    _gcp("gcp.filestore.BASIC_HDD", "GiB-month", 0.16, _FILESTORE),
-    _gcp("gcp.filestore.STANDARD", "GiB-month", 0.16, _FILESTORE),
+    # Basic HDD: $0.000274 per GiB-hour x 730 h (the pricing page's worked example, us-west1; corrected
+    # from 0.16 on 2026-11-24, see _CHECKS)
+    _gcp("gcp.filestore.BASIC_HDD", "GiB-month", 0.20, _FILESTORE),
+    _gcp("gcp.filestore.STANDARD", "GiB-month", 0.20, _FILESTORE),
     _gcp("gcp.filestore.BASIC_SSD", "GiB-month", 0.30, _FILESTORE),
     _gcp("gcp.filestore.PREMIUM", "GiB-month", 0.30, _FILESTORE),
     _gcp("gcp.filestore.ZONAL", "GiB-month", 0.25, _FILESTORE),
@@ -181,9 +183,10 @@ RESOURCE_RATES: tuple[ResourceRate, ...] = (
 )
 
 
-# Rows checked again on 2026-11-24 against dated copies of the providers' pages (the figures held;
-# nothing changed). The other rows could not be re-checked from here: the pricing pages render
-# their tables with scripts, and no dated copy of them was found; they keep their 2026-11-22 date.
+# Rows checked again on 2026-11-24 against dated copies of the providers' pages: the figures held,
+# but for Filestore Basic HDD (the page's worked example gives $0.20, not 0.16). The other rows could
+# not be re-checked from here: the pricing pages render their tables with scripts, and no dated copy
+# of them was found; they keep their 2026-11-22 date.
 _CHECKED = date(2026, 11, 24)
 _LAMBDA_COPY = (
     "https://github.com/api-evangelist/aws-lambda/blob/2540b080595eb6a0b672c67986e91a31b5e48cea/"
@@ -194,7 +197,13 @@ _GCS_COPY = (
     "gcp-cloud-storage-plans-pricing.yml (transcribed from cloud.google.com/storage/pricing, 2026-09-20:"
     " $0.000027397 per GiB-hour x 730 h)"
 )
+_FILESTORE_EXAMPLE = (
+    "https://cloud.google.com/filestore/pricing?hl=pl (pricing example: a Basic HDD instance in us-west1-b "
+    "at $0.000274 per GiB-hour; read 2026-11-24)"
+)
 _CHECKS = {
+    "gcp.filestore.BASIC_HDD": _FILESTORE_EXAMPLE,
+    "gcp.filestore.STANDARD": _FILESTORE_EXAMPLE,
     "aws.lambda.requests": _LAMBDA_COPY,
     "aws.lambda.duration.x86_64": _LAMBDA_COPY,
     "gcp.gcs.standard.storage": _GCS_COPY,
