@@ -128,6 +128,7 @@ class CapturedResource:
     dependencies: tuple[str, ...] = ()
     outputs: Mapping[str, Any] = field(default_factory=dict)  # component outputs (register_outputs)
     remote: bool = False  # a multi-language component: children built by its plugin, not visible offline
+    inferred: bool = False  # not registered by the program: read from a remote component's inputs
 
     @property
     def props(self) -> dict[str, Any]:
@@ -143,6 +144,7 @@ class CapturedResource:
             "custom": self.custom,
             "props": masked(self.wire_props),
             **({"remote": True, "outputs": UNKNOWN_MASK} if self.remote else {}),
+            **({"inferred": True} if self.inferred else {}),
         }
 
 

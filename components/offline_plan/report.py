@@ -33,12 +33,21 @@ class PlanResult:
 
     def warnings(self) -> list[str]:
         found = [m for s, m in self.capture.log if s == "warning"]
+        inferred = {r.parent for r in self.capture.resources if r.inferred}
         found += [
             f"{r.type} {r.name!r} is a multi-language (remote) component: its children are built by "
             "its provider plugin and are not visible offline (not priced, not checked by policy); "
             "its outputs are unknown"
             for r in self.capture.resources
-            if r.remote
+            if r.remote and r.urn not in inferred
+        ]
+        found += [
+            f"{r.type} {r.name!r} is a multi-language (remote) component: its node resources "
+            f"({', '.join(sorted({c.type for c in self.capture.children(r) if c.inferred}))}) are "
+            "inferred from its inputs as its plugin would create them, priced and checked by policy; "
+            "its other children are not visible offline and its outputs are unknown"
+            for r in self.capture.resources
+            if r.remote and r.urn in inferred
         ]
         found += [
             f"no offline answer for data source {t}; it returned its arguments and a made-up id"
@@ -94,7 +103,7 @@ def _k8s_accelerator_note(r: CapturedResource) -> str | None:
         return None
     replicas = spec.get("replicas")
     each = ", ".join(f"{k}: {v}" for k, v in sorted(wanted.items()))
-    times = f" x {replicas} replicas" if isinstance(replicas, int) else ""
+    times = f" x {replicas} replica{'' if replicas == 1 else 's'}" if isinstance(replicas, int) else ""
     return f"{r.type} {r.name!r} requests {each} per pod{times} (priced with the nodes that run it)"
 
 
@@ -150,6 +159,8 @@ def render_table(result: PlanResult) -> str:
             money, basis = "", "[unknown] (remote component; children not visible offline)"
         else:
             money, basis = "", ""
+        if r.inferred:
+            basis = f"(inferred from the component's inputs) {basis}".rstrip()
         lines.append(f"{label:<{name_w}}{r.type[: type_w - 1]:<{type_w}}{money:>10}  {basis}".rstrip())
     lines += ["", *_cost_lines(result.cost)]
     lines.append(_policy_line(result.policy))

@@ -36,6 +36,7 @@ from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from inference_infra.components.offline_plan.mocks import MockContext, OfflineMocks
 from inference_infra.components.offline_plan.model import Capture, CapturedResource
+from inference_infra.components.offline_plan.remote import inferred_children
 
 ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
 _SEVERITY = {
@@ -158,19 +159,20 @@ class CaptureMonitor(MockMonitor):
         program carries on the way `pulumi preview` does before the component's children exist.
         """
         self.resources[urn] = MockMonitor.ResourceRegistration(urn, "", {})
-        self._record(
-            CapturedResource(
-                urn=urn,
-                type=request.type,
-                name=request.name,
-                parent=request.parent or None,
-                custom=False,
-                wire_props=wire_value(properties),
-                provider=request.provider or None,
-                dependencies=tuple(request.dependencies),
-                remote=True,
-            )
+        component = CapturedResource(
+            urn=urn,
+            type=request.type,
+            name=request.name,
+            parent=request.parent or None,
+            custom=False,
+            wire_props=wire_value(properties),
+            provider=request.provider or None,
+            dependencies=tuple(request.dependencies),
+            remote=True,
         )
+        self._record(component)
+        for child in inferred_children(component):
+            self._record(child)
         return resource_pb2.RegisterResourceResponse(urn=urn, id="", object=struct_pb2.Struct())
 
     def RegisterResourceOutputs(self, request: Any) -> empty_pb2.Empty:  # noqa: N802

@@ -47,3 +47,87 @@ def test_plan_says_an_installed_package_lacks_the_module_rather_than_install_it(
     message = str(caught.value)
     assert "which the installed pulumi_aws" in message
     assert "pip install" not in message
+
+
+# pulumi-eks GPU node groups declared from a dict, the way many public EKS programs do: the
+# cluster and both managed node groups are multi-language components.
+EKS_MANAGED_GPU = """
+import pulumi
+import pulumi_aws as aws
+import pulumi_eks as eks
+
+pools = {
+    "cpu": {"types": ["m6i.large"], "ami": "AL2_x86_64", "scaling": (1, 3, 2)},
+    "gpu": {"types": ["g6.8xlarge"], "ami": "AL2_x86_64_GPU", "scaling": (0, 4, 2)},
+}
+role = aws.iam.Role("node-role", assume_role_policy="{}")
+cluster = eks.Cluster("ml", skip_default_node_group=True, instance_roles=[role])
+for name, pool in pools.items():
+    low, high, want = pool["scaling"]
+    eks.ManagedNodeGroup(f"ml-{name}", cluster=cluster, node_role=role, instance_types=pool["types"],
+        ami_type=pool["ami"],
+        scaling_config=aws.eks.NodeGroupScalingConfigArgs(min_size=low, max_size=high, desired_size=want))
+eks.ManagedNodeGroup("defaults", cluster=cluster, node_role=role, instance_types=["g5.xlarge"],
+                     capacity_type="SPOT")
+
+
+class ImdsGroup(pulumi.ComponentResource):
+    # pulumi-eks's TypeScript SDK takes enableIMDSv2; the Python SDK in use here does not.
+    def __init__(self, name):
+        props = {"instanceTypes": ["g5.xlarge"], "enableIMDSv2": True, "diskSize": 200,
+                 "capacityType": "SPOT"}
+        super().__init__("eks:index:ManagedNodeGroup", name, props, None, remote=True)
+
+
+ImdsGroup("imds")
+"""
+
+
+def test_plan_prices_and_checks_the_node_group_a_remote_pulumi_eks_managed_node_group_creates(pulumi_project):
+    result = plan(pulumi_project(EKS_MANAGED_GPU, {"dev": "config:\n  aws:region: us-east-1\n"}), "dev")
+    groups = {r.name: r for r in result.capture.of_type("aws:eks/nodeGroup:NodeGroup")}
+    assert set(groups) == {"ml-cpu", "ml-gpu", "defaults", "imds"}
+    for name, group in groups.items():
+        assert group.inferred
+        assert group.parent.endswith(f"eks:index:ManagedNodeGroup::{name}")
+    costs = {i.urn.rsplit("::", 1)[-1]: i.basis for i in result.cost.items if i.category == "accelerator"}
+    assert costs["ml-gpu"].startswith("2 x g6.8xlarge on-demand us-east-1; desired 2 (min 0, max 4)")
+    # pulumi-eks's default scaling when the program gives none: desired 2, min 1, max 2
+    assert costs["defaults"].startswith("2 x g5.xlarge spot")
+    violations = {(v.policy, (v.urn or "").rsplit("::", 1)[-1]) for v in result.policy.violations}
+    assert ("allowed-accelerator-types", "ml-gpu") in violations
+    assert ("accelerator-imdsv2-required", "ml-gpu") in violations  # no launch template
+    assert ("accelerator-imdsv2-required", "imds") not in violations  # enableIMDSv2 -> template
+    template = result.capture.one("aws:ec2/launchTemplate:LaunchTemplate")
+    assert template.name == "imds-launchTemplate"
+    assert template.inferred
+    assert template.props["metadataOptions"]["httpTokens"] == "required"
+    assert template.props["blockDeviceMappings"][0]["ebs"]["volumeSize"] == 200
+    assert groups["imds"].props["launchTemplate"]["id"] == template.id
+    doc = result.as_json()
+    assert next(r for r in doc["resources"] if r["name"] == "ml-gpu" and r["custom"])["inferred"] is True
+    warnings = " ".join(result.warnings())
+    assert "eks:index:ManagedNodeGroup 'ml-gpu' is a multi-language (remote) component: its node" in warnings
+    assert "eks:index:Cluster 'ml' is a multi-language (remote) component: its children are built" in warnings
+
+
+# pulumi-eks's default node group on GPU instances (nodeGroupOptions), a shape of its own examples.
+EKS_DEFAULT_GPU = """
+import pulumi_eks as eks
+
+eks.Cluster("gpu", node_group_options={"instance_type": "g5.2xlarge", "gpu": True, "desired_capacity": 3,
+                                       "min_size": 1, "max_size": 5, "spot_price": "1.0"})
+eks.Cluster("cpu")  # t2.medium default group: not an accelerator, nothing inferred
+eks.Cluster("none", skip_default_node_group=True, instance_type="g5.2xlarge")
+"""
+
+
+def test_plan_infers_the_self_managed_gpu_group_of_a_pulumi_eks_cluster(pulumi_project):
+    result = plan(pulumi_project(EKS_DEFAULT_GPU, {"dev": "config:\n  aws:region: us-west-2\n"}), "dev")
+    group = result.capture.one("aws:autoscaling/group:Group")
+    assert group.name == "gpu-nodeGroup"
+    assert group.inferred
+    assert result.capture.one("aws:ec2/launchTemplate:LaunchTemplate").props["instanceType"] == "g5.2xlarge"
+    item = next(i for i in result.cost.items if i.urn == group.urn)
+    assert item.basis.startswith("3 x g5.2xlarge spot")
+    assert "desired 3 (min 1, max 5)" in item.basis

@@ -1,0 +1,162 @@
+"""Children of multi-language components inferred from the component's own inputs.
+
+A remote component's children are built by its provider plugin, which the offline plan does not
+run. For the pulumi-eks components that launch worker nodes, the inputs say exactly which node
+resource the plugin creates, so the plan adds that resource (marked `inferred`) and it is priced and
+checked by policy like one the program wrote by hand:
+
+- `eks:index:ManagedNodeGroup` creates an `aws:eks/nodeGroup:NodeGroup` from the same inputs, and
+  a launch template when an option needs one (`enableIMDSv2` sets its metadata options);
+- `eks:index:Cluster` (unless `skipDefaultNodeGroup` or Fargate) and `eks:index:NodeGroup[V2]`
+  create a self-managed group: a launch template and an Auto Scaling group of `instanceType`
+  (`nodeGroupOptions` first on a cluster), inferred only when that type is an accelerator type.
+
+Behaviour and defaults are pulumi-eks's (nodejs/eks/nodes/nodegroup.ts at commit 27c7b663, read
+2026-11-24): managed groups desired 2, min 1, max 2; self-managed groups t3.medium, desired 2, min
+1, max 2.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from inference_infra.components.catalog import Cloud, find_instance_type
+from inference_infra.components.offline_plan.mocks import digest
+from inference_infra.components.offline_plan.model import UNKNOWN, CapturedResource
+
+MANAGED_NODE_GROUP = "eks:index:ManagedNodeGroup"
+CLUSTER = "eks:index:Cluster"
+SELF_MANAGED = frozenset({"eks:index:NodeGroup", "eks:index:NodeGroupV2"})
+INFERRED_TYPES = frozenset({MANAGED_NODE_GROUP, CLUSTER, *SELF_MANAGED})
+
+# Inputs of eks:index:ManagedNodeGroup that aws:eks/nodeGroup:NodeGroup takes as they are.
+_NODE_GROUP_INPUTS = (
+    "amiType",
+    "capacityType",
+    "diskSize",
+    "instanceTypes",
+    "labels",
+    "launchTemplate",
+    "nodeGroupName",
+    "releaseVersion",
+    "remoteAccess",
+    "subnetIds",
+    "tags",
+    "taints",
+    "version",
+)
+# Options for which pulumi-eks gives a managed node group its own launch template.
+_NEEDS_TEMPLATE = (
+    "kubeletExtraArgs",
+    "bootstrapExtraArgs",
+    "bottlerocketSettings",
+    "nodeadmExtraOptions",
+    "enableIMDSv2",
+    "userData",
+    "amiId",
+    "enableEfaSupport",
+)
+
+
+def _imds(required: bool) -> dict[str, Any]:
+    return {
+        "httpTokens": "required" if required else "optional",
+        "httpEndpoint": "enabled",
+        "httpPutResponseHopLimit": 2,
+    }
+
+
+def inferred_children(component: CapturedResource) -> list[CapturedResource]:
+    """The node resources a pulumi-eks component's plugin would create, from its inputs."""
+    props = component.wire_props
+    if component.type == MANAGED_NODE_GROUP:
+        return _managed_node_group(component, props)
+    if component.type == CLUSTER:
+        if props.get("skipDefaultNodeGroup") is True or _set(props.get("fargate")):
+            return []
+        options = props.get("nodeGroupOptions")
+        merged = {**props, **options} if isinstance(options, Mapping) else props
+        return _self_managed(component, merged, f"{component.name}-nodeGroup")
+    if component.type in SELF_MANAGED:
+        return _self_managed(component, props, component.name)
+    return []
+
+
+def _set(value: Any) -> bool:
+    return value not in (None, False, "", {}, [])
+
+
+def _child(
+    component: CapturedResource, type_: str, name: str, props: Mapping[str, Any], ident: str
+) -> CapturedResource:
+    qualified = f"{component.type}${type_}"
+    stack_project = component.urn.split("::")[:2]
+    urn = "::".join([*stack_project, qualified, name])
+    return CapturedResource(
+        urn=urn,
+        type=type_,
+        name=name,
+        parent=component.urn,
+        custom=True,
+        wire_props=dict(props),
+        id=ident,
+        provider=component.provider,
+        dependencies=component.dependencies,
+        inferred=True,
+    )
+
+
+def _template(component: CapturedResource, name: str, props: Mapping[str, Any]) -> CapturedResource:
+    return _child(
+        component, "aws:ec2/launchTemplate:LaunchTemplate", name, props, f"lt-{digest(component.urn, name)}"
+    )
+
+
+def _managed_node_group(component: CapturedResource, props: Mapping[str, Any]) -> list[CapturedResource]:
+    group = {k: props[k] for k in _NODE_GROUP_INPUTS if k in props}
+    group["clusterName"] = props.get("clusterName", UNKNOWN)
+    group["nodeRoleArn"] = props.get("nodeRoleArn", UNKNOWN)
+    group["scalingConfig"] = props.get("scalingConfig") or {"desiredSize": 2, "minSize": 1, "maxSize": 2}
+    out: list[CapturedResource] = []
+    if "launchTemplate" not in props and any(props.get(k) is not None for k in _NEEDS_TEMPLATE):
+        template_props: dict[str, Any] = {}
+        if isinstance(props.get("enableIMDSv2"), bool):
+            template_props["metadataOptions"] = _imds(props["enableIMDSv2"])
+        if props.get("diskSize") is not None:
+            template_props["blockDeviceMappings"] = [{"ebs": {"volumeSize": group.pop("diskSize", None)}}]
+        template = _template(component, f"{component.name}-launchTemplate", template_props)
+        group["launchTemplate"] = {"id": template.id, "version": "$Latest"}
+        out.append(template)
+    ident = f"{component.name}-{digest(component.urn, length=8)}"
+    out.append(_child(component, "aws:eks/nodeGroup:NodeGroup", component.name, group, ident))
+    return out
+
+
+def _self_managed(component: CapturedResource, props: Mapping[str, Any], name: str) -> list[CapturedResource]:
+    instance_type = props.get("instanceType") or "t3.medium"
+    spec = find_instance_type(instance_type, Cloud.AWS) if isinstance(instance_type, str) else None
+    if spec is None:  # only accelerator types are in the catalog; CPU groups stay unseen
+        return []
+    template_props: dict[str, Any] = {"instanceType": instance_type, "tags": props.get("tags") or {}}
+    if isinstance(props.get("metadataOptions"), Mapping):  # NodeGroupV2
+        template_props["metadataOptions"] = props["metadataOptions"]
+    if _set(props.get("spotPrice")):
+        template_props["instanceMarketOptions"] = {
+            "marketType": "spot",
+            "spotOptions": {"maxPrice": props["spotPrice"]},
+        }
+    if "nodeAssociatePublicIpAddress" in props:
+        template_props["networkInterfaces"] = [
+            {"associatePublicIpAddress": str(props["nodeAssociatePublicIpAddress"]).lower()}
+        ]
+    template = _template(component, f"{name}-launchTemplate", template_props)
+    group = {
+        "desiredCapacity": props.get("desiredCapacity", 2),
+        "minSize": props.get("minSize", 1),
+        "maxSize": props.get("maxSize", 2),
+        "launchTemplate": {"id": template.id, "version": "$Latest"},
+        "vpcZoneIdentifiers": props.get("nodeSubnetIds") or UNKNOWN,
+    }
+    group_id = f"{name}-{digest(component.urn, name, length=8)}"
+    return [template, _child(component, "aws:autoscaling/group:Group", name, group, group_id)]
