@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from inference_infra.components.catalog import Cloud, find_instance_type
+from inference_infra.components.catalog import Cloud, InstanceType, find_instance_type, instance_types
 
 AWS_INSTANCE = "aws:ec2/instance:Instance"
 AWS_SPOT_REQUEST = "aws:ec2/spotInstanceRequest:SpotInstanceRequest"
@@ -38,6 +38,7 @@ AWS_EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 AWS_EC2_FLEET = "aws:ec2/fleet:Fleet"
 AWS_SPOT_FLEET = "aws:ec2/spotFleetRequest:SpotFleetRequest"
 AWS_SAGEMAKER_ENDPOINT_CONFIG = "aws:sagemaker/endpointConfiguration:EndpointConfiguration"
+AWS_BATCH_COMPUTE_ENVIRONMENT = "aws:batch/computeEnvironment:ComputeEnvironment"
 GCP_GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
 GCP_GKE_CLUSTER = "gcp:container/cluster:Cluster"
 # Resources that launch a group of accelerator machines themselves (count = desired size).
@@ -48,6 +49,7 @@ GROUP_TYPES = frozenset(
         AWS_EC2_FLEET,
         AWS_SPOT_FLEET,
         AWS_SAGEMAKER_ENDPOINT_CONFIG,
+        AWS_BATCH_COMPUTE_ENVIRONMENT,
         GCP_GKE_NODE_POOL,
         GCP_GKE_CLUSTER,
     }
@@ -342,6 +344,52 @@ def _sagemaker_endpoint_config(props: Mapping[str, Any], _: TemplateLookup | Non
     return None
 
 
+def _aws_batch_types(names: Any) -> list[InstanceType]:
+    """Accelerator types a Batch compute environment may launch: named types, and the catalog's
+    types of each named family ('g5' -> g5.xlarge, g5.2xlarge, ...), in the order given."""
+    found: list[InstanceType] = []
+    for name in names if isinstance(names, list) else []:
+        if not isinstance(name, str):
+            continue
+        if (one := find_instance_type(name, Cloud.AWS)) is not None:
+            found.append(one)
+        elif "." not in name:
+            found.extend(t for t in instance_types(Cloud.AWS) if t.name.split(".")[0] == name)
+    return found
+
+
+def _aws_batch(props: Mapping[str, Any], template_of: TemplateLookup | None) -> AcceleratorUse | None:
+    """An EC2 or SPOT Batch compute environment on accelerator types, counted in machines of its
+    smallest such type: desired (and min, max) vCPUs divided by that type's vCPUs, rounded up.
+    Batch itself moves desiredVcpus with the job queue; the program's value is what runs at once."""
+    resources = _get(props, "computeResources")
+    kind = _get(resources, "type")
+    if kind not in ("EC2", "SPOT"):  # Fargate has no accelerators
+        return None
+    ref = _get(resources, "launchTemplate")
+    template = template_of(ref) if template_of is not None and isinstance(ref, Mapping) else None
+    types = _aws_batch_types(_get(resources, "instanceTypes")) or _aws_batch_types(
+        [_get(template, "instanceType")]
+    )
+    if not types:
+        return None
+    smallest = min(types, key=lambda t: t.vcpus)
+
+    def machines(vcpus: Any, default: int) -> int:
+        return -(-_int(vcpus, default) // smallest.vcpus)
+
+    low = machines(_get(resources, "minVcpus"), 0)
+    purchase = Purchase.SPOT if kind == "SPOT" else Purchase.ON_DEMAND
+    return AcceleratorUse(
+        Cloud.AWS,
+        smallest.name,
+        machines(_get(resources, "desiredVcpus"), _int(_get(resources, "minVcpus"), 0)),
+        purchase,
+        min_count=low,
+        max_count=machines(_get(resources, "maxVcpus"), 0),
+    )
+
+
 # --- GCP -------------------------------------------------------------------------------------
 
 
@@ -560,6 +608,7 @@ _READERS: dict[str, Callable[[Mapping[str, Any], TemplateLookup | None], Acceler
     AWS_EC2_FLEET: _aws_fleet(spot_fleet=False),
     AWS_SPOT_FLEET: _aws_fleet(spot_fleet=True),
     AWS_SAGEMAKER_ENDPOINT_CONFIG: _sagemaker_endpoint_config,
+    AWS_BATCH_COMPUTE_ENVIRONMENT: _aws_batch,
     GCP_GKE_NODE_POOL: _gke_node_pool,
     GCP_GKE_CLUSTER: _gke_cluster,
     GCP_INSTANCE_GROUP_MANAGER: _gcp_group_manager,

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from inference_infra.components import inventory
 from inference_infra.components.catalog import Cloud
 from inference_infra.components.inventory import (
     AWS_CAPACITY_RESERVATION,
@@ -113,3 +116,37 @@ def test_region_of_zone_and_tpu_slice_names():
     assert tpu_slice_name("V5P", "2x2x1") == "v5p-8"
     assert tpu_slice_name("V6E", "4x4") == "v6e-16"
     assert tpu_slice_name("V5LITE_POD", "axb") is None
+
+
+def _batch(kind: str, types: list[str], **vcpus: int) -> dict:
+    return {"computeResources": {"type": kind, "instanceTypes": types, **vcpus}}
+
+
+def test_accelerator_use_counts_a_batch_environment_in_machines_of_its_smallest_gpu_type():
+    use = accelerator_use(
+        inventory.AWS_BATCH_COMPUTE_ENVIRONMENT,
+        _batch("SPOT", ["c5.large", "g5.2xlarge", "g5.xlarge"], minVcpus=0, desiredVcpus=6, maxVcpus=16),
+    )
+    assert use is not None
+    assert (use.machine_type, use.count, use.min_count, use.max_count) == ("g5.xlarge", 2, 0, 4)
+    assert use.purchase is inventory.Purchase.SPOT
+
+
+def test_accelerator_use_expands_batch_instance_families_from_the_catalog():
+    use = accelerator_use(inventory.AWS_BATCH_COMPUTE_ENVIRONMENT, _batch("EC2", ["g5"], maxVcpus=8))
+    assert use is not None
+    assert use.machine_type.startswith("g5.")
+    assert (use.count, use.purchase) == (0, inventory.Purchase.ON_DEMAND)  # desired defaults to min
+
+
+@pytest.mark.parametrize(
+    "props",
+    [
+        _batch("FARGATE", ["g5.xlarge"], maxVcpus=8),
+        _batch("EC2", ["optimal"], maxVcpus=8),
+        _batch("EC2", ["c5", "m5.large"], maxVcpus=8),
+        {"type": "UNMANAGED"},
+    ],
+)
+def test_accelerator_use_ignores_batch_environments_without_accelerator_types(props):
+    assert accelerator_use(inventory.AWS_BATCH_COMPUTE_ENVIRONMENT, props) is None

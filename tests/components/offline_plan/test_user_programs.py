@@ -131,3 +131,51 @@ def test_plan_infers_the_self_managed_gpu_group_of_a_pulumi_eks_cluster(pulumi_p
     item = next(i for i in result.cost.items if i.urn == group.urn)
     assert item.basis.startswith("3 x g5.2xlarge spot")
     assert "desired 3 (min 1, max 5)" in item.basis
+
+
+# An AWS Batch GPU queue for transcription jobs, the shape of public Batch GPU stacks.
+BATCH_GPU = """
+import json
+import pulumi
+import pulumi_aws as aws
+
+cfg = pulumi.Config()
+template = aws.ec2.LaunchTemplate("hardened", metadata_options={"http_tokens": "required"},
+    network_interfaces=[{"associate_public_ip_address": "false"}])
+aws.batch.ComputeEnvironment("gpu", type="MANAGED",
+    compute_resources={"type": cfg.get("kind") or "SPOT", "min_vcpus": 0, "desired_vcpus": 8, "max_vcpus": 64,
+        "instance_types": cfg.get_object("types") or ["g5.2xlarge"], "subnets": ["subnet-1"],
+        "security_group_ids": ["sg-1"], "instance_role": "arn:aws:iam::1:instance-profile/ecs",
+        "launch_template": {"launch_template_id": template.id} if cfg.get_bool("hardened") else None})
+aws.batch.ComputeEnvironment("cpu", type="MANAGED",
+    compute_resources={"type": "FARGATE", "max_vcpus": 16, "subnets": ["subnet-1"],
+                       "security_group_ids": ["sg-1"]})
+"""
+
+
+def _batch_plan(pulumi_project, config: str):
+    stack = f"config:\n  aws:region: us-east-1\n{config}"
+    return plan(pulumi_project(BATCH_GPU, {"dev": stack}), "dev")
+
+
+def test_plan_prices_a_batch_gpu_environment_at_its_desired_vcpus_with_bounds(pulumi_project):
+    result = _batch_plan(pulumi_project, "")
+    [item] = [i for i in result.cost.items if i.category == "accelerator"]
+    assert item.urn.endswith("ComputeEnvironment::gpu")
+    assert item.basis.startswith("1 x g5.2xlarge spot") or item.basis.startswith("g5.2xlarge spot")
+    assert "desired 1 (min 0, max 8)" in item.basis  # 8 and 64 vCPUs of an 8-vCPU type
+    violations = {(v.policy, (v.urn or "").rsplit("::", 1)[-1]) for v in result.policy.violations}
+    assert ("accelerator-imdsv2-required", "gpu") in violations
+    assert ("accelerator-no-public-ip", "gpu") in violations
+    message = next(v.message for v in result.policy.violations if v.policy == "accelerator-imdsv2-required")
+    assert "without a launch template" in message
+
+
+def test_plan_judges_a_batch_environment_by_its_launch_template_and_types(pulumi_project):
+    config = '  outside:hardened: "true"\n  outside:kind: EC2\n  outside:types: \'["p4d.24xlarge"]\'\n'
+    result = _batch_plan(pulumi_project, config)
+    violations = {(v.policy, (v.urn or "").rsplit("::", 1)[-1]) for v in result.policy.violations}
+    assert ("accelerator-imdsv2-required", "gpu") not in violations
+    assert ("accelerator-no-public-ip", "gpu") not in violations
+    assert ("allowed-accelerator-types", "gpu") in violations
+    assert ("nonprod-accelerators-spot-or-autoshutdown", "gpu") in violations
