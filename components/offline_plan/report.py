@@ -6,6 +6,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from inference_infra.components.offline_plan import k8s_capacity
 from inference_infra.components.offline_plan.model import Capture, CapturedResource, masked, scrub
 from inference_infra.components.offline_plan.policy import PolicyReport
 from inference_infra.components.pricing import ACCELERATOR, HOURS_PER_MONTH, CostItem, CostReport
@@ -28,7 +29,7 @@ class PlanResult:
     def notes(self) -> list[str]:
         """What the program said for people to read (`pulumi.log.info`), e.g. the planner's choices."""
         found = [m for s, m in self.capture.log if s == "info"]
-        found += [n for r in self.capture.resources if (n := _k8s_accelerator_note(r))]
+        found += k8s_capacity.notes(self.capture)
         return [scrub(n, self._secrets()) for n in found]
 
     def warnings(self) -> list[str]:
@@ -74,37 +75,6 @@ class PlanResult:
             "notes": self.notes(),
             "warnings": self.warnings(),
         }
-
-
-_K8S_ACCELERATORS = ("nvidia.com/gpu", "aws.amazon.com/neuron", "aws.amazon.com/neuroncore", "google.com/tpu")
-
-
-def _k8s_accelerator_note(r: CapturedResource) -> str | None:
-    """'kubernetes:apps/v1:Deployment 'vllm' requests nvidia.com/gpu: 1 per pod x 2 replicas'."""
-    if not r.type.startswith("kubernetes:"):
-        return None
-    props = r.props
-    spec = props.get("spec") if isinstance(props.get("spec"), dict) else {}
-    pod = spec
-    for key in ("jobTemplate", "spec", "template", "spec"):
-        if isinstance(pod.get("template"), dict) or "containers" in pod:
-            break
-        pod = pod.get(key) if isinstance(pod.get(key), dict) else pod
-    if isinstance(pod.get("template"), dict):
-        pod = pod["template"].get("spec") if isinstance(pod["template"].get("spec"), dict) else {}
-    wanted: dict[str, Any] = {}
-    for container in pod.get("containers") or []:
-        resources = container.get("resources") if isinstance(container, dict) else None
-        for kind in ("limits", "requests"):
-            for name, value in ((resources or {}).get(kind) or {}).items():
-                if name in _K8S_ACCELERATORS:
-                    wanted.setdefault(name, value)
-    if not wanted:
-        return None
-    replicas = spec.get("replicas")
-    each = ", ".join(f"{k}: {v}" for k, v in sorted(wanted.items()))
-    times = f" x {replicas} replica{'' if replicas == 1 else 's'}" if isinstance(replicas, int) else ""
-    return f"{r.type} {r.name!r} requests {each} per pod{times} (priced with the nodes that run it)"
 
 
 def _tree(capture: Capture) -> list[tuple[CapturedResource, int]]:

@@ -179,3 +179,55 @@ def test_plan_judges_a_batch_environment_by_its_launch_template_and_types(pulumi
     assert ("accelerator-no-public-ip", "gpu") not in violations
     assert ("allowed-accelerator-types", "gpu") in violations
     assert ("nonprod-accelerators-spot-or-autoshutdown", "gpu") in violations
+
+
+# Karpenter GPU pools created as custom resources (self-managed Karpenter and EKS Auto Mode), a
+# KubeRay cluster, Helm releases of GPU charts and a GKE ComputeClass: nothing here is billed by
+# itself, so the plan lists them in its notes.
+ELASTIC = """
+import pulumi_kubernetes as k8s
+
+def pool(name, requirements, limits):
+    k8s.apiextensions.CustomResource(name, api_version="karpenter.sh/v1", kind="NodePool",
+        metadata={"name": name}, spec={"template": {"spec": {"requirements": requirements,
+            "nodeClassRef": {"group": "karpenter.k8s.aws", "kind": "EC2NodeClass", "name": "gpu"}}},
+            "limits": limits})
+
+TYPES = ["g5.xlarge", "g5.12xlarge"]
+pool("gpu", [{"key": "node.kubernetes.io/instance-type", "operator": "In", "values": TYPES},
+             {"key": "karpenter.sh/capacity-type", "operator": "In", "values": ["spot"]}],
+     {"cpu": "192", "nvidia.com/gpu": "8"})
+pool("any-gpu", [{"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": ["g", "p"]}],
+     {"cpu": "1000"})
+pool("cpu", [{"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": ["c", "m"]}],
+     {"cpu": "64"})
+k8s.apiextensions.CustomResource("ray", api_version="ray.io/v1", kind="RayCluster", spec={
+    "headGroupSpec": {"template": {"spec": {"containers": [{"name": "head", "image": "ray"}]}}},
+    "workerGroupSpecs": [{"groupName": "gpu", "replicas": 2, "minReplicas": 0, "maxReplicas": 4,
+        "template": {"spec": {"containers": [{"name": "w", "image": "ray",
+            "resources": {"limits": {"amd.com/gpu": 1}}}]}}}]})
+k8s.helm.v3.Release("serving", chart="vllm-stack", repository_opts={"repo": "https://example.invalid"},
+    values={"servingEngineSpec": {"modelSpec": [{"requestGPU": 1, "gpuMemoryUtilization": 0.9}]}})
+k8s.helm.v3.Release("operator", chart="gpu-operator", values={"driver": {"enabled": False}})
+k8s.apiextensions.CustomResource("l4-first", api_version="cloud.google.com/v1", kind="ComputeClass", spec={
+    "priorities": [{"machineType": "g2-standard-8", "gpu": {"type": "nvidia-l4", "count": 1}, "spot": True},
+                   {"machineFamily": "n2"}]})
+"""
+
+
+def test_plan_notes_what_karpenter_pools_helm_releases_and_custom_workloads_may_run(pulumi_project):
+    result = plan(pulumi_project(ELASTIC, {"dev": "config:\n  aws:region: us-east-1\n"}), "dev")
+    notes = {n.split("'")[1]: n for n in result.notes()}
+    assert set(notes) == {"gpu", "any-gpu", "ray", "serving", "l4-first"}
+    gpu = notes["gpu"]
+    assert "may launch these accelerator types: g5.xlarge, g5.12xlarge (spot)" in gpu
+    assert "limits: cpu 192, nvidia.com/gpu 8" in gpu
+    # g5.12xlarge (4 GPUs, 48 vCPUs) fills the 8-GPU limit with 2 nodes: the dearest fill
+    assert "its limits allow at most $" in gpu
+    assert "(2 x g5.12xlarge spot" in gpu
+    assert "may launch accelerator types among them" in notes["any-gpu"]
+    assert "no limit bounds how many accelerator nodes it may launch" in notes["any-gpu"]
+    assert "amd.com/gpu: 1 per pod x 2 replicas (min 0, max 4) at spec.workerGroupSpecs[0]" in notes["ray"]
+    assert "(values.servingEngineSpec.modelSpec[0].requestGPU: 1)" in notes["serving"]
+    assert "1 x nvidia-l4 on g2-standard-8 spot" in notes["l4-first"]
+    assert result.cost.hourly_usd == 0  # listed, never added to the totals
