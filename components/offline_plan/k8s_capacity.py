@@ -173,6 +173,22 @@ def _helm_note(r: CapturedResource) -> list[str]:
     ]
 
 
+def helm_chart_warnings(capture: Capture) -> list[str]:
+    """A v3 `Chart` renders through `helm template`, which the offline plan cannot run."""
+    found = []
+    for opts in capture.helm_templates:
+        name = opts.get("release_name") or "?"
+        chart = opts.get("chart") or opts.get("path") or "?"
+        mentions = _accelerator_mentions(opts.get("values"))
+        asks = f"; its values request accelerators ({', '.join(mentions[:4])})" if mentions else ""
+        found.append(
+            f"kubernetes:helm.sh/v3:Chart {name!r} (chart {chart}) is rendered by `helm template`, which "
+            "does not run offline: none of its objects are planned, priced or checked by policy"
+            f"{asks}; `pulumi preview` shows them"
+        )
+    return found
+
+
 # -- node pools -------------------------------------------------------------------------------
 
 

@@ -161,6 +161,7 @@ class Capture:
     invokes: list[str] = field(default_factory=list)  # data-source tokens called
     unmocked_invokes: list[str] = field(default_factory=list)
     secret_config: set[str] = field(default_factory=set)  # secret config values, to scrub from text
+    helm_templates: list[dict[str, Any]] = field(default_factory=list)  # v3 Charts' options (not rendered)
 
     def secrets(self) -> set[str]:
         """Every secret value the program saw or registered (config, props, outputs)."""

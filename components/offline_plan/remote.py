@@ -83,6 +83,10 @@ def inferred_children(component: CapturedResource) -> list[CapturedResource]:
     return []
 
 
+def _mapping(value: Any) -> dict[str, Any]:
+    return dict(value) if isinstance(value, Mapping) else {}
+
+
 def _set(value: Any) -> bool:
     return value not in (None, False, "", {}, [])
 
@@ -138,7 +142,17 @@ def _self_managed(component: CapturedResource, props: Mapping[str, Any], name: s
     spec = find_instance_type(instance_type, Cloud.AWS) if isinstance(instance_type, str) else None
     if spec is None:  # only accelerator types are in the catalog; CPU groups stay unseen
         return []
-    template_props: dict[str, Any] = {"instanceType": instance_type, "tags": props.get("tags") or {}}
+    root = {  # pulumi-eks's root volume: 20 GiB gp2, not encrypted, unless the inputs say otherwise
+        "volumeSize": props.get("nodeRootVolumeSize", 20),
+        "volumeType": props.get("nodeRootVolumeType", "gp2"),
+        "encrypted": str(props.get("nodeRootVolumeEncrypted", False)).lower(),
+        "deleteOnTermination": str(props.get("nodeRootVolumeDeleteOnTermination", True)).lower(),
+    }
+    template_props: dict[str, Any] = {
+        "instanceType": instance_type,
+        "tags": props.get("tags") or {},
+        "blockDeviceMappings": [{"deviceName": "/dev/xvda", "ebs": root}],
+    }
     if isinstance(props.get("metadataOptions"), Mapping):  # NodeGroupV2
         template_props["metadataOptions"] = props["metadataOptions"]
     if _set(props.get("spotPrice")):
@@ -151,7 +165,11 @@ def _self_managed(component: CapturedResource, props: Mapping[str, Any], name: s
             {"associatePublicIpAddress": str(props["nodeAssociatePublicIpAddress"]).lower()}
         ]
     template = _template(component, f"{name}-launchTemplate", template_props)
+    if isinstance(props.get("launchTemplateTagSpecifications"), list):  # NodeGroupV2
+        template_props["tagSpecifications"] = props["launchTemplateTagSpecifications"]
+    tags = {**_mapping(props.get("tags")), **_mapping(props.get("autoScalingGroupTags"))}
     group = {
+        "tags": [{"key": k, "value": v, "propagateAtLaunch": True} for k, v in tags.items()],
         "desiredCapacity": props.get("desiredCapacity", 2),
         "minSize": props.get("minSize", 1),
         "maxSize": props.get("maxSize", 2),

@@ -54,6 +54,7 @@ class PlanResult:
             f"no offline answer for data source {t}; it returned its arguments and a made-up id"
             for t in self.capture.unmocked_invokes
         ]
+        found += k8s_capacity.helm_chart_warnings(self.capture)
         found += [f"not priced: {urn}: {why}" for urn, why in self.cost.unpriced]
         if self.policy.note:
             found.append(f"policy: {self.policy.note}")

@@ -35,6 +35,7 @@ from pulumi.runtime.stack import Stack, run_in_stack, wait_for_rpcs
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from inference_infra.components.offline_plan.mocks import MockContext, OfflineMocks
+from inference_infra.components.offline_plan.mocks_helm import HELM_TEMPLATE, helm_template_options
 from inference_infra.components.offline_plan.model import Capture, CapturedResource
 from inference_infra.components.offline_plan.remote import inferred_children
 
@@ -222,8 +223,10 @@ class CaptureMonitor(MockMonitor):
 def _configure(
     capture: Capture, config: Mapping[str, str], secret_keys: list[str], root: Path
 ) -> CaptureMonitor:
-    def on_invoke(token: str, mocked: bool) -> None:
+    def on_invoke(token: str, mocked: bool, args: Mapping[str, Any]) -> None:
         capture.invokes.append(token)
+        if token == HELM_TEMPLATE:
+            capture.helm_templates.append(helm_template_options(args))
         if not mocked and token not in capture.unmocked_invokes:
             capture.unmocked_invokes.append(token)
 

@@ -231,3 +231,37 @@ def test_plan_notes_what_karpenter_pools_helm_releases_and_custom_workloads_may_
     assert "(values.servingEngineSpec.modelSpec[0].requestGPU: 1)" in notes["serving"]
     assert "1 x nvidia-l4 on g2-standard-8 spot" in notes["l4-first"]
     assert result.cost.hourly_usd == 0  # listed, never added to the totals
+
+
+# A pulumi-eks cluster whose default node group runs GPUs, plus the NVIDIA GPU operator installed
+# from a Helm v3 Chart (rendered in the program's process by `helm template`).
+EKS_HELM = """
+import pulumi_eks as eks
+from pulumi_kubernetes.helm.v3 import Chart, ChartOpts
+
+cluster = eks.Cluster("voice", tags={"Owner": "ml"}, node_group_options={"instance_type": "g5.xlarge",
+    "desired_capacity": 3, "min_size": 1, "max_size": 5, "auto_scaling_group_tags": {"CostCenter": "42"}})
+Chart("gpu-operator", ChartOpts(chart="gpu-operator", namespace="gpu-operator",
+      fetch_opts={"repo": "https://helm.ngc.nvidia.com/nvidia"},
+      values={"devicePlugin": {"resources": {"limits": {"nvidia.com/gpu": 1}}}}))
+"""
+
+
+def test_plan_says_a_helm_v3_chart_renders_nothing_offline_and_prices_the_gpu_default_group(pulumi_project):
+    result = plan(pulumi_project(EKS_HELM, {"dev": "config:\n  aws:region: us-east-1\n"}), "dev")
+    warnings = result.warnings()
+    [chart] = [w for w in warnings if "helm.sh/v3:Chart" in w]
+    assert "'gpu-operator' (chart gpu-operator) is rendered by `helm template`, which does not run" in chart
+    assert "values.devicePlugin.resources.limits.nvidia.com/gpu: 1" in chart
+    assert not any("no offline answer for data source kubernetes:helm:template" in w for w in warnings)
+    group = result.capture.one("aws:autoscaling/group:Group")
+    assert {t["key"]: t["value"] for t in group.props["tags"]} == {"Owner": "ml", "CostCenter": "42"}
+    template = result.capture.one("aws:ec2/launchTemplate:LaunchTemplate")
+    assert template.props["blockDeviceMappings"][0]["ebs"] == {
+        "volumeSize": 20,
+        "volumeType": "gp2",
+        "encrypted": "false",
+        "deleteOnTermination": "true",
+    }
+    assert "3 x g5.xlarge on-demand" in next(i.basis for i in result.cost.items if i.urn == group.urn)
+    assert not result.cost.unsized  # the root volume's size is pulumi-eks's default, not the AMI's
