@@ -11,6 +11,9 @@ checked by policy like one the program wrote by hand:
   create a self-managed group: a launch template and an Auto Scaling group of `instanceType`
   (`nodeGroupOptions` first on a cluster), inferred only when that type is an accelerator type.
 
+Kubernetes `yaml/v2` ConfigGroup and ConfigFile register the objects of their manifests (`yaml`,
+`objs`, local `files`/`file`), which are read here the same way.
+
 Behaviour and defaults are pulumi-eks's (nodejs/eks/nodes/nodegroup.ts at commit 27c7b663, read
 2026-11-24): managed groups desired 2, min 1, max 2; self-managed groups t3.medium, desired 2, min
 1, max 2.
@@ -28,7 +31,7 @@ from inference_infra.components.offline_plan.model import UNKNOWN, CapturedResou
 MANAGED_NODE_GROUP = "eks:index:ManagedNodeGroup"
 CLUSTER = "eks:index:Cluster"
 SELF_MANAGED = frozenset({"eks:index:NodeGroup", "eks:index:NodeGroupV2"})
-INFERRED_TYPES = frozenset({MANAGED_NODE_GROUP, CLUSTER, *SELF_MANAGED})
+YAML_GROUPS = frozenset({"kubernetes:yaml/v2:ConfigGroup", "kubernetes:yaml/v2:ConfigFile"})
 
 # Inputs of eks:index:ManagedNodeGroup that aws:eks/nodeGroup:NodeGroup takes as they are.
 _NODE_GROUP_INPUTS = (
@@ -68,8 +71,10 @@ def _imds(required: bool) -> dict[str, Any]:
 
 
 def inferred_children(component: CapturedResource) -> list[CapturedResource]:
-    """The node resources a pulumi-eks component's plugin would create, from its inputs."""
+    """The resources a remote component's plugin would create, as far as its inputs say."""
     props = component.wire_props
+    if component.type in YAML_GROUPS:
+        return _manifests(component, props)
     if component.type == MANAGED_NODE_GROUP:
         return _managed_node_group(component, props)
     if component.type == CLUSTER:
@@ -178,3 +183,39 @@ def _self_managed(component: CapturedResource, props: Mapping[str, Any], name: s
     }
     group_id = f"{name}-{digest(component.urn, name, length=8)}"
     return [template, _child(component, "aws:autoscaling/group:Group", name, group, group_id)]
+
+
+def _manifests(component: CapturedResource, props: Mapping[str, Any]) -> list[CapturedResource]:
+    """The objects of a yaml/v2 ConfigGroup or ConfigFile: inline YAML, objs, and local files
+    (paths relative to the project root, where the program runs; URLs are not fetched)."""
+    import glob
+
+    import yaml
+
+    texts: list[str] = []
+    inline = props.get("yaml")
+    texts += [t for t in (inline if isinstance(inline, list) else [inline]) if isinstance(t, str)]
+    files = props.get("files") if isinstance(props.get("files"), list) else [props.get("file")]
+    for pattern in files:
+        if isinstance(pattern, str) and "://" not in pattern:
+            for path in sorted(glob.glob(pattern)):
+                with open(path, encoding="utf-8", errors="replace") as f:
+                    texts.append(f.read())
+    objects = [o for o in props.get("objs") or [] if isinstance(o, Mapping)]
+    for text in texts:
+        try:
+            objects += [o for o in yaml.safe_load_all(text) if isinstance(o, Mapping)]
+        except yaml.YAMLError:
+            continue  # the plugin reports bad YAML at deploy time; nothing to infer
+    out = []
+    for obj in objects:
+        api, kind = obj.get("apiVersion"), obj.get("kind")
+        meta = obj.get("metadata") if isinstance(obj.get("metadata"), Mapping) else {}
+        name = meta.get("name")
+        if not (isinstance(api, str) and isinstance(kind, str) and isinstance(name, str)):
+            continue
+        namespace = meta.get("namespace")
+        child_name = f"{component.name}:{namespace}/{name}" if namespace else f"{component.name}:{name}"
+        type_ = f"kubernetes:{api if '/' in api else 'core/' + api}:{kind}"
+        out.append(_child(component, type_, child_name, obj, f"{namespace or 'default'}/{name}"))
+    return out

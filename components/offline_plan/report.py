@@ -43,10 +43,10 @@ class PlanResult:
             if r.remote and r.urn not in inferred
         ]
         found += [
-            f"{r.type} {r.name!r} is a multi-language (remote) component: its node resources "
+            f"{r.type} {r.name!r} is a multi-language (remote) component: the resources it creates "
             f"({', '.join(sorted({c.type for c in self.capture.children(r) if c.inferred}))}) are "
             "inferred from its inputs as its plugin would create them, priced and checked by policy; "
-            "its other children are not visible offline and its outputs are unknown"
+            "its other children, if any, are not visible offline and its outputs are unknown"
             for r in self.capture.resources
             if r.remote and r.urn in inferred
         ]

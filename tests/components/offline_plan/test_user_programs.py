@@ -107,7 +107,7 @@ def test_plan_prices_and_checks_the_node_group_a_remote_pulumi_eks_managed_node_
     doc = result.as_json()
     assert next(r for r in doc["resources"] if r["name"] == "ml-gpu" and r["custom"])["inferred"] is True
     warnings = " ".join(result.warnings())
-    assert "eks:index:ManagedNodeGroup 'ml-gpu' is a multi-language (remote) component: its node" in warnings
+    assert "ManagedNodeGroup 'ml-gpu' is a multi-language (remote) component: the resources it" in warnings
     assert "eks:index:Cluster 'ml' is a multi-language (remote) component: its children are built" in warnings
 
 
@@ -265,3 +265,55 @@ def test_plan_says_a_helm_v3_chart_renders_nothing_offline_and_prices_the_gpu_de
     }
     assert "3 x g5.xlarge on-demand" in next(i.basis for i in result.cost.items if i.urn == group.urn)
     assert not result.cost.unsized  # the root volume's size is pulumi-eks's default, not the AMI's
+
+
+# Manifests applied with pulumi-kubernetes yaml/v2 (a remote component): a Karpenter pool from a
+# file beside the program and a vLLM Deployment inline.
+YAML_V2 = '''
+import pulumi_kubernetes as k8s
+
+k8s.yaml.v2.ConfigFile("pools", file="nodepool.yaml")
+k8s.yaml.v2.ConfigGroup("serving", yaml="""
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: vllm, namespace: llm}
+spec:
+  replicas: 2
+  template:
+    spec:
+      containers:
+        - {name: vllm, image: vllm/vllm-openai, resources: {limits: {nvidia.com/gpu: 1}}}
+---
+apiVersion: v1
+kind: Namespace
+metadata: {name: llm}
+""")
+'''
+
+NODE_POOL_YAML = """
+apiVersion: karpenter.sh/v1
+kind: NodePool
+metadata: {name: gpu}
+spec:
+  template:
+    spec:
+      requirements:
+        - {key: karpenter.k8s.aws/instance-family, operator: In, values: [g6e]}
+  limits: {nvidia.com/gpu: 4}
+"""
+
+
+def test_plan_reads_the_objects_of_yaml_v2_config_groups_and_files(pulumi_project):
+    folder = pulumi_project(YAML_V2, {"dev": "config:\n  aws:region: us-east-1\n"})
+    (folder / "nodepool.yaml").write_text(NODE_POOL_YAML)
+    result = plan(folder, "dev")
+    inferred = {(r.type, r.name) for r in result.capture.resources if r.inferred}
+    assert inferred == {
+        ("kubernetes:karpenter.sh/v1:NodePool", "pools:gpu"),
+        ("kubernetes:apps/v1:Deployment", "serving:llm/vllm"),
+        ("kubernetes:core/v1:Namespace", "serving:llm"),
+    }
+    notes = " ".join(result.notes())
+    assert "NodePool 'pools:gpu' may launch these accelerator types: g6e.xlarge" in notes
+    assert "limits allow at most $" in notes
+    assert "Deployment 'serving:llm/vllm' requests nvidia.com/gpu: 1 per pod x 2 replicas" in notes
