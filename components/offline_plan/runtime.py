@@ -19,6 +19,8 @@ import os
 import runpy
 import sys
 import threading
+import traceback
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -279,6 +281,41 @@ def _program_environment(program_dir: Path, root: Path) -> Iterator[None]:
                 del sys.modules[name]
 
 
+@contextmanager
+def _python_warnings(capture: Capture, program_dir: Path) -> Iterator[None]:
+    """Python warnings the program or its SDKs raise (e.g. a provider's deprecation notice) become
+    plan warnings naming the program's line, instead of raw text on stderr; one the SDK also logged
+    through Pulumi (same text) is shown once."""
+    prefix = str(program_dir.resolve()) + os.sep
+    ours: list[tuple[str, str]] = []  # (log entry, warning text)
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, *_: Any) -> None:
+        text = str(message)
+        if any(text in m for s, m in capture.log if s == "warning"):
+            return
+        frames = [f for f in traceback.extract_stack() if f.filename.startswith(prefix)]
+        where = (
+            f"{os.path.relpath(frames[-1].filename, program_dir.parent)}:{frames[-1].lineno}"
+            if frames
+            else f"{filename}:{lineno}"
+        )
+        entry = f"{where}: {category.__name__}: {text}"
+        ours.append((entry, text))
+        capture.log.append(("warning", entry))
+
+    with warnings.catch_warnings():  # Python's own filters decide which warnings show
+        warnings.showwarning = show
+        yield
+    # Pulumi's own log of the same deprecation may arrive after the Python warning: keep ours,
+    # which names the program's line.
+    entries = {e for e, _ in ours}
+    capture.log[:] = [
+        (s, m)
+        for s, m in capture.log
+        if s != "warning" or m in entries or not any(text in m for _, text in ours)
+    ]
+
+
 def run_program(
     program_dir: Path,
     *,
@@ -303,7 +340,7 @@ def run_program(
         try:
             _record_secrets(capture)
             _configure(capture, config, list(secret_keys or []), root)
-            with _program_environment(program_dir, root):
+            with _program_environment(program_dir, root), _python_warnings(capture, program_dir):
                 target = str(program_dir)
                 loop.run_until_complete(run_in_stack(lambda: runpy.run_path(target, run_name="__main__")))
         finally:

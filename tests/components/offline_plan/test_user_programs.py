@@ -317,3 +317,23 @@ def test_plan_reads_the_objects_of_yaml_v2_config_groups_and_files(pulumi_projec
     assert "NodePool 'pools:gpu' may launch these accelerator types: g6e.xlarge" in notes
     assert "limits allow at most $" in notes
     assert "Deployment 'serving:llm/vllm' requests nvidia.com/gpu: 1 per pod x 2 replicas" in notes
+
+
+DEPRECATED = """
+import warnings
+import pulumi
+import pulumi_aws as aws
+
+region = aws.get_region()
+pulumi.export("image", f"763104351884.dkr.ecr.{region.name}.amazonaws.com/tgi:2")
+warnings.warn("this program's own notice")
+"""
+
+
+def test_plan_turns_python_warnings_into_one_plan_warning_naming_the_program_line(pulumi_project, capsys):
+    result = plan(pulumi_project(DEPRECATED, {"dev": "config:\n  aws:region: us-east-1\n"}), "dev")
+    warnings = [w for w in result.warnings() if "deprecated" in w or "notice" in w]
+    assert len(warnings) == 2
+    assert warnings[0].endswith("__main__.py:7: UserWarning: name is deprecated. Use region instead.")
+    assert warnings[1].endswith("__main__.py:8: UserWarning: this program's own notice")
+    assert "UserWarning" not in capsys.readouterr().err  # not printed raw by Python
