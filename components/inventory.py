@@ -553,7 +553,11 @@ def gke_tpu_slice(machine_type: str) -> str | None:
     return f"{prefix}-{int(chips[:-1]) * units}"
 
 
-def _gke_node_config(node_config: Any, node_count: Any, autoscaling: Any) -> AcceleratorUse | None:
+def _gke_node_config(
+    node_config: Any, node_count: Any, autoscaling: Any, zones: int = 1
+) -> AcceleratorUse | None:
+    """zones: how many zones the pool's nodeLocations name. GKE's nodeCount, initialNodeCount and
+    min/maxNodeCount are per zone; totalMin/totalMaxNodeCount are for the whole pool."""
     machine_type = _get(node_config, "machineType") or "e2-medium"
     guests = _guest_accelerators(_get(node_config, "guestAccelerators"))
     tpu = gke_tpu_slice(machine_type)
@@ -562,9 +566,9 @@ def _gke_node_config(node_config: Any, node_count: Any, autoscaling: Any) -> Acc
     spot = _get(node_config, "spot") is True or _get(node_config, "preemptible") is True
     low = _get(autoscaling, "minNodeCount") if autoscaling else None
     high = _get(autoscaling, "maxNodeCount") if autoscaling else None
-    low = _get(autoscaling, "totalMinNodeCount") if low is None and autoscaling else low
-    high = _get(autoscaling, "totalMaxNodeCount") if high is None and autoscaling else high
-    count = _int(node_count, _int(low, 1))
+    low = _int(low, 0) * zones if low is not None else _get(autoscaling, "totalMinNodeCount")
+    high = _int(high, 0) * zones if high is not None else _get(autoscaling, "totalMaxNodeCount")
+    count = _int(node_count, 0) * zones if _int(node_count, -1) >= 0 else _int(low, zones)
     return AcceleratorUse(
         Cloud.GCP,
         tpu or machine_type,
@@ -580,7 +584,9 @@ def _gke_node_pool(props: Mapping[str, Any], _: TemplateLookup | None) -> Accele
     count = (
         _get(props, "nodeCount") if _get(props, "nodeCount") is not None else _get(props, "initialNodeCount")
     )
-    return _gke_node_config(_get(props, "nodeConfig"), count, _get(props, "autoscaling"))
+    locations = _get(props, "nodeLocations")
+    zones = len(locations) if isinstance(locations, list) and locations else 1
+    return _gke_node_config(_get(props, "nodeConfig"), count, _get(props, "autoscaling"), zones)
 
 
 def _gke_cluster(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:

@@ -150,3 +150,22 @@ def test_accelerator_use_expands_batch_instance_families_from_the_catalog():
 )
 def test_accelerator_use_ignores_batch_environments_without_accelerator_types(props):
     assert accelerator_use(inventory.AWS_BATCH_COMPUTE_ENVIRONMENT, props) is None
+
+
+def test_accelerator_use_counts_a_gke_pool_per_zone_of_its_node_locations():
+    props = {
+        "nodeLocations": ["us-central1-a", "us-central1-b", "us-central1-c"],
+        "nodeCount": 1,
+        "nodeConfig": {
+            "machineType": "g2-standard-8",
+            "guestAccelerators": [{"type": "nvidia-l4", "count": 1}],
+        },
+        "autoscaling": {"totalMinNodeCount": 0, "totalMaxNodeCount": 6},
+    }
+    use = accelerator_use(inventory.GCP_GKE_NODE_POOL, props)
+    assert use is not None
+    assert (use.count, use.min_count, use.max_count) == (3, 0, 6)  # totals are for the whole pool
+    per_zone = {**props, "autoscaling": {"minNodeCount": 1, "maxNodeCount": 2}}
+    use = accelerator_use(inventory.GCP_GKE_NODE_POOL, per_zone)
+    assert use is not None
+    assert (use.count, use.min_count, use.max_count) == (3, 3, 6)
