@@ -87,6 +87,13 @@ class AcceleratorUse:
     max_count: int | None = None
     spot_share: float | None = None  # a mixed group: the share of machines above base on spot
     region_hint: str | None = None  # a regional group's region (no zone)
+    # Every accelerator type a group may launch (node group instanceTypes, mixed-instances or fleet
+    # overrides, Batch types), machine_type first; priced as machine_type, judged by policy as all.
+    alternatives: tuple[str, ...] = ()
+
+    @property
+    def all_types(self) -> tuple[str, ...]:
+        return (self.machine_type, *(t for t in self.alternatives if t != self.machine_type))
 
     @property
     def scaling(self) -> str:
@@ -257,9 +264,8 @@ def _aws_autoscaling_group(
     ref = _get(props, "launchTemplate") or _get(mixed, "launchTemplate", "launchTemplateSpecification")
     template = template_of(ref) if template_of is not None and isinstance(ref, Mapping) else None
     overrides = _get(mixed, "launchTemplate", "overrides") or []
-    instance_type = _known_aws_type(_get(template, "instanceType")) or next(
-        (t for o in overrides if (t := _known_aws_type(_get(o, "instanceType")))), None
-    )
+    override_types = tuple(t for o in overrides if (t := _known_aws_type(_get(o, "instanceType"))))
+    instance_type = _known_aws_type(_get(template, "instanceType")) or next(iter(override_types), None)
     if instance_type is None:
         return None
     low, high = _int(_get(props, "minSize"), 0), _int(_get(props, "maxSize"), 0)
@@ -277,14 +283,21 @@ def _aws_autoscaling_group(
     else:
         purchase = Purchase.ON_DEMAND
     return AcceleratorUse(
-        Cloud.AWS, instance_type, count, purchase, min_count=low, max_count=high, spot_share=share
+        Cloud.AWS,
+        instance_type,
+        count,
+        purchase,
+        min_count=low,
+        max_count=high,
+        spot_share=share,
+        alternatives=override_types,
     )
 
 
 def _aws_node_group(props: Mapping[str, Any], template_of: TemplateLookup | None) -> AcceleratorUse | None:
     ref = _get(props, "launchTemplate")
     template = template_of(ref) if template_of is not None and isinstance(ref, Mapping) else None
-    types = [t for t in _get(props, "instanceTypes") or [] if _known_aws_type(t)]
+    types = tuple(t for t in _get(props, "instanceTypes") or [] if _known_aws_type(t))
     instance_type = types[0] if types else _known_aws_type(_get(template, "instanceType"))
     if instance_type is None:
         return None
@@ -298,6 +311,7 @@ def _aws_node_group(props: Mapping[str, Any], template_of: TemplateLookup | None
         purchase,
         min_count=low,
         max_count=high,
+        alternatives=types,
     )
 
 
@@ -314,9 +328,10 @@ def _aws_fleet(
             if template_of is not None and isinstance(spec, Mapping):
                 candidates.append(_get(template_of(spec), "instanceType"))
         candidates += [_get(s, "instanceType") for s in _get(props, "launchSpecifications") or []]
-        instance_type = next((t for t in candidates if _known_aws_type(t)), None)
-        if instance_type is None:
+        known = tuple(dict.fromkeys(t for t in candidates if _known_aws_type(t)))
+        if not known:
             return None
+        instance_type = known[0]
         if spot_fleet:
             count = _int(_get(props, "targetCapacity"), 1)
             on_demand = _int(_get(props, "onDemandTargetCapacity"), 0)
@@ -329,7 +344,7 @@ def _aws_fleet(
             default = _get(target, "defaultTargetCapacityType")
             share = spot / count if count and spot else (1.0 if default == "spot" else 0.0)
             purchase = Purchase.SPOT if share >= 1.0 else Purchase.ON_DEMAND
-        return AcceleratorUse(Cloud.AWS, instance_type, count, purchase, spot_share=share)
+        return AcceleratorUse(Cloud.AWS, instance_type, count, purchase, spot_share=share, alternatives=known)
 
     return read
 
@@ -387,6 +402,7 @@ def _aws_batch(props: Mapping[str, Any], template_of: TemplateLookup | None) -> 
         purchase,
         min_count=low,
         max_count=machines(_get(resources, "maxVcpus"), 0),
+        alternatives=tuple(t.name for t in types),
     )
 
 

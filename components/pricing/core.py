@@ -154,6 +154,8 @@ def price_use(use: AcceleratorUse, region: str | None) -> tuple[float, str]:
     """
     model = _model(use.purchase)
     note = _PURCHASE_NOTE.get(use.purchase, "") + use.scaling
+    if others := use.all_types[1:]:  # a group that may launch other types: priced as the first
+        note += f"; priced as {use.machine_type}, may also launch {', '.join(others)}"
     item = find_instance_type(use.machine_type, use.cloud)
     if use.machine_type.startswith("ml.") and use.cloud is Cloud.AWS:  # SageMaker bills its own rate
         from inference_infra.components.catalog.sagemaker import sagemaker_price

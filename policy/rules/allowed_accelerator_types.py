@@ -72,8 +72,9 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
     if patterns is None:
         return not_applicable(f"allowedTypes has no entry for {where} and no '*' entry")
     # A SageMaker ml.g5.xlarge is judged as the g5.xlarge it runs on.
+    # A group that may launch several types (node group instanceTypes, overrides) is judged on all.
     names = (
-        [use.machine_type.removeprefix("ml.")]
+        [t.removeprefix("ml.") for t in use.all_types]
         if use.in_catalog
         else [kind for kind, _ in use.guest_accelerators]
     )

@@ -337,3 +337,29 @@ def test_plan_turns_python_warnings_into_one_plan_warning_naming_the_program_lin
     assert warnings[0].endswith("__main__.py:7: UserWarning: name is deprecated. Use region instead.")
     assert warnings[1].endswith("__main__.py:8: UserWarning: this program's own notice")
     assert "UserWarning" not in capsys.readouterr().err  # not printed raw by Python
+
+
+# A node group whose instanceTypes list a small GPU first and a large one after it: EKS may launch
+# either, so the allowed-types policy must judge both (pricing uses the first and says so).
+MIXED_TYPES = """
+import pulumi_aws as aws
+
+aws.eks.NodeGroup("gpu", cluster_name="ml", node_role_arn="arn:aws:iam::1:role/n", subnet_ids=["subnet-1"],
+    instance_types=["g5.xlarge", "p5.48xlarge"], capacity_type="SPOT",
+    scaling_config={"desired_size": 1, "min_size": 0, "max_size": 2})
+aws.batch.ComputeEnvironment("batch", type="MANAGED", compute_resources={"type": "SPOT", "max_vcpus": 96,
+    "instance_types": ["g5.xlarge", "p4d.24xlarge"], "subnets": ["subnet-1"], "security_group_ids": ["sg-1"]})
+"""
+
+
+def test_plan_judges_every_instance_type_a_group_may_launch(pulumi_project):
+    result = plan(pulumi_project(MIXED_TYPES, {"dev": "config:\n  aws:region: us-east-1\n"}), "dev")
+    refused = {
+        (v.urn or "").rsplit("::", 1)[-1]: v.message
+        for v in result.policy.violations
+        if v.policy == "allowed-accelerator-types"
+    }
+    assert "uses p5.48xlarge, which environment" in refused["gpu"]
+    assert "uses p4d.24xlarge, which environment" in refused["batch"]
+    basis = {i.urn.rsplit("::", 1)[-1]: i.basis for i in result.cost.items if i.category == "accelerator"}
+    assert "priced as g5.xlarge, may also launch p5.48xlarge" in basis["gpu"]
