@@ -54,6 +54,14 @@ class PlanResult:
             f"no offline answer for data source {t}; it returned its arguments and a made-up id"
             for t in self.capture.unmocked_invokes
         ]
+        found += [
+            f"pulumi:pulumi:StackReference {ident!r} reads another stack's outputs at deploy time; "
+            "offline they are unknown, so whatever the program builds from them is [unknown]"
+            if kind == "pulumi:pulumi:StackReference"
+            else f"{kind} {name!r} reads an existing resource (id {ident!r}) at deploy time; offline "
+            "only the id and the program's own inputs are known, the rest is made up"
+            for kind, name, ident in self.capture.reads
+        ]
         found += k8s_capacity.helm_chart_warnings(self.capture)
         found += [f"not priced: {urn}: {why}" for urn, why in self.cost.unpriced]
         if self.policy.note:

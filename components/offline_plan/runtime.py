@@ -178,6 +178,13 @@ class CaptureMonitor(MockMonitor):
             self._record(child)
         return resource_pb2.RegisterResourceResponse(urn=urn, id="", object=struct_pb2.Struct())
 
+    def ReadResource(self, request: Any) -> resource_pb2.ReadResourceResponse:  # noqa: N802
+        """An existing resource read by id (`Resource.get`, a StackReference): not created, so not
+        in the plan's resources; noted so the plan can say its state is not known offline."""
+        with self._lock:
+            self.capture.reads.append((request.type, request.name, request.id))
+        return super().ReadResource(request)
+
     def RegisterResourceOutputs(self, request: Any) -> empty_pb2.Empty:  # noqa: N802
         outputs = wire_value(request.outputs)
         with self._lock:

@@ -363,3 +363,24 @@ def test_plan_judges_every_instance_type_a_group_may_launch(pulumi_project):
     assert "uses p4d.24xlarge, which environment" in refused["batch"]
     basis = {i.urn.rsplit("::", 1)[-1]: i.basis for i in result.cost.items if i.category == "accelerator"}
     assert "priced as g5.xlarge, may also launch p5.48xlarge" in basis["gpu"]
+
+
+# A workloads stack that reads its cluster from the infrastructure stack and an existing VPC.
+READS = """
+import pulumi
+import pulumi_aws as aws
+
+infra = pulumi.StackReference("acme/eks-gpu-infra/dev")
+pulumi.export("kubeconfig", infra.require_output("kubeconfig"))
+vpc = aws.ec2.Vpc.get("shared", "vpc-0123")
+pulumi.export("vpc", vpc.id)
+"""
+
+
+def test_plan_warns_that_stack_references_and_existing_resources_are_not_known_offline(pulumi_project):
+    result = plan(pulumi_project(READS, {"dev": "config:\n  aws:region: us-east-1\n"}), "dev")
+    assert result.as_json()["outputs"]["kubeconfig"] == "[unknown]"
+    warnings = " ".join(result.warnings())
+    assert "StackReference 'acme/eks-gpu-infra/dev' reads another stack's outputs at deploy time" in warnings
+    assert "aws:ec2/vpc:Vpc 'shared' reads an existing resource (id 'vpc-0123')" in warnings
+    assert all(r.type != "pulumi:pulumi:StackReference" for r in result.capture.resources)
