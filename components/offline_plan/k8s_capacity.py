@@ -228,6 +228,16 @@ def _candidates(requirements: Sequence[Mapping[str, Any]]) -> tuple[list[Instanc
     return [], False
 
 
+def node_pool_types(type_token: str, props: Mapping[str, Any]) -> list[str]:
+    """The catalog accelerator types a Karpenter NodePool (or v1alpha5 Provisioner) may launch: [] for
+    any other resource and for a pool whose requirements name no accelerator type or GPU label."""
+    if type_token not in NODE_POOLS and type_token != PROVISIONER:
+        return []
+    pool = CapturedResource("", type_token, "", None, True, {}, outputs={})
+    object.__setattr__(pool, "wire_props", props)
+    return [t.name for t in _candidates(_requirements(pool))[0]]
+
+
 def _quantity(value: Any) -> float | None:
     """A Kubernetes quantity ('1000', '64Gi', '500m') in base units (GiB for memory)."""
     text = str(value).strip() if isinstance(value, (str, int, float)) else ""
