@@ -124,6 +124,13 @@ def _program_error(error: Exception, program_dir: Path, config_name: str) -> Pro
         return ProgramError(f"{where or config_name}: {error}")
     if isinstance(error, ModuleNotFoundError) and error.name:
         return ProgramError(_missing_module(error.name, where, program_dir))
+    if isinstance(error, SyntaxError) and error.filename and error.lineno:
+        # Compiling fails before any frame of the program runs: the error itself says where.
+        path = os.path.abspath(error.filename)
+        shown = os.path.relpath(path, program_dir.parent) if path.startswith(str(program_dir)) else path
+        return ProgramError(
+            f"{shown}:{error.lineno}: {type(error).__name__}: {error.msg}; the program does not compile."
+        )
     return ProgramError(
         f"the stack program failed{f' at {where}' if where else ''}: {type(error).__name__}: {error}. "
         "Set INFERENCE_INFRA_DEBUG=1 to see the full traceback."

@@ -384,3 +384,20 @@ def test_plan_warns_that_stack_references_and_existing_resources_are_not_known_o
     assert "StackReference 'acme/eks-gpu-infra/dev' reads another stack's outputs at deploy time" in warnings
     assert "aws:ec2/vpc:Vpc 'shared' reads an existing resource (id 'vpc-0123')" in warnings
     assert all(r.type != "pulumi:pulumi:StackReference" for r in result.capture.resources)
+
+
+@pytest.mark.parametrize(
+    ("main", "helper", "where"),
+    [
+        ("import pulumi\nx = (1,\n", "", "/__main__.py:2: "),
+        ("import helpers\n", "def make(:\n", "/helpers.py:1: "),
+    ],
+)
+def test_plan_names_the_file_and_line_of_a_syntax_error(pulumi_project, main, helper, where):
+    folder = pulumi_project(main)
+    (folder / "helpers.py").write_text(helper)
+    with pytest.raises(ProgramError) as caught:
+        plan(folder, "dev")
+    message = str(caught.value)
+    assert where + "SyntaxError: " in message
+    assert message.endswith("the program does not compile.")
