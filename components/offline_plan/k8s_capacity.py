@@ -59,6 +59,10 @@ def is_accelerator_resource(name: Any) -> bool:
 def notes(capture: Capture) -> list[str]:
     region = default_region(Cloud.AWS, capture.config)
     found: list[str] = []
+    autopilot = any(
+        r.type == "gcp:container/cluster:Cluster" and r.props.get("enableAutopilot") is True
+        for r in capture.resources
+    )
     for r in capture.resources:
         if r.type in NODE_POOLS or r.type == PROVISIONER:
             found.extend(_node_pool_note(r, region))
@@ -68,7 +72,16 @@ def notes(capture: Capture) -> list[str]:
             found.extend(_helm_note(r))
         elif r.type.startswith("kubernetes:"):
             found.extend(_workload_note(r))
+    if autopilot:  # Autopilot bills the pods' requests, not nodes the stack declares
+        found = [n.replace(_ON_NODES, _ON_AUTOPILOT) for n in found]
     return found
+
+
+_ON_NODES = "(priced with the nodes that run it)"
+_ON_AUTOPILOT = (
+    "(priced with the nodes that run it; on the stack's GKE Autopilot cluster its accelerators are "
+    "billed per pod, which the plan does not price)"
+)
 
 
 # -- workloads --------------------------------------------------------------------------------
@@ -125,7 +138,7 @@ def _workload_note(r: CapturedResource) -> list[str]:
         parts = f"{each(wanted)} per pod{times}"
     else:
         parts = "; ".join(f"{each(w)} per pod{times} at {path}" for path, w, times in pods)
-    return [f"{r.type} {r.name!r} requests {parts} (priced with the nodes that run it)"]
+    return [f"{r.type} {r.name!r} requests {parts} {_ON_NODES}"]
 
 
 # -- Helm -------------------------------------------------------------------------------------

@@ -401,3 +401,24 @@ def test_plan_names_the_file_and_line_of_a_syntax_error(pulumi_project, main, he
     message = str(caught.value)
     assert where + "SyntaxError: " in message
     assert message.endswith("the program does not compile.")
+
+
+AUTOPILOT = """
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+
+gcp.container.Cluster("auto", location="us-central1", enable_autopilot=True, deletion_protection=False)
+k8s.apps.v1.Deployment("vllm", spec={"replicas": 1, "selector": {"match_labels": {"app": "v"}},
+    "template": {"metadata": {"labels": {"app": "v"}}, "spec": {
+        "node_selector": {"cloud.google.com/gke-accelerator": "nvidia-l4"},
+        "containers": [{"name": "v", "image": "vllm", "resources": {"limits": {"nvidia.com/gpu": 1}}}]}}})
+"""
+
+
+def test_plan_says_gpu_pods_on_an_autopilot_cluster_are_billed_per_pod(pulumi_project):
+    result = plan(
+        pulumi_project(AUTOPILOT, {"dev": "config:\n  gcp:project: p\n  gcp:region: us-central1\n"}), "dev"
+    )
+    [note] = result.notes()
+    assert "requests nvidia.com/gpu: 1 per pod x 1 replica" in note
+    assert "on the stack's GKE Autopilot cluster its accelerators are billed per pod" in note
