@@ -4,7 +4,7 @@ None of these is billed by itself: a workload runs on nodes priced elsewhere; a 
 or GKE ComputeClass launches nodes only for pods that are pending; a Helm release renders its
 workloads at deploy time. So they are listed in the notes, not in the totals: what a workload
 requests, which accelerator types a node pool may launch and on what capacity, and, when the
-pool's `limits` bound it, the most those nodes can cost per hour.
+pool's `limits` bound it, what filling them with its dearest single type would cost per hour.
 """
 
 from __future__ import annotations
@@ -14,7 +14,13 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from inference_infra.components.catalog import Cloud, InstanceType, accelerator, instance_types
+from inference_infra.components.catalog import (
+    CatalogError,
+    Cloud,
+    InstanceType,
+    accelerator,
+    instance_types,
+)
 from inference_infra.components.catalog.types import AcceleratorFamily
 from inference_infra.components.inventory import AcceleratorUse, Purchase
 from inference_infra.components.offline_plan.model import Capture, CapturedResource
@@ -287,10 +293,7 @@ def _most_nodes(t: InstanceType, limits: Mapping[str, Any]) -> int | None:
             amount, per_node = amount / 2**30, t.memory_gib
         elif key in _LIMIT_KEYS and family in _LIMIT_KEYS[key]:
             per_node = t.accelerator_count
-        elif key in _LIMIT_KEYS:
-            bounds.append(0)  # a GPU limit on a Neuron type (or the reverse): none can be launched
-            continue
-        else:
+        else:  # another resource (a GPU limit on a Neuron type): the node adds none of it
             continue
         bounds.append(math.ceil(amount / per_node) if per_node else 0)
     return min(bounds) if bounds else None
@@ -317,11 +320,18 @@ def _node_pool_note(r: CapturedResource, region: str | None) -> list[str]:
     purchase = Purchase.ON_DEMAND if "on-demand" in capacity else Purchase.SPOT
     bounds = [(t, n) for t in candidates if (n := _most_nodes(t, limits)) is not None]
     if exclusive and len(bounds) == len(candidates):
-        worst = max(
-            (price_use(AcceleratorUse(Cloud.AWS, t.name, n, purchase), region) for t, n in bounds if n),
-            default=(0.0, ""),
+        prices = []
+        for t, n in bounds:
+            try:
+                prices.append(price_use(AcceleratorUse(Cloud.AWS, t.name, n, purchase), region))
+            except CatalogError:  # no price for the type (Capacity Blocks only): not in the bound
+                continue
+        worst = max(prices, default=(0.0, ""))
+        note += (
+            f"; up to its limits, the dearest fill with one type is ${worst[0]:,.2f}/hour ({worst[1]})"
+            if worst[0]
+            else "; its limits leave no room for any of them"
         )
-        note += f"; its limits allow at most ${worst[0]:,.2f}/hour ({worst[1]})" if worst[1] else ""
     else:
         note += "; no limit bounds how many accelerator nodes it may launch"
     return [note]

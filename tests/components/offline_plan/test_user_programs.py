@@ -223,7 +223,7 @@ def test_plan_notes_what_karpenter_pools_helm_releases_and_custom_workloads_may_
     assert "may launch these accelerator types: g5.xlarge, g5.12xlarge (spot)" in gpu
     assert "limits: cpu 192, nvidia.com/gpu 8" in gpu
     # g5.12xlarge (4 GPUs, 48 vCPUs) fills the 8-GPU limit with 2 nodes: the dearest fill
-    assert "its limits allow at most $" in gpu
+    assert "up to its limits, the dearest fill with one type is $" in gpu
     assert "(2 x g5.12xlarge spot" in gpu
     assert "may launch accelerator types among them" in notes["any-gpu"]
     assert "no limit bounds how many accelerator nodes it may launch" in notes["any-gpu"]
@@ -315,7 +315,7 @@ def test_plan_reads_the_objects_of_yaml_v2_config_groups_and_files(pulumi_projec
     }
     notes = " ".join(result.notes())
     assert "NodePool 'pools:gpu' may launch these accelerator types: g6e.xlarge" in notes
-    assert "limits allow at most $" in notes
+    assert "up to its limits, the dearest fill with one type is $" in notes
     assert "Deployment 'serving:llm/vllm' requests nvidia.com/gpu: 1 per pod x 2 replicas" in notes
 
 
@@ -422,3 +422,18 @@ def test_plan_says_gpu_pods_on_an_autopilot_cluster_are_billed_per_pod(pulumi_pr
     [note] = result.notes()
     assert "requests nvidia.com/gpu: 1 per pod x 1 replica" in note
     assert "on the stack's GKE Autopilot cluster its accelerators are billed per pod" in note
+
+
+def test_a_gpu_limit_does_not_bound_neuron_types_in_a_karpenter_pool(pulumi_project):
+    program = """
+import pulumi_kubernetes as k8s
+
+k8s.apiextensions.CustomResource("mixed", api_version="karpenter.sh/v1", kind="NodePool", spec={
+    "template": {"spec": {"requirements": [
+        {"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g5", "inf2"]}]}},
+    "limits": {"nvidia.com/gpu": "8"}})
+"""
+    [note] = plan(pulumi_project(program, {"dev": "config:\n  aws:region: us-east-1\n"}), "dev").notes()
+    assert "g5.xlarge" in note
+    assert "and 4 more" in note  # the inf2 types, which the GPU limit does not bound
+    assert note.endswith("no limit bounds how many accelerator nodes it may launch")
