@@ -58,6 +58,11 @@ _LIMIT_KEYS = {
 }
 
 
+def _list(value: Any) -> list[Any]:
+    """A list input, or [] when absent or not known until deploy time (never tested for truth)."""
+    return value if isinstance(value, list) else []
+
+
 def is_accelerator_resource(name: Any) -> bool:
     return isinstance(name, str) and _ACCELERATOR_RESOURCE.match(name) is not None
 
@@ -119,7 +124,7 @@ def _replicas(obj: Mapping[str, Any]) -> str:
 
 def _requests(pod: Mapping[str, Any]) -> dict[str, Any]:
     wanted: dict[str, Any] = {}
-    for container in [*(pod.get("containers") or []), *(pod.get("initContainers") or [])]:
+    for container in [*_list(pod.get("containers")), *_list(pod.get("initContainers"))]:
         resources = container.get("resources") if isinstance(container, Mapping) else None
         for kind in ("limits", "requests"):
             section = resources.get(kind) if isinstance(resources, Mapping) else None
@@ -216,7 +221,7 @@ def _requirements(r: CapturedResource) -> list[Mapping[str, Any]]:
     template = spec.get("template") if isinstance(spec.get("template"), Mapping) else {}
     inner = template.get("spec") if isinstance(template.get("spec"), Mapping) else {}
     found = inner.get("requirements") if r.type != PROVISIONER else spec.get("requirements")
-    return [q for q in found or [] if isinstance(q, Mapping)]
+    return [q for q in _list(found) if isinstance(q, Mapping)]
 
 
 def _values(requirements: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> list[str] | None:
@@ -341,13 +346,16 @@ def _compute_class_note(r: CapturedResource) -> list[str]:
     """A GKE ComputeClass: its priority rules that name GPUs or TPUs."""
     spec = r.props.get("spec") if isinstance(r.props.get("spec"), Mapping) else {}
     rules = []
-    for rule in spec.get("priorities") or []:
+    for rule in _list(spec.get("priorities")):
         if not isinstance(rule, Mapping):
             continue
         for kind in ("gpu", "tpu"):
             device = rule.get(kind)
             if isinstance(device, Mapping):
-                machine = rule.get("machineType") or rule.get("machineFamily") or "any machine"
+                machine = next(
+                    (m for m in (rule.get("machineType"), rule.get("machineFamily")) if isinstance(m, str)),
+                    "any machine",
+                )
                 spot = " spot" if rule.get("spot") is True else ""
                 rules.append(f"{device.get('count', '?')} x {device.get('type', '?')} on {machine}{spot}")
     if not rules:

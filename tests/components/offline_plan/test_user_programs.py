@@ -437,3 +437,27 @@ k8s.apiextensions.CustomResource("mixed", api_version="karpenter.sh/v1", kind="N
     assert "g5.xlarge" in note
     assert "and 4 more" in note  # the inf2 types, which the GPU limit does not bound
     assert note.endswith("no limit bounds how many accelerator nodes it may launch")
+
+
+UNKNOWNS = """
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+
+cluster = aws.eks.Cluster("c", role_arn="arn:aws:iam::1:role/c", vpc_config={"subnet_ids": ["subnet-1"]})
+later = cluster.endpoint  # known only once the cluster exists: unknown in a preview
+k8s.apiextensions.CustomResource("pool", api_version="karpenter.sh/v1", kind="NodePool", spec={
+    "template": {"spec": {"requirements": later.apply(lambda _: [])}}, "limits": {"cpu": later}})
+k8s.apiextensions.CustomResource("cc", api_version="cloud.google.com/v1", kind="ComputeClass", spec={
+    "priorities": [{"machineType": later, "gpu": {"type": "nvidia-l4", "count": 1}}]})
+k8s.apps.v1.Deployment("d", spec={"replicas": 1, "selector": {"match_labels": {"a": "b"}},
+    "template": {"spec": {"containers": later.apply(lambda _: [])}}})
+"""
+
+
+def test_plan_notes_survive_values_not_known_until_deploy_time(pulumi_project):
+    result = plan(pulumi_project(UNKNOWNS, {"dev": "config:\n  aws:region: us-east-1\n"}), "dev")
+    assert result.notes() == [
+        "kubernetes:cloud.google.com/v1:ComputeClass 'cc' may launch nodes with 1 x nvidia-l4 on any machine "
+        "(in priority order). Not priced: GKE creates such nodes only for pods that select the class"
+    ]
