@@ -216,11 +216,11 @@ def helm_chart_warnings(capture: Capture) -> list[str]:
 # -- node pools -------------------------------------------------------------------------------
 
 
-def _requirements(r: CapturedResource) -> list[Mapping[str, Any]]:
-    spec = r.props.get("spec") if isinstance(r.props.get("spec"), Mapping) else {}
+def _requirements(type_token: str, props: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    spec = props.get("spec") if isinstance(props.get("spec"), Mapping) else {}
     template = spec.get("template") if isinstance(spec.get("template"), Mapping) else {}
     inner = template.get("spec") if isinstance(template.get("spec"), Mapping) else {}
-    found = inner.get("requirements") if r.type != PROVISIONER else spec.get("requirements")
+    found = inner.get("requirements") if type_token != PROVISIONER else spec.get("requirements")
     return [q for q in _list(found) if isinstance(q, Mapping)]
 
 
@@ -257,9 +257,7 @@ def node_pool_types(type_token: str, props: Mapping[str, Any]) -> list[str]:
     any other resource and for a pool whose requirements name no accelerator type or GPU label."""
     if type_token not in NODE_POOLS and type_token != PROVISIONER:
         return []
-    pool = CapturedResource("", type_token, "", None, True, {}, outputs={})
-    object.__setattr__(pool, "wire_props", props)
-    return [t.name for t in _candidates(_requirements(pool))[0]]
+    return [t.name for t in _candidates(_requirements(type_token, props))[0]]
 
 
 def _quantity(value: Any) -> float | None:
@@ -305,7 +303,7 @@ def _most_nodes(t: InstanceType, limits: Mapping[str, Any]) -> int | None:
 
 
 def _node_pool_note(r: CapturedResource, region: str | None) -> list[str]:
-    requirements = _requirements(r)
+    requirements = _requirements(r.type, r.props)
     candidates, exclusive = _candidates(requirements)
     if not candidates:
         return []
