@@ -11,6 +11,7 @@ not a plain value is treated as absent.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -203,7 +204,7 @@ def _aws_instance(props: Mapping[str, Any], template_of: TemplateLookup | None) 
     if template_of is not None and isinstance(_get(props, "launchTemplate"), Mapping):
         template = template_of(props["launchTemplate"])
     instance_type = _get(props, "instanceType") or _get(template, "instanceType")
-    if not isinstance(instance_type, str) or find_instance_type(instance_type, Cloud.AWS) is None:
+    if not is_aws_accelerator_type(instance_type):
         return None
     # Settings on the instance win over the template's, as in EC2.
     own_market = _get(props, "instanceMarketOptions") is not None
@@ -215,14 +216,14 @@ def _aws_instance(props: Mapping[str, Any], template_of: TemplateLookup | None) 
 
 def _aws_spot_request(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
     instance_type = _get(props, "instanceType")
-    if not isinstance(instance_type, str) or find_instance_type(instance_type, Cloud.AWS) is None:
+    if not is_aws_accelerator_type(instance_type):
         return None
     return AcceleratorUse(Cloud.AWS, instance_type, 1, Purchase.SPOT, zone=_get(props, "availabilityZone"))
 
 
 def _aws_launch_template(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
     instance_type = _get(props, "instanceType")
-    if not isinstance(instance_type, str) or find_instance_type(instance_type, Cloud.AWS) is None:
+    if not is_aws_accelerator_type(instance_type):
         return None
     purchase, target = _aws_purchase(props)
     return AcceleratorUse(
@@ -243,7 +244,7 @@ def _aws_reservation(
 
     def read(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:
         instance_type = _get(props, "instanceType")
-        if not isinstance(instance_type, str) or find_instance_type(instance_type, Cloud.AWS) is None:
+        if not is_aws_accelerator_type(instance_type):
             return None
         count = _int(_get(props, "instanceCount"), 1)
         return AcceleratorUse(
@@ -253,8 +254,22 @@ def _aws_reservation(
     return read
 
 
+# EC2 families whose instances carry GPUs, Inferentia/Trainium/Gaudi chips, FPGAs or media
+# accelerators (https://aws.amazon.com/ec2/instance-types/, accelerated computing, read 2026-11-24).
+# A type of these families that the catalog lacks (p3.16xlarge, g5g.xlarge, g4ad.xlarge, inf1, trn2)
+# is still an accelerator: the policies judge it and the plan says it is not priced.
+_AWS_ACCELERATED = re.compile(r"^(p|g|gr|inf|trn|dl|f|vt)[0-9]+[a-z-]*\.[0-9a-z]+$")
+
+
+def is_aws_accelerator_type(value: Any) -> bool:
+    """An EC2 instance type with accelerators: in the catalog, or of an accelerated family."""
+    return isinstance(value, str) and (
+        find_instance_type(value, Cloud.AWS) is not None or _AWS_ACCELERATED.match(value) is not None
+    )
+
+
 def _known_aws_type(value: Any) -> str | None:
-    return value if isinstance(value, str) and find_instance_type(value, Cloud.AWS) is not None else None
+    return value if is_aws_accelerator_type(value) else None
 
 
 def _aws_autoscaling_group(

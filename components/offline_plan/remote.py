@@ -24,7 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from inference_infra.components.catalog import Cloud, find_instance_type
+from inference_infra.components.inventory import is_aws_accelerator_type
 from inference_infra.components.offline_plan.mocks import digest
 from inference_infra.components.offline_plan.model import UNKNOWN, CapturedResource
 
@@ -144,8 +144,7 @@ def _managed_node_group(component: CapturedResource, props: Mapping[str, Any]) -
 
 def _self_managed(component: CapturedResource, props: Mapping[str, Any], name: str) -> list[CapturedResource]:
     instance_type = props.get("instanceType") or "t3.medium"
-    spec = find_instance_type(instance_type, Cloud.AWS) if isinstance(instance_type, str) else None
-    if spec is None:  # only accelerator types are in the catalog; CPU groups stay unseen
+    if not is_aws_accelerator_type(instance_type):  # CPU groups stay unseen
         return []
     root = {  # pulumi-eks's root volume: 20 GiB gp2, not encrypted, unless the inputs say otherwise
         "volumeSize": props.get("nodeRootVolumeSize", 20),

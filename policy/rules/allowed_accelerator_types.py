@@ -84,7 +84,7 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
     # several types (node group instanceTypes, overrides) is judged on all of them.
     if use is None:
         names = pool_types
-    elif use.in_catalog:
+    elif use.in_catalog or not use.guest_accelerators:  # (an EC2 type the catalog lacks, too)
         names = [t.removeprefix("ml.") for t in use.all_types]
     else:
         names = [kind for kind, _ in use.guest_accelerators]

@@ -169,3 +169,16 @@ def test_accelerator_use_counts_a_gke_pool_per_zone_of_its_node_locations():
     use = accelerator_use(inventory.GCP_GKE_NODE_POOL, per_zone)
     assert use is not None
     assert (use.count, use.min_count, use.max_count) == (3, 3, 6)
+
+
+@pytest.mark.parametrize("name", ["p3.16xlarge", "g5g.xlarge", "g4ad.xlarge", "inf1.xlarge", "trn2.48xlarge"])
+def test_accelerator_use_reads_accelerated_families_the_catalog_lacks(name):
+    use = accelerator_use(AWS_INSTANCE, {"instanceType": name})
+    assert use is not None
+    assert use.machine_type == name
+    assert not use.in_catalog
+
+
+@pytest.mark.parametrize("name", ["m5.large", "c7g.large", "t3.medium", "r7g.large", "i4i.large"])
+def test_accelerator_use_still_ignores_cpu_families(name):
+    assert accelerator_use(AWS_INSTANCE, {"instanceType": name}) is None

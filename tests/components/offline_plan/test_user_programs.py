@@ -461,3 +461,26 @@ def test_plan_notes_survive_values_not_known_until_deploy_time(pulumi_project):
         "kubernetes:cloud.google.com/v1:ComputeClass 'cc' may launch nodes with 1 x nvidia-l4 on any machine "
         "(in priority order). Not priced: GKE creates such nodes only for pods that select the class"
     ]
+
+
+# Accelerated EC2 families the catalog does not price (older GPUs, Graviton GPUs, AMD GPUs):
+# the gate must still judge them, and the plan must say they are not priced.
+UNCATALOGUED = """
+import pulumi_aws as aws
+
+aws.ec2.Instance("v100s", ami="ami-1", instance_type="p3.16xlarge", tags={"Environment": "dev"})
+aws.ec2.Instance("arm", ami="ami-1", instance_type="g5g.xlarge")
+"""
+
+
+def test_plan_judges_and_flags_accelerator_types_the_catalog_does_not_price(pulumi_project):
+    result = plan(pulumi_project(UNCATALOGUED, {"dev": "config:\n  aws:region: us-east-1\n"}), "dev")
+    refused = {
+        (v.urn or "").rsplit("::", 1)[-1]
+        for v in result.policy.violations
+        if v.policy == "allowed-accelerator-types"
+    }
+    assert refused == {"v100s", "arm"}
+    unpriced = " ".join(result.warnings())
+    assert "Instance::v100s: aws machine type 'p3.16xlarge' is not in the catalog" in unpriced
+    assert result.exit_code == 1
