@@ -440,8 +440,18 @@ def _gcp_purchase(scheduling: Any) -> Purchase:
     return Purchase.ON_DEMAND
 
 
+# GCE accelerator-optimized families with bundled GPUs (A2, A3, A4, A4X, G2, G4: cloud.google.com/
+# compute/docs/accelerator-optimized-machines, read 2026-11-24): a type the catalog lacks
+# (a3-ultragpu-8g, a4-highgpu-8g) is still an accelerator, judged by policy and flagged unpriced.
+_GCP_ACCELERATED = re.compile(r"^(a2|a3|a4|a4x|g2|g4)-[a-z]+-[0-9]+g?$")
+
+
 def _gcp_machine(machine_type: str | None, guests: tuple[tuple[str, int], ...]) -> bool:
-    return bool(machine_type) and (find_instance_type(machine_type, Cloud.GCP) is not None or bool(guests))
+    return bool(machine_type) and (
+        find_instance_type(machine_type, Cloud.GCP) is not None
+        or bool(guests)
+        or _GCP_ACCELERATED.match(str(machine_type)) is not None
+    )
 
 
 def _gcp_instance(props: Mapping[str, Any], _: TemplateLookup | None) -> AcceleratorUse | None:

@@ -182,3 +182,11 @@ def test_accelerator_use_reads_accelerated_families_the_catalog_lacks(name):
 @pytest.mark.parametrize("name", ["m5.large", "c7g.large", "t3.medium", "r7g.large", "i4i.large"])
 def test_accelerator_use_still_ignores_cpu_families(name):
     assert accelerator_use(AWS_INSTANCE, {"instanceType": name}) is None
+
+
+@pytest.mark.parametrize("name", ["a3-ultragpu-8g", "a4-highgpu-8g", "g4-standard-48"])
+def test_accelerator_use_reads_gce_accelerator_optimized_types_the_catalog_lacks(name):
+    use = accelerator_use(GCP_INSTANCE, {"machineType": name, "zone": "us-central1-a"})
+    assert use is not None
+    assert use.machine_type == name
+    assert accelerator_use(GCP_INSTANCE, {"machineType": "n2-standard-8", "zone": "us-central1-a"}) is None
