@@ -145,6 +145,10 @@ _PURCHASE_NOTE = {
 }
 
 
+# Accelerator-optimized GCE families: their GPUs are part of the machine type.
+_GCP_BUNDLED = ("a2-", "a3-", "a4-", "a4x-", "g2-", "g4-")
+
+
 def price_use(use: AcceleratorUse, region: str | None) -> tuple[float, str]:
     """Hourly USD and basis for one accelerator use. Raises CatalogError for unknown types.
 
@@ -179,7 +183,11 @@ def price_use(use: AcceleratorUse, region: str | None) -> tuple[float, str]:
         price = Price(hourly, basis)
     elif item is not None:
         price = hourly_price(item, region=region, model=model, count=use.count)
-    elif use.cloud is Cloud.GCP and len(use.guest_accelerators) == 1:
+    elif (
+        use.cloud is Cloud.GCP
+        and len(use.guest_accelerators) == 1
+        and not use.machine_type.startswith(_GCP_BUNDLED)  # GPUs come with the machine, not N1
+    ):
         accelerator_type, gpus = use.guest_accelerators[0]
         one = gcp_n1_gpu_price(use.machine_type, accelerator_type, gpus=gpus, region=region, model=model)
         times = f"{use.count} x " if use.count != 1 else ""

@@ -484,3 +484,18 @@ def test_plan_judges_and_flags_accelerator_types_the_catalog_does_not_price(pulu
     unpriced = " ".join(result.warnings())
     assert "Instance::v100s: aws machine type 'p3.16xlarge' is not in the catalog" in unpriced
     assert result.exit_code == 1
+
+
+def test_plan_says_a_gke_pool_of_an_uncatalogued_bundled_gpu_type_is_not_priced(pulumi_project):
+    program = """
+import pulumi_gcp as gcp
+gcp.container.NodePool("h200", cluster="c", location="us-central1-a", node_count=1, node_config={
+    "machine_type": "a3-ultragpu-8g", "guest_accelerators": [{"type": "nvidia-h200-141gb", "count": 8}]})
+"""
+    result = plan(
+        pulumi_project(program, {"dev": "config:\n  gcp:project: p\n  gcp:region: us-central1\n"}), "dev"
+    )
+    assert any(
+        w.endswith("gcp machine type 'a3-ultragpu-8g' is not in the catalog") for w in result.warnings()
+    )
+    assert not any("N1" in w for w in result.warnings())
