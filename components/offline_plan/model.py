@@ -163,6 +163,7 @@ class Capture:
     secret_config: set[str] = field(default_factory=set)  # secret config values, to scrub from text
     helm_templates: list[dict[str, Any]] = field(default_factory=list)  # v3 Charts' options (not rendered)
     reads: list[tuple[str, str, str]] = field(default_factory=list)  # (type, name, id): .get and stack refs
+    unfetched: list[str] = field(default_factory=list)  # manifest URLs the program asked for (no network)
 
     def secrets(self) -> set[str]:
         """Every secret value the program saw or registered (config, props, outputs)."""

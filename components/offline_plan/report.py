@@ -62,6 +62,19 @@ class PlanResult:
             "only the id and the program's own inputs are known, the rest is made up"
             for kind, name, ident in self.capture.reads
         ]
+        remote_urls = [
+            f
+            for r in self.capture.resources
+            if r.type in ("kubernetes:yaml/v2:ConfigFile", "kubernetes:yaml/v2:ConfigGroup")
+            for f in [r.wire_props.get("file"), *(r.wire_props.get("files") or [])]
+            if isinstance(f, str) and "://" in f
+        ]
+        found += [
+            f"the program applies the manifest {url}, which the offline plan does not download (it never "
+            "uses the network): its objects are not planned, priced or checked by policy; `pulumi preview` "
+            "reads them"
+            for url in dict.fromkeys([*self.capture.unfetched, *remote_urls])
+        ]
         found += k8s_capacity.helm_chart_warnings(self.capture)
         found += [f"not priced: {urn}: {why}" for urn, why in self.cost.unpriced]
         if self.policy.note:

@@ -37,7 +37,7 @@ from pulumi.runtime.stack import Stack, run_in_stack, wait_for_rpcs
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from inference_infra.components.offline_plan.mocks import MockContext, OfflineMocks
-from inference_infra.components.offline_plan.mocks_helm import HELM_TEMPLATE, helm_template_options
+from inference_infra.components.offline_plan.mocks_k8s import HELM_TEMPLATE, helm_template_options
 from inference_infra.components.offline_plan.model import Capture, CapturedResource
 from inference_infra.components.offline_plan.remote import inferred_children
 
@@ -289,6 +289,30 @@ def _program_environment(program_dir: Path, root: Path) -> Iterator[None]:
 
 
 @contextmanager
+def _no_manifest_downloads(capture: Capture) -> Iterator[None]:
+    """pulumi-kubernetes' yaml.ConfigFile/ConfigGroup (v1) download a manifest URL in the program's
+    process; the offline plan never goes to the network, so the URL yields no objects and is noted."""
+    import importlib.util
+
+    if importlib.util.find_spec("pulumi_kubernetes") is None:
+        yield
+        return
+    from pulumi_kubernetes.yaml import yaml as k8s_yaml
+
+    original = k8s_yaml._read_url
+
+    def offline(url: str) -> str:
+        capture.unfetched.append(url)
+        return ""
+
+    k8s_yaml._read_url = offline
+    try:
+        yield
+    finally:
+        k8s_yaml._read_url = original
+
+
+@contextmanager
 def _python_warnings(capture: Capture, program_dir: Path) -> Iterator[None]:
     """Python warnings the program or its SDKs raise (e.g. a provider's deprecation notice) become
     plan warnings naming the program's line, instead of raw text on stderr; one the SDK also logged
@@ -347,7 +371,11 @@ def run_program(
         try:
             _record_secrets(capture)
             _configure(capture, config, list(secret_keys or []), root)
-            with _program_environment(program_dir, root), _python_warnings(capture, program_dir):
+            with (
+                _program_environment(program_dir, root),
+                _python_warnings(capture, program_dir),
+                _no_manifest_downloads(capture),
+            ):
                 target = str(program_dir)
                 loop.run_until_complete(run_in_stack(lambda: runpy.run_path(target, run_name="__main__")))
         finally:

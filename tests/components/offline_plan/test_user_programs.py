@@ -499,3 +499,45 @@ gcp.container.NodePool("h200", cluster="c", location="us-central1-a", node_count
         w.endswith("gcp machine type 'a3-ultragpu-8g' is not in the catalog") for w in result.warnings()
     )
     assert not any("N1" in w for w in result.warnings())
+
+
+# The NVIDIA device plugin applied from its release URL (yaml v1 and v2), and manifests applied from
+# a local file and inline text with yaml v1, as many GPU cluster programs do.
+MANIFESTS = '''
+import pulumi_kubernetes as k8s
+
+URL = "https://raw.githubusercontent.com/NVIDIA/k8s-device-plugin/v0.17.1/deployments/static/nvidia-device-plugin.yml"
+k8s.yaml.ConfigFile("device-plugin", file=URL)
+k8s.yaml.v2.ConfigFile("device-plugin-v2", file=URL)
+k8s.yaml.ConfigFile("pools", file="nodepool.yaml")
+k8s.yaml.ConfigGroup("serving", yaml=["""
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: tgi}
+spec:
+  replicas: 3
+  template:
+    spec:
+      containers: [{name: tgi, image: tgi, resources: {limits: {nvidia.com/gpu: 2}}}]
+"""])
+'''
+
+
+def test_plan_never_downloads_manifests_and_reads_local_yaml_v1(pulumi_project, monkeypatch):
+    import requests
+
+    def no_network(*args, **kwargs):
+        raise AssertionError("the offline plan went to the network")
+
+    monkeypatch.setattr(requests, "get", no_network)
+    folder = pulumi_project(MANIFESTS, {"dev": "config:\n  aws:region: us-east-1\n"})
+    (folder / "nodepool.yaml").write_text(NODE_POOL_YAML)
+    result = plan(folder, "dev")
+    warnings = result.warnings()
+    url = "https://raw.githubusercontent.com/NVIDIA/k8s-device-plugin/v0.17.1/deployments/static/"
+    [fetch] = [w for w in warnings if url in w]  # one warning for the URL, v1 and v2 alike
+    assert "which the offline plan does not download" in fetch
+    assert not any("kubernetes:yaml:decode" in w for w in warnings)
+    notes = " ".join(result.notes())
+    assert "NodePool 'gpu' may launch these accelerator types: g6e.xlarge" in notes
+    assert "Deployment 'tgi' requests nvidia.com/gpu: 2 per pod x 3 replicas" in notes
