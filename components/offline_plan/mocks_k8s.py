@@ -2,6 +2,8 @@
 
 - `kubernetes:helm:template` (Helm v3 `Chart`): helm cannot run offline (no helm, no chart
   repository), so the chart renders no objects; the plan keeps the chart's options to say so.
+- `kubernetes:kustomize:directory` (kustomize v1 `Directory`): kustomize does not run offline
+  either (a directory may be a Git URL); no objects, and the plan says so.
 - `kubernetes:yaml:decode` (yaml v1 `ConfigFile`/`ConfigGroup`): the manifest text is parsed here,
   as the provider would, so the objects are registered, planned and checked.
 """
@@ -15,6 +17,7 @@ from typing import Any
 from inference_infra.components.offline_plan.mocks import MockContext
 
 HELM_TEMPLATE = "kubernetes:helm:template"
+KUSTOMIZE = "kubernetes:kustomize:directory"
 
 
 def helm_template_options(args: Mapping[str, Any]) -> dict[str, Any]:
@@ -42,4 +45,4 @@ def _decode(args: Mapping[str, Any], _: MockContext) -> dict[str, Any]:
     return {"result": [o for o in objects if isinstance(o, Mapping)]}
 
 
-INVOKE_HOOKS = {HELM_TEMPLATE: _template, "kubernetes:yaml:decode": _decode}
+INVOKE_HOOKS = {HELM_TEMPLATE: _template, KUSTOMIZE: _template, "kubernetes:yaml:decode": _decode}

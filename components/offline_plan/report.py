@@ -70,10 +70,13 @@ class PlanResult:
             if isinstance(f, str) and "://" in f
         ]
         found += [
-            f"the program applies the manifest {url}, which the offline plan does not download (it never "
-            "uses the network): its objects are not planned, priced or checked by policy; `pulumi preview` "
-            "reads them"
-            for url in dict.fromkeys([*self.capture.unfetched, *remote_urls])
+            f"the program applies {source}, which the offline plan does not build (kustomize does not run "
+            "offline): its objects are not planned, priced or checked by policy; `pulumi preview` reads them"
+            if source.startswith("kustomize directory ")
+            else f"the program applies the manifest {source}, which the offline plan does not download (it "
+            "never uses the network): its objects are not planned, priced or checked by policy; `pulumi "
+            "preview` reads them"
+            for source in dict.fromkeys([*self.capture.unfetched, *remote_urls])
         ]
         found += k8s_capacity.helm_chart_warnings(self.capture)
         found += [f"not priced: {urn}: {why}" for urn, why in self.cost.unpriced]

@@ -37,7 +37,7 @@ from pulumi.runtime.stack import Stack, run_in_stack, wait_for_rpcs
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from inference_infra.components.offline_plan.mocks import MockContext, OfflineMocks
-from inference_infra.components.offline_plan.mocks_k8s import HELM_TEMPLATE, helm_template_options
+from inference_infra.components.offline_plan.mocks_k8s import HELM_TEMPLATE, KUSTOMIZE, helm_template_options
 from inference_infra.components.offline_plan.model import Capture, CapturedResource
 from inference_infra.components.offline_plan.remote import inferred_children
 
@@ -236,6 +236,8 @@ def _configure(
         capture.invokes.append(token)
         if token == HELM_TEMPLATE:
             capture.helm_templates.append(helm_template_options(args))
+        elif token == KUSTOMIZE and isinstance(args.get("directory"), str):
+            capture.unfetched.append(f"kustomize directory {args['directory']}")
         if not mocked and token not in capture.unmocked_invokes:
             capture.unmocked_invokes.append(token)
 

@@ -510,6 +510,7 @@ URL = "https://raw.githubusercontent.com/NVIDIA/k8s-device-plugin/v0.17.1/deploy
 k8s.yaml.ConfigFile("device-plugin", file=URL)
 k8s.yaml.v2.ConfigFile("device-plugin-v2", file=URL)
 k8s.yaml.ConfigFile("pools", file="nodepool.yaml")
+k8s.kustomize.Directory("kuberay-crds", directory="https://github.com/ray-project/kuberay/ray-operator/config/crd")
 k8s.yaml.ConfigGroup("serving", yaml=["""
 apiVersion: apps/v1
 kind: Deployment
@@ -537,7 +538,12 @@ def test_plan_never_downloads_manifests_and_reads_local_yaml_v1(pulumi_project, 
     url = "https://raw.githubusercontent.com/NVIDIA/k8s-device-plugin/v0.17.1/deployments/static/"
     [fetch] = [w for w in warnings if url in w]  # one warning for the URL, v1 and v2 alike
     assert "which the offline plan does not download" in fetch
-    assert not any("kubernetes:yaml:decode" in w for w in warnings)
+    assert not any("kubernetes:yaml:decode" in w or "kustomize:directory" in w for w in warnings)
+    assert any(
+        "applies kustomize directory https://github.com/ray-project/kuberay/ray-operator/config/crd, which "
+        "the offline plan does not build" in w
+        for w in warnings
+    )
     notes = " ".join(result.notes())
     assert "NodePool 'gpu' may launch these accelerator types: g6e.xlarge" in notes
     assert "Deployment 'tgi' requests nvidia.com/gpu: 2 per pod x 3 replicas" in notes
