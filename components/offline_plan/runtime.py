@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import importlib.abc
+import importlib.util
 import os
 import runpy
 import sys
@@ -290,28 +292,58 @@ def _program_environment(program_dir: Path, root: Path) -> Iterator[None]:
                 del sys.modules[name]
 
 
+_K8S_YAML = "pulumi_kubernetes.yaml.yaml"
+
+
 @contextmanager
 def _no_manifest_downloads(capture: Capture) -> Iterator[None]:
     """pulumi-kubernetes' yaml.ConfigFile/ConfigGroup (v1) download a manifest URL in the program's
-    process; the offline plan never goes to the network, so the URL yields no objects and is noted."""
-    import importlib.util
-
-    if importlib.util.find_spec("pulumi_kubernetes") is None:
-        yield
-        return
-    from pulumi_kubernetes.yaml import yaml as k8s_yaml
-
-    original = k8s_yaml._read_url
+    process; the offline plan never goes to the network, so the URL yields no objects and is noted.
+    The module is patched when the program imports it (a stack without Kubernetes never pays for
+    importing the SDK)."""
 
     def offline(url: str) -> str:
         capture.unfetched.append(url)
         return ""
 
-    k8s_yaml._read_url = offline
+    patched: list[tuple[Any, Any]] = []
+
+    def patch(module: Any) -> None:
+        patched.append((module, module._read_url))
+        module._read_url = offline
+
+    class Hook(importlib.abc.MetaPathFinder):
+        def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+            if name != _K8S_YAML:
+                return None
+            sys.meta_path.remove(self)  # find the real module, then wrap its loading
+            try:
+                spec = importlib.util.find_spec(name)
+            finally:
+                sys.meta_path.insert(0, self)
+            if spec is None or spec.loader is None:
+                return spec
+            load = spec.loader.exec_module
+
+            def exec_module(module: Any) -> None:
+                load(module)
+                patch(module)
+
+            spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+            return spec
+
+    hook = Hook()
+    if _K8S_YAML in sys.modules:
+        patch(sys.modules[_K8S_YAML])
+    else:
+        sys.meta_path.insert(0, hook)
     try:
         yield
     finally:
-        k8s_yaml._read_url = original
+        if hook in sys.meta_path:
+            sys.meta_path.remove(hook)
+        for module, original in patched:
+            module._read_url = original
 
 
 @contextmanager
