@@ -11,12 +11,13 @@ not a plain value is treated as absent.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from inference_infra.components.catalog import Cloud, find_instance_type
+from inference_infra.components.catalog import Cloud, InstanceType, find_instance_type, instance_types
 
 AWS_INSTANCE = "aws:ec2/instance:Instance"
 AWS_SPOT_REQUEST = "aws:ec2/spotInstanceRequest:SpotInstanceRequest"
@@ -38,6 +39,7 @@ AWS_EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 AWS_EC2_FLEET = "aws:ec2/fleet:Fleet"
 AWS_SPOT_FLEET = "aws:ec2/spotFleetRequest:SpotFleetRequest"
 AWS_SAGEMAKER_ENDPOINT_CONFIG = "aws:sagemaker/endpointConfiguration:EndpointConfiguration"
+AWS_BATCH_COMPUTE_ENVIRONMENT = "aws:batch/computeEnvironment:ComputeEnvironment"
 GCP_GKE_NODE_POOL = "gcp:container/nodePool:NodePool"
 GCP_GKE_CLUSTER = "gcp:container/cluster:Cluster"
 # The instance type EKS gives a managed node group that names none (CreateNodegroup's default).
@@ -50,6 +52,7 @@ GROUP_TYPES = frozenset(
         AWS_EC2_FLEET,
         AWS_SPOT_FLEET,
         AWS_SAGEMAKER_ENDPOINT_CONFIG,
+        AWS_BATCH_COMPUTE_ENVIRONMENT,
         GCP_GKE_NODE_POOL,
         GCP_GKE_CLUSTER,
     }
@@ -87,6 +90,13 @@ class AcceleratorUse:
     max_count: int | None = None
     spot_share: float | None = None  # a mixed group: the share of machines above base on spot
     region_hint: str | None = None  # a regional group's region (no zone)
+    # Every accelerator type a group may launch (node group instanceTypes, mixed-instances or fleet
+    # overrides, Batch types), machine_type first; priced as machine_type, judged by policy as all.
+    alternatives: tuple[str, ...] = ()
+
+    @property
+    def all_types(self) -> tuple[str, ...]:
+        return (self.machine_type, *(t for t in self.alternatives if t != self.machine_type))
 
     @property
     def scaling(self) -> str:
@@ -115,7 +125,11 @@ MachineUse = AcceleratorUse
 
 
 def _in_accelerator_catalog(name: str, cloud: Cloud) -> bool:
-    return find_instance_type(name, cloud) is not None
+    """An accelerator type: in the catalog, or of an accelerated family the catalog lacks (judged by the
+    policies, reported unpriced)."""
+    if cloud is Cloud.AWS:
+        return is_aws_accelerator_type(name)
+    return find_instance_type(name, cloud) is not None or _GCP_ACCELERATED.match(name) is not None
 
 
 def _any_machine(name: str, cloud: Cloud) -> bool:
@@ -281,6 +295,20 @@ def _aws_reservation(
     return read
 
 
+# EC2 families whose instances carry GPUs, Inferentia/Trainium/Gaudi chips, FPGAs or media
+# accelerators (https://aws.amazon.com/ec2/instance-types/, accelerated computing, read 2026-11-24).
+# A type of these families that the catalog lacks (p3.16xlarge, g5g.xlarge, g4ad.xlarge, inf1, trn2)
+# is still an accelerator: the policies judge it and the plan says it is not priced.
+_AWS_ACCELERATED = re.compile(r"^(p|g|gr|inf|trn|dl|f|vt)[0-9]+[a-z-]*\.[0-9a-z]+$")
+
+
+def is_aws_accelerator_type(value: Any) -> bool:
+    """An EC2 instance type with accelerators: in the catalog, or of an accelerated family."""
+    return isinstance(value, str) and (
+        find_instance_type(value, Cloud.AWS) is not None or _AWS_ACCELERATED.match(value) is not None
+    )
+
+
 def _known_aws_type(value: Any, known: Known) -> str | None:
     return value if isinstance(value, str) and known(value, Cloud.AWS) else None
 
@@ -292,9 +320,8 @@ def _aws_autoscaling_group(
     ref = _get(props, "launchTemplate") or _get(mixed, "launchTemplate", "launchTemplateSpecification")
     template = template_of(ref) if template_of is not None and isinstance(ref, Mapping) else None
     overrides = _get(mixed, "launchTemplate", "overrides") or []
-    instance_type = _known_aws_type(_get(template, "instanceType"), known) or next(
-        (t for o in overrides if (t := _known_aws_type(_get(o, "instanceType"), known))), None
-    )
+    override_types = tuple(t for o in overrides if (t := _known_aws_type(_get(o, "instanceType"), known)))
+    instance_type = _known_aws_type(_get(template, "instanceType"), known) or next(iter(override_types), None)
     if instance_type is None:
         return None
     low, high = _int(_get(props, "minSize"), 0), _int(_get(props, "maxSize"), 0)
@@ -312,7 +339,14 @@ def _aws_autoscaling_group(
     else:
         purchase = Purchase.ON_DEMAND
     return AcceleratorUse(
-        Cloud.AWS, instance_type, count, purchase, min_count=low, max_count=high, spot_share=share
+        Cloud.AWS,
+        instance_type,
+        count,
+        purchase,
+        min_count=low,
+        max_count=high,
+        spot_share=share,
+        alternatives=override_types,
     )
 
 
@@ -321,7 +355,7 @@ def _aws_node_group(
 ) -> AcceleratorUse | None:
     ref = _get(props, "launchTemplate")
     template = template_of(ref) if template_of is not None and isinstance(ref, Mapping) else None
-    types = [t for t in _get(props, "instanceTypes") or [] if _known_aws_type(t, known)]
+    types = tuple(t for t in _get(props, "instanceTypes") or [] if _known_aws_type(t, known))
     instance_type = types[0] if types else _known_aws_type(_get(template, "instanceType"), known)
     if instance_type is None and "instanceTypes" not in props and "launchTemplate" not in props:
         instance_type = _known_aws_type(EKS_DEFAULT_INSTANCE_TYPE, known)  # what EKS launches then
@@ -337,6 +371,7 @@ def _aws_node_group(
         purchase,
         min_count=low,
         max_count=high,
+        alternatives=types,
     )
 
 
@@ -355,9 +390,10 @@ def _aws_fleet(
             if template_of is not None and isinstance(spec, Mapping):
                 candidates.append(_get(template_of(spec), "instanceType"))
         candidates += [_get(s, "instanceType") for s in _get(props, "launchSpecifications") or []]
-        instance_type = next((t for t in candidates if _known_aws_type(t, known)), None)
-        if instance_type is None:
+        found = tuple(dict.fromkeys(t for t in candidates if _known_aws_type(t, known)))
+        if not found:
             return None
+        instance_type = found[0]
         if spot_fleet:
             count = _int(_get(props, "targetCapacity"), 1)
             on_demand = _int(_get(props, "onDemandTargetCapacity"), 0)
@@ -370,7 +406,7 @@ def _aws_fleet(
             default = _get(target, "defaultTargetCapacityType")
             share = spot / count if count and spot else (1.0 if default == "spot" else 0.0)
             purchase = Purchase.SPOT if share >= 1.0 else Purchase.ON_DEMAND
-        return AcceleratorUse(Cloud.AWS, instance_type, count, purchase, spot_share=share)
+        return AcceleratorUse(Cloud.AWS, instance_type, count, purchase, spot_share=share, alternatives=found)
 
     return read
 
@@ -385,6 +421,56 @@ def _sagemaker_endpoint_config(
             count = _int(_get(variant, "initialInstanceCount"), 1)
             return AcceleratorUse(Cloud.AWS, ml_type, count, Purchase.ON_DEMAND)
     return None
+
+
+def _aws_batch_types(names: Any) -> list[InstanceType]:
+    """Accelerator types a Batch compute environment may launch: named types, and the catalog's
+    types of each named family ('g5' -> g5.xlarge, g5.2xlarge, ...), in the order given."""
+    found: list[InstanceType] = []
+    for name in names if isinstance(names, list) else []:
+        if not isinstance(name, str):
+            continue
+        if (one := find_instance_type(name, Cloud.AWS)) is not None:
+            found.append(one)
+        elif "." not in name:
+            found.extend(t for t in instance_types(Cloud.AWS) if t.name.split(".")[0] == name)
+    return found
+
+
+def _aws_batch(
+    props: Mapping[str, Any], template_of: TemplateLookup | None, _: Known
+) -> AcceleratorUse | None:
+    """An EC2 or SPOT Batch compute environment on accelerator types, counted in machines of its
+    smallest such type: desired (and min, max) vCPUs divided by that type's vCPUs, rounded up.
+    Batch itself moves desiredVcpus with the job queue; the program's value is what runs at once.
+    (Accelerator types from the catalog only, in both modes: CPU environments are not priced yet.)"""
+    resources = _get(props, "computeResources")
+    kind = _get(resources, "type")
+    if kind not in ("EC2", "SPOT"):  # Fargate has no accelerators
+        return None
+    ref = _get(resources, "launchTemplate")
+    template = template_of(ref) if template_of is not None and isinstance(ref, Mapping) else None
+    types = _aws_batch_types(_get(resources, "instanceTypes")) or _aws_batch_types(
+        [_get(template, "instanceType")]
+    )
+    if not types:
+        return None
+    smallest = min(types, key=lambda t: t.vcpus)
+
+    def machines(vcpus: Any, default: int) -> int:
+        return -(-_int(vcpus, default) // smallest.vcpus)
+
+    low = machines(_get(resources, "minVcpus"), 0)
+    purchase = Purchase.SPOT if kind == "SPOT" else Purchase.ON_DEMAND
+    return AcceleratorUse(
+        Cloud.AWS,
+        smallest.name,
+        machines(_get(resources, "desiredVcpus"), _int(_get(resources, "minVcpus"), 0)),
+        purchase,
+        min_count=low,
+        max_count=machines(_get(resources, "maxVcpus"), 0),
+        alternatives=tuple(t.name for t in types),
+    )
 
 
 # --- GCP -------------------------------------------------------------------------------------
@@ -404,6 +490,12 @@ def _gcp_purchase(scheduling: Any) -> Purchase:
     if _get(scheduling, "provisioningModel") == "SPOT" or _get(scheduling, "preemptible") is True:
         return Purchase.SPOT
     return Purchase.ON_DEMAND
+
+
+# GCE accelerator-optimized families with bundled GPUs (A2, A3, A4, A4X, G2, G4: cloud.google.com/
+# compute/docs/accelerator-optimized-machines, read 2026-11-24): a type the catalog lacks
+# (a3-ultragpu-8g, a4-highgpu-8g) is still an accelerator, judged by policy and flagged unpriced.
+_GCP_ACCELERATED = re.compile(r"^(a2|a3|a4|a4x|g2|g4)-[a-z]+-[0-9]+g?$")
 
 
 def _gcp_machine(machine_type: str | None, guests: tuple[tuple[str, int], ...], known: Known) -> bool:
@@ -557,8 +649,10 @@ def gke_tpu_slice(machine_type: str) -> str | None:
 
 
 def _gke_node_config(
-    node_config: Any, node_count: Any, autoscaling: Any, known: Known
+    node_config: Any, node_count: Any, autoscaling: Any, known: Known, zones: int = 1
 ) -> AcceleratorUse | None:
+    """zones: how many zones the pool's nodeLocations name. GKE's nodeCount, initialNodeCount and
+    min/maxNodeCount are per zone; totalMin/totalMaxNodeCount are for the whole pool."""
     machine_type = _get(node_config, "machineType") or "e2-medium"
     guests = _guest_accelerators(_get(node_config, "guestAccelerators"))
     tpu = gke_tpu_slice(machine_type)
@@ -567,9 +661,9 @@ def _gke_node_config(
     spot = _get(node_config, "spot") is True or _get(node_config, "preemptible") is True
     low = _get(autoscaling, "minNodeCount") if autoscaling else None
     high = _get(autoscaling, "maxNodeCount") if autoscaling else None
-    low = _get(autoscaling, "totalMinNodeCount") if low is None and autoscaling else low
-    high = _get(autoscaling, "totalMaxNodeCount") if high is None and autoscaling else high
-    count = _int(node_count, _int(low, 1))
+    low = _int(low, 0) * zones if low is not None else _get(autoscaling, "totalMinNodeCount")
+    high = _int(high, 0) * zones if high is not None else _get(autoscaling, "totalMaxNodeCount")
+    count = _int(node_count, 0) * zones if _int(node_count, -1) >= 0 else _int(low, zones)
     return AcceleratorUse(
         Cloud.GCP,
         tpu or machine_type,
@@ -585,7 +679,9 @@ def _gke_node_pool(props: Mapping[str, Any], _: TemplateLookup | None, known: Kn
     count = (
         _get(props, "nodeCount") if _get(props, "nodeCount") is not None else _get(props, "initialNodeCount")
     )
-    return _gke_node_config(_get(props, "nodeConfig"), count, _get(props, "autoscaling"), known)
+    locations = _get(props, "nodeLocations")
+    zones = len(locations) if isinstance(locations, list) and locations else 1
+    return _gke_node_config(_get(props, "nodeConfig"), count, _get(props, "autoscaling"), known, zones)
 
 
 def _gke_cluster(props: Mapping[str, Any], _: TemplateLookup | None, known: Known) -> AcceleratorUse | None:
@@ -613,6 +709,7 @@ _READERS: dict[str, Reader] = {
     AWS_EC2_FLEET: _aws_fleet(spot_fleet=False),
     AWS_SPOT_FLEET: _aws_fleet(spot_fleet=True),
     AWS_SAGEMAKER_ENDPOINT_CONFIG: _sagemaker_endpoint_config,
+    AWS_BATCH_COMPUTE_ENVIRONMENT: _aws_batch,
     GCP_GKE_NODE_POOL: _gke_node_pool,
     GCP_GKE_CLUSTER: _gke_cluster,
     GCP_INSTANCE_GROUP_MANAGER: _gcp_group_manager,

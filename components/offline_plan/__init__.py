@@ -122,7 +122,64 @@ def _program_error(error: Exception, program_dir: Path, config_name: str) -> Pro
         return ProgramError(f"{where or config_name}: {error}", getattr(error, "problems", ()))
     if isinstance(error, pulumi.RunError):
         return ProgramError(f"{where or config_name}: {error}")
+    if isinstance(error, ModuleNotFoundError) and error.name:
+        return ProgramError(_missing_module(error.name, where, program_dir))
+    if isinstance(error, SyntaxError) and error.filename and error.lineno:
+        # Compiling fails before any frame of the program runs: the error itself says where.
+        path = os.path.abspath(error.filename)
+        shown = os.path.relpath(path, program_dir.parent) if path.startswith(str(program_dir)) else path
+        return ProgramError(
+            f"{shown}:{error.lineno}: {type(error).__name__}: {error.msg}; the program does not compile."
+        )
     return ProgramError(
         f"the stack program failed{f' at {where}' if where else ''}: {type(error).__name__}: {error}. "
         "Set INFERENCE_INFRA_DEBUG=1 to see the full traceback."
     )
+
+
+def _missing_module(module: str, where: str, program_dir: Path) -> str:
+    """A package the program imports but this Python lacks, with the line that installs it."""
+    import importlib.metadata
+    import importlib.util
+    import sys
+
+    top = module.split(".")[0]
+    at = f"{where}: " if where else ""
+    if top != module and importlib.util.find_spec(top) is not None:
+        try:
+            version = f" {importlib.metadata.version(top)}"
+        except importlib.metadata.PackageNotFoundError:
+            version = ""
+        return (
+            f"{at}the program imports {module}, which the installed {top}{version} does not have; "
+            f"the program likely needs another version of {top} (see its requirements)."
+        )
+    requirement, listed_in = _requirement_for(top, program_dir)
+    install = requirement or top.replace("_", "-")
+    listed = f" ({listed_in} lists {requirement})" if requirement else ""
+    return (
+        f"{at}the program imports {top}, which is not installed in the Python running the plan "
+        f"({sys.executable}){listed}. Install it with `{sys.executable} -m pip install '{install}'` "
+        "and plan again; the plan runs the program inside its own Python, so every package the program "
+        "imports must be installed beside inference-infra."
+    )
+
+
+def _requirement_for(module: str, program_dir: Path) -> tuple[str | None, str | None]:
+    """The requirements.txt line (in the program's folder or its parents up to the project) naming
+    the distribution that provides `module` (names compared as pip does: case, '-', '_', '.')."""
+    import re
+
+    def norm(name: str) -> str:
+        return re.sub(r"[-_.]+", "-", name).lower()
+
+    for folder in (program_dir, *program_dir.parents[:2]):
+        path = folder / "requirements.txt"
+        if not path.is_file():
+            continue
+        for line in path.read_text(errors="replace").splitlines():
+            text = line.split("#", 1)[0].strip()
+            name = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", text)
+            if name and norm(name.group(0)) == norm(module):
+                return text, path.name
+    return None, None

@@ -94,7 +94,9 @@ _AWS_ARN = {
 class OfflineMocks(Mocks):
     """Mocks for every provider the plan may meet; extend with `resource_hooks`/`invoke_hooks`."""
 
-    def __init__(self, ctx: MockContext, on_invoke: Callable[[str, bool], None] | None = None) -> None:
+    def __init__(
+        self, ctx: MockContext, on_invoke: Callable[[str, bool, Mapping[str, Any]], None] | None = None
+    ) -> None:
         self.ctx = ctx
         self._on_invoke = on_invoke
         self._provider_regions: dict[str, str] = {}
@@ -170,7 +172,7 @@ class OfflineMocks(Mocks):
     def call(self, args: MockCallArgs) -> dict:
         hook = INVOKE_HOOKS.get(args.token)
         if self._on_invoke is not None:
-            self._on_invoke(args.token, hook is not None)
+            self._on_invoke(args.token, hook is not None, args.args)
         return hook(args.args, self.ctx) if hook is not None else carry_on(args.token, args.args)
 
 

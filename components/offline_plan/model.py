@@ -128,6 +128,7 @@ class CapturedResource:
     dependencies: tuple[str, ...] = ()
     outputs: Mapping[str, Any] = field(default_factory=dict)  # component outputs (register_outputs)
     remote: bool = False  # a multi-language component: children built by its plugin, not visible offline
+    inferred: bool = False  # not registered by the program: read from a remote component's inputs
 
     @property
     def props(self) -> dict[str, Any]:
@@ -143,6 +144,7 @@ class CapturedResource:
             "custom": self.custom,
             "props": masked(self.wire_props),
             **({"remote": True, "outputs": UNKNOWN_MASK} if self.remote else {}),
+            **({"inferred": True} if self.inferred else {}),
         }
 
 
@@ -159,6 +161,9 @@ class Capture:
     invokes: list[str] = field(default_factory=list)  # data-source tokens called
     unmocked_invokes: list[str] = field(default_factory=list)
     secret_config: set[str] = field(default_factory=set)  # secret config values, to scrub from text
+    helm_templates: list[dict[str, Any]] = field(default_factory=list)  # v3 Charts' options (not rendered)
+    reads: list[tuple[str, str, str]] = field(default_factory=list)  # (type, name, id): .get and stack refs
+    unfetched: list[str] = field(default_factory=list)  # manifest URLs the program asked for (no network)
 
     def secrets(self) -> set[str]:
         """Every secret value the program saw or registered (config, props, outputs)."""

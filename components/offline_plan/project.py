@@ -176,15 +176,29 @@ def _check_declared(project: Project, given: Mapping[str, Any], path: Path) -> N
         value, kind = given[key], spec.get("type")
         if kind is None or _is_secure(value):
             continue
-        expected = _TYPES[kind]
-        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
+        if not _of_type(value, kind):
             problems.append(f"{key} {value!r} must be of type {kind} (declared in Pulumi.yaml)")
         elif kind == "array" and isinstance(spec.get("items"), Mapping):
-            item_type = _TYPES.get(str(spec["items"].get("type")))
-            if item_type is not None and not all(isinstance(v, item_type) for v in value):
-                problems.append(f"{key} {value!r} must be an array of {spec['items']['type']}")
+            item_kind = str(spec["items"].get("type"))
+            if item_kind in _TYPES and not all(_of_type(v, item_kind) for v in value):
+                problems.append(f"{key} {value!r} must be an array of {item_kind}")
     if problems:
         raise InputError(f"{path.name}: {'; '.join(problems)}.")
+
+
+def _of_type(value: Any, kind: str) -> bool:
+    """Pulumi's own test (sdk/go/common/workspace/project.go, ValidateConfigValue): `pulumi config
+    set n 2` writes the string "2", so an integer may be a string that parses as one (or a whole
+    float), and a boolean may be the string "true" or "false"."""
+    if kind == "integer":
+        if isinstance(value, str):
+            return re.fullmatch(r"[+-]?[0-9]+", value) is not None
+        return (isinstance(value, int) and not isinstance(value, bool)) or (
+            isinstance(value, float) and value.is_integer()
+        )
+    if kind == "boolean":
+        return isinstance(value, bool) or value in ("true", "false")
+    return isinstance(value, _TYPES[kind])
 
 
 _PROVIDERS = {"aws": "pulumi_aws", "gcp": "pulumi_gcp", "kubernetes": "pulumi_kubernetes"}

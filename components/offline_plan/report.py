@@ -6,6 +6,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from inference_infra.components.offline_plan import k8s_capacity
 from inference_infra.components.offline_plan.model import Capture, CapturedResource, masked, scrub
 from inference_infra.components.offline_plan.policy import PolicyReport
 from inference_infra.components.pricing import ACCELERATOR, HOURS_PER_MONTH, CostItem, CostReport
@@ -28,22 +29,56 @@ class PlanResult:
     def notes(self) -> list[str]:
         """What the program said for people to read (`pulumi.log.info`), e.g. the planner's choices."""
         found = [m for s, m in self.capture.log if s == "info"]
-        found += [n for r in self.capture.resources if (n := _k8s_accelerator_note(r))]
+        found += k8s_capacity.notes(self.capture)
         return [scrub(n, self._secrets()) for n in found]
 
     def warnings(self) -> list[str]:
         found = [m for s, m in self.capture.log if s == "warning"]
+        inferred = {r.parent for r in self.capture.resources if r.inferred}
         found += [
             f"{r.type} {r.name!r} is a multi-language (remote) component: its children are built by "
             "its provider plugin and are not visible offline (not priced, not checked by policy); "
             "its outputs are unknown"
             for r in self.capture.resources
-            if r.remote
+            if r.remote and r.urn not in inferred
+        ]
+        found += [
+            f"{r.type} {r.name!r} is a multi-language (remote) component: the resources it creates "
+            f"({', '.join(sorted({c.type for c in self.capture.children(r) if c.inferred}))}) are "
+            "inferred from its inputs as its plugin would create them, priced and checked by policy; "
+            "its other children, if any, are not visible offline and its outputs are unknown"
+            for r in self.capture.resources
+            if r.remote and r.urn in inferred
         ]
         found += [
             f"no offline answer for data source {t}; it returned its arguments and a made-up id"
             for t in self.capture.unmocked_invokes
         ]
+        found += [
+            f"pulumi:pulumi:StackReference {ident!r} reads another stack's outputs at deploy time; "
+            "offline they are unknown, so whatever the program builds from them is [unknown]"
+            if kind == "pulumi:pulumi:StackReference"
+            else f"{kind} {name!r} reads an existing resource (id {ident!r}) at deploy time; offline "
+            "only the id and the program's own inputs are known, the rest is made up"
+            for kind, name, ident in self.capture.reads
+        ]
+        remote_urls = [
+            f
+            for r in self.capture.resources
+            if r.type in ("kubernetes:yaml/v2:ConfigFile", "kubernetes:yaml/v2:ConfigGroup")
+            for f in [r.wire_props.get("file"), *(r.wire_props.get("files") or [])]
+            if isinstance(f, str) and "://" in f
+        ]
+        found += [
+            f"the program applies {source}, which the offline plan does not build (kustomize does not run "
+            "offline): its objects are not planned, priced or checked by policy; `pulumi preview` reads them"
+            if source.startswith("kustomize directory ")
+            else f"the program applies the manifest {source}, which the offline plan does not download (it "
+            "never uses the network): its objects are not planned, priced or checked by policy; `pulumi "
+            "preview` reads them"
+            for source in dict.fromkeys([*self.capture.unfetched, *remote_urls])
+        ]
+        found += k8s_capacity.helm_chart_warnings(self.capture)
         found += [f"not priced: {urn}: {why}" for urn, why in self.cost.unpriced]
         if self.policy.note:
             found.append(f"policy: {self.policy.note}")
@@ -65,37 +100,6 @@ class PlanResult:
             "notes": self.notes(),
             "warnings": self.warnings(),
         }
-
-
-_K8S_ACCELERATORS = ("nvidia.com/gpu", "aws.amazon.com/neuron", "aws.amazon.com/neuroncore", "google.com/tpu")
-
-
-def _k8s_accelerator_note(r: CapturedResource) -> str | None:
-    """'kubernetes:apps/v1:Deployment 'vllm' requests nvidia.com/gpu: 1 per pod x 2 replicas'."""
-    if not r.type.startswith("kubernetes:"):
-        return None
-    props = r.props
-    spec = props.get("spec") if isinstance(props.get("spec"), dict) else {}
-    pod = spec
-    for key in ("jobTemplate", "spec", "template", "spec"):
-        if isinstance(pod.get("template"), dict) or "containers" in pod:
-            break
-        pod = pod.get(key) if isinstance(pod.get(key), dict) else pod
-    if isinstance(pod.get("template"), dict):
-        pod = pod["template"].get("spec") if isinstance(pod["template"].get("spec"), dict) else {}
-    wanted: dict[str, Any] = {}
-    for container in pod.get("containers") or []:
-        resources = container.get("resources") if isinstance(container, dict) else None
-        for kind in ("limits", "requests"):
-            for name, value in ((resources or {}).get(kind) or {}).items():
-                if name in _K8S_ACCELERATORS:
-                    wanted.setdefault(name, value)
-    if not wanted:
-        return None
-    replicas = spec.get("replicas")
-    each = ", ".join(f"{k}: {v}" for k, v in sorted(wanted.items()))
-    times = f" x {replicas} replicas" if isinstance(replicas, int) else ""
-    return f"{r.type} {r.name!r} requests {each} per pod{times} (priced with the nodes that run it)"
 
 
 def _tree(capture: Capture) -> list[tuple[CapturedResource, int]]:
@@ -150,6 +154,8 @@ def render_table(result: PlanResult) -> str:
             money, basis = "", "[unknown] (remote component; children not visible offline)"
         else:
             money, basis = "", ""
+        if r.inferred:
+            basis = f"(inferred from the component's inputs) {basis}".rstrip()
         lines.append(f"{label:<{name_w}}{r.type[: type_w - 1]:<{type_w}}{money:>10}  {basis}".rstrip())
     lines += ["", *_cost_lines(result.cost)]
     lines.append(_policy_line(result.policy))

@@ -15,10 +15,14 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import importlib.abc
+import importlib.util
 import os
 import runpy
 import sys
 import threading
+import traceback
+import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -35,7 +39,9 @@ from pulumi.runtime.stack import Stack, run_in_stack, wait_for_rpcs
 from pulumi.runtime.sync_await import _ensure_event_loop, _sync_await
 
 from inference_infra.components.offline_plan.mocks import MockContext, OfflineMocks
+from inference_infra.components.offline_plan.mocks_k8s import HELM_TEMPLATE, KUSTOMIZE, helm_template_options
 from inference_infra.components.offline_plan.model import Capture, CapturedResource
+from inference_infra.components.offline_plan.remote import inferred_children
 
 ROOT_STACK_TYPE = "pulumi:pulumi:Stack"
 _SEVERITY = {
@@ -158,20 +164,28 @@ class CaptureMonitor(MockMonitor):
         program carries on the way `pulumi preview` does before the component's children exist.
         """
         self.resources[urn] = MockMonitor.ResourceRegistration(urn, "", {})
-        self._record(
-            CapturedResource(
-                urn=urn,
-                type=request.type,
-                name=request.name,
-                parent=request.parent or None,
-                custom=False,
-                wire_props=wire_value(properties),
-                provider=request.provider or None,
-                dependencies=tuple(request.dependencies),
-                remote=True,
-            )
+        component = CapturedResource(
+            urn=urn,
+            type=request.type,
+            name=request.name,
+            parent=request.parent or None,
+            custom=False,
+            wire_props=wire_value(properties),
+            provider=request.provider or None,
+            dependencies=tuple(request.dependencies),
+            remote=True,
         )
+        self._record(component)
+        for child in inferred_children(component):
+            self._record(child)
         return resource_pb2.RegisterResourceResponse(urn=urn, id="", object=struct_pb2.Struct())
+
+    def ReadResource(self, request: Any) -> resource_pb2.ReadResourceResponse:  # noqa: N802
+        """An existing resource read by id (`Resource.get`, a StackReference): not created, so not
+        in the plan's resources; noted so the plan can say its state is not known offline."""
+        with self._lock:
+            self.capture.reads.append((request.type, request.name, request.id))
+        return super().ReadResource(request)
 
     def RegisterResourceOutputs(self, request: Any) -> empty_pb2.Empty:  # noqa: N802
         outputs = wire_value(request.outputs)
@@ -220,8 +234,12 @@ class CaptureMonitor(MockMonitor):
 def _configure(
     capture: Capture, config: Mapping[str, str], secret_keys: list[str], root: Path
 ) -> CaptureMonitor:
-    def on_invoke(token: str, mocked: bool) -> None:
+    def on_invoke(token: str, mocked: bool, args: Mapping[str, Any]) -> None:
         capture.invokes.append(token)
+        if token == HELM_TEMPLATE:
+            capture.helm_templates.append(helm_template_options(args))
+        elif token == KUSTOMIZE and isinstance(args.get("directory"), str):
+            capture.unfetched.append(f"kustomize directory {args['directory']}")
         if not mocked and token not in capture.unmocked_invokes:
             capture.unmocked_invokes.append(token)
 
@@ -274,6 +292,95 @@ def _program_environment(program_dir: Path, root: Path) -> Iterator[None]:
                 del sys.modules[name]
 
 
+_K8S_YAML = "pulumi_kubernetes.yaml.yaml"
+
+
+@contextmanager
+def _no_manifest_downloads(capture: Capture) -> Iterator[None]:
+    """pulumi-kubernetes' yaml.ConfigFile/ConfigGroup (v1) download a manifest URL in the program's
+    process; the offline plan never goes to the network, so the URL yields no objects and is noted.
+    The module is patched when the program imports it (a stack without Kubernetes never pays for
+    importing the SDK)."""
+
+    def offline(url: str) -> str:
+        capture.unfetched.append(url)
+        return ""
+
+    patched: list[tuple[Any, Any]] = []
+
+    def patch(module: Any) -> None:
+        patched.append((module, module._read_url))
+        module._read_url = offline
+
+    class Hook(importlib.abc.MetaPathFinder):
+        def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
+            if name != _K8S_YAML:
+                return None
+            sys.meta_path.remove(self)  # find the real module, then wrap its loading
+            try:
+                spec = importlib.util.find_spec(name)
+            finally:
+                sys.meta_path.insert(0, self)
+            if spec is None or spec.loader is None:
+                return spec
+            load = spec.loader.exec_module
+
+            def exec_module(module: Any) -> None:
+                load(module)
+                patch(module)
+
+            spec.loader.exec_module = exec_module  # type: ignore[method-assign]
+            return spec
+
+    hook = Hook()
+    if _K8S_YAML in sys.modules:
+        patch(sys.modules[_K8S_YAML])
+    else:
+        sys.meta_path.insert(0, hook)
+    try:
+        yield
+    finally:
+        if hook in sys.meta_path:
+            sys.meta_path.remove(hook)
+        for module, original in patched:
+            module._read_url = original
+
+
+@contextmanager
+def _python_warnings(capture: Capture, program_dir: Path) -> Iterator[None]:
+    """Python warnings the program or its SDKs raise (e.g. a provider's deprecation notice) become
+    plan warnings naming the program's line, instead of raw text on stderr; one the SDK also logged
+    through Pulumi (same text) is shown once."""
+    prefix = str(program_dir.resolve()) + os.sep
+    ours: list[tuple[str, str]] = []  # (log entry, warning text)
+
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, *_: Any) -> None:
+        text = str(message)
+        if any(text in m for s, m in capture.log if s == "warning"):
+            return
+        frames = [f for f in traceback.extract_stack() if f.filename.startswith(prefix)]
+        where = (
+            f"{os.path.relpath(frames[-1].filename, program_dir.parent)}:{frames[-1].lineno}"
+            if frames
+            else f"{filename}:{lineno}"
+        )
+        entry = f"{where}: {category.__name__}: {text}"
+        ours.append((entry, text))
+        capture.log.append(("warning", entry))
+
+    with warnings.catch_warnings():  # Python's own filters decide which warnings show
+        warnings.showwarning = show
+        yield
+    # Pulumi's own log of the same deprecation may arrive after the Python warning: keep ours,
+    # which names the program's line.
+    entries = {e for e, _ in ours}
+    capture.log[:] = [
+        (s, m)
+        for s, m in capture.log
+        if s != "warning" or m in entries or not any(text in m for _, text in ours)
+    ]
+
+
 def run_program(
     program_dir: Path,
     *,
@@ -298,7 +405,11 @@ def run_program(
         try:
             _record_secrets(capture)
             _configure(capture, config, list(secret_keys or []), root)
-            with _program_environment(program_dir, root):
+            with (
+                _program_environment(program_dir, root),
+                _python_warnings(capture, program_dir),
+                _no_manifest_downloads(capture),
+            ):
                 target = str(program_dir)
                 loop.run_until_complete(run_in_stack(lambda: runpy.run_path(target, run_name="__main__")))
         finally:

@@ -147,6 +147,10 @@ _PURCHASE_NOTE = {
 }
 
 
+# Accelerator-optimized GCE families: their GPUs are part of the machine type.
+_GCP_BUNDLED = ("a2-", "a3-", "a4-", "a4x-", "g2-", "g4-")
+
+
 def price_use(use: AcceleratorUse, region: str | None) -> tuple[float, str]:
     """Hourly USD and basis for one accelerator use. Raises CatalogError for unknown types.
 
@@ -156,6 +160,8 @@ def price_use(use: AcceleratorUse, region: str | None) -> tuple[float, str]:
     """
     model = _model(use.purchase)
     note = _PURCHASE_NOTE.get(use.purchase, "") + use.scaling
+    if others := use.all_types[1:]:  # a group that may launch other types: priced as the first
+        note += f"; priced as {use.machine_type}, may also launch {', '.join(others)}"
     item = find_instance_type(use.machine_type, use.cloud)
     if use.machine_type.startswith("ml.") and use.cloud is Cloud.AWS:  # SageMaker bills its own rate
         from inference_infra.components.catalog.sagemaker import sagemaker_price
@@ -179,7 +185,11 @@ def price_use(use: AcceleratorUse, region: str | None) -> tuple[float, str]:
         price = Price(hourly, basis)
     elif item is not None:
         price = hourly_price(item, region=region, model=model, count=use.count)
-    elif use.cloud is Cloud.GCP and len(use.guest_accelerators) == 1:
+    elif (
+        use.cloud is Cloud.GCP
+        and len(use.guest_accelerators) == 1
+        and not use.machine_type.startswith(_GCP_BUNDLED)  # GPUs come with the machine, not N1
+    ):
         accelerator_type, gpus = use.guest_accelerators[0]
         one = gcp_n1_gpu_price(use.machine_type, accelerator_type, gpus=gpus, region=region, model=model)
         times = f"{use.count} x " if use.count != 1 else ""

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from inference_infra.components.inventory import (
     AWS_AUTOSCALING_GROUP,
+    AWS_BATCH_COMPUTE_ENVIRONMENT,
     AWS_EC2_FLEET,
     AWS_EKS_NODE_GROUP,
     AWS_INSTANCE,
@@ -41,6 +42,7 @@ AWS_MACHINES = frozenset(
         AWS_EC2_FLEET,
         AWS_SPOT_FLEET,
         AWS_SAGEMAKER_ENDPOINT_CONFIG,
+        AWS_BATCH_COMPUTE_ENVIRONMENT,
     }
 )
 GCP_MACHINES = frozenset(
@@ -90,7 +92,9 @@ def machine_label(use: AcceleratorUse | None) -> str:
 
 # Resources that launch EC2 instances of their own (groups, node groups, fleets): their instances'
 # metadata options and addressing come from a launch template, not from the resource.
-AWS_LAUNCHERS = frozenset({AWS_AUTOSCALING_GROUP, AWS_EKS_NODE_GROUP, AWS_EC2_FLEET, AWS_SPOT_FLEET})
+AWS_LAUNCHERS = frozenset(
+    {AWS_AUTOSCALING_GROUP, AWS_EKS_NODE_GROUP, AWS_EC2_FLEET, AWS_SPOT_FLEET, AWS_BATCH_COMPUTE_ENVIRONMENT}
+)
 SAGEMAKER_HOSTED = (
     "SageMaker runs endpoint instances in its own service account: their metadata service and "
     "addresses are not the stack's"
@@ -106,6 +110,8 @@ def launches_from_template(resource: Resource) -> bool:
     if resource.type == AWS_AUTOSCALING_GROUP:
         mixed = get_path(props, "mixedInstancesPolicy", "launchTemplate", "launchTemplateSpecification")
         return isinstance(props.get("launchTemplate"), Mapping) or isinstance(mixed, Mapping)
+    if resource.type == AWS_BATCH_COMPUTE_ENVIRONMENT:
+        return isinstance(get_path(props, "computeResources", "launchTemplate"), Mapping)
     if resource.type in (AWS_EC2_FLEET, AWS_SPOT_FLEET):
         configs = props.get("launchTemplateConfigs")
         return isinstance(configs, list) and bool(configs) and not props.get("launchSpecifications")

@@ -133,6 +133,7 @@ def _template_refs(resource: Resource) -> list[Any]:
     refs = [
         props.get("launchTemplate"),
         get_path(props, "mixedInstancesPolicy", "launchTemplate", "launchTemplateSpecification"),
+        get_path(props, "computeResources", "launchTemplate"),  # Batch compute environments
     ]
     configs = props.get("launchTemplateConfigs")
     refs += [get_path(c, "launchTemplateSpecification") for c in configs or [] if isinstance(c, Mapping)]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from inference_infra.components import inventory
 from inference_infra.components.catalog import Cloud
 from inference_infra.components.inventory import (
     AWS_CAPACITY_RESERVATION,
@@ -113,3 +116,77 @@ def test_region_of_zone_and_tpu_slice_names():
     assert tpu_slice_name("V5P", "2x2x1") == "v5p-8"
     assert tpu_slice_name("V6E", "4x4") == "v6e-16"
     assert tpu_slice_name("V5LITE_POD", "axb") is None
+
+
+def _batch(kind: str, types: list[str], **vcpus: int) -> dict:
+    return {"computeResources": {"type": kind, "instanceTypes": types, **vcpus}}
+
+
+def test_accelerator_use_counts_a_batch_environment_in_machines_of_its_smallest_gpu_type():
+    use = accelerator_use(
+        inventory.AWS_BATCH_COMPUTE_ENVIRONMENT,
+        _batch("SPOT", ["c5.large", "g5.2xlarge", "g5.xlarge"], minVcpus=0, desiredVcpus=6, maxVcpus=16),
+    )
+    assert use is not None
+    assert (use.machine_type, use.count, use.min_count, use.max_count) == ("g5.xlarge", 2, 0, 4)
+    assert use.purchase is inventory.Purchase.SPOT
+
+
+def test_accelerator_use_expands_batch_instance_families_from_the_catalog():
+    use = accelerator_use(inventory.AWS_BATCH_COMPUTE_ENVIRONMENT, _batch("EC2", ["g5"], maxVcpus=8))
+    assert use is not None
+    assert use.machine_type.startswith("g5.")
+    assert (use.count, use.purchase) == (0, inventory.Purchase.ON_DEMAND)  # desired defaults to min
+
+
+@pytest.mark.parametrize(
+    "props",
+    [
+        _batch("FARGATE", ["g5.xlarge"], maxVcpus=8),
+        _batch("EC2", ["optimal"], maxVcpus=8),
+        _batch("EC2", ["c5", "m5.large"], maxVcpus=8),
+        {"type": "UNMANAGED"},
+    ],
+)
+def test_accelerator_use_ignores_batch_environments_without_accelerator_types(props):
+    assert accelerator_use(inventory.AWS_BATCH_COMPUTE_ENVIRONMENT, props) is None
+
+
+def test_accelerator_use_counts_a_gke_pool_per_zone_of_its_node_locations():
+    props = {
+        "nodeLocations": ["us-central1-a", "us-central1-b", "us-central1-c"],
+        "nodeCount": 1,
+        "nodeConfig": {
+            "machineType": "g2-standard-8",
+            "guestAccelerators": [{"type": "nvidia-l4", "count": 1}],
+        },
+        "autoscaling": {"totalMinNodeCount": 0, "totalMaxNodeCount": 6},
+    }
+    use = accelerator_use(inventory.GCP_GKE_NODE_POOL, props)
+    assert use is not None
+    assert (use.count, use.min_count, use.max_count) == (3, 0, 6)  # totals are for the whole pool
+    per_zone = {**props, "autoscaling": {"minNodeCount": 1, "maxNodeCount": 2}}
+    use = accelerator_use(inventory.GCP_GKE_NODE_POOL, per_zone)
+    assert use is not None
+    assert (use.count, use.min_count, use.max_count) == (3, 3, 6)
+
+
+@pytest.mark.parametrize("name", ["p3.16xlarge", "g5g.xlarge", "g4ad.xlarge", "inf1.xlarge", "trn2.48xlarge"])
+def test_accelerator_use_reads_accelerated_families_the_catalog_lacks(name):
+    use = accelerator_use(AWS_INSTANCE, {"instanceType": name})
+    assert use is not None
+    assert use.machine_type == name
+    assert not use.in_catalog
+
+
+@pytest.mark.parametrize("name", ["m5.large", "c7g.large", "t3.medium", "r7g.large", "i4i.large"])
+def test_accelerator_use_still_ignores_cpu_families(name):
+    assert accelerator_use(AWS_INSTANCE, {"instanceType": name}) is None
+
+
+@pytest.mark.parametrize("name", ["a3-ultragpu-8g", "a4-highgpu-8g", "g4-standard-48"])
+def test_accelerator_use_reads_gce_accelerator_optimized_types_the_catalog_lacks(name):
+    use = accelerator_use(GCP_INSTANCE, {"machineType": name, "zone": "us-central1-a"})
+    assert use is not None
+    assert use.machine_type == name
+    assert accelerator_use(GCP_INSTANCE, {"machineType": "n2-standard-8", "zone": "us-central1-a"}) is None

@@ -61,7 +61,8 @@ def test_allowed_types_says_when_no_entry_covers_the_environment(check):
         not_applicable="allowedTypes has no entry for environment 'dev' and no '*' entry"
     )
     assert check(rule, INSTANCE, {"instanceType": "m5.large"}).not_applicable == (
-        "applies to resources that run, launch or reserve accelerators"
+        "applies to resources that run, launch or reserve accelerators, and to Karpenter NodePools "
+        "whose requirements allow accelerator types"
     )
 
 
@@ -76,3 +77,21 @@ def test_allowed_types_on_captured_resources(plan_of, tagged, run_pack):
         "aws:ec2/launchTemplate:LaunchTemplate 'big' uses p4d.24xlarge, which environment 'test' does not "
         f"allow; allowed there: {SMALL} (config allowedTypes['*'])."
     ]
+
+
+NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
+
+
+def _pool(*requirements: dict) -> dict:
+    return {"spec": {"template": {"spec": {"requirements": list(requirements)}}}}
+
+
+def test_allowed_types_judges_every_type_a_karpenter_node_pool_may_launch(check):
+    small = _pool({"key": "node.kubernetes.io/instance-type", "operator": "In", "values": ["g5.xlarge"]})
+    assert check(rule, NODE_POOL, small, {"environment": "dev"}) == Outcome()
+    family = _pool({"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["p5"]})
+    [message] = check(rule, NODE_POOL, family, {"environment": "dev"}, name="gpu").violations
+    assert message.startswith("kubernetes:karpenter.sh/v1:NodePool 'gpu' may launch p5.4xlarge, p5.48xlarge,")
+    assert message.endswith("narrow its requirements (instance-type or instance-family) to allowed types.")
+    cpu = _pool({"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": ["c", "m"]})
+    assert check(rule, NODE_POOL, cpu, {"environment": "dev"}).not_applicable

@@ -63,6 +63,27 @@ def test_plan_rejects_a_value_of_the_wrong_declared_type_naming_the_stack_file(p
         plan(folder, "dev")
 
 
+def test_plan_accepts_declared_integers_and_booleans_written_as_strings_by_pulumi_config_set(
+    pulumi_project,
+):
+    # `pulumi config set replicas 2` writes replicas: "2"; Pulumi's type check accepts it.
+    folder = _project(
+        pulumi_project,
+        "  replicas:\n    type: integer\n  enabled:\n    type: boolean\n",
+        'config:\n  outside:replicas: "2"\n  outside:enabled: "true"\n',
+    )
+    assert plan(folder, "dev").capture.stack_outputs["replicas"] == 2
+
+
+@pytest.mark.parametrize(("value", "kind"), [('"2.5"', "integer"), ('"yes"', "boolean"), ("1.5", "integer")])
+def test_plan_rejects_strings_that_are_not_the_declared_type(pulumi_project, value, kind):
+    folder = _project(
+        pulumi_project, f"  replicas:\n    type: {kind}\n", f"config:\n  outside:replicas: {value}\n"
+    )
+    with pytest.raises(InputError, match=rf"outside:replicas .* must be of type {kind}"):
+        plan(folder, "dev")
+
+
 def test_plan_rejects_a_declared_key_without_default_left_unset(pulumi_project):
     folder = _project(pulumi_project, "  replicas:\n    type: integer\n", "config: {}\n")
     with pytest.raises(InputError, match=r"outside:replicas is declared in Pulumi\.yaml with no default"):

@@ -1,0 +1,364 @@
+"""Kubernetes objects that use or may launch accelerators, for the plan's notes.
+
+None of these is billed by itself: a workload runs on nodes priced elsewhere; a Karpenter NodePool
+or GKE ComputeClass launches nodes only for pods that are pending; a Helm release renders its
+workloads at deploy time. So they are listed in the notes, not in the totals: what a workload
+requests, which accelerator types a node pool may launch and on what capacity, and, when the
+pool's `limits` bound it, what filling them with its dearest single type would cost per hour.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from inference_infra.components.catalog import (
+    CatalogError,
+    Cloud,
+    InstanceType,
+    accelerator,
+    instance_types,
+)
+from inference_infra.components.catalog.types import AcceleratorFamily
+from inference_infra.components.inventory import AcceleratorUse, Purchase
+from inference_infra.components.offline_plan.model import Capture, CapturedResource
+from inference_infra.components.pricing.core import default_region, price_use
+
+# Extended resources that schedule accelerators (device plugins' names).
+_ACCELERATOR_RESOURCE = re.compile(
+    r"^(nvidia\.com/(gpu|mig-.+)|amd\.com/gpu|aws\.amazon\.com/neuron(core|device)?|google\.com/tpu"
+    r"|habana\.ai/gaudi|gpu\.intel\.com/.+)$"
+)
+
+NODE_POOLS = ("kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.sh/v1beta1:NodePool")
+PROVISIONER = "kubernetes:karpenter.sh/v1alpha5:Provisioner"
+COMPUTE_CLASS = re.compile(r"^kubernetes:cloud\.google\.com/v[0-9a-z]+:ComputeClass$")
+HELM = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart", "kubernetes:helm.sh/v3:Chart")
+
+# Karpenter (self-managed and EKS Auto Mode) well-known labels that pick instance types.
+_TYPE_KEYS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
+_FAMILY_KEYS = ("karpenter.k8s.aws/instance-family", "eks.amazonaws.com/instance-family")
+_CATEGORY_KEYS = ("karpenter.k8s.aws/instance-category", "eks.amazonaws.com/instance-category")
+_GPU_KEYS = (
+    "karpenter.k8s.aws/instance-gpu-count",
+    "karpenter.k8s.aws/instance-gpu-name",
+    "karpenter.k8s.aws/instance-gpu-manufacturer",
+    "eks.amazonaws.com/instance-gpu-count",
+    "eks.amazonaws.com/instance-gpu-name",
+    "eks.amazonaws.com/instance-gpu-manufacturer",
+    "karpenter.k8s.aws/instance-accelerator-count",
+    "karpenter.k8s.aws/instance-accelerator-name",
+)
+_CAPACITY_KEY = "karpenter.sh/capacity-type"
+_LIMIT_KEYS = {
+    "nvidia.com/gpu": (AcceleratorFamily.NVIDIA_GPU,),
+    "aws.amazon.com/neuron": (AcceleratorFamily.AWS_NEURON,),
+}
+
+
+def _list(value: Any) -> list[Any]:
+    """A list input, or [] when absent or not known until deploy time (never tested for truth)."""
+    return value if isinstance(value, list) else []
+
+
+def is_accelerator_resource(name: Any) -> bool:
+    return isinstance(name, str) and _ACCELERATOR_RESOURCE.match(name) is not None
+
+
+def notes(capture: Capture) -> list[str]:
+    region = default_region(Cloud.AWS, capture.config)
+    found: list[str] = []
+    autopilot = any(
+        r.type == "gcp:container/cluster:Cluster" and r.props.get("enableAutopilot") is True
+        for r in capture.resources
+    )
+    for r in capture.resources:
+        if r.type in NODE_POOLS or r.type == PROVISIONER:
+            found.extend(_node_pool_note(r, region))
+        elif COMPUTE_CLASS.match(r.type):
+            found.extend(_compute_class_note(r))
+        elif r.type in HELM:
+            found.extend(_helm_note(r))
+        elif r.type.startswith("kubernetes:"):
+            found.extend(_workload_note(r))
+    if autopilot:  # Autopilot bills the pods' requests, not nodes the stack declares
+        found = [n.replace(_ON_NODES, _ON_AUTOPILOT) for n in found]
+    return found
+
+
+_ON_NODES = "(priced with the nodes that run it)"
+_ON_AUTOPILOT = (
+    "(priced with the nodes that run it; on the stack's GKE Autopilot cluster its accelerators are "
+    "billed per pod, which the plan does not price)"
+)
+
+
+# -- workloads --------------------------------------------------------------------------------
+
+
+def _pod_specs(value: Any, path: str = "", scale: str = "") -> Iterator[tuple[str, Mapping[str, Any], str]]:
+    """Every pod spec (a mapping with a `containers` list) inside an object, with its path and the
+    replica count of the nearest object above it that has one (' x 2 replicas (min 0, max 4)')."""
+    if isinstance(value, Mapping):
+        if isinstance(value.get("containers"), list):
+            yield path, value, scale
+            return
+        scale = _replicas(value) or scale
+        for key, child in value.items():
+            yield from _pod_specs(child, f"{path}.{key}" if path else str(key), scale)
+    elif isinstance(value, list):
+        for i, child in enumerate(value):
+            yield from _pod_specs(child, f"{path}[{i}]", scale)
+
+
+def _replicas(obj: Mapping[str, Any]) -> str:
+    n = obj.get("replicas")
+    if not isinstance(n, int) or isinstance(n, bool):
+        return ""
+    low, high = obj.get("minReplicas"), obj.get("maxReplicas")
+    bounds = f" (min {low}, max {high})" if isinstance(low, int) and isinstance(high, int) else ""
+    return f" x {n} replica{'' if n == 1 else 's'}{bounds}"
+
+
+def _requests(pod: Mapping[str, Any]) -> dict[str, Any]:
+    wanted: dict[str, Any] = {}
+    for container in [*_list(pod.get("containers")), *_list(pod.get("initContainers"))]:
+        resources = container.get("resources") if isinstance(container, Mapping) else None
+        for kind in ("limits", "requests"):
+            section = resources.get(kind) if isinstance(resources, Mapping) else None
+            for name, value in (section or {}).items() if isinstance(section, Mapping) else ():
+                if is_accelerator_resource(name):
+                    wanted.setdefault(name, value)
+    return wanted
+
+
+def _workload_note(r: CapturedResource) -> list[str]:
+    """'kubernetes:apps/v1:Deployment 'vllm' requests nvidia.com/gpu: 1 per pod x 2 replicas'."""
+    spec = r.props.get("spec") if isinstance(r.props.get("spec"), Mapping) else {}
+    pods = [(path, w, times) for path, pod, times in _pod_specs(spec, "spec") if (w := _requests(pod))]
+    if not pods:
+        return []
+
+    def each(wanted: Mapping[str, Any]) -> str:
+        return ", ".join(f"{k}: {v}" for k, v in sorted(wanted.items()))
+
+    if len(pods) == 1 and pods[0][0] in ("spec.template.spec", "spec.jobTemplate.spec.template.spec"):
+        _, wanted, times = pods[0]
+        parts = f"{each(wanted)} per pod{times}"
+    else:
+        parts = "; ".join(f"{each(w)} per pod{times} at {path}" for path, w, times in pods)
+    return [f"{r.type} {r.name!r} requests {parts} {_ON_NODES}"]
+
+
+# -- Helm -------------------------------------------------------------------------------------
+
+
+def _accelerator_mentions(value: Any, path: str = "values") -> list[str]:
+    """Paths in Helm values that set an accelerator resource (e.g. resources.limits.nvidia.com/gpu)."""
+    found: list[str] = []
+    if isinstance(value, Mapping):
+        for key, child in value.items():
+            where = f"{path}.{key}"
+            scalar = not isinstance(child, (Mapping, list))
+            if scalar and (is_accelerator_resource(key) or _device_count(key, child)):
+                found.append(f"{where}: {child}")
+            else:
+                found.extend(_accelerator_mentions(child, where))
+    elif isinstance(value, list):
+        for i, child in enumerate(value):
+            found.extend(_accelerator_mentions(child, f"{path}[{i}]"))
+    return found
+
+
+def _device_count(key: Any, value: Any) -> bool:
+    """A chart's own device-count setting, e.g. requestGPU: 1, numGpus: 2, tpuCount: 4."""
+    return (
+        isinstance(key, str)
+        and re.search(r"gpu|tpu|neuron", key, re.IGNORECASE) is not None
+        and isinstance(value, int)
+        and not isinstance(value, bool)
+        and value > 0
+    )
+
+
+def _helm_note(r: CapturedResource) -> list[str]:
+    props = r.props
+    mentions = _accelerator_mentions(props.get("values"))
+    if not mentions:
+        return []
+    chart = props.get("chart") if isinstance(props.get("chart"), str) else "?"
+    shown = ", ".join(mentions[:4]) + (f" and {len(mentions) - 4} more" if len(mentions) > 4 else "")
+    return [
+        f"{r.type} {r.name!r} (chart {chart}) sets accelerator requests in its values ({shown}); the "
+        "chart renders its workloads at deploy time, so they are not visible offline (priced with the "
+        "nodes that run them)"
+    ]
+
+
+def helm_chart_warnings(capture: Capture) -> list[str]:
+    """A v3 `Chart` renders through `helm template`, which the offline plan cannot run."""
+    found = []
+    for opts in capture.helm_templates:
+        name = opts.get("release_name") or "?"
+        chart = opts.get("chart") or opts.get("path") or "?"
+        mentions = _accelerator_mentions(opts.get("values"))
+        asks = f"; its values request accelerators ({', '.join(mentions[:4])})" if mentions else ""
+        found.append(
+            f"kubernetes:helm.sh/v3:Chart {name!r} (chart {chart}) is rendered by `helm template`, which "
+            "does not run offline: none of its objects are planned, priced or checked by policy"
+            f"{asks}; `pulumi preview` shows them"
+        )
+    return found
+
+
+# -- node pools -------------------------------------------------------------------------------
+
+
+def _requirements(type_token: str, props: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    spec = props.get("spec") if isinstance(props.get("spec"), Mapping) else {}
+    template = spec.get("template") if isinstance(spec.get("template"), Mapping) else {}
+    inner = template.get("spec") if isinstance(template.get("spec"), Mapping) else {}
+    found = inner.get("requirements") if type_token != PROVISIONER else spec.get("requirements")
+    return [q for q in _list(found) if isinstance(q, Mapping)]
+
+
+def _values(requirements: Sequence[Mapping[str, Any]], keys: Sequence[str]) -> list[str] | None:
+    """The `In` values of the first requirement on one of keys; None when none restricts them."""
+    for q in requirements:
+        if q.get("key") in keys and q.get("operator") == "In" and isinstance(q.get("values"), list):
+            return [str(v) for v in q["values"]]
+    return None
+
+
+def _family(name: str) -> str:
+    return name.split(".")[0]
+
+
+def _candidates(requirements: Sequence[Mapping[str, Any]]) -> tuple[list[InstanceType], bool]:
+    """Catalog accelerator types the requirements allow, and whether they are the only ones
+    (an explicit type or family list) rather than some of many (categories, GPU labels)."""
+    catalog = instance_types(Cloud.AWS)
+    if (types := _values(requirements, _TYPE_KEYS)) is not None:
+        return [t for t in catalog if t.name in types], True
+    if (families := _values(requirements, _FAMILY_KEYS)) is not None:
+        return [t for t in catalog if _family(t.name) in families], True
+    if (categories := _values(requirements, _CATEGORY_KEYS)) is not None:
+        allowed = [t for t in catalog if re.match(r"[a-z]+", t.name)[0] in categories]  # type: ignore[index]
+        return allowed, False
+    if any(q.get("key") in _GPU_KEYS for q in requirements):
+        return list(catalog), False
+    return [], False
+
+
+def node_pool_types(type_token: str, props: Mapping[str, Any]) -> list[str]:
+    """The catalog accelerator types a Karpenter NodePool (or v1alpha5 Provisioner) may launch: [] for
+    any other resource and for a pool whose requirements name no accelerator type or GPU label."""
+    if type_token not in NODE_POOLS and type_token != PROVISIONER:
+        return []
+    return [t.name for t in _candidates(_requirements(type_token, props))[0]]
+
+
+def _quantity(value: Any) -> float | None:
+    """A Kubernetes quantity ('1000', '64Gi', '500m') in base units (GiB for memory)."""
+    text = str(value).strip() if isinstance(value, (str, int, float)) else ""
+    m = re.fullmatch(r"([0-9.]+)(m|k|M|G|T|Ki|Mi|Gi|Ti)?", text)
+    if not m:
+        return None
+    scale = {
+        None: 1,
+        "m": 1e-3,
+        "k": 1e3,
+        "M": 1e6,
+        "G": 1e9,
+        "T": 1e12,
+        "Ki": 2**10,
+        "Mi": 2**20,
+        "Gi": 2**30,
+        "Ti": 2**40,
+    }[m.group(2)]
+    return float(m.group(1)) * scale
+
+
+def _most_nodes(t: InstanceType, limits: Mapping[str, Any]) -> int | None:
+    """How many nodes of type t the pool's limits allow at most (Karpenter stops launching once a
+    limit is reached, so the last node may overshoot it): None when no limit bounds t."""
+    bounds: list[int] = []
+    family = accelerator(t.accelerator).family
+    for key, value in limits.items():
+        amount = _quantity(value)
+        if amount is None:
+            continue
+        if key == "cpu":
+            per_node: float = t.vcpus
+        elif key == "memory":
+            amount, per_node = amount / 2**30, t.memory_gib
+        elif key in _LIMIT_KEYS and family in _LIMIT_KEYS[key]:
+            per_node = t.accelerator_count
+        else:  # another resource (a GPU limit on a Neuron type): the node adds none of it
+            continue
+        bounds.append(math.ceil(amount / per_node) if per_node else 0)
+    return min(bounds) if bounds else None
+
+
+def _node_pool_note(r: CapturedResource, region: str | None) -> list[str]:
+    requirements = _requirements(r.type, r.props)
+    candidates, exclusive = _candidates(requirements)
+    if not candidates:
+        return []
+    capacity = _values(requirements, (_CAPACITY_KEY,)) or ["on-demand"]
+    spec = r.props.get("spec") if isinstance(r.props.get("spec"), Mapping) else {}
+    limits = spec.get("limits") if isinstance(spec.get("limits"), Mapping) else {}
+    if r.type == PROVISIONER and isinstance(limits.get("resources"), Mapping):
+        limits = limits["resources"]
+    names = [t.name for t in candidates]
+    listed = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+    kinds = "these accelerator types" if exclusive else "accelerator types among them"
+    shown_limits = ", ".join(f"{k} {v}" for k, v in sorted(limits.items())) or "none"
+    note = (
+        f"{r.type} {r.name!r} may launch {kinds}: {listed} ({'/'.join(capacity)}); limits: "
+        f"{shown_limits}. Not priced: Karpenter launches nodes only for pending pods"
+    )
+    purchase = Purchase.ON_DEMAND if "on-demand" in capacity else Purchase.SPOT
+    bounds = [(t, n) for t in candidates if (n := _most_nodes(t, limits)) is not None]
+    if exclusive and len(bounds) == len(candidates):
+        prices = []
+        for t, n in bounds:
+            try:
+                prices.append(price_use(AcceleratorUse(Cloud.AWS, t.name, n, purchase), region))
+            except CatalogError:  # no price for the type (Capacity Blocks only): not in the bound
+                continue
+        worst = max(prices, default=(0.0, ""))
+        note += (
+            f"; up to its limits, the dearest fill with one type is ${worst[0]:,.2f}/hour ({worst[1]})"
+            if worst[0]
+            else "; its limits leave no room for any of them"
+        )
+    else:
+        note += "; no limit bounds how many accelerator nodes it may launch"
+    return [note]
+
+
+def _compute_class_note(r: CapturedResource) -> list[str]:
+    """A GKE ComputeClass: its priority rules that name GPUs or TPUs."""
+    spec = r.props.get("spec") if isinstance(r.props.get("spec"), Mapping) else {}
+    rules = []
+    for rule in _list(spec.get("priorities")):
+        if not isinstance(rule, Mapping):
+            continue
+        for kind in ("gpu", "tpu"):
+            device = rule.get(kind)
+            if isinstance(device, Mapping):
+                machine = next(
+                    (m for m in (rule.get("machineType"), rule.get("machineFamily")) if isinstance(m, str)),
+                    "any machine",
+                )
+                spot = " spot" if rule.get("spot") is True else ""
+                rules.append(f"{device.get('count', '?')} x {device.get('type', '?')} on {machine}{spot}")
+    if not rules:
+        return []
+    return [
+        f"{r.type} {r.name!r} may launch nodes with {'; '.join(rules)} (in priority order). Not priced: "
+        "GKE creates such nodes only for pods that select the class"
+    ]
