@@ -195,9 +195,11 @@ def test_gcp_endpoints_only_network_plans_with_zero_violations_and_priced_dns(pu
     assert rules["gcp-net-deny-egress"]["priority"] == 65534
     assert rules["gcp-net-internal-egress"]["destinationRanges"] == ["10.40.0.0/20", "10.8.0.0/29"]
     assert capture.of_type("gcp:compute/routerNat:RouterNat") == []
-    zone = capture.one("gcp:dns/managedZone:ManagedZone")
-    [item] = [i for i in result.cost.items if i.urn == zone.urn]
-    assert item.hourly_usd > 0
+    zones = capture.of_type("gcp:dns/managedZone:ManagedZone")
+    assert sorted(z.props["dnsName"] for z in zones) == ["googleapis.com.", "pkg.dev."]
+    for zone in zones:
+        [item] = [i for i in result.cost.items if i.urn == zone.urn]
+        assert item.hourly_usd > 0
 
 
 def test_gcp_endpoints_only_rejects_cloud_nat_and_accelerators_by_key(pulumi_project):
