@@ -39,6 +39,7 @@ __all__ = [
     "ArtifactMirrorsArgs",
     "mirror_problems",
     "mirrored",
+    "reader_grants",
     "registry_hosts",
     "unmirrored_hosts",
 ]
@@ -153,24 +154,37 @@ class ArtifactMirrors(pulumi.ComponentResource):
                 opts=child,
             )
             self.repositories[upstream] = repository
-            for i, reader in enumerate(args.readers):
-                self.grant(f"{name}-{slug}-reader-{i}", repository, reader, child)
+        reader_grants(
+            name,
+            args.image_mirrors,
+            args.readers,
+            pulumi.ResourceOptions(parent=self, depends_on=list(self.repositories.values())),
+        )
         self.register_outputs({"repositories": {u: r.id for u, r in self.repositories.items()}})
 
-    @staticmethod
-    def grant(
-        name: str,
-        repository: gcp.artifactregistry.Repository,
-        email: pulumi.Input[str],
-        opts: pulumi.ResourceOptions,
-    ) -> gcp.artifactregistry.RepositoryIamMember:
-        """roles/artifactregistry.reader for one service account on one repository (nothing project-wide)."""
-        return gcp.artifactregistry.RepositoryIamMember(
-            name,
-            project=repository.project,
-            location=repository.location,
-            repository=repository.repository_id,
-            role=READER_ROLE,
-            member=pulumi.Output.concat("serviceAccount:", email),
-            opts=opts,
-        )
+
+def reader_grants(
+    name: str,
+    image_mirrors: Mapping[str, str],
+    readers: Sequence[pulumi.Input[str]],
+    opts: pulumi.ResourceOptions | None = None,
+) -> list[gcp.artifactregistry.RepositoryIamMember]:
+    """roles/artifactregistry.reader for each reader on each mirror repository (nothing project-wide)."""
+    grants = []
+    for mirror in sorted(set(image_mirrors.values())):
+        found = ARTIFACT_REGISTRY_DOCKER.match(mirror)
+        if found is None:
+            continue  # validated by the caller
+        for i, email in enumerate(readers):
+            grants.append(
+                gcp.artifactregistry.RepositoryIamMember(
+                    f"{name}-{found['repository']}-reader-{i}",
+                    project=found["project"],
+                    location=found["location"],
+                    repository=found["repository"],
+                    role=READER_ROLE,
+                    member=pulumi.Output.concat("serviceAccount:", email),
+                    opts=opts,
+                )
+            )
+    return grants

@@ -221,6 +221,78 @@ def test_gcp_endpoints_only_rejects_cloud_nat_and_accelerators_by_key(pulumi_pro
         "inference-infra:gcpGpuFleets[0] 'small-l4' cannot boot under egress.gcp 'endpoints-only'" in message
     )
     assert "packages.cloud.google.com" in message
+    assert "gcpGpuFleets[0].opsAgent false" in message
+
+
+_MIRROR = "us-central1-docker.pkg.dev/acme-inference/docker-hub"
+_SERVING = """  inference-infra:gcpModelBucket: acme-models
+  inference-infra:filestoreModelCache:
+    tier: ZONAL
+    capacityGib: 1024
+  inference-infra:gcpGpuFleets:
+    - name: llama70b-h100
+      machineType: a3-highgpu-8g
+      model: {{name: llama-3.1-70b, contextTokens: 8192, concurrency: 64}}
+      capacity: spot
+      models: [gs://acme-models/llama-3.1-70b-instruct]
+      modelCache: true
+{fleet_more}
+  inference-infra:tpuVms:
+    - name: qwen-tpu
+      model: {{name: qwen2.5-7b, contextTokens: 4096, concurrency: 8}}
+      zone: us-central1-a
+      models: [gs://acme-models/qwen2.5-7b-instruct]
+      modelCache: true
+"""
+
+
+def _serving_stack(egress_more: str, fleet_more: str = "") -> str:
+    stack = _GCP_STACK.format(network="    nat: false", more=_SERVING.format(fleet_more=fleet_more))
+    return stack.replace("    gcp: endpoints-only\n", f"    gcp: endpoints-only\n{egress_more}", 1)
+
+
+def test_gcp_endpoints_only_takes_serving_fleets_whose_images_and_packages_are_covered(pulumi_project):
+    egress = f"    gcpImageMirrors:\n      docker.io: {_MIRROR}\n    gcpPreinstalled: [nfs-common, mdadm]\n"
+    stack = _serving_stack(egress, fleet_more="      opsAgent: false")
+    result = plan(pulumi_project(_PROGRAM, {"closed": stack}), "closed")
+    # The default policy config allows no a3 outside prod; nothing else is flagged.
+    assert {v.policy for v in result.policy.violations} == {"allowed-accelerator-types"}
+    capture = result.capture
+    scripts = [
+        vm.props["metadata"]["startup-script"] for vm in capture.of_type("gcp:compute/instance:Instance")
+    ]
+    scripts += [tpu.props["metadata"]["startup-script"] for tpu in capture.of_type("gcp:tpu/v2Vm:V2Vm")]
+    assert len(scripts) == 2
+    for script in scripts:
+        assert f"{_MIRROR}/vllm/" in script
+        for public in ("docker.io", "nvcr.io", "quay.io", "packages.cloud.google.com"):
+            assert public not in script
+        assert "PACKAGE_DOWNLOADS=false" in script
+    repository = capture.one("gcp:artifactregistry/repository:Repository").props
+    assert (repository["repositoryId"], repository["mode"]) == ("docker-hub", "REMOTE_REPOSITORY")
+    grants = capture.of_type("gcp:artifactregistry/repositoryIamMember:RepositoryIamMember")
+    assert len(grants) == 2  # the fleet's and the slice's service accounts, on that repository only
+    assert {g.props["role"] for g in grants} == {"roles/artifactregistry.reader"}
+    assert any("opsAgent false: no Ops Agent" in note for note in result.notes())
+
+
+def test_gcp_endpoints_only_rejects_uncovered_images_and_packages_by_key(pulumi_project):
+    stack = _serving_stack("", fleet_more="      opsAgent: false")
+    with pytest.raises(InputError) as error:
+        plan(pulumi_project(_PROGRAM, {"closed": stack}), "closed")
+    message = str(error.value)
+    assert "inference-infra:gcpGpuFleets[0] 'llama70b-h100' cannot boot" in message
+    assert "vllm/vllm-openai@sha256:" in message
+    assert "list nfs-common in egress.gcpPreinstalled" in message
+    assert "mdadm for its 16 local SSDs" in message
+    assert "inference-infra:tpuVms[0] 'qwen-tpu' cannot boot" in message
+    assert "packages.cloud.google.com" not in message  # opsAgent false
+
+
+def test_gcp_rejects_a_mirror_outside_artifact_registry(pulumi_project):
+    egress = "    gcpImageMirrors:\n      docker.io: mirror.example.com/hub\n"
+    with pytest.raises(InputError, match=r"inference-infra:egress.gcpImageMirrors\['docker.io'\]"):
+        plan(pulumi_project(_PROGRAM, {"closed": _serving_stack(egress)}), "closed")
 
 
 def test_gcp_endpoints_only_takes_a_tpu_slice_that_calls_only_google_apis_and_refuses_a_serving_one(
@@ -243,7 +315,10 @@ def test_gcp_endpoints_only_takes_a_tpu_slice_that_calls_only_google_apis_and_re
         plan(pulumi_project(_PROGRAM, {"closed": stack}), "closed")
     message = str(error.value)
     assert "tpuVms[1] 'serving' cannot boot under egress.gcp 'endpoints-only'" in message
-    assert "engine image from Docker Hub" in message
+    assert (
+        "from docker.io: map docker.io to an Artifact Registry repository in egress.gcpImageMirrors"
+        in message
+    )
     assert "'plain'" not in message  # weights from Cloud Storage only: reachable through the API range
 
 
