@@ -117,3 +117,50 @@ def test_gpu_fleet_without_mirrors_pulls_from_docker_hub(plan_of):
 def test_gpu_fleet_rejects_a_mirror_outside_artifact_registry(plan_of):
     with pytest.raises(InputError, match=r"image_mirrors\['docker.io'\]"):
         GpuFleet("l4", fleet_args(image_mirrors={"docker.io": "mirror.example.com/hub"}))
+
+
+def _tpu(**overrides):
+    from inference_infra.components.gcp.tpu_vm import TpuVmArgs
+
+    return TpuVmArgs(
+        zone="us-central1-a",
+        network="projects/test-project/global/networks/tpu",
+        subnetwork="projects/test-project/regions/us-central1/subnetworks/tpu",
+        accelerator_type="v5litepod-4",
+        **overrides,
+    )
+
+
+def test_tpu_vm_with_mirrors_pulls_the_tpu_engine_from_artifact_registry(plan_of):
+    from inference_infra.components.gcp.tpu_vm import TpuVm
+
+    engines = plan_engines(
+        model="qwen2.5-7b",
+        traffic=Traffic(context_tokens=4096, concurrency=8),
+        precision=None,
+        instance_type_name="v5litepod-4",
+        cloud="gcp",
+    )
+    tpu = _tpu(
+        model_bucket="models",
+        model_uris=["gs://models/qwen"],
+        engines=engines,
+        image_mirrors={"docker.io": DOCKER_HUB},
+        package_downloads=False,
+    )
+    script = plan_of(TpuVm("qwen", tpu)).one("gcp:tpu/v2Vm:V2Vm").props["metadata"]["startup-script"]
+    assert f"{DOCKER_HUB}/vllm/vllm-tpu@sha256:" in script
+    assert "docker.io" not in script
+
+
+def test_tpu_vm_rejects_mirrors_on_a_queued_slice(plan_of):
+    from inference_infra.components.gcp.tpu_vm import TpuVm
+
+    queued = _tpu(
+        queued=True,
+        secure_boot=False,
+        accept_default_service_account="burst pool that reads no bucket",
+        image_mirrors={"docker.io": DOCKER_HUB},
+    )
+    with pytest.raises(InputError, match=r"image_mirrors .* cannot be used on a queued resource"):
+        TpuVm("burst", queued)
