@@ -16,7 +16,9 @@ Every VM is a Shielded VM (Secure Boot, vTPM, integrity monitoring) without
 an external IP, with project-wide SSH keys blocked and OS Login on, running
 as the fleet's own least-privilege service account. Its boot script
 (`startup.py`) stripes the local SSDs, mounts the model cache, prefetches
-the models and starts the Ops Agent with GPU metrics. The stack's cost labels
+the models, starts the Ops Agent with GPU metrics (`ops_agent`) and the
+engines, whose image comes from an Artifact Registry mirror when
+`image_mirrors` names one (the same digest; see `mirrors.py`). The stack's cost labels
 come from the stack transform; the fleet adds its own (`fleet`, `capacity`,
 and `auto-shutdown` when set here).
 """

@@ -398,3 +398,20 @@ def test_aws_endpoints_only_in_a_created_network_uses_its_gateway_and_no_nat(pul
     assert len(prefix_lists) == 1
     interfaces = [r.props for r in capture.of_type(ENDPOINT) if r.props["vpcEndpointType"] == "Interface"]
     assert {len(p["subnetIds"]) for p in interfaces} == {2}
+
+
+def test_gcp_existing_mirrors_get_reader_grants_and_no_new_repository(pulumi_project):
+    egress = (
+        f"    gcpImageMirrors:\n      docker.io: {_MIRROR}\n    gcpCreateMirrors: false\n"
+        "    gcpPreinstalled: [nfs-common, mdadm, google-cloud-ops-agent]\n"
+    )
+    result = plan(pulumi_project(_PROGRAM, {"closed": _serving_stack(egress)}), "closed")
+    capture = result.capture
+    assert capture.of_type("gcp:artifactregistry/repository:Repository") == []
+    grants = capture.of_type("gcp:artifactregistry/repositoryIamMember:RepositoryIamMember")
+    assert [(g.props["project"], g.props["location"], g.props["repository"]) for g in grants] == [
+        ("acme-inference", "us-central1", "docker-hub")
+    ] * 2
+    script = capture.of_type("gcp:compute/instance:Instance")[0].props["metadata"]["startup-script"]
+    assert "setup_ops_agent ||" in script  # on the image: started, never downloaded
+    assert "packages.cloud.google.com" not in script
