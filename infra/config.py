@@ -170,6 +170,12 @@ class GcpGpuFleetSettings(Settings):
     )
     models: list[str] = Field(default_factory=list, description="gs:// model folders in gcpModelBucket.")
     model_cache: bool = Field(default=False, description="Mount the stack's filestoreModelCache.")
+    ops_agent: bool = Field(
+        default=True,
+        description="Run the Ops Agent (GPU metrics to Cloud Monitoring). Under egress.gcp endpoints-only "
+        "the image must carry it (egress.gcpPreinstalled), or set this false: the engines' /metrics "
+        "remain, GPU metrics in Cloud Monitoring do not.",
+    )
     boot_disk_size_gib: int = Field(default=200, ge=50)
     serving_port: int = Field(default=8000, ge=1, le=65535)
     client_ranges: list[str] = Field(
@@ -374,9 +380,27 @@ class EgressSettings(Settings):
     gcp: Literal["internet", "endpoints-only"] = Field(
         default="internet",
         description="internet: Cloud NAT. endpoints-only: the GCP network denies all egress except Google's "
-        "APIs through Private Google Access (googleapis.com resolved to the gcpApiDomain's range); needs "
-        "gcpNetwork.nat false; GPU fleets and serving or cache-mounting TPU VMs are refused (their boot "
-        "downloads from the internet).",
+        "APIs through Private Google Access (googleapis.com and pkg.dev resolved to the gcpApiDomain's "
+        "range); needs gcpNetwork.nat false. A node is accepted only when its boot downloads nothing from "
+        "the internet: engine images from gcpImageMirrors, packages from gcpPreinstalled.",
+    )
+    gcp_image_mirrors: dict[str, str] = Field(
+        default_factory=dict,
+        description="GCP: upstream registry host -> Artifact Registry Docker repository, e.g. docker.io: "
+        "us-central1-docker.pkg.dev/acme-inference/docker-hub. Nodes pull the same digest from there; "
+        "each node service account gets roles/artifactregistry.reader on these repositories only.",
+    )
+    gcp_create_mirrors: bool = Field(
+        default=True,
+        description="GCP: make each gcpImageMirrors repository as an Artifact Registry remote repository "
+        "(Docker Hub, or the registry's https:// URI); false when they exist already (readers are granted "
+        "either way).",
+    )
+    gcp_preinstalled: list[Literal["google-cloud-ops-agent", "nfs-common", "mdadm"]] = Field(
+        default_factory=list,
+        description="GCP: packages the node images already carry. Under endpoints-only nothing is installed "
+        "at boot, so a fleet needing one that is not listed (the Ops Agent, nfs-common for modelCache, "
+        "mdadm for several local SSDs) is refused.",
     )
     gcp_api_domain: Literal["private.googleapis.com", "restricted.googleapis.com"] = Field(
         default="private.googleapis.com",

@@ -33,6 +33,7 @@ from inference_infra.components.gcp.gpu_fleet import (
     GpuReservation,
     validate_gpu_fleet,
 )
+from inference_infra.components.gcp.mirrors import mirror_problems, unmirrored_hosts
 from inference_infra.components.gcp.names import is_zone, region_of
 from inference_infra.components.gcp.network import PrivateNetworkArgs, validate_private_network
 from inference_infra.components.gcp.tpu_vm import (
@@ -49,6 +50,7 @@ from inference_infra.components.serving import (
     EngineConfig,
     WeightSource,
     cold_start,
+    engine_image,
     plan_engines,
 )
 from inference_infra.components.serving.cold_start import ColdStart, weights_gib
@@ -253,6 +255,11 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
         serving = engines(fleet.model, fleet.models, machine_type, fleet.serving_port)
         if note := cold_start_note(f"GCP GpuFleet {fleet.name!r}", fleet.model, serving, machine_type):
             pulumi.log.info(note)
+        if not fleet.ops_agent:
+            pulumi.log.info(
+                f"GCP GpuFleet {fleet.name!r}: opsAgent false: no Ops Agent, so no GPU metrics "
+                "(agent.googleapis.com/gpu) in Cloud Monitoring; the engines' /metrics stay for Prometheus"
+            )
         component = GpuFleet(fleet.name, _fleet_args(fleet, settings, refs, ctx, cache_nfs, machine_type))
         zone = fleet.zone or ctx.zone or ""
         built.gcp_pools[fleet.name] = GcpPool(
@@ -289,6 +296,14 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
             "runtimeVersion": built_tpu.runtime_version,
             "queued": built_tpu.queued_resource is not None,
         }
+    readers = [f.component.service_account_email for f in built.gcp_pools.values() if not f.is_tpu]
+    readers += [
+        t.component.service_account_email
+        for t in built.gcp_pools.values()
+        if t.is_tpu and t.component.service_account_email is not None
+    ]
+    if settings.egress.gcp_image_mirrors:
+        exports["gcpImageMirrors"] = _image_mirrors(settings, readers)
     if fleets:
         exports["gcpGpuFleets"] = fleets
     if tpus:
@@ -296,6 +311,18 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
     if settings.gcp_model_bucket and settings.gcp_model_access_audit:
         exports["gcpModelAccessAudit"] = model_access_audit(ctx.project or "").service
     return exports
+
+
+def _image_mirrors(settings: StackSettings, readers: list[Any]) -> dict[str, str]:
+    """Artifact Registry remote repositories for egress.gcpImageMirrors (or grants on existing ones)."""
+    from inference_infra.components.gcp.mirrors import ArtifactMirrors, ArtifactMirrorsArgs, reader_grants
+
+    mirrors = dict(settings.egress.gcp_image_mirrors)
+    if settings.egress.gcp_create_mirrors:
+        ArtifactMirrors("image-mirrors", ArtifactMirrorsArgs(image_mirrors=mirrors, readers=readers))
+    else:
+        reader_grants("image-mirrors", mirrors, readers)
+    return mirrors
 
 
 def _multi_host_model_problems(tpu: TpuVmSettings, args: TpuVmArgs, key: str) -> list[Problem]:
@@ -385,37 +412,83 @@ def _network_args(network: GcpNetworkSettings, ctx: GcpContext, egress: EgressSe
     )
 
 
-# What a GCP node's boot downloads from the internet (components/gcp/startup.py): egress.gcp 'endpoints-only'
-# refuses the nodes that need any of it. Weights (gcloud storage) come from a Google API and stay reachable.
-_OPS_AGENT = "the Ops Agent from packages.cloud.google.com (not a host on the Google API range)"
-_ENGINE_IMAGE = "its engine image from Docker Hub (vllm/vllm-openai or vllm/vllm-tpu)"
-_NFS_CLIENT = "nfs-common from the Ubuntu archive when the image lacks it (for the Filestore cache)"
+# What a GCP node's boot would download from the internet (components/gcp/startup.py). Under egress.gcp
+# 'endpoints-only' nothing is downloaded: images come from egress.gcpImageMirrors (Artifact Registry on
+# pkg.dev), packages must be on the image (egress.gcpPreinstalled). Weights (gcloud storage) and logs and
+# metrics writes go to Google APIs and stay reachable.
+OPS_AGENT_PACKAGE = "google-cloud-ops-agent"
 
 
 def _egress_problems(settings: StackSettings) -> list[Problem]:
-    if settings.egress.gcp != "endpoints-only":
-        return []
+    egress = settings.egress
+    problems = [
+        Problem(
+            f"{NAMESPACE}:egress.{p.input.replace('image_mirrors', 'gcpImageMirrors')}", p.value, p.allowed
+        )
+        for p in mirror_problems(egress.gcp_image_mirrors)
+    ]
+    if egress.gcp != "endpoints-only":
+        return problems
     found: list[tuple[str, str, list[str]]] = []
     for i, fleet in enumerate(settings.gcp_gpu_fleets):
-        # Every GPU VM installs the Ops Agent (GPU metrics), whether it serves or not.
-        needs = [_OPS_AGENT] + ([_ENGINE_IMAGE] if fleet.model is not None else [])
-        found.append((f"gcpGpuFleets[{i}]", fleet.name, needs))
+        key = f"gcpGpuFleets[{i}]"
+        machine = plan_fleet(fleet, i).instance_type or ""
+        needs = []
+        if fleet.ops_agent and OPS_AGENT_PACKAGE not in egress.gcp_preinstalled:
+            needs.append(
+                f"the Ops Agent from packages.cloud.google.com: list {OPS_AGENT_PACKAGE} in "
+                f"egress.gcpPreinstalled if the image has it, or set {key}.opsAgent false"
+            )
+        needs += _image_needs(engines(fleet.model, fleet.models, machine, fleet.serving_port), egress)
+        needs += _package_needs(fleet.model_cache, _local_ssds(fleet, machine), egress)
+        if needs:
+            found.append((key, fleet.name, needs))
     for i, tpu in enumerate(settings.tpu_vms):
-        needs = ([_ENGINE_IMAGE] if tpu.model is not None and tpu.models else []) + (
-            [_NFS_CLIENT] if tpu.model_cache else []
-        )
+        slice_type = _tpu_slice(tpu, plan_tpu(tpu, i))
+        needs = _image_needs(engines(tpu.model, tpu.models, slice_type, FIRST_ENGINE_PORT), egress)
+        needs += _package_needs(tpu.model_cache, 0, egress)
         if needs:
             found.append((f"tpuVms[{i}]", tpu.name, needs))
-    return [
+    return problems + [
         Problem(
             f"{NAMESPACE}:{key}",
             name,
-            f"cannot boot under egress.gcp 'endpoints-only': its startup script needs {'; '.join(needs)}. "
-            "Keep egress.gcp 'internet' (Cloud NAT) for it; 'endpoints-only' suits nodes that call only "
-            "Google APIs (a TPU slice without a served model or the Filestore cache, or your own image)",
+            "cannot boot under egress.gcp 'endpoints-only': its startup script would need "
+            f"{'; '.join(needs)}. Set those, or keep egress.gcp 'internet' (Cloud NAT) for it",
         )
         for key, name, needs in found
     ]
+
+
+def _image_needs(planned: EngineConfig | None, egress: EgressSettings) -> list[str]:
+    if planned is None:
+        return []
+    image = engine_image(planned.family).reference
+    return [
+        f"its engine image {image} from {host}: map {host} to an Artifact Registry repository in "
+        "egress.gcpImageMirrors (LOCATION-docker.pkg.dev/PROJECT/REPOSITORY)"
+        for host in unmirrored_hosts([image], egress.gcp_image_mirrors)
+    ]
+
+
+def _package_needs(model_cache: bool, local_ssds: int, egress: EgressSettings) -> list[str]:
+    needs = []
+    if model_cache and "nfs-common" not in egress.gcp_preinstalled:
+        needs.append(
+            "nfs-common for the Filestore cache from the Ubuntu archive: use an image with it and list "
+            "nfs-common in egress.gcpPreinstalled, or drop modelCache"
+        )
+    if local_ssds > 1 and "mdadm" not in egress.gcp_preinstalled:
+        needs.append(
+            f"mdadm for its {local_ssds} local SSDs from the Ubuntu archive: use an image with it and list "
+            "mdadm in egress.gcpPreinstalled"
+        )
+    return needs
+
+
+def _local_ssds(fleet: GcpGpuFleetSettings, machine: str) -> int:
+    item = find_instance_type(machine, Cloud.GCP) if machine else None
+    return (item.local_nvme_disks if item is not None else 0) + fleet.local_ssd_count
 
 
 def _egress_key(problem: Problem) -> Problem:
@@ -602,6 +675,9 @@ def _fleet_args(
         labels=dict(fleet.labels),
         project=ctx.project,
         engines=engines(fleet.model, fleet.models, machine_type, fleet.serving_port),
+        image_mirrors=dict(settings.egress.gcp_image_mirrors),
+        ops_agent=fleet.ops_agent,
+        package_downloads=settings.egress.gcp != "endpoints-only",
     )
 
 
@@ -637,6 +713,8 @@ def _tpu_args(
         labels=dict(tpu.labels),
         project=ctx.project,
         engines=engines(tpu.model, tpu.models, accelerator_type, FIRST_ENGINE_PORT),
+        image_mirrors={} if tpu.queued else dict(settings.egress.gcp_image_mirrors),
+        package_downloads=settings.egress.gcp != "endpoints-only",
     )
 
 

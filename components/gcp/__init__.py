@@ -1,4 +1,4 @@
-"""GCP components: GPU VM fleets, TPU VMs and queued resources, Filestore model cache, VPC.
+"""GCP components: GPU fleets, TPU VMs and queued resources, Filestore cache, VPC, image mirrors.
 
 Names are imported on first use, so importing one loads only its module.
 """
@@ -26,6 +26,8 @@ _EXPORTS = {
     "GcpPoolBackend": "endpoint",
     "PrivateNetwork": "network",
     "PrivateNetworkArgs": "network",
+    "ArtifactMirrors": "mirrors",
+    "ArtifactMirrorsArgs": "mirrors",
 }
 
 __getattr__, __all__ = lazy_exports(__name__, _EXPORTS)

@@ -16,7 +16,9 @@ Every VM is a Shielded VM (Secure Boot, vTPM, integrity monitoring) without
 an external IP, with project-wide SSH keys blocked and OS Login on, running
 as the fleet's own least-privilege service account. Its boot script
 (`startup.py`) stripes the local SSDs, mounts the model cache, prefetches
-the models and starts the Ops Agent with GPU metrics. The stack's cost labels
+the models, starts the Ops Agent with GPU metrics (`ops_agent`) and the
+engines, whose image comes from an Artifact Registry mirror when
+`image_mirrors` names one (the same digest; see `mirrors.py`). The stack's cost labels
 come from the stack transform; the fleet adds its own (`fleet`, `capacity`,
 and `auto-shutdown` when set here).
 """
@@ -118,6 +120,15 @@ class GpuFleetArgs:
     engines: EngineConfig | None = (
         None  # serve model_uris[0] (components/serving); ports serving_port, +1, ...
     )
+    # Upstream registry host -> LOCATION-docker.pkg.dev/PROJECT/REPOSITORY (components/gcp/mirrors.py): the
+    # engines' images are pulled from there by the same digest. Needed on a network without internet egress.
+    image_mirrors: Mapping[str, str] = field(default_factory=dict)
+    # The Ops Agent (GPU metrics to Cloud Monitoring). Installed from packages.cloud.google.com when the
+    # image lacks it; with package_downloads=False only an image that carries it runs it.
+    ops_agent: bool = True
+    # False on a network without internet egress: the boot installs nothing (mdadm, nfs-common, the Ops
+    # Agent must be on the image) and logs the missing package instead of waiting on apt.
+    package_downloads: bool = True
 
 
 @dataclass(frozen=True)
@@ -362,9 +373,11 @@ def _startup_config(args: GpuFleetArgs, shape: FleetShape | None) -> StartupConf
         local_ssd_count=bundled + max(args.local_ssd_count, 0),
         model_uris=tuple(args.model_uris),
         model_cache=args.model_cache_nfs is not None,
-        ops_agent=True,
-        gpu_metrics=True,
+        ops_agent=args.ops_agent,
+        gpu_metrics=args.ops_agent,
         engines=args.engines,
+        image_mirrors=dict(args.image_mirrors),
+        package_downloads=args.package_downloads,
     )
 
 

@@ -12,8 +12,9 @@ their serving port to named ranges themselves.
 denying everything at the lowest priority but one, and above it only HTTPS to
 Google's API range (private.googleapis.com, or restricted.googleapis.com for
 VPC Service Controls) and traffic inside the subnet (plus ranges you name,
-e.g. a Filestore instance's reserved range). A private Cloud DNS zone for
-googleapis.com sends every Google API host name to that range, and a route
+e.g. a Filestore instance's reserved range). Private Cloud DNS zones for
+googleapis.com and pkg.dev (Artifact Registry, where the image mirrors live)
+send every Google API and registry host name to that range, and a route
 sends the range to the default internet gateway (Google's network, not the
 internet) even where the default route was removed.
 """
@@ -244,10 +245,24 @@ class PrivateNetwork(pulumi.ComponentResource):
             project=args.project,
             opts=child,
         )
-        zone = gcp.dns.ManagedZone(
-            f"{name}-googleapis",
-            dns_name="googleapis.com.",
-            description=f"Google API host names to {args.google_api_domain} inside {name}",
+        # Private zone googleapis.com.: *.googleapis.com -> the chosen domain, whose A record is the range.
+        domain = f"{args.google_api_domain}."
+        googleapis = self._private_zone(f"{name}-googleapis", "googleapis.com.", name, args, child)
+        self._records(f"{name}-googleapis", googleapis, domain, "*.googleapis.com.", args, child)
+        # Private zone pkg.dev.: Artifact Registry (LOCATION-docker.pkg.dev, the image mirrors) on the same
+        # range. Google's "Configure restricted access for GKE private clusters" (Artifact Registry docs,
+        # read 2026-11-24): a private zone for the registry domain with an A record for pkg.dev. on the
+        # VIP and a CNAME from *.pkg.dev. to it.
+        pkg_dev = self._private_zone(f"{name}-pkg-dev", "pkg.dev.", name, args, child)
+        self._records(f"{name}-pkg-dev", pkg_dev, "pkg.dev.", "*.pkg.dev.", args, child)
+
+    def _private_zone(
+        self, resource: str, dns_name: str, name: str, args: PrivateNetworkArgs, child: pulumi.ResourceOptions
+    ) -> gcp.dns.ManagedZone:
+        return gcp.dns.ManagedZone(
+            resource,
+            dns_name=dns_name,
+            description=f"{dns_name.rstrip('.')} names to {args.google_api_domain}'s range inside {name}",
             visibility="private",
             private_visibility_config=gcp.dns.ManagedZonePrivateVisibilityConfigArgs(
                 networks=[gcp.dns.ManagedZonePrivateVisibilityConfigNetworkArgs(network_url=self.network.id)]
@@ -255,11 +270,21 @@ class PrivateNetwork(pulumi.ComponentResource):
             project=args.project,
             opts=child,
         )
-        domain = f"{args.google_api_domain}."
+
+    @staticmethod
+    def _records(
+        resource: str,
+        zone: gcp.dns.ManagedZone,
+        a_name: str,
+        wildcard: str,
+        args: PrivateNetworkArgs,
+        child: pulumi.ResourceOptions,
+    ) -> None:
+        """`a_name` A the API range's four addresses; `wildcard` CNAME `a_name`."""
         gcp.dns.RecordSet(
-            f"{name}-googleapis-a",
+            f"{resource}-a",
             managed_zone=zone.name,
-            name=domain,
+            name=a_name,
             type="A",
             ttl=300,
             rrdatas=google_api_addresses(args.google_api_domain),
@@ -267,12 +292,12 @@ class PrivateNetwork(pulumi.ComponentResource):
             opts=child,
         )
         gcp.dns.RecordSet(
-            f"{name}-googleapis-cname",
+            f"{resource}-cname",
             managed_zone=zone.name,
-            name="*.googleapis.com.",
+            name=wildcard,
             type="CNAME",
             ttl=300,
-            rrdatas=[domain],
+            rrdatas=[a_name],
             project=args.project,
             opts=child,
         )

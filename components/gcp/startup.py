@@ -28,15 +28,17 @@ in a scratch directory with stand-in commands.
 from __future__ import annotations
 
 import shlex
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
 import yaml
 
 from inference_infra.components.errors import Problem
+from inference_infra.components.gcp.mirrors import mirror_problems, mirrored, registry_hosts
 from inference_infra.components.models.manifest import MANIFEST_NAME, VERIFIED_MARKER
-from inference_infra.components.serving import EngineConfig, EngineHost, engine_units
+from inference_infra.components.serving import EngineConfig, EngineHost, engine_image, engine_units
 
 CACHE_METADATA_KEY = "inference-infra-model-cache"
 LOCAL_SSD_MOUNT = "/mnt/local-ssd"
@@ -63,6 +65,11 @@ OPS_AGENT_KEYRING = "/usr/share/keyrings/inference-infra-google-cloud-ops-agent.
 OPS_AGENT_SOURCES = "/etc/apt/sources.list.d/google-cloud-ops-agent.list"
 RAID_DEVICE = "/dev/md0"
 TEXTFILE_DIR = "/var/lib/node_exporter/textfile_collector"
+# Docker's configuration for the engines when images come from Artifact Registry: credHelpers name
+# `gcloud` (docker-credential-gcloud, shipped with the Google Cloud CLI the images already run for
+# `gcloud storage`), which answers with the node service account's token from the metadata server.
+# The serving unit reads DOCKER_CONFIG from models.env, so no HOME is needed.
+DOCKER_CONFIG_DIR = "/etc/inference-infra/docker"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,6 +89,12 @@ class StartupConfig:
     local_ssd_wait_seconds: int = 120
     root: str = ""  # prefix of every path (tests); empty on real machines
     engines: EngineConfig | None = None  # serve model_uris[0] once prefetched (components/serving)
+    # Upstream registry host -> LOCATION-docker.pkg.dev/PROJECT/REPOSITORY (components/gcp/mirrors.py):
+    # every image the node runs is pulled from there by the same digest.
+    image_mirrors: Mapping[str, str] = field(default_factory=dict)
+    # False on networks without internet egress (endpoints-only): a package the image lacks is an error
+    # in the boot log naming it, never an apt download (which could only time out).
+    package_downloads: bool = True
 
 
 def node_metadata(startup_script: str, *, model_cache_nfs: pulumi.Input[str] | None) -> dict[str, Any]:
@@ -103,11 +116,19 @@ def validate_startup(config: StartupConfig) -> list[Problem]:
         problems.append(Problem("local_ssd_count", config.local_ssd_count, "must be 0 or more"))
     if config.gpu_metrics and not config.ops_agent:
         problems.append(Problem("gpu_metrics", True, "needs the Ops Agent (ops_agent=True)"))
-    for field in ("download_processes", "download_threads"):
-        value = getattr(config, field)
+    for name in ("download_processes", "download_threads"):
+        value = getattr(config, name)
         if not 1 <= value <= 256:
-            problems.append(Problem(field, value, "must be between 1 and 256"))
+            problems.append(Problem(name, value, "must be between 1 and 256"))
+    problems += mirror_problems(config.image_mirrors)
     return problems
+
+
+def pulled_images(config: StartupConfig) -> list[str]:
+    """The upstream references of every image the node runs (before mirroring)."""
+    if config.engines is None or not config.model_uris:
+        return []
+    return [engine_image(config.engines.family).reference]
 
 
 def ops_agent_gpu_config() -> str:
@@ -134,7 +155,11 @@ def engine_steps(config: StartupConfig) -> list[str]:
     if config.engines is None or not config.model_uris:
         return []
     folder = config.model_uris[0].rstrip("/").rsplit("/", 1)[-1]
-    host = EngineHost(model_dir=f"${{MODELS_DIR}}/{folder}", prefetch_unit=None, environment_file=MODELS_ENV)
+    # The same digest, from the Artifact Registry mirror when the image's registry has one.
+    image = mirrored(engine_image(config.engines.family).reference, config.image_mirrors)
+    host = EngineHost(
+        model_dir=f"${{MODELS_DIR}}/{folder}", prefetch_unit=None, environment_file=MODELS_ENV, image=image
+    )
     units = engine_units(config.engines, host)
     lines = ['mkdir -p "$ROOT/etc/systemd/system" "$ROOT/etc/inference-infra"']
     for path, text in units.files():
@@ -169,8 +194,22 @@ def render_startup_script(config: StartupConfig) -> str:
             steps.append('prefetch_models "$MODELS_DIR"')
             steps.append('verify_models "$MODELS_DIR"')
     steps.append("write_models_env")
+    if registry_hosts(config.image_mirrors) and config.engines is not None and config.model_uris:
+        steps.append("configure_registry_auth")
     steps += engine_steps(config)
     return _TEMPLATE.format(
+        install_ops_agent=(
+            _INSTALL_OPS_AGENT.format(
+                ops_keys_url=q(OPS_AGENT_KEYS_URL),
+                ops_repo=q(OPS_AGENT_REPO),
+                ops_major=q(OPS_AGENT_MAJOR),
+                ops_keyring=q(OPS_AGENT_KEYRING),
+                ops_sources=q(OPS_AGENT_SOURCES),
+                ops_fingerprints=" ".join(q(f) for f in OPS_AGENT_KEY_FINGERPRINTS),
+            )
+            if config.package_downloads
+            else _NO_OPS_AGENT_DOWNLOAD.format()
+        ),
         root=q(config.root),
         local_ssd_count=config.local_ssd_count,
         wait_seconds=config.local_ssd_wait_seconds,
@@ -180,12 +219,6 @@ def render_startup_script(config: StartupConfig) -> str:
         boot_models=q(BOOT_DISK_MODELS),
         models_env=q(MODELS_ENV),
         ops_config_path=q(OPS_AGENT_CONFIG),
-        ops_keys_url=q(OPS_AGENT_KEYS_URL),
-        ops_repo=q(OPS_AGENT_REPO),
-        ops_major=q(OPS_AGENT_MAJOR),
-        ops_fingerprints=" ".join(q(f) for f in OPS_AGENT_KEY_FINGERPRINTS),
-        ops_keyring=q(OPS_AGENT_KEYRING),
-        ops_sources=q(OPS_AGENT_SOURCES),
         raid_device=q(RAID_DEVICE),
         cache_key=q(CACHE_METADATA_KEY),
         model_uris=uris,
@@ -199,6 +232,9 @@ def render_startup_script(config: StartupConfig) -> str:
         manifest_name=q(MANIFEST_NAME),
         allow_pickle=int(config.allow_pickle),
         textfile_dir=q(TEXTFILE_DIR),
+        package_downloads="true" if config.package_downloads else "false",
+        docker_config=q(DOCKER_CONFIG_DIR),
+        registry_hosts=" ".join(q(h) for h in registry_hosts(config.image_mirrors)),
     )
 
 
@@ -242,44 +278,15 @@ for base, _, names in os.walk(root):
 """
 
 
-_TEMPLATE = """\
-#!/bin/bash
-# Rendered by inference-infra (components/gcp/startup.py); runs as root at every boot.
-set -euo pipefail
-shopt -s nullglob
+# Without package downloads (egress endpoints-only) the script names no download host at all.
+_NO_OPS_AGENT_DOWNLOAD = """\
+install_ops_agent() {{
+  log "google-cloud-ops-agent is not on this image and the network allows no package downloads" \\
+    "(egress endpoints-only); use an image that has it"
+  return 1
+}}"""
 
-ROOT={root}
-LOCAL_SSD_COUNT={local_ssd_count}
-LOCAL_SSD_WAIT_SECONDS={wait_seconds}
-LOCAL_SSD_MOUNT="$ROOT"{local_ssd_mount}
-CACHE_MOUNT="$ROOT"{cache_mount}
-MODELS_DIR="$ROOT"{boot_models}
-MODELS_ENV="$ROOT"{models_env}
-DEVICE_DIR="$ROOT/dev/disk/by-id"
-RAID_DEVICE={raid_device}
-GPU_METRICS={gpu_metrics}
-MODEL_URIS=({model_uris})
-# Parallel, sliced downloads for every `gcloud storage` call below.
-export CLOUDSDK_STORAGE_PROCESS_COUNT={processes}
-export CLOUDSDK_STORAGE_THREAD_COUNT={threads}
-export CLOUDSDK_STORAGE_SLICED_OBJECT_DOWNLOAD_THRESHOLD=100M
-export CLOUDSDK_STORAGE_SLICED_OBJECT_DOWNLOAD_MAX_COMPONENTS=16
-
-log() {{
-  echo "inference-infra-startup: $*"
-  logger -t inference-infra-startup -- "$*" 2>/dev/null || true
-}}
-
-metadata() {{
-  curl -sSf --max-time 10 -H 'Metadata-Flavor: Google' \\
-    "http://metadata.google.internal/computeMetadata/v1/instance/attributes/$1" 2>/dev/null || true
-}}
-
-ensure_package() {{  # ensure_package <command> <debian package>
-  command -v "$1" >/dev/null 2>&1 && return 0
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2"
-}}
-
+_INSTALL_OPS_AGENT = """\
 OPS_AGENT_KEY_FINGERPRINTS=({ops_fingerprints})
 
 install_ops_agent() {{  # from Google's apt repository, trusting only the pinned signing keys
@@ -305,8 +312,56 @@ install_ops_agent() {{  # from Google's apt repository, trusting only the pinned
     {ops_keyring} {ops_repo} "$codename" {ops_major} >"$ROOT"{ops_sources}
   apt-get update -qq || return 1
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq google-cloud-ops-agent || return 1
+}}"""
+
+
+_TEMPLATE = """\
+#!/bin/bash
+# Rendered by inference-infra (components/gcp/startup.py); runs as root at every boot.
+set -euo pipefail
+shopt -s nullglob
+
+ROOT={root}
+LOCAL_SSD_COUNT={local_ssd_count}
+LOCAL_SSD_WAIT_SECONDS={wait_seconds}
+LOCAL_SSD_MOUNT="$ROOT"{local_ssd_mount}
+CACHE_MOUNT="$ROOT"{cache_mount}
+MODELS_DIR="$ROOT"{boot_models}
+MODELS_ENV="$ROOT"{models_env}
+DEVICE_DIR="$ROOT/dev/disk/by-id"
+RAID_DEVICE={raid_device}
+GPU_METRICS={gpu_metrics}
+PACKAGE_DOWNLOADS={package_downloads}
+DOCKER_CONFIG_DIR={docker_config}
+REGISTRY_HOSTS=({registry_hosts})
+MODEL_URIS=({model_uris})
+# Parallel, sliced downloads for every `gcloud storage` call below.
+export CLOUDSDK_STORAGE_PROCESS_COUNT={processes}
+export CLOUDSDK_STORAGE_THREAD_COUNT={threads}
+export CLOUDSDK_STORAGE_SLICED_OBJECT_DOWNLOAD_THRESHOLD=100M
+export CLOUDSDK_STORAGE_SLICED_OBJECT_DOWNLOAD_MAX_COMPONENTS=16
+
+log() {{
+  echo "inference-infra-startup: $*"
+  logger -t inference-infra-startup -- "$*" 2>/dev/null || true
 }}
 
+metadata() {{
+  curl -sSf --max-time 10 -H 'Metadata-Flavor: Google' \\
+    "http://metadata.google.internal/computeMetadata/v1/instance/attributes/$1" 2>/dev/null || true
+}}
+
+ensure_package() {{  # ensure_package <command> <debian package>
+  command -v "$1" >/dev/null 2>&1 && return 0
+  if [ "$PACKAGE_DOWNLOADS" != true ]; then
+    log "$2 is not on this image and the network allows no package downloads (egress endpoints-only);" \
+      "use an image that has it"
+    return 1
+  fi
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2"
+}}
+
+{install_ops_agent}
 setup_ops_agent() {{
   if ! dpkg-query -W google-cloud-ops-agent >/dev/null 2>&1; then
     install_ops_agent || return 1
@@ -432,6 +487,25 @@ prefetch_into_shared_cache() {{
 write_models_env() {{
   mkdir -p "$MODELS_DIR" "$(dirname "$MODELS_ENV")"
   printf 'MODELS_DIR=%s\\n' "$MODELS_DIR" >"$MODELS_ENV"
+}}
+
+configure_registry_auth() {{  # docker pulls from the Artifact Registry mirrors with the node's identity
+  local host first=1
+  mkdir -p "$ROOT$DOCKER_CONFIG_DIR"
+  {{
+    printf '{{"credHelpers": {{'
+    for host in "${{REGISTRY_HOSTS[@]}}"; do
+      [ "$first" -eq 1 ] || printf ', '
+      printf '"%s": "gcloud"' "$host"
+      first=0
+    done
+    printf '}}}}\\n'
+  }} >"$ROOT$DOCKER_CONFIG_DIR/config.json"
+  chmod 0600 "$ROOT$DOCKER_CONFIG_DIR/config.json"
+  printf 'DOCKER_CONFIG=%s\\n' "$DOCKER_CONFIG_DIR" >>"$MODELS_ENV"
+  command -v docker-credential-gcloud >/dev/null 2>&1 ||
+    log "warning: docker-credential-gcloud (Google Cloud CLI) is missing; image pulls will be refused"
+  log "docker pulls from ${{REGISTRY_HOSTS[*]}} as the node's service account"
 }}
 
 {steps}

@@ -47,6 +47,7 @@ from inference_infra.components.catalog.tpu_runtimes import (
     tpu_software_by_generation,
 )
 from inference_infra.components.errors import Problem, did_you_mean, raise_if_invalid
+from inference_infra.components.gcp.mirrors import mirror_problems
 from inference_infra.components.gcp.names import (
     bucket_problems,
     label_problems,
@@ -99,6 +100,9 @@ class TpuVmArgs:
     labels: Mapping[str, str] = field(default_factory=dict)
     project: str | None = None
     engines: EngineConfig | None = None  # serve model_uris[0] (components/serving) on ports 8000, 8001, ...
+    # Upstream registry host -> LOCATION-docker.pkg.dev/PROJECT/REPOSITORY (components/gcp/mirrors.py).
+    image_mirrors: Mapping[str, str] = field(default_factory=dict)
+    package_downloads: bool = True  # False without internet egress: nfs-common must be on the runtime image
 
 
 @dataclass(frozen=True)
@@ -216,6 +220,15 @@ def validate_tpu_vm(name: str, args: TpuVmArgs, *, project: str | None) -> list[
         problems += bucket_problems("model_bucket", args.model_bucket)
     problems += model_uri_problems("model_uris", tuple(args.model_uris), args.model_bucket)
     problems += label_problems("labels", args.labels)
+    problems += mirror_problems(args.image_mirrors)
+    if args.queued and args.image_mirrors:
+        problems.append(
+            Problem(
+                "image_mirrors",
+                dict(args.image_mirrors),
+                "cannot be used on a queued resource (it runs no boot script and no engine)",
+            )
+        )
     return problems
 
 
@@ -398,6 +411,8 @@ class TpuVm(pulumi.ComponentResource):
                 model_cache=args.model_cache_nfs is not None,
                 ops_agent=False,  # TPU metrics reach Cloud Monitoring without an agent
                 engines=args.engines,
+                image_mirrors=dict(args.image_mirrors),
+                package_downloads=args.package_downloads,
             )
         )
         labels = {

@@ -195,9 +195,11 @@ def test_gcp_endpoints_only_network_plans_with_zero_violations_and_priced_dns(pu
     assert rules["gcp-net-deny-egress"]["priority"] == 65534
     assert rules["gcp-net-internal-egress"]["destinationRanges"] == ["10.40.0.0/20", "10.8.0.0/29"]
     assert capture.of_type("gcp:compute/routerNat:RouterNat") == []
-    zone = capture.one("gcp:dns/managedZone:ManagedZone")
-    [item] = [i for i in result.cost.items if i.urn == zone.urn]
-    assert item.hourly_usd > 0
+    zones = capture.of_type("gcp:dns/managedZone:ManagedZone")
+    assert sorted(z.props["dnsName"] for z in zones) == ["googleapis.com.", "pkg.dev."]
+    for zone in zones:
+        [item] = [i for i in result.cost.items if i.urn == zone.urn]
+        assert item.hourly_usd > 0
 
 
 def test_gcp_endpoints_only_rejects_cloud_nat_and_accelerators_by_key(pulumi_project):
@@ -219,6 +221,78 @@ def test_gcp_endpoints_only_rejects_cloud_nat_and_accelerators_by_key(pulumi_pro
         "inference-infra:gcpGpuFleets[0] 'small-l4' cannot boot under egress.gcp 'endpoints-only'" in message
     )
     assert "packages.cloud.google.com" in message
+    assert "gcpGpuFleets[0].opsAgent false" in message
+
+
+_MIRROR = "us-central1-docker.pkg.dev/acme-inference/docker-hub"
+_SERVING = """  inference-infra:gcpModelBucket: acme-models
+  inference-infra:filestoreModelCache:
+    tier: ZONAL
+    capacityGib: 1024
+  inference-infra:gcpGpuFleets:
+    - name: llama70b-h100
+      machineType: a3-highgpu-8g
+      model: {{name: llama-3.1-70b, contextTokens: 8192, concurrency: 64}}
+      capacity: spot
+      models: [gs://acme-models/llama-3.1-70b-instruct]
+      modelCache: true
+{fleet_more}
+  inference-infra:tpuVms:
+    - name: qwen-tpu
+      model: {{name: qwen2.5-7b, contextTokens: 4096, concurrency: 8}}
+      zone: us-central1-a
+      models: [gs://acme-models/qwen2.5-7b-instruct]
+      modelCache: true
+"""
+
+
+def _serving_stack(egress_more: str, fleet_more: str = "") -> str:
+    stack = _GCP_STACK.format(network="    nat: false", more=_SERVING.format(fleet_more=fleet_more))
+    return stack.replace("    gcp: endpoints-only\n", f"    gcp: endpoints-only\n{egress_more}", 1)
+
+
+def test_gcp_endpoints_only_takes_serving_fleets_whose_images_and_packages_are_covered(pulumi_project):
+    egress = f"    gcpImageMirrors:\n      docker.io: {_MIRROR}\n    gcpPreinstalled: [nfs-common, mdadm]\n"
+    stack = _serving_stack(egress, fleet_more="      opsAgent: false")
+    result = plan(pulumi_project(_PROGRAM, {"closed": stack}), "closed")
+    # The default policy config allows no a3 outside prod; nothing else is flagged.
+    assert {v.policy for v in result.policy.violations} == {"allowed-accelerator-types"}
+    capture = result.capture
+    scripts = [
+        vm.props["metadata"]["startup-script"] for vm in capture.of_type("gcp:compute/instance:Instance")
+    ]
+    scripts += [tpu.props["metadata"]["startup-script"] for tpu in capture.of_type("gcp:tpu/v2Vm:V2Vm")]
+    assert len(scripts) == 2
+    for script in scripts:
+        assert f"{_MIRROR}/vllm/" in script
+        for public in ("docker.io", "nvcr.io", "quay.io", "packages.cloud.google.com"):
+            assert public not in script
+        assert "PACKAGE_DOWNLOADS=false" in script
+    repository = capture.one("gcp:artifactregistry/repository:Repository").props
+    assert (repository["repositoryId"], repository["mode"]) == ("docker-hub", "REMOTE_REPOSITORY")
+    grants = capture.of_type("gcp:artifactregistry/repositoryIamMember:RepositoryIamMember")
+    assert len(grants) == 2  # the fleet's and the slice's service accounts, on that repository only
+    assert {g.props["role"] for g in grants} == {"roles/artifactregistry.reader"}
+    assert any("opsAgent false: no Ops Agent" in note for note in result.notes())
+
+
+def test_gcp_endpoints_only_rejects_uncovered_images_and_packages_by_key(pulumi_project):
+    stack = _serving_stack("", fleet_more="      opsAgent: false")
+    with pytest.raises(InputError) as error:
+        plan(pulumi_project(_PROGRAM, {"closed": stack}), "closed")
+    message = str(error.value)
+    assert "inference-infra:gcpGpuFleets[0] 'llama70b-h100' cannot boot" in message
+    assert "vllm/vllm-openai@sha256:" in message
+    assert "list nfs-common in egress.gcpPreinstalled" in message
+    assert "mdadm for its 16 local SSDs" in message
+    assert "inference-infra:tpuVms[0] 'qwen-tpu' cannot boot" in message
+    assert "packages.cloud.google.com" not in message  # opsAgent false
+
+
+def test_gcp_rejects_a_mirror_outside_artifact_registry(pulumi_project):
+    egress = "    gcpImageMirrors:\n      docker.io: mirror.example.com/hub\n"
+    with pytest.raises(InputError, match=r"inference-infra:egress.gcpImageMirrors\['docker.io'\]"):
+        plan(pulumi_project(_PROGRAM, {"closed": _serving_stack(egress)}), "closed")
 
 
 def test_gcp_endpoints_only_takes_a_tpu_slice_that_calls_only_google_apis_and_refuses_a_serving_one(
@@ -241,7 +315,10 @@ def test_gcp_endpoints_only_takes_a_tpu_slice_that_calls_only_google_apis_and_re
         plan(pulumi_project(_PROGRAM, {"closed": stack}), "closed")
     message = str(error.value)
     assert "tpuVms[1] 'serving' cannot boot under egress.gcp 'endpoints-only'" in message
-    assert "engine image from Docker Hub" in message
+    assert (
+        "from docker.io: map docker.io to an Artifact Registry repository in egress.gcpImageMirrors"
+        in message
+    )
     assert "'plain'" not in message  # weights from Cloud Storage only: reachable through the API range
 
 
@@ -321,3 +398,20 @@ def test_aws_endpoints_only_in_a_created_network_uses_its_gateway_and_no_nat(pul
     assert len(prefix_lists) == 1
     interfaces = [r.props for r in capture.of_type(ENDPOINT) if r.props["vpcEndpointType"] == "Interface"]
     assert {len(p["subnetIds"]) for p in interfaces} == {2}
+
+
+def test_gcp_existing_mirrors_get_reader_grants_and_no_new_repository(pulumi_project):
+    egress = (
+        f"    gcpImageMirrors:\n      docker.io: {_MIRROR}\n    gcpCreateMirrors: false\n"
+        "    gcpPreinstalled: [nfs-common, mdadm, google-cloud-ops-agent]\n"
+    )
+    result = plan(pulumi_project(_PROGRAM, {"closed": _serving_stack(egress)}), "closed")
+    capture = result.capture
+    assert capture.of_type("gcp:artifactregistry/repository:Repository") == []
+    grants = capture.of_type("gcp:artifactregistry/repositoryIamMember:RepositoryIamMember")
+    assert [(g.props["project"], g.props["location"], g.props["repository"]) for g in grants] == [
+        ("acme-inference", "us-central1", "docker-hub")
+    ] * 2
+    script = capture.of_type("gcp:compute/instance:Instance")[0].props["metadata"]["startup-script"]
+    assert "setup_ops_agent ||" in script  # on the image: started, never downloaded
+    assert "packages.cloud.google.com" not in script

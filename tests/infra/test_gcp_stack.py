@@ -52,6 +52,7 @@ def test_prod_plan_runs_every_gcp_accelerator_component(plan_stack):
         "inference-infra:gcp:GpuFleet",
         "inference-infra:gcp:TpuVm",
         "inference-infra:gcp:InferenceEndpoint",
+        "inference-infra:gcp:ArtifactMirrors",
     }
     machines = sorted((r.name, r.props["machineType"]) for r in capture.of_type(GCP_INSTANCE))
     assert machines == [
@@ -380,3 +381,17 @@ def test_tpu_monitoring_ranges_reject_queued_slices_and_public_ranges():
         "needs queued: false (a queued slice has no service account of its own for the firewall to target)"
     ]
     assert [(p.input, p.value) for p in public] == [("tpuVms[1].monitoringRanges[0]", "0.0.0.0/0")]
+
+
+def test_prod_plan_gcp_nodes_pull_engines_from_the_artifact_registry_mirror(plan_stack):
+    capture = plan_stack("prod").capture
+    mirror = "us-central1-docker.pkg.dev/acme-inference-prod/docker-hub/"
+    scripts = [vm.props["metadata"]["startup-script"] for vm in capture.of_type(GCP_INSTANCE)]
+    scripts += [tpu.props["metadata"]["startup-script"] for tpu in capture.of_type("gcp:tpu/v2Vm:V2Vm")]
+    assert scripts
+    for script in scripts:
+        assert f"{mirror}vllm/" in script
+        assert " vllm/vllm-" not in script  # no pull from Docker Hub itself
+    grants = capture.of_type("gcp:artifactregistry/repositoryIamMember:RepositoryIamMember")
+    # one per node service account (2 GPU fleets, 1 direct TPU slice; the queued slice pulls nothing)
+    assert sorted(g.props["role"] for g in grants) == ["roles/artifactregistry.reader"] * 3

@@ -92,7 +92,7 @@ def test_private_network_endpoints_only_denies_all_egress_but_google_apis_and_th
 
 def test_private_network_endpoints_only_resolves_googleapis_to_the_private_range(plan_of):
     plan = plan_of(_closed())
-    zone = plan.one("gcp:dns/managedZone:ManagedZone").props
+    zone = plan.one("gcp:dns/managedZone:ManagedZone", "core-googleapis").props
     assert (zone["dnsName"], zone["visibility"]) == ("googleapis.com.", "private")
     network = plan.one("gcp:compute/network:Network")
     assert zone["privateVisibilityConfig"]["networks"] == [{"networkUrl": network.id}]
@@ -106,6 +106,29 @@ def test_private_network_endpoints_only_resolves_googleapis_to_the_private_range
     )
     route = plan.one("gcp:compute/route:Route").props
     assert (route["destRange"], route["nextHopGateway"]) == ("199.36.153.8/30", "default-internet-gateway")
+
+
+@pytest.mark.parametrize(
+    ("domain", "addresses"),
+    [("private.googleapis.com", range(8, 12)), ("restricted.googleapis.com", range(4, 8))],
+)
+def test_private_network_endpoints_only_resolves_pkg_dev_to_the_api_range(plan_of, domain, addresses):
+    plan = plan_of(_closed(google_api_domain=domain))
+    network = plan.one("gcp:compute/network:Network")
+    zone = plan.one("gcp:dns/managedZone:ManagedZone", "core-pkg-dev")
+    assert (zone.props["dnsName"], zone.props["visibility"]) == ("pkg.dev.", "private")
+    assert zone.props["privateVisibilityConfig"]["networks"] == [{"networkUrl": network.id}]
+    records = {r.props["name"]: r.props for r in plan.of_type("gcp:dns/recordSet:RecordSet")}
+    assert (records["pkg.dev."]["type"], records["pkg.dev."]["rrdatas"]) == (
+        "A",
+        [f"199.36.153.{i}" for i in addresses],
+    )
+    assert (records["*.pkg.dev."]["type"], records["*.pkg.dev."]["rrdatas"]) == ("CNAME", ["pkg.dev."])
+
+
+def test_private_network_internet_egress_makes_no_private_zones(plan_of):
+    plan = plan_of(PrivateNetwork("core", PrivateNetworkArgs(region="us-central1")))
+    assert plan.of_type("gcp:dns/managedZone:ManagedZone") == []
 
 
 def test_private_network_endpoints_only_can_use_the_restricted_range(plan_of):
