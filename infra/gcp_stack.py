@@ -44,6 +44,7 @@ from inference_infra.components.gcp.tpu_vm import (
     resolve_slice,
     validate_tpu_vm,
 )
+from inference_infra.components.monitoring.host_exporters import DCGM_EXPORTER_IMAGE, NODE_EXPORTER_IMAGE
 from inference_infra.components.planner.wiring import Resolution, resolve_instance_type
 from inference_infra.components.serving import (
     FIRST_ENGINE_PORT,
@@ -440,6 +441,7 @@ def _egress_problems(settings: StackSettings) -> list[Problem]:
                 f"egress.gcpPreinstalled if the image has it, or set {key}.opsAgent false"
             )
         needs += _image_needs(engines(fleet.model, fleet.models, machine, fleet.serving_port), egress)
+        needs += _exporter_needs(egress)
         needs += _package_needs(fleet.model_cache, _local_ssds(fleet, machine), egress)
         if needs:
             found.append((key, fleet.name, needs))
@@ -468,6 +470,16 @@ def _image_needs(planned: EngineConfig | None, egress: EgressSettings) -> list[s
         f"its engine image {image} from {host}: map {host} to an Artifact Registry repository in "
         "egress.gcpImageMirrors (LOCATION-docker.pkg.dev/PROJECT/REPOSITORY)"
         for host in unmirrored_hosts([image], egress.gcp_image_mirrors)
+    ]
+
+
+def _exporter_needs(egress: EgressSettings) -> list[str]:
+    """A GPU fleet's host exporters (dcgm-exporter, node exporter), which the stack's Prometheus scrapes."""
+    images = [DCGM_EXPORTER_IMAGE, NODE_EXPORTER_IMAGE]
+    return [
+        f"its host exporters' images from {host}: map {host} to an Artifact Registry repository in "
+        "egress.gcpImageMirrors (LOCATION-docker.pkg.dev/PROJECT/REPOSITORY)"
+        for host in unmirrored_hosts(images, egress.gcp_image_mirrors)
     ]
 
 

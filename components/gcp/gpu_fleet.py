@@ -378,6 +378,8 @@ def _startup_config(args: GpuFleetArgs, shape: FleetShape | None) -> StartupConf
         engines=args.engines,
         image_mirrors=dict(args.image_mirrors),
         package_downloads=args.package_downloads,
+        host_exporters=True,  # the stack's Prometheus scrapes 9400 and 9100 (monitoring_ranges)
+        gpu_exporter=True,
     )
 
 

@@ -38,6 +38,12 @@ import yaml
 from inference_infra.components.errors import Problem
 from inference_infra.components.gcp.mirrors import mirror_problems, mirrored, registry_hosts
 from inference_infra.components.models.manifest import MANIFEST_NAME, VERIFIED_MARKER
+from inference_infra.components.monitoring.host_exporters import (
+    DCGM_EXPORTER_IMAGE,
+    NODE_EXPORTER_IMAGE,
+    TEXTFILE_DIR,
+    exporter_command,
+)
 from inference_infra.components.serving import EngineConfig, EngineHost, engine_image, engine_units
 
 CACHE_METADATA_KEY = "inference-infra-model-cache"
@@ -64,7 +70,6 @@ OPS_AGENT_KEY_FINGERPRINTS = (
 OPS_AGENT_KEYRING = "/usr/share/keyrings/inference-infra-google-cloud-ops-agent.gpg"
 OPS_AGENT_SOURCES = "/etc/apt/sources.list.d/google-cloud-ops-agent.list"
 RAID_DEVICE = "/dev/md0"
-TEXTFILE_DIR = "/var/lib/node_exporter/textfile_collector"
 # Docker's configuration for the engines when images come from Artifact Registry: credHelpers name
 # `gcloud` (docker-credential-gcloud, shipped with the Google Cloud CLI the images already run for
 # `gcloud storage`), which answers with the node service account's token from the metadata server.
@@ -95,6 +100,10 @@ class StartupConfig:
     # False on networks without internet egress (endpoints-only): a package the image lacks is an error
     # in the boot log naming it, never an apt download (which could only time out).
     package_downloads: bool = True
+    # Run the host exporters the stack's Prometheus scrapes (components/monitoring/host_exporters.py):
+    # node exporter (:9100), and dcgm-exporter (:9400) when gpu_exporter. GPU fleets run both.
+    host_exporters: bool = False
+    gpu_exporter: bool = False
 
 
 def node_metadata(startup_script: str, *, model_cache_nfs: pulumi.Input[str] | None) -> dict[str, Any]:
@@ -126,9 +135,27 @@ def validate_startup(config: StartupConfig) -> list[Problem]:
 
 def pulled_images(config: StartupConfig) -> list[str]:
     """The upstream references of every image the node runs (before mirroring)."""
-    if config.engines is None or not config.model_uris:
+    images = []
+    if config.host_exporters:
+        images += ([DCGM_EXPORTER_IMAGE] if config.gpu_exporter else []) + [NODE_EXPORTER_IMAGE]
+    if config.engines is not None and config.model_uris:
+        images.append(engine_image(config.engines.family).reference)
+    return images
+
+
+def exporter_steps(config: StartupConfig) -> list[str]:
+    """Bash that starts the host exporters, each image from its mirror when its registry has one."""
+    if not config.host_exporters:
         return []
-    return [engine_image(config.engines.family).reference]
+    docker = 'DOCKER_CONFIG="$DOCKER_CONFIG_DIR" ' if registry_hosts(config.image_mirrors) else ""
+    lines = []
+    runs = [("node-exporter", NODE_EXPORTER_IMAGE, False)]
+    if config.gpu_exporter:
+        runs.insert(0, ("dcgm-exporter", DCGM_EXPORTER_IMAGE, True))
+    for name, image, gpus in runs:
+        words = exporter_command(name, mirrored(image, config.image_mirrors), gpus=gpus)
+        lines.append(f'{docker}{shlex.join(words)} >/dev/null || log "warning: {name} did not start"')
+    return lines
 
 
 def ops_agent_gpu_config() -> str:
@@ -173,6 +200,8 @@ def render_startup_script(config: StartupConfig) -> str:
     q = shlex.quote
     uris = " ".join(q(u) for u in config.model_uris)
     steps = []
+    if config.host_exporters:  # before the prefetch, which publishes its verification gauge there
+        steps.append(f'mkdir -p "$ROOT"{q(TEXTFILE_DIR)}')
     if config.ops_agent:
         steps.append('setup_ops_agent || log "warning: Ops Agent setup failed; node metrics will be missing"')
     if config.local_ssd_count:
@@ -194,8 +223,11 @@ def render_startup_script(config: StartupConfig) -> str:
             steps.append('prefetch_models "$MODELS_DIR"')
             steps.append('verify_models "$MODELS_DIR"')
     steps.append("write_models_env")
-    if registry_hosts(config.image_mirrors) and config.engines is not None and config.model_uris:
+    if registry_hosts(config.image_mirrors) and (
+        config.host_exporters or (config.engines is not None and config.model_uris)
+    ):
         steps.append("configure_registry_auth")
+    steps += exporter_steps(config)
     steps += engine_steps(config)
     return _TEMPLATE.format(
         install_ops_agent=(

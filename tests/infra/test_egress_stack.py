@@ -225,6 +225,10 @@ def test_gcp_endpoints_only_rejects_cloud_nat_and_accelerators_by_key(pulumi_pro
 
 
 _MIRROR = "us-central1-docker.pkg.dev/acme-inference/docker-hub"
+_EXPORTER_MIRRORS = (
+    "      nvcr.io: us-central1-docker.pkg.dev/acme-inference/nvcr\n"
+    "      quay.io: us-central1-docker.pkg.dev/acme-inference/quay\n"
+)
 _SERVING = """  inference-infra:gcpModelBucket: acme-models
   inference-infra:filestoreModelCache:
     tier: ZONAL
@@ -252,7 +256,10 @@ def _serving_stack(egress_more: str, fleet_more: str = "") -> str:
 
 
 def test_gcp_endpoints_only_takes_serving_fleets_whose_images_and_packages_are_covered(pulumi_project):
-    egress = f"    gcpImageMirrors:\n      docker.io: {_MIRROR}\n    gcpPreinstalled: [nfs-common, mdadm]\n"
+    egress = (
+        f"    gcpImageMirrors:\n      docker.io: {_MIRROR}\n{_EXPORTER_MIRRORS}"
+        "    gcpPreinstalled: [nfs-common, mdadm]\n"
+    )
     stack = _serving_stack(egress, fleet_more="      opsAgent: false")
     result = plan(pulumi_project(_PROGRAM, {"closed": stack}), "closed")
     # The default policy config allows no a3 outside prod; nothing else is flagged.
@@ -268,11 +275,16 @@ def test_gcp_endpoints_only_takes_serving_fleets_whose_images_and_packages_are_c
         for public in ("docker.io", "nvcr.io", "quay.io", "packages.cloud.google.com"):
             assert public not in script
         assert "PACKAGE_DOWNLOADS=false" in script
-    repository = capture.one("gcp:artifactregistry/repository:Repository").props
-    assert (repository["repositoryId"], repository["mode"]) == ("docker-hub", "REMOTE_REPOSITORY")
+    repositories = [r.props for r in capture.of_type("gcp:artifactregistry/repository:Repository")]
+    assert {(r["repositoryId"], r["mode"]) for r in repositories} == {
+        (name, "REMOTE_REPOSITORY") for name in ("docker-hub", "nvcr", "quay")
+    }
     grants = capture.of_type("gcp:artifactregistry/repositoryIamMember:RepositoryIamMember")
-    assert len(grants) == 2  # the fleet's and the slice's service accounts, on that repository only
     assert {g.props["role"] for g in grants} == {"roles/artifactregistry.reader"}
+    # The GPU fleet's exporters come from the nvcr.io and quay.io mirrors, by digest.
+    fleet_script = capture.one("gcp:compute/instance:Instance").props["metadata"]["startup-script"]
+    assert "acme-inference/nvcr/nvidia/k8s/dcgm-exporter:" in fleet_script
+    assert "acme-inference/quay/prometheus/node-exporter:" in fleet_script
     assert any("opsAgent false: no Ops Agent" in note for note in result.notes())
 
 
@@ -402,16 +414,16 @@ def test_aws_endpoints_only_in_a_created_network_uses_its_gateway_and_no_nat(pul
 
 def test_gcp_existing_mirrors_get_reader_grants_and_no_new_repository(pulumi_project):
     egress = (
-        f"    gcpImageMirrors:\n      docker.io: {_MIRROR}\n    gcpCreateMirrors: false\n"
+        f"    gcpImageMirrors:\n      docker.io: {_MIRROR}\n{_EXPORTER_MIRRORS}    gcpCreateMirrors: false\n"
         "    gcpPreinstalled: [nfs-common, mdadm, google-cloud-ops-agent]\n"
     )
     result = plan(pulumi_project(_PROGRAM, {"closed": _serving_stack(egress)}), "closed")
     capture = result.capture
     assert capture.of_type("gcp:artifactregistry/repository:Repository") == []
     grants = capture.of_type("gcp:artifactregistry/repositoryIamMember:RepositoryIamMember")
-    assert [(g.props["project"], g.props["location"], g.props["repository"]) for g in grants] == [
-        ("acme-inference", "us-central1", "docker-hub")
-    ] * 2
+    assert {(g.props["project"], g.props["location"], g.props["repository"]) for g in grants} == {
+        ("acme-inference", "us-central1", name) for name in ("docker-hub", "nvcr", "quay")
+    }
     script = capture.of_type("gcp:compute/instance:Instance")[0].props["metadata"]["startup-script"]
     assert "setup_ops_agent ||" in script  # on the image: started, never downloaded
     assert "packages.cloud.google.com" not in script

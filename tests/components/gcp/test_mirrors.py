@@ -22,6 +22,7 @@ REPOSITORY = "gcp:artifactregistry/repository:Repository"
 IAM_MEMBER = "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember"
 DOCKER_HUB = "us-central1-docker.pkg.dev/test-project/docker-hub"
 NVCR = "us-central1-docker.pkg.dev/test-project/nvcr"
+QUAY = "us-central1-docker.pkg.dev/test-project/quay"
 MIRRORS = {"docker.io": DOCKER_HUB, "nvcr.io": NVCR}
 SA = "serving@test-project.iam.gserviceaccount.com"
 
@@ -97,11 +98,18 @@ def test_gpu_fleet_with_mirrors_pulls_only_from_artifact_registry(plan_of):
     plan = plan_of(
         GpuFleet(
             "l4",
-            fleet_args(image_mirrors={"docker.io": DOCKER_HUB}, ops_agent=False, package_downloads=False),
+            fleet_args(
+                image_mirrors={"docker.io": DOCKER_HUB, "nvcr.io": NVCR, "quay.io": QUAY},
+                ops_agent=False,
+                package_downloads=False,
+            ),
         )
     )
     script = plan.one("gcp:compute/instance:Instance").props["metadata"]["startup-script"]
     assert f"{DOCKER_HUB}/vllm/vllm-openai@sha256:" in script
+    # The host exporters the stack's Prometheus scrapes (9400, 9100), by the same digests, from mirrors.
+    assert f"{NVCR}/nvidia/k8s/dcgm-exporter:4.4.1-4.6.0-ubuntu22.04@sha256:" in script
+    assert f"{QUAY}/prometheus/node-exporter:v1.8.2@sha256:" in script
     for public in ("docker.io", "nvcr.io", "quay.io", "packages.cloud.google.com"):
         assert public not in script
     assert "setup_ops_agent ||" not in script

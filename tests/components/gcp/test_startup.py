@@ -64,7 +64,7 @@ STUB = textwrap.dedent(
     """
 )
 COMMANDS = ("curl", "mountpoint", "blkid", "dpkg-query", "mdadm", "mkfs.ext4", "mount", "gcloud", "systemctl",
-            "apt-get", "logger", "sleep")  # fmt: skip
+            "apt-get", "logger", "sleep", "docker")  # fmt: skip
 
 
 class Sandbox:
@@ -116,8 +116,21 @@ def sandbox(tmp_path: Path) -> Sandbox:
 
 CONFIGS = {
     "bare": StartupConfig(ops_agent=False),
-    "a3": StartupConfig(local_ssd_count=16, model_uris=("gs://m/llama",), model_cache=True, gpu_metrics=True),
-    "g2-cache": StartupConfig(model_uris=("gs://m/a", "gs://m/b/"), model_cache=True, gpu_metrics=True),
+    "a3": StartupConfig(
+        local_ssd_count=16,
+        model_uris=("gs://m/llama",),
+        model_cache=True,
+        gpu_metrics=True,
+        host_exporters=True,
+        gpu_exporter=True,
+    ),
+    "g2-cache": StartupConfig(
+        model_uris=("gs://m/a", "gs://m/b/"),
+        model_cache=True,
+        gpu_metrics=True,
+        host_exporters=True,
+        gpu_exporter=True,
+    ),
     "tpu": StartupConfig(model_uris=("gs://m/gemma",), ops_agent=False),
 }
 
@@ -379,3 +392,28 @@ def test_validate_startup_rejects_gpu_metrics_without_the_agent():
     problems = validate_startup(StartupConfig(gpu_metrics=True, ops_agent=False, download_threads=0))
     assert [p.input for p in problems] == ["gpu_metrics", "download_threads"]
     assert "needs the Ops Agent" in str(problems[0])
+
+
+def test_startup_runs_the_host_exporters_and_publishes_the_verification_gauge(sandbox):
+    config = StartupConfig(
+        model_uris=("gs://m/llama",), ops_agent=False, host_exporters=True, gpu_exporter=True
+    )
+    result = sandbox.run(config)
+    assert result.returncode == 0, result.stderr
+    runs = sandbox.calls("docker")
+    assert len(runs) == 2
+    dcgm, node = runs
+    assert "--name dcgm-exporter" in dcgm
+    assert "--gpus all" in dcgm
+    assert "nvcr.io/nvidia/k8s/dcgm-exporter:4.4.1-4.6.0-ubuntu22.04@sha256:" in dcgm
+    assert "--name node-exporter" in node
+    assert "--collector.textfile.directory=/host/var/lib/node_exporter/textfile_collector" in node
+    # The folder exists before the prefetch, so its verification gauge is there for the node exporter.
+    gauge = sandbox.root / "var/lib/node_exporter/textfile_collector/inference_model_verification.prom"
+    assert "inference_model_verification_failed" in gauge.read_text()
+
+
+def test_startup_runs_no_exporters_unless_asked(sandbox):
+    result = sandbox.run(StartupConfig(model_uris=("gs://m/gemma",), ops_agent=False))
+    assert result.returncode == 0, result.stderr
+    assert sandbox.calls("docker") == []
