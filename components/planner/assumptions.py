@@ -67,12 +67,12 @@ FAMILY_EFFICIENCY: dict[AcceleratorFamily, Efficiency] = {
         ),
     ),
     AcceleratorFamily.GOOGLE_TPU: Efficiency(
-        bandwidth=0.58,
+        bandwidth=0.52,
         compute=0.81,
-        tensor_parallel=0.75,
+        tensor_parallel=1.0,
         basis=(
-            "bandwidth share derived from 1 published TPU point (v5e-8, JetStream);"
-            " compute and tensor-parallel factors borrowed from NVIDIA"
+            "bandwidth share derived from 3 published TPU points (v5e-8 JetStream + MaxText,"
+            " v6e-8 vLLM; all TP=8), collectives' cost included; compute share borrowed from NVIDIA"
         ),
     ),
 }

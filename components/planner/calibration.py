@@ -31,8 +31,10 @@ TOLERANCE = 0.25  # the planner's estimate stays within 25% of every measurement
 # Neuron's are small-batch decode at TP 24 and 32 only: bandwidth-bound (compute is not seen), and
 # with every point at five doublings a per-doubling factor cannot be told from the bandwidth share,
 # so Neuron's tensor-parallel cost is carried by a fixed time per step instead (its factor is 1.0)
-# next to one bandwidth share. The one TPU point fixes the bandwidth share only; TPU compute and
-# tensor-parallel factors are NVIDIA's.
+# next to one bandwidth share. The TPU points (v5e and v6e, two engines) are bandwidth-bound decode
+# at TP=8 only, so they fix one bandwidth share measured with the ICI collectives included (the
+# per-doubling factor is 1.0: it cannot be told from the share at a single degree, and NVIDIA's
+# 75% per doubling would put both v6e points 50% low); TPU compute is NVIDIA's.
 FREE: dict[AcceleratorFamily, tuple[str, ...]] = {
     AcceleratorFamily.NVIDIA_GPU: ("bandwidth", "compute", "tensor_parallel"),
     AcceleratorFamily.AWS_NEURON: ("bandwidth", "step_overhead_ms"),
@@ -101,7 +103,10 @@ def points(assumptions: Assumptions | None = None, family: AcceleratorFamily | N
 
 def predicted(point: Point, assumptions: Assumptions) -> float:
     spec = model_spec(point.measurement.model)
-    return estimate(spec, point.traffic, point.precision, assumptions, point.layout).tokens_per_s
+    m = point.measurement
+    return estimate(
+        spec, point.traffic, point.precision, assumptions, point.layout, m.decode_kv_tokens
+    ).tokens_per_s
 
 
 def errors(

@@ -35,11 +35,19 @@ Google TPUs
     recipe publishes totals (995 requests, 217,011 input and 934,964 generated
     tokens, 3,061.78 output tokens/s); ISL/OSL here are the means of those
     totals (218 / 940), so this point is a mix of lengths, not a fixed length.
-    The v6e (Trillium) copy of that recipe prints the same figures verbatim,
-    so it is not counted as a separate measurement. No other published TPU
-    figure found states both its lengths and its throughput: the
-    jetstream-pytorch summary (ShareGPT, lengths not published) and the vLLM
-    TPU recipes (placeholders instead of figures) are not usable.
+    MaxText's dense KV cache is read whole every decode step (2,048 tokens per
+    slot, `decode_kv_tokens`). The v6e (Trillium) copy of that recipe prints
+    the same figures verbatim, so it is not counted as a separate measurement.
+  * Google's tpu-recipes vLLM recipe for Llama-3.3-70B-Instruct on v6e-8
+    (vllm-tpu nightly of 2025-11-29, bf16, TP=8, `vllm bench serve` on the
+    random dataset at 1000/1000 with --ignore-eos, 3,000 requests at client
+    concurrency 64 and 128): two points.
+  Not usable: the jetstream-pytorch summary (ShareGPT, lengths not published),
+  the v6e vLLM Llama-3.1-8B walkthrough (ShareGPT, no concurrency limit: every
+  one of 1,000 requests sent at once in a 38 s run, so the batch is the
+  engine's unstated default and ramp-up dominates), and the other vLLM TPU
+  recipes (Llama 3 8B, 3.1, 3.3 70B on v5e/v6e: placeholders instead of
+  figures) or models without a preset (Qwen, Gemma, DeepSeek, Llama 4).
 
 MLPerf Inference is not in the table: its Llama 2 70B and GPT-J results are
 per dataset (OpenOrca, CNN/DailyMail) without fixed lengths, and GPT-J is not
@@ -80,6 +88,11 @@ class Measurement:
     # the planner is held to that batch, checked against the whole device memory rather than its
     # 90% planning ceiling. False: `max_batch` is only the engine's ceiling and memory decides.
     exact_batch: bool = False
+    # The cached tokens a decode step reads per sequence when the engine's attention runs over a
+    # fixed-size slot, masked to the sequence's length, instead of the tokens the sequence holds
+    # (MaxText's dense KV cache: max_target_length per slot). None: a paged cache, which reads
+    # the sequence's own length (prompt + half the output on average).
+    decode_kv_tokens: int | None = None
     notes: str = ""
     # Why the planner misses this point by more than the 25% tolerance, when it does (the test
     # holds such a point to 30% and checks the miss is real, so the note cannot go stale).
@@ -286,12 +299,51 @@ MEASUREMENTS += (
         engine="JetStream + MaxText",
         engine_version="main (recipe of 2024-08)",
         source=(
-            "https://github.com/AI-Hypercomputer/tpu-recipes/blob/5ba55c8aff86b98a880389f0e056dc902ce6f3e1/"
+            "https://github.com/AI-Hypercomputer/tpu-recipes/blob/5c843f3012ed417871870bcf633c35b1b46fc68a/"
             "inference/v5e/JetStream-Maxtext/Llama2-7B/README.md"
         ),
         as_of=_READ_NEW,
         tensor_parallel=8,  # ici_tensor_parallelism=-1: over all 8 chips
         exact_batch=True,
+        # max_target_length=2048: MaxText's decode attention is an einsum over each slot's whole
+        # prefill cache (max_prefill_predict_length=1024) and generate cache (the other 1,024),
+        # masked to the sequence's length, so every step reads 2,048 cached tokens per slot
+        decode_kv_tokens=2048,
         notes="OpenOrca prompts of mixed lengths; ISL/OSL are the published totals' means",
     ),
+)
+
+
+# --- Google TPU v6e: tpu-recipes vLLM Llama-3.3-70B-Instruct at 1000/1000 ------------------------
+
+_VLLM_TPU_70B = (
+    "https://github.com/AI-Hypercomputer/tpu-recipes/blob/b005d564fc4f6fb148c96e2e240869b92ceee306/"
+    "inference/trillium/vLLM/Llama3.3/README.md"
+)
+
+
+def _vllm_v6e(concurrency: int, tps: float) -> Measurement:
+    return Measurement(
+        model="llama-3.3-70b",
+        instance_type="v6e-8",
+        devices=8,
+        weights="bf16",  # the checkpoint's dtype; no quantization flag
+        kv_cache="bf16",
+        prompt_tokens=999,  # 2,997,000 input tokens / 3,000 requests (random dataset, 1000 asked)
+        output_tokens=1000,  # --ignore-eos: 3,000,000 generated tokens / 3,000 requests
+        tokens_per_s=tps,
+        max_batch=concurrency,  # vllm bench serve --max-concurrency (server: --max-num-seqs 256)
+        engine="vLLM (TPU)",
+        engine_version="nightly-20251129",  # vllm/vllm-tpu:nightly-20251129-28607fc-39e63de
+        source=_VLLM_TPU_70B,
+        as_of=_READ_NEW,
+        tensor_parallel=8,  # --tensor-parallel-size 8
+        exact_batch=True,
+        notes="3,000 requests at a fixed client concurrency; bf16, --max-num-batched-tokens 512",
+    )
+
+
+MEASUREMENTS += (
+    _vllm_v6e(64, 2494.80),
+    _vllm_v6e(128, 3544.46),
 )

@@ -22,7 +22,11 @@ and can never beat the bandwidth or the compute bound. MoE: memory holds all
 experts; compute counts the active parameters, and a decode step reads the
 shared weights plus the experts its batch is expected to touch
 (1 - (1 - k/E)^batch of them). The KV cache read per step is the average over
-a request: prompt + half the output. Tensor-parallel communication costs a
+a request: prompt + half the output, as with a paged cache (vLLM, TensorRT-LLM,
+Neuron), whose attention reads only the tokens a sequence holds. An engine whose
+decode attention runs over a fixed-size slot instead (MaxText's dense KV cache,
+masked to the sequence's length) reads the whole slot every step; the
+calibration passes that length for such runs (`decode_kv_tokens`). Tensor-parallel communication costs a
 factor `Efficiency.tensor_parallel` per doubling of the degree (TP=2: once,
 TP=8: three times). The factors are derived per family from published
 measurements (`planner.calibration`, `planner.measurements`).
@@ -84,8 +88,19 @@ def flops_per_token(spec: ModelSpec, context_tokens: float) -> float:
 
 
 def estimate(
-    spec: ModelSpec, traffic: Traffic, precision: Precision, assumptions: Assumptions, layout: Fit
+    spec: ModelSpec,
+    traffic: Traffic,
+    precision: Precision,
+    assumptions: Assumptions,
+    layout: Fit,
+    decode_kv_tokens: float | None = None,
 ) -> Throughput:
+    """Tokens per second for `traffic` on `layout`.
+
+    `decode_kv_tokens`: the cached tokens each decode step reads per sequence, when the engine's
+    attention runs over a fixed-size slot rather than the sequence's own length (None: prompt +
+    half the output, the average a paged cache reads over a request).
+    """
     hw, t = layout.hardware, layout.tensor_parallel
     b = layout.sequences_per_replica
     bandwidth = hw.unit_bandwidth_gb_s * 1e9  # bytes/s per unit
@@ -95,7 +110,7 @@ def estimate(
     shards = kv_shards(spec, t)
 
     # Decode: one step makes one token for each of the replica's b sequences.
-    kv_len = traffic.prompt + traffic.output / 2
+    kv_len = traffic.prompt + traffic.output / 2 if decode_kv_tokens is None else decode_kv_tokens
     step_bytes = weight_bytes_read(spec, precision, b) / t + b * kv_len * kv_token / shards
     step_flops = b * flops_per_token(spec, kv_len) / t
     step_bw, step_compute = step_bytes / bandwidth, step_flops / peak

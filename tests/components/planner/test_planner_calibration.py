@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import fields, replace
 
 import pytest
 
@@ -52,7 +52,7 @@ def test_measurements_cover_every_accelerator_family():
     families = {family_of(m) for m in MEASUREMENTS}
     assert families == set(AcceleratorFamily)
     gpus = {find_instance_type(m.instance_type).accelerator for m in MEASUREMENTS}
-    assert {"h100-80gb", "l40s", "a100-80gb", "inferentia2", "trainium1", "tpu-v5e"} <= gpus
+    assert {"h100-80gb", "l40s", "a100-80gb", "inferentia2", "trainium1", "tpu-v5e", "tpu-v6e"} <= gpus
 
 
 @pytest.mark.parametrize(
@@ -127,6 +127,26 @@ def test_tpu_and_neuron_no_longer_borrow_the_gpu_bandwidth_share_and_say_what_th
         if family is not AcceleratorFamily.NVIDIA_GPU and borrowed & {"compute"}:
             assert "borrowed from NVIDIA" in eff.basis
             assert eff.compute == nvidia.compute
+
+
+def test_tpu_factors_rest_on_points_from_two_generations_and_two_engines():
+    tpu = [p.measurement for p in POINTS if p.family is AcceleratorFamily.GOOGLE_TPU]
+    assert len(tpu) >= 3
+    assert {find_instance_type(m.instance_type).accelerator for m in tpu} >= {"tpu-v5e", "tpu-v6e"}
+    assert len({m.engine for m in tpu}) >= 2
+    eff = FAMILY_EFFICIENCY[AcceleratorFamily.GOOGLE_TPU]
+    assert eff.bandwidth != FAMILY_EFFICIENCY[AcceleratorFamily.NVIDIA_GPU].bandwidth
+    assert eff.tensor_parallel == 1.0  # every TPU point is at TP=8: the share includes the collectives
+
+
+def test_tpu_maxtext_point_needs_its_whole_slot_read():
+    # MaxText's dense KV cache is read whole every decode step; counting only the tokens the
+    # sequences hold (as for a paged cache) would put the v5e JetStream point far too high.
+    maxtext = [p for p in POINTS if p.measurement.decode_kv_tokens is not None]
+    assert maxtext
+    assert all(p.family is AcceleratorFamily.GOOGLE_TPU for p in maxtext)
+    paged = [replace(p, measurement=replace(p.measurement, decode_kv_tokens=None)) for p in maxtext]
+    assert min(e for _, e in errors(table=paged)) > TOLERANCE
 
 
 def test_a_caller_override_replaces_the_family_factor_and_says_so():

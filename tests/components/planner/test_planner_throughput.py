@@ -88,6 +88,22 @@ def test_estimate_matches_a_hand_computed_bandwidth_bound_decode():
     assert est.tokens_per_s == pytest.approx(512 / (prefill + 512 * step))
 
 
+def test_estimate_reads_a_fixed_size_slot_when_told_to():
+    # An engine whose attention runs over the whole allocated slot (MaxText) reads more per step.
+    spec, traffic, precision = (
+        model_spec("llama-2-7b"),
+        Traffic(context_tokens=4096, concurrency=1),
+        Precision(),
+    )
+    layout = fit(spec, traffic, precision, Assumptions(), instance_type("g5.xlarge"))
+    paged = estimate(spec, traffic, precision, Assumptions(), layout)
+    slot = estimate(spec, traffic, precision, Assumptions(), layout, decode_kv_tokens=4096)
+    weights, kv_token = 6_738_415_616 * 2, 2 * 32 * 32 * 128 * 2
+    step = (weights + 4096 * kv_token) / 600e9 / Assumptions().efficiency("nvidia-gpu").bandwidth
+    assert slot.per_sequence_tokens_per_s == pytest.approx(1 / step)
+    assert slot.tokens_per_s < paged.tokens_per_s
+
+
 def test_estimate_is_compute_bound_at_large_batch():
     # Short sequences, big batch: the weights are read once for 1,024 tokens, and FLOPs dominate.
     spec, traffic = model_spec("llama-3.1-8b"), Traffic(context_tokens=128, concurrency=1024)
