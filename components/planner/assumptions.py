@@ -6,6 +6,7 @@ Each default is stated here with why; pass your own `Assumptions` to change one
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, fields
 
 from inference_infra.components.catalog import AcceleratorFamily
@@ -26,6 +27,9 @@ class Efficiency:
     # Share of a step's speed left after tensor-parallel communication, per doubling of the
     # degree (TP=8 pays it three times).
     tensor_parallel: float
+    # The tensor-parallel degree whose communication the shares above already include (a family
+    # measured only at one degree): the per-doubling factor is paid only for doublings past it.
+    tensor_parallel_included: int = 1
     # Fixed time per decode step on top of the roofline (kernel launches, collectives' latency):
     # it dominates small-batch decode on a wide tensor-parallel group.
     step_overhead_ms: float = 0.0
@@ -39,10 +43,15 @@ class Efficiency:
 
     def describe(self) -> str:
         overhead = f", {self.step_overhead_ms:g} ms per decode step" if self.step_overhead_ms else ""
+        past = f" past TP={self.tensor_parallel_included}" if self.tensor_parallel_included > 1 else ""
         return (
             f"{self.bandwidth:.0%} of peak bandwidth, {self.compute:.0%} of peak FLOPs, "
-            f"{self.tensor_parallel:.0%} per tensor-parallel doubling{overhead}"
+            f"{self.tensor_parallel:.0%} per tensor-parallel doubling{past}{overhead}"
         )
+
+    def tensor_parallel_share(self, degree: int) -> float:
+        """Share of a step's speed left after the communication of `degree`-way tensor parallelism."""
+        return self.tensor_parallel ** max(0.0, math.log2(degree) - math.log2(self.tensor_parallel_included))
 
 
 # Each family's factors, derived from that family's own published points (planner/measurements.py)
@@ -69,10 +78,12 @@ FAMILY_EFFICIENCY: dict[AcceleratorFamily, Efficiency] = {
     AcceleratorFamily.GOOGLE_TPU: Efficiency(
         bandwidth=0.52,
         compute=0.81,
-        tensor_parallel=1.0,
+        tensor_parallel=0.75,
+        tensor_parallel_included=8,
         basis=(
             "bandwidth share derived from 3 published TPU points (v5e-8 JetStream + MaxText,"
-            " v6e-8 vLLM; all TP=8), collectives' cost included; compute share borrowed from NVIDIA"
+            " v6e-8 vLLM; all TP=8), the collectives of TP<=8 included; compute share and the"
+            " cost per doubling past TP=8 borrowed from NVIDIA"
         ),
     ),
 }

@@ -32,9 +32,11 @@ TOLERANCE = 0.25  # the planner's estimate stays within 25% of every measurement
 # with every point at five doublings a per-doubling factor cannot be told from the bandwidth share,
 # so Neuron's tensor-parallel cost is carried by a fixed time per step instead (its factor is 1.0)
 # next to one bandwidth share. The TPU points (v5e and v6e, two engines) are bandwidth-bound decode
-# at TP=8 only, so they fix one bandwidth share measured with the ICI collectives included (the
-# per-doubling factor is 1.0: it cannot be told from the share at a single degree, and NVIDIA's
-# 75% per doubling would put both v6e points 50% low); TPU compute is NVIDIA's.
+# at TP=8 only, so they fix one bandwidth share measured with the ICI collectives of TP=8 included
+# (`tensor_parallel_included`; a per-doubling factor cannot be told from the share at a single
+# degree, and charging NVIDIA's 75% three times would put both v6e points 50% low). Smaller TPU
+# degrees get that share (a little conservative); larger ones pay NVIDIA's factor per doubling past
+# 8, as unmeasured; TPU compute is NVIDIA's too.
 FREE: dict[AcceleratorFamily, tuple[str, ...]] = {
     AcceleratorFamily.NVIDIA_GPU: ("bandwidth", "compute", "tensor_parallel"),
     AcceleratorFamily.AWS_NEURON: ("bandwidth", "step_overhead_ms"),
@@ -180,4 +182,7 @@ def derive(family: AcceleratorFamily = AcceleratorFamily.NVIDIA_GPU) -> tuple[Ef
         "tensor_parallel": best.get("tensor_parallel", base.tensor_parallel),
         "step_overhead_ms": best.get("step_overhead_ms", base.step_overhead_ms),
     }
-    return Efficiency(**values, basis=base.basis), best_worst
+    return (
+        Efficiency(**values, tensor_parallel_included=base.tensor_parallel_included, basis=base.basis),
+        best_worst,
+    )

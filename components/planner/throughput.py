@@ -26,10 +26,12 @@ a request: prompt + half the output, as with a paged cache (vLLM, TensorRT-LLM,
 Neuron), whose attention reads only the tokens a sequence holds. An engine whose
 decode attention runs over a fixed-size slot instead (MaxText's dense KV cache,
 masked to the sequence's length) reads the whole slot every step; the
-calibration passes that length for such runs (`decode_kv_tokens`). Tensor-parallel communication costs a
-factor `Efficiency.tensor_parallel` per doubling of the degree (TP=2: once,
-TP=8: three times). The factors are derived per family from published
-measurements (`planner.calibration`, `planner.measurements`).
+calibration passes that length for such runs (`decode_kv_tokens`).
+Tensor-parallel communication costs a factor `Efficiency.tensor_parallel` per
+doubling of the degree (TP=2: once, TP=8: three times), or only per doubling
+past the degree a family's shares were measured at, when they already include
+its communication (TPU: TP=8). The factors are derived per family from
+published measurements (`planner.calibration`, `planner.measurements`).
 """
 
 from __future__ import annotations
@@ -115,7 +117,7 @@ def estimate(
     step_flops = b * flops_per_token(spec, kv_len) / t
     step_bw, step_compute = step_bytes / bandwidth, step_flops / peak
     eff = assumptions.efficiency(hw.device.family)
-    tp_eff = eff.tensor_parallel ** math.log2(t)
+    tp_eff = eff.tensor_parallel_share(t)
     achieved_bw = step_bw / eff.bandwidth / tp_eff
     achieved_compute = step_compute / eff.compute / tp_eff
     step = max(achieved_bw, achieved_compute) + eff.step_overhead_ms / 1000

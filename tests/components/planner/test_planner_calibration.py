@@ -136,7 +136,10 @@ def test_tpu_factors_rest_on_points_from_two_generations_and_two_engines():
     assert len({m.engine for m in tpu}) >= 2
     eff = FAMILY_EFFICIENCY[AcceleratorFamily.GOOGLE_TPU]
     assert eff.bandwidth != FAMILY_EFFICIENCY[AcceleratorFamily.NVIDIA_GPU].bandwidth
-    assert eff.tensor_parallel == 1.0  # every TPU point is at TP=8: the share includes the collectives
+    # every TPU point is at TP=8: the share includes those collectives, and only doublings past 8 pay
+    assert eff.tensor_parallel_included == 8
+    assert eff.tensor_parallel_share(4) == eff.tensor_parallel_share(8) == 1.0
+    assert eff.tensor_parallel_share(32) == pytest.approx(eff.tensor_parallel**2)
 
 
 def test_tpu_maxtext_point_needs_its_whole_slot_read():
