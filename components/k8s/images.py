@@ -21,6 +21,8 @@ import re
 from dataclasses import dataclass
 from datetime import date
 
+from inference_infra.components.monitoring.host_exporters import DCGM_EXPORTER_IMAGE, NODE_EXPORTER_IMAGE
+
 DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
 # registry/repository[:tag]@sha256:<64 hex>
 PINNED_REFERENCE = re.compile(r"^[a-z0-9.-]+(:\d+)?/[a-z0-9._/-]+(:[\w.-]+)?@sha256:[0-9a-f]{64}$")
@@ -53,6 +55,22 @@ class PinnedImage:
     @property
     def reference(self) -> str:
         return f"{self.registry}/{self.repository}:{self.tag}@{self.digest}"
+
+    @classmethod
+    def of(cls, reference: str, *, index: bool | None, source: str, as_of: date) -> PinnedImage:
+        """A pin from its full reference, 'registry/repository:tag@sha256:<hex>'."""
+        name, digest = reference.split("@", 1)
+        location, tag = name.rsplit(":", 1)
+        registry, repository = location.split("/", 1)
+        return cls(
+            registry=registry,
+            repository=repository,
+            tag=tag,
+            digest=digest,
+            index=index,
+            source=source,
+            as_of=as_of,
+        )
 
     @property
     def digest_hex(self) -> str:
@@ -148,26 +166,18 @@ K8S_SIDECAR = PinnedImage(
     source=_BENCH_LOCK,
     as_of=_READ,
 )
-# The same pins as the VM hosts run (components/aws/bootstrap.py; a test keeps them equal).
-NODE_EXPORTER = PinnedImage(
-    registry="quay.io",
-    repository="prometheus/node-exporter",
-    tag="v1.8.2",
-    digest="sha256:4032c6d5bfd752342c3e631c2f1de93ba6b86c41db6b167b9a35372c139e7706",
+# The same pins as the VM hosts run: one reference each, in components/monitoring/host_exporters.py.
+NODE_EXPORTER = PinnedImage.of(
+    NODE_EXPORTER_IMAGE,
     index=True,
-    source="the multi-arch index digest pinned by several public repositories "
-    "(as components/aws/bootstrap.py)",
+    source="the multi-arch index digest pinned by several public repositories (host_exporters.py)",
     as_of=date(2026, 11, 23),
 )
-DCGM_EXPORTER = PinnedImage(
-    registry="nvcr.io",
-    repository="nvidia/k8s/dcgm-exporter",
-    tag="4.4.1-4.6.0-ubuntu22.04",
-    digest="sha256:b7a4241c608253aa829041cc3575ea57082491251a4a626bcdddc68eaf9a3101",
+DCGM_EXPORTER = PinnedImage.of(
+    DCGM_EXPORTER_IMAGE,
     index=None,
     source="a public Dockerfile `FROM nvcr.io/nvidia/k8s/dcgm-exporter:4.4.1-4.6.0-ubuntu22.04"
-    "@sha256:b7a4...` "
-    "(as components/aws/bootstrap.py; no public digest of the chart's own 4.8.x tags was found)",
+    "@sha256:b7a4...` (host_exporters.py; no public digest of the chart's own 4.8.x tags was found)",
     as_of=date(2026, 11, 23),
 )
 
