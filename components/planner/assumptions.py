@@ -33,6 +33,10 @@ class Efficiency:
     # Fixed time per decode step on top of the roofline (kernel launches, collectives' latency):
     # it dominates small-batch decode on a wide tensor-parallel group.
     step_overhead_ms: float = 0.0
+    # Host time per sequence per decode step, in microseconds: the engine's scheduling, sampling
+    # and response handling for each sequence, which the accelerator waits for. It grows with the
+    # batch, so it is what caps large-batch decode of a small model on a fast GPU.
+    sequence_overhead_us: float = 0.0
     # Where the figures come from, for notes: "derived from N published points ..." or "borrowed ...".
     basis: str = ""
 
@@ -43,6 +47,8 @@ class Efficiency:
 
     def describe(self) -> str:
         overhead = f", {self.step_overhead_ms:g} ms per decode step" if self.step_overhead_ms else ""
+        if self.sequence_overhead_us:
+            overhead += f", {self.sequence_overhead_us:g} us of host time per sequence per decode step"
         past = f" past TP={self.tensor_parallel_included}" if self.tensor_parallel_included > 1 else ""
         return (
             f"{self.bandwidth:.0%} of peak bandwidth, {self.compute:.0%} of peak FLOPs, "
@@ -59,31 +65,34 @@ class Efficiency:
 # not constrain is borrowed from NVIDIA's, and `basis` says which.
 FAMILY_EFFICIENCY: dict[AcceleratorFamily, Efficiency] = {
     AcceleratorFamily.NVIDIA_GPU: Efficiency(
-        bandwidth=0.59,
-        compute=0.81,
-        tensor_parallel=0.75,
+        bandwidth=0.67,
+        compute=0.77,
+        tensor_parallel=0.77,
+        sequence_overhead_us=11.0,
         basis="derived from 24 published TensorRT-LLM points (H100, H200, L40S, A100)",
     ),
     AcceleratorFamily.AWS_NEURON: Efficiency(
-        bandwidth=0.41,
-        compute=0.81,
+        bandwidth=0.42,
+        compute=0.77,
         tensor_parallel=1.0,
         step_overhead_ms=6.0,
+        sequence_overhead_us=11.0,
         basis=(
             "bandwidth share and per-step time derived from 26 published Neuron points"
-            " (inf2 TP=24, trn1 TP=32, batch 1-8); compute share borrowed from NVIDIA;"
-            " tensor-parallel cost carried by the per-step time"
+            " (inf2 TP=24, trn1 TP=32, batch 1-8); compute share and host time per sequence"
+            " borrowed from NVIDIA; tensor-parallel cost carried by the per-step time"
         ),
     ),
     AcceleratorFamily.GOOGLE_TPU: Efficiency(
-        bandwidth=0.52,
-        compute=0.81,
-        tensor_parallel=0.75,
+        bandwidth=0.54,
+        compute=0.77,
+        tensor_parallel=0.77,
         tensor_parallel_included=8,
+        sequence_overhead_us=11.0,
         basis=(
             "bandwidth share derived from 3 published TPU points (v5e-8 JetStream + MaxText,"
-            " v6e-8 vLLM; all TP=8), the collectives of TP<=8 included; compute share and the"
-            " cost per doubling past TP=8 borrowed from NVIDIA"
+            " v6e-8 vLLM; all TP=8), the collectives of TP<=8 included; compute share, host time"
+            " per sequence and the cost per doubling past TP=8 borrowed from NVIDIA"
         ),
     ),
 }
@@ -100,12 +109,15 @@ class Assumptions:
     # captured graphs. A planning figure, not a measurement.
     runtime_reserve_gib: float = 1.0
     # The efficiencies come per accelerator family from FAMILY_EFFICIENCY (derived from
-    # published measurements; NVIDIA's bandwidth share agrees with the 55-60% Databricks
-    # measured on A100s, _DATABRICKS). Setting one here overrides it for every family.
+    # published measurements; NVIDIA's 67% of peak bandwidth is the kernels' share once the host
+    # time per sequence is counted apart: end to end, the share falls with the batch, to 66% at 60
+    # sequences and 47% at 883, around the 55-60% Databricks measured on A100s, _DATABRICKS).
+    # Setting one here overrides it for every family.
     bandwidth_efficiency: float | None = None
     compute_efficiency: float | None = None
     tensor_parallel_efficiency: float | None = None
     step_overhead_ms: float | None = None
+    sequence_overhead_us: float | None = None
     # Tokens one forward pass processes at most (chunked prefill); sizes the
     # activation workspace. vLLM's chunked-prefill budget is of this order.
     max_batched_tokens: int = 8192
@@ -118,6 +130,7 @@ class Assumptions:
             "compute": self.compute_efficiency,
             "tensor_parallel": self.tensor_parallel_efficiency,
             "step_overhead_ms": self.step_overhead_ms,
+            "sequence_overhead_us": self.sequence_overhead_us,
         }
         chosen = {k: v for k, v in overrides.items() if v is not None}
         if not chosen:
@@ -158,6 +171,10 @@ def validate_assumptions(a: Assumptions) -> list[Problem]:
         not isinstance(a.step_overhead_ms, int | float) or a.step_overhead_ms < 0
     ):
         problems.append(Problem("step_overhead_ms", a.step_overhead_ms, "must be >= 0"))
+    if a.sequence_overhead_us is not None and (
+        not isinstance(a.sequence_overhead_us, int | float) or a.sequence_overhead_us < 0
+    ):
+        problems.append(Problem("sequence_overhead_us", a.sequence_overhead_us, "must be >= 0"))
     if not isinstance(a.runtime_reserve_gib, int | float) or a.runtime_reserve_gib < 0:
         problems.append(Problem("runtime_reserve_gib", a.runtime_reserve_gib, "must be >= 0"))
     if not isinstance(a.max_batched_tokens, int) or a.max_batched_tokens < 1:

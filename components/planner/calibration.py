@@ -27,7 +27,9 @@ from inference_infra.components.planner.throughput import estimate
 
 TOLERANCE = 0.25  # the planner's estimate stays within 25% of every measurement
 
-# The factors each family's points constrain. NVIDIA's runs span batch 16 to 2048 and TP 1 to 8.
+# The factors each family's points constrain. NVIDIA's runs span batch 16 to 1,300 and TP 1 to 8: the
+# shares, the per-doubling factor and the host time per sequence (which separates a batch of 883
+# from one of 60 on the same roofline).
 # Neuron's are small-batch decode at TP 24 and 32 only: bandwidth-bound (compute is not seen), and
 # with every point at five doublings a per-doubling factor cannot be told from the bandwidth share,
 # so Neuron's tensor-parallel cost is carried by a fixed time per step instead (its factor is 1.0)
@@ -38,7 +40,7 @@ TOLERANCE = 0.25  # the planner's estimate stays within 25% of every measurement
 # degrees get that share (a little conservative); larger ones pay NVIDIA's factor per doubling past
 # 8, as unmeasured; TPU compute is NVIDIA's too.
 FREE: dict[AcceleratorFamily, tuple[str, ...]] = {
-    AcceleratorFamily.NVIDIA_GPU: ("bandwidth", "compute", "tensor_parallel"),
+    AcceleratorFamily.NVIDIA_GPU: ("bandwidth", "compute", "tensor_parallel", "sequence_overhead_us"),
     AcceleratorFamily.AWS_NEURON: ("bandwidth", "step_overhead_ms"),
     AcceleratorFamily.GOOGLE_TPU: ("bandwidth",),
 }
@@ -48,6 +50,7 @@ _GRIDS: dict[str, list[float]] = {
     "compute": [round(0.01 * i, 2) for i in range(10, 101)],
     "tensor_parallel": [round(0.5 + 0.01 * i, 2) for i in range(51)],
     "step_overhead_ms": [round(0.5 * i, 1) for i in range(0, 41)],
+    "sequence_overhead_us": [round(0.5 * i, 1) for i in range(0, 61)],
 }
 
 
@@ -135,28 +138,36 @@ def _with(base: Efficiency, values: dict[str, float]) -> Assumptions:
         "compute_efficiency": values.get("compute", base.compute),
         "tensor_parallel_efficiency": values.get("tensor_parallel", base.tensor_parallel),
         "step_overhead_ms": values.get("step_overhead_ms", base.step_overhead_ms),
+        "sequence_overhead_us": values.get("sequence_overhead_us", base.sequence_overhead_us),
     }
     return Assumptions(**merged)
 
 
-def derive(family: AcceleratorFamily = AcceleratorFamily.NVIDIA_GPU) -> tuple[Efficiency, float]:
+def derive(
+    family: AcceleratorFamily = AcceleratorFamily.NVIDIA_GPU,
+    free: Sequence[str] | None = None,
+    fixed: dict[str, float] | None = None,
+) -> tuple[Efficiency, float]:
     """The family's free factors that minimise the worst |error| over its points, and that error.
 
-    Factors outside FREE[family] keep FAMILY_EFFICIENCY's values. The search is a grid (steps of
-    0.01 for the shares and the tensor-parallel factor, 0.5 ms for the step time): one factor at a
-    time from the table's values until nothing improves, then every pair of free factors jointly.
+    Factors outside FREE[family] (or `free`, to ask what a smaller model could do) keep
+    FAMILY_EFFICIENCY's values, or the values in `fixed`. The search is a grid (steps of
+    0.01 for the shares and the tensor-parallel factor, 0.5 ms for the step time, 0.5 us for
+    the host time per sequence): one factor at a time from the table's values until nothing
+    improves, then every pair of free factors jointly.
     """
     table = points(family=family)
     if not table:
         raise ValueError(f"no published measurements for {family.value}")
     base = FAMILY_EFFICIENCY[family]  # the factors not searched keep the table's (borrowed or fixed) values
-    free = FREE[family]
+    if fixed:
+        base = replace(base, **fixed)
+    free = tuple(FREE[family] if free is None else free)
 
     def worst(values: dict[str, float]) -> float:
         return max(abs(e) for _, e in errors(_with(base, values), table))
 
-    start = FAMILY_EFFICIENCY[family]
-    best = {name: getattr(start, name) for name in free}
+    best = {name: getattr(base, name) for name in free}
     best_worst = worst(best)
     improved = True
     while improved:  # coordinate descent over the grids
@@ -181,6 +192,7 @@ def derive(family: AcceleratorFamily = AcceleratorFamily.NVIDIA_GPU) -> tuple[Ef
         "compute": best.get("compute", base.compute),
         "tensor_parallel": best.get("tensor_parallel", base.tensor_parallel),
         "step_overhead_ms": best.get("step_overhead_ms", base.step_overhead_ms),
+        "sequence_overhead_us": best.get("sequence_overhead_us", base.sequence_overhead_us),
     }
     return (
         Efficiency(**values, tensor_parallel_included=base.tensor_parallel_included, basis=base.basis),

@@ -94,14 +94,9 @@ class Measurement:
     # the sequence's own length (prompt + half the output on average).
     decode_kv_tokens: int | None = None
     notes: str = ""
-    # Why the planner misses this point by more than the 25% tolerance, when it does (the test
-    # holds such a point to 30% and checks the miss is real, so the note cannot go stale).
-    beyond_tolerance: str = ""
 
 
-def _trt(
-    model: str, instance: str, devices: int, isl: int, osl: int, tps: float, beyond: str = ""
-) -> Measurement:
+def _trt(model: str, instance: str, devices: int, isl: int, osl: int, tps: float) -> Measurement:
     return Measurement(
         model=model,
         instance_type=instance,
@@ -116,15 +111,8 @@ def _trt(
         engine_version="1.0",
         source=_TRTLLM_PERF,
         as_of=_READ,
-        beyond_tolerance=beyond,
     )
 
-
-_ENGINES = (
-    "one set of NVIDIA factors spans TensorRT-LLM 1.0 (in-flight batching, FP8) and the v0.6.1"
-    " static-batching engine; at 128/2048 the 1.0 H200 run beats the roofline's share and the"
-    " v0.6.1 A100 run falls short of it, and the minimax fit leaves both just past 25%"
-)
 
 _H100 = "p5.48xlarge"  # 8 x H100 SXM 80GB
 _H200 = "p5en.48xlarge"  # 8 x H200 141GB
@@ -136,7 +124,7 @@ MEASUREMENTS: tuple[Measurement, ...] = (
     _trt("llama-3.1-8b", _H100, 1, 1000, 1000, 15220),
     _trt("llama-3.1-8b", _H100, 1, 2048, 2048, 9305),
     _trt("llama-3.1-8b", _H100, 1, 5000, 500, 3459),
-    _trt("llama-3.1-8b", _H200, 1, 128, 2048, 26221, beyond=_ENGINES),
+    _trt("llama-3.1-8b", _H200, 1, 128, 2048, 26221),
     _trt("llama-3.1-8b", _H200, 1, 1000, 1000, 17744),
     _trt("llama-3.1-8b", _H200, 1, 2048, 2048, 12194),
     # Llama 3.3 70B, FP8: H100 TP2, H200 TP1
@@ -163,7 +151,7 @@ _READ_NEW = date(2026, 11, 24)
 
 
 def _trt_static(
-    instance: str, weights: str, version: str, batch: int, isl: int, osl: int, tps: float, beyond: str = ""
+    instance: str, weights: str, version: str, batch: int, isl: int, osl: int, tps: float
 ) -> Measurement:
     return Measurement(
         model="llama-2-7b",
@@ -181,7 +169,6 @@ def _trt_static(
         as_of=_READ_NEW,
         exact_batch=True,
         notes="static batching (gptSessionBenchmark) at the published batch size",
-        beyond_tolerance=beyond,
     )
 
 
@@ -194,7 +181,7 @@ MEASUREMENTS += (
     _trt_static(_L40S, "fp8", "0.5", 32, 2048, 128, 581),
     _trt_static(_L40S, "fp8", "0.5", 16, 2048, 2048, 531),
     _trt_static(_A100, "fp16", "0.6.1", 384, 128, 128, 5586),
-    _trt_static(_A100, "fp16", "0.6.1", 60, 128, 2048, 1928, beyond=_ENGINES),
+    _trt_static(_A100, "fp16", "0.6.1", 60, 128, 2048, 1928),
     _trt_static(_A100, "fp16", "0.6.1", 52, 2048, 128, 591),
 )
 

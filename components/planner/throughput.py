@@ -5,9 +5,12 @@ step cannot be shorter than the time to read the weights once plus every
 sequence's KV cache at the peak memory bandwidth, nor shorter than the FLOPs
 (2 x active parameters per token, plus attention over the cached context) at
 the dense peak of the precision the matrix multiplies run in. The estimate
-takes the longer of the two, each divided by its efficiency factor, plus a
-fixed time per step (kernel launches and collectives' latency; zero where a
-family's measurements show none). The factors are the accelerator family's
+takes the longer of the two, each divided by its efficiency factor, plus the
+host's time: a fixed time per step (kernel launches and collectives' latency;
+zero where a family's measurements show none) and a time per sequence in the
+batch (the engine's scheduling, sampling and response handling for each
+sequence, which the accelerator waits for; it is what caps a small model's
+large batches on a fast GPU). The factors are the accelerator family's
 (`Assumptions.efficiency(family)`: NVIDIA GPUs, AWS Neuron and Google TPUs each
 derived from their own published measurements).
 
@@ -120,7 +123,8 @@ def estimate(
     tp_eff = eff.tensor_parallel_share(t)
     achieved_bw = step_bw / eff.bandwidth / tp_eff
     achieved_compute = step_compute / eff.compute / tp_eff
-    step = max(achieved_bw, achieved_compute) + eff.step_overhead_ms / 1000
+    host = eff.step_overhead_ms / 1000 + b * eff.sequence_overhead_us / 1e6
+    step = max(achieved_bw, achieved_compute) + host
     bound = "memory bandwidth" if achieved_bw >= achieved_compute else "compute"
 
     # Prefill: the replica's b prompts, in chunks of max_batched_tokens.

@@ -65,17 +65,7 @@ def test_measurements_cover_every_accelerator_family():
     ],
 )
 def test_planner_estimate_is_within_25_percent_of_each_measurement(point, error):
-    m = point.measurement
-    if m.beyond_tolerance:  # a documented miss: still bounded, and still a miss (the note is not stale)
-        assert TOLERANCE < abs(error) <= 0.30, (m, f"{error:+.1%}")
-    else:
-        assert abs(error) <= TOLERANCE, (m, f"{error:+.1%}")
-
-
-def test_few_points_are_documented_misses():
-    beyond = [p for p, _ in ERRORS if p.measurement.beyond_tolerance]
-    assert len(beyond) <= 2
-    assert all(p.family is AcceleratorFamily.NVIDIA_GPU for p in beyond)
+    assert abs(error) <= TOLERANCE, (point.measurement, f"{error:+.1%}")
 
 
 def test_planner_calibration_fills_the_devices_as_the_run_did():
@@ -96,6 +86,32 @@ def test_planner_calibration_without_the_tensor_parallel_factor_misses_the_405b_
     gpu8 = [p for p in POINTS if p.family is AcceleratorFamily.NVIDIA_GPU and p.measurement.devices == 8]
     worst = max(abs(e) for _, e in errors(flat, gpu8))
     assert worst > TOLERANCE
+
+
+def test_nvidia_needs_the_host_time_per_sequence():
+    # Without it no bandwidth, compute and tensor-parallel shares serve both the H200's 883-sequence
+    # batches (the share they imply is low) and the A100's static batch of 60 (high) within 25%.
+    nvidia = AcceleratorFamily.NVIDIA_GPU
+    assert "sequence_overhead_us" in FREE[nvidia]
+    _, worst = derive(
+        nvidia, free=("bandwidth", "compute", "tensor_parallel"), fixed={"sequence_overhead_us": 0.0}
+    )
+    assert worst > TOLERANCE
+    # and what it comes to is a few microseconds per sequence, not a catch-all
+    assert 1.0 <= FAMILY_EFFICIENCY[nvidia].sequence_overhead_us <= 30.0
+
+
+def test_host_time_grows_with_the_batch_and_caps_small_models_on_fast_gpus():
+    eff = FAMILY_EFFICIENCY[AcceleratorFamily.NVIDIA_GPU]
+    h200_8b = next(
+        p
+        for p in POINTS
+        if p.measurement.instance_type == "p5en.48xlarge" and p.measurement.model == "llama-3.1-8b"
+    )
+    without = errors(replace(Assumptions(), sequence_overhead_us=0.0), [h200_8b])[0][1]
+    with_host = errors(table=[h200_8b])[0][1]
+    assert without > with_host + 0.2  # ~880 sequences x 11 us is a third of the step
+    assert eff.describe().endswith("us of host time per sequence per decode step")
 
 
 def test_neuron_needs_its_per_step_time():
@@ -123,10 +139,14 @@ def test_tpu_and_neuron_no_longer_borrow_the_gpu_bandwidth_share_and_say_what_th
     assert neuron.step_overhead_ms > 0
     for family, eff in FAMILY_EFFICIENCY.items():
         assert "derived from" in eff.basis
-        borrowed = {"compute", "tensor_parallel"} - set(FREE[family])
+        borrowed = {"compute", "tensor_parallel", "sequence_overhead_us"} - set(FREE[family])
         if family is not AcceleratorFamily.NVIDIA_GPU and borrowed & {"compute"}:
             assert "borrowed from NVIDIA" in eff.basis
             assert eff.compute == nvidia.compute
+        if family is not AcceleratorFamily.NVIDIA_GPU and "sequence_overhead_us" in borrowed:
+            assert "host time per sequence" in eff.basis
+            assert "borrowed from NVIDIA" in eff.basis
+            assert eff.sequence_overhead_us == nvidia.sequence_overhead_us
 
 
 def test_tpu_factors_rest_on_points_from_two_generations_and_two_engines():

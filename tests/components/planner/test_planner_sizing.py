@@ -120,6 +120,21 @@ def test_size_rejects_unknown_model_and_bad_traffic_together():
     assert "cloud 'azure' must be aws, gcp or any" in str(e.value)
 
 
+def test_size_rejects_negative_host_and_step_times_by_name():
+    from inference_infra.components.planner import Assumptions
+
+    with pytest.raises(InputError) as e:
+        size(
+            "llama-3.1-8b",
+            Traffic(context_tokens=4096, concurrency=8),
+            cloud="aws",
+            assumptions=Assumptions(step_overhead_ms=-1.0, sequence_overhead_us=-5),
+        )
+    assert [p.input for p in e.value.problems] == ["step_overhead_ms", "sequence_overhead_us"]
+    assert "sequence_overhead_us" in str(e.value)
+    assert "-5" in str(e.value)
+
+
 def test_size_accepts_a_custom_model_spec():
     custom = ModelSpec(
         name="in-house-3b",

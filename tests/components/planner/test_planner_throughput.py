@@ -79,7 +79,8 @@ def test_estimate_matches_a_hand_computed_bandwidth_bound_decode():
     weights = 6_738_415_616 * 2
     kv = (3584 + 256) * 2 * 32 * 32 * 128 * 2  # average cached tokens x bytes per token
     a = Assumptions().efficiency("nvidia-gpu")
-    step = (weights + kv) / 600e9 / a.bandwidth
+    step = (weights + kv) / 600e9 / a.bandwidth + 1 * a.sequence_overhead_us / 1e6  # one sequence's host time
+    assert a.sequence_overhead_us > 0
     assert est.decode_bound == "memory bandwidth"
     assert est.per_sequence_tokens_per_s == pytest.approx(1 / step)
     prefill_flops = 3584 * (2 * spec.params + 4 * 32 * 32 * 128 * 3584 / 2)
@@ -99,9 +100,27 @@ def test_estimate_reads_a_fixed_size_slot_when_told_to():
     paged = estimate(spec, traffic, precision, Assumptions(), layout)
     slot = estimate(spec, traffic, precision, Assumptions(), layout, decode_kv_tokens=4096)
     weights, kv_token = 6_738_415_616 * 2, 2 * 32 * 32 * 128 * 2
-    step = (weights + 4096 * kv_token) / 600e9 / Assumptions().efficiency("nvidia-gpu").bandwidth
+    eff = Assumptions().efficiency("nvidia-gpu")
+    step = (weights + 4096 * kv_token) / 600e9 / eff.bandwidth + eff.sequence_overhead_us / 1e6
     assert slot.per_sequence_tokens_per_s == pytest.approx(1 / step)
     assert slot.tokens_per_s < paged.tokens_per_s
+
+
+def test_host_time_per_sequence_is_added_to_every_decode_step():
+    # 256 sequences of Llama-3.1-8B on one H100: the step is the kernels' time plus 256 x the host
+    # time, so the same batch with no host time is faster by exactly that.
+    spec, traffic, precision = (
+        model_spec("llama-3.1-8b"),
+        Traffic(context_tokens=2048, concurrency=256),
+        Precision(weights=Quantization.FP8, kv_cache=Quantization.FP8),
+    )
+    layout = fit(spec, traffic, precision, Assumptions(), instance_type("p5.4xlarge"))
+    assert layout.sequences_per_replica == 256
+    with_host = estimate(spec, traffic, precision, Assumptions(), layout)
+    bare = estimate(spec, traffic, precision, Assumptions(sequence_overhead_us=0.0), layout)
+    host = 256 * Assumptions().efficiency("nvidia-gpu").sequence_overhead_us / 1e6
+    assert 1 / with_host.per_sequence_tokens_per_s == pytest.approx(1 / bare.per_sequence_tokens_per_s + host)
+    assert with_host.tokens_per_s < bare.tokens_per_s
 
 
 def test_estimate_is_compute_bound_at_large_batch():
@@ -142,7 +161,9 @@ def test_estimate_scales_with_the_efficiency_factor_and_never_past_the_bound():
     machine, precision = instance_type("p5.48xlarge"), Precision(weights=Quantization.FP8)
     rates = []
     for efficiency in (0.3, 0.6, 1.0):
-        a = Assumptions(bandwidth_efficiency=efficiency, compute_efficiency=efficiency)
+        a = Assumptions(
+            bandwidth_efficiency=efficiency, compute_efficiency=efficiency, sequence_overhead_us=0.0
+        )
         est = estimate(spec, traffic, precision, a, fit(spec, traffic, precision, a, machine))
         assert est.tokens_per_s <= min(est.bandwidth_bound_tokens_per_s, est.compute_bound_tokens_per_s)
         rates.append(est.tokens_per_s)
