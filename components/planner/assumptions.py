@@ -75,7 +75,7 @@ FAMILY_EFFICIENCY: dict[AcceleratorFamily, Efficiency] = {
         bandwidth=0.42,
         compute=0.77,
         tensor_parallel=1.0,
-        step_overhead_ms=6.0,
+        step_overhead_ms=5.0,
         sequence_overhead_us=11.0,
         basis=(
             "bandwidth share and per-step time derived from 26 published Neuron points"

@@ -24,6 +24,10 @@ AWS Neuron (Inferentia2, Trainium)
     trn1.32xlarge at TP=32 (all NeuronCores), batch 1 to 8 as published. These
     are AWS's own figures; they are small-batch runs, so the planner is given
     the published tensor-parallel degree and batch instead of filling memory.
+    Transformers NeuronX decodes in position buckets (powers of two from 128 up
+    to the sequence length) and each step reads its bucket's whole KV cache, so
+    these points read the bucket's tokens (`decode_kv_tokens`), not the paged
+    average.
     Llama 3 8B/70B rows use the Llama 3.1 presets (same shapes; the tables'
     sequences are within 8K) and Mistral-7B-Instruct-v0.2 uses the v0.3 preset
     (same shape but a 32,000- vs 32,768-token vocabulary).
@@ -201,6 +205,35 @@ _NEURON_TRN1 = (
 )
 
 
+# Transformers NeuronX 0.10 (the Neuron 2.18 release) compiles one token-generation graph per
+# bucket of positions, doubling from 128 up to the run's sequence length (`bucket.token_sizes`),
+# and each decode step runs the smallest bucket that holds the current position (`bucket.find`);
+# that graph's attention reads the KV cache of the whole bucket, masked. So a step reads the
+# bucket's tokens, not the sequence's own length.
+_NEURONX_BUCKETS = (
+    "https://github.com/aws-neuron/transformers-neuronx/blob/7a30b4222f6224a5071a5f5c60aa1b053ebdf6c4/"
+    "src/transformers_neuronx/bucket.py"
+)
+
+
+def neuronx_decode_kv_tokens(isl: int, osl: int, first_bucket: int = 128) -> float:
+    """Cached tokens a Transformers NeuronX decode step reads per sequence, averaged over the output.
+
+    The buckets double from `first_bucket` and end at the sequence length (ISL + OSL, the
+    tables' "Sequence Length", which is also the last bucket when it is not a power of two).
+    """
+    length = isl + osl
+    buckets, size = [], first_bucket
+    while size < length:
+        buckets.append(size)
+        size *= 2
+    buckets.append(length)
+    read = 0
+    for position in range(isl, length):  # the position each generated token is written at
+        read += next((b for b in buckets if b >= position), buckets[-1])
+    return read / osl
+
+
 def _neuron(
     model: str,
     instance: str,
@@ -229,6 +262,7 @@ def _neuron(
         as_of=_READ_NEW,
         tensor_parallel=24 if inf2 else 32,  # NeuronCores
         exact_batch=True,
+        decode_kv_tokens=neuronx_decode_kv_tokens(isl, osl),  # whole buckets (_NEURONX_BUCKETS)
         notes=note,
     )
 

@@ -18,7 +18,7 @@ from inference_infra.components.planner.calibration import (
     points,
     summary,
 )
-from inference_infra.components.planner.measurements import MEASUREMENTS
+from inference_infra.components.planner.measurements import MEASUREMENTS, neuronx_decode_kv_tokens
 from inference_infra.components.planner.precision import Quantization
 
 POINTS = points()
@@ -165,11 +165,38 @@ def test_tpu_factors_rest_on_points_from_two_generations_and_two_engines():
 def test_tpu_maxtext_point_needs_its_whole_slot_read():
     # MaxText's dense KV cache is read whole every decode step; counting only the tokens the
     # sequences hold (as for a paged cache) would put the v5e JetStream point far too high.
-    maxtext = [p for p in POINTS if p.measurement.decode_kv_tokens is not None]
+    maxtext = [p for p in POINTS if p.measurement.engine.startswith("JetStream + MaxText")]
     assert maxtext
-    assert all(p.family is AcceleratorFamily.GOOGLE_TPU for p in maxtext)
+    assert all(p.measurement.decode_kv_tokens == 2048 for p in maxtext)
     paged = [replace(p, measurement=replace(p.measurement, decode_kv_tokens=None)) for p in maxtext]
     assert min(e for _, e in errors(table=paged)) > TOLERANCE
+
+
+def test_neuronx_decode_reads_whole_position_buckets():
+    # Buckets double from 128 to the sequence length; a step reads the smallest bucket holding
+    # the position it writes (Transformers NeuronX 0.10's bucket.token_sizes and bucket.find).
+    assert neuronx_decode_kv_tokens(128, 128) == (128 + 127 * 256) / 128  # 128, then the 256 bucket
+    assert neuronx_decode_kv_tokens(4096, 4096) == (4096 + 4095 * 8192) / 4096
+    # 128/1024: buckets 128, 256, 512, 1024 and the 1,152 sequence length
+    expected = (128 + 256 * 128 + 512 * 256 + 1024 * 512 + 1152 * 127) / 1024
+    assert neuronx_decode_kv_tokens(128, 1024) == pytest.approx(expected)
+
+
+def test_neuron_points_read_their_buckets_and_fit_better_for_it():
+    neuron = [p for p in POINTS if p.family is AcceleratorFamily.AWS_NEURON]
+    for p in neuron:
+        m = p.measurement
+        assert m.decode_kv_tokens == neuronx_decode_kv_tokens(m.prompt_tokens, m.output_tokens)
+        assert m.decode_kv_tokens > m.prompt_tokens + m.output_tokens / 2  # more than the paged average
+    paged = [replace(p, measurement=replace(p.measurement, decode_kv_tokens=None)) for p in neuron]
+    bucketed_worst = max(abs(e) for _, e in errors(table=neuron))
+    paged_errors = dict(
+        ((p.measurement.model, p.measurement.instance_type, p.measurement.prompt_tokens), e)
+        for p, e in errors(table=paged)
+    )
+    assert bucketed_worst < max(abs(e) for e in paged_errors.values())
+    # the long 4096/4096 runs are where the whole 8,192 bucket shows: the paged average reads 25% less
+    assert paged_errors[("mistral-7b", "inf2.48xlarge", 4096)] > 0.2
 
 
 def test_a_caller_override_replaces_the_family_factor_and_says_so():
