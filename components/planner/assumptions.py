@@ -78,7 +78,7 @@ FAMILY_EFFICIENCY: dict[AcceleratorFamily, Efficiency] = {
         step_overhead_ms=5.0,
         sequence_overhead_us=11.0,
         basis=(
-            "bandwidth share and per-step time derived from 26 published Neuron points"
+            "bandwidth share and per-step time derived from 34 published Neuron points"
             " (inf2 TP=24, trn1 TP=32, batch 1-8); compute share and host time per sequence"
             " borrowed from NVIDIA; tensor-parallel cost carried by the per-step time"
         ),

@@ -30,7 +30,10 @@ AWS Neuron (Inferentia2, Trainium)
     average.
     Llama 3 8B/70B rows use the Llama 3.1 presets (same shapes; the tables'
     sequences are within 8K) and Mistral-7B-Instruct-v0.2 uses the v0.3 preset
-    (same shape but a 32,000- vs 32,768-token vocabulary).
+    (same shape but a 32,000- vs 32,768-token vocabulary). Every row of both
+    tables for a preset model is here except the Llama 2 7B/13B rows at 8,192
+    and 16,384 positions, past Llama 2's 4,096-token window (the planner
+    refuses them); CodeLlama has no preset.
 
 Google TPUs
   * Google's tpu-recipes JetStream + MaxText Llama2-7B recipe for v5e
@@ -289,16 +292,24 @@ MEASUREMENTS += (
     _neuron("llama-3.1-70b", _INF2, "2.18.1", "bf16", 1, 128, 128, 31.28, _L3_70),
     _neuron("llama-3.1-70b", _INF2, "2.18.1", "bf16", 1, 1024, 1024, 30.16, _L3_70),
     _neuron("llama-3.1-70b", _INF2, "2.18.1", "bf16", 1, 2048, 2048, 28.84, _L3_70),
+    _neuron("llama-3.1-70b", _INF2, "2.18.1", "bf16", 1, 256, 256, 30.9, _L3_70),
+    _neuron("llama-3.1-70b", _INF2, "2.18.1", "bf16", 1, 128, 1024, 30.82, _L3_70),
+    _neuron("llama-3.1-70b", _INF2, "2.18.1", "bf16", 1, 1024, 2048, 29.81, _L3_70),
     _neuron("mistral-7b", _INF2, "2.18.0", "bf16", 8, 128, 3968, 761.89, _MISTRAL),
     _neuron("mistral-7b", _INF2, "2.18.0", "bf16", 8, 4096, 4096, 450.38, _MISTRAL),
+    _neuron("mistral-7b", _INF2, "2.18.0", "bf16", 8, 8192, 8192, 411.05, _MISTRAL),
     # Trainium, TP=32
     _neuron("llama-2-70b", _TRN1, "2.18.0", "bf16", 4, 128, 128, 141.45),
     _neuron("llama-2-70b", _TRN1, "2.18.0", "bf16", 4, 256, 256, 143.43),
     _neuron("llama-2-70b", _TRN1, "2.18.0", "bf16", 4, 128, 1024, 145.13),
     _neuron("llama-2-70b", _TRN1, "2.18.0", "bf16", 4, 1024, 1024, 133.25),
+    _neuron("llama-2-70b", _TRN1, "2.18.0", "bf16", 4, 1024, 2048, 129.28),
     _neuron("llama-2-70b", _TRN1, "2.18.0", "bf16", 4, 2048, 2048, 120.63),
     _neuron("llama-3.1-8b", _TRN1, "2.18.1", "int8", 8, 128, 3968, 1142.70, _L3),
     _neuron("llama-3.1-8b", _TRN1, "2.18.1", "int8", 8, 4096, 4096, 770.16, _L3),
+    _neuron("llama-3.1-8b", _TRN1, "2.18.1", "int8", 8, 128, 8064, 933.50, _L3),
+    _neuron("llama-3.1-70b", _TRN1, "2.18.1", "bf16", 4, 128, 128, 138.01, _L3_70),
+    _neuron("mistral-7b", _TRN1, "2.18.0", "bf16", 8, 8192, 8192, 484.58, _MISTRAL),
     _neuron("llama-3.1-70b", _TRN1, "2.18.1", "bf16", 4, 128, 1024, 140.51, _L3_70),
     _neuron("llama-3.1-70b", _TRN1, "2.18.1", "bf16", 4, 2048, 2048, 120.36, _L3_70),
 )
