@@ -56,9 +56,20 @@ Google TPUs
   recipes (Llama 3 8B, 3.1, 3.3 70B on v5e/v6e: placeholders instead of
   figures) or models without a preset (Qwen, Gemma, DeepSeek, Llama 4).
 
-MLPerf Inference is not in the table: its Llama 2 70B and GPT-J results are
-per dataset (OpenOrca, CNN/DailyMail) without fixed lengths, and GPT-J is not
-a planner preset.
+MLPerf Inference is not in the table, although its Offline results for preset
+models were read (mlcommons/inference_results_v4.1 at 198fc46 and v5.1 at
+965182b, 2026-11-24): NVIDIA's v4.1 Llama 2 70B on 8 x H100 (24,524.9 tokens/s,
+TP2 x 4 engines, batch 896 each) and 8 x H200 (31,302.7 tokens/s, TP1 x 8,
+batch 806), v5.1 H200 runs from Google and HPE, and HPE's v5.1 Llama 3.1 8B on
+8 x H200 (66,036.8 tokens/s). Their mean output is exact (tokens/s over
+samples/s: about 291 for OpenOrca, the 128 cap for CNN/DailyMail), but no
+source we could read gives the datasets' mean input length (only the caps:
+1,024 for OpenOrca, 2,540 in NVIDIA's CNN/DailyMail engine). The input length
+decides both the prefill and the KV read, and over plausible OpenOrca means
+(150 to 400 tokens) the planner's error on the H100 point swings from +62% to
++8%, so a point without it would test the guess, not the planner. GPT-J is not
+a preset; the FP4 B200 rows have a weight format the planner lacks; the 405B
+runs use pipeline parallelism.
 """
 
 from __future__ import annotations
