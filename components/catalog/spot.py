@@ -22,6 +22,13 @@ Sources (each row names its own and the date it was read):
   snapshot: g4dn and the g5/g6 sizes not listed, g6e.4xlarge and g6e.48xlarge
   (not read), p4d (not read), p5.4xlarge (the source lists no spot price in
   us-east-1 or us-west-2), p5e in us-east-1 (none listed).
+* AWS CPU machines: the same file and commit, read 2026-11-24, for the sizes
+  read of c5, c6i (large, xlarge), c7g (medium, large), c7i (large, 4xlarge,
+  8xlarge), t3 (nano, micro, medium, xlarge) and t3a (micro, medium, large,
+  2xlarge) in us-east-1 and us-west-2. Not read (priced at on-demand, saying
+  so): every other size and family of the CPU machine table, among them m5,
+  m6i, m7i, m6g, r5, r6i, t2, t3.small and t3.large; and every GCE CPU machine
+  but the N1 VMs below.
 * GCP machine types: SkyPilot's GCP catalog (``catalogs/v8/gcp/vms.csv``,
   commit 006059e0f18acb1341e22a27751e9f80df6ba92f, read 2026-11-24), which
   lists a GPU machine's VM part (vCPUs and memory) and its GPUs as separate
@@ -137,6 +144,46 @@ SPOT_SNAPSHOT += (
     _aws("p5en.48xlarge", "us-west-2", 23.893, 15.482, 18.3464, as_of=_READ),
     _aws("p6-b200.48xlarge", "us-east-1", 21.0148, as_of=_READ),
     _aws("p6-b200.48xlarge", "us-west-2", 28.442, 25.106, 23.0826, as_of=_READ),
+)
+
+
+# CPU machines (same source and commit, read 2026-11-24): the sizes read of the common families, each
+# region's ordinary zones (Local Zones such as use1-atl2-az1 and usw2-lax1-az1 left out, as above).
+SPOT_SNAPSHOT += (
+    _aws("c5.large", "us-east-1", 0.0356, 0.0362, 0.0396, 0.0389, 0.0352, as_of=_READ),
+    _aws("c5.large", "us-west-2", 0.0338, 0.0337, 0.0322, 0.0235, as_of=_READ),
+    _aws("c5.xlarge", "us-east-1", 0.0889, 0.084, 0.0832, 0.081, 0.0704, as_of=_READ),
+    _aws("c5.xlarge", "us-west-2", 0.0763, 0.0816, 0.0862, 0.0681, as_of=_READ),
+    _aws("c6i.large", "us-east-1", 0.0385, 0.0379, 0.0469, 0.0364, 0.0368, as_of=_READ),
+    _aws("c6i.large", "us-west-2", 0.0389, 0.0378, 0.0392, 0.0394, as_of=_READ),
+    _aws("c6i.xlarge", "us-east-1", 0.0656, 0.0669, 0.0754, 0.0648, 0.0681, as_of=_READ),
+    _aws("c6i.xlarge", "us-west-2", 0.0869, 0.0806, 0.0911, 0.0795, as_of=_READ),
+    _aws("c7g.medium", "us-east-1", 0.0197, 0.0213, 0.0189, 0.0144, 0.0177, as_of=_READ),
+    _aws("c7g.medium", "us-west-2", 0.0134, 0.0131, 0.0139, 0.0105, as_of=_READ),
+    _aws("c7g.large", "us-east-1", 0.0631, 0.0576, 0.0529, 0.0386, 0.0428, as_of=_READ),
+    _aws("c7g.large", "us-west-2", 0.0405, 0.0376, 0.0455, 0.0321, as_of=_READ),
+    _aws("c7i.large", "us-east-1", 0.0358, 0.041, 0.0363, 0.0354, 0.0376, as_of=_READ),
+    _aws("c7i.large", "us-west-2", 0.0406, 0.0439, 0.0433, 0.0311, as_of=_READ),
+    _aws("c7i.4xlarge", "us-east-1", 0.3384, 0.3362, 0.3299, 0.2636, 0.3173, as_of=_READ),
+    _aws("c7i.4xlarge", "us-west-2", 0.3327, 0.3471, 0.4109, 0.2712, as_of=_READ),
+    _aws("c7i.8xlarge", "us-east-1", 0.5712, 0.5425, 0.5454, 0.533, 0.5607, as_of=_READ),
+    _aws("c7i.8xlarge", "us-west-2", 0.5381, 0.6398, 0.6069, 0.5765, as_of=_READ),
+    _aws("t3.nano", "us-east-1", 0.0016, 0.0015, 0.0016, 0.0018, 0.0016, as_of=_READ),
+    _aws("t3.nano", "us-west-2", 0.0017, 0.0018, 0.0019, 0.0016, as_of=_READ),
+    _aws("t3.micro", "us-east-1", 0.0051, 0.0045, 0.0049, 0.0043, 0.0047, as_of=_READ),
+    _aws("t3.micro", "us-west-2", 0.0048, 0.0048, 0.0043, 0.004, as_of=_READ),
+    _aws("t3.medium", "us-east-1", 0.0203, 0.0196, 0.017, 0.0189, 0.0191, as_of=_READ),
+    _aws("t3.medium", "us-west-2", 0.0221, 0.0204, 0.0189, 0.0194, as_of=_READ),
+    _aws("t3.xlarge", "us-east-1", 0.0709, 0.0785, 0.0821, 0.065, 0.0742, as_of=_READ),
+    _aws("t3.xlarge", "us-west-2", 0.0735, 0.0827, 0.0732, 0.0693, as_of=_READ),
+    _aws("t3a.micro", "us-east-1", 0.0051, 0.0046, 0.0051, 0.0047, 0.0051, as_of=_READ),
+    _aws("t3a.micro", "us-west-2", 0.0048, 0.0046, 0.0053, 0.0054, as_of=_READ),
+    _aws("t3a.medium", "us-east-1", 0.02, 0.0199, 0.0198, 0.0191, 0.0212, as_of=_READ),
+    _aws("t3a.medium", "us-west-2", 0.0155, 0.019, 0.0156, 0.0171, as_of=_READ),
+    _aws("t3a.large", "us-east-1", 0.0374, 0.0291, 0.035, 0.032, 0.0297, as_of=_READ),
+    _aws("t3a.large", "us-west-2", 0.0341, 0.0359, 0.0348, 0.0322, as_of=_READ),
+    _aws("t3a.2xlarge", "us-east-1", 0.1164, 0.1122, 0.117, 0.0869, 0.112, as_of=_READ),
+    _aws("t3a.2xlarge", "us-west-2", 0.1054, 0.1188, 0.11, 0.0849, as_of=_READ),
 )
 
 _SKYPILOT_GCP = (
