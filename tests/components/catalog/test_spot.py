@@ -121,6 +121,9 @@ c7i.8xlarge,us-west-2,usw2-az2,0.639800
 t3.medium,us-east-1,use1-az1,0.020300
 t3.medium,us-west-2,usw2-az1,0.022100
 t3a.2xlarge,us-east-1,use1-az4,0.117000
+m5.large,us-east-1,use1-az4,0.045300
+m6g.8xlarge,us-east-1,use1-az1,0.840800
+r5.xlarge,us-west-2,usw2-az4,0.091100
 """
 
 
@@ -137,5 +140,5 @@ def test_spot_cpu_rows_hold_the_figures_read_and_their_highest_zone():
 
 
 def test_spot_cpu_types_without_data_stay_unguessed():
-    for name, region in (("m5.large", "us-east-1"), ("t3.small", "us-east-1"), ("c5.large", "eu-west-1")):
+    for name, region in (("r6i.large", "us-east-1"), ("t3.small", "us-east-1"), ("c5.large", "eu-west-1")):
         assert spot_row(Cloud.AWS, name, region) is None

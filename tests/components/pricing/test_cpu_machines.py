@@ -38,12 +38,12 @@ def test_cpu_instance_is_priced_not_free(plan_of):
 
 def test_cpu_spot_instance_without_snapshot_data_is_priced_on_demand_and_says_so(plan_of):
     aws.ec2.Instance(
-        "worker", instance_type="m5.large", ami="ami-1", instance_market_options={"market_type": "spot"}
+        "worker", instance_type="t2.micro", ami="ami-1", instance_market_options={"market_type": "spot"}
     )
     item = _items(price_capture(plan_of()))["worker"]
-    assert item.hourly_usd == pytest.approx(0.096)
+    assert item.hourly_usd == pytest.approx(0.0116)
     assert (
-        f"spot (no {SNAPSHOT_DATE} snapshot data for m5.large in us-east-1; priced at on-demand)"
+        f"spot (no {SNAPSHOT_DATE} snapshot data for t2.micro in us-east-1; priced at on-demand)"
         in item.basis
     )
 
@@ -98,7 +98,7 @@ def test_mixed_cpu_group_prices_its_spot_share(plan_of):
 
 
 def test_mixed_cpu_group_without_spot_data_prices_its_spot_share_at_on_demand(plan_of):
-    template = aws.ec2.LaunchTemplate("mixed-lt", instance_type="m6i.large", image_id="ami-1")
+    template = aws.ec2.LaunchTemplate("mixed-lt", instance_type="r6i.large", image_id="ami-1")
     aws.autoscaling.Group(
         "mixed", desired_capacity=4, min_size=0, max_size=8, vpc_zone_identifiers=SUBNETS,
         mixed_instances_policy={
@@ -109,8 +109,8 @@ def test_mixed_cpu_group_without_spot_data_prices_its_spot_share_at_on_demand(pl
         },
     )  # fmt: skip
     item = _items(price_capture(plan_of()), "compute")["mixed"]
-    assert item.hourly_usd == pytest.approx(4 * _usd("aws", "m6i.large", "us-east-1"))
-    assert f"2 at the spot (no {SNAPSHOT_DATE} snapshot data for m6i.large" in item.basis
+    assert item.hourly_usd == pytest.approx(4 * _usd("aws", "r6i.large", "us-east-1"))
+    assert f"2 at the spot (no {SNAPSHOT_DATE} snapshot data for r6i.large" in item.basis
 
 
 def test_cpu_spot_fleet_is_priced_by_target_capacity(plan_of):
