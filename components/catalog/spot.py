@@ -29,7 +29,12 @@ Sources (each row names its own and the date it was read):
   xlarge/12xlarge, t3 nano/micro/medium/xlarge, t3a micro/medium/large/2xlarge.
   Not read (priced at on-demand, saying so): every other size and family of
   the CPU machine table, among them r6i, m7g, t2, t3.small/large and
-  m6i.xlarge; and every GCE CPU machine but the N1 VMs below.
+  m6i.xlarge.
+* GCE CPU machines: the GCP catalog below, read 2026-11-24, for us-central1,
+  us-east1 and us-east4: e2-standard-2/4/8/32, e2-highcpu-8, e2-highmem-16,
+  n2-standard-4/8/32/64/96, n2d-highcpu-8/64. Not used: the shared-core
+  e2-micro/small/medium (the catalog prices them as full vCPUs). Not read: c3,
+  n2-standard-2 and the other shapes and sizes.
 * GCP machine types: SkyPilot's GCP catalog (``catalogs/v8/gcp/vms.csv``,
   commit 006059e0f18acb1341e22a27751e9f80df6ba92f, read 2026-11-24), which
   lists a GPU machine's VM part (vCPUs and memory) and its GPUs as separate
@@ -311,6 +316,30 @@ SPOT_SNAPSHOT += tuple(
         ("n1-standard-16", 0.20892),
         ("n1-standard-32", 0.41784),
     )
+)
+
+# GCE CPU machines (same catalog, read 2026-11-24): us-central1, us-east1, us-east4 (the regions the CPU
+# machine table prices), one figure per region (its zones agree). The shared-core e2-micro/small/medium
+# are left out: the catalog lists them at full-vCPU prices (e2-medium $0.05532/h on demand in
+# us-central1, where Google bills 1 vCPU, $0.0335), so its spot figures for them are not Google's.
+SPOT_SNAPSHOT += tuple(
+    SpotRow(cloud=Cloud.GCP, name=name, region=region, zone_usd=(usd,), source=_SKYPILOT_GCP, as_of=_READ)
+    for name, *figures in (
+        ("e2-highcpu-8", 0.08682, 0.08682, 0.10731),
+        ("e2-highmem-16", 0.31722, 0.31722, 0.39203),
+        ("e2-standard-2", 0.0294, 0.0294, 0.03633),
+        ("e2-standard-4", 0.05879, 0.05879, 0.07266),
+        ("e2-standard-8", 0.11758, 0.11758, 0.14533),
+        ("e2-standard-32", 0.47034, 0.47034, 0.58131),
+        ("n2-standard-4", 0.0635, 0.0635, 0.04826),
+        ("n2-standard-8", 0.12701, 0.12701, 0.09653),
+        ("n2-standard-32", 0.50803, 0.50803, 0.38611),
+        ("n2-standard-64", 1.01606, 1.01606, 0.77222),
+        ("n2-standard-96", 1.5241, 1.5241, 1.15834),
+        ("n2d-highcpu-8", 0.05179, 0.05179, 0.07793),
+        ("n2d-highcpu-64", 0.41434, 0.41434, 0.62342),
+    )
+    for region, usd in zip(("us-central1", "us-east1", "us-east4"), figures, strict=True)
 )
 
 # Guest GPUs on N1 VMs, keyed by the GCE accelerator type (per GPU-hour).

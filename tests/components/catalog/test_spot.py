@@ -142,3 +142,16 @@ def test_spot_cpu_rows_hold_the_figures_read_and_their_highest_zone():
 def test_spot_cpu_types_without_data_stay_unguessed():
     for name, region in (("r6i.large", "us-east-1"), ("t3.small", "us-east-1"), ("c5.large", "eu-west-1")):
         assert spot_row(Cloud.AWS, name, region) is None
+
+
+def test_spot_gce_cpu_rows_hold_the_figures_read_one_per_region():
+    assert spot_row(Cloud.GCP, "e2-standard-4", "us-central1").zone_usd == (0.05879,)
+    assert spot_row(Cloud.GCP, "e2-standard-4", "us-east4").zone_usd == (0.07266,)
+    assert spot_row(Cloud.GCP, "n2-standard-8", "us-east4").zone_usd == (0.09653,)
+    assert spot_row(Cloud.GCP, "n2d-highcpu-8", "us-east1").zone_usd == (0.05179,)
+    assert (
+        "006059e0f18acb1341e22a27751e9f80df6ba92f" in spot_row(Cloud.GCP, "e2-standard-2", "us-east1").source
+    )
+    # the catalog prices shared-core e2 machines as full vCPUs, so their spot rows are not used
+    assert spot_row(Cloud.GCP, "e2-medium", "us-central1") is None
+    assert spot_row(Cloud.GCP, "c3-standard-4", "us-central1") is None  # not read

@@ -144,6 +144,21 @@ def test_gce_vm_and_managed_instance_group_are_priced(plan_of):
     assert items["web-mig"].basis.startswith("2 x e2-standard-4 on-demand us-central1")
 
 
+def test_gce_spot_vm_is_priced_from_the_snapshot_and_shared_core_at_on_demand(plan_of):
+    for name, machine in (("spot-vm", "e2-standard-4"), ("small-vm", "e2-medium")):
+        gcp.compute.Instance(
+            name, machine_type=machine, zone="us-central1-a",
+            boot_disk={"initialize_params": {"image": "debian-12", "size": 10}},
+            network_interfaces=[{"network": "default"}],
+            scheduling={"provisioning_model": "SPOT", "preemptible": True, "automatic_restart": False},
+        )  # fmt: skip
+    items = _items(price_capture(plan_of()), "compute")
+    assert items["spot-vm"].hourly_usd == pytest.approx(0.05879)
+    assert f"spot $0.05879/h (snapshot {SNAPSHOT_DATE})" in items["spot-vm"].basis
+    assert items["small-vm"].hourly_usd == pytest.approx(_usd("gcp", "e2-medium", "us-central1"))
+    assert "no 2026-11-24 snapshot data for e2-medium in us-central1" in items["small-vm"].basis
+
+
 def test_gke_cluster_default_pool_is_priced_beside_the_cluster_fee(plan_of):
     gcp.container.Cluster(
         "gke", location="us-central1-a", initial_node_count=3, node_config={"machine_type": "n1-standard-1"}
