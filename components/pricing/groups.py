@@ -28,7 +28,7 @@ def price_dearest(use: AcceleratorUse, region: str | None, price_one: PriceOne) 
 
     Raises CatalogError (naming every type and why) when none of the types can be priced.
     """
-    priced: list[tuple[float, float, str, str]] = []  # (hourly, per machine, type, basis)
+    priced: list[tuple[float, float, str, str]] = []  # (hourly, unit rate, type, basis)
     failed: list[tuple[str, str]] = []
     for name in use.all_types:
         one = use.as_type(name)
@@ -38,8 +38,9 @@ def price_dearest(use: AcceleratorUse, region: str | None, price_one: PriceOne) 
         except (CatalogError, ValueError) as e:
             failed.append((name, str(e)))
             continue
-        per_vcpu = each / _vcpus_of(one) if use.vcpus is not None else each
-        priced.append((hourly, per_vcpu, name, basis))
+        # a machine's rate; a Batch environment's per vCPU, as it asks for vCPUs
+        unit_rate = each / _vcpus_of(one) if use.vcpus is not None else each
+        priced.append((hourly, unit_rate, name, basis))
     if not priced:
         reasons = "; ".join(f"{name}: {why}" for name, why in failed)
         raise CatalogError(f"none of the types the group may launch can be priced ({reasons})")
