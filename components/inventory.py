@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any
 
@@ -90,13 +90,27 @@ class AcceleratorUse:
     max_count: int | None = None
     spot_share: float | None = None  # a mixed group: the share of machines above base on spot
     region_hint: str | None = None  # a regional group's region (no zone)
-    # Every accelerator type a group may launch (node group instanceTypes, mixed-instances or fleet
-    # overrides, Batch types), machine_type first; priced as machine_type, judged by policy as all.
+    # Every type a group may launch (node group instanceTypes, mixed-instances or fleet overrides,
+    # Batch types), machine_type first; priced at the dearest (pricing.groups), judged by policy as all.
     alternatives: tuple[str, ...] = ()
+    # A Batch compute environment counts vCPUs, not machines: (desired, min, max) vCPUs, from which
+    # each type's machine count is derived (count, min_count and max_count are machine_type's).
+    vcpus: tuple[int, int, int] | None = None
 
     @property
     def all_types(self) -> tuple[str, ...]:
         return (self.machine_type, *(t for t in self.alternatives if t != self.machine_type))
+
+    def as_type(self, name: str) -> AcceleratorUse:
+        """The same use launching only `name` (one of all_types); a Batch environment's machine
+        counts are its vCPUs over that type's vCPUs, rounded up."""
+        if self.vcpus is None:
+            return replace(self, machine_type=name, alternatives=())
+        item = find_instance_type(name, self.cloud)
+        if item is None:
+            raise ValueError(f"Batch type {name!r} is not in the catalog")
+        desired, low, high = (-(-v // item.vcpus) for v in self.vcpus)
+        return replace(self, machine_type=name, alternatives=(), count=desired, min_count=low, max_count=high)
 
     @property
     def scaling(self) -> str:
@@ -440,8 +454,9 @@ def _aws_batch_types(names: Any) -> list[InstanceType]:
 def _aws_batch(
     props: Mapping[str, Any], template_of: TemplateLookup | None, _: Known
 ) -> AcceleratorUse | None:
-    """An EC2 or SPOT Batch compute environment on accelerator types, counted in machines of its
-    smallest such type: desired (and min, max) vCPUs divided by that type's vCPUs, rounded up.
+    """An EC2 or SPOT Batch compute environment on accelerator types: its desired (and min, max)
+    vCPUs, read as machines of any one of its types by dividing by that type's vCPUs, rounded up
+    (machine_type is the smallest; pricing takes the type that makes the vCPUs dearest).
     Batch itself moves desiredVcpus with the job queue; the program's value is what runs at once.
     (Accelerator types from the catalog only, in both modes: CPU environments are not priced yet.)"""
     resources = _get(props, "computeResources")
@@ -456,21 +471,21 @@ def _aws_batch(
     if not types:
         return None
     smallest = min(types, key=lambda t: t.vcpus)
-
-    def machines(vcpus: Any, default: int) -> int:
-        return -(-_int(vcpus, default) // smallest.vcpus)
-
-    low = machines(_get(resources, "minVcpus"), 0)
+    vcpus = (
+        _int(_get(resources, "desiredVcpus"), _int(_get(resources, "minVcpus"), 0)),
+        _int(_get(resources, "minVcpus"), 0),
+        _int(_get(resources, "maxVcpus"), 0),
+    )
     purchase = Purchase.SPOT if kind == "SPOT" else Purchase.ON_DEMAND
-    return AcceleratorUse(
+    use = AcceleratorUse(
         Cloud.AWS,
         smallest.name,
-        machines(_get(resources, "desiredVcpus"), _int(_get(resources, "minVcpus"), 0)),
+        0,
         purchase,
-        min_count=low,
-        max_count=machines(_get(resources, "maxVcpus"), 0),
         alternatives=tuple(t.name for t in types),
+        vcpus=vcpus,
     )
+    return replace(use.as_type(smallest.name), alternatives=use.alternatives)
 
 
 # --- GCP -------------------------------------------------------------------------------------

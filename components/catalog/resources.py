@@ -45,6 +45,23 @@ _GCS = "https://cloud.google.com/storage/pricing"
 _GCP_LB = "https://cloud.google.com/vpc/network-pricing#lb"
 _GCP_IP = "https://cloud.google.com/vpc/network-pricing#ipaddress"
 _CLOUD_DNS = "https://cloud.google.com/dns/pricing"
+# Container registries, read 2026-11-24. Google's page states Artifact Registry storage itself (its
+# first 0.5 GB per billing account free, not applied here); AWS's ECR page renders its table with
+# scripts, so the ECR figure is as a dated guide quotes that page (US East, March 2026).
+_ARTIFACT_REGISTRY = (
+    "https://cloud.google.com/artifact-registry/pricing?hl=id (Storage: over 0.5 GB, $0.10/GB-month)"
+)
+_ECR = (
+    "https://aws.amazon.com/ecr/pricing/ as quoted by https://cloudburn.io/blog/amazon-ecr-pricing "
+    "(private repository storage $0.10/GB-month, us-east-1)"
+)
+_REGISTRY_READ = date(2026, 11, 24)
+# Fargate on-demand, us-east-1 only (another region is priced at it and the basis says so): AWS's
+# page renders its table with scripts, so the figures are as Vantage's price write-up quotes it.
+_FARGATE = (
+    "https://aws.amazon.com/fargate/pricing/ as quoted by https://www.vantage.sh/blog/fargate-pricing "
+    "(us-east-1 per vCPU-hour and per GB-hour, Linux/x86 and Linux/ARM; read 2026-11-24)"
+)
 
 HOURS_PER_MONTH = 730
 
@@ -180,6 +197,28 @@ RESOURCE_RATES: tuple[ResourceRate, ...] = (
     _gcp("gcp.gcs.standard.storage", "GB-month", 0.020, _GCS, usage=True),
     _gcp("gcp.gcs.class_a", "1k operations", 0.005, _GCS, usage=True),
     _gcp("gcp.gcs.class_b", "1k operations", 0.0004, _GCS, usage=True),
+)
+
+# Fargate tasks (ECS services on FARGATE): per vCPU-hour and per GB-hour of the task definition.
+RESOURCE_RATES += tuple(
+    ResourceRate(
+        key=key, cloud=Cloud.AWS, unit=unit, usd={"us-east-1": usd}, source=_FARGATE, as_of=_REGISTRY_READ
+    )
+    for key, unit, usd in (
+        ("aws.fargate.vcpu.x86_64", "vCPU-hour", 0.04048),
+        ("aws.fargate.memory.x86_64", "GB-hour", 0.004445),
+        ("aws.fargate.vcpu.arm64", "vCPU-hour", 0.03238),
+        ("aws.fargate.memory.arm64", "GB-hour", 0.00356),
+    )
+)
+
+# Container registry storage (usage: priced from a usage file's storage_gb).
+RESOURCE_RATES += (
+    replace(_aws("aws.ecr.storage", "GB-month", 0.10, _ECR, usage=True), as_of=_REGISTRY_READ),
+    replace(
+        _gcp("gcp.artifact_registry.storage", "GB-month", 0.10, _ARTIFACT_REGISTRY, usage=True),
+        as_of=_REGISTRY_READ,
+    ),
 )
 
 

@@ -22,6 +22,19 @@ Sources (each row names its own and the date it was read):
   snapshot: g4dn and the g5/g6 sizes not listed, g6e.4xlarge and g6e.48xlarge
   (not read), p4d (not read), p5.4xlarge (the source lists no spot price in
   us-east-1 or us-west-2), p5e in us-east-1 (none listed).
+* AWS CPU machines: the same file and commit, read 2026-11-24, for the sizes
+  read in us-east-1 and us-west-2: c5 and c6i large/xlarge, c7g medium/large,
+  c7i large/4xlarge/8xlarge, m5 large to 8xlarge, m5a large to 12xlarge, m6g
+  medium/large/8xlarge, m6i large/4xlarge/8xlarge/12xlarge, m7i xlarge, r5
+  xlarge/12xlarge, t3 nano/micro/medium/xlarge, t3a micro/medium/large/2xlarge.
+  Not read (priced at on-demand, saying so): every other size and family of
+  the CPU machine table, among them r6i, m7g, t2, t3.small/large and
+  m6i.xlarge.
+* GCE CPU machines: the GCP catalog below, read 2026-11-24, for us-central1,
+  us-east1 and us-east4: e2-standard-2/4/8/32, e2-highcpu-8, e2-highmem-16,
+  n2-standard-4/8/32/64/96, n2d-highcpu-8/64. Not used: the shared-core
+  e2-micro/small/medium (the catalog prices them as full vCPUs). Not read: c3,
+  n2-standard-2 and the other shapes and sizes.
 * GCP machine types: SkyPilot's GCP catalog (``catalogs/v8/gcp/vms.csv``,
   commit 006059e0f18acb1341e22a27751e9f80df6ba92f, read 2026-11-24), which
   lists a GPU machine's VM part (vCPUs and memory) and its GPUs as separate
@@ -139,6 +152,89 @@ SPOT_SNAPSHOT += (
     _aws("p6-b200.48xlarge", "us-west-2", 28.442, 25.106, 23.0826, as_of=_READ),
 )
 
+
+# CPU machines (same source and commit, read 2026-11-24): the sizes read of the common families, each
+# region's ordinary zones in zone-id order (Local Zones such as use1-atl2-az1 and usw2-lax1-az1 left
+# out, as above).
+SPOT_SNAPSHOT += (
+    _aws("c5.large", "us-east-1", 0.0356, 0.0362, 0.0396, 0.0389, 0.0352, as_of=_READ),
+    _aws("c5.large", "us-west-2", 0.0338, 0.0337, 0.0322, 0.0235, as_of=_READ),
+    _aws("c5.xlarge", "us-east-1", 0.0889, 0.084, 0.0832, 0.081, 0.0704, as_of=_READ),
+    _aws("c5.xlarge", "us-west-2", 0.0763, 0.0816, 0.0862, 0.0681, as_of=_READ),
+    _aws("c6i.large", "us-east-1", 0.0385, 0.0379, 0.0469, 0.0364, 0.0368, as_of=_READ),
+    _aws("c6i.large", "us-west-2", 0.0389, 0.0378, 0.0392, 0.0394, as_of=_READ),
+    _aws("c6i.xlarge", "us-east-1", 0.0656, 0.0669, 0.0754, 0.0648, 0.0681, as_of=_READ),
+    _aws("c6i.xlarge", "us-west-2", 0.0869, 0.0806, 0.0911, 0.0795, as_of=_READ),
+    _aws("c7g.medium", "us-east-1", 0.0197, 0.0213, 0.0189, 0.0144, 0.0177, as_of=_READ),
+    _aws("c7g.medium", "us-west-2", 0.0134, 0.0131, 0.0139, 0.0105, as_of=_READ),
+    _aws("c7g.large", "us-east-1", 0.0631, 0.0576, 0.0529, 0.0386, 0.0428, as_of=_READ),
+    _aws("c7g.large", "us-west-2", 0.0405, 0.0376, 0.0455, 0.0321, as_of=_READ),
+    _aws("c7i.large", "us-east-1", 0.0358, 0.041, 0.0363, 0.0354, 0.0376, as_of=_READ),
+    _aws("c7i.large", "us-west-2", 0.0406, 0.0439, 0.0433, 0.0311, as_of=_READ),
+    _aws("c7i.4xlarge", "us-east-1", 0.3384, 0.3362, 0.3299, 0.2636, 0.3173, as_of=_READ),
+    _aws("c7i.4xlarge", "us-west-2", 0.3327, 0.3471, 0.4109, 0.2712, as_of=_READ),
+    _aws("c7i.8xlarge", "us-east-1", 0.5712, 0.5425, 0.5454, 0.533, 0.5607, as_of=_READ),
+    _aws("c7i.8xlarge", "us-west-2", 0.5381, 0.6398, 0.6069, 0.5765, as_of=_READ),
+    _aws("m5.large", "us-east-1", 0.0375, 0.0364, 0.0453, 0.0319, 0.0398, as_of=_READ),
+    _aws("m5.large", "us-west-2", 0.0463, 0.0437, 0.0431, 0.0422, as_of=_READ),
+    _aws("m5.xlarge", "us-east-1", 0.0601, 0.064, 0.0669, 0.0615, 0.0638, as_of=_READ),
+    _aws("m5.xlarge", "us-west-2", 0.0735, 0.0578, 0.0721, 0.0773, as_of=_READ),
+    _aws("m5.2xlarge", "us-east-1", 0.1398, 0.1519, 0.1499, 0.1465, 0.1614, as_of=_READ),
+    _aws("m5.2xlarge", "us-west-2", 0.1807, 0.183, 0.1874, 0.1777, as_of=_READ),
+    _aws("m5.4xlarge", "us-east-1", 0.261, 0.2951, 0.313, 0.2725, 0.3222, as_of=_READ),
+    _aws("m5.4xlarge", "us-west-2", 0.3284, 0.3396, 0.3253, 0.3303, as_of=_READ),
+    _aws("m5.8xlarge", "us-east-1", 0.4864, 0.495, 0.4955, 0.4573, 0.4894, as_of=_READ),
+    _aws("m5.8xlarge", "us-west-2", 0.5128, 0.6034, 0.5558, 0.4852, as_of=_READ),
+    _aws("m5a.large", "us-east-1", 0.0404, 0.0397, 0.0443, 0.0432, 0.0458, as_of=_READ),
+    _aws("m5a.large", "us-west-2", 0.0369, 0.0492, 0.0363, 0.0349, as_of=_READ),
+    _aws("m5a.xlarge", "us-east-1", 0.0823, 0.0921, 0.0893, 0.0805, 0.0894, as_of=_READ),
+    _aws("m5a.xlarge", "us-west-2", 0.0987, 0.0974, 0.0916, 0.0843, as_of=_READ),
+    _aws("m5a.2xlarge", "us-east-1", 0.1376, 0.1632, 0.1822, 0.1817, 0.2349, as_of=_READ),
+    _aws("m5a.2xlarge", "us-west-2", 0.1753, 0.1666, 0.1686, 0.1772, as_of=_READ),
+    _aws("m5a.4xlarge", "us-east-1", 0.3308, 0.3094, 0.3517, 0.3279, 0.4295, as_of=_READ),
+    _aws("m5a.4xlarge", "us-west-2", 0.342, 0.3664, 0.3409, 0.3673, as_of=_READ),
+    _aws("m5a.8xlarge", "us-east-1", 0.6473, 0.6299, 0.6658, 0.683, 0.7367, as_of=_READ),
+    _aws("m5a.8xlarge", "us-west-2", 0.5859, 0.6191, 0.5589, 0.5676, as_of=_READ),
+    _aws("m5a.12xlarge", "us-east-1", 0.901, 0.7803, 0.911, 1.0577, 1.1128, as_of=_READ),
+    _aws("m5a.12xlarge", "us-west-2", 0.818, 0.8586, 0.8425, 0.9625, as_of=_READ),
+    _aws("m6g.medium", "us-east-1", 0.0126, 0.0148, 0.0122, 0.0101, 0.0135, as_of=_READ),
+    _aws("m6g.medium", "us-west-2", 0.0139, 0.0136, 0.0132, 0.01, as_of=_READ),
+    _aws("m6g.large", "us-east-1", 0.0399, 0.0376, 0.0322, 0.0328, 0.0348, as_of=_READ),
+    _aws("m6g.large", "us-west-2", 0.0295, 0.0281, 0.031, 0.0256, as_of=_READ),
+    _aws("m6g.8xlarge", "us-east-1", 0.8408, 0.5748, 0.4237, 0.5867, 0.4671, as_of=_READ),
+    _aws("m6g.8xlarge", "us-west-2", 0.5239, 0.4991, 0.4778, 0.4057, as_of=_READ),
+    _aws("m6i.large", "us-east-1", 0.0397, 0.0352, 0.0369, 0.0379, 0.0389, as_of=_READ),
+    _aws("m6i.large", "us-west-2", 0.0433, 0.0415, 0.045, 0.0351, as_of=_READ),
+    _aws("m6i.4xlarge", "us-east-1", 0.3558, 0.2586, 0.2406, 0.2424, 0.2471, as_of=_READ),
+    _aws("m6i.4xlarge", "us-west-2", 0.2482, 0.2522, 0.3095, 0.3484, as_of=_READ),
+    _aws("m6i.8xlarge", "us-east-1", 0.6188, 0.5091, 0.4368, 0.4501, 0.4569, as_of=_READ),
+    _aws("m6i.8xlarge", "us-west-2", 0.4967, 0.5163, 0.5171, 0.5953, as_of=_READ),
+    _aws("m6i.12xlarge", "us-east-1", 0.9708, 0.797, 0.6281, 0.7337, 0.6364, as_of=_READ),
+    _aws("m6i.12xlarge", "us-west-2", 0.8338, 0.9325, 0.928, 0.9489, as_of=_READ),
+    _aws("m7i.xlarge", "us-east-1", 0.085, 0.0816, 0.089, 0.0845, 0.0858, as_of=_READ),
+    _aws("m7i.xlarge", "us-west-2", 0.0831, 0.0986, 0.087, 0.0821, as_of=_READ),
+    _aws("r5.xlarge", "us-east-1", 0.0881, 0.076, 0.0839, 0.0864, 0.0894, as_of=_READ),
+    _aws("r5.xlarge", "us-west-2", 0.0891, 0.0911, 0.0891, 0.0911, as_of=_READ),
+    _aws("r5.12xlarge", "us-east-1", 1.003, 0.9566, 0.8988, 0.9242, 1.1341, as_of=_READ),
+    _aws("r5.12xlarge", "us-west-2", 0.994, 0.9942, 1.0491, 1.1815, as_of=_READ),
+    _aws("t3.nano", "us-east-1", 0.0016, 0.0015, 0.0016, 0.0018, 0.0016, as_of=_READ),
+    _aws("t3.nano", "us-west-2", 0.0017, 0.0018, 0.0019, 0.0016, as_of=_READ),
+    _aws("t3.micro", "us-east-1", 0.0051, 0.0045, 0.0049, 0.0043, 0.0047, as_of=_READ),
+    _aws("t3.micro", "us-west-2", 0.0048, 0.0048, 0.0043, 0.004, as_of=_READ),
+    _aws("t3.medium", "us-east-1", 0.0203, 0.0196, 0.017, 0.0189, 0.0191, as_of=_READ),
+    _aws("t3.medium", "us-west-2", 0.0221, 0.0204, 0.0189, 0.0194, as_of=_READ),
+    _aws("t3.xlarge", "us-east-1", 0.0709, 0.0785, 0.0821, 0.065, 0.0742, as_of=_READ),
+    _aws("t3.xlarge", "us-west-2", 0.0735, 0.0827, 0.0732, 0.0693, as_of=_READ),
+    _aws("t3a.micro", "us-east-1", 0.0051, 0.0046, 0.0051, 0.0047, 0.0051, as_of=_READ),
+    _aws("t3a.micro", "us-west-2", 0.0048, 0.0046, 0.0053, 0.0054, as_of=_READ),
+    _aws("t3a.medium", "us-east-1", 0.02, 0.0199, 0.0198, 0.0191, 0.0212, as_of=_READ),
+    _aws("t3a.medium", "us-west-2", 0.0155, 0.019, 0.0156, 0.0171, as_of=_READ),
+    _aws("t3a.large", "us-east-1", 0.0374, 0.0291, 0.035, 0.032, 0.0297, as_of=_READ),
+    _aws("t3a.large", "us-west-2", 0.0341, 0.0359, 0.0348, 0.0322, as_of=_READ),
+    _aws("t3a.2xlarge", "us-east-1", 0.1164, 0.1122, 0.117, 0.0869, 0.112, as_of=_READ),
+    _aws("t3a.2xlarge", "us-west-2", 0.1054, 0.1188, 0.11, 0.0849, as_of=_READ),
+)
+
 _SKYPILOT_GCP = (
     "https://github.com/skypilot-org/skypilot-catalog/blob/006059e0f18acb1341e22a27751e9f80df6ba92f/"
     "catalogs/v8/gcp/vms.csv"
@@ -220,6 +316,30 @@ SPOT_SNAPSHOT += tuple(
         ("n1-standard-16", 0.20892),
         ("n1-standard-32", 0.41784),
     )
+)
+
+# GCE CPU machines (same catalog, read 2026-11-24): us-central1, us-east1, us-east4 (the regions the CPU
+# machine table prices), one figure per region (its zones agree). The shared-core e2-micro/small/medium
+# are left out: the catalog lists them at full-vCPU prices (e2-medium $0.05532/h on demand in
+# us-central1, where Google bills 1 vCPU, $0.0335), so its spot figures for them are not Google's.
+SPOT_SNAPSHOT += tuple(
+    SpotRow(cloud=Cloud.GCP, name=name, region=region, zone_usd=(usd,), source=_SKYPILOT_GCP, as_of=_READ)
+    for name, *figures in (
+        ("e2-highcpu-8", 0.08682, 0.08682, 0.10731),
+        ("e2-highmem-16", 0.31722, 0.31722, 0.39203),
+        ("e2-standard-2", 0.0294, 0.0294, 0.03633),
+        ("e2-standard-4", 0.05879, 0.05879, 0.07266),
+        ("e2-standard-8", 0.11758, 0.11758, 0.14533),
+        ("e2-standard-32", 0.47034, 0.47034, 0.58131),
+        ("n2-standard-4", 0.0635, 0.0635, 0.04826),
+        ("n2-standard-8", 0.12701, 0.12701, 0.09653),
+        ("n2-standard-32", 0.50803, 0.50803, 0.38611),
+        ("n2-standard-64", 1.01606, 1.01606, 0.77222),
+        ("n2-standard-96", 1.5241, 1.5241, 1.15834),
+        ("n2d-highcpu-8", 0.05179, 0.05179, 0.07793),
+        ("n2d-highcpu-64", 0.41434, 0.41434, 0.62342),
+    )
+    for region, usd in zip(("us-central1", "us-east1", "us-east4"), figures, strict=True)
 )
 
 # Guest GPUs on N1 VMs, keyed by the GCE accelerator type (per GPU-hour).

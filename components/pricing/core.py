@@ -37,6 +37,7 @@ from inference_infra.components.inventory import (
     accelerator_use,
     machine_use,
 )
+from inference_infra.components.pricing.groups import price_dearest
 from inference_infra.components.pricing.machines import COMPUTE, price_machine_use
 from inference_infra.components.pricing.resources import price_fixed
 from inference_infra.components.pricing.usage import USAGE, apply_usage, usage_lines
@@ -156,12 +157,13 @@ def price_use(use: AcceleratorUse, region: str | None) -> tuple[float, str]:
 
     A machine type with bundled GPUs (a2, a3, g2, every EC2 type) is priced as a
     whole, whatever `guestAccelerators` repeats; an N1 VM is priced as the VM
-    plus its attached GPUs (GCP allows one GPU type per VM).
+    plus its attached GPUs (GCP allows one GPU type per VM). A group that may
+    launch several types is priced at the dearest (`pricing.groups`).
     """
+    if len(use.all_types) > 1:  # a group that may launch several types: priced at the dearest
+        return price_dearest(use, region, price_use)
     model = _model(use.purchase)
     note = _PURCHASE_NOTE.get(use.purchase, "") + use.scaling
-    if others := use.all_types[1:]:  # a group that may launch other types: priced as the first
-        note += f"; priced as {use.machine_type}, may also launch {', '.join(others)}"
     item = find_instance_type(use.machine_type, use.cloud)
     if use.machine_type.startswith("ml.") and use.cloud is Cloud.AWS:  # SageMaker bills its own rate
         from inference_infra.components.catalog.sagemaker import sagemaker_price

@@ -12,6 +12,7 @@ from inference_infra.components.catalog import CatalogError, Cloud
 from inference_infra.components.catalog.compute import MachinePrice, machine_price
 from inference_infra.components.catalog.spot import SNAPSHOT_DATE, spot_row
 from inference_infra.components.inventory import MachineUse, Purchase
+from inference_infra.components.pricing.groups import price_dearest
 
 COMPUTE = "compute"  # CostItem category of CPU machines: "everything else", not accelerators
 
@@ -38,7 +39,11 @@ def _spot(price: MachinePrice, region: str | None) -> tuple[float, str]:
 
 
 def price_machine_use(use: MachineUse, region: str | None) -> tuple[float, str]:
-    """Hourly USD and basis of a CPU machine use. Raises CatalogError for a type the table lacks."""
+    """Hourly USD and basis of a CPU machine use. Raises CatalogError for a type the table lacks.
+
+    A group that may launch several types is priced at the dearest (`pricing.groups`)."""
+    if len(use.all_types) > 1:
+        return price_dearest(use, region, price_machine_use)
     if use.machine_type.startswith("ml.") and use.cloud is Cloud.AWS:
         raise CatalogError(
             f"SageMaker instance type {use.machine_type!r} has no recorded price; not in the total"

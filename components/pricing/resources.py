@@ -18,6 +18,13 @@ from typing import Any
 from inference_infra.components.catalog import Cloud
 from inference_infra.components.catalog.resources import HOURS_PER_MONTH, resource_rate
 from inference_infra.components.inventory import TemplateLookup, region_of_zone
+from inference_infra.components.pricing.fargate import (
+    ECS_SERVICE,
+    ECS_TASK_DEFINITION,
+    FargateNotPricedError,
+    fargate_capacity,
+    price_fargate_service,
+)
 
 STORAGE = "storage"
 NETWORK = "network"
@@ -395,7 +402,21 @@ def _monthly_fixed(key: str, what: str, category: str = NETWORK) -> Reader:
     return read
 
 
+def _ecs_service(r: _Resource, ctx: Context) -> list[Charge]:
+    """An ECS service on Fargate: its desired tasks' vCPUs and memory (EC2-backed services run on
+    instances priced as machines)."""
+    if not fargate_capacity(r.props)[0]:
+        return []
+    definitions = [(d.id, d.props) for d in ctx.resources if d.type == ECS_TASK_DEFINITION]
+    try:
+        hourly, basis = price_fargate_service(r.props, definitions, r.region)
+    except FargateNotPricedError as e:
+        raise NotPricedError(str(e)) from None
+    return [Charge(hourly, basis, "compute")]
+
+
 READERS: dict[str, Reader] = {
+    ECS_SERVICE: _ecs_service,
     "aws:eks/cluster:Cluster": _simple("aws.eks.cluster.hour", "EKS control plane", "control-plane"),
     "gcp:container/cluster:Cluster": _simple(
         "gcp.gke.cluster.hour",

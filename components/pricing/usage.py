@@ -61,6 +61,7 @@ SPECS: dict[str, list[tuple[str, str, float]]] = {
     ],
     "aws:sqs/queue:Queue": [("monthly_requests", "aws.sqs.requests", 1e-6)],
     "gcp:storage/bucket:Bucket": _GCS,
+    "aws:ecr/repository:Repository": [("storage_gb", "aws.ecr.storage", 1.0)],
     "gcp:compute/routerNat:RouterNat": [("monthly_data_processed_gb", "gcp.cloud_nat.processed", 1.0)],
     "gcp:dns/managedZone:ManagedZone": [("monthly_queries", "gcp.dns.queries", 1e-6)],
     "gcp:compute/forwardingRule:ForwardingRule": [("monthly_data_processed_gb", "gcp.lb.processed", 1.0)],
@@ -145,6 +146,11 @@ def _specs(resource: Any) -> list[tuple[str, str, float]]:
         key = {"application": "aws.alb.lcu", "network": "aws.nlb.lcu"}.get(kind)
         # capacity_units: the average LCUs per hour over the month
         return [("capacity_units", key, 1.0)] if key else []
+    if resource.type == "gcp:artifactregistry/repository:Repository":
+        # A virtual repository stores nothing (its upstreams bill); standard and remote ones store.
+        if resource.props.get("mode") == "VIRTUAL_REPOSITORY":
+            return []
+        return [("storage_gb", "gcp.artifact_registry.storage", 1.0)]
     return SPECS.get(resource.type, [])
 
 

@@ -16,6 +16,7 @@ from inference_infra.components.catalog import (
     hourly_price,
     instance_types,
 )
+from inference_infra.components.catalog.compute import machine_price
 from inference_infra.components.catalog.spot import SNAPSHOT_DATE, SPOT_SNAPSHOT, spot_row
 
 
@@ -34,6 +35,10 @@ def test_spot_snapshot_every_row_is_dated_sourced_known_and_below_on_demand():
         item = find_instance_type(row.name, row.cloud)
         if item is None and row.name.startswith("n1-"):  # the VM part of an N1 + GPU machine
             assert row.highest_usd < gcp_n1_machine(row.name).hourly_usd[row.region], row
+            continue
+        if item is None and (cpu := machine_price(row.cloud, row.name, row.region)) is not None:
+            assert cpu.where == row.region, row  # a CPU machine: below its on-demand in that region
+            assert row.highest_usd < cpu.hourly_usd, row
             continue
         if item is None:  # a guest GPU attached to N1 VMs, priced per GPU
             guest = gcp_guest_accelerator(row.name)
@@ -102,3 +107,51 @@ def test_spot_n1_gpu_counts_each_attached_gpu():
         "n1-standard-8", "nvidia-tesla-t4", gpus=2, region="us-central1", model=PriceModel.SPOT
     )
     assert spot.hourly_usd == pytest.approx(0.10446 + 2 * 0.175)
+
+
+# Lines of SkyPilot's AWS catalog (catalogs/v8/aws/vms.csv at the pinned commit) as read on
+# 2026-11-24, columns InstanceType,...,Price,SpotPrice,Region,AvailabilityZone,Arch, cut to the
+# fields used here: type, region, zone, SpotPrice.
+_READ_LINES = """
+c5.large,us-east-1,use1-az4,0.039600
+c5.large,us-west-2,usw2-az4,0.023500
+c6i.xlarge,us-west-2,usw2-az3,0.091100
+c7g.large,us-east-1,use1-az1,0.063100
+c7i.8xlarge,us-west-2,usw2-az2,0.639800
+t3.medium,us-east-1,use1-az1,0.020300
+t3.medium,us-west-2,usw2-az1,0.022100
+t3a.2xlarge,us-east-1,use1-az4,0.117000
+m5.large,us-east-1,use1-az4,0.045300
+m6g.8xlarge,us-east-1,use1-az1,0.840800
+r5.xlarge,us-west-2,usw2-az4,0.091100
+"""
+
+
+def test_spot_cpu_rows_hold_the_figures_read_and_their_highest_zone():
+    for line in _READ_LINES.split():
+        name, region, _, usd = line.split(",")
+        row = spot_row(Cloud.AWS, name, region)
+        assert float(usd) in row.zone_usd, line
+        assert "00148f2af3672e2229b4f7bf8157d5a3f36e3c35" in row.source
+    assert spot_row(Cloud.AWS, "t3.medium", "us-east-1").highest_usd == pytest.approx(0.0203)
+    assert spot_row(Cloud.AWS, "c7g.large", "us-east-1").highest_usd == pytest.approx(0.0631)
+    # a Local Zone's figure (use1-atl2-az1 listed c7i.large at $0.0122) is not among a region's zones
+    assert min(spot_row(Cloud.AWS, "c7i.large", "us-east-1").zone_usd) == pytest.approx(0.0354)
+
+
+def test_spot_cpu_types_without_data_stay_unguessed():
+    for name, region in (("r6i.large", "us-east-1"), ("t3.small", "us-east-1"), ("c5.large", "eu-west-1")):
+        assert spot_row(Cloud.AWS, name, region) is None
+
+
+def test_spot_gce_cpu_rows_hold_the_figures_read_one_per_region():
+    assert spot_row(Cloud.GCP, "e2-standard-4", "us-central1").zone_usd == (0.05879,)
+    assert spot_row(Cloud.GCP, "e2-standard-4", "us-east4").zone_usd == (0.07266,)
+    assert spot_row(Cloud.GCP, "n2-standard-8", "us-east4").zone_usd == (0.09653,)
+    assert spot_row(Cloud.GCP, "n2d-highcpu-8", "us-east1").zone_usd == (0.05179,)
+    assert (
+        "006059e0f18acb1341e22a27751e9f80df6ba92f" in spot_row(Cloud.GCP, "e2-standard-2", "us-east1").source
+    )
+    # the catalog prices shared-core e2 machines as full vCPUs, so their spot rows are not used
+    assert spot_row(Cloud.GCP, "e2-medium", "us-central1") is None
+    assert spot_row(Cloud.GCP, "c3-standard-4", "us-central1") is None  # not read

@@ -340,7 +340,7 @@ def test_plan_turns_python_warnings_into_one_plan_warning_naming_the_program_lin
 
 
 # A node group whose instanceTypes list a small GPU first and a large one after it: EKS may launch
-# either, so the allowed-types policy must judge both (pricing uses the first and says so).
+# either, so the allowed-types policy must judge both, and pricing takes the dearest and names the range.
 MIXED_TYPES = """
 import pulumi_aws as aws
 
@@ -362,7 +362,10 @@ def test_plan_judges_every_instance_type_a_group_may_launch(pulumi_project):
     assert "uses p5.48xlarge, which environment" in refused["gpu"]
     assert "uses p4d.24xlarge, which environment" in refused["batch"]
     basis = {i.urn.rsplit("::", 1)[-1]: i.basis for i in result.cost.items if i.category == "accelerator"}
-    assert "priced as g5.xlarge, may also launch p5.48xlarge" in basis["gpu"]
+    assert basis["gpu"].startswith("p5.48xlarge spot $")
+    assert "the dearest of the 2 types it may launch (g5.xlarge $" in basis["gpu"]
+    assert basis["batch"].startswith("0 x p4d.24xlarge")  # no vCPUs desired: dearest per vCPU named
+    assert "/vCPU-hour to p4d.24xlarge $" in basis["batch"]
 
 
 # A workloads stack that reads its cluster from the infrastructure stack and an existing VPC.

@@ -38,14 +38,23 @@ def test_cpu_instance_is_priced_not_free(plan_of):
 
 def test_cpu_spot_instance_without_snapshot_data_is_priced_on_demand_and_says_so(plan_of):
     aws.ec2.Instance(
+        "worker", instance_type="t2.micro", ami="ami-1", instance_market_options={"market_type": "spot"}
+    )
+    item = _items(price_capture(plan_of()))["worker"]
+    assert item.hourly_usd == pytest.approx(0.0116)
+    assert (
+        f"spot (no {SNAPSHOT_DATE} snapshot data for t2.micro in us-east-1; priced at on-demand)"
+        in item.basis
+    )
+
+
+def test_cpu_spot_instance_is_priced_from_the_snapshot_at_its_highest_zone(plan_of):
+    aws.ec2.Instance(
         "worker", instance_type="t3.micro", ami="ami-1", instance_market_options={"market_type": "spot"}
     )
     item = _items(price_capture(plan_of()))["worker"]
-    assert item.hourly_usd == pytest.approx(0.0104)
-    assert (
-        f"spot (no {SNAPSHOT_DATE} snapshot data for t3.micro in us-east-1; priced at on-demand)"
-        in item.basis
-    )
+    assert item.hourly_usd == pytest.approx(0.0051)  # use1-az1, the highest of five zones
+    assert item.basis == f"t3.micro spot $0.0051/h (snapshot {SNAPSHOT_DATE}) us-east-1"
 
 
 def test_eks_system_node_group_is_priced_by_desired_size(plan_of):
@@ -83,9 +92,25 @@ def test_mixed_cpu_group_prices_its_spot_share(plan_of):
         },
     )  # fmt: skip
     item = _items(price_capture(plan_of()), "compute")["mixed"]
-    assert item.hourly_usd == pytest.approx(4 * 0.085)  # no spot data: the spot half at on-demand
+    assert item.hourly_usd == pytest.approx(2 * 0.085 + 2 * 0.0469)  # spot at its highest zone
     assert "2 on-demand us-east-1" in item.basis
-    assert f"2 at the spot (no {SNAPSHOT_DATE} snapshot data for c6i.large" in item.basis
+    assert f"2 at the spot $0.0469/h (snapshot {SNAPSHOT_DATE})" in item.basis
+
+
+def test_mixed_cpu_group_without_spot_data_prices_its_spot_share_at_on_demand(plan_of):
+    template = aws.ec2.LaunchTemplate("mixed-lt", instance_type="r6i.large", image_id="ami-1")
+    aws.autoscaling.Group(
+        "mixed", desired_capacity=4, min_size=0, max_size=8, vpc_zone_identifiers=SUBNETS,
+        mixed_instances_policy={
+            "launch_template": {"launch_template_specification": {"launch_template_id": template.id}},
+            "instances_distribution": {
+                "on_demand_base_capacity": 0, "on_demand_percentage_above_base_capacity": 50,
+            },
+        },
+    )  # fmt: skip
+    item = _items(price_capture(plan_of()), "compute")["mixed"]
+    assert item.hourly_usd == pytest.approx(4 * _usd("aws", "r6i.large", "us-east-1"))
+    assert f"2 at the spot (no {SNAPSHOT_DATE} snapshot data for r6i.large" in item.basis
 
 
 def test_cpu_spot_fleet_is_priced_by_target_capacity(plan_of):
@@ -94,8 +119,8 @@ def test_cpu_spot_fleet_is_priced_by_target_capacity(plan_of):
         launch_specifications=[{"instance_type": "c5.large", "ami": "ami-1"}],
     )  # fmt: skip
     item = _items(price_capture(plan_of()), "compute")["fleet"]
-    assert item.hourly_usd == pytest.approx(3 * 0.085)
-    assert item.basis.startswith("3 x c5.large spot")
+    assert item.hourly_usd == pytest.approx(3 * 0.0396)  # the highest of the snapshot's zones
+    assert item.basis.startswith("3 x c5.large spot $0.0396/h")
 
 
 def test_gce_vm_and_managed_instance_group_are_priced(plan_of):
@@ -117,6 +142,21 @@ def test_gce_vm_and_managed_instance_group_are_priced(plan_of):
     assert items["vm"].hourly_usd == pytest.approx(0.0335, abs=1e-4)
     assert items["web-mig"].hourly_usd == pytest.approx(2 * _usd("gcp", "e2-standard-4", "us-central1"))
     assert items["web-mig"].basis.startswith("2 x e2-standard-4 on-demand us-central1")
+
+
+def test_gce_spot_vm_is_priced_from_the_snapshot_and_shared_core_at_on_demand(plan_of):
+    for name, machine in (("spot-vm", "e2-standard-4"), ("small-vm", "e2-medium")):
+        gcp.compute.Instance(
+            name, machine_type=machine, zone="us-central1-a",
+            boot_disk={"initialize_params": {"image": "debian-12", "size": 10}},
+            network_interfaces=[{"network": "default"}],
+            scheduling={"provisioning_model": "SPOT", "preemptible": True, "automatic_restart": False},
+        )  # fmt: skip
+    items = _items(price_capture(plan_of()), "compute")
+    assert items["spot-vm"].hourly_usd == pytest.approx(0.05879)
+    assert f"spot $0.05879/h (snapshot {SNAPSHOT_DATE})" in items["spot-vm"].basis
+    assert items["small-vm"].hourly_usd == pytest.approx(_usd("gcp", "e2-medium", "us-central1"))
+    assert "no 2026-11-24 snapshot data for e2-medium in us-central1" in items["small-vm"].basis
 
 
 def test_gke_cluster_default_pool_is_priced_beside_the_cluster_fee(plan_of):

@@ -53,6 +53,8 @@ _UNITS = {
     "secret-month",
     "zone-month",
     "1M queries",
+    "vCPU-hour",
+    "GB-hour",
 }
 
 

@@ -148,3 +148,38 @@ def test_plan_usage_file_option_prices_usage_in_json_and_exits_2_on_a_typo(pulum
     typo = run(bad)
     assert typo.returncode == 2
     assert "'weigths' is not in the plan; close matches: weights" in typo.stderr.replace("\n", " ")
+
+
+def test_usage_ecr_repository_storage_is_listed_and_priced_from_the_usage_file(plan_of):
+    aws.ecr.Repository("images")
+    report = price_capture(plan_of())
+    (line,) = [u for u in report.usage_based if u.name == "images"]
+    assert line.usage_key == "storage_gb"
+    assert line.as_json()["usd_per_unit"] == pytest.approx(0.10)
+    assert "aws.amazon.com/ecr/pricing" in line.as_json()["source"]
+    assert report.hourly_usd == 0.0
+    apply_usage_file(report, {"images": {"storage_gb": 250}})
+    (item,) = [i for i in report.items if i.category == "usage"]
+    assert item.hourly_usd * HOURS_PER_MONTH == pytest.approx(25.0)
+
+
+@pytest.mark.stack_config({"gcp:project": "p", "gcp:region": "us-central1"})
+def test_usage_artifact_registry_stores_in_standard_and_remote_repositories_not_virtual_ones(plan_of):
+    gcp.artifactregistry.Repository("images", repository_id="images", format="DOCKER", location="us-central1")
+    gcp.artifactregistry.Repository(
+        "hub", repository_id="hub", format="DOCKER", location="us-central1", mode="REMOTE_REPOSITORY",
+        remote_repository_config={"docker_repository": {"public_repository": "DOCKER_HUB"}},
+    )  # fmt: skip
+    gcp.artifactregistry.Repository(
+        "all", repository_id="all", format="DOCKER", location="us-central1", mode="VIRTUAL_REPOSITORY",
+        virtual_repository_config={"upstream_policies": [{"id": "hub", "repository": "hub", "priority": 1}]},
+    )  # fmt: skip
+    report = price_capture(plan_of())
+    keys = _keys(report)
+    assert ("images", "storage_gb") in keys
+    assert ("hub", "storage_gb") in keys
+    assert not [k for k in keys if k[0] == "all"]
+    apply_usage_file(report, {"images": {"storage_gb": 40}})
+    (item,) = [i for i in report.items if i.category == "usage"]
+    assert item.hourly_usd * HOURS_PER_MONTH == pytest.approx(4.0)
+    assert "40 storage_gb x $0.1" in item.basis
