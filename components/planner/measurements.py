@@ -242,9 +242,13 @@ def neuronx_decode_kv_tokens(isl: int, osl: int, first_bucket: int = 128) -> flo
         buckets.append(size)
         size *= 2
     buckets.append(length)
-    read = 0
-    for position in range(isl, length):  # the position each generated token is written at
-        read += next((b for b in buckets if b >= position), buckets[-1])
+    # the positions the generated tokens are written at, isl .. length - 1, each read as the
+    # smallest bucket >= the position: count the positions falling to each bucket
+    read, previous = 0, -1
+    for bucket in buckets:
+        low, high = max(isl, previous + 1), min(length - 1, bucket)
+        read += max(0, high - low + 1) * bucket
+        previous = bucket
     return read / osl
 
 
