@@ -1,0 +1,186 @@
+"""What a fleet serves, and the serving a fleet plans for itself from it (pure).
+
+A fleet of any cloud given a `ServedModel` and the source of its weights plans its own engines:
+the machine (the capacity planner's pick, or the configured type checked for fit), the engines per
+node (tensor-parallel groups, ports from the fleet's `serving_port`, flags checked against the
+family's pinned vLLM) and the cold start that sizes health-check grace and slow start.
+`plan_serving` is the one function the fleets call; its problems name the fleet's inputs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+
+from inference_infra.components.arguments import arg
+from inference_infra.components.catalog import AcceleratorFamily, Cloud, PriceModel
+from inference_infra.components.errors import InputError, Problem
+from inference_infra.components.planner import Precision, Quantization, Traffic, model_spec
+from inference_infra.components.planner.models import unknown_model_problem
+from inference_infra.components.planner.wiring import Resolution, resolve_instance_type
+from inference_infra.components.serving.cold_start import ColdStart, WeightSource, cold_start, weights_gib
+from inference_infra.components.serving.engines import FIRST_ENGINE_PORT
+from inference_infra.components.serving.flags import EngineConfig, plan_engines, validate_engine
+
+
+@dataclass(frozen=True, kw_only=True)
+class ServedModel:
+    """The model a fleet serves and the traffic one machine must hold at once."""
+
+    name: str = arg(
+        doc="Model preset (e.g. llama-3.1-70b; `inference-infra size --help`), a Hugging Face id of one, "
+        "or the path of a checkpoint's config.json."
+    )
+    context_tokens: int = arg(doc="Longest sequence to hold: prompt + generated tokens.", ge=1)
+    concurrency: int = arg(doc="Sequences in flight at once, per machine.", ge=1)
+    output_tokens: int | None = arg(None, "Generated tokens per request (throughput estimate only).", ge=1)
+    quantization: Quantization = arg(Quantization.BF16, "Weight format.")
+    kv_cache_quantization: Quantization | None = arg(
+        None, "KV-cache format. Default: the weights' float type (bf16 if quantized)."
+    )
+    engine_args: Sequence[str] = arg(
+        (),
+        "More `vllm serve` arguments for the fleet's engines, e.g. [--enforce-eager]; checked against "
+        "the pinned vLLM's options (flags the plan sets are refused).",
+    )
+
+    def traffic(self) -> Traffic:
+        return Traffic(
+            context_tokens=self.context_tokens, concurrency=self.concurrency, output_tokens=self.output_tokens
+        )
+
+    def precision(self) -> Precision:
+        return Precision(weights=self.quantization, kv_cache=self.kv_cache_quantization)
+
+
+def served_model_problems(model: ServedModel, key: str = "model") -> list[Problem]:
+    """The model is known and the traffic fits its window (pure; before anything is planned)."""
+    try:
+        spec = model_spec(model.name)
+    except InputError as e:
+        if model.name.strip().lower().endswith(".json"):
+            return [Problem(f"{key}.name", model.name, str(e).removesuffix("."))]
+        return [unknown_model_problem(model.name, f"{key}.name")]
+    problems = []
+    if model.context_tokens < 1:
+        problems.append(Problem(f"{key}.context_tokens", model.context_tokens, "must be at least 1"))
+    elif model.context_tokens > spec.max_context_tokens:
+        problems.append(
+            Problem(
+                f"{key}.context_tokens",
+                model.context_tokens,
+                f"exceeds {spec.name}'s window of {spec.max_context_tokens:,} tokens",
+            )
+        )
+    if model.concurrency < 1:
+        problems.append(Problem(f"{key}.concurrency", model.concurrency, "must be at least 1"))
+    if model.output_tokens is not None and not 1 <= model.output_tokens <= model.context_tokens:
+        problems.append(
+            Problem(
+                f"{key}.output_tokens",
+                model.output_tokens,
+                f"must be 1..context_tokens ({model.context_tokens})",
+            )
+        )
+    return problems
+
+
+def choose_machine(
+    model: ServedModel | None,
+    machine: str | None,
+    *,
+    cloud: Cloud,
+    family: AcceleratorFamily,
+    spot_only: bool = False,
+    max_hosts: int | None = None,
+    machine_key: str = "instance_type",
+    model_key: str = "model",
+) -> Resolution:
+    """The fleet's machine: as given (checked for fit when a model is set) or the planner's cheapest pick.
+
+    A fleet of spot machines only is planned at spot prices, any other at on-demand prices.
+    """
+    return resolve_instance_type(
+        instance_type_name=machine,
+        model=model.name if model else None,
+        traffic=model.traffic() if model else None,
+        precision=model.precision() if model else None,
+        cloud=cloud,
+        purchase=PriceModel.SPOT if spot_only else PriceModel.ON_DEMAND,
+        families={family},
+        instance_type_key=machine_key,
+        model_key=model_key,
+        max_hosts=max_hosts,
+    )
+
+
+@dataclass(frozen=True)
+class FleetServing:
+    """What each node of a fleet serves: its engines and how long it takes to start serving."""
+
+    engines: EngineConfig
+    cold_start: ColdStart
+
+    @property
+    def ports(self) -> list[int]:
+        return self.engines.ports
+
+    @property
+    def model(self) -> str:
+        return self.engines.served_model_name
+
+    def grace_seconds(self) -> int:
+        return self.cold_start.grace_seconds()
+
+    def slow_start_seconds(self) -> int:
+        return self.cold_start.slow_start_seconds()
+
+
+def plan_serving(
+    model: ServedModel,
+    *,
+    machine: str,
+    cloud: Cloud,
+    source: WeightSource,
+    first_port: int = FIRST_ENGINE_PORT,
+    key: str = "model",
+    families: Collection[AcceleratorFamily] | None = None,
+) -> tuple[FleetServing | None, list[Problem]]:
+    """The engines a node of `machine` runs for `model`, and its cold start; or the problems.
+
+    `families` (when given) are the accelerator families this fleet may serve on; the machine's
+    family must be one of them.
+    """
+    problems = served_model_problems(model, key)
+    if problems:
+        return None, problems
+    try:
+        engines = plan_engines(
+            model=model.name,
+            traffic=model.traffic(),
+            precision=model.precision(),
+            instance_type_name=machine,
+            cloud=cloud,
+            extra_args=tuple(model.engine_args),
+            first_port=first_port,
+        )
+    except (ValueError, InputError) as e:
+        return None, [Problem(key, model.name, str(e).removesuffix("."))]
+    problems = [_model_key(p, key) for p in validate_engine(engines)]
+    if problems:
+        return None, problems
+    start = cold_start(
+        weights_gib=weights_gib(model.name, model.precision()),
+        source=source,
+        instance_type=machine,
+        family=engines.family,
+    )
+    return FleetServing(engines, start), []
+
+
+def _model_key(problem: Problem, key: str) -> Problem:
+    """validate_engine names its inputs after EngineConfig; on a fleet they are the model's."""
+    name = problem.input
+    if name.startswith("engine_args"):
+        return Problem(f"{key}.{name}", problem.value, problem.allowed)
+    return Problem(f"{key}.{name}" if not name.startswith(key) else name, problem.value, problem.allowed)
