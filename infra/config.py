@@ -720,7 +720,9 @@ def parse_stack_settings(raw: Mapping[str, str], *, stack: str) -> StackSettings
     values.setdefault("environment", stack)
     values, renames = rename_keys(StackSettings, values)
     clashes = [
-        Problem(f"{NAMESPACE}:{r.old}", None, f"is the old name of {NAMESPACE}:{r.new}; set only the new key")
+        Problem(
+            f"{NAMESPACE}:{r.old}", r.value, f"is the old name of {NAMESPACE}:{r.new}; set only the new key"
+        )
         for r in renames
         if r.clash
     ]

@@ -57,12 +57,12 @@ class RenamedKey:
     """A config key of the previous release: `old` is now `new` (snake_case field names).
 
     `convert(value, section)` returns the new keys (snake_case) when the shape changed too; it may
-    read the section's other keys. Without it the value moves to `new` unchanged.
+    read the section's other keys and pop those it replaces. Without it the value moves to `new`.
     """
 
     old: str
     new: str
-    convert: Callable[[Any, Mapping[str, Any]], dict[str, Any]] | None = None
+    convert: Callable[[Any, dict[str, Any]], dict[str, Any]] | None = None
 
 
 class ArgsSettings(Settings):
@@ -78,13 +78,13 @@ class ArgsSettings(Settings):
         """Old keys given to the model directly (the stack renames them first, naming the path)."""
         if not isinstance(data, Mapping) or not cls.old_keys:
             return data
-        data, moved, clashes = _rename(cls, data)
+        data, found = _rename(cls, data)
+        clashes = [f"{r.old} is the old name of {r.new}: give only {r.new}" for r in found if r.clash]
         if clashes:
-            raise ValueError(
-                "; ".join(f"{old} is the old name of {new}: give one of them" for old, new in clashes)
-            )
-        for old, new in moved:
-            warnings.warn(f"{cls.__name__}: {old} is deprecated; use {new}", DeprecationWarning, stacklevel=2)
+            raise ValueError("; ".join(clashes))
+        for r in found:
+            message = f"{cls.__name__}: {r.old} is deprecated; use {r.new}"
+            warnings.warn(message, DeprecationWarning, stacklevel=2)
         return data
 
     def args_kwargs(self) -> dict[str, Any]:
@@ -99,8 +99,10 @@ class ArgsSettings(Settings):
 def _to_args_value(value: Any) -> Any:
     if isinstance(value, ArgsSettings):
         return value.to_args()
-    if isinstance(value, list | tuple):
+    if isinstance(value, list):
         return [_to_args_value(v) for v in value]
+    if isinstance(value, tuple):  # an Args default, kept as it is
+        return tuple(_to_args_value(v) for v in value)
     if isinstance(value, dict):
         return {k: _to_args_value(v) for k, v in value.items()}
     return value
@@ -339,36 +341,33 @@ def _hints(cls: type) -> dict[str, Any]:
 # --- old keys -------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class KeyRename:
+    """An old key found in a config section: where it is, what it is called now."""
+
+    old: str  # the key's path, e.g. 'watchdog.schedule'
+    new: str
+    value: Any = None
+    clash: bool = False  # the new key is given too: an error
+
+
 def _rename(
-    model: type[ArgsSettings], data: Mapping[str, Any]
-) -> tuple[dict[str, Any], list[tuple[str, str]], list[tuple[str, str]]]:
-    """data with the model's old keys moved to their new ones; (old, new) moved and clashing keys."""
+    model: type[ArgsSettings], data: Mapping[str, Any], path: str = ""
+) -> tuple[dict[str, Any], list[KeyRename]]:
+    """data with the model's old keys moved to their new ones (dropped where the new one is given too)."""
     out = dict(data)
-    moved, clashes = [], []
+    found = []
     for old, rename in model.old_keys.items():
         given = next((k for k in (to_camel(old), old) if k in out), None)
         if given is None:
             continue
-        new_key = to_camel(rename.new)
         value = out.pop(given)
         new = rename.convert(value, out) if rename.convert else {rename.new: value}
-        taken = [k for k in new if k in out or to_camel(k) in out]
-        if taken:
-            clashes.append((given, new_key))
-            out[given] = value
-            continue
-        out.update({to_camel(k): v for k, v in new.items()})
-        moved.append((given, new_key))
-    return out, moved, clashes
-
-
-@dataclass(frozen=True)
-class KeyRename:
-    """An old key found in a stack's config: where it is, what it is called now."""
-
-    old: str  # the full key path, e.g. 'watchdog.schedule'
-    new: str
-    clash: bool = False  # both given: an error
+        clash = any(k in out or to_camel(k) in out for k in new)
+        if not clash:
+            out.update({to_camel(k): v for k, v in new.items()})
+        found.append(KeyRename(_join(path, given), _join(path, to_camel(rename.new)), value, clash))
+    return out, found
 
 
 def rename_keys(model: type[BaseModel], values: Any, path: str = "") -> tuple[Any, list[KeyRename]]:
@@ -378,9 +377,7 @@ def rename_keys(model: type[BaseModel], values: Any, path: str = "") -> tuple[An
     found: list[KeyRename] = []
     out = dict(values)
     if issubclass(model, ArgsSettings) and model.old_keys:
-        out, moved, clashes = _rename(model, out)
-        found += [KeyRename(_join(path, old), _join(path, new)) for old, new in moved]
-        found += [KeyRename(_join(path, old), _join(path, new), clash=True) for old, new in clashes]
+        out, found = _rename(model, out, path)
     for key, value in list(out.items()):
         field = _field(model, key)
         if field is None:

@@ -97,8 +97,8 @@ def test_watchdog_config_rejects_values_out_of_the_inputs_bounds():
 def test_watchdog_config_accepts_an_old_key_with_a_warning_naming_the_new_one(old, new, value):
     settings = parse_stack_settings({**BASE, "watchdog": json.dumps({old: value})}, stack="prod")
     assert settings.warnings == [
-        f"Pulumi.prod.yaml: inference-infra:watchdog.{old} is now inference-infra:watchdog.{new}; the old key "
-        "is accepted until the next release, rename it"
+        f"Pulumi.prod.yaml: inference-infra:watchdog.{old} is now inference-infra:watchdog.{new}; "
+        "the old key is accepted until the next release, rename it"
     ]
     assert settings.watchdog.model_dump(by_alias=True)[new] == value
 
@@ -107,7 +107,8 @@ def test_watchdog_config_rejects_an_old_key_next_to_its_new_one():
     section = {"schedule": "rate(10 minutes)", "scheduleExpression": "rate(5 minutes)"}
     with pytest.raises(
         InputError,
-        match=r"inference-infra:watchdog\.schedule \(unset\) is the old name of "
+        match=r"invalid stack config in Pulumi\.prod\.yaml: inference-infra:watchdog\.schedule "
+        r"'rate\(10 minutes\)' is the old name of "
         r"inference-infra:watchdog\.scheduleExpression; set only the new key",
     ):
         parse_stack_settings({**BASE, "watchdog": json.dumps(section)}, stack="prod")
