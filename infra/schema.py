@@ -161,6 +161,8 @@ def args_model(
             continue
         where = f"{args.__name__}.{f.name}"
         annotation = context.settings_type(hints[f.name], where)
+        if f.name in options["defaults"] and options["defaults"][f.name] is None:
+            annotation = annotation | None  # the stack fills it in when unset
         definitions[f.name] = (annotation, _field_info(f, annotation, options, context))
     keys = _renamed_keys(args, renamed, definitions)
     model = create_model(
