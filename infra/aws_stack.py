@@ -38,7 +38,6 @@ from inference_infra.components.aws.gpu_fleet import GPU_FLEET
 from inference_infra.components.aws.inferentia_fleet import INFERENTIA_FLEET
 from inference_infra.components.aws.mirrors import ECR_PRIVATE
 from inference_infra.components.aws.network import (
-    PrivateNetworkArgs,
     SubnetRef,
     validate_private_network,
     validate_zone,
@@ -314,11 +313,7 @@ def _network_problems(network: Any) -> list[Problem]:
     if (network.create is None) == (network.vpc_id is None):
         return [Problem(where, None, "must set either vpcId with subnets, or create (not both)")]
     if network.create is not None:
-        args = PrivateNetworkArgs(
-            availability_zones=network.create.availability_zones,
-            cidr_block=network.create.cidr_block,
-            nat_gateway=network.create.nat_gateway,
-        )
+        args = network.create.to_args()
         return [
             Problem(f"{where}.create.{camel_path(p.input)}", p.value, p.allowed)
             for p in validate_private_network(args)
@@ -333,20 +328,12 @@ def _network_problems(network: Any) -> list[Problem]:
 
 
 def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
-    from inference_infra.components.aws.efs_model_cache import (
-        EfsModelCache,
-        EfsModelCacheArgs,
-        ThroughputMode,
-    )
+    from inference_infra.components.aws.efs_model_cache import EfsModelCache
     from inference_infra.components.aws.gpu_fleet import GpuFleet
     from inference_infra.components.aws.inferentia_fleet import InferentiaFleet
-    from inference_infra.components.aws.model_store import GatewayEndpointArgs, ModelStore, ModelStoreArgs
+    from inference_infra.components.aws.model_store import GatewayEndpointArgs, ModelStore
     from inference_infra.components.aws.network import PrivateNetwork
-    from inference_infra.components.aws.private_endpoints import (
-        PrivateEndpoints,
-        PrivateEndpointsArgs,
-        S3Gateway,
-    )
+    from inference_infra.components.aws.private_endpoints import PrivateEndpoints, S3Gateway
 
     outputs: dict[str, Any] = {}
     network = settings.aws_network
@@ -357,10 +344,7 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
     if network is not None and network.create is not None:
         private = PrivateNetwork(
             "network",
-            PrivateNetworkArgs(
-                availability_zones=network.create.availability_zones,
-                cidr_block=network.create.cidr_block,
-                nat_gateway=network.create.nat_gateway,
+            network.create.to_args(
                 # The model store's endpoint option covers S3 when the stack has one.
                 s3_gateway_endpoint=not (settings.model_store and settings.model_store.gateway_endpoint),
             ),
@@ -383,14 +367,7 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
         endpoint = None
         if config.gateway_endpoint and vpc_id is not None and route_tables:
             endpoint = GatewayEndpointArgs(vpc_id=vpc_id, route_table_ids=route_tables)
-        store = ModelStore(
-            "models",
-            ModelStoreArgs(
-                bucket_name=config.bucket_name,
-                noncurrent_version_days=config.noncurrent_version_days,
-                gateway_endpoint=endpoint,
-            ),
-        )
+        store = ModelStore("models", config.to_args(gateway_endpoint=endpoint))
         bucket = store.bucket_name
         outputs["modelStoreBucket"] = store.bucket_name
         if endpoint is not None:
@@ -400,17 +377,7 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
     if settings.efs_model_cache is not None and vpc_id is not None:
         config = settings.efs_model_cache
         by_zone = {s.availability_zone: s for s in subnets}
-        cache = EfsModelCache(
-            "model-cache",
-            EfsModelCacheArgs(
-                vpc_id=vpc_id,
-                subnets=list(by_zone.values()),
-                throughput_mode=ThroughputMode(config.throughput_mode),
-                transition_to_ia_days=config.transition_to_ia_days,
-                backup=config.backup,
-                writer_principal_arns=config.writer_role_arns,
-            ),
-        )
+        cache = EfsModelCache("model-cache", config.to_args(vpc_id=vpc_id, subnets=list(by_zone.values())))
         efs = cache.attachment()
         outputs["efsModelCacheId"] = cache.file_system_id
 
@@ -426,7 +393,7 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
         by_zone = {s.availability_zone: s for s in subnets}
         endpoints = PrivateEndpoints(
             "endpoints",
-            PrivateEndpointsArgs(
+            settings.egress.aws_private_endpoints.to_args(
                 vpc_id=vpc_id,
                 subnets=list(by_zone.values()),
                 s3_gateway=s3_gateway,

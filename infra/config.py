@@ -1,9 +1,19 @@
 """The stack's typed configuration: everything `Pulumi.<stack>.yaml` may say.
 
 Keys live in the `inference-infra:` namespace and are camelCase, as Pulumi
-config keys usually are (`inference-infra:costCenter`). One pydantic model
-describes them all and forbids unknown keys, so a typo is an error that names
-the key, its value and what is allowed, before any resource is registered.
+config keys usually are (`inference-infra:costCenter`). Unknown keys are
+refused, so a typo is an error that names the key, its value and what is
+allowed, before any resource is registered.
+
+A section that configures a component is generated from the component's Args
+(`infra/schema.py`): its keys, types, defaults, bounds and descriptions are the
+component's inputs, and `section.to_args(...)` hands them back with what the
+stack wires (ids, outputs). This module declares only what exists in the stack
+alone: which sections and fleets there are, cost tags, references to things the
+stack makes (`efs: true`), and which inputs the stack sets itself. An input the
+component renamed keeps its old key for one release, with a warning naming the
+new one. (The fleets, their served model and the endpoints are still written
+out here; they move to their components' Args next.)
 
 `python -m inference_infra.infra.config` prints the JSON Schema of a stack file; the copy in
 `infra/config.schema.json` lets editors check `Pulumi.<stack>.yaml` as you
@@ -15,29 +25,43 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any, Literal
 
 import pulumi
 from pydantic import (
-    BaseModel,
-    ConfigDict,
     Field,
+    PrivateAttr,
     SecretStr,
     ValidationError,
-    create_model,
     field_validator,
     model_validator,
 )
 from pydantic.alias_generators import to_camel
 
+from inference_infra.components.aws.efs_model_cache_args import EfsModelCacheArgs
+from inference_infra.components.aws.idle_watchdog_args import IdleGpuWatchdogArgs
+from inference_infra.components.aws.model_store_args import ModelStoreArgs
+from inference_infra.components.aws.network_args import PrivateNetworkArgs as AwsPrivateNetworkArgs
+from inference_infra.components.aws.network_args import SubnetRef
+from inference_infra.components.aws.private_endpoints_args import PrivateEndpointsArgs
 from inference_infra.components.errors import InputError, Problem, did_you_mean
-from inference_infra.components.monitoring.alertmanager import ReceiverKind
-from inference_infra.components.monitoring.thresholds import Thresholds
+from inference_infra.components.gcp.filestore_model_cache_args import FilestoreModelCacheArgs
+from inference_infra.components.gcp.network_args import PrivateNetworkArgs as GcpPrivateNetworkArgs
+from inference_infra.components.k8s.observability_args import AlertReceiver, GpuObservabilityArgs
+from inference_infra.components.monitoring.thresholds import Thresholds, threshold_sources
 from inference_infra.components.planner import Precision, Quantization, Traffic, model_spec
 from inference_infra.components.planner.models import unknown_model_problem
 from inference_infra.components.tagging import CostTags, validate_cost_tags
+from inference_infra.infra.schema import (
+    KeyRename,
+    RenamedKey,
+    Settings,
+    args_model,
+    config_path,
+    keys_of,
+    rename_keys,
+)
 
 NAMESPACE = "inference-infra"
 
@@ -53,34 +77,14 @@ PRODUCTION_ENVIRONMENTS = frozenset({"prod", "production"})
 _ENVIRONMENT_RE = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
 
 
-class Settings(BaseModel):
-    """Base of every config model: camelCase keys, unknown keys rejected, values immutable."""
-
-    model_config = ConfigDict(
-        alias_generator=to_camel,
-        populate_by_name=True,
-        extra="forbid",
-        frozen=True,
-        str_strip_whitespace=True,
-    )
+# --- GCP accelerators: infra/gcp_stack.py -------------------------------------------------------------
 
 
-# --- GCP accelerators (issue 4): infra/gcp_stack.py ---------------------------------------------
-
-
-class GcpNetworkSettings(Settings):
+class GcpNetworkSettings(
+    # The stack sets these from gcp:region, gcp:project and inference-infra:egress.
+    args_model(GcpPrivateNetworkArgs, exclude={"region", "project", "egress", "google_api_domain"})
+):
     """The VPC the GCP accelerators live in (created by the stack, in gcp:region)."""
-
-    cidr: str = Field(default="10.40.0.0/20", description="The subnet's private IPv4 range.")
-    nat: bool = Field(
-        default=True, description="Cloud NAT for outbound package downloads (nodes have no public IP)."
-    )
-    iap_ssh: bool = Field(default=True, description="Allow SSH from Identity-Aware Proxy's range (OS Login).")
-    internal_egress_ranges: list[str] = Field(
-        default_factory=list,
-        description="With egress.gcp endpoints-only: more private ranges nodes may reach besides the subnet "
-        "(a Filestore instance's reserved range, VPN peers).",
-    )
 
 
 class GcpReservationSettings(Settings):
@@ -236,65 +240,63 @@ class TpuVmSettings(Settings):
     )
 
 
-class FilestoreCacheSettings(Settings):
+class FilestoreCacheSettings(
+    args_model(
+        FilestoreModelCacheArgs,
+        # Its clients are gcpNetwork's subnet; labels come from the stack's tags, the project from
+        # gcp:project.
+        exclude={"client_ranges", "labels", "project"},
+        defaults={"location": None},
+        notes={"location": "Default: gcp:zone (else <gcp:region>-a) for BASIC_* and ZONAL, gcp:region else."},
+    )
+):
     """The shared model cache (inference_infra.components.gcp.FilestoreModelCache) on the stack's VPC."""
-
-    tier: Literal["BASIC_HDD", "BASIC_SSD", "ZONAL", "REGIONAL", "ENTERPRISE"] = "ZONAL"
-    capacity_gib: int = Field(default=1024, description="Must fit the tier's range.")
-    location: str | None = Field(
-        default=None, description="Zone (BASIC_*, ZONAL) or region; default from gcp:*."
-    )
-    share_name: str = "models"
-    deletion_protection: bool = False
-    writer_ranges: list[str] = Field(
-        default_factory=list,
-        description="CIDRs (a publisher host, outside gcpNetwork's serving range) exported READ_WRITE; "
-        "the fleets' range is always READ_ONLY with ROOT_SQUASH.",
-    )
 
 
 # --- AWS fleets, model caches and network (components/aws; infra/aws_stack.py) ------------------
 
 
-class AwsSubnetSettings(Settings):
-    id: str = Field(description="An existing subnet id (subnet-...).", pattern=r"^subnet-[0-9a-f]+$")
-    availability_zone: str = Field(description="The subnet's availability zone, e.g. us-east-1a.")
+class AwsSubnetSettings(
+    args_model(SubnetRef, name="AwsSubnetSettings", constraints={"id": {"pattern": r"^subnet-[0-9a-f]+$"}})
+):
+    """An existing subnet of vpcId and its availability zone."""
 
 
-class AwsPrivateNetworkSettings(Settings):
-    availability_zones: list[str] = Field(
-        description="One private subnet per zone, e.g. [us-west-2a, us-west-2b]."
-    )
-    cidr_block: str = "10.64.0.0/16"
-    nat_gateway: bool = Field(default=True, description="One NAT gateway for package and image downloads.")
+class AwsPrivateNetworkSettings(
+    # The stack decides: the model store's gateway endpoint covers S3 when the stack has one.
+    args_model(AwsPrivateNetworkArgs, name="AwsPrivateNetworkSettings", exclude={"s3_gateway_endpoint"})
+):
+    """A minimal private VPC the stack creates (inference_infra.components.aws.PrivateNetwork)."""
 
 
 class AwsNetworkSettings(Settings):
     """Either an existing VPC (vpcId, subnets, routeTableIds) or `create` for a new private network."""
 
-    vpc_id: str | None = Field(default=None, pattern=r"^vpc-[0-9a-f]+$")
-    subnets: list[AwsSubnetSettings] = Field(default_factory=list)
+    vpc_id: str | None = Field(default=None, pattern=r"^vpc-[0-9a-f]+$", description="An existing VPC's id.")
+    subnets: list[AwsSubnetSettings] = Field(
+        default_factory=list, description="The fleets' subnets in vpcId, one or more per zone."
+    )
     route_table_ids: list[str] = Field(
         default_factory=list, description="Route tables of the subnets (for the S3 gateway endpoint)."
     )
-    create: AwsPrivateNetworkSettings | None = None
-
-
-class ModelStoreSettings(Settings):
-    bucket_name: str | None = Field(default=None, description="Default: a unique name from the stack.")
-    noncurrent_version_days: int = 30
-    gateway_endpoint: bool = Field(default=True, description="S3 gateway endpoint: downloads skip the NAT.")
-
-
-class EfsModelCacheSettings(Settings):
-    throughput_mode: Literal["elastic", "bursting"] = "elastic"
-    transition_to_ia_days: int | None = 30
-    backup: bool = False
-    writer_role_arns: list[str] = Field(
-        default_factory=list,
-        description="IAM roles that may write the cache (a publisher), through the writer access point. "
-        "Serving fleets always mount it read-only.",
+    create: AwsPrivateNetworkSettings | None = Field(
+        default=None, description="Create a private network instead of naming one."
     )
+
+
+class ModelStoreSettings(args_model(ModelStoreArgs)):
+    """The S3 bucket of model weights (inference_infra.components.aws.ModelStore)."""
+
+    gateway_endpoint: bool = Field(
+        default=True,
+        description="An S3 gateway endpoint on awsNetwork's route tables: weight downloads skip the NAT.",
+    )
+
+
+class EfsModelCacheSettings(
+    args_model(EfsModelCacheArgs, renamed=[RenamedKey("writer_role_arns", "writer_principal_arns")])
+):
+    """The shared EFS cache of weights (inference_infra.components.aws.EfsModelCache) on awsNetwork."""
 
 
 class AwsReservationSettings(Settings):
@@ -356,6 +358,10 @@ class AwsFleetSettings(Settings):
 # --- Egress (components/aws/private_endpoints.py, components/gcp/network.py) ---------------------
 
 
+class AwsPrivateEndpointsSettings(args_model(PrivateEndpointsArgs, name="AwsPrivateEndpointsSettings")):
+    """The VPC endpoints the stack makes under egress.aws endpoints-only (PrivateEndpoints)."""
+
+
 class EgressSettings(Settings):
     """Where accelerator nodes may connect out to, per cloud."""
 
@@ -407,61 +413,51 @@ class EgressSettings(Settings):
         description="The Google API range nodes reach: private (all APIs) or restricted (VPC Service "
         "Controls-supported APIs only).",
     )
+    aws_private_endpoints: AwsPrivateEndpointsSettings = Field(
+        default_factory=lambda: AwsPrivateEndpointsSettings(),
+        description="With aws endpoints-only: the VPC endpoints the stack makes for the nodes.",
+    )
 
 
 # --- Idle-GPU watchdog (components/aws/idle_watchdog.py; infra/watchdog_stack.py) ------------------
 
 
-class WatchdogSettings(Settings):
+class WatchdogSettings(
+    args_model(
+        IdleGpuWatchdogArgs,
+        # The stack stops what the cost-tag transform tags AutoShutdown=true and reads the metrics the
+        # fleets' agent publishes (infra/watchdog_stack.py).
+        exclude={
+            "tag_key",
+            "tag_value",
+            "metric_namespace",
+            "metric_name",
+            "neuron_metric_namespace",
+            "neuron_metric_name",
+        },
+        renamed=[RenamedKey("schedule", "schedule_expression")],
+    )
+):
     """The idle-GPU watchdog: stops instances tagged AutoShutdown=true that CloudWatch shows idle."""
-
-    idle_minutes: int = Field(
-        default=30, description="Idle for this long (every period below the threshold)."
-    )
-    util_threshold_percent: float = Field(default=5.0, description="Idle means utilization below this.")
-    grace_minutes: int = Field(default=60, description="Never stop an instance started less than this ago.")
-    dry_run: bool = Field(default=False, description="Log and report what would stop; stop nothing.")
-    schedule: str = Field(default="rate(5 minutes)", description="EventBridge Scheduler expression.")
-    create_sns_topic: bool = Field(default=False, description="Create an encrypted topic for run summaries.")
-    sns_topic_arn: str | None = Field(
-        default=None, description="Or publish summaries to this existing topic."
-    )
-    stop_reserved_capacity: bool = Field(
-        default=False,
-        description="Also stop instances in capacity reservations/Capacity Blocks (billed anyway).",
-    )
-    log_retention_days: int = 30
-    kms_key_arn: str | None = Field(default=None, description="Customer KMS key for logs, queue, topic, env.")
 
 
 # -- observability (inference_infra.components.k8s.GpuObservability) ----------------------------
 
-# One optional key per alert threshold, named like Thresholds' fields (camelCase here).
-ThresholdSettings = create_model(
-    "ThresholdSettings",
-    __base__=Settings,
-    __doc__="Alert thresholds; each unset key keeps its default.",
-    **{
-        f.name: (
-            (int if f.type == "int" else float) | None,
-            Field(default=None, description=f"Default {f.default}: {f.metadata['source']}."),
-        )
-        for f in dataclass_fields(Thresholds)
-    },
+ThresholdSettings = args_model(
+    Thresholds, name="ThresholdSettings", docs={n: f"{source}." for n, source in threshold_sources().items()}
 )
 
 
-class AlertReceiverSettings(Settings):
-    name: str = Field(description="Receiver name in Alertmanager.")
-    kind: ReceiverKind = Field(description="slack, pagerduty or webhook.")
-    secret: str = Field(
-        description="Key in inference-infra:observabilitySecrets holding the Slack webhook URL, PagerDuty "
-        "routing key or webhook URL."
+class AlertReceiverSettings(
+    args_model(
+        AlertReceiver,
+        docs={
+            "secret": "Key in inference-infra:observabilitySecrets holding the Slack webhook URL, PagerDuty "
+            "routing key or webhook URL."
+        },
     )
-    channel: str | None = Field(default=None, description="Slack channel ('#name'); Slack only.")
-    severities: list[str] = Field(
-        default_factory=lambda: ["critical", "warning"], description="Alert severities sent here."
-    )
+):
+    """Where alerts go (an Alertmanager receiver)."""
 
 
 class DiscoveryIdentitySettings(Settings):
@@ -481,35 +477,23 @@ class DiscoveryIdentitySettings(Settings):
     )
 
 
-class ObservabilitySettings(Settings):
+class ObservabilitySettings(
+    args_model(
+        GpuObservabilityArgs,
+        # The kubeconfig comes from observabilitySecrets (kubeconfigSecret); prices from aws:region and
+        # gcp:region.
+        exclude={"kubeconfig", "aws_price_region", "gcp_price_region"},
+        models={Thresholds: ThresholdSettings, AlertReceiver: AlertReceiverSettings},
+    )
+):
     """GpuObservability on an existing Kubernetes cluster."""
 
     name: str = Field(default="gpu-obs", description="Component name; prefixes every Kubernetes object.")
-    namespace: str = Field(default="monitoring", description="Namespace for the whole monitoring stack.")
-    kube_context: str | None = Field(
-        default=None, description="kubeconfig context to deploy to (default: the current context)."
-    )
     kubeconfig_secret: str | None = Field(
         default=None,
         description="Key in inference-infra:observabilitySecrets holding a kubeconfig "
         "(default: the ambient ~/.kube/config).",
     )
-    retention_days: int = Field(default=15, description="Prometheus retention in days.")
-    storage_size_gib: int = Field(default=50, description="Prometheus volume size in GiB.")
-    storage_class: str | None = Field(default=None, description="StorageClass of the Prometheus volume.")
-    neuron_monitor: bool = Field(
-        default=False,
-        description="Run neuron-monitor on Inferentia/Trainium nodes (needs neuronMonitorImage).",
-    )
-    neuron_monitor_image: str | None = Field(
-        default=None,
-        description="The neuron-monitor image pinned by digest (registry/repository[:tag]@sha256:<64 hex>); "
-        "required with neuronMonitor: no public digest of AWS's image is recorded.",
-    )
-    runbook_url: str | None = Field(
-        default=None, description="Runbook the alerts link to (anchors appended)."
-    )
-    thresholds: ThresholdSettings = Field(default_factory=ThresholdSettings)  # type: ignore[valid-type]
     scrape_fleets: bool = Field(
         default=True,
         description="The stack's Prometheus scrapes the stack's fleets: AWS by EC2 discovery (the stack's "
@@ -526,12 +510,6 @@ class ObservabilitySettings(Settings):
         default=None,
         description="Create the discovery identity (IRSA role on EKS, Workload Identity account on GKE).",
     )
-    alert_receivers: list[AlertReceiverSettings] = Field(
-        default_factory=list, description="Where alerts go (Alertmanager receivers)."
-    )
-
-    def threshold_values(self) -> Thresholds:
-        return Thresholds().with_overrides(self.thresholds.model_dump(exclude_none=True))
 
 
 _OBSERVABILITY_SECRETS_SCHEMA = {
@@ -602,6 +580,8 @@ class EndpointSettings(Settings):
 class StackSettings(Settings):
     """The root of a stack's configuration."""
 
+    _warnings: list[str] = PrivateAttr(default_factory=list)
+
     environment: str = Field(
         description="Environment name used in tags and in policy decisions ('prod' or 'production' count as "
         "production). Defaults to the stack name.",
@@ -666,6 +646,11 @@ class StackSettings(Settings):
         return value
 
     @property
+    def warnings(self) -> list[str]:
+        """Old keys this stack's file still uses, each with its new name."""
+        return list(self._warnings)
+
+    @property
     def is_production(self) -> bool:
         return self.environment in PRODUCTION_ENVIRONMENTS
 
@@ -722,28 +707,57 @@ def decode(raw: Mapping[str, str]) -> dict[str, Any]:
     return out
 
 
+def stack_file(stack: str) -> str:
+    return f"Pulumi.{stack}.yaml"
+
+
 def parse_stack_settings(raw: Mapping[str, str], *, stack: str) -> StackSettings:
-    """Validate the `inference-infra:` keys of a stack (namespace already stripped)."""
+    """Validate the `inference-infra:` keys of a stack (namespace already stripped).
+
+    Old keys are moved to their new names; `settings.warnings` says which (the program logs them).
+    """
     values = decode(raw)
     values.setdefault("environment", stack)
+    values, renames = rename_keys(StackSettings, values)
+    clashes = [
+        Problem(
+            f"{NAMESPACE}:{r.old}", r.value, f"is the old name of {NAMESPACE}:{r.new}; set only the new key"
+        )
+        for r in renames
+        if r.clash
+    ]
     try:
         settings = StackSettings.model_validate(values)
     except ValidationError as e:
-        raise ConfigError(_describe(e, values), _problems(e)) from None
-    if problems := settings.problems():
-        raise ConfigError(_join(problems), problems)
+        problems = clashes + _problems(e, values)
+        raise ConfigError(
+            _join_text(stack, [str(c) for c in clashes] + _describe(e, values)), problems
+        ) from None
+    problems = clashes + settings.problems()
+    if problems:
+        raise ConfigError(_join_text(stack, [str(p) for p in problems]), problems)
+    settings._warnings = [_renamed_warning(r, stack) for r in renames]
     return settings
 
 
+def _renamed_warning(rename: KeyRename, stack: str) -> str:
+    return (
+        f"{stack_file(stack)}: {NAMESPACE}:{rename.old} is now {NAMESPACE}:{rename.new}; the old key is "
+        "accepted until the next release, rename it"
+    )
+
+
 def load_stack_settings() -> StackSettings:
-    """The current stack's settings, read from Pulumi's config (inside a program)."""
-    import pulumi
+    """The current stack's settings, read from Pulumi's config (inside a program); old keys are logged."""
     from pulumi.runtime import config as runtime_config
 
     prefix = f"{NAMESPACE}:"
     merged = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
     raw = {k[len(prefix) :]: v for k, v in merged.items() if k.startswith(prefix)}
-    return parse_stack_settings(raw, stack=pulumi.get_stack())
+    settings = parse_stack_settings(raw, stack=pulumi.get_stack())
+    for warning in settings.warnings:
+        pulumi.log.warn(warning)
+    return settings
 
 
 def _location(loc: tuple[Any, ...]) -> str:
@@ -763,14 +777,43 @@ def _value_at(values: Mapping[str, Any], loc: tuple[Any, ...]) -> Any:
     return node
 
 
-def _problems(error: ValidationError) -> list[Problem]:
-    return [Problem(_location(tuple(d["loc"])), d.get("input"), d["msg"]) for d in error.errors()]
+def _problems(error: ValidationError, values: Mapping[str, Any]) -> list[Problem]:
+    found = []
+    for d in error.errors():
+        loc, _ = config_path(StackSettings, tuple(d["loc"]))
+        found.append(Problem(_location(loc), d.get("input"), _message(d, loc)))
+    return found
 
 
-def _describe(error: ValidationError, values: Mapping[str, Any]) -> str:
+def _message(detail: Any, loc: tuple[Any, ...]) -> str:
+    """What is allowed, in words: bounds as a range, a union's kinds by name."""
+    kind, ctx = detail["type"], detail.get("ctx") or {}
+    if kind == "union_tag_invalid":
+        return f"kind {ctx.get('tag')!r} is not one of {ctx.get('expected_tags')}"
+    if kind in ("greater_than_equal", "less_than_equal", "greater_than", "less_than"):
+        low, high = _bounds(loc)
+        if low is not None and high is not None:
+            return f"must be {low} to {high}"
+    return str(detail["msg"]).removeprefix("Value error, ")
+
+
+def _bounds(loc: tuple[Any, ...]) -> tuple[Any, Any]:
+    """The ge/le of the field at loc (None where it has none)."""
+    _, model = config_path(StackSettings, loc[:-1])
+    field = model.model_fields.get(str(loc[-1])) if model is not None else None
+    if field is None and model is not None:
+        field = next((f for n, f in model.model_fields.items() if to_camel(n) == loc[-1]), None)
+    low = high = None
+    for rule in getattr(field, "metadata", []):
+        low = getattr(rule, "ge", low)
+        high = getattr(rule, "le", high)
+    return low, high
+
+
+def _describe(error: ValidationError, values: Mapping[str, Any]) -> list[str]:
     parts = []
     for d in error.errors():
-        loc = tuple(d["loc"])
+        loc, _ = config_path(StackSettings, tuple(d["loc"]))
         key = _location(loc)
         if d["type"] == "extra_forbidden":
             siblings = _allowed_keys(loc[:-1])
@@ -778,47 +821,25 @@ def _describe(error: ValidationError, values: Mapping[str, Any]) -> str:
             parts.append(f"{key} is not a setting here{hint}; allowed: {', '.join(sorted(siblings))}")
         elif d["type"] == "missing":
             parts.append(f"{key} is required but not set")
+        elif d["type"] == "union_tag_invalid":
+            parts.append(f"{key}.kind = {d['ctx']['tag']!r}: must be one of {d['ctx']['expected_tags']}")
         else:
-            message = d["msg"].removeprefix("Value error, ")
-            parts.append(f"{key} = {_value_at(values, loc)!r}: {message}")
-    return _join_text(parts)
+            parts.append(f"{key} = {_value_at(values, loc)!r}: {_message(d, loc)}")
+    return parts
 
 
 def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
     """camelCase keys of the model at loc (the root model when loc is empty)."""
-    model: Any = StackSettings
-    for part in loc:
-        if isinstance(part, int) or model is None:
-            continue
-        field = model.model_fields.get(part) or next(
-            (f for n, f in model.model_fields.items() if to_camel(n) == part), None
-        )
-        model = _model_of(field.annotation) if field else None
-    if model is None:
-        return []
-    return [f.alias or to_camel(n) for n, f in model.model_fields.items()]
+    _, model = config_path(StackSettings, loc)
+    return keys_of(model) if model is not None else []
 
 
-def _model_of(annotation: Any) -> Any:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in getattr(annotation, "__args__", ()):
-        if (found := _model_of(arg)) is not None:
-            return found
-    return None
-
-
-def _join(problems: list[Problem]) -> str:
-    return _join_text([str(p) for p in problems])
-
-
-def _join_text(parts: list[str]) -> str:
+def _join_text(stack: str, parts: list[str]) -> str:
+    where = f"invalid stack config in {stack_file(stack)}"
     if len(parts) == 1:
-        return f"invalid stack config: {parts[0]}."
+        return f"{where}: {parts[0]}."
     return (
-        f"invalid stack config ({len(parts)} problems): "
-        + "; ".join(f"({i}) {p}" for i, p in enumerate(parts, 1))
-        + "."
+        f"{where} ({len(parts)} problems): " + "; ".join(f"({i}) {p}" for i, p in enumerate(parts, 1)) + "."
     )
 
 

@@ -26,7 +26,7 @@ from inference_infra.components.gcp.filestore_model_cache import (
     FilestoreModelCacheArgs,
     validate_filestore_cache,
 )
-from inference_infra.components.gcp.filestore_tiers import FilestoreTier, tier_limits
+from inference_infra.components.gcp.filestore_tiers import tier_limits
 from inference_infra.components.gcp.gpu_fleet import (
     Capacity,
     GpuFleetArgs,
@@ -401,15 +401,11 @@ def model_access_audit(project: str) -> Any:
 
 
 def _network_args(network: GcpNetworkSettings, ctx: GcpContext, egress: EgressSettings) -> PrivateNetworkArgs:
-    return PrivateNetworkArgs(
+    return network.to_args(
         region=ctx.region or "",
-        cidr=network.cidr,
-        nat=network.nat,
-        iap_ssh=network.iap_ssh,
         project=ctx.project,
         egress=egress.gcp,
         google_api_domain=egress.gcp_api_domain,
-        internal_egress_ranges=list(network.internal_egress_ranges),
     )
 
 
@@ -515,17 +511,11 @@ def _egress_key(problem: Problem) -> Problem:
 
 
 def _cache_args(cache: FilestoreCacheSettings, refs: NetworkRefs, ctx: GcpContext) -> FilestoreModelCacheArgs:
-    tier = FilestoreTier(cache.tier)
-    default_location = ctx.region if tier_limits(tier).regional else ctx.zone
-    return FilestoreModelCacheArgs(
+    default_location = ctx.region if tier_limits(cache.tier).regional else ctx.zone
+    return cache.to_args(
         network=refs.network_name,
         location=cache.location or default_location or "",
         client_ranges=[refs.cidr],
-        writer_ranges=list(cache.writer_ranges),
-        tier=tier,
-        capacity_gib=cache.capacity_gib,
-        share_name=cache.share_name,
-        deletion_protection=cache.deletion_protection,
         project=ctx.project,
     )
 

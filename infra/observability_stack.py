@@ -278,9 +278,6 @@ def component_args(
     """
     import pulumi
 
-    from inference_infra.components.k8s.gpu_observability import AlertReceiver, GpuObservabilityArgs
-    from inference_infra.components.monitoring.rules import DEFAULT_RUNBOOK_URL
-
     obs = _section(settings)
 
     def secret(key: str | None) -> Any:
@@ -289,32 +286,16 @@ def component_args(
         value = settings.observability_secrets[key].get_secret_value()
         return pulumi.Output.secret(value)
 
-    return GpuObservabilityArgs(
+    return obs.to_args(
         aws_price_region=aws_region or None,
         gcp_price_region=gcp_region or None,
-        namespace=obs.namespace,
-        kube_context=obs.kube_context,
         kubeconfig=secret(obs.kubeconfig_secret),
-        retention_days=obs.retention_days,
-        storage_size_gib=obs.storage_size_gib,
-        storage_class=obs.storage_class,
-        neuron_monitor=obs.neuron_monitor,
-        neuron_monitor_image=obs.neuron_monitor_image,
-        runbook_url=obs.runbook_url or DEFAULT_RUNBOOK_URL,
-        thresholds=obs.threshold_values(),
         **serving_args(settings),
         **fleet_scrape_args(
             settings, aws_region, gcp_project, gcp_zone or (f"{gcp_region}-a" if gcp_region else None)
         ),
         alert_receivers=[
-            AlertReceiver(
-                name=r.name,
-                kind=r.kind,
-                channel=r.channel,
-                severities=tuple(r.severities),
-                secret=secret(r.secret) if with_secrets else "",
-            )
-            for r in obs.alert_receivers
+            r.to_args(secret=secret(r.secret) if with_secrets else "") for r in obs.alert_receivers
         ],
     )
 

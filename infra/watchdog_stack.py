@@ -9,42 +9,29 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic.alias_generators import to_camel
-
 from inference_infra.components.aws.bootstrap import (
     GPU_UTILIZATION_METRIC,
     METRIC_NAMESPACE,
     NEURON_UTILIZATION_METRIC,
 )
-from inference_infra.components.aws.idle_watchdog import IdleGpuWatchdogArgs, validate_idle_watchdog
+from inference_infra.components.aws.idle_watchdog_args import IdleGpuWatchdogArgs, validate_idle_watchdog
 from inference_infra.components.errors import Problem
 from inference_infra.components.tagging import AUTO_SHUTDOWN, bool_tag
 from inference_infra.infra.built import Built
-from inference_infra.infra.config import NAMESPACE, StackSettings, WatchdogSettings
+from inference_infra.infra.config import NAMESPACE, StackSettings, WatchdogSettings, camel_path
 
 COMPONENT_NAME = "idle-gpu-watchdog"
-# Component argument -> its key under inference-infra:watchdog (when the spelling differs).
-_CONFIG_KEY = {"schedule_expression": "schedule"}
 
 
 def watchdog_args(config: WatchdogSettings) -> IdleGpuWatchdogArgs:
-    return IdleGpuWatchdogArgs(
+    """The section's inputs, plus the opt-in tag and the metrics the stack's fleets publish."""
+    return config.to_args(
         tag_key=AUTO_SHUTDOWN,
         tag_value=bool_tag(True),
-        idle_minutes=config.idle_minutes,
-        util_threshold_percent=config.util_threshold_percent,
-        grace_minutes=config.grace_minutes,
-        dry_run=config.dry_run,
-        schedule_expression=config.schedule,
         metric_namespace=METRIC_NAMESPACE,
         metric_name=GPU_UTILIZATION_METRIC,
         neuron_metric_namespace=METRIC_NAMESPACE,
         neuron_metric_name=NEURON_UTILIZATION_METRIC,
-        stop_reserved_capacity=config.stop_reserved_capacity,
-        sns_topic_arn=config.sns_topic_arn,
-        create_sns_topic=config.create_sns_topic,
-        kms_key_arn=config.kms_key_arn,
-        log_retention_days=config.log_retention_days,
     )
 
 
@@ -52,7 +39,7 @@ def validate(settings: StackSettings) -> list[Problem]:
     if settings.watchdog is None:
         return []
     return [
-        Problem(f"{NAMESPACE}:watchdog.{_CONFIG_KEY.get(p.input) or to_camel(p.input)}", p.value, p.allowed)
+        Problem(f"{NAMESPACE}:watchdog.{camel_path(p.input)}", p.value, p.allowed)
         for p in validate_idle_watchdog(watchdog_args(settings.watchdog))
     ]
 

@@ -16,79 +16,24 @@ cache holds anything S3 does not.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from enum import StrEnum
 
 import pulumi
 import pulumi_aws as aws
 
+from inference_infra.components.aws.efs_model_cache_args import (
+    IA_TRANSITIONS,
+    EfsModelCacheArgs,
+    ThroughputMode,
+    validate_efs_cache,
+)
 from inference_infra.components.aws.fleet_args import EfsAttachment
-from inference_infra.components.aws.network import SubnetRef, validate_zone
-from inference_infra.components.errors import Problem, raise_if_invalid
+from inference_infra.components.errors import raise_if_invalid
 from inference_infra.components.validation import check_types
 
+__all__ = ["IA_TRANSITIONS", "EfsModelCache", "EfsModelCacheArgs", "ThroughputMode", "validate_efs_cache"]
+
 NFS_PORT = 2049
-_IAM_PRINCIPAL = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[\w+=,.@/-]+$")
-IA_TRANSITIONS = (1, 7, 14, 30, 60, 90, 180, 270, 365)  # days EFS accepts for AFTER_<n>_DAYS
-
-
-class ThroughputMode(StrEnum):
-    ELASTIC = "elastic"
-    BURSTING = "bursting"
-
-
-@dataclass(frozen=True, kw_only=True)
-class EfsModelCacheArgs:
-    vpc_id: pulumi.Input[str]
-    subnets: Sequence[SubnetRef]  # one mount target each; one subnet per zone
-    client_security_group_ids: Sequence[pulumi.Input[str]] = ()  # more callers besides the client group
-    throughput_mode: ThroughputMode = ThroughputMode.ELASTIC
-    transition_to_ia_days: int | None = 30  # None keeps every file in Standard
-    backup: bool = False
-    weights_path: str = "/models"  # the access point's root directory
-    posix_uid: int = 1000
-    posix_gid: int = 1000
-    kms_key_id: pulumi.Input[str] | None = None  # default: the account's aws/elasticfilesystem key
-    # The only principals that may write (ClientWrite), through the writer access point: a publisher
-    # role, never the serving fleets. Empty: nobody can write through IAM-authorized mounts.
-    writer_principal_arns: Sequence[pulumi.Input[str]] = ()
-
-
-def validate_efs_cache(args: EfsModelCacheArgs) -> list[Problem]:
-    problems: list[Problem] = []
-    zones = [s.availability_zone for s in args.subnets]
-    if not args.subnets:
-        problems.append(Problem("subnets", [], "must list at least one subnet (one per zone)"))
-    for i, zone in enumerate(zones):
-        problems += validate_zone(f"subnets[{i}].availability_zone", zone)
-    if len(set(zones)) != len(zones):
-        problems.append(
-            Problem("subnets", zones, "must be in different zones (EFS allows one mount target per zone)")
-        )
-    if args.transition_to_ia_days is not None and args.transition_to_ia_days not in IA_TRANSITIONS:
-        allowed = ", ".join(map(str, IA_TRANSITIONS))
-        problems.append(
-            Problem("transition_to_ia_days", args.transition_to_ia_days, f"must be one of {allowed}")
-        )
-    if not args.weights_path.startswith("/") or args.weights_path == "/":
-        problems.append(
-            Problem("weights_path", args.weights_path, "must be an absolute directory other than '/'")
-        )
-    for i, arn in enumerate(args.writer_principal_arns):
-        if isinstance(arn, str) and not _IAM_PRINCIPAL.match(arn):
-            problems.append(
-                Problem(
-                    f"writer_principal_arns[{i}]",
-                    arn,
-                    "must be an IAM role or user ARN (arn:aws:iam::<account>:role/<name>); no wildcards",
-                )
-            )
-    for name, value in (("posix_uid", args.posix_uid), ("posix_gid", args.posix_gid)):
-        if not 1 <= value <= 4294967294:
-            problems.append(Problem(name, value, "must be 1..4294967294 (not root)"))
-    return problems
 
 
 class EfsModelCache(pulumi.ComponentResource):
@@ -115,7 +60,7 @@ class EfsModelCache(pulumi.ComponentResource):
         fs = aws.efs.FileSystem(
             f"{name}-fs",
             encrypted=True,
-            kms_key_id=args.kms_key_id,
+            kms_key_id=args.kms_key,
             performance_mode="generalPurpose",
             throughput_mode=args.throughput_mode.value,
             lifecycle_policies=lifecycle,

@@ -12,18 +12,20 @@ invocations, X-Ray tracing and, optionally, an encrypted SNS topic.
 from __future__ import annotations
 
 import json
-import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
-from inference_infra.components.aws.names import is_region
+from inference_infra.components.aws.idle_watchdog_args import (
+    LOG_RETENTION_DAYS,
+    IdleGpuWatchdogArgs,
+    schedule_seconds,
+    validate_idle_watchdog,
+)
 from inference_infra.components.catalog import Cloud, PriceModel, hourly_price, instance_types
-from inference_infra.components.errors import Problem, raise_if_invalid
-from inference_infra.components.tagging import AUTO_SHUTDOWN
+from inference_infra.components.errors import raise_if_invalid
 from inference_infra.components.validation import check_types
 from inference_infra.lambdas import idle_gpu_watchdog as lambda_package
 from inference_infra.lambdas.idle_gpu_watchdog.settings import Settings, default_period_seconds
@@ -32,170 +34,15 @@ LAMBDA_DIR = Path(lambda_package.__file__).resolve().parent
 PACKAGE = LAMBDA_DIR.name  # the folder inside the archive, so the modules' relative imports work
 HANDLER = f"{PACKAGE}.handler.handler"
 RUNTIME = "python3.13"
-LOG_RETENTION_DAYS = frozenset(
-    {1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}
-)
-_RATE_RE = re.compile(r"^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$")
-_CRON_RE = re.compile(r"^cron\(\S+( \S+){5}\)$")
-_NAMESPACE_RE = re.compile(r"^[A-Za-z0-9.\-_/#:]{1,255}$")
-_SNS_ARN_RE = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$")
-_KMS_ARN_RE = re.compile(r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]+$")
-_UNIT_SECONDS = {"minute": 60, "hour": 3600, "day": 86400}
-_DEFAULTS = Settings()
 
-
-@dataclass(frozen=True, kw_only=True)
-class IdleGpuWatchdogArgs:
-    """What the watchdog stops, when, and how it reports. Defaults are the safe choice."""
-
-    tag_key: str = AUTO_SHUTDOWN  # the opt-in tag: only instances tagged tag_key=tag_value are touched
-    tag_value: str = "true"
-    idle_minutes: int = _DEFAULTS.idle_minutes
-    util_threshold_percent: float = _DEFAULTS.util_threshold_percent
-    grace_minutes: int = _DEFAULTS.grace_minutes
-    dry_run: bool = False
-    schedule_expression: str = "rate(5 minutes)"
-    metric_namespace: str = _DEFAULTS.metric_namespace
-    metric_name: str = _DEFAULTS.metric_name
-    neuron_metric_namespace: str = _DEFAULTS.neuron_metric_namespace
-    neuron_metric_name: str = _DEFAULTS.neuron_metric_name
-    metric_period_seconds: int | None = None  # None: 300 when it divides the idle window, else 60
-    exclude_tag_key: str = _DEFAULTS.exclude_tag_key
-    stop_reserved_capacity: bool = False  # reserved capacity is billed whether it runs or not
-    summary_metric_namespace: str = _DEFAULTS.summary_namespace
-    sns_topic_arn: pulumi.Input[str] | None = None  # an existing topic for the run summaries
-    create_sns_topic: bool = False  # or create an encrypted one
-    kms_key_arn: pulumi.Input[str] | None = None  # customer key for logs, queue, topic and env vars
-    log_retention_days: int = 30
-    timeout_seconds: int = 300
-    memory_size_mib: int = 256
-    price_region: str | None = None  # region of the saving estimate; default: the aws:region config
-
-
-def validate_idle_watchdog(args: IdleGpuWatchdogArgs) -> list[Problem]:
-    """Every problem with the arguments (pure; runs before any resource is registered)."""
-    problems: list[Problem] = []
-
-    def check(ok: bool, field_name: str, allowed: str) -> None:
-        if not ok:
-            problems.append(Problem(field_name, getattr(args, field_name), allowed))
-
-    check(_tag_key(args.tag_key), "tag_key", "must be a tag key of 1-128 characters not starting with 'aws:'")
-    check(_text(args.tag_value, 256), "tag_value", "must be a tag value of 1-256 characters")
-    check(
-        _tag_key(args.exclude_tag_key),
-        "exclude_tag_key",
-        "must be a tag key of 1-128 characters not starting with 'aws:'",
-    )
-    check(
-        _between(args.idle_minutes, 10, 1440), "idle_minutes", "must be a whole number of minutes, 10 to 1440"
-    )
-    check(
-        _number(args.util_threshold_percent) and 0 < args.util_threshold_percent <= 100,
-        "util_threshold_percent",
-        "must be a number above 0 and at most 100 (percent)",
-    )
-    check(
-        _between(args.grace_minutes, 0, 10080),
-        "grace_minutes",
-        "must be a whole number of minutes, 0 to 10080",
-    )
-    problems.extend(_period_problems(args))
-    check(
-        _schedule_seconds(args.schedule_expression) is not None,
-        "schedule_expression",
-        "must be 'rate(1 minute)', 'rate(N minutes|hours|days)' or 'cron(<6 fields>)'",
-    )
-    for field_name in ("metric_namespace", "neuron_metric_namespace", "summary_metric_namespace"):
-        check(
-            isinstance(getattr(args, field_name), str)
-            and bool(_NAMESPACE_RE.match(getattr(args, field_name))),
-            field_name,
-            "must be a CloudWatch namespace (1-255 letters, digits and . - _ / # :)",
-        )
-    check(
-        not str(args.summary_metric_namespace).startswith("AWS/"),
-        "summary_metric_namespace",
-        "must not start with 'AWS/' (reserved for AWS services)",
-    )
-    check(_text(args.metric_name, 255), "metric_name", "must be a metric name")
-    check(_text(args.neuron_metric_name, 255), "neuron_metric_name", "must be a metric name")
-    check(
-        not (args.create_sns_topic and args.sns_topic_arn is not None),
-        "sns_topic_arn",
-        "cannot be set together with create_sns_topic=True (choose one topic)",
-    )
-    check(_arn_or_output(args.sns_topic_arn, _SNS_ARN_RE), "sns_topic_arn", "must be an SNS topic ARN")
-    check(
-        _arn_or_output(args.kms_key_arn, _KMS_ARN_RE),
-        "kms_key_arn",
-        "must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>), not an alias",
-    )
-    check(
-        args.log_retention_days in LOG_RETENTION_DAYS,
-        "log_retention_days",
-        f"must be one of CloudWatch Logs' values: {', '.join(map(str, sorted(LOG_RETENTION_DAYS)))}",
-    )
-    check(_between(args.timeout_seconds, 30, 900), "timeout_seconds", "must be a whole number from 30 to 900")
-    check(
-        _between(args.memory_size_mib, 128, 10240), "memory_size_mib", "must be a whole number, 128 to 10240"
-    )
-    check(
-        args.price_region is None or is_region(str(args.price_region)),
-        "price_region",
-        "must be an AWS region such as 'us-east-1'",
-    )
-    return problems
-
-
-def _text(value: Any, limit: int) -> bool:
-    return isinstance(value, str) and bool(value.strip()) and len(value) <= limit
-
-
-def _tag_key(value: Any) -> bool:
-    return _text(value, 128) and not value.lower().startswith("aws:")
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _between(value: Any, low: int, high: int) -> bool:
-    return _whole(value) and low <= value <= high
-
-
-def _arn_or_output(value: Any, pattern: re.Pattern[str]) -> bool:
-    """A plain string must match; an Output is checked by AWS at deploy time."""
-    return not isinstance(value, str) or bool(pattern.match(value))
-
-
-def _whole(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _period_problems(args: IdleGpuWatchdogArgs) -> list[Problem]:
-    period = args.metric_period_seconds
-    if period is None or not _whole(args.idle_minutes):
-        return []
-    if not _whole(period) or period < 60 or period % 60:
-        return [Problem("metric_period_seconds", period, "must be a multiple of 60 seconds")]
-    if (args.idle_minutes * 60) % period:
-        return [
-            Problem("metric_period_seconds", period, f"must divide the idle window ({args.idle_minutes} min)")
-        ]
-    return []
-
-
-def _schedule_seconds(expression: str) -> int | None:
-    """Seconds between runs for rate(); 300 assumed for cron(); None when the expression is invalid."""
-    if not isinstance(expression, str):
-        return None
-    if match := _RATE_RE.match(expression):
-        count, unit = int(match.group(1)), match.group(2)
-        if count < 1 or (count == 1) != (not unit.endswith("s")):
-            return None  # AWS wants "1 minute" and "5 minutes"
-        return count * _UNIT_SECONDS[unit.rstrip("s")]
-    return 300 if _CRON_RE.match(expression) else None
+__all__ = [
+    "LOG_RETENTION_DAYS",
+    "IdleGpuWatchdog",
+    "IdleGpuWatchdogArgs",
+    "lambda_archive",
+    "price_table",
+    "validate_idle_watchdog",
+]
 
 
 def lambda_settings(args: IdleGpuWatchdogArgs) -> Settings:
@@ -251,15 +98,15 @@ class IdleGpuWatchdog(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         settings = lambda_settings(args)
         opt_in = f"{args.tag_key}={args.tag_value}"
-        every_seconds = _schedule_seconds(args.schedule_expression) or 300
+        every_seconds = schedule_seconds(args.schedule_expression) or 300
         # A run older than one interval is stale: the next scheduled run does its work.
         event_age_seconds = min(max(every_seconds, 60), 21600)
 
         self.dead_letter_queue = aws.sqs.Queue(
             f"{name}-dlq",
             message_retention_seconds=14 * 24 * 3600,
-            sqs_managed_sse_enabled=None if args.kms_key_arn is not None else True,
-            kms_master_key_id=args.kms_key_arn,
+            sqs_managed_sse_enabled=None if args.kms_key is not None else True,
+            kms_master_key_id=args.kms_key,
             tags={"Name": f"{name}-dlq", "Role": "idle-gpu-watchdog"},
             opts=child,
         )
@@ -268,7 +115,7 @@ class IdleGpuWatchdog(pulumi.ComponentResource):
         if args.create_sns_topic:
             self.topic = aws.sns.Topic(
                 f"{name}-topic",
-                kms_master_key_id=args.kms_key_arn or "alias/aws/sns",
+                kms_master_key_id=args.kms_key or "alias/aws/sns",
                 tags={"Name": f"{name}-topic", "Role": "idle-gpu-watchdog"},
                 opts=child,
             )
@@ -277,7 +124,7 @@ class IdleGpuWatchdog(pulumi.ComponentResource):
             f"{name}-logs",
             name_prefix=f"/aws/lambda/{name}-",
             retention_in_days=args.log_retention_days,
-            kms_key_id=args.kms_key_arn,
+            kms_key_id=args.kms_key,
             tags={"Role": "idle-gpu-watchdog"},
             opts=child,
         )
@@ -314,14 +161,14 @@ class IdleGpuWatchdog(pulumi.ComponentResource):
             runtime=RUNTIME,
             architectures=["arm64"],
             handler=HANDLER,
-            code=lambda_archive(price_table(args.price_region or pulumi.Config("aws").get("region"))),
+            code=lambda_archive(price_table(args.region or pulumi.Config("aws").get("region"))),
             timeout=args.timeout_seconds,
             memory_size=args.memory_size_mib,
             reserved_concurrent_executions=1,
             tracing_config={"mode": "Active"},
             logging_config={"log_format": "Text", "log_group": self.log_group.name},
             environment={"variables": variables},
-            kms_key_arn=args.kms_key_arn,
+            kms_key_arn=args.kms_key,
             tags={"Role": "idle-gpu-watchdog"},
             opts=pulumi.ResourceOptions(parent=self, depends_on=[self.role_policy, self.log_group]),
         )
@@ -345,7 +192,7 @@ class IdleGpuWatchdog(pulumi.ComponentResource):
         self.scheduler_policy = aws.iam.RolePolicy(
             f"{name}-scheduler-policy",
             role=self.scheduler_role.id,
-            policy=scheduler_policy(self.function.arn, self.dead_letter_queue.arn, args.kms_key_arn),
+            policy=scheduler_policy(self.function.arn, self.dead_letter_queue.arn, args.kms_key),
             opts=child,
         )
         self.schedule = aws.scheduler.Schedule(
@@ -354,7 +201,7 @@ class IdleGpuWatchdog(pulumi.ComponentResource):
             schedule_expression=args.schedule_expression,
             flexible_time_window={"mode": "OFF"},
             state="ENABLED",
-            kms_key_arn=args.kms_key_arn,
+            kms_key_arn=args.kms_key,
             target={
                 "arn": self.function.arn,
                 "role_arn": self.scheduler_role.arn,
@@ -462,13 +309,13 @@ def execution_policy(
         statements.append(
             {"Sid": "Notify", "Effect": "Allow", "Action": "sns:Publish", "Resource": topic_arn}
         )
-    if args.kms_key_arn is not None:
+    if args.kms_key is not None:
         statements.append(
             {
                 "Sid": "UseKey",  # publish to an encrypted topic, send to an encrypted queue
                 "Effect": "Allow",
                 "Action": ["kms:GenerateDataKey", "kms:Decrypt"],
-                "Resource": args.kms_key_arn,
+                "Resource": args.kms_key,
             }
         )
     return pulumi.Output.json_dumps({"Version": "2012-10-17", "Statement": statements})

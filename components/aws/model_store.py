@@ -10,57 +10,22 @@ tables keeps weight downloads off the NAT gateway (free instead of per-GB).
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
-from dataclasses import dataclass
-
 import pulumi
 import pulumi_aws as aws
 
 from inference_infra.components.aws.buckets import private_bucket
 from inference_infra.components.aws.fleet_args import ModelSource
+from inference_infra.components.aws.model_store_args import (
+    GatewayEndpointArgs,
+    ModelStoreArgs,
+    validate_model_store,
+)
 from inference_infra.components.aws.network import s3_gateway_endpoint
 from inference_infra.components.aws.private_endpoints import S3Gateway
-from inference_infra.components.errors import Problem, raise_if_invalid
+from inference_infra.components.errors import raise_if_invalid
 from inference_infra.components.validation import check_types
 
-_BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
-
-
-@dataclass(frozen=True, kw_only=True)
-class GatewayEndpointArgs:
-    vpc_id: pulumi.Input[str]
-    route_table_ids: Sequence[pulumi.Input[str]]
-
-
-@dataclass(frozen=True, kw_only=True)
-class ModelStoreArgs:
-    bucket_name: str | None = None  # None: a unique name derived from the component name
-    noncurrent_version_days: int = 30
-    gateway_endpoint: GatewayEndpointArgs | None = None
-    force_destroy: bool = False  # True lets `pulumi destroy` delete a bucket that still holds weights
-    access_logs: bool = True  # server access logs (who wrote or read which weight file) to a log bucket
-    access_log_days: int = 365
-
-
-def validate_model_store(args: ModelStoreArgs) -> list[Problem]:
-    problems: list[Problem] = []
-    name = args.bucket_name
-    if name is not None and (not _BUCKET_RE.match(name) or ".." in name or name.startswith("xn--")):
-        problems.append(
-            Problem(
-                "bucket_name", name, "must be 3-63 lower-case letters, digits, '.' or '-' (S3 naming rules)"
-            )
-        )
-    if not 1 <= args.noncurrent_version_days <= 3650:
-        problems.append(Problem("noncurrent_version_days", args.noncurrent_version_days, "must be 1..3650"))
-    if not 1 <= args.access_log_days <= 3650:
-        problems.append(Problem("access_log_days", args.access_log_days, "must be 1..3650"))
-    if args.gateway_endpoint is not None and not args.gateway_endpoint.route_table_ids:
-        problems.append(
-            Problem("gateway_endpoint.route_table_ids", [], "must list the subnets' route tables")
-        )
-    return problems
+__all__ = ["GatewayEndpointArgs", "ModelStore", "ModelStoreArgs", "validate_model_store"]
 
 
 class ModelStore(pulumi.ComponentResource):

@@ -12,31 +12,30 @@ container-image downloads.
 from __future__ import annotations
 
 import ipaddress
-import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import pulumi
 import pulumi_aws as aws
 
-from inference_infra.components.errors import Problem, raise_if_invalid
+from inference_infra.components.aws.network_args import (
+    ZONE_RE,
+    PrivateNetworkArgs,
+    SubnetRef,
+    validate_private_network,
+    validate_zone,
+)
+from inference_infra.components.errors import raise_if_invalid
 from inference_infra.components.validation import check_types
 
-ZONE_RE = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+[a-z]$")
-
-
-@dataclass(frozen=True, kw_only=True)
-class SubnetRef:
-    """A subnet and its availability zone (stated, so zones can be validated before deploy)."""
-
-    id: pulumi.Input[str]
-    availability_zone: str
-
-
-def validate_zone(name: str, zone: str) -> list[Problem]:
-    if not isinstance(zone, str) or not ZONE_RE.match(zone):
-        return [Problem(name, zone, "is not an availability zone name (like 'us-east-1a')")]
-    return []
+__all__ = [
+    "ZONE_RE",
+    "PrivateNetwork",
+    "PrivateNetworkArgs",
+    "SubnetRef",
+    "s3_gateway_endpoint",
+    "validate_private_network",
+    "validate_zone",
+]
 
 
 def s3_gateway_endpoint(
@@ -57,37 +56,6 @@ def s3_gateway_endpoint(
         tags={"Name": name},
         opts=pulumi.ResourceOptions(parent=parent),
     )
-
-
-@dataclass(frozen=True, kw_only=True)
-class PrivateNetworkArgs:
-    availability_zones: Sequence[str]
-    cidr_block: str = "10.64.0.0/16"
-    nat_gateway: bool = True  # egress for packages and images; False leaves the subnets isolated
-    s3_gateway_endpoint: bool = True
-
-
-def validate_private_network(args: PrivateNetworkArgs) -> list[Problem]:
-    problems: list[Problem] = []
-    zones = list(args.availability_zones)
-    if not 1 <= len(zones) <= 6:
-        problems.append(
-            Problem("availability_zones", zones, "must name 1 to 6 zones (2 or more for resilience)")
-        )
-    for i, zone in enumerate(zones):
-        problems += validate_zone(f"availability_zones[{i}]", zone)
-    if len(set(zones)) != len(zones):
-        problems.append(Problem("availability_zones", zones, "must not repeat a zone"))
-    if len({z[:-1] for z in zones if isinstance(z, str)}) > 1:
-        problems.append(Problem("availability_zones", zones, "must all be in one region"))
-    try:
-        network = ipaddress.ip_network(args.cidr_block)
-    except ValueError:
-        problems.append(Problem("cidr_block", args.cidr_block, "is not an IPv4 network like '10.64.0.0/16'"))
-    else:
-        if network.version != 4 or not network.is_private or not 16 <= network.prefixlen <= 24:
-            problems.append(Problem("cidr_block", args.cidr_block, "must be a private IPv4 /16 to /24"))
-    return problems
 
 
 def _subnet_blocks(cidr_block: str, count: int) -> list[str]:

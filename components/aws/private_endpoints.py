@@ -9,105 +9,35 @@ interface per zone, and one security group that admits 443 only from the
 fleets that attach to it (each fleet adds its own rule).
 
 What a node calls, read from `bootstrap.py` and the scripts in `node/`, is the
-table `NODE_SERVICES` below.
+table `NODE_SERVICES` (private_endpoints_args.py).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
-from dataclasses import dataclass
-
 import pulumi
 import pulumi_aws as aws
 
-from inference_infra.components.aws.network import SubnetRef, s3_gateway_endpoint, validate_zone
-from inference_infra.components.errors import Problem, raise_if_invalid
+from inference_infra.components.aws.network import s3_gateway_endpoint
+from inference_infra.components.aws.private_endpoints_args import (
+    NODE_SERVICES,
+    EndpointsOnlyEgress,
+    PrivateEndpointsArgs,
+    S3Gateway,
+    validate_private_endpoints,
+)
+from inference_infra.components.errors import raise_if_invalid
 from inference_infra.components.validation import check_types
 
+__all__ = [
+    "NODE_SERVICES",
+    "EndpointsOnlyEgress",
+    "PrivateEndpoints",
+    "PrivateEndpointsArgs",
+    "S3Gateway",
+    "validate_private_endpoints",
+]
+
 HTTPS_PORT = 443
-
-# Service names as in com.amazonaws.<region>.<name>, from the AWS PrivateLink guide's list of "AWS services
-# that integrate with AWS PrivateLink" and the Systems Manager guide's "Improve the security of EC2
-# instances by using VPC endpoints for Systems Manager" (both read 2026-11-24).
-NODE_SERVICES: dict[str, str] = {
-    "ssm": "SSM agent: registration, inventory, the fleet's own parameters",
-    "ssmmessages": "Session Manager channels (the only way onto a node; no SSH)",
-    "ec2messages": "Run Command messages to the SSM agent",
-    "monitoring": "CloudWatch agent PutMetricData (the idle watchdog's signal) and the prefetch's "
-    "ModelVerificationFailed metric",
-    "logs": "CloudWatch Logs (Session Manager session logs, the agent's own log when configured)",
-    "ec2": "CloudWatch agent ec2:DescribeTags (append_dimensions)",
-    "ecr.api": "ECR authorization tokens for the image mirrors (amazon-ecr-credential-helper)",
-    "ecr.dkr": "image pulls from the ECR mirrors (layers come from S3 through the gateway endpoint)",
-    "sts": "regional STS for SDKs and credential helpers that use it",
-}
-_SERVICE_RE = re.compile(r"^[a-z0-9]+([.-][a-z0-9]+)*$")
-
-
-@dataclass(frozen=True, kw_only=True)
-class S3Gateway:
-    """An existing S3 gateway endpoint (e.g. `ModelStore.gateway()`) and its managed prefix list."""
-
-    endpoint_id: pulumi.Input[str]
-    prefix_list_id: pulumi.Input[str]
-
-
-@dataclass(frozen=True, kw_only=True)
-class EndpointsOnlyEgress:
-    """What a fleet needs to send HTTPS only to the VPC endpoints (`PrivateEndpoints.egress()` builds it)."""
-
-    endpoint_security_group_id: pulumi.Input[str]
-    s3_prefix_list_id: pulumi.Input[str]
-
-
-@dataclass(frozen=True, kw_only=True)
-class PrivateEndpointsArgs:
-    vpc_id: pulumi.Input[str]
-    subnets: Sequence[SubnetRef]  # one per zone: each zone's endpoint network interfaces live there
-    # S3: reuse a gateway endpoint (the ModelStore's) or give the route tables to make one here.
-    s3_gateway: S3Gateway | None = None
-    route_table_ids: Sequence[pulumi.Input[str]] = ()
-    extra_services: Sequence[str] = ()  # more interface endpoints (e.g. "secretsmanager", "kms")
-
-
-def validate_private_endpoints(args: PrivateEndpointsArgs) -> list[Problem]:
-    problems: list[Problem] = []
-    if not args.subnets:
-        problems.append(Problem("subnets", [], "must list one subnet per zone the fleets run in"))
-    zones = [s.availability_zone for s in args.subnets]
-    for i, zone in enumerate(zones):
-        problems += validate_zone(f"subnets[{i}].availability_zone", zone)
-    if len(set(zones)) != len(zones):
-        problems.append(
-            Problem(
-                "subnets", zones, "must name each zone once (an interface endpoint takes one subnet per zone)"
-            )
-        )
-    if (args.s3_gateway is None) == (not args.route_table_ids):
-        problems.append(
-            Problem(
-                "s3_gateway",
-                None if args.s3_gateway is None else "given",
-                "give either s3_gateway (reuse an S3 gateway endpoint, e.g. ModelStore.gateway()) or "
-                "route_table_ids (make one here), not both",
-            )
-        )
-    extra = list(args.extra_services)
-    for i, service in enumerate(extra):
-        if not isinstance(service, str) or not _SERVICE_RE.match(service):
-            problems.append(
-                Problem(f"extra_services[{i}]", service, "must be a service name such as 'kms' or 'ecr.api'")
-            )
-        elif service in NODE_SERVICES or service == "s3" or extra.count(service) > 1:
-            problems.append(
-                Problem(
-                    f"extra_services[{i}]",
-                    service,
-                    "is already made (the node services and the S3 gateway) or repeated",
-                )
-            )
-    return problems
 
 
 class PrivateEndpoints(pulumi.ComponentResource):

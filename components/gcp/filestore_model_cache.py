@@ -10,119 +10,24 @@ ranges (a publisher host; see `writer_ranges`), which must not overlap them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
-from ipaddress import ip_network
-
 import pulumi
 import pulumi_gcp as gcp
 
-from inference_infra.components.errors import Problem, raise_if_invalid
-from inference_infra.components.gcp.filestore_tiers import FilestoreTier, capacity_problems, tier_limits
-from inference_infra.components.gcp.names import is_region, is_zone, label_problems, name_problems
+from inference_infra.components.errors import raise_if_invalid
+from inference_infra.components.gcp.filestore_model_cache_args import (
+    ConnectMode,
+    FilestoreModelCacheArgs,
+    validate_filestore_cache,
+)
 from inference_infra.components.validation import check_types
 
-_SHARE_NAME_MAX = 16
-
-
-class ConnectMode(StrEnum):
-    DIRECT_PEERING = "DIRECT_PEERING"
-    PRIVATE_SERVICE_ACCESS = "PRIVATE_SERVICE_ACCESS"
-
-
-@dataclass(frozen=True, kw_only=True)
-class FilestoreModelCacheArgs:
-    network: pulumi.Input[str]  # VPC network name (or projects/<p>/global/networks/<n> for Shared VPC)
-    location: str  # a zone for BASIC_* and ZONAL, a region for REGIONAL and ENTERPRISE
-    client_ranges: Sequence[str]  # CIDRs that may mount the share read-only (the fleet's subnets)
-    writer_ranges: Sequence[str] = ()  # CIDRs (e.g. a publisher's /32) that may write; none by default
-    tier: FilestoreTier = FilestoreTier.ZONAL
-    capacity_gib: int = 1024
-    share_name: str = "models"
-    connect_mode: ConnectMode = ConnectMode.DIRECT_PEERING
-    reserved_ip_range: str | None = None  # CIDR (/29 or larger) or an allocated range name
-    kms_key_name: pulumi.Input[str] | None = None  # CMEK; Google-managed encryption when unset
-    deletion_protection: bool = False
-    labels: Mapping[str, str] = field(default_factory=dict)
-    project: str | None = None
-
-
-def validate_filestore_cache(name: str, args: FilestoreModelCacheArgs) -> list[Problem]:
-    problems = name_problems("name", name)
-    problems += capacity_problems(args.tier, args.capacity_gib)
-    limits = tier_limits(args.tier)
-    if limits.regional and not is_region(args.location):
-        problems.append(
-            Problem(
-                "location", args.location, f"must be a region such as 'us-central1' for the {args.tier} tier"
-            )
-        )
-    if not limits.regional and not is_zone(args.location):
-        problems.append(
-            Problem(
-                "location", args.location, f"must be a zone such as 'us-central1-a' for the {args.tier} tier"
-            )
-        )
-    if not args.share_name[:1].isalpha() or not args.share_name.replace("_", "").isalnum():
-        problems.append(
-            Problem(
-                "share_name", args.share_name, "must start with a letter and use only letters, digits and '_'"
-            )
-        )
-    elif len(args.share_name) > _SHARE_NAME_MAX:
-        problems.append(
-            Problem("share_name", args.share_name, f"must be at most {_SHARE_NAME_MAX} characters")
-        )
-    if not args.client_ranges:
-        problems.append(
-            Problem("client_ranges", [], "must name the CIDRs that may mount the share (the fleet's subnets)")
-        )
-    for i, cidr in enumerate(args.client_ranges):
-        try:
-            network = ip_network(cidr, strict=True)
-        except ValueError:
-            problems.append(
-                Problem(f"client_ranges[{i}]", cidr, "must be a CIDR block such as '10.40.0.0/20'")
-            )
-            continue
-        if not network.is_private:
-            problems.append(
-                Problem(f"client_ranges[{i}]", cidr, "must be a private range; the share is for the VPC only")
-            )
-    readers = [_network(c) for c in args.client_ranges]
-    for i, cidr in enumerate(args.writer_ranges):
-        writer = _network(cidr)
-        if writer is None:
-            problems.append(
-                Problem(f"writer_ranges[{i}]", cidr, "must be a CIDR block such as '10.40.15.10/32'")
-            )
-        elif not writer.is_private:
-            problems.append(Problem(f"writer_ranges[{i}]", cidr, "must be a private range"))
-        elif any(r is not None and r.overlaps(writer) for r in readers):
-            problems.append(
-                Problem(
-                    f"writer_ranges[{i}]",
-                    cidr,
-                    "must not overlap client_ranges (a serving host must never get the read-write export); "
-                    "give the writer its own subnet or address outside the serving ranges",
-                )
-            )
-    if args.deletion_protection and args.tier in (FilestoreTier.BASIC_HDD, FilestoreTier.BASIC_SSD):
-        problems.append(
-            Problem(
-                "deletion_protection", True, f"is not offered on the {args.tier} tier (ZONAL and up only)"
-            )
-        )
-    problems += label_problems("labels", args.labels)
-    return problems
-
-
-def _network(cidr: str):
-    try:
-        return ip_network(cidr, strict=True)
-    except ValueError:
-        return None
+__all__ = [
+    "ConnectMode",
+    "FilestoreModelCache",
+    "FilestoreModelCacheArgs",
+    "export_options",
+    "validate_filestore_cache",
+]
 
 
 def export_options(
@@ -178,7 +83,7 @@ class FilestoreModelCache(pulumi.ComponentResource):
                     reserved_ip_range=args.reserved_ip_range,
                 )
             ],
-            kms_key_name=args.kms_key_name,
+            kms_key_name=args.kms_key,
             deletion_protection_enabled=args.deletion_protection or None,
             labels={"component": "model-cache", "model-cache": name, **args.labels},
             project=args.project,

@@ -21,100 +21,36 @@ internet) even where the default route was removed.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
 from ipaddress import ip_network
 
 import pulumi
 import pulumi_gcp as gcp
 
-from inference_infra.components.errors import Problem, raise_if_invalid
-from inference_infra.components.gcp.names import is_region, name_problems
+from inference_infra.components.errors import raise_if_invalid
+from inference_infra.components.gcp.network_args import (
+    EGRESS_MODES,
+    GOOGLE_API_RANGES,
+    PrivateNetworkArgs,
+    validate_private_network,
+)
 from inference_infra.components.validation import check_types
+
+__all__ = [
+    "ALLOW_EGRESS_PRIORITY",
+    "DENY_EGRESS_PRIORITY",
+    "EGRESS_MODES",
+    "GOOGLE_API_RANGES",
+    "IAP_RANGE",
+    "PrivateNetwork",
+    "PrivateNetworkArgs",
+    "google_api_addresses",
+    "validate_private_network",
+]
 
 IAP_RANGE = "35.235.240.0/20"  # https://cloud.google.com/iap/docs/using-tcp-forwarding
 
-EGRESS_MODES = ("internet", "endpoints-only")
-# The Google API virtual IPs (IPv4) reached through Private Google Access, from "Configure Private Google
-# Access", Domain options (cloud.google.com/vpc/docs/configure-private-google-access#domain-options) and
-# "Private Google Access with VPC Service Controls" (restricted range), read 2026-11-24.
-GOOGLE_API_RANGES = {
-    "private.googleapis.com": "199.36.153.8/30",  # most Google APIs, VPC-SC supported or not
-    "restricted.googleapis.com": "199.36.153.4/30",  # only APIs VPC Service Controls supports
-}
 DENY_EGRESS_PRIORITY = 65534  # below every rule but the implied allow-egress (65535), which it overrides
 ALLOW_EGRESS_PRIORITY = 1000
-
-
-@dataclass(frozen=True, kw_only=True)
-class PrivateNetworkArgs:
-    region: str
-    cidr: str = "10.40.0.0/20"
-    nat: bool = True  # outbound internet through Cloud NAT (no external IPs on nodes)
-    iap_ssh: bool = True  # allow SSH from IAP's range (OS Login decides who gets in)
-    project: str | None = None
-    # "endpoints-only": nodes reach Google's APIs (Private Google Access) and the subnet, nothing else.
-    egress: str = "internet"
-    google_api_domain: str = "private.googleapis.com"  # or restricted.googleapis.com (VPC-SC)
-    internal_egress_ranges: Sequence[str] = ()  # more private ranges nodes may reach (Filestore, VPN peers)
-
-
-def validate_private_network(name: str, args: PrivateNetworkArgs) -> list[Problem]:
-    problems = name_problems("name", name)
-    if not is_region(args.region):
-        problems.append(Problem("region", args.region, "must be a region such as 'us-central1'"))
-    try:
-        block = ip_network(args.cidr, strict=True)
-    except ValueError:
-        problems.append(Problem("cidr", args.cidr, "must be a CIDR block such as '10.40.0.0/20'"))
-    else:
-        if not block.is_private or block.version != 4:
-            problems.append(Problem("cidr", args.cidr, "must be a private IPv4 range (RFC 1918)"))
-        elif not 8 <= block.prefixlen <= 29:
-            problems.append(Problem("cidr", args.cidr, "must be between /8 and /29"))
-    return problems + _egress_problems(args)
-
-
-def _egress_problems(args: PrivateNetworkArgs) -> list[Problem]:
-    problems: list[Problem] = []
-    if args.egress not in EGRESS_MODES:
-        problems.append(Problem("egress", args.egress, f"must be one of {', '.join(EGRESS_MODES)}"))
-    if args.google_api_domain not in GOOGLE_API_RANGES:
-        problems.append(
-            Problem(
-                "google_api_domain", args.google_api_domain, f"must be one of {', '.join(GOOGLE_API_RANGES)}"
-            )
-        )
-    for i, cidr in enumerate(args.internal_egress_ranges):
-        try:
-            block = ip_network(cidr, strict=True)
-        except ValueError:
-            problems.append(
-                Problem(f"internal_egress_ranges[{i}]", cidr, "must be a CIDR block such as '10.8.0.0/29'")
-            )
-            continue
-        if block.version != 4 or not block.is_private:
-            problems.append(
-                Problem(f"internal_egress_ranges[{i}]", cidr, "must be a private IPv4 range (RFC 1918)")
-            )
-    if args.internal_egress_ranges and args.egress != "endpoints-only":
-        problems.append(
-            Problem(
-                "internal_egress_ranges",
-                list(args.internal_egress_ranges),
-                "only apply with egress 'endpoints-only' (otherwise every range is reachable)",
-            )
-        )
-    if args.egress == "endpoints-only" and args.nat:
-        problems.append(
-            Problem(
-                "nat",
-                True,
-                "is a way out that egress 'endpoints-only' closes (its firewall denies the traffic Cloud NAT "
-                "would carry); set nat=False",
-            )
-        )
-    return problems
 
 
 class PrivateNetwork(pulumi.ComponentResource):

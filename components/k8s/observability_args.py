@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 
+from inference_infra.components.arguments import arg
 from inference_infra.components.errors import Problem
 from inference_infra.components.k8s.charts import DCGM_EXPORTER, KUBE_PROMETHEUS_STACK, NEURON_MONITOR
 from inference_infra.components.k8s.images import PINNED_REFERENCE
@@ -39,11 +40,13 @@ _MAX_NAME = 20  # "<name>-kps" stays within kube-prometheus-stack's 26-character
 class AlertReceiver:
     """Where alerts go. `secret` is the Slack webhook URL, PagerDuty routing key or webhook URL."""
 
-    name: str
-    kind: ReceiverKind
-    secret: pulumi.Input[str]
-    channel: str | None = None  # Slack only
-    severities: Sequence[str] = ("critical", "warning")
+    name: str = arg(doc="The receiver's name in Alertmanager.")
+    kind: ReceiverKind = arg(doc="slack, pagerduty or webhook.")
+    secret: pulumi.Input[str] = arg(
+        doc="The Slack webhook URL, PagerDuty routing key or webhook URL (keep it a Pulumi secret)."
+    )
+    channel: str | None = arg(None, "Slack only: the channel ('#name').")
+    severities: Sequence[str] = arg(("critical", "warning"), "The alert severities sent here.")
 
     def receiver(self) -> Receiver:
         return Receiver(
@@ -60,43 +63,80 @@ def _default_gpu_node_labels() -> tuple[str, ...]:
 
 @dataclass(frozen=True, kw_only=True)
 class GpuObservabilityArgs:
-    namespace: str = (
-        "monitoring"  # Prometheus, Alertmanager, Grafana, the operator: Pod Security `restricted`
+    """GpuObservability on an existing Kubernetes cluster."""
+
+    namespace: str = arg(
+        "monitoring",
+        "Namespace of Prometheus, Alertmanager, Grafana and the operator (Pod Security 'restricted').",
     )
-    # dcgm-exporter, node-exporter and neuron-monitor need host access: Pod Security `privileged`, apart.
-    # None: "<namespace>-exporters".
-    exporters_namespace: str | None = None
-    create_namespace: bool = True  # both namespaces, labelled with their Pod Security level
-    kubeconfig: pulumi.Input[str] | None = None  # None: the provider from opts, or the ambient kubeconfig
-    kube_context: str | None = None
-    retention_days: int = 15
-    storage_size_gib: int = 50
-    retention_size_gib: int | None = None  # None: 85% of storage_size_gib, so the volume never fills
-    storage_class: str | None = None  # None: the cluster's default StorageClass
-    thresholds: Thresholds = field(default_factory=Thresholds)
-    runbook_url: str = DEFAULT_RUNBOOK_URL
-    alert_receivers: Sequence[AlertReceiver] = ()
-    gpu_node_labels: Sequence[str] = field(default_factory=_default_gpu_node_labels)
-    neuron_monitor: bool = False
-    kube_prometheus_stack_version: str = KUBE_PROMETHEUS_STACK.version
-    dcgm_exporter_version: str = DCGM_EXPORTER.version
-    # Required with neuron_monitor, pinned by digest: no public digest of AWS's image is recorded
-    # (components/k8s/images.py), and nothing runs in the cluster by tag.
-    neuron_monitor_image: str | None = None
-    grafana_admin_user: str = "admin"
-    aws_price_region: str | None = None  # prices for the cost rules; None: the catalog's reference region
-    gcp_price_region: str | None = None
-    # Serving SLOs, per-fleet missing-target alerts and per-pool cost (components/monitoring).
-    serving: ServingSettings = field(default_factory=ServingSettings)
-    fleets: Sequence[FleetTargets] = ()
-    pool_costs: Sequence[PoolCost] = ()
-    # The stack's own VM fleets, discovered by the stack's tags/labels (monitoring/scrape.py renders the
-    # jobs, the same renderer as `monitoring scrape-config`). None: the cluster's ServiceMonitors only.
-    fleet_discovery: ScrapeSettings | None = None
-    # Prometheus's ServiceAccount annotations: the discovery identity, e.g. IRSA
-    # {"eks.amazonaws.com/role-arn": ...} or Workload Identity {"iam.gke.io/gcp-service-account": ...},
-    # a role that may only list instances (see monitoring/scrape.py discovery_policy()).
-    prometheus_service_account_annotations: Mapping[str, pulumi.Input[str]] = field(default_factory=dict)
+    exporters_namespace: str | None = arg(
+        None,
+        "Namespace of dcgm-exporter, node exporter and neuron-monitor, which need host access (Pod Security "
+        "'privileged'); default: '<namespace>-exporters'.",
+    )
+    create_namespace: bool = arg(True, "Create both namespaces, labelled with their Pod Security level.")
+    kubeconfig: pulumi.Input[str] | None = arg(
+        None, "A kubeconfig (keep it secret); default: the provider in opts, or the ambient kubeconfig."
+    )
+    kube_context: str | None = arg(None, "kubeconfig context to deploy to (default: the current context).")
+    retention_days: int = arg(15, "Prometheus retention in days.", ge=1, le=3650)
+    storage_size_gib: int = arg(50, "Prometheus volume size in GiB.", ge=5, le=65536)
+    retention_size_gib: int | None = arg(
+        None, "Prometheus retention by size in GiB, below the volume's; default: 85% of storageSizeGib.", ge=1
+    )
+    storage_class: str | None = arg(
+        None, "StorageClass of the Prometheus volume; default: the cluster's default StorageClass."
+    )
+    thresholds: Thresholds = arg(
+        factory=Thresholds, doc="Alert thresholds; each unset key keeps its default."
+    )
+    runbook_url: str = arg(DEFAULT_RUNBOOK_URL, "Runbook the alerts link to (anchors appended).")
+    alert_receivers: Sequence[AlertReceiver] = arg((), "Where alerts go (Alertmanager receivers).")
+    gpu_node_labels: Sequence[str] = arg(
+        factory=_default_gpu_node_labels,
+        doc="Node labels that mark NVIDIA GPU nodes (nodes of a catalog GPU instance type match too).",
+    )
+    neuron_monitor: bool = arg(
+        False, "Run neuron-monitor on Inferentia/Trainium nodes (needs neuronMonitorImage)."
+    )
+    kube_prometheus_stack_version: str = arg(
+        KUBE_PROMETHEUS_STACK.version, "The kube-prometheus-stack chart's exact version."
+    )
+    dcgm_exporter_version: str = arg(DCGM_EXPORTER.version, "The dcgm-exporter chart's exact version.")
+    # No public digest of AWS's image is recorded (components/k8s/images.py), and nothing runs in the
+    # cluster by tag.
+    neuron_monitor_image: str | None = arg(
+        None,
+        "The neuron-monitor image pinned by digest (registry/repository[:tag]@sha256:<64 hex>); required "
+        "with neuronMonitor: no public digest of AWS's image is recorded.",
+    )
+    grafana_admin_user: str = arg("admin", "Grafana's admin user (its password is generated).")
+    aws_price_region: str | None = arg(
+        None, "Region of the AWS prices in the cost rules; default: the catalog's reference region."
+    )
+    gcp_price_region: str | None = arg(
+        None, "Region of the GCP prices in the cost rules; default: the catalog's reference region."
+    )
+    # What the rules know of the fleets: serving SLOs, per-fleet missing-target alerts, per-pool cost
+    # (components/monitoring); a stack derives them from its fleets.
+    serving: ServingSettings = arg(
+        factory=ServingSettings, doc="Serving SLOs per pool (latency class).", stack=False
+    )
+    fleets: Sequence[FleetTargets] = arg((), "Fleets whose targets must be up (absent alerts).", stack=False)
+    pool_costs: Sequence[PoolCost] = arg((), "Each pool's hourly price for the cost rules.", stack=False)
+    fleet_discovery: ScrapeSettings | None = arg(
+        None,
+        "The stack's own VM fleets, discovered by their tags/labels (monitoring/scrape.py renders the jobs, "
+        "as `monitoring scrape-config` does); default: the cluster's ServiceMonitors only.",
+        stack=False,
+    )
+    prometheus_service_account_annotations: Mapping[str, pulumi.Input[str]] = arg(
+        factory=dict,
+        doc="Prometheus's ServiceAccount annotations naming its discovery identity, e.g. IRSA "
+        "{eks.amazonaws.com/role-arn: ...} or Workload Identity {iam.gke.io/gcp-service-account: ...}: a "
+        "role that may only list instances (monitoring/scrape.py discovery_policy()).",
+        stack=False,
+    )
 
     @property
     def exporters_namespace_name(self) -> str:

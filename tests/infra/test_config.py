@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from inference_infra.infra.config import ConfigError, parse_stack_settings, stack_file_schema
+from inference_infra.infra.config import ConfigError, StackSettings, parse_stack_settings, stack_file_schema
+from inference_infra.infra.schema import ArgsSettings, models_in
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BASE = {"costCenter": "ml-platform", "owner": "team@example.com"}
@@ -87,3 +90,69 @@ def test_stack_files_validate_against_the_schema(stack):
 
     doc = yaml.safe_load((REPO_ROOT / f"Pulumi.{stack}.yaml").read_text())
     jsonschema.validate(doc, stack_file_schema())
+
+
+def test_parse_stack_settings_names_the_stack_file():
+    with pytest.raises(
+        ConfigError, match=r"^invalid stack config in Pulumi\.dev\.yaml: inference-infra:owner"
+    ):
+        parse_stack_settings({"costCenter": "x"}, stack="dev")
+
+
+def test_generated_sections_describe_every_key():
+    missing = [
+        f"{model.__name__}.{name}"
+        for model in models_in(StackSettings)
+        if issubclass(model, ArgsSettings)
+        for name, field in model.model_fields.items()
+        if not field.description
+    ]
+    assert missing == []
+
+
+def test_efs_model_cache_config_accepts_writer_role_arns_with_a_warning():
+    role = "arn:aws:iam::123456789012:role/publisher"
+    settings = parse_stack_settings(
+        {**BASE, "efsModelCache": json.dumps({"writerRoleArns": [role]})}, stack="dev"
+    )
+    assert settings.efs_model_cache.writer_principal_arns == [role]
+    assert settings.warnings == [
+        "Pulumi.dev.yaml: inference-infra:efsModelCache.writerRoleArns is now "
+        "inference-infra:efsModelCache.writerPrincipalArns; the old key is accepted until the next release, "
+        "rename it"
+    ]
+
+
+def test_plan_shows_the_old_key_warning(tmp_path):
+    from inference_infra.components.offline_plan import plan
+
+    (tmp_path / "Pulumi.yaml").write_text(
+        f"name: inference-infra\nruntime: python\nmain: {REPO_ROOT / 'infra'}\n"
+    )
+    (tmp_path / "Pulumi.dev.yaml").write_text(
+        "config:\n"
+        "  aws:region: us-west-2\n"
+        "  inference-infra:costCenter: ml\n"
+        "  inference-infra:owner: team\n"
+        "  inference-infra:watchdog:\n"
+        "    schedule: rate(10 minutes)\n"
+    )
+    result = plan(tmp_path, "dev")
+    assert (
+        "Pulumi.dev.yaml: inference-infra:watchdog.schedule is now "
+        "inference-infra:watchdog.scheduleExpression; the old key is accepted until the next release, "
+        "rename it"
+    ) in result.warnings()
+    schedule = result.capture.one("aws:scheduler/schedule:Schedule")
+    assert schedule.props["scheduleExpression"] == "rate(10 minutes)"
+
+
+def test_config_imports_no_provider_sdk():
+    code = (
+        "import sys, inference_infra.infra.config; "
+        "print(sorted(m for m in ('pulumi_aws', 'pulumi_gcp', 'pulumi_kubernetes') if m in sys.modules))"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert run.stdout.strip() == "[]"

@@ -120,12 +120,21 @@ def test_observability_reports_component_problems_under_their_config_keys(tmp_pa
         """\
           inference-infra:environment: staging
           inference-infra:observability:
-            storageSizeGib: 2
+            storageSizeGib: 20
+            retentionSizeGib: 30
             thresholds: {idleUtilizationPercent: 99}
         """,
     )
-    assert "inference-infra:observability.storageSizeGib 2 must be 5 to 65536 GiB" in message
+    assert "inference-infra:observability.retentionSizeGib 30 must be below storage_size_gib (20)" in message
     assert "inference-infra:observability.thresholds.idleUtilizationPercent 99.0 must be below" in message
+
+
+def test_observability_rejects_a_value_out_of_the_inputs_bounds_naming_the_stack_file(tmp_path):
+    message = _plan_error(tmp_path, "inference-infra:observability: {storageSizeGib: 2}\n")
+    assert (
+        "invalid stack config in Pulumi.prod.yaml: inference-infra:observability.storageSizeGib = 2: "
+        "must be 5 to 65536"
+    ) in message
 
 
 def test_observability_rejects_unknown_threshold_keys_with_a_suggestion(tmp_path):

@@ -70,10 +70,48 @@ def test_watchdog_reads_the_metrics_the_fleets_publish(plan_stack):
 
 
 def test_watchdog_stack_rejects_bad_values_by_config_key():
-    problems = _problems({"idleMinutes": 3, "schedule": "hourly", "logRetentionDays": 10})
-    assert any(p.startswith("inference-infra:watchdog.idleMinutes 3 must be") for p in problems)
-    assert any(p.startswith("inference-infra:watchdog.schedule 'hourly' must be") for p in problems)
+    problems = _problems({"scheduleExpression": "hourly", "logRetentionDays": 10})
+    assert any(p.startswith("inference-infra:watchdog.scheduleExpression 'hourly' must be") for p in problems)
     assert any(p.startswith("inference-infra:watchdog.logRetentionDays 10 must be one of") for p in problems)
+
+
+def test_watchdog_config_rejects_values_out_of_the_inputs_bounds():
+    with pytest.raises(
+        InputError,
+        match=r"in Pulumi\.dev\.yaml: inference-infra:watchdog\.idleMinutes = 3: must be 10 to 1440",
+    ):
+        parse_stack_settings({**BASE, "watchdog": json.dumps({"idleMinutes": 3})}, stack="dev")
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "value"),
+    [
+        ("schedule", "scheduleExpression", "rate(10 minutes)"),
+        (
+            "kmsKeyArn",
+            "kmsKey",
+            "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab",
+        ),
+    ],
+)
+def test_watchdog_config_accepts_an_old_key_with_a_warning_naming_the_new_one(old, new, value):
+    settings = parse_stack_settings({**BASE, "watchdog": json.dumps({old: value})}, stack="prod")
+    assert settings.warnings == [
+        f"Pulumi.prod.yaml: inference-infra:watchdog.{old} is now inference-infra:watchdog.{new}; "
+        "the old key is accepted until the next release, rename it"
+    ]
+    assert settings.watchdog.model_dump(by_alias=True)[new] == value
+
+
+def test_watchdog_config_rejects_an_old_key_next_to_its_new_one():
+    section = {"schedule": "rate(10 minutes)", "scheduleExpression": "rate(5 minutes)"}
+    with pytest.raises(
+        InputError,
+        match=r"invalid stack config in Pulumi\.prod\.yaml: inference-infra:watchdog\.schedule "
+        r"'rate\(10 minutes\)' is the old name of "
+        r"inference-infra:watchdog\.scheduleExpression; set only the new key",
+    ):
+        parse_stack_settings({**BASE, "watchdog": json.dumps(section)}, stack="prod")
 
 
 def test_watchdog_stack_rejects_two_topics():

@@ -44,6 +44,20 @@ def test_efs_model_cache_allows_nfs_only_from_named_client_groups(plan_of, subne
     assert not any("cidrIpv4" in r.props for r in rules)
 
 
+def test_efs_model_cache_encrypts_with_the_customer_key(plan_of, subnets):
+    key = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    capture = plan_of(
+        EfsModelCache("cache", EfsModelCacheArgs(vpc_id="vpc-0test", subnets=subnets, kms_key=key))
+    )
+    assert capture.one("aws:efs/fileSystem:FileSystem").props["kmsKeyId"] == key
+
+
+def test_efs_model_cache_args_accept_kms_key_id_with_a_warning(subnets):
+    with pytest.warns(DeprecationWarning, match=r"kms_key_id=\.\.\.\) is deprecated.*use kms_key"):
+        args = EfsModelCacheArgs(vpc_id="vpc-0test", subnets=subnets, kms_key_id="arn:aws:kms:x")
+    assert args.kms_key == "arn:aws:kms:x"
+
+
 def test_efs_model_cache_refuses_clients_without_tls(plan_of, subnets):
     capture = plan_of(EfsModelCache("cache", EfsModelCacheArgs(vpc_id="vpc-0test", subnets=subnets)))
     policy = json.loads(capture.one("aws:efs/fileSystemPolicy:FileSystemPolicy").props["policy"])

@@ -157,7 +157,7 @@ def test_idle_watchdog_dead_letter_queue_and_topic_are_encrypted(plan_of):
 
 def test_idle_watchdog_uses_a_customer_key_everywhere_when_given(plan_of):
     key = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
-    IdleGpuWatchdog("watchdog", IdleGpuWatchdogArgs(create_sns_topic=True, kms_key_arn=key))
+    IdleGpuWatchdog("watchdog", IdleGpuWatchdogArgs(create_sns_topic=True, kms_key=key))
     capture = plan_of()
     assert capture.one("aws:sqs/queue:Queue").props["kmsMasterKeyId"] == key
     assert "sqsManagedSseEnabled" not in capture.one("aws:sqs/queue:Queue").props
@@ -198,7 +198,7 @@ def test_idle_watchdog_without_a_topic_sets_no_topic_and_no_publish_permission(p
 
 
 def test_idle_watchdog_packages_every_module_and_a_price_table(plan_of):
-    IdleGpuWatchdog("watchdog", IdleGpuWatchdogArgs(price_region="us-east-1"))
+    IdleGpuWatchdog("watchdog", IdleGpuWatchdogArgs(region="us-east-1"))
     assets = plan_of().one(FUNCTION).props["code"]["assets"]
     modules = {f"idle_gpu_watchdog/{p.name}" for p in LAMBDA_DIR.glob("*.py")}
     assert set(assets) == modules | {"idle_gpu_watchdog/prices.json"}
@@ -310,19 +310,28 @@ def test_idle_watchdog_rejects_a_topic_twice():
         ({"schedule_expression": "rate(1 minutes)"}, "schedule_expression 'rate(1 minutes)'"),
         ({"schedule_expression": "rate(0 minutes)"}, "schedule_expression 'rate(0 minutes)'"),
         ({"sns_topic_arn": "gpu-alerts"}, "sns_topic_arn 'gpu-alerts' must be an SNS topic ARN"),
-        ({"kms_key_arn": "alias/mine"}, "kms_key_arn 'alias/mine' must be a KMS key ARN"),
+        ({"kms_key": "alias/mine"}, "kms_key 'alias/mine' must be a KMS key ARN"),
         (
             {"summary_metric_namespace": "AWS/EC2"},
             "summary_metric_namespace 'AWS/EC2' must not start with 'AWS/'",
         ),
         ({"timeout_seconds": 901}, "timeout_seconds 901 must be a whole number from 30 to 900"),
-        ({"price_region": "Virginia"}, "price_region 'Virginia' must be an AWS region"),
+        ({"region": "Virginia"}, "region 'Virginia' must be an AWS region"),
         ({"util_threshold_percent": True}, "util_threshold_percent True must be a number above 0"),
     ],
 )
 def test_validate_idle_watchdog_rejects_bad_values(overrides, words):
     problems = validate_idle_watchdog(IdleGpuWatchdogArgs(**overrides))
     assert any(words in str(p) for p in problems), [str(p) for p in problems]
+
+
+@pytest.mark.parametrize(("old", "new"), [("kms_key_arn", "kms_key"), ("price_region", "region")])
+def test_idle_watchdog_args_accept_the_old_input_names_with_a_warning(old, new):
+    with pytest.warns(
+        DeprecationWarning, match=rf"IdleGpuWatchdogArgs\({old}=\.\.\.\) is deprecated.*use {new}"
+    ):
+        args = IdleGpuWatchdogArgs(**{old: "us-east-2"})
+    assert getattr(args, new) == "us-east-2"
 
 
 def test_validate_idle_watchdog_accepts_the_defaults_and_cron():

@@ -68,7 +68,7 @@ def test_filestore_cache_regional_tier_with_cmek_and_private_service_access(plan
         tier=FilestoreTier.REGIONAL,
         location="us-central1",
         capacity_gib=10240,
-        kms_key_name=key,
+        kms_key=key,
         connect_mode=ConnectMode.PRIVATE_SERVICE_ACCESS,
         reserved_ip_range="filestore-range",
         deletion_protection=True,
@@ -78,6 +78,15 @@ def test_filestore_cache_regional_tier_with_cmek_and_private_service_access(plan
     assert fs.props["deletionProtectionEnabled"] is True
     assert fs.props["networks"][0]["connectMode"] == "PRIVATE_SERVICE_ACCESS"
     assert fs.props["networks"][0]["reservedIpRange"] == "filestore-range"
+
+
+def test_filestore_cache_args_accept_kms_key_name_with_a_warning():
+    key = "projects/p/locations/us-central1/keyRings/r/cryptoKeys/k"
+    with pytest.warns(DeprecationWarning, match=r"kms_key_name=\.\.\.\) is deprecated.*use kms_key"):
+        cache = FilestoreModelCacheArgs(
+            network="gpu-vpc", location="us-central1-a", client_ranges=("10.40.0.0/20",), kms_key_name=key
+        )
+    assert cache.kms_key == key
 
 
 def test_filestore_cache_labels_reach_the_engine_with_the_cost_labels(plan_of, tagged):

@@ -1,0 +1,68 @@
+"""ModelStore's arguments and their validation (pure: no provider SDK).
+
+Apart from `model_store.py` so that the stack config reads them without loading the provider SDK.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+
+from inference_infra.components.arguments import arg
+from inference_infra.components.errors import Problem
+
+_BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class GatewayEndpointArgs:
+    """Where the S3 gateway endpoint goes: the fleets' VPC and their subnets' route tables."""
+
+    vpc_id: pulumi.Input[str] = arg(doc="The fleets' VPC.", stack=False)
+    route_table_ids: Sequence[pulumi.Input[str]] = arg(doc="The fleets' subnets' route tables.", stack=False)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelStoreArgs:
+    """The versioned, private S3 bucket the fleets read model weights from."""
+
+    bucket_name: str | None = arg(
+        None, "The bucket's name; default: a unique name derived from the component's."
+    )
+    noncurrent_version_days: int = arg(
+        30,
+        "Replaced weights' old versions are kept this many days (a bad upload can be rolled back).",
+        ge=1,
+        le=3650,
+    )
+    gateway_endpoint: GatewayEndpointArgs | None = arg(
+        None, "An S3 gateway endpoint on these route tables: weight downloads skip the NAT.", stack=False
+    )
+    force_destroy: bool = arg(False, "Let `pulumi destroy` delete the bucket while it still holds weights.")
+    access_logs: bool = arg(
+        True, "Server access logs (who wrote or read which weight file) to a log bucket made alongside."
+    )
+    access_log_days: int = arg(365, "Days the access logs are kept.", ge=1, le=3650)
+
+
+def validate_model_store(args: ModelStoreArgs) -> list[Problem]:
+    problems: list[Problem] = []
+    name = args.bucket_name
+    if name is not None and (not _BUCKET_RE.match(name) or ".." in name or name.startswith("xn--")):
+        problems.append(
+            Problem(
+                "bucket_name", name, "must be 3-63 lower-case letters, digits, '.' or '-' (S3 naming rules)"
+            )
+        )
+    if not 1 <= args.noncurrent_version_days <= 3650:
+        problems.append(Problem("noncurrent_version_days", args.noncurrent_version_days, "must be 1..3650"))
+    if not 1 <= args.access_log_days <= 3650:
+        problems.append(Problem("access_log_days", args.access_log_days, "must be 1..3650"))
+    if args.gateway_endpoint is not None and not args.gateway_endpoint.route_table_ids:
+        problems.append(
+            Problem("gateway_endpoint.route_table_ids", [], "must list the subnets' route tables")
+        )
+    return problems
