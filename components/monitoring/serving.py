@@ -152,7 +152,10 @@ class Latency(StrEnum):
     BATCH = "batch"
 
 
-_SEED = "seed docs: interactive TTFT < 100 ms and p99 latency < 500 ms; batch TTFT < 500 ms"
+_BUDGET_SOURCE = (
+    "inference-infra defaults: interactive TTFT p99 < 100 ms and request latency p99 < 500 ms (a chat reply"
+    " that starts at once); batch TTFT p99 < 500 ms, no latency budget (throughput matters, not a reply time)"
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -161,7 +164,7 @@ class ServingBudget:
 
     ttft_p99_seconds: float
     latency_p99_seconds: float | None
-    source: str = _SEED
+    source: str = _BUDGET_SOURCE
 
 
 BUDGETS: dict[Latency, ServingBudget] = {
