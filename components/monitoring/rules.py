@@ -4,7 +4,7 @@ Two rule groups, the same on Kubernetes (the PrometheusRule of
 `inference_infra.components.k8s.GpuObservability`) and on VM fleets (`inference-infra
 monitoring rules` feeding a plain Prometheus):
 
-- `inference-infra-gpu-alerts`: the alerts SPEC.md names, on dcgm-exporter's
+- `inference-infra-gpu-alerts`: the GPU alerts (docs/reference.md), on dcgm-exporter's
   metrics, each with a severity, a summary, a description and a runbook link.
 - `inference-infra-gpu-cost`: the per-GPU on-demand price of every NVIDIA
   instance type in the catalog, and what each GPU (and each idle GPU) costs per
