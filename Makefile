@@ -7,13 +7,14 @@ PYTEST_ARGS ?= -n 2
 
 CHECKOV_VENV ?= .venv-checkov
 
-.PHONY: help venv tools system-deps plan test lint fmt bench bench-large clean
+.PHONY: help venv tools system-deps plan test lint fmt docs bench bench-large clean
 
 help:
 	@echo "make plan     set up, then run 'inference-infra plan --stack $(STACK)' offline"
 	@echo "make test     set up (Python packages, checkov, promtool, cloud-init), then run lint and the tests"
 	@echo "make bench    run the benchmarks (by hand; not part of CI; under 5 minutes)"
 	@echo "make bench-large   the 5,000-instance watchdog benchmark too (about 15 minutes)"
+	@echo "make docs     rewrite the generated sections of docs/reference.md (CLI, policies, config keys)"
 	@echo "make lint | fmt | clean"
 
 $(BIN)/inference-infra: pyproject.toml setup.py
@@ -49,6 +50,10 @@ test: venv tools system-deps lint
 fmt: venv
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
+
+# The reference's generated sections; tests/docs fails when they differ from the code.
+docs: venv
+	$(BIN)/python docs/generate.py
 
 # Each benchmark prints its figures; `make bench` stays under 5 minutes on 2 cores.
 BENCHMARKS := $(sort $(wildcard benchmarks/*.py))

@@ -52,7 +52,7 @@ _FLAGS = {
     show_default=True,
     help="Only this cloud's machines.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print JSON (SPEC.md shape).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (its shape: docs/reference.md).")
 @click.option(
     "--output-tokens",
     type=int,

@@ -25,6 +25,8 @@ with `kubectl port-forward`).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import pulumi
 
 from inference_infra.components.errors import raise_if_invalid
@@ -50,9 +52,12 @@ from inference_infra.components.k8s.observability_values import (
 )
 from inference_infra.components.monitoring.alertmanager import render_alertmanager_yaml
 from inference_infra.components.monitoring.dashboards import dashboards, to_json
-from inference_infra.components.monitoring.rules import rule_file
+from inference_infra.components.monitoring.rules import RuleSettings, rule_file
 from inference_infra.components.monitoring.scrape import NEURON_JOB
 from inference_infra.components.validation import check_types
+
+if TYPE_CHECKING:  # the SDKs load when a component is built, not when this module is imported
+    import pulumi_kubernetes as k8s
 
 __all__ = ["AlertReceiver", "GpuObservability", "GpuObservabilityArgs", "validate_gpu_observability"]
 
@@ -65,57 +70,85 @@ class GpuObservability(pulumi.ComponentResource):
             f"GpuObservability {name!r}", check_types(args) or validate_gpu_observability(name, args)
         )
         super().__init__("inference-infra:k8s:GpuObservability", name, None, opts)
-        import pulumi_kubernetes as k8s
-        import pulumi_random as random
-
-        child = pulumi.ResourceOptions(parent=self)
-        if args.kubeconfig is not None or args.kube_context is not None:
-            self.provider: k8s.Provider | None = k8s.Provider(
-                f"{name}-k8s",
-                kubeconfig=pulumi.Output.secret(args.kubeconfig) if args.kubeconfig is not None else None,
-                context=args.kube_context,
-                opts=child,
-            )
-            child = pulumi.ResourceOptions(parent=self, provider=self.provider)
-        else:
-            self.provider = None
-
-        ns = args.namespace
         self.kps_release_name = f"{name}-kps"
         self.selector_labels = {"release": self.kps_release_name}
         settings = args.rule_settings()
-        depends: list[pulumi.Resource] = []
 
-        exporters_ns = args.exporters_namespace_name
-        self.namespace: k8s.core.v1.Namespace | None
-        self.exporters_namespace: k8s.core.v1.Namespace | None
-        if args.create_namespace:
-            # Prometheus, Alertmanager, Grafana, the operator and kube-state-metrics meet `restricted`.
-            self.namespace = k8s.core.v1.Namespace(
-                f"{name}-ns",
-                metadata={"name": ns, "labels": pod_security_labels(MONITORING_POD_SECURITY)},
-                opts=child,
-            )
-            # Host network/PID and / (node-exporter), CAP_SYS_ADMIN (dcgm-exporter), a privileged
-            # container (neuron-monitor): nothing else runs here.
-            self.exporters_namespace = k8s.core.v1.Namespace(
-                f"{name}-exporters-ns",
-                metadata={"name": exporters_ns, "labels": pod_security_labels(EXPORTERS_POD_SECURITY)},
-                opts=child,
-            )
-            depends += [self.namespace, self.exporters_namespace]
-        else:
-            self.namespace = None
-            self.exporters_namespace = None
-        in_ns = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=list(depends)))
+        child = self._cluster_provider(name, args)
+        namespaces = self._namespaces(name, args, child)
+        in_ns = _after(child, namespaces)
+        secrets = [self._grafana_admin(name, args, in_ns), *self._alertmanager_config(name, args, in_ns)]
+        self.kube_prometheus_stack = self._kube_prometheus_stack(
+            name, args, _after(child, [*namespaces, *secrets])
+        )
+        # The operator's CRDs (PrometheusRule, PodMonitor) and the selector arrive with the release.
+        after_kps = _after(child, [self.kube_prometheus_stack])
+        self.dcgm_exporter = self._dcgm_exporter(name, args, after_kps)
+        self.rules = self._gpu_rules(name, args, settings, after_kps)
+        self.dashboards = self._dashboards(name, args, settings, in_ns)
+        self.neuron_monitor: k8s.apps.v1.DaemonSet | None = None
+        self.neuron_pod_monitor: k8s.apiextensions.CustomResource | None = None
+        self.neuron_network_policy: k8s.networking.v1.NetworkPolicy | None = None
+        if args.neuron_monitor:
+            self._neuron_monitor(name, args, in_ns, after_kps)
+        self._register(args)
+
+    def _cluster_provider(self, name: str, args: GpuObservabilityArgs) -> pulumi.ResourceOptions:
+        """The children's options: a provider of their own when a kubeconfig or context is given."""
+        import pulumi_kubernetes as k8s
+
+        self.provider: k8s.Provider | None = None
+        if args.kubeconfig is None and args.kube_context is None:
+            return pulumi.ResourceOptions(parent=self)
+        self.provider = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=pulumi.Output.secret(args.kubeconfig) if args.kubeconfig is not None else None,
+            context=args.kube_context,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        return pulumi.ResourceOptions(parent=self, provider=self.provider)
+
+    def _namespaces(
+        self, name: str, args: GpuObservabilityArgs, child: pulumi.ResourceOptions
+    ) -> list[pulumi.Resource]:
+        """The monitoring namespace and the exporters' one, when the component creates them."""
+        import pulumi_kubernetes as k8s
+
+        self.namespace: k8s.core.v1.Namespace | None = None
+        self.exporters_namespace: k8s.core.v1.Namespace | None = None
+        if not args.create_namespace:
+            return []
+        # Prometheus, Alertmanager, Grafana, the operator and kube-state-metrics meet `restricted`.
+        self.namespace = k8s.core.v1.Namespace(
+            f"{name}-ns",
+            metadata={"name": args.namespace, "labels": pod_security_labels(MONITORING_POD_SECURITY)},
+            opts=child,
+        )
+        # Host network/PID and / (node-exporter), CAP_SYS_ADMIN (dcgm-exporter), a privileged
+        # container (neuron-monitor): nothing else runs here.
+        self.exporters_namespace = k8s.core.v1.Namespace(
+            f"{name}-exporters-ns",
+            metadata={
+                "name": args.exporters_namespace_name,
+                "labels": pod_security_labels(EXPORTERS_POD_SECURITY),
+            },
+            opts=child,
+        )
+        return [self.namespace, self.exporters_namespace]
+
+    def _grafana_admin(
+        self, name: str, args: GpuObservabilityArgs, in_ns: pulumi.ResourceOptions
+    ) -> k8s.core.v1.Secret:
+        """A generated Grafana admin password (a Pulumi secret) and the Secret Grafana reads it from."""
+        import pulumi_kubernetes as k8s
+        import pulumi_random as random
 
         self.grafana_password = random.RandomPassword(
             f"{name}-grafana-admin", length=32, special=False, opts=pulumi.ResourceOptions(parent=self)
         )
-        grafana_secret_name = f"{name}-grafana-admin"
         self.grafana_secret = k8s.core.v1.Secret(
             f"{name}-grafana-admin",
-            metadata={"name": grafana_secret_name, "namespace": ns},
+            metadata={"name": _grafana_secret_name(name), "namespace": args.namespace},
             type="Opaque",
             string_data={
                 GRAFANA_USER_KEY: args.grafana_admin_user,
@@ -123,31 +156,43 @@ class GpuObservability(pulumi.ComponentResource):
             },
             opts=in_ns,
         )
-        before_kps: list[pulumi.Resource] = [*depends, self.grafana_secret]
+        return self.grafana_secret
+
+    def _alertmanager_config(
+        self, name: str, args: GpuObservabilityArgs, in_ns: pulumi.ResourceOptions
+    ) -> list[pulumi.Resource]:
+        """Alertmanager's configuration as a Secret, rendered from the receivers' secret inputs."""
+        import pulumi_kubernetes as k8s
 
         self.alertmanager_secret: k8s.core.v1.Secret | None = None
-        alertmanager_secret_name = f"{name}-alertmanager-config"
-        if args.alert_receivers:
-            receivers = [r.receiver() for r in args.alert_receivers]
-            rendered = pulumi.Output.all(*(r.secret for r in args.alert_receivers)).apply(
-                lambda secrets: render_alertmanager_yaml(receivers, [str(s) for s in secrets])
-            )
-            self.alertmanager_secret = k8s.core.v1.Secret(
-                f"{name}-alertmanager-config",
-                metadata={"name": alertmanager_secret_name, "namespace": ns},
-                type="Opaque",
-                string_data={"alertmanager.yaml": pulumi.Output.secret(rendered)},
-                opts=in_ns,
-            )
-            before_kps.append(self.alertmanager_secret)
+        if not args.alert_receivers:
+            return []
+        receivers = [r.receiver() for r in args.alert_receivers]
+        rendered = pulumi.Output.all(*(r.secret for r in args.alert_receivers)).apply(
+            lambda secrets: render_alertmanager_yaml(receivers, [str(s) for s in secrets])
+        )
+        self.alertmanager_secret = k8s.core.v1.Secret(
+            f"{name}-alertmanager-config",
+            metadata={"name": _alertmanager_secret_name(name), "namespace": args.namespace},
+            type="Opaque",
+            string_data={"alertmanager.yaml": pulumi.Output.secret(rendered)},
+            opts=in_ns,
+        )
+        return [self.alertmanager_secret]
 
-        self.kube_prometheus_stack = k8s.helm.v3.Release(
+    def _kube_prometheus_stack(
+        self, name: str, args: GpuObservabilityArgs, opts: pulumi.ResourceOptions
+    ) -> k8s.helm.v3.Release:
+        """Prometheus, Alertmanager, Grafana, the operator and kube-state-metrics: one pinned release."""
+        import pulumi_kubernetes as k8s
+
+        return k8s.helm.v3.Release(
             f"{name}-kube-prometheus-stack",
             name=self.kps_release_name,
             chart=KUBE_PROMETHEUS_STACK.name,
             version=args.kube_prometheus_stack_version,
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=KUBE_PROMETHEUS_STACK.repo),
-            namespace=ns,
+            namespace=args.namespace,
             atomic=True,
             cleanup_on_fail=True,
             timeout=900,
@@ -155,23 +200,26 @@ class GpuObservability(pulumi.ComponentResource):
             values=kube_prometheus_stack_values(
                 args,
                 release=self.kps_release_name,
-                grafana_secret=grafana_secret_name,
-                alertmanager_secret=alertmanager_secret_name if args.alert_receivers else None,
+                grafana_secret=_grafana_secret_name(name),
+                alertmanager_secret=_alertmanager_secret_name(name) if args.alert_receivers else None,
             ),
-            opts=pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=before_kps)),
-        )
-        after_kps = pulumi.ResourceOptions.merge(
-            child, pulumi.ResourceOptions(depends_on=[self.kube_prometheus_stack])
+            opts=opts,
         )
 
+    def _dcgm_exporter(
+        self, name: str, args: GpuObservabilityArgs, after_kps: pulumi.ResourceOptions
+    ) -> k8s.helm.v3.Release:
+        """NVIDIA's dcgm-exporter, pinned, its ServiceMonitor carrying the label Prometheus selects on."""
+        import pulumi_kubernetes as k8s
+
         self.dcgm_release_name = f"{name}-dcgm-exporter"
-        self.dcgm_exporter = k8s.helm.v3.Release(
+        return k8s.helm.v3.Release(
             f"{name}-dcgm-exporter",
             name=self.dcgm_release_name,
             chart=DCGM_EXPORTER.name,
             version=args.dcgm_exporter_version,
             repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=DCGM_EXPORTER.repo),
-            namespace=exporters_ns,
+            namespace=args.exporters_namespace_name,
             atomic=True,
             cleanup_on_fail=True,
             timeout=600,
@@ -180,46 +228,66 @@ class GpuObservability(pulumi.ComponentResource):
             opts=after_kps,
         )
 
+    def _gpu_rules(
+        self,
+        name: str,
+        args: GpuObservabilityArgs,
+        settings: RuleSettings,
+        after_kps: pulumi.ResourceOptions,
+    ) -> k8s.apiextensions.CustomResource:
+        """The alert and cost rules (monitoring/rules.py) as a PrometheusRule Prometheus selects."""
+        import pulumi_kubernetes as k8s
+
         self.rules_name = f"{name}-gpu-rules"
-        self.rules = k8s.apiextensions.CustomResource(
+        return k8s.apiextensions.CustomResource(
             f"{name}-gpu-rules",
             api_version="monitoring.coreos.com/v1",
             kind="PrometheusRule",
-            metadata={"name": self.rules_name, "namespace": ns, "labels": dict(self.selector_labels)},
+            metadata={
+                "name": self.rules_name,
+                "namespace": args.namespace,
+                "labels": dict(self.selector_labels),
+            },
             spec=rule_file(settings),
             opts=after_kps,
         )
 
-        self.dashboards: list[k8s.core.v1.ConfigMap] = []
+    def _dashboards(
+        self,
+        name: str,
+        args: GpuObservabilityArgs,
+        settings: RuleSettings,
+        in_ns: pulumi.ResourceOptions,
+    ) -> list[k8s.core.v1.ConfigMap]:
+        """One ConfigMap per Grafana dashboard, labelled for Grafana's dashboard sidecar."""
+        import pulumi_kubernetes as k8s
+
+        maps: list[k8s.core.v1.ConfigMap] = []
         for file_name, model in dashboards(settings, neuron=args.neuron_monitor).items():
             stem = file_name.removesuffix(".json").removeprefix("inference-infra-")
-            self.dashboards.append(
+            maps.append(
                 k8s.core.v1.ConfigMap(
                     f"{name}-dashboard-{stem}",
                     metadata={
                         "name": f"{name}-dashboard-{stem}",
-                        "namespace": ns,
+                        "namespace": args.namespace,
                         "labels": {DASHBOARD_LABEL: DASHBOARD_LABEL_VALUE},
                     },
                     data={file_name: to_json(model)},
                     opts=in_ns,
                 )
             )
+        return maps
 
-        self.neuron_monitor: k8s.apps.v1.DaemonSet | None = None
-        self.neuron_pod_monitor: k8s.apiextensions.CustomResource | None = None
-        self.neuron_network_policy: k8s.networking.v1.NetworkPolicy | None = None
-        if args.neuron_monitor:
-            self._neuron_monitor(name, args, in_ns, after_kps)
-
+    def _register(self, args: GpuObservabilityArgs) -> None:
         self.grafana_admin_password = pulumi.Output.secret(self.grafana_password.result)
         self.prometheus_service = f"{self.kps_release_name}-prometheus"
         self.alertmanager_service = f"{self.kps_release_name}-alertmanager"
         self.grafana_service = f"{self.kps_release_name}-grafana"
         self.register_outputs(
             {
-                "namespace": ns,
-                "exporters_namespace": exporters_ns,
+                "namespace": args.namespace,
+                "exporters_namespace": args.exporters_namespace_name,
                 "prometheus_service": self.prometheus_service,
                 "alertmanager_service": self.alertmanager_service,
                 "grafana_service": self.grafana_service,
@@ -286,3 +354,16 @@ class GpuObservability(pulumi.ComponentResource):
             },
             opts=after_kps,
         )
+
+
+def _after(child: pulumi.ResourceOptions, resources: list[pulumi.Resource]) -> pulumi.ResourceOptions:
+    """The children's options, waiting for these resources first."""
+    return pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=list(resources)))
+
+
+def _grafana_secret_name(name: str) -> str:
+    return f"{name}-grafana-admin"
+
+
+def _alertmanager_secret_name(name: str) -> str:
+    return f"{name}-alertmanager-config"

@@ -4,7 +4,7 @@ Two rule groups, the same on Kubernetes (the PrometheusRule of
 `inference_infra.components.k8s.GpuObservability`) and on VM fleets (`inference-infra
 monitoring rules` feeding a plain Prometheus):
 
-- `inference-infra-gpu-alerts`: the alerts SPEC.md names, on dcgm-exporter's
+- `inference-infra-gpu-alerts`: the GPU alerts (docs/reference.md), on dcgm-exporter's
   metrics, each with a severity, a summary, a description and a runbook link.
 - `inference-infra-gpu-cost`: the per-GPU on-demand price of every NVIDIA
   instance type in the catalog, and what each GPU (and each idle GPU) costs per
@@ -33,6 +33,7 @@ from inference_infra.components.monitoring.absent import (
     validate_fleet_targets,
 )
 from inference_infra.components.monitoring.prices import gpu_prices
+from inference_infra.components.monitoring.promql import num
 from inference_infra.components.monitoring.serving import (
     ServingSettings,
     serving_rule_group,
@@ -56,7 +57,6 @@ ALERT_NAMES = (
     "GpuXidErrors",
     "DcgmExporterDown",
 )
-DCGM_PORT = 9400
 DCGM_JOB = "dcgm-exporter"
 ALERT_GROUP = "inference-infra-gpu-alerts"
 COST_GROUP = "inference-infra-gpu-cost"
@@ -124,43 +124,43 @@ def _alerts(s: RuleSettings) -> list[_Alert]:
             "GpuIdle",
             "warning",
             "cost",
-            f"{smoothed} < {_num(t.idle_utilization_percent)}",
+            f"{smoothed} < {num(t.idle_utilization_percent)}",
             t.idle_minutes,
             f"GPU idle for {t.idle_minutes} minutes on " + _WHERE,
             f'{_GPU} has averaged {{{{ $value | printf "%.0f" }}}}% utilization for {t.idle_minutes} '
-            f"minutes, below the {_num(t.idle_utilization_percent)}% idle threshold. An idle accelerator "
+            f"minutes, below the {num(t.idle_utilization_percent)}% idle threshold. An idle accelerator "
             "costs as much per hour as a busy one: consolidate, scale in or stop it.",
         ),
         _Alert(
             "GpuSaturated",
             "warning",
             "capacity",
-            f"{smoothed} > {_num(t.saturated_utilization_percent)}",
+            f"{smoothed} > {num(t.saturated_utilization_percent)}",
             t.saturated_minutes,
             f"GPU saturated for {t.saturated_minutes} minutes on " + _WHERE,
             f'{_GPU} has averaged {{{{ $value | printf "%.0f" }}}}% utilization for '
-            f"{t.saturated_minutes} minutes, above {_num(t.saturated_utilization_percent)}%. Requests "
+            f"{t.saturated_minutes} minutes, above {num(t.saturated_utilization_percent)}%. Requests "
             "queue and latency grows: add capacity or shed load.",
         ),
         _Alert(
             "GpuMemoryPressure",
             "warning",
             "capacity",
-            f"{fb_used_percent} > {_num(t.memory_used_percent)}",
+            f"{fb_used_percent} > {num(t.memory_used_percent)}",
             t.memory_minutes,
             "GPU framebuffer almost full on " + _WHERE,
             f'{_GPU} has {{{{ $value | printf "%.1f" }}}}% of its framebuffer in use (threshold '
-            f"{_num(t.memory_used_percent)}%) for {t.memory_minutes} minutes. One more request or a longer "
+            f"{num(t.memory_used_percent)}%) for {t.memory_minutes} minutes. One more request or a longer "
             "context can end in a CUDA out-of-memory error that kills the inference server.",
         ),
         _Alert(
             "GpuHighTemperature",
             "warning",
             "health",
-            f"DCGM_FI_DEV_GPU_TEMP > {_num(t.temperature_celsius)}",
+            f"DCGM_FI_DEV_GPU_TEMP > {num(t.temperature_celsius)}",
             t.temperature_minutes,
             "GPU running hot on " + _WHERE,
-            f"{_GPU} has been above {_num(t.temperature_celsius)} °C for {t.temperature_minutes} minutes "
+            f"{_GPU} has been above {num(t.temperature_celsius)} °C for {t.temperature_minutes} minutes "
             "({{ $value }} °C now). Thermal throttling lowers clocks and throughput.",
         ),
         _Alert(
@@ -211,7 +211,7 @@ def cost_rules(settings: RuleSettings) -> list[dict[str, Any]]:
     rules: list[dict[str, Any]] = [
         {
             "record": PRICE_SERIES,
-            "expr": f"vector({_num(p.usd_per_gpu_hour)})",
+            "expr": f"vector({num(p.usd_per_gpu_hour)})",
             "labels": {
                 "cloud": p.cloud.value,
                 "instance_type": p.instance_type,
@@ -235,7 +235,7 @@ def cost_rules(settings: RuleSettings) -> list[dict[str, Any]]:
             "record": GPU_IDLE_SERIES,
             "expr": (
                 f"avg_over_time(DCGM_FI_DEV_GPU_UTIL[{t.smoothing_minutes}m]) "
-                f"< bool {_num(t.idle_utilization_percent)}"
+                f"< bool {num(t.idle_utilization_percent)}"
             ),
         }
     )
@@ -317,8 +317,3 @@ def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
 
 
 _Dumper.add_representer(str, _str)
-
-
-def _num(value: float) -> str:
-    """A number as PromQL writes it: 30 rather than 30.0."""
-    return str(int(value)) if float(value).is_integer() else repr(float(value))

@@ -32,11 +32,12 @@ from inference_infra.components.aws.names import is_region as is_aws_region
 from inference_infra.components.catalog import AcceleratorFamily, Cloud, accelerator, instance_types
 from inference_infra.components.errors import Problem
 from inference_infra.components.gcp.names import is_label_key, is_label_value, is_zone
-from inference_infra.components.monitoring.rules import DCGM_JOB, DCGM_PORT
+from inference_infra.components.monitoring.host_exporters import DCGM_EXPORTER_PORT, NODE_EXPORTER_PORT
+from inference_infra.components.monitoring.rules import DCGM_JOB
 from inference_infra.components.monitoring.serving import ENGINE_JOB, ENGINE_PORT
 from inference_infra.components.tagging import AUTO_SHUTDOWN, COST_TAG_KEYS, gcp_label_key
 
-NODE_EXPORTER_JOB, NODE_EXPORTER_PORT = "node-exporter", 9100
+NODE_EXPORTER_JOB = "node-exporter"
 NEURON_JOB, NEURON_PORT = "neuron-monitor", 8000
 
 _GCP_PROJECT = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
@@ -250,7 +251,7 @@ def render_scrape_config_yaml(s: ScrapeSettings) -> str:
 def _aws_jobs(s: ScrapeSettings, d: AwsDiscovery) -> list[dict[str, Any]]:
     nvidia = families(Cloud.AWS, AcceleratorFamily.NVIDIA_GPU)
     neuron = families(Cloud.AWS, AcceleratorFamily.AWS_NEURON)
-    jobs = [_aws_job(DCGM_JOB, [DCGM_PORT], nvidia, d)]
+    jobs = [_aws_job(DCGM_JOB, [DCGM_EXPORTER_PORT], nvidia, d)]
     if s.node_exporter:
         jobs.append(_aws_job(NODE_EXPORTER_JOB, [NODE_EXPORTER_PORT], sorted(nvidia + neuron), d))
     if s.neuron_monitor:
@@ -310,7 +311,7 @@ def _aws_job(
 def _gcp_jobs(s: ScrapeSettings, d: GcpDiscovery) -> list[dict[str, Any]]:
     nvidia = families(Cloud.GCP, AcceleratorFamily.NVIDIA_GPU)
     # TPU VMs are not Compute Engine instances (GCE discovery does not list them): GPUs only here.
-    jobs = [_gcp_job(DCGM_JOB, [DCGM_PORT], nvidia, d)]
+    jobs = [_gcp_job(DCGM_JOB, [DCGM_EXPORTER_PORT], nvidia, d)]
     if s.node_exporter:
         jobs.append(_gcp_job(NODE_EXPORTER_JOB, [NODE_EXPORTER_PORT], nvidia, d))
     if s.pool_engine_ports:

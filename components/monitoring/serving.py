@@ -26,6 +26,7 @@ from enum import StrEnum
 from typing import Any
 
 from inference_infra.components.errors import Problem
+from inference_infra.components.monitoring.promql import num
 
 VLLM_VERSION = "0.28.0"
 VLLM_SOURCE = f"vllm=={VLLM_VERSION} wheel, vllm/v1/metrics/loggers.py (PrometheusStatLogger)"
@@ -151,7 +152,10 @@ class Latency(StrEnum):
     BATCH = "batch"
 
 
-_SEED = "seed docs: interactive TTFT < 100 ms and p99 latency < 500 ms; batch TTFT < 500 ms"
+_BUDGET_SOURCE = (
+    "inference-infra defaults: interactive TTFT p99 < 100 ms and request latency p99 < 500 ms (a chat reply"
+    " that starts at once); batch TTFT p99 < 500 ms, no latency budget (throughput matters, not a reply time)"
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -160,7 +164,7 @@ class ServingBudget:
 
     ttft_p99_seconds: float
     latency_p99_seconds: float | None
-    source: str = _SEED
+    source: str = _BUDGET_SOURCE
 
 
 BUDGETS: dict[Latency, ServingBudget] = {
@@ -217,7 +221,7 @@ def budget_rules(s: ServingSettings) -> list[dict[str, Any]]:
         rules.append(
             {
                 "record": TTFT_BUDGET_SERIES,
-                "expr": f"vector({_num(budget.ttft_p99_seconds)})",
+                "expr": f"vector({num(budget.ttft_p99_seconds)})",
                 "labels": labels,
             }
         )
@@ -225,7 +229,7 @@ def budget_rules(s: ServingSettings) -> list[dict[str, Any]]:
             rules.append(
                 {
                     "record": LATENCY_BUDGET_SERIES,
-                    "expr": f"vector({_num(budget.latency_p99_seconds)})",
+                    "expr": f"vector({num(budget.latency_p99_seconds)})",
                     "labels": labels,
                 }
             )
@@ -244,7 +248,7 @@ def _over_budget(p99: str, budget_series: str, default: float) -> str:
     """
     return (
         f"(\n  {p99}\n  > on (pool) group_left () {budget_series}\n)\nor\n"
-        f"(\n  ({p99} unless on (pool) {TTFT_BUDGET_SERIES})\n  > {_num(default)}\n)"
+        f"(\n  ({p99} unless on (pool) {TTFT_BUDGET_SERIES})\n  > {num(default)}\n)"
     )
 
 
@@ -314,11 +318,11 @@ def _alerts(s: ServingSettings) -> list[_Alert]:
             "warning",
             "capacity",
             f"sum by (pool) (rate({tokens}[1h]))\n"
-            f"< {_num(1 - s.throughput_drop_ratio)} * sum by (pool) (rate({tokens}[1h] offset 1h))",
+            f"< {num(1 - s.throughput_drop_ratio)} * sum by (pool) (rate({tokens}[1h] offset 1h))",
             15,
             "Token throughput down in pool {{ $labels.pool }}",
             'Pool {{ $labels.pool }} generated {{ $value | printf "%.1f" }} tokens/s over the last hour, '
-            f"more than {_num(100 * s.throughput_drop_ratio)}% below the hour before. Check for a lost "
+            f"more than {num(100 * s.throughput_drop_ratio)}% below the hour before. Check for a lost "
             "engine, a preempting KV cache or traffic sent elsewhere.",
         ),
         _Alert(
@@ -326,11 +330,11 @@ def _alerts(s: ServingSettings) -> list[_Alert]:
             "warning",
             "capacity",
             "(" + " or ".join(f'{name}{{job="{job}"}}' for name in KV_CACHE_USAGE) + ")"
-            f" > {_num(s.kv_cache_full_ratio)}",
+            f" > {num(s.kv_cache_full_ratio)}",
             5,
             "KV cache almost full on " + where,
             "The engine on " + where + " has {{ $value | humanizePercentage }} of its KV cache in use for "
-            f"5 minutes (threshold {_num(100 * s.kv_cache_full_ratio)}%). Requests are being preempted and "
+            f"5 minutes (threshold {num(100 * s.kv_cache_full_ratio)}%). Requests are being preempted and "
             "recomputed: lower concurrency or context, or add capacity.",
         ),
         _Alert(
@@ -338,21 +342,21 @@ def _alerts(s: ServingSettings) -> list[_Alert]:
             "critical",
             "health",
             f'sum by (pool) (rate({requests[:-1]},finished_reason="error"}}[5m]))\n'
-            f"/ sum by (pool) (rate({requests}[5m])) > {_num(s.error_ratio)}",
+            f"/ sum by (pool) (rate({requests}[5m])) > {num(s.error_ratio)}",
             5,
             "Serving errors in pool {{ $labels.pool }}",
             "Pool {{ $labels.pool }} ends {{ $value | humanizePercentage }} of its requests with an internal "
-            f'error (finished_reason="error", a 500), above {_num(100 * s.error_ratio)}%, for 5 minutes.',
+            f'error (finished_reason="error", a 500), above {num(100 * s.error_ratio)}%, for 5 minutes.',
         ),
         _Alert(
             "ServingBatchUnderused",
             "warning",
             "cost",
-            f'avg_over_time(vllm:num_requests_running{{job="{job}"}}[5m]) < {_num(s.min_batch)}',
+            f'avg_over_time(vllm:num_requests_running{{job="{job}"}}[5m]) < {num(s.min_batch)}',
             s.batch_minutes,
             "Accelerator under-used on " + where,
             "The engine on " + where + ' has run {{ $value | printf "%.1f" }} requests at a time on average, '
-            f"under {_num(s.min_batch)} for {s.batch_minutes} minutes. The accelerator is paid for by the "
+            f"under {num(s.min_batch)} for {s.batch_minutes} minutes. The accelerator is paid for by the "
             "hour: consolidate pools, scale in or move to a smaller instance.",
         ),
         _Alert(
@@ -386,7 +390,3 @@ def serving_alert_rules(s: ServingSettings, runbook_url: str) -> list[dict[str, 
 
 def serving_rule_group(s: ServingSettings, runbook_url: str) -> dict[str, Any]:
     return {"name": SERVING_GROUP, "rules": budget_rules(s) + serving_alert_rules(s, runbook_url)}
-
-
-def _num(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else repr(float(value))

@@ -18,6 +18,7 @@ from typing import Any
 
 from inference_infra.components.catalog import instance_type
 from inference_infra.components.errors import Problem
+from inference_infra.components.monitoring.promql import num
 
 COST_GROUP = "inference-infra-serving-cost"
 POOL_PRICE_SERIES = "inference_infra:pool_price_usd_per_hour"
@@ -76,7 +77,7 @@ def serving_cost_rules(pools: Sequence[PoolCost], engine_job: str = "vllm") -> l
         rules.append(
             {
                 "record": POOL_PRICE_SERIES,
-                "expr": f"vector({_num(p.usd_per_hour)})",
+                "expr": f"vector({num(p.usd_per_hour)})",
                 "labels": {"pool": p.pool},
             }
         )
@@ -84,7 +85,7 @@ def serving_cost_rules(pools: Sequence[PoolCost], engine_job: str = "vllm") -> l
             rules.append(
                 {
                     "record": POOL_PLANNED_SERIES,
-                    "expr": f"vector({_num(p.planned_usd_per_million_tokens)})",
+                    "expr": f"vector({num(p.planned_usd_per_million_tokens)})",
                     "labels": {"pool": p.pool},
                 }
             )
@@ -108,7 +109,3 @@ def serving_cost_rules(pools: Sequence[PoolCost], engine_job: str = "vllm") -> l
         }
     )
     return rules
-
-
-def _num(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else repr(float(value))

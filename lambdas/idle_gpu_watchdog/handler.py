@@ -1,4 +1,4 @@
-"""Lambda entry point: read settings, make clients, run once, return the result (SPEC.md)."""
+"""Lambda entry point: read settings, make clients, run once, return the result (docs/reference.md)."""
 
 from __future__ import annotations
 

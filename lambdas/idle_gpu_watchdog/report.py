@@ -43,7 +43,7 @@ class RunResult:
     estimated_hourly_saving_usd: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
-        """The handler's return value (SPEC.md), plus `failed` and the estimated saving."""
+        """The handler's return value (docs/reference.md), `failed` and the estimated saving included."""
         return {
             "checked": self.checked,
             "idle": list(self.idle),

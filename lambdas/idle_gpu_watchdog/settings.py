@@ -5,7 +5,7 @@ message naming every bad variable, its value and what is allowed (the run goes
 to the dead-letter queue and Lambda's Errors metric rises), rather than running
 with a guessed default. An empty string counts as unset.
 
-The first nine variables are the project's watchdog contract (SPEC.md); the
+The first nine variables are the project's watchdog contract (docs/reference.md); the
 rest refine it and default to the safe choice.
 """
 
@@ -28,7 +28,7 @@ class SettingsError(ValueError):
 
 @dataclass(frozen=True, kw_only=True)
 class Settings:
-    # SPEC.md contract
+    # The contract's first nine (docs/reference.md)
     tag_key: str = "AutoShutdown"
     tag_value: str = "true"
     idle_minutes: int = 30

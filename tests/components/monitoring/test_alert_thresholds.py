@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from inference_infra.components.errors import InputError
@@ -11,7 +13,7 @@ from inference_infra.components.monitoring.thresholds import (
 )
 
 
-def test_thresholds_default_to_the_seed_figures():
+def test_thresholds_default_to_the_project_figures():
     t = Thresholds()
     assert (t.idle_utilization_percent, t.saturated_utilization_percent) == (30, 95)
     assert t.memory_used_percent == 90
@@ -19,17 +21,14 @@ def test_thresholds_default_to_the_seed_figures():
     assert validate_thresholds(t) == []
 
 
-def test_thresholds_every_default_names_its_source():
+def test_thresholds_every_default_says_why_and_cites_public_documents_with_a_date():
     sources = threshold_sources()
     assert set(sources) == set(threshold_names())
-    assert all(text.strip() for text in sources.values())
-    seed_backed = {k for k, v in sources.items() if v.startswith("seed doc")}
-    assert seed_backed == {
-        "idle_utilization_percent",
-        "saturated_utilization_percent",
-        "memory_used_percent",
-        "temperature_celsius",
-    }
+    assert all(text.startswith("inference-infra default") for text in sources.values())
+    assert not [name for name, text in sources.items() if "seed" in text.lower()]
+    cited = {name for name, text in sources.items() if "https://" in text}
+    assert cited == {"idle_utilization_percent", "memory_used_percent", "temperature_celsius"}
+    assert all(re.search(r"read \d{4}-\d{2}-\d{2}", sources[name]) for name in cited)
 
 
 def test_thresholds_with_overrides_takes_snake_and_camel_case():

@@ -311,3 +311,18 @@ def test_scrape_every_engine_of_each_pool_and_no_port_nothing_listens_on():
         ]
     assert _filters(jobs["vllm-8000-ec2"])["tag:Pool"] == ["llama-70b", "llama70b-h100", "small"]
     assert "vllm-ec2" not in jobs  # no job scrapes every accelerator node on an engine port
+
+
+def test_scrape_ports_are_the_ports_the_host_exporters_listen_on():
+    from inference_infra.components.monitoring.host_exporters import (
+        DCGM_EXPORTER_PORT,
+        NODE_EXPORTER_PORT,
+        exporter_command,
+    )
+
+    for settings, sd in ((AWS, "ec2_sd_configs"), (GCP, "gce_sd_configs")):
+        jobs = _jobs(settings)
+        assert {c["port"] for c in jobs["dcgm-exporter"][sd]} == {DCGM_EXPORTER_PORT}
+        assert {c["port"] for c in jobs["node-exporter"][sd]} == {NODE_EXPORTER_PORT}
+    node = exporter_command("node-exporter", "example/node-exporter", gpus=False)
+    assert f"--web.listen-address=:{NODE_EXPORTER_PORT}" in node
