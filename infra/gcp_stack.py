@@ -492,11 +492,15 @@ def _config_key(
 def _keyed(
     prefix: str, problems: list[Problem], *, root: bool = False, capacity_key: str | None = None
 ) -> list[Problem]:
+    modes = {name: mode.value for mode, name in COUNT_INPUTS.items()}
     keyed = []
     for p in problems:
         key = _config_key(prefix, p.input, root=root, capacity_key=capacity_key)
-        if key is not None:
-            keyed.append(Problem(key, p.value, p.allowed))
+        if key is None:
+            continue
+        # The config names the mode (capacity: spot) where the component counts machines (spot=1).
+        value = modes[p.input] if capacity_key is not None and p.input in modes else p.value
+        keyed.append(Problem(key, value, p.allowed))
     return keyed
 
 
