@@ -157,14 +157,24 @@ class GcpNodeArgs(FleetCommonArgs):
             )
 
     @property
-    def model_uris(self) -> tuple[str, ...]:
-        """The weights folders (the old input's name: read weights.uris)."""
+    def weight_uris(self) -> tuple[str, ...]:
+        """The weights folders the nodes copy (the first is served); () without weights."""
         return tuple(self.weights.uris) if self.weights is not None else ()
 
     @property
-    def model_bucket(self) -> str | None:
-        """The weights bucket (the old input's name: read weights.bucket)."""
+    def weight_bucket(self) -> str | None:
+        """The one bucket the nodes may read; None without weights."""
         return self.weights.bucket if self.weights is not None and self.weights.bucket else None
+
+    @property
+    def model_uris(self) -> tuple[str, ...]:
+        deprecated(f"{type(self).__name__}.model_uris is deprecated; use weights.uris")
+        return self.weight_uris
+
+    @property
+    def model_bucket(self) -> str | None:
+        deprecated(f"{type(self).__name__}.model_bucket is deprecated; use weights.bucket")
+        return self.weight_bucket
 
     @property
     def downloads(self) -> bool:
@@ -234,7 +244,7 @@ def ingress_problems(args: GcpNodeArgs) -> list[Problem]:
     return problems
 
 
-def egress_input_problems(args: GcpNodeArgs) -> list[Problem]:
+def node_input_problems(args: GcpNodeArgs) -> list[Problem]:
     """The egress inputs agree (what the boot needs is startup.offline_problems); tags are GCP labels."""
     problems = []
     if args.package_downloads and not args.internet_egress:
@@ -277,7 +287,7 @@ class NodeServing:
 
 def plan_node_serving(args: GcpNodeArgs, machine: str, *, subject: str) -> NodeServing:
     """The engines a node of `machine` runs for the args' model (weights: the first folder), or problems."""
-    uris = args.model_uris
+    uris = args.weight_uris
     if args.engines is not None:
         problems = [Problem(f"engines.{p.input}", p.value, p.allowed) for p in validate_engine(args.engines)]
         if args.model is not None:
@@ -337,6 +347,15 @@ def endpoint_pool_of(
         unhealthy_after_seconds=slow,
         backend=backend,
     )
+
+
+def provider_zone() -> str | None:
+    """The zone a node takes when its args name none: gcp:zone, else <gcp:region>-a."""
+    import pulumi_gcp as gcp
+
+    if gcp.config.zone:
+        return gcp.config.zone
+    return f"{gcp.config.region}-a" if gcp.config.region else None
 
 
 def log_notes(notes: Sequence[str]) -> None:

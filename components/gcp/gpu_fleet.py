@@ -70,12 +70,13 @@ from inference_infra.components.gcp.fleet_common import (
     GcpNodeArgs,
     GcsWeights,
     NodeServing,
-    egress_input_problems,
     endpoint_pool_of,
     ingress_problems,
     log_notes,
+    node_input_problems,
     plan_node_serving,
     port_range,
+    provider_zone,
     weights_problems,
 )
 from inference_infra.components.gcp.names import name_problems, zone_problems
@@ -323,7 +324,7 @@ def plan_gpu_fleet(
     problems += (
         zone_problems("zone", zone)
         if zone
-        else [Problem("zone", None, "is required: pass zone or set the gcp:zone config")]
+        else [Problem("zone", None, "is required: pass zone or set the gcp:zone or gcp:region config")]
     )
     if project is None:
         problems.append(Problem("project", None, "is required: pass project or set the gcp:project config"))
@@ -335,7 +336,7 @@ def plan_gpu_fleet(
     counts = args.counts(slots)[0] if not capacity else CapacityCounts()
     problems += weights_problems(args)
     problems += ingress_problems(args)
-    problems += egress_input_problems(args)
+    problems += node_input_problems(args)
     if args.local_ssd_count < 0:
         problems.append(Problem("local_ssd_count", args.local_ssd_count, "must be 0 or more"))
     if args.boot_disk_size_gib < _MIN_BOOT_DISK_GIB:
@@ -461,7 +462,7 @@ def _reservation_problems(
 def _startup_config(args: GpuFleetArgs, shape: FleetShape, engines: EngineConfig | None) -> StartupConfig:
     return StartupConfig(
         local_ssd_count=shape.bundled_local_ssds + max(args.local_ssd_count, 0),
-        model_uris=args.model_uris,
+        model_uris=args.weight_uris,
         model_cache=args.model_cache_nfs is not None,
         ops_agent=args.ops_agent,
         gpu_metrics=args.ops_agent,
@@ -508,7 +509,7 @@ class GpuFleet(pulumi.ComponentResource):
     def __init__(self, name: str, args: GpuFleetArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         project = args.project or gcp.config.project or None
         raise_if_invalid(f"GpuFleet {name!r}", check_types(args))
-        plan = plan_gpu_fleet(name, args, project=project, zone=gcp.config.zone or None)
+        plan = plan_gpu_fleet(name, args, project=project, zone=provider_zone())
         raise_if_invalid(f"GpuFleet {name!r}", plan.problems)
         super().__init__("inference-infra:gcp:GpuFleet", name, None, opts)
         log_notes(plan.notes)
@@ -526,10 +527,10 @@ class GpuFleet(pulumi.ComponentResource):
         identity = node_identity(
             name,
             project=project,
-            model_bucket=args.model_bucket,
+            model_bucket=args.weight_bucket,
             description=f"GPU fleet {name}: writes logs and metrics, reads the model bucket",
             parent=self,
-            model_uris=args.model_uris,
+            model_uris=args.weight_uris,
         )
         self.service_account_email = identity.email
         self.reservation, self.reservation_name = self._reservation(name, args, plan, project, child)

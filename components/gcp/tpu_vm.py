@@ -70,12 +70,13 @@ from inference_infra.components.gcp.fleet_common import (
     GcpNodeArgs,
     GcsWeights,
     NodeServing,
-    egress_input_problems,
     endpoint_pool_of,
     ingress_problems,
     log_notes,
+    node_input_problems,
     plan_node_serving,
     port_range,
+    provider_zone,
     weights_problems,
 )
 from inference_infra.components.gcp.names import name_problems, zone_problems
@@ -345,7 +346,7 @@ def plan_tpu_vm(name: str, args: TpuVmArgs, *, project: str | None, zone: str | 
     problems += (
         zone_problems("zone", zone)
         if zone
-        else [Problem("zone", None, "is required: pass zone or set the gcp:zone config")]
+        else [Problem("zone", None, "is required: pass zone or set the gcp:zone or gcp:region config")]
     )
     if project is None:
         problems.append(Problem("project", None, "is required: pass project or set the gcp:project config"))
@@ -361,7 +362,7 @@ def plan_tpu_vm(name: str, args: TpuVmArgs, *, project: str | None, zone: str | 
         problems += found
     problems += weights_problems(args)
     problems += ingress_problems(args)
-    problems += egress_input_problems(args)
+    problems += node_input_problems(args)
     if args.queued:
         problems += _queued_problems(args)
     if tpu is not None:
@@ -390,7 +391,7 @@ def validate_tpu_vm(
 
 def _startup_config(args: TpuVmArgs, engines: EngineConfig | None) -> StartupConfig:
     return StartupConfig(
-        model_uris=args.model_uris,
+        model_uris=args.weight_uris,
         model_cache=args.model_cache_nfs is not None,
         ops_agent=False,  # TPU metrics reach Cloud Monitoring without an agent
         engines=engines,
@@ -516,7 +517,7 @@ class TpuVm(pulumi.ComponentResource):
     def __init__(self, name: str, args: TpuVmArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         project = args.project or gcp.config.project or None
         raise_if_invalid(f"TpuVm {name!r}", check_types(args))
-        plan = plan_tpu_vm(name, args, project=project, zone=gcp.config.zone or None)
+        plan = plan_tpu_vm(name, args, project=project, zone=provider_zone())
         raise_if_invalid(f"TpuVm {name!r}", plan.problems)
         super().__init__("inference-infra:gcp:TpuVm", name, None, opts)
         log_notes(plan.notes)
@@ -596,10 +597,10 @@ class TpuVm(pulumi.ComponentResource):
         identity = node_identity(
             name,
             project=project,
-            model_bucket=args.model_bucket,
+            model_bucket=args.weight_bucket,
             description=f"TPU {name}: writes logs and metrics, reads the model bucket",
             parent=self,
-            model_uris=args.model_uris,
+            model_uris=args.weight_uris,
         )
         self.service_account_email = identity.email
         disks = [

@@ -111,7 +111,14 @@ def test_gcp_node_old_model_bucket_and_uris_become_weights(cls):
     assert args.weights == GcsWeights("models", ("gs://models/a",))
     assert len(said) == 2
     assert all(m.endswith("use weights") for m in said)
-    assert (args.model_bucket, args.model_uris) == ("models", ("gs://models/a",))  # old reads still answer
+    with pytest.warns(
+        DeprecationWarning, match=rf"{cls.__name__}.model_uris is deprecated; use weights.uris"
+    ):
+        assert args.model_uris == ("gs://models/a",)  # old reads still answer
+    with pytest.warns(
+        DeprecationWarning, match=rf"{cls.__name__}.model_bucket is deprecated; use weights.bucket"
+    ):
+        assert args.model_bucket == "models"
 
 
 def test_gpu_fleet_old_model_bucket_alone_grants_the_whole_bucket(plan_of):
@@ -265,3 +272,18 @@ def test_gcp_fleet_args_describe_every_stack_input(cls):
         if f.metadata.get("stack", True) and len(doc_of(cls, f.name)) < 12
     ]
     assert missing == []
+
+
+@pytest.mark.stack_config({"gcp:zone": "", "gcp:region": "us-east1"})
+def test_gcp_node_without_a_zone_takes_the_providers_region_a(plan_of):
+    fleet = GpuFleet("l4", GpuFleetArgs(**{**GPU, "zone": None}, spot=1))
+    assert fleet.zone == "us-east1-a"
+    assert plan_of().one(GCP_INSTANCE).props["zone"] == "us-east1-a"
+
+
+@pytest.mark.stack_config({"gcp:zone": "", "gcp:region": ""})
+def test_gcp_node_rejects_a_missing_zone(plan_of):
+    from inference_infra.components.errors import InputError
+
+    with pytest.raises(InputError, match=r"zone \(unset\) is required: pass zone or set the gcp:zone"):
+        TpuVm("t", TpuVmArgs(**{**TPU, "zone": None}))
