@@ -101,6 +101,12 @@ def renamed_inputs(*renames: Renamed) -> Callable[[type[T]], type[T]]:
         def __init__(self: Any, *args: Any, **kwargs: Any) -> None:  # noqa: N807
             for old in [k for k in kwargs if k in table]:
                 rename = table[old]
+                if old not in kwargs:  # taken by another old input's convert (two old inputs became one)
+                    deprecated(
+                        f"{cls.__name__}({old}=...) is deprecated since {rename.since} and goes in the next "
+                        f"release; use {rename.new}",
+                    )
+                    continue
                 value = kwargs.pop(old)
                 moved = rename.convert(value, kwargs) if rename.convert else {rename.new: value}
                 clash = sorted(k for k in moved if k in kwargs)

@@ -164,10 +164,7 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
         else:
             from inference_infra.infra import gcp_stack
 
-            pools = []
-            for name in endpoint.pool_names():
-                gcp_pool = built.gcp_pools[name]
-                pools.append(_pool(name, gcp_pool.engines, gcp_pool.cold_start))
+            pools = [built.gcp_pools[name].component.endpoint_pool(name) for name in endpoint.pool_names()]
             exports.setdefault("endpoints", {})[endpoint.name] = gcp_stack.deploy_endpoint(
                 endpoint, pools, _routes(endpoint), built
             )

@@ -8,10 +8,19 @@ components/gcp/endpoint.py.
 from inference_infra.components.endpoints.routing import (
     POOL_HEADER,
     EndpointPool,
+    PoolBackend,
     PoolWeight,
     Route,
     default_host,
     validate_routes,
 )
 
-__all__ = ["POOL_HEADER", "EndpointPool", "PoolWeight", "Route", "default_host", "validate_routes"]
+__all__ = [
+    "POOL_HEADER",
+    "EndpointPool",
+    "PoolBackend",
+    "PoolWeight",
+    "Route",
+    "default_host",
+    "validate_routes",
+]

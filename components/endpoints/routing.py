@@ -21,6 +21,14 @@ _HOST = re.compile(r"^[a-z0-9*?]([a-z0-9.*?-]{0,126}[a-z0-9*?])?$")
 
 
 @dataclass(frozen=True, kw_only=True)
+class PoolBackend:
+    """Where a pool's nodes are, in the form its cloud's endpoint reads (GCP: `GcpPoolBackend`).
+
+    A fleet's `endpoint_pool()` fills it in, so an endpoint needs nothing else from the fleet.
+    """
+
+
+@dataclass(frozen=True, kw_only=True)
 class EndpointPool:
     """A fleet behind the endpoint: its model, its nodes and the engine ports on each."""
 
@@ -31,6 +39,7 @@ class EndpointPool:
     security_group_id: pulumi.Input[str] | None = None  # AWS: admits the ports from the LB only
     slow_start_seconds: int = 90  # from the cold-start estimate
     unhealthy_after_seconds: int = 90  # failing health checks for this long mark a target unhealthy
+    backend: PoolBackend | None = None  # GCP: the nodes (instances or TPU addresses), zone, service account
 
 
 @dataclass(frozen=True)

@@ -21,21 +21,24 @@ from __future__ import annotations
 
 import ipaddress
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import pulumi
 import pulumi_gcp as gcp
 
+from inference_infra.components.arguments import Renamed, arg, deprecated, renamed_inputs
 from inference_infra.components.endpoints.routing import (
     POOL_HEADER,
     EndpointPool,
+    PoolBackend,
     Route,
     default_host,
     route_model,
     validate_routes,
 )
 from inference_infra.components.errors import Problem, raise_if_invalid
+from inference_infra.components.gcp.names import label_problems
 from inference_infra.components.serving import HEALTH_PATH
 from inference_infra.components.validation import check_types
 
@@ -52,8 +55,11 @@ NOT_FOUND_ACTION = {"fault_injection_policy": {"abort": {"http_status": 404, "pe
 
 
 @dataclass(frozen=True, kw_only=True)
-class GcpPoolBackend:
-    """Where a pool's engines run: GPU VMs (instance self links) or TPU VMs (internal addresses)."""
+class GcpPoolBackend(PoolBackend):
+    """Where a pool's engines run: GPU VMs (instance self links) or TPU VMs (internal addresses).
+
+    `GpuFleet.endpoint_pool()` and `TpuVm.endpoint_pool()` fill it in.
+    """
 
     zone: str
     service_account_email: pulumi.Input[str] | None = None
@@ -62,21 +68,68 @@ class GcpPoolBackend:
     tpu_ips: Sequence[pulumi.Input[str]] = ()  # TPU VMs: internal addresses
 
 
+@renamed_inputs(
+    Renamed("timeout_seconds", "request_timeout_seconds"),
+    Renamed("labels", "tags"),
+)
 @dataclass(frozen=True, kw_only=True)
 class GcpInferenceEndpointArgs:
-    region: str
-    network: pulumi.Input[str]
-    subnetwork: pulumi.Input[str]
-    pools: Sequence[EndpointPool]
-    backends: dict[str, GcpPoolBackend]
-    routes: Sequence[Route] = ()
-    proxy_subnet_cidr: str = "10.40.64.0/23"
-    ssl_certificate: pulumi.Input[str] | None = None  # a regional SSL certificate: HTTPS on 443
-    timeout_seconds: int = 900  # backend response timeout: long generations stream for minutes
-    internet_facing: bool = False  # not offered: the internal ALB has no external scheme
-    public: bool = False
-    project: str | None = None
-    labels: dict[str, str] = field(default_factory=dict)
+    network: pulumi.Input[str] = arg(
+        doc="The fleets' VPC (PrivateNetwork.network.id): the proxy-only subnet is made in it.", stack=False
+    )
+    subnetwork: pulumi.Input[str] = arg(
+        doc="The fleets' subnetwork: the forwarding rule's internal address comes from it.", stack=False
+    )
+    pools: Sequence[EndpointPool] = arg(
+        doc="The fleets behind the endpoint, each from fleet.endpoint_pool() (GpuFleet or TpuVm).",
+        stack=False,
+    )
+    routes: Sequence[Route] = arg(
+        (), "Routes by Host to pools with weights (canary); every pool also answers X-Model-Pool."
+    )
+    region: str | None = arg(
+        None, "The region of the load balancer (the fleets' region). Default: the gcp:region config."
+    )
+    proxy_subnet_cidr: str = arg(
+        "10.40.64.0/23",
+        "The proxy-only subnet of the load balancer's Envoy proxies: a private range of /26 or larger, "
+        "unused in the network.",
+    )
+    ssl_certificate: pulumi.Input[str] | None = arg(
+        None, "A regional SSL certificate (its id): HTTPS on 443; without it HTTP on 80."
+    )
+    request_timeout_seconds: int = arg(
+        900,
+        "Backend response timeout: long generations stream for minutes.",
+        ge=1,
+        le=86400,
+    )
+    internet_facing: bool = arg(
+        False, "Not offered: the internal Application Load Balancer has no external scheme."
+    )
+    public: bool = arg(False, "Not offered on GCP (an internal load balancer).")
+    project: str | None = arg(None, "The project. Default: the gcp:project config.", stack=False)
+    tags: Mapping[str, str] = arg(factory=dict, doc="More labels on the forwarding rule (GCP label rules).")
+    backends: Mapping[str, GcpPoolBackend] = arg(
+        factory=dict,
+        doc="Deprecated since 0.2.0: build each pool with fleet.endpoint_pool(), which carries its "
+        "backend. Pool name -> its VMs or TPU addresses, for pools without one.",
+        stack=False,
+    )
+
+    def __post_init__(self) -> None:
+        if self.backends:
+            deprecated(
+                "GcpInferenceEndpointArgs(backends=...) is deprecated since 0.2.0 and goes in the next "
+                "release; build each pool with fleet.endpoint_pool(), which carries its backend",
+                stacklevel=5,
+            )
+
+    def backend_of(self, pool: EndpointPool) -> GcpPoolBackend | None:
+        """The pool's own backend, else the deprecated `backends` entry for it."""
+        if isinstance(pool.backend, GcpPoolBackend):
+            return pool.backend
+        return self.backends.get(pool.name)
 
 
 def gcp_host(route: Route, model: str) -> str:
@@ -84,8 +137,11 @@ def gcp_host(route: Route, model: str) -> str:
     return route.host or default_host(model).removesuffix(".*")
 
 
-def validate_gcp_endpoint(args: GcpInferenceEndpointArgs) -> list[Problem]:
+def validate_gcp_endpoint(args: GcpInferenceEndpointArgs, *, region: str | None = None) -> list[Problem]:
+    """Every problem with the endpoint's input; `region` is the default for args.region (gcp:region)."""
     problems = validate_routes(args.pools, args.routes)
+    if (args.region or region) is None:
+        problems.append(Problem("region", None, "is required: pass region or set the gcp:region config"))
     for i, route in enumerate(args.routes):
         if route.host is not None and ("*" in route.host[1:] or "?" in route.host):
             problems.append(
@@ -109,13 +165,21 @@ def validate_gcp_endpoint(args: GcpInferenceEndpointArgs) -> list[Problem]:
             )
     except ValueError:
         problems.append(Problem("proxy_subnet_cidr", args.proxy_subnet_cidr, "is not a CIDR block"))
-    if not 1 <= args.timeout_seconds <= 86400:
-        problems.append(Problem("timeout_seconds", args.timeout_seconds, "must be 1..86400"))
+    if not 1 <= args.request_timeout_seconds <= 86400:
+        problems.append(Problem("request_timeout_seconds", args.request_timeout_seconds, "must be 1..86400"))
+    problems += label_problems("tags", args.tags)
     for pool in args.pools:
-        backend = args.backends.get(pool.name)
+        backend = args.backend_of(pool)
         if backend is None:
+            other = (
+                f" ({type(pool.backend).__name__} is not a GCP backend)" if pool.backend is not None else ""
+            )
             problems.append(
-                Problem(f"pools[{pool.name}]", pool.name, "has no backend (VMs or TPU VM addresses)")
+                Problem(
+                    f"pools[{pool.name}]",
+                    pool.name,
+                    f"has no backend{other}: build it with fleet.endpoint_pool() of a GCP GpuFleet or TpuVm",
+                )
             )
         elif not (backend.instances or backend.tpu_ips):
             problems.append(Problem(f"pools[{pool.name}]", pool.name, "has no VMs or TPU VMs to serve"))
@@ -127,15 +191,19 @@ class GcpInferenceEndpoint(pulumi.ComponentResource):
     backend_services: dict[str, pulumi.Output[str]]
 
     def __init__(self, name: str, args: GcpInferenceEndpointArgs, opts: pulumi.ResourceOptions | None = None):
-        raise_if_invalid(f"GcpInferenceEndpoint {name!r}", check_types(args) or validate_gcp_endpoint(args))
+        region = args.region or gcp.config.region or None
+        raise_if_invalid(
+            f"GcpInferenceEndpoint {name!r}", check_types(args) or validate_gcp_endpoint(args, region=region)
+        )
         super().__init__("inference-infra:gcp:InferenceEndpoint", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
-        self._name, self._args = name, args
+        assert region is not None  # validated above
+        self._name, self._args, self._region = name, args, region
         common = {"project": args.project} if args.project else {}
         proxy_subnet = gcp.compute.Subnetwork(
             f"{name}-proxy-only",
             network=args.network,
-            region=args.region,
+            region=self._region,
             ip_cidr_range=args.proxy_subnet_cidr,
             purpose="REGIONAL_MANAGED_PROXY",
             role="ACTIVE",
@@ -143,13 +211,13 @@ class GcpInferenceEndpoint(pulumi.ComponentResource):
             opts=child,
             **common,
         )
-        self.backend_services = {p.name: self._backend(p, args.backends[p.name]) for p in args.pools}
+        self.backend_services = {p.name: self._backend(p, self._backend_of(p)) for p in args.pools}
         self._firewall(proxy_subnet)
         url_map = self._url_map()
         if args.ssl_certificate is not None:
             proxy = gcp.compute.RegionTargetHttpsProxy(
                 f"{name}-proxy",
-                region=args.region,
+                region=self._region,
                 url_map=url_map.id,
                 ssl_certificates=[args.ssl_certificate],
                 opts=child,
@@ -158,12 +226,12 @@ class GcpInferenceEndpoint(pulumi.ComponentResource):
             port = "443"
         else:
             proxy = gcp.compute.RegionTargetHttpProxy(
-                f"{name}-proxy", region=args.region, url_map=url_map.id, opts=child, **common
+                f"{name}-proxy", region=self._region, url_map=url_map.id, opts=child, **common
             )
             port = "80"
         rule = gcp.compute.ForwardingRule(
             f"{name}-rule",
-            region=args.region,
+            region=self._region,
             load_balancing_scheme="INTERNAL_MANAGED",
             ip_protocol="TCP",
             port_range=port,
@@ -171,12 +239,17 @@ class GcpInferenceEndpoint(pulumi.ComponentResource):
             network=args.network,
             subnetwork=args.subnetwork,
             network_tier="PREMIUM",
-            labels={"component": "inference-endpoint", "endpoint": name, **args.labels},
+            labels={"component": "inference-endpoint", "endpoint": name, **args.tags},
             opts=pulumi.ResourceOptions(parent=self, depends_on=[proxy_subnet]),
             **common,
         )
         self.ip_address = rule.ip_address
         self.register_outputs({"ip_address": self.ip_address, "backend_services": self.backend_services})
+
+    def _backend_of(self, pool: EndpointPool) -> GcpPoolBackend:
+        backend = self._args.backend_of(pool)
+        assert backend is not None  # validated above
+        return backend
 
     def _backend(self, pool: EndpointPool, backend: GcpPoolBackend) -> pulumi.Output[str]:
         name, args = f"{self._name}-{pool.name}", self._args
@@ -185,7 +258,7 @@ class GcpInferenceEndpoint(pulumi.ComponentResource):
         unhealthy = max(2, min(10, math.ceil(pool.unhealthy_after_seconds / HEALTH_INTERVAL_SECONDS)))
         check = gcp.compute.RegionHealthCheck(
             f"{name}-hc",
-            region=args.region,
+            region=self._region,
             check_interval_sec=HEALTH_INTERVAL_SECONDS,
             timeout_sec=10,
             healthy_threshold=2,
@@ -236,10 +309,10 @@ class GcpInferenceEndpoint(pulumi.ComponentResource):
             service["port_name"] = "engine"
         backend_service = gcp.compute.RegionBackendService(
             f"{name}-backend",
-            region=args.region,
+            region=self._region,
             load_balancing_scheme="INTERNAL_MANAGED",
             protocol="HTTP",
-            timeout_sec=args.timeout_seconds,
+            timeout_sec=args.request_timeout_seconds,
             health_checks=check.id,
             backends=backends,
             locality_lb_policy="LEAST_REQUEST",
@@ -253,9 +326,8 @@ class GcpInferenceEndpoint(pulumi.ComponentResource):
     def _firewall(self, proxy_subnet: gcp.compute.Subnetwork) -> None:
         args = self._args
         ports = sorted({p for pool in args.pools for p in pool.ports})
-        accounts = [
-            b.service_account_email for b in args.backends.values() if b.service_account_email is not None
-        ]
+        backends = [self._backend_of(pool) for pool in args.pools]
+        accounts = [b.service_account_email for b in backends if b.service_account_email is not None]
         gcp.compute.Firewall(
             f"{self._name}-to-engines",
             network=args.network,
@@ -317,7 +389,7 @@ class GcpInferenceEndpoint(pulumi.ComponentResource):
             )
         return gcp.compute.RegionUrlMap(
             f"{self._name}-urls",
-            region=args.region,
+            region=self._region,
             default_service=unmatched,
             default_route_action=NOT_FOUND_ACTION,
             host_rules=host_rules,

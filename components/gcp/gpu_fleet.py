@@ -1,39 +1,50 @@
-"""GpuFleet (GCP): Compute Engine VMs with NVIDIA GPUs for model serving.
+"""GpuFleet (GCP): Compute Engine VMs with NVIDIA GPUs that serve a model.
 
-A fleet is `count` VMs of one machine type in one zone: an accelerator-
-optimized type with its GPUs built in (a3, a2, g2), or an N1 type with GPUs
-attached (`accelerator_type` + `accelerator_count`). Capacity is bought one
-of three ways:
+A fleet is VMs of one machine type in one zone: an accelerator-optimized type
+with its GPUs built in (a3, a2, g2), or an N1 type with GPUs attached
+(`accelerator_type` + `accelerator_count`). Given a `model` (and no machine
+type) the capacity planner picks the machine; with both it checks the fit.
 
-- `spot`: Spot VMs, stopped (not deleted) when Compute Engine reclaims them;
-- `on-demand`: standard VMs;
-- `reserved`: a specific reservation (`specific_reservation_required`, so
-  nothing else eats it) made by the fleet, or one made elsewhere and named
-  with `GpuReservation(existing_name=...)`, consumed through reservation
-  affinity. The reservation is billed whether the VMs run or not.
+Capacity, in the vocabulary every fleet shares (`components.fleet`): `spot=`,
+`on_demand=` or `reserved=` VMs, or `count=` along `capacity_order`. A GCP
+fleet buys all its VMs one way (see `SINGLE_MODE`):
+
+- spot: Spot VMs, stopped (not deleted) when Compute Engine reclaims them;
+- on-demand: standard VMs, which never eat a reservation (`NO_RESERVATION`);
+- reserved: a specific reservation (`specific_reservation_required`, so
+  nothing else eats it), made by the fleet (`reservation=GpuReservation()`)
+  or made elsewhere (`GpuReservation(existing_name=...)`), consumed through
+  reservation affinity. The reservation is billed whether the VMs run or not.
+
+With `model` and `weights=GcsWeights(...)` the fleet plans its own engines
+(`components.serving.model.plan_serving`: tensor-parallel groups on ports
+`serving_port`, +1, ..., flags checked against the pinned vLLM, cold start)
+and exposes them as `serving`, `engines` and `cold_start`; `endpoint_pool()`
+hands them to a `GcpInferenceEndpoint`.
 
 Every VM is a Shielded VM (Secure Boot, vTPM, integrity monitoring) without
 an external IP, with project-wide SSH keys blocked and OS Login on, running
 as the fleet's own least-privilege service account. Its boot script
 (`startup.py`) stripes the local SSDs, mounts the model cache, prefetches
-the models, starts the Ops Agent with GPU metrics (`ops_agent`) and the
-engines, whose image comes from an Artifact Registry mirror when
-`image_mirrors` names one (the same digest; see `mirrors.py`). The stack's cost labels
-come from the stack transform; the fleet adds its own (`fleet`, `capacity`,
-and `auto-shutdown` when set here).
+the models, starts the Ops Agent with GPU metrics (`ops_agent`), the host
+exporters and the engines, whose images come from an Artifact Registry
+mirror when `image_mirrors` names one (the same digest; see `mirrors.py`).
+With `internet_egress=False` the fleet refuses itself unless that boot needs
+nothing from the internet. The stack's cost labels come from the stack
+transform; the fleet adds its own (`fleet`, `capacity`, and `auto-shutdown`
+when set here) and `tags`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
-from ipaddress import ip_network
+from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
 
+from inference_infra.components.arguments import Renamed, arg, deprecated, renamed_inputs
 from inference_infra.components.catalog import (
     AcceleratorFamily,
     CatalogError,
@@ -44,22 +55,41 @@ from inference_infra.components.catalog import (
     instance_type,
 )
 from inference_infra.components.catalog.gcp_n1_gpus import N1_GPU_LIMITS, n1_gpu_limits
-from inference_infra.components.errors import Problem, raise_if_invalid
-from inference_infra.components.gcp.names import (
-    bucket_problems,
-    label_problems,
-    model_uri_problems,
-    name_problems,
-    zone_problems,
+from inference_infra.components.endpoints.routing import EndpointPool
+from inference_infra.components.errors import InputError, Problem, raise_if_invalid
+from inference_infra.components.fleet import (
+    CapacityCounts,
+    CapacityMode,
+    FleetServing,
+    capacity_problems,
+    choose_machine,
+    mode_of,
+    served_model_problems,
 )
+from inference_infra.components.gcp.fleet_common import (
+    GcpNodeArgs,
+    GcsWeights,
+    NodeServing,
+    endpoint_pool_of,
+    ingress_problems,
+    log_notes,
+    node_input_problems,
+    plan_node_serving,
+    port_range,
+    provider_zone,
+    weights_problems,
+)
+from inference_infra.components.gcp.names import name_problems, zone_problems
 from inference_infra.components.gcp.service_account import NODE_SCOPES, node_identity
 from inference_infra.components.gcp.startup import (
     StartupConfig,
     node_metadata,
+    offline_problems,
     render_startup_script,
     validate_startup,
 )
-from inference_infra.components.serving import EngineConfig, validate_engine
+from inference_infra.components.serving import EngineConfig
+from inference_infra.components.serving.cold_start import ColdStart
 from inference_infra.components.tagging import bool_tag
 from inference_infra.components.validation import check_types
 
@@ -69,66 +99,81 @@ DEFAULT_IMAGE = (
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 _MIN_BOOT_DISK_GIB = 50
 _N1_LOCAL_SSD_COUNTS = (*range(0, 9), 16, 24)
-# Where Google's load balancer health checks come from (https://cloud.google.com/load-balancing/docs/health-checks).
-_HEALTH_CHECK_RANGES = (ip_network("35.191.0.0/16"), ip_network("130.211.0.0/22"))
+SUPPORTED_MODES = (CapacityMode.RESERVED, CapacityMode.SPOT, CapacityMode.ON_DEMAND)
+WHY_NOT = {
+    CapacityMode.PREEMPTIBLE: "preemptible VMs are the older form of Spot VMs (the same discount, but "
+    "stopped after 24 hours); use spot",
+}
+SINGLE_MODE = (
+    "a GCP fleet's VMs carry one capacity label, which the serving alerts and cost reports group by, and "
+    "Compute Engine does not fall back between provisioning models for plain VMs; make one GpuFleet per mode"
+)
 
 
-class Capacity(StrEnum):
-    SPOT = "spot"
-    ON_DEMAND = "on-demand"
-    RESERVED = "reserved"
+def __getattr__(name: str) -> Any:
+    """`Capacity` (the previous release's GCP enum) is now `components.fleet.CapacityMode`."""
+    if name == "Capacity":
+        deprecated(
+            "inference_infra.components.gcp.Capacity is deprecated since 0.2.0 and goes in the next release; "
+            "use inference_infra.components.fleet.CapacityMode",
+        )
+        return CapacityMode
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True, kw_only=True)
 class GpuReservation:
-    """Reserved capacity for a fleet (capacity='reserved'). Unset fields take the fleet's values."""
+    """Reserved capacity for a fleet's reserved VMs. Unset fields take the fleet's values."""
 
-    count: int | None = None  # VMs reserved; at least the fleet's count
-    zone: str | None = None
-    machine_type: str | None = None
-    existing_name: str | None = None  # consume this reservation instead of creating one
-
-
-@dataclass(frozen=True, kw_only=True)
-class GpuFleetArgs:
-    machine_type: str  # "a3-highgpu-8g", "g2-standard-8", or "n1-standard-8" with accelerator_*
-    zone: str
-    subnetwork: pulumi.Input[str]
-    capacity: Capacity
-    count: int = 1
-    accelerator_type: str | None = None  # N1: the GPU to attach; others: optional, must match
-    accelerator_count: int | None = None  # GPUs per VM
-    reservation: GpuReservation | None = None  # capacity='reserved' only; default: make one
-    local_ssd_count: int = 0  # local SSDs to add (not for types that bundle their own)
-    model_bucket: str | None = None  # the one bucket the nodes may read
-    model_uris: Sequence[str] = ()  # gs://<model_bucket>/<folder> to prefetch at boot
-    model_cache_nfs: pulumi.Input[str] | None = None  # FilestoreModelCache.nfs_target
-    image: str = DEFAULT_IMAGE
-    boot_disk_size_gib: int = 200
-    boot_disk_type: str = "pd-balanced"
-    kms_key: pulumi.Input[str] | None = None  # CMEK for boot disks; Google-managed when unset
-    secure_boot: bool = True  # needs signed NVIDIA kernel modules (see README)
-    network: pulumi.Input[str] | None = None  # needed with client_ranges (the firewall rule's network)
-    serving_port: int = 8000
-    client_ranges: Sequence[str] = ()  # private CIDRs allowed to reach serving_port; none: no rule
-    # Private CIDRs of the monitoring cluster: may reach dcgm-exporter (9400), node exporter (9100)
-    # and the engine's /metrics (serving_port), nothing else. None: no rule.
-    monitoring_ranges: Sequence[str] = ()
-    auto_shutdown: bool | None = None  # this fleet's auto-shutdown label; None: the stack's
-    labels: Mapping[str, str] = field(default_factory=dict)
-    project: str | None = None  # default: the gcp:project config
-    engines: EngineConfig | None = (
-        None  # serve model_uris[0] (components/serving); ports serving_port, +1, ...
+    count: int | None = arg(None, "VMs reserved; default: the fleet's reserved VMs.", ge=1)
+    zone: str | None = arg(None, "Default: the fleet's zone (a reservation is zonal).")
+    machine_type: str | None = arg(None, "Default: the fleet's machine type.")
+    existing_name: str | None = arg(
+        None, "Consume this reservation (made elsewhere) instead of creating one."
     )
-    # Upstream registry host -> LOCATION-docker.pkg.dev/PROJECT/REPOSITORY (components/gcp/mirrors.py): the
-    # engines' images are pulled from there by the same digest. Needed on a network without internet egress.
-    image_mirrors: Mapping[str, str] = field(default_factory=dict)
-    # The Ops Agent (GPU metrics to Cloud Monitoring). Installed from packages.cloud.google.com when the
-    # image lacks it; with package_downloads=False only an image that carries it runs it.
-    ops_agent: bool = True
-    # False on a network without internet egress: the boot installs nothing (mdadm, nfs-common, the Ops
-    # Agent must be on the image) and logs the missing package instead of waiting on apt.
-    package_downloads: bool = True
+
+
+def _from_capacity(value: Any, kwargs: Any) -> dict[str, Any]:
+    """The old `capacity=Capacity.X` (+ `count`, default 1) is `count` filled in `capacity_order=(X,)`."""
+    mode = mode_of(value)
+    count = kwargs.pop("count", None)
+    moved: dict[str, Any] = {"count": 1 if count is None else count, "capacity_order": (mode,)}
+    if mode is CapacityMode.RESERVED and kwargs.get("reservation") is None:
+        kwargs.pop("reservation", None)
+        moved["reservation"] = GpuReservation()  # the old default: the fleet makes its reservation
+    return moved
+
+
+@renamed_inputs(
+    Renamed("capacity", "count and capacity_order (or spot, on_demand, reserved)", _from_capacity)
+)
+@dataclass(frozen=True, kw_only=True)
+class GpuFleetArgs(GcpNodeArgs):
+    """A fleet of Compute Engine GPU VMs (see the module docstring)."""
+
+    machine_type: str | None = arg(
+        None,
+        "a3/a2/g2 machine type, or n1-* with acceleratorType. Omit it and set model to let the capacity "
+        "planner choose; with both, the planner checks that the model fits.",
+    )
+    accelerator_type: str | None = arg(
+        None, "N1 only: the GPU to attach (on a3/a2/g2 it may be given and must match the built-in one)."
+    )
+    accelerator_count: int | None = arg(None, "N1 only: GPUs per VM.", ge=1)
+    reservation: GpuReservation | None = arg(
+        None,
+        "Reserved VMs only: the reservation they consume; GpuReservation() makes one for the fleet, "
+        "GpuReservation(existing_name=...) names one made elsewhere.",
+    )
+    local_ssd_count: int = arg(0, "Local SSDs to add (types without bundled ones).", ge=0)
+    image: str = arg(DEFAULT_IMAGE, "Boot image (a Deep Learning VM family by default).", stack=False)
+    boot_disk_size_gib: int = arg(200, "Boot disk size.", ge=_MIN_BOOT_DISK_GIB)
+    boot_disk_type: str = arg("pd-balanced", "Boot disk type.")
+    ops_agent: bool = arg(
+        True,
+        "Run the Ops Agent (GPU metrics to Cloud Monitoring). Without internet egress the image must carry "
+        "it, or set this false: the engines' /metrics remain, GPU metrics in Cloud Monitoring do not.",
+    )
 
 
 @dataclass(frozen=True)
@@ -142,11 +187,52 @@ class FleetShape:
     guest: bool  # GPUs attached to an N1 VM (guest_accelerators) rather than built in
 
 
-def resolve_shape(args: GpuFleetArgs) -> tuple[FleetShape | None, list[Problem]]:
-    """The fleet's machine shape from the catalog, or the problems that prevent it."""
-    machine = args.machine_type
+@dataclass(frozen=True)
+class GpuFleetPlan:
+    """Everything the fleet decides before it registers a resource, or the problems that stop it."""
+
+    zone: str | None
+    machine_type: str | None
+    shape: FleetShape | None
+    counts: CapacityCounts
+    node: NodeServing
+    startup: StartupConfig | None
+    notes: tuple[str, ...]
+    problems: tuple[Problem, ...]
+
+    @property
+    def mode(self) -> CapacityMode:
+        """The one way the fleet buys its VMs."""
+        modes = self.counts.modes()
+        return modes[0] if modes else CapacityMode.SPOT
+
+    @property
+    def serving(self) -> FleetServing | None:
+        return self.node.serving
+
+    @property
+    def engines(self) -> EngineConfig | None:
+        return self.node.engines
+
+    @property
+    def cold_start(self) -> ColdStart | None:
+        return self.node.cold_start
+
+
+def reservation_slots(args: GpuFleetArgs) -> int:
+    """VMs the reservation holds for `count`: its count, else the whole fleet (it is made to fit)."""
+    if args.reservation is None:
+        return 0
+    return args.reservation.count if args.reservation.count is not None else (args.count or 0)
+
+
+def resolve_shape(args: GpuFleetArgs, machine: str | None = None) -> tuple[FleetShape | None, list[Problem]]:
+    """The fleet's machine shape from the catalog (`machine`: the planner's pick), or its problems."""
+    machine = machine or args.machine_type
+    if machine is None:
+        return None, [Problem("machine_type", None, "is required unless model is set")]
     if machine.startswith("n1-"):
-        return _n1_shape(args)
+        return _n1_shape(args, machine)
     try:
         item = instance_type(machine, Cloud.GCP)
     except CatalogError as e:
@@ -183,15 +269,13 @@ def resolve_shape(args: GpuFleetArgs) -> tuple[FleetShape | None, list[Problem]]
     return shape, problems
 
 
-def _n1_shape(args: GpuFleetArgs) -> tuple[FleetShape | None, list[Problem]]:
+def _n1_shape(args: GpuFleetArgs, machine_type: str) -> tuple[FleetShape | None, list[Problem]]:
     problems = []
     try:
-        machine = gcp_n1_machine(args.machine_type)
+        machine = gcp_n1_machine(machine_type)
     except CatalogError as e:
-        hint = str(e).removeprefix(f"unknown GCP N1 machine type {args.machine_type!r}; ").rstrip(".")
-        return None, [
-            Problem("machine_type", args.machine_type, f"is not an N1 machine type we know; {hint}")
-        ]
+        hint = str(e).removeprefix(f"unknown GCP N1 machine type {machine_type!r}; ").rstrip(".")
+        return None, [Problem("machine_type", machine_type, f"is not an N1 machine type we know; {hint}")]
     known = ", ".join(row.accelerator_type for row in N1_GPU_LIMITS)
     if args.accelerator_type is None:
         return None, [
@@ -219,89 +303,155 @@ def _n1_shape(args: GpuFleetArgs) -> tuple[FleetShape | None, list[Problem]]:
         problems.append(
             Problem(
                 "machine_type",
-                args.machine_type,
+                machine_type,
                 f"is too large for {gpus} x {args.accelerator_type}: at most {shape_limits.max_vcpus} vCPUs "
                 f"and {shape_limits.max_memory_gb} GB memory",
             )
         )
-    return FleetShape(args.machine_type, args.accelerator_type, gpus, 0, guest=True), problems
+    return FleetShape(machine_type, args.accelerator_type, gpus, 0, guest=True), problems
 
 
-def validate_gpu_fleet(name: str, args: GpuFleetArgs, *, project: str | None) -> list[Problem]:
-    """Every problem with a fleet's input, found before any resource is registered."""
+def plan_gpu_fleet(
+    name: str, args: GpuFleetArgs, *, project: str | None, zone: str | None = None
+) -> GpuFleetPlan:
+    """What the fleet will be (machine, VMs per mode, engines, boot), or every problem; pure.
+
+    `project` and `zone` are the defaults for the args' own (the gcp provider's configuration).
+    """
+    subject = f"GCP GpuFleet {name!r}"
+    zone = args.zone or zone
     problems = name_problems("name", name)
-    shape, shape_problems = resolve_shape(args)
-    problems += shape_problems
-    problems += zone_problems("zone", args.zone)
+    problems += (
+        zone_problems("zone", zone)
+        if zone
+        else [Problem("zone", None, "is required: pass zone or set the gcp:zone or gcp:region config")]
+    )
     if project is None:
         problems.append(Problem("project", None, "is required: pass project or set the gcp:project config"))
-    if args.count < 1:
-        problems.append(Problem("count", args.count, "must be at least 1"))
-    problems += _reservation_problems(args)
+    slots = reservation_slots(args)
+    capacity = capacity_problems(
+        args, supported=SUPPORTED_MODES, why_not=WHY_NOT, single_mode=SINGLE_MODE, reservation_slots=slots
+    )
+    problems += capacity
+    counts = args.counts(slots)[0] if not capacity else CapacityCounts()
+    problems += weights_problems(args)
+    problems += ingress_problems(args)
+    problems += node_input_problems(args)
     if args.local_ssd_count < 0:
         problems.append(Problem("local_ssd_count", args.local_ssd_count, "must be 0 or more"))
-    elif args.local_ssd_count and shape is not None and shape.bundled_local_ssds:
-        problems.append(
-            Problem(
-                "local_ssd_count",
-                args.local_ssd_count,
-                f"must be 0: {args.machine_type} comes with {shape.bundled_local_ssds} local SSDs of its own",
-            )
-        )
-    elif shape is not None and shape.guest and args.local_ssd_count not in _N1_LOCAL_SSD_COUNTS:
-        problems.append(
-            Problem("local_ssd_count", args.local_ssd_count, "must be 0-8, 16 or 24 on an N1 machine type")
-        )
-    if args.model_bucket is not None:
-        problems += bucket_problems("model_bucket", args.model_bucket)
-    problems += model_uri_problems("model_uris", tuple(args.model_uris), args.model_bucket)
     if args.boot_disk_size_gib < _MIN_BOOT_DISK_GIB:
         problems.append(
             Problem("boot_disk_size_gib", args.boot_disk_size_gib, f"must be at least {_MIN_BOOT_DISK_GIB}")
         )
-    problems += _ingress_problems(args)
-    problems += label_problems("labels", args.labels)
-    problems += validate_startup(_startup_config(args, shape))
-    return problems
+    notes: list[str] = []
+    machine, shape, node, startup = None, None, NodeServing(), None
+    model_problems = served_model_problems(args.model) if args.model is not None else []
+    problems += model_problems
+    if not model_problems:
+        resolution = choose_machine(
+            args.model,
+            args.machine_type,
+            cloud=Cloud.GCP,
+            family=AcceleratorFamily.NVIDIA_GPU,
+            spot_only=counts.modes() == [CapacityMode.SPOT],
+            machine_key="machine_type",
+            model_key="model",
+        )
+        problems += resolution.problems
+        if resolution.note:
+            notes.append(f"{subject}: {resolution.note}")
+        if not resolution.problems and resolution.instance_type is not None:
+            machine = resolution.instance_type
+            shape, shape_problems = resolve_shape(args, machine)
+            problems += shape_problems
+    problems += _reservation_problems(args, counts, zone, machine)
+    if shape is not None:
+        problems += _local_ssd_problems(args, shape)
+        node = plan_node_serving(args, shape.machine_type, subject=subject)
+        problems += node.problems
+        notes += node.notes
+        startup = _startup_config(args, shape, node.engines)
+        problems += validate_startup(startup)
+        if not args.internet_egress:
+            problems += offline_problems(startup, args.preinstalled_packages)
+    if not args.ops_agent:
+        notes.append(
+            f"{subject}: ops_agent False: no Ops Agent, so no GPU metrics (agent.googleapis.com/gpu) in "
+            "Cloud Monitoring; the engines' /metrics stay for Prometheus"
+        )
+    return GpuFleetPlan(zone, machine, shape, counts, node, startup, tuple(notes), tuple(problems))
 
 
-def _reservation_problems(args: GpuFleetArgs) -> list[Problem]:
-    if args.capacity is not Capacity.RESERVED:
-        if args.reservation is not None:
+def validate_gpu_fleet(
+    name: str, args: GpuFleetArgs, *, project: str | None, zone: str | None = None
+) -> list[Problem]:
+    """Every problem with a fleet's input, found before any resource is registered."""
+    return list(plan_gpu_fleet(name, args, project=project, zone=zone).problems)
+
+
+def _local_ssd_problems(args: GpuFleetArgs, shape: FleetShape) -> list[Problem]:
+    if args.local_ssd_count and shape.bundled_local_ssds:
+        return [
+            Problem(
+                "local_ssd_count",
+                args.local_ssd_count,
+                f"must be 0: {shape.machine_type} comes with {shape.bundled_local_ssds} local SSDs of its "
+                "own",
+            )
+        ]
+    if shape.guest and args.local_ssd_count not in _N1_LOCAL_SSD_COUNTS:
+        return [
+            Problem("local_ssd_count", args.local_ssd_count, "must be 0-8, 16 or 24 on an N1 machine type")
+        ]
+    return []
+
+
+def _reservation_problems(
+    args: GpuFleetArgs, counts: CapacityCounts, zone: str | None, machine: str | None
+) -> list[Problem]:
+    if not counts.reserved:
+        if args.reservation is not None and counts.total:
             why = (
                 "cannot be used: Spot VMs never consume reservations"
-                if args.capacity is Capacity.SPOT
-                else "applies only to capacity 'reserved'"
+                if counts.spot
+                else "applies only to reserved VMs (on-demand VMs never consume one: NO_RESERVATION)"
             )
             given = {k: v for k, v in dataclasses.asdict(args.reservation).items() if v is not None}
             return [Problem("reservation", given, why)]
         return []
-    spec = args.reservation or GpuReservation()
+    spec = args.reservation
+    if spec is None:
+        return [
+            Problem(
+                "reserved",
+                counts.reserved,
+                "needs a reservation: reservation=GpuReservation() makes one for the fleet, "
+                "GpuReservation(existing_name=...) consumes one made elsewhere",
+            )
+        ]
     problems = []
-    if spec.zone is not None and spec.zone != args.zone:
+    if spec.zone is not None and zone is not None and spec.zone != zone:
         problems.append(
             Problem(
-                "reservation.zone",
-                spec.zone,
-                f"must be the fleet's zone {args.zone!r}: a reservation is zonal",
+                "reservation.zone", spec.zone, f"must be the fleet's zone {zone!r}: a reservation is zonal"
             )
         )
-    if spec.machine_type is not None and spec.machine_type != args.machine_type:
+    if spec.machine_type is not None and machine is not None and spec.machine_type != machine:
         problems.append(
             Problem(
                 "reservation.machine_type",
                 spec.machine_type,
-                f"must be the fleet's machine type {args.machine_type!r}: VMs consume only a reservation of "
+                f"must be the fleet's machine type {machine!r}: VMs consume only a reservation of "
                 "their own shape",
             )
         )
-    if spec.count is not None and spec.count < args.count:
+    if spec.count is not None and spec.count < counts.reserved:
         problems.append(
             Problem(
                 "reservation.count",
                 spec.count,
-                f"must hold the whole fleet ({args.count} VMs): VMs that name a full specific reservation "
-                "do not start",
+                f"must hold the whole fleet ({counts.reserved} VMs): VMs that name a full specific "
+                "reservation do not start",
             )
         )
     if spec.existing_name is not None:
@@ -309,82 +459,23 @@ def _reservation_problems(args: GpuFleetArgs) -> list[Problem]:
     return problems
 
 
-def _ingress_problems(args: GpuFleetArgs) -> list[Problem]:
-    problems = []
-    if not 1 <= args.serving_port <= 65535:
-        problems.append(Problem("serving_port", args.serving_port, "must be a TCP port (1-65535)"))
-    if args.engines is not None:
-        problems += [Problem(f"engines.{p.input}", p.value, p.allowed) for p in validate_engine(args.engines)]
-        if not args.model_uris:
-            problems.append(
-                Problem("engines", args.engines.served_model_name, "need model_uris (the weights)")
-            )
-        if args.engines.first_port != args.serving_port:
-            problems.append(
-                Problem(
-                    "engines.first_port", args.engines.first_port, f"must be serving_port {args.serving_port}"
-                )
-            )
-    if args.client_ranges and args.network is None:
-        problems.append(
-            Problem("network", None, "is required with client_ranges (the firewall rule's network)")
-        )
-    if args.monitoring_ranges and args.network is None:
-        problems.append(
-            Problem("network", None, "is required with monitoring_ranges (the firewall rule's network)")
-        )
-    for i, cidr in enumerate(args.monitoring_ranges):
-        try:
-            private = ip_network(cidr, strict=True).is_private
-        except ValueError:
-            private = False
-        if not private:
-            problems.append(
-                Problem(f"monitoring_ranges[{i}]", cidr, "must be a private CIDR block such as '10.8.0.0/14'")
-            )
-    for i, cidr in enumerate(args.client_ranges):
-        try:
-            block = ip_network(cidr, strict=True)
-        except ValueError:
-            problems.append(Problem(f"client_ranges[{i}]", cidr, "must be a CIDR block such as '10.0.0.0/8'"))
-            continue
-        if not block.is_private and not any(block.subnet_of(hc) for hc in _HEALTH_CHECK_RANGES):
-            problems.append(
-                Problem(
-                    f"client_ranges[{i}]",
-                    cidr,
-                    "must be a private range or a Google health-check range (35.191.0.0/16, "
-                    "130.211.0.0/22): serving ports are never opened to the internet "
-                    "(put a load balancer in front)",
-                )
-            )
-    return problems
-
-
-def _serving_ports(args: GpuFleetArgs) -> str:
-    """The firewall's port or range: one port per engine on a VM."""
-    count = args.engines.engines if args.engines is not None else 1
-    return str(args.serving_port) if count == 1 else f"{args.serving_port}-{args.serving_port + count - 1}"
-
-
-def _startup_config(args: GpuFleetArgs, shape: FleetShape | None) -> StartupConfig:
-    bundled = shape.bundled_local_ssds if shape is not None else 0
+def _startup_config(args: GpuFleetArgs, shape: FleetShape, engines: EngineConfig | None) -> StartupConfig:
     return StartupConfig(
-        local_ssd_count=bundled + max(args.local_ssd_count, 0),
-        model_uris=tuple(args.model_uris),
+        local_ssd_count=shape.bundled_local_ssds + max(args.local_ssd_count, 0),
+        model_uris=args.weight_uris,
         model_cache=args.model_cache_nfs is not None,
         ops_agent=args.ops_agent,
         gpu_metrics=args.ops_agent,
-        engines=args.engines,
+        engines=engines,
         image_mirrors=dict(args.image_mirrors),
-        package_downloads=args.package_downloads,
-        host_exporters=True,  # the stack's Prometheus scrapes 9400 and 9100 (monitoring_ranges)
+        package_downloads=args.downloads,
+        host_exporters=True,  # the stack's Prometheus scrapes 9400 and 9100 (monitoring_cidr_blocks)
         gpu_exporter=True,
     )
 
 
-def _scheduling(capacity: Capacity) -> gcp.compute.InstanceSchedulingArgs:
-    if capacity is Capacity.SPOT:
+def _scheduling(mode: CapacityMode) -> gcp.compute.InstanceSchedulingArgs:
+    if mode is CapacityMode.SPOT:
         return gcp.compute.InstanceSchedulingArgs(
             provisioning_model="SPOT",
             preemptible=True,
@@ -401,61 +492,74 @@ def _scheduling(capacity: Capacity) -> gcp.compute.InstanceSchedulingArgs:
 
 
 class GpuFleet(pulumi.ComponentResource):
-    """Compute Engine GPU VMs (spot, on-demand or reserved) with secure defaults."""
+    """Compute Engine GPU VMs (spot, on-demand or reserved) that serve a model, with secure defaults."""
 
     instances: list[gcp.compute.Instance]
     reservation: gcp.compute.Reservation | None
     service_account_email: pulumi.Output[str]
     reservation_name: str | None
     internal_ips: pulumi.Output[list[str]]
+    machine_type: str  # as given, or the capacity planner's pick for the model
+    zone: str
+    mode: CapacityMode
+    serving: FleetServing | None  # engines and cold start, when the fleet serves a model
+    engines: EngineConfig | None
+    cold_start: ColdStart | None
 
     def __init__(self, name: str, args: GpuFleetArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         project = args.project or gcp.config.project or None
-        raise_if_invalid(
-            f"GpuFleet {name!r}", check_types(args) or validate_gpu_fleet(name, args, project=project)
-        )
+        raise_if_invalid(f"GpuFleet {name!r}", check_types(args))
+        plan = plan_gpu_fleet(name, args, project=project, zone=provider_zone())
+        raise_if_invalid(f"GpuFleet {name!r}", plan.problems)
         super().__init__("inference-infra:gcp:GpuFleet", name, None, opts)
+        log_notes(plan.notes)
         child = pulumi.ResourceOptions(parent=self)
-        shape, _ = resolve_shape(args)
-        assert shape is not None  # validated above
+        shape, startup = plan.shape, plan.startup
+        assert shape is not None
+        assert startup is not None
         assert project is not None
+        assert plan.zone is not None
+        self._name = name
+        self.machine_type, self.zone, self.mode = shape.machine_type, plan.zone, plan.mode
+        self.serving, self.engines, self.cold_start = plan.serving, plan.engines, plan.cold_start
+        ports = port_range(self.engines, args.serving_port)
 
         identity = node_identity(
             name,
             project=project,
-            model_bucket=args.model_bucket,
+            model_bucket=args.weight_bucket,
             description=f"GPU fleet {name}: writes logs and metrics, reads the model bucket",
             parent=self,
-            model_uris=tuple(args.model_uris),
+            model_uris=args.weight_uris,
         )
         self.service_account_email = identity.email
-        self.reservation, self.reservation_name = self._reservation(name, args, shape, project, child)
+        self.reservation, self.reservation_name = self._reservation(name, args, plan, project, child)
 
-        if args.client_ranges:
+        if args.client_cidr_blocks:
             gcp.compute.Firewall(
                 f"{name}-serving",
                 network=args.network,
                 description=f"Serving port of GPU fleet {name}, from the named client ranges only",
                 direction="INGRESS",
-                source_ranges=list(args.client_ranges),
-                allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[_serving_ports(args)])],
+                source_ranges=list(args.client_cidr_blocks),
+                allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[ports])],
                 target_service_accounts=[identity.email],
                 log_config=gcp.compute.FirewallLogConfigArgs(metadata="INCLUDE_ALL_METADATA"),
                 project=project,
                 opts=child,
             )
 
-        if args.monitoring_ranges:
+        if args.monitoring_cidr_blocks:
             gcp.compute.Firewall(
                 f"{name}-metrics",
                 network=args.network,
                 description=f"Metrics ports of GPU fleet {name}, from the monitoring cluster only",
                 direction="INGRESS",
-                source_ranges=list(args.monitoring_ranges),
+                source_ranges=list(args.monitoring_cidr_blocks),
                 allows=[
                     gcp.compute.FirewallAllowArgs(
                         protocol="tcp",
-                        ports=["9400", "9100", _serving_ports(args)],  # every engine's /metrics
+                        ports=["9400", "9100", ports],  # every engine's /metrics
                     )
                 ],
                 target_service_accounts=[identity.email],
@@ -463,16 +567,16 @@ class GpuFleet(pulumi.ComponentResource):
                 opts=child,
             )
 
-        script = render_startup_script(_startup_config(args, shape))
-        labels = {"component": "gpu-fleet", "fleet": name, "capacity": args.capacity.value, **args.labels}
+        script = render_startup_script(startup)
+        labels = {"component": "gpu-fleet", "fleet": name, "capacity": self.mode.value, **args.tags}
         if args.auto_shutdown is not None:
             labels["auto-shutdown"] = bool_tag(args.auto_shutdown)
         depends = [*identity.grants, *([self.reservation] if self.reservation is not None else [])]
         self.instances = [
             gcp.compute.Instance(
                 f"{name}-{i}",
-                machine_type=args.machine_type,
-                zone=args.zone,
+                machine_type=shape.machine_type,
+                zone=plan.zone,
                 description=f"inference-infra GPU fleet {name}, VM {i}",
                 boot_disk=gcp.compute.InstanceBootDiskArgs(
                     initialize_params=gcp.compute.InstanceBootDiskInitializeParamsArgs(
@@ -498,15 +602,15 @@ class GpuFleet(pulumi.ComponentResource):
                 service_account=gcp.compute.InstanceServiceAccountArgs(
                     email=identity.email, scopes=list(NODE_SCOPES)
                 ),
-                scheduling=_scheduling(args.capacity),
-                reservation_affinity=self._affinity(args.capacity),
+                scheduling=_scheduling(self.mode),
+                reservation_affinity=self._affinity(self.mode),
                 metadata=node_metadata(script, model_cache_nfs=args.model_cache_nfs),
                 labels=labels,
                 allow_stopping_for_update=True,
                 project=project,
                 opts=pulumi.ResourceOptions(parent=self, depends_on=depends),
             )
-            for i in range(args.count)
+            for i in range(plan.counts.total)
         ]
         self.internal_ips = pulumi.Output.all(
             *[vm.network_interfaces.apply(lambda nics: nics[0].network_ip) for vm in self.instances]
@@ -517,28 +621,51 @@ class GpuFleet(pulumi.ComponentResource):
                 "internal_ips": self.internal_ips,
                 "service_account_email": self.service_account_email,
                 "reservation_name": self.reservation_name,
+                "machine_type": self.machine_type,
             }
         )
 
+    def endpoint_pool(self, name: str | None = None) -> EndpointPool:
+        """This fleet as a GcpInferenceEndpoint pool: its model, engine ports, VMs, zone and account.
+
+        `name` (default: the fleet's name) is the pool's name in routes and the X-Model-Pool header.
+        """
+        from inference_infra.components.gcp.endpoint import GcpPoolBackend
+
+        if self.engines is None:
+            raise InputError(
+                f"GpuFleet {self._name!r} serves no model: give it model and weights=GcsWeights(...) to put "
+                "it behind an endpoint"
+            )
+        backend = GcpPoolBackend(
+            zone=self.zone,
+            instances=[vm.self_link for vm in self.instances],
+            instance_ips=[vm.network_interfaces.apply(lambda n: n[0].network_ip) for vm in self.instances],
+            service_account_email=self.service_account_email,
+        )
+        return endpoint_pool_of(name or self._name, self.engines, self.cold_start, backend)
+
     def _reservation(
-        self, name: str, args: GpuFleetArgs, shape: FleetShape, project: str, child: pulumi.ResourceOptions
+        self, name: str, args: GpuFleetArgs, plan: GpuFleetPlan, project: str, child: pulumi.ResourceOptions
     ) -> tuple[gcp.compute.Reservation | None, str | None]:
-        if args.capacity is not Capacity.RESERVED:
+        if self.mode is not CapacityMode.RESERVED or args.reservation is None:
             return None, None
-        spec = args.reservation or GpuReservation()
+        shape = plan.shape
+        assert shape is not None
+        spec = args.reservation
         if spec.existing_name is not None:
             return None, spec.existing_name
         reservation_name = f"{name}-reservation"
         reservation = gcp.compute.Reservation(
             reservation_name,
             name=reservation_name,
-            zone=args.zone,
+            zone=plan.zone,
             description=f"Capacity for GPU fleet {name}; only VMs that name it may use it",
             specific_reservation_required=True,
             specific_reservation=gcp.compute.ReservationSpecificReservationArgs(
-                count=spec.count or args.count,
+                count=spec.count or plan.counts.reserved,
                 instance_properties=gcp.compute.ReservationSpecificReservationInstancePropertiesArgs(
-                    machine_type=args.machine_type,
+                    machine_type=shape.machine_type,
                     guest_accelerators=(
                         [
                             gcp.compute.ReservationSpecificReservationInstancePropertiesGuestAcceleratorArgs(
@@ -562,8 +689,8 @@ class GpuFleet(pulumi.ComponentResource):
         )
         return reservation, reservation_name
 
-    def _affinity(self, capacity: Capacity) -> gcp.compute.InstanceReservationAffinityArgs:
-        if capacity is Capacity.RESERVED:
+    def _affinity(self, mode: CapacityMode) -> gcp.compute.InstanceReservationAffinityArgs:
+        if mode is CapacityMode.RESERVED:
             return gcp.compute.InstanceReservationAffinityArgs(
                 type="SPECIFIC_RESERVATION",
                 specific_reservation=gcp.compute.InstanceReservationAffinitySpecificReservationArgs(
@@ -572,3 +699,18 @@ class GpuFleet(pulumi.ComponentResource):
             )
         # Spot VMs cannot use reservations; on-demand VMs must not eat capacity held for others.
         return gcp.compute.InstanceReservationAffinityArgs(type="NO_RESERVATION")
+
+
+__all__ = [
+    "DEFAULT_IMAGE",
+    "RESERVATION_KEY",
+    "FleetShape",
+    "GcsWeights",
+    "GpuFleet",
+    "GpuFleetArgs",
+    "GpuFleetPlan",
+    "GpuReservation",
+    "plan_gpu_fleet",
+    "resolve_shape",
+    "validate_gpu_fleet",
+]

@@ -105,7 +105,7 @@ def model_uri_problems(input_name: str, uris: tuple[str, ...], bucket: str | Non
             problems.append(Problem(where, uri, "must be a Cloud Storage URI 'gs://<bucket>/<path>'"))
         elif bucket is None:
             problems.append(
-                Problem(where, uri, "needs model_bucket set: the nodes may read only the model bucket")
+                Problem(where, uri, "needs the model bucket set: the nodes may read only that bucket")
             )
         elif match.group(1) != bucket:
             problems.append(

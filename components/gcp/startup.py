@@ -28,7 +28,7 @@ in a scratch directory with stand-in commands.
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +36,7 @@ import pulumi
 import yaml
 
 from inference_infra.components.errors import Problem
-from inference_infra.components.gcp.mirrors import mirror_problems, mirrored, registry_hosts
+from inference_infra.components.gcp.mirrors import mirror_problems, mirrored, registry_hosts, unmirrored_hosts
 from inference_infra.components.models.manifest import MANIFEST_NAME, VERIFIED_MARKER
 from inference_infra.components.monitoring.host_exporters import (
     DCGM_EXPORTER_IMAGE,
@@ -70,6 +70,9 @@ OPS_AGENT_KEY_FINGERPRINTS = (
 OPS_AGENT_KEYRING = "/usr/share/keyrings/inference-infra-google-cloud-ops-agent.gpg"
 OPS_AGENT_SOURCES = "/etc/apt/sources.list.d/google-cloud-ops-agent.list"
 RAID_DEVICE = "/dev/md0"
+# The packages the boot installs when the image lacks them (and the network allows downloads).
+OPS_AGENT_PACKAGE = "google-cloud-ops-agent"
+BOOT_PACKAGES = (OPS_AGENT_PACKAGE, "nfs-common", "mdadm")
 # Docker's configuration for the engines when images come from Artifact Registry: credHelpers name
 # `gcloud` (docker-credential-gcloud, shipped with the Google Cloud CLI the images already run for
 # `gcloud storage`), which answers with the node service account's token from the metadata server.
@@ -141,6 +144,70 @@ def pulled_images(config: StartupConfig) -> list[str]:
     if config.engines is not None and config.model_uris:
         images.append(engine_image(config.engines.family).reference)
     return images
+
+
+def offline_problems(config: StartupConfig, preinstalled: Collection[str]) -> list[Problem]:
+    """What the boot would download from the internet, which a node without internet egress cannot.
+
+    Each problem names the input that covers it: `image_mirrors` (an Artifact Registry mirror of the
+    image's registry), `preinstalled_packages` (the image carries the package), `ops_agent` (off).
+    Weights (`gcloud storage`), logs and metrics go to Google APIs, which such a network still reaches.
+    """
+    problems = []
+    if config.ops_agent and OPS_AGENT_PACKAGE not in preinstalled:
+        problems.append(
+            Problem(
+                "ops_agent",
+                True,
+                "needs the Ops Agent, which comes from packages.cloud.google.com and a node without internet "
+                f"egress cannot download: list {OPS_AGENT_PACKAGE} among the preinstalled packages if the "
+                "image has it, or turn the Ops Agent off (no GPU metrics in Cloud Monitoring then; the "
+                "engines' /metrics stay)",
+            )
+        )
+    by_host: dict[str, list[str]] = {}
+    for image in pulled_images(config):
+        for host in unmirrored_hosts([image], config.image_mirrors):
+            by_host.setdefault(host, []).append(_image_role(image))
+    for host, roles in sorted(by_host.items()):
+        problems.append(
+            Problem(
+                "image_mirrors",
+                dict(config.image_mirrors),
+                f"has no mirror of {host}, the registry of {' and '.join(roles)}; a node without internet "
+                f"egress pulls only from Artifact Registry: map {host} to an Artifact Registry repository "
+                "(LOCATION-docker.pkg.dev/PROJECT/REPOSITORY)",
+            )
+        )
+    if config.model_cache and "nfs-common" not in preinstalled:
+        problems.append(
+            Problem(
+                "preinstalled_packages",
+                sorted(preinstalled),
+                "must list nfs-common, which mounts the Filestore cache and which a node without internet "
+                "egress cannot install from the Ubuntu archive: use an image that has it and list it, or "
+                "drop the model cache",
+            )
+        )
+    if config.local_ssd_count > 1 and "mdadm" not in preinstalled:
+        problems.append(
+            Problem(
+                "preinstalled_packages",
+                sorted(preinstalled),
+                f"must list mdadm, which stripes its {config.local_ssd_count} local SSDs and which a node "
+                "without internet egress cannot install from the Ubuntu archive: use an image that has it "
+                "and list it",
+            )
+        )
+    return problems
+
+
+def _image_role(image: str) -> str:
+    if image == DCGM_EXPORTER_IMAGE:
+        return f"its GPU exporter {image}"
+    if image == NODE_EXPORTER_IMAGE:
+        return f"its node exporter {image}"
+    return f"its engine image {image}"
 
 
 def exporter_steps(config: StartupConfig) -> list[str]:

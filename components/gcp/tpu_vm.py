@@ -1,17 +1,21 @@
-"""TpuVm: a Cloud TPU VM slice (v5e, v5p, v6e; v4 too) for model serving.
+"""TpuVm: a Cloud TPU VM slice (v5e, v5p, v6e; v4 too) that serves a model.
 
 The slice is named by its accelerator type (`v5litepod-8`) or by generation
 and topology (`v5e` + `2x4`); either is checked against the catalog, and the
 runtime (software) version against the generation, so a v5e slice with a v4
 runtime is an error before anything is created. The runtime defaults to the
-generation's PyTorch/JAX base image.
+generation's PyTorch/JAX base image. Given a `model` and no slice, the
+capacity planner picks the cheapest single-host slice that holds it.
 
-Capacity: on-demand, `spot`, `preemptible`, or `reserved` (a TPU
-reservation of the project). With `queued=True` the slice is requested as a
-queued resource (`tpu.V2QueuedResource`) that waits in line for capacity
-instead of failing when none is free. The provider's queued resource
-(pulumi-gcp 10.x) describes only the node's type, runtime and network, so a
-queued node runs as the project's default service account, without a boot
+Capacity, in the vocabulary every fleet shares (`components.fleet`): a TpuVm
+is one slice, bought one way: `on_demand=1`, `spot=1`, `preemptible=1` (the
+older form of spot, 24-hour limit) or `reserved=1` (from a TPU reservation
+of the project), or `count=1` along `capacity_order`. With no count at all it
+is one on-demand slice. With `queued=True` the slice is requested as a queued
+resource (`tpu.V2QueuedResource`) that waits in line for capacity instead of
+failing when none is free. The provider's queued resource (pulumi-gcp 10.x)
+describes only the node's type, runtime and network, so a queued slice is
+on-demand, runs as the project's default service account, without a boot
 script, Shielded VM settings, labels or data disks: the component refuses
 those inputs with `queued=True` rather than drop them, and asks for
 `secure_boot=False` to accept the trade.
@@ -19,19 +23,22 @@ those inputs with `queued=True` rather than drop them, and asks for
 A direct slice runs as its own least-privilege service account with narrow
 scopes, has no external IPs, blocks project-wide SSH keys, uses OS Login,
 carries the cost labels, can attach data disks (read-only on multi-host
-slices) and runs the same boot script as the GPU fleets (model cache mount
-and model prefetch; no local SSD on TPU VMs).
+slices) and runs the same boot script as the GPU fleets (model cache mount,
+model prefetch and, with `model` and `weights`, the engines it plans for
+itself on `serving_port`, +1, ...; no local SSD on TPU VMs). A model on a
+multi-host slice is refused (see `multi_host_engine_problem`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from enum import StrEnum
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
 
+from inference_infra.components.arguments import Renamed, arg, deprecated, renamed_inputs
 from inference_infra.components.catalog import (
     AcceleratorFamily,
     Cloud,
@@ -46,63 +53,108 @@ from inference_infra.components.catalog.tpu_runtimes import (
     tpu_software,
     tpu_software_by_generation,
 )
-from inference_infra.components.errors import Problem, did_you_mean, raise_if_invalid
-from inference_infra.components.gcp.mirrors import mirror_problems
-from inference_infra.components.gcp.names import (
-    bucket_problems,
-    label_problems,
-    model_uri_problems,
-    name_problems,
-    zone_problems,
+from inference_infra.components.endpoints.routing import EndpointPool
+from inference_infra.components.errors import InputError, Problem, did_you_mean, raise_if_invalid
+from inference_infra.components.fleet import (
+    COUNT_INPUTS,
+    CapacityArgs,
+    CapacityCounts,
+    CapacityMode,
+    FleetServing,
+    capacity_problems,
+    choose_machine,
+    mode_of,
+    served_model_problems,
 )
+from inference_infra.components.gcp.fleet_common import (
+    GcpNodeArgs,
+    GcsWeights,
+    NodeServing,
+    endpoint_pool_of,
+    ingress_problems,
+    log_notes,
+    node_input_problems,
+    plan_node_serving,
+    port_range,
+    provider_zone,
+    weights_problems,
+)
+from inference_infra.components.gcp.names import name_problems, zone_problems
 from inference_infra.components.gcp.service_account import NODE_SCOPES, node_identity
-from inference_infra.components.gcp.startup import StartupConfig, node_metadata, render_startup_script
-from inference_infra.components.serving import EngineConfig, EngineFamily, engine_image, validate_engine
+from inference_infra.components.gcp.startup import (
+    StartupConfig,
+    node_metadata,
+    offline_problems,
+    render_startup_script,
+    validate_startup,
+)
+from inference_infra.components.serving import EngineConfig, EngineFamily, engine_image
+from inference_infra.components.serving.cold_start import ColdStart
 from inference_infra.components.tagging import bool_tag
 from inference_infra.components.validation import check_types
 
+# Why a queued slice is on-demand only, and refuses what a direct slice takes.
+QUEUED_WHY = "cannot be set on a queued resource (pulumi-gcp's V2QueuedResource has no field for it)"
+QUEUED_MODES = {
+    mode: "a queued slice is on-demand: pulumi-gcp's V2QueuedResource node has no field for spot, "
+    "preemptible or reserved scheduling; drop queued for a direct slice"
+    for mode in (CapacityMode.SPOT, CapacityMode.PREEMPTIBLE, CapacityMode.RESERVED)
+}
+# A TpuVm with no count at all is one on-demand slice.
+DEFAULT_CAPACITY = CapacityArgs(on_demand=1)
 
-class TpuScheduling(StrEnum):
-    ON_DEMAND = "on-demand"
-    SPOT = "spot"
-    PREEMPTIBLE = "preemptible"
-    RESERVED = "reserved"
+
+def __getattr__(name: str) -> Any:
+    """`TpuScheduling` (the previous release's TPU enum) is now `components.fleet.CapacityMode`."""
+    if name == "TpuScheduling":
+        deprecated(
+            "inference_infra.components.gcp.TpuScheduling is deprecated since 0.2.0 and goes in the next "
+            "release; use inference_infra.components.fleet.CapacityMode",
+        )
+        return CapacityMode
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True, kw_only=True)
 class TpuDataDisk:
-    size_gib: int
-    disk_type: str | None = None  # default: the generation's first supported type
-    read_only: bool = False  # multi-host slices attach data disks read-only
+    size_gib: int = arg(doc="Disk size (at least 10).", ge=10)
+    disk_type: str | None = arg(None, "Default: the generation's first supported type.")
+    read_only: bool = arg(False, "Attach read-only (required on multi-host slices, which share it).")
 
 
+def _from_scheduling(value: Any, kwargs: Any) -> dict[str, Any]:
+    """The old `scheduling=TpuScheduling.X` is one slice of mode X."""
+    return {COUNT_INPUTS[mode_of(value)]: 1}
+
+
+@renamed_inputs(
+    Renamed("scheduling", "on_demand, spot, preemptible or reserved (=1: one slice)", _from_scheduling)
+)
 @dataclass(frozen=True, kw_only=True)
-class TpuVmArgs:
-    zone: str
-    network: pulumi.Input[str]
-    subnetwork: pulumi.Input[str]
-    accelerator_type: str | None = None  # slice name, e.g. "v5litepod-8"; or generation + topology
-    generation: str | None = None  # "v5e", "v5p", "v6e", "v4"
-    topology: str | None = None  # chips per dimension, e.g. "2x4" (v5e) or "2x2x1" (v5p)
-    runtime_version: str | None = None  # default: the generation's PyTorch/JAX base image
-    scheduling: TpuScheduling = TpuScheduling.ON_DEMAND
-    queued: bool = False  # request through a queued resource (see the module docstring)
-    data_disks: Sequence[TpuDataDisk] = ()
-    model_bucket: str | None = None
-    model_uris: Sequence[str] = ()
-    model_cache_nfs: pulumi.Input[str] | None = None
-    kms_key: pulumi.Input[str] | None = None  # CMEK for data disks
-    secure_boot: bool = True
-    # A queued slice runs as the Compute Engine default service account (the provider's queued resource
-    # has no service-account field). Refused unless this names why that is accepted.
-    accept_default_service_account: str | None = None
-    auto_shutdown: bool | None = None
-    labels: Mapping[str, str] = field(default_factory=dict)
-    project: str | None = None
-    engines: EngineConfig | None = None  # serve model_uris[0] (components/serving) on ports 8000, 8001, ...
-    # Upstream registry host -> LOCATION-docker.pkg.dev/PROJECT/REPOSITORY (components/gcp/mirrors.py).
-    image_mirrors: Mapping[str, str] = field(default_factory=dict)
-    package_downloads: bool = True  # False without internet egress: nfs-common must be on the runtime image
+class TpuVmArgs(GcpNodeArgs):
+    """One Cloud TPU slice (see the module docstring). No count at all: one on-demand slice."""
+
+    accelerator_type: str | None = arg(
+        None,
+        "Slice name, e.g. v5litepod-8 (or give generation and topology). Omit both and set model to let "
+        "the capacity planner choose a single-host slice; with both, the planner checks that the model fits.",
+    )
+    generation: str | None = arg(None, "With topology: v5e, v5p, v6e or v4.")
+    topology: str | None = arg(None, "With generation: chips per dimension, e.g. 2x4 (v5e) or 2x2x1 (v5p).")
+    runtime_version: str | None = arg(None, "TPU software version. Default: the generation's base image.")
+    queued: bool = arg(
+        False,
+        "Request the slice through a queued resource, which waits for capacity (on-demand only; see "
+        "components/gcp/README.md for what a queued slice cannot carry).",
+    )
+    accept_default_service_account: str | None = arg(
+        None,
+        "queued only: why the slice may run as the Compute Engine default service account (the queued "
+        "resource cannot name the slice's own account). Required with queued.",
+    )
+    data_disks: Sequence[TpuDataDisk] = arg(
+        (), "Persistent disks to attach (read-only on multi-host slices)."
+    )
 
 
 @dataclass(frozen=True)
@@ -118,6 +170,37 @@ class TpuSlice:
         return self.item.hosts > 1
 
 
+@dataclass(frozen=True)
+class TpuVmPlan:
+    """Everything the slice decides before it registers a resource, or the problems that stop it."""
+
+    zone: str | None
+    tpu: TpuSlice | None
+    counts: CapacityCounts
+    node: NodeServing
+    startup: StartupConfig | None
+    notes: tuple[str, ...]
+    problems: tuple[Problem, ...]
+    planned_slice: bool  # the capacity planner chose the slice (no accelerator_type, generation, topology)
+
+    @property
+    def mode(self) -> CapacityMode:
+        modes = self.counts.modes()
+        return modes[0] if modes else CapacityMode.ON_DEMAND
+
+    @property
+    def serving(self) -> FleetServing | None:
+        return self.node.serving
+
+    @property
+    def engines(self) -> EngineConfig | None:
+        return self.node.engines
+
+    @property
+    def cold_start(self) -> ColdStart | None:
+        return self.node.cold_start
+
+
 def _tpu_slices() -> list[InstanceType]:
     return [
         i
@@ -126,26 +209,30 @@ def _tpu_slices() -> list[InstanceType]:
     ]
 
 
-def resolve_slice(args: TpuVmArgs) -> tuple[TpuSlice | None, list[Problem]]:
+def resolve_slice(args: TpuVmArgs, named: str | None = None) -> tuple[TpuSlice | None, list[Problem]]:
+    """The slice from the catalog (`named`: the planner's pick when the args name none), or its problems."""
     slices = _tpu_slices()
+    accelerator_type = named or args.accelerator_type
     by_topology = args.generation is not None or args.topology is not None
-    if (args.accelerator_type is None) == (not by_topology):
+    if (accelerator_type is None) == (not by_topology):
         return None, [
             Problem(
                 "accelerator_type",
-                args.accelerator_type,
-                "give either accelerator_type (e.g. 'v5litepod-8') or generation and topology, not both",
+                accelerator_type,
+                "give either accelerator_type (e.g. 'v5litepod-8') or generation and topology, not both"
+                if by_topology
+                else "is required unless model is set (or give generation and topology)",
             )
         ]
-    if args.accelerator_type is not None:
-        item = next((s for s in slices if s.name == args.accelerator_type), None)
+    if accelerator_type is not None:
+        item = next((s for s in slices if s.name == accelerator_type), None)
         if item is None:
             names = [s.name for s in slices]
             return None, [
                 Problem(
                     "accelerator_type",
-                    args.accelerator_type,
-                    f"is not a TPU slice in the catalog{did_you_mean(args.accelerator_type, names)}",
+                    accelerator_type,
+                    f"is not a TPU slice in the catalog{did_you_mean(accelerator_type, names)}",
                 )
             ]
         software = tpu_software(item.accelerator)
@@ -197,31 +284,148 @@ def multi_host_engine_problem(key: str, model: str, item: InstanceType) -> Probl
     )
 
 
-def validate_tpu_vm(name: str, args: TpuVmArgs, *, project: str | None) -> list[Problem]:
+def _capacity(args: TpuVmArgs) -> tuple[CapacityCounts, list[Problem]]:
+    """One slice, bought one way; with no count at all, one on-demand slice."""
+    given = args.count is not None or any(getattr(args, n) for n in COUNT_INPUTS.values())
+    inputs = args if given else DEFAULT_CAPACITY
+    problems = capacity_problems(
+        inputs,
+        supported=(CapacityMode.ON_DEMAND,) if args.queued else tuple(CapacityMode),
+        why_not=QUEUED_MODES if args.queued else None,
+    )
+    if problems:
+        return CapacityCounts(), problems
+    counts, _ = inputs.counts()
+    if counts.total > 1:
+        used = ", ".join(f"{COUNT_INPUTS[m]}={counts.of(m)}" for m in counts.modes())
+        return CapacityCounts(), [
+            Problem("capacity", used, "must be one slice: a TpuVm is one slice (make one TpuVm per slice)")
+        ]
+    return counts, []
+
+
+def _choose_slice(
+    name: str, args: TpuVmArgs, counts: CapacityCounts
+) -> tuple[str | None, bool, list[Problem], list[str]]:
+    """The slice name the planner chose or checked for the model: (name, chosen, problems, notes)."""
+    if args.model is None:
+        return None, False, [], []
+    problems = served_model_problems(args.model)
+    if problems:
+        return None, False, problems, []
+    named = args.accelerator_type
+    if named is None and (args.generation is not None or args.topology is not None):
+        found, _ = resolve_slice(args)
+        if found is None:
+            return None, False, [], []  # resolve_slice names the bad generation or topology
+        named = found.item.name
+    resolution = choose_machine(
+        args.model,
+        named,
+        cloud=Cloud.GCP,
+        family=AcceleratorFamily.GOOGLE_TPU,
+        spot_only=bool(counts.modes())
+        and set(counts.modes()) <= {CapacityMode.SPOT, CapacityMode.PREEMPTIBLE},
+        max_hosts=1,  # a served model runs on one host: the pinned vLLM TPU build serves no multi-host slice
+        machine_key="accelerator_type",
+        model_key="model",
+    )
+    notes = [f"TpuVm {name!r}: {resolution.note}"] if resolution.note else []
+    chosen = resolution.choice is not None
+    return resolution.instance_type, chosen, list(resolution.problems), notes
+
+
+def plan_tpu_vm(name: str, args: TpuVmArgs, *, project: str | None, zone: str | None = None) -> TpuVmPlan:
+    """What the slice will be (slice, mode, engines, boot), or every problem; pure.
+
+    `project` and `zone` are the defaults for the args' own (the gcp provider's configuration).
+    """
+    subject = f"TpuVm {name!r}"
+    zone = args.zone or zone
     problems = name_problems("name", name)
-    tpu, slice_problems = resolve_slice(args)
-    problems += slice_problems
-    problems += zone_problems("zone", args.zone)
-    if args.engines is not None:
-        if tpu is not None and tpu.multi_host:
-            problems.append(multi_host_engine_problem("engines", args.engines.served_model_name, tpu.item))
-        problems += [Problem(f"engines.{p.input}", p.value, p.allowed) for p in validate_engine(args.engines)]
-        if not args.model_uris:
-            problems.append(
-                Problem("engines", args.engines.served_model_name, "need model_uris (the weights)")
-            )
+    problems += (
+        zone_problems("zone", zone)
+        if zone
+        else [Problem("zone", None, "is required: pass zone or set the gcp:zone or gcp:region config")]
+    )
     if project is None:
         problems.append(Problem("project", None, "is required: pass project or set the gcp:project config"))
+    if args.network is None:
+        problems.append(Problem("network", None, "is required: the VPC of the slice's subnetwork"))
+    counts, capacity = _capacity(args)
+    problems += capacity
+    picked, chosen, slice_problems, notes = _choose_slice(name, args, counts)
+    problems += slice_problems
+    tpu, node, startup = None, NodeServing(), None
+    if not slice_problems:
+        tpu, found = resolve_slice(args, picked if chosen else None)
+        problems += found
+    problems += weights_problems(args)
+    problems += ingress_problems(args)
+    problems += node_input_problems(args)
     if args.queued:
         problems += _queued_problems(args)
     if tpu is not None:
         problems += _disk_problems(args, tpu)
-    if args.model_bucket is not None:
-        problems += bucket_problems("model_bucket", args.model_bucket)
-    problems += model_uri_problems("model_uris", tuple(args.model_uris), args.model_bucket)
-    problems += label_problems("labels", args.labels)
-    problems += mirror_problems(args.image_mirrors)
-    if args.queued and args.image_mirrors:
+        if tpu.multi_host and args.model is not None:
+            problems.append(multi_host_engine_problem("model", args.model.name, tpu.item))
+        elif tpu.multi_host and args.engines is not None:
+            problems.append(multi_host_engine_problem("engines", args.engines.served_model_name, tpu.item))
+        elif not args.queued:
+            node = plan_node_serving(args, tpu.item.name, subject=subject)
+            problems += node.problems
+            notes += node.notes
+            startup = _startup_config(args, node.engines)
+            problems += validate_startup(startup)
+            if not args.internet_egress:
+                problems += offline_problems(startup, args.preinstalled_packages)
+    return TpuVmPlan(zone, tpu, counts, node, startup, tuple(notes), tuple(problems), chosen)
+
+
+def validate_tpu_vm(
+    name: str, args: TpuVmArgs, *, project: str | None, zone: str | None = None
+) -> list[Problem]:
+    """Every problem with a slice's input, found before any resource is registered."""
+    return list(plan_tpu_vm(name, args, project=project, zone=zone).problems)
+
+
+def _startup_config(args: TpuVmArgs, engines: EngineConfig | None) -> StartupConfig:
+    return StartupConfig(
+        model_uris=args.weight_uris,
+        model_cache=args.model_cache_nfs is not None,
+        ops_agent=False,  # TPU metrics reach Cloud Monitoring without an agent
+        engines=engines,
+        image_mirrors=dict(args.image_mirrors),
+        package_downloads=args.downloads,
+    )
+
+
+def _queued_problems(args: TpuVmArgs) -> list[Problem]:
+    problems = []
+    for input_name, value in (
+        ("data_disks", list(args.data_disks)),
+        ("weights", args.weights),
+        ("tags", dict(args.tags)),
+        ("client_cidr_blocks", list(args.client_cidr_blocks)),
+        ("monitoring_cidr_blocks", list(args.monitoring_cidr_blocks)),
+    ):
+        if value:
+            problems.append(Problem(input_name, value, QUEUED_WHY))
+    if args.model is not None:
+        problems.append(
+            Problem(
+                "model", args.model.name, f"{QUEUED_WHY}: a queued slice runs no boot script, so no engine"
+            )
+        )
+    if args.engines is not None:
+        problems.append(Problem("engines", args.engines.served_model_name, QUEUED_WHY))
+    if args.model_cache_nfs is not None:
+        problems.append(Problem("model_cache_nfs", "(set)", QUEUED_WHY))
+    if args.kms_key is not None:
+        problems.append(Problem("kms_key", "(set)", QUEUED_WHY))
+    if args.auto_shutdown is not None:
+        problems.append(Problem("auto_shutdown", args.auto_shutdown, QUEUED_WHY))
+    if args.image_mirrors:
         problems.append(
             Problem(
                 "image_mirrors",
@@ -229,28 +433,6 @@ def validate_tpu_vm(name: str, args: TpuVmArgs, *, project: str | None) -> list[
                 "cannot be used on a queued resource (it runs no boot script and no engine)",
             )
         )
-    return problems
-
-
-def _queued_problems(args: TpuVmArgs) -> list[Problem]:
-    why = "cannot be set on a queued resource (pulumi-gcp's V2QueuedResource has no field for it)"
-    problems = []
-    if args.scheduling is not TpuScheduling.ON_DEMAND:
-        problems.append(Problem("scheduling", args.scheduling.value, f"{why}; queued slices are on-demand"))
-    for input_name, value in (
-        ("data_disks", list(args.data_disks)),
-        ("model_bucket", args.model_bucket),
-        ("model_uris", list(args.model_uris)),
-        ("labels", dict(args.labels)),
-    ):
-        if value:
-            problems.append(Problem(input_name, value, why))
-    if args.model_cache_nfs is not None:
-        problems.append(Problem("model_cache_nfs", "(set)", why))
-    if args.kms_key is not None:
-        problems.append(Problem("kms_key", "(set)", why))
-    if args.auto_shutdown is not None:
-        problems.append(Problem("auto_shutdown", args.auto_shutdown, why))
     reason = (args.accept_default_service_account or "").strip()
     if len(reason) < 10:
         problems.append(
@@ -267,7 +449,7 @@ def _queued_problems(args: TpuVmArgs) -> list[Problem]:
             Problem(
                 "secure_boot",
                 True,
-                f"{why}; set secure_boot=False to accept a queued slice without Secure Boot",
+                f"{QUEUED_WHY}; set secure_boot=False to accept a queued slice without Secure Boot",
             )
         )
     return problems
@@ -308,55 +490,89 @@ def _disk_problems(args: TpuVmArgs, tpu: TpuSlice) -> list[Problem]:
     return problems
 
 
-def _scheduling(scheduling: TpuScheduling) -> gcp.tpu.V2VmSchedulingConfigArgs | None:
-    if scheduling is TpuScheduling.SPOT:
+def _scheduling(mode: CapacityMode) -> gcp.tpu.V2VmSchedulingConfigArgs | None:
+    if mode is CapacityMode.SPOT:
         return gcp.tpu.V2VmSchedulingConfigArgs(spot=True)
-    if scheduling is TpuScheduling.PREEMPTIBLE:
+    if mode is CapacityMode.PREEMPTIBLE:
         return gcp.tpu.V2VmSchedulingConfigArgs(preemptible=True)
-    if scheduling is TpuScheduling.RESERVED:
+    if mode is CapacityMode.RESERVED:
         return gcp.tpu.V2VmSchedulingConfigArgs(reserved=True)
     return None
 
 
 class TpuVm(pulumi.ComponentResource):
-    """A Cloud TPU VM slice, created directly or through a queued resource."""
+    """A Cloud TPU VM slice, created directly or through a queued resource, that serves a model."""
 
     vm: gcp.tpu.V2Vm | None
     queued_resource: gcp.tpu.V2QueuedResource | None
     service_account_email: pulumi.Output[str] | None
-    accelerator_type: str
+    accelerator_type: str  # as given, or the capacity planner's pick for the model
     runtime_version: str
+    zone: str
+    mode: CapacityMode
+    serving: FleetServing | None  # engines and cold start, when the slice serves a model
+    engines: EngineConfig | None
+    cold_start: ColdStart | None
 
     def __init__(self, name: str, args: TpuVmArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         project = args.project or gcp.config.project or None
-        raise_if_invalid(f"TpuVm {name!r}", check_types(args) or validate_tpu_vm(name, args, project=project))
+        raise_if_invalid(f"TpuVm {name!r}", check_types(args))
+        plan = plan_tpu_vm(name, args, project=project, zone=provider_zone())
+        raise_if_invalid(f"TpuVm {name!r}", plan.problems)
         super().__init__("inference-infra:gcp:TpuVm", name, None, opts)
-        tpu, _ = resolve_slice(args)
+        log_notes(plan.notes)
+        tpu = plan.tpu
         assert tpu is not None  # validated above
         assert project is not None
+        assert plan.zone is not None
+        self._name = name
         self.accelerator_type = tpu.item.name
         self.runtime_version = tpu.runtime_version
+        self.zone, self.mode = plan.zone, plan.mode
+        self.serving, self.engines, self.cold_start = plan.serving, plan.engines, plan.cold_start
         self.vm = None
         self.queued_resource = None
         self.service_account_email = None
         if args.queued:
-            self.queued_resource = self._queued(name, args, tpu, project)
+            self.queued_resource = self._queued(name, args, tpu, plan.zone, project)
             outputs = {"queued_resource": self.queued_resource.name}
         else:
-            self.vm = self._vm(name, args, tpu, project)
+            self.vm = self._vm(name, args, plan, tpu, project)
             outputs = {"tpu_name": self.vm.name, "service_account_email": self.service_account_email}
         self.register_outputs(
             {**outputs, "accelerator_type": self.accelerator_type, "runtime_version": self.runtime_version}
         )
 
-    def _queued(self, name: str, args: TpuVmArgs, tpu: TpuSlice, project: str) -> gcp.tpu.V2QueuedResource:
+    def endpoint_pool(self, name: str | None = None) -> EndpointPool:
+        """This slice as a GcpInferenceEndpoint pool: its model, engine ports, address, zone and account.
+
+        `name` (default: the slice's name) is the pool's name in routes and the X-Model-Pool header.
+        """
+        from inference_infra.components.gcp.endpoint import GcpPoolBackend
+
+        if self.engines is None or self.vm is None:
+            why = (
+                "is a queued slice, whose node address the queued resource does not report"
+                if self.vm is None
+                else "serves no model: give it model and weights=GcsWeights(...)"
+            )
+            raise InputError(f"TpuVm {self._name!r} {why}; it cannot be an endpoint pool")
+        address = self.vm.network_endpoints.apply(lambda eps: eps[0].ip_address if eps else "")
+        backend = GcpPoolBackend(
+            zone=self.zone, tpu_ips=[address], service_account_email=self.service_account_email
+        )
+        return endpoint_pool_of(name or self._name, self.engines, self.cold_start, backend)
+
+    def _queued(
+        self, name: str, args: TpuVmArgs, tpu: TpuSlice, zone: str, project: str
+    ) -> gcp.tpu.V2QueuedResource:
         return gcp.tpu.V2QueuedResource(
             f"{name}-queued",
-            zone=args.zone,
+            zone=zone,
             tpu=gcp.tpu.V2QueuedResourceTpuArgs(
                 node_specs=[
                     gcp.tpu.V2QueuedResourceTpuNodeSpecArgs(
-                        parent=f"projects/{project}/locations/{args.zone}",
+                        parent=f"projects/{project}/locations/{zone}",
                         node_id=name,
                         node=gcp.tpu.V2QueuedResourceTpuNodeSpecNodeArgs(
                             accelerator_type=tpu.item.name,
@@ -376,21 +592,21 @@ class TpuVm(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
 
-    def _vm(self, name: str, args: TpuVmArgs, tpu: TpuSlice, project: str) -> gcp.tpu.V2Vm:
+    def _vm(self, name: str, args: TpuVmArgs, plan: TpuVmPlan, tpu: TpuSlice, project: str) -> gcp.tpu.V2Vm:
         child = pulumi.ResourceOptions(parent=self)
         identity = node_identity(
             name,
             project=project,
-            model_bucket=args.model_bucket,
+            model_bucket=args.weight_bucket,
             description=f"TPU {name}: writes logs and metrics, reads the model bucket",
             parent=self,
-            model_uris=tuple(args.model_uris),
+            model_uris=args.weight_uris,
         )
         self.service_account_email = identity.email
         disks = [
             gcp.compute.Disk(
                 f"{name}-data-{i}",
-                zone=args.zone,
+                zone=plan.zone,
                 size=disk.size_gib,
                 type=disk.disk_type or tpu.software.data_disk_types[0],
                 disk_encryption_key=(
@@ -404,28 +620,16 @@ class TpuVm(pulumi.ComponentResource):
             )
             for i, disk in enumerate(args.data_disks)
         ]
-        by_type = args.accelerator_type is not None
-        script = render_startup_script(
-            StartupConfig(
-                model_uris=tuple(args.model_uris),
-                model_cache=args.model_cache_nfs is not None,
-                ops_agent=False,  # TPU metrics reach Cloud Monitoring without an agent
-                engines=args.engines,
-                image_mirrors=dict(args.image_mirrors),
-                package_downloads=args.package_downloads,
-            )
-        )
-        labels = {
-            "component": "tpu-vm",
-            "tpu": name,
-            "capacity": args.scheduling.value,
-            **args.labels,
-        }
+        self._firewalls(name, args, identity.email, project)
+        by_type = args.accelerator_type is not None or plan.planned_slice
+        assert plan.startup is not None
+        script = render_startup_script(plan.startup)
+        labels = {"component": "tpu-vm", "tpu": name, "capacity": self.mode.value, **args.tags}
         if args.auto_shutdown is not None:
             labels["auto-shutdown"] = bool_tag(args.auto_shutdown)
         return gcp.tpu.V2Vm(
             f"{name}-tpu",
-            zone=args.zone,
+            zone=plan.zone,
             description=f"inference-infra TPU {name}",
             accelerator_type=tpu.item.name if by_type else None,
             accelerator_config=(
@@ -440,7 +644,7 @@ class TpuVm(pulumi.ComponentResource):
                 enable_external_ips=False,
                 can_ip_forward=False,
             ),
-            scheduling_config=_scheduling(args.scheduling),
+            scheduling_config=_scheduling(self.mode),
             service_account=gcp.tpu.V2VmServiceAccountArgs(email=identity.email, scopes=list(NODE_SCOPES)),
             shielded_instance_config=gcp.tpu.V2VmShieldedInstanceConfigArgs(
                 enable_secure_boot=args.secure_boot
@@ -456,3 +660,54 @@ class TpuVm(pulumi.ComponentResource):
             project=project,
             opts=pulumi.ResourceOptions(parent=self, depends_on=list(identity.grants)),
         )
+
+    def _firewalls(self, name: str, args: TpuVmArgs, email: pulumi.Output[str], project: str) -> None:
+        """Who may call and scrape the slice's engines (a slice without engines opens nothing)."""
+        if self.engines is None:
+            return
+        ports = port_range(self.engines, args.serving_port)
+        if args.client_cidr_blocks:
+            gcp.compute.Firewall(
+                f"{name}-serving",
+                network=args.network,
+                description=f"Serving ports of TPU {name}, from the named client ranges only",
+                direction="INGRESS",
+                source_ranges=list(args.client_cidr_blocks),
+                allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[ports])],
+                target_service_accounts=[email],
+                log_config=gcp.compute.FirewallLogConfigArgs(metadata="INCLUDE_ALL_METADATA"),
+                project=project,
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+        if args.monitoring_cidr_blocks:
+            gcp.compute.Firewall(
+                f"{name}-metrics",
+                network=args.network,
+                description=f"Engine metrics of TPU {name}, from the monitoring cluster only",
+                direction="INGRESS",
+                source_ranges=list(args.monitoring_cidr_blocks),
+                allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[ports])],
+                target_service_accounts=[email],
+                log_config=gcp.compute.FirewallLogConfigArgs(metadata="INCLUDE_ALL_METADATA"),
+                project=project,
+                # The reference stack made this rule at the top of the stack before 0.2.0: the alias keeps
+                # that resource (no replacement) now that the slice owns it.
+                opts=pulumi.ResourceOptions(
+                    parent=self, aliases=[pulumi.Alias(parent=pulumi.ROOT_STACK_RESOURCE)]
+                ),
+            )
+
+
+__all__ = [
+    "GcsWeights",
+    "TpuDataDisk",
+    "TpuSlice",
+    "TpuVm",
+    "TpuVmArgs",
+    "TpuVmPlan",
+    "multi_host_engine_problem",
+    "plan_tpu_vm",
+    "resolve_slice",
+    "single_host_slices",
+    "validate_tpu_vm",
+]

@@ -217,11 +217,12 @@ def test_gcp_endpoints_only_rejects_cloud_nat_and_accelerators_by_key(pulumi_pro
         plan(pulumi_project(_PROGRAM, {"closed": stack}), "closed")
     message = str(error.value)
     assert "inference-infra:gcpNetwork.nat True is a way out that egress 'endpoints-only' closes" in message
-    assert (
-        "inference-infra:gcpGpuFleets[0] 'small-l4' cannot boot under egress.gcp 'endpoints-only'" in message
-    )
+    # The fleet refuses itself, one problem per thing its boot would download, keyed by what covers it.
+    assert "inference-infra:gcpGpuFleets[0].opsAgent True needs the Ops Agent" in message
     assert "packages.cloud.google.com" in message
-    assert "gcpGpuFleets[0].opsAgent false" in message
+    mirrors = "inference-infra:egress.gcpImageMirrors (for gcpGpuFleets[0]) {} has no mirror of"
+    assert f"{mirrors} nvcr.io" in message  # its GPU exporter
+    assert f"{mirrors} docker.io" not in message  # no model: no engine image
 
 
 _MIRROR = "us-central1-docker.pkg.dev/acme-inference/docker-hub"
@@ -285,7 +286,7 @@ def test_gcp_endpoints_only_takes_serving_fleets_whose_images_and_packages_are_c
     fleet_script = capture.one("gcp:compute/instance:Instance").props["metadata"]["startup-script"]
     assert "acme-inference/nvcr/nvidia/k8s/dcgm-exporter:" in fleet_script
     assert "acme-inference/quay/prometheus/node-exporter:" in fleet_script
-    assert any("opsAgent false: no Ops Agent" in note for note in result.notes())
+    assert any("'llama70b-h100': ops_agent False: no Ops Agent" in note for note in result.notes())
 
 
 def test_gcp_endpoints_only_rejects_uncovered_images_and_packages_by_key(pulumi_project):
@@ -293,11 +294,15 @@ def test_gcp_endpoints_only_rejects_uncovered_images_and_packages_by_key(pulumi_
     with pytest.raises(InputError) as error:
         plan(pulumi_project(_PROGRAM, {"closed": stack}), "closed")
     message = str(error.value)
-    assert "inference-infra:gcpGpuFleets[0] 'llama70b-h100' cannot boot" in message
-    assert "vllm/vllm-openai@sha256:" in message
-    assert "list nfs-common in egress.gcpPreinstalled" in message
-    assert "mdadm for its 16 local SSDs" in message
-    assert "inference-infra:tpuVms[0] 'qwen-tpu' cannot boot" in message
+    fleet_mirrors = "inference-infra:egress.gcpImageMirrors (for gcpGpuFleets[0]) {} has no mirror of"
+    assert f"{fleet_mirrors} docker.io, the registry of its engine image vllm/vllm-openai@sha256:" in message
+    assert f"{fleet_mirrors} nvcr.io, the registry of its GPU exporter" in message
+    fleet_packages = "inference-infra:egress.gcpPreinstalled (for gcpGpuFleets[0]) [] must list"
+    assert f"{fleet_packages} nfs-common, which mounts the Filestore cache" in message
+    assert f"{fleet_packages} mdadm, which stripes its 16 local SSDs" in message
+    tpu_mirrors = "inference-infra:egress.gcpImageMirrors (for tpuVms[0]) {} has no mirror of docker.io"
+    assert f"{tpu_mirrors}, the registry of its engine image vllm/vllm-tpu@sha256:" in message
+    assert "inference-infra:egress.gcpPreinstalled (for tpuVms[0]) [] must list nfs-common" in message
     assert "packages.cloud.google.com" not in message  # opsAgent false
 
 
@@ -326,12 +331,13 @@ def test_gcp_endpoints_only_takes_a_tpu_slice_that_calls_only_google_apis_and_re
     with pytest.raises(InputError) as error:
         plan(pulumi_project(_PROGRAM, {"closed": stack}), "closed")
     message = str(error.value)
-    assert "tpuVms[1] 'serving' cannot boot under egress.gcp 'endpoints-only'" in message
+    mirrors = "inference-infra:egress.gcpImageMirrors (for tpuVms[1]) {} has no mirror of docker.io"
+    assert f"{mirrors}, the registry of its engine image vllm/vllm-tpu@sha256:" in message
     assert (
-        "from docker.io: map docker.io to an Artifact Registry repository in egress.gcpImageMirrors"
-        in message
+        "map docker.io to an Artifact Registry repository (LOCATION-docker.pkg.dev/PROJECT/REPOSITORY)"
+        in (message)
     )
-    assert "'plain'" not in message  # weights from Cloud Storage only: reachable through the API range
+    assert "tpuVms[0]" not in message  # weights from Cloud Storage only: reachable through the API range
 
 
 def test_egress_rejects_a_mirror_in_another_region_under_endpoints_only(pulumi_project):

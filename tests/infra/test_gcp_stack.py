@@ -293,8 +293,7 @@ def test_gcp_tpu_without_slice_type_gets_the_planners_slice(tmp_path):
         ),
         (
             {"inference-infra:gcpGpuFleets": [{"name": "bare", "capacity": "spot"}]},
-            r"inference-infra:gcpGpuFleets\[0\].machineType \(unset\) is required unless "
-            r"inference-infra:gcpGpuFleets\[0\].model is set",
+            r"inference-infra:gcpGpuFleets\[0\].machineType \(unset\) is required unless model is set",
         ),
     ],
 )
@@ -355,33 +354,59 @@ def test_prod_logs_every_read_and_write_of_the_gcp_model_bucket(plan_stack):
     assert not any(c.get("exemptedMembers") for c in audit["auditLogConfigs"])
 
 
-def test_tpu_monitoring_ranges_reject_queued_slices_and_public_ranges():
-    from inference_infra.infra.config import parse_stack_settings
-    from inference_infra.infra.gcp_stack import _tpu_monitoring_problems
+@pytest.mark.parametrize(
+    ("tpu", "message"),
+    [
+        (
+            {
+                "name": "burst",
+                "acceleratorType": "v5litepod-8",
+                "queued": True,
+                "secureBoot": False,
+                "acceptDefaultServiceAccount": "burst pool that reads no bucket",
+                "monitoringRanges": ["10.2.0.0/16"],
+            },
+            r"inference-infra:tpuVms\[0\].monitoringRanges \['10.2.0.0/16'\] cannot be set on a queued",
+        ),
+        (
+            {"name": "open", "acceleratorType": "v5litepod-8", "monitoringRanges": ["0.0.0.0/0"]},
+            r"inference-infra:tpuVms\[0\].monitoringRanges\[0\] '0.0.0.0/0' must be a private CIDR block",
+        ),
+        (
+            {"name": "t", "acceleratorType": "v5litepod-8", "scheduling": "spot", "queued": True},
+            r"inference-infra:tpuVms\[0\].scheduling 'spot' is not offered here: a queued slice is on-demand",
+        ),
+    ],
+)
+def test_gcp_stack_rejects_tpu_settings_by_key(tmp_path, tpu, message):
+    with pytest.raises(InputError, match=message):
+        plan_config(tmp_path, {**BASE, "inference-infra:tpuVms": [tpu]})
 
-    settings = parse_stack_settings(
-        {
-            "costCenter": "ml",
-            "owner": "ml@example.com",
-            "tpuVms": [
-                {
-                    "name": "burst",
-                    "acceleratorType": "v5litepod-8",
-                    "queued": True,
-                    "monitoringRanges": ["10.2.0.0/16"],
-                },
-                {"name": "open", "acceleratorType": "v5litepod-8", "monitoringRanges": ["0.0.0.0/0"]},
-            ],
-        },
-        stack="dev",
-    )
-    queued, public = (
-        _tpu_monitoring_problems(t, f"tpuVms[{i}].monitoringRanges") for i, t in enumerate(settings.tpu_vms)
-    )
-    assert [p.allowed for p in queued] == [
-        "needs queued: false (a queued slice has no service account of its own for the firewall to target)"
-    ]
-    assert [(p.input, p.value) for p in public] == [("tpuVms[1].monitoringRanges[0]", "0.0.0.0/0")]
+
+@pytest.mark.parametrize(
+    ("fleet", "message"),
+    [
+        (
+            {**FLEET, "clientRanges": ["0.0.0.0/0"]},
+            r"inference-infra:gcpGpuFleets\[0\].clientRanges\[0\] '0.0.0.0/0' must be a private range",
+        ),
+        ({**FLEET, "labels": {"Team": "ml"}}, r"inference-infra:gcpGpuFleets\[0\].labels key 'Team'"),
+        (
+            {**FLEET, "reservation": {"count": 1}},
+            r"inference-infra:gcpGpuFleets\[0\].reservation \{'count': 1\} cannot be used: Spot VMs",
+        ),
+    ],
+)
+def test_gcp_stack_rejects_fleet_settings_by_key(tmp_path, fleet, message):
+    with pytest.raises(InputError, match=message):
+        plan_config(tmp_path, {**BASE, "inference-infra:gcpGpuFleets": [fleet]})
+
+
+def test_gcp_stack_names_a_missing_model_bucket_by_its_key(tmp_path):
+    config = {k: v for k, v in BASE.items() if k != "inference-infra:gcpModelBucket"}
+    fleet = {**FLEET, "models": ["gs://acme-models/llama"]}
+    with pytest.raises(InputError, match=r"inference-infra:gcpModelBucket '' is required"):
+        plan_config(tmp_path, {**config, "inference-infra:gcpGpuFleets": [fleet]})
 
 
 def test_prod_plan_gcp_nodes_pull_engines_from_the_artifact_registry_mirror(plan_stack):

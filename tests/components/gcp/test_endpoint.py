@@ -13,11 +13,6 @@ from inference_infra.components.gcp.endpoint import (
     GcpPoolBackend,
 )
 
-POOLS = [
-    EndpointPool(name="small-l4", model="qwen2.5-7b", ports=[8000]),
-    EndpointPool(name="qwen7b-tpu", model="qwen2.5-7b", ports=[8000, 8001], unhealthy_after_seconds=600),
-    EndpointPool(name="llama70b-h100", model="llama-3.1-70b", ports=[8000, 8001]),
-]
 BACKENDS = {
     "small-l4": GcpPoolBackend(
         zone="us-central1-a", instances=["vm-0", "vm-1"], service_account_email="l4@x"
@@ -27,12 +22,23 @@ BACKENDS = {
         zone="us-central1-a", instances=["vm-a3"], instance_ips=["10.40.0.7"], service_account_email="a3@x"
     ),
 }
-ARGS = GcpInferenceEndpointArgs(
-    region="us-central1",
+POOLS = [
+    EndpointPool(name="small-l4", model="qwen2.5-7b", ports=[8000], backend=BACKENDS["small-l4"]),
+    EndpointPool(
+        name="qwen7b-tpu",
+        model="qwen2.5-7b",
+        ports=[8000, 8001],
+        unhealthy_after_seconds=600,
+        backend=BACKENDS["qwen7b-tpu"],
+    ),
+    EndpointPool(
+        name="llama70b-h100", model="llama-3.1-70b", ports=[8000, 8001], backend=BACKENDS["llama70b-h100"]
+    ),
+]
+ARGS = GcpInferenceEndpointArgs(  # region: the gcp:region config (us-central1)
     network="net",
     subnetwork="subnet",
     pools=POOLS,
-    backends=BACKENDS,
     routes=[Route(pools=[PoolWeight("small-l4", 80), PoolWeight("qwen7b-tpu", 20)])],
 )
 
@@ -125,3 +131,59 @@ def test_gcp_endpoint_rejects_suffix_wildcard_host(plan_of):
     routes = [Route(pools=[PoolWeight("small-l4")], host="qwen.*")]
     with pytest.raises(ValueError, match=r"may use '\*' only as its first character"):
         plan_of(GcpInferenceEndpoint("llm", replace(ARGS, routes=routes)))
+
+
+def test_gcp_endpoint_takes_the_region_of_the_provider_or_its_own(plan_of):
+    capture = plan_of(
+        GcpInferenceEndpoint("llm", ARGS), GcpInferenceEndpoint("eu", replace(ARGS, region="europe-west4"))
+    )
+    regions = {
+        r.name: r.props["region"] for r in capture.of_type("gcp:compute/forwardingRule:ForwardingRule")
+    }
+    assert regions == {"llm-rule": "us-central1", "eu-rule": "europe-west4"}
+
+
+@pytest.mark.stack_config({"gcp:region": ""})
+def test_gcp_endpoint_rejects_a_missing_region(plan_of):
+    with pytest.raises(ValueError, match=r"region \(unset\) is required: pass region or set the gcp:region"):
+        GcpInferenceEndpoint("llm", ARGS)
+
+
+def test_gcp_endpoint_request_timeout_reaches_the_backend_services(plan_of):
+    capture = plan_of(GcpInferenceEndpoint("llm", replace(ARGS, request_timeout_seconds=1800)))
+    services = capture.of_type("gcp:compute/regionBackendService:RegionBackendService")
+    assert {s.props["timeoutSec"] for s in services} == {1800}
+
+
+def test_gcp_endpoint_old_timeout_and_labels_names_warn_and_work(plan_of):
+    with pytest.warns(DeprecationWarning, match="is deprecated since") as caught:
+        args = GcpInferenceEndpointArgs(
+            network="net", subnetwork="subnet", pools=POOLS, timeout_seconds=600, labels={"team": "ml"}
+        )
+    messages = [str(w.message) for w in caught]
+    assert any(
+        "(timeout_seconds=...) is deprecated" in m and "use request_timeout_seconds" in m for m in messages
+    )
+    assert any("(labels=...) is deprecated" in m and m.endswith("use tags") for m in messages)
+    assert (args.request_timeout_seconds, dict(args.tags)) == (600, {"team": "ml"})
+    capture = plan_of(GcpInferenceEndpoint("llm", args))
+    assert capture.one("gcp:compute/forwardingRule:ForwardingRule").props["labels"]["team"] == "ml"
+
+
+def test_gcp_endpoint_old_backends_dict_warns_and_still_serves(plan_of):
+    bare = [replace(pool, backend=None) for pool in POOLS]
+    with pytest.warns(DeprecationWarning, match=r"backends=...\) is deprecated .* fleet.endpoint_pool\(\)"):
+        args = replace(ARGS, pools=bare, backends=BACKENDS)
+    capture = plan_of(GcpInferenceEndpoint("llm", args))
+    assert capture.one("gcp:compute/instanceGroup:InstanceGroup").props["instances"] == ["vm-0", "vm-1"]
+
+
+def test_gcp_endpoint_rejects_a_pool_without_a_backend(plan_of):
+    bare = [replace(POOLS[0], backend=None)]
+    with pytest.raises(ValueError, match=r"pools\[small-l4\] 'small-l4' has no backend: build it with fleet"):
+        GcpInferenceEndpoint("llm", replace(ARGS, pools=bare, routes=[]))
+
+
+def test_gcp_endpoint_rejects_tags_outside_the_label_rules(plan_of):
+    with pytest.raises(ValueError, match=r"tags key 'Team' must be a GCP label key"):
+        GcpInferenceEndpoint("llm", replace(ARGS, tags={"Team": "ml"}))

@@ -12,7 +12,7 @@ from inference_infra.components.errors import InputError
 from inference_infra.components.gcp.gpu_fleet import (
     DEFAULT_IMAGE,
     RESERVATION_KEY,
-    Capacity,
+    GcsWeights,
     GpuFleet,
     GpuFleetArgs,
     GpuReservation,
@@ -29,9 +29,7 @@ NETWORK = "projects/test-project/global/networks/gpu"
 
 
 def args(**overrides) -> GpuFleetArgs:
-    base = GpuFleetArgs(
-        machine_type="g2-standard-8", zone="us-central1-a", subnetwork=SUBNET, capacity=Capacity.SPOT
-    )
+    base = GpuFleetArgs(machine_type="g2-standard-8", zone="us-central1-a", subnetwork=SUBNET, spot=1)
     return dataclasses.replace(base, **overrides)
 
 
@@ -43,7 +41,7 @@ def vms(plan):
 
 
 def test_gpu_fleet_spot_vms_stop_on_preemption(plan_of):
-    plan = plan_of(GpuFleet("l4", args(count=2)))
+    plan = plan_of(GpuFleet("l4", args(spot=2)))
     assert [vm.name for vm in vms(plan)] == ["l4-0", "l4-1"]
     for vm in vms(plan):
         assert vm.props["scheduling"] == {
@@ -58,14 +56,16 @@ def test_gpu_fleet_spot_vms_stop_on_preemption(plan_of):
 
 
 def test_gpu_fleet_on_demand_vms_restart_and_terminate_on_maintenance(plan_of):
-    vm = vms(plan_of(GpuFleet("l4", args(capacity=Capacity.ON_DEMAND))))[0]
+    vm = vms(plan_of(GpuFleet("l4", args(spot=0, on_demand=1))))[0]
     assert vm.props["scheduling"]["provisioningModel"] == "STANDARD"
     assert vm.props["scheduling"]["automaticRestart"] is True
     assert vm.props["scheduling"]["onHostMaintenance"] == "TERMINATE"
 
 
 def test_gpu_fleet_reserved_makes_a_specific_reservation_and_consumes_it(plan_of):
-    plan = plan_of(GpuFleet("h100", args(machine_type="a3-highgpu-8g", capacity=Capacity.RESERVED, count=2)))
+    plan = plan_of(
+        GpuFleet("h100", args(machine_type="a3-highgpu-8g", spot=0, reserved=2, reservation=GpuReservation()))
+    )
     reservation = plan.one(RESERVATION)
     assert reservation.props["specificReservationRequired"] is True
     assert reservation.props["zone"] == "us-central1-a"
@@ -80,7 +80,9 @@ def test_gpu_fleet_reserved_makes_a_specific_reservation_and_consumes_it(plan_of
 
 
 def test_gpu_fleet_reserved_is_priced_once_at_the_reservation(plan_of):
-    plan = plan_of(GpuFleet("h100", args(machine_type="a3-highgpu-8g", capacity=Capacity.RESERVED, count=2)))
+    plan = plan_of(
+        GpuFleet("h100", args(machine_type="a3-highgpu-8g", spot=0, reserved=2, reservation=GpuReservation()))
+    )
     items = price_capture(plan).items
     by_name = {i.urn.rsplit("::", 1)[-1]: i for i in items if i.category == "accelerator"}
     assert by_name["h100-0"].hourly_usd == 0.0
@@ -92,9 +94,7 @@ def test_gpu_fleet_reserved_is_priced_once_at_the_reservation(plan_of):
 def test_gpu_fleet_consumes_an_existing_reservation_without_making_one(plan_of):
     reservation = GpuReservation(existing_name="team-h100-pool", count=4)
     plan = plan_of(
-        GpuFleet(
-            "h100", args(machine_type="a3-highgpu-8g", capacity=Capacity.RESERVED, reservation=reservation)
-        )
+        GpuFleet("h100", args(machine_type="a3-highgpu-8g", spot=0, reserved=1, reservation=reservation))
     )
     assert plan.of_type(RESERVATION) == []
     affinity = vms(plan)[0].props["reservationAffinity"]
@@ -106,7 +106,9 @@ def test_gpu_fleet_n1_attaches_guest_gpus_and_reserves_them_too(plan_of):
         machine_type="n1-standard-16",
         accelerator_type="nvidia-tesla-t4",
         accelerator_count=2,
-        capacity=Capacity.RESERVED,
+        spot=0,
+        reserved=1,
+        reservation=GpuReservation(),
     )
     plan = plan_of(GpuFleet("t4", fleet))
     vm = vms(plan)[0]
@@ -146,7 +148,7 @@ def test_gpu_fleet_boot_disk_takes_a_customer_managed_key(plan_of):
 
 
 def test_gpu_fleet_runs_as_its_own_least_privilege_account(plan_of):
-    plan = plan_of(GpuFleet("l4", args(model_bucket="acme-models", model_uris=("gs://acme-models/llama",))))
+    plan = plan_of(GpuFleet("l4", args(weights=GcsWeights("acme-models", ["gs://acme-models/llama"]))))
     account = plan.one("gcp:serviceaccount/account:Account")
     email = f"{account.props['accountId']}@test-project.iam.gserviceaccount.com"
     vm = vms(plan)[0]
@@ -172,7 +174,7 @@ def test_gpu_fleet_runs_as_its_own_least_privilege_account(plan_of):
     assert grants <= set(vm.dependencies)  # the roles exist before the VM boots
 
 
-def test_gpu_fleet_without_model_bucket_grants_no_storage_access(plan_of):
+def test_gpu_fleet_without_weights_grants_no_storage_access(plan_of):
     plan = plan_of(GpuFleet("l4", args()))
     assert plan.of_type("gcp:storage/bucketIAMMember:BucketIAMMember") == []
 
@@ -200,19 +202,21 @@ def test_gpu_fleet_mounts_the_model_cache_named_in_metadata(plan_of):
 
 
 def test_gpu_fleet_opens_the_serving_port_to_named_ranges_only(plan_of):
-    plan = plan_of(GpuFleet("l4", args(network=NETWORK, client_ranges=("10.40.0.0/20",), serving_port=8080)))
+    plan = plan_of(
+        GpuFleet("l4", args(network=NETWORK, client_cidr_blocks=("10.40.0.0/20",), serving_port=8080))
+    )
     rule = plan.one("gcp:compute/firewall:Firewall")
     assert rule.props["sourceRanges"] == ["10.40.0.0/20"]
     assert rule.props["allows"] == [{"protocol": "tcp", "ports": ["8080"]}]
     assert rule.props["targetServiceAccounts"] == [vms(plan)[0].props["serviceAccount"]["email"]]
 
 
-def test_gpu_fleet_without_client_ranges_opens_nothing(plan_of):
+def test_gpu_fleet_without_client_cidr_blocks_opens_nothing(plan_of):
     assert plan_of(GpuFleet("l4", args())).of_type("gcp:compute/firewall:Firewall") == []
 
 
-def test_gpu_fleet_labels_reach_the_engine_with_the_cost_labels(plan_of, tagged):
-    vm = vms(plan_of(GpuFleet("l4", args(labels={"model": "llama-3-8b"}))))[0]
+def test_gpu_fleet_tags_reach_the_engine_as_labels_with_the_cost_labels(plan_of, tagged):
+    vm = vms(plan_of(GpuFleet("l4", args(tags={"model": "llama-3-8b"}))))[0]
     assert vm.props["labels"] == {
         "cost-center": "ml-platform",
         "environment": "test",
@@ -237,7 +241,9 @@ def test_gpu_fleet_can_be_built_twice_in_one_stack(plan_of):
 
 
 def test_gpu_fleet_exposes_its_outputs(plan_of):
-    plan = plan_of(GpuFleet("h100", args(machine_type="a3-highgpu-8g", capacity=Capacity.RESERVED)))
+    plan = plan_of(
+        GpuFleet("h100", args(machine_type="a3-highgpu-8g", spot=0, reserved=1, reservation=GpuReservation()))
+    )
     fleet = plan.one("inference-infra:gcp:GpuFleet")
     assert fleet.outputs["reservation_name"] == "h100-reservation"
     assert fleet.outputs["service_account_email"].startswith("h100-sa@")
@@ -280,13 +286,14 @@ def test_gpu_fleet_exposes_its_outputs(plan_of):
             r"machine_type 'n1-standard-64' is not an N1 machine type we know; close matches: n1-standard-4",
         ),
         ({"zone": "us-central1"}, r"zone 'us-central1' must be a zone such as 'us-central1-a'"),
-        ({"count": 0}, r"count 0 must be at least 1"),
+        ({"spot": 0}, r"reserved \+ spot \+ on_demand 0 must be at least 1 \(or set count\)"),
+        ({"spot": 0, "count": 0}, r"count 0 must be at least 1"),
         (
             {"machine_type": "a3-highgpu-8g", "local_ssd_count": 2},
             r"local_ssd_count 2 must be 0: a3-highgpu-8g comes with 16 local SSDs of its own",
         ),
         ({"boot_disk_size_gib": 20}, r"boot_disk_size_gib 20 must be at least 50"),
-        ({"labels": {"Team": "x"}}, r"labels key 'Team' must be a GCP label key"),
+        ({"tags": {"Team": "x"}}, r"tags key 'Team' must be a GCP label key"),
     ],
 )
 def test_gpu_fleet_rejects_bad_shapes(plan_of, overrides, message):
@@ -316,27 +323,27 @@ def test_gpu_fleet_rejects_an_n1_too_large_for_its_gpus(plan_of, monkeypatch):
     ("overrides", "message"),
     [
         (
-            {"capacity": Capacity.SPOT, "reservation": GpuReservation(count=2)},
+            {"reservation": GpuReservation(count=2)},
             r"reservation .* cannot be used: Spot VMs never consume reservations",
         ),
         (
-            {"capacity": Capacity.ON_DEMAND, "reservation": GpuReservation()},
-            r"reservation .* applies only to capacity 'reserved'",
+            {"spot": 0, "on_demand": 1, "reservation": GpuReservation()},
+            r"reservation .* applies only to reserved VMs \(on-demand VMs never consume one",
         ),
         (
-            {"capacity": Capacity.RESERVED, "reservation": GpuReservation(zone="us-central1-b")},
+            {"spot": 0, "reserved": 1, "reservation": GpuReservation(zone="us-central1-b")},
             r"reservation.zone 'us-central1-b' must be the fleet's zone 'us-central1-a': a reservation is",
         ),
         (
-            {"capacity": Capacity.RESERVED, "reservation": GpuReservation(machine_type="a3-highgpu-8g")},
+            {"spot": 0, "reserved": 1, "reservation": GpuReservation(machine_type="a3-highgpu-8g")},
             r"reservation.machine_type 'a3-highgpu-8g' must be the fleet's machine type 'g2-standard-8'",
         ),
         (
-            {"capacity": Capacity.RESERVED, "count": 3, "reservation": GpuReservation(count=2)},
+            {"spot": 0, "reserved": 3, "reservation": GpuReservation(count=2)},
             r"reservation.count 2 must hold the whole fleet \(3 VMs\)",
         ),
         (
-            {"capacity": Capacity.RESERVED, "reservation": GpuReservation(existing_name="Team_Pool")},
+            {"spot": 0, "reserved": 1, "reservation": GpuReservation(existing_name="Team_Pool")},
             r"reservation.existing_name 'Team_Pool' must be a Compute Engine name",
         ),
     ],
@@ -349,14 +356,14 @@ def test_gpu_fleet_rejects_reservations_that_do_not_fit(plan_of, overrides, mess
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"client_ranges": ("10.0.0.0/8",)}, r"network \(unset\) is required with client_ranges"),
+        ({"client_cidr_blocks": ("10.0.0.0/8",)}, r"network \(unset\) is required with client_cidr_blocks"),
         (
-            {"network": NETWORK, "client_ranges": ("0.0.0.0/0",)},
-            r"client_ranges\[0\] '0.0.0.0/0' must be a private range or a Google health-check range",
+            {"network": NETWORK, "client_cidr_blocks": ("0.0.0.0/0",)},
+            r"client_cidr_blocks\[0\] '0.0.0.0/0' must be a private range or a Google health-check range",
         ),
         (
-            {"network": NETWORK, "client_ranges": ("10.0.0.1/8",)},
-            r"client_ranges\[0\] '10.0.0.1/8' must be a CIDR",
+            {"network": NETWORK, "client_cidr_blocks": ("10.0.0.1/8",)},
+            r"client_cidr_blocks\[0\] '10.0.0.1/8' must be a CIDR",
         ),
         ({"serving_port": 0}, r"serving_port 0 must be a TCP port"),
     ],
@@ -368,32 +375,32 @@ def test_gpu_fleet_rejects_open_or_malformed_ingress(plan_of, overrides, message
 
 def test_gpu_fleet_accepts_google_health_check_ranges(plan_of):
     ranges = ("10.40.0.0/20", "35.191.0.0/16", "130.211.0.0/22")
-    plan = plan_of(GpuFleet("l4", args(network=NETWORK, client_ranges=ranges)))
+    plan = plan_of(GpuFleet("l4", args(network=NETWORK, client_cidr_blocks=ranges)))
     assert plan.one("gcp:compute/firewall:Firewall").props["sourceRanges"] == list(ranges)
 
 
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"model_uris": ("gs://acme-models/llama",)}, r"model_uris\[0\] .* needs model_bucket set"),
         (
-            {"model_bucket": "acme-models", "model_uris": ("gs://other/llama",)},
-            r"model_uris\[0\] 'gs://other/llama' is outside the model bucket 'acme-models'",
+            {"weights": GcsWeights("", ["gs://acme-models/llama"])},
+            r"weights.bucket '' is required: the nodes may read only this bucket",
         ),
         (
-            {"model_bucket": "acme-models", "model_uris": ("s3://acme-models/llama",)},
+            {"weights": GcsWeights("acme-models", ["gs://other/llama"])},
+            r"weights.uris\[0\] 'gs://other/llama' is outside the model bucket 'acme-models'",
+        ),
+        (
+            {"weights": GcsWeights("acme-models", ["s3://acme-models/llama"])},
             r"must be a Cloud Storage URI 'gs://<bucket>/<path>'",
         ),
         (
-            {
-                "model_bucket": "acme-models",
-                "model_uris": ("gs://acme-models/a/llama", "gs://acme-models/b/llama"),
-            },
+            {"weights": GcsWeights("acme-models", ["gs://acme-models/a/llama", "gs://acme-models/b/llama"])},
             r"name the folder 'llama' twice",
         ),
         (
-            {"model_bucket": "gs://acme-models"},
-            r"model_bucket 'gs://acme-models' must be a Cloud Storage bucket name",
+            {"weights": GcsWeights("gs://acme-models")},
+            r"weights.bucket 'gs://acme-models' must be a Cloud Storage bucket name",
         ),
     ],
 )
@@ -404,8 +411,8 @@ def test_gpu_fleet_rejects_models_it_could_not_read(plan_of, overrides, message)
 
 def test_gpu_fleet_reports_every_problem_at_once(plan_of):
     with pytest.raises(InputError) as caught:
-        GpuFleet("Fleet", args(machine_type="a3-highgpu-9g", zone="central", count=0))
-    assert [p.input for p in caught.value.problems] == ["name", "machine_type", "zone", "count"]
+        GpuFleet("Fleet", args(machine_type="a3-highgpu-9g", zone="central", spot=0, count=0))
+    assert [p.input for p in caught.value.problems] == ["name", "zone", "count", "machine_type"]
     assert str(caught.value).startswith(
         "GpuFleet 'Fleet': 4 problems: (1) name 'Fleet' must be a Compute Engine"
     )
@@ -420,13 +427,13 @@ def test_gpu_fleet_rejects_a_missing_project(plan_of):
 
 
 def test_gpu_fleet_admits_the_monitoring_cluster_to_the_metrics_ports_only(plan_of):
-    plan = plan_of(GpuFleet("l4", args(network=NETWORK, monitoring_ranges=("10.8.0.0/14",))))
+    plan = plan_of(GpuFleet("l4", args(network=NETWORK, monitoring_cidr_blocks=("10.8.0.0/14",))))
     rule = plan.one("gcp:compute/firewall:Firewall", "l4-metrics")
     assert rule.props["sourceRanges"] == ["10.8.0.0/14"]
     assert rule.props["allows"] == [{"protocol": "tcp", "ports": ["9400", "9100", "8000"]}]
     assert rule.props["targetServiceAccounts"] == [vms(plan)[0].props["serviceAccount"]["email"]]
 
 
-def test_gpu_fleet_rejects_public_monitoring_ranges(plan_of):
-    with pytest.raises(InputError, match="monitoring_ranges"):
-        plan_of(GpuFleet("l4", args(network=NETWORK, monitoring_ranges=("0.0.0.0/0",))))
+def test_gpu_fleet_rejects_public_monitoring_cidr_blocks(plan_of):
+    with pytest.raises(InputError, match=r"monitoring_cidr_blocks\[0\] '0.0.0.0/0' must be a private"):
+        plan_of(GpuFleet("l4", args(network=NETWORK, monitoring_cidr_blocks=("0.0.0.0/0",))))

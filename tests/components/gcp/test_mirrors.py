@@ -7,7 +7,8 @@ import re
 import pytest
 
 from inference_infra.components.errors import InputError
-from inference_infra.components.gcp.gpu_fleet import Capacity, GpuFleet, GpuFleetArgs
+from inference_infra.components.fleet import ServedModel
+from inference_infra.components.gcp.gpu_fleet import GcsWeights, GpuFleet, GpuFleetArgs
 from inference_infra.components.gcp.mirrors import (
     READER_ROLE,
     ArtifactMirrors,
@@ -15,8 +16,6 @@ from inference_infra.components.gcp.mirrors import (
     registry_hosts,
     unmirrored_hosts,
 )
-from inference_infra.components.planner import Traffic
-from inference_infra.components.serving import plan_engines
 
 REPOSITORY = "gcp:artifactregistry/repository:Repository"
 IAM_MEMBER = "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember"
@@ -72,13 +71,7 @@ def test_mirror_hosts_and_uncovered_registries():
     assert unmirrored_hosts(images, MIRRORS) == ["quay.io"]
 
 
-L4_ENGINES = plan_engines(
-    model="llama-3.1-8b",
-    traffic=Traffic(context_tokens=4096, concurrency=8),
-    precision=None,
-    instance_type_name="g2-standard-8",
-    cloud="gcp",
-)
+LLAMA_8B = ServedModel(name="llama-3.1-8b", context_tokens=4096, concurrency=8)
 
 
 def fleet_args(**overrides) -> GpuFleetArgs:
@@ -86,10 +79,9 @@ def fleet_args(**overrides) -> GpuFleetArgs:
         machine_type="g2-standard-8",
         zone="us-central1-a",
         subnetwork="projects/test-project/regions/us-central1/subnetworks/gpu",
-        capacity=Capacity.SPOT,
-        model_bucket="models",
-        model_uris=["gs://models/llama-3.1-8b-instruct"],
-        engines=L4_ENGINES,
+        spot=1,
+        model=LLAMA_8B,
+        weights=GcsWeights("models", ["gs://models/llama-3.1-8b-instruct"]),
         **overrides,
     )
 
@@ -101,7 +93,7 @@ def test_gpu_fleet_with_mirrors_pulls_only_from_artifact_registry(plan_of):
             fleet_args(
                 image_mirrors={"docker.io": DOCKER_HUB, "nvcr.io": NVCR, "quay.io": QUAY},
                 ops_agent=False,
-                package_downloads=False,
+                internet_egress=False,
             ),
         )
     )
@@ -142,19 +134,11 @@ def _tpu(**overrides):
 def test_tpu_vm_with_mirrors_pulls_the_tpu_engine_from_artifact_registry(plan_of):
     from inference_infra.components.gcp.tpu_vm import TpuVm
 
-    engines = plan_engines(
-        model="qwen2.5-7b",
-        traffic=Traffic(context_tokens=4096, concurrency=8),
-        precision=None,
-        instance_type_name="v5litepod-4",
-        cloud="gcp",
-    )
     tpu = _tpu(
-        model_bucket="models",
-        model_uris=["gs://models/qwen"],
-        engines=engines,
+        model=ServedModel(name="qwen2.5-7b", context_tokens=4096, concurrency=8),
+        weights=GcsWeights("models", ["gs://models/qwen"]),
         image_mirrors={"docker.io": DOCKER_HUB},
-        package_downloads=False,
+        internet_egress=False,
     )
     script = plan_of(TpuVm("qwen", tpu)).one("gcp:tpu/v2Vm:V2Vm").props["metadata"]["startup-script"]
     assert f"{DOCKER_HUB}/vllm/vllm-tpu@sha256:" in script

@@ -1,4 +1,4 @@
-"""TpuVm: slices, runtimes, scheduling, queued resources, and every input it refuses."""
+"""TpuVm: slices, runtimes, capacity modes, queued resources, and every input it refuses."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ import dataclasses
 import pytest
 
 from inference_infra.components.errors import InputError
+from inference_infra.components.fleet import CapacityMode, ServedModel
 from inference_infra.components.gcp.service_account import NODE_SCOPES
-from inference_infra.components.gcp.tpu_vm import TpuDataDisk, TpuScheduling, TpuVm, TpuVmArgs
+from inference_infra.components.gcp.tpu_vm import GcsWeights, TpuDataDisk, TpuVm, TpuVmArgs
 from inference_infra.components.inventory import (
     GCP_TPU_QUEUED_RESOURCE,
     GCP_TPU_VM,
@@ -66,31 +67,38 @@ def test_tpu_vm_accepts_a_tensorflow_runtime_for_its_generation(plan_of):
 
 
 @pytest.mark.parametrize(
-    ("scheduling", "config"),
+    ("mode", "config"),
     [
-        (TpuScheduling.SPOT, {"spot": True}),
-        (TpuScheduling.PREEMPTIBLE, {"preemptible": True}),
-        (TpuScheduling.RESERVED, {"reserved": True}),
+        (CapacityMode.SPOT, {"spot": True}),
+        (CapacityMode.PREEMPTIBLE, {"preemptible": True}),
+        (CapacityMode.RESERVED, {"reserved": True}),
     ],
 )
-def test_tpu_vm_scheduling_reaches_the_engine(plan_of, scheduling, config):
-    vm = plan_of(TpuVm("t", args(scheduling=scheduling))).one(GCP_TPU_VM)
+def test_tpu_vm_capacity_mode_reaches_the_engine(plan_of, mode, config):
+    vm = plan_of(TpuVm("t", args(**{mode.value: 1}))).one(GCP_TPU_VM)
     assert vm.props["schedulingConfig"] == config
 
 
-def test_tpu_vm_on_demand_sends_no_scheduling_config(plan_of):
-    assert "schedulingConfig" not in plan_of(TpuVm("t", args())).one(GCP_TPU_VM).props
+def test_tpu_vm_without_a_count_is_one_on_demand_slice(plan_of):
+    vm = plan_of(TpuVm("t", args())).one(GCP_TPU_VM)
+    assert "schedulingConfig" not in vm.props
+    assert vm.props["labels"]["capacity"] == "on-demand"
+
+
+def test_tpu_vm_count_fills_its_capacity_order(plan_of):
+    tpu_args = args(count=1, capacity_order=(CapacityMode.SPOT, CapacityMode.ON_DEMAND))
+    assert plan_of(TpuVm("t", tpu_args)).one(GCP_TPU_VM).props["schedulingConfig"] == {"spot": True}
 
 
 def test_tpu_vm_spot_is_priced_at_the_spot_rate(plan_of):
-    plan = plan_of(TpuVm("t", args(scheduling=TpuScheduling.SPOT)))
+    plan = plan_of(TpuVm("t", args(spot=1)))
     (item,) = price_capture(plan).items
     assert item.hourly_usd == pytest.approx(8 * 1.2 * 0.5)
     assert item.basis.startswith("v5litepod-8 spot")
 
 
 def test_tpu_vm_has_no_external_ip_and_its_own_account(plan_of):
-    plan = plan_of(TpuVm("t", args(model_bucket="acme-models", model_uris=("gs://acme-models/gemma",))))
+    plan = plan_of(TpuVm("t", args(weights=GcsWeights("acme-models", ["gs://acme-models/gemma"]))))
     vm = plan.one(GCP_TPU_VM)
     assert vm.props["networkConfig"] == {
         "network": NETWORK,
@@ -114,8 +122,7 @@ def test_tpu_vm_startup_serves_from_the_read_only_cache_without_local_ssd_or_ops
         TpuVm(
             "t",
             args(
-                model_bucket="acme-models",
-                model_uris=("gs://acme-models/gemma",),
+                weights=GcsWeights("acme-models", ["gs://acme-models/gemma"]),
                 model_cache_nfs="10.1.2.3:/models",
             ),
         )
@@ -157,8 +164,8 @@ def test_tpu_vm_multi_host_slices_share_disks_read_only(plan_of):
     assert plan.one(GCP_TPU_VM).props["dataDisks"][0]["mode"] == "READ_ONLY"
 
 
-def test_tpu_vm_labels_reach_the_engine_with_the_cost_labels(plan_of, tagged):
-    vm = plan_of(TpuVm("t", args(labels={"model": "gemma-2-27b"}, auto_shutdown=False))).one(GCP_TPU_VM)
+def test_tpu_vm_tags_reach_the_engine_as_labels_with_the_cost_labels(plan_of, tagged):
+    vm = plan_of(TpuVm("t", args(tags={"model": "gemma-2-27b"}, auto_shutdown=False))).one(GCP_TPU_VM)
     assert vm.props["labels"] == {
         "cost-center": "ml-platform",
         "environment": "test",
@@ -247,7 +254,10 @@ def test_tpu_vm_exposes_its_outputs(plan_of):
             {"generation": "v5e", "topology": "2x4"},
             r"give either accelerator_type .* or generation and topology",
         ),
-        ({"accelerator_type": None}, r"give either accelerator_type"),
+        ({"accelerator_type": None}, r"accelerator_type \(unset\) is required unless model is set"),
+        ({"spot": 1, "on_demand": 1}, r"capacity 'spot=1, on_demand=1' must be one slice"),
+        ({"count": 2}, r"capacity 'spot=2' must be one slice: a TpuVm is one slice"),
+        ({"network": None}, r"network \(unset\) is required: the VPC of the slice's subnetwork"),
         ({"zone": "us-central1"}, r"zone 'us-central1' must be a zone"),
     ],
 )
@@ -286,13 +296,30 @@ def test_tpu_vm_rejects_data_disks_the_slice_cannot_take(plan_of, overrides, mes
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"scheduling": TpuScheduling.SPOT}, r"scheduling 'spot' cannot be set on a queued resource"),
+        (
+            {"spot": 1},
+            r"spot 1 is not offered here: a queued slice is on-demand: pulumi-gcp's V2QueuedResource node "
+            r"has no field for spot",
+        ),
+        ({"reserved": 1}, r"reserved 1 is not offered here: a queued slice is on-demand"),
+        (
+            {"monitoring_cidr_blocks": ("10.2.0.0/16",)},
+            r"monitoring_cidr_blocks \['10.2.0.0/16'\] cannot be set on a queued resource",
+        ),
+        (
+            {"model": ServedModel(name="qwen2.5-7b", context_tokens=4096, concurrency=8)},
+            r"model 'qwen2.5-7b' cannot be set .*: a queued slice runs no boot script, so no engine",
+        ),
+        (
+            {"weights": GcsWeights("models", ["gs://models/q"])},
+            r"weights GcsWeights.* cannot be set on a queued resource",
+        ),
         ({"data_disks": (TpuDataDisk(size_gib=10),)}, r"data_disks .* cannot be set on a queued resource"),
         (
             {"model_cache_nfs": "10.0.0.2:/models"},
             r"model_cache_nfs '\(set\)' cannot be set on a queued resource",
         ),
-        ({"labels": {"team": "ml"}}, r"labels \{'team': 'ml'\} cannot be set on a queued resource"),
+        ({"tags": {"team": "ml"}}, r"tags \{'team': 'ml'\} cannot be set on a queued resource"),
         ({"secure_boot": True}, r"secure_boot True cannot be set .*; set secure_boot=False to accept"),
     ],
 )
@@ -309,40 +336,22 @@ def test_tpu_vm_rejects_a_queued_slice_without_accepting_the_default_service_acc
 
 # --- engines: single-host slices only --------------------------------------------------------
 
-
-def _qwen_engines():
-    from inference_infra.components.planner import Traffic
-    from inference_infra.components.serving import plan_engines
-
-    return plan_engines(
-        model="qwen2.5-7b",
-        traffic=Traffic(context_tokens=8192, concurrency=32),
-        precision=None,
-        instance_type_name="v5litepod-4",
-        cloud="gcp",
-    )
+QWEN = ServedModel(name="qwen2.5-7b", context_tokens=8192, concurrency=32)
+QWEN_WEIGHTS = GcsWeights("models", ["gs://models/qwen2.5-7b"])
 
 
 def test_tpu_vm_serves_a_model_on_a_single_host_slice(plan_of):
-    TpuVm(
-        "small", args(model_bucket="models", model_uris=("gs://models/qwen2.5-7b",), engines=_qwen_engines())
-    )
+    tpu = TpuVm("small", args(accelerator_type="v5litepod-4", model=QWEN, weights=QWEN_WEIGHTS))
     assert len(plan_of().of_type(GCP_TPU_VM)) == 1
+    assert tpu.engines is not None
+    assert tpu.engines.served_model_name == "qwen2.5-7b"
 
 
 def test_tpu_vm_refuses_a_model_on_a_multi_host_slice_before_any_resource(plan_of):
     with pytest.raises(InputError) as raised:
-        TpuVm(
-            "big",
-            args(
-                accelerator_type="v5litepod-16",
-                model_bucket="models",
-                model_uris=("gs://models/qwen2.5-7b",),
-                engines=_qwen_engines(),
-            ),
-        )
+        TpuVm("big", args(accelerator_type="v5litepod-16", model=QWEN, weights=QWEN_WEIGHTS))
     message = str(raised.value)
-    assert "engines 'qwen2.5-7b' cannot be served on v5litepod-16, a slice of 4 hosts" in message
+    assert "model 'qwen2.5-7b' cannot be served on v5litepod-16, a slice of 4 hosts" in message
     assert "Ray cluster" in message
     assert "v5litepod-8" in message  # the single-host slices of the generation are named
     assert "v5litepod-16" not in message.split("single-host slice")[1]
@@ -350,8 +359,7 @@ def test_tpu_vm_refuses_a_model_on_a_multi_host_slice_before_any_resource(plan_o
 
 
 def test_tpu_vm_multi_host_slice_without_a_model_still_boots_and_caches(plan_of):
-    TpuVm(
-        "cache-only",
-        args(accelerator_type="v5litepod-16", model_bucket="models", model_uris=("gs://models/qwen2.5-7b",)),
-    )
-    assert len(plan_of().of_type(GCP_TPU_VM)) == 1
+    tpu = TpuVm("cache-only", args(accelerator_type="v5litepod-16", weights=QWEN_WEIGHTS))
+    vm = plan_of().one(GCP_TPU_VM)
+    assert "MODEL_URIS=(gs://models/qwen2.5-7b)" in vm.props["metadata"]["startup-script"]
+    assert tpu.serving is None
