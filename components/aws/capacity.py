@@ -30,7 +30,7 @@ from typing import Any
 
 import pulumi
 
-from inference_infra.components.arguments import deprecated
+from inference_infra.components.arguments import arg, deprecated
 from inference_infra.components.aws.network import SubnetRef
 from inference_infra.components.errors import Problem
 from inference_infra.components.fleet import (
@@ -66,19 +66,21 @@ CAPACITY_BLOCK_MAX_HOURS = 182 * 24
 class NewCapacityReservation:
     """A targeted On-Demand Capacity Reservation made with the fleet (on-demand rates, used or not)."""
 
-    availability_zone: str
-    instance_count: int
-    end_date: str | None = None  # RFC 3339; None keeps it until released
+    availability_zone: str = arg(doc="The reservation's zone; reserved instances launch there.")
+    instance_count: int = arg(doc="Instances the reservation holds.", ge=1)
+    end_date: str | None = arg(None, "RFC 3339 end, e.g. 2026-12-01T00:00:00Z; default: kept until released.")
 
 
 @dataclass(frozen=True, kw_only=True)
 class ExistingCapacityReservation:
     """A reservation made elsewhere; its facts are stated so they can be checked before deploy."""
 
-    id: pulumi.Input[str]
-    availability_zone: str
-    instance_count: int
-    instance_type: str | None = None  # None: the fleet's instance type (as configured or planned)
+    id: pulumi.Input[str] = arg(doc="The reservation's id (cr-...).")
+    availability_zone: str = arg(doc="The reservation's zone.")
+    instance_count: int = arg(doc="Instances the reservation holds.", ge=1)
+    instance_type: str | None = arg(
+        None, "The reservation's instance type, if it differs; default: the fleet's (as given or planned)."
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,12 +91,14 @@ class CapacityBlock:
     choice and the reservation resource is protected from deletion.
     """
 
-    availability_zone: str  # where the fleet expects the block; the offering must be in this zone
-    instance_count: int
-    duration_hours: int
-    start_date_range: str  # RFC 3339: earliest start
-    end_date_range: str  # RFC 3339: latest end
-    purchase: bool = False
+    availability_zone: str = arg(doc="Where the fleet expects the block; the offering must be in this zone.")
+    instance_count: int = arg(doc="Instances in the block.", ge=1)
+    duration_hours: int = arg(doc="Whole days in hours: 24 to 182 days.", ge=24, le=182 * 24)
+    start_date_range: str = arg(doc="RFC 3339: the earliest start.")
+    end_date_range: str = arg(doc="RFC 3339: the latest end.")
+    purchase: bool = arg(
+        False, "Buy the block (it cannot be cancelled); without it the offering is only looked up."
+    )
 
 
 Reservation = NewCapacityReservation | ExistingCapacityReservation | CapacityBlock

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 
 import pulumi
 
+from inference_infra.components.arguments import arg
 from inference_infra.components.errors import Problem, raise_if_invalid
 
 POOL_HEADER = "X-Model-Pool"
@@ -95,16 +96,18 @@ class EndpointPool:
 
 @dataclass(frozen=True)
 class PoolWeight:
-    pool: str
-    weight: int = 100
+    pool: str = arg(doc="A pool of the endpoint (the fleet's name).")
+    weight: int = arg(100, "Its share of the route's requests; a route's weights sum to 100.", ge=0, le=100)
 
 
 @dataclass(frozen=True, kw_only=True)
 class Route:
-    pools: Sequence[PoolWeight]
-    model: str | None = None  # checked against the pools' model when set
-    host: str | None = None  # host pattern; default: default_host(model)
-    sticky_seconds: int = 0  # keep a client on one pool of a weighted route (0: off)
+    """Requests whose Host names the model go to these pools, split by weight (canary)."""
+
+    pools: Sequence[PoolWeight] = arg(doc="Pools of one model, weights summing to 100.")
+    model: str | None = arg(None, "The model the pools serve (checked when set).")
+    host: str | None = arg(None, "Host pattern; default '<model with dashes>.*'.")
+    sticky_seconds: int = arg(0, "Keep a client on one pool for this long (0: off).", ge=0, le=604800)
     extra: dict[str, str] = field(default_factory=dict)
 
 
