@@ -351,7 +351,7 @@ def _serving(
         return _given_engines(args.engines, instance_type), []
     if args.model is None or not prefetched:
         return None, []
-    return plan_serving(
+    serving, problems = plan_serving(
         args.model,
         machine=instance_type,
         cloud=Cloud.AWS,
@@ -359,6 +359,11 @@ def _serving(
         first_port=args.serving_port,
         families={kind.family},
     )
+    # The engines' port check still names the previous release's input; on a fleet it is serving_port.
+    return serving, [
+        Problem("serving_port", p.value, p.allowed) if p.input == "model.inference_port" else p
+        for p in problems
+    ]
 
 
 def _given_engines(engines: EngineConfig, instance_type: str) -> FleetServing | None:

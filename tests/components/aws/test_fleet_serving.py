@@ -192,6 +192,11 @@ def test_gpu_fleet_rejects_engine_ports_over_reserved_ports(fleet_args):
         GpuFleet("serving", _args(fleet_args, serving_port=9399))
 
 
+def test_gpu_fleet_rejects_a_privileged_serving_port_naming_it(fleet_args):
+    with pytest.raises(InputError, match=r"serving_port 80 must leave room for 2 engine ports"):
+        GpuFleet("serving", _args(fleet_args, serving_port=80))
+
+
 def test_gpu_fleet_rejects_neither_instance_type_nor_model(fleet_args):
     with pytest.raises(InputError, match=r"instance_type \(unset\) is required unless model is set"):
         GpuFleet("serving", _args(fleet_args, instance_type=None, model=None))
