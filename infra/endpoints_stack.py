@@ -111,8 +111,16 @@ def validate(settings: StackSettings) -> list[Problem]:
             from inference_infra.components.gcp.endpoint import validate_gcp_endpoint
 
             found = validate_gcp_endpoint(gcp_args_for_validation(endpoint, pools))
-        problems += [Problem(f"{where}.{camel_path(p.input)}", p.value, p.allowed) for p in found]
+        problems += [Problem(f"{where}.{_config_key(p.input)}", p.value, p.allowed) for p in found]
     return problems
+
+
+# Endpoint inputs whose stack config key still has the previous release's name.
+_CONFIG_KEYS = {"request_timeout_seconds": "idleTimeoutSeconds"}
+
+
+def _config_key(component_input: str) -> str:
+    return _CONFIG_KEYS.get(component_input) or camel_path(component_input)
 
 
 def gcp_args_for_validation(endpoint: EndpointSettings, pools: list[EndpointPool]) -> Any:

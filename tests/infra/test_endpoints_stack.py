@@ -164,3 +164,8 @@ def test_prod_endpoint_targets_each_aws_instance_once_per_engine_port(plan_stack
         if a.name.startswith("llm-llama-70b-")
     }
     assert targets == {(i, port) for i in instances for port in (8000, 8001)}
+
+
+def test_endpoints_validate_names_the_request_timeout_by_its_config_key():
+    [problem] = _problems([FLEET], [_endpoint(idleTimeoutSeconds=5000)])
+    assert problem == "inference-infra:endpoints[0].idleTimeoutSeconds 5000 must be 1..4000"
