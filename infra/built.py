@@ -13,15 +13,6 @@ import pulumi
 
 
 @dataclass(frozen=True)
-class AwsPool:
-    """An AWS fleet: its component, engines and cold-start estimate (None when it serves nothing)."""
-
-    fleet: Any  # GpuFleet | InferentiaFleet
-    engines: Any  # EngineConfig | None
-    cold_start: Any  # ColdStart | None
-
-
-@dataclass(frozen=True)
 class GcpPool:
     """A GCP GPU fleet or TPU VM, its zone, engines and cold-start estimate."""
 
@@ -36,6 +27,6 @@ class GcpPool:
 class Built:
     aws_vpc_id: pulumi.Input[str] | None = None
     aws_subnet_ids: list[pulumi.Input[str]] = field(default_factory=list)
-    aws_pools: dict[str, AwsPool] = field(default_factory=dict)
+    aws_pools: dict[str, Any] = field(default_factory=dict)  # name -> GpuFleet | InferentiaFleet
     gcp_network: Any = None  # gcp_stack.NetworkRefs
     gcp_pools: dict[str, GcpPool] = field(default_factory=dict)

@@ -4,20 +4,18 @@
 fleet of that cloud with engines (a model whose weights the fleet prefetches);
 routes pick pools by Host with weights, and every pool answers the
 `X-Model-Pool` header. This part runs after the AWS and GCP parts and reads
-the fleets they built.
+the fleets they built: an AWS fleet hands over its pool (`fleet.endpoint_pool()`),
+and at validation time the fleets' own plan (`aws_stack.fleet_serving`) says what
+each would serve.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import pulumi
-
 from inference_infra.components.aws.endpoint import InferenceEndpointArgs, validate_endpoint
 from inference_infra.components.endpoints import EndpointPool, PoolWeight, Route
 from inference_infra.components.errors import Problem
-from inference_infra.components.serving import EngineConfig
-from inference_infra.components.serving.cold_start import ColdStart
 from inference_infra.infra.built import Built
 from inference_infra.infra.config import NAMESPACE, EndpointSettings, StackSettings, camel_path
 
@@ -36,37 +34,17 @@ def _routes(endpoint: EndpointSettings) -> list[Route]:
     ]
 
 
-def _pool(name: str, engines: EngineConfig, start: ColdStart | None, **wiring: Any) -> EndpointPool:
-    slow = start.slow_start_seconds() if start is not None else 90
-    return EndpointPool(
-        name=name,
-        model=engines.served_model_name,
-        ports=engines.ports,
-        slow_start_seconds=slow,
-        unhealthy_after_seconds=slow,
-        **wiring,
-    )
-
-
-def _aws_serving(settings: StackSettings) -> dict[str, tuple[EngineConfig | None, ColdStart | None]]:
-    """AWS pool name -> its engines and cold start, from the config alone (validate)."""
+def _aws_serving(settings: StackSettings) -> dict[str, tuple[Any, Any]]:
+    """AWS pool name -> the engines and cold start its fleet would plan, from the config alone (validate)."""
     from inference_infra.infra import aws_stack
 
-    found: dict[str, tuple[EngineConfig | None, ColdStart | None]] = {}
-    for key, kind, group in aws_stack._fleet_lists(settings):
-        for i, config in enumerate(group):
-            resolution = aws_stack.resolve(config, kind, f"{NAMESPACE}:{key}[{i}]")
-            if resolution.instance_type is None or resolution.problems:
-                found[config.name] = (None, None)
-                continue
-            found[config.name] = (
-                aws_stack.engines(config, resolution.instance_type),
-                aws_stack.fleet_cold_start(config, resolution.instance_type),
-            )
-    return found
+    return {
+        name: (serving.engines, serving.cold_start) if serving is not None else (None, None)
+        for name, serving in aws_stack.fleet_serving(settings).items()
+    }
 
 
-def _gcp_serving(settings: StackSettings) -> dict[str, tuple[EngineConfig | None, ColdStart | None]]:
+def _gcp_serving(settings: StackSettings) -> dict[str, tuple[Any, Any]]:
     from inference_infra.infra import gcp_stack
 
     return gcp_stack.serving(settings)
@@ -85,9 +63,8 @@ def _aws_args(
         internet_facing=endpoint.scheme == "internet-facing",
         public=endpoint.public,
         certificate_arn=endpoint.certificate_arn,
-        idle_timeout_seconds=endpoint.idle_timeout_seconds,
+        request_timeout_seconds=endpoint.idle_timeout_seconds,
         access_logs_bucket=endpoint.access_logs_bucket,
-        region=pulumi.Config("aws").get("region") or "us-east-1",
     )
 
 
@@ -123,7 +100,8 @@ def validate(settings: StackSettings) -> list[Problem]:
                     )
                 )
             else:
-                pools.append(_pool(name, engines, start, instance_ids=[_PLANNED], security_group_id=_PLANNED))
+                wiring = {"instance_ids": [_PLANNED], "security_group_id": _PLANNED}
+                pools.append(EndpointPool.from_engines(name, engines, start, **wiring))
         if len(pools) != len(endpoint.pool_names()):
             continue
         if endpoint.cloud == "aws":
@@ -133,8 +111,16 @@ def validate(settings: StackSettings) -> list[Problem]:
             from inference_infra.components.gcp.endpoint import validate_gcp_endpoint
 
             found = validate_gcp_endpoint(gcp_args_for_validation(endpoint, pools))
-        problems += [Problem(f"{where}.{camel_path(p.input)}", p.value, p.allowed) for p in found]
+        problems += [Problem(f"{where}.{_config_key(p.input)}", p.value, p.allowed) for p in found]
     return problems
+
+
+# Endpoint inputs whose stack config key still has the previous release's name.
+_CONFIG_KEYS = {"request_timeout_seconds": "idleTimeoutSeconds"}
+
+
+def _config_key(component_input: str) -> str:
+    return _CONFIG_KEYS.get(component_input) or camel_path(component_input)
 
 
 def gcp_args_for_validation(endpoint: EndpointSettings, pools: list[EndpointPool]) -> Any:
@@ -149,15 +135,7 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
     exports: dict[str, Any] = {}
     for endpoint in settings.endpoints:
         if endpoint.cloud == "aws":
-            pools = []
-            for name in endpoint.pool_names():
-                pool = built.aws_pools[name]
-                fleet, engines, start = pool.fleet, pool.engines, pool.cold_start
-                count = len(fleet.instance_types)
-                ids = [fleet.instance_ids.apply(lambda v, k=k: v[k]) for k in range(count)]
-                pools.append(
-                    _pool(name, engines, start, instance_ids=ids, security_group_id=fleet.security_group_id)
-                )
+            pools = [built.aws_pools[name].endpoint_pool() for name in endpoint.pool_names()]
             args = _aws_args(endpoint, pools, built.aws_vpc_id, built.aws_subnet_ids)
             lb = InferenceEndpoint(endpoint.name, args)
             exports.setdefault("endpoints", {})[endpoint.name] = {"cloud": "aws", "dnsName": lb.dns_name}

@@ -1,4 +1,4 @@
-"""AWS components: GPU and Inferentia2 fleets, model caches, network, idle watchdog.
+"""AWS components: GPU and Inferentia2 fleets, their endpoint, model caches, network, idle watchdog.
 
 Names are imported on first use, so `from inference_infra.components.aws import GpuFleet`
 loads only that component's module (and pulumi_aws).
@@ -6,7 +6,11 @@ loads only that component's module (and pulumi_aws).
 
 from __future__ import annotations
 
+import importlib
+from typing import Any
+
 from inference_infra.components._lazy import lazy_exports
+from inference_infra.components.arguments import deprecated
 
 _EXPORTS = {
     "GpuFleet": "gpu_fleet",
@@ -31,12 +35,24 @@ _EXPORTS = {
     "PrometheusDiscoveryRoleArgs": "prometheus_discovery",
     # the fleets' argument types
     "SubnetRef": "network",
-    "ModelSource": "fleet_args",
+    "S3Weights": "fleet_args",
     "EfsAttachment": "fleet_args",
-    "Capacity": "capacity",
+    "CapacityMode": "capacity",
     "NewCapacityReservation": "capacity",
     "ExistingCapacityReservation": "capacity",
     "CapacityBlock": "capacity",
 }
 
-__getattr__, __all__ = lazy_exports(__name__, _EXPORTS)
+# The previous release's names -> (the new name, its module); not in __all__.
+_DEPRECATED = {"ModelSource": ("S3Weights", "fleet_args"), "Capacity": ("CapacityMode", "capacity")}
+
+_exported, __all__ = lazy_exports(__name__, _EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    """Each name from its submodule; an old name with a DeprecationWarning that names the new one."""
+    if name in _DEPRECATED:
+        new, module = _DEPRECATED[name]
+        deprecated(f"{name} is deprecated since 0.2.0 and goes in the next release; use {new}")
+        return getattr(importlib.import_module(f"{__name__}.{module}"), new)
+    return _exported(name)

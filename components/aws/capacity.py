@@ -5,11 +5,13 @@ in which subnet under which purchase option. The fleets (launch.py) turn the
 result into resources, so pricing and policies see one explicit instance type,
 zone and purchase option per instance.
 
-Fallback order. A pool states its instances either per purchase option
+Fallback order. A pool states its instances either per capacity mode
 (`reserved`, `spot`, `on_demand`) or as a total `count` filled in
 `capacity_order` (default: reserved, then spot, then on-demand): reserved up
 to the reservation's size, spot up to `max_spot`, on-demand for the rest. If
 the order leaves instances unplaced (e.g. no on-demand in it), that is an error.
+The modes, counts and order are every fleet's (components.fleet); AWS sells
+reserved, spot and on-demand and refuses preemptible (GCP's) with the reason.
 
 Spot diversification. Spot slot i runs in subnet i mod S with type
 (i div S) mod T of [instance_type, *spot_instance_types]: the slots spread over
@@ -24,21 +26,36 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
+from typing import Any
 
 import pulumi
 
+from inference_infra.components.arguments import arg, deprecated
 from inference_infra.components.aws.network import SubnetRef
 from inference_infra.components.errors import Problem
+from inference_infra.components.fleet import (
+    DEFAULT_CAPACITY_ORDER,
+    CapacityCounts,
+    CapacityMode,
+    allocate,
+)
+
+# The previous release's names: `Capacity` is CapacityMode and `Counts` is CapacityCounts
+# (components.fleet), shared by every cloud.
+_DEPRECATED: dict[str, tuple[Any, str]] = {
+    "Capacity": (CapacityMode, "CapacityMode (inference_infra.components.fleet)"),
+    "Counts": (CapacityCounts, "CapacityCounts (inference_infra.components.fleet)"),
+}
 
 
-class Capacity(StrEnum):
-    RESERVED = "reserved"
-    SPOT = "spot"
-    ON_DEMAND = "on-demand"
+def __getattr__(name: str) -> Any:
+    """The previous release's names, each with a DeprecationWarning naming the new one."""
+    if name in _DEPRECATED:
+        value, new = _DEPRECATED[name]
+        deprecated(f"{name} is deprecated since 0.2.0 and goes in the next release; use {new}")
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
-
-DEFAULT_CAPACITY_ORDER = (Capacity.RESERVED, Capacity.SPOT, Capacity.ON_DEMAND)
 
 # Instance families AWS sells as EC2 Capacity Blocks for ML.
 CAPACITY_BLOCK_FAMILIES = frozenset({"p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "trn1", "trn2"})
@@ -49,19 +66,21 @@ CAPACITY_BLOCK_MAX_HOURS = 182 * 24
 class NewCapacityReservation:
     """A targeted On-Demand Capacity Reservation made with the fleet (on-demand rates, used or not)."""
 
-    availability_zone: str
-    instance_count: int
-    end_date: str | None = None  # RFC 3339; None keeps it until released
+    availability_zone: str = arg(doc="The reservation's zone; reserved instances launch there.")
+    instance_count: int = arg(doc="Instances the reservation holds.", ge=1)
+    end_date: str | None = arg(None, "RFC 3339 end, e.g. 2026-12-01T00:00:00Z; default: kept until released.")
 
 
 @dataclass(frozen=True, kw_only=True)
 class ExistingCapacityReservation:
     """A reservation made elsewhere; its facts are stated so they can be checked before deploy."""
 
-    id: pulumi.Input[str]
-    instance_type: str
-    availability_zone: str
-    instance_count: int
+    id: pulumi.Input[str] = arg(doc="The reservation's id (cr-...).")
+    availability_zone: str = arg(doc="The reservation's zone.")
+    instance_count: int = arg(doc="Instances the reservation holds.", ge=1)
+    instance_type: str | None = arg(
+        None, "The reservation's instance type, if it differs; default: the fleet's (as given or planned)."
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,50 +91,24 @@ class CapacityBlock:
     choice and the reservation resource is protected from deletion.
     """
 
-    availability_zone: str  # where the fleet expects the block; the offering must be in this zone
-    instance_count: int
-    duration_hours: int
-    start_date_range: str  # RFC 3339: earliest start
-    end_date_range: str  # RFC 3339: latest end
-    purchase: bool = False
+    availability_zone: str = arg(doc="Where the fleet expects the block; the offering must be in this zone.")
+    instance_count: int = arg(doc="Instances in the block.", ge=1)
+    duration_hours: int = arg(doc="Whole days in hours: 24 to 182 days.", ge=24, le=182 * 24)
+    start_date_range: str = arg(doc="RFC 3339: the earliest start.")
+    end_date_range: str = arg(doc="RFC 3339: the latest end.")
+    purchase: bool = arg(
+        False, "Buy the block (it cannot be cancelled); without it the offering is only looked up."
+    )
 
 
 Reservation = NewCapacityReservation | ExistingCapacityReservation | CapacityBlock
 
 
 @dataclass(frozen=True)
-class Counts:
-    reserved: int
-    spot: int
-    on_demand: int
-
-    @property
-    def total(self) -> int:
-        return self.reserved + self.spot + self.on_demand
-
-
-def allocate(
-    count: int, order: Sequence[Capacity], reservation_slots: int, max_spot: int | None
-) -> tuple[Counts, int]:
-    """Fill count instances in order; returns the counts and how many could not be placed."""
-    left = count
-    placed = {Capacity.RESERVED: 0, Capacity.SPOT: 0, Capacity.ON_DEMAND: 0}
-    for kind in order:
-        cap = {
-            Capacity.RESERVED: reservation_slots,
-            Capacity.SPOT: left if max_spot is None else max_spot,
-            Capacity.ON_DEMAND: left,
-        }[kind]
-        placed[kind] += min(left, cap)
-        left -= min(left, cap)
-    return Counts(placed[Capacity.RESERVED], placed[Capacity.SPOT], placed[Capacity.ON_DEMAND]), left
-
-
-@dataclass(frozen=True)
 class Slot:
     """One instance of the pool: its purchase option, index within that option, type and subnet."""
 
-    capacity: Capacity
+    capacity: CapacityMode
     index: int
     instance_type: str
     subnet: SubnetRef
@@ -127,7 +120,7 @@ class Slot:
 
 def plan_slots(
     instance_type: str,
-    counts: Counts,
+    counts: CapacityCounts,
     subnets: Sequence[SubnetRef],
     reservation_zone: str | None,
     spot_instance_types: Sequence[str] = (),
@@ -136,20 +129,22 @@ def plan_slots(
     slots: list[Slot] = []
     in_zone = [s for s in subnets if s.availability_zone == reservation_zone]
     for i in range(counts.reserved):
-        slots.append(Slot(Capacity.RESERVED, i, instance_type, in_zone[i % len(in_zone)]))
+        slots.append(Slot(CapacityMode.RESERVED, i, instance_type, in_zone[i % len(in_zone)]))
     types = [instance_type, *spot_instance_types]
     for i in range(counts.spot):
         spot_type = types[(i // len(subnets)) % len(types)]
-        slots.append(Slot(Capacity.SPOT, i, spot_type, subnets[i % len(subnets)]))
+        slots.append(Slot(CapacityMode.SPOT, i, spot_type, subnets[i % len(subnets)]))
     for i in range(counts.on_demand):
-        slots.append(Slot(Capacity.ON_DEMAND, i, instance_type, subnets[i % len(subnets)]))
+        slots.append(Slot(CapacityMode.ON_DEMAND, i, instance_type, subnets[i % len(subnets)]))
     return slots
 
 
 def reservation_facts(reservation: Reservation, instance_type: str) -> tuple[str, str, int]:
     """(instance type, zone, instance count) of a reservation."""
     held = (
-        reservation.instance_type if isinstance(reservation, ExistingCapacityReservation) else instance_type
+        reservation.instance_type or instance_type
+        if isinstance(reservation, ExistingCapacityReservation)
+        else instance_type
     )
     return held, reservation.availability_zone, reservation.instance_count
 
@@ -237,3 +232,20 @@ def _date_problems(name: str, value: str) -> list[Problem]:
     if parsed.tzinfo is None:
         return [Problem(name, value, "needs a time zone (e.g. a trailing 'Z')")]
     return []
+
+
+__all__ = [
+    "CAPACITY_BLOCK_FAMILIES",
+    "DEFAULT_CAPACITY_ORDER",
+    "CapacityBlock",
+    "CapacityCounts",
+    "CapacityMode",
+    "ExistingCapacityReservation",
+    "NewCapacityReservation",
+    "Reservation",
+    "Slot",
+    "allocate",
+    "plan_slots",
+    "reservation_facts",
+    "validate_reservation",
+]

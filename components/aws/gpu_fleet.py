@@ -1,9 +1,15 @@
 """GpuFleet: a pool of NVIDIA GPU instances of one catalog type (reserved, spot and on-demand).
 
-    from inference_infra.components.aws import GpuFleet, GpuFleetArgs
-    GpuFleet("serving-70b", GpuFleetArgs(
-        instance_type="p5.48xlarge", vpc_id=..., subnets=[...], reserved=2,
-        reservation=NewCapacityReservation(availability_zone="us-east-1a", instance_count=2)))
+    from inference_infra.components.aws import GpuFleet, GpuFleetArgs, S3Weights
+    from inference_infra.components.fleet import ServedModel
+    fleet = GpuFleet("serving-70b", GpuFleetArgs(
+        vpc_id=..., subnets=[...], reserved=2,
+        reservation=NewCapacityReservation(availability_zone="us-east-1a", instance_count=2),
+        instance_type="p5.48xlarge",  # or None: the capacity planner picks from the model
+        model=ServedModel(name="llama-3.1-70b", context_tokens=8192, concurrency=64),
+        weights=S3Weights(bucket_name=store.bucket_name, prefix="meta-llama/Llama-3.1-70B-Instruct")))
+    fleet.serving            # its engines (ports 8000, 8001, ...) and cold start
+    fleet.endpoint_pool()    # the pool an InferenceEndpoint routes to
 
 The machinery (launch template, security group, IAM, reservations, instances)
 is shared with InferentiaFleet and lives in launch.py; README.md next to this
@@ -14,6 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from inference_infra.components.arguments import renamed_inputs
 from inference_infra.components.aws.bootstrap import AcceleratorKind
 from inference_infra.components.aws.fleet_args import FleetArgs, FleetKind
 from inference_infra.components.aws.launch import AcceleratorFleet
@@ -33,6 +40,7 @@ GPU_FLEET = FleetKind(
 )
 
 
+@renamed_inputs()
 @dataclass(frozen=True, kw_only=True)
 class GpuFleetArgs(FleetArgs):
     """Arguments of a GpuFleet (all of FleetArgs; see launch.py)."""

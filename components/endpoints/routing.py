@@ -11,13 +11,33 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 import pulumi
 
-from inference_infra.components.errors import Problem
+from inference_infra.components.arguments import arg
+from inference_infra.components.errors import Problem, raise_if_invalid
 
 POOL_HEADER = "X-Model-Pool"
 _HOST = re.compile(r"^[a-z0-9*?]([a-z0-9.*?-]{0,126}[a-z0-9*?])?$")
+
+
+DEFAULT_SLOW_START_SECONDS = 90  # a pool whose cold start is not estimated
+
+
+class _Engines(Protocol):
+    """What a pool reads of a fleet's engines (components.serving.EngineConfig)."""
+
+    served_model_name: str
+
+    @property
+    def ports(self) -> list[int]: ...
+
+
+class _ColdStart(Protocol):
+    """What a pool reads of a fleet's cold start (components.serving.ColdStart)."""
+
+    def slow_start_seconds(self) -> int: ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -30,30 +50,73 @@ class PoolBackend:
 
 @dataclass(frozen=True, kw_only=True)
 class EndpointPool:
-    """A fleet behind the endpoint: its model, its nodes and the engine ports on each."""
+    """A fleet behind the endpoint: its model, its nodes and the engine ports on each.
+
+    A fleet builds it: `fleet.endpoint_pool()` (AWS GpuFleet and InferentiaFleet) gives the model,
+    ports, one target per instance, the security group and the slow start from its cold start.
+    """
 
     name: str
     model: str  # the engines' --served-model-name
     ports: Sequence[int]  # one per engine on a node
     instance_ids: Sequence[pulumi.Input[str]] = ()  # AWS: one target per instance and port
     security_group_id: pulumi.Input[str] | None = None  # AWS: admits the ports from the LB only
-    slow_start_seconds: int = 90  # from the cold-start estimate
-    unhealthy_after_seconds: int = 90  # failing health checks for this long mark a target unhealthy
+    slow_start_seconds: int = DEFAULT_SLOW_START_SECONDS  # from the cold-start estimate
+    unhealthy_after_seconds: int = DEFAULT_SLOW_START_SECONDS  # failing health checks this long: unhealthy
     backend: PoolBackend | None = None  # GCP: the nodes (instances or TPU addresses), zone, service account
+
+    def __post_init__(self) -> None:
+        if isinstance(self.instance_ids, pulumi.Output):
+            # One Output of the whole list (fleet.instance_ids) cannot become one target per instance.
+            raise_if_invalid(
+                f"EndpointPool {self.name!r}",
+                [
+                    Problem(
+                        "instance_ids",
+                        "Output[list[str]]",
+                        "is one Output of the whole list (e.g. fleet.instance_ids); an endpoint needs one "
+                        "target per instance: use fleet.endpoint_pool() (the pool's ids, engine ports, "
+                        "security group and slow start), or pass a list with one id per instance",
+                    )
+                ],
+            )
+
+    @classmethod
+    def from_engines(
+        cls,
+        name: str,
+        engines: _Engines,
+        cold_start: _ColdStart | None = None,
+        **wiring: Any,
+    ) -> EndpointPool:
+        """A fleet's pool from what its nodes run: the engines' model and ports, and the slow start (and
+        how long failing health checks mark a target unhealthy) from the cold start; `wiring` is the
+        cloud's part (AWS: `instance_ids`, `security_group_id`)."""
+        slow = cold_start.slow_start_seconds() if cold_start is not None else DEFAULT_SLOW_START_SECONDS
+        return cls(
+            name=name,
+            model=engines.served_model_name,
+            ports=list(engines.ports),
+            slow_start_seconds=slow,
+            unhealthy_after_seconds=slow,
+            **wiring,
+        )
 
 
 @dataclass(frozen=True)
 class PoolWeight:
-    pool: str
-    weight: int = 100
+    pool: str = arg(doc="A pool of the endpoint (the fleet's name).")
+    weight: int = arg(100, "Its share of the route's requests; a route's weights sum to 100.", ge=0, le=100)
 
 
 @dataclass(frozen=True, kw_only=True)
 class Route:
-    pools: Sequence[PoolWeight]
-    model: str | None = None  # checked against the pools' model when set
-    host: str | None = None  # host pattern; default: default_host(model)
-    sticky_seconds: int = 0  # keep a client on one pool of a weighted route (0: off)
+    """Requests whose Host names the model go to these pools, split by weight (canary)."""
+
+    pools: Sequence[PoolWeight] = arg(doc="Pools of one model, weights summing to 100.")
+    model: str | None = arg(None, "The model the pools serve (checked when set).")
+    host: str | None = arg(None, "Host pattern; default '<model with dashes>.*'.")
+    sticky_seconds: int = arg(0, "Keep a client on one pool for this long (0: off).", ge=0, le=604800)
     extra: dict[str, str] = field(default_factory=dict)
 
 

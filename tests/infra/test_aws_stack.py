@@ -209,3 +209,62 @@ def test_plan_of_a_stack_with_a_bad_fleet_registers_nothing(pulumi_project):
     folder = pulumi_project(program, {"bad": stack})
     with pytest.raises(InputError, match=r"awsGpuFleets\[0\].reserved 3 is more than the reservation's 2"):
         plan(folder, "bad")
+
+
+def test_aws_stack_names_renamed_fleet_inputs_by_their_config_keys():
+    fleet = {
+        "name": "serving",
+        "instanceType": "g5.xlarge",
+        "spot": 1,
+        "inferencePort": 9100,
+        "inferenceCidrBlocks": ["0.0.0.0/0"],
+        "modelPrefix": "/meta-llama",
+    }
+    problems = _problems(awsGpuFleets=[fleet], modelStore={"bucketName": "models"})
+    assert "inference-infra:awsGpuFleets[0].inferencePort 9100 must be 1..65535 and not 22, 9100 or 9400" in (
+        problems
+    )
+    assert any(
+        p.startswith("inference-infra:awsGpuFleets[0].inferenceCidrBlocks[0] '0.0.0.0/0'") for p in problems
+    )
+    assert any(
+        p.startswith("inference-infra:awsGpuFleets[0].modelPrefix '/meta-llama' must be") for p in problems
+    )
+
+
+def test_aws_stack_fleet_serving_is_the_fleets_own_plan():
+    model = {"name": "llama-3.1-8b", "contextTokens": 4096, "concurrency": 4}
+    fleet = {
+        "name": "serving",
+        "instanceType": "g6e.xlarge",
+        "model": model,
+        "onDemand": 1,
+        "modelPrefix": "m",
+    }
+    bare = {"name": "bare", "instanceType": "g5.xlarge", "spot": 1}
+    raw = {
+        **BASE,
+        "awsGpuFleets": json.dumps([fleet, bare]),
+        "modelStore": json.dumps({"bucketName": "models"}),
+    }
+    serving = aws_stack.fleet_serving(parse_stack_settings(raw, stack="dev"))
+    assert serving["bare"] is None
+    assert serving["serving"].ports == [8000]
+    assert serving["serving"].model == "llama-3.1-8b"
+    assert serving["serving"].cold_start.instance_type == "g6e.xlarge"
+
+
+@pytest.mark.parametrize("module", ["aws_stack", "endpoints_stack"])
+def test_stack_part_plans_no_serving_of_its_own(module):
+    """The reference stack passes settings to the components: the fleets plan engines, ports, cold starts."""
+    import ast
+    from pathlib import Path
+
+    source = Path(aws_stack.__file__).with_name(f"{module}.py").read_text()
+    imported = {
+        node.module
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.ImportFrom) and node.module is not None
+    }
+    assert not {m for m in imported if m.startswith("inference_infra.components.serving")}
+    assert "inference_infra.components.planner.wiring" not in imported

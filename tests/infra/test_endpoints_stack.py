@@ -141,3 +141,31 @@ def test_prod_aws_pools_open_engine_ports_to_the_load_balancer_and_prometheus_on
     assert len({r.props["referencedSecurityGroupId"] for r in rules}) == 1  # the ALB's group
     assert monitoring.isdisjoint(r.props["referencedSecurityGroupId"] for r in rules)
     assert all("cidrIpv4" not in r.props for r in rules)
+
+
+def test_endpoints_validate_passes_a_pool_whose_machine_the_planner_chooses():
+    planned = {k: v for k, v in FLEET.items() if k != "instanceType"}
+    assert _problems([planned], [_endpoint()]) == []
+
+
+def test_endpoints_validate_rejects_a_pool_whose_fleet_cannot_plan():
+    huge = {**FLEET, "model": {"name": "llama-3.1-70b", "contextTokens": 8192, "concurrency": 64}}
+    [problem] = _problems([huge], [_endpoint()])
+    assert "serves no model" in problem
+
+
+def test_prod_endpoint_targets_each_aws_instance_once_per_engine_port(plan_stack):
+    capture = plan_stack("prod").capture
+    pool = capture.descendants(capture.one("inference-infra:aws:GpuFleet", "llama-70b"))
+    instances = {r.id for r in pool if r.type == "aws:ec2/instance:Instance"}
+    targets = {
+        (a.props["targetId"], a.props["port"])
+        for a in capture.of_type(ATTACHMENT)
+        if a.name.startswith("llm-llama-70b-")
+    }
+    assert targets == {(i, port) for i in instances for port in (8000, 8001)}
+
+
+def test_endpoints_validate_names_the_request_timeout_by_its_config_key():
+    [problem] = _problems([FLEET], [_endpoint(idleTimeoutSeconds=5000)])
+    assert problem == "inference-infra:endpoints[0].idleTimeoutSeconds 5000 must be 1..4000"

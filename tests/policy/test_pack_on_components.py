@@ -63,7 +63,7 @@ def _aws_stack(*, auto_shutdown: bool | None = None, spot: int = 1, on_demand: i
             spot=spot,
             on_demand=on_demand,
             auto_shutdown=auto_shutdown,
-            inference_security_group_ids=["sg-0lb"],
+            client_security_group_ids=["sg-0lb"],
             monitoring_security_group_ids=["sg-0prom"],
         ),
     )

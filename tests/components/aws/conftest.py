@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from inference_infra.components.aws.fleet_args import FleetArgs
@@ -22,10 +20,10 @@ def subnets() -> list[SubnetRef]:
 
 @pytest.fixture
 def fleet_args():
-    """FleetArgs with sensible test defaults; keyword arguments override them."""
+    """FleetArgs with sensible test defaults; keyword arguments (old input names too) override them."""
 
     def build(cls=FleetArgs, **overrides) -> FleetArgs:
-        base = cls(instance_type="g5.xlarge", vpc_id="vpc-0test", subnets=SUBNETS, spot=1)
-        return replace(base, **overrides)
+        values = {"instance_type": "g5.xlarge", "vpc_id": "vpc-0test", "subnets": SUBNETS, "spot": 1}
+        return cls(**{**values, **overrides})
 
     return build

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
+
 from inference_infra.components.aws.capacity import (
-    Capacity,
     CapacityBlock,
-    Counts,
     ExistingCapacityReservation,
     NewCapacityReservation,
     allocate,
@@ -13,6 +13,7 @@ from inference_infra.components.aws.capacity import (
     validate_reservation,
 )
 from inference_infra.components.aws.network import SubnetRef
+from inference_infra.components.fleet import CapacityCounts, CapacityMode
 
 A = SubnetRef(id="subnet-a", availability_zone="us-east-1a")
 B = SubnetRef(id="subnet-b", availability_zone="us-east-1b")
@@ -20,34 +21,36 @@ C = SubnetRef(id="subnet-c", availability_zone="us-east-1c")
 
 
 def test_allocate_fills_reserved_then_spot_then_on_demand():
-    order = (Capacity.RESERVED, Capacity.SPOT, Capacity.ON_DEMAND)
-    assert allocate(8, order, reservation_slots=4, max_spot=2) == (Counts(4, 2, 2), 0)
-    assert allocate(3, order, reservation_slots=4, max_spot=2) == (Counts(3, 0, 0), 0)
+    order = (CapacityMode.RESERVED, CapacityMode.SPOT, CapacityMode.ON_DEMAND)
+    assert allocate(8, order, reservation_slots=4, max_spot=2) == (CapacityCounts(4, 2, 2), 0)
+    assert allocate(3, order, reservation_slots=4, max_spot=2) == (CapacityCounts(3, 0, 0), 0)
 
 
 def test_allocate_follows_a_configured_order():
-    order = (Capacity.SPOT, Capacity.ON_DEMAND)
-    assert allocate(5, order, reservation_slots=4, max_spot=3) == (Counts(0, 3, 2), 0)
+    order = (CapacityMode.SPOT, CapacityMode.ON_DEMAND)
+    assert allocate(5, order, reservation_slots=4, max_spot=3) == (CapacityCounts(0, 3, 2), 0)
 
 
 def test_allocate_reports_instances_the_order_cannot_place():
-    counts, unplaced = allocate(5, (Capacity.RESERVED, Capacity.SPOT), reservation_slots=2, max_spot=1)
-    assert counts == Counts(2, 1, 0)
+    counts, unplaced = allocate(
+        5, (CapacityMode.RESERVED, CapacityMode.SPOT), reservation_slots=2, max_spot=1
+    )
+    assert counts == CapacityCounts(2, 1, 0)
     assert unplaced == 2
 
 
 def test_plan_slots_puts_reserved_instances_in_the_reservation_zone():
-    slots = plan_slots("p5.48xlarge", Counts(2, 0, 1), [A, B], "us-east-1b")
+    slots = plan_slots("p5.48xlarge", CapacityCounts(2, 0, 1), [A, B], "us-east-1b")
     assert [(s.capacity, s.subnet.availability_zone) for s in slots] == [
-        (Capacity.RESERVED, "us-east-1b"),
-        (Capacity.RESERVED, "us-east-1b"),
-        (Capacity.ON_DEMAND, "us-east-1a"),
+        (CapacityMode.RESERVED, "us-east-1b"),
+        (CapacityMode.RESERVED, "us-east-1b"),
+        (CapacityMode.ON_DEMAND, "us-east-1a"),
     ]
     assert [s.suffix for s in slots] == ["reserved-0", "reserved-1", "ondemand-0"]
 
 
 def test_plan_slots_spreads_spot_over_zones_then_types():
-    slots = plan_slots("g6e.2xlarge", Counts(0, 6, 0), [A, B, C], None, ["g6e.4xlarge"])
+    slots = plan_slots("g6e.2xlarge", CapacityCounts(0, 6, 0), [A, B, C], None, ["g6e.4xlarge"])
     placed = [(s.subnet.availability_zone[-1], s.instance_type) for s in slots]
     assert placed == [
         ("a", "g6e.2xlarge"),
@@ -111,3 +114,20 @@ def test_validate_reservation_rejects_bad_capacity_block_terms():
     assert "must be whole days" in problems["reservation.duration_hours"]
     assert "is not an RFC 3339 date-time" in problems["reservation.start_date_range"]
     assert "needs a time zone" in problems["reservation.end_date_range"]
+
+
+def test_capacity_old_names_warn_and_are_the_shared_ones():
+    from inference_infra.components.aws import capacity
+
+    with pytest.warns(DeprecationWarning, match=r"Capacity is deprecated .* use CapacityMode"):
+        assert capacity.Capacity is CapacityMode
+    with pytest.warns(DeprecationWarning, match=r"Counts is deprecated .* use CapacityCounts"):
+        assert capacity.Counts is CapacityCounts
+    with pytest.warns(DeprecationWarning, match=r"Capacity is deprecated .* use CapacityMode"):
+        from inference_infra.components.aws import Capacity as Old
+    assert Old.SPOT is CapacityMode.SPOT
+
+
+def test_existing_reservation_without_a_type_is_the_fleets():
+    held = ExistingCapacityReservation(id="cr-0a", availability_zone="us-east-1a", instance_count=2)
+    assert validate_reservation(held, "p5.48xlarge", 2, ["us-east-1a"]) == []

@@ -10,14 +10,14 @@ import yaml
 from inference_infra.components.aws import GpuFleet, GpuFleetArgs
 from inference_infra.components.aws.bootstrap import decode_user_data
 from inference_infra.components.aws.capacity import (
-    Capacity,
     CapacityBlock,
     ExistingCapacityReservation,
     NewCapacityReservation,
 )
-from inference_infra.components.aws.fleet_args import EfsAttachment, ModelSource
+from inference_infra.components.aws.fleet_args import EfsAttachment, S3Weights
 from inference_infra.components.aws.launch import MANAGED_INSTANCE_CORE_ACTIONS
 from inference_infra.components.errors import InputError
+from inference_infra.components.fleet import CapacityMode
 from inference_infra.components.offline_plan.pricing import price_capture
 
 INSTANCE = "aws:ec2/instance:Instance"
@@ -121,8 +121,8 @@ def test_gpu_fleet_count_follows_the_fallback_order(plan_of, fleet_args):
 def test_gpu_fleet_security_group_opens_only_named_sources(plan_of, fleet_args):
     args = fleet_args(
         GpuFleetArgs,
-        inference_security_group_ids=["sg-0lb"],
-        inference_cidr_blocks=["10.20.0.0/16"],
+        client_security_group_ids=["sg-0lb"],
+        client_cidr_blocks=["10.20.0.0/16"],
         monitoring_security_group_ids=["sg-0prom"],
     )
     capture = plan_of(GpuFleet("serving", args))
@@ -147,7 +147,7 @@ def test_gpu_fleet_with_no_callers_opens_no_ingress(plan_of, fleet_args):
 
 
 def test_gpu_fleet_role_is_least_privilege(plan_of, fleet_args):
-    args = fleet_args(GpuFleetArgs, model=ModelSource(bucket_name="acme-models", prefix="meta-llama/70b"))
+    args = fleet_args(GpuFleetArgs, weights=S3Weights(bucket_name="acme-models", prefix="meta-llama/70b"))
     capture = plan_of(GpuFleet("serving", args))
     policy = json.loads(capture.one("aws:iam/rolePolicy:RolePolicy", "serving-node").props["policy"])
     statements = {s["Sid"]: s for s in policy["Statement"]}
@@ -190,7 +190,7 @@ def test_gpu_fleet_user_data_prefetches_the_model_and_mounts_efs(plan_of, fleet_
         access_point_arn="arn:aws:elasticfilesystem:us-east-1:123456789012:access-point/fsap-0abc",
         client_security_group_id="sg-0efsclients",
     )
-    args = _p5(fleet_args, efs=efs, model=ModelSource(bucket_name="acme-models", prefix="meta-llama/70b"))
+    args = _p5(fleet_args, efs=efs, weights=S3Weights(bucket_name="acme-models", prefix="meta-llama/70b"))
     capture = plan_of(GpuFleet("llama", args))
     template = capture.one(TEMPLATE).props
     user_data = decode_user_data(template["userData"])
@@ -346,23 +346,115 @@ def test_gpu_fleet_rejects_spot_types_with_less_memory(fleet_args):
         GpuFleet("small", args)
 
 
-def test_gpu_fleet_rejects_inference_port_open_to_the_internet(fleet_args):
-    with pytest.raises(InputError, match=r"inference_cidr_blocks\[0\] '0.0.0.0/0' opens the inference port"):
-        GpuFleet("serving", fleet_args(GpuFleetArgs, inference_cidr_blocks=["0.0.0.0/0"]))
+def test_gpu_fleet_rejects_serving_port_open_to_the_internet(fleet_args):
+    with pytest.raises(InputError, match=r"client_cidr_blocks\[0\] '0.0.0.0/0' opens the serving port"):
+        GpuFleet("serving", fleet_args(GpuFleetArgs, client_cidr_blocks=["0.0.0.0/0"]))
 
 
 def test_gpu_fleet_rejects_count_the_order_cannot_place(fleet_args):
-    args = fleet_args(GpuFleetArgs, spot=0, count=3, max_spot=1, capacity_order=[Capacity.SPOT])
-    with pytest.raises(InputError, match=r"count 3 leaves 2 instance\(s\) unplaced in the order spot"):
+    args = fleet_args(GpuFleetArgs, spot=0, count=3, max_spot=1, capacity_order=[CapacityMode.SPOT])
+    with pytest.raises(InputError, match=r"count 3 leaves 2 machine\(s\) unplaced in the order spot"):
         GpuFleet("serving", args)
 
 
 def test_gpu_fleet_reports_every_problem_at_once(fleet_args):
-    args = fleet_args(
-        GpuFleetArgs, instance_type="m5.large", spot=-1, root_volume_gib=10, inference_port=9400
-    )
+    args = fleet_args(GpuFleetArgs, instance_type="m5.large", spot=-1, root_volume_gib=10, serving_port=9400)
     with pytest.raises(InputError) as raised:
         GpuFleet("serving", args)
     inputs = {p.input for p in raised.value.problems}
-    assert {"instance_type", "spot", "root_volume_gib", "inference_port"} <= inputs
+    assert {"instance_type", "spot", "root_volume_gib", "serving_port"} <= inputs
     assert str(raised.value).startswith("GpuFleet 'serving': ")
+
+
+# -- the previous release's input names: each warns, naming the new one, and still works ---------------
+
+
+def _ingress(capture) -> set[tuple[int, str]]:
+    return {
+        (r.props["fromPort"], r.props.get("referencedSecurityGroupId") or r.props.get("cidrIpv4"))
+        for r in capture.of_type(INGRESS)
+    }
+
+
+def test_gpu_fleet_old_inference_port_warns_and_sets_serving_port(plan_of, fleet_args):
+    with pytest.warns(
+        DeprecationWarning, match=r"GpuFleetArgs\(inference_port=\.\.\.\) is deprecated.*use serving_port"
+    ):
+        args = fleet_args(GpuFleetArgs, inference_port=9000, client_security_group_ids=["sg-0lb"])
+    assert args.serving_port == 9000
+    assert _ingress(plan_of(GpuFleet("serving", args))) == {(9000, "sg-0lb")}
+
+
+def test_gpu_fleet_old_inference_callers_warn_and_set_the_client_inputs(plan_of, fleet_args):
+    with pytest.warns(DeprecationWarning, match="is deprecated") as warned:
+        args = fleet_args(
+            GpuFleetArgs, inference_security_group_ids=["sg-0lb"], inference_cidr_blocks=["10.20.0.0/16"]
+        )
+    messages = {str(w.message) for w in warned}
+    assert any("use client_security_group_ids" in m for m in messages)
+    assert any("use client_cidr_blocks" in m for m in messages)
+    assert _ingress(plan_of(GpuFleet("serving", args))) == {(8000, "sg-0lb"), (8000, "10.20.0.0/16")}
+
+
+def test_gpu_fleet_old_extra_tags_warn_and_set_tags(plan_of, fleet_args):
+    with pytest.warns(DeprecationWarning, match=r"extra_tags=\.\.\.\) is deprecated.*use tags"):
+        args = fleet_args(GpuFleetArgs, extra_tags={"Team": "llm"})
+    capture = plan_of(GpuFleet("serving", args))
+    assert capture.one(INSTANCE).props["tags"]["Team"] == "llm"
+    assert capture.one(TEMPLATE).props["tags"]["Team"] == "llm"
+
+
+def test_gpu_fleet_old_root_volume_kms_key_id_warns_and_sets_kms_key(plan_of, fleet_args):
+    key = "arn:aws:kms:us-east-1:123456789012:key/abc"
+    with pytest.warns(
+        DeprecationWarning, match=r"root_volume_kms_key_id=\.\.\.\) is deprecated.*use kms_key"
+    ):
+        args = fleet_args(GpuFleetArgs, root_volume_kms_key_id=key)
+    assert args.kms_key == key
+    ebs = plan_of(GpuFleet("serving", args)).one(TEMPLATE).props["blockDeviceMappings"][0]["ebs"]
+    assert ebs["kmsKeyId"] == key
+
+
+def test_gpu_fleet_kms_key_encrypts_the_root_volume(plan_of, fleet_args):
+    key = "arn:aws:kms:us-east-1:123456789012:key/abc"
+    capture = plan_of(GpuFleet("serving", fleet_args(GpuFleetArgs, kms_key=key)))
+    assert capture.one(TEMPLATE).props["blockDeviceMappings"][0]["ebs"]["kmsKeyId"] == key
+
+
+def test_gpu_fleet_old_model_source_warns_and_sets_weights(plan_of, fleet_args):
+    with pytest.warns(DeprecationWarning, match=r"ModelSource is deprecated .* use S3Weights"):
+        from inference_infra.components.aws import ModelSource
+    with pytest.warns(DeprecationWarning, match=r"model=ModelSource\(\.\.\.\)\) is deprecated.*use weights="):
+        args = fleet_args(GpuFleetArgs, model=ModelSource(bucket_name="acme-models", prefix="meta-llama/70b"))
+    assert (args.model, args.weights) == (None, S3Weights(bucket_name="acme-models", prefix="meta-llama/70b"))
+    capture = plan_of(GpuFleet("serving", args))
+    policy = json.loads(capture.one("aws:iam/rolePolicy:RolePolicy", "serving-node").props["policy"])
+    assert "ReadModelWeights" in {s["Sid"] for s in policy["Statement"]}
+
+
+def test_gpu_fleet_old_attribute_names_warn_and_read_the_new_inputs(fleet_args):
+    args = fleet_args(GpuFleetArgs, serving_port=9000, tags={"Team": "llm"})
+    with pytest.warns(
+        DeprecationWarning, match=r"GpuFleetArgs.inference_port is deprecated; use serving_port"
+    ):
+        assert args.inference_port == 9000
+    with pytest.warns(DeprecationWarning, match=r"use tags"):
+        assert args.extra_tags == {"Team": "llm"}
+
+
+def test_gpu_fleet_rejects_an_old_and_a_new_name_together(fleet_args):
+    with pytest.raises(TypeError, match=r"'inference_port' is the old name of 'serving_port'"):
+        fleet_args(GpuFleetArgs, inference_port=9000, serving_port=9001)
+    weights = S3Weights(bucket_name="acme-models", prefix="m")
+    with pytest.raises(TypeError, match=r"model=ModelSource\(\.\.\.\) is the old name of weights="):
+        fleet_args(GpuFleetArgs, model=weights, weights=weights)
+
+
+def test_gpu_fleet_old_capacity_enum_still_orders_the_pool(plan_of, fleet_args):
+    with pytest.warns(DeprecationWarning, match=r"Capacity is deprecated .* use CapacityMode"):
+        from inference_infra.components.aws.capacity import Capacity
+    args = fleet_args(
+        GpuFleetArgs, spot=0, count=2, max_spot=1, capacity_order=[Capacity.SPOT, Capacity.ON_DEMAND]
+    )
+    capture = plan_of(GpuFleet("serving", args))
+    assert sorted(i.props["tags"]["Purchase"] for i in capture.of_type(INSTANCE)) == ["on-demand", "spot"]

