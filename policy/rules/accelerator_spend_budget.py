@@ -20,8 +20,8 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
 from inference_infra.components.catalog import Cloud
-from inference_infra.components.inventory import region_of_zone
 from inference_infra.components.pricing import ACCELERATOR, HOURS_PER_MONTH, price_resources
+from inference_infra.components.resources import region_of_zone
 from inference_infra.policy.rules._base import Outcome, Resource, not_applicable, passed, stack_policy
 
 NAME = "accelerator-spend-budget"

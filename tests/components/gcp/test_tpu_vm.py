@@ -9,13 +9,13 @@ import pytest
 from inference_infra.components.errors import InputError
 from inference_infra.components.gcp.service_account import NODE_SCOPES
 from inference_infra.components.gcp.tpu_vm import TpuDataDisk, TpuScheduling, TpuVm, TpuVmArgs
-from inference_infra.components.inventory import (
+from inference_infra.components.offline_plan.pricing import price_capture
+from inference_infra.components.resources import (
     GCP_TPU_QUEUED_RESOURCE,
     GCP_TPU_VM,
     Purchase,
     accelerator_use,
 )
-from inference_infra.components.offline_plan.pricing import price_capture
 
 NETWORK = "projects/test-project/global/networks/tpu"
 SUBNET = "projects/test-project/regions/us-central1/subnetworks/tpu"
