@@ -28,15 +28,6 @@ ECR_PRIVATE = re.compile(
     r"(?:/(?P<prefix>[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*))?$"
 )
 _HOST = re.compile(r"^[a-z0-9-]+(\.[a-z0-9-]+)+(:\d+)?$")
-# Registries ECR pull-through cache rules can front (the upstream host as image references name it).
-PULL_THROUGH_UPSTREAMS = (
-    "docker.io",
-    "quay.io",
-    "public.ecr.aws",
-    "ghcr.io",
-    "registry.gitlab.com",
-    "registry.k8s.io",
-)
 
 
 def split_reference(image: str) -> tuple[str, str]:

@@ -25,8 +25,6 @@ from inference_infra.components.aws.network import SubnetRef, s3_gateway_endpoin
 from inference_infra.components.errors import Problem, raise_if_invalid
 from inference_infra.components.validation import check_types
 
-HTTPS_PORT = 443
-
 # Service names as in com.amazonaws.<region>.<name>, from the AWS PrivateLink guide's list of "AWS services
 # that integrate with AWS PrivateLink" and the Systems Manager guide's "Improve the security of EC2
 # instances by using VPC endpoints for Systems Manager" (both read 2026-11-24).
