@@ -81,7 +81,7 @@ class GpuObservabilityArgs:
     kube_prometheus_stack_version: str = KUBE_PROMETHEUS_STACK.version
     dcgm_exporter_version: str = DCGM_EXPORTER.version
     # Required with neuron_monitor, pinned by digest: no public digest of AWS's image is recorded
-    # (components/k8s/images.py), and nothing runs in the cluster by tag.
+    # (components/images.py), and nothing runs in the cluster by tag.
     neuron_monitor_image: str | None = None
     grafana_admin_user: str = "admin"
     aws_price_region: str | None = None  # prices for the cost rules; None: the catalog's reference region

@@ -60,7 +60,7 @@ def _provider_region(resource: Resource, cloud: Cloud) -> str | None:
 
 
 def check(resources: Sequence[Resource], config: Mapping[str, Any]) -> Outcome:
-    # Every resource goes in: inventory knows which types carry accelerators.
+    # Every resource goes in: the resource readers know which types carry accelerators.
     report = price_resources(resources, _provider_region)
     scope = config.get("scope", "total")
     items = [i for i in report.items if scope == "total" or i.category == ACCELERATOR]
