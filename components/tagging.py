@@ -22,8 +22,8 @@ from functools import cache
 from typing import Any
 
 from inference_infra.components.errors import Problem, raise_if_invalid
-from inference_infra.components.gcp.names import is_label_key
-from inference_infra.components.inventory import (
+from inference_infra.components.naming import is_gcp_label_key
+from inference_infra.components.resources import (
     AWS_AUTOSCALING_GROUP,
     AWS_LAUNCH_TEMPLATE,
     is_accelerator_instance,
@@ -70,7 +70,7 @@ def validate_cost_tags(tags: CostTags) -> list[Problem]:
             )
         if key.lower().startswith(_AWS_RESERVED_PREFIX):
             problems.append(Problem(f"tag key {key!r}", key, "uses the reserved prefix 'aws:'"))
-        if not is_label_key(gcp_label_key(key)):
+        if not is_gcp_label_key(gcp_label_key(key)):
             problems.append(Problem(f"tag key {key!r}", key, "does not map to a valid GCP label key"))
     return problems
 

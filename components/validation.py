@@ -23,8 +23,6 @@ import pulumi
 
 from inference_infra.components.errors import Problem
 
-_NO_MATCH = object()
-
 
 def check_types(args: object, prefix: str = "") -> list[Problem]:
     """Every field of the dataclass `args` whose value does not fit its type hint (nested dataclasses too)."""

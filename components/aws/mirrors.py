@@ -21,38 +21,26 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-DOCKER_HUB = "docker.io"
+# Reading image references is cloud-neutral (GCP's mirrors use it too): components/images.py.
+from inference_infra.components.images import DOCKER_HUB, mirrored, split_reference
+
+__all__ = [
+    "DOCKER_HUB",
+    "ECR_PRIVATE",
+    "ecr_hosts",
+    "mirror_problems",
+    "mirrored",
+    "reachable_inside_vpc",
+    "repository_arn_patterns",
+    "split_reference",
+]
+
 # <account>.dkr.ecr.<region>.amazonaws.com[/<prefix>]
 ECR_PRIVATE = re.compile(
     r"^(?P<account>\d{12})\.dkr\.ecr\.(?P<region>[a-z]{2}(-[a-z]+)+-\d)\.amazonaws\.com"
     r"(?:/(?P<prefix>[a-z0-9]+(?:[._-][a-z0-9]+)*(?:/[a-z0-9]+(?:[._-][a-z0-9]+)*)*))?$"
 )
 _HOST = re.compile(r"^[a-z0-9-]+(\.[a-z0-9-]+)+(:\d+)?$")
-# Registries ECR pull-through cache rules can front (the upstream host as image references name it).
-PULL_THROUGH_UPSTREAMS = (
-    "docker.io",
-    "quay.io",
-    "public.ecr.aws",
-    "ghcr.io",
-    "registry.gitlab.com",
-    "registry.k8s.io",
-)
-
-
-def split_reference(image: str) -> tuple[str, str]:
-    """(registry host, rest) of an image reference, as docker reads it: no host means Docker Hub."""
-    first, _, rest = image.partition("/")
-    if rest and ("." in first or ":" in first or first == "localhost"):
-        return first, rest
-    # Docker Hub's official images live under library/.
-    return DOCKER_HUB, image if "/" in image.split("@")[0].split(":")[0] else f"library/{image}"
-
-
-def mirrored(image: str, image_mirrors: Mapping[str, str]) -> str:
-    """The reference the node pulls: the mirror's when its registry is mapped, else the image itself."""
-    host, rest = split_reference(image)
-    mirror = image_mirrors.get(host)
-    return f"{mirror.rstrip('/')}/{rest}" if mirror else image
 
 
 def reachable_inside_vpc(image: str, region: str | None = None) -> bool:

@@ -1,12 +1,7 @@
-"""AWS name rules shared by the components (pure)."""
+"""AWS name rules shared by the components (pure): the rules themselves live in components.naming."""
 
 from __future__ import annotations
 
-import re
+from inference_infra.components.naming import is_aws_region as is_region
 
-# Commercial, GovCloud and ISO partitions: us-east-1, us-gov-west-1, us-isob-east-1.
-_REGION_RE = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d$")
-
-
-def is_region(value: str) -> bool:
-    return bool(_REGION_RE.match(value))
+__all__ = ["is_region"]

@@ -37,8 +37,6 @@ __all__ = [
     "validate_private_endpoints",
 ]
 
-HTTPS_PORT = 443
-
 
 class PrivateEndpoints(pulumi.ComponentResource):
     """Interface endpoints for every AWS API the nodes call, plus the S3 gateway, behind one group."""

@@ -63,6 +63,8 @@ _FARGATE = (
     "(us-east-1 per vCPU-hour and per GB-hour, Linux/x86 and Linux/ARM; read 2026-11-24)"
 )
 
+# Hours in a billing month, as AWS and GCP price lists convert monthly rates (365 x 24 / 12, rounded):
+# the one figure the pricing, the plan's totals, the budget policy and the dashboards use.
 HOURS_PER_MONTH = 730
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -19,13 +18,19 @@ def monitoring() -> None:
 @click.option(
     "--stack",
     "-s",
-    help="Render what this stack deploys (its observability thresholds, runbook URL and regions).",
+    help="Print the rules this stack deploys: its program is planned offline and the PrometheusRule "
+    "of its GpuObservability is read back.",
 )
 @click.option(
     "--cwd",
     type=click.Path(path_type=Path),
     default=Path("."),
     help="Folder of the Pulumi project (--stack).",
+)
+@click.option(
+    "--component",
+    metavar="NAME",
+    help="With --stack: the GpuObservability whose rules to print, when the stack has several.",
 )
 @click.option(
     "--threshold",
@@ -41,6 +46,7 @@ def monitoring() -> None:
 def rules(
     stack: str | None,
     cwd: Path,
+    component: str | None,
     overrides: tuple[str, ...],
     runbook_url: str | None,
     aws_price_region: str | None,
@@ -49,20 +55,39 @@ def rules(
     """Print the Prometheus rule file: the GPU alerts and the idle-cost recording rules."""
     from dataclasses import replace
 
-    from inference_infra.components.errors import raise_if_invalid
+    from inference_infra.components.errors import InputError, raise_if_invalid
     from inference_infra.components.monitoring.rules import (
         RuleSettings,
+        dump_yaml,
         render_rules_yaml,
         validate_rule_settings,
     )
 
-    settings = _stack_rule_settings(cwd, stack) if stack else RuleSettings()
+    if stack:
+        options = {
+            "--threshold": overrides,
+            "--runbook-url": runbook_url,
+            "--aws-price-region": aws_price_region,
+            "--gcp-price-region": gcp_price_region,
+        }
+        if given := [flag for flag, value in options.items() if value]:
+            raise InputError(
+                f"{', '.join(given)} set the rules rendered without --stack; with --stack the rules are "
+                "the ones the stack deploys, set by its own config: drop one or the other."
+            )
+        from inference_infra.components.offline_plan.monitoring import stack_rule_file
+
+        click.echo(dump_yaml(stack_rule_file(cwd, stack, component)), nl=False)
+        return
+    if component:
+        raise InputError("--component picks a stack's GpuObservability: it needs --stack.")
+    defaults = RuleSettings()
     settings = replace(
-        settings,
-        thresholds=settings.thresholds.with_overrides(_overrides(overrides)),
-        runbook_url=runbook_url or settings.runbook_url,
-        aws_price_region=aws_price_region or settings.aws_price_region,
-        gcp_price_region=gcp_price_region or settings.gcp_price_region,
+        defaults,
+        thresholds=defaults.thresholds.with_overrides(_overrides(overrides)),
+        runbook_url=runbook_url or defaults.runbook_url,
+        aws_price_region=aws_price_region or defaults.aws_price_region,
+        gcp_price_region=gcp_price_region or defaults.gcp_price_region,
     )
     raise_if_invalid("monitoring rules", validate_rule_settings(settings, where="rules"))
     click.echo(render_rules_yaml(settings), nl=False)
@@ -167,30 +192,6 @@ def dashboards(out: Path, neuron: bool) -> None:
             click.echo(str(out / file_name))
     except OSError as e:
         raise InputError(f"--out {str(out)!r}: {e.strerror}.") from None
-
-
-def _stack_rule_settings(cwd: Path, stack: str) -> Any:
-    from inference_infra.components.errors import InputError
-    from inference_infra.components.offline_plan.project import load_project, load_stack
-    from inference_infra.infra.config import NAMESPACE, parse_stack_settings
-    from inference_infra.infra.observability_stack import component_args
-
-    config = load_stack(load_project(cwd), stack)
-    prefix = f"{NAMESPACE}:"
-    raw = {k[len(prefix) :]: v for k, v in config.values.items() if k.startswith(prefix)}
-    settings = parse_stack_settings(raw, stack=stack)
-    if settings.observability is None:
-        raise InputError(
-            f"stack {stack!r} has no {NAMESPACE}:observability section, so it deploys no rules; "
-            "drop --stack to render the defaults."
-        )
-    args = component_args(
-        settings,
-        with_secrets=False,
-        aws_region=config.values.get("aws:region"),
-        gcp_region=config.values.get("gcp:region"),
-    )
-    return args.rule_settings()
 
 
 def _overrides(items: tuple[str, ...]) -> dict[str, float | int]:

@@ -29,8 +29,8 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
-from inference_infra.components.aws.mirrors import DOCKER_HUB, mirrored, split_reference
 from inference_infra.components.errors import Problem, raise_if_invalid
+from inference_infra.components.images import DOCKER_HUB, mirrored, split_reference
 from inference_infra.components.validation import check_types
 
 __all__ = [

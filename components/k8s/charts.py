@@ -1,4 +1,5 @@
-"""Helm charts and images GpuObservability installs, pinned, with where each pin was read.
+"""Helm charts GpuObservability installs, pinned, with where each pin was read (the images it runs
+are pinned in components/images.py).
 
 A chart left unpinned upgrades itself on the next `pulumi up` with whatever the
 repository serves that day; every pin here is an exact version.
@@ -8,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
+
+from inference_infra.components.images import NEURON_MONITOR as NEURON_MONITOR
 
 _READ = date(2026, 11, 21)
 
@@ -37,22 +40,5 @@ DCGM_EXPORTER = HelmChart(
     repo="https://nvidia.github.io/dcgm-exporter/helm-charts",
     app_version="4.6.0-4.8.3 (DCGM 4.6.0, exporter 4.8.3)",
     source="https://github.com/NVIDIA/dcgm-exporter/pull/712 (publishes chart 4.8.3 from tag 4.6.0-4.8.3)",
-    as_of=_READ,
-)
-
-
-@dataclass(frozen=True, kw_only=True)
-class Image:
-    reference: str  # repository:tag
-    source: str
-    as_of: date
-
-
-# AWS's neuron-monitor container: runs neuron-monitor and serves its report in
-# Prometheus format on --port (AWS's Kubernetes manifest uses 8000).
-NEURON_MONITOR = Image(
-    reference="public.ecr.aws/neuron/neuron-monitor:1.3.0",
-    source="AWS Neuron docs, Kubernetes getting started: the neuron-monitor DaemonSet "
-    "(https://awsdocs-neuron.readthedocs-hosted.com/en/latest/containers/kubernetes-getting-started.html)",
     as_of=_READ,
 )

@@ -103,7 +103,7 @@ class GpuObservabilityArgs:
         KUBE_PROMETHEUS_STACK.version, "The kube-prometheus-stack chart's exact version."
     )
     dcgm_exporter_version: str = arg(DCGM_EXPORTER.version, "The dcgm-exporter chart's exact version.")
-    # No public digest of AWS's image is recorded (components/k8s/images.py), and nothing runs in the
+    # No public digest of AWS's image is recorded (components/images.py), and nothing runs in the
     # cluster by tag.
     neuron_monitor_image: str | None = arg(
         None,

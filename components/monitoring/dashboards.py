@@ -22,6 +22,7 @@ import json
 from itertools import count
 from typing import Any
 
+from inference_infra.components.catalog.resources import HOURS_PER_MONTH
 from inference_infra.components.monitoring.rules import (
     DCGM_JOB,
     GPU_COST_SERIES,
@@ -40,7 +41,6 @@ SERVING_COST_UID = "inference-infra-serving-cost"
 GPU_UTILIZATION_TARGET_PERCENT = 80
 FLEET_UID = "inference-infra-gpu-fleet"
 COST_UID = "inference-infra-idle-cost"
-HOURS_PER_MONTH = 730
 _DS = {"type": "prometheus", "uid": "${datasource}"}
 _NODE = 'node=~"$node"'
 

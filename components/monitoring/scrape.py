@@ -28,13 +28,17 @@ from typing import Any
 
 import pulumi
 
-from inference_infra.components.aws.names import is_region as is_aws_region
 from inference_infra.components.catalog import AcceleratorFamily, Cloud, accelerator, instance_types
 from inference_infra.components.errors import Problem
-from inference_infra.components.gcp.names import is_label_key, is_label_value, is_zone
 from inference_infra.components.monitoring.host_exporters import DCGM_EXPORTER_PORT, NODE_EXPORTER_PORT
 from inference_infra.components.monitoring.rules import DCGM_JOB
 from inference_infra.components.monitoring.serving import ENGINE_JOB, ENGINE_PORT
+from inference_infra.components.naming import (
+    is_aws_region,
+    is_gcp_label_key,
+    is_gcp_label_value,
+    is_gcp_zone,
+)
 from inference_infra.components.tagging import AUTO_SHUTDOWN, COST_TAG_KEYS, gcp_label_key
 
 NODE_EXPORTER_JOB = "node-exporter"
@@ -143,11 +147,11 @@ def _validate_discovery(d: AwsDiscovery | GcpDiscovery) -> list[Problem]:
         if not d.zones:
             problems.append(Problem("zone", None, "is required for GCE discovery (one or more)"))
         for zone in d.zones:
-            if not is_zone(zone):
+            if not is_gcp_zone(zone):
                 problems.append(Problem("zone", zone, "is not a GCP zone name (like us-central1-a)"))
         problems += _duplicates("zone", d.zones)
         for key, value in d.labels.items():
-            if not is_label_key(key) or not value or not is_label_value(value):
+            if not is_gcp_label_key(key) or not value or not is_gcp_label_value(value):
                 problems.append(
                     Problem(
                         f"label {key!r}", value, "must be KEY=VALUE in GCP's label alphabet (a-z, 0-9, _ -)"

@@ -16,7 +16,7 @@ from inference_infra.components.errors import InputError
 from inference_infra.components.offline_plan.model import Capture, CapturedResource, scrub
 from inference_infra.components.offline_plan.policy import PolicyReport, evaluate_packs
 from inference_infra.components.offline_plan.pricing import price_capture
-from inference_infra.components.offline_plan.project import load_project, load_stack
+from inference_infra.components.offline_plan.project import Project, load_project, load_stack
 from inference_infra.components.offline_plan.report import PlanResult, render_table
 from inference_infra.components.pricing import CostReport
 
@@ -28,6 +28,7 @@ __all__ = [
     "PlanResult",
     "PolicyReport",
     "ProgramError",
+    "capture_stack",
     "plan",
     "render_table",
 ]
@@ -56,9 +57,29 @@ def plan(
 ) -> PlanResult:
     """Plan a stack offline. policy_pack: one pack folder or several; by default the project's
     own `policy/` when it holds PulumiPolicy.yaml, else the library's pack."""
+    project = load_project(cwd)
+    capture = _capture(project, stack)
+    packs = [policy_pack] if isinstance(policy_pack, Path) else list(policy_pack or [])
+    if not packs:
+        own = project.root / "policy"
+        if (own / "PulumiPolicy.yaml").is_file():
+            packs = [own]
+        elif (DEFAULT_POLICY_PACK / "PulumiPolicy.yaml").is_file():
+            packs = [DEFAULT_POLICY_PACK]
+    # A pack's own config/<stack>.json is its default config; --policy-config applies to every pack.
+    runs = [(pack, policy_config or _default_policy_config(pack, stack)) for pack in packs]
+    return PlanResult(capture, price_capture(capture), evaluate_packs(capture, runs))
+
+
+def capture_stack(cwd: Path, stack: str) -> Capture:
+    """Run a stack's program offline and capture what it registers, as `plan` does, without pricing
+    it or evaluating policies (the monitoring commands read what a stack deploys from it)."""
+    return _capture(load_project(cwd), stack)
+
+
+def _capture(project: Project, stack: str) -> Capture:
     from inference_infra.components.offline_plan.runtime import run_program
 
-    project = load_project(cwd)
     stack_config = load_stack(project, stack)
     try:
         capture = run_program(
@@ -88,16 +109,7 @@ def plan(
     if errors := capture.errors():
         text = scrub(" ".join(errors), capture.secrets())
         raise ProgramError(f"{stack_config.path.name}: the program logged errors: {text}")
-    packs = [policy_pack] if isinstance(policy_pack, Path) else list(policy_pack or [])
-    if not packs:
-        own = project.root / "policy"
-        if (own / "PulumiPolicy.yaml").is_file():
-            packs = [own]
-        elif (DEFAULT_POLICY_PACK / "PulumiPolicy.yaml").is_file():
-            packs = [DEFAULT_POLICY_PACK]
-    # A pack's own config/<stack>.json is its default config; --policy-config applies to every pack.
-    runs = [(pack, policy_config or _default_policy_config(pack, stack)) for pack in packs]
-    return PlanResult(capture, price_capture(capture), evaluate_packs(capture, runs))
+    return capture
 
 
 def _default_policy_config(pack: Path, stack: str) -> Path | None:

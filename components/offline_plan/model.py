@@ -6,6 +6,10 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+# The marker for a value not known yet lives with the readers (components.resources.props).
+from inference_infra.components.resources.props import UNKNOWN_MASK, UNKNOWN_VALUE
+from inference_infra.components.resources.props import Unknown as Unknown
+
 # The engine's wire markers (pulumi.runtime.rpc): an input not known until
 # deploy time, and the envelope around a secret value.
 UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
@@ -14,31 +18,6 @@ SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
 RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"  # a resource passed as an input (a resource reference)
 
 SECRET_MASK = "[secret]"
-UNKNOWN_MASK = "[unknown]"
-
-
-class Unknown:
-    """A value not known until deploy time (preview): `CapturedResource.props` and the policies use it.
-
-    It has no truth value on purpose: `if props["x"]:` must not quietly treat it as
-    empty; test `is UNKNOWN_VALUE` first.
-    """
-
-    _instance: Unknown | None = None
-
-    def __new__(cls) -> Unknown:
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self) -> str:
-        return UNKNOWN_MASK
-
-    def __bool__(self) -> bool:
-        raise TypeError("an unknown value has no truth value; test `is UNKNOWN_VALUE` first")
-
-
-UNKNOWN_VALUE = Unknown()
 
 
 def is_secret(value: Any) -> bool:

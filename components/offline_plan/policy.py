@@ -158,8 +158,11 @@ class _Evaluation:
     ) -> None:
         self.capture, self.pack, self.settings = capture, pack, settings
         self.report = PolicyReport(evaluated=True, pack=pack.label, config=config)
-        # The analyzer deserializes a resource's props once and hands them to every policy.
+        # The analyzer deserializes a resource's props once and hands them to every policy; the
+        # same for a provider's props (shared by every resource it manages) and a policy's config.
         self._props: dict[str, Any] = {}
+        self._providers: dict[tuple[str, str | None], Any] = {}
+        self._configs: dict[str, dict[str, Any] | None] = {}
 
     def run(self) -> PolicyReport:
         from pulumi_policy import EnforcementLevel, ResourceValidationPolicy, StackValidationPolicy
@@ -280,22 +283,32 @@ class _Evaluation:
         return None
 
     def _config(self, name: str) -> dict[str, Any] | None:
-        """The policy's config as the analyzer's Configure hands it over (numbers become floats)."""
+        """The policy's config as the analyzer's Configure hands it over (numbers become floats), a
+        copy per call as the SDK hands it."""
         from google.protobuf import json_format, struct_pb2
 
-        struct = json_format.ParseDict(dict(self.settings[name].properties), struct_pb2.Struct())
-        return json_format.MessageToDict(struct) or None
+        if name not in self._configs:
+            struct = json_format.ParseDict(dict(self.settings[name].properties), struct_pb2.Struct())
+            self._configs[name] = json_format.MessageToDict(struct) or None
+        config = self._configs[name]
+        return dict(config) if config is not None else None
 
     def _not_applicable(self, policy: str, reason: str) -> None:
         self.report.not_applicable.append(NotApplicable(policy, reason))
 
     def _provider(self, resource: CapturedResource) -> Any:
         """The provider the engine would pass: the explicit one, else the default from config."""
-        from pulumi_policy import PolicyProviderResource
-
         package = resource.type.split(":", 1)[0]
         if not resource.custom or package == "pulumi":
             return None
+        key = (package, resource.provider or None)
+        if key not in self._providers:
+            self._providers[key] = self._provider_of(package, resource)
+        return self._providers[key]
+
+    def _provider_of(self, package: str, resource: CapturedResource) -> Any:
+        from pulumi_policy import PolicyProviderResource
+
         if resource.provider:
             urn = resource.provider.rsplit("::", 1)[0]
             for p in self.capture.resources:

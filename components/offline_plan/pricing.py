@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from inference_infra.components.catalog import Cloud
-from inference_infra.components.inventory import region_of_zone
 from inference_infra.components.offline_plan.model import Capture, CapturedResource
 from inference_infra.components.pricing import CostReport, default_region, price_resources
+from inference_infra.components.resources import region_of_zone
 
 
 def price_capture(capture: Capture) -> CostReport:

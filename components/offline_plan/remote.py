@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from inference_infra.components.inventory import is_aws_accelerator_type
 from inference_infra.components.offline_plan.mocks import digest
 from inference_infra.components.offline_plan.model import UNKNOWN, CapturedResource
+from inference_infra.components.resources import is_aws_accelerator_type
 
 MANAGED_NODE_GROUP = "eks:index:ManagedNodeGroup"
 CLUSTER = "eks:index:Cluster"

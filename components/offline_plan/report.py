@@ -6,10 +6,18 @@ from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
 
-from inference_infra.components.offline_plan import k8s_capacity
+from inference_infra.components.catalog import Cloud
 from inference_infra.components.offline_plan.model import Capture, CapturedResource, masked, scrub
 from inference_infra.components.offline_plan.policy import PolicyReport
-from inference_infra.components.pricing import ACCELERATOR, HOURS_PER_MONTH, CostItem, CostReport
+from inference_infra.components.pricing import (
+    ACCELERATOR,
+    HOURS_PER_MONTH,
+    CostItem,
+    CostReport,
+    default_region,
+    price_use,
+)
+from inference_infra.components.resources import k8s
 
 
 @dataclass
@@ -29,7 +37,8 @@ class PlanResult:
     def notes(self) -> list[str]:
         """What the program said for people to read (`pulumi.log.info`), e.g. the planner's choices."""
         found = [m for s, m in self.capture.log if s == "info"]
-        found += k8s_capacity.notes(self.capture)
+        region = default_region(Cloud.AWS, self.capture.config)  # Karpenter pools are priced in it
+        found += k8s.notes(self.capture.resources, lambda use: price_use(use, region))
         return [scrub(n, self._secrets()) for n in found]
 
     def warnings(self) -> list[str]:
@@ -78,7 +87,7 @@ class PlanResult:
             "preview` reads them"
             for source in dict.fromkeys([*self.capture.unfetched, *remote_urls])
         ]
-        found += k8s_capacity.helm_chart_warnings(self.capture)
+        found += k8s.helm_chart_warnings(self.capture.helm_templates)
         found += [f"not priced: {urn}: {why}" for urn, why in self.cost.unpriced]
         if self.policy.note:
             found.append(f"policy: {self.policy.note}")

@@ -48,8 +48,6 @@ from inference_infra.components.planner.wiring import (
     resolve_instance_type,
 )
 
-plan_capacity = size
-
 __all__ = [
     "GIB",
     "PRESETS",
@@ -77,7 +75,6 @@ __all__ = [
     "hardware",
     "memory_budget",
     "model_spec",
-    "plan_capacity",
     "preset_names",
     "rank",
     "resolve_instance_type",

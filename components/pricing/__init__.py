@@ -4,9 +4,9 @@ A domain concept beside the catalog: the offline plan prices a captured stack wi
 policies (`accelerator-spend-budget`) price what the analyzer hands them with the same code.
 """
 
+from inference_infra.components.catalog.resources import HOURS_PER_MONTH
 from inference_infra.components.pricing.core import (
     ACCELERATOR,
-    HOURS_PER_MONTH,
     CostItem,
     CostReport,
     Priceable,
@@ -15,8 +15,8 @@ from inference_infra.components.pricing.core import (
     default_region,
     price_resources,
     price_use,
-    template_index,
 )
+from inference_infra.components.resources import template_index
 
 __all__ = [
     "ACCELERATOR",

@@ -27,22 +27,18 @@ from inference_infra.components.catalog import (
     gcp_n1_gpu_price,
     hourly_price,
 )
-from inference_infra.components.inventory import (
-    AWS_LAUNCH_TEMPLATE,
-    GCP_INSTANCE_TEMPLATE,
-    GCP_REGION_INSTANCE_TEMPLATE,
-    AcceleratorUse,
-    Purchase,
-    TemplateLookup,
-    accelerator_use,
-    machine_use,
-)
+from inference_infra.components.catalog.resources import HOURS_PER_MONTH
 from inference_infra.components.pricing.groups import price_dearest
 from inference_infra.components.pricing.machines import COMPUTE, price_machine_use
 from inference_infra.components.pricing.resources import price_fixed
 from inference_infra.components.pricing.usage import USAGE, apply_usage, usage_lines
-
-HOURS_PER_MONTH = 730
+from inference_infra.components.resources import (
+    AcceleratorUse,
+    Purchase,
+    accelerator_use,
+    machine_use,
+    template_index,
+)
 
 
 class Priceable(Protocol):
@@ -262,36 +258,3 @@ def apply_usage_file(report: CostReport, usage: Mapping[str, Any], where: str = 
     for ref, usd in totals.items():
         basis = "usage file: " + " + ".join(monthly[ref]) + f" = ${usd:,.2f}/month"
         report.items.append(CostItem(ref, usd / HOURS_PER_MONTH, basis, USAGE))
-
-
-_GCE_API = "https://www.googleapis.com/compute/v1/"
-
-
-def _gce_path(ref: str) -> str:
-    """A GCE self link (or self link with ?uniqueId=) as its resource path: projects/.../name."""
-    return ref.removeprefix(_GCE_API).split("?", 1)[0]
-
-
-def template_index(resources: Sequence[Priceable]) -> TemplateLookup:
-    """Resolves a launchTemplate reference (id or name) to the AWS template's props, and a managed
-    instance group's instanceTemplate (id, self link or unique self link) to the GCE template's."""
-    by_ref: dict[str, Mapping[str, Any]] = {}
-    for r in resources:
-        if r.type == AWS_LAUNCH_TEMPLATE:
-            props = r.props
-            for ref in (r.id, props.get("name")):
-                if isinstance(ref, str):
-                    by_ref[ref] = props
-        elif r.type in (GCP_INSTANCE_TEMPLATE, GCP_REGION_INSTANCE_TEMPLATE) and isinstance(r.id, str):
-            by_ref[_gce_path(r.id)] = r.props
-
-    def template_of(reference: Mapping[str, Any]) -> Mapping[str, Any] | None:
-        # instances, groups, Spot Fleets: {id | name}; mixed-instances policies, EC2 Fleets:
-        # {launchTemplateId | launchTemplateName}
-        for key in ("id", "name", "launchTemplateId", "launchTemplateName"):
-            if isinstance(reference.get(key), str) and reference[key] in by_ref:
-                return by_ref[reference[key]]
-        link = reference.get("selfLink")
-        return by_ref.get(_gce_path(link)) if isinstance(link, str) else None
-
-    return template_of

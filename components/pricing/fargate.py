@@ -17,8 +17,6 @@ from typing import Any
 
 from inference_infra.components.catalog.resources import resource_rate
 
-ECS_SERVICE = "aws:ecs/service:Service"
-ECS_TASK_DEFINITION = "aws:ecs/taskDefinition:TaskDefinition"
 _ARCHES = {"X86_64": "x86_64", "ARM64": "arm64"}
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from inference_infra.components.catalog import CatalogError, find_instance_type
-from inference_infra.components.inventory import AcceleratorUse
+from inference_infra.components.resources import AcceleratorUse
 
 PriceOne = Callable[[AcceleratorUse, "str | None"], tuple[float, str]]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 from inference_infra.components.catalog import CatalogError, Cloud
 from inference_infra.components.catalog.compute import MachinePrice, machine_price
 from inference_infra.components.catalog.spot import SNAPSHOT_DATE, spot_row
-from inference_infra.components.inventory import MachineUse, Purchase
 from inference_infra.components.pricing.groups import price_dearest
+from inference_infra.components.resources import MachineUse, Purchase
 
 COMPUTE = "compute"  # CostItem category of CPU machines: "everything else", not accelerators
 

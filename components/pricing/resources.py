@@ -17,40 +17,38 @@ from typing import Any
 
 from inference_infra.components.catalog import Cloud
 from inference_infra.components.catalog.resources import HOURS_PER_MONTH, resource_rate
-from inference_infra.components.inventory import TemplateLookup, region_of_zone
 from inference_infra.components.pricing.fargate import (
-    ECS_SERVICE,
-    ECS_TASK_DEFINITION,
     FargateNotPricedError,
     fargate_capacity,
     price_fargate_service,
 )
+from inference_infra.components.resources import TemplateLookup, get_path, region_of_zone
+from inference_infra.components.resources.types import (
+    AWS_AUTOSCALING_GROUP,
+    AWS_ECS_SERVICE,
+    AWS_ECS_TASK_DEFINITION,
+    AWS_EFS,
+    AWS_EIP,
+    AWS_EKS_NODE_GROUP,
+    AWS_INSTANCE,
+    AWS_LOAD_BALANCERS,
+    AWS_NAT_GATEWAY,
+    AWS_SPOT_REQUEST,
+    AWS_VOLUME,
+    AWS_VPC_ENDPOINT,
+    GCP_ADDRESSES,
+    GCP_DISK,
+    GCP_FILESTORE,
+    GCP_FORWARDING_RULES,
+    GCP_GKE_NODE_POOL,
+    GCP_INSTANCE,
+    GCP_REGION_DISK,
+    GCP_ROUTER_NAT,
+    GCP_TPU_VM,
+)
 
 STORAGE = "storage"
 NETWORK = "network"
-
-AWS_INSTANCE = "aws:ec2/instance:Instance"
-AWS_SPOT_REQUEST = "aws:ec2/spotInstanceRequest:SpotInstanceRequest"
-AWS_ASG = "aws:autoscaling/group:Group"
-AWS_EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
-AWS_VOLUME = "aws:ebs/volume:Volume"
-AWS_NAT = "aws:ec2/natGateway:NatGateway"
-AWS_EIP = "aws:ec2/eip:Eip"
-AWS_VPC_ENDPOINT = "aws:ec2/vpcEndpoint:VpcEndpoint"
-AWS_LBS = ("aws:lb/loadBalancer:LoadBalancer", "aws:alb/loadBalancer:LoadBalancer")
-AWS_EFS = "aws:efs/fileSystem:FileSystem"
-GCP_INSTANCE = "gcp:compute/instance:Instance"
-GCP_DISK = "gcp:compute/disk:Disk"
-GCP_REGION_DISK = "gcp:compute/regionDisk:RegionDisk"
-GCP_NODE_POOL = "gcp:container/nodePool:NodePool"
-GCP_FILESTORE = "gcp:filestore/instance:Instance"
-GCP_ROUTER_NAT = "gcp:compute/routerNat:RouterNat"
-GCP_FORWARDING_RULES = (
-    "gcp:compute/forwardingRule:ForwardingRule",
-    "gcp:compute/globalForwardingRule:GlobalForwardingRule",
-)
-GCP_ADDRESSES = ("gcp:compute/address:Address", "gcp:compute/globalAddress:GlobalAddress")
-GCP_TPU_VM = "gcp:tpu/v2Vm:V2Vm"
 
 LOCAL_SSD_GIB = 375  # one GCP local SSD disk
 
@@ -77,15 +75,6 @@ class _Resource:
 
     def __init__(self, name: str, type_: str, props: Mapping[str, Any], region: str | None):
         self.name, self.type, self.props, self.region = name, type_, props, region
-
-
-def _get(props: Any, *path: str) -> Any:
-    node = props
-    for key in path:
-        if not isinstance(node, Mapping):
-            return None
-        node = node.get(key)
-    return node
 
 
 def _num(value: Any) -> float | None:
@@ -126,7 +115,7 @@ def _monthly(key: str, quantity: float, region: str | None) -> tuple[float, str]
 
 def _ebs(ebs: Mapping[str, Any], region: str | None, what: str) -> tuple[float, str]:
     kind = str(ebs.get("volumeType") or "gp3") if isinstance(ebs, Mapping) else "gp3"
-    size = _num(_get(ebs, "volumeSize") if "volumeSize" in ebs else _get(ebs, "size"))
+    size = _num(get_path(ebs, "volumeSize") if "volumeSize" in ebs else get_path(ebs, "size"))
     if size is None:
         if ebs.get("snapshotId"):
             raise NotPricedError(f"{what}: size comes from snapshot {ebs['snapshotId']}, not known offline")
@@ -157,7 +146,7 @@ def _instance_volumes(props: Mapping[str, Any], template: Mapping[str, Any] | No
     if found:
         return found
     for mapping in (template or {}).get("blockDeviceMappings") or []:
-        ebs = _one(_get(mapping, "ebs"))
+        ebs = _one(get_path(mapping, "ebs"))
         if isinstance(ebs, Mapping):
             found.append(_ebs(ebs, region, f"volume {mapping.get('deviceName', '')}".strip()))
     if not found:  # billed, but its size is the AMI's
@@ -172,7 +161,7 @@ def _sum(parts: Sequence[tuple[float, str]], count: int = 1) -> tuple[float, str
 
 
 def _template_ref(props: Mapping[str, Any]) -> Any:
-    return _get(props, "launchTemplate") or _get(
+    return get_path(props, "launchTemplate") or get_path(
         props, "mixedInstancesPolicy", "launchTemplate", "launchTemplateSpecification"
     )
 
@@ -197,7 +186,7 @@ def _aws_instance(r: _Resource, ctx: Context) -> list[Charge]:
     charges = [Charge(hourly, basis, STORAGE)]
     public = r.props.get("associatePublicIpAddress")
     if public is None and template is not None:
-        public = _get(_one(template.get("networkInterfaces")), "associatePublicIpAddress")
+        public = get_path(_one(template.get("networkInterfaces")), "associatePublicIpAddress")
     if public is True or public == "true":
         hourly, basis = _fixed("aws.public_ipv4.hour", 1, r.region, "public IPv4")
         charges.append(Charge(hourly, basis, NETWORK))
@@ -216,7 +205,7 @@ def _aws_group(r: _Resource, ctx: Context) -> list[Charge]:
 
 
 def _aws_node_group(r: _Resource, ctx: Context) -> list[Charge]:
-    count = int(_num(_get(r.props, "scalingConfig", "desiredSize")) or 0)
+    count = int(_num(get_path(r.props, "scalingConfig", "desiredSize")) or 0)
     ref = r.props.get("launchTemplate")
     if isinstance(ref, Mapping):
         parts = _instance_volumes({}, ctx.templates(ref), r.region)
@@ -309,7 +298,8 @@ def _gcp_disk(r: _Resource, _: Context) -> list[Charge]:
 
 
 def _gcp_instance(r: _Resource, _: Context) -> list[Charge]:
-    params = _get(r.props, "bootDisk", "initializeParams") or {}
+    params = get_path(r.props, "bootDisk", "initializeParams")
+    params = params if isinstance(params, Mapping) else {}
     kind = str(params.get("type") or "pd-standard")
     size = _num(params.get("size"))
     parts = []
@@ -338,7 +328,7 @@ def _gcp_node_pool(r: _Resource, _: Context) -> list[Charge]:
     count = _num(r.props.get("nodeCount"))
     if count is None:
         count = _num(r.props.get("initialNodeCount")) or _num(
-            _get(_one(r.props.get("autoscaling")), "minNodeCount")
+            get_path(_one(r.props.get("autoscaling")), "minNodeCount")
         )
     size = _num(config.get("diskSizeGb")) or 100.0
     kind = str(config.get("diskType") or "pd-balanced")
@@ -346,8 +336,8 @@ def _gcp_node_pool(r: _Resource, _: Context) -> list[Charge]:
     nodes = int(count or 0) * locations
     hourly, basis = _sum([_pd(kind, size, r.region, "node boot disk")], nodes)
     parts = [Charge(hourly, basis, STORAGE)]
-    ssd = _num(_get(config, "localNvmeSsdBlockConfig", "localSsdCount")) or _num(
-        _get(config, "ephemeralStorageLocalSsdConfig", "localSsdCount")
+    ssd = _num(get_path(config, "localNvmeSsdBlockConfig", "localSsdCount")) or _num(
+        get_path(config, "ephemeralStorageLocalSsdConfig", "localSsdCount")
     )
     if ssd:
         hourly, basis = _monthly("gcp.local_ssd.storage", ssd * LOCAL_SSD_GIB * nodes, r.region)
@@ -357,7 +347,7 @@ def _gcp_node_pool(r: _Resource, _: Context) -> list[Charge]:
 
 def _gcp_filestore(r: _Resource, _: Context) -> list[Charge]:
     tier = str(r.props.get("tier") or "BASIC_HDD")
-    capacity = _num(_get(_one(r.props.get("fileShares")), "capacityGb"))
+    capacity = _num(get_path(_one(r.props.get("fileShares")), "capacityGb"))
     if capacity is None:
         raise NotPricedError("Filestore capacity not set")
     if resource_rate(f"gcp.filestore.{tier}") is None:
@@ -407,7 +397,7 @@ def _ecs_service(r: _Resource, ctx: Context) -> list[Charge]:
     instances priced as machines)."""
     if not fargate_capacity(r.props)[0]:
         return []
-    definitions = [(d.id, d.props) for d in ctx.resources if d.type == ECS_TASK_DEFINITION]
+    definitions = [(d.id, d.props) for d in ctx.resources if d.type == AWS_ECS_TASK_DEFINITION]
     try:
         hourly, basis = price_fargate_service(r.props, definitions, r.region)
     except FargateNotPricedError as e:
@@ -416,7 +406,7 @@ def _ecs_service(r: _Resource, ctx: Context) -> list[Charge]:
 
 
 READERS: dict[str, Reader] = {
-    ECS_SERVICE: _ecs_service,
+    AWS_ECS_SERVICE: _ecs_service,
     "aws:eks/cluster:Cluster": _simple("aws.eks.cluster.hour", "EKS control plane", "control-plane"),
     "gcp:container/cluster:Cluster": _simple(
         "gcp.gke.cluster.hour",
@@ -432,18 +422,18 @@ READERS: dict[str, Reader] = {
     ),
     AWS_INSTANCE: _aws_instance,
     AWS_SPOT_REQUEST: _aws_instance,
-    AWS_ASG: _aws_group,
+    AWS_AUTOSCALING_GROUP: _aws_group,
     AWS_EKS_NODE_GROUP: _aws_node_group,
     AWS_VOLUME: _aws_volume,
-    AWS_NAT: _simple("aws.nat_gateway.hour", "NAT gateway", NETWORK),
+    AWS_NAT_GATEWAY: _simple("aws.nat_gateway.hour", "NAT gateway", NETWORK),
     AWS_EIP: _simple("aws.public_ipv4.hour", "Elastic IP (public IPv4)", NETWORK),
     AWS_VPC_ENDPOINT: _aws_vpc_endpoint,
-    **dict.fromkeys(AWS_LBS, _aws_lb),
+    **dict.fromkeys(AWS_LOAD_BALANCERS, _aws_lb),
     AWS_EFS: _aws_efs,
     GCP_INSTANCE: _gcp_instance,
     GCP_DISK: _gcp_disk,
     GCP_REGION_DISK: _gcp_disk,
-    GCP_NODE_POOL: _gcp_node_pool,
+    GCP_GKE_NODE_POOL: _gcp_node_pool,
     GCP_FILESTORE: _gcp_filestore,
     GCP_ROUTER_NAT: _gcp_router_nat,
     **dict.fromkeys(GCP_FORWARDING_RULES, _gcp_forwarding_rule),

@@ -3,7 +3,8 @@ adapters that wire a pure check function to CrossGuard.
 
 A check never sees CrossGuard's proxies. `plain()` turns the analyzer's props into
 ordinary dicts and lists in which a value not known until deploy time is the
-`UNKNOWN` marker. A check must look for `UNKNOWN` before it judges a value: a value
+`UNKNOWN` marker (`components.resources.UNKNOWN_VALUE`; read paths with
+`components.resources.get_path`). A check must look for `UNKNOWN` before it judges a value: a value
 not yet known is never a violation. It records the property path instead, and the
 adapter reports it the way the Policy SDK does for preview (an advisory "can't be
 known during preview" diagnostic), so it is visible without failing the gate.
@@ -29,7 +30,8 @@ from pulumi_policy import (
 )
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
 
-from inference_infra.components.offline_plan.model import UNKNOWN_VALUE as UNKNOWN
+from inference_infra.components.resources import UNKNOWN_VALUE as UNKNOWN
+from inference_infra.components.resources import template_index
 
 # Every sentinel the engine uses for a value not known yet, one per type.
 _UNKNOWN_SENTINELS = frozenset(
@@ -57,20 +59,6 @@ def show(value: Any) -> str:
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
     return repr(value)
-
-
-def get_path(value: Any, *keys: str | int) -> Any:
-    """value[k1][k2]...: None where a step is missing, UNKNOWN where a step is not known yet."""
-    for key in keys:
-        if value is UNKNOWN:
-            return UNKNOWN
-        if isinstance(key, int):
-            value = value[key] if isinstance(value, list) and -len(value) <= key < len(value) else None
-        else:
-            value = value.get(key) if isinstance(value, Mapping) else None
-        if value is None:
-            return None
-    return value
 
 
 def _proxy_target(value: Any) -> Any:
@@ -216,8 +204,6 @@ def per_resource_stack_policy(
     resource's URN, as a resource policy would. Unknown values are collected per resource
     (named `<resource>.<path>`) and reported after every violation.
     """
-    from inference_infra.components.pricing import template_index  # the pricing imports the rules' deps
-
     defaults = config_defaults(schema)
 
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:

@@ -1,10 +1,10 @@
-"""Which resources run or launch accelerator machines, for the rules (via components.inventory)."""
+"""Which resources run or launch accelerator machines, for the rules (via components.resources)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from inference_infra.components.inventory import (
+from inference_infra.components.resources import (
     AWS_AUTOSCALING_GROUP,
     AWS_BATCH_COMPUTE_ENVIRONMENT,
     AWS_EC2_FLEET,
@@ -27,8 +27,9 @@ from inference_infra.components.inventory import (
     AcceleratorUse,
     TemplateLookup,
     accelerator_use,
+    get_path,
 )
-from inference_infra.policy.rules._base import Resource, get_path
+from inference_infra.policy.rules._base import Resource
 
 # Resources that start accelerator machines: instances, VMs, TPU slices and the
 # templates that launch them (not reservations, which only hold capacity).

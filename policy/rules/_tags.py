@@ -13,17 +13,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from inference_infra.components.inventory import (
+from inference_infra.components.resources import (
     AWS_AUTOSCALING_GROUP,
     AWS_LAUNCH_TEMPLATE,
     GCP_GKE_NODE_POOL,
     GCP_GROUP_MANAGERS,
     GCP_INSTANCE_TEMPLATE,
     GCP_TPU_QUEUED_RESOURCE,
+    Unknown,
+    get_path,
 )
-from inference_infra.components.offline_plan.model import Unknown
 from inference_infra.components.tagging import AUTO_SHUTDOWN, ENVIRONMENT, gcp_label_key, tag_field
-from inference_infra.policy.rules._base import UNKNOWN, Resource, get_path
+from inference_infra.policy.rules._base import UNKNOWN, Resource
 
 
 @dataclass(frozen=True)

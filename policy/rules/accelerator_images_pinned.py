@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
+from inference_infra.components.images import is_pinned
 from inference_infra.policy.rules._base import (
     UNKNOWN,
     Findings,
@@ -92,7 +93,6 @@ _VALUE_OPTIONS = frozenset(
         "--stop-signal",
     ]
 )
-_DIGEST = re.compile(r"@sha256:[0-9a-f]{64}$")
 _PIPED_DOWNLOAD = re.compile(r"\b(curl|wget)\b[^|\n;]*\|\s*(sudo\s+(-\S+\s+)*)?(ba|z|da|k)?sh\b")
 
 
@@ -156,7 +156,7 @@ def unpinned_images(script: str) -> list[str]:
         for i, word in enumerate(words[:-1]):
             if word.rsplit("/", 1)[-1] in _CONTAINER_TOOLS and words[i + 1] in _IMAGE_VERBS:
                 image = _image(words[i + 2 :])
-                if image and not _DIGEST.search(image) and not image.startswith("$"):
+                if image and not is_pinned(image) and not image.startswith("$"):
                     found.append(image)
                 break
     return found

@@ -14,7 +14,7 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
-from inference_infra.components.inventory import AWS_SAGEMAKER_ENDPOINT_CONFIG
+from inference_infra.components.resources import AWS_SAGEMAKER_ENDPOINT_CONFIG
 from inference_infra.policy.rules._base import (
     UNKNOWN,
     Outcome,

@@ -22,20 +22,20 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
-from inference_infra.components.inventory import (
+from inference_infra.components.resources import (
     AWS_LAUNCH_TEMPLATE,
     AWS_SAGEMAKER_ENDPOINT_CONFIG,
     AWS_SPOT_FLEET,
     GCP_TPU_NODE,
     GCP_TPU_QUEUED_RESOURCE,
     GCP_TPU_VM,
+    get_path,
 )
 from inference_infra.policy.rules._base import (
     UNKNOWN,
     Findings,
     Outcome,
     Resource,
-    get_path,
     not_applicable,
     per_resource_stack_policy,
     show,

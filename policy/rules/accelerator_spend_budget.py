@@ -20,8 +20,8 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
 from inference_infra.components.catalog import Cloud
-from inference_infra.components.inventory import region_of_zone
 from inference_infra.components.pricing import ACCELERATOR, HOURS_PER_MONTH, price_resources
+from inference_infra.components.resources import region_of_zone
 from inference_infra.policy.rules._base import Outcome, Resource, not_applicable, passed, stack_policy
 
 NAME = "accelerator-spend-budget"
@@ -60,7 +60,7 @@ def _provider_region(resource: Resource, cloud: Cloud) -> str | None:
 
 
 def check(resources: Sequence[Resource], config: Mapping[str, Any]) -> Outcome:
-    # Every resource goes in: inventory knows which types carry accelerators.
+    # Every resource goes in: the resource readers know which types carry accelerators.
     report = price_resources(resources, _provider_region)
     scope = config.get("scope", "total")
     items = [i for i in report.items if scope == "total" or i.category == ACCELERATOR]

@@ -18,8 +18,7 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
-from inference_infra.components.inventory import accelerator_use
-from inference_infra.components.offline_plan.k8s_capacity import node_pool_types
+from inference_infra.components.resources import accelerator_use, node_pool_types
 from inference_infra.policy.rules._base import Outcome, Resource, not_applicable, passed, resource_policy
 from inference_infra.policy.rules._tags import environment_of
 

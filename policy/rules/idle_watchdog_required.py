@@ -19,8 +19,7 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
-from inference_infra.components.inventory import AWS_AUTOSCALING_GROUP, accelerator_use
-from inference_infra.components.pricing import template_index
+from inference_infra.components.resources import AWS_AUTOSCALING_GROUP, accelerator_use, template_index
 from inference_infra.policy.rules._base import Outcome, Resource, not_applicable, passed, stack_policy
 from inference_infra.policy.rules._machines import AWS_MACHINES, GCP_MACHINES
 from inference_infra.policy.rules._tags import auto_shutdown, instance_tags

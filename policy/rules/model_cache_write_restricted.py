@@ -16,12 +16,12 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
+from inference_infra.components.resources import get_path
 from inference_infra.policy.rules._base import (
     UNKNOWN,
     Findings,
     Outcome,
     Resource,
-    get_path,
     not_applicable,
     resource_policy,
     show,

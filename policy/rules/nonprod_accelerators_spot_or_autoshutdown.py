@@ -20,13 +20,17 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
-from inference_infra.components.inventory import GCP_GROUP_MANAGERS, Purchase, group_manager_template_refs
+from inference_infra.components.resources import (
+    GCP_GROUP_MANAGERS,
+    Purchase,
+    get_path,
+    group_manager_template_refs,
+)
 from inference_infra.components.tagging import ENVIRONMENT
 from inference_infra.policy.rules._base import (
     UNKNOWN,
     Outcome,
     Resource,
-    get_path,
     not_applicable,
     passed,
     per_resource_stack_policy,

@@ -16,7 +16,7 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
-from inference_infra.components.inventory import AWS_LAUNCH_TEMPLATE, accelerator_use, is_accelerator_instance
+from inference_infra.components.resources import AWS_LAUNCH_TEMPLATE, accelerator_use, is_accelerator_instance
 from inference_infra.components.tagging import AUTO_SHUTDOWN, COST_TAG_KEYS, gcp_label_value
 from inference_infra.policy.rules._base import (
     UNKNOWN,

@@ -15,13 +15,12 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
-from inference_infra.components.inventory import AWS_INSTANCE, AWS_LAUNCH_TEMPLATE, AWS_SPOT_REQUEST
+from inference_infra.components.resources import AWS_INSTANCE, AWS_LAUNCH_TEMPLATE, AWS_SPOT_REQUEST, get_path
 from inference_infra.policy.rules._base import (
     UNKNOWN,
     Findings,
     Outcome,
     Resource,
-    get_path,
     not_applicable,
     resource_policy,
     show,

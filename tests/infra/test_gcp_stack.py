@@ -10,13 +10,13 @@ import yaml
 from inference_infra.components.catalog import PriceModel, find_instance_type, hourly_price
 from inference_infra.components.errors import InputError
 from inference_infra.components.gcp.startup import CACHE_METADATA_KEY
-from inference_infra.components.inventory import (
+from inference_infra.components.offline_plan import plan
+from inference_infra.components.resources import (
     GCP_INSTANCE,
     GCP_RESERVATION,
     GCP_TPU_QUEUED_RESOURCE,
     GCP_TPU_VM,
 )
-from inference_infra.components.offline_plan import plan
 from inference_infra.components.tagging import tag_field
 
 REPO = Path(__file__).resolve().parents[2]

@@ -14,7 +14,7 @@ from inference_infra.components.catalog.tpu_runtimes import (
     tpu_software,
     tpu_software_by_generation,
 )
-from inference_infra.components.inventory import tpu_slice_name
+from inference_infra.components.resources import tpu_slice_name
 
 V5E = tpu_software_by_generation("v5e")
 V4 = tpu_software_by_generation("v4")

@@ -52,6 +52,66 @@ def test_monitoring_rules_with_a_stack_uses_its_thresholds(capsys):
     assert memory["expr"].endswith("> 95")
 
 
+def test_monitoring_rules_with_the_prod_stack_prints_what_its_settings_render(capsys):
+    """The output is what the reference stack's settings render (as the command printed them when it
+    read infra/ itself): same text, same key order."""
+    from inference_infra.components.offline_plan.project import load_project, load_stack
+    from inference_infra.infra.config import NAMESPACE, parse_stack_settings
+    from inference_infra.infra.observability_stack import component_args
+
+    config = load_stack(load_project(Path(REPO)), "prod").values
+    prefix = f"{NAMESPACE}:"
+    raw = {k[len(prefix) :]: v for k, v in config.items() if k.startswith(prefix)}
+    args = component_args(
+        parse_stack_settings(raw, stack="prod"),
+        with_secrets=False,
+        aws_region=config.get("aws:region"),
+        gcp_region=config.get("gcp:region"),
+    )
+    code, out, err = _run(capsys, "monitoring", "rules", "--stack", "prod", "--cwd", REPO)
+    assert (code, err) == (0, "")
+    assert out == render_rules_yaml(args.rule_settings())
+
+
+_PROGRAM = """\
+from inference_infra.components.k8s.gpu_observability import GpuObservability, GpuObservabilityArgs
+from inference_infra.components.monitoring.thresholds import Thresholds
+
+for name, idle in {names}:
+    GpuObservability(name, GpuObservabilityArgs(thresholds=Thresholds(idle_utilization_percent=idle)))
+"""
+
+
+def _program(tmp_path: Path, names: list[tuple[str, int]]) -> str:
+    (tmp_path / "Pulumi.yaml").write_text("name: own-monitoring\nruntime: python\n")
+    (tmp_path / "Pulumi.dev.yaml").write_text("config: {}\n")
+    (tmp_path / "__main__.py").write_text(_PROGRAM.format(names=names))
+    return str(tmp_path)
+
+
+def test_monitoring_rules_with_a_stack_reads_any_program_that_uses_gpu_observability(capsys, tmp_path):
+    cwd = _program(tmp_path, [("obs", 20)])
+    code, out, err = _run(capsys, "monitoring", "rules", "--stack", "dev", "--cwd", cwd)
+    assert (code, err) == (0, "")
+    expected = RuleSettings(thresholds=Thresholds(idle_utilization_percent=20))
+    assert out == render_rules_yaml(expected)
+
+
+def test_monitoring_rules_with_a_stack_picks_one_of_several_components(capsys, tmp_path):
+    cwd = _program(tmp_path, [("obs-a", 20), ("obs-b", 25)])
+    code, out, _ = _run(capsys, "monitoring", "rules", "--stack", "dev", "--cwd", cwd, "--component", "obs-b")
+    assert code == 0
+    assert out == render_rules_yaml(RuleSettings(thresholds=Thresholds(idle_utilization_percent=25)))
+    code, out, err = _run(capsys, "monitoring", "rules", "--stack", "dev", "--cwd", cwd)
+    assert (code, out) == (2, "")
+    assert "deploys 2 GpuObservability components ('obs-a', 'obs-b'): pick one with --component" in " ".join(
+        err.split()
+    )
+    code, _, err = _run(capsys, "monitoring", "rules", "--stack", "dev", "--cwd", cwd, "--component", "obs")
+    assert code == 2
+    assert "has no GpuObservability named 'obs'; it has 'obs-a', 'obs-b'" in " ".join(err.split())
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
@@ -60,8 +120,14 @@ def test_monitoring_rules_with_a_stack_uses_its_thresholds(capsys):
         (["-t", "idle_utilization_percent"], "must be NAME=VALUE"),
         (["-t", "idle_utilization_percent=96"], "must be below saturated_utilization_percent"),
         (["--runbook-url", "wiki"], "rules.runbook_url 'wiki' must be an http(s) URL"),
-        (["--stack", "dev", "--cwd", REPO], "stack 'dev' has no inference-infra:observability section"),
+        (["--stack", "dev", "--cwd", REPO], "stack 'dev' deploys no GpuObservability"),
         (["--stack", "staging", "--cwd", REPO], "unknown stack 'staging'"),
+        (["--stack", "prod", "-t", "idleMinutes=60"], "--threshold set the rules rendered without --stack"),
+        (
+            ["--stack", "prod", "--runbook-url", "https://wiki"],
+            "--runbook-url set the rules rendered without",
+        ),
+        (["--component", "gpu-obs"], "--component picks a stack's GpuObservability: it needs --stack"),
     ],
 )
 def test_monitoring_rules_rejects_bad_input_with_exit_2(capsys, argv, message):

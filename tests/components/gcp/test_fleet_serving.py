@@ -8,7 +8,7 @@ from inference_infra.components.errors import InputError
 from inference_infra.components.fleet import ServedModel
 from inference_infra.components.gcp.gpu_fleet import GcsWeights, GpuFleet, GpuFleetArgs, plan_gpu_fleet
 from inference_infra.components.gcp.tpu_vm import TpuVm, TpuVmArgs
-from inference_infra.components.inventory import GCP_INSTANCE, GCP_TPU_VM
+from inference_infra.components.resources import GCP_INSTANCE, GCP_TPU_VM
 from inference_infra.components.serving import WeightSource
 
 SUBNET = "projects/test-project/regions/us-central1/subnetworks/gpu"

@@ -19,8 +19,8 @@ from inference_infra.components.gcp.gpu_fleet import (
 )
 from inference_infra.components.gcp.service_account import MODEL_BUCKET_ROLE, NODE_SCOPES, PROJECT_ROLES
 from inference_infra.components.gcp.startup import CACHE_METADATA_KEY
-from inference_infra.components.inventory import GCP_INSTANCE, GCP_RESERVATION, Purchase, accelerator_use
 from inference_infra.components.offline_plan.pricing import price_capture
+from inference_infra.components.resources import GCP_INSTANCE, GCP_RESERVATION, Purchase, accelerator_use
 
 INSTANCE = GCP_INSTANCE
 RESERVATION = GCP_RESERVATION

@@ -9,7 +9,7 @@ from inference_infra.components.fleet import ServedModel
 from inference_infra.components.gcp.gpu_fleet import GcsWeights, GpuFleet, GpuFleetArgs, validate_gpu_fleet
 from inference_infra.components.gcp.startup import StartupConfig, offline_problems
 from inference_infra.components.gcp.tpu_vm import TpuVm, TpuVmArgs, validate_tpu_vm
-from inference_infra.components.inventory import GCP_INSTANCE, GCP_TPU_VM
+from inference_infra.components.resources import GCP_INSTANCE, GCP_TPU_VM
 
 SUBNET = "projects/test-project/regions/us-central1/subnetworks/gpu"
 NETWORK = "projects/test-project/global/networks/gpu"

@@ -20,7 +20,7 @@ from inference_infra.components.gcp.gpu_fleet import (
     validate_gpu_fleet,
 )
 from inference_infra.components.gcp.tpu_vm import TpuVm, TpuVmArgs
-from inference_infra.components.inventory import GCP_INSTANCE, GCP_RESERVATION, GCP_TPU_VM
+from inference_infra.components.resources import GCP_INSTANCE, GCP_RESERVATION, GCP_TPU_VM
 from inference_infra.components.serving import plan_engines
 
 SUBNET = "projects/test-project/regions/us-central1/subnetworks/gpu"

@@ -10,13 +10,13 @@ from inference_infra.components.errors import InputError
 from inference_infra.components.fleet import CapacityMode, ServedModel
 from inference_infra.components.gcp.service_account import NODE_SCOPES
 from inference_infra.components.gcp.tpu_vm import GcsWeights, TpuDataDisk, TpuVm, TpuVmArgs
-from inference_infra.components.inventory import (
+from inference_infra.components.offline_plan.pricing import price_capture
+from inference_infra.components.resources import (
     GCP_TPU_QUEUED_RESOURCE,
     GCP_TPU_VM,
     Purchase,
     accelerator_use,
 )
-from inference_infra.components.offline_plan.pricing import price_capture
 
 NETWORK = "projects/test-project/global/networks/tpu"
 SUBNET = "projects/test-project/regions/us-central1/subnetworks/tpu"

@@ -15,7 +15,6 @@ from inference_infra.components.planner import (
     Precision,
     Quantization,
     Traffic,
-    plan_capacity,
     size,
     usd_per_million_tokens,
 )
@@ -147,7 +146,7 @@ def test_size_accepts_a_custom_model_spec():
         vocab_size=128256,
         max_context_tokens=32768,
     )
-    sizing = plan_capacity(custom, Traffic(context_tokens=8192, concurrency=4), cloud="aws")
+    sizing = size(custom, Traffic(context_tokens=8192, concurrency=4), cloud="aws")
     assert sizing.model is custom
     assert sizing.as_json()["model"] == "in-house-3b"
     assert sizing.best.fit.tensor_parallel == 1

@@ -1,18 +1,19 @@
-"""Kubernetes objects that use or may launch accelerators, for the plan's notes.
+"""Kubernetes objects that use or may launch accelerators: the Kubernetes capacity reader.
 
 None of these is billed by itself: a workload runs on nodes priced elsewhere; a Karpenter NodePool
 or GKE ComputeClass launches nodes only for pods that are pending; a Helm release renders its
 workloads at deploy time. So they are listed in the notes, not in the totals: what a workload
 requests, which accelerator types a node pool may launch and on what capacity, and, when the
-pool's `limits` bound it, what filling them with its dearest single type would cost per hour.
+pool's `limits` bound it, what filling them with its dearest single type would cost per hour
+(priced by the caller's `price`, so this reader needs no pricing).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import Any, Protocol
 
 from inference_infra.components.catalog import (
     CatalogError,
@@ -22,9 +23,14 @@ from inference_infra.components.catalog import (
     instance_types,
 )
 from inference_infra.components.catalog.types import AcceleratorFamily
-from inference_infra.components.inventory import AcceleratorUse, Purchase
-from inference_infra.components.offline_plan.model import Capture, CapturedResource
-from inference_infra.components.pricing.core import default_region, price_use
+from inference_infra.components.resources.types import (
+    GCP_GKE_CLUSTER,
+    K8S_COMPUTE_CLASS,
+    K8S_HELM,
+    K8S_NODE_POOLS,
+    K8S_PROVISIONER,
+)
+from inference_infra.components.resources.use import AcceleratorUse, Purchase
 
 # Extended resources that schedule accelerators (device plugins' names).
 _ACCELERATOR_RESOURCE = re.compile(
@@ -32,10 +38,6 @@ _ACCELERATOR_RESOURCE = re.compile(
     r"|habana\.ai/gaudi|gpu\.intel\.com/.+)$"
 )
 
-NODE_POOLS = ("kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.sh/v1beta1:NodePool")
-PROVISIONER = "kubernetes:karpenter.sh/v1alpha5:Provisioner"
-COMPUTE_CLASS = re.compile(r"^kubernetes:cloud\.google\.com/v[0-9a-z]+:ComputeClass$")
-HELM = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart", "kubernetes:helm.sh/v3:Chart")
 
 # Karpenter (self-managed and EKS Auto Mode) well-known labels that pick instance types.
 _TYPE_KEYS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
@@ -67,19 +69,32 @@ def is_accelerator_resource(name: Any) -> bool:
     return isinstance(name, str) and _ACCELERATOR_RESOURCE.match(name) is not None
 
 
-def notes(capture: Capture) -> list[str]:
-    region = default_region(Cloud.AWS, capture.config)
+class Named(Protocol):
+    """What the reader reads of a resource: a captured resource, or a policy's view of one."""
+
+    @property
+    def type(self) -> str: ...
+    @property
+    def name(self) -> str: ...
+    @property
+    def props(self) -> Mapping[str, Any]: ...
+
+
+# Hourly USD and basis of one use; raises CatalogError for a type without a price (pricing.price_use).
+PriceUse = Callable[[AcceleratorUse], tuple[float, str]]
+
+
+def notes(resources: Sequence[Named], price: PriceUse) -> list[str]:
+    """One note per Kubernetes object that requests or may launch accelerators; `price` prices a
+    Karpenter pool's fill up to its limits."""
     found: list[str] = []
-    autopilot = any(
-        r.type == "gcp:container/cluster:Cluster" and r.props.get("enableAutopilot") is True
-        for r in capture.resources
-    )
-    for r in capture.resources:
-        if r.type in NODE_POOLS or r.type == PROVISIONER:
-            found.extend(_node_pool_note(r, region))
-        elif COMPUTE_CLASS.match(r.type):
+    autopilot = any(r.type == GCP_GKE_CLUSTER and r.props.get("enableAutopilot") is True for r in resources)
+    for r in resources:
+        if r.type in K8S_NODE_POOLS or r.type == K8S_PROVISIONER:
+            found.extend(_node_pool_note(r, price))
+        elif K8S_COMPUTE_CLASS.match(r.type):
             found.extend(_compute_class_note(r))
-        elif r.type in HELM:
+        elif r.type in K8S_HELM:
             found.extend(_helm_note(r))
         elif r.type.startswith("kubernetes:"):
             found.extend(_workload_note(r))
@@ -134,7 +149,7 @@ def _requests(pod: Mapping[str, Any]) -> dict[str, Any]:
     return wanted
 
 
-def _workload_note(r: CapturedResource) -> list[str]:
+def _workload_note(r: Named) -> list[str]:
     """'kubernetes:apps/v1:Deployment 'vllm' requests nvidia.com/gpu: 1 per pod x 2 replicas'."""
     spec = r.props.get("spec") if isinstance(r.props.get("spec"), Mapping) else {}
     pods = [(path, w, times) for path, pod, times in _pod_specs(spec, "spec") if (w := _requests(pod))]
@@ -183,7 +198,7 @@ def _device_count(key: Any, value: Any) -> bool:
     )
 
 
-def _helm_note(r: CapturedResource) -> list[str]:
+def _helm_note(r: Named) -> list[str]:
     props = r.props
     mentions = _accelerator_mentions(props.get("values"))
     if not mentions:
@@ -197,10 +212,11 @@ def _helm_note(r: CapturedResource) -> list[str]:
     ]
 
 
-def helm_chart_warnings(capture: Capture) -> list[str]:
-    """A v3 `Chart` renders through `helm template`, which the offline plan cannot run."""
+def helm_chart_warnings(helm_templates: Sequence[Mapping[str, Any]]) -> list[str]:
+    """A v3 `Chart` renders through `helm template`, which the offline plan cannot run: one warning
+    per chart, given the options each was called with."""
     found = []
-    for opts in capture.helm_templates:
+    for opts in helm_templates:
         name = opts.get("release_name") or "?"
         chart = opts.get("chart") or opts.get("path") or "?"
         mentions = _accelerator_mentions(opts.get("values"))
@@ -220,7 +236,7 @@ def _requirements(type_token: str, props: Mapping[str, Any]) -> list[Mapping[str
     spec = props.get("spec") if isinstance(props.get("spec"), Mapping) else {}
     template = spec.get("template") if isinstance(spec.get("template"), Mapping) else {}
     inner = template.get("spec") if isinstance(template.get("spec"), Mapping) else {}
-    found = inner.get("requirements") if type_token != PROVISIONER else spec.get("requirements")
+    found = inner.get("requirements") if type_token != K8S_PROVISIONER else spec.get("requirements")
     return [q for q in _list(found) if isinstance(q, Mapping)]
 
 
@@ -255,7 +271,7 @@ def _candidates(requirements: Sequence[Mapping[str, Any]]) -> tuple[list[Instanc
 def node_pool_types(type_token: str, props: Mapping[str, Any]) -> list[str]:
     """The catalog accelerator types a Karpenter NodePool (or v1alpha5 Provisioner) may launch: [] for
     any other resource and for a pool whose requirements name no accelerator type or GPU label."""
-    if type_token not in NODE_POOLS and type_token != PROVISIONER:
+    if type_token not in K8S_NODE_POOLS and type_token != K8S_PROVISIONER:
         return []
     return [t.name for t in _candidates(_requirements(type_token, props))[0]]
 
@@ -302,7 +318,7 @@ def _most_nodes(t: InstanceType, limits: Mapping[str, Any]) -> int | None:
     return min(bounds) if bounds else None
 
 
-def _node_pool_note(r: CapturedResource, region: str | None) -> list[str]:
+def _node_pool_note(r: Named, price: PriceUse) -> list[str]:
     requirements = _requirements(r.type, r.props)
     candidates, exclusive = _candidates(requirements)
     if not candidates:
@@ -310,7 +326,7 @@ def _node_pool_note(r: CapturedResource, region: str | None) -> list[str]:
     capacity = _values(requirements, (_CAPACITY_KEY,)) or ["on-demand"]
     spec = r.props.get("spec") if isinstance(r.props.get("spec"), Mapping) else {}
     limits = spec.get("limits") if isinstance(spec.get("limits"), Mapping) else {}
-    if r.type == PROVISIONER and isinstance(limits.get("resources"), Mapping):
+    if r.type == K8S_PROVISIONER and isinstance(limits.get("resources"), Mapping):
         limits = limits["resources"]
     names = [t.name for t in candidates]
     listed = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
@@ -326,7 +342,7 @@ def _node_pool_note(r: CapturedResource, region: str | None) -> list[str]:
         prices = []
         for t, n in bounds:
             try:
-                prices.append(price_use(AcceleratorUse(Cloud.AWS, t.name, n, purchase), region))
+                prices.append(price(AcceleratorUse(Cloud.AWS, t.name, n, purchase)))
             except CatalogError:  # no price for the type (Capacity Blocks only): not in the bound
                 continue
         worst = max(prices, default=(0.0, ""))
@@ -340,7 +356,7 @@ def _node_pool_note(r: CapturedResource, region: str | None) -> list[str]:
     return [note]
 
 
-def _compute_class_note(r: CapturedResource) -> list[str]:
+def _compute_class_note(r: Named) -> list[str]:
     """A GKE ComputeClass: its priority rules that name GPUs or TPUs."""
     spec = r.props.get("spec") if isinstance(r.props.get("spec"), Mapping) else {}
     rules = []

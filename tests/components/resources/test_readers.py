@@ -1,12 +1,12 @@
-"""The accelerator classifier over engine-shaped props."""
+"""The resource readers (components.resources): what a resource runs, from its engine-shaped props."""
 
 from __future__ import annotations
 
 import pytest
 
-from inference_infra.components import inventory
+from inference_infra.components import resources
 from inference_infra.components.catalog import Cloud
-from inference_infra.components.inventory import (
+from inference_infra.components.resources import (
     AWS_CAPACITY_RESERVATION,
     AWS_INSTANCE,
     AWS_LAUNCH_TEMPLATE,
@@ -14,13 +14,13 @@ from inference_infra.components.inventory import (
     GCP_RESERVATION,
     GCP_TPU_QUEUED_RESOURCE,
     GCP_TPU_VM,
+    UNKNOWN_VALUE,
     Purchase,
     accelerator_use,
     is_accelerator_instance,
     region_of_zone,
     tpu_slice_name,
 )
-from inference_infra.components.offline_plan.model import UNKNOWN_VALUE
 
 
 def test_accelerator_use_reads_an_on_demand_gpu_instance():
@@ -124,19 +124,19 @@ def _batch(kind: str, types: list[str], **vcpus: int) -> dict:
 
 def test_accelerator_use_counts_a_batch_environment_in_machines_of_its_smallest_gpu_type():
     use = accelerator_use(
-        inventory.AWS_BATCH_COMPUTE_ENVIRONMENT,
+        resources.AWS_BATCH_COMPUTE_ENVIRONMENT,
         _batch("SPOT", ["c5.large", "g5.2xlarge", "g5.xlarge"], minVcpus=0, desiredVcpus=6, maxVcpus=16),
     )
     assert use is not None
     assert (use.machine_type, use.count, use.min_count, use.max_count) == ("g5.xlarge", 2, 0, 4)
-    assert use.purchase is inventory.Purchase.SPOT
+    assert use.purchase is resources.Purchase.SPOT
 
 
 def test_accelerator_use_expands_batch_instance_families_from_the_catalog():
-    use = accelerator_use(inventory.AWS_BATCH_COMPUTE_ENVIRONMENT, _batch("EC2", ["g5"], maxVcpus=8))
+    use = accelerator_use(resources.AWS_BATCH_COMPUTE_ENVIRONMENT, _batch("EC2", ["g5"], maxVcpus=8))
     assert use is not None
     assert use.machine_type.startswith("g5.")
-    assert (use.count, use.purchase) == (0, inventory.Purchase.ON_DEMAND)  # desired defaults to min
+    assert (use.count, use.purchase) == (0, resources.Purchase.ON_DEMAND)  # desired defaults to min
 
 
 @pytest.mark.parametrize(
@@ -149,7 +149,7 @@ def test_accelerator_use_expands_batch_instance_families_from_the_catalog():
     ],
 )
 def test_accelerator_use_ignores_batch_environments_without_accelerator_types(props):
-    assert accelerator_use(inventory.AWS_BATCH_COMPUTE_ENVIRONMENT, props) is None
+    assert accelerator_use(resources.AWS_BATCH_COMPUTE_ENVIRONMENT, props) is None
 
 
 def test_accelerator_use_counts_a_gke_pool_per_zone_of_its_node_locations():
@@ -162,11 +162,11 @@ def test_accelerator_use_counts_a_gke_pool_per_zone_of_its_node_locations():
         },
         "autoscaling": {"totalMinNodeCount": 0, "totalMaxNodeCount": 6},
     }
-    use = accelerator_use(inventory.GCP_GKE_NODE_POOL, props)
+    use = accelerator_use(resources.GCP_GKE_NODE_POOL, props)
     assert use is not None
     assert (use.count, use.min_count, use.max_count) == (3, 0, 6)  # totals are for the whole pool
     per_zone = {**props, "autoscaling": {"minNodeCount": 1, "maxNodeCount": 2}}
-    use = accelerator_use(inventory.GCP_GKE_NODE_POOL, per_zone)
+    use = accelerator_use(resources.GCP_GKE_NODE_POOL, per_zone)
     assert use is not None
     assert (use.count, use.min_count, use.max_count) == (3, 3, 6)
 

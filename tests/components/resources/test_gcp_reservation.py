@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from inference_infra.components.inventory import GCP_INSTANCE, GCP_RESERVATION, Purchase, accelerator_use
+from inference_infra.components.resources import GCP_INSTANCE, GCP_RESERVATION, Purchase, accelerator_use
 
 
 def test_inventory_reads_guest_gpus_of_an_n1_reservation():

@@ -1,0 +1,115 @@
+"""What a captured resource runs: the one home of reading resources.
+
+- `types`: the type tokens the readers, the pricing and the policies name;
+- `props`: the one prop reader (`get_path`) and the marker for a value not known yet
+  (`UNKNOWN_VALUE`, of type `Unknown`); `known` reads such a value as absent;
+- `use`: the record every reader returns (`AcceleratorUse`, `Purchase`);
+- `aws`, `gcp`, `gke`: the readers by cloud; `readers`: `accelerator_use` and `machine_use` over them;
+- `templates`: launch and instance templates by reference (`template_index`);
+- `k8s`: the Kubernetes capacity reader (workloads' requests, Karpenter pools, ComputeClasses, charts).
+
+Pricing (`inference_infra.components.pricing`) prices what these read; the policy pack judges it;
+the offline plan reports both. Pure: no Pulumi runtime and no provider SDK.
+"""
+
+from inference_infra.components.resources.aws import EKS_DEFAULT_INSTANCE_TYPE, is_aws_accelerator_type
+from inference_infra.components.resources.gcp import (
+    group_manager_template_refs,
+    is_gcp_accelerator_type,
+    tpu_slice_name,
+)
+from inference_infra.components.resources.gke import gke_tpu_slice
+from inference_infra.components.resources.k8s import (
+    helm_chart_warnings,
+    is_accelerator_resource,
+    node_pool_types,
+)
+from inference_infra.components.resources.props import UNKNOWN_VALUE, Unknown, get_path, known
+from inference_infra.components.resources.readers import accelerator_use, is_accelerator_instance, machine_use
+from inference_infra.components.resources.templates import template_index
+from inference_infra.components.resources.types import (
+    AWS_AUTOSCALING_GROUP,
+    AWS_BATCH_COMPUTE_ENVIRONMENT,
+    AWS_CAPACITY_BLOCK,
+    AWS_CAPACITY_RESERVATION,
+    AWS_EC2_FLEET,
+    AWS_EKS_NODE_GROUP,
+    AWS_INSTANCE,
+    AWS_LAUNCH_TEMPLATE,
+    AWS_SAGEMAKER_ENDPOINT_CONFIG,
+    AWS_SPOT_FLEET,
+    AWS_SPOT_REQUEST,
+    GCP_GKE_CLUSTER,
+    GCP_GKE_NODE_POOL,
+    GCP_GROUP_MANAGERS,
+    GCP_INSTANCE,
+    GCP_INSTANCE_GROUP_MANAGER,
+    GCP_INSTANCE_TEMPLATE,
+    GCP_REGION_INSTANCE_GROUP_MANAGER,
+    GCP_REGION_INSTANCE_TEMPLATE,
+    GCP_RESERVATION,
+    GCP_TPU_NODE,
+    GCP_TPU_QUEUED_RESOURCE,
+    GCP_TPU_VM,
+    RUNNING_TYPES,
+)
+from inference_infra.components.resources.use import (
+    AcceleratorUse,
+    Known,
+    MachineUse,
+    Purchase,
+    Reader,
+    TemplateLookup,
+    region_of_zone,
+)
+
+__all__ = [
+    "AWS_AUTOSCALING_GROUP",
+    "AWS_BATCH_COMPUTE_ENVIRONMENT",
+    "AWS_CAPACITY_BLOCK",
+    "AWS_CAPACITY_RESERVATION",
+    "AWS_EC2_FLEET",
+    "AWS_EKS_NODE_GROUP",
+    "AWS_INSTANCE",
+    "AWS_LAUNCH_TEMPLATE",
+    "AWS_SAGEMAKER_ENDPOINT_CONFIG",
+    "AWS_SPOT_FLEET",
+    "AWS_SPOT_REQUEST",
+    "EKS_DEFAULT_INSTANCE_TYPE",
+    "GCP_GKE_CLUSTER",
+    "GCP_GKE_NODE_POOL",
+    "GCP_GROUP_MANAGERS",
+    "GCP_INSTANCE",
+    "GCP_INSTANCE_GROUP_MANAGER",
+    "GCP_INSTANCE_TEMPLATE",
+    "GCP_REGION_INSTANCE_GROUP_MANAGER",
+    "GCP_REGION_INSTANCE_TEMPLATE",
+    "GCP_RESERVATION",
+    "GCP_TPU_NODE",
+    "GCP_TPU_QUEUED_RESOURCE",
+    "GCP_TPU_VM",
+    "RUNNING_TYPES",
+    "UNKNOWN_VALUE",
+    "AcceleratorUse",
+    "Known",
+    "MachineUse",
+    "Purchase",
+    "Reader",
+    "TemplateLookup",
+    "Unknown",
+    "accelerator_use",
+    "get_path",
+    "gke_tpu_slice",
+    "group_manager_template_refs",
+    "helm_chart_warnings",
+    "is_accelerator_instance",
+    "is_accelerator_resource",
+    "is_aws_accelerator_type",
+    "is_gcp_accelerator_type",
+    "known",
+    "machine_use",
+    "node_pool_types",
+    "region_of_zone",
+    "template_index",
+    "tpu_slice_name",
+]

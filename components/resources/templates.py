@@ -1,0 +1,62 @@
+"""Launch and instance templates by reference: what an instance, group or fleet launches from.
+
+An EC2 instance, Auto Scaling group or fleet may take its instance type and market from a
+launch template, and a managed instance group its machine from an instance template. The
+readers resolve such references through a `TemplateLookup` built here from the stack's
+resources (the offline plan's capture, or what a stack policy sees).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from inference_infra.components.resources.types import (
+    AWS_LAUNCH_TEMPLATE,
+    GCP_INSTANCE_TEMPLATE,
+    GCP_REGION_INSTANCE_TEMPLATE,
+)
+from inference_infra.components.resources.use import TemplateLookup
+
+_GCE_API = "https://www.googleapis.com/compute/v1/"
+
+
+class Described(Protocol):
+    """What the template index reads of a resource (a captured resource, or a policy's view of one)."""
+
+    @property
+    def type(self) -> str: ...
+    @property
+    def id(self) -> str | None: ...
+    @property
+    def props(self) -> Mapping[str, Any]: ...
+
+
+def _gce_path(ref: str) -> str:
+    """A GCE self link (or self link with ?uniqueId=) as its resource path: projects/.../name."""
+    return ref.removeprefix(_GCE_API).split("?", 1)[0]
+
+
+def template_index(resources: Sequence[Described]) -> TemplateLookup:
+    """Resolves a launchTemplate reference (id or name) to the AWS template's props, and a managed
+    instance group's instanceTemplate (id, self link or unique self link) to the GCE template's."""
+    by_ref: dict[str, Mapping[str, Any]] = {}
+    for r in resources:
+        if r.type == AWS_LAUNCH_TEMPLATE:
+            props = r.props
+            for ref in (r.id, props.get("name")):
+                if isinstance(ref, str):
+                    by_ref[ref] = props
+        elif r.type in (GCP_INSTANCE_TEMPLATE, GCP_REGION_INSTANCE_TEMPLATE) and isinstance(r.id, str):
+            by_ref[_gce_path(r.id)] = r.props
+
+    def template_of(reference: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        # instances, groups, Spot Fleets: {id | name}; mixed-instances policies, EC2 Fleets:
+        # {launchTemplateId | launchTemplateName}
+        for key in ("id", "name", "launchTemplateId", "launchTemplateName"):
+            if isinstance(reference.get(key), str) and reference[key] in by_ref:
+                return by_ref[reference[key]]
+        link = reference.get("selfLink")
+        return by_ref.get(_gce_path(link)) if isinstance(link, str) else None
+
+    return template_of
