@@ -1,4 +1,4 @@
-"""`inference-infra models`: the SHA-256 manifest of a model's weight files."""
+"""`inference-infra models`: the SHA-256 manifest of a model's weight files, its digest, and checks."""
 
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ from pathlib import Path
 
 import click
 
-from inference_infra.components.cli import app
+from inference_infra.components.cli import EXIT_POLICY, app
 
 
 @app.group()
 def models() -> None:
-    """Model weights: manifests the node prefetch verifies before serving."""
+    """Model weights: manifests, the digest a fleet pins, and the verifier the nodes run."""
 
 
 @models.command()
@@ -20,9 +20,25 @@ def models() -> None:
 @click.option(
     "--write/--print", default=False, help="Write the manifest beside the weights (default: print)."
 )
-@click.option("--allow-pickle", is_flag=True, help="List .bin/.pt/.pth/.pkl files instead of refusing them.")
-def manifest(source: str, write: bool, allow_pickle: bool) -> None:
-    """SHA-256 and size of every file under SOURCE (a directory, s3://bucket/prefix or gs://bucket/prefix)."""
+@click.option(
+    "--force",
+    is_flag=True,
+    help="With --write: replace a manifest already there that lists other files, sizes or digests.",
+)
+@click.option(
+    "--allow-code",
+    is_flag=True,
+    help="List .py and pickle files (.bin/.pt/.pth/.pkl) instead of refusing them; a fleet serving "
+    "them must allow code with a reason.",
+)
+@click.option("--allow-pickle", "allow_code", is_flag=True, hidden=True)  # the previous name
+def manifest(source: str, write: bool, force: bool, allow_code: bool) -> None:
+    """SHA-256 and size of every file under SOURCE (a directory, s3://bucket/prefix or gs://bucket/prefix).
+
+    Prints the manifest (or, with --write, stores it beside the weights) and the manifest's own SHA-256
+    on stderr: pin that digest in the fleet's weights (S3Weights(manifest_sha256=...)); nodes refuse a
+    manifest with any other digest.
+    """
     from inference_infra.components.errors import InputError, Problem
     from inference_infra.components.models import manifest as m
 
@@ -37,16 +53,33 @@ def manifest(source: str, write: bool, allow_pickle: bool) -> None:
         entries = list(m.local_entries(root))
     if not entries:
         raise InputError(_problem(Problem("SOURCE", source, "holds no files")))
-    pickles = [e.path for e in entries if m.is_pickle(e.path)]
-    if pickles and not allow_pickle:
+    refused = m.entries_problems(entries, allow_code=allow_code)
+    if refused:
         allowed = (
-            f"has pickle files ({', '.join(pickles)}); convert them to safetensors or pass --allow-pickle"
+            f"has files a node would refuse ({'; '.join(refused)}); remove or convert them (pickle to "
+            "safetensors), or pass --allow-code for .py and pickle files"
         )
         raise InputError(_problem(Problem("SOURCE", source, allowed)))
     text = m.dumps(m.build(entries))
+    digest = m.digest(text)
     if not write:
         sys.stdout.write(text)
+        _say_digest(digest, len(entries), source)
         return
+    existing = _existing(source)
+    if existing is not None and existing != text.encode() and not force:
+        raise InputError(
+            _problem(
+                Problem(
+                    "SOURCE",
+                    source,
+                    f"already holds a {m.MANIFEST_NAME} (sha256 {m.digest(existing)}) that disagrees with "
+                    f"the files there now (sha256 {digest}); nodes pinned to the old digest will refuse the "
+                    "new one. Check why the files changed, then pass --force to replace it and pin the new "
+                    "digest",
+                )
+            )
+        )
     if source.startswith("s3://"):
         import boto3
 
@@ -59,7 +92,76 @@ def manifest(source: str, write: bool, allow_pickle: bool) -> None:
         storage.Client().bucket(bucket).blob(prefix + m.MANIFEST_NAME).upload_from_string(text)
     else:
         (Path(source) / m.MANIFEST_NAME).write_text(text)
-    sys.stderr.write(f"manifest: {len(entries)} file(s) -> {source.rstrip('/')}/{m.MANIFEST_NAME}\n")
+    sys.stdout.write(digest + "\n")
+    _say_digest(digest, len(entries), f"{source.rstrip('/')}/{m.MANIFEST_NAME}")
+
+
+@models.command()
+@click.argument("directory", type=click.Path(file_okay=False))
+@click.option(
+    "--manifest",
+    "manifest_path",
+    type=click.Path(dir_okay=False),
+    help="The manifest file (default: DIRECTORY/inference-manifest.json).",
+)
+@click.option(
+    "--expect-sha256",
+    help="The manifest's pinned SHA-256 (as in the fleet's weights); without it the files are checked "
+    "against whatever manifest is there (integrity, not authenticity).",
+)
+@click.option(
+    "--allow-code", is_flag=True, help="Accept .py and pickle files, as a fleet allowing code does."
+)
+def verify(directory: str, manifest_path: str | None, expect_sha256: str | None, allow_code: bool) -> int:
+    """Check a local copy of a model's weights as a node does before serving them (exit 1 when refused)."""
+    from inference_infra.components.errors import InputError, Problem
+    from inference_infra.components.models import verify_weights as v
+
+    if expect_sha256 is not None and not v.is_sha256(expect_sha256):
+        raise InputError(
+            f"models verify: {Problem('--expect-sha256', expect_sha256, 'must be 64 hex digits')}."
+        )
+    manifest_file = manifest_path or str(Path(directory) / v.MANIFEST_NAME)
+    problems = v.verify(directory, manifest_file, expect_sha256, allow_code=allow_code)
+    if problems:
+        for line in problems:
+            sys.stderr.write(f"weights verification failed: {directory}: {line}\n")
+        return EXIT_POLICY
+    pinned = "the pinned digest" if expect_sha256 else "an unpinned manifest (pass --expect-sha256)"
+    sys.stderr.write(
+        f"weights verified: {directory} against {pinned}, sha256 {v.manifest_sha256(manifest_file)}\n"
+    )
+    return 0
+
+
+def _existing(source: str) -> bytes | None:
+    """The manifest already stored at SOURCE, or None."""
+    from inference_infra.components.models import manifest as mf
+
+    if source.startswith("s3://"):
+        import boto3
+
+        bucket, prefix = mf.split_uri(source)
+        client = boto3.client("s3")
+        try:
+            return client.get_object(Bucket=bucket, Key=prefix + mf.MANIFEST_NAME)["Body"].read()
+        except client.exceptions.NoSuchKey:
+            return None
+    if source.startswith("gs://"):
+        from google.cloud import storage
+
+        bucket, prefix = mf.split_uri(source)
+        blob = storage.Client().bucket(bucket).blob(prefix + mf.MANIFEST_NAME)
+        return blob.download_as_bytes() if blob.exists() else None
+    path = Path(source) / mf.MANIFEST_NAME
+    return path.read_bytes() if path.is_file() else None
+
+
+def _say_digest(digest: str, files: int, where: str) -> None:
+    sys.stderr.write(
+        f"manifest: {files} file(s) -> {where}\n"
+        f"manifest sha256: {digest} (pin it: S3Weights(manifest_sha256=...) on the fleet)\n"
+    )
 
 
 def _problem(problem: object) -> str:

@@ -1,10 +1,11 @@
 """The weight manifest: SHA-256 and size of every file of a model, stored beside the weights.
 
-`inference-infra models manifest SOURCE` writes it (SOURCE: a local directory, `s3://bucket/prefix`
-or `gs://bucket/prefix`); the node prefetch (components/aws/node/prefetch-model.sh, the GCP startup
-script) checks every downloaded file against it before anything may serve the model, and refuses
-pickle formats unless the fleet allows them. When every file matches it writes VERIFIED_MARKER in the
-model directory; serving units start only when that file exists (`ExecStartPre=/usr/bin/test -f`).
+`inference-infra models manifest SOURCE` builds it (SOURCE: a local directory, `s3://bucket/prefix`
+or `gs://bucket/prefix`) and prints the manifest's own SHA-256, the digest a fleet pins
+(`S3Weights.manifest_sha256` on AWS). The nodes check the downloaded files with the one verifier,
+components/models/verify_weights.py (also `inference-infra models verify DIR`): the manifest must
+have the pinned digest, every file must match it and be of an allowed format. Only then is
+VERIFIED_MARKER written, holding the digest; engines start only when it is there.
 
 Manifest shape (JSON, keys sorted, one file per model directory, named MANIFEST_NAME):
 
@@ -16,16 +17,36 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, BinaryIO
 
-MANIFEST_NAME = "inference-manifest.json"
-VERIFIED_MARKER = ".inference-verified"  # written by the prefetch after every file matched
-PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".pkl")  # formats that run code when loaded
-_SKIPPED = {MANIFEST_NAME, VERIFIED_MARKER, ".prefetch-complete", ".prefetch.lock"}
+from inference_infra.components.models.verify_weights import (
+    MANIFEST_NAME,
+    SKIPPED,
+    VERIFIED_MARKER,
+    check_key,
+    format_problem,
+)
+
+__all__ = [
+    "MANIFEST_NAME",
+    "SKIPPED",
+    "VERIFIED_MARKER",
+    "FileEntry",
+    "build",
+    "check_key",
+    "digest",
+    "dumps",
+    "entries_problems",
+    "format_problem",
+    "gcs_entries",
+    "local_entries",
+    "s3_entries",
+    "split_uri",
+]
+
 _CHUNK = 8 * 1024 * 1024
 
 
@@ -36,10 +57,6 @@ class FileEntry:
     sha256: str
 
 
-def is_pickle(path: str) -> bool:
-    return PurePosixPath(path).suffix.lower() in PICKLE_SUFFIXES
-
-
 def digest_stream(stream: BinaryIO) -> tuple[int, str]:
     sha, size = hashlib.sha256(), 0
     while chunk := stream.read(_CHUNK):
@@ -48,14 +65,10 @@ def digest_stream(stream: BinaryIO) -> tuple[int, str]:
     return size, sha.hexdigest()
 
 
-def _skipped(relative: str) -> bool:
-    return PurePosixPath(relative).name in _SKIPPED
-
-
 def local_entries(root: Path) -> Iterator[FileEntry]:
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         relative = path.relative_to(root).as_posix()
-        if _skipped(relative):
+        if relative in SKIPPED:
             continue
         with path.open("rb") as f:
             size, sha = digest_stream(f)
@@ -80,7 +93,7 @@ def s3_entries(uri: str, client: Any = None) -> Iterator[FileEntry]:
     keys = sorted(o["Key"] for page in pages for o in page.get("Contents", []) if not o["Key"].endswith("/"))
     for key in keys:
         relative = key[len(prefix) :]
-        if _skipped(relative):
+        if relative in SKIPPED:
             continue
         body = client.get_object(Bucket=bucket, Key=key)["Body"]
         size, sha = digest_stream(body)
@@ -100,11 +113,21 @@ def gcs_entries(uri: str, client: Any = None) -> Iterator[FileEntry]:
     blobs = sorted(client.list_blobs(bucket, prefix=prefix), key=lambda b: b.name)
     for blob in blobs:
         relative = blob.name[len(prefix) :]
-        if not relative or relative.endswith("/") or _skipped(relative):
+        if not relative or relative.endswith("/") or relative in SKIPPED:
             continue
         with blob.open("rb") as f:
             size, sha = digest_stream(f)
         yield FileEntry(relative, size, sha)
+
+
+def entries_problems(entries: Iterable[FileEntry], allow_code: bool = False) -> list[str]:
+    """Files a node would refuse: unsafe paths (check_key) and formats outside the allow-list."""
+    problems = []
+    for e in entries:
+        why = check_key(e.path) or format_problem(e.path, allow_code)
+        if why is not None:
+            problems.append(f"{e.path} {why}")
+    return problems
 
 
 def build(entries: Iterable[FileEntry]) -> dict[str, Any]:
@@ -118,41 +141,6 @@ def dumps(manifest: dict[str, Any]) -> str:
     return json.dumps(manifest, indent=2, sort_keys=True) + "\n"
 
 
-@dataclass(frozen=True)
-class Failure:
-    path: str
-    reason: str  # missing | size | sha256 | pickle | unlisted
-
-    def line(self) -> str:
-        return f"weights verification failed: {self.path}: {self.reason}"
-
-
-def verify(root: Path, manifest: dict[str, Any], *, allow_pickle: bool = False) -> list[Failure]:
-    """Every file the manifest lists must be there with its size and SHA-256; files not listed and
-    pickle files (unless allowed) fail too. An empty list means the directory may be served."""
-    failures: list[Failure] = []
-    listed = set()
-    for item in manifest.get("files", []):
-        relative = str(item["path"])
-        listed.add(relative)
-        if is_pickle(relative) and not allow_pickle:
-            failures.append(Failure(relative, "pickle"))
-            continue
-        path = root / relative
-        if ".." in PurePosixPath(relative).parts or os.path.isabs(relative):
-            failures.append(Failure(relative, "path"))
-            continue
-        if not path.is_file():
-            failures.append(Failure(relative, "missing"))
-            continue
-        with path.open("rb") as f:
-            size, sha = digest_stream(f)
-        if size != item["size"]:
-            failures.append(Failure(relative, "size"))
-        elif sha != item["sha256"]:
-            failures.append(Failure(relative, "sha256"))
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
-        relative = path.relative_to(root).as_posix()
-        if relative not in listed and not _skipped(relative):
-            failures.append(Failure(relative, "unlisted"))
-    return failures
+def digest(text: str | bytes) -> str:
+    """The SHA-256 of a manifest's bytes, as written: the digest a fleet pins."""
+    return hashlib.sha256(text.encode() if isinstance(text, str) else text).hexdigest()

@@ -1,5 +1,5 @@
-"""The weight manifest: built from local trees and S3 (moto), verified with tampered, missing and pickle
-files, written by `inference-infra models manifest`."""
+"""The weight manifest: built from local trees and S3 (moto), written by `inference-infra models manifest`
+(its digest printed, a disagreeing manifest kept unless --force), checked by `models verify`."""
 
 from __future__ import annotations
 
@@ -34,36 +34,6 @@ def test_manifest_lists_every_file_with_size_and_sha256(tree):
         "size": len(data),
         "sha256": hashlib.sha256(data).hexdigest(),
     }
-
-
-def test_manifest_verify_accepts_an_intact_tree(tree):
-    assert m.verify(tree, m.build(m.local_entries(tree))) == []
-
-
-def test_manifest_verify_rejects_a_tampered_file(tree):
-    manifest = m.build(m.local_entries(tree))
-    (tree / "config.json").write_text('{"layers": 3}')  # same size, other bytes
-    assert [(f.path, f.reason) for f in m.verify(tree, manifest)] == [("config.json", "sha256")]
-
-
-def test_manifest_verify_rejects_a_missing_file(tree):
-    manifest = m.build(m.local_entries(tree))
-    (tree / "sub" / "tokenizer.json").unlink()
-    failures = m.verify(tree, manifest)
-    assert [f.line() for f in failures] == ["weights verification failed: sub/tokenizer.json: missing"]
-
-
-def test_manifest_verify_rejects_pickle_unless_allowed(tree):
-    (tree / "pytorch_model.bin").write_bytes(b"pickle")
-    manifest = m.build(m.local_entries(tree))
-    assert [(f.path, f.reason) for f in m.verify(tree, manifest)] == [("pytorch_model.bin", "pickle")]
-    assert m.verify(tree, manifest, allow_pickle=True) == []
-
-
-def test_manifest_verify_rejects_files_the_manifest_does_not_list(tree):
-    manifest = m.build(m.local_entries(tree))
-    (tree / "extra.py").write_text("import os")
-    assert [(f.path, f.reason) for f in m.verify(tree, manifest)] == [("extra.py", "unlisted")]
 
 
 @mock_aws
@@ -102,6 +72,83 @@ def test_models_manifest_cli_rejects_pickle_files_unless_allowed(tree, capsys):
     assert main(["models", "manifest", str(tree)]) == 2
     assert "weights.pt" in capsys.readouterr().err
     assert main(["models", "manifest", str(tree), "--allow-pickle"]) == 0
+    assert main(["models", "manifest", str(tree), "--allow-code"]) == 0
+
+
+def test_models_manifest_cli_rejects_unsafe_keys_and_unknown_formats(tree, capsys):
+    (tree / "run.sh").write_text("#!/bin/sh")
+    (tree / "modeling.py").write_text("import os")
+    assert main(["models", "manifest", str(tree)]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "run.sh is not an allowed format" in err
+    assert "modeling.py is Python code" in err
+
+
+def test_models_manifest_cli_prints_the_digest_to_pin(tree, capsys):
+    assert main(["models", "manifest", str(tree)]) == 0
+    out = capsys.readouterr()
+    assert f"manifest sha256: {hashlib.sha256(out.out.encode()).hexdigest()}" in out.err
+
+
+def test_models_manifest_cli_write_prints_the_digest_of_what_it_wrote(tree, capsys):
+    assert main(["models", "manifest", str(tree), "--write"]) == 0
+    written = (tree / m.MANIFEST_NAME).read_bytes()
+    assert capsys.readouterr().out == hashlib.sha256(written).hexdigest() + "\n"
+
+
+def test_models_manifest_cli_write_rejects_replacing_a_disagreeing_manifest(tree, capsys):
+    assert main(["models", "manifest", str(tree), "--write"]) == 0
+    before = (tree / m.MANIFEST_NAME).read_bytes()
+    (tree / "model.safetensors").write_bytes(b"other bytes")
+    capsys.readouterr()
+    assert main(["models", "manifest", str(tree), "--write"]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert (tree / m.MANIFEST_NAME).read_bytes() == before
+    assert main(["models", "manifest", str(tree), "--write", "--force"]) == 0
+    assert (tree / m.MANIFEST_NAME).read_bytes() != before
+
+
+def test_models_manifest_cli_write_accepts_rewriting_an_agreeing_manifest(tree):
+    assert main(["models", "manifest", str(tree), "--write"]) == 0
+    assert main(["models", "manifest", str(tree), "--write"]) == 0
+
+
+@mock_aws
+def test_models_manifest_cli_write_rejects_replacing_a_disagreeing_manifest_in_s3(monkeypatch):
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    s3 = boto3.client("s3", region_name="us-east-1")
+    s3.create_bucket(Bucket="models")
+    s3.put_object(Bucket="models", Key="llama/model.safetensors", Body=b"abc")
+    assert main(["models", "manifest", "s3://models/llama", "--write"]) == 0
+    s3.put_object(Bucket="models", Key="llama/model.safetensors", Body=b"tampered")
+    assert main(["models", "manifest", "s3://models/llama", "--write"]) == 2
+    assert main(["models", "manifest", "s3://models/llama", "--write", "--force"]) == 0
+
+
+def test_models_verify_cli_accepts_an_intact_copy_with_its_pinned_digest(tree, capsys):
+    assert main(["models", "manifest", str(tree), "--write"]) == 0
+    digest = capsys.readouterr().out.strip()
+    assert main(["models", "verify", str(tree), "--expect-sha256", digest]) == 0
+    assert main(["models", "verify", str(tree)]) == 0
+
+
+def test_models_verify_cli_rejects_a_tampered_copy(tree, capsys):
+    assert main(["models", "manifest", str(tree), "--write"]) == 0
+    digest = capsys.readouterr().out.strip()
+    (tree / "config.json").write_text('{"layers": 9}')
+    assert main(["models", "verify", str(tree), "--expect-sha256", digest]) == 1
+    assert "config.json: sha256" in capsys.readouterr().err
+
+
+def test_models_verify_cli_rejects_another_manifest_than_the_pinned_one(tree, capsys):
+    assert main(["models", "manifest", str(tree), "--write"]) == 0
+    assert main(["models", "verify", str(tree), "--expect-sha256", "0" * 64]) == 1
+    assert "is not the pinned" in capsys.readouterr().err
+
+
+def test_models_verify_cli_rejects_a_malformed_digest(tree, capsys):
+    assert main(["models", "verify", str(tree), "--expect-sha256", "abc"]) == 2
+    assert "--expect-sha256" in capsys.readouterr().err
 
 
 def test_models_manifest_cli_rejects_a_missing_directory(tmp_path, capsys):
