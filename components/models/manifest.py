@@ -19,6 +19,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -34,6 +35,7 @@ __all__ = [
     "MANIFEST_NAME",
     "SKIPPED",
     "VERIFIED_MARKER",
+    "VERIFIER_FILE",
     "FileEntry",
     "build",
     "check_key",
@@ -45,9 +47,16 @@ __all__ = [
     "local_entries",
     "s3_entries",
     "split_uri",
+    "verifier_source",
 ]
 
 _CHUNK = 8 * 1024 * 1024
+VERIFIER_FILE = "verify_weights.py"  # the node copy's file name
+
+
+def verifier_source() -> str:
+    """The verifier's source, exactly as a node runs it (AWS user data, the GCP startup script)."""
+    return resources.files("inference_infra.components.models").joinpath(VERIFIER_FILE).read_text()
 
 
 @dataclass(frozen=True)

@@ -304,3 +304,7 @@ def test_verify_weights_is_standard_library_only():
     imported = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
     imported |= {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
     assert {name.split(".")[0] for name in imported} <= set(sys.stdlib_module_names)
+
+
+def test_verifier_source_is_the_module_the_cli_imports():
+    assert m.verifier_source() == SCRIPT.read_text()
