@@ -9,6 +9,7 @@ anything, and the reference stack gets the same answers from them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from ipaddress import ip_network
@@ -28,6 +29,7 @@ from inference_infra.components.serving.cold_start import ColdStart, WeightSourc
 
 # Where Google's load balancer health checks come from (https://cloud.google.com/load-balancing/docs/health-checks).
 HEALTH_CHECK_RANGES = (ip_network("35.191.0.0/16"), ip_network("130.211.0.0/22"))
+_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 # A pool without a cold-start estimate (engines given the old way) ramps and is judged over this long.
 DEFAULT_SLOW_START_SECONDS = 90
 
@@ -44,11 +46,28 @@ class GcsWeights:
     uris: Sequence[str] = arg(
         (),
         "gs://<bucket>/<folder> model folders the nodes copy at every boot (to local SSD, else the Filestore "
-        "cache, else the boot disk) and verify against their manifest; the engines serve the first.",
+        "cache, else the boot disk) and verify against their pinned manifest; the engines serve the first. "
+        "Folder paths: letters, digits, '.', '_', '-' and '/'.",
     )
+    manifest_sha256: Mapping[str, str] = arg(
+        factory=dict,
+        doc="Each folder's pinned manifest: folder URI (as in uris) -> the SHA-256 of its "
+        "inference-manifest.json, which `inference-infra models manifest gs://...` prints. Required for "
+        "every folder: a node downloads only the files that manifest lists and serves nothing when the "
+        "manifest in the bucket has another digest.",
+    )
+
+    def pinned(self, uri: str) -> str | None:
+        """The pinned manifest digest of a folder (lower-case), or None."""
+        wanted = uri.rstrip("/")
+        for key, value in self.manifest_sha256.items():
+            if isinstance(key, str) and key.rstrip("/") == wanted and isinstance(value, str):
+                return value.lower()
+        return None
 
 
 def _weights(bucket: str | None, uris: Sequence[str] | None) -> GcsWeights | None:
+    # The previous release's inputs had no pins: the fleet's checks then ask for manifest_sha256.
     if bucket is None and not uris:
         return None
     return GcsWeights(bucket or "", tuple(uris or ()))
@@ -195,7 +214,41 @@ def weights_problems(args: GcpNodeArgs) -> list[Problem]:
         problems.append(Problem("weights.bucket", bucket, "is required: the nodes may read only this bucket"))
     else:
         problems += bucket_problems("weights.bucket", bucket)
-    problems += model_uri_problems("weights.uris", tuple(args.weights.uris), bucket or None)
+    uris = tuple(args.weights.uris)
+    problems += model_uri_problems("weights.uris", uris, bucket or None)
+    problems += pin_problems(args.weights)
+    return problems
+
+
+def pin_problems(weights: GcsWeights) -> list[Problem]:
+    """A pinned manifest digest (64 hex digits) for every folder, and no pin for a folder not listed."""
+    problems = []
+    listed = {u.rstrip("/") for u in weights.uris if isinstance(u, str)}
+    for uri in weights.uris:
+        pin = weights.pinned(uri)
+        if pin is None:
+            problems.append(
+                Problem(
+                    f"weights.manifest_sha256[{uri!r}]",
+                    None,
+                    "is required: pin the SHA-256 of the folder's inference-manifest.json, which "
+                    f"`inference-infra models manifest {uri}` prints; nodes serve only the files a pinned "
+                    "manifest lists",
+                )
+            )
+        elif not _SHA256_RE.match(pin):
+            problems.append(
+                Problem(f"weights.manifest_sha256[{uri!r}]", pin, "must be a SHA-256: 64 hex digits")
+            )
+    for key in weights.manifest_sha256:
+        if not isinstance(key, str) or key.rstrip("/") not in listed:
+            problems.append(
+                Problem(
+                    "weights.manifest_sha256",
+                    key,
+                    "pins a folder that is not in weights.uris; each key is one of the folder URIs",
+                )
+            )
     return problems
 
 

@@ -463,6 +463,7 @@ def _startup_config(args: GpuFleetArgs, shape: FleetShape, engines: EngineConfig
     return StartupConfig(
         local_ssd_count=shape.bundled_local_ssds + max(args.local_ssd_count, 0),
         model_uris=args.weight_uris,
+        manifest_sha256=dict(args.weights.manifest_sha256) if args.weights is not None else {},
         model_cache=args.model_cache_nfs is not None,
         ops_agent=args.ops_agent,
         gpu_metrics=args.ops_agent,

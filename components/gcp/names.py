@@ -19,6 +19,17 @@ _LABEL_KEY_RE = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
 _LABEL_VALUE_RE = re.compile(r"^[a-z0-9_-]{0,63}$")
 _BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$")
 _GS_URI_RE = re.compile(r"^gs://([^/]+)/(.+)$")
+# A model folder's path inside its bucket: segments of letters, digits, '.', '_' and '-', each starting
+# with a letter or digit (so no '.' or '..' segment and nothing that reads as an option), joined by '/'.
+# The path becomes an IAM condition's prefix, a directory on the node and a unit's path: nothing else
+# may pass (a '*' would be a wildcard, a space or quote a word boundary).
+_FOLDER_SEGMENT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+FOLDER_RULE = (
+    "must be 'gs://<bucket>/<folder>', the folder a path of segments made of letters, digits, '.', '_' "
+    "and '-' (each starting with a letter or digit) joined by '/'; no '*', spaces, quotes, '$', '%', '..' "
+    "or control characters: the folder becomes the nodes' read grant, a directory on the node and part of "
+    "its units"
+)
 
 # Children append suffixes such as "-reservation" to a component's name; keep room for them
 # within Compute Engine's 63-character limit.
@@ -95,27 +106,47 @@ def bucket_problems(input_name: str, bucket: str) -> list[Problem]:
     return []
 
 
+def folder_of(uri: str) -> str:
+    """gs://bucket/a/b/ -> 'a/b' (the folder's path inside its bucket)."""
+    match = _GS_URI_RE.match(uri)
+    return match.group(2).strip("/") if match else ""
+
+
+def folder_name(uri: str) -> str:
+    """gs://bucket/a/b/ -> 'b': the model's directory name on the node."""
+    return uri.rstrip("/").rsplit("/", 1)[-1]
+
+
+def is_model_folder_uri(uri: str) -> bool:
+    """gs://<bucket>/<segment>[/<segment>...][/] with every segment on the allow-list."""
+    match = _GS_URI_RE.match(uri) if isinstance(uri, str) else None
+    if match is None or not _BUCKET_RE.match(match.group(1)):
+        return False
+    path = match.group(2).removesuffix("/")
+    return bool(path) and all(_FOLDER_SEGMENT_RE.match(segment) for segment in path.split("/"))
+
+
 def model_uri_problems(input_name: str, uris: tuple[str, ...], bucket: str | None) -> list[Problem]:
-    """Every URI must be gs://<bucket>/<path> inside the bucket the nodes may read."""
+    """Every URI must be an allow-listed gs://<bucket>/<folder> inside the bucket the nodes may read."""
     problems = []
     for i, uri in enumerate(uris):
         where = f"{input_name}[{i}]"
-        match = _GS_URI_RE.match(uri)
-        if match is None or not match.group(2).strip("/"):
-            problems.append(Problem(where, uri, "must be a Cloud Storage URI 'gs://<bucket>/<path>'"))
+        match = _GS_URI_RE.match(uri) if isinstance(uri, str) else None
+        if match is not None and not _BUCKET_RE.match(match.group(1)):
+            problems.append(Problem(where, uri, "must name a Cloud Storage bucket: gs://<bucket>/<folder>"))
+        elif not is_model_folder_uri(uri):
+            problems.append(Problem(where, uri, FOLDER_RULE))
         elif bucket is None:
             problems.append(
                 Problem(where, uri, "needs the model bucket set: the nodes may read only that bucket")
             )
-        elif match.group(1) != bucket:
+        elif match is not None and match.group(1) != bucket:
             problems.append(
                 Problem(
                     where, uri, f"is outside the model bucket {bucket!r}, which is all the nodes may read"
                 )
             )
-        elif any(ch in uri for ch in "'\"`$\\\n"):
-            problems.append(Problem(where, uri, "must not contain quotes, '$', '`', '\\' or newlines"))
-    names = [uri.rstrip("/").rsplit("/", 1)[-1] for uri in uris]
+    names = [folder_name(uri) for uri in uris if isinstance(uri, str)]
     for duplicate in sorted({n for n in names if names.count(n) > 1}):
         problems.append(
             Problem(

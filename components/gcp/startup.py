@@ -14,12 +14,20 @@ back empty), so every step is idempotent:
    `/mnt/local-ssd`.
 3. Model cache: mounts the Filestore share named in the instance metadata key
    `inference-infra-model-cache` (`<ip>:/<share>`) at `/mnt/model-cache`.
-4. Model prefetch: copies each `gs://` model folder with `gcloud storage
-   rsync`, all folders at once and each with parallel, sliced downloads, to
-   the fastest place the node has: local SSD, else the shared Filestore
-   cache (filled once per fleet under a lock), else the boot disk.
-5. Writes `/etc/inference-infra/models.env` (`MODELS_DIR=...`) for the
-   serving unit.
+4. Files: writes every file the node runs or reads (the shared weights verifier,
+   the weights fetcher, their configuration, the systemd units, the Ops Agent
+   and Docker configuration) from base64 blobs. Nothing in the script is a
+   heredoc or a value spliced into a command: a blob has no delimiter its
+   content could end, and every other word is a constant of this module or a
+   value quoted with `shlex.quote` after the components allow-listed it.
+5. Weights: starts `inference-weights.service` (`components/gcp/node/gcs_weights.py`,
+   sandboxed) and waits for it: each `gs://` folder is fetched by its pinned
+   manifest into `<models dir>/<folder>/<manifest sha256>/` on the fastest
+   place the node has (local SSD, else the shared Filestore cache, which only
+   its writer fills and serving nodes wait for, else the boot disk) and
+   verified there.
+6. Engines: installs their units, which require and are bound to the weights
+   unit (they stop when it fails or stops), and starts them.
 
 `root` prefixes every path the script touches, so tests run the real script
 in a scratch directory with stand-in commands.
@@ -27,17 +35,22 @@ in a scratch directory with stand-in commands.
 
 from __future__ import annotations
 
+import base64
+import json
+import re
 import shlex
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
+from importlib import resources
 from typing import Any
 
 import pulumi
 import yaml
 
-from inference_infra.components.errors import Problem
+from inference_infra.components.errors import Problem, raise_if_invalid
 from inference_infra.components.gcp.mirrors import mirror_problems, mirrored, registry_hosts, unmirrored_hosts
-from inference_infra.components.models.manifest import MANIFEST_NAME, VERIFIED_MARKER
+from inference_infra.components.gcp.names import FOLDER_RULE, folder_name, folder_of, is_model_folder_uri
+from inference_infra.components.models.manifest import VERIFIER_FILE, verifier_source
 from inference_infra.components.monitoring.host_exporters import (
     DCGM_EXPORTER_IMAGE,
     NODE_EXPORTER_IMAGE,
@@ -45,6 +58,7 @@ from inference_infra.components.monitoring.host_exporters import (
     exporter_command,
 )
 from inference_infra.components.serving import EngineConfig, EngineHost, engine_image, engine_units
+from inference_infra.components.serving.units import TEMPLATE_UNIT
 
 CACHE_METADATA_KEY = "inference-infra-model-cache"
 LOCAL_SSD_MOUNT = "/mnt/local-ssd"
@@ -52,6 +66,16 @@ MODEL_CACHE_MOUNT = "/mnt/model-cache"
 BOOT_DISK_MODELS = "/var/lib/inference-infra/models"
 MODELS_ENV = "/etc/inference-infra/models.env"
 OPS_AGENT_CONFIG = "/etc/google-cloud-ops-agent/config.yaml"
+# The node's own programs: the shared verifier and the GCP weights fetcher, side by side (the fetcher
+# imports the verifier from its folder), and the fetcher's configuration.
+NODE_BIN = "/opt/inference-infra/bin"
+FETCHER_FILE = "gcs_weights.py"
+WEIGHTS_CONFIG = "/etc/inference-infra/weights.json"
+WEIGHTS_UNIT = "inference-weights.service"
+UNIT_DIR = "/etc/systemd/system"
+# Binds every engine to the weights unit: an engine stops when the weights unit fails or stops.
+ENGINE_DROP_IN = f"{UNIT_DIR}/{TEMPLATE_UNIT}.d/10-weights.conf"
+PYTHON = "/usr/bin/python3"
 # The Ops Agent comes from Google's signed apt repository, not from a downloaded installer script: the
 # boot script fetches Google's published keys, keeps only the keys pinned here (by full fingerprint), and
 # apt then trusts only those for that repository. If Google rotates to a key not listed here, the Ops
@@ -74,29 +98,34 @@ RAID_DEVICE = "/dev/md0"
 OPS_AGENT_PACKAGE = "google-cloud-ops-agent"
 BOOT_PACKAGES = (OPS_AGENT_PACKAGE, "nfs-common", "mdadm")
 # Docker's configuration for the engines when images come from Artifact Registry: credHelpers name
-# `gcloud` (docker-credential-gcloud, shipped with the Google Cloud CLI the images already run for
-# `gcloud storage`), which answers with the node service account's token from the metadata server.
-# The serving unit reads DOCKER_CONFIG from models.env, so no HOME is needed.
+# `gcloud` (docker-credential-gcloud, shipped with the Google Cloud CLI of the images), which answers
+# with the node service account's token from the metadata server. The serving unit reads DOCKER_CONFIG
+# from models.env, so no HOME is needed.
 DOCKER_CONFIG_DIR = "/etc/inference-infra/docker"
+# How long a serving node waits for the shared cache's writer to publish a model.
+CACHE_WAIT_SECONDS = 7200
+_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 
 
 @dataclass(frozen=True, kw_only=True)
 class StartupConfig:
     local_ssd_count: int = 0  # NVMe local SSDs the machine has (bundled + added)
-    model_uris: tuple[str, ...] = ()  # gs://bucket/folder, one per model
+    model_uris: tuple[str, ...] = ()  # gs://bucket/folder, one per model (allow-listed: names.py)
+    # Folder URI -> the pinned SHA-256 of its inference-manifest.json (GcsWeights.manifest_sha256).
+    manifest_sha256: Mapping[str, str] = field(default_factory=dict)
     model_cache: bool = False  # mount the Filestore share named in the instance metadata
-    # Serving nodes mount the shared cache read-only (its export is READ_ONLY, ROOT_SQUASH for them);
-    # only the cache's named writer (a host in FilestoreModelCacheArgs.writer_ranges) mounts it
-    # read-write and fills it from Cloud Storage.
+    # Serving nodes mount the shared cache read-only (its export is READ_ONLY, ROOT_SQUASH for them) and
+    # wait for its writer to publish each pinned model; only the cache's named writer (a host in
+    # FilestoreModelCacheArgs.writer_ranges) mounts it read-write and fills it from Cloud Storage.
     model_cache_writer: bool = False
-    allow_pickle: bool = False  # accept .bin/.pt/.pth/.pkl weights (they run code when loaded)
+    allow_code: bool = False  # accept .py and pickle files (they run code when loaded)
     ops_agent: bool = True
     gpu_metrics: bool = False  # DCGM receiver (needs ops_agent)
-    download_processes: int = 16  # gcloud storage/process_count
-    download_threads: int = 8  # gcloud storage/thread_count
+    download_connections: int = 32  # parallel ranged reads across the model's objects
+    download_slice_mib: int = 64  # objects larger than this come in slices of this size
     local_ssd_wait_seconds: int = 120
-    root: str = ""  # prefix of every path (tests); empty on real machines
-    engines: EngineConfig | None = None  # serve model_uris[0] once prefetched (components/serving)
+    root: str = ""  # prefix of every path the script touches (tests); empty on real machines
+    engines: EngineConfig | None = None  # serve model_uris[0] once verified (components/serving)
     # Upstream registry host -> LOCATION-docker.pkg.dev/PROJECT/REPOSITORY (components/gcp/mirrors.py):
     # every image the node runs is pulled from there by the same digest.
     image_mirrors: Mapping[str, str] = field(default_factory=dict)
@@ -107,6 +136,29 @@ class StartupConfig:
     # node exporter (:9100), and dcgm-exporter (:9400) when gpu_exporter. GPU fleets run both.
     host_exporters: bool = False
     gpu_exporter: bool = False
+
+    def pinned(self, uri: str) -> str:
+        wanted = uri.rstrip("/")
+        return next((v.lower() for k, v in self.manifest_sha256.items() if k.rstrip("/") == wanted), "")
+
+
+def models_dir(config: StartupConfig) -> str:
+    """Where the node keeps its models: local SSD, else the shared cache, else the boot disk."""
+    if config.local_ssd_count:
+        return f"{LOCAL_SSD_MOUNT}/models"
+    if config.model_cache:
+        return f"{MODEL_CACHE_MOUNT}/models"
+    return BOOT_DISK_MODELS
+
+
+def reads_shared_cache(config: StartupConfig) -> bool:
+    """A serving node that takes its weights from the shared cache, which it may not write."""
+    return config.model_cache and not config.local_ssd_count and not config.model_cache_writer
+
+
+def model_dir(config: StartupConfig, uri: str) -> str:
+    """The verified copy of one folder on the node: <models dir>/<folder>/<pinned manifest sha256>."""
+    return f"{models_dir(config)}/{folder_name(uri)}/{config.pinned(uri)}"
 
 
 def node_metadata(startup_script: str, *, model_cache_nfs: pulumi.Input[str] | None) -> dict[str, Any]:
@@ -128,11 +180,24 @@ def validate_startup(config: StartupConfig) -> list[Problem]:
         problems.append(Problem("local_ssd_count", config.local_ssd_count, "must be 0 or more"))
     if config.gpu_metrics and not config.ops_agent:
         problems.append(Problem("gpu_metrics", True, "needs the Ops Agent (ops_agent=True)"))
-    for name in ("download_processes", "download_threads"):
+    for name, low, high in (("download_connections", 1, 256), ("download_slice_mib", 8, 1024)):
         value = getattr(config, name)
-        if not 1 <= value <= 256:
-            problems.append(Problem(name, value, "must be between 1 and 256"))
+        if not low <= value <= high:
+            problems.append(Problem(name, value, f"must be between {low} and {high}"))
     problems += mirror_problems(config.image_mirrors)
+    return problems
+
+
+def folder_problems(config: StartupConfig) -> list[Problem]:
+    """Each folder allow-listed and pinned (the components check their inputs first; the renderer again)."""
+    problems = []
+    for i, uri in enumerate(config.model_uris):
+        if not is_model_folder_uri(uri):
+            problems.append(Problem(f"model_uris[{i}]", uri, FOLDER_RULE))
+        if not _SHA256_RE.match(config.pinned(uri)):
+            problems.append(
+                Problem(f"manifest_sha256[{uri!r}]", config.pinned(uri) or None, "must be 64 hex digits")
+            )
     return problems
 
 
@@ -214,7 +279,7 @@ def exporter_steps(config: StartupConfig) -> list[str]:
     """Bash that starts the host exporters, each image from its mirror when its registry has one."""
     if not config.host_exporters:
         return []
-    docker = 'DOCKER_CONFIG="$DOCKER_CONFIG_DIR" ' if registry_hosts(config.image_mirrors) else ""
+    docker = f"DOCKER_CONFIG={shlex.quote(DOCKER_CONFIG_DIR)} " if registry_hosts(config.image_mirrors) else ""
     lines = []
     runs = [("node-exporter", NODE_EXPORTER_IMAGE, False)]
     if config.gpu_exporter:
@@ -240,62 +305,177 @@ def ops_agent_gpu_config() -> str:
     return yaml.safe_dump(config, sort_keys=False)
 
 
-def engine_steps(config: StartupConfig) -> list[str]:
-    """Bash that installs the engines' units (their weights: model_uris[0] under MODELS_DIR) and starts them.
+def fetcher_source() -> str:
+    """The weights fetcher the node runs (components/gcp/node/gcs_weights.py), as shipped."""
+    return resources.files("inference_infra.components.gcp.node").joinpath(FETCHER_FILE).read_text()
 
-    The prefetch runs in this script, so the units need no prefetch unit: they start here, after it,
-    and refuse to start until the weights carry the verified marker.
+
+def weights_config(config: StartupConfig) -> dict[str, Any]:
+    """The fetcher's configuration (JSON on the node): what to fetch or wait for, and where."""
+    reader = reads_shared_cache(config)
+    return {
+        "models_dir": models_dir(config),
+        "mode": "wait" if reader else "fetch",
+        "lock": config.model_cache and not config.local_ssd_count and config.model_cache_writer,
+        "allow_code": config.allow_code,
+        "textfile_dir": TEXTFILE_DIR if config.host_exporters else None,
+        "wait_seconds": CACHE_WAIT_SECONDS,
+        "connections": config.download_connections,
+        "slice_mib": config.download_slice_mib,
+        "models": [
+            {
+                "bucket": uri.removeprefix("gs://").split("/", 1)[0],
+                "prefix": folder_of(uri),
+                "folder": folder_name(uri),
+                "manifest_sha256": config.pinned(uri),
+            }
+            for uri in config.model_uris
+        ],
+    }
+
+
+def weights_unit(config: StartupConfig) -> str:
+    """The sandboxed oneshot unit that fetches and verifies every model (or waits for the cache's writer).
+
+    Root, because the cache's writer fills an NFS share exported with NO_ROOT_SQUASH to root only; but
+    with no capabilities, no new privileges, the whole file system read-only except the models folder
+    and the metrics folder, private /tmp, no devices, no kernel or cgroup knobs, and IP sockets only.
     """
-    if config.engines is None or not config.model_uris:
+    writable = [models_dir(config)] + ([TEXTFILE_DIR] if config.host_exporters else [])
+    timeout = CACHE_WAIT_SECONDS + 3600
+    lines = [
+        "[Unit]",
+        "Description=inference-infra: model weights fetched by their pinned manifests and verified",
+        "Wants=network-online.target",
+        "After=network-online.target",
+        "",
+        "[Service]",
+        "Type=oneshot",
+        "RemainAfterExit=yes",
+        f"ExecStart={PYTHON} {NODE_BIN}/{FETCHER_FILE} --config {WEIGHTS_CONFIG}",
+        f"TimeoutStartSec={timeout}",
+        "UMask=0022",
+        "ProtectSystem=strict",
+        *[f"ReadWritePaths=-{path}" for path in writable],
+        "ProtectHome=yes",
+        "PrivateTmp=yes",
+        "PrivateDevices=yes",
+        "NoNewPrivileges=yes",
+        "CapabilityBoundingSet=",
+        "AmbientCapabilities=",
+        "ProtectKernelTunables=yes",
+        "ProtectKernelModules=yes",
+        "ProtectKernelLogs=yes",
+        "ProtectControlGroups=yes",
+        "ProtectClock=yes",
+        "ProtectHostname=yes",
+        "RestrictSUIDSGID=yes",
+        "RestrictNamespaces=yes",
+        "RestrictRealtime=yes",
+        "LockPersonality=yes",
+        "MemoryDenyWriteExecute=yes",
+        "SystemCallArchitectures=native",
+        "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def engine_drop_in() -> str:
+    """Every engine bound to the weights unit: started after it, stopped when it fails or stops."""
+    return f"[Unit]\nBindsTo={WEIGHTS_UNIT}\nAfter={WEIGHTS_UNIT}\n"
+
+
+def serves(config: StartupConfig) -> bool:
+    return config.engines is not None and bool(config.model_uris)
+
+
+def models_env(config: StartupConfig) -> str:
+    """/etc/inference-infra/models.env: what the engine units read (MODELS_DIR, DOCKER_CONFIG)."""
+    text = f"MODELS_DIR={models_dir(config)}\n"
+    if registry_hosts(config.image_mirrors):
+        text += f"DOCKER_CONFIG={DOCKER_CONFIG_DIR}\n"
+    return text
+
+
+def docker_config(config: StartupConfig) -> str:
+    """Docker's config.json: `gcloud` answers for every Artifact Registry mirror host."""
+    return json.dumps({"credHelpers": dict.fromkeys(registry_hosts(config.image_mirrors), "gcloud")}) + "\n"
+
+
+def node_files(config: StartupConfig) -> list[tuple[str, str, str]]:
+    """Every file the boot writes (path, octal mode, text), in the order it writes them."""
+    files = [(MODELS_ENV, "0644", models_env(config))]
+    if config.model_uris:
+        files += [
+            (f"{NODE_BIN}/{VERIFIER_FILE}", "0644", verifier_source()),
+            (f"{NODE_BIN}/{FETCHER_FILE}", "0644", fetcher_source()),
+            (WEIGHTS_CONFIG, "0644", json.dumps(weights_config(config), indent=2, sort_keys=True) + "\n"),
+            (f"{UNIT_DIR}/{WEIGHTS_UNIT}", "0644", weights_unit(config)),
+        ]
+    if registry_hosts(config.image_mirrors) and (config.host_exporters or serves(config)):
+        files.append((f"{DOCKER_CONFIG_DIR}/config.json", "0600", docker_config(config)))
+    if serves(config):
+        assert config.engines is not None
+        # The same digest, from the Artifact Registry mirror when the image's registry has one.
+        image = mirrored(engine_image(config.engines.family).reference, config.image_mirrors)
+        host = EngineHost(
+            model_dir=model_dir(config, config.model_uris[0]),
+            prefetch_unit=WEIGHTS_UNIT,
+            environment_file=MODELS_ENV,
+            image=image,
+        )
+        units = engine_units(config.engines, host)
+        files += [(path, "0644", text) for path, text in units.files(UNIT_DIR)]
+        files.append((ENGINE_DROP_IN, "0644", engine_drop_in()))
+    return files
+
+
+def engine_instances(config: StartupConfig) -> list[str]:
+    if not serves(config):
         return []
-    folder = config.model_uris[0].rstrip("/").rsplit("/", 1)[-1]
-    # The same digest, from the Artifact Registry mirror when the image's registry has one.
-    image = mirrored(engine_image(config.engines.family).reference, config.image_mirrors)
-    host = EngineHost(
-        model_dir=f"${{MODELS_DIR}}/{folder}", prefetch_unit=None, environment_file=MODELS_ENV, image=image
-    )
-    units = engine_units(config.engines, host)
-    lines = ['mkdir -p "$ROOT/etc/systemd/system" "$ROOT/etc/inference-infra"']
-    for path, text in units.files():
-        lines += [f"cat >\"$ROOT\"{shlex.quote(path)} <<'ENGINE_FILE'", text.rstrip("\n"), "ENGINE_FILE"]
-    lines += ["systemctl daemon-reload", f"systemctl enable --now --no-block {' '.join(units.instances)}"]
-    return lines
+    assert config.engines is not None
+    host = EngineHost(model_dir="/", prefetch_unit=WEIGHTS_UNIT)
+    return list(engine_units(config.engines, host).instances)
+
+
+def write_file_line(path: str, mode: str, text: str) -> str:
+    """One bash line writing a file from a base64 blob: no content can end it or reach the shell."""
+    blob = base64.b64encode(text.encode()).decode()
+    return f"write_file {mode} {shlex.quote(path)} '{blob}'"
 
 
 def render_startup_script(config: StartupConfig) -> str:
     """The startup script for config (see the module docstring for what it does)."""
+    raise_if_invalid("StartupConfig", folder_problems(config))
     q = shlex.quote
-    uris = " ".join(q(u) for u in config.model_uris)
     steps = []
-    if config.host_exporters:  # before the prefetch, which publishes its verification gauge there
+    if config.host_exporters:  # before the weights unit, which publishes its verification gauge there
         steps.append(f'mkdir -p "$ROOT"{q(TEXTFILE_DIR)}')
     if config.ops_agent:
         steps.append('setup_ops_agent || log "warning: Ops Agent setup failed; node metrics will be missing"')
     if config.local_ssd_count:
         steps.append("setup_local_ssd")
-        steps.append('MODELS_DIR="$LOCAL_SSD_MOUNT/models"')
     if config.model_cache:
         steps.append("mount_model_cache")
-        if not config.local_ssd_count:
-            steps.append('MODELS_DIR="$CACHE_MOUNT/models"')
-    if config.model_uris:
-        if config.model_cache and not config.local_ssd_count:
-            if config.model_cache_writer:
-                steps.append("prefetch_into_shared_cache")
-            else:
-                steps.append(
-                    'log "serving the weights from the read-only model cache (filled by its writer)"'
-                )
-        else:
-            steps.append('prefetch_models "$MODELS_DIR"')
-            steps.append('verify_models "$MODELS_DIR"')
-    steps.append("write_models_env")
-    if registry_hosts(config.image_mirrors) and (
-        config.host_exporters or (config.engines is not None and config.model_uris)
-    ):
-        steps.append("configure_registry_auth")
+    if config.model_uris and not reads_shared_cache(config):
+        steps.append(f'mkdir -p "$ROOT"{q(models_dir(config))}')
+    steps += [write_file_line(path, mode, text) for path, mode, text in node_files(config)]
+    if registry_hosts(config.image_mirrors) and (config.host_exporters or serves(config)):
+        steps.append("check_registry_auth")
     steps += exporter_steps(config)
-    steps += engine_steps(config)
+    if config.model_uris:
+        steps += [
+            "systemctl daemon-reload",
+            f"start_weights {q(models_dir(config))}",
+        ]
+    instances = engine_instances(config)
+    if instances:
+        words = " ".join(q(i) for i in instances)
+        # Started here at every boot, after the mounts, never by systemd on its own: a unit enabled at
+        # boot could start before this script has mounted the local SSD or the cache.
+        steps += [f"systemctl disable --quiet {words}", f"systemctl start --no-block {words}"]
+    steps.append(f'log "startup complete; models in {models_dir(config)}"')
     return _TEMPLATE.format(
         install_ops_agent=(
             _INSTALL_OPS_AGENT.format(
@@ -310,71 +490,19 @@ def render_startup_script(config: StartupConfig) -> str:
             else _NO_OPS_AGENT_DOWNLOAD.format()
         ),
         root=q(config.root),
-        local_ssd_count=config.local_ssd_count,
-        wait_seconds=config.local_ssd_wait_seconds,
+        local_ssd_count=int(config.local_ssd_count),
+        wait_seconds=int(config.local_ssd_wait_seconds),
         local_ssd_mount=q(LOCAL_SSD_MOUNT),
         cache_mount=q(MODEL_CACHE_MOUNT),
         cache_access="rw" if config.model_cache_writer else "ro",
-        boot_models=q(BOOT_DISK_MODELS),
-        models_env=q(MODELS_ENV),
-        ops_config_path=q(OPS_AGENT_CONFIG),
+        ops_config_line=write_file_line(OPS_AGENT_CONFIG, "0644", ops_agent_gpu_config()),
         raid_device=q(RAID_DEVICE),
         cache_key=q(CACHE_METADATA_KEY),
-        model_uris=uris,
-        processes=config.download_processes,
-        threads=config.download_threads,
         gpu_metrics="true" if config.gpu_metrics else "false",
-        ops_config=ops_agent_gpu_config().rstrip("\n"),
         steps="\n".join(steps),
-        verifier=_VERIFIER.rstrip("\n"),
-        marker=q(VERIFIED_MARKER),
-        manifest_name=q(MANIFEST_NAME),
-        allow_pickle=int(config.allow_pickle),
-        textfile_dir=q(TEXTFILE_DIR),
         package_downloads="true" if config.package_downloads else "false",
-        docker_config=q(DOCKER_CONFIG_DIR),
-        registry_hosts=" ".join(q(h) for h in registry_hosts(config.image_mirrors)),
+        weights_unit=q(WEIGHTS_UNIT),
     )
-
-
-# Runs on the node (python3 of the image, standard library only): checks one model directory against
-# its manifest; prints one line naming the first bad file and exits 1, or exits 0.
-_VERIFIER = """\
-import hashlib, json, os, sys
-root, allow_pickle, manifest_name, marker = sys.argv[1], sys.argv[2] == "1", sys.argv[3], sys.argv[4]
-def bad(path, reason):
-    print(f"weights verification failed: {os.path.join(root, path)}: {reason}")
-    sys.exit(1)
-try:
-    with open(os.path.join(root, manifest_name)) as f:
-        files = json.load(f)["files"]
-except (OSError, ValueError, KeyError):
-    bad(manifest_name, "missing or unreadable beside the weights")
-listed = set()
-for item in files:
-    path = str(item["path"])
-    listed.add(path)
-    if path.startswith("/") or ".." in path.split("/"):
-        bad(path, "path outside the model directory")
-    if path.lower().endswith((".bin", ".pt", ".pth", ".pkl")) and not allow_pickle:
-        bad(path, "pickle format refused (set allow_pickle on the fleet)")
-    full = os.path.join(root, path)
-    if not os.path.isfile(full):
-        bad(path, "missing")
-    if os.path.getsize(full) != item["size"]:
-        bad(path, "size differs from the manifest")
-    sha = hashlib.sha256()
-    with open(full, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 23), b""):
-            sha.update(chunk)
-    if sha.hexdigest() != item["sha256"]:
-        bad(path, "sha256 differs from the manifest")
-for base, _, names in os.walk(root):
-    for name in names:
-        path = os.path.relpath(os.path.join(base, name), root)
-        if path not in listed and name not in (manifest_name, marker, ".prefetch.lock"):
-            bad(path, "not in the manifest")
-"""
 
 
 # Without package downloads (egress endpoints-only) the script names no download host at all.
@@ -417,6 +545,7 @@ install_ops_agent() {{  # from Google's apt repository, trusting only the pinned
 _TEMPLATE = """\
 #!/bin/bash
 # Rendered by inference-infra (components/gcp/startup.py); runs as root at every boot.
+# Every file it writes comes from a base64 blob (write_file): no heredoc, no value spliced into a command.
 set -euo pipefail
 shopt -s nullglob
 
@@ -425,24 +554,21 @@ LOCAL_SSD_COUNT={local_ssd_count}
 LOCAL_SSD_WAIT_SECONDS={wait_seconds}
 LOCAL_SSD_MOUNT="$ROOT"{local_ssd_mount}
 CACHE_MOUNT="$ROOT"{cache_mount}
-MODELS_DIR="$ROOT"{boot_models}
-MODELS_ENV="$ROOT"{models_env}
 DEVICE_DIR="$ROOT/dev/disk/by-id"
 RAID_DEVICE={raid_device}
 GPU_METRICS={gpu_metrics}
 PACKAGE_DOWNLOADS={package_downloads}
-DOCKER_CONFIG_DIR={docker_config}
-REGISTRY_HOSTS=({registry_hosts})
-MODEL_URIS=({model_uris})
-# Parallel, sliced downloads for every `gcloud storage` call below.
-export CLOUDSDK_STORAGE_PROCESS_COUNT={processes}
-export CLOUDSDK_STORAGE_THREAD_COUNT={threads}
-export CLOUDSDK_STORAGE_SLICED_OBJECT_DOWNLOAD_THRESHOLD=100M
-export CLOUDSDK_STORAGE_SLICED_OBJECT_DOWNLOAD_MAX_COMPONENTS=16
 
 log() {{
   echo "inference-infra-startup: $*"
   logger -t inference-infra-startup -- "$*" 2>/dev/null || true
+}}
+
+write_file() {{  # write_file <octal mode> <absolute path> <base64 text>
+  mkdir -p "$(dirname "$ROOT$2")"
+  printf '%s' "$3" | base64 -d >"$ROOT$2.partial"
+  chmod "$1" "$ROOT$2.partial"
+  mv -f "$ROOT$2.partial" "$ROOT$2"
 }}
 
 metadata() {{
@@ -453,7 +579,7 @@ metadata() {{
 ensure_package() {{  # ensure_package <command> <debian package>
   command -v "$1" >/dev/null 2>&1 && return 0
   if [ "$PACKAGE_DOWNLOADS" != true ]; then
-    log "$2 is not on this image and the network allows no package downloads (egress endpoints-only);" \
+    log "$2 is not on this image and the network allows no package downloads (egress endpoints-only);" \\
       "use an image that has it"
     return 1
   fi
@@ -470,10 +596,7 @@ setup_ops_agent() {{
       ensure_package nv-hostengine datacenter-gpu-manager || log "warning: no DCGM; NVML metrics only"
     fi
     systemctl enable --now nvidia-dcgm || log "warning: DCGM is not running; NVML metrics only"
-    mkdir -p "$(dirname "$ROOT"{ops_config_path})"
-    cat >"$ROOT"{ops_config_path} <<'OPS_AGENT_CONFIG'
-{ops_config}
-OPS_AGENT_CONFIG
+    {ops_config_line}
   fi
   systemctl restart google-cloud-ops-agent || return 1
 }}
@@ -528,85 +651,18 @@ mount_model_cache() {{
   log "model cache $share mounted at $CACHE_MOUNT"
 }}
 
-prefetch_models() {{  # prefetch_models <destination folder>
-  local dest="$1" uri name pids=() failed=0
-  for uri in "${{MODEL_URIS[@]}}"; do
-    name="${{uri%/}}"
-    name="${{name##*/}}"
-    mkdir -p "$dest/$name"
-    gcloud storage rsync --recursive "$uri" "$dest/$name" &
-    pids+=("$!")
-  done
-  for pid in "${{pids[@]}}"; do
-    wait "$pid" || failed=1
-  done
-  if [ "$failed" -ne 0 ]; then
-    log "model prefetch into $dest failed"
+start_weights() {{  # start_weights <models dir>: fetch or wait for every model, verify, and report
+  if ! systemctl start {weights_unit}; then
+    log "model weights were not verified in $1 (journalctl -u {weights_unit}); the engines will not start"
     return 1
   fi
-  log "prefetched ${{#MODEL_URIS[@]}} model(s) into $dest"
+  log "model weights verified in $1 against their pinned manifests"
 }}
 
-verify_models() {{  # verify_models <destination folder>: every model against its manifest, then the marker
-  local dest="$1" uri name failed=0
-  for uri in "${{MODEL_URIS[@]}}"; do
-    name="${{uri%/}}"
-    name="${{name##*/}}"
-    rm -f "$dest/$name"/{marker}
-    if python3 - "$dest/$name" {allow_pickle} {manifest_name} {marker} <<'PY'
-{verifier}
-PY
-    then
-      date -u +%Y-%m-%dT%H:%M:%SZ >"$dest/$name"/{marker}
-    else
-      failed=1
-    fi
-  done
-  if [ -d "$ROOT"{textfile_dir} ]; then
-    printf 'inference_model_verification_failed %s\\n' "$failed" \
-      >"$ROOT"{textfile_dir}/inference_model_verification.prom
-  fi
-  if [ "$failed" -ne 0 ]; then
-    log "model verification failed; the weights in $dest will not be served"
-    return 1
-  fi
-  log "verified ${{#MODEL_URIS[@]}} model(s) in $dest against their manifests"
-}}
-
-prefetch_into_shared_cache() {{
-  # One node of the fleet copies; the others wait on the lock, then find nothing left to copy.
-  mkdir -p "$MODELS_DIR"
-  (
-    flock -w 7200 9
-    prefetch_models "$MODELS_DIR"
-    verify_models "$MODELS_DIR"
-  ) 9>"$CACHE_MOUNT/.prefetch.lock"
-}}
-
-write_models_env() {{
-  mkdir -p "$MODELS_DIR" "$(dirname "$MODELS_ENV")"
-  printf 'MODELS_DIR=%s\\n' "$MODELS_DIR" >"$MODELS_ENV"
-}}
-
-configure_registry_auth() {{  # docker pulls from the Artifact Registry mirrors with the node's identity
-  local host first=1
-  mkdir -p "$ROOT$DOCKER_CONFIG_DIR"
-  {{
-    printf '{{"credHelpers": {{'
-    for host in "${{REGISTRY_HOSTS[@]}}"; do
-      [ "$first" -eq 1 ] || printf ', '
-      printf '"%s": "gcloud"' "$host"
-      first=0
-    done
-    printf '}}}}\\n'
-  }} >"$ROOT$DOCKER_CONFIG_DIR/config.json"
-  chmod 0600 "$ROOT$DOCKER_CONFIG_DIR/config.json"
-  printf 'DOCKER_CONFIG=%s\\n' "$DOCKER_CONFIG_DIR" >>"$MODELS_ENV"
+check_registry_auth() {{  # docker pulls from the Artifact Registry mirrors with the node's identity
   command -v docker-credential-gcloud >/dev/null 2>&1 ||
     log "warning: docker-credential-gcloud (Google Cloud CLI) is missing; image pulls will be refused"
-  log "docker pulls from ${{REGISTRY_HOSTS[*]}} as the node's service account"
 }}
 
 {steps}
-log "startup complete; MODELS_DIR=$MODELS_DIR"
 """

@@ -392,6 +392,7 @@ def validate_tpu_vm(
 def _startup_config(args: TpuVmArgs, engines: EngineConfig | None) -> StartupConfig:
     return StartupConfig(
         model_uris=args.weight_uris,
+        manifest_sha256=dict(args.weights.manifest_sha256) if args.weights is not None else {},
         model_cache=args.model_cache_nfs is not None,
         ops_agent=False,  # TPU metrics reach Cloud Monitoring without an agent
         engines=engines,

@@ -12,13 +12,14 @@ from inference_infra.components.gcp.endpoint import (
     GcpInferenceEndpointArgs,
     GcpPoolBackend,
 )
-from inference_infra.components.gcp.gpu_fleet import GcsWeights, GpuFleet, GpuFleetArgs
+from inference_infra.components.gcp.gpu_fleet import GpuFleet, GpuFleetArgs
 from inference_infra.components.gcp.tpu_vm import TpuVm, TpuVmArgs
+from tests.components.gcp.helpers import pinned_weights
 
 SUBNET = "projects/test-project/regions/us-central1/subnetworks/serving"
 NETWORK = "projects/test-project/global/networks/serving"
 QWEN = ServedModel(name="qwen2.5-7b", context_tokens=4096, concurrency=8)
-WEIGHTS = GcsWeights("models", ["gs://models/qwen2.5-7b-instruct"])
+WEIGHTS = pinned_weights("models", ["gs://models/qwen2.5-7b-instruct"])
 
 
 def gpu_fleet(name: str = "l4", **overrides) -> GpuFleet:

@@ -6,10 +6,11 @@ import pytest
 
 from inference_infra.components.errors import InputError
 from inference_infra.components.fleet import ServedModel
-from inference_infra.components.gcp.gpu_fleet import GcsWeights, GpuFleet, GpuFleetArgs, plan_gpu_fleet
+from inference_infra.components.gcp.gpu_fleet import GpuFleet, GpuFleetArgs, plan_gpu_fleet
 from inference_infra.components.gcp.tpu_vm import TpuVm, TpuVmArgs
 from inference_infra.components.resources import GCP_INSTANCE, GCP_TPU_VM
 from inference_infra.components.serving import WeightSource
+from tests.components.gcp.helpers import expanded, pin, pinned_weights
 
 SUBNET = "projects/test-project/regions/us-central1/subnetworks/gpu"
 NETWORK = "projects/test-project/global/networks/gpu"
@@ -17,7 +18,7 @@ FIREWALL = "gcp:compute/firewall:Firewall"
 LLAMA_8B = ServedModel(name="llama-3.1-8b", context_tokens=4096, concurrency=8)
 LLAMA_70B = ServedModel(name="llama-3.1-70b", context_tokens=8192, concurrency=64)
 QWEN_7B = ServedModel(name="qwen2.5-7b", context_tokens=4096, concurrency=8)
-WEIGHTS = GcsWeights("models", ["gs://models/llama-3.1-8b-instruct", "gs://models/mistral-7b"])
+WEIGHTS = pinned_weights("models", ["gs://models/llama-3.1-8b-instruct", "gs://models/mistral-7b"])
 
 
 def fleet(**overrides) -> GpuFleetArgs:
@@ -40,13 +41,13 @@ def tpu(**overrides) -> TpuVmArgs:
         "subnetwork": SUBNET,
         "accelerator_type": "v5litepod-4",
         "model": QWEN_7B,
-        "weights": GcsWeights("models", ["gs://models/qwen2.5-7b-instruct"]),
+        "weights": pinned_weights("models", ["gs://models/qwen2.5-7b-instruct"]),
     }
     return TpuVmArgs(**{**base, **overrides})
 
 
 def script_of(capture, type_token=GCP_INSTANCE) -> str:
-    return capture.of_type(type_token)[0].props["metadata"]["startup-script"]
+    return expanded(capture.of_type(type_token)[0].props["metadata"]["startup-script"])
 
 
 def notes(capture) -> list[str]:
@@ -65,8 +66,9 @@ def test_gpu_fleet_with_a_model_runs_its_engines_from_the_first_weights_folder(p
     assert l4.engines.ports == [8000]
     script = script_of(capture)
     assert "inference-engine@0.service" in script
-    assert "systemctl enable --now --no-block" in script
-    assert "${MODELS_DIR}/llama-3.1-8b-instruct" in script  # the first folder is served
+    assert "systemctl start --no-block inference-engine@0.service" in script
+    # The first folder is served, from its directory named by the pinned manifest digest.
+    assert f"/models/llama-3.1-8b-instruct/{pin('gs://models/llama-3.1-8b-instruct')}:/models:ro" in script
     assert "vllm/vllm-openai@sha256:" in script
 
 
@@ -119,7 +121,7 @@ def test_gpu_fleet_model_without_weights_runs_no_engine_and_says_so(plan_of):
     capture = plan_of()
     assert l4.serving is None
     assert l4.engines is None
-    assert "systemctl enable --now --no-block" not in script_of(capture)
+    assert "inference-engine@" not in script_of(capture)
     assert any("no engine runs: give weights=GcsWeights" in n for n in notes(capture))
 
 

@@ -43,7 +43,7 @@ def test_label_problems_names_the_bad_key_and_value():
 
 
 def test_model_uri_problems_accept_folders_in_the_bucket():
-    assert model_uri_problems("models", ("gs://b/llama", "gs://b/org/mistral/"), "b") == []
+    assert model_uri_problems("models", ("gs://bkt/llama", "gs://bkt/org/mistral/"), "bkt") == []
 
 
 def test_region_of_zone():

@@ -21,6 +21,7 @@ from inference_infra.components.gcp.service_account import MODEL_BUCKET_ROLE, NO
 from inference_infra.components.gcp.startup import CACHE_METADATA_KEY
 from inference_infra.components.offline_plan.pricing import price_capture
 from inference_infra.components.resources import GCP_INSTANCE, GCP_RESERVATION, Purchase, accelerator_use
+from tests.components.gcp.helpers import pinned_weights
 
 INSTANCE = GCP_INSTANCE
 RESERVATION = GCP_RESERVATION
@@ -148,7 +149,7 @@ def test_gpu_fleet_boot_disk_takes_a_customer_managed_key(plan_of):
 
 
 def test_gpu_fleet_runs_as_its_own_least_privilege_account(plan_of):
-    plan = plan_of(GpuFleet("l4", args(weights=GcsWeights("acme-models", ["gs://acme-models/llama"]))))
+    plan = plan_of(GpuFleet("l4", args(weights=pinned_weights("acme-models", ["gs://acme-models/llama"]))))
     account = plan.one("gcp:serviceaccount/account:Account")
     email = f"{account.props['accountId']}@test-project.iam.gserviceaccount.com"
     vm = vms(plan)[0]
@@ -383,19 +384,23 @@ def test_gpu_fleet_accepts_google_health_check_ranges(plan_of):
     ("overrides", "message"),
     [
         (
-            {"weights": GcsWeights("", ["gs://acme-models/llama"])},
+            {"weights": pinned_weights("", ["gs://acme-models/llama"])},
             r"weights.bucket '' is required: the nodes may read only this bucket",
         ),
         (
-            {"weights": GcsWeights("acme-models", ["gs://other/llama"])},
+            {"weights": pinned_weights("acme-models", ["gs://other/llama"])},
             r"weights.uris\[0\] 'gs://other/llama' is outside the model bucket 'acme-models'",
         ),
         (
-            {"weights": GcsWeights("acme-models", ["s3://acme-models/llama"])},
-            r"must be a Cloud Storage URI 'gs://<bucket>/<path>'",
+            {"weights": pinned_weights("acme-models", ["s3://acme-models/llama"])},
+            r"must be 'gs://<bucket>/<folder>', the folder a path of segments",
         ),
         (
-            {"weights": GcsWeights("acme-models", ["gs://acme-models/a/llama", "gs://acme-models/b/llama"])},
+            {
+                "weights": pinned_weights(
+                    "acme-models", ["gs://acme-models/a/llama", "gs://acme-models/b/llama"]
+                )
+            },
             r"name the folder 'llama' twice",
         ),
         (

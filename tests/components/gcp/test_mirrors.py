@@ -8,7 +8,7 @@ import pytest
 
 from inference_infra.components.errors import InputError
 from inference_infra.components.fleet import ServedModel
-from inference_infra.components.gcp.gpu_fleet import GcsWeights, GpuFleet, GpuFleetArgs
+from inference_infra.components.gcp.gpu_fleet import GpuFleet, GpuFleetArgs
 from inference_infra.components.gcp.mirrors import (
     READER_ROLE,
     ArtifactMirrors,
@@ -16,6 +16,7 @@ from inference_infra.components.gcp.mirrors import (
     registry_hosts,
     unmirrored_hosts,
 )
+from tests.components.gcp.helpers import expanded, pinned_weights
 
 REPOSITORY = "gcp:artifactregistry/repository:Repository"
 IAM_MEMBER = "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember"
@@ -81,7 +82,7 @@ def fleet_args(**overrides) -> GpuFleetArgs:
         subnetwork="projects/test-project/regions/us-central1/subnetworks/gpu",
         spot=1,
         model=LLAMA_8B,
-        weights=GcsWeights("models", ["gs://models/llama-3.1-8b-instruct"]),
+        weights=pinned_weights("models", ["gs://models/llama-3.1-8b-instruct"]),
         **overrides,
     )
 
@@ -97,7 +98,7 @@ def test_gpu_fleet_with_mirrors_pulls_only_from_artifact_registry(plan_of):
             ),
         )
     )
-    script = plan.one("gcp:compute/instance:Instance").props["metadata"]["startup-script"]
+    script = expanded(plan.one("gcp:compute/instance:Instance").props["metadata"]["startup-script"])
     assert f"{DOCKER_HUB}/vllm/vllm-openai@sha256:" in script
     # The host exporters the stack's Prometheus scrapes (9400, 9100), by the same digests, from mirrors.
     assert f"{NVCR}/nvidia/k8s/dcgm-exporter:4.4.1-4.6.0-ubuntu22.04@sha256:" in script
@@ -109,7 +110,7 @@ def test_gpu_fleet_with_mirrors_pulls_only_from_artifact_registry(plan_of):
 
 def test_gpu_fleet_without_mirrors_pulls_from_docker_hub(plan_of):
     plan = plan_of(GpuFleet("l4", fleet_args()))
-    script = plan.one("gcp:compute/instance:Instance").props["metadata"]["startup-script"]
+    script = expanded(plan.one("gcp:compute/instance:Instance").props["metadata"]["startup-script"])
     assert " vllm/vllm-openai@sha256:" in script
     assert "packages.cloud.google.com" in script
 
@@ -136,11 +137,13 @@ def test_tpu_vm_with_mirrors_pulls_the_tpu_engine_from_artifact_registry(plan_of
 
     tpu = _tpu(
         model=ServedModel(name="qwen2.5-7b", context_tokens=4096, concurrency=8),
-        weights=GcsWeights("models", ["gs://models/qwen"]),
+        weights=pinned_weights("models", ["gs://models/qwen"]),
         image_mirrors={"docker.io": DOCKER_HUB},
         internet_egress=False,
     )
-    script = plan_of(TpuVm("qwen", tpu)).one("gcp:tpu/v2Vm:V2Vm").props["metadata"]["startup-script"]
+    script = expanded(
+        plan_of(TpuVm("qwen", tpu)).one("gcp:tpu/v2Vm:V2Vm").props["metadata"]["startup-script"]
+    )
     assert f"{DOCKER_HUB}/vllm/vllm-tpu@sha256:" in script
     assert "docker.io" not in script
 

@@ -6,10 +6,11 @@ import pytest
 
 from inference_infra.components.errors import InputError
 from inference_infra.components.fleet import ServedModel
-from inference_infra.components.gcp.gpu_fleet import GcsWeights, GpuFleet, GpuFleetArgs, validate_gpu_fleet
+from inference_infra.components.gcp.gpu_fleet import GpuFleet, GpuFleetArgs, validate_gpu_fleet
 from inference_infra.components.gcp.startup import StartupConfig, offline_problems
 from inference_infra.components.gcp.tpu_vm import TpuVm, TpuVmArgs, validate_tpu_vm
 from inference_infra.components.resources import GCP_INSTANCE, GCP_TPU_VM
+from tests.components.gcp.helpers import expanded, pinned_weights
 
 SUBNET = "projects/test-project/regions/us-central1/subnetworks/gpu"
 NETWORK = "projects/test-project/global/networks/gpu"
@@ -31,7 +32,7 @@ def closed_fleet(**overrides) -> GpuFleetArgs:
         "subnetwork": SUBNET,
         "spot": 1,
         "model": LLAMA_70B,
-        "weights": GcsWeights("models", ["gs://models/llama-3.1-70b-instruct"]),
+        "weights": pinned_weights("models", ["gs://models/llama-3.1-70b-instruct"]),
         "model_cache_nfs": "10.1.2.3:/models",
         "internet_egress": False,
     }
@@ -45,7 +46,7 @@ def closed_tpu(**overrides) -> TpuVmArgs:
         "subnetwork": SUBNET,
         "accelerator_type": "v5litepod-4",
         "model": QWEN_7B,
-        "weights": GcsWeights("models", ["gs://models/qwen"]),
+        "weights": pinned_weights("models", ["gs://models/qwen"]),
         "internet_egress": False,
     }
     return TpuVmArgs(**{**base, **overrides})
@@ -79,7 +80,7 @@ def test_gpu_fleet_without_internet_boots_when_everything_is_covered(plan_of):
         image_mirrors=MIRRORS, preinstalled_packages=["google-cloud-ops-agent", "nfs-common", "mdadm"]
     )
     GpuFleet("h100", args)
-    script = plan_of().one(GCP_INSTANCE).props["metadata"]["startup-script"]
+    script = expanded(plan_of().one(GCP_INSTANCE).props["metadata"]["startup-script"])
     assert "PACKAGE_DOWNLOADS=false" in script
     for public in ("docker.io/", " vllm/vllm-openai", "packages.cloud.google.com"):
         assert public not in script

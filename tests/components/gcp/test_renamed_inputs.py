@@ -22,6 +22,7 @@ from inference_infra.components.gcp.gpu_fleet import (
 from inference_infra.components.gcp.tpu_vm import TpuVm, TpuVmArgs
 from inference_infra.components.resources import GCP_INSTANCE, GCP_RESERVATION, GCP_TPU_VM
 from inference_infra.components.serving import plan_engines
+from tests.components.gcp.helpers import pinned_weights
 
 SUBNET = "projects/test-project/regions/us-central1/subnetworks/gpu"
 NETWORK = "projects/test-project/global/networks/gpu"
@@ -136,6 +137,8 @@ def test_gpu_fleet_old_model_uris_without_a_bucket_are_refused_by_input():
     assert [(p.input, p.value) for p in problems] == [
         ("weights.bucket", ""),
         ("weights.uris[0]", "gs://models/a"),
+        # The previous release had no pinned manifests: the fleet asks for one.
+        ("weights.manifest_sha256['gs://models/a']", None),
     ]
 
 
@@ -155,7 +158,7 @@ def test_gpu_fleet_old_engines_input_warns_and_still_serves(plan_of):
         cloud="gcp",
     )
     args, said = build(
-        GpuFleetArgs, **GPU, spot=1, engines=engines, weights=GcsWeights("models", ["gs://models/llama"])
+        GpuFleetArgs, **GPU, spot=1, engines=engines, weights=pinned_weights("models", ["gs://models/llama"])
     )
     assert said == [
         "GpuFleetArgs(engines=...) is deprecated since 0.2.0 and goes in the next release; use "
@@ -163,7 +166,7 @@ def test_gpu_fleet_old_engines_input_warns_and_still_serves(plan_of):
     ]
     fleet = GpuFleet("l4", args)
     script = plan_of().one(GCP_INSTANCE).props["metadata"]["startup-script"]
-    assert "inference-engine@0.service" in script
+    assert "systemctl start --no-block inference-engine@0.service" in script
     assert fleet.engines is engines
     assert fleet.cold_start is None  # only a planned model has an estimate
 
@@ -182,7 +185,7 @@ def test_gpu_fleet_rejects_old_engines_and_a_model_together():
         spot=1,
         engines=engines,
         model=ServedModel(name="llama-3.1-8b", context_tokens=4096, concurrency=8),
-        weights=GcsWeights("models", ["gs://models/llama"]),
+        weights=pinned_weights("models", ["gs://models/llama"]),
     )
     problems = validate_gpu_fleet("l4", args, project="test-project")
     assert [p.input for p in problems] == ["engines"]

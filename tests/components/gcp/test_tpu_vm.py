@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 
 import pytest
 
 from inference_infra.components.errors import InputError
 from inference_infra.components.fleet import CapacityMode, ServedModel
 from inference_infra.components.gcp.service_account import NODE_SCOPES
-from inference_infra.components.gcp.tpu_vm import GcsWeights, TpuDataDisk, TpuVm, TpuVmArgs
+from inference_infra.components.gcp.startup import WEIGHTS_CONFIG
+from inference_infra.components.gcp.tpu_vm import TpuDataDisk, TpuVm, TpuVmArgs
 from inference_infra.components.offline_plan.pricing import price_capture
 from inference_infra.components.resources import (
     GCP_TPU_QUEUED_RESOURCE,
@@ -17,6 +19,7 @@ from inference_infra.components.resources import (
     Purchase,
     accelerator_use,
 )
+from tests.components.gcp.helpers import files_of, pin, pinned_weights
 
 NETWORK = "projects/test-project/global/networks/tpu"
 SUBNET = "projects/test-project/regions/us-central1/subnetworks/tpu"
@@ -98,7 +101,7 @@ def test_tpu_vm_spot_is_priced_at_the_spot_rate(plan_of):
 
 
 def test_tpu_vm_has_no_external_ip_and_its_own_account(plan_of):
-    plan = plan_of(TpuVm("t", args(weights=GcsWeights("acme-models", ["gs://acme-models/gemma"]))))
+    plan = plan_of(TpuVm("t", args(weights=pinned_weights("acme-models", ["gs://acme-models/gemma"]))))
     vm = plan.one(GCP_TPU_VM)
     assert vm.props["networkConfig"] == {
         "network": NETWORK,
@@ -122,15 +125,24 @@ def test_tpu_vm_startup_serves_from_the_read_only_cache_without_local_ssd_or_ops
         TpuVm(
             "t",
             args(
-                weights=GcsWeights("acme-models", ["gs://acme-models/gemma"]),
+                weights=pinned_weights("acme-models", ["gs://acme-models/gemma"]),
                 model_cache_nfs="10.1.2.3:/models",
             ),
         )
     )
     metadata = plan.one(GCP_TPU_VM).props["metadata"]
     script = metadata["startup-script"]
-    assert "MODEL_URIS=(gs://acme-models/gemma)" in script
-    assert "\nprefetch_into_shared_cache\n" not in script  # only the cache's writer fills it
+    config = json.loads(files_of(script)[WEIGHTS_CONFIG])
+    # A serving node waits for the cache's writer to publish the pinned folder; only the writer fills it.
+    assert config["mode"] == "wait"
+    assert config["models"] == [
+        {
+            "bucket": "acme-models",
+            "prefix": "gemma",
+            "folder": "gemma",
+            "manifest_sha256": pin("gs://acme-models/gemma"),
+        }
+    ]
     assert "mount -t nfs -o ro," in script
     assert "\nsetup_local_ssd\n" not in script
     assert "\nsetup_ops_agent ||" not in script
@@ -311,7 +323,7 @@ def test_tpu_vm_rejects_data_disks_the_slice_cannot_take(plan_of, overrides, mes
             r"model 'qwen2.5-7b' cannot be set .*: a queued slice runs no boot script, so no engine",
         ),
         (
-            {"weights": GcsWeights("models", ["gs://models/q"])},
+            {"weights": pinned_weights("models", ["gs://models/q"])},
             r"weights GcsWeights.* cannot be set on a queued resource",
         ),
         ({"data_disks": (TpuDataDisk(size_gib=10),)}, r"data_disks .* cannot be set on a queued resource"),
@@ -337,7 +349,7 @@ def test_tpu_vm_rejects_a_queued_slice_without_accepting_the_default_service_acc
 # --- engines: single-host slices only --------------------------------------------------------
 
 QWEN = ServedModel(name="qwen2.5-7b", context_tokens=8192, concurrency=32)
-QWEN_WEIGHTS = GcsWeights("models", ["gs://models/qwen2.5-7b"])
+QWEN_WEIGHTS = pinned_weights("models", ["gs://models/qwen2.5-7b"])
 
 
 def test_tpu_vm_serves_a_model_on_a_single_host_slice(plan_of):
@@ -361,5 +373,6 @@ def test_tpu_vm_refuses_a_model_on_a_multi_host_slice_before_any_resource(plan_o
 def test_tpu_vm_multi_host_slice_without_a_model_still_boots_and_caches(plan_of):
     tpu = TpuVm("cache-only", args(accelerator_type="v5litepod-16", weights=QWEN_WEIGHTS))
     vm = plan_of().one(GCP_TPU_VM)
-    assert "MODEL_URIS=(gs://models/qwen2.5-7b)" in vm.props["metadata"]["startup-script"]
+    config = json.loads(files_of(vm.props["metadata"]["startup-script"])[WEIGHTS_CONFIG])
+    assert [m["prefix"] for m in config["models"]] == ["qwen2.5-7b"]
     assert tpu.serving is None
