@@ -25,6 +25,11 @@ PREFETCH_UNIT = "inference-model-prefetch.service"
 FIRST_ENGINE_PORT = 8000
 HEALTH_PATH = "/health"  # vLLM's OpenAI server: 200 once the engine is up
 METRICS_PATH = "/metrics"  # Prometheus metrics on the engine's own port
+# vLLM serves /metrics on its API port, unauthenticated: its API-key middleware checks /v1 paths only
+# (aws-neuron/upstreaming-to-vllm dd417b3, vllm/entrypoints/openai/api_server.py:1063-1072; mount_metrics
+# at :330). So the API port is the load balancer's alone, and Prometheus scrapes a metrics-only proxy on
+# the node (units.py: GET /metrics and nothing else) at the engine's port + METRICS_PORT_OFFSET.
+METRICS_PORT_OFFSET = 1000
 
 
 class EngineFamily(StrEnum):

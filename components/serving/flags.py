@@ -14,13 +14,20 @@ table of the family's own pinned vLLM (`data/vllm-options-<family>.json`,
 generated from that version's source by `vllm_options.py`): the option must
 exist and its value be one of the version's fixed choices. A family whose
 pinned version has no table serves nothing (fail closed).
+
+Some options are never plain tuning (RESTRICTED_OPTIONS): secret-bearing ones (`--api-key`, `--hf-token`)
+are refused outright, since a flag lands in clear in user data and units (the engines' API key comes from
+a secret store at start instead); code-loading ones (`--trust-remote-code`, plugins, middleware, worker
+and scheduler classes, pickle load formats, local media reads) are refused unless the fleet gives a
+reason for each (`ServedModel.engine_args_reasons`). The served model name passes the same allow-list as
+every other string that reaches a unit (quoting.py).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
@@ -31,10 +38,12 @@ from inference_infra.components.planner import Assumptions, Precision, Quantizat
 from inference_infra.components.planner.fit import hardware
 from inference_infra.components.serving.engines import (
     FIRST_ENGINE_PORT,
+    METRICS_PORT_OFFSET,
     EngineFamily,
     engine_family,
     engine_image,
 )
+from inference_infra.components.serving.quoting import SERVED_NAME_RULE, served_name_ok
 
 # Flags the plan sets; a fleet's extra_args may not set them again.
 MANAGED_OPTIONS = frozenset(
@@ -57,6 +66,41 @@ MANAGED_OPTIONS = frozenset(
 )
 # A value must survive systemd's ExecStart= parsing unchanged: no quoting, escapes, specifiers or variables.
 _SAFE_VALUE = re.compile(r"^[A-Za-z0-9_.,:/=+@{}\[\]-]+$")
+
+# Options of the pinned vLLM versions (data/vllm-options-*.json, read 2026-11-25) that are not tuning:
+# option -> (kind, why). "secret": refused always (a flag is rendered in clear into user data and a unit).
+# "code": loads code or reads local files on a request's behalf; refused unless the fleet gives a reason.
+RESTRICTED_OPTIONS: dict[str, tuple[str, str]] = {
+    "--api-key": (
+        "secret",
+        "puts the API key in clear in user data and the unit; the fleet's api_key "
+        "setting fetches it from a secret store at engine start",
+    ),
+    "--hf-token": ("secret", "puts a Hugging Face token in clear in user data; engines run offline"),
+    "--trust-remote-code": ("code", "runs the checkpoint's own Python code"),
+    "--tool-parser-plugin": ("code", "imports a Python file as a tool parser"),
+    "--reasoning-parser-plugin": ("code", "imports a Python file as a reasoning parser"),
+    "--middleware": ("code", "imports and runs ASGI middleware by name"),
+    "--worker-extension-cls": ("code", "imports a worker extension class by name"),
+    "--worker-cls": ("code", "imports a worker class by name"),
+    "--scheduler-cls": ("code", "imports a scheduler class by name"),
+    "--logits-processors": ("code", "imports logits processors by name"),
+    "--logits-processor-pattern": ("code", "lets requests name logits processors to import"),
+    "--io-processor-plugin": ("code", "loads an IO processor plugin"),
+    "--model-class-overrides": ("code", "maps architectures to other model classes"),
+    "--log-config-file": ("code", "logging dictConfig can instantiate any class"),
+    "--kv-transfer-config": ("code", "may name a KV connector module to import"),
+    "--trust-request-chat-template": ("code", "lets requests supply chat templates"),
+    "--allowed-local-media-path": ("code", "lets requests read files on the engine's filesystem"),
+    "--load-format": ("code", "pt, npcache and tensorizer load pickled or serialized code"),
+}
+# --load-format values that read only tensors (the rest need a reason).
+SAFE_LOAD_FORMATS = frozenset(
+    {"auto", "safetensors", "fastsafetensors", "gguf", "mistral", "bitsandbytes", "dummy", "sharded_state"}
+)
+# Allowed with a reason, these let the weights hold Python or pickle files (the verifier's allow_code).
+CODE_IN_WEIGHTS = frozenset({"--trust-remote-code", "--load-format"})
+MIN_REASON_CHARS = 12
 
 _DTYPE = {Quantization.BF16: "bfloat16", Quantization.FP16: "float16", Quantization.FP32: "float32"}
 _KV_CACHE_DTYPE = {
@@ -155,10 +199,22 @@ class EngineConfig:
     extra_args: tuple[str, ...] = ()
     first_port: int = FIRST_ENGINE_PORT
     devices_per_node: int = 1  # accelerator devices (e.g. /dev/neuron0..N-1 on Neuron)
+    # Restricted extra_args allowed, each with its reason (ServedModel.engine_args_reasons).
+    arg_reasons: tuple[tuple[str, str], ...] = ()
 
     @property
     def ports(self) -> list[int]:
         return [self.first_port + i for i in range(self.engines)]
+
+    @property
+    def metrics_ports(self) -> list[int]:
+        """Each engine's metrics-only port (the node's /metrics proxy); the API port is the balancer's."""
+        return [port + METRICS_PORT_OFFSET for port in self.ports]
+
+    @property
+    def allows_code(self) -> bool:
+        """The weights may hold Python or pickle files: a code-loading flag that needs them is allowed."""
+        return allows_code(self.extra_args, dict(self.arg_reasons))
 
     def units_of(self, index: int) -> list[int]:
         """The accelerator units (GPUs, NeuronCores, TPU chips) engine `index` owns."""
@@ -176,6 +232,7 @@ def plan_engines(
     extra_args: Sequence[str] = (),
     first_port: int = FIRST_ENGINE_PORT,
     assumptions: Assumptions | None = None,
+    arg_reasons: Mapping[str, str] | None = None,
 ) -> EngineConfig:
     """The engines a node of `instance_type_name` runs for `model` (the planner's layout; it must fit)."""
     precision = precision or Precision()
@@ -200,6 +257,7 @@ def plan_engines(
         extra_args=tuple(extra_args),
         first_port=first_port,
         devices_per_node=machine.accelerator_count,
+        arg_reasons=tuple(sorted((arg_reasons or {}).items())),
     )
 
 
@@ -250,7 +308,10 @@ def validate_engine(config: EngineConfig, key: str = "engine_args") -> list[Prob
     table = option_table(config.family)
     if table is None:
         return [_missing_table(config.family, "engine")]
-    problems = validate_extra_args(config.extra_args, key, config.family)
+    problems = validate_extra_args(config.extra_args, key, config.family, dict(config.arg_reasons))
+    if not served_name_ok(config.served_model_name):
+        problems.append(Problem("served_model_name", config.served_model_name, SERVED_NAME_RULE))
+        return problems  # it is in every rendered flag list below
     problems += _rendered_problems(config, table)
     if config.kv_cache is Quantization.FP32 and config.weights is not Quantization.FP32:
         problems.append(
@@ -300,14 +361,91 @@ def _rendered_problems(config: EngineConfig, table: OptionTable) -> list[Problem
     return problems
 
 
-def validate_extra_args(
-    extra_args: Sequence[str], key: str = "engine_args", family: EngineFamily = EngineFamily.NVIDIA_VLLM
+def allows_code(extra_args: Sequence[str], reasons: Mapping[str, str]) -> bool:
+    """A code-loading flag that needs Python or pickle files in the weights is set and allowed."""
+    return any(
+        option in CODE_IN_WEIGHTS and _restricted(option, value) and _reason_ok(reasons.get(option))
+        for option, value in _options(extra_args)
+    )
+
+
+def _options(extra_args: Sequence[str]) -> list[tuple[str, str | None]]:
+    """(option, value) pairs of an argument list: `--x=v`, `--x v` or a bare `--flag`."""
+    found: list[tuple[str, str | None]] = []
+    for i, token in enumerate(extra_args):
+        if not token.startswith("--"):
+            continue
+        option, eq, value = token.partition("=")
+        if eq:
+            found.append((option, value))
+        elif i + 1 < len(extra_args) and not extra_args[i + 1].startswith("-"):
+            found.append((option, extra_args[i + 1]))
+        else:
+            found.append((option, None))
+    return found
+
+
+def _restricted(option: str, value: str | None) -> bool:
+    if option not in RESTRICTED_OPTIONS:
+        return False
+    if option == "--load-format":
+        return value is not None and value not in SAFE_LOAD_FORMATS
+    return True
+
+
+def _reason_ok(reason: str | None) -> bool:
+    return isinstance(reason, str) and len(reason.strip()) >= MIN_REASON_CHARS
+
+
+def restricted_problems(
+    extra_args: Sequence[str], reasons: Mapping[str, str], key: str = "engine_args"
 ) -> list[Problem]:
-    """Each `--option` must be an option of the family's pinned vLLM, not one the plan sets; values plain."""
+    """Secret-bearing options refused; code-loading ones only with a reason; reasons for what is set."""
+    problems: list[Problem] = []
+    reasons_key = f"{key}_reasons"
+    set_options = set()
+    for option, value in _options(extra_args):
+        set_options.add(option)
+        if not _restricted(option, value):
+            continue
+        kind, why = RESTRICTED_OPTIONS[option]
+        shown = option if value is None else f"{option} {value}"
+        if kind == "secret":
+            problems.append(Problem(key, shown, f"is refused: it {why}"))
+        elif not _reason_ok(reasons.get(option)):
+            problems.append(
+                Problem(
+                    key,
+                    shown,
+                    f"is refused without a reason: it {why}. Allow it with {reasons_key}: "
+                    f"{{{option!r}: '<why this fleet needs it, who reviewed it>'}} (at least "
+                    f"{MIN_REASON_CHARS} characters)",
+                )
+            )
+    for option, reason in reasons.items():
+        if option not in set_options:
+            problems.append(
+                Problem(f"{reasons_key}[{option!r}]", reason, f"names an option {key} does not set")
+            )
+        elif option not in RESTRICTED_OPTIONS:
+            problems.append(
+                Problem(f"{reasons_key}[{option!r}]", reason, "names an option that needs no reason")
+            )
+    return problems
+
+
+def validate_extra_args(
+    extra_args: Sequence[str],
+    key: str = "engine_args",
+    family: EngineFamily = EngineFamily.NVIDIA_VLLM,
+    reasons: Mapping[str, str] | None = None,
+) -> list[Problem]:
+    """Each `--option` must be an option of the family's pinned vLLM, not one the plan sets; values plain;
+    restricted options refused (secrets) or allowed only with a reason (code)."""
     table = option_table(family)
     if table is None:
         return [_missing_table(family, key)] if extra_args else []
-    problems: list[Problem] = []
+    problems: list[Problem] = restricted_problems(extra_args, reasons or {}, key)
     expect_option = True
     last_option: str | None = None
     for i, token in enumerate(extra_args):

@@ -9,7 +9,7 @@ family's pinned vLLM) and the cold start that sizes health-check grace and slow 
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from inference_infra.components.arguments import arg
@@ -21,6 +21,7 @@ from inference_infra.components.planner.wiring import Resolution, resolve_instan
 from inference_infra.components.serving.cold_start import ColdStart, WeightSource, cold_start, weights_gib
 from inference_infra.components.serving.engines import FIRST_ENGINE_PORT
 from inference_infra.components.serving.flags import EngineConfig, plan_engines, validate_engine
+from inference_infra.components.serving.quoting import SERVED_NAME_RULE, served_name_ok
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,7 +42,14 @@ class ServedModel:
     engine_args: Sequence[str] = arg(
         (),
         "More `vllm serve` arguments for the fleet's engines, e.g. [--enforce-eager]; checked against "
-        "the pinned vLLM's options (flags the plan sets are refused).",
+        "the pinned vLLM's options (flags the plan sets are refused; secret-bearing ones such as "
+        "--api-key always, code-loading ones such as --trust-remote-code without a reason).",
+    )
+    engine_args_reasons: Mapping[str, str] = arg(
+        factory=dict,
+        doc="Code-loading engine_args allowed, each with the reason, e.g. {'--trust-remote-code': "
+        "'vendor modeling code reviewed in SEC-123'}. --trust-remote-code (and a pickle --load-format) "
+        "with a reason also lets the weights hold .py (pickle) files.",
     )
 
     def traffic(self) -> Traffic:
@@ -62,6 +70,13 @@ def served_model_problems(model: ServedModel, key: str = "model") -> list[Proble
             return [Problem(f"{key}.name", model.name, str(e).removesuffix("."))]
         return [unknown_model_problem(model.name, f"{key}.name")]
     problems = []
+    if not served_name_ok(spec.name):
+        source = (
+            f"the served name {spec.name!r} (config.json's _name_or_path)"
+            if model.name.strip().lower().endswith(".json")
+            else f"the served name {spec.name!r}"
+        )
+        problems.append(Problem(f"{key}.name", model.name, f"gives {source}, which {SERVED_NAME_RULE}"))
     if model.context_tokens < 1:
         problems.append(Problem(f"{key}.context_tokens", model.context_tokens, "must be at least 1"))
     elif model.context_tokens > spec.max_context_tokens:
@@ -163,6 +178,7 @@ def plan_serving(
             cloud=cloud,
             extra_args=tuple(model.engine_args),
             first_port=first_port,
+            arg_reasons=dict(model.engine_args_reasons),
         )
     except (ValueError, InputError) as e:
         return None, [Problem(key, model.name, str(e).removesuffix("."))]

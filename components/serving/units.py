@@ -1,27 +1,39 @@
 """The engines' systemd units: one template unit, one instance per tensor-parallel group.
 
 `engine_units(config, host)` returns `EngineUnits`: the template
-`inference-engine@.service` and, per engine, an environment file
-(`/etc/inference-infra/engine-<i>.env`: its port and accelerator units); the
-node starts `inference-engine@0.service`, `inference-engine@1.service`, ...
-One template keeps the user data small on nodes with many groups. Each
-instance:
+`inference-engine@.service`, the metrics-only proxy `inference-engine-metrics@.service` and
+its script, and per engine an environment file (`/etc/inference-infra/engine-<i>.env`: its
+ports and accelerator units); the node starts `inference-engine@0.service`, ... and
+`inference-engine-metrics@0.service`, ... One template keeps the user data small on nodes
+with many groups. Each engine instance:
 
-- needs the weight prefetch (`Requires=` / `After=` its unit when the node has
-  one) and refuses to start until the prefetch has verified the weights
-  (`ExecStartPre=/usr/bin/test -f <weights>/.inference-verified`);
-- runs the family's image pinned by digest, with the weights mounted
-  read-only and the hub offline (`HF_HUB_OFFLINE=1`): it never downloads;
+- needs the weight prefetch (`Requires=` / `After=` its unit when the node has one) and refuses to
+  start until the weights carry the verified marker, holding the pinned manifest digest when the
+  host names one (`ExecStartPre=/usr/bin/grep -qxF <sha256> <weights>/.inference-verified`);
+- runs the family's image pinned by digest (pulled first, outside the unit's sandbox), with the
+  weights mounted read-only and the hub offline (`HF_HUB_OFFLINE=1`): it never downloads;
+- on a bridge network with its API port published (NVIDIA, Neuron), so the container cannot reach
+  the instance metadata service (IMDSv2 with a hop limit of 1 answers the host only); TPU VMs keep
+  host networking (libtpu reads the VM's metadata);
+- with an API key, when the host says how to fetch it: `ExecStartPre=` runs the fetch command into
+  `/run/inference-engine-<i>/api-key.env` (0600, removed when the engine stops) and docker reads it
+  with `--env-file`; the key never appears in user data, metadata or the unit;
+- on Neuron, compiles into a writable folder of the node (NEURON_COMPILED_ARTIFACTS, inside the unit's
+  ReadWritePaths and keyed by the weights, image and flags), never into the read-only weights;
 - owns its accelerator units (`CUDA_VISIBLE_DEVICES`, `NEURON_RT_VISIBLE_CORES`,
   `TPU_VISIBLE_CHIPS`) and its port (8000, 8001, ...);
 - restarts on failure, with a start timeout sized for a model load.
+
+Every word of a command line is quoted for systemd (quoting.py); the words that keep `%i` or
+`${ENGINE_*}` on purpose are `Template`s.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
-import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from importlib import resources
 
 from inference_infra.components.serving.engines import (
     PREFETCH_UNIT,
@@ -30,14 +42,39 @@ from inference_infra.components.serving.engines import (
     engine_image,
 )
 from inference_infra.components.serving.flags import EngineConfig, engine_args
+from inference_infra.components.serving.quoting import (
+    ABSOLUTE_PATH_RULE,
+    Template,
+    absolute_path_ok,
+    systemd_exec,
+    systemd_value,
+)
 
 DOCKER = "/usr/bin/docker"
 CONTAINER_MODEL_DIR = "/models"
 TEMPLATE_UNIT = "inference-engine@.service"
+ENV_DIR = "/etc/inference-infra"
+METRICS_UNIT = "inference-engine-metrics@.service"
+# Beside the engines' environment files: every node that writes the units has this folder.
+METRICS_PROXY = f"{ENV_DIR}/engine_metrics_proxy.py"
+PYTHON = "/usr/bin/python3"
+API_KEY_VARIABLE = "VLLM_API_KEY"  # vLLM reads it when --api-key is not given (vllm/envs.py)
+RUNTIME_DIRECTORY = (
+    "inference-engine-%i"  # /run/inference-engine-<i>: systemd makes it 0700, removes it on stop
+)
+API_KEY_FILE = f"/run/{RUNTIME_DIRECTORY}/api-key.env"
+# Neuron: vLLM 0.9.1's NxD loader compiles into $NEURON_COMPILED_ARTIFACTS when it is set, else into
+# <weights>/neuron-compiled-artifacts/<hash> (aws-neuron/upstreaming-to-vllm dd417b3,
+# vllm/model_executor/model_loader/neuronx_distributed.py:168-180, and :349, :535 for the other Neuron
+# model classes; tag 2.24.0 :226-237), which is read-only here. NxDI writes model.pt, neuron_config.json
+# and weights/ there (neuronx-distributed-inference v0.5.9230, models/application_base.py:39,206,220).
+NEURON_COMPILED_DEFAULT = "/var/cache/inference-infra/neuron-compiled"  # root volume: survives stop/start
+CONTAINER_COMPILED_DIR = "/var/cache/neuron-compiled"
+# A host folder the units may name: absolute, or under a ${VARIABLE} of the environment file (GCP).
+_MODEL_DIR = re.compile(r"^(\$\{[A-Z][A-Z0-9_]*\})?(/[A-Za-z0-9_][A-Za-z0-9._-]*)+$")
 # The Neuron DLC's entrypoint runs its arguments as a command; these start vLLM's OpenAI server with the
 # image's python (conda's, first on the image's PATH), the way AWS's Neuron vLLM guides start it.
 NEURON_SERVER_COMMAND = ("python", "-m", "vllm.entrypoints.openai.api_server")
-ENV_DIR = "/etc/inference-infra"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,20 +88,47 @@ class EngineHost:
     # The image to run, when the node pulls the pinned one from a private mirror (the same digest under
     # another registry: components/aws/mirrors.py); None runs the family's pinned upstream reference.
     image: str | None = None
+    # The pinned manifest digest: the engines start only when the verified marker holds it.
+    manifest_sha256: str | None = None
+    # Fetches the engines' API key: run before each start with the key file's path appended; it writes
+    # `VLLM_API_KEY=<key>` there (mode 0600). None: no key (only for hosts nobody else can reach).
+    api_key_command: tuple[str, ...] | None = None
+    # "bridge" (published ports; no instance metadata through IMDSv2's hop limit) or "host".
+    # None: bridge, except TPU VMs (libtpu reads the VM's metadata).
+    network: str | None = None
+    # Neuron: the host folder compiled artifacts go to (one subfolder per weights/image/flags key).
+    neuron_compiled_dir: str = NEURON_COMPILED_DEFAULT
+    # More host folders the engine unit may write (its sandbox is read-only elsewhere).
+    read_write_paths: tuple[str, ...] = field(default_factory=tuple)
 
 
 @dataclass(frozen=True)
 class EngineUnits:
     template: str  # the text of inference-engine@.service
     environments: dict[str, str]  # path of each engine's environment file -> its text
-    instances: list[str]  # inference-engine@0.service, ...
+    instances: list[
+        str
+    ]  # what to enable: inference-engine@0.service, ..., inference-engine-metrics@0.service, ...
+    metrics_template: str = ""  # the text of inference-engine-metrics@.service
+    scripts: dict[str, str] = field(default_factory=dict)  # node path -> text (the metrics proxy)
+
+    @property
+    def engine_instances(self) -> list[str]:
+        return [i for i in self.instances if i.startswith("inference-engine@")]
 
     def files(self, unit_dir: str = "/etc/systemd/system") -> list[tuple[str, str]]:
-        return [(f"{unit_dir}/{TEMPLATE_UNIT}", self.template), *self.environments.items()]
+        units = [(f"{unit_dir}/{TEMPLATE_UNIT}", self.template)]
+        if self.metrics_template:
+            units.append((f"{unit_dir}/{METRICS_UNIT}", self.metrics_template))
+        return [*units, *self.environments.items(), *self.scripts.items()]
 
 
 def instance_name(index: int) -> str:
     return f"inference-engine@{index}.service"
+
+
+def metrics_instance_name(index: int) -> str:
+    return f"inference-engine-metrics@{index}.service"
 
 
 def environment_path(index: int | str) -> str:
@@ -82,6 +146,7 @@ def engine_environment(config: EngineConfig, index: int) -> str:
     units = config.units_of(index)
     text = (
         f"ENGINE_PORT={config.ports[index]}\n"
+        f"ENGINE_METRICS_PORT={config.metrics_ports[index]}\n"
         f"ENGINE_DEVICES={','.join(str(u) for u in units)}\n"
         f"ENGINE_CORES={units[0]}-{units[-1]}\n"
     )
@@ -91,12 +156,54 @@ def engine_environment(config: EngineConfig, index: int) -> str:
     return text
 
 
+def host_problems(config: EngineConfig, host: EngineHost) -> list[str]:
+    """What keeps a host's settings out of a unit (each reaches ExecStart= or a sandbox setting)."""
+    problems = []
+    if not _MODEL_DIR.match(host.model_dir) or ".." in host.model_dir.split("/"):
+        problems.append(f"model_dir {host.model_dir!r} {ABSOLUTE_PATH_RULE} (it may start with ${{VAR}})")
+    if host.manifest_sha256 is not None and not re.fullmatch(r"[0-9a-f]{64}", host.manifest_sha256):
+        problems.append(f"manifest_sha256 {host.manifest_sha256!r} must be 64 lower-case hex digits")
+    if host.network not in (None, "bridge", "host"):
+        problems.append(f"network {host.network!r} must be 'bridge' or 'host'")
+    for path in (host.neuron_compiled_dir, *host.read_write_paths):
+        if not absolute_path_ok(path):
+            problems.append(f"path {path!r} {ABSOLUTE_PATH_RULE}")
+    if host.api_key_command is not None and not host.api_key_command:
+        problems.append("api_key_command must name a command")
+    return problems
+
+
 def engine_units(config: EngineConfig, host: EngineHost) -> EngineUnits:
+    problems = host_problems(config, host)
+    if problems:
+        raise ValueError("engine units: " + "; ".join(problems))
     return EngineUnits(
         template=engine_template(config, host),
         environments={environment_path(i): engine_environment(config, i) for i in range(config.engines)},
-        instances=[instance_name(i) for i in range(config.engines)],
+        instances=[instance_name(i) for i in range(config.engines)]
+        + [metrics_instance_name(i) for i in range(config.engines)],
+        metrics_template=metrics_template(),
+        scripts={METRICS_PROXY: metrics_proxy_source()},
     )
+
+
+def network_of(config: EngineConfig, host: EngineHost) -> str:
+    """The engine container's network: bridge unless the host says otherwise (TPU VMs: host)."""
+    if host.network is not None:
+        return host.network
+    return "host" if config.family is EngineFamily.TPU_VLLM else "bridge"
+
+
+def compiled_key(config: EngineConfig, host: EngineHost) -> str:
+    """What Neuron compiled artifacts depend on: the weights (manifest digest), the image and the flags."""
+    image = host.image or engine_image(config.family).reference
+    basis = "\n".join([host.manifest_sha256 or host.model_dir, image, *engine_args(config, 0, "/models")])
+    return hashlib.sha256(basis.encode()).hexdigest()[:16]
+
+
+def compiled_dir(config: EngineConfig, host: EngineHost) -> str:
+    """The host folder of this configuration's Neuron compiled artifacts (engine %i's are below it)."""
+    return f"{host.neuron_compiled_dir.rstrip('/')}/{compiled_key(config, host)}"
 
 
 def docker_command(config: EngineConfig, host: EngineHost) -> list[str]:
@@ -107,23 +214,35 @@ def docker_command(config: EngineConfig, host: EngineHost) -> list[str]:
         "run",
         "--rm",
         "--name",
-        "inference-engine-%i",
+        Template("inference-engine-%i"),
         "--network",
-        "host",
+        network_of(config, host),
+    ]
+    if network_of(config, host) == "bridge":
+        command += ["--publish", Template("${ENGINE_PORT}:${ENGINE_PORT}")]
+    command += [
         "--ipc",
         "host",
         "--env",
         "HF_HUB_OFFLINE=1",
         "--volume",
-        f"{host.model_dir}:{CONTAINER_MODEL_DIR}:ro",
+        Template(f"{host.model_dir}:{CONTAINER_MODEL_DIR}:ro"),
     ]
+    if host.api_key_command is not None:
+        command += ["--env-file", Template(API_KEY_FILE)]
     if config.family is EngineFamily.NVIDIA_VLLM:
-        command += ["--gpus", "all", "--env", "CUDA_VISIBLE_DEVICES=${ENGINE_DEVICES}"]
+        command += ["--gpus", "all", "--env", Template("CUDA_VISIBLE_DEVICES=${ENGINE_DEVICES}")]
     elif config.family is EngineFamily.NEURON_VLLM:
-        command += ["--cap-add", "IPC_LOCK", "--env", "NEURON_RT_VISIBLE_CORES=${ENGINE_CORES}"]
+        command += ["--cap-add", "IPC_LOCK", "--env", Template("NEURON_RT_VISIBLE_CORES=${ENGINE_CORES}")]
         command += [f"--device=/dev/neuron{i}" for i in range(config.devices_per_node)]
+        command += [
+            "--volume",
+            Template(f"{compiled_dir(config, host)}/%i:{CONTAINER_COMPILED_DIR}:rw"),
+            "--env",
+            f"NEURON_COMPILED_ARTIFACTS={CONTAINER_COMPILED_DIR}",
+        ]
     else:
-        command += ["--privileged", "--env", "TPU_VISIBLE_CHIPS=${ENGINE_DEVICES}"]
+        command += ["--privileged", "--env", Template("TPU_VISIBLE_CHIPS=${ENGINE_DEVICES}")]
         if config.engines > 1:
             for variable in (
                 "TPU_CHIPS_PER_PROCESS_BOUNDS=${ENGINE_TPU_BOUNDS}",
@@ -131,7 +250,7 @@ def docker_command(config: EngineConfig, host: EngineHost) -> list[str]:
                 "TPU_PROCESS_PORT=${ENGINE_TPU_PORT}",
                 "TPU_PROCESS_ADDRESSES=localhost:${ENGINE_TPU_PORT}",
             ):
-                command += ["--env", variable]
+                command += ["--env", Template(variable)]
     if config.family is EngineFamily.NEURON_VLLM:
         # The Neuron DLC's own start (aws-neuron/deep-learning-containers, tag 2.25.0,
         # docker/vllm/inference/0.9.1/Dockerfile.neuronx):
@@ -145,16 +264,55 @@ def docker_command(config: EngineConfig, host: EngineHost) -> list[str]:
         # vllm/vllm-openai's entrypoint is `vllm serve`; the TPU image's /entrypoint.sh execs its arguments
         # (vllm-project/tpu-inference docker/entrypoint.sh). Naming `vllm serve` starts the server in both.
         command += ["--entrypoint", "vllm", image, "serve"]
-    return command + engine_args(config, 0, CONTAINER_MODEL_DIR, port="${ENGINE_PORT}")
+    args = engine_args(config, 0, CONTAINER_MODEL_DIR, port="${ENGINE_PORT}")
+    return command + [Template(a) if a == "${ENGINE_PORT}" else a for a in args]
 
 
 def engine_template(config: EngineConfig, host: EngineHost) -> str:
     needs = ["docker.service"] + ([host.prefetch_unit] if host.prefetch_unit else [])
-    marker = f"{host.model_dir.rstrip('/')}/{VERIFIED_MARKER}"
+    marker = Template(f"{host.model_dir.rstrip('/')}/{VERIFIED_MARKER}")
+    image = host.image or engine_image(config.family).reference
     environment = [f"EnvironmentFile={host.environment_file}"] if host.environment_file else []
+    writable = list(host.read_write_paths)
+    # "-": a registry that does not answer must not stop a restart when the image is already here.
+    before = [f"ExecStartPre=-+{systemd_exec([DOCKER, 'pull', '--quiet', image])}"]
+    if config.family is EngineFamily.NEURON_VLLM:
+        compiled = compiled_dir(config, host)
+        writable.append(compiled)
+        before += [
+            # Other keys' artifacts are for weights, images or flags this node no longer runs.
+            "ExecStartPre=+" + systemd_exec(["/usr/bin/mkdir", "-p", Template(f"{compiled}/%i")]),
+            "ExecStartPre=+"
+            + systemd_exec(
+                [
+                    "/usr/bin/find",
+                    host.neuron_compiled_dir,
+                    "-mindepth",
+                    "1",
+                    "-maxdepth",
+                    "1",
+                    "!",
+                    "-name",
+                    compiled_key(config, host),
+                    "-exec",
+                    "rm",
+                    "-rf",
+                    "{}",
+                    "+",
+                ]
+            ),
+        ]
+    if host.manifest_sha256 is not None:
+        check = ["/usr/bin/grep", "--quiet", "--line-regexp", "--fixed-strings", host.manifest_sha256, marker]
+    else:
+        check = ["/usr/bin/test", "-f", marker]
+    before.append(f"ExecStartPre={systemd_exec(check)}")
+    if host.api_key_command is not None:
+        before.append(f"ExecStartPre={systemd_exec([*host.api_key_command, Template(API_KEY_FILE)])}")
+    served = systemd_value(config.served_model_name)
     lines = [
         "[Unit]",
-        f"Description=inference-infra: {config.family.value} engine %i serving {config.served_model_name}",
+        f"Description=inference-infra: {config.family.value} engine %i serving {served}",
         "Wants=network-online.target",
         f"Requires={' '.join(needs)}",
         f"After=network-online.target {' '.join(needs)}",
@@ -164,10 +322,19 @@ def engine_template(config: EngineConfig, host: EngineHost) -> str:
         "Environment=HF_HUB_OFFLINE=1",
         *environment,
         f"EnvironmentFile={environment_path('%i')}",
-        f"ExecStartPre=/usr/bin/test -f {marker}",
-        f"ExecStartPre=-{DOCKER} rm --force inference-engine-%i",
-        f"ExecStart={' '.join(docker_command(config, host))}",
-        f"ExecStop={DOCKER} stop --time 30 inference-engine-%i",
+        # The docker client runs read-only but for its own runtime folder (the API key) and, on Neuron,
+        # the compiled artifacts; the image is pulled before, outside this sandbox (registry helpers).
+        "ProtectSystem=strict",
+        "ProtectHome=read-only",
+        "PrivateTmp=yes",
+        "NoNewPrivileges=yes",
+        f"RuntimeDirectory={RUNTIME_DIRECTORY}",
+        "RuntimeDirectoryMode=0700",
+        *([f"ReadWritePaths={' '.join(writable)}"] if writable else []),
+        *before,
+        f"ExecStartPre=-{systemd_exec([DOCKER, 'rm', '--force', Template('inference-engine-%i')])}",
+        f"ExecStart={systemd_exec(docker_command(config, host))}",
+        f"ExecStop={systemd_exec([DOCKER, 'stop', '--time', '30', Template('inference-engine-%i')])}",
         "Restart=on-failure",
         "RestartSec=30",
         f"TimeoutStartSec={host.start_timeout_seconds}",
@@ -179,11 +346,79 @@ def engine_template(config: EngineConfig, host: EngineHost) -> str:
     return "\n".join(lines)
 
 
+def metrics_template() -> str:
+    """The metrics-only port of engine %i: GET /metrics relayed from its API port, nothing else."""
+    command = [PYTHON, METRICS_PROXY, "--listen", Template("${ENGINE_METRICS_PORT}")]
+    command += ["--upstream", Template("${ENGINE_PORT}")]
+    lines = [
+        "[Unit]",
+        "Description=inference-infra: metrics-only port of engine %i (GET /metrics)",
+        "Wants=network-online.target",
+        "After=network-online.target",
+        "",
+        "[Service]",
+        "Type=simple",
+        f"EnvironmentFile={environment_path('%i')}",
+        f"ExecStart={systemd_exec(command)}",
+        "DynamicUser=yes",
+        "ProtectSystem=strict",
+        "ProtectHome=yes",
+        "PrivateTmp=yes",
+        "PrivateDevices=yes",
+        "NoNewPrivileges=yes",
+        "CapabilityBoundingSet=",
+        "RestrictAddressFamilies=AF_INET AF_INET6",
+        "Restart=always",
+        "RestartSec=5",
+        "",
+        "[Install]",
+        "WantedBy=multi-user.target",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def metrics_proxy_source() -> str:
+    """The metrics proxy's script, as the node runs it (stdlib only)."""
+    return resources.files("inference_infra.components.serving").joinpath("metrics_proxy.py").read_text()
+
+
+def exec_words(line: str, index: int, values: dict[str, str]) -> list[str]:
+    """An ExecStart= value as systemd runs it: specifiers, then quoted words, then ${VAR} (tests, docs).
+
+    The subset of systemd.service(5)'s command-line rules the units use: %i and %%, double quotes
+    with \\ and \" escapes, ${NAME} and $$.
+    """
+    line = re.sub(
+        r"%(.)", lambda m: "%" if m.group(1) == "%" else str(index) if m.group(1) == "i" else m.group(0), line
+    )
+    words, word, quoted, escaped, started = [], [], False, False, False
+    for c in line:
+        if escaped:
+            word.append(c)
+            escaped = False
+        elif c == "\\":
+            escaped = True
+        elif c == '"':
+            quoted, started = not quoted, True
+        elif c == " " and not quoted:
+            if word or started:
+                words.append("".join(word))
+            word, started = [], False
+        else:
+            word.append(c)
+    if word or started:
+        words.append("".join(word))
+    expand = re.compile(r"\$\$|\$\{(\w+)\}")
+    return [
+        expand.sub(lambda m: "$" if m.group(0) == "$$" else values.get(m.group(1), m.group(0)), w)
+        for w in words
+    ]
+
+
 def instance_command(units: EngineUnits, index: int, environment: dict[str, str] | None = None) -> list[str]:
     """Instance `index`'s ExecStart= as words, with %i and ${VAR} filled in (tests and docs)."""
     values = dict(line.split("=", 1) for line in units.environments[environment_path(index)].splitlines())
     values.update(environment or {})
     line = next(x for x in units.template.splitlines() if x.startswith("ExecStart="))
-    line = line.removeprefix("ExecStart=").replace("%i", str(index))
-    line = re.sub(r"\$\{(\w+)\}", lambda m: values.get(m.group(1), m.group(0)), line)
-    return shlex.split(line)
+    return exec_words(line.removeprefix("ExecStart="), index, values)

@@ -32,6 +32,7 @@ def test_startup_script_installs_and_starts_engines_after_the_prefetch(tmp_path,
     rsync = next(i for i, c in enumerate(calls) if c.startswith("gcloud storage rsync"))
     start = calls.index(
         "systemctl enable --now --no-block inference-engine@0.service inference-engine@1.service"
+        " inference-engine-metrics@0.service inference-engine-metrics@1.service"
     )
     assert rsync < start
     units = sandbox.root / "etc/systemd/system"

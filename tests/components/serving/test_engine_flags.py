@@ -266,8 +266,8 @@ def test_validate_extra_args_rejects_options_the_plan_sets():
 
 
 def test_validate_extra_args_rejects_short_options_unsafe_values_and_orphan_values():
-    problems = validate_extra_args(["8192", "-tp", "--chat-template", "$(curl evil)", "--api-key=a%b"])
-    assert {p.value for p in problems} == {"8192", "-tp", "$(curl evil)", "--api-key=a%b"}
+    problems = validate_extra_args(["8192", "-tp", "--chat-template", "$(curl evil)", "--root-path=a%b"])
+    assert {p.value for p in problems} == {"8192", "-tp", "$(curl evil)", "--root-path=a%b"}
 
 
 def test_validate_extra_args_rejects_no_prefix_on_a_non_boolean_option():

@@ -83,7 +83,7 @@ def test_engine_units_require_the_verified_prefetch():
 
 def test_engine_units_run_the_pinned_image_with_weights_read_only():
     units = _units(EngineFamily.NVIDIA_VLLM)
-    assert units.instances == ["inference-engine@0.service", "inference-engine@1.service"]
+    assert units.engine_instances == ["inference-engine@0.service", "inference-engine@1.service"]
     words = instance_command(units, 1)
     assert words[:2] == [DOCKER, "run"]
     assert IMAGES[EngineFamily.NVIDIA_VLLM].reference in words
