@@ -26,10 +26,15 @@ from inference_infra.components.gcp.names import bucket_problems, label_problems
 from inference_infra.components.gcp.startup import BOOT_PACKAGES
 from inference_infra.components.serving import EngineConfig, validate_engine
 from inference_infra.components.serving.cold_start import ColdStart, WeightSource
+from inference_infra.components.serving.engines import METRICS_PORT_OFFSET
 
 # Where Google's load balancer health checks come from (https://cloud.google.com/load-balancing/docs/health-checks).
 HEALTH_CHECK_RANGES = (ip_network("35.191.0.0/16"), ip_network("130.211.0.0/22"))
 _SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
+_SECRET_RE = re.compile(
+    r"^(?:projects/(?P<project>[a-z][a-z0-9-]{4,28}[a-z0-9])/secrets/)?(?P<name>[A-Za-z0-9_-]{1,255})"
+    r"(?:/versions/(?P<version>latest|[1-9][0-9]{0,9}))?$"
+)
 # A pool without a cold-start estimate (engines given the old way) ramps and is judged over this long.
 DEFAULT_SLOW_START_SECONDS = 90
 
@@ -160,6 +165,13 @@ class GcpNodeArgs(FleetCommonArgs):
         "without internet egress then needs not download.",
         stack=False,
     )
+    api_key_secret: str | None = arg(
+        None,
+        "Secret Manager secret holding the engines' API key: NAME (in the nodes' project) or "
+        "projects/PROJECT/secrets/NAME, optionally /versions/N (default: latest). Each engine fetches it "
+        "at start into a 0600 file of its own runtime folder (never into metadata or a unit); the nodes' "
+        "service account may read only this secret. Without it the engines answer without a key.",
+    )
     engines: EngineConfig | None = arg(
         None,
         "Deprecated since 0.2.0: give model and the component plans its engines. Engines planned "
@@ -252,6 +264,37 @@ def pin_problems(weights: GcsWeights) -> list[Problem]:
     return problems
 
 
+def api_key_secret_problems(args: GcpNodeArgs) -> list[Problem]:
+    """The API key's secret is a Secret Manager name (it reaches a unit's command line)."""
+    if args.api_key_secret is None or _SECRET_RE.match(args.api_key_secret):
+        return []
+    return [
+        Problem(
+            "api_key_secret",
+            args.api_key_secret,
+            "must be a Secret Manager secret: NAME or projects/PROJECT/secrets/NAME (NAME: letters, digits, "
+            "'_' and '-', up to 255), optionally followed by /versions/N or /versions/latest",
+        )
+    ]
+
+
+def api_key_secret_version(args: GcpNodeArgs) -> str | None:
+    """The secret version the engines read: [projects/P/secrets/]NAME/versions/V (V default latest)."""
+    match = _SECRET_RE.match(args.api_key_secret or "")
+    if match is None:
+        return None
+    prefix = f"projects/{match['project']}/secrets/" if match["project"] else ""
+    return f"{prefix}{match['name']}/versions/{match['version'] or 'latest'}"
+
+
+def api_key_secret_id(args: GcpNodeArgs, project: str) -> str | None:
+    """projects/P/secrets/NAME of the API key's secret (P: the secret's project, else the nodes')."""
+    match = _SECRET_RE.match(args.api_key_secret or "")
+    if match is None:
+        return None
+    return f"projects/{match['project'] or project}/secrets/{match['name']}"
+
+
 def ingress_problems(args: GcpNodeArgs) -> list[Problem]:
     """The serving port, and the private ranges that may call or scrape the node."""
     problems = []
@@ -308,6 +351,7 @@ def node_input_problems(args: GcpNodeArgs) -> list[Problem]:
                 "cannot download packages without internet egress (internet_egress False); leave it unset",
             )
         )
+    problems += api_key_secret_problems(args)
     for i, package in enumerate(args.preinstalled_packages):
         if package not in BOOT_PACKAGES:
             problems.append(
@@ -385,6 +429,14 @@ def port_range(engines: EngineConfig | None, first_port: int) -> str:
     """A firewall's port or range: one port per engine on a node."""
     count = engines.engines if engines is not None else 1
     return str(first_port) if count == 1 else f"{first_port}-{first_port + count - 1}"
+
+
+def metrics_port_range(engines: EngineConfig | None, first_port: int) -> list[str]:
+    """The engines' metrics-only ports (GET /metrics only: components/serving/metrics_proxy.py), as a
+    firewall's port or range; none without engines. Never the API ports: those answer the load balancer."""
+    if engines is None:
+        return []
+    return [port_range(engines, first_port + METRICS_PORT_OFFSET)]
 
 
 def endpoint_pool_of(

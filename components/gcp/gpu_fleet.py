@@ -70,9 +70,12 @@ from inference_infra.components.gcp.fleet_common import (
     GcpNodeArgs,
     GcsWeights,
     NodeServing,
+    api_key_secret_id,
+    api_key_secret_version,
     endpoint_pool_of,
     ingress_problems,
     log_notes,
+    metrics_port_range,
     node_input_problems,
     plan_node_serving,
     port_range,
@@ -80,7 +83,7 @@ from inference_infra.components.gcp.fleet_common import (
     weights_problems,
 )
 from inference_infra.components.gcp.names import name_problems, zone_problems
-from inference_infra.components.gcp.service_account import NODE_SCOPES, node_identity
+from inference_infra.components.gcp.service_account import node_identity, node_scopes
 from inference_infra.components.gcp.startup import (
     StartupConfig,
     node_metadata,
@@ -464,6 +467,8 @@ def _startup_config(args: GpuFleetArgs, shape: FleetShape, engines: EngineConfig
         local_ssd_count=shape.bundled_local_ssds + max(args.local_ssd_count, 0),
         model_uris=args.weight_uris,
         manifest_sha256=dict(args.weights.manifest_sha256) if args.weights is not None else {},
+        allow_code=engines.allows_code if engines is not None else False,
+        api_key_secret=api_key_secret_version(args),
         model_cache=args.model_cache_nfs is not None,
         ops_agent=args.ops_agent,
         gpu_metrics=args.ops_agent,
@@ -532,6 +537,7 @@ class GpuFleet(pulumi.ComponentResource):
             description=f"GPU fleet {name}: writes logs and metrics, reads the model bucket",
             parent=self,
             model_uris=args.weight_uris,
+            api_key_secret=api_key_secret_id(args, project),
         )
         self.service_account_email = identity.email
         self.reservation, self.reservation_name = self._reservation(name, args, plan, project, child)
@@ -560,7 +566,8 @@ class GpuFleet(pulumi.ComponentResource):
                 allows=[
                     gcp.compute.FirewallAllowArgs(
                         protocol="tcp",
-                        ports=["9400", "9100", ports],  # every engine's /metrics
+                        # dcgm-exporter, node exporter and each engine's metrics-only port; never an API port
+                        ports=["9400", "9100", *metrics_port_range(self.engines, args.serving_port)],
                     )
                 ],
                 target_service_accounts=[identity.email],
@@ -601,7 +608,7 @@ class GpuFleet(pulumi.ComponentResource):
                     enable_secure_boot=args.secure_boot, enable_vtpm=True, enable_integrity_monitoring=True
                 ),
                 service_account=gcp.compute.InstanceServiceAccountArgs(
-                    email=identity.email, scopes=list(NODE_SCOPES)
+                    email=identity.email, scopes=node_scopes(api_key=args.api_key_secret is not None)
                 ),
                 scheduling=_scheduling(self.mode),
                 reservation_affinity=self._affinity(self.mode),

@@ -2,7 +2,8 @@
 
 Never the default Compute Engine service account (which often holds Editor on
 the project): each fleet gets its own account that may write logs and
-metrics, and read the one bucket that holds its model weights, nothing else.
+metrics, read the one bucket that holds its model weights and, when its
+engines have an API key, read that one secret; nothing else.
 The VM's OAuth scopes are narrowed to the same three services as a second
 fence (not `cloud-platform`).
 """
@@ -22,6 +23,16 @@ NODE_SCOPES = (
     "https://www.googleapis.com/auth/logging.write",
     "https://www.googleapis.com/auth/monitoring.write",
 )
+# Secret Manager accepts only the cloud-platform scope (its API has no narrower one): a node that fetches
+# its engines' API key gets it, and IAM (one secretAccessor grant on that one secret) is the fence.
+CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+SECRET_ROLE = "roles/secretmanager.secretAccessor"
+
+
+def node_scopes(*, api_key: bool) -> list[str]:
+    """The VM's OAuth scopes: storage read, logs and metrics; cloud-platform too when it reads a secret."""
+    return [*NODE_SCOPES, *([CLOUD_PLATFORM_SCOPE] if api_key else [])]
+
 
 _ACCOUNT_ID_MIN, _ACCOUNT_ID_MAX = 6, 30
 
@@ -88,6 +99,7 @@ def node_identity(
     description: str,
     parent: pulumi.Resource,
     model_uris: Sequence[str] = (),
+    api_key_secret: str | None = None,
 ) -> NodeIdentity:
     """Create the fleet's service account and its grants as children of parent."""
     import pulumi_gcp as gcp
@@ -122,6 +134,16 @@ def node_identity(
                 condition=prefix_condition(model_bucket, model_prefixes(model_uris))
                 if model_prefixes(model_uris)
                 else None,
+                opts=child,
+            )
+        )
+    if api_key_secret is not None:  # projects/P/secrets/NAME: this secret only, to read its versions
+        grants.append(
+            gcp.secretmanager.SecretIamMember(
+                f"{name}-api-key-reader",
+                secret_id=api_key_secret,
+                role=SECRET_ROLE,
+                member=account.member,
                 opts=child,
             )
         )

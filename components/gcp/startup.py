@@ -58,7 +58,8 @@ from inference_infra.components.monitoring.host_exporters import (
     exporter_command,
 )
 from inference_infra.components.serving import EngineConfig, EngineHost, engine_image, engine_units
-from inference_infra.components.serving.units import TEMPLATE_UNIT
+from inference_infra.components.serving.quoting import systemd_exec
+from inference_infra.components.serving.units import TEMPLATE_UNIT, network_of
 
 CACHE_METADATA_KEY = "inference-infra-model-cache"
 LOCAL_SSD_MOUNT = "/mnt/local-ssd"
@@ -70,12 +71,16 @@ OPS_AGENT_CONFIG = "/etc/google-cloud-ops-agent/config.yaml"
 # imports the verifier from its folder), and the fetcher's configuration.
 NODE_BIN = "/opt/inference-infra/bin"
 FETCHER_FILE = "gcs_weights.py"
+SECRET_FILE = "gcp_secret.py"  # writes the engines' API key from Secret Manager (components/gcp/node)
 WEIGHTS_CONFIG = "/etc/inference-infra/weights.json"
 WEIGHTS_UNIT = "inference-weights.service"
 UNIT_DIR = "/etc/systemd/system"
 # Binds every engine to the weights unit: an engine stops when the weights unit fails or stops.
 ENGINE_DROP_IN = f"{UNIT_DIR}/{TEMPLATE_UNIT}.d/10-weights.conf"
 PYTHON = "/usr/bin/python3"
+METADATA_BLOCK_UNIT = "inference-metadata-block.service"
+METADATA_ADDRESS = "169.254.169.254/32"  # the metadata server (metadata.google.internal)
+IPTABLES = "/usr/sbin/iptables"
 # The Ops Agent comes from Google's signed apt repository, not from a downloaded installer script: the
 # boot script fetches Google's published keys, keeps only the keys pinned here (by full fingerprint), and
 # apt then trusts only those for that repository. If Google rotates to a key not listed here, the Ops
@@ -136,6 +141,9 @@ class StartupConfig:
     # node exporter (:9100), and dcgm-exporter (:9400) when gpu_exporter. GPU fleets run both.
     host_exporters: bool = False
     gpu_exporter: bool = False
+    # Secret Manager secret version of the engines' API key (projects/P/secrets/S/versions/V): fetched at
+    # each engine start into a 0600 file of the engine's runtime folder, never into metadata or a unit.
+    api_key_secret: str | None = None
 
     def pinned(self, uri: str) -> str:
         wanted = uri.rstrip("/")
@@ -279,7 +287,8 @@ def exporter_steps(config: StartupConfig) -> list[str]:
     """Bash that starts the host exporters, each image from its mirror when its registry has one."""
     if not config.host_exporters:
         return []
-    docker = f"DOCKER_CONFIG={shlex.quote(DOCKER_CONFIG_DIR)} " if registry_hosts(config.image_mirrors) else ""
+    mirrors = registry_hosts(config.image_mirrors)
+    docker = f"DOCKER_CONFIG={shlex.quote(DOCKER_CONFIG_DIR)} " if mirrors else ""
     lines = []
     runs = [("node-exporter", NODE_EXPORTER_IMAGE, False)]
     if config.gpu_exporter:
@@ -305,9 +314,14 @@ def ops_agent_gpu_config() -> str:
     return yaml.safe_dump(config, sort_keys=False)
 
 
+def node_source(name: str) -> str:
+    """A program the node runs (components/gcp/node/), as shipped."""
+    return resources.files("inference_infra.components.gcp.node").joinpath(name).read_text()
+
+
 def fetcher_source() -> str:
     """The weights fetcher the node runs (components/gcp/node/gcs_weights.py), as shipped."""
-    return resources.files("inference_infra.components.gcp.node").joinpath(FETCHER_FILE).read_text()
+    return node_source(FETCHER_FILE)
 
 
 def weights_config(config: StartupConfig) -> dict[str, Any]:
@@ -381,9 +395,64 @@ def weights_unit(config: StartupConfig) -> str:
     return "\n".join(lines)
 
 
-def engine_drop_in() -> str:
-    """Every engine bound to the weights unit: started after it, stopped when it fails or stops."""
-    return f"[Unit]\nBindsTo={WEIGHTS_UNIT}\nAfter={WEIGHTS_UNIT}\n"
+def engine_drop_in(config: StartupConfig) -> str:
+    """Every engine bound to the weights unit (started after it, stopped when it fails or stops) and,
+    on a bridge network, to the metadata block (it starts only once containers cannot reach the server)."""
+    needs = [WEIGHTS_UNIT] + ([METADATA_BLOCK_UNIT] if blocks_metadata(config) else [])
+    return f"[Unit]\nBindsTo={' '.join(needs)}\nAfter={' '.join(needs)}\n"
+
+
+def engine_host(config: StartupConfig) -> EngineHost:
+    """Where the engines run on this node: the first folder's verified copy, from the mirror when one."""
+    assert config.engines is not None
+    uri = config.model_uris[0]
+    return EngineHost(
+        model_dir=model_dir(config, uri),
+        prefetch_unit=WEIGHTS_UNIT,
+        environment_file=MODELS_ENV,
+        # The same digest, from the Artifact Registry mirror when the image's registry has one.
+        image=mirrored(engine_image(config.engines.family).reference, config.image_mirrors),
+        manifest_sha256=config.pinned(uri),
+        api_key_command=(
+            (PYTHON, f"{NODE_BIN}/{SECRET_FILE}", "--secret", config.api_key_secret)
+            if config.api_key_secret
+            else None
+        ),
+    )
+
+
+def blocks_metadata(config: StartupConfig) -> bool:
+    """Engines on a bridge network (GPU VMs): the node rejects their packets to the metadata server.
+
+    TPU engines keep the host network (libtpu reads the VM's metadata: components/serving/units.py),
+    so no rule can tell them from the node's own processes; a TPU VM's engine can reach it.
+    """
+    return serves(config) and network_of(config.engines, engine_host(config)) == "bridge"  # type: ignore[arg-type]
+
+
+def metadata_block_unit() -> str:
+    """Docker's DOCKER-USER chain (FORWARD path of every bridge container) rejects 169.254.169.254.
+
+    metadata.google.internal resolves to that address; the node's own processes (host network: the
+    weights unit, the Ops Agent, the exporters) are not forwarded and keep it. Idempotent: the rule is
+    deleted when present and inserted again at the top, every time the unit starts.
+    """
+    rule = ["DOCKER-USER", "--destination", METADATA_ADDRESS, "--jump", "REJECT"]
+    lines = [
+        "[Unit]",
+        "Description=inference-infra: engine containers cannot reach the metadata server",
+        "Requires=docker.service",
+        "After=docker.service",
+        "",
+        "[Service]",
+        "Type=oneshot",
+        "RemainAfterExit=yes",
+        # Removed first when there ("-": absent is fine), then inserted at the top: one rule, every start.
+        f"ExecStartPre=-{systemd_exec([IPTABLES, '--wait', '--delete', *rule])}",
+        f"ExecStart={systemd_exec([IPTABLES, '--wait', '--insert', *rule])}",
+        "",
+    ]
+    return "\n".join(lines)
 
 
 def serves(config: StartupConfig) -> bool:
@@ -417,26 +486,22 @@ def node_files(config: StartupConfig) -> list[tuple[str, str, str]]:
         files.append((f"{DOCKER_CONFIG_DIR}/config.json", "0600", docker_config(config)))
     if serves(config):
         assert config.engines is not None
-        # The same digest, from the Artifact Registry mirror when the image's registry has one.
-        image = mirrored(engine_image(config.engines.family).reference, config.image_mirrors)
-        host = EngineHost(
-            model_dir=model_dir(config, config.model_uris[0]),
-            prefetch_unit=WEIGHTS_UNIT,
-            environment_file=MODELS_ENV,
-            image=image,
-        )
-        units = engine_units(config.engines, host)
+        units = engine_units(config.engines, engine_host(config))
         files += [(path, "0644", text) for path, text in units.files(UNIT_DIR)]
-        files.append((ENGINE_DROP_IN, "0644", engine_drop_in()))
+        files.append((ENGINE_DROP_IN, "0644", engine_drop_in(config)))
+        if config.api_key_secret:
+            files.append((f"{NODE_BIN}/{SECRET_FILE}", "0644", node_source(SECRET_FILE)))
+        if blocks_metadata(config):
+            files.append((f"{UNIT_DIR}/{METADATA_BLOCK_UNIT}", "0644", metadata_block_unit()))
     return files
 
 
 def engine_instances(config: StartupConfig) -> list[str]:
+    """The engines and their metrics-only ports, started by the boot after the weights unit."""
     if not serves(config):
         return []
     assert config.engines is not None
-    host = EngineHost(model_dir="/", prefetch_unit=WEIGHTS_UNIT)
-    return list(engine_units(config.engines, host).instances)
+    return list(engine_units(config.engines, engine_host(config)).instances)
 
 
 def write_file_line(path: str, mode: str, text: str) -> str:

@@ -70,9 +70,12 @@ from inference_infra.components.gcp.fleet_common import (
     GcpNodeArgs,
     GcsWeights,
     NodeServing,
+    api_key_secret_id,
+    api_key_secret_version,
     endpoint_pool_of,
     ingress_problems,
     log_notes,
+    metrics_port_range,
     node_input_problems,
     plan_node_serving,
     port_range,
@@ -80,7 +83,7 @@ from inference_infra.components.gcp.fleet_common import (
     weights_problems,
 )
 from inference_infra.components.gcp.names import name_problems, zone_problems
-from inference_infra.components.gcp.service_account import NODE_SCOPES, node_identity
+from inference_infra.components.gcp.service_account import node_identity, node_scopes
 from inference_infra.components.gcp.startup import (
     StartupConfig,
     node_metadata,
@@ -393,6 +396,8 @@ def _startup_config(args: TpuVmArgs, engines: EngineConfig | None) -> StartupCon
     return StartupConfig(
         model_uris=args.weight_uris,
         manifest_sha256=dict(args.weights.manifest_sha256) if args.weights is not None else {},
+        allow_code=engines.allows_code if engines is not None else False,
+        api_key_secret=api_key_secret_version(args),
         model_cache=args.model_cache_nfs is not None,
         ops_agent=False,  # TPU metrics reach Cloud Monitoring without an agent
         engines=engines,
@@ -602,6 +607,7 @@ class TpuVm(pulumi.ComponentResource):
             description=f"TPU {name}: writes logs and metrics, reads the model bucket",
             parent=self,
             model_uris=args.weight_uris,
+            api_key_secret=api_key_secret_id(args, project),
         )
         self.service_account_email = identity.email
         disks = [
@@ -646,7 +652,9 @@ class TpuVm(pulumi.ComponentResource):
                 can_ip_forward=False,
             ),
             scheduling_config=_scheduling(self.mode),
-            service_account=gcp.tpu.V2VmServiceAccountArgs(email=identity.email, scopes=list(NODE_SCOPES)),
+            service_account=gcp.tpu.V2VmServiceAccountArgs(
+                email=identity.email, scopes=node_scopes(api_key=args.api_key_secret is not None)
+            ),
             shielded_instance_config=gcp.tpu.V2VmShieldedInstanceConfigArgs(
                 enable_secure_boot=args.secure_boot
             ),
@@ -684,10 +692,14 @@ class TpuVm(pulumi.ComponentResource):
             gcp.compute.Firewall(
                 f"{name}-metrics",
                 network=args.network,
-                description=f"Engine metrics of TPU {name}, from the monitoring cluster only",
+                description=f"Engine metrics-only ports of TPU {name}, from the monitoring cluster only",
                 direction="INGRESS",
                 source_ranges=list(args.monitoring_cidr_blocks),
-                allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[ports])],
+                allows=[
+                    gcp.compute.FirewallAllowArgs(
+                        protocol="tcp", ports=metrics_port_range(self.engines, args.serving_port)
+                    )
+                ],
                 target_service_accounts=[email],
                 log_config=gcp.compute.FirewallLogConfigArgs(metadata="INCLUDE_ALL_METADATA"),
                 project=project,

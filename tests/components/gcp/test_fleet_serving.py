@@ -91,7 +91,8 @@ def test_gpu_fleet_serving_port_moves_every_engine_port_and_firewall(plan_of):
     span = f"9000-{ports[-1]}"
     assert capture.one(FIREWALL, "h100-serving").props["allows"] == [{"protocol": "tcp", "ports": [span]}]
     metrics = capture.one(FIREWALL, "h100-metrics").props["allows"][0]["ports"]
-    assert metrics == ["9400", "9100", span]
+    # The monitoring cluster reaches the exporters and each engine's metrics-only port, never the API.
+    assert metrics == ["9400", "9100", f"10000-{ports[-1] + 1000}"]
     assert f"ENGINE_PORT={ports[-1]}" in script_of(capture)
 
 
@@ -181,7 +182,8 @@ def test_tpu_vm_plans_its_engines_on_serving_port(plan_of):
     assert qwen.engines.ports[0] == 8100
     assert "vllm/vllm-tpu@sha256:" in script_of(capture, GCP_TPU_VM)
     rule = capture.one(FIREWALL, "qwen-metrics").props
-    assert rule["allows"] == [{"protocol": "tcp", "ports": [_span(qwen.engines.ports)]}]
+    assert rule["allows"] == [{"protocol": "tcp", "ports": [_span(qwen.engines.metrics_ports)]}]
+    assert qwen.engines.metrics_ports[0] == 9100
     assert rule["sourceRanges"] == ["10.8.0.0/14"]
     assert any(n.startswith("cold start of TpuVm 'qwen' ~") for n in notes(capture))
 
@@ -201,7 +203,8 @@ def test_tpu_vm_opens_engine_ports_to_client_cidr_blocks(plan_of):
     qwen = TpuVm("qwen", tpu(client_cidr_blocks=["10.40.0.0/20"]))
     rule = plan_of().one(FIREWALL, "qwen-serving").props
     assert qwen.engines is not None
-    assert rule["allows"] == [{"protocol": "tcp", "ports": [_span(qwen.engines.ports)]}]
+    assert rule["allows"] == [{"protocol": "tcp", "ports": [_span(qwen.engines.metrics_ports)]}]
+    assert qwen.engines.metrics_ports[0] == 9100
 
 
 def test_tpu_vm_without_engines_opens_no_ports(plan_of):

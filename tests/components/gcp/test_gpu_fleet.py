@@ -435,7 +435,8 @@ def test_gpu_fleet_admits_the_monitoring_cluster_to_the_metrics_ports_only(plan_
     plan = plan_of(GpuFleet("l4", args(network=NETWORK, monitoring_cidr_blocks=("10.8.0.0/14",))))
     rule = plan.one("gcp:compute/firewall:Firewall", "l4-metrics")
     assert rule.props["sourceRanges"] == ["10.8.0.0/14"]
-    assert rule.props["allows"] == [{"protocol": "tcp", "ports": ["9400", "9100", "8000"]}]
+    # A fleet without engines: the exporters only (no API port, which only the load balancer reaches).
+    assert rule.props["allows"] == [{"protocol": "tcp", "ports": ["9400", "9100"]}]
     assert rule.props["targetServiceAccounts"] == [vms(plan)[0].props["serviceAccount"]["email"]]
 
 

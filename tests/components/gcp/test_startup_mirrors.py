@@ -15,7 +15,8 @@ from inference_infra.components.gcp.startup import (
     validate_startup,
 )
 from inference_infra.components.serving import EngineFamily, engine_image
-from tests.components.gcp.test_startup import Sandbox
+from tests.components.gcp.helpers import expanded
+from tests.components.gcp.test_startup import Sandbox, weights
 from tests.components.gcp.test_startup_engines import TPU, TPU_ENGINES
 
 MIRROR = "us-central1-docker.pkg.dev/acme-inference/docker-hub"
@@ -26,7 +27,7 @@ PUBLIC_REGISTRIES = ("docker.io", "nvcr.io", "quay.io", "packages.cloud.google.c
 
 
 def test_startup_mirrors_pull_the_pinned_digest_from_artifact_registry():
-    script = render_startup_script(MIRRORED)
+    script = expanded(render_startup_script(MIRRORED))
     upstream = engine_image(EngineFamily.TPU_VLLM)
     digest = upstream.reference.split("@", 1)[1]
     pulls = re.findall(r"--entrypoint vllm (\S+) serve", script)
@@ -34,11 +35,11 @@ def test_startup_mirrors_pull_the_pinned_digest_from_artifact_registry():
 
 
 def test_startup_mirrors_leave_no_public_registry_in_the_script():
-    script = render_startup_script(MIRRORED)
+    script = expanded(render_startup_script(MIRRORED))
     assert not [host for host in PUBLIC_REGISTRIES if host in script]
     # Without mirrors the same node pulls from Docker Hub (the check above can fail).
-    assert "vllm/vllm-tpu@sha256:" in render_startup_script(TPU)
-    assert f"{MIRROR}/" not in render_startup_script(TPU)
+    assert "vllm/vllm-tpu@sha256:" in expanded(render_startup_script(TPU))
+    assert f"{MIRROR}/" not in expanded(render_startup_script(TPU))
 
 
 def test_startup_mirrors_script_passes_shellcheck(shellcheck):
@@ -61,9 +62,7 @@ def test_startup_mirrors_configure_docker_to_authenticate_to_the_registry(tmp_pa
 
 def test_startup_without_package_downloads_never_calls_apt(tmp_path):
     sandbox = Sandbox(tmp_path)
-    config = StartupConfig(
-        model_uris=("gs://m/a",), model_cache=True, ops_agent=True, package_downloads=False
-    )
+    config = StartupConfig(**weights("a"), model_cache=True, ops_agent=True, package_downloads=False)
     result = sandbox.run(config, STUB_CACHE_TARGET="10.8.0.2:/weights")
     assert sandbox.calls("apt-get") == []
     assert all("metadata.google.internal" in c for c in sandbox.calls("curl"))
@@ -75,14 +74,14 @@ def test_startup_without_package_downloads_never_calls_apt(tmp_path):
 
 def test_startup_with_package_downloads_installs_what_is_missing(tmp_path):
     sandbox = Sandbox(tmp_path)
-    config = StartupConfig(model_uris=("gs://m/a",), model_cache=True, ops_agent=False)
+    config = StartupConfig(**weights("a"), model_cache=True, ops_agent=False)
     sandbox.run(config, STUB_CACHE_TARGET="10.8.0.2:/weights")
     assert any("nfs-common" in c for c in sandbox.calls("apt-get"))
 
 
 def test_startup_pulled_images_are_the_engines_upstream_references():
     assert pulled_images(TPU) == [engine_image(TPU_ENGINES.family).reference]
-    assert pulled_images(StartupConfig(model_uris=("gs://m/a",))) == []
+    assert pulled_images(StartupConfig(**weights("a"))) == []
 
 
 @pytest.mark.parametrize(
