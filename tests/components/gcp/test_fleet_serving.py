@@ -203,8 +203,7 @@ def test_tpu_vm_opens_engine_ports_to_client_cidr_blocks(plan_of):
     qwen = TpuVm("qwen", tpu(client_cidr_blocks=["10.40.0.0/20"]))
     rule = plan_of().one(FIREWALL, "qwen-serving").props
     assert qwen.engines is not None
-    assert rule["allows"] == [{"protocol": "tcp", "ports": [_span(qwen.engines.metrics_ports)]}]
-    assert qwen.engines.metrics_ports[0] == 9100
+    assert rule["allows"] == [{"protocol": "tcp", "ports": [_span(qwen.engines.ports)]}]
 
 
 def test_tpu_vm_without_engines_opens_no_ports(plan_of):
