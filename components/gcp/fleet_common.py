@@ -130,14 +130,14 @@ class GcpNodeArgs(FleetCommonArgs):
     )
     client_cidr_blocks: Sequence[str] = arg(
         (),
-        "Private CIDRs (or Google's health-check ranges 35.191.0.0/16, 130.211.0.0/22) that may call the "
-        "engines' ports; none: no rule (an endpoint admits its own proxies). Needs network.",
+        "Refused when set: only the load balancer reaches the engines' API ports (a GcpInferenceEndpoint "
+        "admits its own proxies and health checks). Kept for one release so old stacks get that explanation.",
     )
     monitoring_cidr_blocks: Sequence[str] = arg(
         (),
         "Private CIDRs of the monitoring cluster (its pods or nodes) that may scrape the node: the engines' "
-        "/metrics, and on GPU VMs dcgm-exporter (9400) and node exporter (9100); nothing else is opened. "
-        "Needs network.",
+        "metrics-only ports (each engine's port + 1000: GET /metrics, nothing of the API), and on GPU VMs "
+        "dcgm-exporter (9400) and node exporter (9100); nothing else is opened. Needs network.",
     )
     image_mirrors: Mapping[str, str] = arg(
         factory=dict,
@@ -167,10 +167,11 @@ class GcpNodeArgs(FleetCommonArgs):
     )
     api_key_secret: str | None = arg(
         None,
-        "Secret Manager secret holding the engines' API key: NAME (in the nodes' project) or "
-        "projects/PROJECT/secrets/NAME, optionally /versions/N (default: latest). Each engine fetches it "
-        "at start into a 0600 file of its own runtime folder (never into metadata or a unit); the nodes' "
-        "service account may read only this secret. Without it the engines answer without a key.",
+        "Secret Manager secret holding the engines' API key (clients send it as a Bearer token): NAME (in "
+        "the nodes' project) or projects/PROJECT/secrets/NAME, optionally /versions/N (default: latest). "
+        "Each engine fetches it at start into a 0600 file of its own runtime folder, never into metadata or "
+        "a unit; the nodes' service account may read only this secret. Default: the secret "
+        "inference-infra-<name>-api-key, which must exist before the engines start.",
     )
     engines: EngineConfig | None = arg(
         None,
@@ -278,18 +279,27 @@ def api_key_secret_problems(args: GcpNodeArgs) -> list[Problem]:
     ]
 
 
-def api_key_secret_version(args: GcpNodeArgs) -> str | None:
+def default_api_key_secret(name: str) -> str:
+    """The secret a fleet's engines read their API key from when api_key_secret is not given."""
+    return f"inference-infra-{name}-api-key"
+
+
+def _api_key_secret(name: str, args: GcpNodeArgs) -> re.Match[str] | None:
+    return _SECRET_RE.match(args.api_key_secret or default_api_key_secret(name))
+
+
+def api_key_secret_version(name: str, args: GcpNodeArgs) -> str | None:
     """The secret version the engines read: [projects/P/secrets/]NAME/versions/V (V default latest)."""
-    match = _SECRET_RE.match(args.api_key_secret or "")
+    match = _api_key_secret(name, args)
     if match is None:
         return None
     prefix = f"projects/{match['project']}/secrets/" if match["project"] else ""
     return f"{prefix}{match['name']}/versions/{match['version'] or 'latest'}"
 
 
-def api_key_secret_id(args: GcpNodeArgs, project: str) -> str | None:
+def api_key_secret_id(name: str, args: GcpNodeArgs, project: str) -> str | None:
     """projects/P/secrets/NAME of the API key's secret (P: the secret's project, else the nodes')."""
-    match = _SECRET_RE.match(args.api_key_secret or "")
+    match = _api_key_secret(name, args)
     if match is None:
         return None
     return f"projects/{match['project'] or project}/secrets/{match['name']}"
@@ -300,14 +310,10 @@ def ingress_problems(args: GcpNodeArgs) -> list[Problem]:
     problems = []
     if not 1 <= args.serving_port <= 65535:
         problems.append(Problem("serving_port", args.serving_port, "must be a TCP port (1-65535)"))
-    for input_name, ranges in (
-        ("client_cidr_blocks", args.client_cidr_blocks),
-        ("monitoring_cidr_blocks", args.monitoring_cidr_blocks),
-    ):
-        if ranges and args.network is None:
-            problems.append(
-                Problem("network", None, f"is required with {input_name} (the firewall rule's network)")
-            )
+    if args.monitoring_cidr_blocks and args.network is None:
+        problems.append(
+            Problem("network", None, "is required with monitoring_cidr_blocks (the firewall rule's network)")
+        )
     for i, cidr in enumerate(args.monitoring_cidr_blocks):
         try:
             private = ip_network(cidr, strict=True).is_private
@@ -319,24 +325,16 @@ def ingress_problems(args: GcpNodeArgs) -> list[Problem]:
                     f"monitoring_cidr_blocks[{i}]", cidr, "must be a private CIDR block such as '10.8.0.0/14'"
                 )
             )
-    for i, cidr in enumerate(args.client_cidr_blocks):
-        try:
-            block = ip_network(cidr, strict=True)
-        except ValueError:
-            problems.append(
-                Problem(f"client_cidr_blocks[{i}]", cidr, "must be a CIDR block such as '10.0.0.0/8'")
+    if args.client_cidr_blocks:
+        problems.append(
+            Problem(
+                "client_cidr_blocks",
+                list(args.client_cidr_blocks),
+                "are refused: only the load balancer reaches the engines' API ports (a GcpInferenceEndpoint "
+                "admits its proxy-only subnet and Google's health-check ranges to the pools it fronts, "
+                "through fleet.endpoint_pool()); put callers behind the endpoint",
             )
-            continue
-        if not block.is_private and not any(block.subnet_of(hc) for hc in HEALTH_CHECK_RANGES):
-            problems.append(
-                Problem(
-                    f"client_cidr_blocks[{i}]",
-                    cidr,
-                    "must be a private range or a Google health-check range (35.191.0.0/16, "
-                    "130.211.0.0/22): serving ports are never opened to the internet "
-                    "(put a load balancer in front)",
-                )
-            )
+        )
     return problems
 
 

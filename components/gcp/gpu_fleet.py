@@ -78,7 +78,6 @@ from inference_infra.components.gcp.fleet_common import (
     metrics_port_range,
     node_input_problems,
     plan_node_serving,
-    port_range,
     provider_zone,
     weights_problems,
 )
@@ -373,7 +372,7 @@ def plan_gpu_fleet(
         node = plan_node_serving(args, shape.machine_type, subject=subject)
         problems += node.problems
         notes += node.notes
-        startup = _startup_config(args, shape, node.engines)
+        startup = _startup_config(name, args, shape, node.engines)
         problems += validate_startup(startup)
         if not args.internet_egress:
             problems += offline_problems(startup, args.preinstalled_packages)
@@ -462,13 +461,17 @@ def _reservation_problems(
     return problems
 
 
-def _startup_config(args: GpuFleetArgs, shape: FleetShape, engines: EngineConfig | None) -> StartupConfig:
+def _startup_config(
+    name: str, args: GpuFleetArgs, shape: FleetShape, engines: EngineConfig | None
+) -> StartupConfig:
     return StartupConfig(
         local_ssd_count=shape.bundled_local_ssds + max(args.local_ssd_count, 0),
         model_uris=args.weight_uris,
         manifest_sha256=dict(args.weights.manifest_sha256) if args.weights is not None else {},
         allow_code=engines.allows_code if engines is not None else False,
-        api_key_secret=api_key_secret_version(args),
+        api_key_secret=api_key_secret_version(name, args)
+        if engines is not None and args.weight_uris
+        else None,
         model_cache=args.model_cache_nfs is not None,
         ops_agent=args.ops_agent,
         gpu_metrics=args.ops_agent,
@@ -528,7 +531,6 @@ class GpuFleet(pulumi.ComponentResource):
         self._name = name
         self.machine_type, self.zone, self.mode = shape.machine_type, plan.zone, plan.mode
         self.serving, self.engines, self.cold_start = plan.serving, plan.engines, plan.cold_start
-        ports = port_range(self.engines, args.serving_port)
 
         identity = node_identity(
             name,
@@ -537,24 +539,10 @@ class GpuFleet(pulumi.ComponentResource):
             description=f"GPU fleet {name}: writes logs and metrics, reads the model bucket",
             parent=self,
             model_uris=args.weight_uris,
-            api_key_secret=api_key_secret_id(args, project),
+            api_key_secret=api_key_secret_id(name, args, project) if self._serves(args) else None,
         )
         self.service_account_email = identity.email
         self.reservation, self.reservation_name = self._reservation(name, args, plan, project, child)
-
-        if args.client_cidr_blocks:
-            gcp.compute.Firewall(
-                f"{name}-serving",
-                network=args.network,
-                description=f"Serving port of GPU fleet {name}, from the named client ranges only",
-                direction="INGRESS",
-                source_ranges=list(args.client_cidr_blocks),
-                allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[ports])],
-                target_service_accounts=[identity.email],
-                log_config=gcp.compute.FirewallLogConfigArgs(metadata="INCLUDE_ALL_METADATA"),
-                project=project,
-                opts=child,
-            )
 
         if args.monitoring_cidr_blocks:
             gcp.compute.Firewall(
@@ -608,7 +596,7 @@ class GpuFleet(pulumi.ComponentResource):
                     enable_secure_boot=args.secure_boot, enable_vtpm=True, enable_integrity_monitoring=True
                 ),
                 service_account=gcp.compute.InstanceServiceAccountArgs(
-                    email=identity.email, scopes=node_scopes(api_key=args.api_key_secret is not None)
+                    email=identity.email, scopes=node_scopes(api_key=self._serves(args))
                 ),
                 scheduling=_scheduling(self.mode),
                 reservation_affinity=self._affinity(self.mode),
@@ -632,6 +620,10 @@ class GpuFleet(pulumi.ComponentResource):
                 "machine_type": self.machine_type,
             }
         )
+
+    def _serves(self, args: GcpNodeArgs) -> bool:
+        """The node runs engines (so it reads their API key)."""
+        return self.engines is not None and bool(args.weight_uris)
 
     def endpoint_pool(self, name: str | None = None) -> EndpointPool:
         """This fleet as a GcpInferenceEndpoint pool: its model, engine ports, VMs, zone and account.

@@ -78,7 +78,6 @@ from inference_infra.components.gcp.fleet_common import (
     metrics_port_range,
     node_input_problems,
     plan_node_serving,
-    port_range,
     provider_zone,
     weights_problems,
 )
@@ -378,7 +377,7 @@ def plan_tpu_vm(name: str, args: TpuVmArgs, *, project: str | None, zone: str | 
             node = plan_node_serving(args, tpu.item.name, subject=subject)
             problems += node.problems
             notes += node.notes
-            startup = _startup_config(args, node.engines)
+            startup = _startup_config(name, args, node.engines)
             problems += validate_startup(startup)
             if not args.internet_egress:
                 problems += offline_problems(startup, args.preinstalled_packages)
@@ -392,12 +391,14 @@ def validate_tpu_vm(
     return list(plan_tpu_vm(name, args, project=project, zone=zone).problems)
 
 
-def _startup_config(args: TpuVmArgs, engines: EngineConfig | None) -> StartupConfig:
+def _startup_config(name: str, args: TpuVmArgs, engines: EngineConfig | None) -> StartupConfig:
     return StartupConfig(
         model_uris=args.weight_uris,
         manifest_sha256=dict(args.weights.manifest_sha256) if args.weights is not None else {},
         allow_code=engines.allows_code if engines is not None else False,
-        api_key_secret=api_key_secret_version(args),
+        api_key_secret=api_key_secret_version(name, args)
+        if engines is not None and args.weight_uris
+        else None,
         model_cache=args.model_cache_nfs is not None,
         ops_agent=False,  # TPU metrics reach Cloud Monitoring without an agent
         engines=engines,
@@ -549,6 +550,10 @@ class TpuVm(pulumi.ComponentResource):
             {**outputs, "accelerator_type": self.accelerator_type, "runtime_version": self.runtime_version}
         )
 
+    def _serves(self, args: GcpNodeArgs) -> bool:
+        """The node runs engines (so it reads their API key)."""
+        return self.engines is not None and bool(args.weight_uris)
+
     def endpoint_pool(self, name: str | None = None) -> EndpointPool:
         """This slice as a GcpInferenceEndpoint pool: its model, engine ports, address, zone and account.
 
@@ -607,7 +612,7 @@ class TpuVm(pulumi.ComponentResource):
             description=f"TPU {name}: writes logs and metrics, reads the model bucket",
             parent=self,
             model_uris=args.weight_uris,
-            api_key_secret=api_key_secret_id(args, project),
+            api_key_secret=api_key_secret_id(name, args, project) if self._serves(args) else None,
         )
         self.service_account_email = identity.email
         disks = [
@@ -653,7 +658,7 @@ class TpuVm(pulumi.ComponentResource):
             ),
             scheduling_config=_scheduling(self.mode),
             service_account=gcp.tpu.V2VmServiceAccountArgs(
-                email=identity.email, scopes=node_scopes(api_key=args.api_key_secret is not None)
+                email=identity.email, scopes=node_scopes(api_key=self._serves(args))
             ),
             shielded_instance_config=gcp.tpu.V2VmShieldedInstanceConfigArgs(
                 enable_secure_boot=args.secure_boot
@@ -674,20 +679,6 @@ class TpuVm(pulumi.ComponentResource):
         """Who may call and scrape the slice's engines (a slice without engines opens nothing)."""
         if self.engines is None:
             return
-        ports = port_range(self.engines, args.serving_port)
-        if args.client_cidr_blocks:
-            gcp.compute.Firewall(
-                f"{name}-serving",
-                network=args.network,
-                description=f"Serving ports of TPU {name}, from the named client ranges only",
-                direction="INGRESS",
-                source_ranges=list(args.client_cidr_blocks),
-                allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[ports])],
-                target_service_accounts=[email],
-                log_config=gcp.compute.FirewallLogConfigArgs(metadata="INCLUDE_ALL_METADATA"),
-                project=project,
-                opts=pulumi.ResourceOptions(parent=self),
-            )
         if args.monitoring_cidr_blocks:
             gcp.compute.Firewall(
                 f"{name}-metrics",

@@ -79,7 +79,6 @@ def test_gpu_fleet_serving_port_moves_every_engine_port_and_firewall(plan_of):
             machine_type="a3-highgpu-8g",
             model=ServedModel(name="llama-3.1-8b", context_tokens=4096, concurrency=8),
             serving_port=9000,
-            client_cidr_blocks=["10.40.0.0/20"],
             monitoring_cidr_blocks=["10.8.0.0/14"],
         ),
     )
@@ -88,8 +87,7 @@ def test_gpu_fleet_serving_port_moves_every_engine_port_and_firewall(plan_of):
     ports = h100.engines.ports
     assert ports[0] == 9000
     assert len(ports) == h100.engines.engines > 1
-    span = f"9000-{ports[-1]}"
-    assert capture.one(FIREWALL, "h100-serving").props["allows"] == [{"protocol": "tcp", "ports": [span]}]
+    assert [r.name for r in capture.of_type(FIREWALL)] == ["h100-metrics"]  # no rule opens the API
     metrics = capture.one(FIREWALL, "h100-metrics").props["allows"][0]["ports"]
     # The monitoring cluster reaches the exporters and each engine's metrics-only port, never the API.
     assert metrics == ["9400", "9100", f"10000-{ports[-1] + 1000}"]
@@ -199,15 +197,13 @@ def test_tpu_vm_without_a_slice_gets_the_planners_single_host_pick(plan_of):
     assert any(n.startswith("TpuVm 'auto': planner chose qwen2.5-7b") for n in notes(capture))
 
 
-def test_tpu_vm_opens_engine_ports_to_client_cidr_blocks(plan_of):
-    qwen = TpuVm("qwen", tpu(client_cidr_blocks=["10.40.0.0/20"]))
-    rule = plan_of().one(FIREWALL, "qwen-serving").props
-    assert qwen.engines is not None
-    assert rule["allows"] == [{"protocol": "tcp", "ports": [_span(qwen.engines.ports)]}]
+def test_tpu_vm_rejects_client_cidr_blocks(plan_of):
+    with pytest.raises(InputError, match=r"client_cidr_blocks \['10.40.0.0/20'\] are refused"):
+        TpuVm("qwen", tpu(client_cidr_blocks=["10.40.0.0/20"]))
 
 
 def test_tpu_vm_without_engines_opens_no_ports(plan_of):
-    TpuVm("cache", tpu(model=None, monitoring_cidr_blocks=["10.8.0.0/14"], client_cidr_blocks=["10.0.0.0/8"]))
+    TpuVm("cache", tpu(model=None, monitoring_cidr_blocks=["10.8.0.0/14"]))
     assert plan_of().of_type(FIREWALL) == []
 
 
@@ -234,3 +230,42 @@ def test_tpu_vm_metrics_rule_keeps_the_reference_stacks_resource(plan_of, monkey
 def test_tpu_vm_rejects_public_monitoring_cidr_blocks(plan_of):
     with pytest.raises(InputError, match=r"monitoring_cidr_blocks\[0\] '0.0.0.0/0' must be a private CIDR"):
         TpuVm("qwen", tpu(monitoring_cidr_blocks=["0.0.0.0/0"]))
+
+
+# --- the engines' API key -------------------------------------------------------------------------
+
+SECRET_MEMBER = "gcp:secretmanager/secretIamMember:SecretIamMember"
+CLOUD_PLATFORM = "https://www.googleapis.com/auth/cloud-platform"
+
+
+def test_gpu_fleet_engines_read_their_api_key_from_the_fleets_own_secret_by_default(plan_of):
+    GpuFleet("l4", fleet())
+    capture = plan_of()
+    grant = capture.one(SECRET_MEMBER).props
+    assert grant["secretId"] == "projects/test-project/secrets/inference-infra-l4-api-key"
+    assert grant["role"] == "roles/secretmanager.secretAccessor"
+    vm = capture.of_type(GCP_INSTANCE)[0].props
+    assert CLOUD_PLATFORM in vm["serviceAccount"]["scopes"]  # Secret Manager takes no narrower scope
+    assert "--secret inference-infra-l4-api-key/versions/latest" in script_of(capture)
+    assert not [k for k in vm["metadata"] if "key" in k.lower() and k != "block-project-ssh-keys"]
+
+
+def test_tpu_vm_engines_read_a_named_secret_of_another_project(plan_of):
+    TpuVm("qwen", tpu(api_key_secret="projects/shared-secrets/secrets/llm-key/versions/4"))
+    capture = plan_of()
+    assert capture.one(SECRET_MEMBER).props["secretId"] == "projects/shared-secrets/secrets/llm-key"
+    assert "--secret projects/shared-secrets/secrets/llm-key/versions/4" in script_of(capture, GCP_TPU_VM)
+
+
+def test_gpu_fleet_without_engines_reads_no_secret_and_keeps_narrow_scopes(plan_of):
+    GpuFleet("l4", fleet(model=None, machine_type="g2-standard-8"))
+    capture = plan_of()
+    assert capture.of_type(SECRET_MEMBER) == []
+    assert CLOUD_PLATFORM not in capture.of_type(GCP_INSTANCE)[0].props["serviceAccount"]["scopes"]
+
+
+@pytest.mark.parametrize("secret", ["has space", "projects/x/secrets/k", "k/versions/0", "k;rm -rf /", "*"])
+def test_gpu_fleet_rejects_an_api_key_secret_that_is_not_a_secret_name(secret):
+    problems = plan_gpu_fleet("l4", fleet(api_key_secret=secret), project="test-project").problems
+    assert [p.input for p in problems] == ["api_key_secret"]
+    assert "must be a Secret Manager secret" in problems[0].allowed

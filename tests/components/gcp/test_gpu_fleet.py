@@ -202,17 +202,12 @@ def test_gpu_fleet_mounts_the_model_cache_named_in_metadata(plan_of):
     assert "\nmount_model_cache\n" in vm.props["metadata"]["startup-script"]
 
 
-def test_gpu_fleet_opens_the_serving_port_to_named_ranges_only(plan_of):
-    plan = plan_of(
+def test_gpu_fleet_rejects_client_cidr_blocks_only_the_load_balancer_reaches_the_api(plan_of):
+    with pytest.raises(InputError, match=r"client_cidr_blocks \['10.40.0.0/20'\] are refused: only the load"):
         GpuFleet("l4", args(network=NETWORK, client_cidr_blocks=("10.40.0.0/20",), serving_port=8080))
-    )
-    rule = plan.one("gcp:compute/firewall:Firewall")
-    assert rule.props["sourceRanges"] == ["10.40.0.0/20"]
-    assert rule.props["allows"] == [{"protocol": "tcp", "ports": ["8080"]}]
-    assert rule.props["targetServiceAccounts"] == [vms(plan)[0].props["serviceAccount"]["email"]]
 
 
-def test_gpu_fleet_without_client_cidr_blocks_opens_nothing(plan_of):
+def test_gpu_fleet_without_monitoring_ranges_opens_nothing(plan_of):
     assert plan_of(GpuFleet("l4", args())).of_type("gcp:compute/firewall:Firewall") == []
 
 
@@ -357,14 +352,10 @@ def test_gpu_fleet_rejects_reservations_that_do_not_fit(plan_of, overrides, mess
 @pytest.mark.parametrize(
     ("overrides", "message"),
     [
-        ({"client_cidr_blocks": ("10.0.0.0/8",)}, r"network \(unset\) is required with client_cidr_blocks"),
+        ({"monitoring_cidr_blocks": ("10.8.0.0/14",)}, r"network \(unset\) is required with monitoring"),
         (
-            {"network": NETWORK, "client_cidr_blocks": ("0.0.0.0/0",)},
-            r"client_cidr_blocks\[0\] '0.0.0.0/0' must be a private range or a Google health-check range",
-        ),
-        (
-            {"network": NETWORK, "client_cidr_blocks": ("10.0.0.1/8",)},
-            r"client_cidr_blocks\[0\] '10.0.0.1/8' must be a CIDR",
+            {"network": NETWORK, "monitoring_cidr_blocks": ("0.0.0.0/0",)},
+            r"monitoring_cidr_blocks\[0\] '0.0.0.0/0' must be a private CIDR block",
         ),
         ({"serving_port": 0}, r"serving_port 0 must be a TCP port"),
     ],
@@ -372,12 +363,6 @@ def test_gpu_fleet_rejects_reservations_that_do_not_fit(plan_of, overrides, mess
 def test_gpu_fleet_rejects_open_or_malformed_ingress(plan_of, overrides, message):
     with pytest.raises(InputError, match=message):
         GpuFleet("fleet", args(**overrides))
-
-
-def test_gpu_fleet_accepts_google_health_check_ranges(plan_of):
-    ranges = ("10.40.0.0/20", "35.191.0.0/16", "130.211.0.0/22")
-    plan = plan_of(GpuFleet("l4", args(network=NETWORK, client_cidr_blocks=ranges)))
-    assert plan.one("gcp:compute/firewall:Firewall").props["sourceRanges"] == list(ranges)
 
 
 @pytest.mark.parametrize(
