@@ -29,6 +29,8 @@ _EXPORTS = {
     "GcpPoolBackend": "endpoint",
     "PrivateNetwork": "network",
     "PrivateNetworkArgs": "network",
+    "GcsModelPublishers": "model_bucket",
+    "GcsModelPublishersArgs": "model_bucket_args",
     "ArtifactMirrors": "mirrors",
     "ArtifactMirrorsArgs": "mirrors",
 }
