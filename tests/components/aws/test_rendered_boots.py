@@ -303,3 +303,19 @@ def test_render_user_data_refuses_or_contains_hostile_values(scratch_roots, fiel
         line = next(x for x in engine.splitlines() if x.startswith("ExecStart="))
         words = exec_words(line.removeprefix("ExecStart="), 0, {"ENGINE_PORT": "8000"})
         assert words[words.index("--served-model-name") + 1] == value
+
+
+def test_prefetch_unit_is_sandboxed_by_systemds_own_measure(tmp_path):
+    """`systemd-analyze security --offline` scores the unit's exposure (0 best, 10 worst; 9.6 for a bare
+    root service). The prefetch runs with the network but nothing else: read-only system, writable model
+    and textfile folders only, no capabilities, no new privileges."""
+    unit = tmp_path / "inference-model-prefetch.service"
+    unit.write_text(_files(GPU)["/etc/systemd/system/inference-model-prefetch.service"])
+    result = subprocess.run(
+        [_tool("systemd-analyze"), "security", "--offline=true", str(unit)], capture_output=True, text=True
+    )
+    score = float(re.search(r"Overall exposure level for \S+: (\d+\.\d+)", result.stdout).group(1))
+    assert score <= 4.5, result.stdout
+    lines = _files(GPU)["/etc/systemd/system/inference-model-prefetch.service"].splitlines()
+    assert "ReadWritePaths=/opt/models/llama-70b /var/lib/node_exporter/textfile_collector" in lines
+    assert {"ProtectSystem=strict", "NoNewPrivileges=yes", "CapabilityBoundingSet="} <= set(lines)
