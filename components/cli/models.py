@@ -27,11 +27,12 @@ def models() -> None:
 )
 @click.option(
     "--allow-code",
+    "--allow-pickle",
+    "allow_code",
     is_flag=True,
     help="List .py and pickle files (.bin/.pt/.pth/.pkl) instead of refusing them; a fleet serving "
-    "them must allow code with a reason.",
+    "them must allow code with a reason (--allow-pickle: the old name).",
 )
-@click.option("--allow-pickle", "allow_code", is_flag=True, hidden=True)  # the previous name
 def manifest(source: str, write: bool, force: bool, allow_code: bool) -> None:
     """SHA-256 and size of every file under SOURCE (a directory, s3://bucket/prefix or gs://bucket/prefix).
 

@@ -49,7 +49,11 @@ VERIFIED_MARKER = ".inference-verified"
 SKIPPED = frozenset({MANIFEST_NAME, VERIFIED_MARKER, ".prefetch-complete", ".prefetch.lock"})
 METRIC = "inference_model_verification_failed"
 
-# Formats that may be served. Matched on the lower-cased file name.
+# Formats that may be served. Matched on the lower-cased file name. Neuron compiled artifacts, as
+# neuronx-distributed-inference v0.5.9230 writes them (models/application_base.py): neuron_config.json
+# (models/config.py:19) and weights/tp<rank>_sharded_checkpoint.safetensors (:309) pass as JSON and
+# safetensors; model.pt (COMPILED_MODEL_FILE_NAME, :39) is a TorchScript archive holding pickles, so it
+# passes only with allow_code; neuronx-cc's compiled graphs are *.neff.
 ALLOWED_SUFFIXES = (
     ".safetensors",  # weights
     ".json",  # config.json, generation_config.json, tokenizer*.json, *.safetensors.index.json, ...
@@ -121,7 +125,7 @@ def format_problem(path: str, allow_code: bool = False) -> str | None:
     if name.endswith(PICKLE_SUFFIXES):
         if allow_code:
             return None
-        return "is a pickle format (loading it runs code); convert it to safetensors"
+        return "is a pickle format (loading it runs code); convert it to safetensors or leave it out"
     if name in ALLOWED_NAMES or name.endswith(ALLOWED_SUFFIXES) or name.startswith(ALLOWED_PREFIXES):
         return None
     return (

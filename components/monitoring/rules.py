@@ -48,6 +48,7 @@ from inference_infra.components.monitoring.serving_cost import (
     validate_pool_costs,
 )
 from inference_infra.components.monitoring.thresholds import Thresholds, validate_thresholds
+from inference_infra.components.monitoring.weights import weights_rule_group
 
 ALERT_NAMES = (
     "GpuIdle",
@@ -272,6 +273,7 @@ def rule_groups(settings: RuleSettings | None = None) -> list[dict[str, Any]]:
             "name": SERVING_COST_GROUP,
             "rules": serving_cost_rules(settings.pool_costs, settings.serving.engine_job),
         },
+        weights_rule_group(settings.runbook_url),
     ] + (
         [{"name": ABSENT_GROUP, "rules": _absent(settings)}]
         if settings.fleets or settings.kubernetes_neuron

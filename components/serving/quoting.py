@@ -75,9 +75,21 @@ def absolute_path_ok(path: str) -> bool:
     )
 
 
+def _unwritable(c: str) -> bool:
+    """Control characters, line separators, and what systemd does not take as UTF-8 (noncharacters)."""
+    code = ord(c)
+    return (
+        code < 0x20
+        or 0x7F <= code < 0xA0
+        or c in "\u2028\u2029"
+        or 0xD800 <= code <= 0xDFFF
+        or 0xFDD0 <= code <= 0xFDEF
+        or (code & 0xFFFE) == 0xFFFE
+    )
+
+
 def _refuse_control(text: str, where: str) -> None:
-    bad = [c for c in text if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 or c in "\u2028\u2029"]
-    if bad:
+    if any(_unwritable(c) for c in text):
         raise ValueError(f"{where} {text!r} holds control characters; it cannot be written into a unit")
 
 

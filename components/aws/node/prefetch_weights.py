@@ -114,6 +114,40 @@ def fail(args: argparse.Namespace, problems: list[str]) -> int:
     return 1
 
 
+def download(source: str, dest: str, expected: str, s5cmd: str) -> tuple[list[str], list[str]]:
+    """Steps 1-3: the pinned manifest, then exactly the objects it lists. Returns (paths, problems)."""
+    source = source.rstrip("/")
+    os.makedirs(dest, exist_ok=True)
+    manifest = os.path.join(dest, vw.MANIFEST_NAME)
+    fetched = subprocess.run(
+        [s5cmd, "--retry-count", "10", "cp", "--raw", f"{source}/{vw.MANIFEST_NAME}", manifest],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if fetched.returncode != 0:
+        return [], [f"{vw.MANIFEST_NAME}: cannot be fetched from {source}: {fetched.stderr.strip()}"]
+    paths, problems = vw.listed_paths(manifest, expected)
+    if problems:
+        return [], problems
+    removed = prune(dest, set(paths))
+    if removed:
+        log(f"removed {len(removed)} file(s) the manifest does not list")
+    with tempfile.TemporaryDirectory() as scratch:
+        commands = os.path.join(scratch, "s5cmd-commands.txt")
+        with open(commands, "w") as f:
+            f.write("\n".join(copy_commands(source, dest, paths)) + "\n")
+        copied = subprocess.run(
+            [s5cmd, "--numworkers", str(WORKERS), "--retry-count", "10", "run", commands],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+    if copied.returncode != 0:
+        return [], [f"the download from {source} failed: {copied.stderr.strip()[-2000:]}"]
+    return paths, []
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="prefetch_weights.py", description=__doc__.split("\n")[0])
     parser.add_argument("--source", required=True, help="s3://bucket/prefix of the weights")
@@ -128,43 +162,19 @@ def main(argv: list[str] | None = None) -> int:
     if not vw.is_sha256(args.manifest_sha256) or not args.source.startswith("s3://"):
         parser.error("--manifest-sha256 must be 64 hex digits and --source an s3:// URI")
     expected = args.manifest_sha256.lower()
-    source = args.source.rstrip("/")
     started = time.monotonic()
-    os.makedirs(args.dest, exist_ok=True)
-    vw.remove_marker(args.dest)
-    manifest = os.path.join(args.dest, vw.MANIFEST_NAME)
-    fetched = subprocess.run(
-        [args.s5cmd, "--retry-count", "10", "cp", "--raw", f"{source}/{vw.MANIFEST_NAME}", manifest],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if fetched.returncode != 0:
-        return fail(args, [f"{vw.MANIFEST_NAME}: cannot be fetched from {source}: {fetched.stderr.strip()}"])
-    paths, problems = vw.listed_paths(manifest, expected)
+    if os.path.isdir(args.dest):
+        vw.remove_marker(args.dest)
+    paths, problems = download(args.source, args.dest, expected, args.s5cmd)
     if problems:
         return fail(args, problems)
-    removed = prune(args.dest, set(paths))
-    if removed:
-        log(f"removed {len(removed)} file(s) the manifest does not list")
-    with tempfile.TemporaryDirectory() as scratch:
-        commands = os.path.join(scratch, "s5cmd-commands.txt")
-        with open(commands, "w") as f:
-            f.write("\n".join(copy_commands(source, args.dest, paths)) + "\n")
-        copied = subprocess.run(
-            [args.s5cmd, "--numworkers", str(WORKERS), "--retry-count", "10", "run", commands],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-    if copied.returncode != 0:
-        return fail(args, [f"the download from {source} failed: {copied.stderr.strip()[-2000:]}"])
+    manifest = os.path.join(args.dest, vw.MANIFEST_NAME)
     problems = vw.verify(args.dest, manifest, expected, allow_code=args.allow_code)
     if problems:
         return fail(args, problems)
     vw.write_marker(args.dest, expected)
     publish(args, False)
-    log(f"{source} -> {args.dest}: {len(paths)} file(s) verified in {time.monotonic() - started:.0f} s")
+    log(f"{args.source} -> {args.dest}: {len(paths)} file(s) verified in {time.monotonic() - started:.0f} s")
     return 0
 
 

@@ -288,3 +288,167 @@ def test_gpu_fleet_rejects_an_unknown_argument_of_given_engines(fleet_args):
         pytest.raises(InputError, match=r"engines\.engine_args\[0\] '--max-batch-size' is not an option"),
     ):
         GpuFleet("serving", _args(fleet_args, model=None, engines=engines))
+
+
+# -- #23: pinned manifest, hostile prefixes and names, API key, alarm, metrics-only ports ---------------
+
+import json  # noqa: E402
+
+from inference_infra.components.aws.bootstrap import VERIFICATION_METRIC, VERIFICATION_NAMESPACE  # noqa: E402
+
+
+def _node_policy(capture, name: str = "serving") -> dict:
+    policy = capture.one("aws:iam/rolePolicy:RolePolicy", f"{name}-node").props["policy"]
+    return {s["Sid"]: s for s in json.loads(policy)["Statement"]}
+
+
+def test_gpu_fleet_renders_the_pinned_manifest_digest_onto_the_node(plan_of, fleet_args):
+    user_data = yaml.safe_load(_user_data(plan_of(GpuFleet("serving", _args(fleet_args)))))
+    units = {f["path"]: f["content"] for f in user_data["write_files"]}
+    prefetch = units["/etc/systemd/system/inference-model-prefetch.service"]
+    assert f"--manifest-sha256 {PIN}" in prefetch
+    assert "--fleet serving" in prefetch
+    engine = units["/etc/systemd/system/inference-engine@.service"]
+    assert f"--fixed-strings {PIN} /opt/models/meta-llama-70b/.inference-verified" in engine
+
+
+def test_gpu_fleet_rejects_prefetch_without_a_pinned_manifest(fleet_args):
+    weights = S3Weights(bucket_name="acme-models", prefix="meta-llama/70b")
+    with pytest.raises(InputError, match=r"weights.manifest_sha256 \(unset\) is required with prefetch"):
+        GpuFleet("serving", _args(fleet_args, weights=weights))
+
+
+def test_gpu_fleet_accepts_read_only_weights_without_a_pin(plan_of, fleet_args):
+    weights = S3Weights(bucket_name="acme-models", prefix="meta-llama/70b", prefetch=False)
+    plan_of(GpuFleet("serving", fleet_args(GpuFleetArgs, weights=weights)))
+
+
+@pytest.mark.parametrize(
+    "prefix", ["meta-llama/*", "a b", "models/../other", "x\nExecStartPre=/bin/sh", "100%", "$(id)", "/abs"]
+)
+def test_gpu_fleet_rejects_hostile_weight_prefixes(fleet_args, prefix):
+    weights = S3Weights(bucket_name="acme-models", prefix=prefix, manifest_sha256=PIN)
+    with pytest.raises(InputError, match=r"weights.prefix .* must be '/'-separated segments"):
+        GpuFleet("serving", _args(fleet_args, weights=weights))
+
+
+def test_gpu_fleet_rejects_a_malformed_pin(fleet_args):
+    weights = S3Weights(bucket_name="acme-models", prefix="m", manifest_sha256="ABC")
+    with pytest.raises(InputError, match=r"weights.manifest_sha256 'ABC' must be 64 lower-case hex digits"):
+        GpuFleet("serving", _args(fleet_args, weights=weights))
+
+
+@pytest.mark.parametrize("name", ["a b", "x\ny", "llama%i", "../x"])
+def test_gpu_fleet_rejects_names_that_cannot_reach_a_node(fleet_args, name):
+    with pytest.raises(InputError, match=r"name .* must be 1-63 letters"):
+        GpuFleet(name, _args(fleet_args))
+
+
+def test_gpu_fleet_opens_metrics_only_ports_to_monitoring_and_api_ports_to_load_balancers(
+    plan_of, fleet_args
+):
+    capture = plan_of(GpuFleet("serving", _args(fleet_args, monitoring_security_group_ids=["sg-0prom"])))
+    rules = {
+        (r.props["fromPort"], r.props["toPort"], r.props["referencedSecurityGroupId"])
+        for r in capture.of_type(INGRESS)
+    }
+    assert rules == {
+        (8000, 8001, "sg-0lb"),  # the engines' API: the load balancer
+        (9400, 9400, "sg-0prom"),
+        (9100, 9100, "sg-0prom"),
+        (9000, 9001, "sg-0prom"),  # GET /metrics only (the node's proxy), never the API
+    }
+
+
+def test_gpu_fleet_reads_its_default_api_key_from_its_own_parameter_path(plan_of, fleet_args):
+    capture = plan_of(GpuFleet("serving", _args(fleet_args)))
+    user_data = _user_data(capture)
+    assert "engine-api-key.sh ssm /inference-infra/serving/api-key us-east-1" in user_data
+    assert "EngineApiKey" not in _node_policy(capture)  # FleetParameters already grants the path
+
+
+def test_gpu_fleet_reads_a_secrets_manager_api_key_with_its_own_grant(plan_of, fleet_args):
+    secret = "arn:aws:secretsmanager:us-east-1:123456789012:secret:llm-key-AbCdEf"
+    key = "arn:aws:kms:us-east-1:123456789012:key/0a1b2c3d-4e5f-6789-abcd-ef0123456789"
+    capture = plan_of(GpuFleet("serving", _args(fleet_args, api_key=secret, api_key_kms_key=key)))
+    statements = _node_policy(capture)
+    assert statements["EngineApiKey"]["Action"] == "secretsmanager:GetSecretValue"
+    assert statements["EngineApiKey"]["Resource"] == secret
+    assert statements["EngineApiKeyDecrypt"]["Resource"] == key
+    assert f"engine-api-key.sh secretsmanager {secret} us-east-1" in _user_data(capture)
+
+
+def test_gpu_fleet_reads_another_ssm_api_key_with_its_own_grant(plan_of, fleet_args):
+    capture = plan_of(GpuFleet("serving", _args(fleet_args, api_key="/shared/llm/api-key")))
+    assert _node_policy(capture)["EngineApiKey"]["Resource"] == "arn:aws:ssm:*:*:parameter/shared/llm/api-key"
+
+
+@pytest.mark.parametrize("key", ["sk-plain-secret-value", "arn:aws:s3:::bucket/key", "/path with space"])
+def test_gpu_fleet_rejects_an_api_key_that_is_not_a_secret_reference(fleet_args, key):
+    with pytest.raises(InputError, match=r"api_key .* must be an SSM parameter"):
+        GpuFleet("serving", _args(fleet_args, api_key=key))
+
+
+def test_gpu_fleet_user_data_never_holds_an_api_key_value(plan_of, fleet_args):
+    user_data = _user_data(plan_of(GpuFleet("serving", _args(fleet_args))))
+    assert "--api-key" not in user_data
+    assert "VLLM_API_KEY=" in user_data  # only the script's printf format, never a value
+
+
+def test_gpu_fleet_alarms_when_a_node_refuses_its_weights(plan_of, fleet_args):
+    topic = "arn:aws:sns:us-east-1:123456789012:ml-oncall"
+    capture = plan_of(GpuFleet("serving", _args(fleet_args, alarm_actions=[topic])))
+    alarm = capture.one("aws:cloudwatch/metricAlarm:MetricAlarm", "serving-model-verification").props
+    assert (alarm["namespace"], alarm["metricName"]) == (VERIFICATION_NAMESPACE, VERIFICATION_METRIC)
+    assert alarm["dimensions"] == {"Fleet": "serving"}
+    assert (alarm["statistic"], alarm["threshold"], alarm["comparisonOperator"]) == (
+        "Maximum",
+        1,
+        "GreaterThanOrEqualToThreshold",
+    )
+    assert alarm["alarmActions"] == [topic]
+    namespaces = _node_policy(capture)["CloudWatchAgentMetrics"]["Condition"]["StringEquals"]
+    assert VERIFICATION_NAMESPACE in namespaces["cloudwatch:namespace"]  # the node may publish it
+
+
+def test_gpu_fleet_without_prefetch_has_no_verification_alarm(plan_of, fleet_args):
+    capture = plan_of(GpuFleet("serving", fleet_args(GpuFleetArgs)))
+    assert capture.of_type("aws:cloudwatch/metricAlarm:MetricAlarm") == []
+
+
+def test_gpu_fleet_lets_the_verifier_accept_code_only_with_a_reason(plan_of, fleet_args):
+    model = ServedModel(
+        name="llama-3.1-70b",
+        context_tokens=8192,
+        concurrency=64,
+        engine_args=["--trust-remote-code"],
+        engine_args_reasons={"--trust-remote-code": "vendor modeling code reviewed in SEC-123"},
+    )
+
+    def prefetch_start(capture, name: str) -> str:
+        document = yaml.safe_load(decode_user_data(capture.one(TEMPLATE, f"{name}-lt").props["userData"]))
+        unit = next(
+            f["content"] for f in document["write_files"] if f["path"].endswith("model-prefetch.service")
+        )
+        return next(line for line in unit.splitlines() if line.startswith("ExecStart="))
+
+    assert prefetch_start(plan_of(GpuFleet("serving", _args(fleet_args, model=model))), "serving").endswith(
+        " --allow-code"
+    )
+    assert "--allow-code" not in prefetch_start(plan_of(GpuFleet("plain", _args(fleet_args))), "plain")
+
+
+def test_inferentia_fleet_compiles_into_a_writable_folder(plan_of, fleet_args):
+    args = fleet_args(
+        InferentiaFleetArgs,
+        instance_type="inf2.8xlarge",
+        model=ServedModel(name="llama-3.1-8b", context_tokens=4096, concurrency=4),
+        weights=S3Weights(bucket_name="acme-models", prefix="neuron/8b", manifest_sha256=PIN),
+    )
+    user_data = yaml.safe_load(_user_data(plan_of(InferentiaFleet("inf", args))))
+    engine = next(
+        f["content"] for f in user_data["write_files"] if f["path"].endswith("inference-engine@.service")
+    )
+    [writable] = [line.split("=", 1)[1] for line in engine.splitlines() if line.startswith("ReadWritePaths=")]
+    assert f"--volume {writable}/%i:/var/cache/neuron-compiled:rw" in engine
+    assert "--volume /opt/models/neuron-8b:/models:ro" in engine

@@ -88,3 +88,40 @@ def test_model_store_logs_every_access_to_a_private_log_bucket(plan_of):
         "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock", "weights-access-logs-public-access"
     )
     assert block.props["restrictPublicBuckets"] is True
+
+
+PUBLISHER = "arn:aws:iam::123456789012:role/weights-publisher"
+
+
+def test_model_store_denies_object_writes_to_everyone_but_the_publishers(plan_of):
+    capture = plan_of(ModelStore("models", ModelStoreArgs(publishers=[PUBLISHER])))
+    policy = json.loads(capture.one("aws:s3/bucketPolicy:BucketPolicy", "models-tls-only").props["policy"])
+    deny = next(s for s in policy["Statement"] if s["Sid"] == "OnlyPublishersWriteWeights")
+    assert deny["Effect"] == "Deny"
+    assert deny["Principal"] == "*"
+    assert {"s3:PutObject", "s3:DeleteObject", "s3:DeleteObjectVersion"} <= set(deny["Action"])
+    assert deny["Resource"].endswith("/*")
+    # Exactly the listed publishers: the deploying role is not added on its own.
+    assert deny["Condition"] == {"ArnNotEquals": {"aws:PrincipalArn": [PUBLISHER]}}
+
+
+def test_model_store_without_publishers_keeps_only_the_tls_rule(plan_of):
+    capture = plan_of(ModelStore("models", ModelStoreArgs()))
+    policy = json.loads(capture.one("aws:s3/bucketPolicy:BucketPolicy", "models-tls-only").props["policy"])
+    assert [s["Sid"] for s in policy["Statement"]] == ["RefuseWithoutTls"]
+
+
+@pytest.mark.parametrize(
+    "arn",
+    ["arn:aws:iam::123456789012:root", "*", "arn:aws:iam::123456789012:role/*x y", "arn:aws:s3:::bucket"],
+)
+def test_model_store_rejects_publishers_that_are_not_a_role_or_user(arn):
+    with pytest.raises(InputError, match=r"publishers\[0\] .* must be an IAM role or user ARN"):
+        ModelStore("models", ModelStoreArgs(publishers=[arn]))
+
+
+def test_model_store_source_carries_the_pinned_manifest_digest(plan_of):
+    store = ModelStore("models", ModelStoreArgs())
+    plan_of(store)
+    source = store.source("meta-llama/70b", manifest_sha256="ab" * 32)
+    assert source.manifest_sha256 == "ab" * 32

@@ -20,8 +20,10 @@ from inference_infra.components.monitoring.rules import (
     RuleSettings,
     alert_rules,
     render_rules_yaml,
+    rule_groups,
 )
 from inference_infra.components.monitoring.thresholds import Thresholds
+from inference_infra.components.monitoring.weights import WEIGHTS_GROUP
 
 GPU = {
     "job": "dcgm-exporter",
@@ -310,3 +312,25 @@ def test_cost_rules_price_kubernetes_gpus_through_their_node(tmp_path, promtool,
 
 def _labels(metric: str, labels: dict[str, str]) -> str:
     return metric + "{" + ",".join(f'{k}="{v}"' for k, v in labels.items()) + "}"
+
+
+NODE = {"job": "node-exporter", "instance": "i-0abc", "node": "i-0abc", "directory": "/opt/models/llama-8b"}
+
+
+def test_model_verification_failed_fires_at_once_on_the_verifier_gauge(tmp_path, promtool, run):
+    rule = next(r for g in rule_groups() if g["name"] == WEIGHTS_GROUP for r in g["rules"])
+    firing = {
+        "exp_labels": {**NODE, **rule["labels"]},
+        "exp_annotations": {k: _render(v, NODE, 1) for k, v in rule["annotations"].items()},
+    }
+    assert firing["exp_annotations"]["summary"] == "Model weights refused on i-0abc"
+    assert "refused the weights in /opt/models/llama-8b" in firing["exp_annotations"]["description"]
+    failed = _case(
+        [_series("inference_model_verification_failed", NODE, "0 0 1x10")],
+        [("1m", "ModelVerificationFailed", []), ("2m", "ModelVerificationFailed", [firing])],
+    )
+    verified = _case(
+        [_series("inference_model_verification_failed", NODE, "0x30")],
+        [("10m", "ModelVerificationFailed", [])],
+    )
+    _promtool_test(tmp_path, promtool, run, [failed, verified])

@@ -30,6 +30,7 @@ from inference_infra.components.monitoring.rules import (
     render_rules_yaml,
 )
 from inference_infra.components.monitoring.serving import SERVING_ALERT_NAMES
+from inference_infra.components.monitoring.weights import WEIGHTS_ALERT_NAMES
 
 pytestmark = pytest.mark.slow
 
@@ -244,7 +245,7 @@ def test_prometheus_scrapes_the_exporter_and_evaluates_the_gpu_rules(prometheus)
 
     groups = _wait_for(rules_evaluated, "every rule to be evaluated without error")
     alerts = {r["name"]: r for g in groups for r in g["rules"] if r["type"] == "alerting"}
-    assert set(alerts) == set(ALERT_NAMES) | set(SERVING_ALERT_NAMES)
+    assert set(alerts) == set(ALERT_NAMES) | set(SERVING_ALERT_NAMES) | set(WEIGHTS_ALERT_NAMES)
 
     # GPU 1 reports XID 79: the alert has no `for`, so it fires at once.
     firing = _wait_for(

@@ -297,3 +297,60 @@ def test_images_are_pinned_by_digest_with_source(family):
     assert image.reference == f"{image.repository}@{image.digest}"
     assert image.source
     assert image.as_of
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--trust-remote-code"],
+        ["--tool-parser-plugin", "/models/parser.py"],
+        ["--middleware", "my.module.Middleware"],
+        ["--worker-extension-cls", "my.Ext"],
+        ["--allowed-local-media-path", "/"],
+        ["--load-format", "pt"],
+        ["--load-format=npcache"],
+        ["--logits-processors", "my.Proc"],
+        ["--scheduler-cls", "my.Scheduler"],
+    ],
+)
+def test_validate_extra_args_rejects_code_loading_flags_without_a_reason(args):
+    problems = [p for p in validate_extra_args(args) if "without a reason" in p.allowed]
+    assert len(problems) == 1
+    assert "engine_args_reasons" in problems[0].allowed
+    option = args[0].split("=")[0]
+    assert validate_extra_args(args, reasons={option: "reviewed by the platform team, SEC-42"}) == []
+
+
+@pytest.mark.parametrize("args", [["--api-key", "sk-123"], ["--api-key=sk-123"], ["--hf-token", "hf_abc"]])
+def test_validate_extra_args_rejects_secret_flags_whatever_the_reason(args):
+    option = args[0].split("=")[0]
+    problems = validate_extra_args(args, reasons={option: "a long enough reason here"})
+    assert any("is refused: it puts" in p.allowed for p in problems)
+
+
+def test_validate_extra_args_accepts_safe_load_formats_without_a_reason():
+    assert validate_extra_args(["--load-format", "safetensors"]) == []
+
+
+def test_validate_extra_args_rejects_reasons_for_options_not_set_or_not_restricted():
+    problems = validate_extra_args(
+        ["--enforce-eager"],
+        reasons={"--trust-remote-code": "long enough reason", "--enforce-eager": "because"},
+    )
+    assert {p.input for p in problems} == {
+        "engine_args_reasons['--trust-remote-code']",
+        "engine_args_reasons['--enforce-eager']",
+    }
+
+
+def test_validate_extra_args_rejects_a_reason_too_short_to_say_anything():
+    problems = validate_extra_args(["--trust-remote-code"], reasons={"--trust-remote-code": "ok"})
+    assert any("without a reason" in p.allowed for p in problems)
+
+
+def test_restricted_options_are_options_of_a_pinned_engine():
+    # Each restricted option exists in at least one pinned vLLM's table (a typo would restrict nothing).
+    known = set()
+    for family in EngineFamily:
+        known |= set(flags_module.vllm_options(family))
+    assert set(flags_module.RESTRICTED_OPTIONS) <= known

@@ -14,7 +14,13 @@ from inference_infra.components.serving import (
     engine_units,
     plan_engines,
 )
-from inference_infra.components.serving.units import DOCKER, TEMPLATE_UNIT, EngineUnits, instance_command
+from inference_infra.components.serving.units import (
+    DOCKER,
+    METRICS_UNIT,
+    TEMPLATE_UNIT,
+    EngineUnits,
+    instance_command,
+)
 
 CASES = {
     EngineFamily.NVIDIA_VLLM: ("llama-3.1-70b", "p5.48xlarge", "aws", 64),
@@ -131,3 +137,131 @@ def test_engine_units_tpu_owns_its_chips():
     assert "TPU_CHIPS_PER_PROCESS_BOUNDS=1,2,1" in words  # two chips per engine, two engines per VM
     assert "TPU_PROCESS_ADDRESSES=localhost:8477" in words
     assert IMAGES[EngineFamily.TPU_VLLM].reference in instance_command(units, 1)
+
+
+# -- #23: network, API key, pinned marker, Neuron compiled artifacts, metrics-only port ----------------
+
+PIN = "cd" * 32
+KEYED = EngineHost(
+    model_dir="/opt/models/weights",
+    manifest_sha256=PIN,
+    api_key_command=(
+        "/usr/local/lib/inference-infra/engine-api-key.sh",
+        "ssm",
+        "/inference-infra/x/api-key",
+        "us-east-1",
+    ),
+)
+
+
+def _setting(template: str, key: str) -> list[str]:
+    return [line.split("=", 1)[1] for line in template.splitlines() if line.startswith(f"{key}=")]
+
+
+@pytest.mark.parametrize("family", [EngineFamily.NVIDIA_VLLM, EngineFamily.NEURON_VLLM])
+def test_engine_units_publish_the_port_on_a_bridge_network_so_imds_is_out_of_reach(family):
+    # IMDSv2 with a hop limit of 1 (the launch template) answers the host only: a container on a bridge
+    # network is one hop further. Host networking would put the container on the host's stack.
+    words = instance_command(_units(family), 0)
+    assert words[words.index("--network") + 1] == "bridge"
+    assert words[words.index("--publish") + 1] == "8000:8000"
+    assert words[words.index("--host") + 1] == "0.0.0.0"  # inside the container's own namespace
+
+
+def test_engine_units_tpu_keeps_host_networking_for_libtpu():
+    words = instance_command(_units(EngineFamily.TPU_VLLM), 0)
+    assert words[words.index("--network") + 1] == "host"
+    assert "--publish" not in words
+
+
+def test_engine_units_fetch_the_api_key_into_a_runtime_file_docker_reads():
+    units = _units(EngineFamily.NVIDIA_VLLM, KEYED)
+    pre = _setting(units.template, "ExecStartPre")
+    fetch = [p for p in pre if "engine-api-key.sh" in p]
+    assert fetch == [
+        "/usr/local/lib/inference-infra/engine-api-key.sh ssm /inference-infra/x/api-key us-east-1 "
+        "/run/inference-engine-%i/api-key.env"
+    ]
+    assert _setting(units.template, "RuntimeDirectory") == ["inference-engine-%i"]
+    assert _setting(units.template, "RuntimeDirectoryMode") == ["0700"]
+    words = instance_command(units, 0)
+    assert words[words.index("--env-file") + 1] == "/run/inference-engine-0/api-key.env"
+    assert not any("VLLM_API_KEY" in w or w == "--api-key" for w in words)  # the key is never in the unit
+
+
+def test_engine_units_start_only_when_the_marker_holds_the_pinned_digest():
+    pre = _setting(_units(EngineFamily.NVIDIA_VLLM, KEYED).template, "ExecStartPre")
+    check = f"/usr/bin/grep --quiet --line-regexp --fixed-strings {PIN} /opt/models/weights/{VERIFIED_MARKER}"
+    assert check in pre
+    assert pre.index(check) < next(i for i, p in enumerate(pre) if "engine-api-key.sh" in p)
+
+
+def test_engine_units_neuron_compiles_into_a_writable_folder_and_keeps_the_weights_read_only():
+    units = _units(EngineFamily.NEURON_VLLM, KEYED)
+    [writable] = _setting(units.template, "ReadWritePaths")
+    assert writable.startswith("/var/cache/inference-infra/neuron-compiled/")
+    assert _setting(units.template, "ProtectSystem") == ["strict"]
+    words = instance_command(units, 0)
+    mounts = [words[i + 1] for i, w in enumerate(words) if w == "--volume"]
+    assert "/opt/models/weights:/models:ro" in mounts
+    [compiled] = [m for m in mounts if m.endswith(":/var/cache/neuron-compiled:rw")]
+    host_path = compiled.split(":")[0]
+    assert host_path == f"{writable}/0"  # engine 0's own folder, inside the unit's ReadWritePaths
+    assert "NEURON_COMPILED_ARTIFACTS=/var/cache/neuron-compiled" in words
+    assert f"+/usr/bin/mkdir -p {writable}/%i" in _setting(units.template, "ExecStartPre")
+    assert not any(m.startswith("/opt/models/weights") and not m.endswith(":ro") for m in mounts)
+
+
+def test_engine_units_neuron_compiled_folder_changes_with_the_weights():
+    other = EngineHost(model_dir="/opt/models/weights", manifest_sha256="ef" * 32)
+    first = _setting(_units(EngineFamily.NEURON_VLLM, KEYED).template, "ReadWritePaths")
+    second = _setting(_units(EngineFamily.NEURON_VLLM, other).template, "ReadWritePaths")
+    assert first != second  # artifacts compiled for other weights are never loaded
+
+
+def test_engine_units_pass_verify_with_key_pin_and_metrics_proxy(systemd_verify):
+    units = _units(EngineFamily.NEURON_VLLM, KEYED)
+    result = systemd_verify(
+        {TEMPLATE_UNIT: units.template, METRICS_UNIT: units.metrics_template},
+        binaries=[DOCKER, "/usr/bin/grep", "/usr/bin/mkdir", "/usr/bin/find", "/usr/bin/python3",
+                  "/usr/local/lib/inference-infra/engine-api-key.sh"],
+        stub_units=["docker.service", PREFETCH_UNIT],
+        instances={**dict.fromkeys(units.engine_instances, TEMPLATE_UNIT),
+                   **{i: METRICS_UNIT for i in units.instances if i not in units.engine_instances}},
+        extra_files=units.environments,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+
+
+def test_engine_units_metrics_proxy_listens_on_its_own_port():
+    units = _units(EngineFamily.NVIDIA_VLLM)
+    assert units.environments["/etc/inference-infra/engine-1.env"].splitlines()[:2] == [
+        "ENGINE_PORT=8001",
+        "ENGINE_METRICS_PORT=9001",
+    ]
+    assert "inference-engine-metrics@1.service" in units.instances
+    [start] = _setting(units.metrics_template, "ExecStart")
+    assert start == (
+        "/usr/bin/python3 /etc/inference-infra/engine_metrics_proxy.py --listen ${ENGINE_METRICS_PORT} "
+        "--upstream ${ENGINE_PORT}"
+    )
+    assert _setting(units.metrics_template, "DynamicUser") == ["yes"]
+    assert dict(units.files())["/etc/inference-infra/engine_metrics_proxy.py"].startswith(
+        '"""The metrics-only'
+    )
+
+
+@pytest.mark.parametrize(
+    ("host", "problem"),
+    [
+        (EngineHost(model_dir="/opt/models/a b"), "model_dir"),
+        (EngineHost(model_dir="/opt/../etc"), "model_dir"),
+        (EngineHost(model_dir="/opt/models/x", manifest_sha256="XYZ"), "manifest_sha256"),
+        (EngineHost(model_dir="/opt/models/x", network="none"), "network"),
+        (EngineHost(model_dir="/opt/models/x", neuron_compiled_dir="relative"), "path"),
+    ],
+)
+def test_engine_units_rejects_hosts_that_cannot_be_written_into_a_unit(host, problem):
+    with pytest.raises(ValueError, match=problem):
+        _units(EngineFamily.NEURON_VLLM, host)
