@@ -286,3 +286,21 @@ def test_gcs_weights_runs_on_the_node_python_without_the_package(node, tmp_path)
         check=False,
     )
     assert result.stdout.strip() == "True", result.stderr
+
+
+def test_gcs_weights_gauge_is_the_series_the_model_verification_alert_reads(gcs, node, tmp_path):
+    """A refused model on a GCP node raises the shared ModelVerificationFailed alert's series."""
+    from inference_infra.components.monitoring.weights import VERIFICATION_GAUGE, weights_alert_rules
+
+    gcs.publish("models", "org/llama", WEIGHTS)
+    (tmp_path / "textfile").mkdir()
+    assert run(node, tmp_path, config(tmp_path, gcs, [model("0" * 64)])).returncode == 1
+    [gauge] = (tmp_path / "textfile").glob("*.prom")
+    text = gauge.read_text()
+    final = tmp_path / "models" / "llama" / ("0" * 64)
+    assert f'{VERIFICATION_GAUGE}{{directory="{final}"}} 1\n' in text
+    [rule] = weights_alert_rules("https://runbook")
+    assert rule["alert"] == "ModelVerificationFailed"
+    assert rule["expr"] == f"{VERIFICATION_GAUGE} > 0"
+    checked = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, text=True)
+    assert checked.returncode == 0, checked.stdout + checked.stderr

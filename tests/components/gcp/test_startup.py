@@ -9,6 +9,7 @@ tests assert on what the script would have done on a real VM.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import tempfile
@@ -501,3 +502,19 @@ def test_startup_runs_no_exporters_unless_asked(sandbox, gcs):
     result = sandbox.run(published(gcs, "gemma"), gcs)
     assert result.returncode == 0, result.stderr
     assert sandbox.calls("docker") == []
+
+
+def test_weights_unit_exposure_by_systemds_own_measure(tmp_path):
+    """`systemd-analyze security --offline` scores the unit's exposure (0 best, 10 worst); the weights
+    unit has the network and two writable folders, nothing else."""
+    config = StartupConfig(**weights("a"), local_ssd_count=2, host_exporters=True)
+    unit = tmp_path / WEIGHTS_UNIT
+    unit.write_text(files_of(render_startup_script(config))[f"/etc/systemd/system/{WEIGHTS_UNIT}"])
+    result = subprocess.run(
+        ["systemd-analyze", "security", "--offline=true", str(unit)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    score = float(re.search(r"Overall exposure level for \S+: (\d+\.\d+)", result.stdout).group(1))
+    assert score <= 4.5, result.stdout
