@@ -25,10 +25,14 @@ hands them to a `GcpInferenceEndpoint`.
 Every VM is a Shielded VM (Secure Boot, vTPM, integrity monitoring) without
 an external IP, with project-wide SSH keys blocked and OS Login on, running
 as the fleet's own least-privilege service account. Its boot script
-(`startup.py`) stripes the local SSDs, mounts the model cache, prefetches
-the models, starts the Ops Agent with GPU metrics (`ops_agent`), the host
-exporters and the engines, whose images come from an Artifact Registry
-mirror when `image_mirrors` names one (the same digest; see `mirrors.py`).
+(`startup.py`) stripes the local SSDs, mounts the model cache, fetches each
+weights folder by its pinned manifest and verifies it (`inference-weights.service`),
+starts the Ops Agent with GPU metrics (`ops_agent`), the host exporters and
+the engines (bound to the verified weights, their API key read from Secret
+Manager at start, on a bridge network that cannot reach the metadata server),
+whose images come from an Artifact Registry mirror when `image_mirrors` names
+one (the same digest; see `mirrors.py`). Only a load balancer reaches the
+engines' API ports; the monitoring cluster reaches their metrics-only ports.
 With `internet_egress=False` the fleet refuses itself unless that boot needs
 nothing from the internet. The stack's cost labels come from the stack
 transform; the fleet adds its own (`fleet`, `capacity`, and `auto-shutdown`

@@ -24,8 +24,10 @@ A direct slice runs as its own least-privilege service account with narrow
 scopes, has no external IPs, blocks project-wide SSH keys, uses OS Login,
 carries the cost labels, can attach data disks (read-only on multi-host
 slices) and runs the same boot script as the GPU fleets (model cache mount,
-model prefetch and, with `model` and `weights`, the engines it plans for
-itself on `serving_port`, +1, ...; no local SSD on TPU VMs). A model on a
+weights fetched by their pinned manifests and verified and, with `model` and
+`weights`, the engines it plans for itself on `serving_port`, +1, ...; no
+local SSD on TPU VMs). TPU engines keep the host network (libtpu reads the
+VM's metadata), so unlike GPU engines they can reach the metadata server. A model on a
 multi-host slice is refused (see `multi_host_engine_problem`).
 """
 
