@@ -156,3 +156,20 @@ def test_config_imports_no_provider_sdk():
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert run.stdout.strip() == "[]"
+
+
+def test_args_modules_import_no_provider_sdk():
+    """Every component's `*_args.py` (what the stack config is generated from) loads no provider SDK."""
+    modules = sorted(
+        f"inference_infra.components.{p.parent.name}.{p.stem}"
+        for p in (REPO_ROOT / "components").glob("*/*_args.py")
+    )
+    assert len(modules) >= 14
+    code = (
+        f"import importlib, sys; [importlib.import_module(m) for m in {modules!r}]; "
+        "print(sorted(m for m in ('pulumi_aws', 'pulumi_gcp', 'pulumi_kubernetes') if m in sys.modules))"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert run.stdout.strip() == "[]"
