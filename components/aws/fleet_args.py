@@ -145,7 +145,9 @@ class FleetArgs(FleetCommonArgs):
     )
     reservation: Reservation | None = arg(
         None,
-        "Reserved capacity: NewCapacityReservation, ExistingCapacityReservation or a CapacityBlock.",
+        "Reserved capacity: a new On-Demand Capacity Reservation made with the pool "
+        "(NewCapacityReservation), one made elsewhere (ExistingCapacityReservation: its id, and its instance "
+        "type if it differs) or an EC2 Capacity Block for ML (CapacityBlock).",
     )
     spot_instance_types: Sequence[str] = arg(
         (),

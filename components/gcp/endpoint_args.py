@@ -66,7 +66,7 @@ class GcpInferenceEndpointArgs:
         "unused in the network.",
     )
     ssl_certificate: pulumi.Input[str] | None = arg(
-        None, "A regional SSL certificate (its id): HTTPS on 443; without it HTTP on 80."
+        None, "A regional SSL certificate (its id or self link): HTTPS on 443; without it HTTP on 80."
     )
     request_timeout_seconds: int = arg(
         900,

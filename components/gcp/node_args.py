@@ -72,7 +72,8 @@ class GcpNodeArgs(FleetCommonArgs):
         stack=False,
     )
     zone: str | None = arg(
-        None, "The zone the nodes run in, e.g. us-central1-a. Default: the gcp:zone config."
+        None,
+        "The zone the nodes run in, e.g. us-central1-a. Default: the gcp:zone config, else <gcp:region>-a.",
     )
     project: str | None = arg(None, "The project. Default: the gcp:project config.", stack=False)
     weights: GcsWeights | None = arg(
