@@ -42,9 +42,9 @@ from inference_infra.infra.config import (
     AwsGpuFleetSettings,
     AwsInferentiaFleetSettings,
     StackSettings,
-    camel_path,
 )
 from inference_infra.infra.pools import PlannedPool
+from inference_infra.infra.schema import camel_path
 
 _PLANNED = "planned"  # placeholder for ids not known at validation time
 

@@ -15,8 +15,9 @@ from inference_infra.components.aws.endpoint_args import validate_endpoint
 from inference_infra.components.endpoints import EndpointPool
 from inference_infra.components.errors import Problem
 from inference_infra.infra.built import Built
-from inference_infra.infra.config import NAMESPACE, AwsEndpointSettings, StackSettings, camel_path
+from inference_infra.infra.config import NAMESPACE, AwsEndpointSettings, StackSettings
 from inference_infra.infra.pools import PlannedPool, planned_pools
+from inference_infra.infra.schema import camel_path
 
 _PLANNED = "planned"
 

@@ -46,9 +46,9 @@ from inference_infra.infra.config import (
     GcpNetworkSettings,
     StackSettings,
     TpuVmSettings,
-    camel_path,
 )
 from inference_infra.infra.pools import PlannedPool
+from inference_infra.infra.schema import camel_path
 
 NETWORK_NAME = "gcp-net"
 CACHE_NAME = "model-cache"

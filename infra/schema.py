@@ -526,6 +526,11 @@ def config_path(model: type[BaseModel], loc: Sequence[Any]) -> tuple[tuple[Any, 
     return tuple(parts), ends
 
 
+def camel_path(path: str) -> str:
+    """A component input path in config spelling: 'subnets[0].availability_zone' -> '...availabilityZone'."""
+    return re.sub(r"[a-z_]+", lambda m: to_camel(m.group()), path)
+
+
 def keys_of(model: type[BaseModel]) -> list[str]:
     """The camelCase keys a model accepts."""
     return [f.alias or to_camel(n) for n, f in model.model_fields.items()]

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from pydantic.alias_generators import to_snake
 
 from inference_infra.components.errors import InputError
 from inference_infra.components.offline_plan import plan
 from inference_infra.infra import aws_stack
-from inference_infra.infra.config import parse_stack_settings
+from inference_infra.infra.stack_file import parse_stack_settings
 
 GPU = "inference-infra:aws:GpuFleet"
 INFERENTIA = "inference-infra:aws:InferentiaFleet"
@@ -243,7 +244,7 @@ def test_aws_fleet_config_accepts_the_old_key_with_a_warning(old, new, value):
     raw = {**BASE, "awsGpuFleets": json.dumps([fleet])}
     settings = parse_stack_settings(raw, stack="dev")
     (config,) = settings.aws_gpu_fleets
-    assert config.model_dump(by_alias=True)[new] == value
+    assert getattr(config, to_snake(new)) == value
     where = "inference-infra:awsGpuFleets[0]"
     assert settings.warnings == [
         f"Pulumi.dev.yaml: {where}.{old} is now {where}.{new}; the old key is accepted until the next "

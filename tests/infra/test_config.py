@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from inference_infra.infra.config import ConfigError, StackSettings, parse_stack_settings, stack_file_schema
+from inference_infra.infra.config import StackSettings
 from inference_infra.infra.schema import ArgsSettings, models_in
+from inference_infra.infra.stack_file import ConfigError, parse_stack_settings, stack_file_schema
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BASE = {"costCenter": "ml-platform", "owner": "team@example.com"}

@@ -12,7 +12,7 @@ from inference_infra.components.aws.private_endpoints import NODE_SERVICES
 from inference_infra.components.errors import InputError
 from inference_infra.components.offline_plan import plan
 from inference_infra.infra import aws_stack, gcp_stack
-from inference_infra.infra.config import parse_stack_settings
+from inference_infra.infra.stack_file import parse_stack_settings
 
 ENDPOINT = "aws:ec2/vpcEndpoint:VpcEndpoint"
 EGRESS = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from inference_infra.infra import endpoints_stack
-from inference_infra.infra.config import ConfigError, parse_stack_settings
+from inference_infra.infra.stack_file import ConfigError, parse_stack_settings
 
 RULE = "aws:lb/listenerRule:ListenerRule"
 ATTACHMENT = "aws:lb/targetGroupAttachment:TargetGroupAttachment"
