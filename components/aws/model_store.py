@@ -20,7 +20,7 @@ import pulumi
 import pulumi_aws as aws
 
 from inference_infra.components.aws.buckets import private_bucket
-from inference_infra.components.aws.fleet_args import ModelSource
+from inference_infra.components.aws.fleet_args import S3Weights
 from inference_infra.components.aws.model_store_args import (
     GatewayEndpointArgs,
     ModelStoreArgs,
@@ -137,10 +137,10 @@ class ModelStore(pulumi.ComponentResource):
 
     def source(
         self, prefix: str, *, manifest_sha256: str | None = None, prefetch: bool = True
-    ) -> ModelSource:
+    ) -> S3Weights:
         """Read access to s3://<bucket>/<prefix> for a fleet, and a boot-time prefetch onto its cache of
         the files the manifest with this SHA-256 lists (`inference-infra models manifest` prints it)."""
-        return ModelSource(
+        return S3Weights(
             bucket_name=self.bucket_name, prefix=prefix, prefetch=prefetch, manifest_sha256=manifest_sha256
         )
 
