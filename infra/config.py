@@ -57,6 +57,7 @@ from inference_infra.components.fleet import (
 from inference_infra.components.gcp.endpoint_args import GcpInferenceEndpointArgs
 from inference_infra.components.gcp.filestore_model_cache_args import FilestoreModelCacheArgs
 from inference_infra.components.gcp.gpu_fleet_args import GpuFleetArgs as GcpGpuFleetArgs
+from inference_infra.components.gcp.model_bucket_args import GcsModelPublishersArgs
 from inference_infra.components.gcp.network_args import PrivateNetworkArgs as GcpPrivateNetworkArgs
 from inference_infra.components.gcp.node_args import GcsWeights
 from inference_infra.components.gcp.tpu_vm_args import TpuVmArgs
@@ -177,6 +178,12 @@ class _GcpNodeKeys(Settings):
         "uris",
         note="They lie in inference-infra:gcpModelBucket, the only bucket the nodes may read.",
     )
+    manifest_sha256: dict[str, str] = input_field(
+        GcsWeights,
+        "manifest_sha256",
+        note="Keys: the folders in models.",
+        default_factory=dict,
+    )
     model_cache: bool = Field(
         default=False,
         description="Mount the stack's filestoreModelCache (read-only) and serve from it when the machine "
@@ -184,7 +191,7 @@ class _GcpNodeKeys(Settings):
     )
 
 
-# The weights come from gcpModelBucket and the stack-only `models`.
+# The weights come from gcpModelBucket and the stack-only `models` and `manifestSha256`.
 _GCP_NODE = {"exclude": {"weights"}, "models": {ServedModel: ServedModelSettings}}
 
 
@@ -585,6 +592,12 @@ class StackSettings(Settings):
         "bucket",
         note="The GCP fleets' and TPU VMs' weights (their models) lie in it.",
         default=None,
+    )
+    gcp_model_publishers: list[str] = input_field(
+        GcsModelPublishersArgs,
+        "publishers",
+        note="With gcpModelBucket (GcsModelPublishers, in gcp:region); required in production.",
+        default_factory=list,
     )
     gcp_model_access_audit: bool = Field(
         default=True,

@@ -31,6 +31,7 @@ from inference_infra.components.gcp.filestore_tiers import tier_limits
 from inference_infra.components.gcp.gpu_fleet import plan_gpu_fleet
 from inference_infra.components.gcp.gpu_fleet_args import GpuFleetArgs
 from inference_infra.components.gcp.mirrors import mirror_problems
+from inference_infra.components.gcp.model_bucket_args import GcsModelPublishersArgs, validate_publishers
 from inference_infra.components.gcp.names import is_zone, region_of
 from inference_infra.components.gcp.network_args import PrivateNetworkArgs, validate_private_network
 from inference_infra.components.gcp.node_args import GcsWeights
@@ -52,6 +53,7 @@ from inference_infra.infra.schema import camel_path
 
 NETWORK_NAME = "gcp-net"
 CACHE_NAME = "model-cache"
+MODEL_BUCKET_NAME = "gcp-model-bucket"
 
 
 @dataclass(frozen=True)
@@ -130,8 +132,20 @@ def validate(settings: StackSettings) -> list[Problem]:
         problems += _region_problems(f"{key}.zone", fleet_args.zone or "", ctx)
         if fleet.model_cache and cache is None:
             problems.append(Problem(f"{NAMESPACE}:{key}.modelCache", True, "needs filestoreModelCache set"))
+    problems += _publisher_problems(settings, ctx)
     for i, tpu in enumerate(settings.tpu_vms):
         key = f"tpuVms[{i}]"
+        if tpu.queued and settings.is_production:
+            problems.append(
+                Problem(
+                    f"{NAMESPACE}:{key}.queued",
+                    True,
+                    "is refused in production whatever acceptDefaultServiceAccount says: a queued slice runs "
+                    "as the project's Compute Engine default service account (pulumi-gcp's V2QueuedResource "
+                    "cannot name another), which usually holds roles/editor and may write every fleet's "
+                    "weights; drop queued for a direct slice, which runs as its own least-privilege account",
+                )
+            )
         tpu_args = _tpu_args(tpu, settings, refs, ctx, cache_nfs)
         tpu_plan = plan_tpu_vm(tpu.name, tpu_args, project=ctx.project, zone=ctx.zone)
         problems += _keyed(key, list(tpu_plan.problems))
@@ -139,6 +153,55 @@ def validate(settings: StackSettings) -> list[Problem]:
         if tpu.model_cache and cache is None:
             problems.append(Problem(f"{NAMESPACE}:{key}.modelCache", True, "needs filestoreModelCache set"))
     return problems
+
+
+def _publisher_args(settings: StackSettings, ctx: GcpContext) -> GcsModelPublishersArgs | None:
+    """The model bucket's write guard, when the stack names its publishers."""
+    if not settings.gcp_model_bucket or not settings.gcp_model_publishers:
+        return None
+    return GcsModelPublishersArgs(
+        bucket=settings.gcp_model_bucket, publishers=tuple(settings.gcp_model_publishers), project=ctx.project
+    )
+
+
+def _publisher_problems(settings: StackSettings, ctx: GcpContext) -> list[Problem]:
+    """Production names who may write the model bucket; the names are IAM members."""
+    uses_bucket = bool(settings.gcp_model_bucket) and any(
+        n.models for n in [*settings.gcp_gpu_fleets, *settings.tpu_vms]
+    )
+    if settings.gcp_model_publishers and not settings.gcp_model_bucket:
+        return [
+            Problem(f"{NAMESPACE}:gcpModelPublishers", settings.gcp_model_publishers, "needs gcpModelBucket")
+        ]
+    args = _publisher_args(settings, ctx)
+    if args is None:
+        if uses_bucket and settings.is_production:
+            return [
+                Problem(
+                    f"{NAMESPACE}:gcpModelPublishers",
+                    [],
+                    "must name who may write the model bucket in production (serviceAccount:<email>, "
+                    "user:<email> or group:<email>): a deny policy then refuses object writes to everyone "
+                    "else, project owners and the deploying identity included; anyone who can write the "
+                    "bucket chooses the weights the next pinned manifest serves",
+                )
+            ]
+        return []
+    keys = {"publishers": "gcpModelPublishers", "bucket": "gcpModelBucket", "location": "gcp:region"}
+    return [
+        Problem(
+            _prefixed_key(keys.get(re.split(r"[.\[]", p.input, maxsplit=1)[0], p.input), p.input),
+            p.value,
+            p.allowed,
+        )
+        for p in validate_publishers(args, location=ctx.region)
+    ]
+
+
+def _prefixed_key(key: str, component_input: str) -> str:
+    if key.startswith("gcp:"):
+        return key
+    return f"{NAMESPACE}:{key}{component_input[len(component_input.split('[', 1)[0]) :]}"
 
 
 def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
@@ -196,6 +259,12 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
         exports["gcpGpuFleets"] = fleets
     if tpus:
         exports["tpuVms"] = tpus
+    publishers = _publisher_args(settings, ctx)
+    if publishers is not None:
+        from inference_infra.components.gcp.model_bucket import GcsModelPublishers
+
+        guard = GcsModelPublishers(MODEL_BUCKET_NAME, publishers)
+        exports["gcpModelWriteGuard"] = guard.deny_policy.name
     if settings.gcp_model_bucket and settings.gcp_model_access_audit:
         exports["gcpModelAccessAudit"] = model_access_audit(ctx.project or "").service
     return exports
@@ -320,7 +389,11 @@ def _fleet_args(
         subnetwork=refs.subnetwork_id,
         network=refs.network_id,
         project=ctx.project,
-        weights=GcsWeights(bucket or "", tuple(fleet.models)) if bucket or fleet.models else None,
+        weights=(
+            GcsWeights(bucket or "", tuple(fleet.models), dict(fleet.manifest_sha256))
+            if bucket or fleet.models
+            else None
+        ),
         model_cache_nfs=cache_nfs if fleet.model_cache else None,
         **_egress_inputs(settings),
     )
@@ -342,7 +415,11 @@ def _tpu_args(
         subnetwork=refs.subnetwork_id,
         project=ctx.project,
         # A slice without model folders reads no bucket (a queued one cannot: no account of its own).
-        weights=GcsWeights(settings.gcp_model_bucket or "", tuple(tpu.models)) if tpu.models else None,
+        weights=(
+            GcsWeights(settings.gcp_model_bucket or "", tuple(tpu.models), dict(tpu.manifest_sha256))
+            if tpu.models
+            else None
+        ),
         model_cache_nfs=cache_nfs if tpu.model_cache else None,
         **egress,
     )
@@ -411,6 +488,8 @@ def _config_key(prefix: str, component_input: str, *, root: bool = False) -> str
     if head == "weights":
         if rest.startswith(".bucket"):
             return f"{NAMESPACE}:gcpModelBucket"
+        if rest.startswith(".manifest_sha256"):
+            return f"{NAMESPACE}:{prefix}.manifestSha256{rest.removeprefix('.manifest_sha256')}"
         return f"{NAMESPACE}:{prefix}.models{rest.removeprefix('.uris')}"
     if head == "model_cache_nfs":
         return f"{NAMESPACE}:{prefix}.modelCache"

@@ -18,6 +18,7 @@ from inference_infra.components.resources import (
     GCP_TPU_VM,
 )
 from inference_infra.components.tagging import tag_field
+from tests.components.gcp.helpers import expanded, pins
 
 REPO = Path(__file__).resolve().parents[2]
 BASE = {
@@ -53,6 +54,7 @@ def test_prod_plan_runs_every_gcp_accelerator_component(plan_stack):
         "inference-infra:gcp:TpuVm",
         "inference-infra:gcp:InferenceEndpoint",
         "inference-infra:gcp:ArtifactMirrors",
+        "inference-infra:gcp:GcsModelPublishers",
     }
     machines = sorted((r.name, r.props["machineType"]) for r in capture.of_type(GCP_INSTANCE))
     assert machines == [
@@ -61,12 +63,10 @@ def test_prod_plan_runs_every_gcp_accelerator_component(plan_stack):
         ("small-l4-1", "g2-standard-8"),
     ]
     assert capture.one(GCP_RESERVATION).props["specificReservationRequired"] is True
-    assert (
-        capture.one(GCP_TPU_VM).props["acceleratorType"] == "v6e-4"
-    )  # the planner's pick (cheapest spot per token)
-    assert capture.one(GCP_TPU_QUEUED_RESOURCE).props["tpu"]["nodeSpecs"][0]["node"]["acceleratorType"] == (
-        "v5litepod-8"
-    )
+    slices = sorted((r.name, r.props["acceleratorType"]) for r in capture.of_type(GCP_TPU_VM))
+    # qwen7b-tpu: the planner's pick (cheapest spot per token); the burst slice is direct, not queued.
+    assert slices == [("gemma-v5e-burst-tpu", "v5litepod-8"), ("qwen7b-tpu-tpu", "v6e-4")]
+    assert capture.of_type(GCP_TPU_QUEUED_RESOURCE) == []
 
 
 def test_prod_plan_prices_gcp_from_the_catalog(plan_stack):
@@ -85,7 +85,7 @@ def test_prod_plan_prices_gcp_from_the_catalog(plan_stack):
         price("a3-highgpu-8g", PriceModel.ON_DEMAND)  # the reservation; its VM is priced at 0
         + price("g2-standard-8", PriceModel.SPOT, 2)
         + price("v6e-4", PriceModel.SPOT)  # the planner's pick for qwen7b-tpu
-        + price("v5litepod-8", PriceModel.ON_DEMAND)  # the queued slice
+        + price("v5litepod-8", PriceModel.ON_DEMAND)  # the burst slice, on demand
     )
     assert gcp_hourly == pytest.approx(expected)
     assert not [u for u, _ in result.cost.unpriced if u in gcp_urns]
@@ -110,15 +110,18 @@ def test_prod_plan_gcp_nodes_are_private_shielded_and_never_the_default_account(
         assert all("accessConfigs" not in nic for nic in vm.props["networkInterfaces"])
         assert vm.props["shieldedInstanceConfig"]["enableSecureBoot"] is True
         assert not vm.props["serviceAccount"]["email"].endswith("-compute@developer.gserviceaccount.com")
-    tpu = capture.one(GCP_TPU_VM)
-    assert tpu.props["networkConfig"]["enableExternalIps"] is False
-    assert tpu.props["serviceAccount"]["email"].startswith("qwen7b-tpu-sa@")
+    for tpu in capture.of_type(GCP_TPU_VM):  # no queued slice: none runs as the default account
+        assert tpu.props["networkConfig"]["enableExternalIps"] is False
+        assert tpu.props["serviceAccount"]["email"].startswith(tpu.name.removesuffix("-tpu") + "-sa@")
+        assert tpu.props["shieldedInstanceConfig"]["enableSecureBoot"] is True
+    assert capture.of_type(GCP_TPU_QUEUED_RESOURCE) == []
 
 
 def test_prod_plan_fleets_mount_the_filestore_cache(plan_stack):
     capture = plan_stack("prod").capture
     cache = capture.one("inference-infra:gcp:FilestoreModelCache").outputs["nfs_target"]
-    for vm in [*capture.of_type(GCP_INSTANCE), capture.one(GCP_TPU_VM)]:
+    qwen = next(t for t in capture.of_type(GCP_TPU_VM) if t.name == "qwen7b-tpu-tpu")
+    for vm in [*capture.of_type(GCP_INSTANCE), qwen]:
         assert vm.props["metadata"][CACHE_METADATA_KEY] == cache
     fileshare = capture.one("gcp:filestore/instance:Instance").props["fileShares"]
     assert fileshare["nfsExportOptions"][0]["ipRanges"] == ["10.40.0.0/20"]
@@ -127,7 +130,7 @@ def test_prod_plan_fleets_mount_the_filestore_cache(plan_stack):
 def test_prod_plan_exports_the_gcp_fleets(plan_stack):
     outputs = plan_stack("prod").capture.stack_outputs
     assert outputs["gcpGpuFleets"]["llama70b-h100"]["reservation"] == "llama70b-h100-reservation"
-    assert outputs["tpuVms"]["gemma-v5e-burst"]["queued"] is True
+    assert outputs["tpuVms"]["gemma-v5e-burst"]["queued"] is False
     assert outputs["gcpModelCache"].endswith(":/models")
 
 
@@ -323,6 +326,7 @@ def test_gcp_stack_multi_host_tpu_slice_without_a_model_caches_the_weights(tmp_p
         "name": "cache",
         "acceleratorType": "v5litepod-16",
         "models": ["gs://acme-models/qwen2.5-7b-instruct"],
+        "manifestSha256": pins("gs://acme-models/qwen2.5-7b-instruct"),
     }
     result = plan_config(tmp_path, {**BASE, "inference-infra:tpuVms": [tpu]})
     assert result.capture.one(GCP_TPU_VM).props["acceleratorType"] == "v5litepod-16"
@@ -342,7 +346,12 @@ def test_prod_gcp_fleets_admit_the_monitoring_cluster_to_metrics_ports_only(plan
         assert props["direction"] == "INGRESS"
         (allow,) = props["allows"]
         assert allow["ports"][:2] == ["9400", "9100"]
-        assert allow["ports"][2].startswith("8000")  # every engine's /metrics (8000, or 8000-800N)
+        # every engine's metrics-only port (9000, or 9000-900N), never an API port (8000...)
+        assert allow["ports"][2].startswith("9000")
+    # Nothing but the load balancer's own rule reaches an API port.
+    api = [r for r in capture.of_type("gcp:compute/firewall:Firewall") if "8000" in str(r.props["allows"])]
+    assert [r.name for r in api] == ["gcp-llm-to-engines"]
+    assert api[0].props["sourceRanges"] == ["10.40.64.0/23", "35.191.0.0/16", "130.211.0.0/22"]
 
 
 def test_prod_logs_every_read_and_write_of_the_gcp_model_bucket(plan_stack):
@@ -387,8 +396,20 @@ def test_gcp_stack_rejects_tpu_settings_by_key(tmp_path, tpu, message):
     ("fleet", "message"),
     [
         (
-            {**FLEET, "clientCidrBlocks": ["0.0.0.0/0"]},
-            r"inference-infra:gcpGpuFleets\[0\].clientCidrBlocks\[0\] '0.0.0.0/0' must be a private range",
+            {**FLEET, "clientCidrBlocks": ["10.40.0.0/20"]},
+            r"inference-infra:gcpGpuFleets\[0\].clientCidrBlocks \['10.40.0.0/20'\] are refused: only",
+        ),
+        (
+            {**FLEET, "models": ["gs://acme-models/llama"]},
+            r"inference-infra:gcpGpuFleets\[0\].manifestSha256\['gs://acme-models/llama'\] \(unset\) is req",
+        ),
+        (
+            {**FLEET, "models": ["gs://acme-models/a b"]},
+            r"inference-infra:gcpGpuFleets\[0\].models\[0\] 'gs://acme-models/a b' must be 'gs://<bucket>/<folder>'",
+        ),
+        (
+            {**FLEET, "models": ["gs://acme-models/*"]},
+            r"inference-infra:gcpGpuFleets\[0\].models\[0\] 'gs://acme-models/\*' must be",
         ),
         ({**FLEET, "tags": {"Team": "ml"}}, r"inference-infra:gcpGpuFleets\[0\].tags key 'Team'"),
         (
@@ -412,12 +433,84 @@ def test_gcp_stack_names_a_missing_model_bucket_by_its_key(tmp_path):
 def test_prod_plan_gcp_nodes_pull_engines_from_the_artifact_registry_mirror(plan_stack):
     capture = plan_stack("prod").capture
     mirror = "us-central1-docker.pkg.dev/acme-inference-prod/docker-hub/"
-    scripts = [vm.props["metadata"]["startup-script"] for vm in capture.of_type(GCP_INSTANCE)]
-    scripts += [tpu.props["metadata"]["startup-script"] for tpu in capture.of_type("gcp:tpu/v2Vm:V2Vm")]
+    scripts = [expanded(vm.props["metadata"]["startup-script"]) for vm in capture.of_type(GCP_INSTANCE)]
+    scripts += [
+        expanded(tpu.props["metadata"]["startup-script"])
+        for tpu in capture.of_type("gcp:tpu/v2Vm:V2Vm")
+        if tpu.name == "qwen7b-tpu-tpu"  # the slice that serves a model
+    ]
     assert scripts
     for script in scripts:
         assert f"{mirror}vllm/" in script
         assert " vllm/vllm-" not in script  # no pull from Docker Hub itself
     grants = capture.of_type("gcp:artifactregistry/repositoryIamMember:RepositoryIamMember")
-    # one per node service account (2 GPU fleets, 1 direct TPU slice; the queued slice pulls nothing)
-    assert sorted(g.props["role"] for g in grants) == ["roles/artifactregistry.reader"] * 3
+    # one per node service account (2 GPU fleets, 2 direct TPU slices)
+    assert sorted(g.props["role"] for g in grants) == ["roles/artifactregistry.reader"] * 4
+
+
+# --- weights you can trust, authenticated engines (issue 23) -------------------------------------
+
+
+def test_prod_pins_every_gcp_weights_folder(plan_stack):
+    prod = yaml.safe_load((REPO / "Pulumi.prod.yaml").read_text())["config"]
+    for node in [*prod["inference-infra:gcpGpuFleets"], *prod["inference-infra:tpuVms"]]:
+        assert sorted(node.get("manifestSha256", {})) == sorted(node.get("models", [])), node["name"]
+
+
+def test_prod_only_its_publishers_write_the_gcp_model_bucket(plan_stack):
+    capture = plan_stack("prod").capture
+    policy = capture.one("gcp:iam/denyPolicy:DenyPolicy").props
+    rule = policy["rules"][0]["denyRule"]
+    assert rule["deniedPrincipals"] == ["principalSet://goog/public:all"]
+    assert rule["exceptionPrincipals"] == [
+        "principal://iam.googleapis.com/projects/-/serviceAccounts/"
+        "model-publisher@acme-inference-prod.iam.gserviceaccount.com"
+    ]
+    binding = capture.one("gcp:tags/locationTagBinding:LocationTagBinding").props
+    assert binding["parent"] == "//storage.googleapis.com/projects/_/buckets/acme-inference-models"
+
+
+def test_prod_gcp_engines_read_their_api_keys_from_secret_manager(plan_stack):
+    capture = plan_stack("prod").capture
+    secrets = sorted(
+        g.props["secretId"] for g in capture.of_type("gcp:secretmanager/secretIamMember:SecretIamMember")
+    )
+    assert secrets == [
+        f"projects/acme-inference-prod/secrets/inference-infra-{name}-api-key"
+        for name in ("llama70b-h100", "qwen7b-tpu", "small-l4")
+    ]
+
+
+def test_gcp_stack_requires_publishers_in_production(tmp_path):
+    fleet = {**FLEET, "models": ["gs://acme-models/llama"], "manifestSha256": pins("gs://acme-models/llama")}
+    config = {**BASE, "inference-infra:environment": "production", "inference-infra:gcpGpuFleets": [fleet]}
+    with pytest.raises(InputError, match=r"inference-infra:gcpModelPublishers \[\] must name who may write"):
+        plan_config(tmp_path, config)
+
+
+def test_gcp_stack_rejects_a_publisher_that_is_not_an_iam_member_by_key(tmp_path):
+    config = {
+        **BASE,
+        "inference-infra:gcpModelPublishers": ["allUsers"],
+        "inference-infra:gcpGpuFleets": [FLEET],
+    }
+    with pytest.raises(
+        InputError, match=r"inference-infra:gcpModelPublishers\[0\] 'allUsers' must be an IAM"
+    ):
+        plan_config(tmp_path, config)
+
+
+def test_gcp_stack_refuses_queued_tpu_slices_in_production_whatever_the_reason(tmp_path):
+    tpu = {
+        "name": "burst",
+        "acceleratorType": "v5litepod-8",
+        "queued": True,
+        "secureBoot": False,
+        "acceptDefaultServiceAccount": "burst capacity only; reads no bucket",
+    }
+    config = {**BASE, "inference-infra:environment": "prod", "inference-infra:tpuVms": [tpu]}
+    with pytest.raises(InputError, match=r"inference-infra:tpuVms\[0\].queued True is refused in production"):
+        plan_config(tmp_path, config)
+    # Outside production the stated reason still admits one.
+    config["inference-infra:environment"] = "staging"
+    assert plan_config(tmp_path, config).capture.of_type(GCP_TPU_QUEUED_RESOURCE)
