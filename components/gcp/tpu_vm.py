@@ -641,7 +641,7 @@ class TpuVm(pulumi.ComponentResource):
             gcp.compute.Firewall(
                 f"{name}-metrics",
                 network=args.network,
-                description=f"Engine metrics-only ports of TPU {name}, from the monitoring cluster only",
+                description=f"Engine metrics of TPU {name}, from the monitoring cluster only",
                 direction="INGRESS",
                 source_ranges=list(args.monitoring_cidr_blocks),
                 allows=[
