@@ -37,6 +37,11 @@ class Efficiency:
     # and response handling for each sequence, which the accelerator waits for. It grows with the
     # batch, so it is what caps large-batch decode of a small model on a fast GPU.
     sequence_overhead_us: float = 0.0
+    # vLLM V0 builds only (Engine.rebuilds_block_tables): time per cached token per decoding
+    # sequence per step, in nanoseconds. V0 rebuilt every step's block tables on the host and its
+    # decode cost grew with the context well past the KV cache's bandwidth; V1 (the served engines)
+    # keeps a persistent batch, so served estimates never pay it.
+    v0_cached_token_ns: float = 0.0
     # Where the figures come from, for notes: "derived from N published points ..." or "borrowed ...".
     basis: str = ""
 
@@ -60,39 +65,40 @@ class Efficiency:
         return self.tensor_parallel ** max(0.0, math.log2(degree) - math.log2(self.tensor_parallel_included))
 
 
-# Each family's factors, derived from that family's own published points (planner/measurements.py)
-# by planner.calibration.derive(); a test checks they still are. A factor the family's points do
-# not constrain is borrowed from NVIDIA's, and `basis` says which.
+# Each family's factors, fitted on that family's published vLLM points (planner/vllm_measurements.py,
+# the `fit` split) by planner.calibration.derive(); a test checks they still are. A factor the
+# family's points do not constrain is borrowed from NVIDIA's, and `basis` says which.
 FAMILY_EFFICIENCY: dict[AcceleratorFamily, Efficiency] = {
     AcceleratorFamily.NVIDIA_GPU: Efficiency(
-        bandwidth=0.67,
-        compute=0.77,
-        tensor_parallel=0.77,
-        sequence_overhead_us=11.0,
-        basis="derived from 24 published TensorRT-LLM points (H100, H200, L40S, A100)",
+        bandwidth=0.90,
+        compute=0.22,
+        tensor_parallel=0.78,
+        v0_cached_token_ns=170.0,
+        basis=(
+            "fitted on 9 published vLLM points (H100: Llama 3.1 405B FP8 at TP=8 on vLLM 0.6,"
+            " Llama 3.1 8B at TP=1 on vLLM 0.19); 5 more held out"
+        ),
     ),
     AcceleratorFamily.AWS_NEURON: Efficiency(
-        bandwidth=0.42,
-        compute=0.77,
+        bandwidth=0.71,
+        compute=0.08,
         tensor_parallel=1.0,
-        step_overhead_ms=5.0,
-        sequence_overhead_us=11.0,
+        step_overhead_ms=11.5,
         basis=(
-            "bandwidth share and per-step time derived from 34 published Neuron points"
-            " (inf2 TP=24, trn1 TP=32, batch 1-8); compute share and host time per sequence"
-            " borrowed from NVIDIA; tensor-parallel cost carried by the per-step time"
+            "fitted on 5 published vLLM points on Neuron (optimum-neuron, Llama 3.1 8B, TP=8 on"
+            " inf2 and trn1), 3 more held out; host time per sequence borrowed from NVIDIA;"
+            " tensor-parallel cost carried by the per-step time"
         ),
     ),
     AcceleratorFamily.GOOGLE_TPU: Efficiency(
-        bandwidth=0.54,
-        compute=0.77,
-        tensor_parallel=0.77,
+        bandwidth=0.60,
+        compute=0.22,
+        tensor_parallel=0.78,
         tensor_parallel_included=8,
-        sequence_overhead_us=11.0,
         basis=(
-            "bandwidth share derived from 3 published TPU points (v5e-8 JetStream + MaxText,"
-            " v6e-8 vLLM; all TP=8), the collectives of TP<=8 included; compute share, host time"
-            " per sequence and the cost per doubling past TP=8 borrowed from NVIDIA"
+            "bandwidth share fitted on 1 published vLLM TPU point (v6e-8, Llama 3.3 70B, TP=8),"
+            " 1 more held out, the collectives of TP<=8 included; compute share, host time per"
+            " sequence and the cost per doubling past TP=8 borrowed from NVIDIA"
         ),
     ),
 }
@@ -118,9 +124,11 @@ class Assumptions:
     tensor_parallel_efficiency: float | None = None
     step_overhead_ms: float | None = None
     sequence_overhead_us: float | None = None
-    # Tokens one forward pass processes at most (chunked prefill); sizes the
-    # activation workspace. vLLM's chunked-prefill budget is of this order.
-    max_batched_tokens: int = 8192
+    v0_cached_token_ns: float | None = None
+    # Tokens one step processes at most (vLLM's max_num_batched_tokens, the chunked-prefill
+    # budget): it sizes the activation workspace and caps a step in the throughput estimate.
+    # None: the served engine's default for the device (planner.engine.vllm_token_budget).
+    max_batched_tokens: int | None = None
 
     def efficiency(self, family: AcceleratorFamily | str) -> Efficiency:
         """The family's factors, with any set here in their place."""
@@ -131,6 +139,7 @@ class Assumptions:
             "tensor_parallel": self.tensor_parallel_efficiency,
             "step_overhead_ms": self.step_overhead_ms,
             "sequence_overhead_us": self.sequence_overhead_us,
+            "v0_cached_token_ns": self.v0_cached_token_ns,
         }
         chosen = {k: v for k, v in overrides.items() if v is not None}
         if not chosen:
@@ -167,17 +176,14 @@ def validate_assumptions(a: Assumptions) -> list[Problem]:
             continue  # the family's derived factor
         if not isinstance(value, int | float) or not 0 < value <= 1:
             problems.append(Problem(name, value, "must be a fraction in (0, 1]"))
-    if a.step_overhead_ms is not None and (
-        not isinstance(a.step_overhead_ms, int | float) or a.step_overhead_ms < 0
-    ):
-        problems.append(Problem("step_overhead_ms", a.step_overhead_ms, "must be >= 0"))
-    if a.sequence_overhead_us is not None and (
-        not isinstance(a.sequence_overhead_us, int | float) or a.sequence_overhead_us < 0
-    ):
-        problems.append(Problem("sequence_overhead_us", a.sequence_overhead_us, "must be >= 0"))
+    for name in ("step_overhead_ms", "sequence_overhead_us", "v0_cached_token_ns"):
+        value = getattr(a, name)
+        if value is not None and (not isinstance(value, int | float) or value < 0):
+            problems.append(Problem(name, value, "must be >= 0"))
     if not isinstance(a.runtime_reserve_gib, int | float) or a.runtime_reserve_gib < 0:
         problems.append(Problem("runtime_reserve_gib", a.runtime_reserve_gib, "must be >= 0"))
-    if not isinstance(a.max_batched_tokens, int) or a.max_batched_tokens < 1:
+    budget = a.max_batched_tokens
+    if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 1):
         problems.append(
             Problem("max_batched_tokens", a.max_batched_tokens, "must be a positive whole number")
         )
