@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import fields, replace
+from pathlib import Path
 
 import pytest
 
@@ -112,6 +113,13 @@ def test_planner_holdout_errors_are_the_ones_the_readme_reports():
     for key, (count, worst) in README_TABLE.items():
         assert found[key][0] == count, key
         assert found[key][2] == pytest.approx(worst, abs=0.0006), key
+    readme = (Path(calibration.__file__).parent / "README.md").read_text()
+    for family, name in ((AcceleratorFamily.NVIDIA_GPU, "NVIDIA"), (AcceleratorFamily.AWS_NEURON, "Neuron")):
+        row = next(line for line in readme.splitlines() if line.startswith(f"| {name} |"))
+        for split in (Split.FIT, Split.HOLDOUT):
+            _, mean, worst = found[family, split]
+            assert f"{mean:.1%}" in row, (name, split)
+            assert f"{worst:.1%}" in row, (name, split)
     # the one miss: vLLM 0.6's offline batch of 8 x 32,784-token prompts on 405B, whose throughput
     # barely moved from 4 prompts to 8; everything else held out lands within 25%
     misses = [p.measurement for p, e in VLLM if abs(e) > TOLERANCE]
