@@ -230,6 +230,70 @@ def estimate(
     )
 
 
+def _replica_for(
+    spec: ModelSpec, precision: Precision, assumptions: Assumptions, layout: Fit, engine: Engine | None
+) -> _Replica:
+    family = layout.hardware.device.family
+    return _Replica(spec, precision, layout, assumptions.efficiency(family), engine or served_engine(family))
+
+
+def decode_step_seconds(
+    spec: ModelSpec,
+    precision: Precision,
+    assumptions: Assumptions,
+    layout: Fit,
+    lines: float,
+    kv_tokens: float,
+    *,
+    engine: Engine | None = None,
+) -> float:
+    """Seconds of one decode-only step: `lines` sequences, each reading `kv_tokens` cached tokens.
+
+    Its inverse is the decode speed one stream sees (1 / inter-token latency) at that batch.
+    """
+    replica = _replica_for(spec, precision, assumptions, layout, engine)
+    return replica.seconds(_Step(decode_lines=lines, decode_kv=kv_tokens, sequences=lines))
+
+
+def first_token_seconds(
+    spec: ModelSpec,
+    traffic: Traffic,
+    precision: Precision,
+    assumptions: Assumptions,
+    layout: Fit,
+    *,
+    engine: Engine | None = None,
+) -> float:
+    """Seconds from a request's admission to its first token while the replica's other sequences decode.
+
+    Chunked prefill: the running sequences take their token from each step's budget first, the
+    prompt fills the rest, so it needs ceil(P / (B - running)) steps that also carry the decodes.
+    Separate prefill: one step over the whole prompt.
+    """
+    replica = _replica_for(spec, precision, assumptions, layout, engine)
+    prompt = traffic.prompt
+    if not prompt:
+        return 0.0
+    if replica.engine.scheduling is Scheduling.SEPARATE:
+        return replica.seconds(_prefill_step(prompt, prompt, prompt))
+    budget = replica.engine.budget(layout.hardware.device, traffic.context_tokens)
+    if assumptions.max_batched_tokens:
+        budget = assumptions.max_batched_tokens
+    running = max(0, layout.sequences_per_replica - 1)
+    room = max(1, budget - running)
+    steps = math.ceil(prompt / room)
+    chunk = _prefill_step(prompt / steps, prompt, min(room, prompt))
+    step = _Step(
+        decode_lines=running,
+        decode_kv=traffic.prompt + traffic.output / 2,
+        prefill_tokens=chunk.prefill_tokens,
+        prefill_context=chunk.prefill_context,
+        prefill_reads=chunk.prefill_reads,
+        sequences=running + 1,
+    )
+    return steps * replica.seconds(step)
+
+
 def _prefill_step(tokens: float, prompt: int, budget: int) -> _Step:
     """A step of `tokens` prompt tokens cut from prompts of `prompt` tokens in chunks of `budget`."""
     chunk = max(1.0, min(prompt, budget))

@@ -24,6 +24,7 @@ from inference_infra.components.planner.engine import (
     neuron_buckets,
     served_engine,
 )
+from inference_infra.components.planner.throughput import decode_step_seconds, first_token_seconds
 
 TRAFFICS = [
     Traffic(context_tokens=2048, concurrency=1),
@@ -247,7 +248,10 @@ def test_estimate_scales_with_the_efficiency_factor_and_never_past_the_bound():
     rates = []
     for efficiency in (0.3, 0.6, 1.0):
         a = Assumptions(
-            bandwidth_efficiency=efficiency, compute_efficiency=efficiency, sequence_overhead_us=0.0
+            bandwidth_efficiency=efficiency,
+            compute_efficiency=efficiency,
+            step_overhead_ms=0.0,
+            sequence_overhead_us=0.0,
         )
         est = estimate(spec, traffic, precision, a, fit(spec, traffic, precision, a, machine))
         assert est.tokens_per_s <= min(est.bandwidth_bound_tokens_per_s, est.compute_bound_tokens_per_s)
@@ -271,3 +275,32 @@ def test_moe_decode_reads_fewer_bytes_than_a_dense_model_of_the_same_size():
     )
     assert dense.params == pytest.approx(mixtral.params, rel=0.001)
     assert moe_rate.per_sequence_tokens_per_s > 2.5 * dense_rate.per_sequence_tokens_per_s
+
+
+def test_decode_step_seconds_grows_with_the_cache_each_line_reads_and_the_lines():
+    spec, precision = model_spec("llama-3.1-8b"), Precision(weights=Quantization.BF16)
+    traffic, a = Traffic(context_tokens=8192, concurrency=8), Assumptions()
+    layout = fit(spec, traffic, precision, a, instance_type("p5.4xlarge"))
+    short = decode_step_seconds(spec, precision, a, layout, 1, 1000)
+    long = decode_step_seconds(spec, precision, a, layout, 1, 100_000)
+    wide = decode_step_seconds(spec, precision, a, layout, 8, 1000)
+    assert short < long
+    assert short < wide
+    # the extra cache is read at the family's bandwidth share: 99,000 tokens x 128 KiB
+    kv_bytes = 99_000 * spec.kv_bytes_per_token(2)
+    expected = kv_bytes / (3350e9 * a.efficiency("nvidia-gpu").bandwidth)
+    assert long - short == pytest.approx(expected, rel=0.01)
+
+
+def test_first_token_seconds_chunks_a_prompt_through_the_budget_left_by_running_decodes():
+    spec, precision, a = model_spec("llama-3.1-8b"), Precision(weights=Quantization.BF16), Assumptions()
+    h100 = instance_type("p5.4xlarge")
+    alone = Traffic(context_tokens=22000, concurrency=1, prompt_tokens=20000, output_tokens=2000)
+    busy = dataclasses.replace(alone, concurrency=8)
+    t_alone = first_token_seconds(spec, alone, precision, a, fit(spec, alone, precision, a, h100))
+    t_busy = first_token_seconds(spec, busy, precision, a, fit(spec, busy, precision, a, h100))
+    assert 0 < t_alone < t_busy  # the 7 running sequences take budget and bandwidth from each chunk
+    # separate prefill (a fixed-batch engine) encodes the whole prompt in one step
+    separate = Engine(name="fixed batch", scheduling=Scheduling.SEPARATE)
+    layout = fit(spec, alone, precision, a, h100)
+    assert first_token_seconds(spec, alone, precision, a, layout, engine=separate) > 0
