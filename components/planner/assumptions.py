@@ -37,11 +37,6 @@ class Efficiency:
     # and response handling for each sequence, which the accelerator waits for. It grows with the
     # batch, so it is what caps large-batch decode of a small model on a fast GPU.
     sequence_overhead_us: float = 0.0
-    # vLLM V0 builds only (Engine.rebuilds_block_tables): time per cached token per decoding
-    # sequence per step, in nanoseconds. V0 rebuilt every step's block tables on the host and its
-    # decode cost grew with the context well past the KV cache's bandwidth; V1 (the served engines)
-    # keeps a persistent batch, so served estimates never pay it.
-    v0_cached_token_ns: float = 0.0
     # Where the figures come from, for notes: "derived from N published points ..." or "borrowed ...".
     basis: str = ""
 
@@ -67,38 +62,38 @@ class Efficiency:
 
 # Each family's factors, fitted on that family's published vLLM points (planner/vllm_measurements.py,
 # the `fit` split) by planner.calibration.derive(); a test checks they still are. A factor the
-# family's points do not constrain is borrowed from NVIDIA's, and `basis` says which.
+# family's points do not constrain is borrowed or kept from another source, and `basis` says which.
 FAMILY_EFFICIENCY: dict[AcceleratorFamily, Efficiency] = {
     AcceleratorFamily.NVIDIA_GPU: Efficiency(
-        bandwidth=0.90,
-        compute=0.22,
+        bandwidth=0.75,
+        compute=0.54,
         tensor_parallel=0.78,
-        v0_cached_token_ns=170.0,
+        step_overhead_ms=0.9,
         basis=(
-            "fitted on 9 published vLLM points (H100: Llama 3.1 405B FP8 at TP=8 on vLLM 0.6,"
-            " Llama 3.1 8B at TP=1 on vLLM 0.19); 5 more held out"
+            "fitted on 9 published vLLM V1 points (Llama 3.1 8B at TP=1 on H100 and B200, vLLM 0.19.1),"
+            " 5 more held out; the per-doubling tensor-parallel factor is not fitted (no V1 run past"
+            " TP=1 found): kept from the first pass's fit on vLLM 0.6 runs at TP=8"
         ),
     ),
     AcceleratorFamily.AWS_NEURON: Efficiency(
-        bandwidth=0.71,
+        bandwidth=0.55,
         compute=0.08,
         tensor_parallel=1.0,
-        step_overhead_ms=11.5,
+        step_overhead_ms=10.5,
         basis=(
-            "fitted on 5 published vLLM points on Neuron (optimum-neuron, Llama 3.1 8B, TP=8 on"
-            " inf2 and trn1), 3 more held out; host time per sequence borrowed from NVIDIA;"
+            "fitted on 9 published vLLM points on Neuron (optimum-neuron, Llama 3.1 8B, TP=8 on"
+            " inf2 and trn1), 5 more held out; host time per sequence borrowed from NVIDIA;"
             " tensor-parallel cost carried by the per-step time"
         ),
     ),
     AcceleratorFamily.GOOGLE_TPU: Efficiency(
-        bandwidth=0.60,
-        compute=0.22,
-        tensor_parallel=0.78,
-        tensor_parallel_included=8,
+        bandwidth=0.82,
+        compute=0.62,
+        tensor_parallel=0.86,
+        step_overhead_ms=0.9,
         basis=(
-            "bandwidth share fitted on 1 published vLLM TPU point (v6e-8, Llama 3.3 70B, TP=8),"
-            " 1 more held out, the collectives of TP<=8 included; compute share, host time per"
-            " sequence and the cost per doubling past TP=8 borrowed from NVIDIA"
+            "fitted on 4 published vLLM TPU points (Llama 3.1 8B on v6e-1, Llama 3.3 70B on v6e-8),"
+            " 2 more held out; host times borrowed from NVIDIA"
         ),
     ),
 }
@@ -114,17 +109,16 @@ class Assumptions:
     # runtime context, kernel workspaces, collective-communication buffers,
     # captured graphs. A planning figure, not a measurement.
     runtime_reserve_gib: float = 1.0
-    # The efficiencies come per accelerator family from FAMILY_EFFICIENCY (derived from
-    # published measurements; NVIDIA's 67% of peak bandwidth is the kernels' share once the host
-    # time per sequence is counted apart: end to end, the share falls with the batch, to 66% at 60
-    # sequences and 47% at 883, around the 55-60% Databricks measured on A100s, _DATABRICKS).
+    # The efficiencies come per accelerator family from FAMILY_EFFICIENCY (fitted on published
+    # vLLM measurements; NVIDIA's 75% of peak bandwidth is the kernels' share with 0.9 ms of host
+    # time per step counted apart: end to end the planner's lone 8B decode step on an H100 comes to 66% of
+    # the peak, near the 55-60% Databricks measured on A100s, _DATABRICKS).
     # Setting one here overrides it for every family.
     bandwidth_efficiency: float | None = None
     compute_efficiency: float | None = None
     tensor_parallel_efficiency: float | None = None
     step_overhead_ms: float | None = None
     sequence_overhead_us: float | None = None
-    v0_cached_token_ns: float | None = None
     # Tokens one step processes at most (vLLM's max_num_batched_tokens, the chunked-prefill
     # budget): it sizes the activation workspace and caps a step in the throughput estimate.
     # None: the served engine's default for the device (planner.engine.vllm_token_budget).
@@ -139,7 +133,6 @@ class Assumptions:
             "tensor_parallel": self.tensor_parallel_efficiency,
             "step_overhead_ms": self.step_overhead_ms,
             "sequence_overhead_us": self.sequence_overhead_us,
-            "v0_cached_token_ns": self.v0_cached_token_ns,
         }
         chosen = {k: v for k, v in overrides.items() if v is not None}
         if not chosen:
@@ -176,7 +169,7 @@ def validate_assumptions(a: Assumptions) -> list[Problem]:
             continue  # the family's derived factor
         if not isinstance(value, int | float) or not 0 < value <= 1:
             problems.append(Problem(name, value, "must be a fraction in (0, 1]"))
-    for name in ("step_overhead_ms", "sequence_overhead_us", "v0_cached_token_ns"):
+    for name in ("step_overhead_ms", "sequence_overhead_us"):
         value = getattr(a, name)
         if value is not None and (not isinstance(value, int | float) or value < 0):
             problems.append(Problem(name, value, "must be >= 0"))

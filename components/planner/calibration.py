@@ -2,17 +2,30 @@
 
 For each measurement the planner lays the model out on the measured devices (at
 the published tensor-parallel degree where the run fixed one, else at its own
-smallest fitting degree), holds it to the run's concurrency, or for an offline
-batch fills memory with as many sequences as the KV cache admits (the rest run
-as later waves), replays the run's scheduling (`planner.engine`) and estimates
-the generated tokens per second.
+smallest fitting degree), holds it to the run's concurrency, or, where the
+engine's KV cache set the batch (an offline batch, a burst of requests), to as
+many sequences as the cache admits at the run's memory setting, replays the
+run's scheduling (`planner.engine`) and estimates what the point measured
+(`Metric`): generated tokens per second, one stream's decode speed, or one
+request's prompt tokens over its time to first token.
 
 `derive(family)` searches the factors the family's points constrain (`FREE`)
 for the smallest worst relative error over the family's `Split.FIT` points
 only; the `Split.HOLDOUT` points, chosen before any search and recorded in the
 table, never enter it, and their error is what the estimate does on runs it has
-not seen. The other engines' points (`Split.REFERENCE`) are reported beside
-them. `assumptions.FAMILY_EFFICIENCY` holds the result (a test checks it).
+not seen. The other engines' points and older vLLM builds (`Split.REFERENCE`)
+are reported beside them. `assumptions.FAMILY_EFFICIENCY` holds the result (a
+test checks it).
+
+The search stays inside ranges a device can physically reach (`RANGES`): a share
+of peak memory bandwidth from 30% to 95% (sustained reads on HBM top out a few
+points under the datasheet figure), a share of dense peak FLOPs from 5% to 90%
+(a large GEMM reaches 70-90%; the low end has room for optimum-neuron's context
+encoding, which the Neuron runs' own time to first token puts near 8-9%: 1,500
+prompt tokens in about 0.36 s on four Inferentia2 chips' 760 TFLOPS), 60-100%
+of a step's speed left per tensor-parallel doubling, up to 20 ms of host time
+per step and 100 us per sequence. A factor that ends at an
+edge of its range means the model misses something; a test checks none does.
 """
 
 from __future__ import annotations
@@ -24,45 +37,51 @@ from inference_infra.components.catalog import AcceleratorFamily, accelerator, f
 from inference_infra.components.planner.assumptions import FAMILY_EFFICIENCY, Assumptions, Efficiency
 from inference_infra.components.planner.engine import DecodeRead, Engine
 from inference_infra.components.planner.fit import Fit, fit, fit_at
-from inference_infra.components.planner.measurements import MEASUREMENTS, Measurement, Split
+from inference_infra.components.planner.measurements import MEASUREMENTS, Measurement, Metric, Split
 from inference_infra.components.planner.memory import Traffic
 from inference_infra.components.planner.models import model_spec
 from inference_infra.components.planner.precision import Precision, Quantization
-from inference_infra.components.planner.throughput import estimate
-from inference_infra.components.planner.vllm_measurements import VLLM_MEASUREMENTS
+from inference_infra.components.planner.throughput import (
+    decode_step_seconds,
+    estimate,
+    first_token_seconds,
+)
+from inference_infra.components.planner.vllm_measurements import VLLM_MEASUREMENTS, VLLM_REFERENCE
 
 TOLERANCE = 0.25  # the estimate stays within 25% of every vLLM measurement, fit and holdout alike
-ALL_MEASUREMENTS: tuple[Measurement, ...] = VLLM_MEASUREMENTS + MEASUREMENTS
+ALL_MEASUREMENTS: tuple[Measurement, ...] = VLLM_MEASUREMENTS + VLLM_REFERENCE + MEASUREMENTS
 
 # The factors each family's vLLM points constrain.
-# NVIDIA: an 8B model at TP=1 with 20,000-token prompts (bandwidth and compute shares) and a 405B
-# model at TP=8 from 4 to 256 sequences (the per-doubling factor, a fixed host time per step, and
-# the host time per sequence that separates 4 sequences from 256).
+# NVIDIA: one 8B model at TP=1 on H100 and B200: decode alone from 1,000 to 100,000 cached tokens
+# (the share of peak bandwidth and the host time per step), decode and output at 8 sequences, and
+# the time to first token of a 20,000-token prompt (the share of peak FLOPs). No V1 point is past
+# TP=1, so the per-doubling factor is not fitted (FAMILY_EFFICIENCY says where it comes from), and
+# the time per sequence is left at 0: freed, the search puts 200 us on each sequence, which is the
+# 8-sequence runs' slower long-context attention, not host time.
 # Neuron: one model at TP=8 with a compiled batch of 32, one request at a time and 32-128 at once:
 # the bandwidth share and the time per step (seen alone at one request), and the compute share
 # (the prompts' encoding, which the loaded runs add). With every point at TP=8 a per-doubling
 # factor cannot be told from the others, so Neuron's is 1.0 and the collectives sit in the step time.
-# TPU: one fitted point (v6e-8, TP=8): the bandwidth share, collectives of TP=8 included.
+# TPU: an 8B model on one v6e chip prefilling 1,800-token prompts under a 512-token budget (the
+# compute share, the bandwidth share of its mixed steps) and a 70B model decoding on v6e-8 (what
+# eight chips' collectives cost: the per-doubling factor). Host times are NVIDIA's.
 FREE: dict[AcceleratorFamily, tuple[str, ...]] = {
-    AcceleratorFamily.NVIDIA_GPU: (
-        "bandwidth",
-        "compute",
-        "tensor_parallel",
-        "step_overhead_ms",
-        "sequence_overhead_us",
-        "v0_cached_token_ns",
-    ),
+    AcceleratorFamily.NVIDIA_GPU: ("bandwidth", "compute", "step_overhead_ms"),
     AcceleratorFamily.AWS_NEURON: ("bandwidth", "compute", "step_overhead_ms"),
-    AcceleratorFamily.GOOGLE_TPU: ("bandwidth",),
+    AcceleratorFamily.GOOGLE_TPU: ("bandwidth", "compute", "tensor_parallel"),
 }
 
+# What the search may choose from, per factor (the module docstring says why these ranges).
+RANGES: dict[str, tuple[float, float, float]] = {  # (low, high, step)
+    "bandwidth": (0.30, 0.95, 0.01),
+    "compute": (0.05, 0.90, 0.01),
+    "tensor_parallel": (0.60, 1.00, 0.01),
+    "step_overhead_ms": (0.0, 20.0, 0.1),
+    "sequence_overhead_us": (0.0, 100.0, 0.5),
+}
 _GRIDS: dict[str, list[float]] = {
-    "bandwidth": [round(0.01 * i, 2) for i in range(10, 91)],
-    "compute": [round(0.01 * i, 2) for i in range(3, 91)],
-    "tensor_parallel": [round(0.5 + 0.01 * i, 2) for i in range(51)],
-    "step_overhead_ms": [round(0.5 * i, 1) for i in range(0, 81)],
-    "sequence_overhead_us": [round(0.5 * i, 1) for i in range(0, 81)],
-    "v0_cached_token_ns": [10.0 * i for i in range(0, 81)],
+    name: [round(low + step * i, 4) for i in range(round((high - low) / step) + 1)]
+    for name, (low, high, step) in RANGES.items()
 }
 
 
@@ -95,7 +114,6 @@ def engine_of(m: Measurement) -> Engine:
         scheduling=m.scheduling,
         decode_read=m.decode_read,
         token_budget=m.token_budget,
-        rebuilds_block_tables=m.v0_engine,
         source=m.source,
     )
 
@@ -125,6 +143,8 @@ def _layout(m: Measurement, assumptions: Assumptions, concurrency: int) -> tuple
 def _setup(m: Measurement, assumptions: Assumptions) -> Point:
     if m.exact_batch:  # the run's own concurrency, held to the device's whole memory
         assumptions = replace(assumptions, max_memory_utilization=1.0)
+    elif m.memory_utilization is not None:  # the KV cache the run's own memory setting left
+        assumptions = replace(assumptions, max_memory_utilization=m.memory_utilization)
     precision = Precision(weights=Quantization(m.weights), kv_cache=Quantization(m.kv_cache))
     low, high = (m.max_batch if m.exact_batch else 1), m.max_batch
     if not _layout(m, assumptions, low)[0].fits:
@@ -169,8 +189,20 @@ def _tokens_per_s(point: Point, traffic: Traffic, layout: Fit, assumptions: Assu
 
 
 def predicted(point: Point, assumptions: Assumptions) -> float:
-    """The planner's generated tokens per second for the measured run."""
+    """The planner's figure for what the run measured (`Measurement.metric`)."""
     m, admitted = point.measurement, point.traffic.concurrency
+    spec, engine = model_spec(m.model), engine_of(m)
+    if m.metric is Metric.DECODE:  # one step with the replica's sequences, each reading its cache
+        kv = m.decode_kv_tokens
+        if kv is None:
+            kv = point.traffic.prompt + m.output_tokens / 2
+        lines = point.layout.sequences_per_replica
+        step = decode_step_seconds(spec, point.precision, assumptions, point.layout, lines, kv, engine=engine)
+        return 1 / step
+    if m.metric is Metric.PREFILL:
+        layout, traffic = point.layout, point.traffic
+        seconds = first_token_seconds(spec, traffic, point.precision, assumptions, layout, engine=engine)
+        return traffic.prompt / seconds
     full = _tokens_per_s(point, point.traffic, point.layout, assumptions)
     if not m.offline or m.max_batch <= admitted:
         return full
@@ -211,7 +243,6 @@ def _with(base: Efficiency, values: dict[str, float]) -> Assumptions:
         tensor_parallel_efficiency=values.get("tensor_parallel", base.tensor_parallel),
         step_overhead_ms=values.get("step_overhead_ms", base.step_overhead_ms),
         sequence_overhead_us=values.get("sequence_overhead_us", base.sequence_overhead_us),
-        v0_cached_token_ns=values.get("v0_cached_token_ns", base.v0_cached_token_ns),
     )
 
 
@@ -224,10 +255,10 @@ def derive(
 
     Factors outside FREE[family] (or `free`, to ask what a smaller model could do) keep
     FAMILY_EFFICIENCY's values, or the values in `fixed`. The search is a pattern search on the
-    factors' grids (steps of 0.01 for the shares and the tensor-parallel factor, 0.5 ms for the step
-    time, 0.5 us and 10 ns for the host times): from the table's values and from the middle of
-    every grid, each factor moves by a stride while the worst error falls, the stride halving down
-    to one grid step; the best of the starts wins.
+    factors' grids (`RANGES`: steps of 0.01 for the shares and the tensor-parallel factor, 0.1 ms
+    for the step time, 0.5 us for the time per sequence): from the table's values and from the
+    middle and first quarter of every grid, each factor moves by a stride while the worst error
+    falls, the stride halving down to one grid step; the best of the starts wins.
     """
     table = points(family=family, splits=[Split.FIT])
     if not table:
@@ -292,6 +323,17 @@ def _pattern_search(
         if not moved:
             stride //= 2
     return index, current
+
+
+def at_range_edge(efficiency: Efficiency, family: AcceleratorFamily) -> list[str]:
+    """The family's searched factors that sit on an edge of their range (none should)."""
+    edges = []
+    for name in FREE[family]:
+        low, high, step = RANGES[name]
+        value = getattr(efficiency, name)
+        if value <= low + step / 2 or value >= high - step / 2:
+            edges.append(name)
+    return edges
 
 
 def fit_and_holdout(family: AcceleratorFamily) -> dict[Split, tuple[int, float, float]]:

@@ -90,9 +90,6 @@ class Engine:
     # max_num_batched_tokens: tokens one step processes at most (chunked prefill's budget).
     # None: the engine's default for the device (`vllm_token_budget`).
     token_budget: int | None = None
-    # vLLM's V0 engine (before 0.8) prepared each step's inputs from scratch on the host, block
-    # tables included, so a step's cost grew with the tokens its sequences held; V1 keeps them.
-    rebuilds_block_tables: bool = False
     source: str = ""
 
     def budget(self, device: Accelerator, max_model_len: int) -> int:

@@ -88,6 +88,14 @@ _TRTLLM_PERF = (
 _READ = date(2026, 11, 22)
 
 
+class Metric(StrEnum):
+    """What a point's `tokens_per_s` measures."""
+
+    OUTPUT = "output"  # generated tokens per second over the whole run, all devices
+    DECODE = "decode"  # one sequence's decode speed, 1 / inter-token latency, at the run's batch
+    PREFILL = "prefill"  # one request's prompt tokens / its time to first token, under the run's load
+
+
 class Split(StrEnum):
     """Which part of the calibration a point belongs to, fixed before any fitting."""
 
@@ -105,7 +113,7 @@ class Measurement:
     kv_cache: str  # KV-cache format
     prompt_tokens: int  # ISL
     output_tokens: int  # OSL
-    tokens_per_s: float  # total generated tokens per second over all the devices
+    tokens_per_s: float  # what `metric` names; by default total generated tokens per second
     max_batch: int  # the engine's batch ceiling in the run (sequences in flight at most)
     engine: str
     engine_version: str
@@ -132,8 +140,11 @@ class Measurement:
     token_budget: int | None = None  # the run's max_num_batched_tokens; None: the default for the device
     offline: bool = False  # every request submitted at once (an offline batch), not a client's concurrency
     compiled_batch: int | None = None  # lines a fixed-batch engine's decode step runs whatever the load
-    v0_engine: bool = False  # vLLM's V0 engine (before 0.8): per-step inputs rebuilt on the host
     max_model_len: int | None = None  # the engine's context (sizes memory); None: ISL + OSL
+    # The run's --gpu-memory-utilization when the engine's KV cache, not the client, set the batch
+    # (a burst of requests); None: the planner's own ceiling.
+    memory_utilization: float | None = None
+    metric: Metric = Metric.OUTPUT
     notes: str = ""
 
 

@@ -156,8 +156,6 @@ class _Replica:
         share = self.eff.tensor_parallel_share(self.degree)
         device = max(memory / self.eff.bandwidth, compute / self.eff.compute) / share
         host = self.eff.step_overhead_ms / 1e3 + step.sequences * self.eff.sequence_overhead_us / 1e6
-        if self.engine.rebuilds_block_tables:
-            host += step.decode_lines * step.decode_kv * self.eff.v0_cached_token_ns / 1e9
         return device + host
 
 
