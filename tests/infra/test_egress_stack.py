@@ -13,6 +13,7 @@ from inference_infra.components.errors import InputError
 from inference_infra.components.offline_plan import plan
 from inference_infra.infra import aws_stack, gcp_stack
 from inference_infra.infra.stack_file import parse_stack_settings
+from tests.components.gcp.helpers import expanded
 
 ENDPOINT = "aws:ec2/vpcEndpoint:VpcEndpoint"
 EGRESS = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
@@ -238,7 +239,9 @@ _SERVING = """  inference-infra:gcpModelBucket: acme-models
       machineType: a3-highgpu-8g
       model: {{name: llama-3.1-70b, contextTokens: 8192, concurrency: 64}}
       spot: 1
-      models: [gs://acme-models/llama-3.1-70b-instruct]
+      models: [gs://acme-models/llama-70b]
+      manifestSha256:
+        gs://acme-models/llama-70b: da46ce700017acb00c57d8445a39b12b0e99112ffac4a996c8a4d71891723f14
       modelCache: true
 {fleet_more}
   inference-infra:tpuVms:
@@ -246,6 +249,8 @@ _SERVING = """  inference-infra:gcpModelBucket: acme-models
       model: {{name: qwen2.5-7b, contextTokens: 4096, concurrency: 8}}
       zone: us-central1-a
       models: [gs://acme-models/qwen2.5-7b-instruct]
+      manifestSha256:
+        gs://acme-models/qwen2.5-7b-instruct: 1739cc90ef095f431b59a08b53c699328c1bf2f5ffc67f5a454405f5d2d7d5bd
       modelCache: true
 """
 
@@ -266,9 +271,10 @@ def test_gcp_endpoints_only_takes_serving_fleets_whose_images_and_packages_are_c
     assert {v.policy for v in result.policy.violations} == {"allowed-accelerator-types"}
     capture = result.capture
     scripts = [
-        vm.props["metadata"]["startup-script"] for vm in capture.of_type("gcp:compute/instance:Instance")
+        expanded(vm.props["metadata"]["startup-script"])
+        for vm in capture.of_type("gcp:compute/instance:Instance")
     ]
-    scripts += [tpu.props["metadata"]["startup-script"] for tpu in capture.of_type("gcp:tpu/v2Vm:V2Vm")]
+    scripts += [expanded(t.props["metadata"]["startup-script"]) for t in capture.of_type("gcp:tpu/v2Vm:V2Vm")]
     assert len(scripts) == 2
     for script in scripts:
         assert f"{_MIRROR}/vllm/" in script
@@ -282,7 +288,7 @@ def test_gcp_endpoints_only_takes_serving_fleets_whose_images_and_packages_are_c
     grants = capture.of_type("gcp:artifactregistry/repositoryIamMember:RepositoryIamMember")
     assert {g.props["role"] for g in grants} == {"roles/artifactregistry.reader"}
     # The GPU fleet's exporters come from the nvcr.io and quay.io mirrors, by digest.
-    fleet_script = capture.one("gcp:compute/instance:Instance").props["metadata"]["startup-script"]
+    fleet_script = expanded(capture.one("gcp:compute/instance:Instance").props["metadata"]["startup-script"])
     assert "acme-inference/nvcr/nvidia/k8s/dcgm-exporter:" in fleet_script
     assert "acme-inference/quay/prometheus/node-exporter:" in fleet_script
     assert any("'llama70b-h100': ops_agent False: no Ops Agent" in note for note in result.notes())
@@ -321,10 +327,14 @@ def test_gcp_endpoints_only_takes_a_tpu_slice_that_calls_only_google_apis_and_re
       acceleratorType: v5litepod-4
       zone: us-central1-a
       models: [gs://acme-models/qwen]
+      manifestSha256:
+        gs://acme-models/qwen: c09a46a24d736641c45e75dc0173f40dceaa12ed04ef61f6af6bcb8ca606ed37
     - name: serving
       model: {name: qwen2.5-7b, contextTokens: 4096, concurrency: 8}
       zone: us-central1-a
       models: [gs://acme-models/qwen]
+      manifestSha256:
+        gs://acme-models/qwen: c09a46a24d736641c45e75dc0173f40dceaa12ed04ef61f6af6bcb8ca606ed37
 """
     stack = _GCP_STACK.format(network="    nat: false", more=tpus)
     with pytest.raises(InputError) as error:
@@ -375,6 +385,8 @@ def test_gcp_endpoints_only_plans_a_tpu_slice_that_only_copies_weights(pulumi_pr
       acceleratorType: v5litepod-4
       zone: us-central1-a
       models: [gs://acme-models/qwen]
+      manifestSha256:
+        gs://acme-models/qwen: c09a46a24d736641c45e75dc0173f40dceaa12ed04ef61f6af6bcb8ca606ed37
 """
     stack = _GCP_STACK.format(network="    nat: false", more=tpu)
     result = plan(pulumi_project(_PROGRAM, {"closed": stack}), "closed")
@@ -429,6 +441,6 @@ def test_gcp_existing_mirrors_get_reader_grants_and_no_new_repository(pulumi_pro
     assert {(g.props["project"], g.props["location"], g.props["repository"]) for g in grants} == {
         ("acme-inference", "us-central1", name) for name in ("docker-hub", "nvcr", "quay")
     }
-    script = capture.of_type("gcp:compute/instance:Instance")[0].props["metadata"]["startup-script"]
+    script = expanded(capture.of_type("gcp:compute/instance:Instance")[0].props["metadata"]["startup-script"])
     assert "setup_ops_agent ||" in script  # on the image: started, never downloaded
     assert "packages.cloud.google.com" not in script

@@ -8,6 +8,7 @@ import pytest
 
 from inference_infra.infra import endpoints_stack
 from inference_infra.infra.stack_file import ConfigError, parse_stack_settings
+from tests.components.gcp.helpers import expanded
 
 RULE = "aws:lb/listenerRule:ListenerRule"
 ATTACHMENT = "aws:lb/targetGroupAttachment:TargetGroupAttachment"
@@ -113,13 +114,14 @@ def test_endpoints_validate_rejects_bad_engine_args_through_the_fleet():
 def test_prod_tpu_vm_and_gpu_vms_start_their_engines(plan_stack):
     capture = plan_stack("prod").capture
     tpu = capture.one("gcp:tpu/v2Vm:V2Vm", "qwen7b-tpu-tpu").props
-    script = tpu["metadata"]["startup-script"]
-    assert "systemctl enable --now --no-block inference-engine@0.service inference-engine@1.service" in script
+    script = expanded(tpu["metadata"]["startup-script"])
+    assert "systemctl start --no-block inference-engine@0.service inference-engine@1.service" in script
     assert "vllm/vllm-tpu@sha256:" in script
     a3 = capture.one("gcp:compute/instance:Instance", "llama70b-h100-0").props
-    assert "--tensor-parallel-size 4" in a3["metadata"]["startup-script"]
-    firewall = capture.one("gcp:compute/firewall:Firewall", "llama70b-h100-serving").props
-    assert firewall["allows"][0]["ports"] == ["8000-8001"]
+    assert "--tensor-parallel-size 4" in expanded(a3["metadata"]["startup-script"])
+    # Its API ports answer the load balancer only (the gcp-llm endpoint's rule), no rule of its own.
+    firewalls = [r.name for r in capture.of_type("gcp:compute/firewall:Firewall")]
+    assert "llama70b-h100-serving" not in firewalls
 
 
 def test_prod_aws_pools_open_engine_ports_to_the_load_balancer_and_prometheus_only(plan_stack):
