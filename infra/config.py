@@ -299,11 +299,12 @@ class _AwsFleetKeys(Settings):
         default=None,
     )
     prefetch: bool = input_field(S3Weights, "prefetch")
+    manifest_sha256: str | None = input_field(S3Weights, "manifest_sha256", default=None)
     efs: bool = Field(default=False, description="Mount the stack's efsModelCache (read-only).")
 
 
 _AWS_FLEET = {
-    "exclude": {"weights"},  # modelPrefix and prefetch, in the stack's modelStore
+    "exclude": {"weights"},  # modelPrefix, prefetch and manifestSha256, in the stack's modelStore
     "kinds": {
         NewCapacityReservation: "new",
         ExistingCapacityReservation: "existing",

@@ -199,9 +199,15 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
 
 
 def pool_engine_ports(pools: list[PlannedPool]) -> dict[str, list[int]]:
-    """Each AWS pool and GCP GPU fleet that serves a model -> its engines' ports (8000, 8001, ...); TPU
-    VMs are scraped as static targets instead (`_with_tpu_engines`)."""
-    return {p.name: list(p.serving.ports) for p in pools if p.serving is not None and p.accelerator != "tpu"}
+    """Each AWS pool and GCP GPU fleet that serves a model -> the ports its engines' metrics are scraped
+    on; TPU VMs are scraped as static targets instead (`_with_tpu_engines`). AWS pools admit Prometheus
+    to their metrics-only ports alone (each engine's port + 1000, GET /metrics only); GCP fleets are
+    scraped on their engine ports (8000, 8001, ...) until their firewalls open the metrics-only ones."""
+    return {
+        p.name: list(p.serving.engines.metrics_ports if p.cloud == "aws" else p.serving.ports)
+        for p in pools
+        if p.serving is not None and p.accelerator != "tpu"
+    }
 
 
 def scraped_tpus(settings: StackSettings) -> list[str]:

@@ -199,7 +199,7 @@ class FleetArgs(FleetCommonArgs):
         "exist before the engines start.",
     )
     api_key_kms_key: str | None = arg(
-        None, "The KMS key ARN encrypting api_key when it is not an AWS managed key (the node may decrypt)."
+        None, "KMS key ARN encrypting the API key when it is not an AWS managed key (the node may decrypt)."
     )
     alarm_actions: Sequence[str] = arg(
         (),

@@ -135,9 +135,7 @@ class ModelStore(pulumi.ComponentResource):
             }
         )
 
-    def source(
-        self, prefix: str, *, manifest_sha256: str | None = None, prefetch: bool = True
-    ) -> S3Weights:
+    def source(self, prefix: str, *, manifest_sha256: str | None = None, prefetch: bool = True) -> S3Weights:
         """Read access to s3://<bucket>/<prefix> for a fleet, and a boot-time prefetch onto its cache of
         the files the manifest with this SHA-256 lists (`inference-infra models manifest` prints it)."""
         return S3Weights(

@@ -51,9 +51,9 @@ METRIC = "inference_model_verification_failed"
 
 # Formats that may be served. Matched on the lower-cased file name. Neuron compiled artifacts, as
 # neuronx-distributed-inference v0.5.9230 writes them (models/application_base.py): neuron_config.json
-# (models/config.py:19) and weights/tp<rank>_sharded_checkpoint.safetensors (:309) pass as JSON and
-# safetensors; model.pt (COMPILED_MODEL_FILE_NAME, :39) is a TorchScript archive holding pickles, so it
-# passes only with allow_code; neuronx-cc's compiled graphs are *.neff.
+# (models/config.py, line 19) and weights/tp<rank>_sharded_checkpoint.safetensors (line 309) pass as
+# JSON and safetensors; model.pt (COMPILED_MODEL_FILE_NAME, line 39) is a TorchScript archive holding
+# pickles, so it passes only with allow_code; neuronx-cc's compiled graphs are *.neff.
 ALLOWED_SUFFIXES = (
     ".safetensors",  # weights
     ".json",  # config.json, generation_config.json, tokenizer*.json, *.safetensors.index.json, ...

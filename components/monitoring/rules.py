@@ -265,19 +265,22 @@ def _priced(per_gpu: Callable[[str], str]) -> str:
 
 def rule_groups(settings: RuleSettings | None = None) -> list[dict[str, Any]]:
     settings = settings or RuleSettings()
-    return [
-        {"name": ALERT_GROUP, "rules": alert_rules(settings)},
-        {"name": COST_GROUP, "rules": cost_rules(settings)},
-        serving_rule_group(settings.serving, settings.runbook_url),
-        {
-            "name": SERVING_COST_GROUP,
-            "rules": serving_cost_rules(settings.pool_costs, settings.serving.engine_job),
-        },
-        weights_rule_group(settings.runbook_url),
-    ] + (
-        [{"name": ABSENT_GROUP, "rules": _absent(settings)}]
-        if settings.fleets or settings.kubernetes_neuron
-        else []
+    return (
+        [
+            {"name": ALERT_GROUP, "rules": alert_rules(settings)},
+            {"name": COST_GROUP, "rules": cost_rules(settings)},
+            serving_rule_group(settings.serving, settings.runbook_url),
+            {
+                "name": SERVING_COST_GROUP,
+                "rules": serving_cost_rules(settings.pool_costs, settings.serving.engine_job),
+            },
+        ]
+        + (
+            [{"name": ABSENT_GROUP, "rules": _absent(settings)}]
+            if settings.fleets or settings.kubernetes_neuron
+            else []
+        )
+        + [weights_rule_group(settings.runbook_url)]
     )
 
 

@@ -218,16 +218,22 @@ def test_aws_stack_names_fleet_inputs_by_their_config_keys():
         "servingPort": 9100,
         "clientCidrBlocks": ["0.0.0.0/0"],
         "modelPrefix": "/meta-llama",
+        "manifestSha256": "XYZ",
     }
     problems = _problems(awsGpuFleets=[fleet], modelStore={"bucketName": "models"})
     assert "inference-infra:awsGpuFleets[0].servingPort 9100 must be 1..65535 and not 22, 9100 or 9400" in (
         problems
     )
     assert any(
-        p.startswith("inference-infra:awsGpuFleets[0].clientCidrBlocks[0] '0.0.0.0/0'") for p in problems
+        p.startswith("inference-infra:awsGpuFleets[0].clientCidrBlocks ['0.0.0.0/0'] are refused")
+        for p in problems
     )
     assert any(
         p.startswith("inference-infra:awsGpuFleets[0].modelPrefix '/meta-llama' must be") for p in problems
+    )
+    assert any(
+        p.startswith("inference-infra:awsGpuFleets[0].manifestSha256 'XYZ' must be 64 lower-case hex")
+        for p in problems
     )
 
 
@@ -250,7 +256,12 @@ def test_aws_fleet_config_accepts_the_old_key_with_a_warning(old, new, value):
         f"Pulumi.dev.yaml: {where}.{old} is now {where}.{new}; the old key is accepted until the next "
         "release, rename it"
     ]
-    assert aws_stack.validate(settings) == []
+    problems = aws_stack.validate(settings)
+    if new == "clientCidrBlocks":  # renamed, then refused: only a load balancer reaches the API ports
+        assert [p.input for p in problems] == [f"{where}.clientCidrBlocks"]
+        assert "only a load balancer reaches" in problems[0].allowed
+    else:
+        assert problems == []
 
 
 def test_aws_fleet_config_rejects_an_old_key_next_to_its_new_one():
@@ -275,6 +286,7 @@ def test_aws_stack_planned_pools_are_the_fleets_own_plan():
         "model": model,
         "onDemand": 1,
         "modelPrefix": "m",
+        "manifestSha256": "abababababababababababababababababababababababababababababababab",
     }
     bare = {"name": "bare", "instanceType": "g5.xlarge", "spot": 1}
     raw = {

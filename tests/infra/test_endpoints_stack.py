@@ -18,6 +18,7 @@ FLEET = {
     "model": {"name": "llama-3.1-8b", "contextTokens": 4096, "concurrency": 4},
     "onDemand": 1,
     "modelPrefix": "meta-llama/Llama-3.1-8B-Instruct",
+    "manifestSha256": "abababababababababababababababababababababababababababababababab",
 }
 BASE = {
     "costCenter": "ml-platform",
@@ -126,16 +127,19 @@ def test_prod_tpu_vm_and_gpu_vms_start_their_engines(plan_stack):
 
 def test_prod_aws_pools_open_engine_ports_to_the_load_balancer_and_prometheus_only(plan_stack):
     capture = plan_stack("prod").capture
-    engine_rules = [
-        r
-        for r in capture.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
-        if r.props.get("fromPort") == 8000
-    ]
-    metrics = [r for r in engine_rules if r.props["description"].startswith("engine /metrics")]
-    # Prometheus reaches every engine's /metrics: the 70B pool runs two engines (8000-8001).
-    assert {r.name: r.props["toPort"] for r in metrics}["llama-70b-metrics8000-sg0"] == 8001
+    ingress = capture.of_type("aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule")
+    engine_rules = [r for r in ingress if r.props.get("fromPort") == 8000]
+    metrics = [r for r in ingress if r.props["description"].startswith("engine /metrics only")]
+    # Prometheus reaches every engine's metrics-only port (the 70B pool's two engines: 9000-9001), never
+    # the API ports.
+    assert {r.name: (r.props["fromPort"], r.props["toPort"]) for r in metrics}[
+        "llama-70b-metrics9000-sg0"
+    ] == (
+        9000,
+        9001,
+    )
     monitoring = {r.props["referencedSecurityGroupId"] for r in metrics}
-    rules = [r for r in engine_rules if r not in metrics]
+    rules = engine_rules
     assert sorted(r.name for r in rules) == [
         "llm-inf2-llama-8b-from-lb",
         "llm-llama-70b-from-lb",

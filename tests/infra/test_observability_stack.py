@@ -153,18 +153,20 @@ def test_prod_stack_prometheus_scrapes_its_own_fleets_with_serving_and_absent_ru
     capture = plan_stack("prod").capture
     values = capture.one("kubernetes:helm.sh/v3:Release", "gpu-obs-kube-prometheus-stack").props["values"]
     jobs = values["prometheus"]["prometheusSpec"]["additionalScrapeConfigs"]
-    names = ["dcgm-exporter", "node-exporter", "vllm-8000", "vllm-8001"]
+    # AWS engines are scraped on their metrics-only ports (9000, 9001: GET /metrics only), GCP engines on
+    # their engine ports (8000, 8001), one job per port and cloud.
+    names = ["dcgm-exporter", "node-exporter", "vllm-8000", "vllm-8001", "vllm-9000", "vllm-9001"]
     assert [j["job_name"] for j in jobs] == [
         *(f"{n}-ec2" for n in names),
         *(f"{n}-gce" for n in names),
         "vllm-static",
     ]
     env_filter = {"name": "tag:Environment", "values": ["prod"]}
-    ec2, gce, (static,) = jobs[:4], jobs[4:8], jobs[8:]
-    # every engine of every pool: the 70B pools run two tensor-parallel groups per node (8000, 8001)
-    pool_filter = {f["name"]: f["values"] for f in ec2[3]["ec2_sd_configs"][0]["filters"]}["tag:Pool"]
-    assert pool_filter == ["llama-70b", "llama70b-h100"]  # (a pool name of the other cloud matches nothing)
-    assert gce[3]["relabel_configs"][0]["regex"] == "llama\\-70b|llama70b\\-h100"
+    ec2, gce, (static,) = jobs[:6], jobs[6:12], jobs[12:]
+    # every engine of every pool: the 70B pools run two tensor-parallel groups per node
+    pool_filter = {f["name"]: f["values"] for f in ec2[5]["ec2_sd_configs"][0]["filters"]}["tag:Pool"]
+    assert pool_filter == ["llama-70b"]  # the AWS 70B pool's second metrics-only port
+    assert gce[3]["relabel_configs"][0]["regex"] == "llama70b\\-h100"  # the GCP 70B fleet's second engine
     assert [r["target_label"] for r in static["relabel_configs"]] == ["job"]
     (tpu,) = static["static_configs"]
     assert tpu["labels"] == {"cloud": "gcp", "pool": "qwen7b-tpu", "instance_type": "v6e-4"}

