@@ -200,11 +200,10 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
 
 def pool_engine_ports(pools: list[PlannedPool]) -> dict[str, list[int]]:
     """Each AWS pool and GCP GPU fleet that serves a model -> the ports its engines' metrics are scraped
-    on; TPU VMs are scraped as static targets instead (`_with_tpu_engines`). AWS pools admit Prometheus
-    to their metrics-only ports alone (each engine's port + 1000, GET /metrics only); GCP fleets are
-    scraped on their engine ports (8000, 8001, ...) until their firewalls open the metrics-only ones."""
+    on; TPU VMs are scraped as static targets instead (`_with_tpu_engines`). Every fleet admits
+    Prometheus to its metrics-only ports alone (each engine's port + 1000, GET /metrics only)."""
     return {
-        p.name: list(p.serving.engines.metrics_ports if p.cloud == "aws" else p.serving.ports)
+        p.name: list(p.serving.engines.metrics_ports)
         for p in pools
         if p.serving is not None and p.accelerator != "tpu"
     }
@@ -237,7 +236,7 @@ def _with_tpu_engines(args: Any, settings: StackSettings, built: Built) -> Any:
                 pool=name,
                 instance_type=pool.component.accelerator_type,
                 addresses=addresses,
-                ports=tuple(pool.engines.ports),
+                ports=tuple(pool.engines.metrics_ports),  # its metrics-only ports (tpu_vm.py firewall)
             )
         )
     if not targets:

@@ -153,26 +153,27 @@ def test_prod_stack_prometheus_scrapes_its_own_fleets_with_serving_and_absent_ru
     capture = plan_stack("prod").capture
     values = capture.one("kubernetes:helm.sh/v3:Release", "gpu-obs-kube-prometheus-stack").props["values"]
     jobs = values["prometheus"]["prometheusSpec"]["additionalScrapeConfigs"]
-    # AWS engines are scraped on their metrics-only ports (9000, 9001: GET /metrics only), GCP engines on
-    # their engine ports (8000, 8001), one job per port and cloud.
-    names = ["dcgm-exporter", "node-exporter", "vllm-8000", "vllm-8001", "vllm-9000", "vllm-9001"]
+    # Engines on both clouds are scraped on their metrics-only ports (9000, 9001: GET /metrics only),
+    # never on an API port; one job per port and cloud.
+    names = ["dcgm-exporter", "node-exporter", "vllm-9000", "vllm-9001"]
     assert [j["job_name"] for j in jobs] == [
         *(f"{n}-ec2" for n in names),
         *(f"{n}-gce" for n in names),
         "vllm-static",
     ]
     env_filter = {"name": "tag:Environment", "values": ["prod"]}
-    ec2, gce, (static,) = jobs[:6], jobs[6:12], jobs[12:]
+    ec2, gce, (static,) = jobs[:4], jobs[4:8], jobs[8:]
     # every engine of every pool: the 70B pools run two tensor-parallel groups per node
-    pool_filter = {f["name"]: f["values"] for f in ec2[5]["ec2_sd_configs"][0]["filters"]}["tag:Pool"]
-    assert pool_filter == ["llama-70b"]  # the AWS 70B pool's second metrics-only port
-    assert gce[3]["relabel_configs"][0]["regex"] == "llama70b\\-h100"  # the GCP 70B fleet's second engine
+    pool_filter = {f["name"]: f["values"] for f in ec2[3]["ec2_sd_configs"][0]["filters"]}["tag:Pool"]
+    # The pools with a second metrics-only port (9001), by name; each cloud's discovery finds its own.
+    assert pool_filter == ["llama-70b", "llama70b-h100"]
+    assert gce[3]["relabel_configs"][0]["regex"] == "llama\\-70b|llama70b\\-h100"  # the same, by label
     assert [r["target_label"] for r in static["relabel_configs"]] == ["job"]
     (tpu,) = static["static_configs"]
     assert tpu["labels"] == {"cloud": "gcp", "pool": "qwen7b-tpu", "instance_type": "v6e-4"}
     (host,) = {t.rsplit(":", 1)[0] for t in tpu["targets"]}  # the slice's one host (from its outputs)
-    # v6e-4 at TP=1: four single-chip engines on the slice's host (8000-8003)
-    assert tpu["targets"] == [f"{host}:{port}" for port in (8000, 8001, 8002, 8003)]
+    # v6e-4 at TP=1: four single-chip engines on the slice's host (8000-8003), scraped on 9000-9003
+    assert tpu["targets"] == [f"{host}:{port}" for port in (9000, 9001, 9002, 9003)]
     assert all(env_filter in sd["filters"] for j in ec2 for sd in j["ec2_sd_configs"])
     env_keep = {"source_labels": ["__meta_gce_label_environment"], "regex": "prod", "action": "keep"}
     assert all(env_keep in j["relabel_configs"] for j in gce)
@@ -189,7 +190,7 @@ def test_prod_stack_prometheus_scrapes_its_own_fleets_with_serving_and_absent_ru
     assert not any(pool == "qwen7b-tpu" and alert != "ServingEngineAbsent" for alert, pool in absent)
     firewall = capture.one("gcp:compute/firewall:Firewall", "qwen7b-tpu-metrics").props
     assert firewall["sourceRanges"] == ["10.20.0.0/16"]
-    assert firewall["allows"] == [{"protocol": "tcp", "ports": ["8000-8003"]}]
+    assert firewall["allows"] == [{"protocol": "tcp", "ports": ["9000-9003"]}]  # metrics-only ports
     prices = [
         r
         for r in groups["inference-infra-serving-cost"]
