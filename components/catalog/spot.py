@@ -52,7 +52,7 @@ Sources (each row names its own and the date it was read):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from functools import cache
 
@@ -74,10 +74,17 @@ class SpotRow:
     source: str
     as_of: date
     notes: str = ""  # how the figure was put together, when it is not one source row
+    zones: tuple[str, ...] = ()  # the zone ids of zone_usd, where recorded (AWS: use1-az1, ...)
 
     @property
     def highest_usd(self) -> float:
         return max(self.zone_usd)
+
+    def zone_usd_of(self, zone_id: str) -> float | None:
+        """The figure of one zone (by AWS zone id), or None when the row does not record that zone."""
+        if zone_id in self.zones:
+            return self.zone_usd[self.zones.index(zone_id)]
+        return None
 
 
 _FIRST_READ = date(2026, 11, 22)  # the g5/g6/g6e rows
@@ -408,6 +415,65 @@ def _tpu(name: str, chips: int, region: str, per_chip: float) -> SpotRow:
 
 SPOT_SNAPSHOT += tuple(
     _tpu(f"v5litepod-{n}", n, "us-central1", 0.60) for n in (1, 4, 8, 16, 32, 64, 128, 256)
+)
+
+
+# The zone ids of the AWS accelerator rows above: the same SkyPilot file and commit lists each figure
+# with its AvailabilityZone (a zone id, the same in every account), and every row above holds its
+# figures in zone-id order with Local Zones left out; the i-th id is the i-th figure's zone. Matched
+# figure for figure against that file on 2026-11-26. The CPU rows' zones were not recorded.
+_AWS_ZONE_IDS: dict[tuple[str, str], str] = {
+    ("g5.xlarge", "us-east-1"): "use1-az1 use1-az2 use1-az4 use1-az5 use1-az6",
+    ("g5.xlarge", "us-west-2"): "usw2-az1 usw2-az2 usw2-az3",
+    ("g5.2xlarge", "us-east-1"): "use1-az1 use1-az2 use1-az4 use1-az5 use1-az6",
+    ("g5.2xlarge", "us-west-2"): "usw2-az1 usw2-az2 usw2-az3",
+    ("g5.8xlarge", "us-east-1"): "use1-az1 use1-az2 use1-az4 use1-az5 use1-az6",
+    ("g5.8xlarge", "us-west-2"): "usw2-az1 usw2-az2 usw2-az3",
+    ("g5.48xlarge", "us-east-1"): "use1-az1 use1-az2 use1-az4 use1-az5 use1-az6",
+    ("g5.48xlarge", "us-west-2"): "usw2-az1 usw2-az2 usw2-az3",
+    ("g6.xlarge", "us-east-1"): "use1-az1 use1-az2 use1-az4 use1-az6",
+    ("g6.xlarge", "us-west-2"): "usw2-az1 usw2-az2 usw2-az3 usw2-az4",
+    ("g6e.xlarge", "us-east-1"): "use1-az1 use1-az2 use1-az4 use1-az6",
+    ("g6e.xlarge", "us-west-2"): "usw2-az1 usw2-az2 usw2-az3 usw2-az4",
+    ("g6e.12xlarge", "us-east-1"): "use1-az1 use1-az2 use1-az4 use1-az6",
+    ("g6e.12xlarge", "us-west-2"): "usw2-az1 usw2-az2 usw2-az3 usw2-az4",
+    ("inf2.xlarge", "us-east-1"): "use1-az2 use1-az4 use1-az5 use1-az6",
+    ("inf2.xlarge", "us-west-2"): "usw2-az1 usw2-az2 usw2-az3 usw2-az4",
+    ("inf2.8xlarge", "us-east-1"): "use1-az2 use1-az4 use1-az5 use1-az6",
+    ("inf2.8xlarge", "us-west-2"): "usw2-az1 usw2-az2 usw2-az3 usw2-az4",
+    ("inf2.24xlarge", "us-east-1"): "use1-az2 use1-az4 use1-az5 use1-az6",
+    ("inf2.24xlarge", "us-west-2"): "usw2-az1 usw2-az2 usw2-az3 usw2-az4",
+    ("inf2.48xlarge", "us-east-1"): "use1-az2 use1-az4 use1-az5 use1-az6",
+    ("inf2.48xlarge", "us-west-2"): "usw2-az1 usw2-az2 usw2-az3 usw2-az4",
+    ("g6e.2xlarge", "us-east-1"): "use1-az1 use1-az2 use1-az4 use1-az6",
+    ("g6e.2xlarge", "us-west-2"): "usw2-az1 usw2-az2 usw2-az3 usw2-az4",
+    ("g6e.8xlarge", "us-east-1"): "use1-az1 use1-az2 use1-az4 use1-az6",
+    ("g6e.8xlarge", "us-west-2"): "usw2-az1 usw2-az2 usw2-az3 usw2-az4",
+    ("g6e.16xlarge", "us-east-1"): "use1-az1 use1-az2 use1-az4 use1-az6",
+    ("g6e.16xlarge", "us-west-2"): "usw2-az1 usw2-az2 usw2-az3 usw2-az4",
+    ("g6e.24xlarge", "us-east-1"): "use1-az1 use1-az2 use1-az4 use1-az6",
+    ("g6e.24xlarge", "us-west-2"): "usw2-az1 usw2-az2 usw2-az3 usw2-az4",
+    ("trn1.2xlarge", "us-east-1"): "use1-az5 use1-az6",
+    ("trn1.2xlarge", "us-west-2"): "usw2-az1 usw2-az4",
+    ("trn1.32xlarge", "us-east-1"): "use1-az4 use1-az5 use1-az6",
+    ("trn1.32xlarge", "us-west-2"): "usw2-az1 usw2-az4",
+    ("trn1n.32xlarge", "us-east-1"): "use1-az6",
+    ("trn1n.32xlarge", "us-west-2"): "usw2-az4",
+    ("p4de.24xlarge", "us-east-1"): "use1-az4 use1-az6",
+    ("p4de.24xlarge", "us-west-2"): "usw2-az1 usw2-az2 usw2-az3",
+    ("p5.48xlarge", "us-east-1"): "use1-az1 use1-az2 use1-az3 use1-az4 use1-az5 use1-az6",
+    ("p5.48xlarge", "us-west-2"): "usw2-az1 usw2-az2 usw2-az3 usw2-az4",
+    ("p5e.48xlarge", "us-west-2"): "usw2-az3",
+    ("p5en.48xlarge", "us-east-1"): "use1-az2 use1-az6",
+    ("p5en.48xlarge", "us-west-2"): "usw2-az2 usw2-az3 usw2-az4",
+    ("p6-b200.48xlarge", "us-east-1"): "use1-az6",
+    ("p6-b200.48xlarge", "us-west-2"): "usw2-az1 usw2-az2 usw2-az4",
+}
+SPOT_SNAPSHOT = tuple(
+    replace(r, zones=tuple(_AWS_ZONE_IDS[(r.name, r.region)].split()))
+    if r.cloud is Cloud.AWS and (r.name, r.region) in _AWS_ZONE_IDS
+    else r
+    for r in SPOT_SNAPSHOT
 )
 
 
