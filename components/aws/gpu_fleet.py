@@ -25,11 +25,12 @@ from inference_infra.components.aws.bootstrap import AcceleratorKind
 from inference_infra.components.aws.fleet_args import FleetArgs, FleetKind
 from inference_infra.components.aws.launch import AcceleratorFleet
 from inference_infra.components.catalog import AcceleratorFamily
+from inference_infra.components.serving.host_images import AWS_GPU_AMI
 
-# AWS's public parameter for the current Deep Learning Base OSS NVIDIA Driver GPU AMI (Amazon Linux 2023).
-GPU_AMI_SSM_PARAMETER = (
-    "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-amazon-linux-2023/latest/ami-id"
-)
+# AWS's public parameter for the current Deep Learning Base OSS NVIDIA Driver GPU AMI (Amazon Linux 2023):
+# its driver (595.x as of 2026-09) runs the pinned vLLM's CUDA 13 runtime; the sourced table and its test
+# are in components/serving/host_images.py.
+GPU_AMI_SSM_PARAMETER = AWS_GPU_AMI.name
 
 GPU_FLEET = FleetKind(
     component="GpuFleet",

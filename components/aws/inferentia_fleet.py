@@ -16,9 +16,11 @@ from inference_infra.components.aws.bootstrap import AcceleratorKind
 from inference_infra.components.aws.fleet_args import FleetArgs, FleetKind
 from inference_infra.components.aws.launch import AcceleratorFleet
 from inference_infra.components.catalog import AcceleratorFamily, Cloud, accelerator, instance_type
+from inference_infra.components.serving.host_images import AWS_NEURON_AMI
 
-# AWS's public parameter for the current Deep Learning AMI Neuron (Amazon Linux 2023).
-NEURON_AMI_SSM_PARAMETER = "/aws/service/neuron/dlami/multi-framework/amazon-linux-2023/latest/image_id"
+# AWS's public parameter for the current Deep Learning AMI Neuron (Amazon Linux 2023): its Neuron driver
+# is at least as new as the pinned container's SDK (components/serving/host_images.py).
+NEURON_AMI_SSM_PARAMETER = AWS_NEURON_AMI.name
 
 INFERENTIA_FLEET = FleetKind(
     component="InferentiaFleet",

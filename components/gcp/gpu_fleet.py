@@ -90,12 +90,13 @@ from inference_infra.components.gcp.startup import (
 )
 from inference_infra.components.serving import EngineConfig
 from inference_infra.components.serving.cold_start import ColdStart
+from inference_infra.components.serving.host_images import GCP_GPU_IMAGE, image_driver_problem
 from inference_infra.components.tagging import bool_tag
 from inference_infra.components.validation import check_types
 
-DEFAULT_IMAGE = (
-    "projects/deeplearning-platform-release/global/images/family/common-cu128-ubuntu-2204-nvidia-570"
-)
+# A Deep Learning VM family whose NVIDIA driver runs the pinned vLLM's CUDA runtime (driver 580+ for
+# CUDA 13); the sourced table and its test are in components/serving/host_images.py.
+DEFAULT_IMAGE = GCP_GPU_IMAGE.name
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 _MIN_BOOT_DISK_GIB = 50
 _N1_LOCAL_SSD_COUNTS = (*range(0, 9), 16, 24)
@@ -370,6 +371,8 @@ def plan_gpu_fleet(
         node = plan_node_serving(args, shape.machine_type, subject=subject)
         problems += node.problems
         notes += node.notes
+        if node.engines is not None and (why := image_driver_problem(args.image, node.engines.family)):
+            problems.append(Problem("image", args.image, why))
         startup = _startup_config(args, shape, node.engines)
         problems += validate_startup(startup)
         if not args.internet_egress:
