@@ -18,36 +18,14 @@ file explains the defaults.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from inference_infra.components.arguments import renamed_inputs
-from inference_infra.components.aws.bootstrap import AcceleratorKind
-from inference_infra.components.aws.fleet_args import FleetArgs, FleetKind
+from inference_infra.components.aws.fleet_args import GPU_AMI_SSM_PARAMETER, GPU_FLEET, GpuFleetArgs
 from inference_infra.components.aws.launch import AcceleratorFleet
-from inference_infra.components.catalog import AcceleratorFamily
-from inference_infra.components.serving.host_images import AWS_GPU_AMI
-
-# AWS's public parameter for the current Deep Learning Base OSS NVIDIA Driver GPU AMI (Amazon Linux 2023):
-# its driver (595.x as of 2026-09) runs the pinned vLLM's CUDA 13 runtime; the sourced table and its test
-# are in components/serving/host_images.py.
-GPU_AMI_SSM_PARAMETER = AWS_GPU_AMI.name
-
-GPU_FLEET = FleetKind(
-    component="GpuFleet",
-    family=AcceleratorFamily.NVIDIA_GPU,
-    accelerator=AcceleratorKind.NVIDIA,
-    ami_ssm_parameter=GPU_AMI_SSM_PARAMETER,
-    min_root_volume_gib=75,
-)
-
-
-@renamed_inputs()
-@dataclass(frozen=True, kw_only=True)
-class GpuFleetArgs(FleetArgs):
-    """Arguments of a GpuFleet (all of FleetArgs; see launch.py)."""
 
 
 class GpuFleet(AcceleratorFleet):
     """GpuFleet(name, GpuFleetArgs(...), opts=None): see launch.AcceleratorFleet."""
 
     KIND = GPU_FLEET
+
+
+__all__ = ["GPU_AMI_SSM_PARAMETER", "GPU_FLEET", "GpuFleet", "GpuFleetArgs"]
