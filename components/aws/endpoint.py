@@ -24,26 +24,46 @@ from inference_infra.components.aws.buckets import private_bucket
 from inference_infra.components.aws.endpoint_args import (
     ELB_LOG_ACCOUNTS,
     ELB_LOG_ACCOUNTS_AS_OF,
+    ELB_SERVICE_PRINCIPAL_REGIONS,
     HEALTH_INTERVAL_SECONDS,
+    LOG_DELIVERY_SERVICE,
     InferenceEndpointArgs,
     health_check,
     log_delivery_principals,
+    log_region_problem,
     validate_endpoint,
 )
 from inference_infra.components.endpoints.routing import POOL_HEADER, EndpointPool, default_host, route_model
-from inference_infra.components.errors import raise_if_invalid
+from inference_infra.components.errors import Problem, raise_if_invalid
 from inference_infra.components.validation import check_types
 
 __all__ = [
     "ELB_LOG_ACCOUNTS",
     "ELB_LOG_ACCOUNTS_AS_OF",
+    "ELB_SERVICE_PRINCIPAL_REGIONS",
     "HEALTH_INTERVAL_SECONDS",
+    "LOG_DELIVERY_SERVICE",
     "InferenceEndpoint",
     "InferenceEndpointArgs",
     "health_check",
     "log_delivery_principals",
+    "log_region_problem",
     "validate_endpoint",
 ]
+
+
+def _default_provider_region_problems(
+    args: InferenceEndpointArgs, opts: pulumi.ResourceOptions | None
+) -> list[Problem]:
+    """The stack's aws:region, checked up front when the default provider will answer the region look-up
+    (an explicit provider or parent is checked when its region is known)."""
+    if args.region is not None or args.access_logs_bucket is not None:
+        return []
+    if opts is not None and (opts.provider or opts.providers or opts.parent):
+        return []
+    configured = pulumi.Config("aws").get("region")
+    problem = configured and log_region_problem("aws:region (the aws provider's region)", configured)
+    return [problem] if problem else []
 
 
 class InferenceEndpoint(pulumi.ComponentResource):
@@ -53,7 +73,10 @@ class InferenceEndpoint(pulumi.ComponentResource):
     target_group_arns: dict[str, pulumi.Output[str]]
 
     def __init__(self, name: str, args: InferenceEndpointArgs, opts: pulumi.ResourceOptions | None = None):
-        raise_if_invalid(f"InferenceEndpoint {name!r}", check_types(args) or validate_endpoint(args))
+        raise_if_invalid(
+            f"InferenceEndpoint {name!r}",
+            check_types(args) or validate_endpoint(args) + _default_provider_region_problems(args, opts),
+        )
         super().__init__("inference-infra:aws:InferenceEndpoint", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self._name, self._args = name, args
@@ -240,6 +263,7 @@ class InferenceEndpoint(pulumi.ComponentResource):
             if args.region is not None
             else aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self)).region
         )
+        where = "region" if args.region is not None else "aws:region (the aws provider's region)"
         objects = pulumi.Output.concat(bucket.arn, f"/{name}/AWSLogs/*")
 
         def policy(region_name: str) -> pulumi.Output[str]:
@@ -251,7 +275,7 @@ class InferenceEndpoint(pulumi.ComponentResource):
                     "Action": "s3:PutObject",
                     "Resource": objects,
                 }
-                for i, p in enumerate(log_delivery_principals(region_name))
+                for i, p in enumerate(log_delivery_principals(region_name, where))
             ]
             statements.append(
                 {
