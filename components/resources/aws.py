@@ -157,10 +157,18 @@ def _aws_autoscaling_group(
         get_path(mixed, "launchTemplate", "launchTemplateSpecification")
     )
     template = template_of(ref) if template_of is not None and isinstance(ref, Mapping) else None
+    configuration = props.get("launchConfiguration")  # the legacy template: its name (or not known yet)
+    if template is None and template_of is not None and configuration is not None:
+        template = template_of({"name": configuration})
     overrides = known(get_path(mixed, "launchTemplate", "overrides")) or []
-    override_types = tuple(
-        t for o in overrides if (t := _known_aws_type(known(get_path(o, "instanceType")), accepts))
-    )
+    override_types: list[str] = []
+    for override in overrides:
+        # An override names a type, or a launch template of its own whose type it launches.
+        spec = known(get_path(override, "launchTemplateSpecification"))
+        own = template_of(spec) if template_of is not None and isinstance(spec, Mapping) else None
+        for candidate in (known(get_path(override, "instanceType")), known(get_path(own, "instanceType"))):
+            if (t := _known_aws_type(candidate, accepts)) and t not in override_types:
+                override_types.append(t)
     instance_type = _known_aws_type(known(get_path(template, "instanceType")), accepts) or next(
         iter(override_types), None
     )
@@ -176,6 +184,8 @@ def _aws_autoscaling_group(
         share = max(count - base, 0) * (100 - on_demand_pct) / 100 / count if count else 0.0
     if mixed is not None and base == 0 and on_demand_pct == 0:
         purchase = Purchase.SPOT
+    elif mixed is None and template is not None and known(get_path(template, "spotPrice")):
+        purchase = Purchase.SPOT  # a launch configuration that bids for spot
     elif mixed is None and template is not None:
         purchase = _aws_purchase(template)[0]
     else:
@@ -188,7 +198,7 @@ def _aws_autoscaling_group(
         min_count=low,
         max_count=high,
         spot_share=share,
-        alternatives=override_types,
+        alternatives=tuple(override_types),
     )
 
 

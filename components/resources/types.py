@@ -8,6 +8,7 @@ import re
 AWS_INSTANCE = "aws:ec2/instance:Instance"
 AWS_SPOT_REQUEST = "aws:ec2/spotInstanceRequest:SpotInstanceRequest"
 AWS_LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+AWS_LAUNCH_CONFIGURATION = "aws:ec2/launchConfiguration:LaunchConfiguration"  # an Auto Scaling group's legacy template
 AWS_CAPACITY_RESERVATION = "aws:ec2/capacityReservation:CapacityReservation"
 AWS_CAPACITY_BLOCK = "aws:ec2/capacityBlockReservation:CapacityBlockReservation"
 AWS_AUTOSCALING_GROUP = "aws:autoscaling/group:Group"

@@ -13,7 +13,7 @@ known during preview" diagnostic), so it is visible without failing the gate.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +31,7 @@ from pulumi_policy import (
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
 
 from inference_infra.components.resources import UNKNOWN_VALUE as UNKNOWN
-from inference_infra.components.resources import template_index
+from inference_infra.components.resources import StackIndex, holder_template_lookup, template_index
 
 # Every sentinel the engine uses for a value not known yet, one per type.
 _UNKNOWN_SENTINELS = frozenset(
@@ -79,6 +79,7 @@ class Resource:
     urn: str = ""
     provider: Mapping[str, Any] = field(default_factory=dict)  # the provider's inputs (region, ...)
     parent: str | None = None  # parent URN (stack policies)
+    dependencies: tuple[str, ...] = ()  # URNs of the resources it depends on (stack policies)
 
     @property
     def id(self) -> str | None:
@@ -183,38 +184,35 @@ def resource_policy(
 
 
 TemplatedCheck = Callable[[Resource, Mapping[str, Any], Callable[[Mapping[str, Any]], Any]], Outcome]
+StackJudgement = Callable[[Sequence[Resource], Mapping[str, Any]], Iterable[tuple[Resource, Outcome]]]
 
 
-def per_resource_stack_policy(
+def judged_stack_policy(
     *,
     name: str,
     description: str,
     severity: Severity,
     enforcement: EnforcementLevel,
     schema: PolicyConfigSchema,
-    check: TemplatedCheck,
+    judge: StackJudgement,
     applies_to: str,
 ) -> StackValidationPolicy:
-    """A stack policy that judges each resource on its own, but with the whole stack at hand.
+    """A stack policy that judges resources one by one, with the whole stack at hand.
 
-    A resource policy sees one resource: an Auto Scaling group or an instance that takes its
-    instance type and market from a launch template cannot be judged there. This adapter runs
-    `check(resource, config, template_of)` on every resource, where template_of resolves a
-    launchTemplate reference to the template's props, and reports each violation on the
-    resource's URN, as a resource policy would. Unknown values are collected per resource
-    (named `<resource>.<path>`) and reported after every violation.
+    `judge(resources, config)` yields (resource, outcome) for every resource it judged or found not
+    applicable; each violation is reported on that resource's URN, as a resource policy would.
+    Unknown values are collected per resource (named `<resource>.<path>`) and reported after every
+    violation. When no resource applied, the policy says why (once per reason).
     """
     defaults = config_defaults(schema)
 
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         resources = _stack_resources(args)
         config = {**defaults, **plain(args.get_config())}
-        template_of = template_index(resources)
         unknown: list[list[str]] = []
         applied = False
         reasons: dict[str, None] = {}  # why it applied to none, in order, once each
-        for resource in resources:
-            outcome = check(resource, config, template_of)
+        for resource, outcome in judge(resources, config):
             applied = applied or outcome.not_applicable is None
             if outcome.not_applicable is not None:
                 reasons.setdefault(outcome.not_applicable)
@@ -239,6 +237,49 @@ def per_resource_stack_policy(
     )
 
 
+def with_templates(check: TemplatedCheck) -> StackJudgement:
+    """Judge each resource with `check(resource, config, template_of)`, where template_of resolves a
+    launch template (or launch configuration, or instance template) reference to its props: by id
+    or name, else, for a reference not known until deploy time, the one template the resource
+    depends on."""
+
+    def judge(resources: Sequence[Resource], config: Mapping[str, Any]) -> Iterable[tuple[Resource, Outcome]]:
+        template_of = template_index(resources)
+        stack = StackIndex(resources)
+        for resource in resources:
+            yield resource, check(resource, config, holder_template_lookup(template_of, stack, resource))
+
+    return judge
+
+
+def per_resource_stack_policy(
+    *,
+    name: str,
+    description: str,
+    severity: Severity,
+    enforcement: EnforcementLevel,
+    schema: PolicyConfigSchema,
+    check: TemplatedCheck,
+    applies_to: str,
+) -> StackValidationPolicy:
+    """A stack policy that judges each resource on its own, but with the whole stack at hand.
+
+    A resource policy sees one resource: an Auto Scaling group or an instance that takes its
+    instance type and market from a launch template cannot be judged there. This adapter runs
+    `check(resource, config, template_of)` on every resource (see `with_templates`) and reports
+    each violation on the resource's URN, as a resource policy would.
+    """
+    return judged_stack_policy(
+        name=name,
+        description=description,
+        severity=severity,
+        enforcement=enforcement,
+        schema=schema,
+        judge=with_templates(check),
+        applies_to=applies_to,
+    )
+
+
 def _stack_resources(args: StackValidationArgs) -> list[Resource]:
     return [
         Resource(
@@ -248,6 +289,7 @@ def _stack_resources(args: StackValidationArgs) -> list[Resource]:
             r.urn,
             plain(r.provider.props) if r.provider is not None else {},
             r.parent.urn if r.parent is not None else None,
+            tuple(d.urn for d in r.dependencies),
         )
         for r in args.resources
     ]
