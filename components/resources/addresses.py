@@ -81,7 +81,9 @@ class Exposure:
     ipv4_addresses: int  # public IPv4 addresses admitted, after merging
     ipv6_shortest_prefix: int | None  # the shortest global IPv6 prefix admitted (None: none)
 
-    def public(self, max_ipv4: int = DEFAULT_MAX_IPV4_ADDRESSES, min_ipv6: int = DEFAULT_MIN_IPV6_PREFIX) -> bool:
+    def public(
+        self, max_ipv4: int = DEFAULT_MAX_IPV4_ADDRESSES, min_ipv6: int = DEFAULT_MIN_IPV6_PREFIX
+    ) -> bool:
         """More than max_ipv4 public IPv4 addresses, or a global IPv6 prefix shorter than /min_ipv6."""
         shortest = self.ipv6_shortest_prefix
         return self.ipv4_addresses > max_ipv4 or (shortest is not None and shortest < min_ipv6)
@@ -89,8 +91,8 @@ class Exposure:
     def describe(self) -> str:
         """'3,702,258,432 public IPv4 addresses and a global IPv6 /3'."""
         parts = []
-        if self.ipv4_addresses:
-            parts.append(f"{self.ipv4_addresses:,} public IPv4 address{'es' if self.ipv4_addresses != 1 else ''}")
+        if count := self.ipv4_addresses:
+            parts.append(f"{count:,} public IPv4 address{'es' if count != 1 else ''}")
         if self.ipv6_shortest_prefix is not None:
             parts.append(f"a global IPv6 /{self.ipv6_shortest_prefix}")
         return " and ".join(parts) or "no public address"
@@ -139,7 +141,8 @@ def _shortest_prefix(intervals: list[Interval]) -> int | None:
     """The shortest IPv6 CIDR block lying wholly inside one of the intervals."""
     best = None
     for low, high in intervals:
-        for block in ipaddress.summarize_address_range(ipaddress.IPv6Address(low), ipaddress.IPv6Address(high)):
+        first, last = ipaddress.IPv6Address(low), ipaddress.IPv6Address(high)
+        for block in ipaddress.summarize_address_range(first, last):
             best = block.prefixlen if best is None else min(best, block.prefixlen)
     return best
 

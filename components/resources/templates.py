@@ -65,7 +65,12 @@ def template_index(resources: Sequence[Described]) -> TemplateLookup:
     return template_of
 
 
-_TEMPLATE_TYPES = (AWS_LAUNCH_TEMPLATE, AWS_LAUNCH_CONFIGURATION, GCP_INSTANCE_TEMPLATE, GCP_REGION_INSTANCE_TEMPLATE)
+_TEMPLATE_TYPES = (
+    AWS_LAUNCH_TEMPLATE,
+    AWS_LAUNCH_CONFIGURATION,
+    GCP_INSTANCE_TEMPLATE,
+    GCP_REGION_INSTANCE_TEMPLATE,
+)
 _REF_KEYS = ("id", "name", "launchTemplateId", "launchTemplateName", "selfLink")
 
 
