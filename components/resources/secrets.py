@@ -16,12 +16,15 @@ Two kinds of finding, neither of which ever carries the value itself:
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from inference_infra.components.resources.boot import documents
 
 MIN_LENGTH = 20
 MIN_ENTROPY_BITS = 4.0
@@ -126,8 +129,16 @@ def scan_text(text: str, where: str) -> list[Finding]:
 
 
 def scan_tree(value: Any, where: str, name: str | None = None) -> list[Finding]:
-    """Every string in nested values (Helm values, a container definition), each under its key."""
+    """Every string in nested values (Helm values, a container definition), each under its key; a
+    `{name, value}` entry (an environment variable) judges the value under its name."""
     found: list[Finding] = []
+    if (
+        isinstance(value, Mapping)
+        and isinstance(value.get("name"), str)
+        and isinstance(value.get("value"), str)
+    ):
+        found += scan_value(value["name"], value["value"], f"{where}.value")
+        value = {k: v for k, v in value.items() if k != "value"}
     if isinstance(value, Mapping):
         for key, child in value.items():
             found += scan_tree(child, f"{where}.{key}", str(key))
@@ -153,3 +164,26 @@ def env_findings(entries: Any, where: str) -> list[Finding]:
             if isinstance(entry, Mapping):
                 found += scan_value(entry.get("name"), entry.get("value"), f"{where}[{i}]")
     return found
+
+
+BOOT_KEYS = frozenset({"userData", "userDataBase64", "metadataStartupScript", "startup-script", "user-data"})
+
+
+def is_plaintext_secret(name: str | None, text: str) -> bool:
+    """Whether one string, found under `name`, holds a plaintext secret: a boot script (decoded, with
+    the files it writes), a JSON document (container definitions), or a named value or free text."""
+    if not text:
+        return False
+    if name in BOOT_KEYS:
+        return any(scan_text(doc, "") for _, doc in documents(text, ""))
+    stripped = text.lstrip()
+    if stripped[:1] in "{[":
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            parsed = None
+        if parsed is not None:
+            return bool(scan_tree(parsed, ""))
+    if "\n" in text:
+        return bool(scan_text(text, ""))
+    return bool(scan_value(name, text, ""))
