@@ -22,6 +22,7 @@ from inference_infra.components.resources.types import (
     AWS_EC2_FLEET,
     AWS_EKS_NODE_GROUP,
     AWS_INSTANCE,
+    AWS_LAUNCH_CONFIGURATION,
     AWS_LAUNCH_TEMPLATE,
     AWS_SAGEMAKER_ENDPOINT_CONFIG,
     AWS_SPOT_FLEET,
@@ -107,6 +108,17 @@ def _aws_launch_template(
         reservation_ref=target,
         template=True,
     )
+
+
+def _aws_launch_configuration(
+    props: Mapping[str, Any], _: TemplateLookup | None, accepts: Known
+) -> AcceleratorUse | None:
+    """An Auto Scaling launch configuration: describes instances, spot when it names a spot price."""
+    instance_type = known(get_path(props, "instanceType"))
+    if not isinstance(instance_type, str) or not accepts(instance_type, Cloud.AWS):
+        return None
+    purchase = Purchase.SPOT if known(get_path(props, "spotPrice")) else Purchase.ON_DEMAND
+    return AcceleratorUse(Cloud.AWS, instance_type, 1, purchase, template=True)
 
 
 def _aws_reservation(
@@ -334,6 +346,7 @@ READERS: dict[str, Reader] = {
     AWS_INSTANCE: _aws_instance,
     AWS_SPOT_REQUEST: _aws_spot_request,
     AWS_LAUNCH_TEMPLATE: _aws_launch_template,
+    AWS_LAUNCH_CONFIGURATION: _aws_launch_configuration,
     AWS_CAPACITY_RESERVATION: _aws_reservation(Purchase.RESERVED),
     AWS_CAPACITY_BLOCK: _aws_reservation(Purchase.CAPACITY_BLOCK),
     AWS_AUTOSCALING_GROUP: _aws_autoscaling_group,

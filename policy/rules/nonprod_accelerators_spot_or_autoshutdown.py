@@ -33,6 +33,7 @@ from inference_infra.policy.rules._base import (
     per_resource_stack_policy,
 )
 from inference_infra.policy.rules._machines import (
+    AWS_LAUNCHERS,
     MACHINE_NOUNS,
     accelerator_machine,
     launch_template,
@@ -91,11 +92,19 @@ def check(
     gcp = tags is not None and tags.gcp
     tag = "label auto-shutdown=true" if gcp else "tag AutoShutdown=true"
     where = f"environment {environment!r}" if environment else "an environment with no Environment tag"
+    flag_name = tag.split()[0]
+    if resource.type in AWS_LAUNCHERS:
+        # The idle watchdog stops single instances, not a group's (the group would replace them).
+        fix = (
+            "outside production buy spot (a mixed-instances policy or fleet with no on-demand share, a SPOT "
+            f"compute environment), or set the {flag_name} and scale the group to zero when idle"
+        )
+    else:
+        fix = f"outside production use spot capacity or set the {flag_name} so the idle watchdog can stop it"
     return Outcome(
         violations=(
             f"{resource.label} runs {machine_label(use)} on {use.purchase.value} capacity in {where} without "
-            f"the {tag}; outside production use spot capacity or set the {tag.split()[0]} so the idle "
-            "watchdog can stop it.",
+            f"the {tag}; {fix}.",
         )
     )
 
