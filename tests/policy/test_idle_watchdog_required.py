@@ -149,9 +149,10 @@ def test_watchdog_required_rejects_instances_no_declared_watchdog_covers():
     resources = [_in("us-east-1", name="east"), _in("us-west-2", "444455556666", name="other-account")]
     assert _check(resources, sharedWatchdogs=[SHARED]).violations == (
         "2 AWS accelerator resource(s) tagged AutoShutdown=true (east, other-account) in us-east-1, "
-        "us-west-2, which no idle watchdog covers: the stack deploys none (inference-infra:aws:IdleGpuWatchdog) "
-        "and config sharedWatchdogs declares function idle-gpu-watchdog in us-west-2, account 111122223333; declare the "
-        "watchdog of that region (and account), or add inference_infra.components.aws.IdleGpuWatchdog.",
+        "us-west-2, which no idle watchdog covers: the stack deploys none "
+        "(inference-infra:aws:IdleGpuWatchdog) and config sharedWatchdogs declares function "
+        "idle-gpu-watchdog in us-west-2, account 111122223333; declare the watchdog of that region (and "
+        "account), or add inference_infra.components.aws.IdleGpuWatchdog.",
     )
 
 
