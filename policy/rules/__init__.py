@@ -21,6 +21,7 @@ from inference_infra.policy.rules import (
     iam_no_wildcard_access,
     idle_watchdog_required,
     inference_endpoint_internal,
+    load_balancer_hardened_in_production,
     model_cache_write_restricted,
     no_open_ingress,
     no_plaintext_secrets,
@@ -28,6 +29,7 @@ from inference_infra.policy.rules import (
     required_cost_tags,
     s3_bucket_not_public,
     storage_encrypted,
+    vpc_flow_logs_in_production,
 )
 
 MODULES = (
@@ -50,5 +52,7 @@ MODULES = (
     gcp_no_basic_roles,
     accelerator_service_account_restricted,
     no_plaintext_secrets,
+    load_balancer_hardened_in_production,
+    vpc_flow_logs_in_production,
 )
 POLICIES: tuple[Policy, ...] = tuple(m.POLICY for m in MODULES)
