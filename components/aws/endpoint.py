@@ -12,12 +12,18 @@
 - the pool's security group admits the engine ports from the ALB only;
 - access logs to an encrypted S3 bucket (made here unless one is given).
 
+In production (the registered cost tags' Environment is prod or production) the load balancer has
+deletion protection, and the log bucket made here expires logs after a year and admits delivery for
+this account only (`aws:SourceAccount`, and the `AWSLogs/<account id>/` path); each can be set either
+way (`deletion_protection`, `access_log_retention_days`, `scoped_log_delivery`).
+
 Every input is checked before any resource is registered.
 """
 
 from __future__ import annotations
 
 import ipaddress
+import json
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -37,6 +43,7 @@ from inference_infra.components.endpoints.routing import (
 )
 from inference_infra.components.errors import Problem, raise_if_invalid
 from inference_infra.components.serving import HEALTH_PATH
+from inference_infra.components.tagging import in_production
 from inference_infra.components.validation import check_types
 
 HEALTH_INTERVAL_SECONDS = 30
@@ -54,6 +61,7 @@ ELB_LOG_ACCOUNTS = {
     "ap-southeast-1": "114774131450",
 }
 ELB_LOG_ACCOUNTS_AS_OF = "2026-11-22"
+PRODUCTION_LOG_RETENTION_DAYS = 365
 
 
 @renamed_inputs(Renamed("idle_timeout_seconds", "request_timeout_seconds"))
@@ -96,10 +104,39 @@ class InferenceEndpointArgs:
         "configured region.",
     )
     tags: Mapping[str, str] = arg(factory=dict, doc="More tags on the endpoint's resources.")
+    deletion_protection: bool | None = arg(
+        None,
+        "Deletion protection on the load balancer. Default: on when the registered cost tags' Environment "
+        "is production (prod, production), off elsewhere.",
+    )
+    access_log_retention_days: int | None = arg(
+        None,
+        "Days the access-log bucket made here keeps logs (an expiration rule). Default: 365 in production, "
+        "kept until deleted elsewhere.",
+        ge=1,
+        le=3650,
+    )
+    scoped_log_delivery: bool | None = arg(
+        None,
+        "The access-log bucket made here admits log delivery for this account only (aws:SourceAccount, and "
+        "the AWSLogs/<account id>/ path). Default: on in production.",
+    )
 
     @property
     def listener_port(self) -> int:
         return 443 if self.certificate_arn else 80
+
+    def hardened(self) -> tuple[bool, int | None, bool]:
+        """(deletion protection, retention days or None, scoped delivery): each given value, else the
+        production default of the registered cost tags."""
+        production = in_production()
+        return (
+            production if self.deletion_protection is None else self.deletion_protection,
+            (PRODUCTION_LOG_RETENTION_DAYS if production else None)
+            if self.access_log_retention_days is None
+            else self.access_log_retention_days,
+            production if self.scoped_log_delivery is None else self.scoped_log_delivery,
+        )
 
 
 def log_delivery_principals(region: str) -> list[dict[str, str]]:
@@ -142,6 +179,9 @@ def validate_endpoint(args: InferenceEndpointArgs) -> list[Problem]:
         )
     if not 1 <= args.request_timeout_seconds <= 4000:
         problems.append(Problem("request_timeout_seconds", args.request_timeout_seconds, "must be 1..4000"))
+    days = args.access_log_retention_days
+    if days is not None and not 1 <= days <= 3650:
+        problems.append(Problem("access_log_retention_days", days, "must be 1..3650 days"))
     if args.certificate_arn is not None and not args.certificate_arn.startswith("arn:aws"):
         problems.append(Problem("certificate_arn", args.certificate_arn, "must be an ACM certificate ARN"))
     for i, cidr in enumerate(args.client_cidr_blocks):
@@ -191,6 +231,7 @@ class InferenceEndpoint(pulumi.ComponentResource):
         )
         self.security_group_id = group.id
         self._listener_ingress(group)
+        protected, self._retention_days, self._scoped = args.hardened()
         logs = args.access_logs_bucket if args.access_logs_bucket is not None else self._log_bucket()
 
         lb = aws.lb.LoadBalancer(
@@ -201,7 +242,7 @@ class InferenceEndpoint(pulumi.ComponentResource):
             security_groups=[group.id],
             idle_timeout=args.request_timeout_seconds,
             drop_invalid_header_fields=True,
-            enable_deletion_protection=False,
+            enable_deletion_protection=protected,
             access_logs={"bucket": logs, "prefix": name, "enabled": True},
             tags={"Name": name, **args.tags},
             opts=child,
@@ -364,35 +405,63 @@ class InferenceEndpoint(pulumi.ComponentResource):
             if args.region is not None
             else aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self)).region
         )
-        objects = pulumi.Output.concat(bucket.arn, f"/{name}/AWSLogs/*")
+        account: pulumi.Input[str] = (
+            aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
+            if self._scoped
+            else ""
+        )
 
-        def policy(region_name: str) -> pulumi.Output[str]:
-            statements: list[dict[str, object]] = [
-                {
+        def policy(region_name: str, account_id: str, bucket_arn: str) -> str:
+            # Scoped: objects under this account's AWSLogs/ path only, and the log-delivery service
+            # acting for this account (aws:SourceAccount is present only when a service principal acts,
+            # so the older regions' ELB account is held to the path).
+            objects = (
+                f"{bucket_arn}/{name}/AWSLogs/{account_id}/*"
+                if account_id
+                else f"{bucket_arn}/{name}/AWSLogs/*"
+            )
+            statements: list[dict[str, object]] = []
+            for i, principal in enumerate(log_delivery_principals(region_name)):
+                statement: dict[str, object] = {
                     "Sid": f"ElbLogDelivery{i}",
                     "Effect": "Allow",
-                    "Principal": p,
+                    "Principal": principal,
                     "Action": "s3:PutObject",
                     "Resource": objects,
                 }
-                for i, p in enumerate(log_delivery_principals(region_name))
-            ]
+                if account_id and "Service" in principal:
+                    statement["Condition"] = {"StringEquals": {"aws:SourceAccount": account_id}}
+                statements.append(statement)
             statements.append(
                 {
                     "Sid": "RefuseWithoutTls",
                     "Effect": "Deny",
                     "Principal": "*",
                     "Action": "s3:*",
-                    "Resource": [bucket.arn, pulumi.Output.concat(bucket.arn, "/*")],
+                    "Resource": [bucket_arn, f"{bucket_arn}/*"],
                     "Condition": {"Bool": {"aws:SecureTransport": "false"}},
                 }
             )
-            return pulumi.Output.json_dumps({"Version": "2012-10-17", "Statement": statements})
+            return json.dumps({"Version": "2012-10-17", "Statement": statements})
 
         aws.s3.BucketPolicy(
             f"{name}-logs-policy",
             bucket=bucket.id,
-            policy=pulumi.Output.from_input(region).apply(policy),
+            policy=pulumi.Output.all(region, account, bucket.arn).apply(lambda a: policy(*a)),
             opts=child,
         )
+        if self._retention_days is not None:
+            aws.s3.BucketLifecycleConfiguration(
+                f"{name}-logs-lifecycle",
+                bucket=bucket.id,
+                rules=[
+                    {
+                        "id": "expire-access-logs",
+                        "status": "Enabled",
+                        "filter": {},
+                        "expiration": {"days": self._retention_days},
+                    }
+                ],
+                opts=child,
+            )
         return bucket.bucket

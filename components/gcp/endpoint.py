@@ -15,6 +15,9 @@
   with an internal address in the fleets' subnetwork;
 - a firewall rule admitting the engine ports from the proxy-only subnet and
   Google's health-check ranges, to the pools' service accounts only.
+
+In production (the registered cost tags' Environment is prod or production) every backend service
+logs its requests to Cloud Logging (`request_logging`, `request_log_sample_rate` to change it).
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from inference_infra.components.endpoints.routing import (
 from inference_infra.components.errors import Problem, raise_if_invalid
 from inference_infra.components.gcp.names import label_problems
 from inference_infra.components.serving import HEALTH_PATH
+from inference_infra.components.tagging import in_production
 from inference_infra.components.validation import check_types
 
 # Google's health-check probers (https://cloud.google.com/load-balancing/docs/health-check-concepts#ip-ranges).
@@ -116,6 +120,14 @@ class GcpInferenceEndpointArgs:
         "backend. Pool name -> its VMs or TPU addresses, for pools without one.",
         stack=False,
     )
+    request_logging: bool | None = arg(
+        None,
+        "Backend services log requests to Cloud Logging. Default: on when the registered cost tags' "
+        "Environment is production (prod, production), off elsewhere.",
+    )
+    request_log_sample_rate: float = arg(
+        1.0, "With request logging: the share of requests logged (1.0 logs every request).", ge=0.0, le=1.0
+    )
 
     def __post_init__(self) -> None:
         if self.backends:
@@ -167,6 +179,8 @@ def validate_gcp_endpoint(args: GcpInferenceEndpointArgs, *, region: str | None 
         problems.append(Problem("proxy_subnet_cidr", args.proxy_subnet_cidr, "is not a CIDR block"))
     if not 1 <= args.request_timeout_seconds <= 86400:
         problems.append(Problem("request_timeout_seconds", args.request_timeout_seconds, "must be 1..86400"))
+    if not 0.0 <= args.request_log_sample_rate <= 1.0:
+        problems.append(Problem("request_log_sample_rate", args.request_log_sample_rate, "must be 0.0..1.0"))
     problems += label_problems("tags", args.tags)
     for pool in args.pools:
         backend = args.backend_of(pool)
@@ -199,6 +213,7 @@ class GcpInferenceEndpoint(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         assert region is not None  # validated above
         self._name, self._args, self._region = name, args, region
+        self._logging = in_production() if args.request_logging is None else args.request_logging
         common = {"project": args.project} if args.project else {}
         proxy_subnet = gcp.compute.Subnetwork(
             f"{name}-proxy-only",
@@ -320,6 +335,11 @@ class GcpInferenceEndpoint(pulumi.ComponentResource):
             opts=child,
             **service,
             **common,
+            **(
+                {"log_config": {"enable": True, "sample_rate": args.request_log_sample_rate}}
+                if self._logging
+                else {}
+            ),
         )
         return backend_service.id
 
