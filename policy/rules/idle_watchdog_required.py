@@ -62,7 +62,8 @@ CONFIG_SCHEMA = PolicyConfigSchema(
                     "stack": {"type": "string", "minLength": 1},
                 },
                 "required": ["region"],
-                "anyOf": [{"required": ["functionName"]}, {"required": ["stack"]}],
+                "if": {"required": ["functionName"]},  # functionName, else stack
+                "else": {"required": ["stack"]},
                 "additionalProperties": False,
             },
             "description": "Idle watchdogs deployed elsewhere (e.g. one per account from a platform stack): "
