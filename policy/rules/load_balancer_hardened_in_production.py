@@ -101,6 +101,12 @@ def _production(resource: Resource, config: Mapping[str, Any]) -> str | None:
     return environment if environment in config["production"] else None
 
 
+def _not_production(resource: Resource, config: Mapping[str, Any]) -> Outcome:
+    environment = environment_of(resource, config)
+    where = f"environment {environment!r}" if environment else "an environment with no Environment tag"
+    return not_applicable(f"{where} is not production")
+
+
 def _load_balancer(
     resource: Resource,
     config: Mapping[str, Any],
@@ -109,7 +115,7 @@ def _load_balancer(
 ) -> Outcome:
     environment = _production(resource, config)
     if environment is None:
-        return not_applicable(f"applies to {APPLIES_TO}")
+        return _not_production(resource, config)
     props, found = resource.props, Findings()
     protection = props.get("enableDeletionProtection")
     if protection is UNKNOWN:
@@ -207,7 +213,7 @@ def _expires(rules: Any, legacy: bool = False) -> bool:
 def _backend_service(resource: Resource, config: Mapping[str, Any]) -> Outcome:
     environment = _production(resource, config)
     if environment is None:
-        return not_applicable(f"applies to {APPLIES_TO}")
+        return _not_production(resource, config)
     enabled = get_path(resource.props, "logConfig", "enable")
     found = Findings()
     if enabled is UNKNOWN:

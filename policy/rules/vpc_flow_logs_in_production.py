@@ -56,7 +56,10 @@ def judge(resources: Sequence[Resource], config: Mapping[str, Any]) -> Iterator[
             continue
         environment = environment_of(resource, config)
         if environment not in config["production"]:
-            yield resource, not_applicable(f"applies to {APPLIES_TO}")
+            where = (
+                f"environment {environment!r}" if environment else "an environment with no Environment tag"
+            )
+            yield resource, not_applicable(f"{where} is not production")
         elif resource.urn in logged:
             yield resource, passed()
         else:
