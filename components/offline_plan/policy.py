@@ -175,6 +175,7 @@ class _Evaluation:
         self._props: dict[str, Any] = {}
         self._providers: dict[tuple[str, str | None], Any] = {}
         self._configs: dict[str, dict[str, Any] | None] = {}
+        self._stack: list[Any] | None = None  # what every stack policy sees, built once
 
     def run(self) -> PolicyReport:
         from pulumi_policy import EnforcementLevel, ResourceValidationPolicy, StackValidationPolicy
@@ -236,6 +237,11 @@ class _Evaluation:
             self._not_applicable(policy.name, outcome)
 
     def _stack_resources(self) -> list[Any]:
+        if self._stack is None:
+            self._stack = self._build_stack_resources()
+        return self._stack
+
+    def _build_stack_resources(self) -> list[Any]:
         from pulumi_policy import PolicyResource
 
         resources, by_urn = [], {}

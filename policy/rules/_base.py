@@ -41,6 +41,15 @@ _UNKNOWN_SENTINELS = frozenset(
 
 def plain(value: Any) -> Any:
     """Analyzer props (proxies, unknown sentinels) as plain dicts/lists with UNKNOWN markers."""
+    kind = type(value)  # the common plain types first: this runs for every value of every resource
+    if kind is str:
+        return UNKNOWN if value in _UNKNOWN_SENTINELS else value
+    if kind in (int, float, bool) or value is None:
+        return value
+    if kind is dict:
+        return {k: plain(v) for k, v in value.items()}
+    if kind is list:
+        return [plain(v) for v in value]
     if isinstance(value, Mapping):
         target = _proxy_target(value)
         return {k: plain(v) for k, v in target.items()}
@@ -50,6 +59,24 @@ def plain(value: Any) -> Any:
     if isinstance(value, str) and value in _UNKNOWN_SENTINELS:
         return UNKNOWN
     return value
+
+
+# Resource policies of one evaluation receive the same props object for a resource (the analyzer
+# deserializes once): converted once, by identity. The object is held, so its id is not reused.
+_PLAIN_CACHE: dict[int, tuple[Any, Any]] = {}
+_PLAIN_CACHE_SIZE = 20_000
+
+
+def plain_once(value: Any) -> Any:
+    """plain(value), remembered for this very object (checks never change what they are given)."""
+    hit = _PLAIN_CACHE.get(id(value))
+    if hit is not None and hit[0] is value:
+        return hit[1]
+    if len(_PLAIN_CACHE) >= _PLAIN_CACHE_SIZE:
+        _PLAIN_CACHE.clear()
+    converted = plain(value)
+    _PLAIN_CACHE[id(value)] = (value, converted)
+    return converted
 
 
 def show(value: Any) -> str:
@@ -167,9 +194,9 @@ def resource_policy(
     defaults = config_defaults(schema)
 
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
-        provider = plain(args.provider.props) if args.provider is not None else {}
+        provider = plain_once(args.provider.props) if args.provider is not None else {}
         resource = Resource(
-            args.resource_type, args.name, plain(args.props), args.urn, provider, args.opts.parent
+            args.resource_type, args.name, plain_once(args.props), args.urn, provider, args.opts.parent
         )
         _report(check(resource, {**defaults, **plain(args.get_config())}), args, report)
 
@@ -280,7 +307,21 @@ def per_resource_stack_policy(
     )
 
 
+# The last stack converted, by the identity of the analyzer's list: every stack policy of one
+# evaluation gets the same list, and converts it once.
+_CONVERTED: tuple[Any, list[Resource]] | None = None
+
+
 def _stack_resources(args: StackValidationArgs) -> list[Resource]:
+    global _CONVERTED
+    if _CONVERTED is not None and _CONVERTED[0] is args.resources:
+        return _CONVERTED[1]
+    converted = _convert_stack(args)
+    _CONVERTED = (args.resources, converted)
+    return converted
+
+
+def _convert_stack(args: StackValidationArgs) -> list[Resource]:
     return [
         Resource(
             r.resource_type,
