@@ -84,11 +84,17 @@ def instance_tags(resource: Resource, template: Mapping[str, Any] | None = None)
     An instance or VM: its own. A launch template: its `tagSpecifications` for instances (a launch
     configuration: none). An Auto Scaling group: its template's instance tags, then the tags it
     propagates at launch. A Batch compute environment: its template's, then `computeResources.tags`
-    (Batch merges them, its own winning: docs.aws.amazon.com/batch/latest/userguide/launch-templates.html,
-    read 2026-11-25). An EKS managed node group or an EC2 Fleet: its template's only (neither puts
-    its own tags on the instances). A Spot Fleet: each launch specification's tags, or its
-    template's. A queued TPU resource: the labels of its (first) node. A managed instance group:
-    its template's labels. An instance launched from a template: the template's, its own winning.
+    (Batch merges them, its own winning). An EKS managed node group or an EC2 Fleet: its template's
+    only (neither puts its own tags on the instances). A Spot Fleet: each launch specification's
+    tags, or its template's. A queued TPU resource: the labels of its (first) node. A managed
+    instance group: its template's labels. An instance launched from a template: the template's,
+    its own winning.
+
+    Sources (read 2026-11-25): Batch, docs.aws.amazon.com/batch/latest/userguide/launch-templates.html
+    ("Amazon EC2 tags are merged between the launch template and the compute environment"); EKS,
+    docs.aws.amazon.com/eks/latest/APIReference/API_CreateNodegroup.html (node group tags "do not
+    propagate to any other resources associated with the node group, such as the Amazon EC2
+    instances").
     """
     if resource.type in GCP_GROUP_MANAGERS:
         return instance_tags(Resource(GCP_INSTANCE_TEMPLATE, "", template)) if template is not None else None
