@@ -17,6 +17,7 @@ from inference_infra.components.arguments import Renamed, arg, renamed_inputs
 from inference_infra.components.endpoints.routing import EndpointPool, Route, validate_routes
 from inference_infra.components.errors import InputError, Problem, did_you_mean
 from inference_infra.components.serving import HEALTH_PATH
+from inference_infra.components.tagging import in_production
 
 HEALTH_INTERVAL_SECONDS = 30
 # Elastic Load Balancing's account per region for access-log delivery (regions opened before August 2022).
@@ -73,6 +74,7 @@ ELB_SERVICE_PRINCIPAL_REGIONS = frozenset(
 )
 ELB_LOG_ACCOUNTS_AS_OF = "2026-11-26"
 LOG_DELIVERY_SERVICE = "logdelivery.elasticloadbalancing.amazonaws.com"
+PRODUCTION_LOG_RETENTION_DAYS = 365
 
 
 @renamed_inputs(Renamed("idle_timeout_seconds", "request_timeout_seconds"))
@@ -115,10 +117,39 @@ class InferenceEndpointArgs:
         "configured region.",
     )
     tags: Mapping[str, str] = arg(factory=dict, doc="More tags on the endpoint's resources.")
+    deletion_protection: bool | None = arg(
+        None,
+        "Deletion protection on the load balancer. Default: on when the registered cost tags' Environment "
+        "is production (prod, production), off elsewhere.",
+    )
+    access_log_retention_days: int | None = arg(
+        None,
+        "Days the access-log bucket made here keeps logs (an expiration rule). Default: 365 in production, "
+        "kept until deleted elsewhere.",
+        ge=1,
+        le=3650,
+    )
+    scoped_log_delivery: bool | None = arg(
+        None,
+        "The access-log bucket made here admits log delivery for this account only (aws:SourceAccount, and "
+        "the AWSLogs/<account id>/ path). Default: on in production.",
+    )
 
     @property
     def listener_port(self) -> int:
         return 443 if self.certificate_arn else 80
+
+    def hardened(self) -> tuple[bool, int | None, bool]:
+        """(deletion protection, retention days or None, scoped delivery): each given value, else the
+        production default of the registered cost tags."""
+        production = in_production()
+        return (
+            production if self.deletion_protection is None else self.deletion_protection,
+            (PRODUCTION_LOG_RETENTION_DAYS if production else None)
+            if self.access_log_retention_days is None
+            else self.access_log_retention_days,
+            production if self.scoped_log_delivery is None else self.scoped_log_delivery,
+        )
 
 
 def log_delivery_principals(region: str, name: str = "region") -> list[dict[str, str]]:
@@ -186,6 +217,9 @@ def validate_endpoint(args: InferenceEndpointArgs) -> list[Problem]:
     made_here = args.access_logs_bucket is None  # the region only decides the policy of a bucket made here
     if made_here and args.region is not None and (problem := log_region_problem("region", args.region)):
         problems.append(problem)
+    days = args.access_log_retention_days
+    if days is not None and not 1 <= days <= 3650:
+        problems.append(Problem("access_log_retention_days", days, "must be 1..3650 days"))
     if args.certificate_arn is not None and not args.certificate_arn.startswith("arn:aws"):
         problems.append(Problem("certificate_arn", args.certificate_arn, "must be an ACM certificate ARN"))
     for i, cidr in enumerate(args.client_cidr_blocks):

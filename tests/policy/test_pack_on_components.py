@@ -79,7 +79,7 @@ def _gcp_stack() -> None:
     )
     TpuVm(
         "tpu",
-        TpuVmArgs(zone="us-central1-a", network="net", subnetwork="sub", accelerator_type="v5litepod-4"),
+        TpuVmArgs(zone="us-central1-a", network="net", subnetwork="sub", accelerator_type="v5litepod-1"),
     )
     FilestoreModelCache(
         "fs", FilestoreModelCacheArgs(network="net", location="us-central1-a", client_ranges=["10.40.0.0/20"])
