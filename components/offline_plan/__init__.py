@@ -89,6 +89,7 @@ def _capture(project: Project, stack: str) -> Capture:
             config=stack_config.values,
             secret_keys=list(stack_config.secret_keys),
             root=project.root,
+            entry=project.entry,
         )
     except Exception as e:  # the program's own failure, reported as one paragraph
         partial = getattr(e, "partial_capture", None)
@@ -106,6 +107,9 @@ def _capture(project: Project, stack: str) -> Capture:
             ) from e
         raise error from e
     capture.log.extend(("warning", w) for w in stack_config.warnings)
+    capture.log.extend(
+        ("warning", f"Pulumi.yaml: {w}") for w in project.install_layout().problems(project.root)
+    )
     if errors := capture.errors():
         text = scrub(" ".join(errors), capture.secrets())
         raise ProgramError(f"{stack_config.path.name}: the program logged errors: {text}")

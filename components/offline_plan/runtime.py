@@ -271,13 +271,18 @@ def _configure(
 
 
 @contextmanager
-def _program_environment(program_dir: Path, root: Path) -> Iterator[None]:
-    """cwd at the project root, the program's folder first on sys.path; undone after."""
+def _program_environment(program_dir: Path, entry: str) -> Iterator[None]:
+    """The process as Pulumi's Python executor sets it up, undone after: the working directory is the
+    program's folder (the `main:` folder, or a main file's folder), `sys.argv` is the entry point
+    ("." for a folder), and the folder of a `__main__.py` comes first on `sys.path` (runpy's own
+    doing). Pulumi v3.259.0 (0ac56e87): pkg/engine/project.go:56-68 and
+    sdk/python/cmd/pulumi-language-python-exec:147-149 (`sys.argv = [args.PROGRAM] + args.ARGS`,
+    `os.chdir(args.pwd)`)."""
     saved_cwd, saved_path, saved_argv = os.getcwd(), list(sys.path), list(sys.argv)
     saved_env = {k: os.environ.pop(k) for k in list(os.environ) if k.startswith("PULUMI_CONFIG")}
     before = set(sys.modules)
-    os.chdir(root)
-    sys.argv = [str(program_dir)]
+    os.chdir(program_dir)
+    sys.argv = [entry]
     try:
         yield
     finally:
@@ -389,8 +394,10 @@ def run_program(
     config: Mapping[str, str],
     secret_keys: list[str] | None = None,
     root: Path | None = None,
+    entry: str = ".",
 ) -> Capture:
-    """Run the program in program_dir (its __main__.py) and capture what it registers.
+    """Run the program in program_dir (its __main__.py, or the file `entry`) with program_dir as its
+    working directory, as `pulumi up` runs it, and capture what it registers.
 
     Exceptions the program raises propagate to the caller after the runtime is
     shut down, with what was captured so far as their `partial_capture`.
@@ -406,11 +413,11 @@ def run_program(
             _record_secrets(capture)
             _configure(capture, config, list(secret_keys or []), root)
             with (
-                _program_environment(program_dir, root),
+                _program_environment(program_dir, entry),
                 _python_warnings(capture, program_dir),
                 _no_manifest_downloads(capture),
             ):
-                target = str(program_dir)
+                target = str(program_dir if entry == "." else program_dir / entry)
                 loop.run_until_complete(run_in_stack(lambda: runpy.run_path(target, run_name="__main__")))
         finally:
             loop.close()
