@@ -28,6 +28,9 @@ _COMMAND_MODULES = ("plan", "catalog", "size", "monitoring", "models")
     help="Offline plans, capacity sizing and monitoring config for AI inference infrastructure.",
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
+@click.version_option(
+    None, "--version", "-V", package_name="inference-infra", message="%(prog)s %(version)s"
+)
 def app() -> None:
     pass
 
