@@ -59,7 +59,9 @@ def aws_only(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for folder in FOLDERS:
         shutil.copytree(REPO_ROOT / folder, source / folder, ignore=ignore)
     dist = tmp_path_factory.mktemp("dist")
-    built = _run(sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", dist, source)
+    built = _run(
+        sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-w", dist, source
+    )
     assert built.returncode == 0, built.stdout + built.stderr
     (wheel,) = dist.glob("inference_infra-*.whl")
     root = tmp_path_factory.mktemp("venv")

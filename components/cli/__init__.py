@@ -20,7 +20,7 @@ from inference_infra.components.errors import InputError
 EXIT_OK, EXIT_POLICY, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 # Subcommand modules; a module that is not there yet is skipped.
-_COMMAND_MODULES = ("plan", "catalog", "size", "monitoring", "models")
+_COMMAND_MODULES = ("plan", "catalog", "size", "monitoring", "models", "policy_pack")
 
 
 @click.group(
@@ -28,9 +28,7 @@ _COMMAND_MODULES = ("plan", "catalog", "size", "monitoring", "models")
     help="Offline plans, capacity sizing and monitoring config for AI inference infrastructure.",
     context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100},
 )
-@click.version_option(
-    None, "--version", "-V", package_name="inference-infra", message="%(prog)s %(version)s"
-)
+@click.version_option(None, "--version", "-V", package_name="inference-infra", message="%(prog)s %(version)s")
 def app() -> None:
     pass
 

@@ -30,8 +30,10 @@ from inference_infra.components.cli import app
 @click.option(
     "--policy-config",
     type=click.Path(path_type=Path),
-    help="Policy config JSON in `pulumi preview --policy-pack-config` shape (default: the pack's "
-    "config/<stack>.json).",
+    multiple=True,
+    help="Policy config JSON in `pulumi preview --policy-pack-config` shape; repeat it, one per "
+    "--policy-pack in the same order, as Pulumi pairs them (default: a pack inside the project uses "
+    "its config/<stack>.json, any other pack its defaults).",
 )
 @click.option(
     "--usage-file",
@@ -44,7 +46,7 @@ def plan(
     as_json: bool,
     cwd: Path,
     policy_pack: tuple[Path, ...],
-    policy_config: Path | None,
+    policy_config: tuple[Path, ...],
     usage_file: Path | None = None,
 ) -> int:
     """Run a stack's program offline under Pulumi's mock runtime, price it, and check it
@@ -56,17 +58,18 @@ def plan(
     for pack in policy_pack:
         if not pack.is_dir():
             raise InputError(f"--policy-pack {str(pack)!r} is not a folder; pass the policy pack's folder.")
-    if policy_config is not None and not policy_config.is_file():
-        raise InputError(
-            f"--policy-config {str(policy_config)!r} does not exist; pass a policy config JSON file."
-        )
+    for config in policy_config:
+        if not config.is_file():
+            raise InputError(
+                f"--policy-config {str(config)!r} does not exist; pass a policy config JSON file."
+            )
     usage = None
     if usage_file is not None:
         from inference_infra.components.pricing.usage import read_usage_file
 
         usage = read_usage_file(usage_file)
     try:
-        result = run_plan(cwd, stack, policy_pack=list(policy_pack), policy_config=policy_config)
+        result = run_plan(cwd, stack, policy_pack=list(policy_pack), policy_config=list(policy_config))
     except InputError:
         if os.environ.get("INFERENCE_INFRA_DEBUG"):
             import traceback

@@ -53,22 +53,43 @@ def plan(
     stack: str,
     *,
     policy_pack: Path | list[Path] | None = None,
-    policy_config: Path | None = None,
+    policy_config: Path | list[Path] | None = None,
 ) -> PlanResult:
     """Plan a stack offline. policy_pack: one pack folder or several; by default the project's
-    own `policy/` when it holds PulumiPolicy.yaml, else the library's pack."""
+    own `policy/` when it holds PulumiPolicy.yaml, else the library's pack. policy_config: one
+    config per pack, paired in order (see `pair_policy_configs`)."""
     project = load_project(cwd)
-    capture = _capture(project, stack)
     packs = [policy_pack] if isinstance(policy_pack, Path) else list(policy_pack or [])
+    configs = [policy_config] if isinstance(policy_config, Path) else list(policy_config or [])
     if not packs:
         own = project.root / "policy"
         if (own / "PulumiPolicy.yaml").is_file():
             packs = [own]
         elif (DEFAULT_POLICY_PACK / "PulumiPolicy.yaml").is_file():
             packs = [DEFAULT_POLICY_PACK]
-    # A pack's own config/<stack>.json is its default config; --policy-config applies to every pack.
-    runs = [(pack, policy_config or _default_policy_config(pack, stack)) for pack in packs]
+    runs = pair_policy_configs(project, stack, packs, configs)
+    capture = _capture(project, stack)
     return PlanResult(capture, price_capture(capture), evaluate_packs(capture, runs))
+
+
+def pair_policy_configs(
+    project: Project, stack: str, packs: list[Path], configs: list[Path]
+) -> list[tuple[Path, Path | None]]:
+    """Each pack with its config, as `pulumi preview` pairs `--policy-pack-config` with `--policy-pack`:
+    the first config with the first pack, and so on, and then there must be one config per pack
+    (pulumi/pulumi v3.259.0, pkg/cmd/pulumi/operations/up.go:1014-1030, validatePolicyPackConfig).
+    With no config given, a pack inside the project's own folder (the reference project's policy/)
+    uses its `config/<stack>.json` when there is one; any other pack, such as the library's pack
+    planning someone else's project, runs with its defaults."""
+    if configs and len(configs) != len(packs):
+        raise InputError(
+            f"{len(configs)} --policy-config for {len(packs)} policy pack(s) "
+            f"({', '.join(str(p) for p in packs) or 'none'}): give one --policy-config per --policy-pack, "
+            "in the same order, or none (Pulumi pairs --policy-pack-config with --policy-pack the same way)."
+        )
+    if configs:
+        return list(zip(packs, configs, strict=True))
+    return [(pack, _default_policy_config(project, pack, stack)) for pack in packs]
 
 
 def capture_stack(cwd: Path, stack: str) -> Capture:
@@ -116,7 +137,11 @@ def _capture(project: Project, stack: str) -> Capture:
     return capture
 
 
-def _default_policy_config(pack: Path, stack: str) -> Path | None:
+def _default_policy_config(project: Project, pack: Path, stack: str) -> Path | None:
+    """A pack's config/<stack>.json, for a pack that belongs to the project being planned."""
+    pack = pack.resolve()
+    if pack != project.root and project.root not in pack.parents:
+        return None
     path = pack / "config" / f"{stack}.json"
     return path if path.is_file() else None
 

@@ -67,9 +67,8 @@ def test_plan_runs_a_main_file_in_its_own_folder(pulumi_project):
 
 def test_install_layout_reads_requirements_from_the_program_folder(pulumi_project):
     folder = pulumi_project("import pulumi\n", main="infra")
-    (folder / "Pulumi.yaml").write_text(
-        "name: p\nruntime:\n  name: python\n  options:\n    toolchain: pip\n    virtualenv: venv\nmain: infra/\n"
-    )
+    options = "  options:\n    toolchain: pip\n    virtualenv: venv\n"
+    (folder / "Pulumi.yaml").write_text(f"name: p\nruntime:\n  name: python\n{options}main: infra/\n")
     layout = load_project(folder).install_layout()
     assert layout.toolchain == "pip"
     assert layout.virtualenv == folder.resolve() / "venv"  # relative to the project root
@@ -95,7 +94,11 @@ def test_plan_warns_when_pulumi_install_would_miss_the_root_requirements(pulumi_
 
 
 def _requirement_lines(path: Path) -> list[str]:
-    return [line.split("#", 1)[0].strip() for line in path.read_text().splitlines() if line.split("#", 1)[0].strip()]
+    return [
+        line.split("#", 1)[0].strip()
+        for line in path.read_text().splitlines()
+        if line.split("#", 1)[0].strip()
+    ]
 
 
 def test_pulumi_install_builds_this_repository(tmp_path):
@@ -112,4 +115,5 @@ def test_pulumi_install_builds_this_repository(tmp_path):
     project = tomllib.loads((target / "pyproject.toml").read_text())["project"]
     assert project["name"] == "inference-infra"
     extras = re.search(r"\[([a-z,]+)\]", editable[0])
-    assert extras is not None and "all" in extras.group(1).split(","), "the reference stack uses every cloud"
+    assert extras is not None, editable[0]
+    assert "all" in extras.group(1).split(","), "the reference stack uses every cloud"
