@@ -155,7 +155,11 @@ def _program_error(error: Exception, program_dir: Path, config_name: str) -> Pro
         return error
     if isinstance(error, (pulumi.ConfigMissingError, pulumi.ConfigTypeError)):
         return ProgramError(f"{config_name}: {error}")
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename.startswith(str(program_dir))]
+    from inference_infra.components.offline_plan.runtime import is_program_file
+
+    frames = [
+        f for f in traceback.extract_tb(error.__traceback__) if is_program_file(f.filename, program_dir)
+    ]
     where = (
         f"{os.path.relpath(frames[-1].filename, program_dir.parent)}:{frames[-1].lineno}" if frames else ""
     )
@@ -168,7 +172,7 @@ def _program_error(error: Exception, program_dir: Path, config_name: str) -> Pro
     if isinstance(error, SyntaxError) and error.filename and error.lineno:
         # Compiling fails before any frame of the program runs: the error itself says where.
         path = os.path.abspath(error.filename)
-        shown = os.path.relpath(path, program_dir.parent) if path.startswith(str(program_dir)) else path
+        shown = os.path.relpath(path, program_dir.parent) if Path(path).is_relative_to(program_dir) else path
         return ProgramError(
             f"{shown}:{error.lineno}: {type(error).__name__}: {error.msg}; the program does not compile."
         )

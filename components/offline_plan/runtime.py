@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import importlib.abc
 import importlib.util
 import os
@@ -297,6 +298,34 @@ def _program_environment(program_dir: Path, entry: str) -> Iterator[None]:
                 del sys.modules[name]
 
 
+@functools.cache
+def _installed_roots() -> tuple[Path, ...]:
+    """Folders of installed code: the interpreter's and the virtualenv's libraries, and this library."""
+    import site
+    import sysconfig
+
+    folders = {*site.getsitepackages(), site.getusersitepackages()}
+    folders |= {sysconfig.get_path(name) for name in ("stdlib", "platstdlib", "purelib", "platlib")}
+    library = Path(__file__).resolve().parents[2]  # the inference_infra package (or the checkout)
+    return (*(Path(f).resolve() for f in folders if f), library / "components", library / "policy")
+
+
+def is_program_file(filename: str, program_dir: Path) -> bool:
+    """Whether a frame's file is the program's own code: inside its folder (a path test, not a string
+    prefix: `infra2/` is not in `infra/`) and not installed code, wherever the virtualenv is
+    (Pulumi's default `venv/` sits inside the project folder, so its site-packages does too)."""
+    if not os.path.isabs(filename):
+        return False  # <frozen runpy>, <string>
+    path, folder = Path(filename).resolve(), program_dir.resolve()
+    if not path.is_relative_to(folder):
+        return False
+    if {"site-packages", "dist-packages"} & set(path.relative_to(folder).parts):
+        return False
+    return not any(
+        path.is_relative_to(root) and not folder.is_relative_to(root) for root in _installed_roots()
+    )
+
+
 _K8S_YAML = "pulumi_kubernetes.yaml.yaml"
 
 
@@ -356,14 +385,13 @@ def _python_warnings(capture: Capture, program_dir: Path) -> Iterator[None]:
     """Python warnings the program or its SDKs raise (e.g. a provider's deprecation notice) become
     plan warnings naming the program's line, instead of raw text on stderr; one the SDK also logged
     through Pulumi (same text) is shown once."""
-    prefix = str(program_dir.resolve()) + os.sep
     ours: list[tuple[str, str]] = []  # (log entry, warning text)
 
     def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, *_: Any) -> None:
         text = str(message)
         if any(text in m for s, m in capture.log if s == "warning"):
             return
-        frames = [f for f in traceback.extract_stack() if f.filename.startswith(prefix)]
+        frames = [f for f in traceback.extract_stack() if is_program_file(f.filename, program_dir)]
         where = (
             f"{os.path.relpath(frames[-1].filename, program_dir.parent)}:{frames[-1].lineno}"
             if frames
