@@ -18,6 +18,11 @@ from inference_infra.components.cli import app
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as one JSON object.")
 @click.option(
+    "--wide",
+    is_flag=True,
+    help="Print full type tokens and every row's BASIS in full (the table fits 120 columns without it).",
+)
+@click.option(
     "--cwd", type=click.Path(path_type=Path), default=Path("."), help="Folder of the Pulumi project."
 )
 @click.option(
@@ -44,6 +49,7 @@ from inference_infra.components.cli import app
 def plan(
     stack: str,
     as_json: bool,
+    wide: bool,
     cwd: Path,
     policy_pack: tuple[Path, ...],
     policy_config: tuple[Path, ...],
@@ -84,5 +90,5 @@ def plan(
         json.dump(result.as_json(), sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(render_table(result))
+        sys.stdout.write(render_table(result, wide=wide))
     return result.exit_code
