@@ -104,8 +104,9 @@ class CapacityArgs:
     max_machines: int = arg(
         MAX_MACHINES_PER_FLEET,
         "The most machines this fleet may have, checked before anything is registered (a guard against "
-        "a mistyped count); raise it for a larger pool.",
+        "a mistyped count); raise it for a larger pool, up to 10,000.",
         ge=1,
+        le=10_000,
     )
 
     def counts(self, reservation_slots: int = 0) -> tuple[CapacityCounts, int]:

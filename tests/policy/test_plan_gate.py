@@ -68,7 +68,7 @@ def test_plan_gate_rejects_a_mandatory_violation_with_exit_1(pulumi_project):
     run = cli("plan", "--stack", "dev", "--cwd", str(_program(pulumi_project, owner=False)))
     assert run.returncode == 1, run.stderr
     assert "1 violation(s) - GATE FAILED" in run.stdout
-    assert f"[mandatory] required-cost-tags: {OWNER_MISSING}" in run.stdout
+    assert f"[mandatory] required-cost-tags: {OWNER_MISSING}" in " ".join(run.stdout.split())  # wrapped
 
 
 def test_plan_gate_lets_advisory_violations_through_and_policy_config_overrides(pulumi_project, tmp_path):
