@@ -46,7 +46,7 @@ config:
       reservation: {availabilityZone: us-east-1a, instanceCount: 12}
       modelPrefix: meta-llama/Llama-3.1-70B-Instruct
       efs: true
-      inferenceSecurityGroupIds: [sg-0a1b2c3d4e5f6a7b8]
+      clientSecurityGroupIds: [sg-0a1b2c3d4e5f6a7b8]
       monitoringSecurityGroupIds: [sg-0f9e8d7c6b5a4f3e2]
     - name: llama-8b
       instanceType: g6e.2xlarge
@@ -54,7 +54,7 @@ config:
       onDemand: 4
       spotInstanceTypes: [g6e.4xlarge, g6e.xlarge]
       modelPrefix: meta-llama/Llama-3.1-8B-Instruct
-      inferenceSecurityGroupIds: [sg-0a1b2c3d4e5f6a7b8]
+      clientSecurityGroupIds: [sg-0a1b2c3d4e5f6a7b8]
       monitoringSecurityGroupIds: [sg-0f9e8d7c6b5a4f3e2]
     - name: mistral-7b
       instanceType: g5.2xlarge
@@ -62,7 +62,7 @@ config:
       maxSpot: 12
       spotInstanceTypes: [g5.4xlarge]
       modelPrefix: mistralai/Mistral-7B-Instruct-v0.3
-      inferenceSecurityGroupIds: [sg-0a1b2c3d4e5f6a7b8]
+      clientSecurityGroupIds: [sg-0a1b2c3d4e5f6a7b8]
       monitoringSecurityGroupIds: [sg-0f9e8d7c6b5a4f3e2]
   inference-infra:awsInferentiaFleets:
     - name: inf2-llama-8b

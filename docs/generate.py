@@ -95,7 +95,9 @@ class _ConfigWriter:
             done.add(name)
             definition = self.defs[name]
             first, *others = self.paths[name]
-            lines += ["", f'<a id="{_anchor(first)}"></a>', "", f"#### `{first}`", ""]
+            tag = _tag(definition)
+            title = f"`{first}` ({tag[0]}: {tag[1]})" if tag else f"`{first}`"
+            lines += ["", f'<a id="{self._anchor_of(name)}"></a>', "", f"#### {title}", ""]
             if definition.get("description"):
                 lines += [_cell(definition["description"]), ""]
             if others:
@@ -131,7 +133,9 @@ class _ConfigWriter:
                 self.paths[name] = []
                 self.order.append(name)
             self.paths[name].append(path)
-            return f"[object](#{_anchor(self.paths[name][0])})"
+            tag = _tag(definition)
+            text = f"object ({tag[0]}: {tag[1]})" if tag else "object"
+            return f"[{text}](#{self._anchor_of(name)})"
         for combinator in ("anyOf", "oneOf"):
             if combinator in prop:
                 options = [o for o in prop[combinator] if o.get("type") != "null"]
@@ -168,6 +172,13 @@ class _ConfigWriter:
                 text += _sizes(prop, "minLength", "maxLength", "characters")
             return text + (f" matching `{prop['pattern']}`" if "pattern" in prop else "")
         return kind or "any"
+
+    def _anchor_of(self, name: str) -> str:
+        """The anchor of a definition's table: its first path, and its tag for a member of a union."""
+        tag = _tag(self.defs[name])
+        return _anchor(self.paths[name][0]) + (
+            f"-{_anchor(str(tag[1])).removeprefix('config-')}" if tag else ""
+        )
 
     def meaning(self, prop: Mapping[str, Any]) -> str:
         """A key's description, else that of the object (or list of objects) it holds."""
@@ -225,6 +236,11 @@ def _json(value: Any) -> str:
 
 def _cell(text: str) -> str:
     return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _tag(definition: Mapping[str, Any]) -> tuple[str, Any] | None:
+    """(key, value) of the key that picks a union's member (`kind: new`, `cloud: aws`); None elsewhere."""
+    return next(((k, v["const"]) for k, v in definition.get("properties", {}).items() if "const" in v), None)
 
 
 def _anchor(path: str) -> str:

@@ -18,7 +18,8 @@ import pulumi
 from inference_infra.components.errors import InputError, raise_if_invalid
 from inference_infra.components.tagging import register_cost_tags
 from inference_infra.infra.built import Built
-from inference_infra.infra.config import StackSettings, load_stack_settings
+from inference_infra.infra.config import StackSettings
+from inference_infra.infra.stack_file import load_stack_settings
 
 
 def active_parts(settings: StackSettings) -> list[ModuleType]:

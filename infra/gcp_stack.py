@@ -20,38 +20,35 @@ from typing import Any
 
 import pulumi
 
-from inference_infra.components.endpoints import EndpointPool, Route
+from inference_infra.components.endpoints import EndpointPool
 from inference_infra.components.errors import Problem
-from inference_infra.components.fleet import COUNT_INPUTS, ServedModel, mode_of
-from inference_infra.components.gcp.endpoint import GcpInferenceEndpointArgs, GcpPoolBackend
-from inference_infra.components.gcp.filestore_model_cache import (
+from inference_infra.components.gcp.endpoint_args import GcpInferenceEndpointArgs, GcpPoolBackend
+from inference_infra.components.gcp.filestore_model_cache_args import (
     FilestoreModelCacheArgs,
     validate_filestore_cache,
 )
 from inference_infra.components.gcp.filestore_tiers import tier_limits
-from inference_infra.components.gcp.fleet_common import GcsWeights
-from inference_infra.components.gcp.gpu_fleet import (
-    GpuFleetArgs,
-    GpuReservation,
-    plan_gpu_fleet,
-)
+from inference_infra.components.gcp.gpu_fleet import plan_gpu_fleet
+from inference_infra.components.gcp.gpu_fleet_args import GpuFleetArgs
 from inference_infra.components.gcp.mirrors import mirror_problems
 from inference_infra.components.gcp.names import is_zone, region_of
-from inference_infra.components.gcp.network import PrivateNetworkArgs, validate_private_network
-from inference_infra.components.gcp.tpu_vm import TpuDataDisk, TpuVmArgs, plan_tpu_vm
+from inference_infra.components.gcp.network_args import PrivateNetworkArgs, validate_private_network
+from inference_infra.components.gcp.node_args import GcsWeights
+from inference_infra.components.gcp.tpu_vm import plan_tpu_vm
+from inference_infra.components.gcp.tpu_vm_args import TpuVmArgs
 from inference_infra.infra.built import Built, GcpPool
 from inference_infra.infra.config import (
     NAMESPACE,
     EgressSettings,
-    EndpointSettings,
     FilestoreCacheSettings,
+    GcpEndpointSettings,
     GcpGpuFleetSettings,
     GcpNetworkSettings,
-    ServedModelSettings,
     StackSettings,
     TpuVmSettings,
-    camel_path,
 )
+from inference_infra.infra.pools import PlannedPool
+from inference_infra.infra.schema import camel_path
 
 NETWORK_NAME = "gcp-net"
 CACHE_NAME = "model-cache"
@@ -129,7 +126,7 @@ def validate(settings: StackSettings) -> list[Problem]:
         key = f"gcpGpuFleets[{i}]"
         fleet_args = _fleet_args(fleet, settings, refs, ctx, cache_nfs)
         plan = plan_gpu_fleet(fleet.name, fleet_args, project=ctx.project, zone=ctx.zone)
-        problems += _keyed(key, list(plan.problems), capacity_key="capacity")
+        problems += _keyed(key, list(plan.problems))
         problems += _region_problems(f"{key}.zone", fleet_args.zone or "", ctx)
         if fleet.model_cache and cache is None:
             problems.append(Problem(f"{NAMESPACE}:{key}.modelCache", True, "needs filestoreModelCache set"))
@@ -137,7 +134,7 @@ def validate(settings: StackSettings) -> list[Problem]:
         key = f"tpuVms[{i}]"
         tpu_args = _tpu_args(tpu, settings, refs, ctx, cache_nfs)
         tpu_plan = plan_tpu_vm(tpu.name, tpu_args, project=ctx.project, zone=ctx.zone)
-        problems += _keyed(key, list(tpu_plan.problems), capacity_key="scheduling")
+        problems += _keyed(key, list(tpu_plan.problems))
         problems += _region_problems(f"{key}.zone", tpu_args.zone or "", ctx)
         if tpu.model_cache and cache is None:
             problems.append(Problem(f"{NAMESPACE}:{key}.modelCache", True, "needs filestoreModelCache set"))
@@ -204,24 +201,42 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
     return exports
 
 
-def serving(settings: StackSettings) -> dict[str, tuple[Any, Any]]:
-    """GCP pool name (GPU fleet or TPU VM) -> its engines and cold start, as the components plan them
-    from the config alone (None, None when it serves nothing)."""
+def planned_pools(settings: StackSettings) -> list[PlannedPool]:
+    """Every GCP GPU fleet and TPU VM as it plans itself from the config alone: machine, nodes, serving."""
     ctx = GcpContext.from_config()
     refs = replace(_STAND_INS, cidr=(settings.gcp_network or GcpNetworkSettings()).cidr)
     cache_nfs = _MODEL_CACHE_STAND_IN if settings.filestore_model_cache is not None else None
-    found: dict[str, tuple[Any, Any]] = {}
+    pools = []
     for fleet in settings.gcp_gpu_fleets:
-        plan = plan_gpu_fleet(
-            fleet.name, _fleet_args(fleet, settings, refs, ctx, cache_nfs), project=ctx.project, zone=ctx.zone
+        args = _fleet_args(fleet, settings, refs, ctx, cache_nfs)
+        plan = plan_gpu_fleet(fleet.name, args, project=ctx.project, zone=ctx.zone)
+        pools.append(
+            PlannedPool(
+                name=fleet.name,
+                cloud="gcp",
+                accelerator="nvidia",
+                machine=plan.machine_type,
+                nodes=plan.counts.total,
+                serving=plan.serving,
+                serves_model=fleet.model is not None,
+                latency=fleet.latency,
+            )
         )
-        found[fleet.name] = (plan.engines, plan.cold_start)
     for tpu in settings.tpu_vms:
-        tpu_plan = plan_tpu_vm(
-            tpu.name, _tpu_args(tpu, settings, refs, ctx, cache_nfs), project=ctx.project, zone=ctx.zone
+        args = _tpu_args(tpu, settings, refs, ctx, cache_nfs)
+        tpu_plan = plan_tpu_vm(tpu.name, args, project=ctx.project, zone=ctx.zone)
+        pools.append(
+            PlannedPool(
+                name=tpu.name,
+                cloud="gcp",
+                accelerator="tpu",
+                machine=tpu_plan.tpu.item.name if tpu_plan.tpu is not None else None,
+                nodes=tpu_plan.counts.total,
+                serving=tpu_plan.serving,
+                serves_model=tpu.model is not None,
+            )
         )
-        found[tpu.name] = (tpu_plan.engines, tpu_plan.cold_start)
-    return found
+    return pools
 
 
 def _image_mirrors(settings: StackSettings, readers: list[Any]) -> dict[str, str]:
@@ -254,11 +269,7 @@ def model_access_audit(project: str) -> Any:
 
 
 def endpoint_args(
-    endpoint: EndpointSettings,
-    pools: list[EndpointPool],
-    routes: list[Route],
-    *,
-    built: Built | None,
+    endpoint: GcpEndpointSettings, pools: list[EndpointPool], *, built: Built | None
 ) -> GcpInferenceEndpointArgs:
     """The endpoint's arguments: pools from the fleets' endpoint_pool(), or stand-in nodes for validation
     (built None)."""
@@ -267,44 +278,23 @@ def endpoint_args(
         planned = GcpPoolBackend(zone=ctx.zone or "", instances=["planned"], instance_ips=["planned"])
         pools = [replace(pool, backend=planned) for pool in pools]
     refs = built.gcp_network if built is not None else None
-    return GcpInferenceEndpointArgs(
+    return endpoint.to_args(
         region=ctx.region,
         network=refs.network_id if refs is not None else "planned",
         subnetwork=refs.subnetwork_id if refs is not None else "planned",
         pools=pools,
-        routes=routes,
-        proxy_subnet_cidr=endpoint.proxy_subnet_cidr,
-        ssl_certificate=endpoint.ssl_certificate,
-        internet_facing=endpoint.scheme == "internet-facing",
-        public=endpoint.public,
         project=ctx.project,
     )
 
 
-def deploy_endpoint(
-    endpoint: EndpointSettings, pools: list[EndpointPool], routes: list[Route], built: Built
-) -> dict[str, Any]:
+def deploy_endpoint(endpoint: GcpEndpointSettings, pools: list[EndpointPool], built: Built) -> dict[str, Any]:
     from inference_infra.components.gcp.endpoint import GcpInferenceEndpoint
 
-    built = GcpInferenceEndpoint(endpoint.name, endpoint_args(endpoint, pools, routes, built=built))
-    return {"cloud": "gcp", "ipAddress": built.ip_address}
+    made = GcpInferenceEndpoint(endpoint.name, endpoint_args(endpoint, pools, built=built))
+    return {"cloud": "gcp", "ipAddress": made.ip_address}
 
 
 # --- config -> component inputs (shared by validate, deploy and serving) ------------------------
-
-
-def _served_model(model: ServedModelSettings | None) -> ServedModel | None:
-    if model is None:
-        return None
-    return ServedModel(
-        name=model.name,
-        context_tokens=model.context_tokens,
-        concurrency=model.concurrency,
-        output_tokens=model.output_tokens,
-        quantization=model.quantization,
-        kv_cache_quantization=model.kv_cache_quantization,
-        engine_args=tuple(model.engine_args),
-    )
 
 
 def _egress_inputs(settings: StackSettings) -> dict[str, Any]:
@@ -324,35 +314,14 @@ def _fleet_args(
     ctx: GcpContext,
     cache_nfs: pulumi.Input[str] | None,
 ) -> GpuFleetArgs:
-    reservation = None
-    if fleet.reservation is not None:
-        reservation = GpuReservation(
-            count=fleet.reservation.count, existing_name=fleet.reservation.existing_name
-        )
-    elif fleet.capacity == "reserved":
-        reservation = GpuReservation()  # the fleet makes its own
     bucket = settings.gcp_model_bucket
-    return GpuFleetArgs(
-        machine_type=fleet.machine_type,
-        model=_served_model(fleet.model),
+    return fleet.to_args(
         zone=fleet.zone or ctx.zone,
         subnetwork=refs.subnetwork_id,
-        **{COUNT_INPUTS[mode_of(fleet.capacity)]: fleet.count},
-        accelerator_type=fleet.accelerator_type,
-        accelerator_count=fleet.accelerator_count,
-        reservation=reservation,
-        local_ssd_count=fleet.local_ssd_count,
+        network=refs.network_id,
+        project=ctx.project,
         weights=GcsWeights(bucket or "", tuple(fleet.models)) if bucket or fleet.models else None,
         model_cache_nfs=cache_nfs if fleet.model_cache else None,
-        boot_disk_size_gib=fleet.boot_disk_size_gib,
-        network=refs.network_id,
-        serving_port=fleet.serving_port,
-        client_cidr_blocks=tuple(fleet.client_ranges),
-        monitoring_cidr_blocks=tuple(fleet.monitoring_ranges),
-        auto_shutdown=fleet.auto_shutdown,
-        tags=dict(fleet.labels),
-        project=ctx.project,
-        ops_agent=fleet.ops_agent,
         **_egress_inputs(settings),
     )
 
@@ -367,30 +336,14 @@ def _tpu_args(
     egress = _egress_inputs(settings)
     if tpu.queued:
         egress["image_mirrors"] = {}  # a queued slice runs no boot script and pulls nothing
-    return TpuVmArgs(
+    return tpu.to_args(
         zone=tpu.zone or ctx.zone,
         network=refs.network_id,
         subnetwork=refs.subnetwork_id,
-        accelerator_type=tpu.accelerator_type,
-        model=_served_model(tpu.model),
-        generation=tpu.generation,
-        topology=tpu.topology,
-        runtime_version=tpu.runtime_version,
-        **{COUNT_INPUTS[mode_of(tpu.scheduling)]: 1},
-        queued=tpu.queued,
-        data_disks=tuple(
-            TpuDataDisk(size_gib=d.size_gib, disk_type=d.disk_type, read_only=d.read_only)
-            for d in tpu.data_disks
-        ),
+        project=ctx.project,
         # A slice without model folders reads no bucket (a queued one cannot: no account of its own).
         weights=GcsWeights(settings.gcp_model_bucket or "", tuple(tpu.models)) if tpu.models else None,
         model_cache_nfs=cache_nfs if tpu.model_cache else None,
-        secure_boot=tpu.secure_boot,
-        accept_default_service_account=tpu.accept_default_service_account,
-        auto_shutdown=tpu.auto_shutdown,
-        tags=dict(tpu.labels),
-        project=ctx.project,
-        monitoring_cidr_blocks=tuple(tpu.monitoring_ranges),
         **egress,
     )
 
@@ -427,13 +380,7 @@ def _cache_args(cache: FilestoreCacheSettings, refs: NetworkRefs, ctx: GcpContex
 
 # --- problems: component input names -> config keys ------------------------------------------
 
-# Fleet inputs whose config key has another name.
-_RENAMED = {
-    "model_cache_nfs": "modelCache",
-    "client_cidr_blocks": "clientRanges",
-    "monitoring_cidr_blocks": "monitoringRanges",
-    "tags": "labels",
-}
+# Inputs the stack sets from elsewhere: another section, the provider's config, egress.
 _ELSEWHERE = {
     "project": "gcp:project",
     "network": f"{NAMESPACE}:gcpNetwork",
@@ -448,13 +395,9 @@ _EGRESS = {
     "internet_egress": "gcp",
     "package_downloads": "gcp",
 }
-# The capacity inputs, which the config states as one mode (capacity / scheduling) and a count.
-_CAPACITY = {"reserved", "spot", "on_demand", "preemptible", "capacity", "capacity_order"}
 
 
-def _config_key(
-    prefix: str, component_input: str, *, root: bool = False, capacity_key: str | None = None
-) -> str | None:
+def _config_key(prefix: str, component_input: str, *, root: bool = False) -> str | None:
     """'gcpGpuFleets[0]' + 'reservation.count' -> 'inference-infra:gcpGpuFleets[0].reservation.count'.
 
     None: the problem is the stack's own and reported once under its key (a malformed mirror).
@@ -469,28 +412,23 @@ def _config_key(
         if rest.startswith(".bucket"):
             return f"{NAMESPACE}:gcpModelBucket"
         return f"{NAMESPACE}:{prefix}.models{rest.removeprefix('.uris')}"
+    if head == "model_cache_nfs":
+        return f"{NAMESPACE}:{prefix}.modelCache"
     if head in _EGRESS:
         if head == "image_mirrors" and rest:
             return None  # egress.gcpImageMirrors[...] is checked once, for every node
         return f"{NAMESPACE}:egress.{_EGRESS[head]}{rest} (for {prefix})"
-    if capacity_key is not None and (head in _CAPACITY or (head == "count" and capacity_key != "capacity")):
-        return f"{NAMESPACE}:{prefix}.{capacity_key}"
-    renamed = _RENAMED.get(head, head) + rest
-    return f"{NAMESPACE}:{prefix}.{camel_path(renamed)}"
+    if head == "capacity":  # a problem of the counts together (e.g. two modes on one fleet)
+        return f"{NAMESPACE}:{prefix}"
+    return f"{NAMESPACE}:{prefix}.{camel_path(component_input)}"
 
 
-def _keyed(
-    prefix: str, problems: list[Problem], *, root: bool = False, capacity_key: str | None = None
-) -> list[Problem]:
-    modes = {name: mode.value for mode, name in COUNT_INPUTS.items()}
+def _keyed(prefix: str, problems: list[Problem], *, root: bool = False) -> list[Problem]:
     keyed = []
     for p in problems:
-        key = _config_key(prefix, p.input, root=root, capacity_key=capacity_key)
-        if key is None:
-            continue
-        # The config names the mode (capacity: spot) where the component counts machines (spot=1).
-        value = modes[p.input] if capacity_key is not None and p.input in modes else p.value
-        keyed.append(Problem(key, value, p.allowed))
+        key = _config_key(prefix, p.input, root=root)
+        if key is not None:
+            keyed.append(Problem(key, p.value, p.allowed))
     return keyed
 
 

@@ -15,6 +15,7 @@ from typing import Any
 from inference_infra.components.errors import Problem, did_you_mean
 from inference_infra.infra.built import Built
 from inference_infra.infra.config import NAMESPACE, ObservabilitySettings, StackSettings
+from inference_infra.infra.pools import PlannedPool, planned_pools
 
 SECRETS_KEY = f"{NAMESPACE}:observabilitySecrets"
 _SECTION = f"{NAMESPACE}:observability"
@@ -197,26 +198,10 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
     }
 
 
-def pool_engine_ports(settings: StackSettings) -> dict[str, list[int]]:
-    """Each AWS and GCP GPU pool that serves a model -> its engines' ports (8000, 8001, ...)."""
-    from inference_infra.infra import gcp_stack
-    from inference_infra.infra.aws_stack import _fleet_lists, engines, resolve
-
-    found: dict[str, list[int]] = {}
-    for where, fleet_kind, fleet_list in _fleet_lists(settings):
-        for i, f in enumerate(fleet_list):
-            resolution = resolve(f, fleet_kind, f"{where}[{i}]")
-            if resolution.instance_type is None or resolution.problems:
-                continue
-            planned = engines(f, resolution.instance_type)
-            if planned is not None:
-                found[f.name] = planned.ports
-    if settings.gcp_gpu_fleets:
-        gpu_fleets = {g.name for g in settings.gcp_gpu_fleets}
-        for name, (planned, _) in gcp_stack.serving(settings).items():
-            if name in gpu_fleets and planned is not None:
-                found[name] = planned.ports
-    return found
+def pool_engine_ports(pools: list[PlannedPool]) -> dict[str, list[int]]:
+    """Each AWS pool and GCP GPU fleet that serves a model -> its engines' ports (8000, 8001, ...); TPU
+    VMs are scraped as static targets instead (`_with_tpu_engines`)."""
+    return {p.name: list(p.serving.ports) for p in pools if p.serving is not None and p.accelerator != "tpu"}
 
 
 def scraped_tpus(settings: StackSettings) -> list[str]:
@@ -224,7 +209,9 @@ def scraped_tpus(settings: StackSettings) -> list[str]:
     obs = _section(settings)
     if not obs.scrape_fleets:
         return []
-    return [t.name for t in settings.tpu_vms if t.model is not None and t.monitoring_ranges and not t.queued]
+    return [
+        t.name for t in settings.tpu_vms if t.model is not None and t.monitoring_cidr_blocks and not t.queued
+    ]
 
 
 def _with_tpu_engines(args: Any, settings: StackSettings, built: Built) -> Any:
@@ -286,13 +273,14 @@ def component_args(
         value = settings.observability_secrets[key].get_secret_value()
         return pulumi.Output.secret(value)
 
+    pools = planned_pools(settings)
     return obs.to_args(
         aws_price_region=aws_region or None,
         gcp_price_region=gcp_region or None,
         kubeconfig=secret(obs.kubeconfig_secret),
-        **serving_args(settings),
+        **serving_args(settings, pools),
         **fleet_scrape_args(
-            settings, aws_region, gcp_project, gcp_zone or (f"{gcp_region}-a" if gcp_region else None)
+            settings, pools, aws_region, gcp_project, gcp_zone or (f"{gcp_region}-a" if gcp_region else None)
         ),
         alert_receivers=[
             r.to_args(secret=secret(r.secret) if with_secrets else "") for r in obs.alert_receivers
@@ -313,43 +301,38 @@ def _rekey(p: Problem) -> Problem:
     return Problem(f"{_SECTION}.{camel}", p.value, p.allowed)
 
 
-def serving_args(settings: StackSettings) -> dict[str, Any]:
+def serving_args(settings: StackSettings, pools: list[PlannedPool]) -> dict[str, Any]:
     """The stack's fleets as the monitoring rules see them: latency class, expected targets, catalog price.
 
-    A pool's price is its resolved instance type's catalog price times its nodes; where the planner chose
-    the type, its estimate of USD per million tokens is rendered beside it.
+    A pool's price is its machine's catalog price times its nodes, as the fleet plans itself (the
+    configured machine or the planner's pick); where the planner chose an AWS machine, its estimate of
+    USD per million tokens is rendered beside it. GCP N1 machines (GPUs attached, priced apart) and TPU
+    slices are not priced here.
     """
     from inference_infra.components.monitoring.absent import FleetTargets
     from inference_infra.components.monitoring.serving import Latency, ServingSettings
     from inference_infra.components.monitoring.serving_cost import pool_cost
-    from inference_infra.infra.aws_stack import _fleet_lists, resolve
 
-    pools: dict[str, Latency] = {}
+    latency: dict[str, Latency] = {}
     fleets, costs = [], []
-    for where, fleet_kind, fleet_list in _fleet_lists(settings):
-        kind = "neuron" if where == "awsInferentiaFleets" else "nvidia"
-        for i, f in enumerate(fleet_list):
-            pools[f.name] = Latency(f.latency)
-            fleets.append(FleetTargets(pool=f.name, kind=kind, engine=f.model is not None))
-            nodes = f.count if f.count is not None else f.reserved + f.spot + f.on_demand
-            # The same resolution the fleet itself gets: the configured type or the planner's pick,
-            # and the planner's USD per million tokens for it when the planner chose it.
-            resolution = resolve(f, fleet_kind, f"{where}[{i}]")
-            if resolution.instance_type is not None and not resolution.problems and nodes > 0:
-                planned = resolution.choice.option.usd_per_million_tokens if resolution.choice else None
-                costs.append(pool_cost(f.name, "aws", resolution.instance_type, nodes, planned))
-    for g in settings.gcp_gpu_fleets:
-        pools[g.name] = Latency(g.latency)
-        fleets.append(FleetTargets(pool=g.name, kind="nvidia", engine=g.model is not None))
+    for pool in pools:
+        if pool.accelerator == "tpu":
+            continue
+        latency[pool.name] = Latency(pool.latency)
+        fleets.append(FleetTargets(pool=pool.name, kind=pool.accelerator, engine=pool.serves_model))
+        priced = pool.machine is not None and pool.nodes > 0
+        if priced and not (pool.cloud == "gcp" and pool.machine.startswith("n1-")):
+            costs.append(
+                pool_cost(pool.name, pool.cloud, pool.machine, pool.nodes, pool.usd_per_million_tokens)
+            )
     for name in scraped_tpus(settings):  # only the engine: no dcgm-exporter or node exporter on TPU VMs
         fleets.append(FleetTargets(pool=name, kind="tpu", engine=True, node_exporter=False))
-        if g.machine_type is not None and not g.machine_type.startswith("n1-"):
-            costs.append(pool_cost(g.name, "gcp", g.machine_type, g.count))
-    return {"serving": ServingSettings(pools=pools), "fleets": tuple(fleets), "pool_costs": tuple(costs)}
+    return {"serving": ServingSettings(pools=latency), "fleets": tuple(fleets), "pool_costs": tuple(costs)}
 
 
 def fleet_scrape_args(
     settings: StackSettings,
+    pools: list[PlannedPool],
     aws_region: str | None,
     gcp_project: str | None = None,
     gcp_zone: str | None = None,
@@ -373,7 +356,7 @@ def fleet_scrape_args(
     if not found:
         return {}
     scrape = ScrapeSettings(
-        discovery=found[0] if len(found) == 1 else found, pool_engine_ports=pool_engine_ports(settings)
+        discovery=found[0] if len(found) == 1 else found, pool_engine_ports=pool_engine_ports(pools)
     )
     out: dict[str, Any] = {"fleet_discovery": scrape}
     if obs.discovery_role_arn:

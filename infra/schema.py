@@ -241,6 +241,20 @@ def _renamed_keys(
     return keys
 
 
+def input_field(args: type, name: str, *, note: str = "", **extra: Any) -> Any:
+    """A stack-only key that stands for the Args input `name` (e.g. a fleet's `prefetch`, which the
+    stack puts into its weights): the input's plain default, description and bounds, `note` appended;
+    `extra` are more pydantic Field options."""
+    f = next((f for f in dataclasses.fields(args) if f.name == name), None)
+    if f is None:
+        raise TypeError(f"input_field({args.__name__}, {name!r}): no such input")
+    description = f"{f.metadata.get(DOC) or ''} {note}".strip()
+    bounds = {key: f.metadata[key] for key in (GE, LE) if key in f.metadata}
+    given = f.default is not dataclasses.MISSING and not {"default", "default_factory"} & set(extra)
+    default = {"default": f.default} if given else {}
+    return Field(**default, description=description or None, **bounds, **extra)
+
+
 # --- types -------------------------------------------------------------------------------------------
 
 
@@ -317,13 +331,25 @@ class _Context:
         return Annotated[Union[tuple(variants)], Discriminator(_tag_of(tags[0]))]  # noqa: UP007
 
 
-def _tag_of(default: str) -> Callable[[Any], str]:
-    def tag(value: Any) -> str:
-        if isinstance(value, Mapping):
-            return str(value.get(KIND, default))
-        return str(getattr(value, KIND, default))
+def _tag_of(default: str | None, key: str = KIND) -> Callable[[Any], str | None]:
+    """The discriminator: the value of `key` (`default` when it is absent). Named after the key, so
+    pydantic's errors say which key picks the member."""
 
+    def tag(value: Any) -> str | None:
+        found = value.get(key, default) if isinstance(value, Mapping) else getattr(value, key, default)
+        return None if found is None else str(found)
+
+    tag.__name__ = tag.__qualname__ = key
     return tag
+
+
+def tagged(key: str, members: Mapping[str, type[BaseModel]]) -> Any:
+    """One object whose `key` (required) says which model it is, e.g. an endpoint's `cloud: aws|gcp`.
+
+    The members declare `key` as a Literal field themselves; old keys are renamed per member.
+    """
+    variants = [Annotated[model, Tag(tag)] for tag, model in members.items()]
+    return Annotated[Union[tuple(variants)], Discriminator(_tag_of(None, key))]  # noqa: UP007
 
 
 def _kebab(name: str) -> str:
@@ -351,6 +377,7 @@ class KeyRename:
     new: str
     value: Any = None
     clash: bool = False  # the new key is given too: an error
+    replacement: str | None = None  # a converted key: what to write instead, e.g. 'spot: 2'
 
 
 def _rename(
@@ -368,8 +395,27 @@ def _rename(
         clash = any(k in out or to_camel(k) in out for k in new)
         if not clash:
             out.update({to_camel(k): v for k, v in new.items()})
-        found.append(KeyRename(_join(path, given), _join(path, to_camel(rename.new)), value, clash))
+        replacement = None
+        if rename.convert is not None:
+            replacement = ", ".join(f"{to_camel(k)}: {_yaml(v)}" for k, v in new.items())
+        where = _join(path, to_camel(next(iter(new), rename.new)))
+        found.append(KeyRename(_join(path, given), where, value, clash, replacement))
     return out, found
+
+
+def _yaml(value: Any) -> str:
+    """A value as a stack file spells it in flow style: spot, 2, [spot], {}."""
+    if isinstance(value, enum.Enum):
+        return str(value.value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{to_camel(str(k))}: {_yaml(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_yaml(v) for v in value) + "]"
+    return str(value)
 
 
 def rename_keys(model: type[BaseModel], values: Any, path: str = "") -> tuple[Any, list[KeyRename]]:
@@ -478,6 +524,11 @@ def config_path(model: type[BaseModel], loc: Sequence[Any]) -> tuple[tuple[Any, 
         annotation = _unwrap(inner[0]) if len(inner) == 1 else None
     ends = annotation if isinstance(annotation, type) and issubclass(annotation, BaseModel) else None
     return tuple(parts), ends
+
+
+def camel_path(path: str) -> str:
+    """A component input path in config spelling: 'subnets[0].availability_zone' -> '...availabilityZone'."""
+    return re.sub(r"[a-z_]+", lambda m: to_camel(m.group()), path)
 
 
 def keys_of(model: type[BaseModel]) -> list[str]:

@@ -18,7 +18,8 @@ from inference_infra.components.aws.idle_watchdog_args import IdleGpuWatchdogArg
 from inference_infra.components.errors import Problem
 from inference_infra.components.tagging import AUTO_SHUTDOWN, bool_tag
 from inference_infra.infra.built import Built
-from inference_infra.infra.config import NAMESPACE, StackSettings, WatchdogSettings, camel_path
+from inference_infra.infra.config import NAMESPACE, StackSettings, WatchdogSettings
+from inference_infra.infra.schema import camel_path
 
 COMPONENT_NAME = "idle-gpu-watchdog"
 

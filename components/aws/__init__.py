@@ -14,9 +14,9 @@ from inference_infra.components.arguments import deprecated
 
 _EXPORTS = {
     "GpuFleet": "gpu_fleet",
-    "GpuFleetArgs": "gpu_fleet",
+    "GpuFleetArgs": "fleet_args",
     "InferentiaFleet": "inferentia_fleet",
-    "InferentiaFleetArgs": "inferentia_fleet",
+    "InferentiaFleetArgs": "fleet_args",
     "EfsModelCache": "efs_model_cache",
     "EfsModelCacheArgs": "efs_model_cache",
     "ModelStore": "model_store",
@@ -30,11 +30,11 @@ _EXPORTS = {
     "IdleGpuWatchdog": "idle_watchdog",
     "IdleGpuWatchdogArgs": "idle_watchdog",
     "InferenceEndpoint": "endpoint",
-    "InferenceEndpointArgs": "endpoint",
+    "InferenceEndpointArgs": "endpoint_args",
     "PrometheusDiscoveryRole": "prometheus_discovery",
     "PrometheusDiscoveryRoleArgs": "prometheus_discovery",
     # the fleets' argument types
-    "SubnetRef": "network",
+    "SubnetRef": "network_args",
     "S3Weights": "fleet_args",
     "EfsAttachment": "fleet_args",
     "CapacityMode": "capacity",

@@ -31,7 +31,7 @@ from typing import Any
 import pulumi
 
 from inference_infra.components.arguments import arg, deprecated
-from inference_infra.components.aws.network import SubnetRef
+from inference_infra.components.aws.network_args import SubnetRef
 from inference_infra.components.errors import Problem
 from inference_infra.components.fleet import (
     DEFAULT_CAPACITY_ORDER,

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ipaddress
 import re
-import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -36,8 +35,8 @@ from inference_infra.components.aws.mirrors import (
     reachable_inside_vpc,
     split_reference,
 )
-from inference_infra.components.aws.network import SubnetRef, validate_zone
-from inference_infra.components.aws.private_endpoints import EndpointsOnlyEgress
+from inference_infra.components.aws.network_args import SubnetRef, validate_zone
+from inference_infra.components.aws.private_endpoints_args import EndpointsOnlyEgress
 from inference_infra.components.catalog import (
     AcceleratorFamily,
     Cloud,
@@ -92,18 +91,13 @@ class S3Weights:
     )
 
 
-# Modules of the library that still import the previous release's name (ModelStore.source() builds one).
-_QUIET_IMPORTERS = frozenset({"inference_infra.components.aws.model_store"})
-
-
 def __getattr__(name: str) -> Any:
     """`ModelSource` is the previous release's name of S3Weights (a DeprecationWarning names it)."""
     if name == "ModelSource":
-        if sys._getframe(1).f_globals.get("__name__") not in _QUIET_IMPORTERS:
-            deprecated(
-                "ModelSource is deprecated since 0.2.0 and goes in the next release; use S3Weights "
-                "(the fleet's weights= input)"
-            )
+        deprecated(
+            "ModelSource is deprecated since 0.2.0 and goes in the next release; use S3Weights "
+            "(the fleet's weights= input)"
+        )
         return S3Weights
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
@@ -151,7 +145,9 @@ class FleetArgs(FleetCommonArgs):
     )
     reservation: Reservation | None = arg(
         None,
-        "Reserved capacity: NewCapacityReservation, ExistingCapacityReservation or a CapacityBlock.",
+        "Reserved capacity: a new On-Demand Capacity Reservation made with the pool "
+        "(NewCapacityReservation), one made elsewhere (ExistingCapacityReservation: its id, and its instance "
+        "type if it differs) or an EC2 Capacity Block for ML (CapacityBlock).",
     )
     spot_instance_types: Sequence[str] = arg(
         (),
@@ -236,6 +232,41 @@ class FleetKind:
     accelerator: boot.AcceleratorKind
     ami_ssm_parameter: str
     min_root_volume_gib: int  # the AMI's root snapshot size
+
+
+# AWS's public parameters for the current Deep Learning AMIs (Amazon Linux 2023): the Base OSS NVIDIA
+# Driver GPU AMI, and the Neuron multi-framework AMI.
+GPU_AMI_SSM_PARAMETER = (
+    "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-amazon-linux-2023/latest/ami-id"
+)
+NEURON_AMI_SSM_PARAMETER = "/aws/service/neuron/dlami/multi-framework/amazon-linux-2023/latest/image_id"
+
+GPU_FLEET = FleetKind(
+    component="GpuFleet",
+    family=AcceleratorFamily.NVIDIA_GPU,
+    accelerator=boot.AcceleratorKind.NVIDIA,
+    ami_ssm_parameter=GPU_AMI_SSM_PARAMETER,
+    min_root_volume_gib=75,
+)
+INFERENTIA_FLEET = FleetKind(
+    component="InferentiaFleet",
+    family=AcceleratorFamily.AWS_NEURON,
+    accelerator=boot.AcceleratorKind.NEURON,
+    ami_ssm_parameter=NEURON_AMI_SSM_PARAMETER,
+    min_root_volume_gib=100,
+)
+
+
+@renamed_inputs()
+@dataclass(frozen=True, kw_only=True)
+class GpuFleetArgs(FleetArgs):
+    """A pool of NVIDIA GPU instances of one catalog type (all of FleetArgs; see launch.py)."""
+
+
+@renamed_inputs()
+@dataclass(frozen=True, kw_only=True)
+class InferentiaFleetArgs(FleetArgs):
+    """A pool of Inferentia2 or Trainium instances of one catalog type (all of FleetArgs; see launch.py)."""
 
 
 @dataclass(frozen=True)
@@ -359,11 +390,7 @@ def _serving(
         first_port=args.serving_port,
         families={kind.family},
     )
-    # The engines' port check still names the previous release's input; on a fleet it is serving_port.
-    return serving, [
-        Problem("serving_port", p.value, p.allowed) if p.input == "model.inference_port" else p
-        for p in problems
-    ]
+    return serving, problems
 
 
 def _given_engines(engines: EngineConfig, instance_type: str) -> FleetServing | None:
@@ -640,10 +667,14 @@ def _network_problems(args: FleetArgs) -> list[Problem]:
 
 __all__ = [
     "AWS_CAPACITY_MODES",
+    "GPU_FLEET",
+    "INFERENTIA_FLEET",
     "EfsAttachment",
     "FleetArgs",
     "FleetKind",
     "FleetPlan",
+    "GpuFleetArgs",
+    "InferentiaFleetArgs",
     "S3Weights",
     "egress_problems",
     "fleet_counts",

@@ -18,35 +18,14 @@ file explains the defaults.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from inference_infra.components.arguments import renamed_inputs
-from inference_infra.components.aws.bootstrap import AcceleratorKind
-from inference_infra.components.aws.fleet_args import FleetArgs, FleetKind
+from inference_infra.components.aws.fleet_args import GPU_AMI_SSM_PARAMETER, GPU_FLEET, GpuFleetArgs
 from inference_infra.components.aws.launch import AcceleratorFleet
-from inference_infra.components.catalog import AcceleratorFamily
-
-# AWS's public parameter for the current Deep Learning Base OSS NVIDIA Driver GPU AMI (Amazon Linux 2023).
-GPU_AMI_SSM_PARAMETER = (
-    "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-amazon-linux-2023/latest/ami-id"
-)
-
-GPU_FLEET = FleetKind(
-    component="GpuFleet",
-    family=AcceleratorFamily.NVIDIA_GPU,
-    accelerator=AcceleratorKind.NVIDIA,
-    ami_ssm_parameter=GPU_AMI_SSM_PARAMETER,
-    min_root_volume_gib=75,
-)
-
-
-@renamed_inputs()
-@dataclass(frozen=True, kw_only=True)
-class GpuFleetArgs(FleetArgs):
-    """Arguments of a GpuFleet (all of FleetArgs; see launch.py)."""
 
 
 class GpuFleet(AcceleratorFleet):
     """GpuFleet(name, GpuFleetArgs(...), opts=None): see launch.AcceleratorFleet."""
 
     KIND = GPU_FLEET
+
+
+__all__ = ["GPU_AMI_SSM_PARAMETER", "GPU_FLEET", "GpuFleet", "GpuFleetArgs"]

@@ -7,38 +7,21 @@ and neuron-monitor feeding NeuronCore utilization to the CloudWatch agent
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pulumi
 
-from inference_infra.components.arguments import renamed_inputs
-from inference_infra.components.aws.bootstrap import AcceleratorKind
-from inference_infra.components.aws.fleet_args import FleetArgs, FleetKind
-from inference_infra.components.aws.launch import AcceleratorFleet
-from inference_infra.components.catalog import AcceleratorFamily, Cloud, accelerator, instance_type
-
-# AWS's public parameter for the current Deep Learning AMI Neuron (Amazon Linux 2023).
-NEURON_AMI_SSM_PARAMETER = "/aws/service/neuron/dlami/multi-framework/amazon-linux-2023/latest/image_id"
-
-INFERENTIA_FLEET = FleetKind(
-    component="InferentiaFleet",
-    family=AcceleratorFamily.AWS_NEURON,
-    accelerator=AcceleratorKind.NEURON,
-    ami_ssm_parameter=NEURON_AMI_SSM_PARAMETER,
-    min_root_volume_gib=100,
+from inference_infra.components.aws.fleet_args import (
+    INFERENTIA_FLEET,
+    NEURON_AMI_SSM_PARAMETER,
+    InferentiaFleetArgs,
 )
+from inference_infra.components.aws.launch import AcceleratorFleet
+from inference_infra.components.catalog import Cloud, accelerator, instance_type
 
 
 def neuron_cores(instance_type_name: str) -> int:
     """NeuronCores of an instance type, from the catalog (chips x cores per chip)."""
     item = instance_type(instance_type_name, Cloud.AWS)
     return item.accelerator_count * accelerator(item.accelerator).cores_per_device
-
-
-@renamed_inputs()
-@dataclass(frozen=True, kw_only=True)
-class InferentiaFleetArgs(FleetArgs):
-    """Arguments of an InferentiaFleet (all of FleetArgs; see launch.py)."""
 
 
 class InferentiaFleet(AcceleratorFleet):
@@ -49,3 +32,12 @@ class InferentiaFleet(AcceleratorFleet):
     ) -> None:
         super().__init__(name, args, opts)
         self.neuron_cores = neuron_cores(self.instance_type)
+
+
+__all__ = [
+    "INFERENTIA_FLEET",
+    "NEURON_AMI_SSM_PARAMETER",
+    "InferentiaFleet",
+    "InferentiaFleetArgs",
+    "neuron_cores",
+]

@@ -14,7 +14,7 @@ import pulumi
 import pulumi_aws as aws
 
 from inference_infra.components.aws.buckets import private_bucket
-from inference_infra.components.aws.fleet_args import ModelSource
+from inference_infra.components.aws.fleet_args import S3Weights
 from inference_infra.components.aws.model_store_args import (
     GatewayEndpointArgs,
     ModelStoreArgs,
@@ -106,9 +106,9 @@ class ModelStore(pulumi.ComponentResource):
             }
         )
 
-    def source(self, prefix: str, *, prefetch: bool = True) -> ModelSource:
+    def source(self, prefix: str, *, prefetch: bool = True) -> S3Weights:
         """Read access to s3://<bucket>/<prefix> for a fleet (and a boot-time prefetch onto its cache)."""
-        return ModelSource(bucket_name=self.bucket_name, prefix=prefix, prefetch=prefetch)
+        return S3Weights(bucket_name=self.bucket_name, prefix=prefix, prefetch=prefetch)
 
     def gateway(self) -> S3Gateway:
         """The S3 gateway endpoint and its prefix list, for PrivateEndpointsArgs.s3_gateway (reuse it)."""

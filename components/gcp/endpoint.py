@@ -19,26 +19,23 @@
 
 from __future__ import annotations
 
-import ipaddress
 import math
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 
 import pulumi
 import pulumi_gcp as gcp
 
-from inference_infra.components.arguments import Renamed, arg, deprecated, renamed_inputs
 from inference_infra.components.endpoints.routing import (
     POOL_HEADER,
     EndpointPool,
-    PoolBackend,
-    Route,
-    default_host,
     route_model,
-    validate_routes,
 )
-from inference_infra.components.errors import Problem, raise_if_invalid
-from inference_infra.components.gcp.names import label_problems
+from inference_infra.components.errors import raise_if_invalid
+from inference_infra.components.gcp.endpoint_args import (
+    GcpInferenceEndpointArgs,
+    GcpPoolBackend,
+    gcp_host,
+    validate_gcp_endpoint,
+)
 from inference_infra.components.serving import HEALTH_PATH
 from inference_infra.components.validation import check_types
 
@@ -52,138 +49,6 @@ HEALTH_INTERVAL_SECONDS = 30
 # injection runs on every Application Load Balancer but the classic one). An unknown Host, or the catch-all
 # host without an X-Model-Pool header naming a pool, gets 404 instead of the first pool's engines.
 NOT_FOUND_ACTION = {"fault_injection_policy": {"abort": {"http_status": 404, "percentage": 100.0}}}
-
-
-@dataclass(frozen=True, kw_only=True)
-class GcpPoolBackend(PoolBackend):
-    """Where a pool's engines run: GPU VMs (instance self links) or TPU VMs (internal addresses).
-
-    `GpuFleet.endpoint_pool()` and `TpuVm.endpoint_pool()` fill it in.
-    """
-
-    zone: str
-    service_account_email: pulumi.Input[str] | None = None
-    instances: Sequence[pulumi.Input[str]] = ()  # GPU VMs: instance self links
-    instance_ips: Sequence[pulumi.Input[str]] = ()  # GPU VMs with several engines: their addresses
-    tpu_ips: Sequence[pulumi.Input[str]] = ()  # TPU VMs: internal addresses
-
-
-@renamed_inputs(
-    Renamed("timeout_seconds", "request_timeout_seconds"),
-    Renamed("labels", "tags"),
-)
-@dataclass(frozen=True, kw_only=True)
-class GcpInferenceEndpointArgs:
-    network: pulumi.Input[str] = arg(
-        doc="The fleets' VPC (PrivateNetwork.network.id): the proxy-only subnet is made in it.", stack=False
-    )
-    subnetwork: pulumi.Input[str] = arg(
-        doc="The fleets' subnetwork: the forwarding rule's internal address comes from it.", stack=False
-    )
-    pools: Sequence[EndpointPool] = arg(
-        doc="The fleets behind the endpoint, each from fleet.endpoint_pool() (GpuFleet or TpuVm).",
-        stack=False,
-    )
-    routes: Sequence[Route] = arg(
-        (), "Routes by Host to pools with weights (canary); every pool also answers X-Model-Pool."
-    )
-    region: str | None = arg(
-        None, "The region of the load balancer (the fleets' region). Default: the gcp:region config."
-    )
-    proxy_subnet_cidr: str = arg(
-        "10.40.64.0/23",
-        "The proxy-only subnet of the load balancer's Envoy proxies: a private range of /26 or larger, "
-        "unused in the network.",
-    )
-    ssl_certificate: pulumi.Input[str] | None = arg(
-        None, "A regional SSL certificate (its id): HTTPS on 443; without it HTTP on 80."
-    )
-    request_timeout_seconds: int = arg(
-        900,
-        "Backend response timeout: long generations stream for minutes.",
-        ge=1,
-        le=86400,
-    )
-    internet_facing: bool = arg(
-        False, "Not offered: the internal Application Load Balancer has no external scheme."
-    )
-    public: bool = arg(False, "Not offered on GCP (an internal load balancer).")
-    project: str | None = arg(None, "The project. Default: the gcp:project config.", stack=False)
-    tags: Mapping[str, str] = arg(factory=dict, doc="More labels on the forwarding rule (GCP label rules).")
-    backends: Mapping[str, GcpPoolBackend] = arg(
-        factory=dict,
-        doc="Deprecated since 0.2.0: build each pool with fleet.endpoint_pool(), which carries its "
-        "backend. Pool name -> its VMs or TPU addresses, for pools without one.",
-        stack=False,
-    )
-
-    def __post_init__(self) -> None:
-        if self.backends:
-            deprecated(
-                "GcpInferenceEndpointArgs(backends=...) is deprecated since 0.2.0 and goes in the next "
-                "release; build each pool with fleet.endpoint_pool(), which carries its backend",
-                stacklevel=5,
-            )
-
-    def backend_of(self, pool: EndpointPool) -> GcpPoolBackend | None:
-        """The pool's own backend, else the deprecated `backends` entry for it."""
-        if isinstance(pool.backend, GcpPoolBackend):
-            return pool.backend
-        return self.backends.get(pool.name)
-
-
-def gcp_host(route: Route, model: str) -> str:
-    """GCP host rules take a leading '*' only: the default is the model's DNS label (`llama-3-1-8b`)."""
-    return route.host or default_host(model).removesuffix(".*")
-
-
-def validate_gcp_endpoint(args: GcpInferenceEndpointArgs, *, region: str | None = None) -> list[Problem]:
-    """Every problem with the endpoint's input; `region` is the default for args.region (gcp:region)."""
-    problems = validate_routes(args.pools, args.routes)
-    if (args.region or region) is None:
-        problems.append(Problem("region", None, "is required: pass region or set the gcp:region config"))
-    for i, route in enumerate(args.routes):
-        if route.host is not None and ("*" in route.host[1:] or "?" in route.host):
-            problems.append(
-                Problem(f"routes[{i}].host", route.host, "may use '*' only as its first character on GCP")
-            )
-    if args.internet_facing:
-        problems.append(
-            Problem(
-                "scheme",
-                "internet-facing",
-                "is not offered on GCP: the endpoint is an internal Application Load Balancer",
-            )
-        )
-    try:
-        proxy = ipaddress.ip_network(args.proxy_subnet_cidr)
-        if not proxy.is_private or proxy.prefixlen > 26:
-            problems.append(
-                Problem(
-                    "proxy_subnet_cidr", args.proxy_subnet_cidr, "must be a private range of /26 or larger"
-                )
-            )
-    except ValueError:
-        problems.append(Problem("proxy_subnet_cidr", args.proxy_subnet_cidr, "is not a CIDR block"))
-    if not 1 <= args.request_timeout_seconds <= 86400:
-        problems.append(Problem("request_timeout_seconds", args.request_timeout_seconds, "must be 1..86400"))
-    problems += label_problems("tags", args.tags)
-    for pool in args.pools:
-        backend = args.backend_of(pool)
-        if backend is None:
-            other = (
-                f" ({type(pool.backend).__name__} is not a GCP backend)" if pool.backend is not None else ""
-            )
-            problems.append(
-                Problem(
-                    f"pools[{pool.name}]",
-                    pool.name,
-                    f"has no backend{other}: build it with fleet.endpoint_pool() of a GCP GpuFleet or TpuVm",
-                )
-            )
-        elif not (backend.instances or backend.tpu_ips):
-            problems.append(Problem(f"pools[{pool.name}]", pool.name, "has no VMs or TPU VMs to serve"))
-    return problems
 
 
 class GcpInferenceEndpoint(pulumi.ComponentResource):
@@ -398,3 +263,12 @@ class GcpInferenceEndpoint(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
             **({"project": args.project} if args.project else {}),
         )
+
+
+__all__ = [
+    "GcpInferenceEndpoint",
+    "GcpInferenceEndpointArgs",
+    "GcpPoolBackend",
+    "gcp_host",
+    "validate_gcp_endpoint",
+]

@@ -44,7 +44,7 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
-from inference_infra.components.arguments import Renamed, arg, deprecated, renamed_inputs
+from inference_infra.components.arguments import deprecated
 from inference_infra.components.catalog import (
     AcceleratorFamily,
     CatalogError,
@@ -63,11 +63,9 @@ from inference_infra.components.fleet import (
     FleetServing,
     capacity_problems,
     choose_machine,
-    mode_of,
     served_model_problems,
 )
 from inference_infra.components.gcp.fleet_common import (
-    GcpNodeArgs,
     GcsWeights,
     NodeServing,
     endpoint_pool_of,
@@ -79,6 +77,8 @@ from inference_infra.components.gcp.fleet_common import (
     provider_zone,
     weights_problems,
 )
+from inference_infra.components.gcp.gpu_fleet_args import DEFAULT_IMAGE as DEFAULT_IMAGE
+from inference_infra.components.gcp.gpu_fleet_args import MIN_BOOT_DISK_GIB, GpuFleetArgs, GpuReservation
 from inference_infra.components.gcp.names import name_problems, zone_problems
 from inference_infra.components.gcp.service_account import NODE_SCOPES, node_identity
 from inference_infra.components.gcp.startup import (
@@ -93,11 +93,7 @@ from inference_infra.components.serving.cold_start import ColdStart
 from inference_infra.components.tagging import bool_tag
 from inference_infra.components.validation import check_types
 
-DEFAULT_IMAGE = (
-    "projects/deeplearning-platform-release/global/images/family/common-cu128-ubuntu-2204-nvidia-570"
-)
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
-_MIN_BOOT_DISK_GIB = 50
 _N1_LOCAL_SSD_COUNTS = (*range(0, 9), 16, 24)
 SUPPORTED_MODES = (CapacityMode.RESERVED, CapacityMode.SPOT, CapacityMode.ON_DEMAND)
 WHY_NOT = {
@@ -119,63 +115,6 @@ def __getattr__(name: str) -> Any:
         )
         return CapacityMode
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-@dataclass(frozen=True, kw_only=True)
-class GpuReservation:
-    """Reserved capacity for a fleet's reserved VMs. Unset fields take the fleet's values."""
-
-    count: int | None = arg(None, "VMs reserved; default: the fleet's reserved VMs.", ge=1, le=10_000)
-    zone: str | None = arg(None, "Default: the fleet's zone (a reservation is zonal).")
-    machine_type: str | None = arg(None, "Default: the fleet's machine type.")
-    existing_name: str | None = arg(
-        None, "Consume this reservation (made elsewhere) instead of creating one."
-    )
-
-
-def _from_capacity(value: Any, kwargs: Any) -> dict[str, Any]:
-    """The old `capacity=Capacity.X` (+ `count`, default 1) is `count` filled in `capacity_order=(X,)`."""
-    mode = mode_of(value)
-    count = kwargs.pop("count", None)
-    moved: dict[str, Any] = {"count": 1 if count is None else count, "capacity_order": (mode,)}
-    if mode is CapacityMode.RESERVED and kwargs.get("reservation") is None:
-        kwargs.pop("reservation", None)
-        moved["reservation"] = GpuReservation()  # the old default: the fleet makes its reservation
-    return moved
-
-
-@renamed_inputs(
-    Renamed("capacity", "count and capacity_order (or spot, on_demand, reserved)", _from_capacity)
-)
-@dataclass(frozen=True, kw_only=True)
-class GpuFleetArgs(GcpNodeArgs):
-    """A fleet of Compute Engine GPU VMs (see the module docstring)."""
-
-    machine_type: str | None = arg(
-        None,
-        "a3/a2/g2 machine type, or n1-* with acceleratorType. Omit it and set model to let the capacity "
-        "planner choose; with both, the planner checks that the model fits.",
-    )
-    accelerator_type: str | None = arg(
-        None, "N1 only: the GPU to attach (on a3/a2/g2 it may be given and must match the built-in one)."
-    )
-    accelerator_count: int | None = arg(None, "N1 only: GPUs per VM (at most 8).", ge=1, le=8)
-    reservation: GpuReservation | None = arg(
-        None,
-        "Reserved VMs only: the reservation they consume; GpuReservation() makes one for the fleet, "
-        "GpuReservation(existing_name=...) names one made elsewhere.",
-    )
-    local_ssd_count: int = arg(0, "Local SSDs to add (types without bundled ones; at most 24).", ge=0, le=24)
-    image: str = arg(DEFAULT_IMAGE, "Boot image (a Deep Learning VM family by default).", stack=False)
-    boot_disk_size_gib: int = arg(
-        200, "Boot disk size (at most a persistent disk's 64 TiB).", ge=_MIN_BOOT_DISK_GIB, le=65536
-    )
-    boot_disk_type: str = arg("pd-balanced", "Boot disk type.")
-    ops_agent: bool = arg(
-        True,
-        "Run the Ops Agent (GPU metrics to Cloud Monitoring). Without internet egress the image must carry "
-        "it, or set this false: the engines' /metrics remain, GPU metrics in Cloud Monitoring do not.",
-    )
 
 
 @dataclass(frozen=True)
@@ -341,9 +280,9 @@ def plan_gpu_fleet(
     problems += node_input_problems(args)
     if args.local_ssd_count < 0:
         problems.append(Problem("local_ssd_count", args.local_ssd_count, "must be 0 or more"))
-    if args.boot_disk_size_gib < _MIN_BOOT_DISK_GIB:
+    if args.boot_disk_size_gib < MIN_BOOT_DISK_GIB:
         problems.append(
-            Problem("boot_disk_size_gib", args.boot_disk_size_gib, f"must be at least {_MIN_BOOT_DISK_GIB}")
+            Problem("boot_disk_size_gib", args.boot_disk_size_gib, f"must be at least {MIN_BOOT_DISK_GIB}")
         )
     notes: list[str] = []
     machine, shape, node, startup = None, None, NodeServing(), None

@@ -2,7 +2,9 @@
 
 Compute Engine names, zones, regions, labels and Cloud Storage URIs are
 checked here so that every component rejects a bad one with the same words,
-before any resource is registered.
+before any resource is registered. The zone, region and label patterns are
+the domain's (`components.naming`), which the monitoring settings and cost
+tags check too.
 """
 
 from __future__ import annotations
@@ -11,12 +13,12 @@ import re
 from collections.abc import Mapping
 
 from inference_infra.components.errors import Problem
+from inference_infra.components.naming import is_gcp_label_key as is_label_key
+from inference_infra.components.naming import is_gcp_label_value as is_label_value
+from inference_infra.components.naming import is_gcp_region as is_region
+from inference_infra.components.naming import is_gcp_zone as is_zone
 
 _NAME_RE = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
-_ZONE_RE = re.compile(r"^[a-z]+-[a-z]+\d+-[a-z]$")
-_REGION_RE = re.compile(r"^[a-z]+-[a-z]+\d+$")
-_LABEL_KEY_RE = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
-_LABEL_VALUE_RE = re.compile(r"^[a-z0-9_-]{0,63}$")
 _BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{1,220}[a-z0-9]$")
 _GS_URI_RE = re.compile(r"^gs://([^/]+)/(.+)$")
 
@@ -38,25 +40,9 @@ def name_problems(input_name: str, value: str, *, max_length: int = MAX_COMPONEN
     return []
 
 
-def is_zone(value: str) -> bool:
-    return bool(_ZONE_RE.match(value))
-
-
-def is_region(value: str) -> bool:
-    return bool(_REGION_RE.match(value))
-
-
 def region_of(zone: str) -> str:
     """'us-central1-a' -> 'us-central1'."""
     return zone.rsplit("-", 1)[0]
-
-
-def is_label_key(value: str) -> bool:
-    return bool(_LABEL_KEY_RE.match(value))
-
-
-def is_label_value(value: str) -> bool:
-    return bool(_LABEL_VALUE_RE.match(value))
 
 
 def zone_problems(input_name: str, value: str) -> list[Problem]:
@@ -123,3 +109,18 @@ def model_uri_problems(input_name: str, uris: tuple[str, ...], bucket: str | Non
             )
         )
     return problems
+
+
+__all__ = [
+    "MAX_COMPONENT_NAME",
+    "bucket_problems",
+    "is_label_key",
+    "is_label_value",
+    "is_region",
+    "is_zone",
+    "label_problems",
+    "model_uri_problems",
+    "name_problems",
+    "region_of",
+    "zone_problems",
+]

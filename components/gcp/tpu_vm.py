@@ -31,14 +31,13 @@ multi-host slice is refused (see `multi_host_engine_problem`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
 
-from inference_infra.components.arguments import Renamed, arg, deprecated, renamed_inputs
+from inference_infra.components.arguments import deprecated
 from inference_infra.components.catalog import (
     AcceleratorFamily,
     Cloud,
@@ -63,11 +62,9 @@ from inference_infra.components.fleet import (
     FleetServing,
     capacity_problems,
     choose_machine,
-    mode_of,
     served_model_problems,
 )
 from inference_infra.components.gcp.fleet_common import (
-    GcpNodeArgs,
     GcsWeights,
     NodeServing,
     endpoint_pool_of,
@@ -88,6 +85,7 @@ from inference_infra.components.gcp.startup import (
     render_startup_script,
     validate_startup,
 )
+from inference_infra.components.gcp.tpu_vm_args import TpuDataDisk, TpuVmArgs
 from inference_infra.components.serving import EngineConfig, EngineFamily, engine_image
 from inference_infra.components.serving.cold_start import ColdStart
 from inference_infra.components.tagging import bool_tag
@@ -113,50 +111,6 @@ def __getattr__(name: str) -> Any:
         )
         return CapacityMode
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-@dataclass(frozen=True, kw_only=True)
-class TpuDataDisk:
-    size_gib: int = arg(
-        doc="Disk size (at least 10, at most 65,536: a persistent disk's 64 TiB).", ge=10, le=65536
-    )
-    disk_type: str | None = arg(None, "Default: the generation's first supported type.")
-    read_only: bool = arg(False, "Attach read-only (required on multi-host slices, which share it).")
-
-
-def _from_scheduling(value: Any, kwargs: Any) -> dict[str, Any]:
-    """The old `scheduling=TpuScheduling.X` is one slice of mode X."""
-    return {COUNT_INPUTS[mode_of(value)]: 1}
-
-
-@renamed_inputs(
-    Renamed("scheduling", "on_demand, spot, preemptible or reserved (=1: one slice)", _from_scheduling)
-)
-@dataclass(frozen=True, kw_only=True)
-class TpuVmArgs(GcpNodeArgs):
-    """One Cloud TPU slice (see the module docstring). No count at all: one on-demand slice."""
-
-    accelerator_type: str | None = arg(
-        None,
-        "Slice name, e.g. v5litepod-8 (or give generation and topology). Omit both and set model to let "
-        "the capacity planner choose a single-host slice; with both, the planner checks that the model fits.",
-    )
-    generation: str | None = arg(None, "With topology: v5e, v5p, v6e or v4.")
-    topology: str | None = arg(None, "With generation: chips per dimension, e.g. 2x4 (v5e) or 2x2x1 (v5p).")
-    runtime_version: str | None = arg(None, "TPU software version. Default: the generation's base image.")
-    queued: bool = arg(
-        False,
-        "Request the slice through a queued resource, which waits for capacity (on-demand only; see "
-        "components/gcp/README.md for what a queued slice cannot carry).",
-    )
-    accept_default_service_account: str | None = arg(
-        None,
-        "queued only: why the slice may run as the Compute Engine default service account (the queued "
-        "resource cannot name the slice's own account). Required with queued.",
-    )
-    data_disks: Sequence[TpuDataDisk] = arg(
-        (), "Persistent disks to attach (read-only on multi-host slices)."
-    )
 
 
 @dataclass(frozen=True)

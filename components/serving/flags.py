@@ -262,7 +262,7 @@ def validate_engine(config: EngineConfig, key: str = "engine_args") -> list[Prob
     if config.first_port < 1024 or last > 65535:
         problems.append(
             Problem(
-                "inference_port",
+                "serving_port",
                 config.first_port,
                 f"must leave room for {config.engines} engine ports up to 65535",
             )

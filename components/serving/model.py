@@ -181,8 +181,11 @@ def plan_serving(
 
 
 def _model_key(problem: Problem, key: str) -> Problem:
-    """validate_engine names its inputs after EngineConfig; on a fleet they are the model's."""
+    """validate_engine names its inputs after EngineConfig; on a fleet they are the model's, but for the
+    ports, which are the fleet's own serving_port."""
     name = problem.input
+    if name == "serving_port":
+        return problem
     if name.startswith("engine_args"):
         return Problem(f"{key}.{name}", problem.value, problem.allowed)
     return Problem(f"{key}.{name}" if not name.startswith(key) else name, problem.value, problem.allowed)

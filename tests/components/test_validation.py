@@ -44,9 +44,14 @@ def test_every_component_package_exports_args_dataclasses():
     assert len(ARGS) >= 10
 
 
+def _deprecated(field: dataclasses.Field) -> bool:
+    """An input of the previous release (engines=, backends=): giving it warns, so it is left unset here."""
+    return str(field.metadata.get("doc", "")).startswith("Deprecated")
+
+
 @pytest.mark.parametrize("cls", ARGS, ids=lambda c: c.__name__)
 def test_check_types_names_every_field_given_a_wrong_type(cls):
-    fields = [f for f in dataclasses.fields(cls) if f.init]
+    fields = [f for f in dataclasses.fields(cls) if f.init and not _deprecated(f)]
     args = cls(**{f.name: _Wrong() for f in fields})
     problems = {p.input: p for p in check_types(args)}
     hints = _hints(cls)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from pydantic.alias_generators import to_snake
 
 from inference_infra.components.errors import InputError
 from inference_infra.components.offline_plan import plan
 from inference_infra.infra import aws_stack
-from inference_infra.infra.config import parse_stack_settings
+from inference_infra.infra.stack_file import parse_stack_settings
 
 GPU = "inference-infra:aws:GpuFleet"
 INFERENTIA = "inference-infra:aws:InferentiaFleet"
@@ -105,12 +106,10 @@ def test_validate_chooses_only_neuron_machines_for_inferentia_pools():
         },
         stack="dev",
     )
-    config = settings.aws_inferentia_fleets[0]
-    resolution = aws_stack.resolve(
-        config, aws_stack.INFERENTIA_FLEET, "inference-infra:awsInferentiaFleets[0]"
-    )
-    assert resolution.problems == ()
-    assert resolution.instance_type.startswith(("inf2.", "trn1"))
+    (pool,) = aws_stack.planned_pools(settings)
+    assert (pool.name, pool.accelerator, pool.nodes) == ("inf", "neuron", 1)
+    assert pool.machine.startswith(("inf2.", "trn1"))
+    assert pool.usd_per_million_tokens is not None  # the planner chose it
 
 
 def test_validate_rejects_a_pool_with_neither_instance_type_nor_model():
@@ -211,28 +210,64 @@ def test_plan_of_a_stack_with_a_bad_fleet_registers_nothing(pulumi_project):
         plan(folder, "bad")
 
 
-def test_aws_stack_names_renamed_fleet_inputs_by_their_config_keys():
+def test_aws_stack_names_fleet_inputs_by_their_config_keys():
     fleet = {
         "name": "serving",
         "instanceType": "g5.xlarge",
         "spot": 1,
-        "inferencePort": 9100,
-        "inferenceCidrBlocks": ["0.0.0.0/0"],
+        "servingPort": 9100,
+        "clientCidrBlocks": ["0.0.0.0/0"],
         "modelPrefix": "/meta-llama",
     }
     problems = _problems(awsGpuFleets=[fleet], modelStore={"bucketName": "models"})
-    assert "inference-infra:awsGpuFleets[0].inferencePort 9100 must be 1..65535 and not 22, 9100 or 9400" in (
+    assert "inference-infra:awsGpuFleets[0].servingPort 9100 must be 1..65535 and not 22, 9100 or 9400" in (
         problems
     )
     assert any(
-        p.startswith("inference-infra:awsGpuFleets[0].inferenceCidrBlocks[0] '0.0.0.0/0'") for p in problems
+        p.startswith("inference-infra:awsGpuFleets[0].clientCidrBlocks[0] '0.0.0.0/0'") for p in problems
     )
     assert any(
         p.startswith("inference-infra:awsGpuFleets[0].modelPrefix '/meta-llama' must be") for p in problems
     )
 
 
-def test_aws_stack_fleet_serving_is_the_fleets_own_plan():
+@pytest.mark.parametrize(
+    ("old", "new", "value"),
+    [
+        ("inferencePort", "servingPort", 9000),
+        ("inferenceCidrBlocks", "clientCidrBlocks", ["10.0.0.0/16"]),
+        ("inferenceSecurityGroupIds", "clientSecurityGroupIds", ["sg-0lb"]),
+    ],
+)
+def test_aws_fleet_config_accepts_the_old_key_with_a_warning(old, new, value):
+    fleet = {"name": "serving", "instanceType": "g5.xlarge", "spot": 1, old: value}
+    raw = {**BASE, "awsGpuFleets": json.dumps([fleet])}
+    settings = parse_stack_settings(raw, stack="dev")
+    (config,) = settings.aws_gpu_fleets
+    assert getattr(config, to_snake(new)) == value
+    where = "inference-infra:awsGpuFleets[0]"
+    assert settings.warnings == [
+        f"Pulumi.dev.yaml: {where}.{old} is now {where}.{new}; the old key is accepted until the next "
+        "release, rename it"
+    ]
+    assert aws_stack.validate(settings) == []
+
+
+def test_aws_fleet_config_rejects_an_old_key_next_to_its_new_one():
+    fleet = {
+        "name": "serving",
+        "instanceType": "g5.xlarge",
+        "spot": 1,
+        "inferencePort": 9000,
+        "servingPort": 1,
+    }
+    with pytest.raises(
+        InputError, match=r"awsGpuFleets\[0\].inferencePort 9000 is the old name of .*servingPort"
+    ):
+        parse_stack_settings({**BASE, "awsGpuFleets": json.dumps([fleet])}, stack="dev")
+
+
+def test_aws_stack_planned_pools_are_the_fleets_own_plan():
     model = {"name": "llama-3.1-8b", "contextTokens": 4096, "concurrency": 4}
     fleet = {
         "name": "serving",
@@ -247,11 +282,17 @@ def test_aws_stack_fleet_serving_is_the_fleets_own_plan():
         "awsGpuFleets": json.dumps([fleet, bare]),
         "modelStore": json.dumps({"bucketName": "models"}),
     }
-    serving = aws_stack.fleet_serving(parse_stack_settings(raw, stack="dev"))
-    assert serving["bare"] is None
-    assert serving["serving"].ports == [8000]
-    assert serving["serving"].model == "llama-3.1-8b"
-    assert serving["serving"].cold_start.instance_type == "g6e.xlarge"
+    serving, plain = aws_stack.planned_pools(parse_stack_settings(raw, stack="dev"))
+    assert (plain.name, plain.serving, plain.serves_model, plain.machine) == (
+        "bare",
+        None,
+        False,
+        "g5.xlarge",
+    )
+    assert serving.serving.ports == [8000]
+    assert serving.serving.model == "llama-3.1-8b"
+    assert serving.serving.cold_start.instance_type == "g6e.xlarge"
+    assert (serving.latency, serving.usd_per_million_tokens) == ("interactive", None)  # type given
 
 
 @pytest.mark.parametrize("module", ["aws_stack", "endpoints_stack"])

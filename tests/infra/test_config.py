@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from inference_infra.infra.config import ConfigError, StackSettings, parse_stack_settings, stack_file_schema
+from inference_infra.infra.config import StackSettings
 from inference_infra.infra.schema import ArgsSettings, models_in
+from inference_infra.infra.stack_file import ConfigError, parse_stack_settings, stack_file_schema
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 BASE = {"costCenter": "ml-platform", "owner": "team@example.com"}
@@ -150,6 +151,23 @@ def test_plan_shows_the_old_key_warning(tmp_path):
 def test_config_imports_no_provider_sdk():
     code = (
         "import sys, inference_infra.infra.config; "
+        "print(sorted(m for m in ('pulumi_aws', 'pulumi_gcp', 'pulumi_kubernetes') if m in sys.modules))"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert run.stdout.strip() == "[]"
+
+
+def test_args_modules_import_no_provider_sdk():
+    """Every component's `*_args.py` (what the stack config is generated from) loads no provider SDK."""
+    modules = sorted(
+        f"inference_infra.components.{p.parent.name}.{p.stem}"
+        for p in (REPO_ROOT / "components").glob("*/*_args.py")
+    )
+    assert len(modules) >= 14
+    code = (
+        f"import importlib, sys; [importlib.import_module(m) for m in {modules!r}]; "
         "print(sorted(m for m in ('pulumi_aws', 'pulumi_gcp', 'pulumi_kubernetes') if m in sys.modules))"
     )
     run = subprocess.run(

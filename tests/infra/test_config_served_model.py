@@ -18,15 +18,16 @@ def test_served_model_settings_read_camel_case_keys_into_planner_inputs():
         }
     )
     assert s.name == "llama-3.1-70b"
-    assert s.traffic().context_tokens == 8192
-    assert s.traffic().output == 512
-    assert s.precision().weights is Quantization.FP8
-    assert s.precision().kv is Quantization.FP8
+    model = s.to_args()
+    assert model.traffic().context_tokens == 8192
+    assert model.traffic().output == 512
+    assert model.precision().weights is Quantization.FP8
+    assert model.precision().kv is Quantization.FP8
 
 
 def test_served_model_settings_default_to_bf16_weights_and_cache():
     s = ServedModelSettings.model_validate({"name": "mistral-7b", "contextTokens": 4096, "concurrency": 8})
-    assert s.precision().describe() == "bf16 weights, bf16 KV cache"
+    assert s.to_args().precision().describe() == "bf16 weights, bf16 KV cache"
 
 
 def test_served_model_settings_reject_unknown_model_with_close_matches():

@@ -12,7 +12,7 @@ from inference_infra.components.aws.private_endpoints import NODE_SERVICES
 from inference_infra.components.errors import InputError
 from inference_infra.components.offline_plan import plan
 from inference_infra.infra import aws_stack, gcp_stack
-from inference_infra.infra.config import parse_stack_settings
+from inference_infra.infra.stack_file import parse_stack_settings
 
 ENDPOINT = "aws:ec2/vpcEndpoint:VpcEndpoint"
 EGRESS = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
@@ -208,9 +208,8 @@ def test_gcp_endpoints_only_rejects_cloud_nat_and_accelerators_by_key(pulumi_pro
   inference-infra:gcpGpuFleets:
     - name: small-l4
       machineType: g2-standard-8
-      capacity: spot
-      count: 1
-      clientRanges: [10.40.0.0/20]
+      spot: 1
+      clientCidrBlocks: [10.40.0.0/20]
 """
     stack = _GCP_STACK.format(network="    cidr: 10.40.0.0/20", more=fleet)
     with pytest.raises(InputError) as error:
@@ -238,7 +237,7 @@ _SERVING = """  inference-infra:gcpModelBucket: acme-models
     - name: llama70b-h100
       machineType: a3-highgpu-8g
       model: {{name: llama-3.1-70b, contextTokens: 8192, concurrency: 64}}
-      capacity: spot
+      spot: 1
       models: [gs://acme-models/llama-3.1-70b-instruct]
       modelCache: true
 {fleet_more}

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from inference_infra.infra import endpoints_stack
-from inference_infra.infra.config import parse_stack_settings
+from inference_infra.infra.stack_file import ConfigError, parse_stack_settings
 
 RULE = "aws:lb/listenerRule:ListenerRule"
 ATTACHMENT = "aws:lb/targetGroupAttachment:TargetGroupAttachment"
@@ -92,7 +94,7 @@ def test_endpoints_validate_rejects_route_model_mismatch():
 
 
 def test_endpoints_validate_rejects_internet_facing_without_public():
-    [problem] = _problems([FLEET], [_endpoint(scheme="internet-facing")])
+    [problem] = _problems([FLEET], [_endpoint(internetFacing=True)])
     assert problem.startswith("inference-infra:endpoints[0].internetFacing True needs public: true")
 
 
@@ -166,6 +168,8 @@ def test_prod_endpoint_targets_each_aws_instance_once_per_engine_port(plan_stack
     assert targets == {(i, port) for i in instances for port in (8000, 8001)}
 
 
-def test_endpoints_validate_names_the_request_timeout_by_its_config_key():
-    [problem] = _problems([FLEET], [_endpoint(idleTimeoutSeconds=5000)])
-    assert problem == "inference-infra:endpoints[0].idleTimeoutSeconds 5000 must be 1..4000"
+def test_endpoints_config_rejects_a_request_timeout_out_of_bounds_by_its_key():
+    with pytest.raises(
+        ConfigError, match=r"inference-infra:endpoints\[0\].requestTimeoutSeconds = 5000: must be 1 to 4000"
+    ):
+        _problems([FLEET], [_endpoint(requestTimeoutSeconds=5000)])

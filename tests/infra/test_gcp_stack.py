@@ -27,7 +27,7 @@ BASE = {
     "inference-infra:owner": "ml@example.com",
     "inference-infra:gcpModelBucket": "acme-models",
 }
-FLEET = {"name": "l4", "machineType": "g2-standard-8", "capacity": "spot"}
+FLEET = {"name": "l4", "machineType": "g2-standard-8", "spot": 1}
 
 
 def plan_config(tmp_path: Path, config: dict, stack: str = "test"):
@@ -161,7 +161,7 @@ def test_dev_plan_registers_no_gcp_resources(plan_stack):
         (
             {
                 "inference-infra:gcpGpuFleets": [
-                    {**FLEET, "capacity": "reserved", "count": 2, "reservation": {"count": 1}}
+                    {"name": "l4", "machineType": "g2-standard-8", "reserved": 2, "reservation": {"count": 1}}
                 ]
             },
             r"inference-infra:gcpGpuFleets\[0\].reservation.count 1 must hold the whole fleet",
@@ -205,7 +205,7 @@ def test_gcp_stack_rejects_bad_config_by_key(tmp_path, extra, message):
 
 
 def test_gcp_stack_rejects_a_typo_in_a_fleet_key(tmp_path):
-    fleet = {"name": "l4", "machineTyp": "g2-standard-8", "capacity": "spot"}
+    fleet = {"name": "l4", "machineTyp": "g2-standard-8", "spot": 1}
     with pytest.raises(
         InputError, match=r"gcpGpuFleets\[0\].machineTyp is not a setting here \(did you mean 'machineType'"
     ):
@@ -256,7 +256,7 @@ def test_prod_plan_says_which_slice_the_planner_chose(plan_stack):
 
 
 def test_gcp_fleet_without_machine_type_gets_the_planners_gpu(tmp_path):
-    fleet = {"name": "auto", "capacity": "spot", "model": SMALL_MODEL}
+    fleet = {"name": "auto", "spot": 1, "model": SMALL_MODEL}
     result = plan_config(tmp_path, {**BASE, "inference-infra:gcpGpuFleets": [fleet]})
     (vm,) = result.capture.of_type(GCP_INSTANCE)
     chosen = result.capture.stack_outputs["gcpGpuFleets"]["auto"]["machineType"]
@@ -266,7 +266,7 @@ def test_gcp_fleet_without_machine_type_gets_the_planners_gpu(tmp_path):
 
 
 def test_gcp_tpu_without_slice_type_gets_the_planners_slice(tmp_path):
-    tpu = {"name": "auto-tpu", "scheduling": "spot", "model": SMALL_MODEL}
+    tpu = {"name": "auto-tpu", "spot": 1, "model": SMALL_MODEL}
     result = plan_config(tmp_path, {**BASE, "inference-infra:tpuVms": [tpu]})
     slice_type = result.capture.one(GCP_TPU_VM).props["acceleratorType"]
     assert find_instance_type(slice_type, "gcp").accelerator.startswith("tpu-")
@@ -292,7 +292,7 @@ def test_gcp_tpu_without_slice_type_gets_the_planners_slice(tmp_path):
             r"inference-infra:tpuVms\[0\].acceleratorType 'v5litepod-1' cannot serve this model",
         ),
         (
-            {"inference-infra:gcpGpuFleets": [{"name": "bare", "capacity": "spot"}]},
+            {"inference-infra:gcpGpuFleets": [{"name": "bare", "spot": 1}]},
             r"inference-infra:gcpGpuFleets\[0\].machineType \(unset\) is required unless model is set",
         ),
     ],
@@ -364,17 +364,17 @@ def test_prod_logs_every_read_and_write_of_the_gcp_model_bucket(plan_stack):
                 "queued": True,
                 "secureBoot": False,
                 "acceptDefaultServiceAccount": "burst pool that reads no bucket",
-                "monitoringRanges": ["10.2.0.0/16"],
+                "monitoringCidrBlocks": ["10.2.0.0/16"],
             },
-            r"inference-infra:tpuVms\[0\].monitoringRanges \['10.2.0.0/16'\] cannot be set on a queued",
+            r"inference-infra:tpuVms\[0\].monitoringCidrBlocks \['10.2.0.0/16'\] cannot be set on a queued",
         ),
         (
-            {"name": "open", "acceleratorType": "v5litepod-8", "monitoringRanges": ["0.0.0.0/0"]},
-            r"inference-infra:tpuVms\[0\].monitoringRanges\[0\] '0.0.0.0/0' must be a private CIDR block",
+            {"name": "open", "acceleratorType": "v5litepod-8", "monitoringCidrBlocks": ["0.0.0.0/0"]},
+            r"inference-infra:tpuVms\[0\].monitoringCidrBlocks\[0\] '0.0.0.0/0' must be a private CIDR block",
         ),
         (
-            {"name": "t", "acceleratorType": "v5litepod-8", "scheduling": "spot", "queued": True},
-            r"inference-infra:tpuVms\[0\].scheduling 'spot' is not offered here: a queued slice is on-demand",
+            {"name": "t", "acceleratorType": "v5litepod-8", "spot": 1, "queued": True},
+            r"inference-infra:tpuVms\[0\].spot 1 is not offered here: a queued slice is on-demand",
         ),
     ],
 )
@@ -387,10 +387,10 @@ def test_gcp_stack_rejects_tpu_settings_by_key(tmp_path, tpu, message):
     ("fleet", "message"),
     [
         (
-            {**FLEET, "clientRanges": ["0.0.0.0/0"]},
-            r"inference-infra:gcpGpuFleets\[0\].clientRanges\[0\] '0.0.0.0/0' must be a private range",
+            {**FLEET, "clientCidrBlocks": ["0.0.0.0/0"]},
+            r"inference-infra:gcpGpuFleets\[0\].clientCidrBlocks\[0\] '0.0.0.0/0' must be a private range",
         ),
-        ({**FLEET, "labels": {"Team": "ml"}}, r"inference-infra:gcpGpuFleets\[0\].labels key 'Team'"),
+        ({**FLEET, "tags": {"Team": "ml"}}, r"inference-infra:gcpGpuFleets\[0\].tags key 'Team'"),
         (
             {**FLEET, "reservation": {"count": 1}},
             r"inference-infra:gcpGpuFleets\[0\].reservation \{'count': 1\} cannot be used: Spot VMs",

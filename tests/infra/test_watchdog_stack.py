@@ -13,7 +13,7 @@ from inference_infra.components.aws.bootstrap import (
 )
 from inference_infra.components.errors import InputError
 from inference_infra.infra import watchdog_stack
-from inference_infra.infra.config import parse_stack_settings
+from inference_infra.infra.stack_file import parse_stack_settings
 from inference_infra.lambdas.idle_gpu_watchdog.settings import Settings
 
 WATCHDOG = "inference-infra:aws:IdleGpuWatchdog"

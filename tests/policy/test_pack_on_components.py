@@ -29,7 +29,6 @@ from inference_infra.components.aws.network import SubnetRef
 from inference_infra.components.gcp import FilestoreModelCache, FilestoreModelCacheArgs, TpuVm, TpuVmArgs
 from inference_infra.components.gcp import GpuFleet as GcpGpuFleet
 from inference_infra.components.gcp import GpuFleetArgs as GcpGpuFleetArgs
-from inference_infra.components.gcp.gpu_fleet import Capacity
 from inference_infra.components.offline_plan.model import Capture
 from inference_infra.components.offline_plan.policy import PolicyReport, evaluate
 from inference_infra.components.offline_plan.policy_pack import reconcile
@@ -76,9 +75,7 @@ def _aws_stack(*, auto_shutdown: bool | None = None, spot: int = 1, on_demand: i
 def _gcp_stack() -> None:
     GcpGpuFleet(
         "l4",
-        GcpGpuFleetArgs(
-            machine_type="g2-standard-8", zone="us-central1-a", subnetwork="sub", capacity=Capacity.SPOT
-        ),
+        GcpGpuFleetArgs(machine_type="g2-standard-8", zone="us-central1-a", subnetwork="sub", spot=1),
     )
     TpuVm(
         "tpu",

@@ -56,8 +56,9 @@ def test_monitoring_rules_with_the_prod_stack_prints_what_its_settings_render(ca
     """The output is what the reference stack's settings render (as the command printed them when it
     read infra/ itself): same text, same key order."""
     from inference_infra.components.offline_plan.project import load_project, load_stack
-    from inference_infra.infra.config import NAMESPACE, parse_stack_settings
+    from inference_infra.infra.config import NAMESPACE
     from inference_infra.infra.observability_stack import component_args
+    from inference_infra.infra.stack_file import parse_stack_settings
 
     config = load_stack(load_project(Path(REPO)), "prod").values
     prefix = f"{NAMESPACE}:"

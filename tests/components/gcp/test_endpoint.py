@@ -123,7 +123,7 @@ def test_gcp_endpoint_rejects_weights_not_summing_to_100(plan_of):
 
 
 def test_gcp_endpoint_rejects_internet_facing(plan_of):
-    with pytest.raises(ValueError, match="scheme 'internet-facing' is not offered on GCP"):
+    with pytest.raises(ValueError, match="internet_facing True is not offered on GCP"):
         plan_of(GcpInferenceEndpoint("llm", replace(ARGS, internet_facing=True)))
 
 

@@ -285,7 +285,7 @@ def test_validate_engine_rejects_ports_past_65535():
         first_port=65535,
     )
     [problem] = validate_engine(config)
-    assert problem.input == "inference_port"
+    assert problem.input == "serving_port"
     assert "2 engine ports" in problem.allowed
 
 
