@@ -12,7 +12,7 @@ import os
 import traceback
 from pathlib import Path
 
-from inference_infra.components.errors import InputError
+from inference_infra.components.errors import ConfigError, InputError
 from inference_infra.components.offline_plan.model import Capture, CapturedResource, scrub
 from inference_infra.components.offline_plan.policy import PolicyReport, evaluate_packs
 from inference_infra.components.offline_plan.pricing import price_capture
@@ -155,6 +155,14 @@ def _program_error(error: Exception, program_dir: Path, config_name: str) -> Pro
         return error
     if isinstance(error, (pulumi.ConfigMissingError, pulumi.ConfigTypeError)):
         return ProgramError(f"{config_name}: {error}")
+    # A program may re-raise an input error as pulumi.RunError (for a clean `pulumi up`), as the
+    # reference stack does; the error it wraps says what and where.
+    cause = error.__context__ if isinstance(error, pulumi.RunError) else None
+    if isinstance(cause, InputError):
+        error = cause
+    if isinstance(error, ConfigError):  # names the stack file and its keys: no program line
+        text = str(error)
+        return ProgramError(text if config_name in text else f"{config_name}: {text}", error.problems)
     from inference_infra.components.offline_plan.runtime import is_program_file
 
     frames = [
