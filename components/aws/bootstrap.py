@@ -43,7 +43,7 @@ from inference_infra.components.monitoring.host_exporters import DCGM_EXPORTER_P
 from inference_infra.components.monitoring.host_exporters import NODE_EXPORTER_PORT as NODE_EXPORTER_PORT
 from inference_infra.components.serving import EngineConfig, EngineHost, engine_image, engine_units
 
-# The idle watchdog's contract (SPEC.md): namespace, metric and the one dimension.
+# The idle watchdog's contract (docs/reference.md): namespace, metric and the one dimension.
 METRIC_NAMESPACE = "CWAgent"
 METRIC_DIMENSION = "InstanceId"
 GPU_UTILIZATION_METRIC = "nvidia_smi_utilization_gpu"

@@ -68,3 +68,8 @@ def test_workflow_pins_every_action_by_version(workflow):
     for ref in uses:
         assert re.fullmatch(r"[\w.-]+/[\w.-]+@v\d+(\.\d+){0,2}", ref), ref
     assert re.fullmatch(r"pulumi/actions@v\d+\.\d+\.\d+", next(u for u in uses if u.startswith("pulumi/")))
+
+
+def test_workflow_jobs_stop_within_20_minutes(workflow):
+    for name, job in workflow["jobs"].items():
+        assert job["timeout-minutes"] <= 20, name
