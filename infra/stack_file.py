@@ -214,7 +214,7 @@ def camel_words(text: str) -> str:
 
 
 def _join_text(stack: str, parts: list[str]) -> str:
-    where = f"{stack_file(stack)}: invalid stack config"
+    where = f"invalid stack config in {stack_file(stack)}"
     if len(parts) == 1:
         return f"{where}: {parts[0]}."
     return (

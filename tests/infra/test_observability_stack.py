@@ -125,7 +125,7 @@ def test_observability_reports_component_problems_under_their_config_keys(tmp_pa
             thresholds: {idleUtilizationPercent: 99}
         """,
     )
-    assert "inference-infra:observability.retentionSizeGib 30 must be below storage_size_gib (20)" in message
+    assert "inference-infra:observability.retentionSizeGib 30 must be below storageSizeGib (20)" in message
     assert "inference-infra:observability.thresholds.idleUtilizationPercent 99.0 must be below" in message
 
 
@@ -265,8 +265,7 @@ def test_observability_rejects_neuron_monitor_without_a_digest_pinned_image(tmp_
         """,
     )
     assert (
-        "inference-infra:observability.neuronMonitorImage (unset) must be given with neuron_monitor"
-        in message
+        "inference-infra:observability.neuronMonitorImage (unset) must be given with neuronMonitor" in message
     )
     message = _plan_error(
         tmp_path,
