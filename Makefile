@@ -9,7 +9,7 @@ CHECKOV_VENV ?= .venv-checkov
 
 WHEELHOUSE ?= .wheelhouse
 
-.PHONY: help venv tools system-deps wheelhouse plan test lint fmt docs bench bench-large clean
+.PHONY: help venv tools system-deps wheelhouse plan test lint fmt docs bench bench-large catalog clean
 
 help:
 	@echo "make plan     set up, then run 'inference-infra plan --stack $(STACK)' offline"
@@ -17,6 +17,7 @@ help:
 	@echo "make bench    run the benchmarks (by hand; not part of CI; under 5 minutes)"
 	@echo "make bench-large   the 5,000-instance watchdog benchmark too (about 15 minutes)"
 	@echo "make docs     rewrite the generated sections of docs/reference.md (CLI, policies, config keys)"
+	@echo "make catalog  rebuild the price and spot rows generated from the committed SkyPilot copies (by hand)"
 	@echo "make lint | fmt | clean"
 
 # pip prints one line per package it collects and installs (about 3 minutes on a cold machine), so a
@@ -84,6 +85,12 @@ bench: venv
 bench-large: venv
 	@echo "== benchmarks/watchdog_scale.py --sizes 100 1000 5000 (about 15 minutes)"
 	$(BIN)/python benchmarks/watchdog_scale.py --sizes 100 1000 5000
+
+# By hand, not in CI: rewrites components/catalog/data/generated/ from the committed copies of
+# SkyPilot's catalogs (components/catalog/data/sources/, SHA-256 checked). The catalog README says how
+# to refresh the copies themselves.
+catalog: venv
+	$(BIN)/python -m inference_infra.components.catalog.build
 
 clean:
 	rm -rf $(VENV) $(CHECKOV_VENV) $(WHEELHOUSE) .pytest_cache .ruff_cache build *.egg-info

@@ -8,11 +8,13 @@ needs it). The planner instead ranks every catalog machine (AWS and GCP GPUs,
 TPU slices, Inferentia2/Trainium) by USD per million generated tokens.
 
 Both sides use the same memory check, roofline throughput and on-demand
-catalog prices, so the difference is the choice alone. Beside the savings it
-prints the roofline's error on the table of published measurements
-(planner/measurements.py): per point, then the mean and worst per accelerator
-family (each family's factors come from its own points) and overall, with the
-factors and where they come from. Progress goes to stderr. Run by hand:
+catalog prices, so the difference is the choice alone. The saving is printed
+next to the figures earlier calibrations gave (`EARLIER`). Beside the savings it
+prints the step model's error on the published measurements: the vLLM points
+the factors are fitted on and the ones held out (planner/vllm_measurements.py),
+and the reference points (older vLLM builds and other engines), per point, with
+what each measured, then the mean and worst per accelerator family and split,
+with the factors and where they come from. Progress goes to stderr. Run by hand:
 
     .venv/bin/python benchmarks/planner_vs_rules.py
 """
@@ -34,6 +36,14 @@ from inference_infra.components.planner import (
     size,
 )
 from inference_infra.components.planner.calibration import TOLERANCE, errors, points, summary
+from inference_infra.components.planner.measurements import Metric
+
+# Average saving (all families, NVIDIA only) this benchmark printed under earlier calibrations.
+EARLIER = (
+    ("main: roofline calibrated on TensorRT-LLM", 0.495, 0.249),
+    ("first pass of the vLLM step model (vLLM 0.6 points, V0 term)", 0.601, 0.361),
+)
+_UNIT = {Metric.OUTPUT: "out tok/s", Metric.DECODE: "1/ITL", Metric.PREFILL: "P/TTFT"}
 
 
 @dataclass(frozen=True)
@@ -129,6 +139,8 @@ def main() -> None:
         f" over {len(savings)} scenarios where the tree's GPU holds the model."
     )
     print(f"Average saving, planner restricted to NVIDIA GPUs:  {sum(gpu_savings) / len(gpu_savings):.1%}.")
+    for label, every, nvidia in EARLIER:
+        print(f"  before, {label}: {every:.1%} ({nvidia:.1%} NVIDIA only)")
     print(
         f"USD per million generated tokens, on-demand list prices; {len(SCENARIOS)} scenarios sized"
         f" (3 x {len(instance_types())} machines each) in {elapsed:.2f} s."
@@ -141,24 +153,30 @@ def error_table() -> None:
     print(f"estimating {len(table)} published points...", file=sys.stderr, flush=True)
     found = errors(table=table)
     print()
-    print(f"{'MEASUREMENT (ISL/OSL, engine)':<84} {'MEASURED':>9} {'PLANNER':>9} {'ERROR':>7}")
+    head = f"{'SPLIT':<9} {'MEASUREMENT (weights/KV, ISL/OSL, batch, engine)':<96} {'METRIC':<9}"
+    print(f"{head} {'MEASURED':>9} {'PLANNER':>9} {'ERROR':>7}")
     for p, e in found:
         m = p.measurement
         label = (
-            f"{m.model} {m.weights} on {m.devices} x {m.instance_type}, "
-            f"{m.prompt_tokens}/{m.output_tokens} ({m.engine} {m.engine_version})"
+            f"{m.model} {m.weights}/{m.kv_cache} on {m.devices} x {m.instance_type},"
+            f" {m.prompt_tokens}/{m.output_tokens} x{p.traffic.concurrency} ({m.engine} {m.engine_version})"
         )
-        print(f"{label:<84} {m.tokens_per_s:>9,.0f} {m.tokens_per_s * (1 + e):>9,.0f} {e:>+7.1%}")
+        print(
+            f"{m.split.value:<9} {label[:96]:<96} {_UNIT[m.metric]:<9} {m.tokens_per_s:>9,.0f}"
+            f" {m.tokens_per_s * (1 + e):>9,.0f} {e:>+7.1%}"
+        )
     print()
-    print(f"{'FAMILY':<12} {'POINTS':>6} {'MEAN':>7} {'WORST':>7}  FACTORS")
-    for family, (n, mean, worst) in summary(found).items():
-        eff = Assumptions().efficiency(family)
-        print(f"{family.value:<12} {n:>6} {mean:>7.1%} {worst:>7.1%}  {eff.describe()}; {eff.basis}")
-    absolute = [abs(e) for _, e in found]
+    print(f"{'FAMILY':<12} {'SPLIT':<9} {'POINTS':>6} {'MEAN':>7} {'WORST':>7}")
+    for (family, split), (n, mean, worst) in summary(found).items():
+        print(f"{family.value:<12} {split.value:<9} {n:>6} {mean:>7.1%} {worst:>7.1%}")
     print(
-        f"{'all':<12} {len(found):>6} {sum(absolute) / len(absolute):>7.1%} {max(absolute):>7.1%}"
-        f"  (tolerance {TOLERANCE:.0%})"
+        f"(tolerance {TOLERANCE:.0%} on vLLM fit and holdout points;"
+        " reference points: older vLLM builds and other engines)"
     )
+    print()
+    for family in AcceleratorFamily:
+        eff = Assumptions().efficiency(family)
+        print(f"{family.value}: {eff.describe()}; {eff.basis}")
 
 
 if __name__ == "__main__":

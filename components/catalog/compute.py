@@ -6,6 +6,10 @@ default pools, CPU Auto Scaling groups), so a plan's total is not silently
 short. Prices are **on-demand list prices in USD per hour** (EC2: Linux, shared
 tenancy), read on ``as_of`` from the snapshots named in ``source``.
 
+The rows live in ``data/`` (kept by hand; not rebuilt by ``make catalog``, whose
+SkyPilot copies hold the accelerator rows only): ``ec2_families.json`` and
+``gce_machines.csv``.
+
 EC2: one row per family. AWS prices the sizes of a family in proportion to
 their size normalization factors (``large`` = 4, ``xlarge`` = 8, ...; the
 table below is AWS's, from the Reserved Instances size-flexibility page), so a
@@ -33,15 +37,10 @@ from dataclasses import dataclass, field
 from datetime import date
 from functools import cache
 
+from inference_infra.components.catalog.tables import day, document, rows
 from inference_infra.components.catalog.types import Cloud
 
-_READ = date(2026, 11, 24)  # day the rows below were read
-_SKYPILOT_AWS = (
-    "https://github.com/skypilot-org/skypilot-catalog/blob/00148f2af3672e2229b4f7bf8157d5a3f36e3c35/"
-    "catalogs/v8/aws/vms.csv"
-)
-_AWS_PRICES = "https://aws.amazon.com/ec2/pricing/on-demand/"
-_SIZE_FLEX = "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/apply_ri.html"
+_READ = date(2026, 11, 24)  # day the GCE series' shapes and rate rows were chosen
 
 # AWS size normalization factors (Reserved Instances size flexibility).
 SIZE_FACTORS: Mapping[str, float] = {
@@ -84,71 +83,19 @@ class Ec2Family:
         return next(iter(self.hourly_usd))
 
 
-_BURST = ("nano", "micro", "small", "medium", "large", "xlarge", "2xlarge")
-_GRAVITON = ("medium", "large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge")
-_GEN5 = ("large", "xlarge", "2xlarge", "4xlarge", "8xlarge", "12xlarge", "16xlarge", "24xlarge")
-_C5 = ("large", "xlarge", "2xlarge", "4xlarge", "9xlarge", "12xlarge", "18xlarge", "24xlarge")
-_GEN6I = (*_GEN5, "32xlarge")
-_GEN6A = (*_GEN6I, "48xlarge")
-_GEN7I = (*_GEN5, "48xlarge")
-
-
-def _ec2(family: str, sizes: tuple[str, ...], anchor: str, usd: float, **read: float) -> Ec2Family:
-    """A family read in the snapshot; us-east-1 and us-west-2 carry the same rate for every row here."""
-    return Ec2Family(
-        family=family,
-        sizes=sizes,
-        anchor=anchor,
-        hourly_usd={"us-east-1": usd, "us-west-2": usd},
-        read=dict(read),
-        source=f"{_SKYPILOT_AWS} ; {_AWS_PRICES} ; {_SIZE_FLEX}",
-        as_of=_READ,
+# One family per row of data/ec2_families.json: the sizes AWS sells, the anchor size's price per
+# region and the other sizes read, as SkyPilot's AWS catalog listed them (read 2026-11-24).
+EC2_FAMILIES: tuple[Ec2Family, ...] = tuple(
+    Ec2Family(
+        family=f["family"],
+        sizes=tuple(f["sizes"]),
+        anchor=f["anchor"],
+        hourly_usd=f["hourly_usd"],
+        read=f["read"],
+        source=f["source"],
+        as_of=day(f["as_of"]),
     )
-
-
-# (family, sizes, anchor size, anchor USD/h in us-east-1 and us-west-2, other sizes read in us-east-1)
-EC2_FAMILIES: tuple[Ec2Family, ...] = (
-    # burstable
-    _ec2("t2", _BURST, "xlarge", 0.1856, nano=0.0058, micro=0.0116, small=0.023),
-    _ec2("t3", _BURST, "xlarge", 0.1664, small=0.0208, **{"2xlarge": 0.3328}),
-    _ec2("t3a", _BURST, "large", 0.0752, medium=0.0376, **{"2xlarge": 0.3008}),
-    _ec2("t4g", _BURST, "large", 0.0672, micro=0.0084, medium=0.0336, **{"2xlarge": 0.2688}),
-    # general purpose
-    _ec2("m5", _GEN5, "large", 0.096, xlarge=0.192),
-    _ec2(
-        "m5a", _GEN5, "large", 0.086, xlarge=0.172, **{"2xlarge": 0.344, "4xlarge": 0.688, "8xlarge": 1.376}
-    ),
-    _ec2(
-        "m6a",
-        _GEN6A,
-        "large",
-        0.0864,
-        xlarge=0.1728,
-        **{"4xlarge": 0.6912, "8xlarge": 1.3824, "48xlarge": 8.2944},
-    ),
-    _ec2("m6g", _GRAVITON, "2xlarge", 0.308, **{"4xlarge": 0.616, "16xlarge": 2.464}),
-    _ec2("m6i", _GEN6I, "12xlarge", 2.304, **{"16xlarge": 3.072, "24xlarge": 4.608}),
-    _ec2("m7g", _GRAVITON, "xlarge", 0.1632, medium=0.0408),
-    _ec2("m7i", _GEN7I, "2xlarge", 0.4032, **{"24xlarge": 4.8384, "48xlarge": 9.6768}),
-    # compute optimized
-    _ec2("c5", _C5, "large", 0.085, **{"2xlarge": 0.34, "4xlarge": 0.68, "9xlarge": 1.53}),
-    _ec2("c6a", _GEN6A, "large", 0.0765, xlarge=0.153, **{"4xlarge": 0.612, "8xlarge": 1.224}),
-    _ec2(
-        "c6g",
-        _GRAVITON,
-        "xlarge",
-        0.136,
-        medium=0.034,
-        **{"2xlarge": 0.272, "4xlarge": 0.544, "16xlarge": 2.176},
-    ),
-    _ec2("c6i", _GEN6I, "2xlarge", 0.34, **{"4xlarge": 0.68, "24xlarge": 4.08, "32xlarge": 5.44}),
-    _ec2("c7g", _GRAVITON, "2xlarge", 0.29, **{"4xlarge": 0.58, "8xlarge": 1.16}),
-    _ec2("c7i", _GEN7I, "12xlarge", 2.142, **{"16xlarge": 2.856}),
-    # memory optimized
-    _ec2("r5", _GEN5, "large", 0.126, xlarge=0.252),
-    _ec2("r6g", _GRAVITON, "2xlarge", 0.4032, **{"4xlarge": 0.8064, "16xlarge": 3.2256}),
-    _ec2("r6i", _GEN6I, "2xlarge", 0.504, **{"16xlarge": 4.032, "24xlarge": 6.048, "32xlarge": 8.064}),
-    _ec2("r7i", _GEN7I, "12xlarge", 3.1752, **{"16xlarge": 4.2336}),
+    for f in document("ec2_families.json")
 )
 
 
@@ -209,32 +156,18 @@ _GCE_SHAPES = "https://cloud.google.com/compute/docs/general-purpose-machines"
 # lists them at 2 full vCPUs, so their vCPU fraction comes from here.
 _E2_SHARED = "https://github.com/FootprintAI/telescope/pull/4"
 
-# Machines read in the snapshot (us-central1, us-east1, us-east4): (machine, vCPUs, GiB, region -> USD/h).
-_GCE_READ: tuple[tuple[str, float, float, Mapping[str, float]], ...] = (
-    ("e2-highcpu-8", 8, 8, {"us-central1": 0.19788, "us-east1": 0.19788, "us-east4": 0.22288}),
-    ("e2-highmem-16", 16, 128, {"us-central1": 0.7232, "us-east1": 0.7232, "us-east4": 0.81445}),
-    ("n1-standard-1", 1, 3.75, {"us-central1": 0.0475, "us-east1": 0.0475, "us-east4": 0.0535}),
-    ("n1-standard-16", 16, 60, {"us-central1": 0.76, "us-east1": 0.76, "us-east4": 0.85594}),
-    ("n1-highmem-96", 96, 624, {"us-central1": 5.67854, "us-east1": 5.67854, "us-east4": 6.39518}),
-    ("n2-highcpu-4", 4, 4, {"us-central1": 0.14339, "us-east1": 0.14339, "us-east4": 0.1615}),
-    ("n2-highcpu-32", 32, 32, {"us-central1": 1.14714, "us-east1": 1.14714, "us-east4": 1.29203}),
-    ("n2-highcpu-96", 96, 96, {"us-central1": 3.44141, "us-east1": 3.44141, "us-east4": 3.8761}),
-    ("n2-standard-96", 96, 384, {"us-central1": 4.66166, "us-east1": 4.66166, "us-east4": 5.25014}),
-    ("n2-highmem-128", 128, 864, {"us-central1": 7.70698}),
-    ("n2d-highcpu-8", 8, 8, {"us-central1": 0.2495, "us-east1": 0.2495, "us-east4": 0.28102}),
-    ("n2d-highcpu-16", 16, 16, {"us-central1": 0.49901, "us-east1": 0.49901, "us-east4": 0.56203}),
-    ("n2d-highcpu-64", 64, 64, {"us-central1": 1.99603, "us-east1": 1.99603, "us-east4": 2.24813}),
-    ("n2d-highcpu-128", 128, 128, {"us-central1": 3.99206, "us-east1": 3.99206, "us-east4": 4.49626}),
-    ("c3-standard-4", 4, 16, {"us-central1": 0.20161, "us-east1": 0.20161, "us-east4": 0.20161}),
-    ("c3-standard-44", 44, 176, {"us-central1": 2.21769, "us-east1": 2.21769, "us-east4": 2.21769}),
-    ("c3-standard-176", 176, 704, {"us-central1": 8.87075, "us-east1": 8.87075, "us-east4": 8.87075}),
-    ("c3-highmem-8", 8, 64, {"us-central1": 0.52923, "us-east1": 0.52923, "us-east4": 0.52923}),
-    ("c3-highmem-44", 44, 352, {"us-central1": 2.91078, "us-east1": 2.91078, "us-east4": 2.91078}),
-    ("c3-highmem-88", 88, 704, {"us-central1": 5.82155, "us-east1": 5.82155, "us-east4": 5.82155}),
-)
-GCE_READ: Mapping[str, tuple[float, float, Mapping[str, float]]] = {
-    m: (v, g, usd) for m, v, g, usd in _GCE_READ
-}
+
+def _gce_read() -> dict[str, tuple[float, float, dict[str, float]]]:
+    out: dict[str, tuple[float, float, dict[str, float]]] = {}
+    for row in rows("gce_machines.csv"):
+        shape = out.setdefault(row["name"], (float(row["vcpus"]), float(row["memory_gib"]), {}))
+        shape[2][row["region"]] = float(row["hourly_usd"])
+    return out
+
+
+# Machines read in the snapshot (data/gce_machines.csv: us-central1, us-east1, us-east4):
+# machine -> (vCPUs, GiB, region -> USD/h).
+GCE_READ: Mapping[str, tuple[float, float, Mapping[str, float]]] = _gce_read()
 
 
 @dataclass(frozen=True, kw_only=True)

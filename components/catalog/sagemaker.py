@@ -1,18 +1,24 @@
 """SageMaker real-time inference prices for ml.* accelerator instances (on-demand, per instance-hour).
 
 SageMaker bills its own rate for an ml.* instance, above the EC2 price of the
-same machine. Rates are for US East (N. Virginia); other regions are not
-listed and are priced at this rate with the region named in the basis.
+same machine. A rate is recorded only from a primary source (AWS's pricing page
+or the AWS Price List offer file for AmazonSageMaker) with its date.
 
-Verification (2026-11-24): none of these rows has been checked against a
-primary source. They were recorded on 2026-11-01 from AWS's pricing page,
-which renders its tables in the browser and could not be read here; no
-public price-list snapshot of SageMaker hosting rates (like SkyPilot's for
-EC2) was found. Third-party pages read on 2026-11-24 disagree with each other
-(ml.g5.xlarge at $1.21 on one, about $1.41 on another; ml.inf2.xlarge at
-$0.76 on one), so they were not used to change any row. Each row's
-``checked`` says what, if anything, it was compared with. Not added for want
-of a source: ml.g6, ml.g6e, ml.p4de, ml.p5.
+As of 2026-11-25 **no ml.* type is priced**: AWS's pricing page fills its
+tables with scripts and could not be read here, and no copy of the Price List
+offer file was found through the search and fetch tools. The rates recorded on
+2026-11-01 (said to be from AWS's page, never checked) disagree with secondary
+pages read on 2026-11-24 (ml.g5.xlarge at $1.408 recorded, $1.21 on one page,
+about $1.41 on another; ml.inf2.xlarge $0.99 recorded, $0.76 on one), so they
+are kept in ``data/sagemaker.csv`` as ``recorded_usd`` for the record and are
+not used: ``sagemaker_price`` returns None, and a plan lists a SageMaker endpoint
+as not priced instead of guessing. ``SAGEMAKER_NOT_PRICED`` lists the types
+with the reason; any other ml.* type is not priced for the same reason.
+
+To price them, add ``hourly_usd``, ``source`` and ``as_of`` to a row from the
+offer file (``https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonSageMaker/current/index.json``,
+product family "ML Instance", component "Hosting", usage type ``USE1-Host:<type>``)
+and empty its ``not_priced`` cell.
 
 Pure data and lookups; no Pulumi.
 """
@@ -22,58 +28,66 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date
 
-_SOURCE = "https://aws.amazon.com/sagemaker/ai/pricing/ (Real-Time Inference, us-east-1)"
-_AS_OF = date(2026, 11, 1)
-# Third-party pages compared with on 2026-11-24 (secondary sources: agreement is not verification).
-_WRING = "https://www.wring.co/blog/aws-sagemaker-inference-guide"
-_ZIRCON = "https://zircon.tech/blog/the-real-cost-of-running-ai-models-on-aws-sagemaker-inference-deep-dive"
+from inference_infra.components.catalog.tables import day, rows
+
+NOT_PRICED_REASON = (
+    "no primary source: AWS's SageMaker pricing page fills its tables with scripts and could not be "
+    "read, and no copy of the AWS Price List offer file for AmazonSageMaker was found (2026-11-25)"
+)
 
 
 @dataclass(frozen=True, kw_only=True)
 class SageMakerPrice:
     instance_type: str
     hourly_usd: float  # us-east-1, on-demand
-    source: str = _SOURCE
-    as_of: date = _AS_OF
-    checked: str = "not verified against a primary source"
+    source: str
+    as_of: date
+    checked: str = ""
+
+
+@dataclass(frozen=True, kw_only=True)
+class SageMakerNotPriced:
+    """An ml.* type the catalog does not price, why, and the unverified figure once recorded for it."""
+
+    instance_type: str
+    reason: str
+    recorded_usd: float | None  # not used for pricing
+    recorded_source: str
+    recorded_as_of: date | None
+    checked: str  # what the recorded figure was compared with
 
 
 SAGEMAKER_PRICES: dict[str, SageMakerPrice] = {
-    p.instance_type: p
-    for p in (
-        SageMakerPrice(instance_type="ml.g4dn.xlarge", hourly_usd=0.7364),
-        SageMakerPrice(instance_type="ml.g4dn.2xlarge", hourly_usd=0.94),
-        SageMakerPrice(instance_type="ml.g4dn.12xlarge", hourly_usd=4.89),
-        SageMakerPrice(
-            instance_type="ml.g5.xlarge",
-            hourly_usd=1.408,
-            checked=f"2026-11-24: about $1.41 at {_ZIRCON}, $1.21 at {_WRING}; kept, not verified",
-        ),
-        SageMakerPrice(
-            instance_type="ml.g5.2xlarge",
-            hourly_usd=1.515,
-            checked=f"2026-11-24: $1.52 at {_WRING}; not verified against AWS",
-        ),
-        SageMakerPrice(instance_type="ml.g5.4xlarge", hourly_usd=2.03),
-        SageMakerPrice(instance_type="ml.g5.8xlarge", hourly_usd=3.06),
-        SageMakerPrice(instance_type="ml.g5.12xlarge", hourly_usd=7.09),
-        SageMakerPrice(instance_type="ml.g5.24xlarge", hourly_usd=10.18),
-        SageMakerPrice(instance_type="ml.g5.48xlarge", hourly_usd=20.36),
-        SageMakerPrice(
-            instance_type="ml.p4d.24xlarge",
-            hourly_usd=37.688,
-            checked=f"2026-11-24: $37.69 at {_WRING}; not verified against AWS",
-        ),
-        SageMakerPrice(
-            instance_type="ml.inf2.xlarge",
-            hourly_usd=0.99,
-            checked=f"2026-11-24: $0.76 at {_WRING}; kept (one secondary source), not verified",
-        ),
-        SageMakerPrice(instance_type="ml.inf2.24xlarge", hourly_usd=7.79),
-        SageMakerPrice(instance_type="ml.inf2.48xlarge", hourly_usd=15.58),
+    r["instance_type"]: SageMakerPrice(
+        instance_type=r["instance_type"],
+        hourly_usd=float(r["hourly_usd"]),
+        source=r["source"],
+        as_of=day(r["as_of"]),
+        checked=r["checked"],
     )
+    for r in rows("sagemaker.csv")
+    if not r["not_priced"]
+}
+
+SAGEMAKER_NOT_PRICED: dict[str, SageMakerNotPriced] = {
+    r["instance_type"]: SageMakerNotPriced(
+        instance_type=r["instance_type"],
+        reason=r["not_priced"],
+        recorded_usd=float(r["recorded_usd"]) if r["recorded_usd"] else None,
+        recorded_source=r["recorded_source"],
+        recorded_as_of=day(r["recorded_as_of"]) if r["recorded_as_of"] else None,
+        checked=r["checked"],
+    )
+    for r in rows("sagemaker.csv")
+    if r["not_priced"]
 }
 
 
 def sagemaker_price(instance_type: str) -> SageMakerPrice | None:
     return SAGEMAKER_PRICES.get(instance_type)
+
+
+def sagemaker_not_priced_reason(instance_type: str) -> str:
+    """Why an ml.* type has no price: its row's reason, or the general one for a type not listed."""
+    row = SAGEMAKER_NOT_PRICED.get(instance_type)
+    return row.reason if row else NOT_PRICED_REASON

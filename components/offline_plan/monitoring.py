@@ -113,4 +113,4 @@ def _groups(props: Mapping[str, Any]) -> list[Any]:
 
 
 def _listed(files: Mapping[str, Any]) -> str:
-    return ", ".join(repr(name) for name in files)
+    return ", ".join(repr(name) for name in sorted(files))

@@ -60,39 +60,40 @@ class Efficiency:
         return self.tensor_parallel ** max(0.0, math.log2(degree) - math.log2(self.tensor_parallel_included))
 
 
-# Each family's factors, derived from that family's own published points (planner/measurements.py)
-# by planner.calibration.derive(); a test checks they still are. A factor the family's points do
-# not constrain is borrowed from NVIDIA's, and `basis` says which.
+# Each family's factors, fitted on that family's published vLLM points (planner/vllm_measurements.py,
+# the `fit` split) by planner.calibration.derive(); a test checks they still are. A factor the
+# family's points do not constrain is borrowed or kept from another source, and `basis` says which.
 FAMILY_EFFICIENCY: dict[AcceleratorFamily, Efficiency] = {
     AcceleratorFamily.NVIDIA_GPU: Efficiency(
-        bandwidth=0.67,
-        compute=0.77,
-        tensor_parallel=0.77,
-        sequence_overhead_us=11.0,
-        basis="derived from 24 published TensorRT-LLM points (H100, H200, L40S, A100)",
+        bandwidth=0.75,
+        compute=0.54,
+        tensor_parallel=0.78,
+        step_overhead_ms=0.9,
+        basis=(
+            "fitted on 9 published vLLM V1 points (Llama 3.1 8B at TP=1 on H100 and B200, vLLM 0.19.1),"
+            " 5 more held out; the per-doubling tensor-parallel factor is not fitted (no V1 run past"
+            " TP=1 found): kept from the first pass's fit on vLLM 0.6 runs at TP=8"
+        ),
     ),
     AcceleratorFamily.AWS_NEURON: Efficiency(
-        bandwidth=0.42,
-        compute=0.77,
+        bandwidth=0.55,
+        compute=0.08,
         tensor_parallel=1.0,
-        step_overhead_ms=5.0,
-        sequence_overhead_us=11.0,
+        step_overhead_ms=10.5,
         basis=(
-            "bandwidth share and per-step time derived from 34 published Neuron points"
-            " (inf2 TP=24, trn1 TP=32, batch 1-8); compute share and host time per sequence"
-            " borrowed from NVIDIA; tensor-parallel cost carried by the per-step time"
+            "fitted on 9 published vLLM points on Neuron (optimum-neuron, Llama 3.1 8B, TP=8 on"
+            " inf2 and trn1), 5 more held out; host time per sequence borrowed from NVIDIA;"
+            " tensor-parallel cost carried by the per-step time"
         ),
     ),
     AcceleratorFamily.GOOGLE_TPU: Efficiency(
-        bandwidth=0.54,
-        compute=0.77,
-        tensor_parallel=0.77,
-        tensor_parallel_included=8,
-        sequence_overhead_us=11.0,
+        bandwidth=0.82,
+        compute=0.62,
+        tensor_parallel=0.86,
+        step_overhead_ms=0.9,
         basis=(
-            "bandwidth share derived from 3 published TPU points (v5e-8 JetStream + MaxText,"
-            " v6e-8 vLLM; all TP=8), the collectives of TP<=8 included; compute share, host time"
-            " per sequence and the cost per doubling past TP=8 borrowed from NVIDIA"
+            "fitted on 4 published vLLM TPU points (Llama 3.1 8B on v6e-1, Llama 3.3 70B on v6e-8),"
+            " 2 more held out; host times borrowed from NVIDIA"
         ),
     ),
 }
@@ -108,19 +109,20 @@ class Assumptions:
     # runtime context, kernel workspaces, collective-communication buffers,
     # captured graphs. A planning figure, not a measurement.
     runtime_reserve_gib: float = 1.0
-    # The efficiencies come per accelerator family from FAMILY_EFFICIENCY (derived from
-    # published measurements; NVIDIA's 67% of peak bandwidth is the kernels' share once the host
-    # time per sequence is counted apart: end to end, the share falls with the batch, to 66% at 60
-    # sequences and 47% at 883, around the 55-60% Databricks measured on A100s, _DATABRICKS).
+    # The efficiencies come per accelerator family from FAMILY_EFFICIENCY (fitted on published
+    # vLLM measurements; NVIDIA's 75% of peak bandwidth is the kernels' share with 0.9 ms of host
+    # time per step counted apart: end to end the planner's lone 8B decode step on an H100 comes to 66% of
+    # the peak, near the 55-60% Databricks measured on A100s, _DATABRICKS).
     # Setting one here overrides it for every family.
     bandwidth_efficiency: float | None = None
     compute_efficiency: float | None = None
     tensor_parallel_efficiency: float | None = None
     step_overhead_ms: float | None = None
     sequence_overhead_us: float | None = None
-    # Tokens one forward pass processes at most (chunked prefill); sizes the
-    # activation workspace. vLLM's chunked-prefill budget is of this order.
-    max_batched_tokens: int = 8192
+    # Tokens one step processes at most (vLLM's max_num_batched_tokens, the chunked-prefill
+    # budget): it sizes the activation workspace and caps a step in the throughput estimate.
+    # None: the served engine's default for the device (planner.engine.vllm_token_budget).
+    max_batched_tokens: int | None = None
 
     def efficiency(self, family: AcceleratorFamily | str) -> Efficiency:
         """The family's factors, with any set here in their place."""
@@ -167,17 +169,14 @@ def validate_assumptions(a: Assumptions) -> list[Problem]:
             continue  # the family's derived factor
         if not isinstance(value, int | float) or not 0 < value <= 1:
             problems.append(Problem(name, value, "must be a fraction in (0, 1]"))
-    if a.step_overhead_ms is not None and (
-        not isinstance(a.step_overhead_ms, int | float) or a.step_overhead_ms < 0
-    ):
-        problems.append(Problem("step_overhead_ms", a.step_overhead_ms, "must be >= 0"))
-    if a.sequence_overhead_us is not None and (
-        not isinstance(a.sequence_overhead_us, int | float) or a.sequence_overhead_us < 0
-    ):
-        problems.append(Problem("sequence_overhead_us", a.sequence_overhead_us, "must be >= 0"))
+    for name in ("step_overhead_ms", "sequence_overhead_us"):
+        value = getattr(a, name)
+        if value is not None and (not isinstance(value, int | float) or value < 0):
+            problems.append(Problem(name, value, "must be >= 0"))
     if not isinstance(a.runtime_reserve_gib, int | float) or a.runtime_reserve_gib < 0:
         problems.append(Problem("runtime_reserve_gib", a.runtime_reserve_gib, "must be >= 0"))
-    if not isinstance(a.max_batched_tokens, int) or a.max_batched_tokens < 1:
+    budget = a.max_batched_tokens
+    if budget is not None and (not isinstance(budget, int) or isinstance(budget, bool) or budget < 1):
         problems.append(
             Problem("max_batched_tokens", a.max_batched_tokens, "must be a positive whole number")
         )

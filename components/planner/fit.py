@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 
 from inference_infra.components.catalog import Accelerator, AcceleratorFamily, InstanceType, accelerator
 from inference_infra.components.planner.assumptions import Assumptions
+from inference_infra.components.planner.engine import served_engine
 from inference_infra.components.planner.memory import (
     DeviceMemory,
     Traffic,
@@ -193,7 +194,17 @@ def _layout(
 ) -> Fit:
     replicas = hw.units // t
     sequences = sequences_per_replica(traffic.concurrency, replicas)
-    per_device = device_memory(spec, traffic, precision, assumptions, tensor_parallel=t, sequences=sequences)
+    engine = served_engine(hw.device.family)
+    per_device = device_memory(
+        spec,
+        traffic,
+        precision,
+        assumptions,
+        tensor_parallel=t,
+        sequences=sequences,
+        step_tokens=engine.budget(hw.device, traffic.context_tokens),
+        block_tokens=engine.block_tokens(hw.device, traffic.context_tokens),
+    )
     return Fit(
         hardware=hw,
         tensor_parallel=t,

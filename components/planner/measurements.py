@@ -1,11 +1,20 @@
-"""Published throughput measurements the planner's roofline is calibrated against.
+"""Published throughput measurements: the dataclass, and the reference set of other engines.
 
 Each point is one published figure: a model on a number of accelerators at a
 fixed input/output length (ISL/OSL), served by a named engine at a named
 version with a stated batch ceiling, reported as generated tokens per second
-over all the devices. Every point carries its source and the date it was read.
-The factors are derived per accelerator family from that family's points
-(`planner.calibration`).
+over all the devices, with its source and the date it was read. The engine's
+way of scheduling (`scheduling`, `decode_read`, `token_budget`, `offline`,
+`compiled_batch`) is recorded with the point, so the planner replays the run
+as that engine ran it.
+
+The planner's factors are fitted on the vLLM set (`planner.vllm_measurements`),
+the engine the stacks deploy. The points below are the earlier table, measured
+with other engines (TensorRT-LLM, Transformers NeuronX, JetStream + MaxText).
+They are kept as a labelled reference set (`Split.REFERENCE`): never fitted on,
+reported beside the vLLM errors (`benchmarks/planner_vs_rules.py`), because they
+are the only published points for some shapes (Llama 2, Mistral, TP 24/32 on
+Neuron, v5e) and show how far another engine's speed is from vLLM's.
 
 NVIDIA GPUs
   * TensorRT-LLM performance overview, v1.0 (PyTorch backend, ModelOpt FP8
@@ -45,16 +54,8 @@ Google TPUs
     MaxText's dense KV cache is read whole every decode step (2,048 tokens per
     slot, `decode_kv_tokens`). The v6e (Trillium) copy of that recipe prints
     the same figures verbatim, so it is not counted as a separate measurement.
-  * Google's tpu-recipes vLLM recipe for Llama-3.3-70B-Instruct on v6e-8
-    (vllm-tpu nightly of 2025-11-29, bf16, TP=8, `vllm bench serve` on the
-    random dataset at 1000/1000 with --ignore-eos, 3,000 requests at client
-    concurrency 64 and 128): two points.
-  Not usable: the jetstream-pytorch summary (ShareGPT, lengths not published),
-  the v6e vLLM Llama-3.1-8B walkthrough (ShareGPT, no concurrency limit: every
-  one of 1,000 requests sent at once in a 38 s run, so the batch is the
-  engine's unstated default and ramp-up dominates), and the other vLLM TPU
-  recipes (Llama 3 8B, 3.1, 3.3 70B on v5e/v6e: placeholders instead of
-  figures) or models without a preset (Qwen, Gemma, DeepSeek, Llama 4).
+  The vLLM TPU recipes (v6e) are in the vLLM set (`planner.vllm_measurements`),
+  which also says why the other TPU sources are not used.
 
 MLPerf Inference is not in the table, although its Offline results for preset
 models were read (mlcommons/inference_results_v4.1 at 198fc46 and v5.1 at
@@ -76,12 +77,31 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import date
+from enum import StrEnum
+
+from inference_infra.components.planner.engine import DecodeRead, Scheduling
 
 _TRTLLM_PERF = (
     "https://github.com/NVIDIA/TensorRT-LLM/blob/00f37686aa854010d68bcbd0f4ab000221541ca6/"
     "docs/source/performance/perf-overview.md"
 )
 _READ = date(2026, 11, 22)
+
+
+class Metric(StrEnum):
+    """What a point's `tokens_per_s` measures."""
+
+    OUTPUT = "output"  # generated tokens per second over the whole run, all devices
+    DECODE = "decode"  # one sequence's decode speed, 1 / inter-token latency, at the run's batch
+    PREFILL = "prefill"  # one request's prompt tokens / its time to first token, under the run's load
+
+
+class Split(StrEnum):
+    """Which part of the calibration a point belongs to, fixed before any fitting."""
+
+    FIT = "fit"  # the factors are searched on these
+    HOLDOUT = "holdout"  # never searched on; their error is the estimate's error on unseen runs
+    REFERENCE = "reference"  # another engine's run: reported, never fitted
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -93,7 +113,7 @@ class Measurement:
     kv_cache: str  # KV-cache format
     prompt_tokens: int  # ISL
     output_tokens: int  # OSL
-    tokens_per_s: float  # total generated tokens per second over all the devices
+    tokens_per_s: float  # what `metric` names; by default total generated tokens per second
     max_batch: int  # the engine's batch ceiling in the run (sequences in flight at most)
     engine: str
     engine_version: str
@@ -110,7 +130,21 @@ class Measurement:
     # fixed-size slot, masked to the sequence's length, instead of the tokens the sequence holds
     # (MaxText's dense KV cache: max_target_length per slot). None: a paged cache, which reads
     # the sequence's own length (prompt + half the output on average).
-    decode_kv_tokens: int | None = None
+    decode_kv_tokens: float | None = None
+    split: Split = Split.REFERENCE
+    # How the engine filled its steps: prefill chunks sharing steps with decodes under a token
+    # budget (vLLM's chunked prefill, TensorRT-LLM's in-flight batching) or prompts in steps of
+    # their own (fixed-batch engines, vLLM on Neuron).
+    scheduling: Scheduling = Scheduling.CHUNKED
+    decode_read: DecodeRead = DecodeRead.PAGED
+    token_budget: int | None = None  # the run's max_num_batched_tokens; None: the default for the device
+    offline: bool = False  # every request submitted at once (an offline batch), not a client's concurrency
+    compiled_batch: int | None = None  # lines a fixed-batch engine's decode step runs whatever the load
+    max_model_len: int | None = None  # the engine's context (sizes memory); None: ISL + OSL
+    # The run's --gpu-memory-utilization when the engine's KV cache, not the client, set the batch
+    # (a burst of requests); None: the planner's own ceiling.
+    memory_utilization: float | None = None
+    metric: Metric = Metric.OUTPUT
     notes: str = ""
 
 
@@ -129,6 +163,9 @@ def _trt(model: str, instance: str, devices: int, isl: int, osl: int, tps: float
         engine_version="1.0",
         source=_TRTLLM_PERF,
         as_of=_READ,
+        # in-flight batching puts new prompts into generation steps under max_num_tokens (8,192 by
+        # default in trtllm-bench), which the chunked schedule describes
+        token_budget=8192,
     )
 
 
@@ -186,6 +223,9 @@ def _trt_static(
         source=_TRTLLM_061,
         as_of=_READ_NEW,
         exact_batch=True,
+        # static batching: the batch's prompts are encoded together, then the batch decodes
+        scheduling=Scheduling.SEPARATE,
+        offline=True,
         notes="static batching (gptSessionBenchmark) at the published batch size",
     )
 
@@ -281,6 +321,8 @@ def _neuron(
         tensor_parallel=24 if inf2 else 32,  # NeuronCores
         exact_batch=True,
         decode_kv_tokens=neuronx_decode_kv_tokens(isl, osl),  # whole buckets (_NEURONX_BUCKETS)
+        scheduling=Scheduling.SEPARATE,
+        offline=True,  # a static batch: its prompts are encoded together, then it decodes in step
         notes=note,
     )
 
@@ -356,41 +398,9 @@ MEASUREMENTS += (
         # prefill cache (max_prefill_predict_length=1024) and generate cache (the other 1,024),
         # masked to the sequence's length, so every step reads 2,048 cached tokens per slot
         decode_kv_tokens=2048,
+        # JetStream prefills one request at a time between generate steps over all 88 slots
+        scheduling=Scheduling.SEPARATE,
+        decode_read=DecodeRead.SLOT,
         notes="OpenOrca prompts of mixed lengths; ISL/OSL are the published totals' means",
     ),
-)
-
-
-# --- Google TPU v6e: tpu-recipes vLLM Llama-3.3-70B-Instruct at 1000/1000 ------------------------
-
-_VLLM_TPU_70B = (
-    "https://github.com/AI-Hypercomputer/tpu-recipes/blob/b005d564fc4f6fb148c96e2e240869b92ceee306/"
-    "inference/trillium/vLLM/Llama3.3/README.md"
-)
-
-
-def _vllm_v6e(concurrency: int, tps: float) -> Measurement:
-    return Measurement(
-        model="llama-3.3-70b",
-        instance_type="v6e-8",
-        devices=8,
-        weights="bf16",  # the checkpoint's dtype; no quantization flag
-        kv_cache="bf16",
-        prompt_tokens=999,  # 2,997,000 input tokens / 3,000 requests (random dataset, 1000 asked)
-        output_tokens=1000,  # --ignore-eos: 3,000,000 generated tokens / 3,000 requests
-        tokens_per_s=tps,
-        max_batch=concurrency,  # vllm bench serve --max-concurrency (server: --max-num-seqs 256)
-        engine="vLLM (TPU)",
-        engine_version="nightly-20251129",  # vllm/vllm-tpu:nightly-20251129-28607fc-39e63de
-        source=_VLLM_TPU_70B,
-        as_of=_READ_NEW,
-        tensor_parallel=8,  # --tensor-parallel-size 8
-        exact_batch=True,
-        notes="3,000 requests at a fixed client concurrency; bf16, --max-num-batched-tokens 512",
-    )
-
-
-MEASUREMENTS += (
-    _vllm_v6e(64, 2494.80),
-    _vllm_v6e(128, 3544.46),
 )

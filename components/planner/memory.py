@@ -5,12 +5,16 @@
   element, per token; x context x concurrency. Grouped-query attention enters
   through the KV-head count: Llama-3.1-70B keeps 8 KV heads for 64 query heads,
   an eighth of what full multi-head attention would store.
-- Activations: the transient workspace of one forward pass over a prefill
-  chunk (`Assumptions.max_batched_tokens`): residual stream and normed input
+- Activations: the transient workspace of one forward pass over a full step
+  (the engine's token budget, `max_num_batched_tokens`, which is what vLLM's
+  profile run measures before it sizes the KV cache; `Assumptions.max_batched_tokens`
+  overrides it, and 8,192 stands in where no device is known): residual stream and normed input
   (replicated under tensor parallelism), q/k/v and the MLP's gate and up
   projections (sharded), plus FP32 logits for each sequence's last position.
 - Per device, a fixed runtime reserve is added; the memory ceiling
-  (`Assumptions.max_memory_utilization`) is the safety margin.
+  (`Assumptions.max_memory_utilization`, vLLM's `gpu_memory_utilization`) is the
+  safety margin. On a device, each sequence's KV cache is a whole number of the
+  engine's blocks (`planner.engine`), as the engine allocates it.
 """
 
 from __future__ import annotations
@@ -25,6 +29,9 @@ from inference_infra.components.planner.precision import Precision, Quantization
 
 GIB = 1024**3
 DEFAULT_OUTPUT_TOKENS = 512
+# Tokens of the activation workspace when no device (and so no engine budget) is known: the
+# largest default budget among the NVIDIA devices the catalog holds (vLLM 0.28.0, H100/H200).
+DEFAULT_STEP_TOKENS = 8192
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -140,10 +147,16 @@ def activation_bytes(
     context_tokens: int,
     assumptions: Assumptions,
     tensor_parallel: int = 1,
+    step_tokens: int | None = None,
 ) -> float:
-    """Peak forward-pass workspace on one device of a replica serving `sequences`."""
+    """Peak forward-pass workspace on one device of a replica serving `sequences`.
+
+    `step_tokens`: the tokens one step processes at most (the engine's budget); the caller's
+    `Assumptions.max_batched_tokens` wins over it, DEFAULT_STEP_TOKENS stands in for neither.
+    """
     t = tensor_parallel
-    tokens = min(assumptions.max_batched_tokens, sequences * context_tokens)
+    budget = assumptions.max_batched_tokens or step_tokens or DEFAULT_STEP_TOKENS
+    tokens = min(budget, sequences * context_tokens)
     qkv = (spec.attention_heads + 2 * spec.kv_heads) * spec.head_dim
     mlp = 2 * spec.experts_per_token * spec.intermediate_size  # gate and up, per routed expert
     per_token = 2 * spec.hidden_size + (qkv + mlp) / t
@@ -184,10 +197,17 @@ def device_memory(
     *,
     tensor_parallel: int,
     sequences: int,
+    step_tokens: int | None = None,
+    block_tokens: int = 1,
 ) -> DeviceMemory:
-    """One device's share when a replica of `tensor_parallel` devices holds `sequences`."""
+    """One device's share when a replica of `tensor_parallel` devices holds `sequences`.
+
+    `block_tokens`: the engine's KV block; a sequence holds its context rounded up to whole blocks.
+    `step_tokens`: the engine's token budget, which sizes the activation workspace.
+    """
     t = tensor_parallel
-    kv = kv_bytes_per_sequence(spec, precision, traffic.context_tokens) * sequences / kv_shards(spec, t)
+    held = math.ceil(traffic.context_tokens / block_tokens) * block_tokens
+    kv = kv_bytes_per_sequence(spec, precision, held) * sequences / kv_shards(spec, t)
     act = activation_bytes(
         spec,
         precision,
@@ -195,6 +215,7 @@ def device_memory(
         context_tokens=traffic.context_tokens,
         assumptions=assumptions,
         tensor_parallel=t,
+        step_tokens=step_tokens,
     )
     return DeviceMemory(
         weights_gib=weights_bytes(spec, precision) / t / GIB,

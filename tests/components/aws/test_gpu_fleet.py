@@ -106,9 +106,9 @@ def test_gpu_fleet_spot_diversification_keeps_each_instance_type_explicit(plan_o
     types = sorted(i.props["instanceType"] for i in capture.of_type(INSTANCE))
     assert types == ["g6e.2xlarge", "g6e.2xlarge", "g6e.4xlarge", "g6e.4xlarge"]
     report = price_capture(capture)
-    # g6e.2xlarge has a dated spot row (its highest us-east-1 zone, $1.0895/h); g6e.4xlarge has
-    # none and is priced at on-demand, saying so.
-    assert report.accelerators_hourly_usd == pytest.approx(2 * 1.0895 + 2 * 3.00424, abs=0.01)
+    # each type at its own dated spot row's highest us-east-1 zone: g6e.2xlarge $1.0895/h,
+    # g6e.4xlarge $1.1536/h
+    assert report.accelerators_hourly_usd == pytest.approx(2 * 1.0895 + 2 * 1.1536, abs=0.01)
 
 
 def test_gpu_fleet_count_follows_the_fallback_order(plan_of, fleet_args):

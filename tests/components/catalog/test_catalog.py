@@ -151,7 +151,7 @@ def test_hourly_price_spot_without_snapshot_data_says_so_at_on_demand():
     price = hourly_price(instance_type("p5.4xlarge"), model=PriceModel.SPOT)
     assert price.hourly_usd == pytest.approx(6.88)
     assert price.basis == (
-        "p5.4xlarge spot (no 2026-11-24 snapshot data for p5.4xlarge in us-east-1; priced at on-demand) "
+        "p5.4xlarge spot (no 2026-11-25 snapshot data for p5.4xlarge in us-east-1; priced at on-demand) "
         "us-east-1"
     )
 
@@ -160,7 +160,7 @@ def test_hourly_price_spot_takes_the_highest_zone_of_the_snapshot_by_region():
     east = hourly_price(instance_type("g6e.xlarge"), region="us-east-1", model=PriceModel.SPOT, count=2)
     west = hourly_price(instance_type("g6e.xlarge"), region="us-west-2", model=PriceModel.SPOT)
     assert east.hourly_usd == pytest.approx(2 * 1.1975)
-    assert east.basis == "2 x g6e.xlarge spot $1.1975/h (highest of 4 zones, snapshot 2026-11-24) us-east-1"
+    assert east.basis == "2 x g6e.xlarge spot $1.1975/h (highest of 4 zones, snapshot 2026-11-25) us-east-1"
     assert west.hourly_usd == pytest.approx(1.5145)  # a different region, a different price
 
 
@@ -189,7 +189,7 @@ def test_gcp_n1_gpu_price_spot_falls_back_to_reference_region():
     price = gcp_n1_gpu_price("n1-standard-4", "nvidia-tesla-t4", region="mars-1", model=PriceModel.SPOT)
     assert "spot" in price.basis
     assert "(reference; no mars-1 price in the catalog)" in price.basis
-    assert "no 2026-11-24 snapshot data for n1-standard-4 in mars-1" in price.basis
+    assert "no 2026-11-25 snapshot data for n1-standard-4 in mars-1" in price.basis
     assert price.hourly_usd == gcp_n1_gpu_price("n1-standard-4", "nvidia-tesla-t4").hourly_usd
 
 

@@ -34,7 +34,8 @@ def test_spot_snapshot_every_row_is_dated_sourced_known_and_below_on_demand():
         assert all(v > 0 for v in row.zone_usd)
         item = find_instance_type(row.name, row.cloud)
         if item is None and row.name.startswith("n1-"):  # the VM part of an N1 + GPU machine
-            assert row.highest_usd < gcp_n1_machine(row.name).hourly_usd[row.region], row
+            machine = gcp_n1_machine(row.name)
+            assert row.highest_usd < machine.hourly_usd.get(row.region, machine.hourly_usd["us-central1"])
             continue
         if item is None and (cpu := machine_price(row.cloud, row.name, row.region)) is not None:
             assert cpu.where == row.region, row  # a CPU machine: below its on-demand in that region
@@ -42,7 +43,7 @@ def test_spot_snapshot_every_row_is_dated_sourced_known_and_below_on_demand():
             continue
         if item is None:  # a guest GPU attached to N1 VMs, priced per GPU
             guest = gcp_guest_accelerator(row.name)
-            assert row.highest_usd < guest.hourly_usd[row.region], row
+            assert row.highest_usd < guest.hourly_usd.get(row.region, guest.hourly_usd["us-central1"]), row
             continue
         on_demand = item.hourly_usd.get(row.region, item.hourly_usd[item.reference_region])
         assert row.highest_usd <= on_demand, row
@@ -73,7 +74,7 @@ def test_spot_n1_vm_and_guest_gpu_come_from_the_snapshot():
 def test_spot_gcp_gpu_machine_is_its_vm_plus_its_gpus_and_shows_the_sum():
     row = spot_row(Cloud.GCP, "a3-highgpu-8g", "us-central1")
     assert row.highest_usd == pytest.approx(2.88933 + 8 * 2.9926)
-    assert row.notes == "VM $2.88933/h + 8 x h100-80gb $2.9926/h"
+    assert row.notes == "VM $2.88933/h + GPUs (8 x H100) $23.9408/h"
     assert spot_row(Cloud.GCP, "g2-standard-8", "us-central1").highest_usd == pytest.approx(0.11747 + 0.2231)
     # a region has its own price
     assert spot_row(Cloud.GCP, "a3-highgpu-8g", "us-east4").highest_usd < row.highest_usd
@@ -96,10 +97,44 @@ def test_spot_covers_the_accelerator_families_by_type_and_region_and_says_what_i
         "v5p-8",
     ):
         assert any(r.name == name for r in SPOT_SNAPSHOT), name
-    # a type without data is priced at on-demand, saying so
+    # a type the source lists no spot price for is priced at on-demand, saying so
     price = hourly_price(find_instance_type("p5.4xlarge"), region="us-east-1", model=PriceModel.SPOT)
     assert price.hourly_usd == pytest.approx(6.88)
     assert f"no {SNAPSHOT_DATE.isoformat()} snapshot data for p5.4xlarge" in price.basis
+
+
+def test_spot_closes_the_gaps_the_source_has_figures_for():
+    # p4d.24xlarge in us-west-2 was priced at on-demand ($21.96), over twice its highest zone
+    p4d = hourly_price(find_instance_type("p4d.24xlarge"), region="us-west-2", model=PriceModel.SPOT)
+    assert p4d.hourly_usd == pytest.approx(9.7315)
+    assert "highest of 4 zones" in p4d.basis
+    for name, region in (
+        ("g4dn.xlarge", "us-east-1"),
+        ("g5.12xlarge", "us-west-2"),
+        ("g6.48xlarge", "us-east-1"),
+        ("g6e.48xlarge", "us-west-2"),
+        ("a3-highgpu-4g", "us-central1"),
+        ("v4-8", "us-central2"),
+    ):
+        assert spot_row(Cloud.AWS if "." in name else Cloud.GCP, name, region) is not None, (name, region)
+    # p5e has a spot figure in us-west-2 only; neither region lists one for p5.4xlarge
+    assert spot_row(Cloud.AWS, "p5e.48xlarge", "us-west-2").zone_usd == (19.5387,)
+    assert spot_row(Cloud.AWS, "p5e.48xlarge", "us-east-1") is None
+    assert spot_row(Cloud.AWS, "p5.4xlarge", "us-west-2") is None
+
+
+def test_spot_aws_rows_name_their_zones_and_leave_local_zones_out():
+    row = spot_row(Cloud.AWS, "g5.4xlarge", "us-west-2")
+    assert row.zones == ("usw2-az1", "usw2-az2", "usw2-az3")  # usw2-lax1-az1 lists no spot price
+    assert len(row.zones) == len(row.zone_usd)
+    assert all("-az" in zone and zone.count("-") == 1 for r in SPOT_SNAPSHOT for zone in r.zones)
+
+
+def test_spot_v5e_in_us_central1_keeps_googles_published_rate_over_skypilots():
+    row = spot_row(Cloud.GCP, "v5litepod-8", "us-central1")
+    assert row.zone_usd == (4.8,)
+    assert row.source == "https://cloud.google.com/tpu/pricing"
+    assert spot_row(Cloud.GCP, "v5litepod-8", "us-east1").zone_usd == (1.95941,)  # SkyPilot's figure
 
 
 def test_spot_n1_gpu_counts_each_attached_gpu():

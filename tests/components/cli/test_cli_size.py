@@ -143,4 +143,4 @@ def test_size_explain_and_family_filter_explain_each_listed_option(capsys):
     assert "#2: " in text
     assert "NeuronCores of 16 GiB" in text
     assert "spot $" in text  # Neuron machines are in the dated spot snapshot now
-    assert "snapshot 2026-11-24" in text
+    assert "snapshot 2026-11-25" in text

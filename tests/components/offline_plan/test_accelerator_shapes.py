@@ -29,7 +29,7 @@ gcp.container.Cluster("tpu", location="us-central1", initial_node_count=1,
 """
 
 
-def test_plan_prices_node_groups_pools_groups_and_endpoints(pulumi_project):
+def test_plan_prices_node_groups_pools_groups_and_lists_endpoints(pulumi_project):
     result = plan(
         pulumi_project(SHAPES, {"dev": "config:\n  aws:region: us-east-1\n  gcp:region: us-central1\n"}),
         "dev",
@@ -40,8 +40,9 @@ def test_plan_prices_node_groups_pools_groups_and_endpoints(pulumi_project):
     assert cost["asg"].hourly_usd > 0
     assert "spot" in cost["asg"].basis
     assert "min 0, max 6" in cost["asg"].basis
-    assert cost["llm"].hourly_usd == 2 * 1.515
-    assert "SageMaker" in cost["llm"].basis
+    # SageMaker rates have no primary source (components/catalog/sagemaker.py): listed as not priced
+    assert "llm" not in cost
+    assert any(urn.endswith("::llm") and "SageMaker" in why for urn, why in result.cost.unpriced)
     assert round(cost["l4-pool"].hourly_usd, 4) == round(2 * 2.00084472, 4)
     assert cost["tpu"].hourly_usd > 0
     assert "v5litepod-4" in cost["tpu"].basis

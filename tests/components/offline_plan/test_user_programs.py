@@ -375,8 +375,9 @@ def test_plan_judges_every_instance_type_a_group_may_launch(pulumi_project):
     basis = {i.urn.rsplit("::", 1)[-1]: i.basis for i in result.cost.items if i.category == "accelerator"}
     assert basis["gpu"].startswith("p5.48xlarge spot $")
     assert "the dearest of the 2 types it may launch (g5.xlarge $" in basis["gpu"]
-    assert basis["batch"].startswith("0 x p4d.24xlarge")  # no vCPUs desired: dearest per vCPU named
-    assert "/vCPU-hour to p4d.24xlarge $" in basis["batch"]
+    # no vCPUs desired: the dearest per vCPU named (p4d's spot, $8.19/h for 96 vCPUs, is the cheaper)
+    assert basis["batch"].startswith("0 x g5.xlarge")
+    assert "(p4d.24xlarge $0.08533/vCPU-hour to g5.xlarge $" in basis["batch"]
 
 
 # A workloads stack that reads its cluster from the infrastructure stack and an existing VPC.

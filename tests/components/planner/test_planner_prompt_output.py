@@ -37,9 +37,13 @@ def test_estimate_falls_as_the_prompt_grows_and_rises_with_longer_outputs():
     long = _tps(Traffic(context_tokens=8192, concurrency=16, output_tokens=512, prompt_tokens=7000))
     chatty = _tps(Traffic(context_tokens=8192, concurrency=16, output_tokens=4096, prompt_tokens=1024))
     terse = _tps(Traffic(context_tokens=8192, concurrency=16, output_tokens=64, prompt_tokens=1024))
+    neuron = {m for m in short if m.startswith(("inf2", "trn1"))}
+    assert neuron
     for machine in short:
         assert short[machine] > long[machine]
-        assert chatty[machine] > terse[machine]  # the prompt's prefill is spread over more tokens
+    for machine in neuron:
+        # prompts are encoded in steps of their own on Neuron: a longer output spreads that cost
+        assert chatty[machine] > terse[machine]
 
 
 def test_validate_traffic_rejects_a_prompt_that_leaves_no_room_for_the_output():
