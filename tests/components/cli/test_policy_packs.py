@@ -16,6 +16,7 @@ from inference_infra.components.cli import main
 from inference_infra.components.cli.policy_pack import write_pack
 from inference_infra.components.errors import InputError
 from inference_infra.components.offline_plan import plan
+from inference_infra.policy.rules import POLICIES
 
 ROOT = Path(__file__).resolve().parents[3]
 LIBRARY_PACK = ROOT / "policy"
@@ -117,7 +118,7 @@ def test_policy_pack_init_pack_runs_the_library_policies(init_pack, pulumi_proje
     folder = pulumi_project(GPU_PROGRAM)
     ours = plan(folder, "dev", policy_pack=init_pack).policy
     library = plan(folder, "dev", policy_pack=LIBRARY_PACK).policy
-    assert ours.policies == library.policies == 13
+    assert ours.policies == library.policies == len(POLICIES)
     assert [v.policy for v in ours.violations] == [v.policy for v in library.violations]
     assert ours.packs[0]["name"] == "inference-infra@v0.1.0"
 
