@@ -139,7 +139,8 @@ class _LatencyKey(Settings):
         default="interactive",
         description="Serving SLO class: interactive (TTFT p99 < 2 s, time per output token p99 < 100 ms: "
         "MLPerf Inference's Server bounds) or batch (TTFT p99 < 10 s). Sets the fleet's budget in the "
-        "serving alerts.",
+        "serving alerts; the plan warns when the pool's planned load (the capacity planner's TTFT and "
+        "time per output token) misses it, since the alerts would fire from day one.",
     )
 
 

@@ -220,6 +220,7 @@ def planned_pools(settings: StackSettings) -> list[PlannedPool]:
                 serving=plan.serving,
                 serves_model=fleet.model is not None,
                 latency=fleet.latency,
+                model=args.model,
             )
         )
     for tpu in settings.tpu_vms:
@@ -234,6 +235,7 @@ def planned_pools(settings: StackSettings) -> list[PlannedPool]:
                 nodes=tpu_plan.counts.total,
                 serving=tpu_plan.serving,
                 serves_model=tpu.model is not None,
+                model=args.model,
             )
         )
     return pools
