@@ -152,6 +152,48 @@ def test_models_manifest_rejects_a_missing_bucket(capsys, monkeypatch):
     assert err == f"inference-infra: models manifest: cannot read SOURCE {source}: the bucket does not exist"
 
 
+@pytest.fixture
+def moto_server(no_aws_credentials, monkeypatch):
+    """A moto S3 server on loopback (real HTTP, as a bucket in the wrong account answers), with fake
+    credentials; yields its endpoint URL."""
+    from moto.server import ThreadedMotoServer
+
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    endpoint = f"http://{host}:{port}"
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_ENDPOINT_URL", endpoint)  # botocore's endpoint setting, read by every client
+    yield endpoint
+    server.stop()
+
+
+def test_models_manifest_rejects_a_missing_bucket_on_a_server(moto_server):
+    boto3.client("s3").create_bucket(Bucket="other")
+    run = subprocess.run(
+        [sys.executable, "-m", "inference_infra.components.cli", "models", "manifest", "s3://no-such-bucket/m/"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert run.returncode == 2
+    assert "\n\n" not in run.stderr  # one paragraph (wrapped like every CLI error), no traceback
+    assert " ".join(run.stderr.split()) == (
+        "inference-infra: models manifest: cannot read SOURCE 's3://no-such-bucket/m/': the bucket does not "
+        "exist"
+    )
+
+
+def test_models_manifest_rejects_s3_without_credentials_in_one_paragraph(no_aws_credentials):
+    run = subprocess.run(
+        [sys.executable, "-m", "inference_infra.components.cli", "models", "manifest", "s3://models/m/"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert run.returncode == 2
+    assert run.stderr.startswith("inference-infra: models manifest: cannot read SOURCE 's3://models/m/'")
+    assert "\n\n" not in run.stderr
+    assert "Traceback" not in run.stderr
+
+
 def test_models_manifest_rejects_gs_without_the_client_library(capsys, monkeypatch):
     monkeypatch.setitem(sys.modules, "google.cloud.storage", None)  # import fails as when not installed
     code, err = _manifest(capsys, "gs://models/llama/")
