@@ -1,4 +1,4 @@
-"""The plan's JSON object (SPEC.md) and its readable table."""
+"""The plan's JSON object (docs/reference.md) and its readable table."""
 
 from __future__ import annotations
 
