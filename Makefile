@@ -7,7 +7,9 @@ PYTEST_ARGS ?= -n 2
 
 CHECKOV_VENV ?= .venv-checkov
 
-.PHONY: help venv tools system-deps plan test lint fmt docs bench bench-large catalog clean
+WHEELHOUSE ?= .wheelhouse
+
+.PHONY: help venv tools system-deps wheelhouse plan test lint fmt docs bench bench-large catalog clean
 
 help:
 	@echo "make plan     set up, then run 'inference-infra plan --stack $(STACK)' offline"
@@ -18,11 +20,16 @@ help:
 	@echo "make catalog  rebuild the price and spot rows generated from the committed SkyPilot copies (by hand)"
 	@echo "make lint | fmt | clean"
 
+# pip prints one line per package it collects and installs (about 3 minutes on a cold machine), so a
+# first `make plan` shows its progress; `make venv QUIET=--quiet` for silence.
+QUIET ?= --progress-bar off
 $(BIN)/inference-infra: pyproject.toml setup.py
+	@echo "== creating $(VENV) and installing inference-infra[dev] with every provider SDK (a few minutes the first time)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install $(QUIET) -e '.[dev]'
 	@touch $@
+	@echo "== $(VENV) ready: $$($(BIN)/inference-infra --version)"
 
 venv: $(BIN)/inference-infra
 
@@ -33,6 +40,14 @@ $(CHECKOV_VENV)/bin/checkov:
 	$(CHECKOV_VENV)/bin/pip install --quiet 'checkov>=3.3,<4'
 
 tools: $(CHECKOV_VENV)/bin/checkov
+
+# The wheels of `inference-infra[aws]`'s dependencies, so tests/test_install_extras.py installs the
+# built wheel with that extra alone into a fresh virtualenv offline (--no-index).
+$(WHEELHOUSE)/.aws: pyproject.toml | venv
+	$(BIN)/pip download --quiet --dest $(WHEELHOUSE) '.[aws]'
+	@touch $@
+
+wheelhouse: $(WHEELHOUSE)/.aws
 
 # promtool (Debian's prometheus) and cloud-init's schema checker are test tools.
 system-deps:
@@ -45,7 +60,7 @@ lint: venv
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-test: venv tools system-deps lint
+test: venv tools system-deps wheelhouse lint
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 fmt: venv
@@ -79,4 +94,4 @@ catalog: venv
 	$(BIN)/python -m inference_infra.components.catalog.build
 
 clean:
-	rm -rf $(VENV) $(CHECKOV_VENV) .pytest_cache .ruff_cache build *.egg-info
+	rm -rf $(VENV) $(CHECKOV_VENV) $(WHEELHOUSE) .pytest_cache .ruff_cache build *.egg-info

@@ -32,6 +32,11 @@ class InputError(ValueError):
         self.problems = tuple(problems)
 
 
+class ConfigError(InputError):
+    """Bad stack configuration (CLI exit code 2). Its message starts with the stack file's name and
+    names each key as the stack file spells it, so the plan reports it as it is, with no program line."""
+
+
 def raise_if_invalid(subject: str, problems: Iterable[Problem]) -> None:
     """Raise one InputError naming every problem, or return when there are none."""
     found = list(problems)

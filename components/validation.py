@@ -21,6 +21,7 @@ from typing import Any
 
 import pulumi
 
+from inference_infra.components.arguments import GE, LE
 from inference_infra.components.errors import Problem
 
 
@@ -38,6 +39,15 @@ def check_types(args: object, prefix: str = "") -> list[Problem]:
         hint = hints[f.name]
         if not _fits(value, hint):
             problems.append(Problem(name, value, f"must be {describe(hint)}"))
+        elif (limit := f.metadata.get(LE)) is not None and _number(value) and value > limit:
+            # The documented upper bound of every count and size (arg(le=...)), before anything
+            # is computed from the value: a mistyped 100000 is one problem, not a plan that never ends.
+            low = f.metadata.get(GE)
+            problems.append(
+                Problem(
+                    name, value, f"must be {low}..{limit}" if low is not None else f"must be at most {limit}"
+                )
+            )
         elif dataclasses.is_dataclass(value) and not isinstance(value, type):
             problems += check_types(value, f"{name}.")
         elif isinstance(value, Sequence) and not isinstance(value, str | bytes):
@@ -45,6 +55,10 @@ def check_types(args: object, prefix: str = "") -> list[Problem]:
                 if dataclasses.is_dataclass(item) and not isinstance(item, type):
                     problems += check_types(item, f"{name}[{i}].")
     return problems
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 @functools.cache

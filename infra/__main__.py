@@ -15,11 +15,11 @@ from types import ModuleType
 
 import pulumi
 
-from inference_infra.components.errors import InputError, raise_if_invalid
+from inference_infra.components.errors import InputError
 from inference_infra.components.tagging import register_cost_tags
 from inference_infra.infra.built import Built
 from inference_infra.infra.config import StackSettings
-from inference_infra.infra.stack_file import load_stack_settings
+from inference_infra.infra.stack_file import config_error, load_stack_settings
 
 
 def active_parts(settings: StackSettings) -> list[ModuleType]:
@@ -57,7 +57,8 @@ def active_parts(settings: StackSettings) -> list[ModuleType]:
 def main() -> None:
     settings = load_stack_settings()
     parts = active_parts(settings)
-    raise_if_invalid("stack config", [p for part in parts for p in part.validate(settings)])
+    if problems := [p for part in parts for p in part.validate(settings)]:
+        raise config_error(pulumi.get_stack(), problems)  # names the stack file and its keys
     register_cost_tags(settings.cost_tags())
     built = Built()
     for part in parts:

@@ -156,7 +156,8 @@ def planned_pools(settings: StackSettings) -> list[PlannedPool]:
     pools = []
     for key, kind, group in _fleet_lists(settings):
         for config in group:
-            plan = plan_fleet(kind, fleet_args(config, wiring))
+            args = fleet_args(config, wiring)
+            plan = plan_fleet(kind, args)
             resolution = plan.resolution
             resolved = resolution is not None and not resolution.problems
             choice = resolution.choice if resolution is not None else None
@@ -171,6 +172,7 @@ def planned_pools(settings: StackSettings) -> list[PlannedPool]:
                     serves_model=config.model is not None,
                     latency=config.latency,
                     usd_per_million_tokens=choice.option.usd_per_million_tokens if choice else None,
+                    model=args.model,
                 )
             )
     return pools

@@ -88,6 +88,12 @@ def _project_root() -> Path:
 PRODUCTION_ENVIRONMENTS = frozenset({"prod", "production"})
 _ENVIRONMENT_RE = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
 
+# The most machines all of a stack's fleets may have together unless its maxMachines says more, and
+# the most it may say: a plan holds every machine's resources in memory (benchmarks/plan_scale.py:
+# about 0.2 MiB per resource), so 20,000 machines is a plan of several GiB.
+MAX_MACHINES_PER_STACK = 10_000
+MAX_MACHINES_PER_STACK_CEILING = 20_000
+
 
 # --- What a fleet serves (components/serving/model.py ServedModel) ----------------------------------
 
@@ -134,7 +140,8 @@ class _LatencyKey(Settings):
         default="interactive",
         description="Serving SLO class: interactive (TTFT p99 < 2 s, time per output token p99 < 100 ms: "
         "MLPerf Inference's Server bounds) or batch (TTFT p99 < 10 s). Sets the fleet's budget in the "
-        "serving alerts.",
+        "serving alerts; the plan warns when the pool's planned load (the capacity planner's TTFT and "
+        "time per output token) misses it, since the alerts would fire from day one.",
     )
 
 
@@ -585,6 +592,15 @@ class StackSettings(Settings):
     extra_tags: dict[str, str] = Field(
         default_factory=dict, description="More tags for every resource (GCP labels are derived from them)."
     )
+    max_machines: int = Field(
+        default=MAX_MACHINES_PER_STACK,
+        ge=1,
+        le=MAX_MACHINES_PER_STACK_CEILING,
+        description="The most machines (instances, VMs, TPU slices) the stack's fleets may have together, "
+        "checked before anything is registered (a guard against a mistyped count); raise it for a larger "
+        f"stack, up to {MAX_MACHINES_PER_STACK_CEILING:,}. Each fleet has its own maxMachines too (1,000 by "
+        "default).",
+    )
     # GCP accelerators (issue 4)
     gcp_network: GcpNetworkSettings | None = Field(
         default=None, description="The GCP VPC; default when GCP is used."
@@ -673,7 +689,47 @@ class StackSettings(Settings):
         return [
             Problem(f"{NAMESPACE}:{_key_of(p.input)}", p.value, p.allowed)
             for p in validate_cost_tags(self.cost_tags())
-        ]
+        ] + self.bound_problems()
+
+    def bound_problems(self) -> list[Problem]:
+        """Each fleet's machines against its maxMachines, and all of them against the stack's: checked
+        as the stack file is read, before a provider SDK is imported or anything is planned."""
+        problems: list[Problem] = []
+        total = 0
+        sections = {
+            "awsGpuFleets": self.aws_gpu_fleets,
+            "awsInferentiaFleets": self.aws_inferentia_fleets,
+            "gcpGpuFleets": self.gcp_gpu_fleets,
+            "tpuVms": self.tpu_vms,
+        }
+        for key, fleets in sections.items():
+            for i, fleet in enumerate(fleets):
+                modes = {"reserved": fleet.reserved, "spot": fleet.spot, "onDemand": fleet.on_demand}
+                modes["preemptible"] = fleet.preemptible
+                given = fleet.count if fleet.count is not None else sum(max(n, 0) for n in modes.values())
+                total += given
+                if given > fleet.max_machines:
+                    named = (
+                        "count" if fleet.count is not None else "+".join(k for k, n in modes.items() if n > 0)
+                    )
+                    problems.append(
+                        Problem(
+                            f"{NAMESPACE}:{key}[{i}].{named}",
+                            given,
+                            f"must be at most {fleet.max_machines:,} machines in one fleet (its maxMachines; "
+                            "raise it for a larger pool, up to 10,000)",
+                        )
+                    )
+        if total > self.max_machines and not problems:  # a fleet over its own bound says it once
+            problems.append(
+                Problem(
+                    "the stack's fleets",
+                    total,
+                    f"must have at most {self.max_machines:,} machines in all ({NAMESPACE}:maxMachines; "
+                    f"raise it for a larger stack, up to {MAX_MACHINES_PER_STACK_CEILING:,})",
+                )
+            )
+        return problems
 
 
 def _key_of(tag_input: str) -> str:

@@ -44,6 +44,8 @@ def validate(settings: StackSettings) -> list[Problem]:
                         f"is not a {endpoint.cloud.upper()} fleet of this stack ({sorted(fleets)})",
                     )
                 )
+            elif fleet.serving is None and fleet.serves_model:
+                continue  # the fleet's model cannot be planned: its own problems say why, once
             elif fleet.serving is None:
                 problems.append(
                     Problem(

@@ -289,6 +289,7 @@ def planned_pools(settings: StackSettings) -> list[PlannedPool]:
                 serving=plan.serving,
                 serves_model=fleet.model is not None,
                 latency=fleet.latency,
+                model=args.model,
             )
         )
     for tpu in settings.tpu_vms:
@@ -303,6 +304,7 @@ def planned_pools(settings: StackSettings) -> list[PlannedPool]:
                 nodes=tpu_plan.counts.total,
                 serving=tpu_plan.serving,
                 serves_model=tpu.model is not None,
+                model=args.model,
             )
         )
     return pools

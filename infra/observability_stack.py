@@ -179,6 +179,8 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
         gcp_zone=gcp.get("zone"),
     )
     args = _with_tpu_engines(args, settings, built)
+    for warning in latency_budget_warnings(settings, planned_pools(settings)):
+        pulumi.log.warn(warning)
     annotations = discovery_identity(settings, built)
     if annotations:
         args = dataclasses.replace(
@@ -336,6 +338,33 @@ def serving_args(settings: StackSettings, pools: list[PlannedPool]) -> dict[str,
     seqs = {p.name: p.serving.engines.max_num_seqs for p in pools if p.serving is not None}
     serving = ServingSettings(pools=latency, max_num_seqs=seqs)
     return {"serving": serving, "fleets": tuple(fleets), "pool_costs": tuple(costs)}
+
+
+def latency_budget_warnings(settings: StackSettings, pools: list[PlannedPool]) -> list[str]:
+    """A warning for each pool whose planned load misses its own latency budget: its serving alerts
+    would fire from day one, so the plan says so (scraped TPU slices, which declare no class, are
+    judged as interactive)."""
+    from inference_infra.components.monitoring.serving_load import budget_misses, planned_load
+
+    warnings = []
+    tpus = set(scraped_tpus(settings))
+    for pool in pools:
+        if pool.model is None or pool.machine is None or pool.serving is None:
+            continue
+        if pool.accelerator == "tpu" and pool.name not in tpus:
+            continue
+        latency = pool.latency or "interactive"
+        model = pool.model
+        load = planned_load(model.name, pool.machine, pool.cloud, model.traffic(), model.precision())
+        if misses := budget_misses(load, latency):
+            declare = ", or declare `latency: batch` if it serves batch work" if pool.latency else ""
+            warnings.append(
+                f"pool '{pool.name}' is planned over its {latency} latency budget: {'; '.join(misses)} "
+                f"({model.name} on {pool.machine}, {load.running} sequences of {model.context_tokens:,} "
+                "tokens per engine); its serving alerts would fire from the first hour. Lower "
+                f"model.concurrency or model.contextTokens, choose a faster machine{declare}."
+            )
+    return warnings
 
 
 def fleet_scrape_args(

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from inference_infra.components.fleet import FleetServing
+    from inference_infra.components.fleet import FleetServing, ServedModel
     from inference_infra.infra.config import StackSettings
 
 
@@ -28,6 +28,7 @@ class PlannedPool:
     serves_model: bool  # the config gives the fleet a model (even if it cannot serve it yet)
     latency: str | None = None  # the serving SLO class (GPU and Inferentia pools)
     usd_per_million_tokens: float | None = None  # the planner's estimate, where it chose the machine
+    model: ServedModel | None = None  # the model and traffic the fleet was planned for
 
 
 def planned_pools(

@@ -11,7 +11,10 @@ read). What the keys are is `infra/config.py`.
 
 from __future__ import annotations
 
+import functools
 import json
+import re
+import typing
 from collections.abc import Mapping
 from typing import Any
 
@@ -19,13 +22,9 @@ import pulumi
 from pydantic import ValidationError
 from pydantic.alias_generators import to_camel
 
-from inference_infra.components.errors import InputError, Problem, did_you_mean
+from inference_infra.components.errors import ConfigError, Problem, did_you_mean
 from inference_infra.infra.config import NAMESPACE, StackSettings
 from inference_infra.infra.schema import KeyRename, config_path, keys_of, rename_keys
-
-
-class ConfigError(InputError):
-    """The stack's configuration is invalid (CLI exit code 2)."""
 
 
 def decode(raw: Mapping[str, str]) -> dict[str, Any]:
@@ -70,7 +69,7 @@ def parse_stack_settings(raw: Mapping[str, str], *, stack: str) -> StackSettings
         ) from None
     problems = clashes + settings.problems()
     if problems:
-        raise ConfigError(_join_text(stack, [str(p) for p in problems]), problems)
+        raise config_error(stack, problems)
     settings._warnings = [_renamed_warning(r, stack) for r in renames]
     return settings
 
@@ -178,6 +177,40 @@ def _allowed_keys(loc: tuple[Any, ...]) -> list[str]:
     """camelCase keys of the model at loc (the root model when loc is empty)."""
     _, model = config_path(StackSettings, loc)
     return keys_of(model) if model is not None else []
+
+
+def config_error(stack: str, problems: list[Problem]) -> ConfigError:
+    """One ConfigError naming the stack file and every problem, keys and input names in camelCase."""
+    shown = [Problem(p.input, p.value, camel_words(p.allowed)) for p in problems]
+    return ConfigError(_join_text(stack, [str(p) for p in shown]), shown)
+
+
+@functools.cache
+def _snake_keys() -> dict[str, str]:
+    """snake_case field name -> the stack key's camelCase, for every key of the stack file."""
+    names: dict[str, str] = {}
+    seen: set[type] = set()
+
+    def walk(model: Any) -> None:
+        if not isinstance(model, type) or not hasattr(model, "model_fields") or model in seen:
+            return
+        seen.add(model)
+        for name, field in model.model_fields.items():
+            if "_" in name:
+                names[name] = field.alias or to_camel(name)
+            for arg in typing.get_args(field.annotation) or (field.annotation,):
+                for inner in typing.get_args(arg) or (arg,):
+                    walk(inner)
+
+    walk(StackSettings)
+    return names
+
+
+def camel_words(text: str) -> str:
+    """A component's message with the Python names of stack keys (`on_demand`, `max_machines`) in
+    the stack file's spelling (`onDemand`, `maxMachines`)."""
+    keys = _snake_keys()
+    return re.sub(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b", lambda m: keys.get(m.group(0), m.group(0)), text)
 
 
 def _join_text(stack: str, parts: list[str]) -> str:

@@ -56,7 +56,7 @@ from inference_infra.components.serving.quoting import (
     systemd_exec,
 )
 
-# The idle watchdog's contract (SPEC.md): namespace, metric and the one dimension.
+# The idle watchdog's contract (docs/reference.md): namespace, metric and the one dimension.
 METRIC_NAMESPACE = "CWAgent"
 METRIC_DIMENSION = "InstanceId"
 GPU_UTILIZATION_METRIC = "nvidia_smi_utilization_gpu"

@@ -67,7 +67,7 @@ class NewCapacityReservation:
     """A targeted On-Demand Capacity Reservation made with the fleet (on-demand rates, used or not)."""
 
     availability_zone: str = arg(doc="The reservation's zone; reserved instances launch there.")
-    instance_count: int = arg(doc="Instances the reservation holds.", ge=1)
+    instance_count: int = arg(doc="Instances the reservation holds.", ge=1, le=10_000)
     end_date: str | None = arg(None, "RFC 3339 end, e.g. 2026-12-01T00:00:00Z; default: kept until released.")
 
 
@@ -77,7 +77,7 @@ class ExistingCapacityReservation:
 
     id: pulumi.Input[str] = arg(doc="The reservation's id (cr-...).")
     availability_zone: str = arg(doc="The reservation's zone.")
-    instance_count: int = arg(doc="Instances the reservation holds.", ge=1)
+    instance_count: int = arg(doc="Instances the reservation holds.", ge=1, le=10_000)
     instance_type: str | None = arg(
         None, "The reservation's instance type, if it differs; default: the fleet's (as given or planned)."
     )
@@ -92,7 +92,7 @@ class CapacityBlock:
     """
 
     availability_zone: str = arg(doc="Where the fleet expects the block; the offering must be in this zone.")
-    instance_count: int = arg(doc="Instances in the block.", ge=1)
+    instance_count: int = arg(doc="Instances in the block (Capacity Blocks hold 1 to 64).", ge=1, le=64)
     duration_hours: int = arg(doc="Whole days in hours: 24 to 182 days.", ge=24, le=182 * 24)
     start_date_range: str = arg(doc="RFC 3339: the earliest start.")
     end_date_range: str = arg(doc="RFC 3339: the latest end.")

@@ -76,6 +76,7 @@ class IdleGpuWatchdogArgs:
     metric_period_seconds: int | None = arg(
         None,
         "Metric period in seconds (a multiple of 60); default: 300 when it divides the idle window, else 60.",
+        le=3600,
     )
     exclude_tag_key: str = arg(
         _DEFAULTS.exclude_tag_key,

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 
 from inference_infra.components.cli import EXIT_POLICY, app
+from inference_infra.components.errors import InputError, Problem
 
 
 @app.group()
@@ -40,13 +44,14 @@ def manifest(source: str, write: bool, force: bool, allow_code: bool) -> None:
     on stderr: pin that digest in the fleet's weights (S3Weights(manifest_sha256=...)); nodes refuse a
     manifest with any other digest.
     """
-    from inference_infra.components.errors import InputError, Problem
     from inference_infra.components.models import manifest as m
 
-    if source.startswith("s3://"):
-        entries = list(m.s3_entries(source))
-    elif source.startswith("gs://"):
-        entries = list(m.gcs_entries(source))
+    client: Any = None
+    if source.startswith(("s3://", "gs://")):
+        with _cloud_source(source):
+            client = _client(source)
+            reader = m.s3_entries if source.startswith("s3://") else m.gcs_entries
+            entries = list(reader(source, client=client))
     else:
         root = Path(source)
         if not root.is_dir():
@@ -67,7 +72,8 @@ def manifest(source: str, write: bool, force: bool, allow_code: bool) -> None:
         sys.stdout.write(text)
         _say_digest(digest, len(entries), source)
         return
-    existing = _existing(source)
+    with _cloud_source(source):
+        existing = _existing(source, client)
     if existing is not None and existing != text.encode() and not force:
         raise InputError(
             _problem(
@@ -81,16 +87,13 @@ def manifest(source: str, write: bool, force: bool, allow_code: bool) -> None:
                 )
             )
         )
-    if source.startswith("s3://"):
-        import boto3
-
+    if source.startswith(("s3://", "gs://")):
         bucket, prefix = m.split_uri(source)
-        boto3.client("s3").put_object(Bucket=bucket, Key=prefix + m.MANIFEST_NAME, Body=text.encode())
-    elif source.startswith("gs://"):
-        from google.cloud import storage
-
-        bucket, prefix = m.split_uri(source)
-        storage.Client().bucket(bucket).blob(prefix + m.MANIFEST_NAME).upload_from_string(text)
+        with _cloud_source(source):
+            if source.startswith("s3://"):
+                client.put_object(Bucket=bucket, Key=prefix + m.MANIFEST_NAME, Body=text.encode())
+            else:
+                client.bucket(bucket).blob(prefix + m.MANIFEST_NAME).upload_from_string(text)
     else:
         (Path(source) / m.MANIFEST_NAME).write_text(text)
     sys.stdout.write(digest + "\n")
@@ -115,7 +118,6 @@ def manifest(source: str, write: bool, force: bool, allow_code: bool) -> None:
 )
 def verify(directory: str, manifest_path: str | None, expect_sha256: str | None, allow_code: bool) -> int:
     """Check a local copy of a model's weights as a node does before serving them (exit 1 when refused)."""
-    from inference_infra.components.errors import InputError, Problem
     from inference_infra.components.models import verify_weights as v
 
     if expect_sha256 is not None and not v.is_sha256(expect_sha256):
@@ -135,24 +137,19 @@ def verify(directory: str, manifest_path: str | None, expect_sha256: str | None,
     return 0
 
 
-def _existing(source: str) -> bytes | None:
-    """The manifest already stored at SOURCE, or None."""
+def _existing(source: str, client: Any) -> bytes | None:
+    """The manifest already stored at SOURCE, or None (`client`: the cloud source's storage client)."""
     from inference_infra.components.models import manifest as mf
 
     if source.startswith("s3://"):
-        import boto3
-
         bucket, prefix = mf.split_uri(source)
-        client = boto3.client("s3")
         try:
             return client.get_object(Bucket=bucket, Key=prefix + mf.MANIFEST_NAME)["Body"].read()
         except client.exceptions.NoSuchKey:
             return None
     if source.startswith("gs://"):
-        from google.cloud import storage
-
         bucket, prefix = mf.split_uri(source)
-        blob = storage.Client().bucket(bucket).blob(prefix + mf.MANIFEST_NAME)
+        blob = client.bucket(bucket).blob(prefix + mf.MANIFEST_NAME)
         return blob.download_as_bytes() if blob.exists() else None
     path = Path(source) / mf.MANIFEST_NAME
     return path.read_bytes() if path.is_file() else None
@@ -167,3 +164,74 @@ def _say_digest(digest: str, files: int, where: str) -> None:
 
 def _problem(problem: object) -> str:
     return f"models manifest: {problem}"
+
+
+_CLIENT_PACKAGES = {
+    "s3://": ("boto3", "inference-infra[aws]"),
+    "gs://": ("google-cloud-storage", "google-cloud-storage"),
+}
+
+
+def _client(source: str) -> Any:
+    """The storage client for a cloud SOURCE; a missing client library is bad input, not a bug."""
+    package, install = _CLIENT_PACKAGES[source[:5]]
+    try:
+        if source.startswith("s3://"):
+            import boto3
+
+            return boto3.client("s3")
+        from google.cloud import (
+            storage,
+        )  # ImportError, not only ModuleNotFoundError, when google.cloud is there
+
+        return storage.Client()
+    except ImportError:
+        raise InputError(
+            _problem(
+                f"SOURCE {source!r} needs the {package} package, which {sys.executable} does not have; "
+                f"install it with `{sys.executable} -m pip install '{install}'`"
+            )
+        ) from None
+
+
+@contextmanager
+def _cloud_source(source: str) -> Iterator[None]:
+    """The cloud's own errors (no credentials, no such bucket, access denied) as one line, exit 2."""
+    try:
+        yield
+    except InputError:
+        raise
+    except Exception as e:
+        reason = _cloud_reason(e)
+        if reason is None:
+            raise
+        raise InputError(_problem(f"cannot read SOURCE {source!r}: {reason}")) from None
+
+
+def _cloud_reason(error: Exception) -> str | None:
+    """What a botocore or Google client error means for the user, or None for anything else (a bug)."""
+    module = type(error).__module__
+    name = type(error).__name__
+    if module.startswith("botocore"):
+        if name in ("NoCredentialsError", "PartialCredentialsError", "NoRegionError", "ProfileNotFound"):
+            return (
+                f"{error} (configure AWS credentials: AWS_PROFILE, environment variables or an instance role)"
+            )
+        code = getattr(error, "response", {}).get("Error", {}).get("Code", "")
+        if code == "NoSuchBucket":
+            return "the bucket does not exist"
+        if code in ("AccessDenied", "403", "InvalidAccessKeyId", "SignatureDoesNotMatch", "ExpiredToken"):
+            return f"access denied ({code}); check the credentials and the bucket policy"
+        return f"{name}: {error}"
+    if module.startswith(("google.auth", "google.api_core", "google.cloud")):
+        if name == "DefaultCredentialsError":
+            return (
+                "no Google credentials (run `gcloud auth application-default login` or set "
+                "GOOGLE_APPLICATION_CREDENTIALS)"
+            )
+        if name == "NotFound":
+            return "the bucket or prefix does not exist"
+        if name == "Forbidden":
+            return "access denied; check the credentials and the bucket's IAM"
+        return f"{name}: {error}"
+    return None

@@ -18,6 +18,11 @@ from inference_infra.components.cli import app
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as one JSON object.")
 @click.option(
+    "--wide",
+    is_flag=True,
+    help="Print full type tokens and every row's BASIS in full (the table fits 120 columns without it).",
+)
+@click.option(
     "--cwd", type=click.Path(path_type=Path), default=Path("."), help="Folder of the Pulumi project."
 )
 @click.option(
@@ -30,8 +35,10 @@ from inference_infra.components.cli import app
 @click.option(
     "--policy-config",
     type=click.Path(path_type=Path),
-    help="Policy config JSON in `pulumi preview --policy-pack-config` shape (default: the pack's "
-    "config/<stack>.json).",
+    multiple=True,
+    help="Policy config JSON in `pulumi preview --policy-pack-config` shape; repeat it, one per "
+    "--policy-pack in the same order, as Pulumi pairs them (default: a pack inside the project uses "
+    "its config/<stack>.json, any other pack its defaults).",
 )
 @click.option(
     "--usage-file",
@@ -42,9 +49,10 @@ from inference_infra.components.cli import app
 def plan(
     stack: str,
     as_json: bool,
+    wide: bool,
     cwd: Path,
     policy_pack: tuple[Path, ...],
-    policy_config: Path | None,
+    policy_config: tuple[Path, ...],
     usage_file: Path | None = None,
 ) -> int:
     """Run a stack's program offline under Pulumi's mock runtime, price it, and check it
@@ -56,17 +64,18 @@ def plan(
     for pack in policy_pack:
         if not pack.is_dir():
             raise InputError(f"--policy-pack {str(pack)!r} is not a folder; pass the policy pack's folder.")
-    if policy_config is not None and not policy_config.is_file():
-        raise InputError(
-            f"--policy-config {str(policy_config)!r} does not exist; pass a policy config JSON file."
-        )
+    for config in policy_config:
+        if not config.is_file():
+            raise InputError(
+                f"--policy-config {str(config)!r} does not exist; pass a policy config JSON file."
+            )
     usage = None
     if usage_file is not None:
         from inference_infra.components.pricing.usage import read_usage_file
 
         usage = read_usage_file(usage_file)
     try:
-        result = run_plan(cwd, stack, policy_pack=list(policy_pack), policy_config=policy_config)
+        result = run_plan(cwd, stack, policy_pack=list(policy_pack), policy_config=list(policy_config))
     except InputError:
         if os.environ.get("INFERENCE_INFRA_DEBUG"):
             import traceback
@@ -81,5 +90,5 @@ def plan(
         json.dump(result.as_json(), sys.stdout, indent=2, default=str)
         sys.stdout.write("\n")
     else:
-        sys.stdout.write(render_table(result))
+        sys.stdout.write(render_table(result, wide=wide))
     return result.exit_code

@@ -30,6 +30,11 @@ class CapacityMode(StrEnum):
     PREEMPTIBLE = "preemptible"  # GCP's older spare capacity (24-hour limit); spot replaces it
 
 
+# The most machines one fleet may plan unless its `max_machines` says more: a bound checked before
+# anything is registered, so a typo (count: 100000) or a hostile change is one error, not a plan that
+# takes the machine down (the largest reference pool has 4 machines). Raise it per fleet.
+MAX_MACHINES_PER_FLEET = 1_000
+
 DEFAULT_CAPACITY_ORDER: tuple[CapacityMode, ...] = (
     CapacityMode.RESERVED,
     CapacityMode.SPOT,
@@ -96,6 +101,13 @@ class CapacityArgs:
         DEFAULT_CAPACITY_ORDER, "The modes count is filled in, first to last (each once)."
     )
     max_spot: int | None = arg(None, "With count: at most this many spot machines.", ge=0)
+    max_machines: int = arg(
+        MAX_MACHINES_PER_FLEET,
+        "The most machines this fleet may have, checked before anything is registered (a guard against "
+        "a mistyped count); raise it for a larger pool, up to 10,000.",
+        ge=1,
+        le=10_000,
+    )
 
     def counts(self, reservation_slots: int = 0) -> tuple[CapacityCounts, int]:
         """Machines per mode, and how many `count` could not place (see `allocate`)."""
@@ -142,12 +154,28 @@ def capacity_problems(
 
     `why_not` gives the reason per unsupported mode; `single_mode`, when set, is why the fleet
     buys all its machines one way (the message when two modes are used); `max_machines` bounds
-    the total.
+    the total (default: the inputs' own `max_machines`, else MAX_MACHINES_PER_FLEET). The bound is
+    checked on the counts as given, before anything is computed from them.
     """
     problems: list[Problem] = []
+    limit = max_machines if max_machines is not None else getattr(inputs, "max_machines", None)
+    limit = MAX_MACHINES_PER_FLEET if limit is None else limit
     reasons = why_not or {}
     per_mode = [(mode, COUNT_INPUTS[mode], getattr(inputs, COUNT_INPUTS[mode])) for mode in CapacityMode]
     problems += [Problem(name, value, "must be 0 or more") for _, name, value in per_mode if value < 0]
+    given = inputs.count if inputs.count is not None else sum(max(v, 0) for _, _, v in per_mode)
+    if isinstance(limit, int) and limit < 1:
+        problems.append(Problem("max_machines", limit, "must be at least 1"))
+    elif given > limit:
+        names = "count" if inputs.count is not None else " + ".join(n for _, n, v in per_mode if v > 0)
+        problems.append(
+            Problem(
+                names,
+                given,
+                f"must be at most {limit:,} machines in one fleet (max_machines; raise it for a larger pool)",
+            )
+        )
+        return problems  # nothing else is computed from a count this large
     if inputs.count is not None:
         given = [name for _, name, value in per_mode if value]
         if given:
@@ -190,10 +218,6 @@ def capacity_problems(
     if single_mode is not None and len(counts.modes()) > 1:
         used = ", ".join(f"{COUNT_INPUTS[m]}={counts.of(m)}" for m in counts.modes())
         problems.append(Problem("capacity", used, f"must use one mode: {single_mode}"))
-    if max_machines is not None and counts.total > max_machines:
-        problems.append(
-            Problem("count", counts.total, f"must be at most {max_machines} machines in one fleet")
-        )
     return problems
 
 

@@ -43,7 +43,7 @@ class FilestoreModelCacheArgs:
         "CIDRs (a publisher host, outside the serving ranges) exported READ_WRITE; none by default.",
     )
     tier: FilestoreTier = arg(FilestoreTier.ZONAL, "The service tier; the capacity must fit its range.")
-    capacity_gib: int = arg(1024, "Capacity in GiB; must fit the tier's range and step.")
+    capacity_gib: int = arg(1024, "Capacity in GiB; must fit the tier's range and step.", le=102_400)
     share_name: str = arg(
         "models", f"The NFS share's name: a letter, then letters, digits and '_' (at most {_SHARE_NAME_MAX})."
     )

@@ -24,7 +24,7 @@ MIN_BOOT_DISK_GIB = 50
 class GpuReservation:
     """Reserved capacity for a fleet's reserved VMs. Unset fields take the fleet's values."""
 
-    count: int | None = arg(None, "VMs reserved; default: the fleet's reserved VMs.", ge=1)
+    count: int | None = arg(None, "VMs reserved; default: the fleet's reserved VMs.", ge=1, le=10_000)
     zone: str | None = arg(None, "Default: the fleet's zone (a reservation is zonal).")
     machine_type: str | None = arg(None, "Default: the fleet's machine type.")
     existing_name: str | None = arg(
@@ -58,15 +58,17 @@ class GpuFleetArgs(GcpNodeArgs):
     accelerator_type: str | None = arg(
         None, "N1 only: the GPU to attach (on a3/a2/g2 it may be given and must match the built-in one)."
     )
-    accelerator_count: int | None = arg(None, "N1 only: GPUs per VM.", ge=1)
+    accelerator_count: int | None = arg(None, "N1 only: GPUs per VM (at most 8).", ge=1, le=8)
     reservation: GpuReservation | None = arg(
         None,
         "Reserved VMs only: the reservation they consume; GpuReservation() makes one for the fleet, "
         "GpuReservation(existing_name=...) names one made elsewhere.",
     )
-    local_ssd_count: int = arg(0, "Local SSDs to add (types without bundled ones).", ge=0)
+    local_ssd_count: int = arg(0, "Local SSDs to add (types without bundled ones; at most 24).", ge=0, le=24)
     image: str = arg(DEFAULT_IMAGE, "Boot image (a Deep Learning VM family by default).", stack=False)
-    boot_disk_size_gib: int = arg(200, "Boot disk size.", ge=MIN_BOOT_DISK_GIB)
+    boot_disk_size_gib: int = arg(
+        200, "Boot disk size (at most a persistent disk's 64 TiB).", ge=MIN_BOOT_DISK_GIB, le=65536
+    )
     boot_disk_type: str = arg("pd-balanced", "Boot disk type.")
     ops_agent: bool = arg(
         True,

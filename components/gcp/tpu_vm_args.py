@@ -19,7 +19,9 @@ from inference_infra.components.gcp.node_args import GcpNodeArgs
 class TpuDataDisk:
     """A persistent disk attached to the slice."""
 
-    size_gib: int = arg(doc="Disk size (at least 10).", ge=10)
+    size_gib: int = arg(
+        doc="Disk size (at least 10, at most 65,536: a persistent disk's 64 TiB).", ge=10, le=65536
+    )
     disk_type: str | None = arg(None, "Default: the generation's first supported type.")
     read_only: bool = arg(False, "Attach read-only (required on multi-host slices, which share it).")
 

@@ -82,7 +82,10 @@ class GpuObservabilityArgs:
     retention_days: int = arg(15, "Prometheus retention in days.", ge=1, le=3650)
     storage_size_gib: int = arg(50, "Prometheus volume size in GiB.", ge=5, le=65536)
     retention_size_gib: int | None = arg(
-        None, "Prometheus retention by size in GiB, below the volume's; default: 85% of storageSizeGib.", ge=1
+        None,
+        "Prometheus retention by size in GiB, below the volume's; default: 85% of storageSizeGib.",
+        ge=1,
+        le=65536,
     )
     storage_class: str | None = arg(
         None, "StorageClass of the Prometheus volume; default: the cluster's default StorageClass."

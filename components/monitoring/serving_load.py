@@ -16,7 +16,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from inference_infra.components.catalog import Cloud, find_instance_type
-from inference_infra.components.planner import Traffic
+from inference_infra.components.monitoring.serving import BUDGETS, Latency
+from inference_infra.components.planner import Precision, Traffic
 from inference_infra.components.planner.sizing import size
 
 
@@ -41,12 +42,14 @@ class PlannedLoad:
         )
 
 
-def planned_load(model: str, machine: str, cloud: Cloud | str, traffic: Traffic) -> PlannedLoad:
+def planned_load(
+    model: str, machine: str, cloud: Cloud | str, traffic: Traffic, precision: Precision | None = None
+) -> PlannedLoad:
     """The planner's figures for one engine of `machine` serving `model` at `traffic`."""
     item = find_instance_type(machine, cloud)
     if item is None:
         raise ValueError(f"instance type {machine!r} is not in the catalog")
-    sizing = size(model, traffic, candidates=[item])
+    sizing = size(model, traffic, precision=precision, candidates=[item])
     option = sizing.best
     layout, throughput = option.fit, option.throughput
     device, t = layout.per_device, sizing.traffic
@@ -65,3 +68,19 @@ def planned_load(model: str, machine: str, cloud: Cloud | str, traffic: Traffic)
         kv_cache_usage=min(1.0, held_gib / pool_gib) if pool_gib > 0 else 1.0,
         generation_tokens_per_second=throughput.tokens_per_s / engines,
     )
+
+
+def budget_misses(load: PlannedLoad, latency: Latency | str) -> list[str]:
+    """The figures of a pool's planned load that miss its latency class's budget (empty: none).
+
+    The serving alerts compare each pool's p99 with its budget; a pool planned above it makes them
+    fire from its first hour, however healthy it is, so the plan says so instead.
+    """
+    latency = Latency(latency)
+    budget = BUDGETS[latency]
+    misses = []
+    if load.ttft_seconds > budget.ttft_p99_seconds:
+        misses.append(f"time to first token {load.ttft_seconds:.2f} s > {budget.ttft_p99_seconds:g} s")
+    if budget.tpot_p99_seconds is not None and load.tpot_seconds > budget.tpot_p99_seconds:
+        misses.append(f"time per output token {load.tpot_seconds:.3f} s > {budget.tpot_p99_seconds:g} s")
+    return misses

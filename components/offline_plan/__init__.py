@@ -12,7 +12,7 @@ import os
 import traceback
 from pathlib import Path
 
-from inference_infra.components.errors import InputError
+from inference_infra.components.errors import ConfigError, InputError
 from inference_infra.components.offline_plan.model import Capture, CapturedResource, scrub
 from inference_infra.components.offline_plan.policy import PolicyReport, evaluate_packs
 from inference_infra.components.offline_plan.pricing import price_capture
@@ -53,22 +53,43 @@ def plan(
     stack: str,
     *,
     policy_pack: Path | list[Path] | None = None,
-    policy_config: Path | None = None,
+    policy_config: Path | list[Path] | None = None,
 ) -> PlanResult:
     """Plan a stack offline. policy_pack: one pack folder or several; by default the project's
-    own `policy/` when it holds PulumiPolicy.yaml, else the library's pack."""
+    own `policy/` when it holds PulumiPolicy.yaml, else the library's pack. policy_config: one
+    config per pack, paired in order (see `pair_policy_configs`)."""
     project = load_project(cwd)
-    capture = _capture(project, stack)
     packs = [policy_pack] if isinstance(policy_pack, Path) else list(policy_pack or [])
+    configs = [policy_config] if isinstance(policy_config, Path) else list(policy_config or [])
     if not packs:
         own = project.root / "policy"
         if (own / "PulumiPolicy.yaml").is_file():
             packs = [own]
         elif (DEFAULT_POLICY_PACK / "PulumiPolicy.yaml").is_file():
             packs = [DEFAULT_POLICY_PACK]
-    # A pack's own config/<stack>.json is its default config; --policy-config applies to every pack.
-    runs = [(pack, policy_config or _default_policy_config(pack, stack)) for pack in packs]
+    runs = pair_policy_configs(project, stack, packs, configs)
+    capture = _capture(project, stack)
     return PlanResult(capture, price_capture(capture), evaluate_packs(capture, runs))
+
+
+def pair_policy_configs(
+    project: Project, stack: str, packs: list[Path], configs: list[Path]
+) -> list[tuple[Path, Path | None]]:
+    """Each pack with its config, as `pulumi preview` pairs `--policy-pack-config` with `--policy-pack`:
+    the first config with the first pack, and so on, and then there must be one config per pack
+    (pulumi/pulumi v3.259.0, pkg/cmd/pulumi/operations/up.go:1014-1030, validatePolicyPackConfig).
+    With no config given, a pack inside the project's own folder (the reference project's policy/)
+    uses its `config/<stack>.json` when there is one; any other pack, such as the library's pack
+    planning someone else's project, runs with its defaults."""
+    if configs and len(configs) != len(packs):
+        raise InputError(
+            f"{len(configs)} --policy-config for {len(packs)} policy pack(s) "
+            f"({', '.join(str(p) for p in packs) or 'none'}): give one --policy-config per --policy-pack, "
+            "in the same order, or none (Pulumi pairs --policy-pack-config with --policy-pack the same way)."
+        )
+    if configs:
+        return list(zip(packs, configs, strict=True))
+    return [(pack, _default_policy_config(project, pack, stack)) for pack in packs]
 
 
 def capture_stack(cwd: Path, stack: str) -> Capture:
@@ -89,6 +110,7 @@ def _capture(project: Project, stack: str) -> Capture:
             config=stack_config.values,
             secret_keys=list(stack_config.secret_keys),
             root=project.root,
+            entry=project.entry,
         )
     except Exception as e:  # the program's own failure, reported as one paragraph
         partial = getattr(e, "partial_capture", None)
@@ -106,13 +128,20 @@ def _capture(project: Project, stack: str) -> Capture:
             ) from e
         raise error from e
     capture.log.extend(("warning", w) for w in stack_config.warnings)
+    capture.log.extend(
+        ("warning", f"Pulumi.yaml: {w}") for w in project.install_layout().problems(project.root)
+    )
     if errors := capture.errors():
         text = scrub(" ".join(errors), capture.secrets())
         raise ProgramError(f"{stack_config.path.name}: the program logged errors: {text}")
     return capture
 
 
-def _default_policy_config(pack: Path, stack: str) -> Path | None:
+def _default_policy_config(project: Project, pack: Path, stack: str) -> Path | None:
+    """A pack's config/<stack>.json, for a pack that belongs to the project being planned."""
+    pack = pack.resolve()
+    if pack != project.root and project.root not in pack.parents:
+        return None
     path = pack / "config" / f"{stack}.json"
     return path if path.is_file() else None
 
@@ -126,7 +155,19 @@ def _program_error(error: Exception, program_dir: Path, config_name: str) -> Pro
         return error
     if isinstance(error, (pulumi.ConfigMissingError, pulumi.ConfigTypeError)):
         return ProgramError(f"{config_name}: {error}")
-    frames = [f for f in traceback.extract_tb(error.__traceback__) if f.filename.startswith(str(program_dir))]
+    # A program may re-raise an input error as pulumi.RunError (for a clean `pulumi up`), as the
+    # reference stack does; the error it wraps says what and where.
+    cause = error.__context__ if isinstance(error, pulumi.RunError) else None
+    if isinstance(cause, InputError):
+        error = cause
+    if isinstance(error, ConfigError):  # names the stack file and its keys: no program line
+        text = str(error)
+        return ProgramError(text if config_name in text else f"{config_name}: {text}", error.problems)
+    from inference_infra.components.offline_plan.runtime import is_program_file
+
+    frames = [
+        f for f in traceback.extract_tb(error.__traceback__) if is_program_file(f.filename, program_dir)
+    ]
     where = (
         f"{os.path.relpath(frames[-1].filename, program_dir.parent)}:{frames[-1].lineno}" if frames else ""
     )
@@ -139,7 +180,7 @@ def _program_error(error: Exception, program_dir: Path, config_name: str) -> Pro
     if isinstance(error, SyntaxError) and error.filename and error.lineno:
         # Compiling fails before any frame of the program runs: the error itself says where.
         path = os.path.abspath(error.filename)
-        shown = os.path.relpath(path, program_dir.parent) if path.startswith(str(program_dir)) else path
+        shown = os.path.relpath(path, program_dir.parent) if Path(path).is_relative_to(program_dir) else path
         return ProgramError(
             f"{shown}:{error.lineno}: {type(error).__name__}: {error.msg}; the program does not compile."
         )

@@ -36,13 +36,76 @@ SECRET_PLACEHOLDER = "offline-plan-secret-placeholder"
 class Project:
     root: Path
     name: str
-    program_dir: Path
+    program_dir: Path  # the folder the program runs in (its cwd), as Pulumi's getPwdMain gives it
     runtime: str
     defaults: Mapping[str, Any] = field(default_factory=dict)  # project-level config defaults
     declared: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)  # key -> {type, default, ...}
+    entry: str = "."  # what the language host runs in program_dir: "." (its __main__.py) or a file
+    options: Mapping[str, Any] = field(default_factory=dict)  # runtime.options of Pulumi.yaml
 
     def stacks(self) -> list[str]:
         return sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in self.root.glob("Pulumi.*.yaml"))
+
+    def install_layout(self) -> InstallLayout:
+        """Where `pulumi install` makes the virtualenv and which requirements file it reads."""
+        return install_layout(self.root, self.program_dir, self.options)
+
+
+@dataclass(frozen=True)
+class InstallLayout:
+    """What `pulumi install` does for a Python project, as Pulumi v3.259.0 does it (commit
+    0ac56e876614aedf12771d73ef7e80959b8a6fd4):
+
+    - pkg/engine/project.go:45-71 (getPwdMain): `main` is joined to the project root; a folder
+      becomes the program's working directory (entry "."), a file's folder does (entry its name).
+    - pkg/cmd/pulumi/install/install.go:178: the language host gets ProgramInfo(root, pwd, main).
+    - sdk/python/cmd/pulumi-language-python/main.go:1369: InstallDependencies runs in
+      `req.Info.ProgramDirectory` (the pwd above).
+    - sdk/python/toolchain/pip.go:543-551: requirements.txt is read from that folder (no file: nothing
+      is installed), and pip.go:499 runs `pip install -r requirements.txt` with that folder as its
+      cwd, so a path inside the file (`-e ..`) is read from there.
+    - sdk/python/toolchain/toolchain.go:140-167 (ResolveToolchain): with no `toolchain` option, a
+      uv.lock or poetry.lock in the program's folder or above it picks uv or poetry, else pip; pip's
+      `virtualenv` is relative to the project root (the folder of Pulumi.yaml; pip.go:583-591).
+    """
+
+    toolchain: str  # pip, poetry or uv
+    virtualenv: Path | None  # None: Pulumi uses the Python on PATH
+    requirements: Path  # the file pip reads (may not exist)
+    pip_cwd: Path  # where pip runs, so where relative paths in the requirements resolve
+
+    def problems(self, root: Path) -> list[str]:
+        """Why `pulumi install` would build an environment that cannot run the program: the
+        project keeps a requirements.txt above the program's folder, where pip never looks."""
+        if self.toolchain != "pip" or self.requirements.is_file():
+            return []
+        folder = self.requirements.parent
+        above = [f for f in folder.parents if f == root or root in f.parents]
+        found = next((f / "requirements.txt" for f in above if (f / "requirements.txt").is_file()), None)
+        if found is None:
+            return []
+        here = folder.relative_to(root)
+        return [
+            f"`pulumi install` (pip toolchain) reads requirements.txt from the program's folder {here}/, "
+            f"not {found.relative_to(root)}, so it would install nothing into the virtualenv; put the "
+            f"requirements in {here}/requirements.txt (a path in it is read from that folder)"
+        ]
+
+
+def install_layout(root: Path, program_dir: Path, options: Mapping[str, Any]) -> InstallLayout:
+    toolchain = str(options.get("toolchain") or "")
+    if not toolchain:  # ResolveToolchain's Auto: searchup from the program's folder
+        folders = (program_dir, *program_dir.parents)
+        locks = (("uv.lock", "uv"), ("poetry.lock", "poetry"))
+        toolchain = next((tool for lock, tool in locks if any((f / lock).is_file() for f in folders)), "pip")
+    venv = options.get("virtualenv")
+    venv_path = None if not venv else (Path(venv) if Path(venv).is_absolute() else root / str(venv))
+    return InstallLayout(
+        toolchain=toolchain,
+        virtualenv=venv_path,
+        requirements=program_dir / "requirements.txt",
+        pip_cwd=program_dir,
+    )
 
 
 @dataclass(frozen=True)
@@ -92,15 +155,19 @@ def load_project(cwd: Path) -> Project:
         raise InputError(
             f"{path.name} runtime is {runtime_name!r}; plan runs Python programs only (runtime: python)."
         )
+    # Pulumi's getPwdMain (pkg/engine/project.go:45-71 at v3.259.0): main is relative to the root;
+    # a folder is the program's cwd and runs its __main__.py, a file runs in its own folder.
     main = data.get("main") or "."
-    program_dir = (root / str(main)).resolve()
-    if program_dir.is_file() and program_dir.name == "__main__.py":
-        program_dir = program_dir.parent
-    if not (program_dir / "__main__.py").is_file():
-        raise InputError(
-            f"{path.name} main {main!r} has no __main__.py (looked in {program_dir}); "
-            "main must name the folder of the Python program."
-        )
+    target = (root / str(main)).resolve()
+    if target.is_file():
+        program_dir, entry = target.parent, target.name
+    else:
+        program_dir, entry = target, "."
+        if not (program_dir / "__main__.py").is_file():
+            raise InputError(
+                f"{path.name} main {main!r} has no __main__.py (looked in {program_dir}); "
+                "main must name the folder of the Python program or its file."
+            )
     defaults: dict[str, Any] = {}
     declared: dict[str, Mapping[str, Any]] = {}
     for key, spec in (data.get("config") or {}).items():
@@ -123,6 +190,8 @@ def load_project(cwd: Path) -> Project:
         runtime="python",
         defaults=defaults,
         declared=declared,
+        entry=entry,
+        options=dict(runtime.get("options") or {}) if isinstance(runtime, Mapping) else {},
     )
 
 

@@ -1,7 +1,13 @@
-"""The plan's two faces: the JSON object of SPEC.md and a readable table."""
+"""The plan's two faces: the JSON object (docs/reference.md) and a readable table.
+
+The table fits TABLE_WIDTH (120) columns: types as Pulumi's own display shows them, each row's basis
+cut to the space left, notes and warnings wrapped; `wide=True` (`plan --wide`) prints every type
+token and basis in full on one line.
+"""
 
 from __future__ import annotations
 
+import textwrap
 from collections import defaultdict
 from dataclasses import dataclass
 from typing import Any
@@ -129,7 +135,43 @@ def _tree(capture: Capture) -> list[tuple[CapturedResource, int]]:
     return out
 
 
-def render_table(result: PlanResult) -> str:
+TABLE_WIDTH = 120
+
+
+def display_type(token: str) -> str:
+    """A type token as `pulumi preview` shows it: `aws:ec2/vpcEndpoint:VpcEndpoint` is
+    `aws:ec2:VpcEndpoint` (pulumi/pulumi v3.259.0, sdk/go/common/tokens/tokens.go:267-297,
+    Type.DisplayName, used for the type column in pkg/backend/display/rows.go:374)."""
+    parts = token.split(":")
+    if len(parts) != 3 or not parts[2]:
+        return token
+    package, module, name = parts
+    if "/" not in module:
+        return token
+    head, _, file = module.rpartition("/")
+    if file != name[:1].lower() + name[1:]:
+        return token
+    return f"{package}:{head}:{name}"
+
+
+def _cut(text: str, width: int | None) -> str:
+    return text if width is None or len(text) <= width else text[: max(width - 1, 0)] + "…"
+
+
+def _wrapped(text: str, width: int | None, indent: str) -> list[str]:
+    """One entry as lines of at most width columns, continuation lines indented; whole if width is None."""
+    if width is None:
+        return [text]
+    lines = textwrap.wrap(
+        text, width=width, subsequent_indent=indent, break_long_words=False, break_on_hyphens=False
+    )
+    return lines or [text]
+
+
+def render_table(result: PlanResult, *, wide: bool = False) -> str:
+    """The plan as a table that fits TABLE_WIDTH columns, or with every basis in full (wide)."""
+    width = None if wide else TABLE_WIDTH
+    show_type = (lambda t: t) if wide else display_type
     capture = result.capture
     cost_by_urn = {urn: _merged(items) for urn, items in result.cost.by_urn().items()}
     rows = _tree(capture)
@@ -144,16 +186,21 @@ def render_table(result: PlanResult) -> str:
     lines = [
         # One count everywhere (the policy lines count the same resources): cloud resources and
         # component resources together, the stack itself included.
-        f"Plan for stack {capture.stack!r} of project {capture.project!r}: {len(capture.resources)} "
-        f"resources ({custom} cloud resources, {len(capture.resources) - custom} components; offline, "
-        "mock runtime)",
+        *_wrapped(
+            f"Plan for stack {capture.stack!r} of project {capture.project!r}: {len(capture.resources)} "
+            f"resources ({custom} cloud resources, {len(capture.resources) - custom} components; offline, "
+            "mock runtime)",
+            width,
+            "  ",
+        ),
         "",
     ]
-    name_w = min(max((len(r.name) + 3 * d for r, d in rows), default=10) + 2, 60)
-    type_w = min(max((len(r.type) for r, _ in rows), default=10) + 2, 64)
+    name_w = min(max((len(r.name) + 3 * d for r, d in rows), default=10) + 2, 60 if wide else 36)
+    type_w = min(max((len(show_type(r.type)) for r, _ in rows), default=10) + 2, 64 if wide else 38)
+    basis_w = None if wide else max(TABLE_WIDTH - name_w - type_w - 12, 12)
     lines.append(f"{'RESOURCE':<{name_w}}{'TYPE':<{type_w}}{'USD/HOUR':>10}  BASIS")
     for r, depth in rows:
-        label = ("   " * max(depth - 1, 0) + ("└─ " if depth else "") + r.name)[: name_w - 1]
+        label = _cut("   " * max(depth - 1, 0) + ("└─ " if depth else "") + r.name, name_w - 1)
         item = cost_by_urn.get(r.urn)
         if item is not None:
             money, basis = f"{item[0]:,.2f}", item[1]
@@ -165,15 +212,20 @@ def render_table(result: PlanResult) -> str:
             money, basis = "", ""
         if r.inferred:
             basis = f"(inferred from the component's inputs) {basis}".rstrip()
-        lines.append(f"{label:<{name_w}}{r.type[: type_w - 1]:<{type_w}}{money:>10}  {basis}".rstrip())
-    lines += ["", *_cost_lines(result.cost)]
-    lines.append(_policy_line(result.policy))
+        kind = _cut(show_type(r.type), type_w - 1)
+        lines.append(f"{label:<{name_w}}{kind:<{type_w}}{money:>10}  {_cut(basis, basis_w)}".rstrip())
+    if not wide and any(len(line) > TABLE_WIDTH for line in lines):  # pragma: no cover (widths above)
+        raise AssertionError("a table row is wider than TABLE_WIDTH")
+    lines += ["", *(w for line in _cost_lines(result.cost) for w in _wrapped(line, width, " " * 17))]
+    lines += [w for line in _policy_line(result.policy).split("\n") for w in _wrapped(line, width, "      ")]
     for key, value in sorted(masked(capture.stack_outputs).items()):
-        lines.append(f"output: {key} = {_printable(value)}")
+        lines += _wrapped(f"output: {key} = {_printable(value)}", width, "    ")
     for note in result.notes():
-        lines.append(f"note: {note}")
+        lines += _wrapped(f"note: {note}", width, "      ")
     for w in result.warnings():
-        lines.append(f"warning: {w}")
+        lines += _wrapped(f"warning: {w}", width, "         ")
+    if not wide and any(len(line) > TABLE_WIDTH for line in lines):
+        lines.append("(some lines hold a word longer than the table; `plan --wide` prints them whole)")
     return "\n".join(lines) + "\n"
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import functools
 import importlib.abc
 import importlib.util
 import os
@@ -271,13 +272,18 @@ def _configure(
 
 
 @contextmanager
-def _program_environment(program_dir: Path, root: Path) -> Iterator[None]:
-    """cwd at the project root, the program's folder first on sys.path; undone after."""
+def _program_environment(program_dir: Path, entry: str) -> Iterator[None]:
+    """The process as Pulumi's Python executor sets it up, undone after: the working directory is the
+    program's folder (the `main:` folder, or a main file's folder), `sys.argv` is the entry point
+    ("." for a folder), and the folder of a `__main__.py` comes first on `sys.path` (runpy's own
+    doing). Pulumi v3.259.0 (0ac56e87): pkg/engine/project.go:56-68 and
+    sdk/python/cmd/pulumi-language-python-exec:147-149 (`sys.argv = [args.PROGRAM] + args.ARGS`,
+    `os.chdir(args.pwd)`)."""
     saved_cwd, saved_path, saved_argv = os.getcwd(), list(sys.path), list(sys.argv)
     saved_env = {k: os.environ.pop(k) for k in list(os.environ) if k.startswith("PULUMI_CONFIG")}
     before = set(sys.modules)
-    os.chdir(root)
-    sys.argv = [str(program_dir)]
+    os.chdir(program_dir)
+    sys.argv = [entry]
     try:
         yield
     finally:
@@ -290,6 +296,34 @@ def _program_environment(program_dir: Path, root: Path) -> Iterator[None]:
             module_file = getattr(sys.modules[name], "__file__", None) or ""
             if module_file.startswith(prefix):
                 del sys.modules[name]
+
+
+@functools.cache
+def _installed_roots() -> tuple[Path, ...]:
+    """Folders of installed code: the interpreter's and the virtualenv's libraries, and this library."""
+    import site
+    import sysconfig
+
+    folders = {*site.getsitepackages(), site.getusersitepackages()}
+    folders |= {sysconfig.get_path(name) for name in ("stdlib", "platstdlib", "purelib", "platlib")}
+    library = Path(__file__).resolve().parents[2]  # the inference_infra package (or the checkout)
+    return (*(Path(f).resolve() for f in folders if f), library / "components", library / "policy")
+
+
+def is_program_file(filename: str, program_dir: Path) -> bool:
+    """Whether a frame's file is the program's own code: inside its folder (a path test, not a string
+    prefix: `infra2/` is not in `infra/`) and not installed code, wherever the virtualenv is
+    (Pulumi's default `venv/` sits inside the project folder, so its site-packages does too)."""
+    if not os.path.isabs(filename):
+        return False  # <frozen runpy>, <string>
+    path, folder = Path(filename).resolve(), program_dir.resolve()
+    if not path.is_relative_to(folder):
+        return False
+    if {"site-packages", "dist-packages"} & set(path.relative_to(folder).parts):
+        return False
+    return not any(
+        path.is_relative_to(root) and not folder.is_relative_to(root) for root in _installed_roots()
+    )
 
 
 _K8S_YAML = "pulumi_kubernetes.yaml.yaml"
@@ -351,14 +385,13 @@ def _python_warnings(capture: Capture, program_dir: Path) -> Iterator[None]:
     """Python warnings the program or its SDKs raise (e.g. a provider's deprecation notice) become
     plan warnings naming the program's line, instead of raw text on stderr; one the SDK also logged
     through Pulumi (same text) is shown once."""
-    prefix = str(program_dir.resolve()) + os.sep
     ours: list[tuple[str, str]] = []  # (log entry, warning text)
 
     def show(message: Warning | str, category: type[Warning], filename: str, lineno: int, *_: Any) -> None:
         text = str(message)
         if any(text in m for s, m in capture.log if s == "warning"):
             return
-        frames = [f for f in traceback.extract_stack() if f.filename.startswith(prefix)]
+        frames = [f for f in traceback.extract_stack() if is_program_file(f.filename, program_dir)]
         where = (
             f"{os.path.relpath(frames[-1].filename, program_dir.parent)}:{frames[-1].lineno}"
             if frames
@@ -389,8 +422,10 @@ def run_program(
     config: Mapping[str, str],
     secret_keys: list[str] | None = None,
     root: Path | None = None,
+    entry: str = ".",
 ) -> Capture:
-    """Run the program in program_dir (its __main__.py) and capture what it registers.
+    """Run the program in program_dir (its __main__.py, or the file `entry`) with program_dir as its
+    working directory, as `pulumi up` runs it, and capture what it registers.
 
     Exceptions the program raises propagate to the caller after the runtime is
     shut down, with what was captured so far as their `partial_capture`.
@@ -406,11 +441,11 @@ def run_program(
             _record_secrets(capture)
             _configure(capture, config, list(secret_keys or []), root)
             with (
-                _program_environment(program_dir, root),
+                _program_environment(program_dir, entry),
                 _python_warnings(capture, program_dir),
                 _no_manifest_downloads(capture),
             ):
-                target = str(program_dir)
+                target = str(program_dir if entry == "." else program_dir / entry)
                 loop.run_until_complete(run_in_stack(lambda: runpy.run_path(target, run_name="__main__")))
         finally:
             loop.close()

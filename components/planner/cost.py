@@ -60,7 +60,7 @@ class Option:
         )
 
     def as_json(self) -> dict[str, Any]:
-        """The option as `inference-infra size --json` prints it (SPEC.md)."""
+        """The option as `inference-infra size --json` prints it (docs/reference.md)."""
         hw = self.fit.hardware
         return {
             "cloud": self.cloud.value,

@@ -49,7 +49,7 @@ class Sizing:
         return self.options[0]
 
     def as_json(self) -> dict[str, Any]:
-        """`inference-infra size --json` (SPEC.md)."""
+        """`inference-infra size --json` (docs/reference.md)."""
         m = self.memory
         return {
             "model": self.model.name,

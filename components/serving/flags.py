@@ -32,8 +32,8 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from inference_infra.components.catalog import Cloud, find_instance_type
-from inference_infra.components.errors import Problem
+from inference_infra.components.catalog import Cloud, instance_type
+from inference_infra.components.errors import InputError, Problem
 from inference_infra.components.planner import Assumptions, Precision, Quantization, Traffic, fit, model_spec
 from inference_infra.components.planner.fit import hardware
 from inference_infra.components.serving.engines import (
@@ -237,13 +237,11 @@ def plan_engines(
     """The engines a node of `instance_type_name` runs for `model` (the planner's layout; it must fit)."""
     precision = precision or Precision()
     assumptions = assumptions or Assumptions()
-    machine = find_instance_type(instance_type_name, cloud)
-    if machine is None:
-        raise ValueError(f"instance type {instance_type_name!r} is not in the catalog")
+    machine = instance_type(instance_type_name, cloud)  # unknown: CatalogError naming close matches
     spec = model_spec(model)
     layout = fit(spec, traffic, precision, assumptions, machine)
     if not layout.fits:
-        raise ValueError(f"{spec.name} does not fit {instance_type_name}: {layout.problem}")
+        raise InputError(f"{spec.name} does not fit {instance_type_name}: {layout.problem}")
     return EngineConfig(
         family=engine_family(hardware(machine).device.family),
         served_model_name=spec.name,

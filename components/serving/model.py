@@ -32,9 +32,11 @@ class ServedModel:
         doc="Model preset (e.g. llama-3.1-70b; `inference-infra size --help`), a Hugging Face id of one, "
         "or the path of a checkpoint's config.json."
     )
-    context_tokens: int = arg(doc="Longest sequence to hold: prompt + generated tokens.", ge=1)
-    concurrency: int = arg(doc="Sequences in flight at once, per machine.", ge=1)
-    output_tokens: int | None = arg(None, "Generated tokens per request (throughput estimate only).", ge=1)
+    context_tokens: int = arg(doc="Longest sequence to hold: prompt + generated tokens.", ge=1, le=10_485_760)
+    concurrency: int = arg(doc="Sequences in flight at once, per machine.", ge=1, le=16_384)
+    output_tokens: int | None = arg(
+        None, "Generated tokens per request (throughput estimate only).", ge=1, le=10_485_760
+    )
     quantization: Quantization = arg(Quantization.BF16, "Weight format.")
     kv_cache_quantization: Quantization | None = arg(
         None, "KV-cache format. Default: the weights' float type (bf16 if quantized)."

@@ -4,6 +4,8 @@ only where cloud credentials exist, and pins what it uses."""
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -68,3 +70,25 @@ def test_workflow_pins_every_action_by_version(workflow):
     for ref in uses:
         assert re.fullmatch(r"[\w.-]+/[\w.-]+@v\d+(\.\d+){0,2}", ref), ref
     assert re.fullmatch(r"pulumi/actions@v\d+\.\d+\.\d+", next(u for u in uses if u.startswith("pulumi/")))
+
+
+def test_workflow_jobs_stop_within_20_minutes(workflow):
+    for name, job in workflow["jobs"].items():
+        assert job["timeout-minutes"] <= 20, name
+
+
+def test_make_plan_shows_progress_while_it_installs(tmp_path):
+    """A first `make plan` on a cold machine installs for minutes: it says so, and pip prints a line
+    per package it collects and installs (no --quiet on that install)."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    dry = subprocess.run(
+        ["make", "-n", "plan", f"VENV={tmp_path / 'venv'}"], cwd=REPO_ROOT, capture_output=True, text=True,
+        timeout=60, check=True,
+    ).stdout.splitlines()  # fmt: skip
+    assert dry[0].startswith('echo "== creating')
+    assert "a few minutes the first time" in dry[0]
+    install = next(line for line in dry if "pip install" in line and "-e '.[dev]'" in line)
+    assert "--quiet" not in install
+    assert "-q " not in install
+    assert dry[-1].endswith("inference-infra plan --stack prod")

@@ -158,6 +158,20 @@ def test_reference_is_what_the_documents_point_to() -> None:
     assert "SPEC.md" not in REFERENCE.read_text(encoding="utf-8")
 
 
+def test_reference_no_file_of_the_repository_names_a_spec_that_is_not_in_it() -> None:
+    skip = {".git", ".venv", ".venv-checkov", ".wheelhouse", "build", "dist", "__pycache__", "node_modules"}
+    naming = []
+    for path in ROOT.rglob("*"):
+        parts = path.relative_to(ROOT).parts
+        if any(p in skip or p.endswith(".egg-info") or p.endswith("_cache") for p in parts):
+            continue
+        if not path.is_file() or path == Path(__file__).resolve() or path.suffix in {".pyc", ".whl", ".zip"}:
+            continue
+        if b"SPEC" + b".md" in path.read_bytes():
+            naming.append(str(path.relative_to(ROOT)))
+    assert naming == []
+
+
 def test_reference_lists_the_model_presets() -> None:
     from inference_infra.components.planner.models import preset_names
 

@@ -156,9 +156,21 @@ def test_endpoints_validate_passes_a_pool_whose_machine_the_planner_chooses():
     assert _problems([planned], [_endpoint()]) == []
 
 
-def test_endpoints_validate_rejects_a_pool_whose_fleet_cannot_plan():
+def test_endpoints_validate_leaves_a_fleet_that_cannot_plan_to_the_fleet():
+    """The fleet's own problem says why it cannot serve; the endpoint adds no false 'serves no model'."""
+    from inference_infra.infra import aws_stack
+
     huge = {**FLEET, "model": {"name": "llama-3.1-70b", "contextTokens": 8192, "concurrency": 64}}
-    [problem] = _problems([huge], [_endpoint()])
+    assert _problems([huge], [_endpoint()]) == []
+    raw = {**BASE, "awsGpuFleets": json.dumps([huge]), "endpoints": json.dumps([_endpoint()])}
+    fleet_problems = [str(p) for p in aws_stack.validate(parse_stack_settings(raw, stack="dev"))]
+    assert len(fleet_problems) == 1
+    assert fleet_problems[0].startswith("inference-infra:awsGpuFleets[0]")
+
+
+def test_endpoints_validate_rejects_a_pool_whose_fleet_has_no_model():
+    bare = {k: v for k, v in FLEET.items() if k not in ("model", "modelPrefix")}
+    [problem] = _problems([bare], [_endpoint()])
     assert "serves no model" in problem
 
 

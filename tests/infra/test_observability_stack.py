@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from pathlib import Path
 
@@ -125,7 +126,7 @@ def test_observability_reports_component_problems_under_their_config_keys(tmp_pa
             thresholds: {idleUtilizationPercent: 99}
         """,
     )
-    assert "inference-infra:observability.retentionSizeGib 30 must be below storage_size_gib (20)" in message
+    assert "inference-infra:observability.retentionSizeGib 30 must be below storageSizeGib (20)" in message
     assert "inference-infra:observability.thresholds.idleUtilizationPercent 99.0 must be below" in message
 
 
@@ -268,8 +269,7 @@ def test_observability_rejects_neuron_monitor_without_a_digest_pinned_image(tmp_
         """,
     )
     assert (
-        "inference-infra:observability.neuronMonitorImage (unset) must be given with neuron_monitor"
-        in message
+        "inference-infra:observability.neuronMonitorImage (unset) must be given with neuronMonitor" in message
     )
     message = _plan_error(
         tmp_path,
@@ -310,3 +310,22 @@ def _user_data(encoded: str) -> str:
     from inference_infra.components.aws.bootstrap import decode_user_data
 
     return decode_user_data(encoded)
+
+
+def test_prod_stack_pools_are_planned_within_their_latency_budgets(plan_stack):
+    assert [w for w in plan_stack("prod").warnings() if "latency budget" in w] == []
+
+
+def test_observability_warns_when_a_pool_is_planned_over_its_latency_budget(tmp_path):
+    prod = (REPO / "Pulumi.prod.yaml").read_text()
+    assert prod.count("      latency: batch\n") == 2  # inf2-llama-8b and small-l4
+    result = plan(_project(tmp_path, prod.replace("      latency: batch\n", "")), "prod")
+    warnings = [" ".join(w.split()) for w in result.warnings() if "latency budget" in w]
+    assert [w.split(":")[0] for w in warnings] == [
+        "pool 'inf2-llama-8b' is planned over its interactive latency budget",
+        "pool 'small-l4' is planned over its interactive latency budget",
+    ]
+    # the planner's figures (9.14 s, 0.102 s when written) may move; the budgets they miss may not
+    assert re.search(r"time to first token [\d.]+ s > 2 s \(llama-3.1-8b on inf2.8xlarge", warnings[0])
+    assert re.search(r"time per output token [\d.]+ s > 0.1 s \(llama-3.1-8b on g2-standard-8", warnings[1])
+    assert warnings[1].endswith("or declare `latency: batch` if it serves batch work.")

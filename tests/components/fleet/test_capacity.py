@@ -88,7 +88,7 @@ def test_capacity_problems_rejects_unplaced_machines() -> None:
 
 def test_capacity_problems_rejects_more_machines_than_the_bound() -> None:
     problems = capacity_problems(Pool(on_demand=1001), supported=AWS, max_machines=1000)
-    assert [(p.input, p.value) for p in problems] == [("count", 1001)]
+    assert [(p.input, p.value) for p in problems] == [("on_demand", 1001)]
 
 
 @pytest.mark.parametrize("name", ["reserved", "spot", "on_demand", "preemptible"])

@@ -7,6 +7,7 @@ group the pool's settings render.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -20,9 +21,10 @@ from inference_infra.components.monitoring.serving import (
     ServingSettings,
     serving_rule_group,
 )
-from inference_infra.components.monitoring.serving_load import PlannedLoad, planned_load
+from inference_infra.components.monitoring.serving_load import PlannedLoad, budget_misses, planned_load
 from inference_infra.components.planner import Traffic
 
+REPO = Path(__file__).resolve().parents[3]
 MINUTES = 180
 OUTPUT_TOKENS = 512  # the planner's generated tokens per request (Traffic's default)
 # vLLM's bucket bounds (vllm/v1/metrics/loggers.py of 0.28.0; the same in 0.9.1's engine/metrics.py).
@@ -233,3 +235,62 @@ def test_planned_load_runs_the_engine_at_its_max_num_seqs():
     assert load.running == load.max_num_seqs == 32  # 64 sequences over the p5's two 4-GPU engines
     assert 0 < load.kv_cache_usage < 0.95
     assert load.tpot_seconds < 0.1 < 2.0 > load.ttft_seconds
+
+
+def test_budget_misses_names_each_figure_over_its_latency_budget():
+    load = PlannedLoad(
+        model="m", machine="x", max_num_seqs=8, running=8, ttft_seconds=9.14, tpot_seconds=0.102,
+        kv_cache_usage=0.5, generation_tokens_per_second=80.0,
+    )  # fmt: skip
+    assert budget_misses(load, Latency.INTERACTIVE) == [
+        "time to first token 9.14 s > 2 s",
+        "time per output token 0.102 s > 0.1 s",
+    ]
+    assert budget_misses(load, "batch") == []  # batch: TTFT under 10 s, no per-token budget
+    assert budget_misses(replace(load, ttft_seconds=12.0), "batch") == ["time to first token 12.00 s > 10 s"]
+
+
+def _reference_pools() -> list[Pool]:
+    """Every serving pool of the reference stacks, as their fleets plan themselves, with the latency
+    class the serving rules judge them by (a TPU slice declares none: judged as interactive)."""
+    from inference_infra.infra.pools import planned_pools
+    from inference_infra.infra.stack_file import parse_stack_settings
+
+    pools = []
+    for stack in ("prod", "dev"):
+        config = yaml.safe_load((REPO / f"Pulumi.{stack}.yaml").read_text())["config"]
+        raw = {
+            key.split(":", 1)[1]: json.dumps(value)
+            for key, value in config.items()
+            if key.startswith("inference-infra:") and not key.endswith("Secrets")  # secure: values
+        }
+        for p in planned_pools(parse_stack_settings(raw, stack=stack)):
+            if p.model is None or p.serving is None:
+                continue
+            latency = Latency(p.latency or "interactive")
+            pools.append(
+                Pool(
+                    f"{stack}-{p.name}", p.model.name, p.machine, p.cloud, p.model.context_tokens,
+                    p.model.concurrency, latency, neuron=p.accelerator == "neuron",
+                )
+            )  # fmt: skip
+    return pools
+
+
+REFERENCE_POOLS = _reference_pools()
+
+
+def test_reference_pools_cover_every_accelerator_kind():
+    names = {p.name for p in REFERENCE_POOLS}
+    assert {"prod-llama-70b", "prod-inf2-llama-8b", "prod-small-l4", "prod-qwen7b-tpu"} <= names
+    assert any(p.name.startswith("dev-") for p in REFERENCE_POOLS)
+
+
+@pytest.mark.parametrize("pool", REFERENCE_POOLS, ids=lambda p: p.name)
+def test_serving_alerts_stay_silent_at_the_reference_stacks_planned_load(pool, tmp_path, promtool, run):
+    load = pool.load()
+    assert budget_misses(load, pool.latency) == []  # the plan warns otherwise (infra/observability_stack)
+    checks = [(at, name, []) for at in ("40m", "150m") for name in SERVING_ALERT_NAMES]
+    _promtool(
+        tmp_path, promtool, run, _settings(pool, load), [_case(input_series(pool, healthy(load)), checks)]
+    )

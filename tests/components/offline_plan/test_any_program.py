@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from inference_infra.components.offline_plan import plan, render_table
 
+# The reference dev stack's policy config: a program of another project gets it only when asked.
+DEV_POLICY_CONFIG = Path(__file__).resolve().parents[3] / "policy" / "config" / "dev.json"
+
 REMOTE = """
 import pulumi
+
 
 class Vpc(pulumi.ComponentResource):
     # What a generated multi-language SDK (awsx.ec2.Vpc) does: remote=True, outputs as None props.
@@ -98,7 +103,7 @@ aws.eks.NodeGroup("direct", cluster_name=cluster.eks_cluster.name, node_role_arn
 def test_plan_runs_a_program_passing_resources_to_real_pulumi_eks_components(pulumi_project):
     # pulumi-eks 4.x: ManagedNodeGroup takes the Cluster and the Role themselves (resource references
     # in its inputs), which the Policy SDK cannot deserialize; the engine hands analyzers their ids.
-    result = plan(pulumi_project(EKS), "dev")
+    result = plan(pulumi_project(EKS), "dev", policy_config=DEV_POLICY_CONFIG)  # a $5/hour budget
     doc = result.as_json()
     assert result.policy.evaluated
     types = {r["type"]: r for r in doc["resources"]}

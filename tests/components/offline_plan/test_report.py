@@ -1,4 +1,4 @@
-"""The plan's JSON object (SPEC.md) and its readable table."""
+"""The plan's JSON object (docs/reference.md) and its readable table."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import re
 import pytest
 
 from inference_infra.components.offline_plan import plan, render_table
+from inference_infra.components.offline_plan.report import display_type
 
 PROGRAM = """
 import pulumi, pulumi_aws as aws
@@ -87,9 +88,36 @@ def test_render_table_counts_resources_as_the_policy_lines_do(plan_stack):
     assert {int(c) for c in counts} == {total}
 
 
-def test_render_table_shows_the_whole_basis(plan_stack):
+def test_render_table_wide_shows_the_whole_basis(plan_stack):
     result = plan_stack("prod")
-    text = render_table(result)
+    text = render_table(result, wide=True)
     longest = max((i.basis for i in result.cost.items), key=len)
     assert len(longest) > 80
     assert longest in text
+    assert "aws:ec2/vpcEndpoint:VpcEndpoint" in text  # the full type token
+
+
+def test_render_table_fits_120_columns_by_default(plan_stack):
+    result = plan_stack("prod")
+    lines = render_table(result).splitlines()
+    assert max(len(line) for line in lines) <= 120
+    assert any(line.startswith("   └─ endpoints-ec2 ") and " aws:ec2:VpcEndpoint " in line for line in lines)
+    cut = [line for line in lines if line.endswith("…")]
+    assert cut  # long bases are cut to the column, `--wide` prints them
+    warnings = [line for line in lines if line.startswith("warning: ")]
+    assert all(len(w) <= 120 for w in warnings)
+
+
+@pytest.mark.parametrize(
+    ("token", "shown"),
+    [
+        ("aws:ec2/vpcEndpoint:VpcEndpoint", "aws:ec2:VpcEndpoint"),
+        ("aws:lb/targetGroup:TargetGroup", "aws:lb:TargetGroup"),
+        ("gcp:compute/instance:Instance", "gcp:compute:Instance"),
+        ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v3:Release"),  # file != type name
+        ("inference-infra:aws:GpuFleet", "inference-infra:aws:GpuFleet"),  # no slash
+        ("pulumi:pulumi:Stack", "pulumi:pulumi:Stack"),
+    ],
+)
+def test_display_type_shows_types_as_pulumi_does(token, shown):
+    assert display_type(token) == shown

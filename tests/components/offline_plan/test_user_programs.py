@@ -6,9 +6,14 @@ test asserts what the program's owner would want the plan to report.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from inference_infra.components.offline_plan import ProgramError, plan
+
+# The reference dev stack's policy config: a program of another project gets it only when asked.
+DEV_POLICY_CONFIG = Path(__file__).resolve().parents[3] / "policy" / "config" / "dev.json"
 
 # A self-hosted LLM program that also manages a Tailscale device: the provider package is listed in
 # its requirements.txt but not installed where the plan runs.
@@ -16,6 +21,7 @@ MISSING_PROVIDER = """
 import pulumi
 import pulumi_kubernetes as k8s
 import pulumi_tailnet_offline_absent as tailnet
+
 
 k8s.core.v1.Namespace("llm")
 """
@@ -136,6 +142,7 @@ def test_plan_infers_the_self_managed_gpu_group_of_a_pulumi_eks_cluster(pulumi_p
 # An AWS Batch GPU queue for transcription jobs, the shape of public Batch GPU stacks.
 BATCH_GPU = """
 import json
+from pathlib import Path
 import pulumi
 import pulumi_aws as aws
 
@@ -353,7 +360,11 @@ aws.batch.ComputeEnvironment("batch", type="MANAGED", compute_resources={"type":
 
 
 def test_plan_judges_every_instance_type_a_group_may_launch(pulumi_project):
-    result = plan(pulumi_project(MIXED_TYPES, {"dev": "config:\n  aws:region: us-east-1\n"}), "dev")
+    result = plan(
+        pulumi_project(MIXED_TYPES, {"dev": "config:\n  aws:region: us-east-1\n"}),
+        "dev",
+        policy_config=DEV_POLICY_CONFIG,  # environment dev: its allowed types
+    )
     refused = {
         (v.urn or "").rsplit("::", 1)[-1]: v.message
         for v in result.policy.violations

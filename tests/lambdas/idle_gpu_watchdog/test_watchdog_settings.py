@@ -1,4 +1,4 @@
-"""Settings from the Lambda environment: SPEC.md defaults, every bad variable named at once."""
+"""Settings from the Lambda environment: docs/reference.md defaults, every bad variable named at once."""
 
 from __future__ import annotations
 

@@ -1,0 +1,89 @@
+"""Every count and size a component takes has a documented upper bound, checked before anything is
+registered: `arg(le=...)` puts it in the stack schema and the docs, `check_types` enforces it."""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import pkgutil
+import typing
+from dataclasses import dataclass
+
+import pytest
+
+import inference_infra.components as components
+from inference_infra.components.arguments import DOC, LE, arg
+from inference_infra.components.fleet import CapacityMode, capacity_problems
+from inference_infra.components.fleet.capacity import MAX_MACHINES_PER_FLEET, CapacityArgs
+from inference_infra.components.validation import _hints, check_types
+
+# Counts bounded together by the fleet's max_machines (capacity_problems) rather than one by one.
+BOUNDED_BY_MAX_MACHINES = {"reserved", "spot", "on_demand", "preemptible", "count", "max_spot"}
+COUNT_OR_SIZE = ("count", "_gib", "_mib", "size", "tokens", "concurrency", "machines")
+
+
+def _args_classes() -> list[type]:
+    found: dict[str, type] = {}
+    for info in pkgutil.walk_packages(components.__path__, f"{components.__name__}."):
+        if ".cli" in info.name or ".offline_plan" in info.name:
+            continue
+        module = importlib.import_module(info.name)
+        for value in vars(module).values():
+            if (
+                isinstance(value, type)
+                and dataclasses.is_dataclass(value)
+                and value.__module__ == module.__name__
+                and any(DOC in f.metadata for f in dataclasses.fields(value))
+            ):
+                found[f"{value.__module__}.{value.__qualname__}"] = value
+    return list(found.values())
+
+
+def _is_int(hint: object) -> bool:
+    return hint is int or (
+        typing.get_origin(hint) in (typing.Union, __import__("types").UnionType)
+        and int in typing.get_args(hint)
+    )
+
+
+def test_every_count_and_size_input_has_an_upper_bound():
+    unbounded = []
+    for cls in _args_classes():
+        hints = _hints(cls)
+        for f in dataclasses.fields(cls):
+            if DOC not in f.metadata or not _is_int(hints.get(f.name)):
+                continue
+            if f.name in BOUNDED_BY_MAX_MACHINES or not any(word in f.name for word in COUNT_OR_SIZE):
+                continue
+            if f.metadata.get(LE) is None:
+                unbounded.append(f"{cls.__qualname__}.{f.name}")
+    assert unbounded == []
+
+
+@dataclass(frozen=True, kw_only=True)
+class Sized:
+    size_gib: int = arg(10, "A size.", ge=1, le=100)
+    replicas: int = arg(1, "A count.", le=8)
+
+
+def test_check_types_rejects_a_value_above_its_documented_bound():
+    problems = check_types(Sized(size_gib=1000, replicas=9))
+    assert [(p.input, p.value, p.allowed) for p in problems] == [
+        ("size_gib", 1000, "must be 1..100"),
+        ("replicas", 9, "must be at most 8"),
+    ]
+    assert check_types(Sized(size_gib=100, replicas=8)) == []
+
+
+@pytest.mark.parametrize("field", ["spot", "on_demand", "count"])
+def test_capacity_problems_rejects_a_fleet_above_max_machines_before_placing_it(field):
+    args = CapacityArgs(**{field: 100_000})
+    problems = capacity_problems(args, supported=(CapacityMode.SPOT, CapacityMode.ON_DEMAND))
+    assert [(p.input, p.value) for p in problems] == [(field, 100_000)]
+    assert f"at most {MAX_MACHINES_PER_FLEET:,} machines" in problems[0].allowed
+
+
+def test_capacity_max_machines_raises_the_bound():
+    args = CapacityArgs(spot=2_000, max_machines=5_000)
+    assert capacity_problems(args, supported=(CapacityMode.SPOT,)) == []
+    assert [p.input for p in check_types(CapacityArgs(spot=1, max_machines=20_000))] == ["max_machines"]
