@@ -573,7 +573,8 @@ SERVING_LOAD_SANDBOX = (
 def _serving_load_unit(spec: NodeBootstrap) -> str:
     """The load signal of an elastic pool's node, after the prefetch (so a launch hook it completes
     means: the weights are here and verified)."""
-    assert spec.serving_load is not None and spec.engines is not None
+    assert spec.serving_load is not None
+    assert spec.engines is not None
     load = spec.serving_load
     command = [_PYTHON, f"{_LIB}/serving_load.py", "--ports", ",".join(str(p) for p in spec.engines.ports)]
     command += ["--region", spec.region, "--interval", str(load.interval_seconds)]
