@@ -1,4 +1,4 @@
-"""An elastic pool's load signal: the engines' in-flight requests to CloudWatch (components/aws/elastic_group.py).
+"""An elastic pool's load signal: the engines' in-flight requests to CloudWatch (aws/elastic_group.py).
 
 Every interval: running + waiting requests summed over the node's engines (their /metrics on 127.0.0.1),
 published as InferenceInfra/Serving InFlightRequests by AutoScalingGroupName (the instance's own

@@ -341,7 +341,7 @@ def test_elastic_pool_rejects_nonpositive_budget(fleet_args):
         _fleet(fleet_args, budget_hourly_usd=0)
 
 
-# -- the endpoint attaches the group --------------------------------------------------------------------------
+# -- the endpoint attaches the group ----------------------------------------------------------------------
 
 
 def test_endpoint_attaches_an_elastic_pool_per_engine_port(plan_of, fleet_args):
