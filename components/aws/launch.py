@@ -490,7 +490,20 @@ class AcceleratorFleet(pulumi.ComponentResource):
         instance_tags: dict[str, pulumi.Input[str]] = {"Pool": name}
         if args.auto_shutdown is not None:
             instance_tags[AUTO_SHUTDOWN] = bool_tag(args.auto_shutdown)
-        extra: dict[str, Any] = {}
+        extra: dict[str, Any] = {"vpc_security_group_ids": groups}
+        if plan is not None:
+            # A group's instances take their network settings from here: no public IP whatever the
+            # subnet's mapPublicIpOnLaunch says (an Instance sets it itself; a group cannot).
+            extra = {
+                "network_interfaces": [
+                    {
+                        "device_index": 0,
+                        "associate_public_ip_address": "false",
+                        "delete_on_termination": "true",
+                        "security_groups": groups,
+                    }
+                ]
+            }
         if plan is not None and isinstance(args.reservation, CapacityBlock):
             # A group launches into a Capacity Block through this market type and its own capacity
             # reservation target (elastic_group.py); target-capacity-reservations.html, read 2026-11-25.
@@ -501,7 +514,6 @@ class AcceleratorFleet(pulumi.ComponentResource):
             image_id=args.ami_id if args.ami_id is not None else f"resolve:ssm:{kind.ami_ssm_parameter}",
             instance_type=self.instance_type,
             iam_instance_profile={"arn": profile.arn},
-            vpc_security_group_ids=groups,
             metadata_options={
                 "http_endpoint": "enabled",
                 "http_tokens": "required",  # IMDSv2 only
