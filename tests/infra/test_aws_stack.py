@@ -337,3 +337,44 @@ def test_stack_part_plans_no_serving_of_its_own(module):
     }
     assert not {m for m in imported if m.startswith("inference_infra.components.serving")}
     assert "inference_infra.components.planner.wiring" not in imported
+
+
+def test_aws_stack_rejects_elastic_min_above_max_naming_the_key():
+    fleet = {
+        "name": "serving",
+        "instanceType": "g6.xlarge",
+        "onDemand": 4,
+        "elastic": {"minSize": 5, "maxSize": 2},
+    }
+    problems = _problems(awsGpuFleets=[fleet])
+    assert any(
+        p.startswith("inference-infra:awsGpuFleets[0].elastic.minSize 5 gives a minimum") for p in problems
+    )
+
+
+def test_aws_stack_rejects_a_warm_pool_on_spot_naming_the_key():
+    fleet = {
+        "name": "serving",
+        "instanceType": "g6.xlarge",
+        "spot": 2,
+        "model": {"name": "llama-3.1-8b", "contextTokens": 4096, "concurrency": 4},
+        "modelPrefix": "meta-llama/8b",
+        "manifestSha256": "ab" * 32,
+        "elastic": {"warmPoolSize": 1},
+    }
+    problems = _problems(awsGpuFleets=[fleet], modelStore={"bucketName": "models"})
+    assert any(
+        p.startswith("inference-infra:awsGpuFleets[0].elastic.warmPoolSize 1 is refused on a pool with spot")
+        for p in problems
+    ), problems
+
+
+def test_stack_budget_is_the_policy_configs_max_hourly_usd():
+    from pathlib import Path
+
+    from inference_infra.infra.aws_stack import stack_budget_hourly_usd
+
+    root = Path(__file__).resolve().parents[2]
+    assert stack_budget_hourly_usd("prod", root) == 350.0
+    assert stack_budget_hourly_usd("dev", root) == 5.0
+    assert stack_budget_hourly_usd("no-such-stack", root) is None
