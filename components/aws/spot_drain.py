@@ -53,7 +53,9 @@ class SpotDrain(pulumi.ComponentResource):
         super().__init__("inference-infra:aws:SpotDrain", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         settings = Settings(
-            scope_tags=dict(args.scope_tags), dry_run=args.dry_run, replace_on_rebalance=args.replace_on_rebalance
+            scope_tags=dict(args.scope_tags),
+            dry_run=args.dry_run,
+            replace_on_rebalance=args.replace_on_rebalance,
         )
         role_tag = {"Role": "spot-drain"}
 
@@ -235,7 +237,10 @@ def execution_policy(
             "Effect": "Allow",
             "Action": ["autoscaling:DetachInstances", "autoscaling:SetInstanceHealth"],
             "Resource": pulumi.Output.format(
-                "arn:{0}:autoscaling:{1}:{2}:autoScalingGroup:*:autoScalingGroupName/*", partition, region, account
+                "arn:{0}:autoscaling:{1}:{2}:autoScalingGroup:*:autoScalingGroupName/*",
+                partition,
+                region,
+                account,
             ),
             "Condition": scoped,
         },

@@ -59,7 +59,9 @@ def validate_spot_drain(args: SpotDrainArgs) -> list[Problem]:
         )
     if not _whole(args.timeout_seconds) or not 10 <= args.timeout_seconds <= 120:
         problems.append(
-            Problem("timeout_seconds", args.timeout_seconds, "must be 10 to 120 (an interruption leaves 120 s)")
+            Problem(
+                "timeout_seconds", args.timeout_seconds, "must be 10 to 120 (an interruption leaves 120 s)"
+            )
         )
     if args.log_retention_days not in LOG_RETENTION_DAYS:
         problems.append(

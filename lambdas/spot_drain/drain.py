@@ -144,7 +144,9 @@ def target_group_tags(elbv2: Any, arns: Sequence[str]) -> dict[str, dict[str, st
 def all_target_groups(elbv2: Any) -> list[str]:
     arns: list[str] = []
     for page in elbv2.get_paginator("describe_target_groups").paginate():
-        arns += [tg["TargetGroupArn"] for tg in page.get("TargetGroups", ()) if tg.get("TargetType") == "instance"]
+        arns += [
+            tg["TargetGroupArn"] for tg in page.get("TargetGroups", ()) if tg.get("TargetType") == "instance"
+        ]
     return arns
 
 
@@ -177,7 +179,9 @@ def run(notice: Notice, settings: Settings, *, autoscaling: Any, elbv2: Any) -> 
     return result
 
 
-def _deregister(elbv2: Any, instance_id: str, arns: Iterable[str], settings: Settings, result: Result) -> None:
+def _deregister(
+    elbv2: Any, instance_id: str, arns: Iterable[str], settings: Settings, result: Result
+) -> None:
     arns = list(dict.fromkeys(arns))
     tags = target_group_tags(elbv2, arns) if arns else {}
     for arn in arns:
@@ -205,7 +209,9 @@ def _group_action(
     try:
         if action == DETACH:
             autoscaling.detach_instances(
-                InstanceIds=[instance_id], AutoScalingGroupName=group.name, ShouldDecrementDesiredCapacity=False
+                InstanceIds=[instance_id],
+                AutoScalingGroupName=group.name,
+                ShouldDecrementDesiredCapacity=False,
             )
         else:
             autoscaling.set_instance_health(

@@ -76,9 +76,9 @@ class Account:
         self.elbv2 = session.client("elbv2", config=config)
         vpc = self.ec2.create_vpc(CidrBlock="10.0.0.0/16")["Vpc"]["VpcId"]
         self.vpc = vpc
-        self.subnet = self.ec2.create_subnet(VpcId=vpc, CidrBlock="10.0.1.0/24", AvailabilityZone="us-east-1a")[
-            "Subnet"
-        ]["SubnetId"]
+        self.subnet = self.ec2.create_subnet(
+            VpcId=vpc, CidrBlock="10.0.1.0/24", AvailabilityZone="us-east-1a"
+        )["Subnet"]["SubnetId"]
         self.ec2.create_launch_template(
             LaunchTemplateName="gpu-template",
             LaunchTemplateData={
@@ -117,11 +117,15 @@ class Account:
         return self.members(name)
 
     def members(self, name: str) -> list[str]:
-        found = self.autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=[name])["AutoScalingGroups"]
+        found = self.autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=[name])[
+            "AutoScalingGroups"
+        ]
         return sorted(i["InstanceId"] for i in found[0]["Instances"])
 
     def health(self, name: str) -> dict[str, str]:
-        found = self.autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=[name])["AutoScalingGroups"]
+        found = self.autoscaling.describe_auto_scaling_groups(AutoScalingGroupNames=[name])[
+            "AutoScalingGroups"
+        ]
         return {i["InstanceId"]: i["HealthStatus"] for i in found[0]["Instances"]}
 
     def targets(self, arn: str) -> list[tuple[str, int]]:
@@ -129,9 +133,9 @@ class Account:
         return sorted((d["Target"]["Id"], d["Target"]["Port"]) for d in health)
 
     def lone_instance(self, target_groups: list[str], port: int = 8000) -> str:
-        iid = self.ec2.run_instances(ImageId=AMI, MinCount=1, MaxCount=1, InstanceType="g5.xlarge")["Instances"][
-            0
-        ]["InstanceId"]
+        iid = self.ec2.run_instances(ImageId=AMI, MinCount=1, MaxCount=1, InstanceType="g5.xlarge")[
+            "Instances"
+        ][0]["InstanceId"]
         for arn in target_groups:
             self.elbv2.register_targets(TargetGroupArn=arn, Targets=[{"Id": iid, "Port": port}])
         return iid

@@ -28,7 +28,9 @@ def test_drain_takes_an_interrupted_group_instance_out_of_every_target_group_and
     )
     assert first not in {i for i, _ in account.targets(api)} | {i for i, _ in account.targets(metrics)}
     members = account.members("pool")
-    assert first not in members and second in members and len(members) == 2  # a replacement started
+    assert first not in members
+    assert second in members
+    assert len(members) == 2
     assert result.failed == []
 
 
@@ -61,17 +63,20 @@ def test_drain_finds_the_target_groups_of_an_instance_outside_any_group(account,
 
     result = drain(account, interruption(lone))
 
-    assert result.group is None and result.group_action == NONE
+    assert result.group is None
+    assert result.group_action == NONE
     assert [d["target_group_arn"] for d in result.deregistered] == [api]
     assert result.skipped_target_groups == [other]  # not the stack's: left alone
-    assert account.targets(api) == [] and account.targets(other) == [(lone, 8000)]
+    assert account.targets(api) == []
+    assert account.targets(other) == [(lone, 8000)]
 
 
 def test_drain_leaves_a_fixed_instance_serving_on_a_rebalance(account, rebalance):
     api = account.target_group("fixed-api")
     lone = account.lone_instance([api])
     result = drain(account, rebalance(lone))
-    assert result.deregistered == [] and account.targets(api) == [(lone, 8000)]
+    assert result.deregistered == []
+    assert account.targets(api) == [(lone, 8000)]
 
 
 def test_drain_does_not_touch_a_group_outside_its_scope(account, interruption):
@@ -92,7 +97,8 @@ def test_drain_in_dry_run_changes_nothing(account, interruption):
 
     result = drain(account, interruption(first), settings)
 
-    assert result.group_action == DETACH and [d["port"] for d in result.deregistered] == [8000]
+    assert result.group_action == DETACH
+    assert [d["port"] for d in result.deregistered] == [8000]
     assert account.targets(api) == sorted([(first, 8000), (second, 8000)])
     assert account.members("pool") == sorted([first, second])
 
@@ -102,7 +108,9 @@ def test_drain_twice_is_harmless(account, interruption):
     first, _ = account.group("pool", [api])
     drain(account, interruption(first))
     again = drain(account, interruption(first))  # EventBridge delivers at least once
-    assert again.failed == [] and again.deregistered == [] and again.group is None
+    assert again.failed == []
+    assert again.deregistered == []
+    assert again.group is None
 
 
 def _refuse(client, operation: str, code: str) -> None:
@@ -138,7 +146,9 @@ def test_handler_fails_the_invocation_when_a_step_failed(monkeypatch, interrupti
     from inference_infra.lambdas.spot_drain.drain import DrainError, Result
 
     def failing_run(notice, settings, **_):
-        return Result(notice.instance_id, notice.kind.value, notice.action, "pool", "x", False, failed=["boom"])
+        return Result(
+            notice.instance_id, notice.kind.value, notice.action, "pool", "x", False, failed=["boom"]
+        )
 
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
     monkeypatch.setattr(module, "run", failing_run)
