@@ -24,6 +24,13 @@ from inference_infra.components.fleet.capacity import (
     mode_of,
     resolve_counts,
 )
+from inference_infra.components.fleet.elastic import (
+    ElasticArgs,
+    ScalingPlan,
+    ScheduleArgs,
+    elastic_problems,
+    plan_scaling,
+)
 from inference_infra.components.serving.engines import FIRST_ENGINE_PORT
 from inference_infra.components.serving.model import (
     FleetServing,
@@ -61,6 +68,11 @@ class FleetCommonArgs(CapacityArgs):
         "This fleet's AutoShutdown tag (auto-shutdown label on GCP); default: the stack's (true outside "
         "production).",
     )
+    elastic: ElasticArgs | None = arg(
+        None,
+        "Serve as a group that follows its load (AWS Auto Scaling group, GCP managed instance group): "
+        "the counts above become the peak, and these the bounds, the target and the warm pool.",
+    )
 
 
 __all__ = [
@@ -69,13 +81,18 @@ __all__ = [
     "CapacityArgs",
     "CapacityCounts",
     "CapacityMode",
+    "ElasticArgs",
     "FleetCommonArgs",
     "FleetServing",
+    "ScalingPlan",
+    "ScheduleArgs",
     "ServedModel",
     "allocate",
     "capacity_problems",
     "choose_machine",
+    "elastic_problems",
     "mode_of",
+    "plan_scaling",
     "plan_serving",
     "resolve_counts",
     "served_model_problems",

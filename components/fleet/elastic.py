@@ -1,0 +1,359 @@
+"""Elastic serving pools: the inputs and the resolved scaling numbers every cloud uses (pure).
+
+A fleet with `elastic` set is a group (AWS Auto Scaling group, GCP managed instance group) instead of
+fixed machines. Its capacity counts stay its PEAK (the size the pool runs at when busiest); `elastic`
+adds the bounds around them and how fast the group follows its load. `plan_scaling` resolves them into
+a `ScalingPlan`: the numbers the cloud resources, `plan` and `simulate` all read, so the three never
+disagree.
+
+The load signal is the engine's own: vLLM's running + waiting requests summed over a machine's engines
+(`vllm:num_requests_running` + `vllm:num_requests_waiting`). A machine holds at most the sum of its
+engines' `--max-num-seqs` at once (more wait in its queue), so the target per machine is that capacity
+times `target_utilisation`: at 0.7 a pool scales out while every machine still has 30% of its batch
+free, which absorbs the growth during the cold start of the next machine.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import zoneinfo
+from dataclasses import dataclass
+
+from inference_infra.components.arguments import arg
+from inference_infra.components.catalog import find_instance_type
+from inference_infra.components.errors import Problem
+from inference_infra.components.planner import Assumptions, fit, model_spec
+from inference_infra.components.planner.throughput import estimate
+from inference_infra.components.serving.cold_start import ENGINE_WARMUP_SECONDS, NODE_BOOT
+from inference_infra.components.serving.model import FleetServing, ServedModel
+
+# ALB target groups accept a deregistration delay of 0-3600 s (the default 300 s), read 2026-11-25 at
+# https://docs.aws.amazon.com/elasticloadbalancing/latest/application/edit-target-group-attributes.html
+# ("deregistration_delay.timeout_seconds ... The range is 0-3600 seconds"). GCP's connection draining
+# timeout has the same ceiling (backend service `connectionDraining.drainingTimeoutSec`, 0-3600).
+MAX_DRAIN_SECONDS = 3600
+# Added to the longest generation: the balancer's and the client's own round trips, and the
+# engine's first token (prefill of a long prompt) which the decode speed does not cover.
+DRAIN_MARGIN_SECONDS = 30
+# gp3's baseline throughput is 125 MiB/s; the fleets' launch templates provision 500 MiB/s
+# (components/aws/launch.py). A stopped machine's volume keeps its blocks (no lazy load from a
+# snapshot, which only a new volume has), so a warm start reads the cached weights at that rate.
+WARM_CACHE_READ_GIB_S = 500 / 1024
+# Working-hours schedules: cron day-of-week field, as AWS scheduled actions take it (MON-FRI, 1-5, SUN,SAT).
+_DAY = r"(?:[0-7]|SUN|MON|TUE|WED|THU|FRI|SAT)"
+_DAYS = re.compile(rf"^(?:\*|{_DAY}(?:-{_DAY})?(?:,{_DAY}(?:-{_DAY})?)*)$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScheduleArgs:
+    """Working hours: outside them the pool's minimum and desired drop to off_hours_size."""
+
+    time_zone: str = arg(doc="IANA time zone the hours are in, e.g. Europe/Berlin (checked with zoneinfo).")
+    days: str = arg("MON-FRI", "Working days, as a cron day-of-week field (MON-FRI, 1-5, MON,WED,FRI).")
+    start_hour: int = arg(8, "Hour working hours start (0-23, local time).", ge=0, le=23)
+    end_hour: int = arg(19, "Hour working hours end (1-24, local time, after start_hour).", ge=1, le=24)
+    off_hours_size: int = arg(
+        0, "Minimum and desired machines outside working hours (0: the pool scales to zero).", ge=0
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class ElasticArgs:
+    """A serving fleet that follows its traffic. The fleet's counts (reserved/spot/on_demand/count)
+    remain its PEAK: max_size defaults to them (capped by the stack budget in infra/)."""
+
+    min_size: int | None = arg(
+        None, "Fewest machines; default: the floor, ceil(peak x floor_share) (and the reserved count).", ge=0
+    )
+    floor_share: float = arg(
+        0.25, "Share of the peak kept running as the floor when min_size is not set (0-1).", ge=0, le=1
+    )
+    max_size: int | None = arg(
+        None, "Most machines; default: the fleet's peak counts, capped by the stack's budget.", ge=1
+    )
+    target_utilisation: float = arg(
+        0.7,
+        "In-flight requests per machine the pool tracks, as a share of a machine's capacity (the sum of "
+        "its engines' --max-num-seqs); lower scales out earlier (more headroom during a cold start).",
+        ge=0.05,
+        le=1,
+    )
+    scale_out_cooldown_seconds: int = arg(
+        60, "Seconds between scale-outs: short, a queue grows while a machine cold-starts.", ge=0, le=3600
+    )
+    scale_in_cooldown_seconds: int = arg(
+        900,
+        "Seconds between scale-ins: long, a machine let go costs a cold start to get back.",
+        ge=0,
+        le=86400,
+    )
+    warm_pool_size: int | None = arg(
+        None,
+        "AWS, on-demand and reserved pools only: stopped machines kept with their weights on EBS for a "
+        "fast scale-out; default: max - min when a warm start beats a cold start, else 0.",
+        ge=0,
+    )
+    schedule: ScheduleArgs | None = arg(None, "Working hours (outside them the pool shrinks).")
+
+
+@dataclass(frozen=True)
+class ScalingPlan:
+    """Resolved numbers for one pool: what the cloud resources, the plan and the replay use."""
+
+    min_size: int
+    max_size: int
+    desired: int
+    in_flight_per_machine: int  # capacity: sum of the engines' --max-num-seqs
+    target_in_flight: float  # target-tracking value per machine = capacity * target_utilisation
+    scale_out_cooldown_seconds: int
+    scale_in_cooldown_seconds: int
+    warmup_seconds: int  # instance warm-up = the cold-start estimate (FleetServing.grace_seconds())
+    warm_start_seconds: int  # a stopped warm-pool machine back in service (weights on EBS)
+    warm_pool_size: int
+    deregistration_delay_seconds: int  # longest generation at the planned decode speed + margin, <= 3600
+    schedule: ScheduleArgs | None
+    # Added (see elastic-interface.md "Changes"): why the numbers are what they are, for `plan`.
+    peak: int = 0
+    longest_generation_seconds: float = 0.0
+    notes: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """One line for `plan` and logs."""
+        warm = f", warm pool {self.warm_pool_size}" if self.warm_pool_size else ""
+        return (
+            f"elastic {self.min_size}..{self.max_size} machines (desired {self.desired}, peak {self.peak})"
+            f" tracking {self.target_in_flight:g} in-flight requests per machine of"
+            f" {self.in_flight_per_machine}; warm-up {self.warmup_seconds} s{warm},"
+            f" drain {self.deregistration_delay_seconds} s"
+        )
+
+
+def resolved_bounds(args: ElasticArgs, *, peak: int, reserved: int = 0) -> tuple[int, int]:
+    """(min, max) before any budget cap: the inputs, or the floor and the peak."""
+    floor = math.ceil(peak * args.floor_share - 1e-9)
+    low = args.min_size if args.min_size is not None else max(floor, min(reserved, peak))
+    high = args.max_size if args.max_size is not None else peak
+    return low, high
+
+
+def elastic_problems(args: ElasticArgs, *, peak: int, key: str = "elastic") -> list[Problem]:
+    """Every problem with a pool's elastic inputs (pure; before anything is registered).
+
+    `peak` is the fleet's machines from its capacity counts; `key` prefixes the problems' inputs
+    (the stack names its own, e.g. "awsGpuFleets[0].elastic").
+    """
+    problems: list[Problem] = []
+    if peak < 1:
+        problems.append(Problem(key, peak, "needs a peak of at least 1 machine in the fleet's counts"))
+    if args.min_size is not None and args.min_size < 0:
+        problems.append(Problem(f"{key}.min_size", args.min_size, "must be 0 or more"))
+    if args.max_size is not None and args.max_size < 1:
+        problems.append(Problem(f"{key}.max_size", args.max_size, "must be at least 1"))
+    if not 0 <= args.floor_share <= 1:
+        problems.append(Problem(f"{key}.floor_share", args.floor_share, "must be 0..1 (a share of the peak)"))
+    if not 0.05 <= args.target_utilisation <= 1:
+        problems.append(
+            Problem(
+                f"{key}.target_utilisation",
+                args.target_utilisation,
+                "must be 0.05..1 (in-flight requests per machine over its capacity)",
+            )
+        )
+    if not 0 <= args.scale_out_cooldown_seconds <= 3600:
+        problems.append(
+            Problem(f"{key}.scale_out_cooldown_seconds", args.scale_out_cooldown_seconds, "must be 0..3600")
+        )
+    if not 0 <= args.scale_in_cooldown_seconds <= 86400:
+        problems.append(
+            Problem(f"{key}.scale_in_cooldown_seconds", args.scale_in_cooldown_seconds, "must be 0..86400")
+        )
+    if args.warm_pool_size is not None and args.warm_pool_size < 0:
+        problems.append(Problem(f"{key}.warm_pool_size", args.warm_pool_size, "must be 0 or more"))
+    if problems:
+        return problems
+    low, high = resolved_bounds(args, peak=peak)
+    if low > high:
+        which = "min_size" if args.min_size is not None else "floor_share"
+        value = args.min_size if args.min_size is not None else args.floor_share
+        problems.append(
+            Problem(
+                f"{key}.{which}",
+                value,
+                f"gives a minimum of {low} machines above the maximum of {high} "
+                f"({'max_size' if args.max_size is not None else 'the peak counts'}); min must be <= max",
+            )
+        )
+    if args.warm_pool_size is not None and args.warm_pool_size > high:
+        problems.append(
+            Problem(
+                f"{key}.warm_pool_size",
+                args.warm_pool_size,
+                f"must be at most the maximum ({high}): a warm machine only ever joins up to max_size",
+            )
+        )
+    if args.schedule is not None:
+        problems += schedule_problems(args.schedule, key=f"{key}.schedule", max_size=high)
+    return problems
+
+
+def schedule_problems(
+    schedule: ScheduleArgs, *, key: str = "schedule", max_size: int | None = None
+) -> list[Problem]:
+    problems: list[Problem] = []
+    try:
+        ok_zone = bool(schedule.time_zone) and zoneinfo.ZoneInfo(schedule.time_zone) is not None
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        ok_zone = False
+    if not ok_zone:
+        problems.append(
+            Problem(f"{key}.time_zone", schedule.time_zone, "must be an IANA time zone, e.g. Europe/Berlin")
+        )
+    if not _DAYS.match(schedule.days or ""):
+        problems.append(
+            Problem(
+                f"{key}.days",
+                schedule.days,
+                "must be a cron day-of-week field: *, MON-FRI, 1-5 or a comma list such as MON,WED,FRI",
+            )
+        )
+    if not 0 <= schedule.start_hour <= 23:
+        problems.append(Problem(f"{key}.start_hour", schedule.start_hour, "must be 0..23"))
+    if not 1 <= schedule.end_hour <= 24:
+        problems.append(Problem(f"{key}.end_hour", schedule.end_hour, "must be 1..24"))
+    elif 0 <= schedule.start_hour <= 23 and schedule.end_hour <= schedule.start_hour:
+        problems.append(
+            Problem(f"{key}.end_hour", schedule.end_hour, f"must be after start_hour ({schedule.start_hour})")
+        )
+    if schedule.off_hours_size < 0:
+        problems.append(Problem(f"{key}.off_hours_size", schedule.off_hours_size, "must be 0 or more"))
+    elif max_size is not None and schedule.off_hours_size > max_size:
+        problems.append(
+            Problem(
+                f"{key}.off_hours_size", schedule.off_hours_size, f"must be at most max_size ({max_size})"
+            )
+        )
+    return problems
+
+
+def decode_seconds_per_token(model: ServedModel, machine: str) -> float:
+    """Seconds between generated tokens one stream sees on `machine` at the model's planned batch."""
+    spec = model_spec(model.name)
+    instance = find_instance_type(machine)
+    if instance is None:
+        raise ValueError(f"instance type {machine!r} is not in the catalog")
+    assumptions = Assumptions()
+    layout = fit(spec, model.traffic(), model.precision(), assumptions, instance)
+    if not layout.fits:
+        raise ValueError(f"{spec.name} does not fit {machine}: {layout.problem}")
+    throughput = estimate(spec, model.traffic(), model.precision(), assumptions, layout)
+    return 1 / throughput.per_sequence_tokens_per_s
+
+
+def plan_scaling(
+    args: ElasticArgs,
+    *,
+    peak: int,
+    serving: FleetServing,
+    model: ServedModel,
+    machine: str,
+    reserved: int = 0,
+    max_by_budget: int | None = None,
+    warm_pool: bool = True,
+    warm_read_gib_s: float = WARM_CACHE_READ_GIB_S,
+) -> ScalingPlan:
+    """The scaling numbers of one pool (inputs already checked with `elastic_problems`).
+
+    - min: `min_size`, else ceil(peak x floor_share), and never below the pool's `reserved` machines
+      (a reservation is billed used or not, so letting them go saves nothing);
+    - max: `max_size`, else the peak; a default max above `max_by_budget` (machines the stack's budget
+      pays for, computed by the caller) is lowered to it with a note; an explicit max_size is kept (the
+      budget policy judges it);
+    - desired: the minimum (the policy scales out from there; the group keeps its own desired after);
+    - warm-up: the cold-start estimate's health-check grace; warm start: boot, the weights read back
+      from the stopped machine's EBS at `warm_read_gib_s`, the engine's warm-up;
+    - warm pool: `warm_pool_size`, else max - min where `warm_pool` (the cloud and the capacity modes
+      allow one) and a warm start is faster than a cold one, else 0;
+    - deregistration delay: the longest generation the engine admits (--max-model-len - 1 tokens) at
+      the planned decode speed, plus a margin, at most 3600 s.
+    """
+    notes: list[str] = []
+    low, high = resolved_bounds(args, peak=peak, reserved=reserved)
+    if args.min_size is None and min(reserved, peak) > math.ceil(peak * args.floor_share - 1e-9):
+        notes.append(f"minimum {low}: the {low} reserved machine(s) are billed whether used or not")
+    if max_by_budget is not None and high > max_by_budget:
+        if args.max_size is None:
+            notes.append(
+                f"maximum lowered from the peak {high} to {max_by_budget}: the stack's budget pays for "
+                f"{max_by_budget} machine(s) of this pool (set max_size to override)"
+            )
+            high = max(max_by_budget, 1)
+        else:
+            notes.append(
+                f"max_size {high} is above the {max_by_budget} machine(s) the stack's budget pays for; kept "
+                "as given (the budget policy judges the maximum)"
+            )
+    if low > high:
+        notes.append(f"minimum lowered from {low} to the budget-capped maximum {high}")
+        low = high
+    capacity = serving.engines.engines * serving.engines.max_num_seqs
+    warmup = serving.grace_seconds()
+    start = serving.cold_start
+    warm_start = math.ceil(
+        NODE_BOOT.value + start.weights_gib / warm_read_gib_s + ENGINE_WARMUP_SECONDS[start.family].value
+    )
+    if args.warm_pool_size is not None:
+        warm_size = args.warm_pool_size
+    elif not warm_pool:
+        warm_size = 0
+    elif warm_start < start.seconds:
+        warm_size = high - low
+    else:
+        warm_size = 0
+        notes.append(
+            f"no warm pool by default: a warm start (~{warm_start} s, {start.weights_gib:.0f} GiB read back "
+            f"from EBS at {warm_read_gib_s:.2f} GiB/s) is not faster than a cold start"
+            f" (~{start.seconds:.0f} s)"
+        )
+    tpot = decode_seconds_per_token(model, machine)
+    longest = (model.context_tokens - 1) * tpot
+    drain = math.ceil(longest) + DRAIN_MARGIN_SECONDS
+    if drain > MAX_DRAIN_SECONDS:
+        notes.append(
+            f"the longest generation (~{longest:.0f} s: {model.context_tokens - 1} tokens at"
+            f" {tpot * 1000:.1f} ms) is longer than the {MAX_DRAIN_SECONDS} s drain the load balancers"
+            " allow; longer requests are cut"
+        )
+        drain = MAX_DRAIN_SECONDS
+    return ScalingPlan(
+        min_size=low,
+        max_size=high,
+        desired=low,
+        in_flight_per_machine=capacity,
+        target_in_flight=round(capacity * args.target_utilisation, 2),
+        scale_out_cooldown_seconds=args.scale_out_cooldown_seconds,
+        scale_in_cooldown_seconds=args.scale_in_cooldown_seconds,
+        warmup_seconds=warmup,
+        warm_start_seconds=warm_start,
+        warm_pool_size=warm_size,
+        deregistration_delay_seconds=drain,
+        schedule=args.schedule,
+        peak=peak,
+        longest_generation_seconds=longest,
+        notes=tuple(notes),
+    )
+
+
+__all__ = [
+    "DRAIN_MARGIN_SECONDS",
+    "MAX_DRAIN_SECONDS",
+    "WARM_CACHE_READ_GIB_S",
+    "ElasticArgs",
+    "ScalingPlan",
+    "ScheduleArgs",
+    "decode_seconds_per_token",
+    "elastic_problems",
+    "plan_scaling",
+    "resolved_bounds",
+    "schedule_problems",
+]

@@ -1,0 +1,188 @@
+"""The elastic vocabulary: inputs checked before anything exists, and the scaling numbers on known answers."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from inference_infra.components.fleet import ElasticArgs, FleetCommonArgs, ScheduleArgs, elastic_problems
+from inference_infra.components.fleet import elastic as el
+from inference_infra.components.planner import Quantization
+from inference_infra.components.serving.cold_start import ColdStart, WeightSource
+from inference_infra.components.serving.engines import EngineFamily
+from inference_infra.components.serving.flags import EngineConfig
+from inference_infra.components.serving.model import FleetServing, ServedModel, plan_serving
+
+MODEL = ServedModel(name="llama-3.1-8b", context_tokens=4097, concurrency=16)
+
+
+def _serving(*, engines: int = 2, seqs: int = 16, weights_gib: float = 15.0, fetch_gib_s: float = 0.5):
+    config = EngineConfig(
+        family=EngineFamily.NVIDIA_VLLM,
+        served_model_name="llama-3.1-8b",
+        tensor_parallel=1,
+        engines=engines,
+        max_model_len=4097,
+        max_num_seqs=seqs,
+        memory_utilization=0.9,
+        weights=Quantization.BF16,
+        kv_cache=None,
+    )
+    start = ColdStart(
+        "g5.xlarge", WeightSource.S3, weights_gib, fetch_gib_s, "test", EngineFamily.NVIDIA_VLLM
+    )
+    return FleetServing(config, start)
+
+
+@pytest.fixture
+def tpot_20ms(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(el, "decode_seconds_per_token", lambda model, machine: 0.02)
+
+
+def _plan(args: ElasticArgs, peak: int = 8, **kw):
+    kw.setdefault("serving", _serving())
+    return el.plan_scaling(args, peak=peak, model=MODEL, machine="g5.xlarge", **kw)
+
+
+def test_plan_scaling_defaults_on_known_answers(tpot_20ms: None) -> None:
+    plan = _plan(ElasticArgs(), peak=8)
+    # floor 25% of 8 = 2; max = peak; desired starts at the floor
+    assert (plan.min_size, plan.max_size, plan.desired, plan.peak) == (2, 8, 2, 8)
+    # 2 engines x 16 sequences = 32 in flight per machine; 70% of it tracked
+    assert (plan.in_flight_per_machine, plan.target_in_flight) == (32, 22.4)
+    assert (plan.scale_out_cooldown_seconds, plan.scale_in_cooldown_seconds) == (60, 900)
+    # 4096 tokens x 20 ms = 81.92 s -> 82 + 30 s margin
+    assert plan.deregistration_delay_seconds == 112
+    assert plan.longest_generation_seconds == pytest.approx(81.92)
+    assert plan.warmup_seconds == _serving().grace_seconds()
+
+
+def test_plan_scaling_floor_rounds_up(tpot_20ms: None) -> None:
+    assert _plan(ElasticArgs(floor_share=0.3), peak=5).min_size == 2  # ceil(1.5)
+    assert _plan(ElasticArgs(floor_share=0.2), peak=5).min_size == 1  # exactly 1.0, not 2
+    assert _plan(ElasticArgs(floor_share=0.0), peak=5).min_size == 0
+
+
+def test_plan_scaling_keeps_reserved_machines_in_the_floor(tpot_20ms: None) -> None:
+    plan = _plan(ElasticArgs(), peak=8, reserved=4)
+    assert plan.min_size == 4
+    assert any("reserved" in note for note in plan.notes)
+
+
+def test_plan_scaling_budget_caps_the_default_max_with_a_note(tpot_20ms: None) -> None:
+    plan = _plan(ElasticArgs(), peak=8, max_by_budget=5)
+    assert plan.max_size == 5
+    assert any("budget" in note and "5" in note for note in plan.notes)
+
+
+def test_plan_scaling_budget_keeps_an_explicit_max_with_a_note(tpot_20ms: None) -> None:
+    plan = _plan(ElasticArgs(max_size=8), peak=8, max_by_budget=5)
+    assert plan.max_size == 8
+    assert any("kept as given" in note for note in plan.notes)
+
+
+def test_plan_scaling_budget_below_the_floor_lowers_the_floor(tpot_20ms: None) -> None:
+    plan = _plan(ElasticArgs(min_size=4), peak=8, max_by_budget=3)
+    assert (plan.min_size, plan.max_size) == (3, 3)
+
+
+def test_plan_scaling_warm_pool_defaults_to_headroom_when_warm_beats_cold(tpot_20ms: None) -> None:
+    # 15 GiB from S3 at 0.5 GiB/s (30 s) vs read back from EBS at 0.25 GiB/s (60 s): no gain
+    slow = _plan(ElasticArgs(), serving=_serving(fetch_gib_s=0.5), warm_read_gib_s=0.25)
+    assert slow.warm_pool_size == 0
+    assert any("no warm pool" in n for n in slow.notes)
+    # from S3 at 0.1 GiB/s (150 s) vs EBS at 0.5 GiB/s (30 s): the headroom max - min = 6
+    fast = _plan(ElasticArgs(), serving=_serving(fetch_gib_s=0.1), warm_read_gib_s=0.5)
+    assert fast.warm_pool_size == 6
+    # warm start = boot 120 + 15 / 0.5 + vLLM warm-up 90
+    assert fast.warm_start_seconds == 240
+    assert fast.warm_start_seconds < fast.warmup_seconds
+
+
+def test_plan_scaling_warm_pool_zero_where_not_allowed(tpot_20ms: None) -> None:
+    plan = _plan(ElasticArgs(), serving=_serving(fetch_gib_s=0.1), warm_pool=False)
+    assert plan.warm_pool_size == 0
+    assert _plan(ElasticArgs(warm_pool_size=3), warm_pool=True).warm_pool_size == 3
+
+
+def test_plan_scaling_drain_capped_at_the_load_balancers_limit(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(el, "decode_seconds_per_token", lambda model, machine: 1.0)
+    plan = _plan(ElasticArgs())
+    assert plan.deregistration_delay_seconds == 3600
+    assert any("3600" in note for note in plan.notes)
+
+
+def test_plan_scaling_with_the_real_planner() -> None:
+    serving, problems = plan_serving(MODEL, machine="g5.12xlarge", cloud="aws", source=WeightSource.S3)
+    assert not problems
+    assert serving is not None
+    plan = el.plan_scaling(ElasticArgs(), peak=4, serving=serving, model=MODEL, machine="g5.12xlarge")
+    tpot = el.decode_seconds_per_token(MODEL, "g5.12xlarge")
+    assert 0.001 < tpot < 1
+    assert plan.deregistration_delay_seconds == math.ceil(4096 * tpot) + el.DRAIN_MARGIN_SECONDS
+    assert plan.in_flight_per_machine == serving.engines.engines * serving.engines.max_num_seqs
+    assert plan.in_flight_per_machine >= MODEL.concurrency
+
+
+def test_elastic_problems_accepts_the_defaults() -> None:
+    assert elastic_problems(ElasticArgs(), peak=4) == []
+    assert elastic_problems(ElasticArgs(schedule=ScheduleArgs(time_zone="Europe/Berlin")), peak=4) == []
+
+
+def test_elastic_problems_rejects_min_above_max() -> None:
+    problems = elastic_problems(ElasticArgs(min_size=5, max_size=3), peak=8, key="pool.elastic")
+    assert [p.input for p in problems] == ["pool.elastic.min_size"]
+    assert "above the maximum of 3" in problems[0].allowed
+
+
+def test_elastic_problems_rejects_min_above_the_peak() -> None:
+    problems = elastic_problems(ElasticArgs(min_size=5), peak=4)
+    assert [p.input for p in problems] == ["elastic.min_size"]
+
+
+@pytest.mark.parametrize(
+    ("args", "key"),
+    [
+        (ElasticArgs(min_size=-1), "elastic.min_size"),
+        (ElasticArgs(max_size=0), "elastic.max_size"),
+        (ElasticArgs(floor_share=1.5), "elastic.floor_share"),
+        (ElasticArgs(target_utilisation=0), "elastic.target_utilisation"),
+        (ElasticArgs(target_utilisation=1.2), "elastic.target_utilisation"),
+        (ElasticArgs(scale_out_cooldown_seconds=-5), "elastic.scale_out_cooldown_seconds"),
+        (ElasticArgs(scale_in_cooldown_seconds=90000), "elastic.scale_in_cooldown_seconds"),
+        (ElasticArgs(warm_pool_size=-1), "elastic.warm_pool_size"),
+        (ElasticArgs(warm_pool_size=9), "elastic.warm_pool_size"),
+    ],
+)
+def test_elastic_problems_rejects_out_of_range(args: ElasticArgs, key: str) -> None:
+    assert [p.input for p in elastic_problems(args, peak=4)] == [key]
+
+
+def test_elastic_problems_rejects_no_peak() -> None:
+    assert [p.input for p in elastic_problems(ElasticArgs(), peak=0)] == ["elastic"]
+
+
+@pytest.mark.parametrize(
+    ("schedule", "key"),
+    [
+        (ScheduleArgs(time_zone="Mars/Olympus"), "elastic.schedule.time_zone"),
+        (ScheduleArgs(time_zone="UTC", days="weekdays"), "elastic.schedule.days"),
+        (ScheduleArgs(time_zone="UTC", start_hour=24), "elastic.schedule.start_hour"),
+        (ScheduleArgs(time_zone="UTC", start_hour=10, end_hour=9), "elastic.schedule.end_hour"),
+        (ScheduleArgs(time_zone="UTC", off_hours_size=5), "elastic.schedule.off_hours_size"),
+    ],
+)
+def test_elastic_problems_rejects_bad_schedule(schedule: ScheduleArgs, key: str) -> None:
+    assert [p.input for p in elastic_problems(ElasticArgs(schedule=schedule), peak=4)] == [key]
+
+
+@pytest.mark.parametrize("days", ["MON-FRI", "1-5", "*", "MON,WED,FRI", "SUN,SAT", "MON-WED,FRI"])
+def test_schedule_problems_accepts_cron_days(days: str) -> None:
+    assert el.schedule_problems(ScheduleArgs(time_zone="Europe/Berlin", days=days)) == []
+
+
+def test_fleet_common_args_has_elastic_off_by_default() -> None:
+    fields = FleetCommonArgs.__dataclass_fields__
+    assert fields["elastic"].default is None
+    assert fields["elastic"].metadata["doc"]
