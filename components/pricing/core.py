@@ -15,7 +15,7 @@ unit prices by `pricing.usage`, and priced when a usage file gives quantities.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from inference_infra.components.catalog import (
@@ -28,6 +28,7 @@ from inference_infra.components.catalog import (
     hourly_price,
 )
 from inference_infra.components.catalog.resources import HOURS_PER_MONTH
+from inference_infra.components.pricing.elastic import HourlyRange, is_elastic, price_range
 from inference_infra.components.pricing.groups import price_dearest
 from inference_infra.components.pricing.machines import COMPUTE, price_machine_use
 from inference_infra.components.pricing.resources import price_fixed
@@ -39,6 +40,7 @@ from inference_infra.components.resources import (
     machine_use,
     template_index,
 )
+from inference_infra.components.resources.schedules import schedule_index
 
 
 class Priceable(Protocol):
@@ -68,14 +70,34 @@ class CostItem:
     hourly_usd: float
     basis: str
     category: str = ACCELERATOR  # accelerator, storage, network, usage
+    range: HourlyRange | None = None  # an elastic pool: hourly_usd is range.maximum
+
+    @property
+    def hourly_min(self) -> float:
+        return self.range.minimum if self.range is not None else self.hourly_usd
+
+    @property
+    def hourly_expected(self) -> float:
+        return self.range.expected if self.range is not None else self.hourly_usd
 
     def as_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "urn": self.urn,
             "hourly_usd": round(self.hourly_usd, 4),
             "basis": self.basis,
             "category": self.category,
         }
+        if self.range is not None:
+            out.update(
+                hourly_min=round(self.range.minimum, 4),
+                hourly_expected=round(self.range.expected, 4),
+                hourly_max=round(self.range.maximum, 4),
+                min_size=self.range.min_size,
+                max_size=self.range.max_size,
+                expected_size=round(self.range.expected_size, 3),
+                expected_basis=self.range.expected_basis,
+            )
+        return out
 
 
 @dataclass
@@ -91,6 +113,25 @@ class CostReport:
     @property
     def hourly_usd(self) -> float:
         return round(float(sum(i.hourly_usd for i in self.items)), 4)
+
+    @property
+    def hourly_min(self) -> float:
+        """Every elastic pool at its minimum (the rest at its price)."""
+        return round(float(sum(i.hourly_min for i in self.items)), 4)
+
+    @property
+    def hourly_expected(self) -> float:
+        """Every elastic pool as expected (usage file, schedule, or desired capacity)."""
+        return round(float(sum(i.hourly_expected for i in self.items)), 4)
+
+    @property
+    def hourly_max(self) -> float:
+        """Every elastic pool at its maximum: the same as hourly_usd."""
+        return self.hourly_usd
+
+    @property
+    def elastic(self) -> list[CostItem]:
+        return [i for i in self.items if i.range is not None]
 
     @property
     def accelerators_hourly_usd(self) -> float:
@@ -116,6 +157,10 @@ class CostReport:
             "monthly_usd": self.monthly_usd,
             "accelerators_hourly_usd": self.accelerators_hourly_usd,
             "other_hourly_usd": self.other_hourly_usd,
+            "hourly_min": self.hourly_min,
+            "hourly_expected": self.hourly_expected,
+            "hourly_max": self.hourly_max,
+            "monthly_expected_usd": round(self.hourly_expected * HOURS_PER_MONTH, 2),
             "items": [i.as_json() for i in self.items],
             "usage_based": [u.as_json() for u in self.usage_based],
         }
@@ -201,6 +246,7 @@ def price_resources(resources: Sequence[Priceable], default_region: RegionOf) ->
     """Price custom resources; default_region gives the region of one whose zone is not set."""
     report = CostReport()
     templates = template_index(resources)
+    schedules_of = schedule_index(resources, lambda r: getattr(r, "dependencies", ()) or ())
     # (resource, use, is an accelerator): accelerators as the policies see them (accelerator_use),
     # every other machine (bastions, system node groups, default pools) from the CPU machine table.
     uses: list[tuple[Priceable, AcceleratorUse, bool]] = []
@@ -228,14 +274,23 @@ def price_resources(resources: Sequence[Priceable], default_region: RegionOf) ->
             )
             continue
         region = use.region or default_region(r, use.cloud)
+        span: HourlyRange | None = None
         try:
-            hourly, basis = price_use(use, region) if is_accelerator else price_machine_use(use, region)
+            if is_accelerator and is_elastic(r.type, use):
+                # An elastic pool: priced at its maximum, with its minimum and expected cost beside.
+                span = price_range(use, region, price_use, schedules_of(r))
+                top = replace(use.at_count(span.max_size), min_count=None, max_count=None)
+                hourly, basis = span.maximum, f"{price_use(top, region)[1]}; {span.describe()}"
+            elif is_accelerator:
+                hourly, basis = price_use(use, region)
+            else:
+                hourly, basis = price_machine_use(use, region)
         except CatalogError as e:
             report.unpriced.append((r.urn, str(e)))
             if is_accelerator:
                 report.unpriced_accelerators.append((r.urn, str(e)))
             continue
-        report.items.append(CostItem(r.urn, hourly, basis, category))
+        report.items.append(CostItem(r.urn, hourly, basis, category, span))
 
     charges, unpriced, report.unsized = price_fixed(resources, default_region, templates)
     report.items.extend(CostItem(r.urn, c.hourly_usd, c.basis, c.category) for r, c in charges)
