@@ -28,7 +28,14 @@ from inference_infra.components.catalog import (
     hourly_price,
 )
 from inference_infra.components.catalog.resources import HOURS_PER_MONTH
-from inference_infra.components.pricing.elastic import HourlyRange, is_elastic, price_range
+from inference_infra.components.errors import InputError, close_matches
+from inference_infra.components.pricing.elastic import (
+    HOURS_AT_SIZE,
+    HourlyRange,
+    is_elastic,
+    pool_hours,
+    price_range,
+)
 from inference_infra.components.pricing.groups import price_dearest
 from inference_infra.components.pricing.machines import COMPUTE, price_machine_use
 from inference_infra.components.pricing.resources import price_fixed
@@ -300,7 +307,9 @@ def price_resources(resources: Sequence[Priceable], default_region: RegionOf) ->
 
 
 def apply_usage_file(report: CostReport, usage: Mapping[str, Any], where: str = "usage file") -> None:
-    """Prices the usage-based lines the usage file gives quantities for (items of category `usage`)."""
+    """Prices the usage-based lines the usage file gives quantities for (items of category `usage`),
+    and an elastic pool's expected cost from the hours at each size it gives (`hours_at_size`)."""
+    usage = _apply_pool_hours(report, usage, where)
     report.usage_based = apply_usage(report.usage_based, usage, where)
     monthly: dict[str, list[str]] = {}
     totals: dict[str, float] = {}
@@ -313,3 +322,40 @@ def apply_usage_file(report: CostReport, usage: Mapping[str, Any], where: str = 
     for ref, usd in totals.items():
         basis = "usage file: " + " + ".join(monthly[ref]) + f" = ${usd:,.2f}/month"
         report.items.append(CostItem(ref, usd / HOURS_PER_MONTH, basis, USAGE))
+
+
+def _apply_pool_hours(report: CostReport, usage: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """Takes the `hours_at_size` entries out of usage (applied to the elastic pools they name) and
+    returns the rest. InputError naming the pool, size or value the plan cannot take."""
+    rest: dict[str, Any] = {}
+    pools = {i.urn: i for i in report.items if i.range is not None}
+    by_name: dict[str, list[str]] = {}
+    for urn in pools:
+        by_name.setdefault(urn.rsplit("::", 1)[-1], []).append(urn)
+        by_name.setdefault(urn, []).append(urn)
+    for name, quantities in usage.items():
+        if not isinstance(quantities, Mapping) or HOURS_AT_SIZE not in quantities:
+            rest[name] = quantities
+            continue
+        others = {k: v for k, v in quantities.items() if k != HOURS_AT_SIZE}
+        if others:
+            rest[name] = others
+        urns = by_name.get(str(name))
+        if not urns:
+            hits = close_matches(str(name), sorted(n for n in by_name if "::" not in n))
+            hint = (
+                f"close matches: {', '.join(hits)}"
+                if hits
+                else "elastic pools: " + (", ".join(sorted(n for n in by_name if "::" not in n)) or "none")
+            )
+            raise InputError(
+                f"{where}: {name}.{HOURS_AT_SIZE}: {name!r} is not an elastic pool of the plan; {hint}."
+            )
+        for urn in urns:
+            item = pools[urn]
+            span = item.range
+            assert span is not None
+            hours = pool_hours(quantities[HOURS_AT_SIZE], span.min_size, span.max_size, f"{where}: {name}")
+            index = report.items.index(item)
+            report.items[index] = replace(item, range=span.with_hours(hours, where))
+    return rest

@@ -20,7 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
+from inference_infra.components.errors import InputError
 from inference_infra.components.resources import AWS_AUTOSCALING_GROUP, GCP_GROUP_MANAGERS, AcceleratorUse
 from inference_infra.components.resources.schedules import UNCHANGED, ScheduledSize, cron_fields
 
@@ -63,6 +65,33 @@ class HourlyRange:
 
 
 HOURS_PER_MONTH = 730
+HOURS_AT_SIZE = "hours_at_size"  # the usage-file key of an elastic pool
+
+
+def pool_hours(value: Any, low: int, high: int, where: str) -> dict[int, float]:
+    """A usage file's `hours_at_size` ({machines: hours per month}) checked against the pool's bounds.
+    InputError (naming the key, the value and what is allowed) when it cannot be used."""
+    key = f"{where}.{HOURS_AT_SIZE}"
+    if not isinstance(value, Mapping) or not value:
+        raise InputError(
+            f"{key} = {value!r}; must map machine counts ({low}..{high}) to hours per month, e.g. "
+            f"{{{low}: 400, {high}: 50}}."
+        )
+    hours: dict[int, float] = {}
+    for size, h in value.items():
+        count = int(size) if isinstance(size, int) or (isinstance(size, str) and size.isdigit()) else None
+        if isinstance(size, bool) or count is None or not low <= count <= high:
+            raise InputError(f"{key}: size {size!r} is not a machine count the pool can run ({low}..{high}).")
+        if isinstance(h, bool) or not isinstance(h, (int, float)) or h < 0:
+            raise InputError(f"{key}.{size} = {h!r}; must be a non-negative number of hours per month.")
+        hours[count] = hours.get(count, 0.0) + float(h)
+    total = sum(hours.values())
+    if total > HOURS_PER_MONTH + 1e-9:
+        raise InputError(
+            f"{key} adds up to {total:g} hours; a month has {HOURS_PER_MONTH} (the hours not listed are "
+            f"spent at the minimum, {low})."
+        )
+    return hours
 
 
 def hours_to_shares(hours: Mapping[int, float], low: int, high: int) -> dict[int, float]:
