@@ -199,7 +199,8 @@ def test_spend_budget_judges_an_elastic_pool_at_its_maximum_by_default():
     outcome = _check(_elastic_pool(), maxHourlyUsd=5)
     (message,) = outcome.violations
     assert message.startswith(
-        "estimated spend (elastic pools at their maximum) $10.06/hour ($7,344/month) exceeds maxHourlyUsd $5.00"
+        "estimated spend (elastic pools at their maximum) $10.06/hour ($7,344/month) exceeds "
+        "maxHourlyUsd $5.00"
     )
     assert "elastic 0..10 machines" in message
 
