@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +41,14 @@ MODIFY_RULE_TARGET = "arn:aws:scheduler:::aws-sdk:elasticloadbalancingv2:modifyR
 __all__ = ["MODIFY_RULE_TARGET", "OffHours", "OffHoursArgs", "rule_switch_input"]
 
 
-def rule_switch_input(rule_arn: pulumi.Input[str], target_group_arn: pulumi.Input[str]) -> pulumi.Output[str]:
-    """ModifyRule's request: the rule forwards everything to one target group."""
+def rule_switch_input(
+    rule_arn: pulumi.Input[str], target_group_arns: Sequence[pulumi.Input[str]]
+) -> pulumi.Output[str]:
+    """ModifyRule's request: the rule forwards to these target groups, equal weights (one: all of it).
+    ALB weights are 0-999 per target group (ELBv2 API TargetGroupTuple)."""
+    groups = [{"TargetGroupArn": arn, "Weight": 1} for arn in target_group_arns]
     return pulumi.Output.json_dumps(
-        {"RuleArn": rule_arn, "Actions": [{"Type": "forward", "TargetGroupArn": target_group_arn}]}
+        {"RuleArn": rule_arn, "Actions": [{"Type": "forward", "ForwardConfig": {"TargetGroups": groups}}]}
     )
 
 
@@ -159,7 +164,7 @@ class OffHours(pulumi.ComponentResource):
         )
 
         self.switches: list[aws.scheduler.Schedule] = []
-        if args.listener_rule_arn is not None and args.pool_target_group_arn is not None:
+        if args.listener_rule_arns:
             self._switch(name, args, plan, child)
 
         self.target_group_arn = self.target_group.arn
@@ -193,38 +198,43 @@ class OffHours(pulumi.ComponentResource):
                     "Version": "2012-10-17",
                     "Statement": [
                         {
-                            "Sid": "SwitchThePoolsRule",  # this one rule, nothing else
+                            "Sid": "SwitchThePoolsRules",  # these rules, nothing else
                             "Effect": "Allow",
                             "Action": "elasticloadbalancing:ModifyRule",
-                            "Resource": args.listener_rule_arn,
+                            "Resource": list(args.listener_rule_arns),
                         }
                     ],
                 }
             ),
             opts=child,
         )
-        for when, cron, target in (
-            ("asleep", plan.asleep_cron, self.target_group.arn),
-            ("awake", plan.awake_cron, args.pool_target_group_arn),
-        ):
-            self.switches.append(
-                aws.scheduler.Schedule(
-                    f"{name}-{when}",
-                    description=f"{args.pool_name}: the endpoint rule forwards to the "
-                    + ("503 responder" if when == "asleep" else "pool"),
-                    schedule_expression=cron,
-                    schedule_expression_timezone=plan.time_zone,
-                    flexible_time_window={"mode": "OFF"},
-                    state="ENABLED",
-                    target={
-                        "arn": MODIFY_RULE_TARGET,
-                        "role_arn": self.scheduler_role.arn,
-                        "input": rule_switch_input(args.listener_rule_arn, target),
-                        "retry_policy": {"maximum_event_age_in_seconds": 3600, "maximum_retry_attempts": 10},
-                    },
-                    opts=pulumi.ResourceOptions(parent=self, depends_on=[self.scheduler_policy]),
+        for n, rule_arn in enumerate(args.listener_rule_arns):
+            for when, cron, targets in (
+                ("asleep", plan.asleep_cron, [self.target_group.arn]),
+                ("awake", plan.awake_cron, list(args.pool_target_group_arns)),
+            ):
+                self.switches.append(
+                    aws.scheduler.Schedule(
+                        f"{name}-{when}-{n}",
+                        description=f"{args.pool_name}: its endpoint rule forwards to the "
+                        + ("503 responder" if when == "asleep" else "pool"),
+                        schedule_expression=cron,
+                        schedule_expression_timezone=plan.time_zone,
+                        flexible_time_window={"mode": "OFF"},
+                        state="ENABLED",
+                        target={
+                            "arn": MODIFY_RULE_TARGET,
+                            "role_arn": self.scheduler_role.arn,
+                            "input": rule_switch_input(rule_arn, targets),
+                            # a switch that cannot run at once keeps trying for an hour
+                            "retry_policy": {
+                                "maximum_event_age_in_seconds": 3600,
+                                "maximum_retry_attempts": 10,
+                            },
+                        },
+                        opts=pulumi.ResourceOptions(parent=self, depends_on=[self.scheduler_policy]),
+                    )
                 )
-            )
 
 
 def _trust(service: str, *, account: str | None = None) -> dict[str, Any]:

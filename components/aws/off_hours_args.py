@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,13 +25,16 @@ class OffHoursArgs:
         doc="The pool's cold start: how long after start_hour a machine serves.", ge=0, le=86400
     )
     pool_name: str = arg("the pool", "The pool's name in the 503 message.")
-    listener_rule_arn: pulumi.Input[str] | None = arg(
-        None,
-        "The endpoint's listener rule for the pool: switched to the 503 responder outside working hours.",
+    listener_rule_arns: Sequence[pulumi.Input[str]] = arg(
+        doc="The endpoint's listener rules that send traffic to this pool alone: switched to the 503 "
+        "responder outside working hours.",
+        factory=tuple,
         stack=False,
     )
-    pool_target_group_arn: pulumi.Input[str] | None = arg(
-        None, "The pool's target group the rule forwards to in working hours.", stack=False
+    pool_target_group_arns: Sequence[pulumi.Input[str]] = arg(
+        doc="The pool's target groups the rules forward to (equal weights) in working hours.",
+        factory=tuple,
+        stack=False,
     )
     log_retention_days: int = arg(30, "Days the responder's logs are kept.")
     kms_key: pulumi.Input[str] | None = arg(None, "Customer KMS key (ARN) for the responder's logs.")
@@ -54,13 +58,13 @@ def validate_off_hours(args: OffHoursArgs) -> list[Problem]:
         )
     if not _whole(args.warmup_seconds) or not 0 <= args.warmup_seconds <= 86400:
         problems.append(Problem("warmup_seconds", args.warmup_seconds, "must be 0 to 86400 seconds"))
-    if (args.listener_rule_arn is None) != (args.pool_target_group_arn is None):
+    if bool(args.listener_rule_arns) != bool(args.pool_target_group_arns):
         problems.append(
             Problem(
-                "listener_rule_arn",
-                args.listener_rule_arn,
-                "and pool_target_group_arn go together (the rule is switched between the pool and the "
-                "responder)",
+                "listener_rule_arns",
+                list(args.listener_rule_arns),
+                "and pool_target_group_arns go together (each rule is switched between the pool's target "
+                "groups and the responder)",
             )
         )
     if args.log_retention_days not in LOG_RETENTION_DAYS:

@@ -6,7 +6,8 @@ schedule's time zone (`aws.autoscaling.Schedule`'s `time_zone`, an IANA name, so
 the zone's; the recurrence is Unix cron, minute hour day month day-of-week with Sunday 0, per
 https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-scheduled-scaling.html, read
 2026-11-25): at `end_hour` the minimum and desired capacity drop to `off_hours_size`; at
-`start_hour` they come back to the pool's minimum. The maximum is left alone (-1) so target tracking
+`start_hour` they come back to the pool's minimum (desired at least 1: the day starts with a machine
+warming up, even for a pool whose minimum is 0). The maximum is left alone (-1) so target tracking
 keeps its room in working hours.
 
 While a pool is at zero its endpoint answers 503 with `Retry-After` (docs/reference.md, "Pools
@@ -104,7 +105,9 @@ def off_hours_plan(schedule: ScheduleArgs, *, min_size: int, warmup_seconds: int
             f"{on_minute} {on_hour} * * {day_field(on_days, numeric=True)}",
             zone,
             min_size=min_size,
-            desired=min_size,
+            desired=max(
+                min_size, 1
+            ),  # the day starts with a warm machine, even for a pool whose minimum is 0
         ),
         ScheduledAction(
             "working-hours-end",

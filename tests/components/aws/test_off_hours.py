@@ -102,28 +102,31 @@ def test_off_hours_switches_the_pools_rule_with_modify_rule(plan_of):
             schedule=BERLIN,
             min_size=1,
             warmup_seconds=540,
-            listener_rule_arn=rule,
-            pool_target_group_arn=pool_tg,
+            listener_rule_arns=[rule],
+            pool_target_group_arns=[pool_tg],
         ),
     )
     capture = plan_of()
     switches = {r.name: r.props for r in capture.of_type("aws:scheduler/schedule:Schedule")}
-    asleep, awake = switches["hours-asleep"], switches["hours-awake"]
+    asleep, awake = switches["hours-asleep-0"], switches["hours-awake-0"]
     assert asleep["scheduleExpression"] == "cron(0 19 ? * MON,TUE,WED,THU,FRI *)"
     assert awake["scheduleExpression"] == "cron(9 8 ? * MON,TUE,WED,THU,FRI *)"
     assert {s["scheduleExpressionTimezone"] for s in switches.values()} == {"Europe/Berlin"}
     assert {s["target"]["arn"] for s in switches.values()} == {MODIFY_RULE_TARGET}
     assert json.loads(awake["target"]["input"]) == {
         "RuleArn": rule,
-        "Actions": [{"Type": "forward", "TargetGroupArn": pool_tg}],
+        "Actions": [
+            {"Type": "forward", "ForwardConfig": {"TargetGroups": [{"TargetGroupArn": pool_tg, "Weight": 1}]}}
+        ],
     }
     responder = capture.one("aws:lb/targetGroup:TargetGroup")
-    assert json.loads(asleep["target"]["input"])["Actions"][0]["TargetGroupArn"].endswith(responder.id)
+    (asleep_group,) = json.loads(asleep["target"]["input"])["Actions"][0]["ForwardConfig"]["TargetGroups"]
+    assert asleep_group["TargetGroupArn"].endswith(responder.id)
     (policy,) = [
         r for r in capture.of_type("aws:iam/rolePolicy:RolePolicy") if r.name == "hours-switch-policy"
     ]
     (statement,) = json.loads(policy.props["policy"])["Statement"]
-    assert (statement["Action"], statement["Resource"]) == ("elasticloadbalancing:ModifyRule", rule)
+    assert (statement["Action"], statement["Resource"]) == ("elasticloadbalancing:ModifyRule", [rule])
 
 
 @pytest.mark.parametrize(
@@ -132,7 +135,7 @@ def test_off_hours_switches_the_pools_rule_with_modify_rule(plan_of):
         ({"schedule": ScheduleArgs(time_zone="Berlin")}, "schedule.time_zone"),
         ({"schedule": ScheduleArgs(time_zone="UTC", start_hour=20, end_hour=8)}, "schedule.end_hour"),
         ({"schedule": ScheduleArgs(time_zone="UTC", off_hours_size=2)}, "schedule.off_hours_size"),
-        ({"listener_rule_arn": "arn:aws:elasticloadbalancing:x"}, "listener_rule_arn"),
+        ({"listener_rule_arns": ["arn:aws:elasticloadbalancing:x"]}, "listener_rule_arns"),
         ({"warmup_seconds": -5}, "warmup_seconds"),
     ],
 )
