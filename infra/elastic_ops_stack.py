@@ -51,9 +51,7 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
     spot_pools = sorted(n for n in elastic if has_spot(built.aws_pool_settings.get(n)))
     if spot_pools:
         tags = settings.cost_tags().aws_tags()
-        drain = SpotDrain(
-            SPOT_DRAIN_NAME, SpotDrainArgs(scope_tags={k: tags[k] for k in COST_TAG_KEYS})
-        )
+        drain = SpotDrain(SPOT_DRAIN_NAME, SpotDrainArgs(scope_tags={k: tags[k] for k in COST_TAG_KEYS}))
         outputs["spotDrain"] = {"function": drain.function_name, "rule": drain.rule_arn, "pools": spot_pools}
     for name, fleet in sorted(elastic.items()):
         plan = fleet.scaling_plan
@@ -61,7 +59,11 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
             continue
         rules = [arn for lb in built.aws_endpoints.values() for arn in lb.pool_rule_arns.get(name, ())]
         groups = next(
-            (lb.pool_target_group_arns[name] for lb in built.aws_endpoints.values() if name in lb.pool_rule_arns),
+            (
+                lb.pool_target_group_arns[name]
+                for lb in built.aws_endpoints.values()
+                if name in lb.pool_rule_arns
+            ),
             [],
         )
         hours = OffHours(
