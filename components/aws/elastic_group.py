@@ -162,6 +162,9 @@ class ElasticGroupBuilder:
             health_check_type="ELB",
             health_check_grace_period=plan.warmup_seconds,
             default_instance_warmup=plan.warmup_seconds,
+            # Target tracking waits for the instance warm-up, not a cooldown; this is the group's default
+            # for simple policies without their own (the scale-in policy has its own, longer one).
+            default_cooldown=plan.scale_out_cooldown_seconds,
             initial_lifecycle_hooks=hooks,
             instance_maintenance_policy={"min_healthy_percentage": 100, "max_healthy_percentage": 200},
             enabled_metrics=list(GROUP_METRICS),

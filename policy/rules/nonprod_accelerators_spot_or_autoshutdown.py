@@ -21,29 +21,35 @@ AutoShutdown=true.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
 from inference_infra.components.resources import (
     AWS_AUTOSCALING_GROUP,
-    GCP_GROUP_MANAGERS,
     Purchase,
-    get_path,
-    group_manager_template_refs,
+    StackIndex,
+    holder_template_lookup,
+    template_index,
 )
-from inference_infra.components.resources.schedules import SchedulesOf
+from inference_infra.components.resources.schedules import SchedulesOf, schedule_index
 from inference_infra.components.tagging import ENVIRONMENT
 from inference_infra.policy.rules._base import (
     UNKNOWN,
     Outcome,
     Resource,
+    judged_stack_policy,
     not_applicable,
     passed,
-    per_resource_stack_policy,
 )
-from inference_infra.policy.rules._machines import MACHINE_NOUNS, accelerator_machine, machine_label
+from inference_infra.policy.rules._machines import (
+    AWS_LAUNCHERS,
+    MACHINE_NOUNS,
+    accelerator_machine,
+    launch_template,
+    machine_label,
+)
 from inference_infra.policy.rules._tags import auto_shutdown, environment_of, instance_tags
 
 NAME = "nonprod-accelerators-spot-or-autoshutdown"
@@ -80,7 +86,7 @@ def check(
     use = accelerator_machine(resource, template_of=template_of)
     if use is None:
         return not_applicable(f"applies to {MACHINE_NOUNS}")
-    tags = instance_tags(resource, _template(resource, template_of))
+    tags = instance_tags(resource, launch_template(resource, template_of))
     environment = environment_of(resource, config)
     if environment is None and tags is not None and isinstance(tags.get(ENVIRONMENT), str):
         environment = tags.get(ENVIRONMENT) or None  # carried to the machines from the template
@@ -102,20 +108,25 @@ def check(
     gcp = tags is not None and tags.gcp
     tag = "label auto-shutdown=true" if gcp else "tag AutoShutdown=true"
     where = f"environment {environment!r}" if environment else "an environment with no Environment tag"
-    if resource.type == AWS_AUTOSCALING_GROUP:
-        remedy = (
-            "outside production use spot capacity, a minimum of 0, or a scheduled action that takes the "
-            "group to 0 outside working hours (the idle watchdog leaves a group's instances alone)."
+    flag_name = tag.split()[0]
+    if resource.type in AWS_LAUNCHERS:
+        # The idle watchdog stops single instances, not a group's (the group would replace them).
+        fix = (
+            "outside production buy spot (a mixed-instances policy or fleet with no on-demand share, a SPOT "
+            f"compute environment), or set the {flag_name} and scale the group to zero when idle"
         )
+        if resource.type == AWS_AUTOSCALING_GROUP:
+            fix = (
+                "outside production buy spot (a mixed-instances policy with no on-demand share), give the "
+                "group a minimum of 0, or a scheduled action that takes it to 0 outside working hours (the "
+                "idle watchdog leaves a group's instances alone)"
+            )
     else:
-        remedy = (
-            f"outside production use spot capacity or set the {tag.split()[0]} so the idle watchdog can "
-            "stop it."
-        )
+        fix = f"outside production use spot capacity or set the {flag_name} so the idle watchdog can stop it"
     return Outcome(
         violations=(
             f"{resource.label} runs {machine_label(use)} on {use.purchase.value} capacity in {where} without "
-            f"the {tag}; {remedy}",
+            f"the {tag}; {fix}.",
         )
     )
 
@@ -127,27 +138,24 @@ def _shrinks_to_zero(resource: Resource, schedules_of: SchedulesOf | None) -> bo
     return schedules_of is not None and any(s.to_zero for s in schedules_of(resource))
 
 
-def _template(resource: Resource, template_of: TemplateLookup | None) -> Mapping[str, Any] | None:
-    """The launch template an instance or Auto Scaling group launches from, where the stack has it."""
-    if template_of is None:
-        return None
-    if resource.type in GCP_GROUP_MANAGERS:
-        found = (template_of({"selfLink": ref}) for ref in group_manager_template_refs(resource.props))
-        return next((t for t in found if t is not None), None)
-    ref = resource.props.get("launchTemplate")
-    if ref is None:
-        mixed = resource.props.get("mixedInstancesPolicy")
-        ref = get_path(mixed, "launchTemplate", "launchTemplateSpecification")
-    return template_of(ref) if isinstance(ref, Mapping) else None
+def judge(resources: Sequence[Resource], config: Mapping[str, Any]) -> Iterable[tuple[Resource, Outcome]]:
+    """check() on every resource, with its launch template and (groups) its scheduled actions."""
+    template_of = template_index(resources)
+    stack = StackIndex(resources)
+    schedules_of = schedule_index(resources, lambda r: r.dependencies)
+    for resource in resources:
+        yield (
+            resource,
+            check(resource, config, holder_template_lookup(template_of, stack, resource), schedules_of),
+        )
 
 
-POLICY = per_resource_stack_policy(
+POLICY = judged_stack_policy(
     name=NAME,
     description=DESCRIPTION,
     severity=SEVERITY,
     enforcement=ENFORCEMENT,
     schema=CONFIG_SCHEMA,
-    check=check,
+    judge=judge,
     applies_to=MACHINE_NOUNS,
-    with_schedules=True,
 )

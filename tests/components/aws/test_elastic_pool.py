@@ -21,7 +21,7 @@ from inference_infra.components.aws import (
     S3Weights,
 )
 from inference_infra.components.aws import bootstrap as boot
-from inference_infra.components.aws.capacity import NewCapacityReservation
+from inference_infra.components.aws.capacity import CapacityBlock, NewCapacityReservation
 from inference_infra.components.aws.elastic_group import LAUNCH_HOOK, scale_in_expression
 from inference_infra.components.endpoints import PoolWeight, Route
 from inference_infra.components.errors import InputError
@@ -80,6 +80,7 @@ def test_elastic_pool_is_a_group_from_the_launch_template(plan_of, fleet_args):
     assert group["defaultInstanceWarmup"] == plan.warmup_seconds
     assert group["instanceMaintenancePolicy"] == {"minHealthyPercentage": 100, "maxHealthyPercentage": 200}
     assert group["waitForCapacityTimeout"] == "0"
+    assert group["defaultCooldown"] == plan.scale_out_cooldown_seconds == 60
     assert "GroupInServiceInstances" in group["enabledMetrics"]
     assert "mixedInstancesPolicy" not in group
 
@@ -370,3 +371,55 @@ def test_endpoint_attaches_an_elastic_pool_per_engine_port(plan_of, fleet_args):
     assert {a.props["trafficSource"]["type"] for a in attachments} == {"elbv2"}
     assert capture.of_type(TG_ATTACHMENT) == []
     assert len(endpoint.pool_target_group_arns["llama-70b"]) == 2
+
+
+def _block(**overrides) -> CapacityBlock:
+    values = {
+        "availability_zone": "us-east-1a",
+        "instance_count": 2,
+        "duration_hours": 72,
+        "start_date_range": "2026-12-01T00:00:00Z",
+        "end_date_range": "2026-12-15T00:00:00Z",
+        "purchase": True,
+    }
+    return CapacityBlock(**{**values, **overrides})
+
+
+def test_elastic_capacity_block_pool_launches_into_the_block_only(plan_of, fleet_args):
+    fleet = _fleet(
+        fleet_args,
+        name="burst",
+        instance_type="p5.48xlarge",
+        model=LLAMA_70B,
+        on_demand=0,
+        reserved=2,
+        reservation=_block(),
+        root_volume_gib=300,
+    )
+    capture = plan_of(fleet)
+    template = capture.one(TEMPLATE).props
+    assert template["instanceMarketOptions"] == {"marketType": "capacity-block"}
+    spec = capture.one(GROUP).props["capacityReservationSpecification"]
+    assert spec["capacityReservationPreference"] == "capacity-reservations-only"
+    assert fleet.scaling_plan.min_size == 2
+
+
+def test_elastic_capacity_block_pool_rejects_other_modes(fleet_args):
+    with pytest.raises(InputError, match=r"with a Capacity Block launches into the block only"):
+        _fleet(
+            fleet_args,
+            name="burst",
+            instance_type="p5.48xlarge",
+            model=LLAMA_70B,
+            on_demand=1,
+            reserved=2,
+            reservation=_block(),
+            root_volume_gib=300,
+        )
+
+
+def test_elastic_pool_template_sets_no_public_ip_on_its_interface(plan_of, fleet_args):
+    template = plan_of(_fleet(fleet_args)).one(TEMPLATE).props
+    (interface,) = template["networkInterfaces"]
+    assert interface["associatePublicIpAddress"] == "false"
+    assert "vpcSecurityGroupIds" not in template
