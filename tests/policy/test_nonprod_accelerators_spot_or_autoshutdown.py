@@ -16,9 +16,9 @@ GCE = "gcp:compute/instance:Instance"
 TPU = "gcp:tpu/v2Vm:V2Vm"
 DEV = {"Environment": "dev"}
 GROUP_TAIL = (
-    "outside production buy spot (a mixed-instances policy with no on-demand share), give the group a minimum "
-    "of 0, or a scheduled action that takes it to 0 outside working hours (the idle watchdog leaves a "
-    "group's instances alone)."
+    "outside production buy spot (a mixed-instances policy with no on-demand share), give the group a "
+    "minimum of 0, or a scheduled action that takes it to 0 outside working hours (the idle watchdog "
+    "leaves a group's instances alone)."
 )
 TAIL = "outside production use spot capacity or set the tag so the idle watchdog can stop it."
 
