@@ -44,7 +44,8 @@ from inference_infra.components.cli import app
     "--usage-file",
     type=click.Path(path_type=Path),
     help="YAML/JSON of expected monthly quantities of usage-priced resources (bytes stored, requests, "
-    "traffic): `resource_usage: {<resource name>: {<usage key>: <quantity>}}`.",
+    "traffic): `resource_usage: {<resource name>: {<usage key>: <quantity>}}`; for an elastic pool, "
+    "`hours_at_size: {<machines>: <hours per month>}` gives its expected cost.",
 )
 def plan(
     stack: str,

@@ -11,26 +11,37 @@ Environment tag; a resource with neither is treated as non-production.
 It is a stack policy that judges each resource on its own: an Auto Scaling group or an
 instance that takes its instance type, market and tags from a launch template is
 judged with that template's settings, which a resource policy cannot see.
+
+An elastic pool (an Auto Scaling group) passes too when it can shrink to nothing by itself: its
+minimum is 0 (its scaling policy takes it down when idle), or a scheduled action in the stack sets
+its minimum and desired capacity to 0 (outside working hours). The idle watchdog never stops a
+group's instances (the group would replace them), so for a group this is the equivalent of
+AutoShutdown=true.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
 from inference_infra.components.resources import (
+    AWS_AUTOSCALING_GROUP,
     Purchase,
+    StackIndex,
+    holder_template_lookup,
+    template_index,
 )
+from inference_infra.components.resources.schedules import SchedulesOf, schedule_index
 from inference_infra.components.tagging import ENVIRONMENT
 from inference_infra.policy.rules._base import (
     UNKNOWN,
     Outcome,
     Resource,
+    judged_stack_policy,
     not_applicable,
     passed,
-    per_resource_stack_policy,
 )
 from inference_infra.policy.rules._machines import (
     AWS_LAUNCHERS,
@@ -67,7 +78,10 @@ TemplateLookup = Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
 
 
 def check(
-    resource: Resource, config: Mapping[str, Any], template_of: TemplateLookup | None = None
+    resource: Resource,
+    config: Mapping[str, Any],
+    template_of: TemplateLookup | None = None,
+    schedules_of: SchedulesOf | None = None,
 ) -> Outcome:
     use = accelerator_machine(resource, template_of=template_of)
     if use is None:
@@ -84,6 +98,8 @@ def check(
         # A template that names no market runs nothing itself: the instances, spot requests,
         # groups and fleets that launch from it choose the market and are judged themselves.
         return not_applicable("a launch template that sets no market; its launchers are judged")
+    if resource.type == AWS_AUTOSCALING_GROUP and _shrinks_to_zero(resource, schedules_of):
+        return passed()
     flag = auto_shutdown(tags)
     if flag is UNKNOWN:
         return Outcome(unknown=(f"{tags.field if tags else 'tags'}.AutoShutdown",))
@@ -99,6 +115,12 @@ def check(
             "outside production buy spot (a mixed-instances policy or fleet with no on-demand share, a SPOT "
             f"compute environment), or set the {flag_name} and scale the group to zero when idle"
         )
+        if resource.type == AWS_AUTOSCALING_GROUP:
+            fix = (
+                "outside production buy spot (a mixed-instances policy with no on-demand share), give the "
+                "group a minimum of 0, or a scheduled action that takes it to 0 outside working hours (the "
+                "idle watchdog leaves a group's instances alone)"
+            )
     else:
         fix = f"outside production use spot capacity or set the {flag_name} so the idle watchdog can stop it"
     return Outcome(
@@ -109,12 +131,31 @@ def check(
     )
 
 
-POLICY = per_resource_stack_policy(
+def _shrinks_to_zero(resource: Resource, schedules_of: SchedulesOf | None) -> bool:
+    """An Auto Scaling group whose minimum is 0, or that a scheduled action takes to 0."""
+    if resource.props.get("minSize") == 0:
+        return True
+    return schedules_of is not None and any(s.to_zero for s in schedules_of(resource))
+
+
+def judge(resources: Sequence[Resource], config: Mapping[str, Any]) -> Iterable[tuple[Resource, Outcome]]:
+    """check() on every resource, with its launch template and (groups) its scheduled actions."""
+    template_of = template_index(resources)
+    stack = StackIndex(resources)
+    schedules_of = schedule_index(resources, lambda r: r.dependencies)
+    for resource in resources:
+        yield (
+            resource,
+            check(resource, config, holder_template_lookup(template_of, stack, resource), schedules_of),
+        )
+
+
+POLICY = judged_stack_policy(
     name=NAME,
     description=DESCRIPTION,
     severity=SEVERITY,
     enforcement=ENFORCEMENT,
     schema=CONFIG_SCHEMA,
-    check=check,
+    judge=judge,
     applies_to=MACHINE_NOUNS,
 )

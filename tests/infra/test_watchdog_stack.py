@@ -40,7 +40,10 @@ def test_prod_stack_runs_a_conservative_watchdog(plan_stack):
     assert env["STOP_RESERVED_CAPACITY"] == "false"
     assert env["SNS_TOPIC_ARN"] == "arn:aws:sns:us-east-1:123456789012:ml-platform-oncall"
     assert capture.one("aws:scheduler/schedule:Schedule").props["scheduleExpression"] == "rate(10 minutes)"
-    assert capture.one("aws:cloudwatch/logGroup:LogGroup").props["retentionInDays"] == 90
+    assert (
+        capture.one("aws:cloudwatch/logGroup:LogGroup", "idle-gpu-watchdog-logs").props["retentionInDays"]
+        == 90
+    )
     assert {"idleWatchdogFunction", "idleWatchdogSchedule", "idleWatchdogTopic"} <= set(capture.stack_outputs)
 
 
