@@ -29,6 +29,8 @@ _EXPORTS = {
     "S3Gateway": "private_endpoints",
     "IdleGpuWatchdog": "idle_watchdog",
     "IdleGpuWatchdogArgs": "idle_watchdog",
+    "SpotDrain": "spot_drain",
+    "SpotDrainArgs": "spot_drain_args",
     "InferenceEndpoint": "endpoint",
     "InferenceEndpointArgs": "endpoint_args",
     "PrometheusDiscoveryRole": "prometheus_discovery",

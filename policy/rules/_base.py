@@ -32,6 +32,7 @@ from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
 
 from inference_infra.components.resources import UNKNOWN_VALUE as UNKNOWN
 from inference_infra.components.resources import template_index
+from inference_infra.components.resources.schedules import schedule_index
 
 # Every sentinel the engine uses for a value not known yet, one per type.
 _UNKNOWN_SENTINELS = frozenset(
@@ -79,6 +80,7 @@ class Resource:
     urn: str = ""
     provider: Mapping[str, Any] = field(default_factory=dict)  # the provider's inputs (region, ...)
     parent: str | None = None  # parent URN (stack policies)
+    dependencies: tuple[str, ...] = ()  # URNs it depends on (stack policies)
 
     @property
     def id(self) -> str | None:
@@ -194,6 +196,7 @@ def per_resource_stack_policy(
     schema: PolicyConfigSchema,
     check: TemplatedCheck,
     applies_to: str,
+    with_schedules: bool = False,
 ) -> StackValidationPolicy:
     """A stack policy that judges each resource on its own, but with the whole stack at hand.
 
@@ -210,11 +213,16 @@ def per_resource_stack_policy(
         resources = _stack_resources(args)
         config = {**defaults, **plain(args.get_config())}
         template_of = template_index(resources)
+        schedules_of = schedule_index(resources, lambda r: r.dependencies) if with_schedules else None
         unknown: list[list[str]] = []
         applied = False
         reasons: dict[str, None] = {}  # why it applied to none, in order, once each
         for resource in resources:
-            outcome = check(resource, config, template_of)
+            outcome = (
+                check(resource, config, template_of, schedules_of)
+                if with_schedules
+                else check(resource, config, template_of)
+            )
             applied = applied or outcome.not_applicable is None
             if outcome.not_applicable is not None:
                 reasons.setdefault(outcome.not_applicable)
@@ -248,6 +256,7 @@ def _stack_resources(args: StackValidationArgs) -> list[Resource]:
             r.urn,
             plain(r.provider.props) if r.provider is not None else {},
             r.parent.urn if r.parent is not None else None,
+            tuple(d.urn for d in r.dependencies or ()),
         )
         for r in args.resources
     ]

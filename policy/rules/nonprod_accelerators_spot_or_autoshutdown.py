@@ -11,6 +11,12 @@ Environment tag; a resource with neither is treated as non-production.
 It is a stack policy that judges each resource on its own: an Auto Scaling group or an
 instance that takes its instance type, market and tags from a launch template is
 judged with that template's settings, which a resource policy cannot see.
+
+An elastic pool (an Auto Scaling group) passes too when it can shrink to nothing by itself: its
+minimum is 0 (its scaling policy takes it down when idle), or a scheduled action in the stack sets
+its minimum and desired capacity to 0 (outside working hours). The idle watchdog never stops a
+group's instances (the group would replace them), so for a group this is the equivalent of
+AutoShutdown=true.
 """
 
 from __future__ import annotations
@@ -21,11 +27,13 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
 from inference_infra.components.resources import (
+    AWS_AUTOSCALING_GROUP,
     GCP_GROUP_MANAGERS,
     Purchase,
     get_path,
     group_manager_template_refs,
 )
+from inference_infra.components.resources.schedules import SchedulesOf
 from inference_infra.components.tagging import ENVIRONMENT
 from inference_infra.policy.rules._base import (
     UNKNOWN,
@@ -64,7 +72,10 @@ TemplateLookup = Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
 
 
 def check(
-    resource: Resource, config: Mapping[str, Any], template_of: TemplateLookup | None = None
+    resource: Resource,
+    config: Mapping[str, Any],
+    template_of: TemplateLookup | None = None,
+    schedules_of: SchedulesOf | None = None,
 ) -> Outcome:
     use = accelerator_machine(resource, template_of=template_of)
     if use is None:
@@ -81,6 +92,8 @@ def check(
         # A template that names no market runs nothing itself: the instances, spot requests,
         # groups and fleets that launch from it choose the market and are judged themselves.
         return not_applicable("a launch template that sets no market; its launchers are judged")
+    if resource.type == AWS_AUTOSCALING_GROUP and _shrinks_to_zero(resource, schedules_of):
+        return passed()
     flag = auto_shutdown(tags)
     if flag is UNKNOWN:
         return Outcome(unknown=(f"{tags.field if tags else 'tags'}.AutoShutdown",))
@@ -89,13 +102,29 @@ def check(
     gcp = tags is not None and tags.gcp
     tag = "label auto-shutdown=true" if gcp else "tag AutoShutdown=true"
     where = f"environment {environment!r}" if environment else "an environment with no Environment tag"
+    if resource.type == AWS_AUTOSCALING_GROUP:
+        remedy = (
+            "outside production use spot capacity, a minimum of 0, or a scheduled action that takes the "
+            "group to 0 outside working hours (the idle watchdog leaves a group's instances alone)."
+        )
+    else:
+        remedy = (
+            f"outside production use spot capacity or set the {tag.split()[0]} so the idle watchdog can "
+            "stop it."
+        )
     return Outcome(
         violations=(
             f"{resource.label} runs {machine_label(use)} on {use.purchase.value} capacity in {where} without "
-            f"the {tag}; outside production use spot capacity or set the {tag.split()[0]} so the idle "
-            "watchdog can stop it.",
+            f"the {tag}; {remedy}",
         )
     )
+
+
+def _shrinks_to_zero(resource: Resource, schedules_of: SchedulesOf | None) -> bool:
+    """An Auto Scaling group whose minimum is 0, or that a scheduled action takes to 0."""
+    if resource.props.get("minSize") == 0:
+        return True
+    return schedules_of is not None and any(s.to_zero for s in schedules_of(resource))
 
 
 def _template(resource: Resource, template_of: TemplateLookup | None) -> Mapping[str, Any] | None:
@@ -120,4 +149,5 @@ POLICY = per_resource_stack_policy(
     schema=CONFIG_SCHEMA,
     check=check,
     applies_to=MACHINE_NOUNS,
+    with_schedules=True,
 )

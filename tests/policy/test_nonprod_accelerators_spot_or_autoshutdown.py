@@ -15,6 +15,10 @@ TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 GCE = "gcp:compute/instance:Instance"
 TPU = "gcp:tpu/v2Vm:V2Vm"
 DEV = {"Environment": "dev"}
+GROUP_TAIL = (
+    "outside production use spot capacity, a minimum of 0, or a scheduled action that takes the group to 0 "
+    "outside working hours (the idle watchdog leaves a group's instances alone)."
+)
 TAIL = "outside production use spot capacity or set the tag so the idle watchdog can stop it."
 
 
@@ -130,7 +134,7 @@ def test_nonprod_judges_groups_by_the_template_they_launch_from(plan_of, run_pac
     on_demand = _template("od-template", tags={"Environment": "dev"})
     aws.autoscaling.Group(
         "od-group",
-        min_size=0,
+        min_size=1,  # never below one machine: judged as a fixed on-demand machine
         max_size=2,
         desired_capacity=1,
         vpc_zone_identifiers=["subnet-1"],
@@ -149,7 +153,7 @@ def test_nonprod_judges_groups_by_the_template_they_launch_from(plan_of, run_pac
     assert [(v.message, v.urn.rsplit("::", 1)[1]) for v in report.violations] == [
         (
             "aws:autoscaling/group:Group 'od-group' runs g6.12xlarge on on-demand capacity in environment "
-            f"'dev' without the tag AutoShutdown=true; {TAIL}",
+            f"'dev' without the tag AutoShutdown=true; {GROUP_TAIL}",
             "od-group",
         )
     ]
@@ -208,3 +212,84 @@ def test_nonprod_judges_managed_instance_groups_by_their_template(plan_of, run_p
         "capacity in environment 'dev' without the label auto-shutdown=true; outside production use spot "
         "capacity or set the label so the idle watchdog can stop it."
     ]
+
+
+def _elastic_group(name: str, *, min_size: int, template=None) -> aws.autoscaling.Group:
+    template = template or _template(f"{name}-template", tags=DEV)
+    return aws.autoscaling.Group(
+        name,
+        min_size=min_size,
+        max_size=4,
+        desired_capacity=max(min_size, 1),
+        vpc_zone_identifiers=["subnet-1"],
+        launch_template={"id": template.id, "version": "$Latest"},
+        tags=[{"key": "Environment", "value": "dev", "propagate_at_launch": True}],
+    )
+
+
+def test_nonprod_passes_an_on_demand_elastic_pool_whose_minimum_is_zero(plan_of, run_pack):
+    _elastic_group("elastic", min_size=0)
+    assert run_pack(plan_of(), rule.NAME).violations == []
+
+
+def test_nonprod_passes_an_on_demand_group_scheduled_to_zero_outside_working_hours(plan_of, run_pack):
+    group = _elastic_group("office-hours", min_size=1)
+    aws.autoscaling.Schedule(
+        "office-hours-night",
+        autoscaling_group_name=group.name,
+        scheduled_action_name="off-hours",
+        recurrence="0 19 * * MON-FRI",
+        time_zone="Europe/Berlin",
+        min_size=0,
+        desired_capacity=0,
+        max_size=-1,
+    )
+    assert run_pack(plan_of(), rule.NAME).violations == []
+
+
+def test_nonprod_rejects_a_group_whose_schedule_does_not_reach_zero(plan_of, run_pack):
+    group = _elastic_group("office-hours", min_size=1)
+    aws.autoscaling.Schedule(
+        "office-hours-night",
+        autoscaling_group_name=group.name,
+        scheduled_action_name="off-hours",
+        recurrence="0 19 * * MON-FRI",
+        min_size=1,
+        desired_capacity=1,
+        max_size=-1,
+    )
+    other = _elastic_group("other", min_size=1)
+    aws.autoscaling.Schedule(  # another group's schedule to zero does not count for this one
+        "other-night",
+        autoscaling_group_name=other.name,
+        scheduled_action_name="x",
+        min_size=0,
+        desired_capacity=0,
+    )
+    report = run_pack(plan_of(), rule.NAME)
+    assert [v.urn.rsplit("::", 1)[1] for v in report.violations] == ["office-hours"]
+    assert report.violations[0].message.endswith(GROUP_TAIL)
+
+
+def test_nonprod_matches_a_schedule_to_its_group_by_dependency_when_the_name_is_unknown():
+    from inference_infra.components.resources.schedules import schedule_index
+    from inference_infra.policy.rules._base import Resource
+
+    group = Resource(
+        "aws:autoscaling/group:Group",
+        "pool",
+        {"minSize": 1, "maxSize": 2, "mixedInstancesPolicy": {"launchTemplate": {"overrides": [
+            {"instanceType": "g5.xlarge"}]}}, "tags": [{"key": "Environment", "value": "dev"}]},
+        urn="urn:group",
+    )  # fmt: skip
+    schedule = Resource(
+        "aws:autoscaling/schedule:Schedule",
+        "night",
+        {"autoscalingGroupName": UNKNOWN, "minSize": 0, "desiredCapacity": 0},
+        urn="urn:schedule",
+        dependencies=("urn:group",),
+    )
+    schedules_of = schedule_index([group, schedule], lambda r: r.dependencies)
+    config = {"productionEnvironments": ["prod"]}
+    assert rule.check(group, config, None, schedules_of) == Outcome()
+    assert rule.check(group, config, None, schedule_index([group], lambda r: ())).violations
