@@ -233,20 +233,7 @@ def _gcp_service_account(args: MockResourceArgs, ctx: MockContext, _: str) -> di
     return {"email": email, "member": f"serviceAccount:{email}", "uniqueId": GCP_PROJECT_NUMBER + "1"}
 
 
-def _gcp_region_group_manager(args: MockResourceArgs, ctx: MockContext, seed: str) -> dict[str, Any]:
-    """A regional managed instance group's instance group (what a backend service names), as the API
-    forms it from the group's project, region and name."""
-    project = args.inputs.get("project") or ctx.gcp_project
-    name = args.inputs.get("name") or f"{args.name}-{seed[:7]}"
-    region = args.inputs.get("region") or "us-central1"
-    return {
-        "instanceGroup": f"https://www.googleapis.com/compute/v1/projects/{project}/regions/{region}/"
-        f"instanceGroups/{name}"
-    }
-
-
 RESOURCE_HOOKS: dict[str, ResourceHook] = {
-    "gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager": _gcp_region_group_manager,
     "aws:ec2/instance:Instance": _aws_instance,
     "random:index/randomPassword:RandomPassword": _random_secret,
     "random:index/randomString:RandomString": _random_secret,
