@@ -199,6 +199,18 @@ def _cost_lines(cost: CostReport) -> list[str]:
         f"Total:           ${cost.hourly_usd:,.2f}/hour, ${cost.monthly_usd:,.2f}/month "
         f"({HOURS_PER_MONTH} h/month; catalog list prices)",
     ]
+    if cost.elastic:
+        pools = ", ".join(
+            f"{i.urn.rsplit('::', 1)[-1]} {i.range.min_size}..{i.range.max_size}"
+            for i in cost.elastic
+            if i.range
+        )
+        lines.append(
+            f"Elastic pools:   {len(cost.elastic)} ({pools}); the total above is each at its maximum. "
+            f"Range: ${cost.hourly_min:,.2f}/hour at their minimum, ${cost.hourly_expected:,.2f}/hour "
+            f"expected (${cost.hourly_expected * HOURS_PER_MONTH:,.2f}/month), ${cost.hourly_max:,.2f}/hour "
+            "at their maximum"
+        )
     if cost.unpriced:
         names = [urn.rsplit("::", 1)[-1] for urn, _ in cost.unpriced]
         lines.append(

@@ -15,7 +15,7 @@ unit prices by `pricing.usage`, and priced when a usage file gives quantities.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from inference_infra.components.catalog import (
@@ -28,6 +28,14 @@ from inference_infra.components.catalog import (
     hourly_price,
 )
 from inference_infra.components.catalog.resources import HOURS_PER_MONTH
+from inference_infra.components.errors import InputError, close_matches
+from inference_infra.components.pricing.elastic import (
+    HOURS_AT_SIZE,
+    HourlyRange,
+    is_elastic,
+    pool_hours,
+    price_range,
+)
 from inference_infra.components.pricing.groups import price_dearest
 from inference_infra.components.pricing.machines import COMPUTE, price_machine_use
 from inference_infra.components.pricing.resources import price_fixed
@@ -39,6 +47,7 @@ from inference_infra.components.resources import (
     machine_use,
     template_index,
 )
+from inference_infra.components.resources.schedules import schedule_index
 
 
 class Priceable(Protocol):
@@ -68,14 +77,34 @@ class CostItem:
     hourly_usd: float
     basis: str
     category: str = ACCELERATOR  # accelerator, storage, network, usage
+    range: HourlyRange | None = None  # an elastic pool: hourly_usd is range.maximum
+
+    @property
+    def hourly_min(self) -> float:
+        return self.range.minimum if self.range is not None else self.hourly_usd
+
+    @property
+    def hourly_expected(self) -> float:
+        return self.range.expected if self.range is not None else self.hourly_usd
 
     def as_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "urn": self.urn,
             "hourly_usd": round(self.hourly_usd, 4),
             "basis": self.basis,
             "category": self.category,
         }
+        if self.range is not None:
+            out.update(
+                hourly_min=round(self.range.minimum, 4),
+                hourly_expected=round(self.range.expected, 4),
+                hourly_max=round(self.range.maximum, 4),
+                min_size=self.range.min_size,
+                max_size=self.range.max_size,
+                expected_size=round(self.range.expected_size, 3),
+                expected_basis=self.range.expected_basis,
+            )
+        return out
 
 
 @dataclass
@@ -91,6 +120,25 @@ class CostReport:
     @property
     def hourly_usd(self) -> float:
         return round(float(sum(i.hourly_usd for i in self.items)), 4)
+
+    @property
+    def hourly_min(self) -> float:
+        """Every elastic pool at its minimum (the rest at its price)."""
+        return round(float(sum(i.hourly_min for i in self.items)), 4)
+
+    @property
+    def hourly_expected(self) -> float:
+        """Every elastic pool as expected (usage file, schedule, or desired capacity)."""
+        return round(float(sum(i.hourly_expected for i in self.items)), 4)
+
+    @property
+    def hourly_max(self) -> float:
+        """Every elastic pool at its maximum: the same as hourly_usd."""
+        return self.hourly_usd
+
+    @property
+    def elastic(self) -> list[CostItem]:
+        return [i for i in self.items if i.range is not None]
 
     @property
     def accelerators_hourly_usd(self) -> float:
@@ -116,6 +164,10 @@ class CostReport:
             "monthly_usd": self.monthly_usd,
             "accelerators_hourly_usd": self.accelerators_hourly_usd,
             "other_hourly_usd": self.other_hourly_usd,
+            "hourly_min": self.hourly_min,
+            "hourly_expected": self.hourly_expected,
+            "hourly_max": self.hourly_max,
+            "monthly_expected_usd": round(self.hourly_expected * HOURS_PER_MONTH, 2),
             "items": [i.as_json() for i in self.items],
             "usage_based": [u.as_json() for u in self.usage_based],
         }
@@ -201,6 +253,7 @@ def price_resources(resources: Sequence[Priceable], default_region: RegionOf) ->
     """Price custom resources; default_region gives the region of one whose zone is not set."""
     report = CostReport()
     templates = template_index(resources)
+    schedules_of = schedule_index(resources, lambda r: getattr(r, "dependencies", ()) or ())
     # (resource, use, is an accelerator): accelerators as the policies see them (accelerator_use),
     # every other machine (bastions, system node groups, default pools) from the CPU machine table.
     uses: list[tuple[Priceable, AcceleratorUse, bool]] = []
@@ -228,14 +281,23 @@ def price_resources(resources: Sequence[Priceable], default_region: RegionOf) ->
             )
             continue
         region = use.region or default_region(r, use.cloud)
+        span: HourlyRange | None = None
         try:
-            hourly, basis = price_use(use, region) if is_accelerator else price_machine_use(use, region)
+            if is_accelerator and is_elastic(r.type, use):
+                # An elastic pool: priced at its maximum, with its minimum and expected cost beside.
+                span = price_range(use, region, price_use, schedules_of(r))
+                top = replace(use.at_count(span.max_size), min_count=None, max_count=None)
+                hourly, basis = span.maximum, f"{price_use(top, region)[1]}; {span.describe()}"
+            elif is_accelerator:
+                hourly, basis = price_use(use, region)
+            else:
+                hourly, basis = price_machine_use(use, region)
         except CatalogError as e:
             report.unpriced.append((r.urn, str(e)))
             if is_accelerator:
                 report.unpriced_accelerators.append((r.urn, str(e)))
             continue
-        report.items.append(CostItem(r.urn, hourly, basis, category))
+        report.items.append(CostItem(r.urn, hourly, basis, category, span))
 
     charges, unpriced, report.unsized = price_fixed(resources, default_region, templates)
     report.items.extend(CostItem(r.urn, c.hourly_usd, c.basis, c.category) for r, c in charges)
@@ -245,7 +307,9 @@ def price_resources(resources: Sequence[Priceable], default_region: RegionOf) ->
 
 
 def apply_usage_file(report: CostReport, usage: Mapping[str, Any], where: str = "usage file") -> None:
-    """Prices the usage-based lines the usage file gives quantities for (items of category `usage`)."""
+    """Prices the usage-based lines the usage file gives quantities for (items of category `usage`),
+    and an elastic pool's expected cost from the hours at each size it gives (`hours_at_size`)."""
+    usage = _apply_pool_hours(report, usage, where)
     report.usage_based = apply_usage(report.usage_based, usage, where)
     monthly: dict[str, list[str]] = {}
     totals: dict[str, float] = {}
@@ -258,3 +322,40 @@ def apply_usage_file(report: CostReport, usage: Mapping[str, Any], where: str = 
     for ref, usd in totals.items():
         basis = "usage file: " + " + ".join(monthly[ref]) + f" = ${usd:,.2f}/month"
         report.items.append(CostItem(ref, usd / HOURS_PER_MONTH, basis, USAGE))
+
+
+def _apply_pool_hours(report: CostReport, usage: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """Takes the `hours_at_size` entries out of usage (applied to the elastic pools they name) and
+    returns the rest. InputError naming the pool, size or value the plan cannot take."""
+    rest: dict[str, Any] = {}
+    pools = {i.urn: i for i in report.items if i.range is not None}
+    by_name: dict[str, list[str]] = {}
+    for urn in pools:
+        by_name.setdefault(urn.rsplit("::", 1)[-1], []).append(urn)
+        by_name.setdefault(urn, []).append(urn)
+    for name, quantities in usage.items():
+        if not isinstance(quantities, Mapping) or HOURS_AT_SIZE not in quantities:
+            rest[name] = quantities
+            continue
+        others = {k: v for k, v in quantities.items() if k != HOURS_AT_SIZE}
+        if others:
+            rest[name] = others
+        urns = by_name.get(str(name))
+        if not urns:
+            hits = close_matches(str(name), sorted(n for n in by_name if "::" not in n))
+            hint = (
+                f"close matches: {', '.join(hits)}"
+                if hits
+                else "elastic pools: " + (", ".join(sorted(n for n in by_name if "::" not in n)) or "none")
+            )
+            raise InputError(
+                f"{where}: {name}.{HOURS_AT_SIZE}: {name!r} is not an elastic pool of the plan; {hint}."
+            )
+        for urn in urns:
+            item = pools[urn]
+            span = item.range
+            assert span is not None
+            hours = pool_hours(quantities[HOURS_AT_SIZE], span.min_size, span.max_size, f"{where}: {name}")
+            index = report.items.index(item)
+            report.items[index] = replace(item, range=span.with_hours(hours, where))
+    return rest

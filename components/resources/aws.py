@@ -189,6 +189,7 @@ def _aws_autoscaling_group(
         max_count=high,
         spot_share=share,
         alternatives=override_types,
+        mixed=(base, on_demand_pct) if mixed is not None else None,
     )
 
 

@@ -46,6 +46,17 @@ class AcceleratorUse:
     # A Batch compute environment counts vCPUs, not machines: (desired, min, max) vCPUs, from which
     # each type's machine count is derived (count, min_count and max_count are machine_type's).
     vcpus: tuple[int, int, int] | None = None
+    # A mixed Auto Scaling group's instances distribution: (on-demand base capacity, on-demand
+    # percentage above base), so its spot share can be worked out at any size (elastic pricing).
+    mixed: tuple[int, int] | None = None
+
+    def at_count(self, count: int) -> AcceleratorUse:
+        """The same use running `count` machines (a mixed group's spot share recomputed for it)."""
+        share = self.spot_share
+        if self.mixed is not None:
+            base, on_demand_pct = self.mixed
+            share = max(count - base, 0) * (100 - on_demand_pct) / 100 / count if count else 0.0
+        return replace(self, count=count, spot_share=share)
 
     @property
     def all_types(self) -> tuple[str, ...]:

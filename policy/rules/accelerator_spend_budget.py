@@ -2,7 +2,9 @@
 
 The estimate is the offline plan's own (inference_infra.components.pricing, catalog
 list prices): running instances, VMs and TPU slices at their purchase model,
-Auto Scaling groups at their desired capacity, capacity reservations in full
+elastic pools (Auto Scaling groups, managed instance groups) at their maximum
+(`elasticPools: expected` judges them at the expected size from their schedules or desired capacity,
+`minimum` at their minimum), capacity reservations in full
 with the instances inside them at zero; and, by default (`scope: total`),
 every other resource billed by the hour (CPU machines wherever they run,
 volumes, file shares, NAT, load balancers, endpoints, addresses).
@@ -42,6 +44,13 @@ CONFIG_SCHEMA = PolicyConfigSchema(
             "default": "total",
             "description": "total: every resource billed by the hour; accelerators: accelerators only.",
         },
+        "elasticPools": {
+            "type": "string",
+            "enum": ["maximum", "expected", "minimum"],
+            "default": "maximum",
+            "description": "The size elastic pools are judged at: maximum (the most the stack can cost), "
+            "expected (their schedules, else their desired capacity) or minimum.",
+        },
         "topContributors": {
             "type": "integer",
             "minimum": 1,
@@ -50,6 +59,13 @@ CONFIG_SCHEMA = PolicyConfigSchema(
         },
     }
 )
+
+
+_AT = {
+    "maximum": lambda i: i.hourly_usd,
+    "expected": lambda i: i.hourly_expected,
+    "minimum": lambda i: i.hourly_min,
+}
 
 
 def _provider_region(resource: Resource, cloud: Cloud) -> str | None:
@@ -68,8 +84,11 @@ def check(resources: Sequence[Resource], config: Mapping[str, Any]) -> Outcome:
     no_accelerators = not [i for i in items if i.category == ACCELERATOR] and not report.unpriced_accelerators
     if no_accelerators and (scope != "total" or not any(i.hourly_usd for i in items)):
         return not_applicable("the stack runs, launches or reserves no accelerators")
-    estimate = round(sum(i.hourly_usd for i in items), 4)
+    at = _AT[config.get("elasticPools", "maximum")]
+    estimate = round(sum(at(i) for i in items), 4)
     what = "spend" if scope == "total" else "accelerator spend"
+    if any(i.range is not None for i in items):
+        what += f" (elastic pools at their {config.get('elasticPools', 'maximum')})"
     limit = config.get("maxHourlyUsd")
     if limit is None:
         return not_applicable(f"maxHourlyUsd is not configured (estimate ${estimate:,.2f}/hour)")
@@ -79,10 +98,7 @@ def check(resources: Sequence[Resource], config: Mapping[str, Any]) -> Outcome:
     per_urn: dict[str, list] = {}
     for i in items:
         per_urn.setdefault(i.urn, []).append(i)
-    costs = [
-        (sum(i.hourly_usd for i in its), max(its, key=lambda i: i.hourly_usd), u)
-        for u, its in per_urn.items()
-    ]
+    costs = [(sum(at(i) for i in its), max(its, key=at), u) for u, its in per_urn.items()]
     top = sorted((c for c in costs if c[0] > 0), key=lambda c: -c[0])[: int(config.get("topContributors", 3))]
     largest = "; ".join(f"{names.get(u, u)} ${usd:,.2f}/h ({i.basis})" for usd, i, u in top)
     unpriced = f"; not priced: {', '.join(names[u] for u, _ in unpriced_all)}" if unpriced_all else ""

@@ -178,3 +178,34 @@ def test_spend_budget_scope_accelerators_leaves_cpu_machines_out():
         [*_cpu_stack(), _gpu("gpu", "g6.xlarge")], maxHourlyUsd=0.5, scope="accelerators"
     ).violations
     assert message.startswith("estimated accelerator spend $0.80/hour")
+
+
+def _elastic_pool() -> list[Resource]:
+    template = Resource(
+        "aws:ec2/launchTemplate:LaunchTemplate", "lt", {"id": "lt-1", "instanceType": "g5.xlarge"}, "urn:lt"
+    )
+    group = Resource(
+        "aws:autoscaling/group:Group",
+        "pool",
+        {"minSize": 0, "maxSize": 10, "desiredCapacity": 1, "launchTemplate": {"id": "lt-1"}},
+        "urn:pool",
+        EAST,
+    )
+    return [template, group]
+
+
+def test_spend_budget_judges_an_elastic_pool_at_its_maximum_by_default():
+    # g5.xlarge on demand is $1.006/h: 10 machines at most, 1 expected
+    outcome = _check(_elastic_pool(), maxHourlyUsd=5)
+    (message,) = outcome.violations
+    assert message.startswith(
+        "estimated spend (elastic pools at their maximum) $10.06/hour ($7,344/month) exceeds "
+        "maxHourlyUsd $5.00"
+    )
+    assert "elastic 0..10 machines" in message
+
+
+def test_spend_budget_judges_an_elastic_pool_at_its_expected_size_when_told():
+    assert _check(_elastic_pool(), maxHourlyUsd=5, elasticPools="expected") == Outcome()
+    assert _check(_elastic_pool(), maxHourlyUsd=0.5, elasticPools="minimum").not_applicable is None
+    assert _check(_elastic_pool(), maxHourlyUsd=0.5, elasticPools="expected").violations

@@ -39,7 +39,8 @@ def test_plan_prices_node_groups_pools_groups_and_lists_endpoints(pulumi_project
     assert "desired 2 (min 1, max 4)" in cost["gpu-nodes"].basis
     assert cost["asg"].hourly_usd > 0
     assert "spot" in cost["asg"].basis
-    assert "min 0, max 6" in cost["asg"].basis
+    assert "elastic 0..6 machines" in cost["asg"].basis  # an elastic pool: priced at its maximum
+    assert cost["asg"].range is not None
     # SageMaker rates have no primary source (components/catalog/sagemaker.py): listed as not priced
     assert "llm" not in cost
     assert any(urn.endswith("::llm") and "SageMaker" in why for urn, why in result.cost.unpriced)

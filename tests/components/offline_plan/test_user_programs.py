@@ -129,8 +129,10 @@ def test_plan_infers_the_self_managed_gpu_group_of_a_pulumi_eks_cluster(pulumi_p
     assert group.inferred
     assert result.capture.one("aws:ec2/launchTemplate:LaunchTemplate").props["instanceType"] == "g5.2xlarge"
     item = next(i for i in result.cost.items if i.urn == group.urn)
-    assert item.basis.startswith("3 x g5.2xlarge spot")
-    assert "desired 3 (min 1, max 5)" in item.basis
+    assert item.basis.startswith("5 x g5.2xlarge spot")  # an Auto Scaling group: priced at its maximum
+    assert "elastic 1..5 machines" in item.basis
+    assert "expected $" in item.basis
+    assert "(its desired capacity, 3)" in item.basis
 
 
 # An AWS Batch GPU queue for transcription jobs, the shape of public Batch GPU stacks.
@@ -263,7 +265,9 @@ def test_plan_says_a_helm_v3_chart_renders_nothing_offline_and_prices_the_gpu_de
         "encrypted": "false",
         "deleteOnTermination": "true",
     }
-    assert "3 x g5.xlarge on-demand" in next(i.basis for i in result.cost.items if i.urn == group.urn)
+    basis = next(i.basis for i in result.cost.items if i.urn == group.urn)
+    assert "5 x g5.xlarge on-demand" in basis  # priced at its maximum, expected at its desired 3
+    assert "(its desired capacity, 3)" in basis
     assert not result.cost.unsized  # the root volume's size is pulumi-eks's default, not the AMI's
 
 

@@ -62,8 +62,11 @@ def test_mixed_group_overrides_are_priced_at_the_dearest_with_the_spot_share(pla
     )  # fmt: skip
     item = _items(price_capture(plan_of()))["mixed"]
     expected = 2 * _gpu("g5.12xlarge") + 2 * _gpu("g5.12xlarge", PriceModel.SPOT)
-    assert item.hourly_usd == pytest.approx(expected)
-    assert item.basis.startswith("4 x g5.12xlarge, mixed by its instances distribution")
+    assert item.hourly_expected == pytest.approx(expected)  # at its desired capacity, 4
+    assert item.hourly_usd == pytest.approx(
+        2 * _gpu("g5.12xlarge") + 4 * _gpu("g5.12xlarge", PriceModel.SPOT)
+    )
+    assert item.basis.startswith("6 x g5.12xlarge, mixed by its instances distribution")
     assert "types it may launch (g5.xlarge $" in item.basis
 
 
