@@ -149,38 +149,46 @@ def _gce_path(ref: str) -> str:
 
 
 def autoscaler_sizes(resource: Linked) -> list[ScheduledSize]:
-    """A GCP autoscaler's sizes: its own floor (`minReplicas`, always in force; desired None: the
-    autoscaler decides) and each scaling schedule, which only RAISES the floor to minRequiredReplicas
-    for durationSec from each cron start (pulumi-gcp RegionAutoscaler scalingSchedules). A group whose
-    autoscaler's minReplicas is 0 reaches zero when idle and outside every schedule."""
+    """A GCP autoscaler's sizes, as weekly events the elastic pricing replays.
+
+    Without scaling schedules: its floor (`minReplicas`) every day at 00:00 (named `<name>.minReplicas`),
+    with `maxReplicas` as its maximum. With them: each schedule RAISES the floor to minRequiredReplicas
+    for durationSec from each cron start (pulumi-gcp RegionAutoscaler scalingSchedules), so it is two
+    events, the raised floor at the start and the floor again at the end (`<schedule>.end`, when the
+    window ends the same day). A group whose floor is 0 reaches zero when idle outside every schedule.
+    """
     policy = get_path(resource.props, "autoscalingPolicy") or {}
     policy = policy if isinstance(policy, Mapping) else {}
     name = getattr(resource, "name", "") or "autoscaler"
-    sizes = [
-        ScheduledSize(
-            name=f"{name}.minReplicas",
-            min_size=_count(policy.get("minReplicas")),
-            max_size=_count(policy.get("maxReplicas")),
-            desired=None,
-            recurrence=None,
-            time_zone=None,
-        )
-    ]
+    floor, top = _count(policy.get("minReplicas")), _count(policy.get("maxReplicas"))
     schedules = policy.get("scalingSchedules")
+    sizes = []
     for schedule in schedules if isinstance(schedules, (list, tuple)) else []:
         if not isinstance(schedule, Mapping) or schedule.get("disabled") is True:
             continue
-        sizes.append(
-            ScheduledSize(
-                name=str(schedule.get("name") or name),
-                min_size=_count(schedule.get("minRequiredReplicas")),
-                max_size=None,
-                desired=None,
-                recurrence=schedule.get("schedule") if isinstance(schedule.get("schedule"), str) else None,
-                time_zone=schedule.get("timeZone") if isinstance(schedule.get("timeZone"), str) else None,
-            )
-        )
+        label = str(schedule.get("name") or name)
+        required = _count(schedule.get("minRequiredReplicas"))
+        cron = schedule.get("schedule") if isinstance(schedule.get("schedule"), str) else None
+        zone = schedule.get("timeZone") if isinstance(schedule.get("timeZone"), str) else None
+        sizes.append(ScheduledSize(label, required, top, required, cron, zone))
+        end = _window_end(cron, _count(schedule.get("durationSec")))
+        if end is not None:
+            sizes.append(ScheduledSize(f"{label}.end", floor, top, floor, end, zone))
+    if not sizes:
+        sizes.append(ScheduledSize(f"{name}.minReplicas", floor, top, floor, "0 0 * * *", None))
     return sizes
+
+
+def _window_end(cron: str | None, seconds: int | None) -> str | None:
+    """'M H * * DOW' plus a whole number of minutes that ends the same day, as a cron; else None."""
+    fields = cron_fields(cron)
+    if fields is None or seconds is None or seconds % 60:
+        return None
+    minute, hour, dom, month, dow = fields
+    if not (minute.isdigit() and hour.isdigit()) or dom != "*" or month != "*":
+        return None
+    end = int(hour) * 60 + int(minute) + seconds // 60
+    return f"{end % 60} {end // 60} * * {dow}" if end < 24 * 60 else None
 
 
 def _count(value: Any) -> int | None:
@@ -192,7 +200,7 @@ def _count(value: Any) -> int | None:
 
 def gcp_floor_is_zero(sizes: Sequence[ScheduledSize]) -> bool:
     """A managed instance group's autoscaler lets it stand at zero VMs (its minReplicas is 0)."""
-    return any(s.name.endswith(".minReplicas") and s.min_size == 0 for s in sizes)
+    return any(s.name.endswith((".minReplicas", ".end")) and s.min_size == 0 for s in sizes)
 
 
 def cron_fields(recurrence: str | None) -> tuple[str, str, str, str, str] | None:

@@ -393,3 +393,29 @@ def test_tpu_vm_rejects_elastic_naming_the_input():
 def test_validate_startup_rejects_an_engine_load_pool_without_the_agent():
     found = validate_startup(dataclasses.replace(StartupConfig(engine_load_pool="l4"), ops_agent=False))
     assert [p.input for p in found] == ["engine_load_pool"]
+
+
+# --- priced as a range (components/pricing/elastic.py reads the autoscaler's sizes) -------------
+
+
+def _group_item(capture):
+    from inference_infra.components.offline_plan.pricing import price_capture
+
+    report = price_capture(capture)
+    return next(i for i in report.items if i.urn.endswith("::l4-group"))
+
+
+def test_gpu_fleet_elastic_is_priced_up_to_its_autoscaler_maximum(plan_of):
+    item = _group_item(plan_of(GpuFleet("l4", fleet())))
+    one = item.hourly_usd / 4
+    assert item.basis.startswith("4 x g2-standard-8 spot")
+    assert (item.range.min_size, item.range.max_size) == (0, 4)
+    assert item.hourly_expected == pytest.approx(one)  # no schedule: the autoscaler's floor, 1 VM
+
+
+def test_gpu_fleet_elastic_schedule_is_priced_for_the_working_hours_only(plan_of):
+    item = _group_item(plan_of(GpuFleet("l4", fleet(elastic=ElasticArgs(min_size=2, schedule=BERLIN)))))
+    one = item.hourly_usd / 4
+    assert item.hourly_min == 0
+    # MON-FRI 08:00-19:00: 55 h of the week's 168 at 2 VMs, the rest at 0
+    assert item.hourly_expected == pytest.approx(one * 2 * 55 / 168)
