@@ -68,8 +68,9 @@ POOL_LABEL = "inference_infra_pool"
 # 15 s keeps two samples in each of the autoscaler's one-minute reads at a negligible ingestion cost
 # (two series per engine).
 SCRAPE_INTERVAL_SECONDS = 15
-# The autoscaler's initialization period and scale-in window take at most an hour
-# (coolDownPeriodSec, scaleInControl.timeWindowSec: 0..3600, Compute API AutoscalingPolicy).
+# The autoscaler's initialization period and scale-in window are kept within an hour here: the Compute
+# API reference (AutoscalingPolicy coolDownPeriodSec, scaleInControl.timeWindowSec; read 2026-11-25)
+# states no range we could find, so the cap is ours (an hour exceeds the slowest cold start we plan).
 MAX_AUTOSCALER_SECONDS = 3600
 # A VM marked unhealthy is recreated (a whole cold start): autohealing waits for 10 failed checks
 # 30 s apart (5 minutes), where the load balancer stops sending after far fewer.
@@ -237,7 +238,7 @@ def plan_gcp_scaling(
     if window != plan.scale_in_cooldown_seconds:
         notes.append(
             f"scale-in window {window} s (scale_in_cooldown_seconds {plan.scale_in_cooldown_seconds} is "
-            "outside the autoscaler's 60..3600 s)"
+            "outside the 60..3600 s kept here)"
         )
     tpot = decode_seconds_per_token(model, machine)
     mean_request = model.traffic().output * tpot
