@@ -47,6 +47,10 @@ def active_parts(settings: StackSettings) -> list[ModuleType]:
         from inference_infra.infra import endpoints_stack
 
         parts.append(endpoints_stack)  # after the fleets it fronts
+    from inference_infra.infra import elastic_ops_stack
+
+    if elastic_ops_stack.applies(settings):
+        parts.append(elastic_ops_stack)  # after the fleets and the endpoints it wires to
     if settings.observability is not None:
         from inference_infra.infra import observability_stack
 

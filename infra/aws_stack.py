@@ -471,6 +471,7 @@ def _deploy_fleets(settings: StackSettings, wiring: _Wiring, built: Built) -> di
         for config in group:
             fleet = components[kind.component](config.name, fleet_args(config, wiring))
             built.aws_pools[config.name] = fleet
+            built.aws_pool_settings[config.name] = config
             fleets[config.name] = {
                 "instanceType": fleet.instance_type,
                 "instanceIds": fleet.instance_ids,

@@ -28,5 +28,7 @@ class Built:
     aws_vpc_id: pulumi.Input[str] | None = None
     aws_subnet_ids: list[pulumi.Input[str]] = field(default_factory=list)
     aws_pools: dict[str, Any] = field(default_factory=dict)  # name -> GpuFleet | InferentiaFleet
+    aws_pool_settings: dict[str, Any] = field(default_factory=dict)  # name -> its AwsFleetSettings
+    aws_endpoints: dict[str, Any] = field(default_factory=dict)  # name -> InferenceEndpoint
     gcp_network: Any = None  # gcp_stack.NetworkRefs
     gcp_pools: dict[str, GcpPool] = field(default_factory=dict)

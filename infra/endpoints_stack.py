@@ -79,6 +79,7 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
             pools = [built.aws_pools[name].endpoint_pool() for name in endpoint.pool_names()]
             args = endpoint.to_args(vpc_id=built.aws_vpc_id, subnet_ids=built.aws_subnet_ids, pools=pools)
             lb = InferenceEndpoint(endpoint.name, args)
+            built.aws_endpoints[endpoint.name] = lb
             exports.setdefault("endpoints", {})[endpoint.name] = {"cloud": "aws", "dnsName": lb.dns_name}
         else:
             from inference_infra.infra import gcp_stack

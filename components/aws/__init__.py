@@ -31,6 +31,8 @@ _EXPORTS = {
     "IdleGpuWatchdogArgs": "idle_watchdog",
     "SpotDrain": "spot_drain",
     "SpotDrainArgs": "spot_drain_args",
+    "OffHours": "off_hours",
+    "OffHoursArgs": "off_hours_args",
     "InferenceEndpoint": "endpoint",
     "InferenceEndpointArgs": "endpoint_args",
     "PrometheusDiscoveryRole": "prometheus_discovery",

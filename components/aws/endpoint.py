@@ -239,8 +239,11 @@ class InferenceEndpoint(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         pools = {p.name: p for p in args.pools}
         priority = 1
+        # The rules that send traffic to one pool alone (its header rule, routes to it alone): what an
+        # elastic pool's off-hours switch points at its 503 responder (components/aws/off_hours.py).
+        self.pool_rule_arns: dict[str, list[pulumi.Output[str]]] = {p.name: [] for p in args.pools}
         for pool in args.pools:
-            aws.lb.ListenerRule(
+            header_rule = aws.lb.ListenerRule(
                 f"{name}-header-{pool.name}",
                 listener_arn=listener.arn,
                 priority=priority,
@@ -249,13 +252,14 @@ class InferenceEndpoint(pulumi.ComponentResource):
                 tags=dict(args.tags),
                 opts=child,
             )
+            self.pool_rule_arns[pool.name].append(header_rule.arn)
             priority += 1
         for i, route in enumerate(args.routes):
             model = route_model(route, pools) or ""
             forward: dict[str, object] = {"target_groups": self._weighted(route.pools)}
             if route.sticky_seconds:
                 forward["stickiness"] = {"enabled": True, "duration": route.sticky_seconds}
-            aws.lb.ListenerRule(
+            route_rule = aws.lb.ListenerRule(
                 f"{name}-route{i}",
                 listener_arn=listener.arn,
                 priority=100 + i,
@@ -264,6 +268,8 @@ class InferenceEndpoint(pulumi.ComponentResource):
                 tags={"Model": model, **args.tags},
                 opts=child,
             )
+            if len({w.pool for w in route.pools}) == 1 and not route.sticky_seconds:
+                self.pool_rule_arns[route.pools[0].pool].append(route_rule.arn)
 
     def _forward_pool(self, pool: str) -> dict[str, object]:
         arns = self.pool_target_group_arns[pool]

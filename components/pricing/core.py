@@ -47,6 +47,7 @@ from inference_infra.components.resources import (
     machine_use,
     template_index,
 )
+from inference_infra.components.resources.props import get_path
 from inference_infra.components.resources.schedules import schedule_index
 
 
@@ -285,9 +286,12 @@ def price_resources(resources: Sequence[Priceable], default_region: RegionOf) ->
         try:
             if is_accelerator and is_elastic(r.type, use):
                 # An elastic pool: priced at its maximum, with its minimum and expected cost beside.
-                span = price_range(use, region, price_use, schedules_of(r))
-                top = replace(use.at_count(span.max_size), min_count=None, max_count=None)
-                hourly, basis = span.maximum, f"{price_use(top, region)[1]}; {span.describe()}"
+                reserved = _group_reserved_slots(r, slots)
+                span = price_range(use, region, price_use, schedules_of(r), reserved=reserved)
+                beyond = max(span.max_size - reserved, 0)
+                top = replace(use.at_count(beyond), min_count=None, max_count=None)
+                head = price_use(top, region)[1] if beyond else "all in capacity reservations"
+                hourly, basis = span.maximum, f"{head}; {span.describe()}"
             elif is_accelerator:
                 hourly, basis = price_use(use, region)
             else:
@@ -304,6 +308,24 @@ def price_resources(resources: Sequence[Priceable], default_region: RegionOf) ->
     report.unpriced.extend(unpriced)
     report.usage_based.extend(usage_lines(resources))
     return report
+
+
+def _group_reserved_slots(resource: Priceable, slots: dict[str, list]) -> int:
+    """Slots of the stack's capacity reservations an Auto Scaling group targets (its own
+    capacityReservationSpecification), taken from those reservations so nothing else counts them."""
+    ids = get_path(
+        resource.props,
+        "capacityReservationSpecification",
+        "capacityReservationTarget",
+        "capacityReservationIds",
+    )
+    taken = 0
+    for ref in ids if isinstance(ids, list) else []:
+        counter = slots.get(str(ref))
+        if counter is not None and counter[0] > 0:
+            taken += counter[0]
+            counter[0] = 0
+    return taken
 
 
 def apply_usage_file(report: CostReport, usage: Mapping[str, Any], where: str = "usage file") -> None:

@@ -123,6 +123,7 @@ def price_range(
     region: str | None,
     price_one: PriceOne,
     schedules: Sequence[ScheduledSize] = (),
+    reserved: int = 0,
 ) -> HourlyRange:
     """The range of an elastic use (is_elastic); CatalogError when its type cannot be priced."""
     low, high = int(use.min_count or 0), int(use.max_count or 0)
@@ -132,7 +133,10 @@ def price_range(
         if s.max_size is not None and s.max_size != UNCHANGED:
             high = max(high, s.max_size)
     top = min(high, MAX_TABLE_SIZE)
-    prices = tuple(0.0 if n == 0 else price_one(use.at_count(n), region)[0] for n in range(top + 1))
+    # Machines that run in a capacity reservation of the stack are billed there (priced with it).
+    prices = tuple(
+        0.0 if n <= reserved else price_one(use.at_count(n - reserved), region)[0] for n in range(top + 1)
+    )
     desired = min(max(use.count, low), top)
     shares = week_shares(schedules, low=low, high=top)
     if shares is not None:
@@ -140,6 +144,8 @@ def price_range(
         basis = f"scheduled actions replayed over a week: {listed}"
     else:
         shares, basis = {desired: 1.0}, f"its desired capacity, {desired}"
+    if reserved:
+        basis += f"; the first {reserved} run in a capacity reservation, priced there"
     return HourlyRange(
         minimum=prices[min(low, top)],
         expected=sum(share * prices[size] for size, share in shares.items()),

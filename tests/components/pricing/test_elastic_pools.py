@@ -137,3 +137,50 @@ def test_a_group_with_fixed_size_is_still_a_range_of_one_point(plan_of):
     _pool(min_size=3, max_size=3, desired=3)
     item = _item(price_capture(plan_of()))
     assert item.hourly_min == item.hourly_expected == item.hourly_usd == pytest.approx(3 * _rate())
+
+
+ELASTIC_PROGRAM = """
+import pulumi_aws as aws
+lt = aws.ec2.LaunchTemplate("pool-lt", image_id="ami-1", instance_type="g5.xlarge")
+pool = aws.autoscaling.Group("pool", min_size=0, max_size=4, desired_capacity=1, vpc_zone_identifiers=["s-1"],
+                             launch_template={"id": lt.id, "version": "$Latest"})
+"""
+
+
+def _cli(project, *extra: str):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    return subprocess.run(
+        [sys.executable, "-m", "inference_infra.components.cli", "plan", "--cwd", str(project), *extra],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(root)},
+    )
+
+
+def test_plan_cli_shows_the_range_and_takes_hours_at_size_from_the_usage_file(pulumi_project, tmp_path):
+    import json
+
+    from inference_infra.components.offline_plan import plan, render_table
+
+    project = pulumi_project(ELASTIC_PROGRAM, {"dev": "config:\n  aws:region: us-east-1\n"})
+    table = render_table(plan(project, "dev"))
+    assert (
+        "Elastic pools:   1 (pool 0..4); the total above is each at its maximum. Range: $0.00/hour" in table
+    )
+    usage, typo = tmp_path / "usage.yml", tmp_path / "typo.yml"
+    usage.write_text("resource_usage:\n  pool:\n    hours_at_size:\n      1: 365\n      4: 73\n")
+    typo.write_text("resource_usage:\n  pool:\n    hours_at_size:\n      9: 1\n")
+    cost = json.loads(_cli(project, "--json", "--usage-file", str(usage)).stdout)["cost"]
+    (item,) = [i for i in cost["items"] if i["urn"].endswith("::pool") and i["category"] == "accelerator"]
+    assert item["expected_size"] == pytest.approx((365 + 4 * 73) / 730)
+    assert item["hourly_expected"] == pytest.approx((365 + 4 * 73) / 730 * _rate(), abs=1e-4)
+    assert cost["hourly_max"] == cost["hourly_usd"]
+    bad = _cli(project, "--json", "--usage-file", str(typo))
+    assert bad.returncode == 2
+    assert "size 9 is not a machine count the pool can run (0..4)" in bad.stderr.replace("\n", " ")
+    assert "Traceback" not in bad.stderr
