@@ -419,3 +419,7 @@ def test_gpu_fleet_elastic_schedule_is_priced_for_the_working_hours_only(plan_of
     assert item.hourly_min == 0
     # MON-FRI 08:00-19:00: 55 h of the week's 168 at 2 VMs, the rest at 0
     assert item.hourly_expected == pytest.approx(one * 2 * 55 / 168)
+
+
+def test_gpu_fleet_elastic_boot_script_passes_shellcheck(plan_of, shellcheck):
+    shellcheck(plan_of(GpuFleet("l4", fleet())).one(TEMPLATE).props["metadata"]["startup-script"])
