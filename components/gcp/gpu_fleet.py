@@ -581,6 +581,7 @@ class GpuFleet(pulumi.ComponentResource):
             parent=self,
             model_uris=args.weight_uris,
             api_key_secret=api_key_secret_id(name, args, project) if self._serves(args) else None,
+            metrics=args.ops_agent,  # only the Ops Agent writes metrics (GPU, and an elastic pool's load)
         )
         self.service_account_email = identity.email
         self.reservation, self.reservation_name = self._reservation(name, args, plan, project, child)

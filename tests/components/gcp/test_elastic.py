@@ -423,3 +423,17 @@ def test_gpu_fleet_elastic_schedule_is_priced_for_the_working_hours_only(plan_of
 
 def test_gpu_fleet_elastic_boot_script_passes_shellcheck(plan_of, shellcheck):
     shellcheck(plan_of(GpuFleet("l4", fleet())).one(TEMPLATE).props["metadata"]["startup-script"])
+
+
+def _project_roles(capture, fleet_name: str) -> list[str]:
+    grants = capture.of_type("gcp:projects/iAMMember:IAMMember")
+    return sorted(r.props["role"] for r in grants if r.name.startswith(f"{fleet_name}-"))
+
+
+def test_gpu_fleet_node_account_writes_metrics_only_with_the_ops_agent(plan_of):
+    assert _project_roles(plan_of(GpuFleet("l4", fleet())), "l4") == [
+        "roles/logging.logWriter",
+        "roles/monitoring.metricWriter",
+    ]
+    quiet = plan_of(GpuFleet("quiet", fleet(ops_agent=False)))
+    assert _project_roles(quiet, "quiet") == ["roles/logging.logWriter"]
