@@ -236,6 +236,8 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
             "serviceAccount": component.service_account_email,
             "reservation": component.reservation_name,
         }
+        if component.instance_group is not None:  # an elastic pool: its managed instance group
+            fleets[fleet.name]["instanceGroup"] = component.instance_group
     tpus = {}
     for tpu in settings.tpu_vms:
         built_tpu = TpuVm(tpu.name, _tpu_args(tpu, settings, refs, ctx, cache_nfs))

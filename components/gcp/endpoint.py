@@ -33,6 +33,7 @@ from inference_infra.components.endpoints.routing import (
     route_model,
 )
 from inference_infra.components.errors import raise_if_invalid
+from inference_infra.components.gcp.elastic import ENGINE_PORT_NAME
 from inference_infra.components.gcp.endpoint_args import (
     GcpInferenceEndpointArgs,
     GcpPoolBackend,
@@ -138,7 +139,19 @@ class GcpInferenceEndpoint(pulumi.ComponentResource):
             **common,
         )
         service: dict[str, object] = {}
-        if backend.tpu_ips or len(pool.ports) > 1:
+        if backend.instance_group is not None:
+            # An elastic pool: its managed instance group, reached on its named port. The load-balancer
+            # signal balances by rate (the autoscaler reads the same per-VM rate); connection draining lets
+            # a leaving VM finish its longest generation.
+            if backend.max_rate_per_instance is not None:
+                mode = {"balancing_mode": "RATE", "max_rate_per_instance": backend.max_rate_per_instance}
+            else:
+                mode = {"balancing_mode": "UTILIZATION"}
+            backends = [{"group": backend.instance_group, "capacity_scaler": 1.0, **mode}]
+            service["port_name"] = ENGINE_PORT_NAME
+            if backend.draining_seconds is not None:
+                service["connection_draining_timeout_sec"] = backend.draining_seconds
+        elif backend.tpu_ips or len(pool.ports) > 1:
             kind = "NON_GCP_PRIVATE_IP_PORT" if backend.tpu_ips else "GCE_VM_IP_PORT"
             group = gcp.compute.NetworkEndpointGroup(
                 f"{name}-neg",
@@ -215,6 +228,26 @@ class GcpInferenceEndpoint(pulumi.ComponentResource):
             **({"project": args.project} if args.project else {}),
         )
 
+    def _retry_after(self, pool: EndpointPool, key: str) -> dict[str, object]:
+        """A pool that may stand at zero VMs: Retry-After on what it answers, the 503 included.
+
+        With no VM in the group the load balancer (Envoy-based) has no healthy backend and answers
+        503 itself: Envoy's router sends "no healthy upstream" as 503 (envoyproxy/envoy
+        source/common/router/router.cc, Filter::sendNoHealthyUpstreamResponse) and applies the
+        route's response headers to that local reply too. pulumi-gcp 10.2's RegionUrlMap has no custom
+        error response policy, so the header rides on the route's header action, on every response of
+        the pool (RFC 9110 section 10.2.3 gives it a meaning on 503 and 3xx responses only).
+        """
+        backend = self._backend_of(pool)
+        if backend.retry_after_seconds is None:
+            return {}
+        header = {
+            "header_name": "Retry-After",
+            "header_value": str(backend.retry_after_seconds),
+            "replace": True,
+        }
+        return {key: {"response_headers_to_adds": [header]}}
+
     def _url_map(self) -> gcp.compute.RegionUrlMap:
         args = self._args
         pools = {p.name: p for p in args.pools}
@@ -228,6 +261,7 @@ class GcpInferenceEndpoint(pulumi.ComponentResource):
                     }
                 ],
                 "service": self.backend_services[p.name],
+                **self._retry_after(p, "header_action"),
             }
             for i, p in enumerate(args.pools)
         ]
@@ -249,7 +283,11 @@ class GcpInferenceEndpoint(pulumi.ComponentResource):
                 "match_rules": [{"prefix_match": "/"}],
                 "route_action": {
                     "weighted_backend_services": [
-                        {"backend_service": self.backend_services[w.pool], "weight": w.weight}
+                        {
+                            "backend_service": self.backend_services[w.pool],
+                            "weight": w.weight,
+                            **self._retry_after(pools[w.pool], "header_action"),
+                        }
                         for w in route.pools
                     ]
                 },

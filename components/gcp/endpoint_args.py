@@ -36,6 +36,14 @@ class GcpPoolBackend(PoolBackend):
     instances: Sequence[pulumi.Input[str]] = ()  # GPU VMs: instance self links
     instance_ips: Sequence[pulumi.Input[str]] = ()  # GPU VMs with several engines: their addresses
     tpu_ips: Sequence[pulumi.Input[str]] = ()  # TPU VMs: internal addresses
+    # Elastic GPU pools: the managed instance group (its instance group URL, named port "engine").
+    instance_group: pulumi.Input[str] | None = None
+    # The load-balancer signal: RATE balancing at this many requests/s per VM (else UTILIZATION).
+    max_rate_per_instance: float | None = None
+    # Connection draining when the group lets a VM go: the longest generation finishes first.
+    draining_seconds: int | None = None
+    # A pool that may stand at zero VMs: the load balancer's 503 carries Retry-After (seconds).
+    retry_after_seconds: int | None = None
 
 
 @renamed_inputs(
@@ -161,6 +169,15 @@ def validate_gcp_endpoint(args: GcpInferenceEndpointArgs, *, region: str | None 
                     f"has no backend{other}: build it with fleet.endpoint_pool() of a GCP GpuFleet or TpuVm",
                 )
             )
-        elif not (backend.instances or backend.tpu_ips):
+        elif not (backend.instances or backend.tpu_ips or backend.instance_group is not None):
             problems.append(Problem(f"pools[{pool.name}]", pool.name, "has no VMs or TPU VMs to serve"))
+        elif backend.instance_group is not None and len(pool.ports) > 1:
+            problems.append(
+                Problem(
+                    f"pools[{pool.name}]",
+                    list(pool.ports),
+                    "is a managed instance group with several engine ports; a group is a backend through "
+                    "one named port, so an elastic pool runs one engine per VM",
+                )
+            )
     return problems

@@ -65,11 +65,28 @@ from inference_infra.components.fleet import (
     CapacityCounts,
     CapacityMode,
     FleetServing,
+    ScalingPlan,
     capacity_problems,
     choose_machine,
+    elastic_problems,
+    plan_scaling,
     served_model_problems,
 )
+from inference_infra.components.gcp.elastic import (
+    AUTOHEAL_INTERVAL_SECONDS,
+    AUTOHEAL_UNHEALTHY_THRESHOLD,
+    ENGINE_PORT_NAME,
+    GcpScaling,
+    LoadSignal,
+    autoscaling_policy,
+    elastic_gpu_problems,
+    plan_gcp_scaling,
+    region_of,
+    reserved_zone_problems,
+    retry_after_seconds,
+)
 from inference_infra.components.gcp.fleet_common import (
+    HEALTH_CHECK_RANGES,
     GcsWeights,
     NodeServing,
     api_key_secret_id,
@@ -94,7 +111,7 @@ from inference_infra.components.gcp.startup import (
     render_startup_script,
     validate_startup,
 )
-from inference_infra.components.serving import EngineConfig
+from inference_infra.components.serving import HEALTH_PATH, EngineConfig
 from inference_infra.components.serving.cold_start import ColdStart
 from inference_infra.components.serving.host_images import image_driver_problem
 from inference_infra.components.tagging import bool_tag
@@ -147,6 +164,7 @@ class GpuFleetPlan:
     startup: StartupConfig | None
     notes: tuple[str, ...]
     problems: tuple[Problem, ...]
+    scaling: GcpScaling | None = None  # elastic pools: the managed instance group and its autoscaler
 
     @property
     def mode(self) -> CapacityMode:
@@ -313,6 +331,22 @@ def plan_gpu_fleet(
             shape, shape_problems = resolve_shape(args, machine)
             problems += shape_problems
     problems += _reservation_problems(args, counts, zone, machine)
+    scaling = None
+    if args.elastic is None and args.zones:
+        problems.append(Problem("zones", list(args.zones), "applies only to elastic pools (set elastic)"))
+    if args.elastic is not None:
+        problems += elastic_problems(args.elastic, peak=counts.total, key="elastic")
+        if args.elastic.warm_pool_size:
+            problems.append(
+                Problem(
+                    "elastic.warm_pool_size",
+                    args.elastic.warm_pool_size,
+                    "is not offered on GCP: a new VM fetches its weights at boot (local SSDs come back "
+                    "empty), so a stopped VM would start no faster; leave it unset",
+                )
+            )
+        if counts.reserved:
+            problems += reserved_zone_problems(tuple(args.zones), zone)
     if shape is not None:
         problems += _local_ssd_problems(args, shape)
         node = plan_node_serving(args, shape.machine_type, subject=subject)
@@ -320,7 +354,27 @@ def plan_gpu_fleet(
         notes += node.notes
         if node.engines is not None and (why := image_driver_problem(args.image, node.engines.family)):
             problems.append(Problem("image", args.image, why))
-        startup = _startup_config(name, args, shape, node.engines)
+        if args.elastic is not None:
+            problems += elastic_gpu_problems(
+                engines=node.engines,
+                zone=zone,
+                zones=tuple(args.zones),
+                network=args.network,
+                serves=node.serving is not None and args.model is not None,
+            )
+            if not problems and node.serving is not None and args.model is not None and zone is not None:
+                scaling = plan_gcp_scaling(
+                    _scaling_plan(args, counts, node.serving, shape.machine_type),
+                    serving=node.serving,
+                    model=args.model,
+                    machine=shape.machine_type,
+                    zone=zone,
+                    zones=tuple(args.zones),
+                    ops_agent=args.ops_agent,
+                )
+                notes += [f"{subject}: {note}" for note in scaling.notes]
+                notes.append(f"{subject}: {scaling.describe()}")
+        startup = _startup_config(name, args, shape, node.engines, scaling)
         problems += validate_startup(startup)
         if not args.internet_egress:
             problems += offline_problems(startup, args.preinstalled_packages)
@@ -329,7 +383,24 @@ def plan_gpu_fleet(
             f"{subject}: ops_agent False: no Ops Agent, so no GPU metrics (agent.googleapis.com/gpu) in "
             "Cloud Monitoring; the engines' /metrics stay for Prometheus"
         )
-    return GpuFleetPlan(zone, machine, shape, counts, node, startup, tuple(notes), tuple(problems))
+    return GpuFleetPlan(zone, machine, shape, counts, node, startup, tuple(notes), tuple(problems), scaling)
+
+
+def _scaling_plan(
+    args: GpuFleetArgs, counts: CapacityCounts, serving: FleetServing, machine: str
+) -> ScalingPlan:
+    assert args.elastic is not None
+    assert args.model is not None
+    # No warm pool on GCP (see elastic.warm_pool_size); the reserved VMs stay the floor (billed anyway).
+    return plan_scaling(
+        args.elastic,
+        peak=counts.total,
+        serving=serving,
+        model=args.model,
+        machine=machine,
+        reserved=counts.reserved,
+        warm_pool=False,
+    )
 
 
 def validate_gpu_fleet(
@@ -410,8 +481,13 @@ def _reservation_problems(
 
 
 def _startup_config(
-    name: str, args: GpuFleetArgs, shape: FleetShape, engines: EngineConfig | None
+    name: str,
+    args: GpuFleetArgs,
+    shape: FleetShape,
+    engines: EngineConfig | None,
+    scaling: GcpScaling | None = None,
 ) -> StartupConfig:
+    engine_load = scaling is not None and scaling.signal is LoadSignal.ENGINE_LOAD
     return StartupConfig(
         local_ssd_count=shape.bundled_local_ssds + max(args.local_ssd_count, 0),
         model_uris=args.weight_uris,
@@ -428,6 +504,26 @@ def _startup_config(
         package_downloads=args.downloads,
         host_exporters=True,  # the stack's Prometheus scrapes 9400 and 9100 (monitoring_cidr_blocks)
         gpu_exporter=True,
+        engine_load_pool=name if engine_load else None,  # the group's name, which its autoscaler filters on
+    )
+
+
+def _template_scheduling(mode: CapacityMode) -> gcp.compute.InstanceTemplateSchedulingArgs:
+    if mode is CapacityMode.SPOT:
+        # In a managed instance group a preempted Spot VM is deleted and the group recreates it when
+        # capacity returns (its target size is unchanged); a stopped VM would only hold its disk.
+        return gcp.compute.InstanceTemplateSchedulingArgs(
+            provisioning_model="SPOT",
+            preemptible=True,
+            automatic_restart=False,
+            on_host_maintenance="TERMINATE",
+            instance_termination_action="DELETE",
+        )
+    return gcp.compute.InstanceTemplateSchedulingArgs(
+        provisioning_model="STANDARD",
+        preemptible=False,
+        automatic_restart=True,
+        on_host_maintenance="TERMINATE",
     )
 
 
@@ -488,6 +584,7 @@ class GpuFleet(pulumi.ComponentResource):
             parent=self,
             model_uris=args.weight_uris,
             api_key_secret=api_key_secret_id(name, args, project) if self._serves(args) else None,
+            metrics=args.ops_agent,  # only the Ops Agent writes metrics (GPU, and an elastic pool's load)
         )
         self.service_account_email = identity.email
         self.reservation, self.reservation_name = self._reservation(name, args, plan, project, child)
@@ -516,6 +613,24 @@ class GpuFleet(pulumi.ComponentResource):
         if args.auto_shutdown is not None:
             labels["auto-shutdown"] = bool_tag(args.auto_shutdown)
         depends = [*identity.grants, *([self.reservation] if self.reservation is not None else [])]
+        self.scaling = plan.scaling
+        self.scaling_plan: ScalingPlan | None = plan.scaling.plan if plan.scaling is not None else None
+        self.instance_group: pulumi.Output[str] | None = None
+        self.group_manager: gcp.compute.RegionInstanceGroupManager | None = None
+        self.autoscaler: gcp.compute.RegionAutoscaler | None = None
+        if plan.scaling is not None:
+            self.instances = []
+            self.internal_ips = pulumi.Output.from_input([])
+            self._elastic(name, args, plan, plan.scaling, script, labels, identity.email, depends, project)
+            self.register_outputs(
+                {
+                    "instance_group": self.instance_group,
+                    "service_account_email": self.service_account_email,
+                    "reservation_name": self.reservation_name,
+                    "machine_type": self.machine_type,
+                }
+            )
+            return
         self.instances = [
             gcp.compute.Instance(
                 f"{name}-{i}",
@@ -569,6 +684,147 @@ class GpuFleet(pulumi.ComponentResource):
             }
         )
 
+    def _elastic(
+        self,
+        name: str,
+        args: GpuFleetArgs,
+        plan: GpuFleetPlan,
+        scaling: GcpScaling,
+        script: str,
+        labels: dict[str, str],
+        email: pulumi.Output[str],
+        depends: list[pulumi.Resource],
+        project: str,
+    ) -> None:
+        """The pool as a regional managed instance group from an instance template, and its autoscaler."""
+        shape = plan.shape
+        assert shape is not None
+        assert plan.zone is not None
+        assert self.engines is not None
+        child = pulumi.ResourceOptions(parent=self)
+        region = region_of(plan.zone)
+        port = self.engines.ports[0]  # one engine per VM (checked)
+        # Auto-named (no name): a changed template is a new one, made before the old one goes.
+        template = gcp.compute.InstanceTemplate(
+            f"{name}-template",
+            machine_type=shape.machine_type,
+            description=f"inference-infra GPU fleet {name}: one serving VM",
+            instance_description=f"inference-infra GPU fleet {name}",
+            disks=[
+                gcp.compute.InstanceTemplateDiskArgs(
+                    boot=True,
+                    auto_delete=True,
+                    source_image=args.image,
+                    disk_size_gb=args.boot_disk_size_gib,
+                    disk_type=args.boot_disk_type,
+                    disk_encryption_key=(
+                        gcp.compute.InstanceTemplateDiskDiskEncryptionKeyArgs(kms_key_self_link=args.kms_key)
+                        if args.kms_key is not None
+                        else None
+                    ),
+                ),
+                *[
+                    gcp.compute.InstanceTemplateDiskArgs(
+                        type="SCRATCH",
+                        disk_type="local-ssd",
+                        disk_size_gb=375,
+                        interface="NVME",
+                        auto_delete=True,
+                    )
+                    for _ in range(args.local_ssd_count)
+                ],
+            ],
+            guest_accelerators=(
+                [gcp.compute.InstanceTemplateGuestAcceleratorArgs(type=shape.gpu_type, count=shape.gpus)]
+                if shape.guest
+                else None
+            ),
+            network_interfaces=[
+                # No access_configs: no external IP.
+                gcp.compute.InstanceTemplateNetworkInterfaceArgs(subnetwork=args.subnetwork, nic_type="GVNIC")
+            ],
+            shielded_instance_config=gcp.compute.InstanceTemplateShieldedInstanceConfigArgs(
+                enable_secure_boot=args.secure_boot, enable_vtpm=True, enable_integrity_monitoring=True
+            ),
+            service_account=gcp.compute.InstanceTemplateServiceAccountArgs(
+                email=email, scopes=node_scopes(api_key=self._serves(args))
+            ),
+            scheduling=_template_scheduling(self.mode),
+            reservation_affinity=self._template_affinity(self.mode),
+            metadata=node_metadata(script, model_cache_nfs=args.model_cache_nfs),
+            labels=labels,
+            project=project,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=depends),
+        )
+        # Autohealing: Google's probers reach the engine's /health (and nothing else) on the fleet's VMs.
+        gcp.compute.Firewall(
+            f"{name}-autohealing",
+            network=args.network,
+            description=f"Health checks of GPU fleet {name}'s managed instance group (autohealing)",
+            direction="INGRESS",
+            source_ranges=[str(r) for r in HEALTH_CHECK_RANGES],
+            allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=[str(port)])],
+            target_service_accounts=[email],
+            project=project,
+            opts=child,
+        )
+        check = gcp.compute.HealthCheck(
+            f"{name}-autohealing",
+            description=f"GPU fleet {name}: recreate a VM whose engine stops answering {HEALTH_PATH}",
+            check_interval_sec=AUTOHEAL_INTERVAL_SECONDS,
+            timeout_sec=10,
+            healthy_threshold=2,
+            unhealthy_threshold=AUTOHEAL_UNHEALTHY_THRESHOLD,
+            http_health_check=gcp.compute.HealthCheckHttpHealthCheckArgs(port=port, request_path=HEALTH_PATH),
+            project=project,
+            opts=child,
+        )
+        zones = len(scaling.zones)
+        reserved = self.mode is CapacityMode.RESERVED
+        self.group_manager = gcp.compute.RegionInstanceGroupManager(
+            f"{name}-group",
+            name=name,  # the autoscaler's metric filter names the group (POOL_LABEL)
+            base_instance_name=name,
+            region=region,
+            distribution_policy_zones=list(scaling.zones),
+            description=f"inference-infra GPU fleet {name}: {scaling.describe()}",
+            versions=[
+                gcp.compute.RegionInstanceGroupManagerVersionArgs(
+                    name="serving", instance_template=template.self_link_unique
+                )
+            ],
+            named_ports=[
+                gcp.compute.RegionInstanceGroupManagerNamedPortArgs(name=ENGINE_PORT_NAME, port=port)
+            ],
+            auto_healing_policies=gcp.compute.RegionInstanceGroupManagerAutoHealingPoliciesArgs(
+                health_check=check.id, initial_delay_sec=scaling.initialization_seconds
+            ),
+            # A new template replaces VMs one zone's worth at a time, each counted ready only after a cold
+            # start; reserved VMs cannot surge (the reservation holds exactly the pool), so they go first.
+            update_policy=gcp.compute.RegionInstanceGroupManagerUpdatePolicyArgs(
+                type="PROACTIVE",
+                minimal_action="REPLACE",
+                replacement_method="SUBSTITUTE",
+                instance_redistribution_type="NONE",
+                max_surge_fixed=0 if reserved else zones,
+                max_unavailable_fixed=zones if reserved else 0,
+                min_ready_sec=scaling.initialization_seconds,
+            ),
+            wait_for_instances=False,
+            project=project,
+            opts=child,
+        )
+        self.instance_group = self.group_manager.instance_group
+        self.autoscaler = gcp.compute.RegionAutoscaler(
+            f"{name}-autoscaler",
+            region=region,
+            target=self.group_manager.self_link,
+            description=f"GPU fleet {name}: {scaling.describe()}",
+            autoscaling_policy=autoscaling_policy(scaling, name),
+            project=project,
+            opts=child,
+        )
+
     def _serves(self, args: GpuFleetArgs) -> bool:
         """The node runs engines (so it reads their API key)."""
         return self.engines is not None and bool(args.weight_uris)
@@ -585,6 +841,19 @@ class GpuFleet(pulumi.ComponentResource):
                 f"GpuFleet {self._name!r} serves no model: give it model and weights=GcsWeights(...) to put "
                 "it behind an endpoint"
             )
+        if self.scaling is not None and self.instance_group is not None:
+            scaling = self.scaling
+            backend = GcpPoolBackend(
+                zone=self.zone,
+                instance_group=self.instance_group,
+                service_account_email=self.service_account_email,
+                max_rate_per_instance=(
+                    scaling.rate_per_instance if scaling.signal is LoadSignal.LOAD_BALANCER else None
+                ),
+                draining_seconds=scaling.plan.deregistration_delay_seconds,
+                retry_after_seconds=retry_after_seconds(scaling),
+            )
+            return endpoint_pool_of(name or self._name, self.engines, self.cold_start, backend)
         backend = GcpPoolBackend(
             zone=self.zone,
             instances=[vm.self_link for vm in self.instances],
@@ -636,6 +905,16 @@ class GpuFleet(pulumi.ComponentResource):
             opts=child,
         )
         return reservation, reservation_name
+
+    def _template_affinity(self, mode: CapacityMode) -> gcp.compute.InstanceTemplateReservationAffinityArgs:
+        if mode is CapacityMode.RESERVED:
+            return gcp.compute.InstanceTemplateReservationAffinityArgs(
+                type="SPECIFIC_RESERVATION",
+                specific_reservation=gcp.compute.InstanceTemplateReservationAffinitySpecificReservationArgs(
+                    key=RESERVATION_KEY, values=[self.reservation_name]
+                ),
+            )
+        return gcp.compute.InstanceTemplateReservationAffinityArgs(type="NO_RESERVATION")
 
     def _affinity(self, mode: CapacityMode) -> gcp.compute.InstanceReservationAffinityArgs:
         if mode is CapacityMode.RESERVED:

@@ -6,6 +6,7 @@ loading the provider SDK.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -74,4 +75,9 @@ class GpuFleetArgs(GcpNodeArgs):
         True,
         "Run the Ops Agent (GPU metrics to Cloud Monitoring). Without internet egress the image must carry "
         "it, or set this false: the engines' /metrics remain, GPU metrics in Cloud Monitoring do not.",
+    )
+    zones: Sequence[str] = arg(
+        (),
+        "Elastic pools only: more zones of the fleet's region the managed instance group may start VMs "
+        "in (the fleet's zone always; GPUs and Spot capacity differ by zone). Not with reserved VMs.",
     )

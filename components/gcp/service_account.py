@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import pulumi
 
-PROJECT_ROLES = ("roles/logging.logWriter", "roles/monitoring.metricWriter")
+METRIC_WRITER = "roles/monitoring.metricWriter"
+PROJECT_ROLES = ("roles/logging.logWriter", METRIC_WRITER)
 MODEL_BUCKET_ROLE = "roles/storage.objectViewer"
 NODE_SCOPES = (
     "https://www.googleapis.com/auth/devstorage.read_only",
@@ -100,8 +101,14 @@ def node_identity(
     parent: pulumi.Resource,
     model_uris: Sequence[str] = (),
     api_key_secret: str | None = None,
+    metrics: bool = True,
 ) -> NodeIdentity:
-    """Create the fleet's service account and its grants as children of parent."""
+    """Create the fleet's service account and its grants as children of parent.
+
+    `metrics` False (a GPU fleet without the Ops Agent) leaves out roles/monitoring.metricWriter: nothing
+    on the node writes to Cloud Monitoring then. With it, the Ops Agent writes the GPU metrics and, on an
+    elastic pool, the engines' load its autoscaler reads (components/gcp/elastic.py).
+    """
     import pulumi_gcp as gcp
 
     child = pulumi.ResourceOptions(parent=parent)
@@ -122,6 +129,7 @@ def node_identity(
             opts=child,
         )
         for role in PROJECT_ROLES
+        if metrics or role != METRIC_WRITER
     ]
     if model_bucket is not None:
         grants.append(

@@ -48,8 +48,15 @@ import pulumi
 import yaml
 
 from inference_infra.components.errors import Problem, raise_if_invalid
+from inference_infra.components.gcp.elastic import ops_agent_prometheus
 from inference_infra.components.gcp.mirrors import mirror_problems, mirrored, registry_hosts, unmirrored_hosts
-from inference_infra.components.gcp.names import FOLDER_RULE, folder_name, folder_of, is_model_folder_uri
+from inference_infra.components.gcp.names import (
+    FOLDER_RULE,
+    folder_name,
+    folder_of,
+    is_model_folder_uri,
+    name_problems,
+)
 from inference_infra.components.models.manifest import VERIFIER_FILE, verifier_source
 from inference_infra.components.monitoring.host_exporters import (
     DCGM_EXPORTER_IMAGE,
@@ -144,6 +151,10 @@ class StartupConfig:
     # Secret Manager secret version of the engines' API key (projects/P/secrets/S/versions/V): fetched at
     # each engine start into a 0600 file of the engine's runtime folder, never into metadata or a unit.
     api_key_secret: str | None = None
+    # Elastic pools (components/gcp/elastic.py): the managed instance group's name. The Ops Agent then
+    # also scrapes the engines' metrics-only ports and writes their load to Cloud Monitoring, labelled
+    # with it, for the autoscaler. Needs gpu_metrics (the agent's configuration is written with it).
+    engine_load_pool: str | None = None
 
     def pinned(self, uri: str) -> str:
         wanted = uri.rstrip("/")
@@ -188,6 +199,16 @@ def validate_startup(config: StartupConfig) -> list[Problem]:
         problems.append(Problem("local_ssd_count", config.local_ssd_count, "must be 0 or more"))
     if config.gpu_metrics and not config.ops_agent:
         problems.append(Problem("gpu_metrics", True, "needs the Ops Agent (ops_agent=True)"))
+    if config.engine_load_pool is not None:
+        if not (config.gpu_metrics and config.ops_agent and config.engines is not None):
+            problems.append(
+                Problem(
+                    "engine_load_pool",
+                    config.engine_load_pool,
+                    "needs the Ops Agent with its configuration (ops_agent and gpu_metrics) and engines",
+                )
+            )
+        problems += name_problems("engine_load_pool", config.engine_load_pool, max_length=63)
     for name, low, high in (("download_connections", 1, 256), ("download_slice_mib", 8, 1024)):
         value = getattr(config, name)
         if not low <= value <= high:
@@ -299,19 +320,21 @@ def exporter_steps(config: StartupConfig) -> list[str]:
     return lines
 
 
-def ops_agent_gpu_config() -> str:
+def ops_agent_gpu_config(config: StartupConfig | None = None) -> str:
     """Ops Agent configuration adding the DCGM receiver to the built-in pipelines.
 
     The agent merges this with its defaults, which already collect NVML GPU
-    metrics (agent.googleapis.com/gpu/*) on GPU VMs.
+    metrics (agent.googleapis.com/gpu/*) on GPU VMs. An elastic pool's node
+    (`engine_load_pool`) adds the Prometheus receiver of its engines' load.
     """
-    config = {
-        "metrics": {
-            "receivers": {"dcgm": {"type": "dcgm", "receiver_version": 2}},
-            "service": {"pipelines": {"dcgm": {"receivers": ["dcgm"]}}},
-        }
-    }
-    return yaml.safe_dump(config, sort_keys=False)
+    receivers: dict[str, Any] = {"dcgm": {"type": "dcgm", "receiver_version": 2}}
+    pipelines: dict[str, Any] = {"dcgm": {"receivers": ["dcgm"]}}
+    if config is not None and config.engine_load_pool is not None and config.engines is not None:
+        scrape = ops_agent_prometheus(config.engines, config.engine_load_pool)
+        receivers.update(scrape["receivers"])
+        pipelines.update(scrape["pipelines"])
+    agent = {"metrics": {"receivers": receivers, "service": {"pipelines": pipelines}}}
+    return yaml.safe_dump(agent, sort_keys=False)
 
 
 def node_source(name: str) -> str:
@@ -560,7 +583,7 @@ def render_startup_script(config: StartupConfig) -> str:
         local_ssd_mount=q(LOCAL_SSD_MOUNT),
         cache_mount=q(MODEL_CACHE_MOUNT),
         cache_access="rw" if config.model_cache_writer else "ro",
-        ops_config_line=write_file_line(OPS_AGENT_CONFIG, "0644", ops_agent_gpu_config()),
+        ops_config_line=write_file_line(OPS_AGENT_CONFIG, "0644", ops_agent_gpu_config(config)),
         raid_device=q(RAID_DEVICE),
         cache_key=q(CACHE_METADATA_KEY),
         gpu_metrics="true" if config.gpu_metrics else "false",

@@ -295,6 +295,21 @@ def _choose_slice(
     return resolution.instance_type, chosen, list(resolution.problems), notes
 
 
+# TPU pools stay fixed. A TPU VM is not a Compute Engine instance, so it cannot join a managed instance
+# group and no autoscaler drives it; the one way to change a slice count is to create and delete slices
+# (or queued resources) from outside. A schedule of queued resources would give timed sizes, but a
+# queued slice waits for capacity for as long as it takes, runs as the project's default service
+# account (components/gcp/tpu_vm.py, queued) and, at best, starts a whole slice after a multi-minute
+# provisioning plus the weights' cold start: no load-following, and a morning start that may never
+# come. A TPU slice is also the unit of a model's tensor parallelism, so a pool of one slice has no
+# size between itself and zero. The elastic GPU pools (managed instance groups) carry the varying load.
+TPU_NOT_ELASTIC = (
+    "is not offered on TPU VMs: a TPU VM cannot join a managed instance group, so no autoscaler can size "
+    "it; TPU pools stay fixed at their counts. Put the traffic that varies on an elastic GPU fleet "
+    "(GpuFleet with elastic) and leave elastic unset here"
+)
+
+
 def plan_tpu_vm(name: str, args: TpuVmArgs, *, project: str | None, zone: str | None = None) -> TpuVmPlan:
     """What the slice will be (slice, mode, engines, boot), or every problem; pure.
 
@@ -312,6 +327,8 @@ def plan_tpu_vm(name: str, args: TpuVmArgs, *, project: str | None, zone: str | 
         problems.append(Problem("project", None, "is required: pass project or set the gcp:project config"))
     if args.network is None:
         problems.append(Problem("network", None, "is required: the VPC of the slice's subnetwork"))
+    if args.elastic is not None:
+        problems.append(Problem("elastic", "set", TPU_NOT_ELASTIC))
     counts, capacity = _capacity(args)
     problems += capacity
     picked, chosen, slice_problems, notes = _choose_slice(name, args, counts)

@@ -51,7 +51,20 @@ def _subnetwork(args: MockResourceArgs, _: MockContext, seed: str) -> dict[str, 
     return {"gatewayAddress": str(ip_network(cidr, strict=False)[1])}
 
 
+def _gcp_region_group_manager(args: MockResourceArgs, ctx: MockContext, seed: str) -> dict[str, Any]:
+    """A regional managed instance group's instance group (what a backend service names), as the API
+    forms it from the group's project, region and name."""
+    project = args.inputs.get("project") or ctx.gcp_project
+    name = args.inputs.get("name") or f"{args.name}-{seed[:7]}"
+    region = args.inputs.get("region") or "us-central1"
+    return {
+        "instanceGroup": f"https://www.googleapis.com/compute/v1/projects/{project}/regions/{region}/"
+        f"instanceGroups/{name}"
+    }
+
+
 RESOURCE_HOOKS = {
+    "gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager": _gcp_region_group_manager,
     "gcp:compute/instance:Instance": _instance,
     "gcp:tpu/v2Vm:V2Vm": _tpu_vm,
     "gcp:filestore/instance:Instance": _filestore,

@@ -140,6 +140,9 @@ def _gcp_group_manager(
     if described is None:
         return None
     zone, region = known(get_path(props, "zone")), known(get_path(props, "region"))
+    # A group its autoscaler sizes sets no targetSize: its bounds are the autoscaler's (read through
+    # schedules.schedules_of), so it is an elastic pool from 0 machines here.
+    autoscaled = get_path(props, "targetSize") is None
     return AcceleratorUse(
         Cloud.GCP,
         described.machine_type,
@@ -148,6 +151,8 @@ def _gcp_group_manager(
         zone=zone if isinstance(zone, str) else None,
         guest_accelerators=described.guest_accelerators,
         region_hint=region if isinstance(region, str) else None,
+        min_count=0 if autoscaled else None,
+        max_count=0 if autoscaled else None,
     )
 
 

@@ -5,6 +5,11 @@ An elastic pool outside production may shrink outside working hours through sche
 The policies (`nonprod-accelerators-spot-or-autoshutdown` accepts a group scheduled to zero) and
 the pricing (an elastic pool's expected cost) both read them through here.
 
+GCP managed instance groups have no scheduled actions: their autoscaler (`gcp:compute/regionAutoscaler`,
+matched by its `target` self link, or by dependency while that is unknown) holds a floor
+(`minReplicas`) and scaling schedules that raise it for working hours; `schedules_of(group)` returns
+them as sizes too (`autoscaler_sizes`).
+
 A schedule names its group by `autoscalingGroupName`. Before deploy that name is unknown when the
 group is new (autonamed), so a schedule whose name is not known yet is matched through its
 dependencies instead: the group it depends on. The provider reads an unset minSize, maxSize or
@@ -20,9 +25,14 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from inference_infra.components.resources.props import UNKNOWN_VALUE, get_path
-from inference_infra.components.resources.types import AWS_AUTOSCALING_GROUP
+from inference_infra.components.resources.types import AWS_AUTOSCALING_GROUP, GCP_GROUP_MANAGERS
 
 AWS_AUTOSCALING_SCHEDULE = "aws:autoscaling/schedule:Schedule"
+# GCP: a managed instance group's autoscaler holds its sizes (components/gcp/elastic.py).
+GCP_AUTOSCALERS = frozenset(
+    {"gcp:compute/autoscaler:Autoscaler", "gcp:compute/regionAutoscaler:RegionAutoscaler"}
+)
+_GCE_API = "https://www.googleapis.com/compute/v1/"
 UNCHANGED = -1
 _CRON = re.compile(r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$")
 
@@ -101,7 +111,26 @@ def schedule_index(
             for urn in dependencies(r):
                 by_urn.setdefault(urn, []).append(size)
 
+    gce_by_path: dict[str, list[ScheduledSize]] = {}
+    for r in resources:
+        if r.type not in GCP_AUTOSCALERS:
+            continue
+        sizes = autoscaler_sizes(r)
+        target = get_path(r.props, "target")
+        if isinstance(target, str) and target:
+            gce_by_path.setdefault(_gce_path(target), []).extend(sizes)
+        else:
+            for urn in dependencies(r):
+                by_urn.setdefault(urn, []).extend(sizes)
+
     def schedules_of(group: Linked) -> list[ScheduledSize]:
+        if group.type in GCP_GROUP_MANAGERS:
+            found = list(by_urn.get(group.urn, ()))
+            links = {group.id, group.props.get("selfLink")} - {None}
+            for link in links:
+                if isinstance(link, str):
+                    found += [s for s in gce_by_path.get(_gce_path(link), ()) if s not in found]
+            return found
         if group.type != AWS_AUTOSCALING_GROUP:
             return []
         found: list[ScheduledSize] = list(by_urn.get(group.urn, ()))
@@ -112,6 +141,66 @@ def schedule_index(
         return found
 
     return schedules_of
+
+
+def _gce_path(ref: str) -> str:
+    """A GCE self link as its resource path: projects/.../name."""
+    return ref.removeprefix(_GCE_API).split("?", 1)[0]
+
+
+def autoscaler_sizes(resource: Linked) -> list[ScheduledSize]:
+    """A GCP autoscaler's sizes, as weekly events the elastic pricing replays.
+
+    Without scaling schedules: its floor (`minReplicas`) every day at 00:00 (named `<name>.minReplicas`),
+    with `maxReplicas` as its maximum. With them: each schedule RAISES the floor to minRequiredReplicas
+    for durationSec from each cron start (pulumi-gcp RegionAutoscaler scalingSchedules), so it is two
+    events, the raised floor at the start and the floor again at the end (`<schedule>.end`, when the
+    window ends the same day). A group whose floor is 0 reaches zero when idle outside every schedule.
+    """
+    policy = get_path(resource.props, "autoscalingPolicy") or {}
+    policy = policy if isinstance(policy, Mapping) else {}
+    name = getattr(resource, "name", "") or "autoscaler"
+    floor, top = _count(policy.get("minReplicas")), _count(policy.get("maxReplicas"))
+    schedules = policy.get("scalingSchedules")
+    sizes = []
+    for schedule in schedules if isinstance(schedules, (list, tuple)) else []:
+        if not isinstance(schedule, Mapping) or schedule.get("disabled") is True:
+            continue
+        label = str(schedule.get("name") or name)
+        required = _count(schedule.get("minRequiredReplicas"))
+        cron = schedule.get("schedule") if isinstance(schedule.get("schedule"), str) else None
+        zone = schedule.get("timeZone") if isinstance(schedule.get("timeZone"), str) else None
+        sizes.append(ScheduledSize(label, required, top, required, cron, zone))
+        end = _window_end(cron, _count(schedule.get("durationSec")))
+        if end is not None:
+            sizes.append(ScheduledSize(f"{label}.end", floor, top, floor, end, zone))
+    if not sizes:
+        sizes.append(ScheduledSize(f"{name}.minReplicas", floor, top, floor, "0 0 * * *", None))
+    return sizes
+
+
+def _window_end(cron: str | None, seconds: int | None) -> str | None:
+    """'M H * * DOW' plus a whole number of minutes that ends the same day, as a cron; else None."""
+    fields = cron_fields(cron)
+    if fields is None or seconds is None or seconds % 60:
+        return None
+    minute, hour, dom, month, dow = fields
+    if not (minute.isdigit() and hour.isdigit()) or dom != "*" or month != "*":
+        return None
+    end = int(hour) * 60 + int(minute) + seconds // 60
+    return f"{end % 60} {end // 60} * * {dow}" if end < 24 * 60 else None
+
+
+def _count(value: Any) -> int | None:
+    """A whole number of machines (props that crossed the wire carry numbers as floats), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+        return None
+    return int(value)
+
+
+def gcp_floor_is_zero(sizes: Sequence[ScheduledSize]) -> bool:
+    """A managed instance group's autoscaler lets it stand at zero VMs (its minReplicas is 0)."""
+    return any(s.name.endswith((".minReplicas", ".end")) and s.min_size == 0 for s in sizes)
 
 
 def cron_fields(recurrence: str | None) -> tuple[str, str, str, str, str] | None:

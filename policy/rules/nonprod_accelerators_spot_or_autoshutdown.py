@@ -16,7 +16,9 @@ An elastic pool (an Auto Scaling group) passes too when it can shrink to nothing
 minimum is 0 (its scaling policy takes it down when idle), or a scheduled action in the stack sets
 its minimum and desired capacity to 0 (outside working hours). The idle watchdog never stops a
 group's instances (the group would replace them), so for a group this is the equivalent of
-AutoShutdown=true.
+AutoShutdown=true. On GCP a managed instance group passes when its autoscaler's minimum is 0: GCP's
+scaling schedules only raise the minimum for working hours, so a group "scheduled to zero outside
+hours" is one with minReplicas 0 and a schedule back up.
 """
 
 from __future__ import annotations
@@ -28,12 +30,13 @@ from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
 from inference_infra.components.resources import (
     AWS_AUTOSCALING_GROUP,
+    GCP_GROUP_MANAGERS,
     Purchase,
     StackIndex,
     holder_template_lookup,
     template_index,
 )
-from inference_infra.components.resources.schedules import SchedulesOf, schedule_index
+from inference_infra.components.resources.schedules import SchedulesOf, gcp_floor_is_zero, schedule_index
 from inference_infra.components.tagging import ENVIRONMENT
 from inference_infra.policy.rules._base import (
     UNKNOWN,
@@ -100,6 +103,12 @@ def check(
         return not_applicable("a launch template that sets no market; its launchers are judged")
     if resource.type == AWS_AUTOSCALING_GROUP and _shrinks_to_zero(resource, schedules_of):
         return passed()
+    if (
+        resource.type in GCP_GROUP_MANAGERS
+        and schedules_of is not None
+        and gcp_floor_is_zero(schedules_of(resource))
+    ):
+        return passed()
     flag = auto_shutdown(tags)
     if flag is UNKNOWN:
         return Outcome(unknown=(f"{tags.field if tags else 'tags'}.AutoShutdown",))
@@ -121,6 +130,11 @@ def check(
                 "group a minimum of 0, or a scheduled action that takes it to 0 outside working hours (the "
                 "idle watchdog leaves a group's instances alone)"
             )
+    elif resource.type in GCP_GROUP_MANAGERS and schedules_of is not None and schedules_of(resource):
+        fix = (  # an elastic pool: a group with an autoscaler
+            "outside production use Spot VMs, or an autoscaler minimum of 0 (with a scaling schedule for "
+            "working hours) so the group empties when idle"
+        )
     else:
         fix = f"outside production use spot capacity or set the {flag_name} so the idle watchdog can stop it"
     return Outcome(

@@ -57,11 +57,10 @@ def test_prod_plan_runs_every_gcp_accelerator_component(plan_stack):
         "inference-infra:gcp:GcsModelPublishers",
     }
     machines = sorted((r.name, r.props["machineType"]) for r in capture.of_type(GCP_INSTANCE))
-    assert machines == [
-        ("llama70b-h100-0", "a3-highgpu-8g"),
-        ("small-l4-0", "g2-standard-8"),
-        ("small-l4-1", "g2-standard-8"),
-    ]
+    assert machines == [("llama70b-h100-0", "a3-highgpu-8g")]
+    # small-l4 is elastic: a managed instance group of the same machine (test_gcp_elastic_stack.py)
+    templates = capture.of_type("gcp:compute/instanceTemplate:InstanceTemplate")
+    assert [(t.name, t.props["machineType"]) for t in templates] == [("small-l4-template", "g2-standard-8")]
     assert capture.one(GCP_RESERVATION).props["specificReservationRequired"] is True
     slices = sorted((r.name, r.props["acceleratorType"]) for r in capture.of_type(GCP_TPU_VM))
     # qwen7b-tpu: the planner's pick (cheapest spot per token); the burst slice is direct, not queued.
@@ -348,10 +347,13 @@ def test_prod_gcp_fleets_admit_the_monitoring_cluster_to_metrics_ports_only(plan
         assert allow["ports"][:2] == ["9400", "9100"]
         # every engine's metrics-only port (9000, or 9000-900N), never an API port (8000...)
         assert allow["ports"][2].startswith("9000")
-    # Nothing but the load balancer's own rule reaches an API port.
+    # Nothing but the load balancer's own rule reaches an API port (and the elastic pool's autohealing
+    # probes, from Google's health-check ranges only).
     api = [r for r in capture.of_type("gcp:compute/firewall:Firewall") if "8000" in str(r.props["allows"])]
-    assert [r.name for r in api] == ["gcp-llm-to-engines"]
-    assert api[0].props["sourceRanges"] == ["10.40.64.0/23", "35.191.0.0/16", "130.211.0.0/22"]
+    assert sorted(r.name for r in api) == ["gcp-llm-to-engines", "small-l4-autohealing"]
+    by_name = {r.name: r.props["sourceRanges"] for r in api}
+    assert by_name["gcp-llm-to-engines"] == ["10.40.64.0/23", "35.191.0.0/16", "130.211.0.0/22"]
+    assert by_name["small-l4-autohealing"] == ["35.191.0.0/16", "130.211.0.0/22"]
 
 
 def test_prod_logs_every_read_and_write_of_the_gcp_model_bucket(plan_stack):

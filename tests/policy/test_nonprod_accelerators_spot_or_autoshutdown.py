@@ -294,3 +294,105 @@ def test_nonprod_matches_a_schedule_to_its_group_by_dependency_when_the_name_is_
     config = {"productionEnvironments": ["prod"]}
     assert rule.check(group, config, None, schedules_of) == Outcome()
     assert rule.check(group, config, None, schedule_index([group], lambda r: ())).violations
+
+
+# --- GCP elastic pools: a managed instance group whose autoscaler lets it stand at zero ----------
+
+GCP_GROUP_TAIL = (
+    "outside production use Spot VMs, or an autoscaler minimum of 0 (with a scaling schedule for working "
+    "hours) so the group empties when idle."
+)
+
+
+def _gcp_elastic_pool(name: str, **elastic):
+    from inference_infra.components.fleet import ElasticArgs, ServedModel
+    from inference_infra.components.gcp.gpu_fleet import GpuFleet, GpuFleetArgs
+    from tests.components.gcp.helpers import pinned_weights
+
+    return GpuFleet(
+        name,
+        GpuFleetArgs(
+            machine_type="g2-standard-8",
+            zone="us-central1-a",
+            subnetwork="projects/test-project/regions/us-central1/subnetworks/gpu",
+            network="projects/test-project/global/networks/gpu",
+            on_demand=2,
+            model=ServedModel(name="llama-3.1-8b", context_tokens=4096, concurrency=8),
+            weights=pinned_weights("models", ["gs://models/llama-3.1-8b-instruct"]),
+            tags={"environment": "dev"},
+            elastic=ElasticArgs(**elastic),
+        ),
+    )
+
+
+def test_nonprod_passes_an_on_demand_gcp_group_scheduled_to_zero_outside_working_hours(plan_of, run_pack):
+    from inference_infra.components.fleet import ScheduleArgs
+
+    _gcp_elastic_pool("office-hours", schedule=ScheduleArgs(time_zone="Europe/Berlin"))
+    assert run_pack(plan_of(), rule.NAME).violations == []
+
+
+def test_nonprod_passes_an_on_demand_gcp_group_whose_autoscaler_minimum_is_zero(plan_of, run_pack):
+    _gcp_elastic_pool("idle-to-zero", min_size=0)
+    assert run_pack(plan_of(), rule.NAME).violations == []
+
+
+def test_nonprod_rejects_an_on_demand_gcp_group_that_never_reaches_zero(plan_of, run_pack):
+    from inference_infra.components.fleet import ScheduleArgs
+
+    _gcp_elastic_pool("always-on", min_size=1)
+    # off-hours size 1: the schedule never takes the group below one VM
+    _gcp_elastic_pool("nights-at-one", schedule=ScheduleArgs(time_zone="Europe/Berlin", off_hours_size=1))
+    report = run_pack(plan_of(), rule.NAME)
+    by_name = {v.urn.rsplit("::", 1)[1]: v.message for v in report.violations}
+    assert sorted(by_name) == ["always-on-group", "nights-at-one-group"]
+    assert by_name["always-on-group"] == (
+        "gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager 'always-on-group' runs "
+        "g2-standard-8 on on-demand capacity in environment 'dev' without the label auto-shutdown=true; "
+        f"{GCP_GROUP_TAIL}"
+    )
+
+
+def test_nonprod_matches_a_gcp_autoscaler_to_its_group_by_dependency_when_the_link_is_unknown():
+    from inference_infra.components.resources.schedules import schedule_index
+    from inference_infra.policy.rules._base import Resource
+
+    group = Resource(
+        "gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager",
+        "pool",
+        {"versions": [{"instanceTemplate": "t"}]},
+        urn="urn:group",
+    )
+    template = Resource(
+        "gcp:compute/instanceTemplate:InstanceTemplate",
+        "t",
+        {"id": "t", "machineType": "g2-standard-8", "labels": {"environment": "dev"}},
+    )
+    autoscaler = Resource(
+        "gcp:compute/regionAutoscaler:RegionAutoscaler",
+        "pool-autoscaler",
+        {"target": UNKNOWN, "autoscalingPolicy": {"minReplicas": 0, "maxReplicas": 2}},
+        urn="urn:autoscaler",
+        dependencies=("urn:group",),
+    )
+    from inference_infra.components.resources import template_index
+
+    templates = template_index([group, template, autoscaler])
+    config = {"productionEnvironments": ["prod"]}
+    assert rule.check(
+        group, config, templates, schedule_index([group, autoscaler], lambda r: r.dependencies)
+    ) == (Outcome())
+    # without its autoscaler it is a plain group of on-demand VMs (the label remedy)
+    violations = rule.check(group, config, templates, schedule_index([group], lambda r: ())).violations
+    assert violations[0].endswith("set the label so the idle watchdog can stop it.")
+    at_one = Resource(
+        autoscaler.type,
+        autoscaler.name,
+        {"target": UNKNOWN, "autoscalingPolicy": {"minReplicas": 1}},
+        urn="urn:autoscaler",
+        dependencies=("urn:group",),
+    )
+    violations = rule.check(
+        group, config, templates, schedule_index([group, at_one], lambda r: r.dependencies)
+    )
+    assert violations.violations[0].endswith(GCP_GROUP_TAIL)
