@@ -12,6 +12,7 @@ from __future__ import annotations
 from inference_infra.components.catalog import (
     AcceleratorFamily,
     Cloud,
+    InstanceType,
     PriceModel,
     accelerator,
     find_instance_type,
@@ -21,8 +22,13 @@ from inference_infra.components.errors import InputError, Problem, raise_if_inva
 from inference_infra.components.fleet.elastic import ElasticArgs, elastic_problems, plan_scaling
 from inference_infra.components.monitoring.serving import BUDGETS, Latency
 from inference_infra.components.serving.cold_start import WeightSource
-from inference_infra.components.serving.model import ServedModel, choose_machine, plan_serving
-from inference_infra.components.simulate.replay import Pool
+from inference_infra.components.serving.model import (
+    ServedModel,
+    choose_machine,
+    plan_serving,
+    served_model_problems,
+)
+from inference_infra.components.simulate.replay import Pool, static_machines
 from inference_infra.components.simulate.service import ServiceModel
 from inference_infra.components.simulate.trace import Trace
 
@@ -33,6 +39,45 @@ def mean_context_tokens(trace: Trace) -> float:
     """Cached tokens a decoding sequence holds on average: prompt + half its output."""
     reqs = trace.requests
     return sum(r.prompt_tokens + r.output_tokens / 2 for r in reqs) / len(reqs)
+
+
+def resolve_machine(
+    model: ServedModel, machine: str | None, cloud: Cloud | str | None, *, name: str, prefix: str = ""
+) -> tuple[str, InstanceType]:
+    """The pool's machine: as given (checked against the catalog) or the planner's cheapest NVIDIA pick."""
+    given_cloud = Cloud(cloud) if cloud is not None else None
+    if machine is None:
+        resolution = choose_machine(
+            model,
+            None,
+            cloud=given_cloud or Cloud.AWS,
+            family=AcceleratorFamily.NVIDIA_GPU,
+            machine_key=f"{prefix}machine",
+            model_key=f"{prefix}model",
+        )
+        raise_if_invalid(f"pool {name!r}", resolution.problems)
+        assert resolution.instance_type is not None
+        machine = resolution.instance_type
+    instance = find_instance_type(machine, given_cloud)
+    if instance is None:
+        where = f" for {given_cloud.value}" if given_cloud else ""
+        raise InputError(
+            f"pool {name!r}: {prefix}machine {machine!r} is not in the accelerator catalog{where}; "
+            "`inference-infra size` lists the machines.",
+            [Problem(f"{prefix}machine", machine, "must be an instance type of the catalog")],
+        )
+    return machine, instance
+
+
+def peak_for_trace(
+    *, model: ServedModel, machine: str | None, cloud: Cloud | str | None, trace: Trace
+) -> int:
+    """Machines the trace's busiest minute needs (the static fleet's size): the default peak."""
+    problems = served_model_problems(model)
+    raise_if_invalid("pool", problems)
+    machine, _ = resolve_machine(model, machine, cloud, name=model.name)
+    service = ServiceModel(model, machine, mean_context_tokens(trace))
+    return max(1, static_machines(trace, service))
 
 
 def build_pool(
@@ -61,25 +106,7 @@ def build_pool(
         problems.append(Problem(f"{prefix}latency", latency, "must be interactive or batch"))
     problems += elastic_problems(elastic, peak=peak, key=f"{prefix}elastic")
     raise_if_invalid(f"pool {name!r}", problems)
-    given_cloud = Cloud(cloud) if cloud is not None else None
-    if machine is None:
-        resolution = choose_machine(
-            model,
-            None,
-            cloud=given_cloud or Cloud.AWS,
-            family=AcceleratorFamily.NVIDIA_GPU,
-            machine_key=f"{prefix}machine",
-            model_key=f"{prefix}model",
-        )
-        raise_if_invalid(f"pool {name!r}", resolution.problems)
-        machine = resolution.instance_type
-    instance = find_instance_type(machine, given_cloud)
-    if instance is None:
-        raise InputError(
-            f"pool {name!r}: {prefix}machine {machine!r} is not in the accelerator catalog"
-            f"{' for ' + given_cloud.value if given_cloud else ''}; `inference-infra size` lists the machines.",
-            [Problem(f"{prefix}machine", machine, "must be an instance type of the catalog")],
-        )
+    machine, instance = resolve_machine(model, machine, cloud, name=name, prefix=prefix)
     the_cloud = instance.cloud
     serving, problems = plan_serving(
         model,
@@ -92,7 +119,13 @@ def build_pool(
     raise_if_invalid(f"pool {name!r}", problems)
     assert serving is not None
     plan = plan_scaling(
-        elastic, peak=peak, serving=serving, model=model, machine=machine, reserved=reserved, warm_pool=warm_pool
+        elastic,
+        peak=peak,
+        serving=serving,
+        model=model,
+        machine=machine,
+        reserved=reserved,
+        warm_pool=warm_pool,
     )
     service = ServiceModel(model, machine, mean_context_tokens(trace))
     if usd_per_hour is None:

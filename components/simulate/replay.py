@@ -159,9 +159,7 @@ class Result:
     def over_target_from_waiting(self) -> int:
         """Late only because they waited: their prefill alone is within the target."""
         target = self.pool.ttft_target_seconds
-        return sum(
-            1 for t, p in zip(self.ttft_seconds, self.prefill_seconds, strict=True) if t > target >= p
-        )
+        return sum(1 for t, p in zip(self.ttft_seconds, self.prefill_seconds, strict=True) if t > target >= p)
 
     def oracle_over_target(self) -> int:
         target = self.pool.ttft_target_seconds
@@ -339,6 +337,20 @@ def most_in_flight_per_minute(arrivals: Sequence[float], ends: Sequence[float], 
         level = i - j
         peak[minute] = max(peak[minute], level)
     return peak
+
+
+def static_machines(trace: Trace, service: ServiceModel) -> int:
+    """Machines the trace's busiest minute needs when every request starts on arrival."""
+    arrivals, ends = [], []
+    for r in trace.requests:
+        if r.prompt_tokens + r.output_tokens > service.max_model_len:
+            continue
+        arrivals.append(r.arrival_s)
+        ends.append(r.arrival_s + service.service_seconds(r.prompt_tokens, r.output_tokens))
+    if not arrivals:
+        return 0
+    minutes = max(1, math.ceil((max(ends) + 1e-9) / MINUTE))
+    return max(math.ceil(m / service.slots) for m in most_in_flight_per_minute(arrivals, ends, minutes))
 
 
 # --- the replay -------------------------------------------------------------------------------------
@@ -542,7 +554,7 @@ class _Replay:
             free -= 1
 
     def _release_drained(self) -> None:
-        """A machine let go is billed until the requests it held are done (the pool is back under its slots)."""
+        """A machine let go is billed until the requests it held are done (the pool is under its slots)."""
         while self.draining and len(self.running) <= (self.serving + self.draining - 1) * self.slots_per:
             self.draining -= 1
 

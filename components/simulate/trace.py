@@ -138,7 +138,9 @@ def parse_trace(lines: Iterable[str], *, source: str = "trace") -> Trace:
         if not row or all(not cell.strip() for cell in row):
             continue
         if len(row) <= max(index):
-            raise _bad(where, number, "the row", ",".join(row), f"has {len(row)} columns, needs {len(COLUMNS)}")
+            raise _bad(
+                where, number, "the row", ",".join(row), f"has {len(row)} columns, needs {len(COLUMNS)}"
+            )
         cells = [row[i].strip() for i in index]
         try:
             when = parse_timestamp(cells[0])
@@ -172,8 +174,8 @@ def _columns(header: Sequence[str], where: str) -> list[int]:
     for column in COLUMNS:
         if column.lower() not in lowered:
             raise TraceError(
-                f"trace {where} line 1: the header {','.join(names)!r} has no {column} column; a trace has the "
-                f"columns {','.join(COLUMNS)} (the Azure LLM inference trace format).",
+                f"trace {where} line 1: the header {','.join(names)!r} has no {column} column; a trace has "
+                f"the columns {','.join(COLUMNS)} (the Azure LLM inference trace format).",
                 [Problem("trace line 1", ",".join(names), f"must name the columns {','.join(COLUMNS)}")],
             )
         index.append(lowered.index(column.lower()))
