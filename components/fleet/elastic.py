@@ -25,7 +25,7 @@ from inference_infra.components.catalog import find_instance_type
 from inference_infra.components.errors import Problem
 from inference_infra.components.planner import Assumptions, fit, model_spec
 from inference_infra.components.planner.throughput import estimate
-from inference_infra.components.serving.cold_start import ENGINE_WARMUP_SECONDS, NODE_BOOT
+from inference_infra.components.serving.cold_start import ENGINE_WARMUP_SECONDS
 from inference_infra.components.serving.model import FleetServing, ServedModel
 
 # ALB target groups accept a deregistration delay of 0-3600 s (the default 300 s), read 2026-11-25 at
@@ -40,6 +40,10 @@ DRAIN_MARGIN_SECONDS = 30
 # (components/aws/launch.py). A stopped machine's volume keeps its blocks (no lazy load from a
 # snapshot, which only a new volume has), so a warm start reads the cached weights at that rate.
 WARM_CACHE_READ_GIB_S = 500 / 1024
+# A stopped machine started again: EC2 start, OS boot and the enabled units. No cloud-init first boot,
+# packages or image pulls (all on the root volume). An estimate of ours (2026-11-25), not a measurement;
+# the cold start's NODE_BOOT (120 s) includes those first-boot steps.
+WARM_BOOT_SECONDS = 60
 # Working-hours schedules: cron day-of-week field, as AWS scheduled actions take it (MON-FRI, 1-5, SUN,SAT).
 _DAY = r"(?:[0-7]|SUN|MON|TUE|WED|THU|FRI|SAT)"
 _DAYS = re.compile(rf"^(?:\*|{_DAY}(?:-{_DAY})?(?:,{_DAY}(?:-{_DAY})?)*)$")
@@ -270,8 +274,9 @@ def plan_scaling(
       pays for, computed by the caller) is lowered to it with a note; an explicit max_size is kept (the
       budget policy judges it);
     - desired: the minimum (the policy scales out from there; the group keeps its own desired after);
-    - warm-up: the cold-start estimate's health-check grace; warm start: boot, the weights read back
-      from the stopped machine's EBS at `warm_read_gib_s`, the engine's warm-up;
+    - warm-up: the cold-start estimate's health-check grace; warm start: a restart's boot, the weights
+      read back twice (verified, then loaded) from the stopped machine's disk at `warm_read_gib_s`, the
+      engine's warm-up;
     - warm pool: `warm_pool_size`, else max - min where `warm_pool` (the cloud and the capacity modes
       allow one) and a warm start is faster than a cold one, else 0;
     - deregistration delay: the longest generation the engine admits (--max-model-len - 1 tokens) at
@@ -299,8 +304,12 @@ def plan_scaling(
     capacity = serving.engines.engines * serving.engines.max_num_seqs
     warmup = serving.grace_seconds()
     start = serving.cold_start
+    # The weights are read back twice: the prefetch verifies every file against its manifest at each
+    # boot (its SHA-256s), then the engine loads them (no page cache is assumed to survive).
     warm_start = math.ceil(
-        NODE_BOOT.value + start.weights_gib / warm_read_gib_s + ENGINE_WARMUP_SECONDS[start.family].value
+        WARM_BOOT_SECONDS
+        + 2 * start.weights_gib / warm_read_gib_s
+        + ENGINE_WARMUP_SECONDS[start.family].value
     )
     if args.warm_pool_size is not None:
         warm_size = args.warm_pool_size
@@ -311,7 +320,7 @@ def plan_scaling(
     else:
         warm_size = 0
         notes.append(
-            f"no warm pool by default: a warm start (~{warm_start} s, {start.weights_gib:.0f} GiB read back "
+            f"no warm pool by default: a warm start (~{warm_start} s, {start.weights_gib:.0f} GiB read twice "
             f"from EBS at {warm_read_gib_s:.2f} GiB/s) is not faster than a cold start"
             f" (~{start.seconds:.0f} s)"
         )
@@ -347,6 +356,7 @@ def plan_scaling(
 __all__ = [
     "DRAIN_MARGIN_SECONDS",
     "MAX_DRAIN_SECONDS",
+    "WARM_BOOT_SECONDS",
     "WARM_CACHE_READ_GIB_S",
     "ElasticArgs",
     "ScalingPlan",

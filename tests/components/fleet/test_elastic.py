@@ -88,15 +88,16 @@ def test_plan_scaling_budget_below_the_floor_lowers_the_floor(tpot_20ms: None) -
 
 
 def test_plan_scaling_warm_pool_defaults_to_headroom_when_warm_beats_cold(tpot_20ms: None) -> None:
-    # 15 GiB from S3 at 0.5 GiB/s (30 s) vs read back from EBS at 0.25 GiB/s (60 s): no gain
-    slow = _plan(ElasticArgs(), serving=_serving(fetch_gib_s=0.5), warm_read_gib_s=0.25)
+    # cold: boot 120 + 15 GiB from S3 at 0.5 GiB/s (30) + load 7.5 + warm-up 90 = 247.5 s; warm: boot 60
+    # + 2 x 15 GiB from EBS at 0.1 GiB/s (300) + warm-up 90 = 450 s: no gain
+    slow = _plan(ElasticArgs(), serving=_serving(fetch_gib_s=0.5), warm_read_gib_s=0.1)
     assert slow.warm_pool_size == 0
     assert any("no warm pool" in n for n in slow.notes)
-    # from S3 at 0.1 GiB/s (150 s) vs EBS at 0.5 GiB/s (30 s): the headroom max - min = 6
+    # from S3 at 0.1 GiB/s (cold 120 + 150 + 7.5 + 90) vs EBS at 0.5 GiB/s: the headroom max - min = 6
     fast = _plan(ElasticArgs(), serving=_serving(fetch_gib_s=0.1), warm_read_gib_s=0.5)
     assert fast.warm_pool_size == 6
-    # warm start = boot 120 + 15 / 0.5 + vLLM warm-up 90
-    assert fast.warm_start_seconds == 240
+    # warm start = restart 60 + 2 x 15 / 0.5 + vLLM warm-up 90
+    assert fast.warm_start_seconds == 210
     assert fast.warm_start_seconds < fast.warmup_seconds
 
 

@@ -1,0 +1,201 @@
+"""An elastic pool's load signal: the engines' in-flight requests, published to CloudWatch per group.
+
+Runs on the node of an Auto Scaling group (python3 3.9+, standard library only) as the serving-load
+unit. Every interval it reads each engine's Prometheus metrics on the node (the API port on
+127.0.0.1; vLLM serves /metrics there outside its API-key check) and sums
+`vllm:num_requests_running` + `vllm:num_requests_waiting` over the engines: the requests this machine
+holds or queues. It publishes the sum as InferenceInfra/Serving InFlightRequests with the single
+dimension AutoScalingGroupName, which the group's target-tracking policy averages over its machines.
+
+A machine whose engines do not all answer publishes nothing: a machine still loading its model must
+not pull the group's average down (and a broken one is the health checks' business). The group's
+name comes from the instance's own `aws:autoscaling:groupName` tag (ec2:DescribeTags, which the
+CloudWatch agent already uses), so the user data does not depend on the group.
+
+With `--complete-launch HOOK`, it first completes the group's launch lifecycle action (a warm pool's
+machines must finish fetching and verifying their weights before they are stopped into the pool).
+
+usage: serving_load.py --ports 8000[,8001...] --region REGION [--interval 60] [--complete-launch HOOK]
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+NAMESPACE = "InferenceInfra/Serving"
+METRIC = "InFlightRequests"
+DIMENSION = "AutoScalingGroupName"
+# vLLM's gauges (components/monitoring/serving.py: the same names in 0.28.0, 0.29.x and 0.9.1).
+GAUGES = ("vllm:num_requests_running", "vllm:num_requests_waiting")
+IMDS = "http://169.254.169.254/latest"
+TIMEOUT_SECONDS = 5
+
+
+def log(message: str) -> None:
+    sys.stderr.write(f"serving-load: {message}\n")
+    sys.stderr.flush()
+
+
+def in_flight(exposition: str) -> float | None:
+    """Running + waiting requests in one engine's metrics text; None when neither gauge is there."""
+    total, seen = 0.0, False
+    for line in exposition.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        name = line.split("{", 1)[0].split(" ", 1)[0]
+        if name not in GAUGES:
+            continue
+        rest = line.rsplit("}", 1)[1] if "{" in line else line[len(name) :]
+        try:  # `name{labels} value [timestamp]`
+            total += float(rest.split()[0])
+        except (IndexError, ValueError):
+            continue
+        seen = True
+    return total if seen else None
+
+
+def machine_load(ports: list[int], fetch) -> float | None:
+    """The sum over the node's engines; None when any engine does not answer or reports no gauge."""
+    total = 0.0
+    for port in ports:
+        text = fetch(port)
+        value = in_flight(text) if text is not None else None
+        if value is None:
+            return None
+        total += value
+    return total
+
+
+def fetch_metrics(port: int) -> str | None:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=TIMEOUT_SECONDS) as r:
+            return r.read(64 * 1024 * 1024).decode("utf-8", "replace")
+    except (OSError, urllib.error.URLError):
+        return None
+
+
+def put_command(aws: str, group: str, value: float, region: str) -> list[str]:
+    return [
+        aws,
+        "cloudwatch",
+        "put-metric-data",
+        "--region",
+        region,
+        "--namespace",
+        NAMESPACE,
+        "--metric-name",
+        METRIC,
+        "--dimensions",
+        f"{DIMENSION}={group}",
+        "--unit",
+        "Count",
+        "--value",
+        f"{value:g}",
+    ]
+
+
+def complete_command(aws: str, hook: str, group: str, instance: str, region: str) -> list[str]:
+    return [
+        aws,
+        "autoscaling",
+        "complete-lifecycle-action",
+        "--region",
+        region,
+        "--lifecycle-hook-name",
+        hook,
+        "--auto-scaling-group-name",
+        group,
+        "--instance-id",
+        instance,
+        "--lifecycle-action-result",
+        "CONTINUE",
+    ]
+
+
+def instance_id() -> str:
+    token_request = urllib.request.Request(
+        f"{IMDS}/api/token", method="PUT", headers={"X-aws-ec2-metadata-token-ttl-seconds": "300"}
+    )
+    with urllib.request.urlopen(token_request, timeout=TIMEOUT_SECONDS) as r:
+        token = r.read().decode()
+    request = urllib.request.Request(
+        f"{IMDS}/meta-data/instance-id", headers={"X-aws-ec2-metadata-token": token}
+    )
+    with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as r:
+        return r.read().decode().strip()
+
+
+def group_name(aws: str, instance: str, region: str) -> str | None:
+    done = subprocess.run(
+        [
+            aws,
+            "ec2",
+            "describe-tags",
+            "--region",
+            region,
+            "--filters",
+            f"Name=resource-id,Values={instance}",
+            "Name=key,Values=aws:autoscaling:groupName",
+            "--query",
+            "Tags[0].Value",
+            "--output",
+            "text",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    name = done.stdout.strip()
+    if done.returncode != 0 or not name or name == "None":
+        log(f"cannot read the group's name (exit {done.returncode}): {done.stderr.strip()}")
+        return None
+    return name
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="serving_load.py", description=__doc__.split("\n")[0])
+    parser.add_argument("--ports", required=True, help="the engines' API ports, comma-separated")
+    parser.add_argument("--region", required=True)
+    parser.add_argument("--interval", type=int, default=60, help="seconds between datapoints")
+    parser.add_argument("--complete-launch", default="", help="the launch lifecycle hook to complete")
+    args = parser.parse_args(argv)
+    ports = [int(p) for p in args.ports.split(",") if p]
+    aws = shutil.which("aws")
+    if aws is None:
+        log("the aws command is not installed; nothing is published")
+        return 1
+    instance = instance_id()
+    group = None
+    while group is None:
+        group = group_name(aws, instance, args.region)
+        if group is None:
+            time.sleep(args.interval)
+    if args.complete_launch:
+        done = subprocess.run(
+            complete_command(aws, args.complete_launch, group, instance, args.region),
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.returncode != 0:  # the hook times out with CONTINUE anyway
+            log(f"completing {args.complete_launch} failed: {done.stderr.strip()}")
+    while True:
+        started = time.monotonic()
+        value = machine_load(ports, fetch_metrics)
+        if value is not None:
+            done = subprocess.run(
+                put_command(aws, group, value, args.region), capture_output=True, text=True, check=False
+            )
+            if done.returncode != 0:
+                log(f"publishing {NAMESPACE}/{METRIC} failed: {done.stderr.strip()}")
+        time.sleep(max(1.0, args.interval - (time.monotonic() - started)))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
