@@ -125,7 +125,10 @@ def simulate(**options: Any) -> None:
 
     o = options
     _check_flags(o)
-    trace = read_trace(o["trace_path"])
+    try:
+        trace = read_trace(o["trace_path"])
+    except InputError as e:
+        raise InputError(f"--{e}", e.problems) from None
     if o["copies"] != 1:
         trace = trace.scaled(o["copies"])
     pool = _stack_pool(o, trace) if o["stack"] else _flag_pool(o, trace)
