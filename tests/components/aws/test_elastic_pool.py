@@ -1,0 +1,372 @@
+"""Elastic AWS pools: an Auto Scaling group from the pool's launch template, scaled on its engines' load.
+
+Every resource the elastic path registers, asserted on the inputs the engine receives (mock runtime), and
+every refusal; failure modes: a scale-out refused for capacity falls back along the capacity order and
+alarms, an empty warm pool still scales from cold, a budget lowers the maximum.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from inference_infra.components.aws import (
+    GpuFleet,
+    GpuFleetArgs,
+    InferenceEndpoint,
+    InferenceEndpointArgs,
+    InferentiaFleet,
+    InferentiaFleetArgs,
+    S3Weights,
+)
+from inference_infra.components.aws import bootstrap as boot
+from inference_infra.components.aws.capacity import NewCapacityReservation
+from inference_infra.components.aws.elastic_group import LAUNCH_HOOK, scale_in_expression
+from inference_infra.components.endpoints import PoolWeight, Route
+from inference_infra.components.errors import InputError
+from inference_infra.components.fleet import ElasticArgs, ServedModel
+
+PIN = "ab" * 32
+GROUP = "aws:autoscaling/group:Group"
+POLICY = "aws:autoscaling/policy:Policy"
+ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
+RULE = "aws:cloudwatch/eventRule:EventRule"
+TARGET = "aws:cloudwatch/eventTarget:EventTarget"
+TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+INSTANCE = "aws:ec2/instance:Instance"
+ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
+TG = "aws:lb/targetGroup:TargetGroup"
+TG_ATTACHMENT = "aws:lb/targetGroupAttachment:TargetGroupAttachment"
+SOURCE = "aws:autoscaling/trafficSourceAttachment:TrafficSourceAttachment"
+TOPIC = "arn:aws:sns:us-east-1:123456789012:oncall"
+LLAMA_8B = ServedModel(name="llama-3.1-8b", context_tokens=4096, concurrency=4)
+LLAMA_70B = ServedModel(name="llama-3.1-70b", context_tokens=8192, concurrency=64)
+WEIGHTS = S3Weights(bucket_name="acme-models", prefix="meta-llama/8b", manifest_sha256=PIN)
+
+
+def _fleet(fleet_args, name: str = "llama-8b", **overrides) -> GpuFleet:
+    values = {
+        "instance_type": "g6.xlarge",
+        "spot": 0,
+        "on_demand": 4,
+        "model": LLAMA_8B,
+        "weights": WEIGHTS,
+        "elastic": ElasticArgs(),
+        "alarm_actions": [TOPIC],
+    }
+    return GpuFleet(name, fleet_args(GpuFleetArgs, **(values | overrides)))
+
+
+def _user_data(template) -> str:
+    return boot.decode_user_data(template.props["userData"])
+
+
+# -- the group ---------------------------------------------------------------------------------------------
+
+
+def test_elastic_pool_is_a_group_from_the_launch_template(plan_of, fleet_args):
+    fleet = _fleet(fleet_args)
+    capture = plan_of(fleet)
+    assert capture.of_type(INSTANCE) == []
+    group = capture.one(GROUP).props
+    plan = fleet.scaling_plan
+    assert (group["minSize"], group["maxSize"], group["desiredCapacity"]) == (1, 4, 1)  # 25% of 4, peak
+    assert (plan.min_size, plan.max_size) == (1, 4)
+    assert set(group["launchTemplate"]) == {"id", "version"}
+    assert group["vpcZoneIdentifiers"] == ["subnet-0a", "subnet-0b"]
+    assert group["healthCheckType"] == "ELB"
+    assert group["healthCheckGracePeriod"] == fleet.cold_start.grace_seconds() == plan.warmup_seconds
+    assert group["defaultInstanceWarmup"] == plan.warmup_seconds
+    assert group["instanceMaintenancePolicy"] == {"minHealthyPercentage": 100, "maxHealthyPercentage": 200}
+    assert group["waitForCapacityTimeout"] == "0"
+    assert "GroupInServiceInstances" in group["enabledMetrics"]
+    assert "mixedInstancesPolicy" not in group
+
+
+def test_elastic_pool_lifecycle_hooks_on_launch_and_termination(plan_of, fleet_args):
+    fleet = _fleet(fleet_args)
+    hooks = {h["name"]: h for h in plan_of(fleet).one(GROUP).props["initialLifecycleHooks"]}
+    launch, drained = hooks[LAUNCH_HOOK], hooks["drained"]
+    assert launch["lifecycleTransition"] == "autoscaling:EC2_INSTANCE_LAUNCHING"
+    assert launch["defaultResult"] == "ABANDON"  # weights never verified: replaced, not kept
+    assert launch["heartbeatTimeout"] == fleet.scaling_plan.warmup_seconds
+    assert drained["lifecycleTransition"] == "autoscaling:EC2_INSTANCE_TERMINATING"
+    assert drained["defaultResult"] == "CONTINUE"
+
+
+def test_elastic_pool_warm_pool_of_stopped_machines_with_weights_on_ebs(plan_of, fleet_args):
+    fleet = _fleet(fleet_args, root_volume_gib=150)
+    capture = plan_of(fleet)
+    plan = fleet.scaling_plan
+    # g6.xlarge: 15 GiB from S3 at 10 Gbit/s x 60% beats nothing; a restart reads it back twice from
+    # gp3 at 1,000 MiB/s and skips the first boot: faster, so the headroom max - min is kept warm.
+    assert plan.warm_start_seconds < fleet.cold_start.seconds
+    assert plan.warm_pool_size == 3
+    warm = capture.one(GROUP).props["warmPool"]
+    assert warm == {
+        "poolState": "Stopped",
+        "minSize": 3,
+        "maxGroupPreparedCapacity": 4,
+        "instanceReusePolicy": {"reuseOnScaleIn": True},
+    }
+    template = capture.one(TEMPLATE)
+    ebs = template.props["blockDeviceMappings"][0]["ebs"]
+    assert (ebs["volumeType"], ebs["throughput"], ebs["iops"]) == ("gp3", 1000, 6000)
+    assert ebs["throughput"] <= 0.25 * ebs["iops"]  # gp3's throughput per IOPS
+    user_data = _user_data(template)
+    # The cache stays on the root volume (0 instance-store disks), which survives the stop.
+    assert "nvme-cache.sh /opt/models 0" in user_data
+
+
+def test_elastic_pool_without_warm_pool_keeps_instance_store_cache(plan_of, fleet_args):
+    fleet = _fleet(fleet_args, elastic=ElasticArgs(warm_pool_size=0))
+    capture = plan_of(fleet)
+    assert "warmPool" not in capture.one(GROUP).props
+    ebs = capture.one(TEMPLATE).props["blockDeviceMappings"][0]["ebs"]
+    assert ebs["throughput"] == 500
+    assert "nvme-cache.sh /opt/models 1" in _user_data(capture.one(TEMPLATE))
+
+
+def test_elastic_pool_empty_warm_pool_still_scales_from_cold(plan_of, fleet_args):
+    """A scale-out that finds the warm pool empty launches cold: nothing on the group is sized for the
+    warm start only, so a cold machine is neither abandoned nor marked unhealthy before it serves."""
+    fleet = _fleet(fleet_args, root_volume_gib=150)
+    group = plan_of(fleet).one(GROUP).props
+    cold = fleet.cold_start.seconds
+    hooks = {h["name"]: h for h in group["initialLifecycleHooks"]}
+    assert hooks[LAUNCH_HOOK]["heartbeatTimeout"] >= cold
+    assert group["healthCheckGracePeriod"] >= cold
+    assert group["maxSize"] > group["minSize"]
+    assert fleet.scaling_plan.warmup_seconds >= cold > fleet.scaling_plan.warm_start_seconds
+
+
+def test_elastic_pool_user_data_publishes_its_load_and_completes_the_launch(plan_of, fleet_args):
+    capture = plan_of(_fleet(fleet_args))
+    user_data = _user_data(capture.one(TEMPLATE))
+    assert "inference-serving-load.service" in user_data
+    assert f"--complete-launch {LAUNCH_HOOK}" in user_data
+    assert "serving_load.py --ports 8000 " in user_data
+
+
+def test_fixed_pool_user_data_has_no_load_signal(plan_of, fleet_args):
+    capture = plan_of(_fleet(fleet_args, elastic=None))
+    assert "serving-load" not in _user_data(capture.one(TEMPLATE))
+    assert capture.of_type(GROUP) == []
+    assert len(capture.of_type(INSTANCE)) == 4
+
+
+# -- the load signal and the policies -----------------------------------------------------------------------
+
+
+def test_elastic_pool_tracks_in_flight_requests_per_machine(plan_of, fleet_args):
+    fleet = _fleet(fleet_args)
+    capture = plan_of(fleet)
+    policies = {p.name: p.props for p in capture.of_type(POLICY)}
+    tracking = policies["llama-8b-track-load"]
+    assert tracking["policyType"] == "TargetTrackingScaling"
+    assert tracking["estimatedInstanceWarmup"] == fleet.scaling_plan.warmup_seconds
+    config = tracking["targetTrackingConfiguration"]
+    engines = fleet.engines
+    assert config["targetValue"] == pytest.approx(engines.engines * engines.max_num_seqs * 0.7)
+    assert config["disableScaleIn"] is True
+    metric = config["customizedMetricSpecification"]
+    assert (metric["namespace"], metric["metricName"], metric["statistic"]) == (
+        "InferenceInfra/Serving",
+        "InFlightRequests",
+        "Average",
+    )
+    assert [d["name"] for d in metric["metricDimensions"]] == ["AutoScalingGroupName"]
+
+
+def test_elastic_pool_scales_in_one_machine_per_cooldown(plan_of, fleet_args):
+    fleet = _fleet(fleet_args, elastic=ElasticArgs(scale_in_cooldown_seconds=1200))
+    capture = plan_of(fleet)
+    scale_in = capture.one(POLICY, "llama-8b-scale-in").props
+    assert (scale_in["policyType"], scale_in["scalingAdjustment"], scale_in["cooldown"]) == (
+        "SimpleScaling",
+        -1,
+        1200,
+    )
+    alarm = capture.one(ALARM, "llama-8b-low-load").props
+    assert alarm["evaluationPeriods"] == alarm["datapointsToAlarm"] == 20  # 1,200 s of quiet minutes
+    assert alarm["comparisonOperator"] == "LessThanThreshold"
+    assert alarm["treatMissingData"] == "notBreaching"
+    expression = next(q["expression"] for q in alarm["metricQueries"] if q["id"] == "e1")
+    assert expression == scale_in_expression(fleet.scaling_plan.target_in_flight)[0]
+    assert alarm["threshold"] == pytest.approx(fleet.scaling_plan.target_in_flight * 0.8, abs=0.01)
+
+
+def test_scale_in_expression_is_the_load_per_machine_with_one_fewer():
+    expression, threshold = scale_in_expression(10.0)
+    assert expression == "IF(m2 > 1, m1 * m2 / (m2 - 1), IF(m1 > 0, 10000, 0))"
+    assert threshold == 8.0
+
+
+def test_elastic_pool_node_may_publish_only_its_load_namespace(plan_of, fleet_args):
+    capture = plan_of(_fleet(fleet_args))
+    node = json.loads(capture.one(ROLE_POLICY, "llama-8b-node").props["policy"])
+    load = next(s for s in node["Statement"] if s["Sid"] == "ServingLoadMetric")
+    assert load["Action"] == "cloudwatch:PutMetricData"
+    assert load["Condition"] == {"StringEquals": {"cloudwatch:namespace": "InferenceInfra/Serving"}}
+    lifecycle = json.loads(capture.one(ROLE_POLICY, "llama-8b-lifecycle").props["policy"])
+    assert lifecycle["Statement"][0]["Action"] == "autoscaling:CompleteLifecycleAction"
+
+
+# -- capacity order, spot, reservations, failure modes ------------------------------------------------------
+
+
+def test_elastic_spot_pool_mixes_instances_in_capacity_order_with_rebalance(plan_of, fleet_args):
+    fleet = _fleet(
+        fleet_args,
+        instance_type="g5.xlarge",
+        spot=6,
+        on_demand=1,
+        spot_instance_types=["g5.2xlarge", "g5.4xlarge"],
+    )
+    group = plan_of(fleet).one(GROUP).props
+    assert group["capacityRebalance"] is True
+    assert "warmPool" not in group  # AWS refuses it here
+    assert "launchTemplate" not in group
+    policy = group["mixedInstancesPolicy"]
+    overrides = [o["instanceType"] for o in policy["launchTemplate"]["overrides"]]
+    assert overrides == ["g5.xlarge", "g5.2xlarge", "g5.4xlarge"]  # the fallback order
+    assert policy["instancesDistribution"] == {
+        "onDemandBaseCapacity": 1,
+        "onDemandPercentageAboveBaseCapacity": 0,
+        "onDemandAllocationStrategy": "prioritized",
+        "spotAllocationStrategy": "capacity-optimized-prioritized",
+    }
+    assert fleet.scaling_plan.warm_pool_size == 0
+
+
+def test_elastic_pool_alarms_when_launches_are_refused(plan_of, fleet_args):
+    capture = plan_of(_fleet(fleet_args))
+    shortfall = capture.one(ALARM, "llama-8b-capacity-shortfall").props
+    assert shortfall["alarmActions"] == [TOPIC]
+    queries = {q["id"]: q for q in shortfall["metricQueries"]}
+    assert queries["short"]["expression"] == "desired - serving - pending"
+    assert queries["desired"]["metric"]["metricName"] == "GroupDesiredCapacity"
+    rule = capture.one(RULE, "llama-8b-launch-failed").props
+    pattern = json.loads(rule["eventPattern"])
+    assert pattern["source"] == ["aws.autoscaling"]
+    assert pattern["detail-type"] == ["EC2 Instance Launch Unsuccessful"]
+    assert list(pattern["detail"]) == ["AutoScalingGroupName"]
+    assert capture.one(TARGET).props["arn"] == TOPIC
+
+
+def test_elastic_reserved_pool_launches_into_its_reservation_first(plan_of, fleet_args):
+    fleet = _fleet(
+        fleet_args,
+        instance_type="p5.48xlarge",
+        model=LLAMA_70B,
+        on_demand=1,
+        reserved=2,
+        reservation=NewCapacityReservation(availability_zone="us-east-1a", instance_count=2),
+        root_volume_gib=300,
+    )
+    group = plan_of(fleet).one(GROUP).props
+    spec = group["capacityReservationSpecification"]
+    assert spec["capacityReservationPreference"] == "capacity-reservations-first"
+    assert len(spec["capacityReservationTarget"]["capacityReservationIds"]) == 1
+    assert group["vpcZoneIdentifiers"] == ["subnet-0a"]  # the reservation's zone
+    assert fleet.scaling_plan.min_size == 2  # the reserved machines are billed anyway
+    # p5: S3 at 100 Gbit/s is faster than reading 131 GiB back from gp3 twice: no warm pool by default.
+    assert fleet.scaling_plan.warm_pool_size == 0
+    assert any("no warm pool" in note for note in fleet.scaling_plan.notes)
+
+
+def test_elastic_pool_budget_lowers_the_default_maximum_with_a_note(plan_of, fleet_args):
+    # g6.xlarge at $0.8048/h on-demand (catalog): $2.50 pays for 3 of the 4-machine peak.
+    fleet = _fleet(fleet_args, budget_hourly_usd=2.5)
+    capture = plan_of(fleet)
+    assert capture.one(GROUP).props["maxSize"] == fleet.scaling_plan.max_size == 3
+    assert any("budget" in note for note in fleet.scaling_plan.notes)
+
+
+def test_elastic_pool_budget_keeps_an_explicit_maximum(plan_of, fleet_args):
+    fleet = _fleet(fleet_args, budget_hourly_usd=2.5, elastic=ElasticArgs(max_size=4))
+    assert plan_of(fleet).one(GROUP).props["maxSize"] == 4
+
+
+def test_elastic_inferentia_pool_is_a_group_too(plan_of, fleet_args):
+    fleet = InferentiaFleet(
+        "inf2-llama-8b",
+        fleet_args(
+            InferentiaFleetArgs,
+            instance_type="inf2.8xlarge",
+            spot=0,
+            on_demand=2,
+            model=ServedModel(name="llama-3.1-8b", context_tokens=8192, concurrency=4),
+            weights=WEIGHTS,
+            elastic=ElasticArgs(min_size=1),
+        ),
+    )
+    group = plan_of(fleet).one(GROUP).props
+    assert (group["minSize"], group["maxSize"]) == (1, 2)
+    assert fleet.scaling_plan.warm_pool_size == 1  # Neuron's minutes-long load: a restart is faster
+
+
+# -- rejections ---------------------------------------------------------------------------------------------
+
+
+def test_elastic_pool_rejects_warm_pool_on_spot(plan_of, fleet_args):
+    with pytest.raises(InputError, match=r"elastic.warm_pool_size 2 is refused on a pool with spot"):
+        _fleet(fleet_args, spot=3, on_demand=0, elastic=ElasticArgs(warm_pool_size=2))
+    assert plan_of().of_type(GROUP) == []
+
+
+def test_elastic_pool_rejects_min_above_max(fleet_args):
+    with pytest.raises(InputError, match=r"elastic.min_size 5 gives a minimum of 5 machines above the max"):
+        _fleet(fleet_args, elastic=ElasticArgs(min_size=5, max_size=3))
+
+
+def test_elastic_pool_rejects_no_model(fleet_args):
+    with pytest.raises(InputError, match=r"elastic 'set' needs model=ServedModel"):
+        _fleet(fleet_args, model=None, instance_type="g6.xlarge")
+
+
+def test_elastic_pool_rejects_small_root_volume_for_its_warm_pool(fleet_args):
+    with pytest.raises(InputError, match=r"root_volume_gib 100 must be at least 130 GiB with a warm pool"):
+        _fleet(fleet_args, root_volume_gib=100, elastic=ElasticArgs(warm_pool_size=1))
+
+
+def test_elastic_pool_default_warm_pool_off_when_root_volume_is_small(plan_of, fleet_args):
+    fleet = _fleet(fleet_args, root_volume_gib=100)
+    assert fleet.scaling_plan.warm_pool_size == 0
+
+
+def test_elastic_pool_rejects_nonpositive_budget(fleet_args):
+    with pytest.raises(InputError, match=r"budget_hourly_usd 0 must be more than 0"):
+        _fleet(fleet_args, budget_hourly_usd=0)
+
+
+# -- the endpoint attaches the group ----------------------------------------------------------------------
+
+
+def test_endpoint_attaches_an_elastic_pool_per_engine_port(plan_of, fleet_args):
+    fleet = _fleet(fleet_args, name="llama-70b", instance_type="p5.48xlarge", model=LLAMA_70B, on_demand=2)
+    pool = fleet.endpoint_pool()
+    assert pool.instance_ids == ()
+    assert pool.deregistration_delay_seconds == fleet.scaling_plan.deregistration_delay_seconds
+    endpoint = InferenceEndpoint(
+        "llm",
+        InferenceEndpointArgs(
+            vpc_id="vpc-0test",
+            subnet_ids=["subnet-0a", "subnet-0b"],
+            pools=[pool],
+            routes=[Route(pools=[PoolWeight("llama-70b")])],
+            client_cidr_blocks=["10.0.0.0/16"],
+        ),
+    )
+    capture = plan_of(fleet, endpoint)
+    groups = capture.of_type(TG)
+    assert sorted(g.props["port"] for g in groups) == [8000, 8001]
+    delay = fleet.scaling_plan.deregistration_delay_seconds
+    assert {g.props["deregistrationDelay"] for g in groups} == {delay}
+    assert 0 < delay <= 3600
+    attachments = capture.of_type(SOURCE)
+    assert len(attachments) == 2
+    assert {a.props["trafficSource"]["type"] for a in attachments} == {"elbv2"}
+    assert capture.of_type(TG_ATTACHMENT) == []
+    assert len(endpoint.pool_target_group_arns["llama-70b"]) == 2
