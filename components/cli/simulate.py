@@ -82,13 +82,6 @@ _NOT_ELASTIC = ("tpuVms",)
     help="Datapoints in a row above the target before a scale-out.",
 )
 @click.option(
-    "--scale-in-periods",
-    type=int,
-    default=15,
-    show_default=True,
-    help="Datapoints in a row below the target before a scale-in.",
-)
-@click.option(
     "--start-size",
     type=int,
     help="Machines serving when the trace starts (default: what the policy holds for the early load).",
@@ -135,7 +128,6 @@ def simulate(**options: Any) -> None:
     scaler = Autoscaler(
         period_seconds=o["period"],
         scale_out_periods=o["scale_out_periods"],
-        scale_in_periods=o["scale_in_periods"],
         start_size=o["start_size"],
     )
     if o["start_size"] is not None and not 0 <= o["start_size"] <= pool.plan.max_size:
@@ -159,7 +151,6 @@ def _check_flags(o: Mapping[str, Any]) -> None:
     positive = {
         "--period": o["period"],
         "--scale-out-periods": o["scale_out_periods"],
-        "--scale-in-periods": o["scale_in_periods"],
         "--scale": o["copies"],
     }
     for flag, value in positive.items():

@@ -7,13 +7,17 @@ The pool (one `ScalingPlan`, one machine's `ServiceModel`, a price per machine-h
   request admitted at t holds a slot until t + prefill + (output - 1) x TPOT (`service`); its time
   to first token is its wait plus its prefill. A request longer than the engine's `--max-model-len`
   (prompt + output) is refused by vLLM and counted apart (`rejected_too_long`).
-- The autoscaler is target tracking on in-flight requests (running + waiting) per machine, as the
-  AWS and GCP pools publish them: every `period_seconds` it averages the pool's in-flight requests over
-  the period and wants ceil(in-flight / target_in_flight) machines, between min and max. It scales out
-  after `scale_out_periods` periods in a row that want more than the pool has (machines launching count
-  as the pool's), at most once per scale-out cooldown; it scales in after `scale_in_periods` periods
-  in a row that want fewer, and only a scale-in cooldown after the last scaling. A schedule sets the
-  minimum and desired to `off_hours_size` outside working hours (as the scheduled actions do).
+- The autoscaler is the AWS pool's (components/aws/elastic_group.py): the signal is in-flight
+  requests (running + waiting) per machine, one datapoint per `period_seconds`, the period's mean.
+  Scale-out is target tracking: after `scale_out_periods` datapoints in a row that want more than the
+  pool has (ceil(in-flight / target_in_flight), up to max; machines still starting count as the
+  pool's, as the policy's instance warm-up makes them), it launches the difference at once, at most
+  once per scale-out cooldown. Scale-in is one machine at a time: when for scale_in_cooldown_seconds
+  (in whole periods) the load would have stayed under `scale_in_headroom` x the target without one
+  machine (in-flight / (machines - 1); the last machine only with nothing in flight), and a
+  scale-in cooldown after the last scale-in. A schedule sets the minimum and desired to
+  `off_hours_size` outside working hours (as the scheduled actions do). Requests waiting at a pool of
+  zero machines count as its load (the replay does not model how a pool at zero hears of them).
 - A new machine serves after a warm start when the warm pool has a stopped machine (which is then
   replaced: a new machine initialises for a cold start, billed, then stops), else after a cold start.
   A machine let go stops taking requests at once and is billed until the requests it holds finish.
@@ -50,13 +54,16 @@ _DAYS = {"SUN": 0, "MON": 1, "TUE": 2, "WED": 3, "THU": 4, "FRI": 5, "SAT": 6}
 class Autoscaler:
     """What the replay assumes of the cloud's autoscaler beyond the pool's ScalingPlan.
 
-    The defaults are the alarms an AWS target-tracking policy creates for a one-minute metric: scale
-    out on 3 datapoints of 3 above the target, scale in on 15 of 15 below it.
+    period_seconds: the node publishes one datapoint a minute (components/aws/elastic_group.py
+    METRIC_PERIOD_SECONDS). scale_out_periods: the high alarm of an AWS target-tracking policy on a
+    one-minute metric needs 3 datapoints of 3 (as the alarms it creates read; not a documented
+    contract). scale_in_headroom: the AWS pool's scale-in alarm threshold, 0.8 x the target
+    (elastic_group.SCALE_IN_HEADROOM).
     """
 
     period_seconds: int = 60
     scale_out_periods: int = 3
-    scale_in_periods: int = 15
+    scale_in_headroom: float = 0.8
     # Machines serving when the trace starts. None: the size the policy holds for the first period's
     # load (between min and max), as if the pool had followed the traffic before the trace began;
     # starting at the minimum would charge the pool for a ramp that happened before the trace.
@@ -200,7 +207,7 @@ class Result:
                 "warm_pool_size": plan.warm_pool_size,
                 "period_seconds": self.autoscaler.period_seconds,
                 "scale_out_periods": self.autoscaler.scale_out_periods,
-                "scale_in_periods": self.autoscaler.scale_in_periods,
+                "scale_in_headroom": self.autoscaler.scale_in_headroom,
             },
             "service": {
                 "slots_per_machine": self.pool.service.slots,
@@ -606,7 +613,14 @@ class _Replay:
             self.last_out = t
         target = min(plan.max_size, max(floor, wanted))
         self.high = self.high + 1 if target > self.capacity else 0
-        self.low = self.low + 1 if target < self.capacity else 0
+        if self.serving > 1:
+            quiet = mean_in_flight / (self.serving - 1) < scaler.scale_in_headroom * plan.target_in_flight
+        else:
+            quiet = self.serving == 1 and mean_in_flight == 0
+        quiet = quiet and not self.launching and self.serving > floor
+        # the alarm stays in ALARM while every datapoint of its window breaches: one machine per cooldown
+        self.low = self.low + 1 if quiet else 0
+        quiet_periods = max(1, plan.scale_in_cooldown_seconds // period)
         if (
             self.high >= scaler.scale_out_periods
             and t - self.last_out >= plan.scale_out_cooldown_seconds
@@ -616,16 +630,10 @@ class _Replay:
             self.scale_outs += 1
             self.last_out = t
             self.high = 0
-        elif (
-            self.low >= scaler.scale_in_periods
-            and not self.launching
-            and t - max(self.last_in, self.last_out) >= plan.scale_in_cooldown_seconds
-            and target < self.capacity
-        ):
-            self._remove(self.capacity - target)
+        elif self.low >= quiet_periods and t - self.last_in >= plan.scale_in_cooldown_seconds:
+            self._remove(1)
             self.scale_ins += 1
             self.last_in = t
-            self.low = 0
 
 
 def replay(trace: Trace, pool: Pool, autoscaler: Autoscaler | None = None) -> Result:

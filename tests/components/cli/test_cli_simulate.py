@@ -62,7 +62,26 @@ def test_simulate_table_from_the_reference_stack(capsys, trace):
     text = flat(out)
     assert "llama-8b: llama-3.1-8b on g6e.xlarge (interactive)" in text
     assert "the oracle" in text
-    assert "has no elastic: block in Pulumi.prod.yaml" in text
+    assert "scaling: 2..7 machines of 16 slots" in text  # elastic: {} on 1 on-demand + 6 spot
+
+
+def test_simulate_replays_a_fixed_pool_with_the_default_elastic_settings(capsys, trace):
+    code, out, err = run(
+        capsys,
+        "simulate",
+        "--trace",
+        str(trace),
+        "--stack",
+        "prod",
+        "--pool",
+        "mistral-7b",
+        "--cwd",
+        str(ROOT),
+    )
+    assert code == 0, err
+    assert "has no elastic: block in Pulumi.prod.yaml; replayed with the default elastic settings" in flat(
+        out
+    )
 
 
 def test_simulate_scaling_flags_override_the_stack(capsys, trace):
