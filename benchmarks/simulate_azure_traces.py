@@ -18,6 +18,9 @@ The pools:
   batch budget (p99 < 500 ms);
 - the same pool at 10 times the volume (`--scale 10`: each request ten times at its own time, the
   same shape; burstier than ten times as many independent users, so a harder test);
+- both with `target_utilisation` 0.8 instead of the default 0.7 (the change this benchmark argues
+  for: at 0.7 the AWS pool's scale-in alarm, one machine fewer under 0.8 x the target, never lets a
+  machine of the 10x pool go, so it costs what the static fleet does);
 - Llama 3.1 8B fp8 on p5.4xlarge (1 x H100), interactive.
 
 Run by hand: `.venv/bin/python benchmarks/simulate_azure_traces.py` (about 30 s).
@@ -57,17 +60,14 @@ class Run:
     warm_pool: bool = True
 
 
+TUNED = ElasticArgs(target_utilisation=0.8)  # the default this benchmark argues for (see README)
 RUNS = (
     Run("llama-8b g6e.xlarge interactive", LLAMA_8B, "g6e.xlarge", "interactive"),
     Run("llama-8b g6e.xlarge batch", LLAMA_8B, "g6e.xlarge", "batch"),
+    Run("llama-8b g6e.xlarge batch, target 0.8", LLAMA_8B, "g6e.xlarge", "batch", elastic=TUNED),
     Run("llama-8b g6e.xlarge batch x10", LLAMA_8B, "g6e.xlarge", "batch", copies=10),
     Run(
-        "llama-8b g6e.xlarge batch x10, scale-in 1800 s",
-        LLAMA_8B,
-        "g6e.xlarge",
-        "batch",
-        copies=10,
-        elastic=ElasticArgs(scale_in_cooldown_seconds=1800),
+        "llama-8b g6e.xlarge batch x10, target 0.8", LLAMA_8B, "g6e.xlarge", "batch", copies=10, elastic=TUNED
     ),
     Run("llama-8b fp8 p5.4xlarge interactive", LLAMA_8B_FP8, "p5.4xlarge", "interactive"),
 )

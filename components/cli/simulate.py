@@ -82,6 +82,14 @@ _NOT_ELASTIC = ("tpuVms",)
     help="Datapoints in a row above the target before a scale-out.",
 )
 @click.option(
+    "--scale-in-headroom",
+    type=float,
+    default=0.8,
+    show_default=True,
+    help="Scale in only while one machine fewer would run under this share of the target (the AWS "
+    "pool's scale-in alarm).",
+)
+@click.option(
     "--start-size",
     type=int,
     help="Machines serving when the trace starts (default: what the policy holds for the early load).",
@@ -128,6 +136,7 @@ def simulate(**options: Any) -> None:
     scaler = Autoscaler(
         period_seconds=o["period"],
         scale_out_periods=o["scale_out_periods"],
+        scale_in_headroom=o["scale_in_headroom"],
         start_size=o["start_size"],
     )
     if o["start_size"] is not None and not 0 <= o["start_size"] <= pool.plan.max_size:
@@ -156,6 +165,8 @@ def _check_flags(o: Mapping[str, Any]) -> None:
     for flag, value in positive.items():
         if value < 1:
             raise InputError(f"{flag} {value} must be a whole number of at least 1.")
+    if not 0 < o["scale_in_headroom"] <= 1:
+        raise InputError(f"--scale-in-headroom {o['scale_in_headroom']:g} must be above 0 and at most 1.")
     if o["usd_per_hour"] is not None and o["usd_per_hour"] < 0:
         raise InputError(f"--usd-per-hour {o['usd_per_hour']:g} must be 0 or more (USD per machine-hour).")
     if o["plot"] is not None and o["plot"].suffix.lower() not in (".svg", ".png"):
