@@ -13,6 +13,7 @@ import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -94,12 +95,12 @@ def fleet_args(config: AwsFleetSettings, wiring: _Wiring) -> FleetArgs:
     )
 
 
-def stack_budget_hourly_usd(stack: str | None = None) -> float | None:
+def stack_budget_hourly_usd(stack: str | None = None, root: Path | None = None) -> float | None:
     """The stack's accelerator budget: `accelerator-spend-budget` maxHourlyUsd in the reference policy
     config (policy/config/<stack>.json beside Pulumi.yaml), which caps an elastic pool's default maximum.
     None when the stack has no such file or key (a stack outside this project)."""
     name = stack or pulumi.get_stack()
-    path = _project_root() / "policy" / "config" / f"{name}.json"
+    path = (root or _project_root()) / "policy" / "config" / f"{name}.json"
     try:
         budget = json.loads(path.read_text())["accelerator-spend-budget"]["maxHourlyUsd"]
     except (OSError, ValueError, KeyError, TypeError):

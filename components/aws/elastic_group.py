@@ -303,7 +303,7 @@ class ElasticGroupBuilder:
         alarms: dict[str, Any] = {"shortfall": shortfall}
         # EC2 Auto Scaling's event for a refused launch (source aws.autoscaling, detail-type "EC2 Instance
         # Launch Unsuccessful", detail.AutoScalingGroupName; read 2026-11-25 at
-        # https://docs.aws.amazon.com/autoscaling/ec2/userguide/automating-ec2-auto-scaling-with-eventbridge.html).
+        # https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-event-reference.html).
         rule = aws.cloudwatch.EventRule(
             f"{name}-launch-failed",
             description=f"{name}: a launch of the group failed (capacity, quota, reservation)",

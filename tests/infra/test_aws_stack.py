@@ -14,6 +14,8 @@ from inference_infra.infra.stack_file import parse_stack_settings
 
 GPU = "inference-infra:aws:GpuFleet"
 INFERENTIA = "inference-infra:aws:InferentiaFleet"
+GROUP = "aws:autoscaling/group:Group"
+TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 INSTANCE = "aws:ec2/instance:Instance"
 
 BASE = {
@@ -45,27 +47,37 @@ def test_prod_stack_serves_70b_from_reserved_p5_capacity(plan_stack):
     capture = result.capture
     reservation = capture.one("aws:ec2/capacityReservation:CapacityReservation")
     assert (reservation.props["instanceType"], reservation.props["instanceCount"]) == ("p5.48xlarge", 2)
-    pool = capture.descendants(capture.one(GPU, "llama-70b"))
-    purchases = sorted(r.props["tags"]["Purchase"] for r in pool if r.type == INSTANCE)
-    assert purchases == ["on-demand", "reserved", "reserved"]
-    bases = [item.basis for item in result.cost.items]
-    assert sum("runs in reservation llama-70b-reservation" in b for b in bases) == 2
+    # Elastic (#25): a group between the 2 reserved machines and the peak of 3, reservation first.
+    group = capture.one(GROUP, "llama-70b-asg").props
+    assert (group["minSize"], group["maxSize"]) == (2, 3)
+    spec = group["capacityReservationSpecification"]
+    assert spec["capacityReservationPreference"] == "capacity-reservations-first"
+    assert group["vpcZoneIdentifiers"] == ["subnet-0a1c0ffee0000001a"]  # the reservation's zone
+    assert "warmPool" not in group  # S3 at 100 Gbit/s beats reading 131 GiB back from gp3
 
 
 def test_prod_stack_small_model_pools_run_on_spot(plan_stack):
     capture = plan_stack("prod").capture
-    pool = capture.descendants(capture.one(GPU, "llama-8b"))
+    # Elastic (#25): the on-demand machine is the group's base, spot above it, over the three zones.
+    group = capture.one(GROUP, "llama-8b-asg").props
+    assert (group["minSize"], group["maxSize"]) == (2, 7)
+    distribution = group["mixedInstancesPolicy"]["instancesDistribution"]
+    assert distribution["onDemandBaseCapacity"] == 1
+    assert distribution["onDemandPercentageAboveBaseCapacity"] == 0
+    assert group["capacityRebalance"] is True
+    assert len(group["vpcZoneIdentifiers"]) == 3
+    # The batch pool stays fixed: 2 spot machines.
+    pool = capture.descendants(capture.one(GPU, "mistral-7b"))
     spot = [r for r in pool if r.type == INSTANCE and r.props["tags"]["Purchase"] == "spot"]
-    assert len(spot) == 6
-    assert {r.props["availabilityZone"] for r in spot} == {"us-east-1a", "us-east-1b", "us-east-1c"}
+    assert len(spot) == 2
 
 
 def test_prod_stack_lets_the_planner_choose_the_8b_pool_and_says_so(plan_stack):
     result = plan_stack("prod")
     capture = result.capture
     pool = capture.descendants(capture.one(GPU, "llama-8b"))
-    assert {r.props["instanceType"] for r in pool if r.type == INSTANCE} == {"g6e.xlarge"}
-    (note,) = [n for n in result.notes() if n.startswith("AWS GpuFleet 'llama-8b'")]
+    assert {r.props["instanceType"] for r in pool if r.type == TEMPLATE} == {"g6e.xlarge"}
+    (note,) = [n for n in result.notes() if n.startswith("AWS GpuFleet 'llama-8b': planner")]
     assert "planner chose llama-3.1-8b (bf16 weights, bf16 KV cache, 16 x 8,192 tokens) -> g6e.xlarge" in note
     assert capture.stack_outputs["awsFleets"]["llama-8b"]["instanceType"] == "g6e.xlarge"
 
@@ -139,10 +151,14 @@ def test_prod_stack_exports_the_watchdog_metrics(plan_stack):
 def test_dev_stack_is_one_small_spot_gpu_in_a_private_network(plan_stack):
     capture = plan_stack("dev").capture
     assert capture.one("inference-infra:aws:PrivateNetwork") is not None
-    instance = capture.one(INSTANCE).props
-    assert instance["instanceType"] == "g6.xlarge"
-    assert instance["instanceMarketOptions"]["marketType"] == "spot"
-    assert instance["tags"]["AutoShutdown"] == "true"
+    # Elastic (#25): a group of 0..1 spot machines (nothing runs until traffic or a schedule asks).
+    group = capture.one(GROUP).props
+    assert (group["minSize"], group["maxSize"], group["desiredCapacity"]) == (0, 1, 0)
+    assert group["mixedInstancesPolicy"]["instancesDistribution"]["onDemandBaseCapacity"] == 0
+    template = capture.one(TEMPLATE).props
+    assert template["instanceType"] == "g6.xlarge"
+    instance_tags = next(s for s in template["tagSpecifications"] if s["resourceType"] == "instance")
+    assert instance_tags["tags"]["AutoShutdown"] == "true"
 
 
 def test_aws_stack_accepts_a_valid_config():
@@ -321,3 +337,44 @@ def test_stack_part_plans_no_serving_of_its_own(module):
     }
     assert not {m for m in imported if m.startswith("inference_infra.components.serving")}
     assert "inference_infra.components.planner.wiring" not in imported
+
+
+def test_aws_stack_rejects_elastic_min_above_max_naming_the_key():
+    fleet = {
+        "name": "serving",
+        "instanceType": "g6.xlarge",
+        "onDemand": 4,
+        "elastic": {"minSize": 5, "maxSize": 2},
+    }
+    problems = _problems(awsGpuFleets=[fleet])
+    assert any(
+        p.startswith("inference-infra:awsGpuFleets[0].elastic.minSize 5 gives a minimum") for p in problems
+    )
+
+
+def test_aws_stack_rejects_a_warm_pool_on_spot_naming_the_key():
+    fleet = {
+        "name": "serving",
+        "instanceType": "g6.xlarge",
+        "spot": 2,
+        "model": {"name": "llama-3.1-8b", "contextTokens": 4096, "concurrency": 4},
+        "modelPrefix": "meta-llama/8b",
+        "manifestSha256": "ab" * 32,
+        "elastic": {"warmPoolSize": 1},
+    }
+    problems = _problems(awsGpuFleets=[fleet], modelStore={"bucketName": "models"})
+    assert any(
+        p.startswith("inference-infra:awsGpuFleets[0].elastic.warmPoolSize 1 is refused on a pool with spot")
+        for p in problems
+    ), problems
+
+
+def test_stack_budget_is_the_policy_configs_max_hourly_usd():
+    from pathlib import Path
+
+    from inference_infra.infra.aws_stack import stack_budget_hourly_usd
+
+    root = Path(__file__).resolve().parents[2]
+    assert stack_budget_hourly_usd("prod", root) == 350.0
+    assert stack_budget_hourly_usd("dev", root) == 5.0
+    assert stack_budget_hourly_usd("no-such-stack", root) is None

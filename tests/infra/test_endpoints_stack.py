@@ -55,8 +55,16 @@ def test_prod_endpoint_splits_8b_by_weight_routes_70b_by_host_and_mistral_by_hea
     assert rules["llm-route1"]["conditions"][0]["hostHeader"]["values"] == ["llama-70b.llm.internal"]
     assert "llm-header-mistral-7b" in rules
     assert not any("mistral" in json.dumps(r["actions"]) and "route" in n for n, r in rules.items())
-    ports = {a.props["port"] for a in capture.of_type(ATTACHMENT) if a.name.startswith("llm-llama-70b-")}
-    assert ports == {8000, 8001}  # TP=4 on 8 H100s: two engines per node
+    # TP=4 on 8 H100s: two engines per node; the elastic pool (#25) has a target group per engine port,
+    # both attached to its group.
+    groups = [
+        t for t in capture.of_type("aws:lb/targetGroup:TargetGroup") if t.name.startswith("llm-llama-70b-")
+    ]
+    assert sorted(t.props["port"] for t in groups) == [8000, 8001]
+    sources = capture.of_type("aws:autoscaling/trafficSourceAttachment:TrafficSourceAttachment")
+    assert sum(a.name.startswith("llm-llama-70b-") for a in sources) == 2
+    route = rules["llm-route1"]["actions"][0]["forward"]["targetGroups"]
+    assert [g["weight"] for g in route] == [100, 100]  # the pool's weight, shared equally
 
 
 def test_prod_plan_notes_cold_start_per_serving_fleet(plan_stack):

@@ -50,10 +50,11 @@ def test_dev_stack_stops_idle_gpus_sooner_and_creates_its_topic(plan_stack):
     assert (env["IDLE_MINUTES"], env["GRACE_MINUTES"], env["DRY_RUN"]) == ("20", "30", "false")
     assert env["SNS_TOPIC_ARN"].startswith("arn:aws:sns:us-west-2:")
     assert capture.one("aws:sns/topic:Topic").props["kmsMasterKeyId"] == "alias/aws/sns"
-    # The dev GPU carries the opt-in tag the watchdog's stop permission requires.
-    assert (
-        capture.one("aws:ec2/instance:Instance").props["tags"]["AutoShutdown"] == env["TAG_VALUE"] == "true"
-    )
+    # The dev GPU (a group's machines, from its launch template) carries the opt-in tag the watchdog's
+    # stop permission requires.
+    template = capture.one("aws:ec2/launchTemplate:LaunchTemplate").props
+    tags = next(s["tags"] for s in template["tagSpecifications"] if s["resourceType"] == "instance")
+    assert tags["AutoShutdown"] == env["TAG_VALUE"] == "true"
 
 
 def test_watchdog_reads_the_metrics_the_fleets_publish(plan_stack):
