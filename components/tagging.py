@@ -34,6 +34,9 @@ ENVIRONMENT = "Environment"
 OWNER = "Owner"
 AUTO_SHUTDOWN = "AutoShutdown"
 COST_TAG_KEYS = (COST_CENTER, ENVIRONMENT, OWNER)
+# Environments the components harden by default and the policies call production (their default
+# `production` / `productionEnvironments` settings).
+PRODUCTION_ENVIRONMENTS = ("prod", "production")
 
 _AWS_RESERVED_PREFIX = "aws:"
 _AWS_KEY_MAX, _AWS_VALUE_MAX = 128, 256
@@ -210,9 +213,36 @@ def cost_tag_transform(tags: CostTags):
     return transform
 
 
+# The tags registered for the running program, with the engine connection (monitor) they were
+# registered on, so that a later program in the same process (a test) does not read them.
+_REGISTERED: tuple[Any, CostTags] | None = None
+
+
 def register_cost_tags(tags: CostTags) -> None:
     """Tag every resource registered from here on (call it first in a stack program)."""
     import pulumi
 
+    global _REGISTERED
     raise_if_invalid("cost tags", validate_cost_tags(tags))
     pulumi.runtime.register_resource_transform(cost_tag_transform(tags))
+    _REGISTERED = (_monitor(), tags)
+
+
+def registered_cost_tags() -> CostTags | None:
+    """The cost tags `register_cost_tags` installed for the running program, or None."""
+    if _REGISTERED is None or _REGISTERED[0] is not _monitor():
+        return None
+    return _REGISTERED[1]
+
+
+def in_production() -> bool:
+    """Whether the registered cost tags say the environment is production (prod, production); the
+    components' production hardening (deletion protection, log retention, flow logs) defaults to it."""
+    tags = registered_cost_tags()
+    return tags is not None and tags.environment.strip().lower() in PRODUCTION_ENVIRONMENTS
+
+
+def _monitor() -> Any:
+    from pulumi.runtime import settings
+
+    return settings.SETTINGS.monitor

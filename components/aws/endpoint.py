@@ -12,11 +12,17 @@
 - the pool's security group admits the engine ports from the ALB only;
 - access logs to an encrypted S3 bucket (made here unless one is given).
 
+In production (the registered cost tags' Environment is prod or production) the load balancer has
+deletion protection, and the log bucket made here expires logs after a year and admits delivery for
+this account only (`aws:SourceAccount`, and the `AWSLogs/<account id>/` path); each can be set either
+way (`deletion_protection`, `access_log_retention_days`, `scoped_log_delivery`).
+
 Every input is checked before any resource is registered.
 """
 
 from __future__ import annotations
 
+import json
 import math
 
 import pulumi
@@ -26,26 +32,46 @@ from inference_infra.components.aws.buckets import private_bucket
 from inference_infra.components.aws.endpoint_args import (
     ELB_LOG_ACCOUNTS,
     ELB_LOG_ACCOUNTS_AS_OF,
+    ELB_SERVICE_PRINCIPAL_REGIONS,
     HEALTH_INTERVAL_SECONDS,
+    LOG_DELIVERY_SERVICE,
     InferenceEndpointArgs,
     health_check,
     log_delivery_principals,
+    log_region_problem,
     validate_endpoint,
 )
 from inference_infra.components.endpoints.routing import POOL_HEADER, EndpointPool, default_host, route_model
-from inference_infra.components.errors import raise_if_invalid
+from inference_infra.components.errors import Problem, raise_if_invalid
 from inference_infra.components.validation import check_types
 
 __all__ = [
     "ELB_LOG_ACCOUNTS",
     "ELB_LOG_ACCOUNTS_AS_OF",
+    "ELB_SERVICE_PRINCIPAL_REGIONS",
     "HEALTH_INTERVAL_SECONDS",
+    "LOG_DELIVERY_SERVICE",
     "InferenceEndpoint",
     "InferenceEndpointArgs",
     "health_check",
     "log_delivery_principals",
+    "log_region_problem",
     "validate_endpoint",
 ]
+
+
+def _default_provider_region_problems(
+    args: InferenceEndpointArgs, opts: pulumi.ResourceOptions | None
+) -> list[Problem]:
+    """The stack's aws:region, checked up front when the default provider will answer the region look-up
+    (an explicit provider or parent is checked when its region is known)."""
+    if args.region is not None or args.access_logs_bucket is not None:
+        return []
+    if opts is not None and (opts.provider or opts.providers or opts.parent):
+        return []
+    configured = pulumi.Config("aws").get("region")
+    problem = configured and log_region_problem("aws:region (the aws provider's region)", configured)
+    return [problem] if problem else []
 
 
 class InferenceEndpoint(pulumi.ComponentResource):
@@ -55,7 +81,10 @@ class InferenceEndpoint(pulumi.ComponentResource):
     target_group_arns: dict[str, pulumi.Output[str]]
 
     def __init__(self, name: str, args: InferenceEndpointArgs, opts: pulumi.ResourceOptions | None = None):
-        raise_if_invalid(f"InferenceEndpoint {name!r}", check_types(args) or validate_endpoint(args))
+        raise_if_invalid(
+            f"InferenceEndpoint {name!r}",
+            check_types(args) or validate_endpoint(args) + _default_provider_region_problems(args, opts),
+        )
         super().__init__("inference-infra:aws:InferenceEndpoint", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         self._name, self._args = name, args
@@ -69,6 +98,7 @@ class InferenceEndpoint(pulumi.ComponentResource):
         )
         self.security_group_id = group.id
         self._listener_ingress(group)
+        protected, self._retention_days, self._scoped = args.hardened()
         logs = args.access_logs_bucket if args.access_logs_bucket is not None else self._log_bucket()
 
         lb = aws.lb.LoadBalancer(
@@ -79,7 +109,7 @@ class InferenceEndpoint(pulumi.ComponentResource):
             security_groups=[group.id],
             idle_timeout=args.request_timeout_seconds,
             drop_invalid_header_fields=True,
-            enable_deletion_protection=False,
+            enable_deletion_protection=protected,
             access_logs={"bucket": logs, "prefix": name, "enabled": True},
             tags={"Name": name, **args.tags},
             opts=child,
@@ -297,35 +327,64 @@ class InferenceEndpoint(pulumi.ComponentResource):
             if args.region is not None
             else aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self)).region
         )
-        objects = pulumi.Output.concat(bucket.arn, f"/{name}/AWSLogs/*")
+        where = "region" if args.region is not None else "aws:region (the aws provider's region)"
+        account: pulumi.Input[str] = (
+            aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
+            if self._scoped
+            else ""
+        )
 
-        def policy(region_name: str) -> pulumi.Output[str]:
-            statements: list[dict[str, object]] = [
-                {
+        def policy(region_name: str, account_id: str, bucket_arn: str) -> str:
+            # Scoped: objects under this account's AWSLogs/ path only, and the log-delivery service
+            # acting for this account (aws:SourceAccount is present only when a service principal acts,
+            # so the older regions' ELB account is held to the path).
+            objects = (
+                f"{bucket_arn}/{name}/AWSLogs/{account_id}/*"
+                if account_id
+                else f"{bucket_arn}/{name}/AWSLogs/*"
+            )
+            statements: list[dict[str, object]] = []
+            for i, principal in enumerate(log_delivery_principals(region_name, where)):
+                statement: dict[str, object] = {
                     "Sid": f"ElbLogDelivery{i}",
                     "Effect": "Allow",
-                    "Principal": p,
+                    "Principal": principal,
                     "Action": "s3:PutObject",
                     "Resource": objects,
                 }
-                for i, p in enumerate(log_delivery_principals(region_name))
-            ]
+                if account_id and "Service" in principal:
+                    statement["Condition"] = {"StringEquals": {"aws:SourceAccount": account_id}}
+                statements.append(statement)
             statements.append(
                 {
                     "Sid": "RefuseWithoutTls",
                     "Effect": "Deny",
                     "Principal": "*",
                     "Action": "s3:*",
-                    "Resource": [bucket.arn, pulumi.Output.concat(bucket.arn, "/*")],
+                    "Resource": [bucket_arn, f"{bucket_arn}/*"],
                     "Condition": {"Bool": {"aws:SecureTransport": "false"}},
                 }
             )
-            return pulumi.Output.json_dumps({"Version": "2012-10-17", "Statement": statements})
+            return json.dumps({"Version": "2012-10-17", "Statement": statements})
 
         aws.s3.BucketPolicy(
             f"{name}-logs-policy",
             bucket=bucket.id,
-            policy=pulumi.Output.from_input(region).apply(policy),
+            policy=pulumi.Output.all(region, account, bucket.arn).apply(lambda a: policy(*a)),
             opts=child,
         )
+        if self._retention_days is not None:
+            aws.s3.BucketLifecycleConfiguration(
+                f"{name}-logs-lifecycle",
+                bucket=bucket.id,
+                rules=[
+                    {
+                        "id": "expire-access-logs",
+                        "status": "Enabled",
+                        "filter": {},
+                        "expiration": {"days": self._retention_days},
+                    }
+                ],
+                opts=child,
+            )
         return bucket.bucket

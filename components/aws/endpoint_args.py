@@ -15,24 +15,66 @@ import pulumi
 
 from inference_infra.components.arguments import Renamed, arg, renamed_inputs
 from inference_infra.components.endpoints.routing import EndpointPool, Route, validate_routes
-from inference_infra.components.errors import Problem
+from inference_infra.components.errors import InputError, Problem, did_you_mean
 from inference_infra.components.serving import HEALTH_PATH
+from inference_infra.components.tagging import in_production
 
 HEALTH_INTERVAL_SECONDS = 30
-# Elastic Load Balancing's account per region for access-log delivery (regions opened before August 2022);
-# newer regions use the log-delivery service principal, which the bucket policy also names.
-# Source: https://docs.aws.amazon.com/elasticloadbalancing/latest/application/enable-access-logging.html
+# Elastic Load Balancing's account per region for access-log delivery (regions opened before August 2022).
+# Source: terraform-provider-aws, internal/service/elb/service_account_data_source.go (commit
+# 01f431114674c27cf790fafb67ac274bf8f765e1), which cites
+# https://docs.aws.amazon.com/elasticloadbalancing/latest/application/enable-access-logging.html
 ELB_LOG_ACCOUNTS = {
+    "af-south-1": "098369216593",
+    "ap-east-1": "754344448648",
+    "ap-northeast-1": "582318560864",
+    "ap-northeast-2": "600734575887",
+    "ap-northeast-3": "383597477331",
+    "ap-south-1": "718504428378",
+    "ap-southeast-1": "114774131450",
+    "ap-southeast-2": "783225319266",
+    "ap-southeast-3": "589379963580",
+    "ca-central-1": "985666609251",
+    "cn-north-1": "638102146993",
+    "cn-northwest-1": "037604701340",
+    "eu-central-1": "054676820928",
+    "eu-north-1": "897822967062",
+    "eu-south-1": "635631232127",
+    "eu-west-1": "156460612806",
+    "eu-west-2": "652711504416",
+    "eu-west-3": "009996457667",
+    "me-south-1": "076674570225",
+    "sa-east-1": "507241528517",
     "us-east-1": "127311923021",
     "us-east-2": "033677994240",
+    "us-gov-east-1": "190560391635",
+    "us-gov-west-1": "048591011584",
     "us-west-1": "027434742980",
     "us-west-2": "797873946194",
-    "eu-west-1": "156460612806",
-    "eu-central-1": "054676820928",
-    "ap-northeast-1": "582318560864",
-    "ap-southeast-1": "114774131450",
 }
-ELB_LOG_ACCOUNTS_AS_OF = "2026-11-22"
+# Regions opened in August 2022 or later have no ELB account: the log-delivery service principal
+# writes their logs (same AWS page). The list is the commercial partition's regions in botocore
+# 1.44.8's data/endpoints.json that the table above lacks; tests/components/aws/test_endpoint_regions.py
+# fails when the installed botocore knows a region neither list has.
+ELB_SERVICE_PRINCIPAL_REGIONS = frozenset(
+    {
+        "ap-east-2",
+        "ap-south-2",
+        "ap-southeast-4",
+        "ap-southeast-5",
+        "ap-southeast-6",
+        "ap-southeast-7",
+        "ca-west-1",
+        "eu-central-2",
+        "eu-south-2",
+        "il-central-1",
+        "me-central-1",
+        "mx-central-1",
+    }
+)
+ELB_LOG_ACCOUNTS_AS_OF = "2026-11-26"
+LOG_DELIVERY_SERVICE = "logdelivery.elasticloadbalancing.amazonaws.com"
+PRODUCTION_LOG_RETENTION_DAYS = 365
 
 
 @renamed_inputs(Renamed("idle_timeout_seconds", "request_timeout_seconds"))
@@ -75,18 +117,69 @@ class InferenceEndpointArgs:
         "configured region.",
     )
     tags: Mapping[str, str] = arg(factory=dict, doc="More tags on the endpoint's resources.")
+    deletion_protection: bool | None = arg(
+        None,
+        "Deletion protection on the load balancer. Default: on when the registered cost tags' Environment "
+        "is production (prod, production), off elsewhere.",
+    )
+    access_log_retention_days: int | None = arg(
+        None,
+        "Days the access-log bucket made here keeps logs (an expiration rule). Default: 365 in production, "
+        "kept until deleted elsewhere.",
+        ge=1,
+        le=3650,
+    )
+    scoped_log_delivery: bool | None = arg(
+        None,
+        "The access-log bucket made here admits log delivery for this account only (aws:SourceAccount, and "
+        "the AWSLogs/<account id>/ path). Default: on in production.",
+    )
 
     @property
     def listener_port(self) -> int:
         return 443 if self.certificate_arn else 80
 
+    def hardened(self) -> tuple[bool, int | None, bool]:
+        """(deletion protection, retention days or None, scoped delivery): each given value, else the
+        production default of the registered cost tags."""
+        production = in_production()
+        return (
+            production if self.deletion_protection is None else self.deletion_protection,
+            (PRODUCTION_LOG_RETENTION_DAYS if production else None)
+            if self.access_log_retention_days is None
+            else self.access_log_retention_days,
+            production if self.scoped_log_delivery is None else self.scoped_log_delivery,
+        )
 
-def log_delivery_principals(region: str) -> list[dict[str, str]]:
-    """Who delivers a region's ALB access logs: the log-delivery service, and ELB's account if it has one."""
-    principals = [{"Service": "logdelivery.elasticloadbalancing.amazonaws.com"}]
+
+def log_delivery_principals(region: str, name: str = "region") -> list[dict[str, str]]:
+    """Who delivers a region's ALB access logs: the log-delivery service, and ELB's account if it has one.
+
+    Raises InputError for a region in neither table (its log delivery is not known here), naming the
+    region as `name` (the input or config key it came from).
+    """
+    if (problem := log_region_problem(name, region)) is not None:
+        raise InputError(f"InferenceEndpoint access logs: {problem}.", [problem])
+    principals = [{"Service": LOG_DELIVERY_SERVICE}]
     if region in ELB_LOG_ACCOUNTS:
-        principals.append({"AWS": f"arn:aws:iam::{ELB_LOG_ACCOUNTS[region]}:root"})
+        partition = "aws-cn" if region.startswith("cn-") else "aws-us-gov" if "-gov-" in region else "aws"
+        principals.append({"AWS": f"arn:{partition}:iam::{ELB_LOG_ACCOUNTS[region]}:root"})
     return principals
+
+
+def log_region_problem(name: str, region: str) -> Problem | None:
+    """Why no access-log bucket policy can be written for a region, or None when its delivery is known."""
+    if region in ELB_LOG_ACCOUNTS or region in ELB_SERVICE_PRINCIPAL_REGIONS:
+        return None
+    known = sorted(ELB_LOG_ACCOUNTS.keys() | ELB_SERVICE_PRINCIPAL_REGIONS)
+    return Problem(
+        name,
+        region,
+        f"has no known ELB access-log delivery (an ELB account, or the {LOG_DELIVERY_SERVICE} principal; "
+        f"table as of {ELB_LOG_ACCOUNTS_AS_OF}){did_you_mean(str(region), known)}; known regions: "
+        f"{', '.join(known)}. Give the endpoint an access_logs_bucket whose policy admits that region's log "
+        "delivery, or a known region",
+    )
 
 
 def health_check(pool: EndpointPool) -> dict[str, object]:
@@ -162,6 +255,12 @@ def validate_endpoint(args: InferenceEndpointArgs) -> list[Problem]:
         )
     if not 1 <= args.request_timeout_seconds <= 4000:
         problems.append(Problem("request_timeout_seconds", args.request_timeout_seconds, "must be 1..4000"))
+    made_here = args.access_logs_bucket is None  # the region only decides the policy of a bucket made here
+    if made_here and args.region is not None and (problem := log_region_problem("region", args.region)):
+        problems.append(problem)
+    days = args.access_log_retention_days
+    if days is not None and not 1 <= days <= 3650:
+        problems.append(Problem("access_log_retention_days", days, "must be 1..3650 days"))
     if args.certificate_arn is not None and not args.certificate_arn.startswith("arn:aws"):
         problems.append(Problem("certificate_arn", args.certificate_arn, "must be an ACM certificate ARN"))
     for i, cidr in enumerate(args.client_cidr_blocks):

@@ -63,6 +63,7 @@ from inference_infra.components.planner.wiring import Resolution
 from inference_infra.components.serving import EngineConfig, engine_image, validate_engine
 from inference_infra.components.serving.cold_start import WeightSource, cold_start, weights_gib
 from inference_infra.components.serving.engines import METRICS_PORT_OFFSET
+from inference_infra.components.serving.host_images import AWS_GPU_AMI, AWS_NEURON_AMI
 from inference_infra.components.serving.quoting import (
     ABSOLUTE_PATH_RULE,
     KEY_PREFIX_RULE,
@@ -282,11 +283,11 @@ class FleetKind:
 
 
 # AWS's public parameters for the current Deep Learning AMIs (Amazon Linux 2023): the Base OSS NVIDIA
-# Driver GPU AMI, and the Neuron multi-framework AMI.
-GPU_AMI_SSM_PARAMETER = (
-    "/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-amazon-linux-2023/latest/ami-id"
-)
-NEURON_AMI_SSM_PARAMETER = "/aws/service/neuron/dlami/multi-framework/amazon-linux-2023/latest/image_id"
+# Driver GPU AMI, and the Neuron multi-framework AMI. Their drivers against what the pinned engines need
+# (the GPU AMI's 595.x runs vLLM 0.28.0's CUDA 13 runtime; the Neuron AMI's SDK is at least the
+# container's), with sources and a test: components/serving/host_images.py.
+GPU_AMI_SSM_PARAMETER = AWS_GPU_AMI.name
+NEURON_AMI_SSM_PARAMETER = AWS_NEURON_AMI.name
 
 GPU_FLEET = FleetKind(
     component="GpuFleet",

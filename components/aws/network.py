@@ -6,12 +6,15 @@ before anything is created). A stack without a network can ask for
 `PrivateNetwork`: a VPC with one private subnet per zone, no public IPs, a
 locked-down default security group, an S3 gateway endpoint (model downloads
 do not pay NAT data charges) and, by default, one NAT gateway for package and
-container-image downloads.
+container-image downloads. In production (the registered cost tags' Environment
+is prod or production) the VPC's flow logs go to a CloudWatch Logs group kept
+`flow_log_retention_days` (`flow_logs` to set it either way).
 """
 
 from __future__ import annotations
 
 import ipaddress
+import json
 from collections.abc import Sequence
 
 import pulumi
@@ -25,6 +28,7 @@ from inference_infra.components.aws.network_args import (
     validate_zone,
 )
 from inference_infra.components.errors import raise_if_invalid
+from inference_infra.components.tagging import in_production
 from inference_infra.components.validation import check_types
 
 __all__ = [
@@ -152,6 +156,10 @@ class PrivateNetwork(pulumi.ComponentResource):
             )
             self.nat_gateway_id = nat.id
 
+        self.flow_log_id: pulumi.Output[str] | None = None
+        if in_production() if args.flow_logs is None else args.flow_logs:
+            self.flow_log_id = self._flow_logs(name, vpc, args.flow_log_retention_days)
+
         self.vpc_id = vpc.id
         self.cidr_block = vpc.cidr_block
         self.route_table_ids = [private_routes.id]
@@ -171,5 +179,74 @@ class PrivateNetwork(pulumi.ComponentResource):
                 "route_table_ids": self.route_table_ids,
                 "s3_endpoint_id": self.s3_endpoint_id,
                 "nat_gateway_id": self.nat_gateway_id,
+                "flow_log_id": self.flow_log_id,
             }
         )
+
+    def _flow_logs(self, name: str, vpc: aws.ec2.Vpc, retention_days: int) -> pulumi.Output[str]:
+        """All of the VPC's traffic to a CloudWatch Logs group, written by a role only the flow-logs
+        service of this account may assume (aws:SourceAccount)."""
+        child = pulumi.ResourceOptions(parent=self)
+        group = aws.cloudwatch.LogGroup(
+            f"{name}-flow-logs",
+            retention_in_days=retention_days,
+            tags={"Name": f"{name}-flow-logs"},
+            opts=child,
+        )
+        account = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
+        role = aws.iam.Role(
+            f"{name}-flow-logs",
+            assume_role_policy=account.apply(
+                lambda account_id: json.dumps(
+                    {
+                        "Version": "2012-10-17",
+                        "Statement": [
+                            {
+                                "Effect": "Allow",
+                                "Principal": {"Service": "vpc-flow-logs.amazonaws.com"},
+                                "Action": "sts:AssumeRole",
+                                "Condition": {"StringEquals": {"aws:SourceAccount": account_id}},
+                            }
+                        ],
+                    }
+                )
+            ),
+            tags={"Name": f"{name}-flow-logs"},
+            opts=child,
+        )
+        aws.iam.RolePolicy(
+            f"{name}-flow-logs",
+            role=role.id,
+            policy=group.arn.apply(
+                lambda arn: json.dumps(
+                    {
+                        "Version": "2012-10-17",
+                        "Statement": [
+                            {
+                                "Effect": "Allow",
+                                "Action": [
+                                    "logs:CreateLogStream",
+                                    "logs:PutLogEvents",
+                                    "logs:DescribeLogGroups",
+                                    "logs:DescribeLogStreams",
+                                ],
+                                "Resource": [arn, f"{arn}:*"],
+                            }
+                        ],
+                    }
+                )
+            ),
+            opts=child,
+        )
+        flow_log = aws.ec2.FlowLog(
+            f"{name}-flow-log",
+            vpc_id=vpc.id,
+            traffic_type="ALL",
+            log_destination_type="cloud-watch-logs",
+            log_destination=group.arn,
+            iam_role_arn=role.arn,
+            max_aggregation_interval=600,
+            tags={"Name": f"{name}-flow-log"},
+            opts=child,
+        )
+        return flow_log.id

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import pulumi
 
 from inference_infra.components.arguments import arg
+from inference_infra.components.aws.idle_watchdog_args import LOG_RETENTION_DAYS
 from inference_infra.components.errors import Problem
 
 ZONE_RE = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+[a-z]$")
@@ -47,6 +48,14 @@ class PrivateNetworkArgs:
     s3_gateway_endpoint: bool = arg(
         True, "An S3 gateway endpoint on the private route table: weight downloads skip the NAT."
     )
+    flow_logs: bool | None = arg(
+        None,
+        "VPC flow logs (all traffic) to a CloudWatch Logs group. Default: on when the registered cost tags' "
+        "Environment is production (prod, production), off elsewhere.",
+    )
+    flow_log_retention_days: int = arg(
+        365, "Days the flow log group keeps records (a CloudWatch Logs retention period).", ge=1, le=3653
+    )
 
 
 def validate_private_network(args: PrivateNetworkArgs) -> list[Problem]:
@@ -62,6 +71,14 @@ def validate_private_network(args: PrivateNetworkArgs) -> list[Problem]:
         problems.append(Problem("availability_zones", zones, "must not repeat a zone"))
     if len({z[:-1] for z in zones if isinstance(z, str)}) > 1:
         problems.append(Problem("availability_zones", zones, "must all be in one region"))
+    if args.flow_log_retention_days not in LOG_RETENTION_DAYS:
+        problems.append(
+            Problem(
+                "flow_log_retention_days",
+                args.flow_log_retention_days,
+                f"must be one of CloudWatch Logs' values: {', '.join(map(str, sorted(LOG_RETENTION_DAYS)))}",
+            )
+        )
     try:
         network = ipaddress.ip_network(args.cidr_block)
     except ValueError:

@@ -19,7 +19,7 @@ from inference_infra.components.catalog.gcp import (
     N1MachinePrice,
 )
 from inference_infra.components.catalog.spot import SNAPSHOT_DATE as SPOT_SNAPSHOT_DATE
-from inference_infra.components.catalog.spot import spot_row
+from inference_infra.components.catalog.spot import SpotRow, spot_row
 from inference_infra.components.catalog.types import (
     Accelerator,
     AcceleratorFamily,
@@ -28,6 +28,7 @@ from inference_infra.components.catalog.types import (
     Price,
     PriceModel,
 )
+from inference_infra.components.catalog.zones import aws_zone_id
 from inference_infra.components.errors import InputError, close_matches
 
 __all__ = [
@@ -155,15 +156,44 @@ def _discounted(on_demand: float, model: PriceModel, spot: float, committed: flo
     return on_demand, "on-demand"
 
 
-def _spot(cloud: Cloud, name: str, region: str, on_demand: float) -> tuple[float, str]:
-    """Spot USD per hour from the dated snapshot; on-demand, saying so, when it has no data."""
+def _spot(
+    cloud: Cloud, name: str, region: str, on_demand: float, zone: str | None = None
+) -> tuple[float, str]:
+    """Spot USD per hour from the dated snapshot; on-demand, saying so, when it has no data.
+
+    With the machine's zone known, the zone's own figure where the snapshot records it (AWS rows by
+    zone id; GCP prices spot per region, so its one figure is every zone's); else the region's
+    highest, and the basis says why the zone's own figure was not used.
+    """
     row = spot_row(cloud, name, region)
     when = SPOT_SNAPSHOT_DATE.isoformat()
     if row is None:
         return on_demand, f"spot (no {when} snapshot data for {name} in {region}; priced at on-demand)"
+    snapshot = f"snapshot {row.as_of.isoformat()}"
+    if zone is not None and len(row.zone_usd) == 1 and cloud is Cloud.GCP:
+        return row.highest_usd, f"spot ${row.highest_usd:g}/h (zone {zone}: one price per region; {snapshot})"
     zones = len(row.zone_usd)
     spread = f"highest of {zones} zones, " if zones > 1 else ""
-    return row.highest_usd, f"spot ${row.highest_usd:g}/h ({spread}snapshot {row.as_of.isoformat()})"
+    if zone is not None:
+        usd, why = _zone_spot(row, zone)
+        if usd is not None:
+            return usd, f"spot ${usd:g}/h (zone {why}; {snapshot})"
+        spread = f"{spread.removesuffix(', ') or 'its one zone'}; {why}; "
+    return row.highest_usd, f"spot ${row.highest_usd:g}/h ({spread}{snapshot})"
+
+
+def _zone_spot(row: SpotRow, zone: str) -> tuple[float | None, str]:
+    """(the zone's own spot figure, or None; the zone as the basis names it, or why there is no figure)."""
+    zone_id, why = aws_zone_id(zone)
+    if zone_id is None:
+        return None, why
+    named = zone if zone == zone_id else f"{zone} = {zone_id}"
+    if not row.zones:
+        return None, f"figures not recorded by zone ({named})"
+    usd = row.zone_usd_of(zone_id)
+    if usd is None:
+        return None, f"no figure for {named}"
+    return usd, named
 
 
 def hourly_price(
@@ -172,17 +202,19 @@ def hourly_price(
     region: str | None = None,
     model: PriceModel = PriceModel.ON_DEMAND,
     count: int = 1,
+    zone: str | None = None,
 ) -> Price:
     """Hourly USD for count machines of one type, and the basis of the figure.
 
     A region the table has no price for falls back to the reference region and
     says so in the basis; spot comes from the dated spot snapshot (on-demand,
-    saying so, for a type or region it has no data for); reserved applies the
-    table's typical commitment discount.
+    saying so, for a type or region it has no data for), at the machines' `zone`
+    when it is known and the snapshot has that zone's figure, else at the
+    region's highest zone; reserved applies the table's typical commitment discount.
     """
     where, on_demand = _regional(item.hourly_usd, region)
     if model is PriceModel.SPOT:
-        rate, how = _spot(item.cloud, item.name, region or item.reference_region, on_demand)
+        rate, how = _spot(item.cloud, item.name, region or item.reference_region, on_demand, zone)
     else:
         rate, how = _discounted(on_demand, model, item.spot_discount, item.committed_discount)
     times = f"{count} x " if count != 1 else ""

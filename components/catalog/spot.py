@@ -52,11 +52,17 @@ class SpotRow:
     source: str
     as_of: date
     notes: str = ""  # how the figure was put together, when it is not one source row
-    zones: tuple[str, ...] = ()  # the zone ids of zone_usd, where recorded
+    zones: tuple[str, ...] = ()  # the zone ids of zone_usd, where recorded (AWS: use1-az1, ...)
 
     @property
     def highest_usd(self) -> float:
         return max(self.zone_usd)
+
+    def zone_usd_of(self, zone_id: str) -> float | None:
+        """The figure of one zone (by AWS zone id), or None when the row does not record that zone."""
+        if zone_id in self.zones:
+            return self.zone_usd[self.zones.index(zone_id)]
+        return None
 
 
 def _row(cells) -> SpotRow:

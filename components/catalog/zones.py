@@ -12,6 +12,7 @@ Pure data and lookups; no Pulumi.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import date
 
@@ -107,3 +108,48 @@ def aws_zones(region: str) -> RegionZones:
 
 def gcp_zones(region: str) -> RegionZones:
     return GCP_ZONES.get(region) or _gcp(region, "abc")
+
+
+# AWS maps zone names to physical zones independently for each account only in the regions opened
+# before November 2012 (and, since November 2025, not for new accounts): elsewhere a name is the same
+# zone in every account. Source: https://docs.aws.amazon.com/global-infrastructure/latest/regions/az-ids.html
+# ("All Regions introduced after November 2012 use a uniform mapping", read 2026-11-26); the regions
+# open before then (us-east-1 2006, eu-west-1 2008, us-west-1 2009, ap-southeast-1 2010, ap-northeast-1,
+# us-west-2, sa-east-1 and us-gov-west-1 2011; ap-southeast-2 opened in November 2012 and is counted
+# here, the cautious side).
+INDEPENDENTLY_MAPPED_REGIONS = frozenset(
+    {
+        "us-east-1",
+        "us-west-1",
+        "us-west-2",
+        "eu-west-1",
+        "ap-southeast-1",
+        "ap-southeast-2",
+        "ap-northeast-1",
+        "sa-east-1",
+        "us-gov-west-1",
+    }
+)
+_AWS_ZONE_ID = re.compile(r"^[a-z]{3,5}\d+-az\d+$")  # use1-az1, usw2-az4 (no Local Zones)
+
+
+def is_aws_zone_id(value: str) -> bool:
+    """'use1-az1': an AZ id, the same physical zone in every account."""
+    return bool(_AWS_ZONE_ID.match(value))
+
+
+def aws_zone_id(zone: str) -> tuple[str | None, str]:
+    """(the AZ id of an AWS zone given by name or id, or None; why, when None).
+
+    A name resolves only where it means the same zone in every account and the table lists the
+    region; in the regions that map names per account the id is the account's to tell.
+    """
+    if is_aws_zone_id(zone):
+        return zone, ""
+    region = zone[:-1]
+    if region in INDEPENDENTLY_MAPPED_REGIONS:
+        return None, f"{zone} maps to a zone per account in {region}"
+    table = AWS_ZONES.get(region)
+    if table is None or zone not in table.names:
+        return None, f"no zone id known for {zone}"
+    return table.zone_ids[table.names.index(zone)], ""

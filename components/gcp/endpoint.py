@@ -15,6 +15,9 @@
   with an internal address in the fleets' subnetwork;
 - a firewall rule admitting the engine ports from the proxy-only subnet and
   Google's health-check ranges, to the pools' service accounts only.
+
+In production (the registered cost tags' Environment is prod or production) every backend service
+logs its requests to Cloud Logging (`request_logging`, `request_log_sample_rate` to change it).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from inference_infra.components.gcp.endpoint_args import (
     validate_gcp_endpoint,
 )
 from inference_infra.components.serving import HEALTH_PATH
+from inference_infra.components.tagging import in_production
 from inference_infra.components.validation import check_types
 
 # Google's health-check probers (https://cloud.google.com/load-balancing/docs/health-check-concepts#ip-ranges).
@@ -64,6 +68,7 @@ class GcpInferenceEndpoint(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         assert region is not None  # validated above
         self._name, self._args, self._region = name, args, region
+        self._logging = in_production() if args.request_logging is None else args.request_logging
         common = {"project": args.project} if args.project else {}
         proxy_subnet = gcp.compute.Subnetwork(
             f"{name}-proxy-only",
@@ -185,6 +190,11 @@ class GcpInferenceEndpoint(pulumi.ComponentResource):
             opts=child,
             **service,
             **common,
+            **(
+                {"log_config": {"enable": True, "sample_rate": args.request_log_sample_rate}}
+                if self._logging
+                else {}
+            ),
         )
         return backend_service.id
 

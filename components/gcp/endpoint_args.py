@@ -86,6 +86,14 @@ class GcpInferenceEndpointArgs:
         "backend. Pool name -> its VMs or TPU addresses, for pools without one.",
         stack=False,
     )
+    request_logging: bool | None = arg(
+        None,
+        "Backend services log requests to Cloud Logging. Default: on when the registered cost tags' "
+        "Environment is production (prod, production), off elsewhere.",
+    )
+    request_log_sample_rate: float = arg(
+        1.0, "With request logging: the share of requests logged (1.0 logs every request).", ge=0.0, le=1.0
+    )
 
     def __post_init__(self) -> None:
         if self.backends:
@@ -137,6 +145,8 @@ def validate_gcp_endpoint(args: GcpInferenceEndpointArgs, *, region: str | None 
         problems.append(Problem("proxy_subnet_cidr", args.proxy_subnet_cidr, "is not a CIDR block"))
     if not 1 <= args.request_timeout_seconds <= 86400:
         problems.append(Problem("request_timeout_seconds", args.request_timeout_seconds, "must be 1..86400"))
+    if not 0.0 <= args.request_log_sample_rate <= 1.0:
+        problems.append(Problem("request_log_sample_rate", args.request_log_sample_rate, "must be 0.0..1.0"))
     problems += label_problems("tags", args.tags)
     for pool in args.pools:
         backend = args.backend_of(pool)

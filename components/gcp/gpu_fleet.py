@@ -96,6 +96,7 @@ from inference_infra.components.gcp.startup import (
 )
 from inference_infra.components.serving import EngineConfig
 from inference_infra.components.serving.cold_start import ColdStart
+from inference_infra.components.serving.host_images import image_driver_problem
 from inference_infra.components.tagging import bool_tag
 from inference_infra.components.validation import check_types
 
@@ -317,6 +318,8 @@ def plan_gpu_fleet(
         node = plan_node_serving(args, shape.machine_type, subject=subject)
         problems += node.problems
         notes += node.notes
+        if node.engines is not None and (why := image_driver_problem(args.image, node.engines.family)):
+            problems.append(Problem("image", args.image, why))
         startup = _startup_config(name, args, shape, node.engines)
         problems += validate_startup(startup)
         if not args.internet_egress:

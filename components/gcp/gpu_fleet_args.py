@@ -12,10 +12,11 @@ from typing import Any
 from inference_infra.components.arguments import Renamed, arg, renamed_inputs
 from inference_infra.components.fleet import CapacityMode, mode_of
 from inference_infra.components.gcp.node_args import GcpNodeArgs
+from inference_infra.components.serving.host_images import GCP_GPU_IMAGE
 
-DEFAULT_IMAGE = (
-    "projects/deeplearning-platform-release/global/images/family/common-cu128-ubuntu-2204-nvidia-570"
-)
+# A Deep Learning VM family whose NVIDIA driver runs the pinned vLLM's CUDA runtime (driver 580+ for
+# CUDA 13); the sourced table and its test are in components/serving/host_images.py.
+DEFAULT_IMAGE = GCP_GPU_IMAGE.name
 MIN_BOOT_DISK_GIB = 50
 
 

@@ -14,7 +14,12 @@ rule reads both names with `or`: each engine exports only its own.
 Budgets depend on the fleet: a fleet declares `latency: interactive|batch`, and
 the rules render one budget series per pool (`pool` label on the engine
 targets). A pool with no declared latency is judged by the interactive budget,
-the stricter one, so an unlabelled pool cannot slip by.
+the stricter one, so an unlabelled pool cannot slip by. Interactive latency is
+judged where a streamed reply feels it: time to first token, and the time per
+output token after it (each request's mean inter-token latency); never the
+whole request, which a long reply stretches however fast it streams.
+Under-use is judged against each pool's own `--max-num-seqs` (the engines the
+fleet planned), passed in the settings and rendered as a series per pool.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ ENGINE_PORT = 8000  # the first engine on a node; further tensor-parallel groups
 SERVING_GROUP = "inference-infra-serving-alerts"
 SERVING_ALERT_NAMES = (
     "ServingTtftHigh",
+    "ServingInterTokenLatencyHigh",
     "ServingQueueGrowing",
     "ServingThroughputDrop",
     "ServingKvCacheFull",
@@ -45,7 +51,8 @@ SERVING_ALERT_NAMES = (
 )
 
 TTFT_BUDGET_SERIES = "inference_infra:serving_ttft_budget_seconds"
-LATENCY_BUDGET_SERIES = "inference_infra:serving_latency_budget_seconds"
+ITL_BUDGET_SERIES = "inference_infra:serving_itl_budget_seconds"
+MAX_NUM_SEQS_SERIES = "inference_infra:serving_max_num_seqs"
 
 
 @dataclass(frozen=True)
@@ -80,7 +87,11 @@ def _v1_table(version: str, as_of: str) -> tuple[EngineMetric, ...]:
         m("vllm:request_success_total", "counter", (*_ENGINE, "finished_reason")),
         m("vllm:time_to_first_token_seconds", "histogram"),
         m("vllm:e2e_request_latency_seconds", "histogram"),
-        m("vllm:inter_token_latency_seconds", "histogram"),
+        m("vllm:inter_token_latency_seconds", "histogram"),  # every gap between two tokens
+        # Each finished request's mean gap (its decode time over its tokens after the first): MLPerf's
+        # TPOT. vllm-0.28.0 and vllm-0.29.0 sdists (PyPI sha256 ac96dd0e... and c03feb07...),
+        # vllm/v1/metrics/loggers.py line 860, read 2026-11-26.
+        m("vllm:request_time_per_output_token_seconds", "histogram"),
         m("vllm:request_queue_time_seconds", "histogram"),
     )
 
@@ -105,6 +116,8 @@ def _v0_9_1_table() -> tuple[EngineMetric, ...]:
         m("vllm:request_success_total", "counter", (*model, "finished_reason")),
         m("vllm:time_to_first_token_seconds", "histogram"),
         m("vllm:e2e_request_latency_seconds", "histogram"),
+        # Every gap between two tokens of a request (vllm/engine/metrics.py line 121 of the 0.9.1 sdist,
+        # PyPI sha256 c5ad1160...); 0.9.1 has no per-request mean.
         m("vllm:time_per_output_token_seconds", "histogram"),
         m("vllm:request_queue_time_seconds", "histogram"),
     )
@@ -117,6 +130,10 @@ VLLM_METRIC_TABLES: dict[str, tuple[EngineMetric, ...]] = {
     "0.29.0": _v1_table("0.29.0", "2026-11-24"),
 }
 KV_CACHE_USAGE = ("vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc")  # >= 0.11 / 0.9.1
+# Time per output token: each request's mean (0.28.0, 0.29.0) / every token's gap (0.9.1, which has no
+# per-request figure; its p99 over tokens is at least the p99 over requests, so Neuron pools are held
+# to the budget a little more strictly).
+TIME_PER_OUTPUT_TOKEN = ("vllm:request_time_per_output_token_seconds", "vllm:time_per_output_token_seconds")
 
 
 def _release(version: str) -> tuple[tuple[int, ...], bool]:
@@ -152,25 +169,42 @@ class Latency(StrEnum):
     BATCH = "batch"
 
 
-_BUDGET_SOURCE = (
-    "inference-infra defaults: interactive TTFT p99 < 100 ms and request latency p99 < 500 ms (a chat reply"
-    " that starts at once); batch TTFT p99 < 500 ms, no latency budget (throughput matters, not a reply time)"
+# MLPerf Inference's latency constraints for LLM serving, loadgen/mlperf.conf (mlcommons/inference,
+# commit 001712e9daf80386e0dda43f97b8f36981d792c4, read 2026-11-26): the Server scenario holds
+# llama3_1-8b to ttft_latency 2000 ms and tpot_latency 100 ms (llama2-70b: 2000 / 200 ms), both at
+# the 99th percentile; its stricter Interactive scenarios (llama3_1-8b-interactive 500 / 30 ms,
+# llama2-70b-interactive 450 / 40 ms) are for pools sized for latency.
+MLPERF_CONF = (
+    "https://github.com/mlcommons/inference/blob/001712e9daf80386e0dda43f97b8f36981d792c4/loadgen/mlperf.conf"
+)
+_INTERACTIVE_SOURCE = (
+    f"MLPerf Inference Server scenario, llama3_1-8b: TTFT p99 <= 2000 ms, TPOT p99 <= 100 ms ({MLPERF_CONF}, "
+    "read 2026-11-26): online serving of a chat-size model"
+)
+_BATCH_SOURCE = (
+    "inference-infra default: a batch pool is judged on throughput, not reply time; TTFT p99 over 10 s "
+    "means requests sit in the queue"
 )
 
 
 @dataclass(frozen=True, kw_only=True)
 class ServingBudget:
-    """A latency class's SLO. None: no budget for that figure."""
+    """A latency class's SLO (p99 seconds). None: no budget for that figure."""
 
     ttft_p99_seconds: float
-    latency_p99_seconds: float | None
-    source: str = _BUDGET_SOURCE
+    tpot_p99_seconds: float | None  # time per output token: a request's mean inter-token latency
+    source: str
 
 
 BUDGETS: dict[Latency, ServingBudget] = {
-    Latency.INTERACTIVE: ServingBudget(ttft_p99_seconds=0.1, latency_p99_seconds=0.5),
-    Latency.BATCH: ServingBudget(ttft_p99_seconds=0.5, latency_p99_seconds=None),
+    Latency.INTERACTIVE: ServingBudget(
+        ttft_p99_seconds=2.0, tpot_p99_seconds=0.1, source=_INTERACTIVE_SOURCE
+    ),
+    Latency.BATCH: ServingBudget(ttft_p99_seconds=10.0, tpot_p99_seconds=None, source=_BATCH_SOURCE),
 }
+# Under-used: an engine running fewer than this share of its --max-num-seqs (the sequences its pool was
+# sized for) on average. inference-infra default: three quarters of the capacity paid for sit idle.
+UNDERUSED_RATIO = 0.25
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -178,12 +212,15 @@ class ServingSettings:
     """What the serving rules depend on: each pool's latency class, and the thresholds."""
 
     pools: Mapping[str, Latency] = field(default_factory=dict)  # pool name -> latency class
+    # pool name -> its engines' --max-num-seqs (from the engines the fleet planned, EngineConfig)
+    max_num_seqs: Mapping[str, int] = field(default_factory=dict)
     engine_job: str = ENGINE_JOB
     node_job: str = "node-exporter"
     kv_cache_full_ratio: float = 0.95  # issue 15: KV-cache usage above 95%
     error_ratio: float = 0.001  # issue 15: error rate above 0.1%
     throughput_drop_ratio: float = 0.2  # issue 15: > 20% fewer tokens/s than the previous hour
-    min_batch: float = 4.0  # issue 15: average batch under 4 for 30 minutes
+    underused_ratio: float = UNDERUSED_RATIO  # of the pool's --max-num-seqs
+    min_batch: float = 4.0  # issue 15's absolute floor, for a pool whose --max-num-seqs is not given
     batch_minutes: int = 30
     model_load_seconds: int = 120  # issue 15: model load time over 120 s
 
@@ -195,7 +232,14 @@ def validate_serving_settings(s: ServingSettings, where: str = "serving") -> lis
             problems.append(Problem(f"{where}.pools", pool, "must be a pool name without quotes"))
         if not isinstance(latency, Latency):
             problems.append(Problem(f"{where}.pools[{pool}]", latency, "must be one of interactive, batch"))
-    for name in ("kv_cache_full_ratio", "error_ratio", "throughput_drop_ratio"):
+    for pool, seqs in s.max_num_seqs.items():
+        if not pool or '"' in pool or "\\" in pool:
+            problems.append(Problem(f"{where}.max_num_seqs", pool, "must be a pool name without quotes"))
+        if isinstance(seqs, bool) or not isinstance(seqs, int) or seqs < 1:
+            problems.append(
+                Problem(f"{where}.max_num_seqs[{pool}]", seqs, "must be a whole number, 1 or more")
+            )
+    for name in ("kv_cache_full_ratio", "error_ratio", "throughput_drop_ratio", "underused_ratio"):
         value = getattr(s, name)
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value < 1:
             problems.append(Problem(f"{where}.{name}", value, "must be a ratio above 0 and below 1"))
@@ -213,7 +257,8 @@ def validate_serving_settings(s: ServingSettings, where: str = "serving") -> lis
 
 
 def budget_rules(s: ServingSettings) -> list[dict[str, Any]]:
-    """One budget series per declared pool: what the TTFT and latency alerts compare against."""
+    """Per declared pool: the budgets the latency alerts compare against, and the engines'
+    --max-num-seqs the under-use alert does."""
     rules: list[dict[str, Any]] = []
     for pool, latency in sorted(s.pools.items()):
         budget = BUDGETS[latency]
@@ -225,19 +270,24 @@ def budget_rules(s: ServingSettings) -> list[dict[str, Any]]:
                 "labels": labels,
             }
         )
-        if budget.latency_p99_seconds is not None:
+        if budget.tpot_p99_seconds is not None:
             rules.append(
                 {
-                    "record": LATENCY_BUDGET_SERIES,
-                    "expr": f"vector({num(budget.latency_p99_seconds)})",
+                    "record": ITL_BUDGET_SERIES,
+                    "expr": f"vector({num(budget.tpot_p99_seconds)})",
                     "labels": labels,
                 }
             )
+    for pool, seqs in sorted(s.max_num_seqs.items()):
+        rules.append({"record": MAX_NUM_SEQS_SERIES, "expr": f"vector({seqs})", "labels": {"pool": pool}})
     return rules
 
 
-def _p99(metric: str, job: str) -> str:
-    return f'histogram_quantile(0.99, sum by (pool, le) (rate({metric}_bucket{{job="{job}"}}[5m])))'
+def _p99(metric: str | tuple[str, ...], job: str) -> str:
+    """p99 over 5 minutes by pool; of several names (one per engine version), each engine's own."""
+    names = (metric,) if isinstance(metric, str) else metric
+    rates = " or ".join(f'rate({m}_bucket{{job="{job}"}}[5m])' for m in names)
+    return f"histogram_quantile(0.99, sum by (pool, le) ({rates}))"
 
 
 def _over_budget(p99: str, budget_series: str, default: float) -> str:
@@ -283,24 +333,28 @@ def _alerts(s: ServingSettings) -> list[_Alert]:
             5,
             "Time to first token p99 over budget in pool {{ $labels.pool }}",
             'Pool {{ $labels.pool }} has a p99 time to first token of {{ $value | printf "%.3f" }} s for '
-            "5 minutes, over its budget (interactive 0.1 s, batch 0.5 s). Requests queue for prefill: add "
-            "capacity, lower max concurrency or move long prompts to a batch pool.",
+            f"5 minutes, over its budget (interactive {num(interactive.ttft_p99_seconds)} s, batch "
+            f"{num(BUDGETS[Latency.BATCH].ttft_p99_seconds)} s). Requests queue for prefill: add capacity, "
+            "lower max concurrency or move long prompts to a batch pool.",
             {"slo": "ttft"},
         ),
         _Alert(
-            "ServingTtftHigh",
+            "ServingInterTokenLatencyHigh",
             "warning",
             "capacity",
             _over_budget(
-                _p99("vllm:e2e_request_latency_seconds", job),
-                LATENCY_BUDGET_SERIES,
-                interactive.latency_p99_seconds or 0,
+                _p99(TIME_PER_OUTPUT_TOKEN, job),
+                ITL_BUDGET_SERIES,
+                interactive.tpot_p99_seconds or 0,
             ),
             5,
-            "Request latency p99 over budget in pool {{ $labels.pool }}",
-            'Pool {{ $labels.pool }} has a p99 end-to-end request latency of {{ $value | printf "%.3f" }} s '
-            "for 5 minutes, over the interactive budget of 0.5 s.",
-            {"slo": "latency"},
+            "Inter-token latency p99 over budget in pool {{ $labels.pool }}",
+            "Pool {{ $labels.pool }} streams its replies at a p99 of "
+            '{{ $value | printf "%.3f" }} s per token (each request\'s mean time per output token) for '
+            f"5 minutes, over the interactive budget of {num(interactive.tpot_p99_seconds or 0)} s. Decode "
+            "steps are slow: too many sequences per engine, preemption (KV cache full) or long prefills "
+            "interleaved with decoding. Lower --max-num-seqs, add capacity, or move long prompts away.",
+            {"slo": "itl"},
         ),
         _Alert(
             "ServingQueueGrowing",
@@ -352,12 +406,13 @@ def _alerts(s: ServingSettings) -> list[_Alert]:
             "ServingBatchUnderused",
             "warning",
             "cost",
-            f'avg_over_time(vllm:num_requests_running{{job="{job}"}}[5m]) < {num(s.min_batch)}',
+            _underused(s),
             s.batch_minutes,
             "Accelerator under-used on " + where,
-            "The engine on " + where + ' has run {{ $value | printf "%.1f" }} requests at a time on average, '
-            f"under {num(s.min_batch)} for {s.batch_minutes} minutes. The accelerator is paid for by the "
-            "hour: consolidate pools, scale in or move to a smaller instance.",
+            "The engine on " + where + ' has run {{ $value | printf "%.1f" }} requests at a time on average '
+            f"for {s.batch_minutes} minutes, under {num(100 * s.underused_ratio)}% of the sequences its pool "
+            f"was sized for (--max-num-seqs; {num(s.min_batch)} where that is not known). The accelerator "
+            "is paid for by the hour: consolidate pools, scale in or move to a smaller instance.",
         ),
         _Alert(
             "ModelLoadSlow",
@@ -372,6 +427,16 @@ def _alerts(s: ServingSettings) -> list[_Alert]:
             "engine is still loading (slow weight cache) or failed to load.",
         ),
     ]
+
+
+def _underused(s: ServingSettings) -> str:
+    """Running sequences below the pool's share of --max-num-seqs; the absolute floor for a pool
+    whose --max-num-seqs the settings do not give."""
+    running = f'avg_over_time(vllm:num_requests_running{{job="{s.engine_job}"}}[5m])'
+    return (
+        f"(\n  {running}\n  < on (pool) group_left () ({num(s.underused_ratio)} * {MAX_NUM_SEQS_SERIES})\n)\n"
+        f"or\n(\n  ({running} unless on (pool) {MAX_NUM_SEQS_SERIES})\n  < {num(s.min_batch)}\n)"
+    )
 
 
 def serving_alert_rules(s: ServingSettings, runbook_url: str) -> list[dict[str, Any]]:

@@ -29,9 +29,13 @@ from typing import Any
 
 from inference_infra.components.errors import InputError
 from inference_infra.components.offline_plan.model import (
+    SECRET_SIG,
+    SIG_KEY,
+    UNKNOWN,
     Capture,
     CapturedResource,
     is_resource_reference,
+    is_secret,
     plain,
 )
 from inference_infra.components.offline_plan.policy_pack import (
@@ -41,6 +45,7 @@ from inference_infra.components.offline_plan.policy_pack import (
     read_config_file,
     reconcile,
 )
+from inference_infra.components.resources.secrets import is_plaintext_secret
 
 MANDATORY = "mandatory"
 
@@ -126,7 +131,14 @@ def evaluate_policies(capture: Capture, pack_dir: Path | None, config_path: Path
 
 
 def evaluate_packs(capture: Capture, runs: list[tuple[Path, Path | None]]) -> PolicyReport:
-    """Several packs over one capture (as `pulumi preview --policy-pack A --policy-pack B`), merged."""
+    """Several packs over one capture (as `pulumi preview --policy-pack A --policy-pack B`), merged.
+
+    First, every plaintext secret in the capture (a token in user data, in an SSM String parameter,
+    in a container's environment: `components.resources.secrets`) is marked secret, so the plan
+    shows `[secret]` where it sits and scrubs it from every text, whichever packs run; the policies
+    still see the value (the analyzer unwraps secrets), so no-plaintext-secrets reports where it is.
+    """
+    mark_plaintext_secrets(capture)
     if not runs:
         return evaluate_policies(capture, None, None)
     reports = [evaluate_policies(capture, pack, config) for pack, config in runs]
@@ -163,6 +175,7 @@ class _Evaluation:
         self._props: dict[str, Any] = {}
         self._providers: dict[tuple[str, str | None], Any] = {}
         self._configs: dict[str, dict[str, Any] | None] = {}
+        self._stack: list[Any] | None = None  # what every stack policy sees, built once
 
     def run(self) -> PolicyReport:
         from pulumi_policy import EnforcementLevel, ResourceValidationPolicy, StackValidationPolicy
@@ -224,6 +237,11 @@ class _Evaluation:
             self._not_applicable(policy.name, outcome)
 
     def _stack_resources(self) -> list[Any]:
+        if self._stack is None:
+            self._stack = self._build_stack_resources()
+        return self._stack
+
+    def _build_stack_resources(self) -> list[Any]:
         from pulumi_policy import PolicyResource
 
         resources, by_urn = [], {}
@@ -321,6 +339,30 @@ class _Evaluation:
         }
         urn = f"urn:pulumi:{self.capture.stack}::{self.capture.project}::pulumi:providers:{package}::default"
         return PolicyProviderResource(f"pulumi:providers:{package}", _analyzer_props(config), urn, "default")
+
+
+def mark_plaintext_secrets(capture: Capture) -> None:
+    """Wrap every string of the capture's inputs that holds a plaintext secret in a secret envelope."""
+    for i, resource in enumerate(capture.resources):
+        props = _marked(resource.wire_props)
+        if props is not resource.wire_props:
+            capture.resources[i] = CapturedResource(**{**resource.__dict__, "wire_props": props})
+
+
+def _marked(value: Any, name: str | None = None) -> Any:
+    """value with secret strings enveloped; the same object when nothing changed."""
+    if isinstance(value, str):
+        if value != UNKNOWN and is_plaintext_secret(name, value):
+            return {SIG_KEY: SECRET_SIG, "value": value}
+        return value
+    if isinstance(value, dict) and not is_secret(value) and not is_resource_reference(value):
+        entry = value.get("name") if isinstance(value.get("name"), str) else None  # {name, value}: a variable
+        changed = {k: _marked(v, entry if k == "value" and entry else k) for k, v in value.items()}
+        return value if all(changed[k] is value[k] for k in value) else changed
+    if isinstance(value, list):
+        items = [_marked(v, name) for v in value]
+        return value if all(a is b for a, b in zip(items, value, strict=True)) else items
+    return value
 
 
 def _analyzer_props(wire: Any) -> Any:

@@ -60,6 +60,7 @@ RegionOf = Callable[[Priceable, Cloud], str | None]
 
 
 ACCELERATOR = "accelerator"
+SUBNET = "aws:ec2/subnet:Subnet"
 
 
 @dataclass(frozen=True)
@@ -148,8 +149,11 @@ _PURCHASE_NOTE = {
 _GCP_BUNDLED = ("a2-", "a3-", "a4-", "a4x-", "g2-", "g4-")
 
 
-def price_use(use: AcceleratorUse, region: str | None) -> tuple[float, str]:
+def price_use(use: AcceleratorUse, region: str | None, zone: str | None = None) -> tuple[float, str]:
     """Hourly USD and basis for one accelerator use. Raises CatalogError for unknown types.
+
+    Spot is priced at the use's zone (`zone`, an AWS zone id the stack states, else the zone the
+    resource names) when the spot snapshot has that zone's figure, else at the region's highest.
 
     A machine type with bundled GPUs (a2, a3, g2, every EC2 type) is priced as a
     whole, whatever `guestAccelerators` repeats; an N1 VM is priced as the VM
@@ -159,6 +163,7 @@ def price_use(use: AcceleratorUse, region: str | None) -> tuple[float, str]:
     if len(use.all_types) > 1:  # a group that may launch several types: priced at the dearest
         return price_dearest(use, region, price_use)
     model = _model(use.purchase)
+    zone = zone or use.zone
     note = _PURCHASE_NOTE.get(use.purchase, "") + use.scaling
     item = find_instance_type(use.machine_type, use.cloud)
     if use.machine_type.startswith("ml.") and use.cloud is Cloud.AWS:  # SageMaker bills its own rate
@@ -173,7 +178,7 @@ def price_use(use: AcceleratorUse, region: str | None) -> tuple[float, str]:
         # A mixed group or fleet: part on spot (its instances distribution), the rest on demand.
         spot_n = round(use.count * use.spot_share, 2)
         on_demand = hourly_price(item, region=region, model=PriceModel.ON_DEMAND, count=1)
-        spot = hourly_price(item, region=region, model=PriceModel.SPOT, count=1)
+        spot = hourly_price(item, region=region, model=PriceModel.SPOT, count=1, zone=zone)
         hourly = (use.count - spot_n) * on_demand.hourly_usd + spot_n * spot.hourly_usd
         basis = (
             f"{use.count} x {use.machine_type}, mixed by its instances distribution: "
@@ -182,7 +187,7 @@ def price_use(use: AcceleratorUse, region: str | None) -> tuple[float, str]:
         )
         price = Price(hourly, basis)
     elif item is not None:
-        price = hourly_price(item, region=region, model=model, count=use.count)
+        price = hourly_price(item, region=region, model=model, count=use.count, zone=zone)
     elif (
         use.cloud is Cloud.GCP
         and len(use.guest_accelerators) == 1
@@ -197,10 +202,25 @@ def price_use(use: AcceleratorUse, region: str | None) -> tuple[float, str]:
     return price.hourly_usd, price.basis + note
 
 
+def stated_zone_ids(resources: Sequence[Priceable]) -> dict[str, str]:
+    """Subnet id -> AWS zone id, for the subnets the stack makes by zone id (`availabilityZoneId`).
+
+    A zone name in the oldest regions is a different zone in each account; a zone id is the same
+    everywhere, so an instance in such a subnet is priced at that zone's spot figure.
+    """
+    found: dict[str, str] = {}
+    for r in resources:
+        zone_id = r.props.get("availabilityZoneId") if r.type == SUBNET else None
+        if isinstance(zone_id, str) and zone_id and r.id:
+            found[r.id] = zone_id
+    return found
+
+
 def price_resources(resources: Sequence[Priceable], default_region: RegionOf) -> CostReport:
     """Price custom resources; default_region gives the region of one whose zone is not set."""
     report = CostReport()
     templates = template_index(resources)
+    zone_ids = stated_zone_ids(resources)
     # (resource, use, is an accelerator): accelerators as the policies see them (accelerator_use),
     # every other machine (bastions, system node groups, default pools) from the CPU machine table.
     uses: list[tuple[Priceable, AcceleratorUse, bool]] = []
@@ -229,7 +249,10 @@ def price_resources(resources: Sequence[Priceable], default_region: RegionOf) ->
             continue
         region = use.region or default_region(r, use.cloud)
         try:
-            hourly, basis = price_use(use, region) if is_accelerator else price_machine_use(use, region)
+            if is_accelerator:
+                hourly, basis = price_use(use, region, zone_ids.get(str(r.props.get("subnetId"))))
+            else:
+                hourly, basis = price_machine_use(use, region)
         except CatalogError as e:
             report.unpriced.append((r.urn, str(e)))
             if is_accelerator:

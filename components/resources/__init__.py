@@ -12,6 +12,7 @@ Pricing (`inference_infra.components.pricing`) prices what these read; the polic
 the offline plan reports both. Pure: no Pulumi runtime and no provider SDK.
 """
 
+from inference_infra.components.resources.addresses import Exposure, exposure, is_public_address
 from inference_infra.components.resources.aws import EKS_DEFAULT_INSTANCE_TYPE, is_aws_accelerator_type
 from inference_infra.components.resources.gcp import (
     group_manager_template_refs,
@@ -24,9 +25,10 @@ from inference_infra.components.resources.k8s import (
     is_accelerator_resource,
     node_pool_types,
 )
+from inference_infra.components.resources.links import Linked, StackIndex
 from inference_infra.components.resources.props import UNKNOWN_VALUE, Unknown, get_path, known
 from inference_infra.components.resources.readers import accelerator_use, is_accelerator_instance, machine_use
-from inference_infra.components.resources.templates import template_index
+from inference_infra.components.resources.templates import holder_template_lookup, template_index
 from inference_infra.components.resources.types import (
     AWS_AUTOSCALING_GROUP,
     AWS_BATCH_COMPUTE_ENVIRONMENT,
@@ -35,6 +37,7 @@ from inference_infra.components.resources.types import (
     AWS_EC2_FLEET,
     AWS_EKS_NODE_GROUP,
     AWS_INSTANCE,
+    AWS_LAUNCH_CONFIGURATION,
     AWS_LAUNCH_TEMPLATE,
     AWS_SAGEMAKER_ENDPOINT_CONFIG,
     AWS_SPOT_FLEET,
@@ -71,6 +74,7 @@ __all__ = [
     "AWS_EC2_FLEET",
     "AWS_EKS_NODE_GROUP",
     "AWS_INSTANCE",
+    "AWS_LAUNCH_CONFIGURATION",
     "AWS_LAUNCH_TEMPLATE",
     "AWS_SAGEMAKER_ENDPOINT_CONFIG",
     "AWS_SPOT_FLEET",
@@ -91,21 +95,27 @@ __all__ = [
     "RUNNING_TYPES",
     "UNKNOWN_VALUE",
     "AcceleratorUse",
+    "Exposure",
     "Known",
+    "Linked",
     "MachineUse",
     "Purchase",
     "Reader",
+    "StackIndex",
     "TemplateLookup",
     "Unknown",
     "accelerator_use",
+    "exposure",
     "get_path",
     "gke_tpu_slice",
     "group_manager_template_refs",
     "helm_chart_warnings",
+    "holder_template_lookup",
     "is_accelerator_instance",
     "is_accelerator_resource",
     "is_aws_accelerator_type",
     "is_gcp_accelerator_type",
+    "is_public_address",
     "known",
     "machine_use",
     "node_pool_types",

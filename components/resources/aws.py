@@ -22,6 +22,7 @@ from inference_infra.components.resources.types import (
     AWS_EC2_FLEET,
     AWS_EKS_NODE_GROUP,
     AWS_INSTANCE,
+    AWS_LAUNCH_CONFIGURATION,
     AWS_LAUNCH_TEMPLATE,
     AWS_SAGEMAKER_ENDPOINT_CONFIG,
     AWS_SPOT_FLEET,
@@ -109,6 +110,17 @@ def _aws_launch_template(
     )
 
 
+def _aws_launch_configuration(
+    props: Mapping[str, Any], _: TemplateLookup | None, accepts: Known
+) -> AcceleratorUse | None:
+    """An Auto Scaling launch configuration: describes instances, spot when it names a spot price."""
+    instance_type = known(get_path(props, "instanceType"))
+    if not isinstance(instance_type, str) or not accepts(instance_type, Cloud.AWS):
+        return None
+    purchase = Purchase.SPOT if known(get_path(props, "spotPrice")) else Purchase.ON_DEMAND
+    return AcceleratorUse(Cloud.AWS, instance_type, 1, purchase, template=True)
+
+
 def _aws_reservation(
     purchase: Purchase,
 ) -> Reader:
@@ -157,10 +169,18 @@ def _aws_autoscaling_group(
         get_path(mixed, "launchTemplate", "launchTemplateSpecification")
     )
     template = template_of(ref) if template_of is not None and isinstance(ref, Mapping) else None
+    configuration = props.get("launchConfiguration")  # the legacy template: its name (or not known yet)
+    if template is None and template_of is not None and configuration is not None:
+        template = template_of({"name": configuration})
     overrides = known(get_path(mixed, "launchTemplate", "overrides")) or []
-    override_types = tuple(
-        t for o in overrides if (t := _known_aws_type(known(get_path(o, "instanceType")), accepts))
-    )
+    override_types: list[str] = []
+    for override in overrides:
+        # An override names a type, or a launch template of its own whose type it launches.
+        spec = known(get_path(override, "launchTemplateSpecification"))
+        own = template_of(spec) if template_of is not None and isinstance(spec, Mapping) else None
+        for candidate in (known(get_path(override, "instanceType")), known(get_path(own, "instanceType"))):
+            if (t := _known_aws_type(candidate, accepts)) and t not in override_types:
+                override_types.append(t)
     instance_type = _known_aws_type(known(get_path(template, "instanceType")), accepts) or next(
         iter(override_types), None
     )
@@ -176,6 +196,8 @@ def _aws_autoscaling_group(
         share = max(count - base, 0) * (100 - on_demand_pct) / 100 / count if count else 0.0
     if mixed is not None and base == 0 and on_demand_pct == 0:
         purchase = Purchase.SPOT
+    elif mixed is None and template is not None and known(get_path(template, "spotPrice")):
+        purchase = Purchase.SPOT  # a launch configuration that bids for spot
     elif mixed is None and template is not None:
         purchase = _aws_purchase(template)[0]
     else:
@@ -188,7 +210,7 @@ def _aws_autoscaling_group(
         min_count=low,
         max_count=high,
         spot_share=share,
-        alternatives=override_types,
+        alternatives=tuple(override_types),
     )
 
 
@@ -324,6 +346,7 @@ READERS: dict[str, Reader] = {
     AWS_INSTANCE: _aws_instance,
     AWS_SPOT_REQUEST: _aws_spot_request,
     AWS_LAUNCH_TEMPLATE: _aws_launch_template,
+    AWS_LAUNCH_CONFIGURATION: _aws_launch_configuration,
     AWS_CAPACITY_RESERVATION: _aws_reservation(Purchase.RESERVED),
     AWS_CAPACITY_BLOCK: _aws_reservation(Purchase.CAPACITY_BLOCK),
     AWS_AUTOSCALING_GROUP: _aws_autoscaling_group,

@@ -11,7 +11,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
+from inference_infra.components.resources.links import Linked, StackIndex
+from inference_infra.components.resources.props import UNKNOWN_VALUE
 from inference_infra.components.resources.types import (
+    AWS_LAUNCH_CONFIGURATION,
     AWS_LAUNCH_TEMPLATE,
     GCP_INSTANCE_TEMPLATE,
     GCP_REGION_INSTANCE_TEMPLATE,
@@ -42,7 +45,7 @@ def template_index(resources: Sequence[Described]) -> TemplateLookup:
     instance group's instanceTemplate (id, self link or unique self link) to the GCE template's."""
     by_ref: dict[str, Mapping[str, Any]] = {}
     for r in resources:
-        if r.type == AWS_LAUNCH_TEMPLATE:
+        if r.type in (AWS_LAUNCH_TEMPLATE, AWS_LAUNCH_CONFIGURATION):
             props = r.props
             for ref in (r.id, props.get("name")):
                 if isinstance(ref, str):
@@ -60,3 +63,27 @@ def template_index(resources: Sequence[Described]) -> TemplateLookup:
         return by_ref.get(_gce_path(link)) if isinstance(link, str) else None
 
     return template_of
+
+
+_TEMPLATE_TYPES = (
+    AWS_LAUNCH_TEMPLATE,
+    AWS_LAUNCH_CONFIGURATION,
+    GCP_INSTANCE_TEMPLATE,
+    GCP_REGION_INSTANCE_TEMPLATE,
+)
+_REF_KEYS = ("id", "name", "launchTemplateId", "launchTemplateName", "selfLink")
+
+
+def holder_template_lookup(template_of: TemplateLookup, stack: StackIndex, holder: Linked) -> TemplateLookup:
+    """template_of for one resource: a reference whose id or name is not known until deploy time
+    (`pulumi preview` before the template exists, or a template's generated name) resolves to the
+    one template the resource depends on."""
+
+    def lookup(reference: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        found = template_of(reference)
+        if found is not None or not any(reference.get(k) is UNKNOWN_VALUE for k in _REF_KEYS):
+            return found
+        candidates = stack.dependencies(holder, _TEMPLATE_TYPES)
+        return candidates[0].props if len(candidates) == 1 else None
+
+    return lookup

@@ -8,6 +8,8 @@ import re
 AWS_INSTANCE = "aws:ec2/instance:Instance"
 AWS_SPOT_REQUEST = "aws:ec2/spotInstanceRequest:SpotInstanceRequest"
 AWS_LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+# An Auto Scaling group's legacy template (instance type, spot price, user data; no tags).
+AWS_LAUNCH_CONFIGURATION = "aws:ec2/launchConfiguration:LaunchConfiguration"
 AWS_CAPACITY_RESERVATION = "aws:ec2/capacityReservation:CapacityReservation"
 AWS_CAPACITY_BLOCK = "aws:ec2/capacityBlockReservation:CapacityBlockReservation"
 AWS_AUTOSCALING_GROUP = "aws:autoscaling/group:Group"
@@ -36,6 +38,9 @@ RUNNING_TYPES = frozenset({AWS_INSTANCE, AWS_SPOT_REQUEST, GCP_INSTANCE, GCP_TPU
 AWS_VOLUME = "aws:ebs/volume:Volume"
 AWS_NAT_GATEWAY = "aws:ec2/natGateway:NatGateway"
 AWS_EIP = "aws:ec2/eip:Eip"
+AWS_EIP_ASSOCIATION = "aws:ec2/eipAssociation:EipAssociation"
+AWS_NETWORK_INTERFACE = "aws:ec2/networkInterface:NetworkInterface"
+AWS_NETWORK_INTERFACE_ATTACHMENT = "aws:ec2/networkInterfaceAttachment:NetworkInterfaceAttachment"
 AWS_VPC_ENDPOINT = "aws:ec2/vpcEndpoint:VpcEndpoint"
 AWS_LOAD_BALANCERS = ("aws:lb/loadBalancer:LoadBalancer", "aws:alb/loadBalancer:LoadBalancer")
 AWS_EFS = "aws:efs/fileSystem:FileSystem"

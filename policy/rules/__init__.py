@@ -12,16 +12,24 @@ from inference_infra.policy.rules import (
     accelerator_images_pinned,
     accelerator_imdsv2_required,
     accelerator_no_public_ip,
+    accelerator_service_account_restricted,
     accelerator_spend_budget,
     allowed_accelerator_types,
     endpoint_tls_in_production,
+    gcp_no_basic_roles,
+    gcs_bucket_not_public,
+    iam_no_wildcard_access,
     idle_watchdog_required,
     inference_endpoint_internal,
+    load_balancer_hardened_in_production,
     model_cache_write_restricted,
     no_open_ingress,
+    no_plaintext_secrets,
     nonprod_accelerators_spot_or_autoshutdown,
     required_cost_tags,
+    s3_bucket_not_public,
     storage_encrypted,
+    vpc_flow_logs_in_production,
 )
 
 MODULES = (
@@ -38,5 +46,13 @@ MODULES = (
     endpoint_tls_in_production,
     model_cache_write_restricted,
     accelerator_images_pinned,
+    s3_bucket_not_public,
+    gcs_bucket_not_public,
+    iam_no_wildcard_access,
+    gcp_no_basic_roles,
+    accelerator_service_account_restricted,
+    no_plaintext_secrets,
+    load_balancer_hardened_in_production,
+    vpc_flow_logs_in_production,
 )
 POLICIES: tuple[Policy, ...] = tuple(m.POLICY for m in MODULES)

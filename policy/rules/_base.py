@@ -13,7 +13,7 @@ known during preview" diagnostic), so it is visible without failing the gate.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,7 +31,7 @@ from pulumi_policy import (
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, UnknownValueError
 
 from inference_infra.components.resources import UNKNOWN_VALUE as UNKNOWN
-from inference_infra.components.resources import template_index
+from inference_infra.components.resources import StackIndex, holder_template_lookup, template_index
 
 # Every sentinel the engine uses for a value not known yet, one per type.
 _UNKNOWN_SENTINELS = frozenset(
@@ -41,6 +41,15 @@ _UNKNOWN_SENTINELS = frozenset(
 
 def plain(value: Any) -> Any:
     """Analyzer props (proxies, unknown sentinels) as plain dicts/lists with UNKNOWN markers."""
+    kind = type(value)  # the common plain types first: this runs for every value of every resource
+    if kind is str:
+        return UNKNOWN if value in _UNKNOWN_SENTINELS else value
+    if kind in (int, float, bool) or value is None:
+        return value
+    if kind is dict:
+        return {k: plain(v) for k, v in value.items()}
+    if kind is list:
+        return [plain(v) for v in value]
     if isinstance(value, Mapping):
         target = _proxy_target(value)
         return {k: plain(v) for k, v in target.items()}
@@ -50,6 +59,24 @@ def plain(value: Any) -> Any:
     if isinstance(value, str) and value in _UNKNOWN_SENTINELS:
         return UNKNOWN
     return value
+
+
+# Resource policies of one evaluation receive the same props object for a resource (the analyzer
+# deserializes once): converted once, by identity. The object is held, so its id is not reused.
+_PLAIN_CACHE: dict[int, tuple[Any, Any]] = {}
+_PLAIN_CACHE_SIZE = 20_000
+
+
+def plain_once(value: Any) -> Any:
+    """plain(value), remembered for this very object (checks never change what they are given)."""
+    hit = _PLAIN_CACHE.get(id(value))
+    if hit is not None and hit[0] is value:
+        return hit[1]
+    if len(_PLAIN_CACHE) >= _PLAIN_CACHE_SIZE:
+        _PLAIN_CACHE.clear()
+    converted = plain(value)
+    _PLAIN_CACHE[id(value)] = (value, converted)
+    return converted
 
 
 def show(value: Any) -> str:
@@ -79,6 +106,7 @@ class Resource:
     urn: str = ""
     provider: Mapping[str, Any] = field(default_factory=dict)  # the provider's inputs (region, ...)
     parent: str | None = None  # parent URN (stack policies)
+    dependencies: tuple[str, ...] = ()  # URNs of the resources it depends on (stack policies)
 
     @property
     def id(self) -> str | None:
@@ -166,9 +194,9 @@ def resource_policy(
     defaults = config_defaults(schema)
 
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
-        provider = plain(args.provider.props) if args.provider is not None else {}
+        provider = plain_once(args.provider.props) if args.provider is not None else {}
         resource = Resource(
-            args.resource_type, args.name, plain(args.props), args.urn, provider, args.opts.parent
+            args.resource_type, args.name, plain_once(args.props), args.urn, provider, args.opts.parent
         )
         _report(check(resource, {**defaults, **plain(args.get_config())}), args, report)
 
@@ -183,38 +211,35 @@ def resource_policy(
 
 
 TemplatedCheck = Callable[[Resource, Mapping[str, Any], Callable[[Mapping[str, Any]], Any]], Outcome]
+StackJudgement = Callable[[Sequence[Resource], Mapping[str, Any]], Iterable[tuple[Resource, Outcome]]]
 
 
-def per_resource_stack_policy(
+def judged_stack_policy(
     *,
     name: str,
     description: str,
     severity: Severity,
     enforcement: EnforcementLevel,
     schema: PolicyConfigSchema,
-    check: TemplatedCheck,
+    judge: StackJudgement,
     applies_to: str,
 ) -> StackValidationPolicy:
-    """A stack policy that judges each resource on its own, but with the whole stack at hand.
+    """A stack policy that judges resources one by one, with the whole stack at hand.
 
-    A resource policy sees one resource: an Auto Scaling group or an instance that takes its
-    instance type and market from a launch template cannot be judged there. This adapter runs
-    `check(resource, config, template_of)` on every resource, where template_of resolves a
-    launchTemplate reference to the template's props, and reports each violation on the
-    resource's URN, as a resource policy would. Unknown values are collected per resource
-    (named `<resource>.<path>`) and reported after every violation.
+    `judge(resources, config)` yields (resource, outcome) for every resource it judged or found not
+    applicable; each violation is reported on that resource's URN, as a resource policy would.
+    Unknown values are collected per resource (named `<resource>.<path>`) and reported after every
+    violation. When no resource applied, the policy says why (once per reason).
     """
     defaults = config_defaults(schema)
 
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         resources = _stack_resources(args)
         config = {**defaults, **plain(args.get_config())}
-        template_of = template_index(resources)
         unknown: list[list[str]] = []
         applied = False
         reasons: dict[str, None] = {}  # why it applied to none, in order, once each
-        for resource in resources:
-            outcome = check(resource, config, template_of)
+        for resource, outcome in judge(resources, config):
             applied = applied or outcome.not_applicable is None
             if outcome.not_applicable is not None:
                 reasons.setdefault(outcome.not_applicable)
@@ -239,7 +264,64 @@ def per_resource_stack_policy(
     )
 
 
+def with_templates(check: TemplatedCheck) -> StackJudgement:
+    """Judge each resource with `check(resource, config, template_of)`, where template_of resolves a
+    launch template (or launch configuration, or instance template) reference to its props: by id
+    or name, else, for a reference not known until deploy time, the one template the resource
+    depends on."""
+
+    def judge(resources: Sequence[Resource], config: Mapping[str, Any]) -> Iterable[tuple[Resource, Outcome]]:
+        template_of = template_index(resources)
+        stack = StackIndex(resources)
+        for resource in resources:
+            yield resource, check(resource, config, holder_template_lookup(template_of, stack, resource))
+
+    return judge
+
+
+def per_resource_stack_policy(
+    *,
+    name: str,
+    description: str,
+    severity: Severity,
+    enforcement: EnforcementLevel,
+    schema: PolicyConfigSchema,
+    check: TemplatedCheck,
+    applies_to: str,
+) -> StackValidationPolicy:
+    """A stack policy that judges each resource on its own, but with the whole stack at hand.
+
+    A resource policy sees one resource: an Auto Scaling group or an instance that takes its
+    instance type and market from a launch template cannot be judged there. This adapter runs
+    `check(resource, config, template_of)` on every resource (see `with_templates`) and reports
+    each violation on the resource's URN, as a resource policy would.
+    """
+    return judged_stack_policy(
+        name=name,
+        description=description,
+        severity=severity,
+        enforcement=enforcement,
+        schema=schema,
+        judge=with_templates(check),
+        applies_to=applies_to,
+    )
+
+
+# The last stack converted, by the identity of the analyzer's list: every stack policy of one
+# evaluation gets the same list, and converts it once.
+_CONVERTED: tuple[Any, list[Resource]] | None = None
+
+
 def _stack_resources(args: StackValidationArgs) -> list[Resource]:
+    global _CONVERTED
+    if _CONVERTED is not None and _CONVERTED[0] is args.resources:
+        return _CONVERTED[1]
+    converted = _convert_stack(args)
+    _CONVERTED = (args.resources, converted)
+    return converted
+
+
+def _convert_stack(args: StackValidationArgs) -> list[Resource]:
     return [
         Resource(
             r.resource_type,
@@ -248,6 +330,7 @@ def _stack_resources(args: StackValidationArgs) -> list[Resource]:
             r.urn,
             plain(r.provider.props) if r.provider is not None else {},
             r.parent.urn if r.parent is not None else None,
+            tuple(d.urn for d in r.dependencies),
         )
         for r in args.resources
     ]

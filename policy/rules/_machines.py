@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from inference_infra.components.resources import (
     AWS_AUTOSCALING_GROUP,
@@ -10,12 +11,14 @@ from inference_infra.components.resources import (
     AWS_EC2_FLEET,
     AWS_EKS_NODE_GROUP,
     AWS_INSTANCE,
+    AWS_LAUNCH_CONFIGURATION,
     AWS_LAUNCH_TEMPLATE,
     AWS_SAGEMAKER_ENDPOINT_CONFIG,
     AWS_SPOT_FLEET,
     AWS_SPOT_REQUEST,
     GCP_GKE_CLUSTER,
     GCP_GKE_NODE_POOL,
+    GCP_GROUP_MANAGERS,
     GCP_INSTANCE,
     GCP_INSTANCE_GROUP_MANAGER,
     GCP_INSTANCE_TEMPLATE,
@@ -28,6 +31,7 @@ from inference_infra.components.resources import (
     TemplateLookup,
     accelerator_use,
     get_path,
+    group_manager_template_refs,
 )
 from inference_infra.policy.rules._base import Resource
 
@@ -117,3 +121,35 @@ def launches_from_template(resource: Resource) -> bool:
         configs = props.get("launchTemplateConfigs")
         return isinstance(configs, list) and bool(configs) and not props.get("launchSpecifications")
     return False
+
+
+def template_refs(resource: Resource) -> list[Mapping[str, Any]]:
+    """The launch template references a resource launches from, in the order AWS reads them: an
+    instance's, node group's or group's `launchTemplate`, a mixed-instances policy's specification,
+    a Batch environment's `computeResources.launchTemplate`, a fleet's launch template configs; a
+    group's `launchConfiguration` (by name); a managed instance group's instance templates."""
+    props = resource.props
+    if resource.type in GCP_GROUP_MANAGERS:
+        return [{"selfLink": ref} for ref in group_manager_template_refs(props)]
+    refs = [
+        props.get("launchTemplate"),
+        get_path(props, "mixedInstancesPolicy", "launchTemplate", "launchTemplateSpecification"),
+        get_path(props, "computeResources", "launchTemplate"),
+    ]
+    configs = props.get("launchTemplateConfigs")
+    refs += [get_path(c, "launchTemplateSpecification") for c in configs or [] if isinstance(c, Mapping)]
+    found = [r for r in refs if isinstance(r, Mapping)]
+    if resource.type == AWS_AUTOSCALING_GROUP and props.get("launchConfiguration") is not None:
+        found.append({"name": props["launchConfiguration"]})
+    return found
+
+
+def launch_template(resource: Resource, template_of: TemplateLookup | None) -> Mapping[str, Any] | None:
+    """The (first) launch template, launch configuration or instance template a resource launches
+    from, where the stack has it."""
+    if template_of is None or resource.type in (AWS_LAUNCH_TEMPLATE, AWS_LAUNCH_CONFIGURATION):
+        return None
+    for ref in template_refs(resource):
+        if (template := template_of(ref)) is not None:
+            return template
+    return None

@@ -15,7 +15,12 @@ from typing import Any
 
 from inference_infra.components.resources import (
     AWS_AUTOSCALING_GROUP,
+    AWS_BATCH_COMPUTE_ENVIRONMENT,
+    AWS_EC2_FLEET,
+    AWS_EKS_NODE_GROUP,
+    AWS_LAUNCH_CONFIGURATION,
     AWS_LAUNCH_TEMPLATE,
+    AWS_SPOT_FLEET,
     GCP_GKE_NODE_POOL,
     GCP_GROUP_MANAGERS,
     GCP_INSTANCE_TEMPLATE,
@@ -76,36 +81,75 @@ def cost_tags(resource: Resource) -> TagSet | None:
 def instance_tags(resource: Resource, template: Mapping[str, Any] | None = None) -> TagSet | None:
     """The tags the machines a resource runs or launches carry.
 
-    An instance or VM: its own. A launch template: its `tagSpecifications` for
-    instances. An Auto Scaling group: the tags it propagates at launch. A queued
-    TPU resource: the labels of its (first) node. Given the launch template an
-    instance or group launches from (stack policies), the template's instance tags
-    come first and the instance's or group's own win, as EC2 applies them.
+    An instance or VM: its own. A launch template: its `tagSpecifications` for instances (a launch
+    configuration: none). An Auto Scaling group: its template's instance tags, then the tags it
+    propagates at launch. A Batch compute environment: its template's, then `computeResources.tags`
+    (Batch merges them, its own winning). An EKS managed node group or an EC2 Fleet: its template's
+    only (neither puts its own tags on the instances). A Spot Fleet: each launch specification's
+    tags, or its template's. A queued TPU resource: the labels of its (first) node. A managed
+    instance group: its template's labels. An instance launched from a template: the template's,
+    its own winning.
+
+    Sources (read 2026-11-25): Batch, docs.aws.amazon.com/batch/latest/userguide/launch-templates.html
+    ("Amazon EC2 tags are merged between the launch template and the compute environment"); EKS,
+    docs.aws.amazon.com/eks/latest/APIReference/API_CreateNodegroup.html (node group tags "do not
+    propagate to any other resources associated with the node group, such as the Amazon EC2
+    instances").
     """
-    if template is not None and resource.type in GCP_GROUP_MANAGERS:  # its VMs carry the template's labels
-        return instance_tags(Resource(GCP_INSTANCE_TEMPLATE, "", template))
-    if template is not None and resource.type != AWS_LAUNCH_TEMPLATE:
-        own = instance_tags(resource)
-        inherited = instance_tags(Resource(AWS_LAUNCH_TEMPLATE, "", template))
-        if own is None or inherited is None:
-            return own
-        return TagSet(own.field, {**inherited.values, **own.values}, own.known and inherited.known)
+    if resource.type in GCP_GROUP_MANAGERS:
+        return instance_tags(Resource(GCP_INSTANCE_TEMPLATE, "", template)) if template is not None else None
+    inherited = _template_instance_tags(template)
+    if resource.type == AWS_BATCH_COMPUTE_ENVIRONMENT:
+        own = get_path(resource.props, "computeResources", "tags")
+        return _merged(inherited, TagSet("tags", _mapping(own), own is not UNKNOWN))
+    if resource.type in (AWS_EKS_NODE_GROUP, AWS_EC2_FLEET):
+        return inherited if inherited is not None else TagSet("tags", {}, True)
+    if resource.type == AWS_SPOT_FLEET and inherited is None:
+        specs = resource.props.get("launchSpecifications")
+        if specs is UNKNOWN:
+            return TagSet("tags", {}, False)
+        first = specs[0] if isinstance(specs, list) and specs else {}
+        tags = get_path(first, "tags")
+        return TagSet("tags", _mapping(tags), tags is not UNKNOWN)
+    if resource.type == AWS_SPOT_FLEET:
+        return inherited
     if resource.type == GCP_TPU_QUEUED_RESOURCE:
         labels = get_path(resource.props, "tpu", "nodeSpecs", 0, "node", "labels")
         return TagSet("labels", _mapping(labels), labels is not UNKNOWN)
     if resource.type == AWS_LAUNCH_TEMPLATE:
-        specs = resource.props.get("tagSpecifications")
-        if specs is UNKNOWN:
-            return TagSet("tags", {}, False)
-        for spec in specs if isinstance(specs, list) else []:
-            if isinstance(spec, Mapping) and spec.get("resourceType") == "instance":
-                tags = spec.get("tags")
-                return TagSet("tags", _mapping(tags), tags is not UNKNOWN)
+        return _template_instance_tags(resource.props)
+    if resource.type == AWS_LAUNCH_CONFIGURATION:
         return TagSet("tags", {}, True)
     if resource.type == AWS_AUTOSCALING_GROUP:
         own = resource.props.get("tags")
-        return TagSet("tags", _mapping(_asg_tags(own, propagated_only=True)), own is not UNKNOWN)
-    return cost_tags(resource)
+        return _merged(
+            inherited, TagSet("tags", _mapping(_asg_tags(own, propagated_only=True)), own is not UNKNOWN)
+        )
+    own_tags = cost_tags(resource)
+    if template is not None and own_tags is not None and inherited is not None:
+        return _merged(inherited, own_tags)
+    return own_tags
+
+
+def _template_instance_tags(template: Mapping[str, Any] | None) -> TagSet | None:
+    """The tags a launch template puts on the instances it launches; None without a template."""
+    if template is None:
+        return None
+    specs = template.get("tagSpecifications")
+    if specs is UNKNOWN:
+        return TagSet("tags", {}, False)
+    for spec in specs if isinstance(specs, list) else []:
+        if isinstance(spec, Mapping) and spec.get("resourceType") == "instance":
+            tags = spec.get("tags")
+            return TagSet("tags", _mapping(tags), tags is not UNKNOWN)
+    return TagSet("tags", {}, True)
+
+
+def _merged(first: TagSet | None, then: TagSet) -> TagSet:
+    """first's tags with then's over them (known only when both are)."""
+    if first is None:
+        return then
+    return TagSet(then.field, {**first.values, **then.values}, first.known and then.known)
 
 
 def auto_shutdown(tags: TagSet | None) -> bool | Unknown | None:

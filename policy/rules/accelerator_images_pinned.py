@@ -12,9 +12,6 @@ data can also fetch its real work from elsewhere, where no preview can see it.
 
 from __future__ import annotations
 
-import base64
-import binascii
-import gzip
 import re
 import shlex
 from collections.abc import Iterator, Mapping
@@ -24,6 +21,8 @@ import yaml
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
 from inference_infra.components.images import is_pinned
+from inference_infra.components.resources.boot import boot_texts as _boot_texts
+from inference_infra.components.resources.boot import decoded
 from inference_infra.policy.rules._base import (
     UNKNOWN,
     Findings,
@@ -42,8 +41,6 @@ DESCRIPTION = (
 )
 CONFIG_SCHEMA = PolicyConfigSchema(properties={})
 
-_USER_DATA_PROPS = ("userData", "userDataBase64")
-_GCP_METADATA_KEYS = ("startup-script", "user-data")
 _CONTAINER_TOOLS = frozenset({"docker", "podman", "nerdctl"})
 _IMAGE_VERBS = frozenset({"run", "create", "pull"})
 # Options of `docker run` that take a value as the next word (the image is the first other word).
@@ -98,33 +95,7 @@ _PIPED_DOWNLOAD = re.compile(r"\b(curl|wget)\b[^|\n;]*\|\s*(sudo\s+(-\S+\s+)*)?(
 
 def boot_texts(resource: Resource) -> Iterator[tuple[str, Any]]:
     """(property path, text or UNKNOWN) of every boot script or user data the resource carries."""
-    props = resource.props
-    for key in _USER_DATA_PROPS:
-        if key in props and props[key] is not None:
-            yield key, props[key]
-    if props.get("metadataStartupScript") is not None:
-        yield "metadataStartupScript", props["metadataStartupScript"]
-    metadata = props.get("metadata")
-    if isinstance(metadata, Mapping):
-        for key in _GCP_METADATA_KEYS:
-            if key in metadata:
-                yield f"metadata.{key}", metadata[key]
-
-
-def decoded(text: str) -> str:
-    """User data as the node reads it: base64 and gzip undone where present."""
-    raw: bytes = text.encode()
-    if not text.lstrip().startswith(("#", "Content-Type")):
-        try:
-            raw = base64.b64decode(text, validate=True)
-        except (binascii.Error, ValueError):
-            raw = text.encode()
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except OSError:
-            return text
-    return raw.decode("utf-8", errors="replace")
+    return _boot_texts(resource.props)
 
 
 def _commands(script: str) -> Iterator[list[str]]:

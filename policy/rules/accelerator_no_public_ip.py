@@ -13,31 +13,48 @@ cannot set the address itself: it is judged by the launch template it launches
 from (its network interface must say false), which is why this is a stack policy
 that judges each resource on its own with the stack's templates at hand. A
 SageMaker endpoint's instances run in SageMaker's account: not applicable.
+
+An Elastic IP is a public IP too: an `Eip` that names an accelerator instance (or a network
+interface attached to one), and an `EipAssociation` that binds one to such an instance or
+interface, are violations on the address. An interface counts as attached when an instance lists
+it among its network interfaces, the interface lists the instance among its attachments, or a
+`NetworkInterfaceAttachment` joins them. References are followed by id, or by dependency while an
+id is not known yet (preview).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
 from inference_infra.components.resources import (
+    AWS_INSTANCE,
     AWS_LAUNCH_TEMPLATE,
     AWS_SAGEMAKER_ENDPOINT_CONFIG,
     AWS_SPOT_FLEET,
     GCP_TPU_NODE,
     GCP_TPU_QUEUED_RESOURCE,
     GCP_TPU_VM,
+    StackIndex,
     get_path,
+    holder_template_lookup,
+    template_index,
+)
+from inference_infra.components.resources.types import (
+    AWS_EIP,
+    AWS_EIP_ASSOCIATION,
+    AWS_NETWORK_INTERFACE,
+    AWS_NETWORK_INTERFACE_ATTACHMENT,
 )
 from inference_infra.policy.rules._base import (
     UNKNOWN,
     Findings,
     Outcome,
     Resource,
+    judged_stack_policy,
     not_applicable,
-    per_resource_stack_policy,
     show,
 )
 from inference_infra.policy.rules._machines import (
@@ -68,6 +85,10 @@ CONFIG_SCHEMA = PolicyConfigSchema(
 
 
 TemplateLookup = Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
+APPLIES_TO = (
+    f"{MACHINE_NOUNS}, to AWS launch templates without an instance type, and to Elastic IPs on "
+    "accelerator instances"
+)
 
 
 def check(
@@ -75,9 +96,7 @@ def check(
 ) -> Outcome:
     use = accelerator_machine(resource, template_of=template_of)
     if use is None and not untyped_template(resource):
-        return not_applicable(
-            f"applies to {MACHINE_NOUNS}, and to AWS launch templates without an instance type"
-        )
+        return not_applicable(f"applies to {APPLIES_TO}")
     if resource.type == AWS_SAGEMAKER_ENDPOINT_CONFIG:
         return not_applicable(SAGEMAKER_HOSTED)
     found = Findings()
@@ -238,12 +257,94 @@ def _check_tpu(resource: Resource, where: str, found: Findings) -> None:
             )
 
 
-POLICY = per_resource_stack_policy(
+_INSTANCES = frozenset({AWS_INSTANCE})
+_INTERFACES = frozenset({AWS_NETWORK_INTERFACE})
+
+
+def judge(resources: Sequence[Resource], config: Mapping[str, Any]) -> Iterator[tuple[Resource, Outcome]]:
+    templates = template_index(resources)
+    stack = StackIndex(resources)
+    attached = _attachments(stack)
+    for resource in resources:
+        template_of = holder_template_lookup(templates, stack, resource)
+        if resource.type in (AWS_EIP, AWS_EIP_ASSOCIATION):
+            yield resource, _check_address(resource, stack, attached, templates)
+        else:
+            yield resource, check(resource, config, template_of)
+
+
+def _attachments(stack: StackIndex) -> dict[str, list[Resource]]:
+    """Network interface URN -> the instances it is attached to."""
+    found: dict[str, list[Resource]] = {}
+
+    def join(interface: Any, instance: Any) -> None:
+        if (
+            interface is not None
+            and instance is not None
+            and instance not in found.setdefault(interface.urn, [])
+        ):
+            found[interface.urn].append(instance)
+
+    for instance in stack.of_type(AWS_INSTANCE):
+        for ni in instance.props.get("networkInterfaces") or []:
+            ref = get_path(ni, "networkInterfaceId")
+            join(stack.find(ref, _INTERFACES, holder=instance), instance)
+    for interface in stack.of_type(AWS_NETWORK_INTERFACE):
+        for attachment in interface.props.get("attachments") or []:
+            join(interface, stack.find(get_path(attachment, "instance"), _INSTANCES, holder=interface))
+    for link in stack.of_type(AWS_NETWORK_INTERFACE_ATTACHMENT):
+        props = link.props
+        join(
+            stack.find(props.get("networkInterfaceId"), _INTERFACES, holder=link),
+            stack.find(props.get("instanceId"), _INSTANCES, holder=link),
+        )
+    return found
+
+
+def _check_address(
+    resource: Resource, stack: StackIndex, attached: Mapping[str, list[Resource]], templates: TemplateLookup
+) -> Outcome:
+    """An Elastic IP, or its association, that gives an accelerator instance a public address."""
+    keys = (
+        ("instance", "networkInterface") if resource.type == AWS_EIP else ("instanceId", "networkInterfaceId")
+    )
+    found = Findings()
+    judged = False
+    for key in keys:
+        value = resource.props.get(key)
+        if value is None:
+            continue
+        judged = True
+        kinds = _INSTANCES if key.startswith("instance") else _INTERFACES
+        target = stack.find(value, kinds, holder=resource)
+        if target is None:
+            if value is UNKNOWN:
+                found.not_known(key)
+            continue
+        instances = [target] if target.type == AWS_INSTANCE else attached.get(target.urn, [])
+        for instance in instances:
+            use = accelerator_machine(
+                instance, template_of=holder_template_lookup(templates, stack, instance)
+            )
+            if use is None:
+                continue
+            via = "" if target is instance else f" through network interface {target.label}"
+            found.violation(
+                f"{resource.label} gives accelerator instance {instance.label} ({machine_label(use)}) a "
+                f"public IP ({key}{via}); release the address and reach the host through a load balancer, "
+                "VPN or SSM."
+            )
+    if not judged:
+        return not_applicable("an Elastic IP not attached to an instance or network interface")
+    return found.outcome()
+
+
+POLICY = judged_stack_policy(
     name=NAME,
     description=DESCRIPTION,
     severity=SEVERITY,
     enforcement=ENFORCEMENT,
     schema=CONFIG_SCHEMA,
-    check=check,
-    applies_to=f"{MACHINE_NOUNS}, and to AWS launch templates without an instance type",
+    judge=judge,
+    applies_to=APPLIES_TO,
 )

@@ -8,16 +8,24 @@ Environment tag. Instances, VMs, TPU slices, templates and capacity
 reservations are all checked: each of them buys or launches accelerators. So are
 Karpenter NodePools, on every accelerator type their requirements allow, and
 groups on every type they may launch (node group instanceTypes, overrides).
+
+Outside production the default is `@one-accelerator`: every catalog type with exactly one
+accelerator (one GPU, Neuron chip or TPU chip; an N1 VM with one attached GPU), derived from the
+catalog rather than listed by hand, so a new single-GPU size is allowed when the catalog learns it.
+The token may be combined with glob patterns to widen an environment's list.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from fnmatch import fnmatchcase
+from functools import cache
 from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
+from inference_infra.components.catalog import instance_types
+from inference_infra.components.catalog.gcp import GCP_GUEST_ACCELERATORS
 from inference_infra.components.resources import accelerator_use, node_pool_types
 from inference_infra.policy.rules._base import Outcome, Resource, not_applicable, passed, resource_policy
 from inference_infra.policy.rules._tags import environment_of
@@ -26,24 +34,17 @@ NAME = "allowed-accelerator-types"
 SEVERITY = Severity.MEDIUM
 ENFORCEMENT = EnforcementLevel.MANDATORY
 DESCRIPTION = "Accelerator instance, machine and TPU types are among those allowed for the environment."
-# Outside production: single-accelerator machines and the smallest TPU slices.
-SMALL_TYPES = [
-    "g4dn.xlarge",
-    "g4dn.2xlarge",
-    "g5.xlarge",
-    "g5.2xlarge",
-    "g6.xlarge",
-    "g6.2xlarge",
-    "g6e.xlarge",
-    "inf2.xlarge",
-    "g2-standard-4",
-    "g2-standard-8",
-    "nvidia-tesla-t4",
-    "nvidia-l4",
-    "v5litepod-1",
-    "v5litepod-4",
-    "v6e-1",
-]
+# Outside production: every catalog type with one accelerator (see one_accelerator_types).
+ONE_ACCELERATOR = "@one-accelerator"
+
+
+@cache
+def one_accelerator_types() -> frozenset[str]:
+    """Catalog machine types with exactly one accelerator, and the GPUs an N1 VM may attach (one of)."""
+    machines = {t.name for t in instance_types() if t.accelerator_count == 1}
+    return frozenset(machines | {g.accelerator_type for g in GCP_GUEST_ACCELERATORS})
+
+
 CONFIG_SCHEMA = PolicyConfigSchema(
     properties={
         "environment": {
@@ -53,10 +54,13 @@ CONFIG_SCHEMA = PolicyConfigSchema(
         },
         "allowedTypes": {
             "type": "object",
-            "additionalProperties": {"type": "array", "items": {"type": "string", "minLength": 1}},
-            "default": {"prod": ["*"], "production": ["*"], "*": SMALL_TYPES},
-            "description": 'Environment -> glob patterns of allowed types ("g6.*", "v5litepod-*"); '
-            '"*" is every other environment.',
+            "additionalProperties": {
+                "type": "array",
+                "items": {"type": "string", "minLength": 1, "pattern": f"^({ONE_ACCELERATOR}|[^@].*)$"},
+            },
+            "default": {"prod": ["*"], "production": ["*"], "*": [ONE_ACCELERATOR]},
+            "description": 'Environment -> glob patterns of allowed types ("g6.*", "v5litepod-*"), or '
+            f'"{ONE_ACCELERATOR}" (every catalog type with one accelerator); "*" is every other environment.',
         },
     }
 )
@@ -87,7 +91,8 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
         names = [t.removeprefix("ml.") for t in use.all_types]
     else:
         names = [kind for kind, _ in use.guest_accelerators]
-    if not (refused := [n for n in names if not any(fnmatchcase(n, p) for p in patterns)]):
+    single = use is None or sum(n for _, n in use.guest_accelerators) <= 1
+    if not (refused := [n for n in names if not any(_allows(p, n, single) for p in patterns)]):
         return passed()
     shown = ", ".join(refused[:8]) + (f" and {len(refused) - 8} more" if len(refused) > 8 else "")
     verb, fix = (
@@ -95,12 +100,30 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
         if use is None
         else ("uses", "")
     )
+    entry = f"allowedTypes[{environment!r}]" if environment and key == "*" else f"allowedTypes[{key!r}]"
     return Outcome(
         violations=(
             f"{resource.label} {verb} {shown}, which {where} does not allow; allowed there: "
-            f"{', '.join(patterns) or '(none)'} (config allowedTypes[{key!r}]){fix}.",
+            f"{_listed(patterns)} (config allowedTypes[{key!r}]){fix}. To widen it, set {entry} in the "
+            f'policy config, e.g. ["{ONE_ACCELERATOR}", "{refused[0]}"].',
         )
     )
+
+
+def _allows(pattern: str, name: str, single: bool) -> bool:
+    if pattern == ONE_ACCELERATOR:
+        return single and name in one_accelerator_types()
+    return fnmatchcase(name, pattern)
+
+
+def _listed(patterns: list[str]) -> str:
+    shown = [
+        f"{p} (every catalog type with one accelerator, e.g. g6.xlarge, g6e.2xlarge, v5litepod-1)"
+        if p == ONE_ACCELERATOR
+        else p
+        for p in patterns
+    ]
+    return ", ".join(shown) or "(none)"
 
 
 POLICY = resource_policy(

@@ -10,6 +10,13 @@ does; scale such a group to zero on a schedule instead. The watchdog is recognis
 (`inference-infra:aws:IdleGpuWatchdog`; stack policies see component resources)
 or any type listed in `watchdogTypes`. The watchdog stops EC2 instances only, so
 GCP machines labelled auto-shutdown=true are reported as not covered.
+
+Many teams run one account-wide watchdog from another stack. `sharedWatchdogs` declares such
+watchdogs: each names the region it watches and the function (`functionName`) or the stack that
+owns it (`stack`), and may name its `account`. An AutoShutdown instance is covered when the stack
+deploys a watchdog, or a declared one watches its region (the provider's region, or its
+availability zone's) and, when both are known, its account (the provider's single
+`allowedAccountIds` entry, or the account of the role it assumes).
 """
 
 from __future__ import annotations
@@ -19,7 +26,12 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
-from inference_infra.components.resources import AWS_AUTOSCALING_GROUP, accelerator_use, template_index
+from inference_infra.components.resources import (
+    AWS_AUTOSCALING_GROUP,
+    accelerator_use,
+    region_of_zone,
+    template_index,
+)
 from inference_infra.policy.rules._base import Outcome, Resource, not_applicable, passed, stack_policy
 from inference_infra.policy.rules._machines import AWS_MACHINES, GCP_MACHINES
 from inference_infra.policy.rules._tags import auto_shutdown, instance_tags
@@ -37,7 +49,26 @@ CONFIG_SCHEMA = PolicyConfigSchema(
             "minItems": 1,
             "default": [WATCHDOG_TYPE],
             "description": "Resource types that count as an idle watchdog (component or custom).",
-        }
+        },
+        "sharedWatchdogs": {
+            "type": "array",
+            "default": [],
+            "items": {
+                "type": "object",
+                "properties": {
+                    "region": {"type": "string", "minLength": 1},
+                    "account": {"type": "string", "pattern": "^[0-9]{12}$"},
+                    "functionName": {"type": "string", "minLength": 1},
+                    "stack": {"type": "string", "minLength": 1},
+                },
+                "required": ["region"],
+                "if": {"required": ["functionName"]},  # functionName, else stack
+                "else": {"required": ["stack"]},
+                "additionalProperties": False,
+            },
+            "description": "Idle watchdogs deployed elsewhere (e.g. one per account from a platform stack): "
+            "each {region, functionName or stack, account (optional)}.",
+        },
     }
 )
 _LISTED = 5
@@ -49,7 +80,7 @@ def check(resources: Sequence[Resource], config: Mapping[str, Any]) -> Outcome:
     for r in resources:
         if r.type in AWS_MACHINES or r.type == AWS_AUTOSCALING_GROUP:
             if accelerator_use(r.type, r.props, template_of) and auto_shutdown(instance_tags(r)) is True:
-                (groups if r.type == AWS_AUTOSCALING_GROUP else aws).append(r.name)
+                (groups if r.type == AWS_AUTOSCALING_GROUP else aws).append(r)
         elif r.type in GCP_MACHINES and accelerator_use(r.type, r.props) is not None:
             gcp += [r.name] if auto_shutdown(instance_tags(r)) is True else []
     violations = []
@@ -70,16 +101,70 @@ def check(resources: Sequence[Resource], config: Mapping[str, Any]) -> Outcome:
         return not_applicable("no AWS accelerator instance is tagged AutoShutdown=true")
     watchdogs = set(config["watchdogTypes"])
     if not any(r.type in watchdogs for r in resources):
-        violations.insert(
-            0,
-            f"{len(aws)} AWS accelerator resource(s) tagged AutoShutdown=true ({_names(aws)}) but the stack "
-            f"deploys no idle watchdog ({', '.join(sorted(watchdogs))}); "
-            "add inference_infra.components.aws.IdleGpuWatchdog or nothing stops them when they sit idle.",
-        )
+        shared = list(config.get("sharedWatchdogs") or [])
+        uncovered = [r for r in aws if not any(_covers(w, r) for w in shared)]
+        if uncovered and not shared:
+            violations.insert(
+                0,
+                f"{len(aws)} AWS accelerator resource(s) tagged AutoShutdown=true ({_names(aws)}) but the "
+                f"stack deploys no idle watchdog ({', '.join(sorted(watchdogs))}); add "
+                "inference_infra.components.aws.IdleGpuWatchdog or nothing stops them when they sit idle.",
+            )
+        elif uncovered:
+            regions = sorted({_region(r) or "an unknown region" for r in uncovered})
+            declared = "; ".join(_declared(w) for w in shared)
+            violations.insert(
+                0,
+                f"{len(uncovered)} AWS accelerator resource(s) tagged AutoShutdown=true "
+                f"({_names(uncovered)}) in {', '.join(regions)}, which no idle watchdog covers: the stack "
+                f"deploys none ({', '.join(sorted(watchdogs))}) and config sharedWatchdogs declares "
+                f"{declared}; declare the watchdog of that region (and account), or add "
+                "inference_infra.components.aws.IdleGpuWatchdog.",
+            )
     return Outcome(violations=tuple(violations)) if violations else passed()
 
 
-def _names(names: list[str]) -> str:
+def _region(resource: Resource) -> str | None:
+    zone = resource.props.get("availabilityZone")
+    if isinstance(zone, str) and zone:
+        return region_of_zone(zone)
+    region = resource.provider_value("region")
+    return region if isinstance(region, str) and region else None
+
+
+def _account(resource: Resource) -> str | None:
+    """The account a resource's provider deploys to, where its config says: a single allowed account
+    id, or the account of the role it assumes."""
+    allowed = resource.provider_value("allowedAccountIds")
+    if isinstance(allowed, list) and len(allowed) == 1 and isinstance(allowed[0], str):
+        return allowed[0]
+    roles = resource.provider_value("assumeRoles") or resource.provider_value("assumeRole")
+    for role in roles if isinstance(roles, list) else [roles]:
+        arn = role.get("roleArn") if isinstance(role, Mapping) else None
+        if isinstance(arn, str) and arn.count(":") >= 5:
+            return arn.split(":")[4] or None
+    return None
+
+
+def _covers(watchdog: Mapping[str, Any], resource: Resource) -> bool:
+    if watchdog.get("region") != _region(resource):
+        return False
+    account = _account(resource)
+    return watchdog.get("account") is None or account is None or watchdog["account"] == account
+
+
+def _declared(watchdog: Mapping[str, Any]) -> str:
+    what = (
+        f"function {watchdog['functionName']}"
+        if watchdog.get("functionName")
+        else f"stack {watchdog['stack']}"
+    )
+    account = f", account {watchdog['account']}" if watchdog.get("account") else ""
+    return f"{what} in {watchdog['region']}{account}"
+
+
+def _names(items: list[Resource] | list[str]) -> str:
+    names = [i if isinstance(i, str) else i.name for i in items]
     shown = ", ".join(names[:_LISTED])
     return shown + (f" and {len(names) - _LISTED} more" if len(names) > _LISTED else "")
 

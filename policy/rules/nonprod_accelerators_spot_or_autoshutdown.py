@@ -21,10 +21,7 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
 from inference_infra.components.resources import (
-    GCP_GROUP_MANAGERS,
     Purchase,
-    get_path,
-    group_manager_template_refs,
 )
 from inference_infra.components.tagging import ENVIRONMENT
 from inference_infra.policy.rules._base import (
@@ -35,7 +32,13 @@ from inference_infra.policy.rules._base import (
     passed,
     per_resource_stack_policy,
 )
-from inference_infra.policy.rules._machines import MACHINE_NOUNS, accelerator_machine, machine_label
+from inference_infra.policy.rules._machines import (
+    AWS_LAUNCHERS,
+    MACHINE_NOUNS,
+    accelerator_machine,
+    launch_template,
+    machine_label,
+)
 from inference_infra.policy.rules._tags import auto_shutdown, environment_of, instance_tags
 
 NAME = "nonprod-accelerators-spot-or-autoshutdown"
@@ -69,7 +72,7 @@ def check(
     use = accelerator_machine(resource, template_of=template_of)
     if use is None:
         return not_applicable(f"applies to {MACHINE_NOUNS}")
-    tags = instance_tags(resource, _template(resource, template_of))
+    tags = instance_tags(resource, launch_template(resource, template_of))
     environment = environment_of(resource, config)
     if environment is None and tags is not None and isinstance(tags.get(ENVIRONMENT), str):
         environment = tags.get(ENVIRONMENT) or None  # carried to the machines from the template
@@ -89,27 +92,21 @@ def check(
     gcp = tags is not None and tags.gcp
     tag = "label auto-shutdown=true" if gcp else "tag AutoShutdown=true"
     where = f"environment {environment!r}" if environment else "an environment with no Environment tag"
+    flag_name = tag.split()[0]
+    if resource.type in AWS_LAUNCHERS:
+        # The idle watchdog stops single instances, not a group's (the group would replace them).
+        fix = (
+            "outside production buy spot (a mixed-instances policy or fleet with no on-demand share, a SPOT "
+            f"compute environment), or set the {flag_name} and scale the group to zero when idle"
+        )
+    else:
+        fix = f"outside production use spot capacity or set the {flag_name} so the idle watchdog can stop it"
     return Outcome(
         violations=(
             f"{resource.label} runs {machine_label(use)} on {use.purchase.value} capacity in {where} without "
-            f"the {tag}; outside production use spot capacity or set the {tag.split()[0]} so the idle "
-            "watchdog can stop it.",
+            f"the {tag}; {fix}.",
         )
     )
-
-
-def _template(resource: Resource, template_of: TemplateLookup | None) -> Mapping[str, Any] | None:
-    """The launch template an instance or Auto Scaling group launches from, where the stack has it."""
-    if template_of is None:
-        return None
-    if resource.type in GCP_GROUP_MANAGERS:
-        found = (template_of({"selfLink": ref}) for ref in group_manager_template_refs(resource.props))
-        return next((t for t in found if t is not None), None)
-    ref = resource.props.get("launchTemplate")
-    if ref is None:
-        mixed = resource.props.get("mixedInstancesPolicy")
-        ref = get_path(mixed, "launchTemplate", "launchTemplateSpecification")
-    return template_of(ref) if isinstance(ref, Mapping) else None
 
 
 POLICY = per_resource_stack_policy(

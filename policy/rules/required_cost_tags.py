@@ -7,6 +7,14 @@ the same as labels (`cost-center`, `environment`, `owner`). Accelerator
 instances also carry AutoShutdown (`true`/`false`), which the idle watchdog
 reads. A launch template must put the tags on the instances it launches, since
 those are what is billed. Which types take tags is read from the provider SDKs.
+
+What a group launches is judged too: the instances of an Auto Scaling group (its launch
+template's or configuration's instance tags, then the tags it propagates at launch), a Batch
+compute environment (its template's, then `computeResources.tags`), an EKS managed node group or
+an EC2 Fleet (their template's only: neither tags its instances itself) and a Spot Fleet (its
+launch specifications' tags, or its template's) must carry the cost tags, and AutoShutdown when
+they are accelerators. That needs the stack's templates, so this is a stack policy that judges
+each resource on its own.
 """
 
 from __future__ import annotations
@@ -16,7 +24,16 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
-from inference_infra.components.resources import AWS_LAUNCH_TEMPLATE, accelerator_use, is_accelerator_instance
+from inference_infra.components.resources import (
+    AWS_AUTOSCALING_GROUP,
+    AWS_BATCH_COMPUTE_ENVIRONMENT,
+    AWS_EKS_NODE_GROUP,
+    AWS_LAUNCH_TEMPLATE,
+    AWS_SPOT_FLEET,
+    TemplateLookup,
+    accelerator_use,
+    is_accelerator_instance,
+)
 from inference_infra.components.tagging import AUTO_SHUTDOWN, COST_TAG_KEYS, gcp_label_value
 from inference_infra.policy.rules._base import (
     UNKNOWN,
@@ -24,8 +41,9 @@ from inference_infra.policy.rules._base import (
     Outcome,
     Resource,
     not_applicable,
-    resource_policy,
+    per_resource_stack_policy,
 )
+from inference_infra.policy.rules._machines import AWS_LAUNCHERS, launch_template
 from inference_infra.policy.rules._tags import TagSet, cost_tags, instance_tags
 
 NAME = "required-cost-tags"
@@ -66,10 +84,15 @@ CONFIG_SCHEMA = PolicyConfigSchema(
 _BOOLEAN_TAGS = {AUTO_SHUTDOWN: ("true", "false")}
 
 
-def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
+APPLIES_TO = "resources that take tags (AWS) or labels (GCP)"
+
+
+def check(
+    resource: Resource, config: Mapping[str, Any], template_of: TemplateLookup | None = None
+) -> Outcome:
     tags = cost_tags(resource)
     if tags is None:
-        return not_applicable("applies to resources that take tags (AWS) or labels (GCP)")
+        return not_applicable(f"applies to {APPLIES_TO}")
     if not tags.known:
         return Outcome(unknown=(tags.field,))
     wanted = list(config["requiredTags"])
@@ -97,7 +120,45 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
             )
     if resource.type == AWS_LAUNCH_TEMPLATE and config["launchTemplateInstanceTags"]:
         _check_launched_instances(resource, config, found)
+    if resource.type in AWS_LAUNCHERS:
+        _check_group_instances(resource, config, template_of, found)
     return found.outcome()
+
+
+_GROUP_ADVICE = {
+    AWS_AUTOSCALING_GROUP: "propagate {it} at launch (propagateAtLaunch: true) or add {it} to its launch "
+    "template's tagSpecifications for resourceType 'instance'",
+    AWS_BATCH_COMPUTE_ENVIRONMENT: "set {it} on computeResources.tags (or its launch template's "
+    "tagSpecifications)",
+    AWS_EKS_NODE_GROUP: "EKS does not put a node group's tags on its instances: launch it from a template "
+    "whose tagSpecifications tag resourceType 'instance'",
+    AWS_SPOT_FLEET: "set {it} on each launch specification's tags, or its launch template's "
+    "tagSpecifications",
+}
+_TEMPLATE_ADVICE = "add {it} to its launch template's tagSpecifications for resourceType 'instance'"
+
+
+def _check_group_instances(
+    resource: Resource, config: Mapping[str, Any], template_of: TemplateLookup | None, found: Findings
+) -> None:
+    """A group, node group, fleet or Batch environment: the tags its instances end up with."""
+    tags = instance_tags(resource, launch_template(resource, template_of))
+    if tags is None:
+        return
+    if not tags.known:
+        found.not_known("launchTemplate.tagSpecifications")
+        return
+    wanted = list(config["requiredTags"])
+    use = accelerator_use(resource.type, resource.props, template_of)
+    if use is not None:
+        wanted += [k for k in config["acceleratorTags"] if k not in wanted]
+    if missing := _missing(tags, wanted, found, path="instance tags"):
+        noun, pronoun = _nouns(tags, len(missing))
+        what = f"{use.machine_type} instances" if use is not None else "instances"
+        advice = _GROUP_ADVICE.get(resource.type, _TEMPLATE_ADVICE).format(it=pronoun)
+        found.violation(
+            f"{resource.label} launches {what} without the cost {noun} {', '.join(missing)}; {advice}."
+        )
 
 
 def _check_launched_instances(resource: Resource, config: Mapping[str, Any], found: Findings) -> None:
@@ -132,11 +193,12 @@ def _nouns(tags: TagSet, count: int) -> tuple[str, str]:
     return (noun, "it") if count == 1 else (f"{noun}s", "them")
 
 
-POLICY = resource_policy(
+POLICY = per_resource_stack_policy(
     name=NAME,
     description=DESCRIPTION,
     severity=SEVERITY,
     enforcement=ENFORCEMENT,
     schema=CONFIG_SCHEMA,
     check=check,
+    applies_to=APPLIES_TO,
 )

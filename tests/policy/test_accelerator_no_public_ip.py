@@ -100,7 +100,7 @@ def test_no_public_ip_rejects_gcp_access_configs_and_tpu_external_ips(check):
 def test_no_public_ip_does_not_apply_to_cpu_machines(check):
     reason = (
         "applies to accelerator instances, VMs, TPU slices and the templates that launch them, "
-        "and to AWS launch templates without an instance type"
+        "to AWS launch templates without an instance type, and to Elastic IPs on accelerator instances"
     )
     assert check(rule, INSTANCE, {"instanceType": "t3.micro", "associatePublicIpAddress": True}) == Outcome(
         not_applicable=reason
@@ -195,3 +195,37 @@ def test_no_public_ip_judges_a_group_by_its_launch_templates_interface(plan_of, 
             f"(networkInterfaces[0].associatePublicIpAddress is 'true'); {PUBLIC_FIX}",
         ),
     }
+
+
+def test_accelerator_no_public_ip_rejects_elastic_ips_on_accelerator_instances(plan_of, run_pack):
+    private = {"associate_public_ip_address": False, "metadata_options": {"http_tokens": "required"}}
+    gpu = aws.ec2.Instance("gpu", instance_type="g5.xlarge", ami="ami-1", **private)
+    cpu = aws.ec2.Instance("cpu", instance_type="m5.large", ami="ami-1", **private)
+    aws.ec2.Eip("direct", instance=gpu.id, domain="vpc")
+    aws.ec2.Eip("on-cpu", instance=cpu.id, domain="vpc")  # not an accelerator: fine here
+    aws.ec2.Eip("nat", domain="vpc")  # not attached to anything
+    interface = aws.ec2.NetworkInterface("eni", subnet_id="subnet-1")
+    aws.ec2.NetworkInterfaceAttachment(
+        "eni-on-gpu", instance_id=gpu.id, network_interface_id=interface.id, device_index=1
+    )
+    loose = aws.ec2.Eip("loose", domain="vpc")
+    aws.ec2.EipAssociation("through-eni", allocation_id=loose.id, network_interface_id=interface.id)
+    report = run_pack(plan_of(), rule.NAME)
+    fix = "release the address and reach the host through a load balancer, VPN or SSM."
+    instance = "aws:ec2/instance:Instance 'gpu' (g5.xlarge)"
+    assert sorted(v.message for v in report.violations) == [
+        f"aws:ec2/eip:Eip 'direct' gives accelerator instance {instance} a public IP (instance); {fix}",
+        f"aws:ec2/eipAssociation:EipAssociation 'through-eni' gives accelerator instance {instance} a public "
+        "IP (networkInterfaceId through network interface aws:ec2/networkInterface:NetworkInterface 'eni'); "
+        f"{fix}",
+    ]
+
+
+def test_accelerator_no_public_ip_passes_an_elastic_ip_for_a_nat_gateway(plan_of, run_pack):
+    aws.ec2.Eip("nat", domain="vpc")
+    report = run_pack(plan_of(), rule.NAME)
+    assert report.violations == []
+    assert [n.reason for n in report.not_applicable if n.policy == rule.NAME] == [
+        f"not applicable to any of the 2 resources: applies to {rule.APPLIES_TO}; an Elastic IP not attached "
+        "to an instance or network interface"
+    ]

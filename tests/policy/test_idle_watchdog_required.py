@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pulumi
 import pulumi_aws as aws
+import pytest
 
 from inference_infra.policy.rules import idle_watchdog_required as rule
 from inference_infra.policy.rules._base import Outcome, Resource, config_defaults
@@ -122,3 +123,42 @@ def test_watchdog_required_on_captured_stacks(plan_of, tagged, run_pack):
     ]
     _Watchdog("idle")
     assert run_pack(plan_of(), rule.NAME).violations == []
+
+
+SHARED = {"region": "us-west-2", "functionName": "idle-gpu-watchdog", "account": "111122223333"}
+
+
+def _in(region: str, account: str | None = None, name: str = "gpu") -> Resource:
+    provider = {"region": region, **({"allowedAccountIds": f'["{account}"]'} if account else {})}
+    return Resource(
+        "aws:ec2/instance:Instance",
+        name,
+        {"instanceType": "g5.xlarge", "tags": {"AutoShutdown": "true"}},
+        provider=provider,
+    )
+
+
+def test_watchdog_required_passes_a_shared_watchdog_declared_for_the_region():
+    assert _check([_in("us-west-2")], sharedWatchdogs=[SHARED]) == Outcome()
+    assert _check([_in("us-west-2", "111122223333")], sharedWatchdogs=[SHARED]) == Outcome()
+    by_stack = {"region": "us-west-2", "stack": "acme/platform/prod"}
+    assert _check([_in("us-west-2", "444455556666")], sharedWatchdogs=[by_stack]) == Outcome()
+
+
+def test_watchdog_required_rejects_instances_no_declared_watchdog_covers():
+    resources = [_in("us-east-1", name="east"), _in("us-west-2", "444455556666", name="other-account")]
+    assert _check(resources, sharedWatchdogs=[SHARED]).violations == (
+        "2 AWS accelerator resource(s) tagged AutoShutdown=true (east, other-account) in us-east-1, "
+        "us-west-2, which no idle watchdog covers: the stack deploys none "
+        "(inference-infra:aws:IdleGpuWatchdog) and config sharedWatchdogs declares function "
+        "idle-gpu-watchdog in us-west-2, account 111122223333; declare the watchdog of that region (and "
+        "account), or add inference_infra.components.aws.IdleGpuWatchdog.",
+    )
+
+
+def test_watchdog_required_rejects_a_shared_watchdog_without_function_or_stack(pack, plan_of):
+    from inference_infra.components.errors import InputError
+    from inference_infra.components.offline_plan.policy_pack import reconcile
+
+    with pytest.raises(InputError, match="sharedWatchdogs"):
+        reconcile(pack, {rule.NAME: ("mandatory", {"sharedWatchdogs": [{"region": "us-west-2"}]})}, "test")

@@ -92,7 +92,7 @@ def test_no_open_ingress_does_not_judge_values_not_known_yet(check, sdk):
     assert sdk(rule, SG, wire) == (
         [],
         None,
-        "string value at .ingress[0].cidrBlocks can't be known during preview",
+        "string value at .r.ingress[0].cidrBlocks can't be known during preview",
     )
     assert check(rule, SG, {"ingress": UNKNOWN}) == Outcome(unknown=("ingress",))
 
@@ -122,4 +122,97 @@ def test_no_open_ingress_on_captured_resources(plan_of, run_pack):
     assert sorted(v.message for v in report.violations) == [
         f"{INGRESS} 'ssh' opens TCP port 22 to 0.0.0.0/0 (cidrIpv4); {allowed}",
         f"{FW} opens all traffic to 0.0.0.0/0 (sourceRanges, allows[0]); {allowed}",
+    ]
+
+
+HALVES = "0.0.0.0/1, 128.0.0.0/1"
+WHOLE_V4 = "together 3,702,258,934 public IPv4 addresses (more than maxIpv4Addresses 16,777,216)"
+
+
+def test_no_open_ingress_rejects_the_internet_in_two_halves_on_a_group(check):
+    rules = [
+        _ingress("tcp", 22, 22, ["0.0.0.0/1", "128.0.0.0/1"]),
+        _ingress("tcp", 8000, 8000, ipv6=["::/1"]),
+    ]
+    assert check(rule, SG, {"ingress": rules}, name="sg").violations == (
+        f"{SG} 'sg' opens TCP port 22 to {HALVES} (ingress[0].cidrBlocks), {WHOLE_V4}; {NONE}",
+        f"{SG} 'sg' opens TCP port 8000 to ::/1 (ingress[1].ipv6CidrBlocks), together a global IPv6 /4 "
+        f"(shorter than minIpv6PrefixLength /32); {NONE}",
+    )
+
+
+def test_no_open_ingress_passes_public_ranges_below_the_thresholds(check):
+    three = [_ingress("tcp", 22, 22, ["1.0.0.0/8", "2.0.0.0/8", "3.0.0.0/8"], ["2600::/31"])]
+    assert check(
+        rule, SG, {"ingress": three[:1]}, {"maxIpv4Addresses": 2**26, "minIpv6PrefixLength": 24}
+    ) == (Outcome())
+    assert (
+        check(rule, SG, {"ingress": [_ingress("tcp", 22, 22, ["8.8.0.0/16", "2001:db8::/32"])]}) == Outcome()
+    )
+    assert len(check(rule, SG, {"ingress": three}).violations) == 1
+
+
+def test_no_open_ingress_rejects_sources_merged_across_rule_resources(plan_of, run_pack):
+    vpc = aws.ec2.Vpc("vpc", cidr_block="10.0.0.0/16")
+    group = aws.ec2.SecurityGroup("gpu", vpc_id=vpc.id)
+    # Each rule admits a /8 (2^24 addresses, not more: not public alone); together they are.
+    for n, (v4, v6) in enumerate([("1.0.0.0/8", "2600::/32"), ("2.0.0.0/8", "2600:1::/32")]):
+        aws.vpc.SecurityGroupIngressRule(
+            f"part{n}", security_group_id=group.id, ip_protocol="tcp", from_port=22, to_port=22, cidr_ipv4=v4
+        )
+        aws.ec2.SecurityGroupRule(
+            f"v6-{n}",
+            type="ingress",
+            security_group_id=group.id,
+            protocol="-1",
+            from_port=0,
+            to_port=0,
+            ipv6_cidr_blocks=[v6],
+        )
+    other = aws.ec2.SecurityGroup("other", vpc_id=vpc.id)  # another group: not merged with the first
+    aws.vpc.SecurityGroupIngressRule(
+        "other-part",
+        security_group_id=other.id,
+        ip_protocol="tcp",
+        from_port=22,
+        to_port=22,
+        cidr_ipv4="3.0.0.0/8",
+    )
+    report = run_pack(plan_of(), rule.NAME)
+    assert sorted(v.message for v in report.violations) == [
+        f"{SG_RULE} 'v6-0' opens all traffic to 2600::/32, 2600:1::/32 (ipv6CidrBlocks, ipv6CidrBlocks of "
+        f"{SG_RULE} 'v6-1'), together a global IPv6 /31 (shorter than minIpv6PrefixLength /32); {NONE}",
+        f"{INGRESS} 'part0' opens TCP port 22 to 1.0.0.0/8, 2.0.0.0/8 (cidrIpv4, cidrIpv4 of {INGRESS} "
+        "'part1'), together 33,554,432 public IPv4 addresses (more than maxIpv4Addresses 16,777,216); "
+        f"{NONE}",
+    ]
+
+
+def test_no_open_ingress_rejects_firewalls_merged_per_network_and_target(plan_of, run_pack):
+    network = gcp.compute.Network("net", auto_create_subnetworks=False)
+    gcp.compute.Firewall(
+        "part-tagged",
+        network=network.id,
+        source_ranges=["1.0.0.0/8"],
+        target_tags=["gpu"],
+        allows=[{"protocol": "tcp", "ports": ["8000"]}],
+    )
+    gcp.compute.Firewall(
+        "part-everywhere",
+        network=network.id,
+        source_ranges=["2.0.0.0/8"],  # no target: every instance of the network, the tagged ones too
+        allows=[{"protocol": "tcp", "ports": ["8000-8001"]}],
+    )
+    gcp.compute.Firewall(
+        "elsewhere",
+        network="other-network",
+        source_ranges=["3.0.0.0/8"],
+        target_tags=["gpu"],
+        allows=[{"protocol": "tcp", "ports": ["8000"]}],
+    )
+    report = run_pack(plan_of(), rule.NAME)
+    assert [v.message for v in report.violations] == [
+        f"{FIREWALL} 'part-everywhere' opens TCP port 8000 to 2.0.0.0/8, 1.0.0.0/8 (sourceRanges, allows[0], "
+        f"sourceRanges, allows[0] of {FIREWALL} 'part-tagged'), together 33,554,432 public IPv4 "
+        f"addresses (more than maxIpv4Addresses 16,777,216); {NONE}",
     ]

@@ -15,6 +15,10 @@ TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 GCE = "gcp:compute/instance:Instance"
 TPU = "gcp:tpu/v2Vm:V2Vm"
 DEV = {"Environment": "dev"}
+GROUP_TAIL = (
+    "outside production buy spot (a mixed-instances policy or fleet with no on-demand share, a SPOT compute "
+    "environment), or set the tag and scale the group to zero when idle."
+)
 TAIL = "outside production use spot capacity or set the tag so the idle watchdog can stop it."
 
 
@@ -149,7 +153,7 @@ def test_nonprod_judges_groups_by_the_template_they_launch_from(plan_of, run_pac
     assert [(v.message, v.urn.rsplit("::", 1)[1]) for v in report.violations] == [
         (
             "aws:autoscaling/group:Group 'od-group' runs g6.12xlarge on on-demand capacity in environment "
-            f"'dev' without the tag AutoShutdown=true; {TAIL}",
+            f"'dev' without the tag AutoShutdown=true; {GROUP_TAIL}",
             "od-group",
         )
     ]

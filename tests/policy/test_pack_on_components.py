@@ -79,7 +79,7 @@ def _gcp_stack() -> None:
     )
     TpuVm(
         "tpu",
-        TpuVmArgs(zone="us-central1-a", network="net", subnetwork="sub", accelerator_type="v5litepod-4"),
+        TpuVmArgs(zone="us-central1-a", network="net", subnetwork="sub", accelerator_type="v5litepod-1"),
     )
     FilestoreModelCache(
         "fs", FilestoreModelCacheArgs(network="net", location="us-central1-a", client_ranges=["10.40.0.0/20"])
@@ -164,10 +164,10 @@ def test_pack_holds_the_budget_against_component_prices(pack, plan_of, tagged):
     assert policy == "accelerator-spend-budget"
     assert message == (
         "estimated spend $1.50/hour ($1,096/month) exceeds maxHourlyUsd $0.50; largest: "
-        "serving-spot-0 $1.26/h (g6e.xlarge spot $1.1975/h (highest of 4 zones, snapshot 2026-11-25) "
-        "us-east-1); "
-        "neuron-spot-0 $0.24/h (inf2.xlarge spot $0.1783/h (highest of 4 zones, snapshot 2026-11-25) "
-        "us-east-1)."
+        "serving-spot-0 $1.26/h (g6e.xlarge spot $1.1975/h (highest of 4 zones; us-east-1a maps to a zone "
+        "per account in us-east-1; snapshot 2026-11-25) us-east-1); "
+        "neuron-spot-0 $0.24/h (inf2.xlarge spot $0.1783/h (highest of 4 zones; us-east-1a maps to a zone "
+        "per account in us-east-1; snapshot 2026-11-25) us-east-1)."
     )
 
 

@@ -19,7 +19,7 @@ from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE
 
 from inference_infra.policy.rules import POLICIES
-from inference_infra.policy.rules import required_cost_tags as tags_rule
+from inference_infra.policy.rules import storage_encrypted as volume_rule
 
 PACK_DIR = Path(__file__).resolve().parents[2] / "policy"
 
@@ -77,41 +77,63 @@ def test_served_pack_describes_every_policy_with_severity_and_schema(analyzer):
 
 def test_served_pack_reports_what_the_check_reports(analyzer):
     _configure(analyzer)
+    props = {"size": 100, "availabilityZone": "us-east-1a", "encrypted": False}
     request = analyzer_pb2.AnalyzeRequest(
-        type="aws:s3/bucket:Bucket",
+        type="aws:ebs/volume:Volume",
         name="weights",
-        urn="urn:pulumi:dev::p::aws:s3/bucket:Bucket::weights",
-        properties=_struct({"tags": {"CostCenter": "ml"}}),
+        urn="urn:pulumi:dev::p::aws:ebs/volume:Volume::weights",
+        properties=_struct(props),
     )
-    diagnostics = [d for d in analyzer.Analyze(request).diagnostics if d.policyName == tags_rule.NAME]
-    (expected,) = tags_rule.check(
-        _resource("aws:s3/bucket:Bucket", "weights", {"tags": {"CostCenter": "ml"}}),
-        {
-            "requiredTags": ["CostCenter", "Environment", "Owner"],
-            "acceleratorTags": ["AutoShutdown"],
-            "allowedValues": {},
-            "launchTemplateInstanceTags": True,
-        },
+    diagnostics = [d for d in analyzer.Analyze(request).diagnostics if d.policyName == volume_rule.NAME]
+    (expected,) = volume_rule.check(
+        _resource("aws:ebs/volume:Volume", "weights", props),
+        {"requireCustomerManagedKeys": False, "s3Algorithms": ["AES256", "aws:kms", "aws:kms:dsse"]},
     ).violations
     assert [(d.message, d.enforcementLevel) for d in diagnostics] == [
-        (f"{tags_rule.DESCRIPTION}\n{expected}", analyzer_pb2.MANDATORY)
+        (f"{volume_rule.DESCRIPTION}\n{expected}", analyzer_pb2.MANDATORY)
     ]
 
 
 def test_served_pack_treats_unknown_values_as_preview_gaps(analyzer):
     _configure(analyzer)
     request = analyzer_pb2.AnalyzeRequest(
-        type="aws:s3/bucket:Bucket",
+        type="aws:ebs/volume:Volume",
         name="weights",
-        urn="urn:pulumi:dev::p::aws:s3/bucket:Bucket::weights",
-        properties=_struct({"tags": UNKNOWN_STRING_VALUE}),
+        urn="urn:pulumi:dev::p::aws:ebs/volume:Volume::weights",
+        properties=_struct({"size": 100, "encrypted": UNKNOWN_STRING_VALUE}),
     )
-    (diagnostic,) = [d for d in analyzer.Analyze(request).diagnostics if d.policyName == tags_rule.NAME]
+    (diagnostic,) = [d for d in analyzer.Analyze(request).diagnostics if d.policyName == volume_rule.NAME]
     assert diagnostic.enforcementLevel == analyzer_pb2.ADVISORY
     assert diagnostic.message == (
-        "can't run policy 'required-cost-tags' from policy pack 'inference-infra@v0.0.1' during preview: "
-        "string value at .tags can't be known during preview"
+        "can't run policy 'storage-encrypted' from policy pack 'inference-infra@v0.0.1' during preview: "
+        "string value at .encrypted can't be known during preview"
     )
+
+
+def test_served_pack_judges_a_group_with_its_launch_template(analyzer):
+    _configure(analyzer)
+    template = analyzer_pb2.AnalyzerResource(
+        type="aws:ec2/launchTemplate:LaunchTemplate",
+        name="lt",
+        urn="urn:pulumi:dev::p::aws:ec2/launchTemplate:LaunchTemplate::lt",
+        properties=_struct({"id": "lt-1", "instanceType": "g5.xlarge", "tags": TAGS}),
+    )
+    group = analyzer_pb2.AnalyzerResource(
+        type="aws:autoscaling/group:Group",
+        name="gpus",
+        urn="urn:pulumi:dev::p::aws:autoscaling/group:Group::gpus",
+        properties=_struct({"launchTemplate": {"id": "lt-1"}, "maxSize": 1, "minSize": 1, "tags": []}),
+    )
+    response = analyzer.AnalyzeStack(analyzer_pb2.AnalyzeStackRequest(resources=[template, group]))
+    messages = [d.message for d in response.diagnostics if d.policyName == "required-cost-tags"]
+    assert any(
+        "aws:autoscaling/group:Group 'gpus' launches g5.xlarge instances without the cost tags CostCenter, "
+        "Environment, Owner, AutoShutdown" in m
+        for m in messages
+    ), messages
+
+
+TAGS = {"CostCenter": "ml", "Environment": "dev", "Owner": "me"}
 
 
 def test_served_pack_runs_the_stack_budget(analyzer):

@@ -28,6 +28,14 @@ SPEC_NAMES = {
     "endpoint-tls-in-production",
     "model-cache-write-restricted",
     "accelerator-images-pinned",
+    "s3-bucket-not-public",
+    "gcs-bucket-not-public",
+    "iam-no-wildcard-access",
+    "gcp-no-basic-roles",
+    "accelerator-service-account-restricted",
+    "no-plaintext-secrets",
+    "load-balancer-hardened-in-production",
+    "vpc-flow-logs-in-production",
 }
 KEBAB = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
@@ -82,14 +90,19 @@ def test_registry_every_policy_has_a_test_module_with_passing_and_rejecting_case
 
 def test_registry_stack_policies_are_the_specs():
     stack = {p.name for p in POLICIES if isinstance(p, StackValidationPolicy)}
-    # nonprod-accelerators-spot-or-autoshutdown and accelerator-no-public-ip judge each resource, but
-    # need the stack to read the launch templates that groups take their type, market, tags and
-    # network interfaces from.
+    # The per-resource stack policies judge each resource, but need the stack: the launch templates
+    # that groups take their type, market, tags and network interfaces from (nonprod, no-public-ip,
+    # cost tags), the instances an Elastic IP reaches (no-public-ip), every rule that opens one group
+    # (no-open-ingress), a load balancer's log bucket, its lifecycle and policy, a VPC's flow logs.
     assert stack == {
         "accelerator-spend-budget",
         "idle-watchdog-required",
         "nonprod-accelerators-spot-or-autoshutdown",
         "accelerator-no-public-ip",
+        "no-open-ingress",
+        "required-cost-tags",
+        "load-balancer-hardened-in-production",
+        "vpc-flow-logs-in-production",
     }
     budget = next(p for p in POLICIES if p.name == "accelerator-spend-budget")
     assert "maxHourlyUsd" in budget.config_schema.properties

@@ -89,6 +89,9 @@ def test_required_cost_tags_reads_auto_scaling_group_tag_lists(check):
     assert check(rule, "aws:autoscaling/group:Group", {"tags": tags[:2]}, name="asg").violations == (
         "aws:autoscaling/group:Group 'asg' is missing the cost tag Owner; "
         "set it on `tags` or the provider's defaultTags.",
+        "aws:autoscaling/group:Group 'asg' launches instances without the cost tag Owner; propagate it at "
+        "launch (propagateAtLaunch: true) or add it to its launch template's tagSpecifications for "
+        "resourceType 'instance'.",
     )
 
 
@@ -128,12 +131,13 @@ def test_required_cost_tags_through_the_sdk_reports_unknowns_as_preview_gaps(sdk
     assert sdk(rule, BUCKET, {"tags": WIRE_UNKNOWN}) == (
         [],
         None,
-        "string value at .tags can't be known during preview",
+        "string value at .r.tags can't be known during preview",
     )
     assert sdk(rule, "aws:iam/role:Role", {"tags": TAGS}) == ([], None, None)
     assert sdk(rule, "aws:iam/rolePolicy:RolePolicy", {}) == (
         [],
-        "applies to resources that take tags (AWS) or labels (GCP)",
+        "not applicable to any of the 1 resources: applies to resources that take tags (AWS) or labels "
+        "(GCP); the stack has none",
         None,
     )
 

@@ -33,11 +33,12 @@ With `lock` (the writer of the shared Filestore cache) one writer works at a tim
 `<models_dir>/.prefetch.lock`).
 
 mode "wait" (a serving node that mounts the shared cache read-only) waits until the writer has
-published `<folder>/<digest>/` with a marker holding the pinned digest, for up to wait_seconds. It
-does not hash the files again: the share is writable only from the writer's ranges
-(FilestoreModelCache.writer_ranges), the directory's name is the pinned digest and the writer verified
-it against that digest before giving it that name, and hashing every model over NFS on every reader
-at every boot would multiply the fleet's cold start.
+published `<folder>/<digest>/` with a marker holding the pinned digest, for up to wait_seconds, then
+verifies it against the pinned manifest: the manifest's SHA-256, the file list (nothing unlisted),
+formats and sizes. It does not hash the files' contents again: the share is writable only from the
+writer's ranges (FilestoreModelCache.writer_ranges), the writer hashed every file against the pinned
+manifest before giving the directory its name, and hashing every model over NFS on every reader at
+every boot would multiply the fleet's cold start.
 
 Exit 0 when every model is ready, 1 otherwise, with one line per problem on stderr; the node exporter
 gauge `inference_model_verification_failed` (alert ModelVerificationFailed) says the same per
@@ -201,7 +202,11 @@ def ensure(model: dict, config: dict, downloader: Downloader) -> tuple[str, list
     folder = os.path.join(config["models_dir"], model["folder"])
     final = os.path.join(folder, sha)
     if config["mode"] == "wait":
-        return final, wait_for(final, sha, float(config.get("wait_seconds", 7200)))
+        problems = wait_for(final, sha, float(config.get("wait_seconds", 7200)))
+        if problems:
+            return final, problems
+        # The writer hashed it; a reader checks the rest against the pinned manifest (no NFS read of it all).
+        return final, vw.verify(final, os.path.join(final, vw.MANIFEST_NAME), sha, allow_code, hashes=False)
     if os.path.lexists(final):
         problems = vw.verify(final, os.path.join(final, vw.MANIFEST_NAME), sha, allow_code)
         if not problems and vw.read_marker(final) == sha:

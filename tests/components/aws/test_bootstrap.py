@@ -57,6 +57,13 @@ def _document(spec: NodeBootstrap) -> dict:
     return yaml.safe_load(text)
 
 
+def _packages(document: dict) -> list[str]:
+    """What the boot's dnf install (the first command) installs."""
+    install = document["runcmd"][0]
+    assert install[: len(boot.DNF_INSTALL)] == list(boot.DNF_INSTALL)
+    return install[len(boot.DNF_INSTALL) :]
+
+
 def _file(document: dict, path: str) -> str:
     return next(f["content"] for f in document["write_files"] if f["path"] == path)
 
@@ -105,7 +112,7 @@ def test_render_user_data_builds_raid0_cache_from_catalog_disk_count():
     script = _file(document, "/usr/local/lib/inference-infra/nvme-cache.sh")
     assert "mdadm --create" in script
     assert "--level=0" in script
-    assert "mdadm" in document["packages"]
+    assert "mdadm" in _packages(document)
     assert ["ephemeral0"] in document["mounts"]  # cloud-init must not take the first disk for /mnt
 
 
@@ -115,7 +122,7 @@ def test_render_user_data_mounts_efs_over_tls_with_iam():
     assert mount[1:3] == ["/mnt/efs-models", "efs"]
     options = mount[3].split(",")
     assert {"tls", "iam", "_netdev", "nofail", "accesspoint=fsap-0123456789abcdef0"} <= set(options)
-    assert "amazon-efs-utils" in document["packages"]
+    assert "amazon-efs-utils" in _packages(document)
     assert ["mount", "/mnt/efs-models"] in document["runcmd"]
 
 
@@ -126,7 +133,7 @@ def test_render_user_data_mounts_efs_read_only_when_asked():
 
 def test_render_user_data_without_efs_installs_no_efs_utils():
     document = _document(MINIMAL)
-    assert "amazon-efs-utils" not in document["packages"]
+    assert "amazon-efs-utils" not in _packages(document)
     assert document["mounts"] == [["ephemeral0"]]
 
 

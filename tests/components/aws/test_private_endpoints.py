@@ -176,7 +176,7 @@ def test_gpu_fleet_endpoints_only_pulls_every_image_from_its_mirror(plan_of, fle
     # No reference to a public registry is left anywhere in the user data.
     for upstream in ("nvcr.io/", "quay.io/", " vllm/vllm-openai@"):
         assert upstream not in document
-    assert "amazon-ecr-credential-helper" in config["packages"]
+    assert "amazon-ecr-credential-helper" in config["runcmd"][0]  # the boot's dnf install
     docker = next(f for f in config["write_files"] if f["path"] == "/root/.docker/config.json")
     assert json.loads(docker["content"]) == {"credHelpers": {ECR: "ecr-login"}}
 

@@ -230,6 +230,31 @@ def test_gcs_weights_reader_waits_for_the_writer_to_publish_the_pinned_digest(gc
     assert "} 0" in gauges(tmp_path)
 
 
+@pytest.mark.parametrize(
+    ("tamper", "problem"),
+    [
+        (lambda d: (d / "extra.py").write_text("import os\n"), "extra.py: is not in the manifest"),
+        (
+            lambda d: (d / "model-00002-of-00002.safetensors").write_bytes(b"x"),
+            "model-00002-of-00002.safetensors: size 1 is not the manifest's 1024",
+        ),
+        (lambda d: (d / "inference-manifest.json").write_text('{"files": []}'), "sha256"),
+    ],
+)
+def test_gcs_weights_reader_verifies_the_published_copy_against_the_pinned_manifest(
+    gcs, node, tmp_path, tamper, problem
+):
+    sha = gcs.publish("models", "org/llama", WEIGHTS)
+    writer = run(node, tmp_path, config(tmp_path, gcs, [model(sha)], lock=True))
+    assert writer.returncode == 0, writer.stderr
+    tamper(tmp_path / "models" / "llama" / sha)  # marked with the pinned digest, changed afterwards
+    (tmp_path / "textfile").mkdir(exist_ok=True)
+    reader = run(node, tmp_path, config(tmp_path, gcs, [model(sha)], mode="wait"))
+    assert reader.returncode == 1
+    assert problem in reader.stderr
+    assert "} 1" in gauges(tmp_path)  # the ModelVerificationFailed series
+
+
 def test_gcs_weights_reader_refuses_a_directory_marked_with_another_digest(gcs, node, tmp_path):
     sha = gcs.publish("models", "org/llama", WEIGHTS)
     final = tmp_path / "models" / "llama" / sha

@@ -67,13 +67,13 @@ _ENGINE = 'model_name="llama-3.1-8b",engine="0"'
 def vllm_metrics(scrape: int) -> str:
     """A vLLM v0.28.0 engine's /metrics (the names of serving.VLLM_METRICS) on its n-th scrape.
 
-    Full KV cache, one request running at a time, and every request's first token after 0.2 s
-    (counted into the 0.25 s bucket, more requests on every scrape so the rates are positive).
+    Full KV cache, one request running at a time, and every request's first token after 4 s
+    (counted into the 5 s bucket, more requests on every scrape so the rates are positive).
     """
     done = 10 * scrape
     buckets = "".join(
-        f'vllm:time_to_first_token_seconds_bucket{{{_ENGINE},le="{le}"}} {0 if le == "0.1" else done}\n'
-        for le in ("0.1", "0.25", "0.5", "+Inf")
+        f'vllm:time_to_first_token_seconds_bucket{{{_ENGINE},le="{le}"}} {0 if le == "2.5" else done}\n'
+        for le in ("2.5", "5.0", "7.5", "+Inf")
     )
     return (
         "# TYPE vllm:kv_cache_usage_perc gauge\n"
@@ -86,7 +86,7 @@ def vllm_metrics(scrape: int) -> str:
         f'vllm:request_success_total{{{_ENGINE},finished_reason="stop"}} {done}\n'
         "# TYPE vllm:time_to_first_token_seconds histogram\n"
         f"{buckets}"
-        f"vllm:time_to_first_token_seconds_sum{{{_ENGINE}}} {0.2 * done}\n"
+        f"vllm:time_to_first_token_seconds_sum{{{_ENGINE}}} {4 * done}\n"
         f"vllm:time_to_first_token_seconds_count{{{_ENGINE}}} {done}\n"
     )
 
@@ -277,7 +277,7 @@ def test_prometheus_evaluates_the_serving_rules_on_vllm_0_28_names(prometheus):
 
     _wait_for(engine_up, "the vLLM engine target to be up")
     # What promtool predicts for these series (test_serving_rules.py): a full KV cache, one request at
-    # a time and a 0.25 s p99 TTFT in a pool with no latency class (interactive, 0.1 s) all hold, so
+    # a time and a 5 s p99 TTFT in a pool with no latency class (interactive, 2 s) all hold, so
     # each alert is pending until its `for` window passes; nothing else is raised.
     expected = {"ServingKvCacheFull", "ServingBatchUnderused", "ServingTtftHigh"}
 

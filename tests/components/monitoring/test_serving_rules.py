@@ -41,11 +41,12 @@ ENGINE = {
     "engine": "0",
 }
 POOLS = {"chat": Latency.INTERACTIVE, "offline": Latency.BATCH}
+MAX_NUM_SEQS = {"chat": 16, "small": 4}
 SPEC = Path(__file__).parents[3] / "components" / "monitoring" / "RUNBOOK.md"
 
 
 def _group(settings: ServingSettings | None = None) -> dict[str, Any]:
-    return serving_rule_group(settings or ServingSettings(pools=POOLS), RUNBOOK)
+    return serving_rule_group(settings or ServingSettings(pools=POOLS, max_num_seqs=MAX_NUM_SEQS), RUNBOOK)
 
 
 def test_serving_rules_read_only_metrics_of_the_pinned_vllm_tables():
@@ -98,23 +99,41 @@ def test_serving_rules_are_part_of_the_rendered_rule_file(tmp_path, promtool, ru
     assert result.returncode == 0, result.stdout + result.stderr
 
 
-def test_serving_rules_render_a_budget_per_declared_pool():
+def test_serving_rules_render_a_budget_per_declared_pool_and_each_pools_max_num_seqs():
     budgets = {(r["record"], r["labels"]["pool"]): r["expr"] for r in _group()["rules"] if "record" in r}
     assert budgets == {
-        ("inference_infra:serving_ttft_budget_seconds", "chat"): "vector(0.1)",
-        ("inference_infra:serving_latency_budget_seconds", "chat"): "vector(0.5)",
-        ("inference_infra:serving_ttft_budget_seconds", "offline"): "vector(0.5)",
+        ("inference_infra:serving_ttft_budget_seconds", "chat"): "vector(2)",
+        ("inference_infra:serving_itl_budget_seconds", "chat"): "vector(0.1)",
+        ("inference_infra:serving_ttft_budget_seconds", "offline"): "vector(10)",
+        ("inference_infra:serving_max_num_seqs", "chat"): "vector(16)",
+        ("inference_infra:serving_max_num_seqs", "small"): "vector(4)",
     }
+
+
+def test_serving_rules_judge_no_interactive_latency_on_end_to_end_request_latency():
+    exprs = " ".join(r["expr"] for r in _group()["rules"] if "alert" in r)
+    assert "e2e_request_latency" not in exprs
+    assert "vllm:time_to_first_token_seconds_bucket" in exprs
+    assert "vllm:request_time_per_output_token_seconds_bucket" in exprs
+    assert "vllm:time_per_output_token_seconds_bucket" in exprs  # vLLM 0.9.1 on Neuron
 
 
 def test_serving_settings_rejects_unknown_latency_and_bad_ratios():
     problems = validate_serving_settings(
-        ServingSettings(pools={"chat": "realtime"}, kv_cache_full_ratio=95, min_batch=0)  # type: ignore[dict-item]
+        ServingSettings(
+            pools={"chat": "realtime"},  # type: ignore[dict-item]
+            kv_cache_full_ratio=95,
+            min_batch=0,
+            max_num_seqs={"chat": 0},
+            underused_ratio=1.5,
+        )
     )
     assert {p.input for p in problems} == {
         "serving.pools[chat]",
         "serving.kv_cache_full_ratio",
         "serving.min_batch",
+        "serving.max_num_seqs[chat]",
+        "serving.underused_ratio",
     }
 
 
@@ -133,10 +152,27 @@ def _series(metric: str, labels: dict[str, str], values: str) -> dict[str, str]:
     return {"series": f"{metric}{{{inner}}}", "values": values}
 
 
+BUCKETS = (
+    "0.025",
+    "0.05",
+    "0.075",
+    "0.1",
+    "0.15",
+    "0.25",
+    "0.5",
+    "1.0",
+    "2.5",
+    "5.0",
+    "10.0",
+    "20.0",
+    "+Inf",
+)
+
+
 def _histogram(metric: str, labels: dict[str, str], seconds: float, per_minute: int, minutes: int) -> list:
     """Every request takes `seconds`: buckets at or above it count them, those below stay at 0."""
     out = []
-    for le in ("0.1", "0.25", "0.5", "1.0", "+Inf"):
+    for le in BUCKETS:
         step = per_minute if le == "+Inf" or float(le) >= seconds else 0
         out.append(_series(f"{metric}_bucket", {**labels, "le": le}, f"0+{step}x{minutes}"))
     return out
@@ -176,34 +212,58 @@ def _promtool(tmp_path: Path, promtool: str, run, tests: list[dict[str, Any]]) -
 def test_serving_ttft_high_fires_over_each_pools_budget(tmp_path, promtool, run):
     ttft = "vllm:time_to_first_token_seconds"
     slow_chat = _case(
-        _histogram(ttft, ENGINE, 0.3, 10, 30),
+        _histogram(ttft, ENGINE, 4.0, 10, 30),
         [
             ("3m", "ServingTtftHigh", []),
             ("15m", "ServingTtftHigh", [_alert("ServingTtftHigh", {"pool": "chat"}, slo="ttft")]),
         ],
     )
-    # 0.3 s is inside the batch budget of 0.5 s.
+    # 4 s is inside the batch budget of 10 s; 15 s is not.
     slow_batch = _case(
-        _histogram(ttft, {**ENGINE, "pool": "offline"}, 0.3, 10, 30),
+        _histogram(ttft, {**ENGINE, "pool": "offline"}, 4.0, 10, 30),
         [("15m", "ServingTtftHigh", []), ("25m", "ServingTtftHigh", [])],
+    )
+    stuck_batch = _case(
+        _histogram(ttft, {**ENGINE, "pool": "offline"}, 15.0, 10, 30),
+        [("15m", "ServingTtftHigh", [_alert("ServingTtftHigh", {"pool": "offline"}, slo="ttft")])],
     )
     # A pool with no declared latency class is held to the interactive budget.
     undeclared = _case(
-        _histogram(ttft, {**ENGINE, "pool": "other"}, 0.3, 10, 30),
+        _histogram(ttft, {**ENGINE, "pool": "other"}, 4.0, 10, 30),
         [("15m", "ServingTtftHigh", [_alert("ServingTtftHigh", {"pool": "other"}, slo="ttft")])],
     )
-    fast_chat = _case(_histogram(ttft, ENGINE, 0.05, 10, 30), [("15m", "ServingTtftHigh", [])])
-    slow_latency = _case(
-        _histogram("vllm:e2e_request_latency_seconds", ENGINE, 0.8, 10, 30),
-        [("15m", "ServingTtftHigh", [_alert("ServingTtftHigh", {"pool": "chat"}, slo="latency")])],
-    )
-    batch_latency = _case(
-        _histogram("vllm:e2e_request_latency_seconds", {**ENGINE, "pool": "offline"}, 0.8, 10, 30),
-        [("15m", "ServingTtftHigh", [])],
+    fast_chat = _case(_histogram(ttft, ENGINE, 0.6, 10, 30), [("15m", "ServingTtftHigh", [])])
+    # A long streamed reply takes a minute end to end and says nothing about interactivity.
+    long_reply = _case(
+        _histogram("vllm:e2e_request_latency_seconds", ENGINE, 20.0, 10, 30),
+        [("15m", "ServingTtftHigh", []), ("15m", "ServingInterTokenLatencyHigh", [])],
     )
     _promtool(
-        tmp_path, promtool, run, [slow_chat, slow_batch, undeclared, fast_chat, slow_latency, batch_latency]
+        tmp_path, promtool, run, [slow_chat, slow_batch, stuck_batch, undeclared, fast_chat, long_reply]
     )
+
+
+def test_serving_inter_token_latency_high_fires_over_the_interactive_budget(tmp_path, promtool, run):
+    tpot = "vllm:request_time_per_output_token_seconds"
+    itl = "ServingInterTokenLatencyHigh"
+    slow_chat = _case(
+        _histogram(tpot, ENGINE, 0.2, 10, 30),
+        [("3m", itl, []), ("15m", itl, [_alert(itl, {"pool": "chat"}, slo="itl")])],
+    )
+    streaming_chat = _case(_histogram(tpot, ENGINE, 0.05, 10, 30), [("15m", itl, [])])
+    # A batch pool has no inter-token budget: throughput is what it is judged on.
+    slow_batch = _case(_histogram(tpot, {**ENGINE, "pool": "offline"}, 0.5, 10, 30), [("15m", itl, [])])
+    undeclared = _case(
+        _histogram(tpot, {**ENGINE, "pool": "other"}, 0.2, 10, 30),
+        [("15m", itl, [_alert(itl, {"pool": "other"}, slo="itl")])],
+    )
+    # vLLM 0.9.1 (Neuron) reports every token's gap under its own name.
+    neuron = {k: v for k, v in ENGINE.items() if k != "engine"}
+    neuron_slow = _case(
+        _histogram("vllm:time_per_output_token_seconds", neuron, 0.2, 10, 30),
+        [("15m", itl, [_alert(itl, {"pool": "chat"}, slo="itl")])],
+    )
+    _promtool(tmp_path, promtool, run, [slow_chat, streaming_chat, slow_batch, undeclared, neuron_slow])
 
 
 def test_serving_queue_growing_fires_on_a_growing_queue_only(tmp_path, promtool, run):
@@ -268,18 +328,23 @@ def test_serving_error_rate_counts_internal_errors_not_client_aborts(tmp_path, p
     _promtool(tmp_path, promtool, run, [errors, aborts, rare])
 
 
-def test_serving_batch_underused_fires_after_30_minutes_under_4(tmp_path, promtool, run):
+def test_serving_batch_underused_fires_under_a_quarter_of_the_pools_max_num_seqs(tmp_path, promtool, run):
+    running = "vllm:num_requests_running"
+    under = "ServingBatchUnderused"
+    # chat engines take 16 sequences (--max-num-seqs 16): 3 at a time is under a quarter.
     small = _case(
-        [_series("vllm:num_requests_running", ENGINE, "2x60")],
-        [
-            ("25m", "ServingBatchUnderused", []),
-            ("35m", "ServingBatchUnderused", [_alert("ServingBatchUnderused", ENGINE)]),
-        ],
+        [_series(running, ENGINE, "3x60")],
+        [("25m", under, []), ("35m", under, [_alert(under, ENGINE)])],
     )
-    full = _case(
-        [_series("vllm:num_requests_running", ENGINE, "8x60")], [("35m", "ServingBatchUnderused", [])]
-    )
-    _promtool(tmp_path, promtool, run, [small, full])
+    full = _case([_series(running, ENGINE, "12x60")], [("35m", under, [])])
+    # An engine capped at --max-num-seqs 4 running 3 at a time is well used (the old floor was 4).
+    capped = {**ENGINE, "pool": "small"}
+    capped_busy = _case([_series(running, capped, "3x60")], [("35m", under, [])])
+    capped_idle = _case([_series(running, capped, "0.5x60")], [("35m", under, [_alert(under, capped)])])
+    # A pool whose --max-num-seqs is not known keeps the absolute floor of 4.
+    unknown = {**ENGINE, "pool": "other"}
+    unknown_small = _case([_series(running, unknown, "2x60")], [("35m", under, [_alert(under, unknown)])])
+    _promtool(tmp_path, promtool, run, [small, full, capped_busy, capped_idle, unknown_small])
 
 
 def test_model_load_slow_fires_when_the_node_is_up_and_the_engine_is_not(tmp_path, promtool, run):

@@ -58,7 +58,7 @@ import pulumi_eks as eks
 
 pools = {
     "cpu": {"types": ["m6i.large"], "ami": "AL2_x86_64", "scaling": (1, 3, 2)},
-    "gpu": {"types": ["g6.8xlarge"], "ami": "AL2_x86_64_GPU", "scaling": (0, 4, 2)},
+    "gpu": {"types": ["g6.12xlarge"], "ami": "AL2_x86_64_GPU", "scaling": (0, 4, 2)},
 }
 role = aws.iam.Role("node-role", assume_role_policy="{}")
 cluster = eks.Cluster("ml", skip_default_node_group=True, instance_roles=[role])
@@ -91,7 +91,7 @@ def test_plan_prices_and_checks_the_node_group_a_remote_pulumi_eks_managed_node_
         assert group.inferred
         assert group.parent.endswith(f"eks:index:ManagedNodeGroup::{name}")
     costs = {i.urn.rsplit("::", 1)[-1]: i.basis for i in result.cost.items if i.category == "accelerator"}
-    assert costs["ml-gpu"].startswith("2 x g6.8xlarge on-demand us-east-1; desired 2 (min 0, max 4)")
+    assert costs["ml-gpu"].startswith("2 x g6.12xlarge on-demand us-east-1; desired 2 (min 0, max 4)")
     # pulumi-eks's default scaling when the program gives none: desired 2, min 1, max 2
     assert costs["defaults"].startswith("2 x g5.xlarge spot")
     violations = {(v.policy, (v.urn or "").rsplit("::", 1)[-1]) for v in result.policy.violations}
