@@ -265,7 +265,8 @@ def _flag_names(message: str) -> str:
         "machine": "--machine",
         "model": "--model",
     }.items():
-        message = re.sub(rf"(?<![\w.-]){re.escape(name)}(?![\w.])", flag, message)
+        # a problem's input name, followed by its value (`machine 'g9.huge' ...`, `elastic 0 ...`)
+        message = re.sub(rf"(?<![\w.-]){re.escape(name)}(?= ['\d(-])", flag, message)
     return message
 
 

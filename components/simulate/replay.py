@@ -498,6 +498,10 @@ class _Replay:
 
     def _notes(self) -> list[str]:
         notes = list(self.plan.notes)
+        if self.plan.schedule is not None and self.trace.start is None:
+            notes.append(
+                "the schedule is not applied: the trace's times are plain seconds, not wall-clock times"
+            )
         if self.rejected:
             notes.append(
                 f"{self.rejected} request(s) longer than --max-model-len {self.pool.service.max_model_len}"
