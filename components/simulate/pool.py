@@ -3,8 +3,8 @@
 The numbers come from the code the fleets use, so the replay and the deployed pool cannot disagree:
 the engines and the cold start from `serving.plan_serving`, the scaling numbers from
 `fleet.elastic.plan_scaling`, the price from the accelerator catalog, and the time-to-first-token
-target from the serving alerts' budgets (`monitoring.serving.BUDGETS`: interactive p99 < 100 ms,
-batch p99 < 500 ms).
+target from the serving alerts' budgets (`monitoring.serving.BUDGETS`, the p99 time to first token of
+the pool's latency class).
 """
 
 from __future__ import annotations

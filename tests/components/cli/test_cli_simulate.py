@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from inference_infra.components.cli import main
+from inference_infra.components.monitoring.serving import BUDGETS, Latency
 
 ROOT = Path(__file__).resolve().parents[3]
 FLAGS = ["--model", "llama-3.1-8b", "--machine", "g6e.xlarge", "--context", "8192", "--concurrency", "16"]
@@ -46,7 +47,7 @@ def test_simulate_json_from_flags_has_the_documented_fields(capsys, trace):
         "queue", "timeline", "notes",
     }  # fmt: skip
     assert doc["machine"] == "g6e.xlarge"
-    assert doc["ttft"]["target_seconds"] == 0.1  # interactive
+    assert doc["ttft"]["target_seconds"] == BUDGETS[Latency.INTERACTIVE].ttft_p99_seconds
     assert doc["cost"]["oracle_usd"] <= doc["cost"]["static_usd"]
     assert doc["cost"]["elastic_usd"] > 0
     assert doc["trace"]["requests"] == 1200 + 4800

@@ -47,7 +47,7 @@ def test_build_pool_plans_like_the_fleet():
         ElasticArgs(), peak=8, serving=serving, model=MODEL, machine="g6e.xlarge"
     )
     assert pool.cold_start_seconds == serving.cold_start.seconds
-    assert pool.ttft_target_seconds == BUDGETS[Latency.BATCH].ttft_p99_seconds == 0.5
+    assert pool.ttft_target_seconds == BUDGETS[Latency.BATCH].ttft_p99_seconds
     assert pool.usd_per_hour == 1.861  # the catalog's on-demand price, us-east-1
     assert pool.service.mean_context_tokens == mean_context_tokens(TRACE) == (1050 + 2150) / 2
 
