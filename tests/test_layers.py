@@ -1,6 +1,6 @@
 """The import directions of issue #22: layers point one way.
 
-- domain (catalog, planner, pricing, serving, monitoring, models, endpoints, fleet, resources,
+- domain (catalog, planner, pricing, serving, monitoring, models, endpoints, fleet, resources, simulate,
   tagging, errors, validation, arguments, images, naming): no cloud component, no tool, no infra,
   no provider SDK at module level;
 - cloud components (components/aws, gcp, k8s): gcp imports nothing from aws and aws nothing from
@@ -46,6 +46,7 @@ DOMAIN_PACKAGES = tuple(
         "endpoints",
         "fleet",
         "resources",
+        "simulate",
     )
 )
 DOMAIN_MODULES = tuple(

@@ -20,7 +20,7 @@ from inference_infra.components.errors import InputError
 EXIT_OK, EXIT_POLICY, EXIT_INPUT, EXIT_INTERNAL = 0, 1, 2, 3
 
 # Subcommand modules; a module that is not there yet is skipped.
-_COMMAND_MODULES = ("plan", "catalog", "size", "monitoring", "models", "policy_pack")
+_COMMAND_MODULES = ("plan", "catalog", "size", "monitoring", "models", "policy_pack", "simulate")
 
 
 @click.group(

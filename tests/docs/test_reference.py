@@ -131,6 +131,19 @@ def test_reference_size_json_names_every_key() -> None:
     assert {k for k in keys if f'"{k}"' not in section} == set()
 
 
+def test_reference_simulate_json_names_every_key() -> None:
+    from inference_infra.components.fleet.elastic import ElasticArgs
+    from inference_infra.components.serving.model import ServedModel
+    from inference_infra.components.simulate import Trace, build_pool, replay
+
+    trace = Trace.of([(0.0, 1000, 100), (30.0, 2000, 50)])
+    model = ServedModel(name="llama-3.1-8b", context_tokens=8192, concurrency=16)
+    pool = build_pool(name="p", model=model, machine="g6e.xlarge", peak=2, trace=trace, elastic=ElasticArgs())
+    section = _section("`simulate --json`")
+    keys = _keys(replay(trace, pool).as_json(), set())
+    assert {k for k in keys if f'"{k}"' not in section} == set()
+
+
 def test_reference_lists_the_watchdog_environment() -> None:
     from inference_infra.lambdas.idle_gpu_watchdog.settings import Settings
 

@@ -1,0 +1,480 @@
+"""`inference-infra simulate`: replay a request trace against an elastic pool's scaling.
+
+The pool comes from a stack file (`--stack NAME --pool NAME`: the fleet's model, machine, peak counts
+and `elastic:` block, read from `Pulumi.<stack>.yaml` without running the program) or from flags
+(`--model`, `--machine`, ...). Flags for the scaling settings override the stack's, so a change can be
+tried before it is made.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import fields, replace
+from pathlib import Path
+from typing import Any
+
+import click
+
+from inference_infra.components.cli import app
+
+_QUANTS = ["fp32", "fp16", "bf16", "fp8", "int8", "int4"]
+# The stack's fleet lists a pool may come from: (key, cloud, machine key). TPU VMs are never elastic.
+_FLEET_LISTS = (
+    ("awsGpuFleets", "aws", "instanceType"),
+    ("awsInferentiaFleets", "aws", "instanceType"),
+    ("gcpGpuFleets", "gcp", "machineType"),
+)
+_NOT_ELASTIC = ("tpuVms",)
+
+
+@app.command()
+@click.option(
+    "--trace",
+    "trace_path",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="CSV of TIMESTAMP,ContextTokens,GeneratedTokens (the Azure LLM inference trace format).",
+)
+@click.option("--stack", "-s", help="Read the pool from Pulumi.<stack>.yaml (with --pool).")
+@click.option("--pool", "pool_name", help="The fleet (pool) of --stack to replay, by its name.")
+@click.option(
+    "--cwd",
+    type=click.Path(path_type=Path),
+    default=Path("."),
+    help="Folder of the Pulumi project (--stack).",
+)
+@click.option("--model", help="Without --stack: the model preset the pool serves, e.g. llama-3.1-8b.")
+@click.option("--machine", help="Without --stack: the instance type (default: the planner's NVIDIA pick).")
+@click.option("--context", type=int, help="Without --stack: --max-model-len, prompt + output tokens.")
+@click.option("--concurrency", type=int, help="Without --stack: sequences in flight per machine.")
+@click.option("--quant", type=click.Choice(_QUANTS, case_sensitive=False), help="Weight format (bf16).")
+@click.option("--kv-quant", type=click.Choice(_QUANTS, case_sensitive=False), help="KV-cache format.")
+@click.option(
+    "--peak",
+    type=int,
+    help="Without --stack: the fleet's peak machines (max and floor derive from it). Default: what the "
+    "trace's busiest minute needs.",
+)
+@click.option("--cloud", type=click.Choice(["aws", "gcp"]), help="Without --stack: the machine's cloud.")
+@click.option(
+    "--latency",
+    type=click.Choice(["interactive", "batch"]),
+    help="The pool's SLO class: its TTFT target (default: the stack's, else interactive).",
+)
+@click.option("--min-size", type=int, help="Override elastic min_size.")
+@click.option("--max-size", type=int, help="Override elastic max_size.")
+@click.option("--floor-share", type=float, help="Override elastic floor_share.")
+@click.option("--target-utilisation", type=float, help="Override elastic target_utilisation.")
+@click.option("--scale-out-cooldown", type=int, help="Override elastic scale_out_cooldown_seconds.")
+@click.option("--scale-in-cooldown", type=int, help="Override elastic scale_in_cooldown_seconds.")
+@click.option("--warm-pool", type=int, help="Override elastic warm_pool_size.")
+@click.option(
+    "--period", type=int, default=60, show_default=True, help="Seconds per load datapoint of the autoscaler."
+)
+@click.option(
+    "--scale-out-periods",
+    type=int,
+    default=3,
+    show_default=True,
+    help="Datapoints in a row above the target before a scale-out.",
+)
+@click.option(
+    "--scale-in-headroom",
+    type=float,
+    default=0.8,
+    show_default=True,
+    help="Scale in only while one machine fewer would run under this share of the target (the AWS "
+    "pool's scale-in alarm).",
+)
+@click.option(
+    "--start-size",
+    type=int,
+    help="Machines serving when the trace starts (default: what the policy holds for the early load).",
+)
+@click.option(
+    "--scale",
+    "copies",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Replay each request this many times at its own time: the same shape at N times the volume.",
+)
+@click.option(
+    "--purchase",
+    type=click.Choice(["on-demand", "spot", "reserved"]),
+    default="on-demand",
+    show_default=True,
+    help="Price model of a machine-hour.",
+)
+@click.option("--region", help="Price region (default: the stack's, else the catalog's reference).")
+@click.option("--usd-per-hour", type=float, help="Price one machine-hour at this figure instead.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (fields: docs/reference.md).")
+@click.option(
+    "--plot",
+    type=click.Path(path_type=Path),
+    help="Write load, capacity and queue over time to this .svg (or .png with the 'plot' extra).",
+)
+def simulate(**options: Any) -> None:
+    """Replay a request trace against a pool's scaling: cost against a static fleet sized for the peak
+    and against the oracle (exactly the capacity each minute needs, no cold start), time to scale,
+    requests over the pool's time-to-first-token target, and the queue over time."""
+    from inference_infra.components.errors import InputError
+    from inference_infra.components.simulate import Autoscaler, read_trace, render_svg, replay
+
+    o = options
+    _check_flags(o)
+    try:
+        trace = read_trace(o["trace_path"])
+    except InputError as e:
+        raise InputError(f"--{e}", e.problems) from None
+    if o["copies"] != 1:
+        trace = trace.scaled(o["copies"])
+    pool = _stack_pool(o, trace) if o["stack"] else _flag_pool(o, trace)
+    scaler = Autoscaler(
+        period_seconds=o["period"],
+        scale_out_periods=o["scale_out_periods"],
+        scale_in_headroom=o["scale_in_headroom"],
+        start_size=o["start_size"],
+    )
+    if o["start_size"] is not None and not 0 <= o["start_size"] <= pool.plan.max_size:
+        raise InputError(
+            f"--start-size {o['start_size']} must be 0..max_size ({pool.plan.max_size}) of pool "
+            f"{pool.name!r}."
+        )
+    result = replay(trace, pool, scaler).as_json()
+    if o["plot"] is not None:
+        _write_plot(o["plot"], result, render_svg)
+    if o["as_json"]:
+        json.dump(result, sys.stdout, indent=2)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(_table(result))
+
+
+def _check_flags(o: Mapping[str, Any]) -> None:
+    from inference_infra.components.errors import InputError
+
+    positive = {
+        "--period": o["period"],
+        "--scale-out-periods": o["scale_out_periods"],
+        "--scale": o["copies"],
+    }
+    for flag, value in positive.items():
+        if value < 1:
+            raise InputError(f"{flag} {value} must be a whole number of at least 1.")
+    if not 0 < o["scale_in_headroom"] <= 1:
+        raise InputError(f"--scale-in-headroom {o['scale_in_headroom']:g} must be above 0 and at most 1.")
+    if o["usd_per_hour"] is not None and o["usd_per_hour"] < 0:
+        raise InputError(f"--usd-per-hour {o['usd_per_hour']:g} must be 0 or more (USD per machine-hour).")
+    if o["plot"] is not None and o["plot"].suffix.lower() not in (".svg", ".png"):
+        raise InputError(f"--plot {str(o['plot'])!r} must end in .svg or .png (the format is taken from it).")
+    model_flags = ("model", "machine", "context", "concurrency", "quant", "kv_quant", "peak", "cloud")
+    if o["stack"]:
+        if not o["pool_name"]:
+            raise InputError(f"--stack {o['stack']!r} needs --pool NAME: which of its fleets to replay.")
+        given = [f"--{name.replace('_', '-')}" for name in model_flags if o[name] is not None]
+        if given:
+            raise InputError(
+                f"{', '.join(given)} describe a pool without a stack; with --stack the pool's model, machine "
+                "and counts are the stack's: drop one or the other (scaling flags such as --min-size may "
+                "override the stack's)."
+            )
+        return
+    if o["pool_name"]:
+        raise InputError(f"--pool {o['pool_name']!r} names a fleet of a stack: it needs --stack NAME.")
+    missing = [
+        flag
+        for flag, name in (("--model", "model"), ("--context", "context"), ("--concurrency", "concurrency"))
+        if o[name] is None
+    ]
+    if missing:
+        raise InputError(
+            f"simulate needs a pool: --stack NAME --pool NAME, or --model with --context and --concurrency "
+            f"(missing {', '.join(missing)})."
+        )
+
+
+def _elastic_overrides(o: Mapping[str, Any]) -> dict[str, Any]:
+    names = {
+        "min_size": "min_size",
+        "max_size": "max_size",
+        "floor_share": "floor_share",
+        "target_utilisation": "target_utilisation",
+        "scale_out_cooldown_seconds": "scale_out_cooldown",
+        "scale_in_cooldown_seconds": "scale_in_cooldown",
+        "warm_pool_size": "warm_pool",
+    }
+    return {field: o[option] for field, option in names.items() if o[option] is not None}
+
+
+def _flag_pool(o: Mapping[str, Any], trace: Any) -> Any:
+    from inference_infra.components.errors import InputError
+    from inference_infra.components.fleet.elastic import ElasticArgs
+    from inference_infra.components.planner import Quantization
+    from inference_infra.components.serving.model import ServedModel
+    from inference_infra.components.simulate import build_pool
+    from inference_infra.components.simulate.pool import peak_for_trace
+
+    model = ServedModel(
+        name=o["model"],
+        context_tokens=o["context"],
+        concurrency=o["concurrency"],
+        quantization=Quantization(o["quant"].lower()) if o["quant"] else Quantization.BF16,
+        kv_cache_quantization=Quantization(o["kv_quant"].lower()) if o["kv_quant"] else None,
+    )
+    elastic = ElasticArgs(**_elastic_overrides(o))
+    peak = o["peak"]
+    try:
+        if peak is None:
+            peak = peak_for_trace(model=model, machine=o["machine"], cloud=o["cloud"], trace=trace)
+        return build_pool(
+            name=o["model"],
+            model=model,
+            machine=o["machine"],
+            peak=peak,
+            trace=trace,
+            elastic=elastic,
+            cloud=o["cloud"],
+            latency=o["latency"] or "interactive",
+            warm_pool=(o["cloud"] or "aws") == "aws" and o["purchase"] != "spot",
+            region=o["region"],
+            purchase=_purchase(o["purchase"]),
+            usd_per_hour=o["usd_per_hour"],
+        )
+    except InputError as e:
+        raise InputError(_flag_names(str(e)), e.problems) from None
+
+
+def _flag_names(message: str) -> str:
+    """The pool's input names as the flags that set them."""
+    for name, flag in {
+        "model.name": "--model",
+        "model.context_tokens": "--context",
+        "model.concurrency": "--concurrency",
+        "elastic.min_size": "--min-size",
+        "elastic.max_size": "--max-size",
+        "elastic.floor_share": "--floor-share",
+        "elastic.target_utilisation": "--target-utilisation",
+        "elastic.scale_out_cooldown_seconds": "--scale-out-cooldown",
+        "elastic.scale_in_cooldown_seconds": "--scale-in-cooldown",
+        "elastic.warm_pool_size": "--warm-pool",
+        "elastic": "--peak",
+        "machine": "--machine",
+        "model": "--model",
+    }.items():
+        # a problem's input name, followed by its value (`machine 'g9.huge' ...`, `elastic 0 ...`)
+        message = re.sub(rf"(?<![\w.-]){re.escape(name)}(?= ['\d(-])", flag, message)
+    return message
+
+
+def _purchase(name: str) -> Any:
+    from inference_infra.components.catalog import PriceModel
+
+    return PriceModel(name)
+
+
+# --- a pool from the stack file ---------------------------------------------------------------------
+
+
+def _stack_pool(o: Mapping[str, Any], trace: Any) -> Any:
+    from inference_infra.components.catalog import Cloud
+    from inference_infra.components.errors import InputError, close_matches
+    from inference_infra.components.fleet import CapacityArgs
+    from inference_infra.components.fleet.elastic import ElasticArgs, ScheduleArgs
+    from inference_infra.components.offline_plan.project import load_project, load_stack
+    from inference_infra.components.planner import Quantization
+    from inference_infra.components.serving.model import ServedModel
+    from inference_infra.components.simulate import build_pool
+
+    project = load_project(o["cwd"])
+    stack = load_stack(project, o["stack"])
+    ns = f"{project.name}:"
+    values = {k[len(ns) :]: _decode(v) for k, v in stack.values.items() if k.startswith(ns)}
+    file = stack.path.name
+    name = o["pool_name"]
+    found = None
+    pools: list[str] = []
+    for key, cloud, machine_key in _FLEET_LISTS:
+        for i, item in enumerate(values.get(key) or []):
+            if isinstance(item, Mapping) and isinstance(item.get("name"), str):
+                pools.append(item["name"])
+                if item["name"] == name:
+                    found = (f"{ns}{key}[{i}]", cloud, machine_key, item)
+    for key in _NOT_ELASTIC:
+        for item in values.get(key) or []:
+            if isinstance(item, Mapping) and item.get("name") == name:
+                raise InputError(
+                    f"--pool {name!r} is a TPU VM of {file} ({ns}{key}); TPU VMs cannot join a managed "
+                    "instance group, so they are never elastic: replay a GPU or Inferentia pool."
+                )
+    if found is None:
+        near = close_matches(name, pools)
+        hint = f" (did you mean {' or '.join(repr(n) for n in near)}?)" if near else ""
+        listed = ", ".join(pools) if pools else "none"
+        raise InputError(f"--pool {name!r} is not a fleet of {file}{hint}; its pools: {listed}.")
+    where, cloud, machine_key, item = found
+    if not isinstance(item.get("model"), Mapping):
+        raise InputError(
+            f"--pool {name!r}: {file} {where} has no model, so it serves nothing to replay; give it "
+            f"`model:` (name, contextTokens, concurrency)."
+        )
+    model = _dataclass(ServedModel, item["model"], f"{file} {where}.model")
+    model = replace(
+        model,
+        quantization=Quantization(str(model.quantization).lower()),
+        kv_cache_quantization=Quantization(str(model.kv_cache_quantization).lower())
+        if model.kv_cache_quantization
+        else None,
+    )
+    counts_in = {
+        k: item[k] for k in ("reserved", "spot", "onDemand", "preemptible", "count", "maxSpot") if k in item
+    }
+    capacity = _dataclass(CapacityArgs, counts_in, f"{file} {where}")
+    if "capacityOrder" in item:
+        from inference_infra.components.fleet import CapacityMode
+
+        capacity = replace(capacity, capacity_order=tuple(CapacityMode(m) for m in item["capacityOrder"]))
+    reservation = item.get("reservation") or {}
+    slots = int(reservation.get("instanceCount", 0)) if isinstance(reservation, Mapping) else 0
+    counts, _ = capacity.counts(slots)
+    elastic_in = item.get("elastic")
+    notes = []
+    if isinstance(elastic_in, Mapping):
+        raw = dict(elastic_in)
+        schedule = raw.pop("schedule", None)
+        elastic = _dataclass(ElasticArgs, raw, f"{file} {where}.elastic")
+        if isinstance(schedule, Mapping):
+            elastic = replace(
+                elastic, schedule=_dataclass(ScheduleArgs, schedule, f"{file} {where}.elastic.schedule")
+            )
+    else:
+        elastic = ElasticArgs()
+        notes.append(
+            f"pool {name!r} has no elastic: block in {file}; replayed with the default elastic settings"
+        )
+    elastic = replace(elastic, **_elastic_overrides(o))
+    region_key = "aws:region" if cloud == "aws" else "gcp:region"
+    region = o["region"] or _decode(stack.values.get(region_key)) or None
+    pool = build_pool(
+        name=name,
+        model=model,
+        machine=item.get(machine_key),
+        peak=counts.total,
+        trace=trace,
+        elastic=elastic,
+        cloud=Cloud(cloud),
+        latency=o["latency"] or item.get("latency", "interactive"),
+        reserved=counts.reserved,
+        warm_pool=cloud == "aws" and counts.spot == 0,
+        region=region,
+        purchase=_purchase(o["purchase"]),
+        usd_per_hour=o["usd_per_hour"],
+        key=f"{file} {where}",
+    )
+    notes.append(
+        f"max_size is the pool's peak ({counts.total}) or its elastic maxSize; the stack's budget cap, which "
+        "`plan` applies, is not"
+    )
+    return replace(pool, plan=replace(pool.plan, notes=(*pool.plan.notes, *notes)))
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, str) and value[:1] in "[{":
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+def _snake(key: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
+
+
+def _dataclass(cls: type, values: Mapping[str, Any], where: str) -> Any:
+    """`cls` from a stack mapping of camelCase keys; InputError names an unknown key."""
+    from inference_infra.components.errors import InputError, did_you_mean
+
+    known = {f.name for f in fields(cls)}
+    kwargs = {}
+    for key, value in values.items():
+        name = _snake(key)
+        if name not in known:
+            camel = [re.sub(r"_(\w)", lambda m: m.group(1).upper(), k) for k in sorted(known)]
+            raise InputError(
+                f"{where}.{key} is not a key simulate knows{did_you_mean(key, camel)}; keys here: "
+                f"{', '.join(camel)}."
+            )
+        kwargs[name] = value
+    try:
+        return cls(**kwargs)
+    except TypeError as e:
+        raise InputError(f"{where}: {e}.") from None
+
+
+# --- output -----------------------------------------------------------------------------------------
+
+
+def _write_plot(path: Path, result: dict[str, Any], render_svg: Any) -> None:
+    from inference_infra.components.errors import InputError
+
+    try:
+        if path.suffix.lower() == ".png":
+            from inference_infra.components.simulate.plot import render_png
+
+            try:
+                render_png(result, path)
+            except ImportError:
+                raise InputError(
+                    f"--plot {str(path)!r}: PNG needs matplotlib, the optional 'plot' extra "
+                    "(pip install 'inference-infra[plot]'); or write .svg, which needs nothing."
+                ) from None
+        else:
+            path.write_text(render_svg(result), encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"--plot {str(path)!r} cannot be written ({e.strerror or e}).") from None
+
+
+def _table(r: dict[str, Any]) -> str:
+    c, t, s, q, sc = r["cost"], r["ttft"], r["scale"], r["queue"], r["scaling"]
+    tts = s["time_to_scale_seconds"]
+    lines = [
+        f"{r['pool']}: {r['model']} on {r['machine']} ({r['latency']}), trace {r['trace']['source']}: "
+        f"{r['trace']['requests']:,} requests over {r['trace']['duration_s'] / 60:.1f} min",
+        f"  scaling: {sc['min_size']}..{sc['max_size']} machines of {sc['in_flight_per_machine']} slots,"
+        f" target {sc['target_in_flight']:g} in flight per machine; cold start"
+        f" {sc['cold_start_seconds']:.0f} s, warm start {sc['warm_start_seconds']} s,"
+        f" warm pool {sc['warm_pool_size']}",
+        f"  cost ({c['basis']}, {c['window_s'] / 3600:.2f} h):",
+        f"    elastic  ${c['elastic_usd']:,.2f}  ({c['elastic_machine_hours']:.2f} machine-hours)"
+        f"  {_times(c['elastic_over_oracle'])} the oracle",
+        f"    static   ${c['static_usd']:,.2f}  ({c['static_machines']} machines)"
+        f"  {_times(c['static_over_oracle'])} the oracle",
+        f"    oracle   ${c['oracle_usd']:,.2f}  ({c['oracle_machine_hours']:.2f} machine-hours)",
+        f"  TTFT over {t['target_seconds'] * 1000:g} ms: {t['over_target']:,} of {t['served']:,} "
+        f"({t['over_target_share']:.2%}); {t['over_target_from_waiting']:,} of them only because they waited "
+        f"({t['over_target_from_waiting_share']:.2%}); with no wait {t['oracle_over_target_share']:.2%}",
+        f"    p50 {_ms(t['p50_seconds'])}, p99 {_ms(t['p99_seconds'])}, max {_ms(t['max_seconds'])}",
+        f"  scale: {s['scale_outs']} scale-outs ({s['launches']} machines: {s['warm_launches']} warm,"
+        f" {s['cold_launches']} cold), {s['scale_ins']} scale-ins; {s['min_machines']}..{s['max_machines']}"
+        f" machines; time to scale mean {_s(tts['mean'])}, max {_s(tts['max'])};"
+        f" {s['capped_periods']} periods wanted more than max",
+        f"  queue: longest {q['max']}, {q['minutes_with_queue']} minutes with a queue",
+    ]
+    lines += [f"  note: {n}" for n in r["notes"]]
+    return "\n".join(lines) + "\n"
+
+
+def _times(ratio: float | None) -> str:
+    return f"{ratio:.2f}x" if ratio is not None else "-"
+
+
+def _ms(seconds: float | None) -> str:
+    return f"{seconds * 1000:,.0f} ms" if seconds is not None else "-"
+
+
+def _s(seconds: float | None) -> str:
+    return f"{seconds:,.0f} s" if seconds is not None else "-"

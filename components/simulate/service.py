@@ -1,0 +1,106 @@
+"""How long a request holds a machine: the capacity planner's step model, per request.
+
+The replay does not invent a serving model: the time to first token and the time per output token
+come from the planner's own replay of the engine's steps (`planner.throughput`):
+
+- prefill: `first_token_seconds` for the request's prompt on the machine's layout, with the
+  replica's other planned sequences decoding beside it (vLLM's chunked prefill: ceil(P / (B - b + 1))
+  steps). It is taken at the planned batch (a busy replica), so it is an upper bound for a quiet one;
+  the planner's figures differ by a few percent between one and a full batch;
+- decode: `decode_step_seconds` at the planned batch, each line reading the trace's mean cached
+  context (prompt + half the output), once per output token after the first.
+
+A request therefore holds one of the machine's slots (the sum of its engines' `--max-num-seqs`) for
+prefill + (output - 1) x TPOT seconds, whatever else runs: the in-flight time is fixed per request,
+which is what makes the oracle exact and the replay deterministic. Prompts are rounded up to a
+multiple of 16 tokens (vLLM's KV block) to share the prefill figures.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from inference_infra.components.catalog import find_instance_type
+from inference_infra.components.errors import InputError, Problem
+from inference_infra.components.planner import Assumptions, Fit, Precision, Traffic, fit, model_spec
+from inference_infra.components.planner.models import ModelSpec
+from inference_infra.components.planner.throughput import decode_step_seconds, first_token_seconds
+from inference_infra.components.serving.model import ServedModel
+
+PROMPT_ROUNDING = 16  # vLLM's KV block (planner.engine.VLLM_BLOCK_TOKENS)
+
+
+@dataclass
+class ServiceModel:
+    """One machine of a pool, as the replay sees it: slots and per-request times."""
+
+    model: ServedModel
+    machine: str
+    mean_context_tokens: float  # prompt + half the output, averaged over the trace
+    spec: ModelSpec = field(init=False, repr=False)
+    layout: Fit = field(init=False, repr=False)
+    tpot_seconds: float = field(init=False)
+    _prefill: dict[int, float] = field(init=False, repr=False, default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.spec = model_spec(self.model.name)
+        self._precision: Precision = self.model.precision()
+        self._assumptions = Assumptions()
+        instance = find_instance_type(self.machine)
+        if instance is None:
+            raise InputError(
+                f"machine {self.machine!r} is not in the accelerator catalog.",
+                [Problem("machine", self.machine, "must be an instance type of the catalog")],
+            )
+        self.layout = fit(self.spec, self.model.traffic(), self._precision, self._assumptions, instance)
+        if not self.layout.fits:
+            raise InputError(
+                f"{self.spec.name} does not fit {self.machine}: {self.layout.problem}.",
+                [Problem("machine", self.machine, f"must hold {self.spec.name} ({self.layout.problem})")],
+            )
+        self.tpot_seconds = decode_step_seconds(
+            self.spec,
+            self._precision,
+            self._assumptions,
+            self.layout,
+            self.layout.sequences_per_replica,
+            self.mean_context_tokens,
+        )
+
+    @property
+    def slots(self) -> int:
+        """In-flight requests one machine holds: engines x --max-num-seqs."""
+        return self.layout.replicas * self.layout.sequences_per_replica
+
+    @property
+    def max_model_len(self) -> int:
+        return self.model.context_tokens
+
+    def prefill_seconds(self, prompt_tokens: int) -> float:
+        """Admission to first token for a prompt of `prompt_tokens` on a busy replica."""
+        key = max(PROMPT_ROUNDING, math.ceil(prompt_tokens / PROMPT_ROUNDING) * PROMPT_ROUNDING)
+        key = min(key, self.max_model_len - 1)
+        seconds = self._prefill.get(key)
+        if seconds is None:
+            traffic = Traffic(
+                context_tokens=self.max_model_len,
+                concurrency=self.model.concurrency,
+                prompt_tokens=key,
+                output_tokens=1,
+            )
+            seconds = first_token_seconds(self.spec, traffic, self._precision, self._assumptions, self.layout)
+            self._prefill[key] = seconds
+        return seconds
+
+    def service_seconds(self, prompt_tokens: int, output_tokens: int) -> float:
+        """Seconds a request holds a slot: its prefill, then one decode step per further token."""
+        return self.prefill_seconds(prompt_tokens) + max(0, output_tokens - 1) * self.tpot_seconds
+
+    def describe(self) -> str:
+        return (
+            f"{self.spec.name} on {self.machine}: {self.layout.replicas} engine(s) x"
+            f" {self.layout.sequences_per_replica} sequences = {self.slots} slots; TPOT"
+            f" {self.tpot_seconds * 1000:.1f} ms at a full batch; first token of a 1,024-token prompt"
+            f" {self.prefill_seconds(1024) * 1000:.0f} ms"
+        )

@@ -1,0 +1,183 @@
+"""`inference-infra simulate`: a pool from a stack file or from flags, JSON, the plot, exit 2 on bad input."""
+
+from __future__ import annotations
+
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from inference_infra.components.cli import main
+from inference_infra.components.monitoring.serving import BUDGETS, Latency
+
+ROOT = Path(__file__).resolve().parents[3]
+FLAGS = ["--model", "llama-3.1-8b", "--machine", "g6e.xlarge", "--context", "8192", "--concurrency", "16"]
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def flat(text):
+    return " ".join(text.split())
+
+
+@pytest.fixture
+def trace(tmp_path):
+    """Ten minutes at 2 requests a second, then ten at 8: a step."""
+    lines = ["TIMESTAMP,ContextTokens,GeneratedTokens"]
+    t = 0.0
+    while t < 1200:
+        lines.append(f"{t:.3f},1000,150")
+        t += 0.5 if t < 600 else 0.125
+    path = tmp_path / "step.csv"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_simulate_json_from_flags_has_the_documented_fields(capsys, trace):
+    code, out, err = run(capsys, "simulate", "--trace", str(trace), *FLAGS, "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert set(doc) == {
+        "pool", "model", "machine", "latency", "trace", "scaling", "service", "cost", "ttft", "scale",
+        "queue", "timeline", "notes",
+    }  # fmt: skip
+    assert doc["machine"] == "g6e.xlarge"
+    assert doc["ttft"]["target_seconds"] == BUDGETS[Latency.INTERACTIVE].ttft_p99_seconds
+    assert doc["cost"]["oracle_usd"] <= doc["cost"]["static_usd"]
+    assert doc["cost"]["elastic_usd"] > 0
+    assert doc["trace"]["requests"] == 1200 + 4800
+    assert doc["scale"]["scale_outs"] >= 1
+    assert len(doc["timeline"]) == 21
+
+
+def test_simulate_table_from_the_reference_stack(capsys, trace):
+    code, out, err = run(
+        capsys, "simulate", "--trace", str(trace), "--stack", "prod", "--pool", "llama-8b", "--cwd", str(ROOT)
+    )
+    assert code == 0, err
+    text = flat(out)
+    assert "llama-8b: llama-3.1-8b on g6e.xlarge (interactive)" in text
+    assert "the oracle" in text
+    assert "scaling: 2..7 machines of 16 slots" in text  # elastic: {} on 1 on-demand + 6 spot
+
+
+def test_simulate_replays_a_fixed_pool_with_the_default_elastic_settings(capsys, trace):
+    code, out, err = run(
+        capsys,
+        "simulate",
+        "--trace",
+        str(trace),
+        "--stack",
+        "prod",
+        "--pool",
+        "mistral-7b",
+        "--cwd",
+        str(ROOT),
+    )
+    assert code == 0, err
+    assert "has no elastic: block in Pulumi.prod.yaml; replayed with the default elastic settings" in flat(
+        out
+    )
+
+
+def test_simulate_scaling_flags_override_the_stack(capsys, trace):
+    code, out, _ = run(
+        capsys, "simulate", "--trace", str(trace), "--stack", "prod", "--pool", "llama-8b",
+        "--cwd", str(ROOT), "--min-size", "3", "--max-size", "5", "--json",
+    )  # fmt: skip
+    assert code == 0
+    scaling = json.loads(out)["scaling"]
+    assert (scaling["min_size"], scaling["max_size"]) == (3, 5)
+
+
+def test_simulate_writes_an_svg_plot(capsys, trace, tmp_path):
+    plot = tmp_path / "replay.svg"
+    code, _, err = run(capsys, "simulate", "--trace", str(trace), *FLAGS, "--plot", str(plot))
+    assert code == 0, err
+    root = ET.parse(plot).getroot()
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    titles = [t.text for t in root.iter("{http://www.w3.org/2000/svg}title")]
+    assert titles == ["requests in flight", "pool slots", "oracle slots", "longest queue"]
+
+
+def test_simulate_rejects_png_without_matplotlib(capsys, trace, tmp_path):
+    pytest.importorskip(
+        "matplotlib", reason="with matplotlib installed the PNG is written"
+    ) if False else None
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        code, _, err = run(
+            capsys, "simulate", "--trace", str(trace), *FLAGS, "--plot", str(tmp_path / "p.png")
+        )
+        assert code == 2
+        assert "PNG needs matplotlib, the optional 'plot' extra" in flat(err)
+    else:
+        code, _, _ = run(capsys, "simulate", "--trace", str(trace), *FLAGS, "--plot", str(tmp_path / "p.png"))
+        assert code == 0
+        assert (tmp_path / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_simulate_rejects_a_bad_csv_line(capsys, tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("TIMESTAMP,ContextTokens,GeneratedTokens\n0,10,5\n1,ten,5\n")
+    code, out, err = run(capsys, "simulate", "--trace", str(bad), *FLAGS)
+    assert code == 2
+    assert out == ""
+    assert f"--trace '{bad}' line 3: ContextTokens 'ten' must be a whole number" in flat(err)
+    assert "Traceback" not in err
+
+
+def test_simulate_rejects_an_unknown_pool_with_close_matches(capsys, trace):
+    code, _, err = run(
+        capsys, "simulate", "--trace", str(trace), "--stack", "prod", "--pool", "llama8b", "--cwd", str(ROOT)
+    )
+    assert code == 2
+    assert "--pool 'llama8b' is not a fleet of Pulumi.prod.yaml (did you mean 'llama-8b'" in flat(err)
+
+
+def test_simulate_rejects_a_tpu_pool(capsys, trace):
+    code, _, err = run(
+        capsys,
+        "simulate",
+        "--trace",
+        str(trace),
+        "--stack",
+        "prod",
+        "--pool",
+        "qwen7b-tpu",
+        "--cwd",
+        str(ROOT),
+    )
+    assert code == 2
+    assert "TPU VMs cannot join a managed instance group" in flat(err)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--stack", "prod"], "--stack 'prod' needs --pool NAME"),
+        (["--pool", "x"], "--pool 'x' names a fleet of a stack: it needs --stack NAME"),
+        (["--model", "llama-3.1-8b"], "missing --context, --concurrency"),
+        ([*FLAGS, "--plot", "out.txt"], "--plot 'out.txt' must end in .svg or .png"),
+        ([*FLAGS, "--scale", "0"], "--scale 0 must be a whole number of at least 1"),
+        ([*FLAGS, "--min-size", "9", "--peak", "4"], "--min-size 9 gives a minimum of 9 machines"),
+        (
+            [*FLAGS[:2], "--machine", "g9.huge", *FLAGS[4:]],
+            "--machine 'g9.huge' is not in the accelerator catalog",
+        ),
+        (
+            ["--stack", "prod", "--pool", "llama-8b", "--model", "x"],
+            "--model describe a pool without a stack",
+        ),
+    ],
+)
+def test_simulate_rejects_bad_flags(capsys, trace, argv, message):
+    code, _, err = run(capsys, "simulate", "--trace", str(trace), "--cwd", str(ROOT), *argv)
+    assert code == 2, err
+    assert message in flat(err)

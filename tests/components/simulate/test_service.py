@@ -1,0 +1,63 @@
+"""The replay's service times are the planner's step model, and a pool is planned as a fleet plans it."""
+
+from __future__ import annotations
+
+import pytest
+
+from inference_infra.components.catalog import Cloud, find_instance_type
+from inference_infra.components.errors import InputError
+from inference_infra.components.fleet.elastic import ElasticArgs, plan_scaling
+from inference_infra.components.monitoring.serving import BUDGETS, Latency
+from inference_infra.components.planner import Assumptions, Traffic, fit, model_spec
+from inference_infra.components.planner.throughput import decode_step_seconds, first_token_seconds
+from inference_infra.components.serving.cold_start import WeightSource
+from inference_infra.components.serving.model import ServedModel, plan_serving
+from inference_infra.components.simulate import ServiceModel, Trace, build_pool, mean_context_tokens
+
+MODEL = ServedModel(name="llama-3.1-8b", context_tokens=8192, concurrency=16)
+TRACE = Trace.of([(0.0, 1000, 100), (1.0, 2000, 300)])
+
+
+def test_service_model_uses_the_planners_steps():
+    service = ServiceModel(MODEL, "g6e.xlarge", 1200.0)
+    spec, assumptions = model_spec("llama-3.1-8b"), Assumptions()
+    layout = fit(spec, MODEL.traffic(), MODEL.precision(), assumptions, find_instance_type("g6e.xlarge"))
+    assert service.tpot_seconds == decode_step_seconds(
+        spec, MODEL.precision(), assumptions, layout, layout.sequences_per_replica, 1200.0
+    )
+    traffic = Traffic(context_tokens=8192, concurrency=16, prompt_tokens=1024, output_tokens=1)
+    assert service.prefill_seconds(1017) == first_token_seconds(
+        spec, traffic, MODEL.precision(), assumptions, layout
+    )
+    assert service.service_seconds(1024, 101) == pytest.approx(
+        service.prefill_seconds(1024) + 100 * service.tpot_seconds
+    )
+    assert service.slots == 16
+
+
+def test_service_model_rejects_a_machine_too_small():
+    with pytest.raises(InputError, match=r"does not fit g6\.xlarge"):
+        ServiceModel(MODEL, "g6.xlarge", 1200.0)
+
+
+def test_build_pool_plans_like_the_fleet():
+    pool = build_pool(name="p", model=MODEL, machine="g6e.xlarge", peak=8, trace=TRACE, latency="batch")
+    serving, _ = plan_serving(MODEL, machine="g6e.xlarge", cloud=Cloud.AWS, source=WeightSource.S3)
+    assert pool.plan == plan_scaling(
+        ElasticArgs(), peak=8, serving=serving, model=MODEL, machine="g6e.xlarge"
+    )
+    assert pool.cold_start_seconds == serving.cold_start.seconds
+    assert pool.ttft_target_seconds == BUDGETS[Latency.BATCH].ttft_p99_seconds
+    assert pool.usd_per_hour == 1.861  # the catalog's on-demand price, us-east-1
+    assert pool.service.mean_context_tokens == mean_context_tokens(TRACE) == (1050 + 2150) / 2
+
+
+def test_build_pool_rejects_bad_elastic_inputs_and_unknown_machines():
+    with pytest.raises(InputError, match=r"elastic\.min_size"):
+        build_pool(
+            name="p", model=MODEL, machine="g6e.xlarge", peak=2, trace=TRACE, elastic=ElasticArgs(min_size=5)
+        )
+    with pytest.raises(InputError, match=r"machine 'g9\.huge' is not in the accelerator catalog"):
+        build_pool(name="p", model=MODEL, machine="g9.huge", peak=2, trace=TRACE)
+    with pytest.raises(InputError, match="latency 'fast' must be interactive or batch"):
+        build_pool(name="p", model=MODEL, machine="g6e.xlarge", peak=2, trace=TRACE, latency="fast")
