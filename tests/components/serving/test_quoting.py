@@ -135,11 +135,13 @@ def test_shell_word_round_trips_through_bash(word):
 @settings(max_examples=200, deadline=None)
 @given(name=st.one_of(WORD, st.sampled_from(PAYLOADS)))
 def test_allow_lists_accept_only_plain_names(name):
-    if served_name_ok(name) or key_prefix_ok(name):
-        assert name
-        assert not set(name) & set(SPECIALS + "\n\r\x00 ")
-        assert ".." not in name.split("/")
-        assert not name.startswith(("-", "/"))
+    specials = set(SPECIALS + "\n\r\x00 ")
+    for ok, allowed in ((served_name_ok, set()), (key_prefix_ok, {"="})):  # key=value folders (Hive style)
+        if ok(name):
+            assert name
+            assert not set(name) & (specials - allowed)
+            assert ".." not in name.split("/")
+            assert not name.startswith(("-", "/"))
 
 
 @pytest.mark.parametrize("name", [p for p in PAYLOADS if p != "ENGINE_FILE"])  # a plain word
