@@ -20,7 +20,7 @@ class OffHoursArgs:
 
     group_name: pulumi.Input[str] = arg(doc="The pool's Auto Scaling group.", stack=False)
     schedule: ScheduleArgs = arg(doc="Working hours (time zone, days, hours, size outside them).")
-    min_size: int = arg(doc="The pool's minimum in working hours (its elastic minimum).", ge=0)
+    min_size: int = arg(doc="The pool's minimum in working hours (its elastic minimum).", ge=0, le=10_000)
     warmup_seconds: int = arg(
         doc="The pool's cold start: how long after start_hour a machine serves.", ge=0, le=86400
     )

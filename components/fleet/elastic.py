@@ -58,7 +58,10 @@ class ScheduleArgs:
     start_hour: int = arg(8, "Hour working hours start (0-23, local time).", ge=0, le=23)
     end_hour: int = arg(19, "Hour working hours end (1-24, local time, after start_hour).", ge=1, le=24)
     off_hours_size: int = arg(
-        0, "Minimum and desired machines outside working hours (0: the pool scales to zero).", ge=0
+        0,
+        "Minimum and desired machines outside working hours (0: the pool scales to zero).",
+        ge=0,
+        le=10_000,
     )
 
 
@@ -68,13 +71,19 @@ class ElasticArgs:
     remain its PEAK: max_size defaults to them (capped by the stack budget in infra/)."""
 
     min_size: int | None = arg(
-        None, "Fewest machines; default: the floor, ceil(peak x floor_share) (and the reserved count).", ge=0
+        None,
+        "Fewest machines; default: the floor, ceil(peak x floor_share) (and the reserved count).",
+        ge=0,
+        le=10_000,
     )
     floor_share: float = arg(
         0.25, "Share of the peak kept running as the floor when min_size is not set (0-1).", ge=0, le=1
     )
     max_size: int | None = arg(
-        None, "Most machines; default: the fleet's peak counts, capped by the stack's budget.", ge=1
+        None,
+        "Most machines; default: the fleet's peak counts, capped by the stack's budget.",
+        ge=1,
+        le=10_000,
     )
     target_utilisation: float = arg(
         0.7,
@@ -97,6 +106,7 @@ class ElasticArgs:
         "AWS, on-demand and reserved pools only: stopped machines kept with their weights on EBS for a "
         "fast scale-out; default: max - min when a warm start beats a cold start, else 0.",
         ge=0,
+        le=10_000,
     )
     schedule: ScheduleArgs | None = arg(None, "Working hours (outside them the pool shrinks).")
 
