@@ -3,6 +3,7 @@ only where cloud credentials exist, and pins what it uses."""
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -82,9 +83,11 @@ def test_make_plan_shows_progress_while_it_installs(tmp_path):
     per package it collects and installs (no --quiet on that install)."""
     if shutil.which("make") is None:
         pytest.skip("make is not installed")
+    # Run as a top-level make even under `make test` (a sub-make prints "make[1]: Entering directory").
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS")}
     dry = subprocess.run(
-        ["make", "-n", "plan", f"VENV={tmp_path / 'venv'}"], cwd=REPO_ROOT, capture_output=True, text=True,
-        timeout=60, check=True,
+        ["make", "--no-print-directory", "-n", "plan", f"VENV={tmp_path / 'venv'}"], cwd=REPO_ROOT,
+        capture_output=True, text=True, timeout=60, check=True, env=env,
     ).stdout.splitlines()  # fmt: skip
     assert dry[0].startswith('echo "== creating')
     assert "a few minutes the first time" in dry[0]
