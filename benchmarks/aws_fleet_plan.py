@@ -36,7 +36,9 @@ config:
       - {id: subnet-0b2c0ffee0000002b, availabilityZone: us-east-1b}
       - {id: subnet-0c3c0ffee0000003c, availabilityZone: us-east-1c}
     routeTableIds: [rtb-0a1b2c3d4e5f60718]
-  inference-infra:modelStore: {bucketName: acme-bench-models}
+  inference-infra:modelStore:
+    bucketName: acme-bench-models
+    publishers: [arn:aws:iam::123456789012:role/model-publisher]
   inference-infra:efsModelCache: {}
   inference-infra:awsGpuFleets:
     - name: llama-70b
@@ -45,6 +47,7 @@ config:
       capacityOrder: [reserved, on-demand]
       reservation: {availabilityZone: us-east-1a, instanceCount: 12}
       modelPrefix: meta-llama/Llama-3.1-70B-Instruct
+      manifestSha256: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa
       efs: true
       clientSecurityGroupIds: [sg-0a1b2c3d4e5f6a7b8]
       monitoringSecurityGroupIds: [sg-0f9e8d7c6b5a4f3e2]
@@ -54,6 +57,7 @@ config:
       onDemand: 4
       spotInstanceTypes: [g6e.4xlarge, g6e.xlarge]
       modelPrefix: meta-llama/Llama-3.1-8B-Instruct
+      manifestSha256: bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb
       clientSecurityGroupIds: [sg-0a1b2c3d4e5f6a7b8]
       monitoringSecurityGroupIds: [sg-0f9e8d7c6b5a4f3e2]
     - name: mistral-7b
@@ -62,6 +66,7 @@ config:
       maxSpot: 12
       spotInstanceTypes: [g5.4xlarge]
       modelPrefix: mistralai/Mistral-7B-Instruct-v0.3
+      manifestSha256: cccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc
       clientSecurityGroupIds: [sg-0a1b2c3d4e5f6a7b8]
       monitoringSecurityGroupIds: [sg-0f9e8d7c6b5a4f3e2]
   inference-infra:awsInferentiaFleets:
@@ -69,6 +74,7 @@ config:
       instanceType: inf2.8xlarge
       onDemand: 4
       modelPrefix: neuron/llama-3.1-8b-tp2
+      manifestSha256: dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd
       efs: true
 """
 
