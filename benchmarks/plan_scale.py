@@ -7,7 +7,7 @@ fresh interpreter, and prints seconds and milliseconds per resource, peak memory
 marginal time per resource beyond start-up, and the start-up cost of importing
 the provider SDKs. Target: linear growth and under 10 ms per resource beyond
 start-up. Last, the bound: the reference dev stack with a pool of 100,000 spot
-GPUs must be refused (exit 2) in under a second after start-up, under 300 MB.
+GPUs must be refused (exit 2) in under a second for the whole command, under 300 MB.
 
 Run: .venv/bin/python benchmarks/plan_scale.py
 """
@@ -110,10 +110,8 @@ def peak_mib():  # VmHWM: this process's own peak RSS (ru_maxrss keeps a forking
     return int(status.split("VmHWM:")[1].split()[0]) / 1024
 
 
+started = time.perf_counter()  # the whole command, its imports included
 from inference_infra.components.cli import main
-# start-up, paid by every plan of this project whatever its counts: not timed
-import inference_infra.components.offline_plan, inference_infra.infra.config, pulumi
-started = time.perf_counter()
 code = main(["plan", "--cwd", sys.argv[1], "--stack", "big"])
 print(code, time.perf_counter() - started, peak_mib())
 """
@@ -127,8 +125,8 @@ def one_run(root: Path) -> dict[str, float]:
 
 
 def bound_run(tmp: Path, count: int = 100_000) -> tuple[int, float, float, float]:
-    """The reference dev stack with `spot: <count>` in its first pool: exit code, seconds after
-    start-up, peak MiB, and the whole process's wall seconds."""
+    """The reference dev stack with `spot: <count>` in its first pool: exit code, seconds for the
+    command in-process (imports included), peak MiB, and the whole process's wall seconds."""
     root = tmp / "bound"
     root.mkdir()
     (root / "Pulumi.yaml").write_text(
@@ -193,7 +191,7 @@ def main() -> None:
     print(f"marginal peak memory: {marginal_kib:.0f} KiB/resource (peak RSS, 1,000 vs 10 instances)")
     print(f"per-resource time, 1,000 vs 100 instances: {growth:.2f}x (1.0 = perfectly linear)")
     print(
-        f"bound: dev stack with spot: 100000 -> exit {code} in {seconds:.2f} s after start-up "
+        f"bound: dev stack with spot: 100000 -> exit {code} in {seconds:.2f} s for the command "
         f"({wall:.2f} s for the whole process), peak {peak:.0f} MiB (targets: exit 2, < 1 s, < 300 MB)"
     )
 

@@ -12,14 +12,15 @@ the stack uses it.
 from __future__ import annotations
 
 from types import ModuleType
+from typing import TYPE_CHECKING
 
 import pulumi
 
 from inference_infra.components.errors import InputError
-from inference_infra.components.tagging import register_cost_tags
-from inference_infra.infra.built import Built
-from inference_infra.infra.config import StackSettings
-from inference_infra.infra.stack_file import config_error, load_stack_settings
+from inference_infra.infra.stack_bounds import raw_stack_values, refuse_machines_over_bounds
+
+if TYPE_CHECKING:
+    from inference_infra.infra.config import StackSettings
 
 
 def active_parts(settings: StackSettings) -> list[ModuleType]:
@@ -59,6 +60,13 @@ def active_parts(settings: StackSettings) -> list[ModuleType]:
 
 
 def main() -> None:
+    # Counts first, from the raw stack file: a pool of 100,000 is refused before the typed config
+    # and the components are imported (most of a second), let alone planned.
+    refuse_machines_over_bounds(raw_stack_values(), stack=pulumi.get_stack())
+    from inference_infra.components.tagging import register_cost_tags
+    from inference_infra.infra.built import Built
+    from inference_infra.infra.stack_file import config_error, load_stack_settings
+
     settings = load_stack_settings()
     parts = active_parts(settings)
     if problems := [p for part in parts for p in part.validate(settings)]:

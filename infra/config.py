@@ -74,8 +74,14 @@ from inference_infra.infra.schema import (
     input_field,
     tagged,
 )
-
-NAMESPACE = "inference-infra"
+from inference_infra.infra.stack_bounds import (
+    MAX_MACHINES_PER_STACK,
+    MAX_MACHINES_PER_STACK_CEILING,
+    MODE_KEYS,
+    NAMESPACE,
+    FleetMachines,
+    machine_problems,
+)
 
 
 def _project_root() -> Path:
@@ -87,12 +93,6 @@ def _project_root() -> Path:
 
 PRODUCTION_ENVIRONMENTS = frozenset({"prod", "production"})
 _ENVIRONMENT_RE = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
-
-# The most machines all of a stack's fleets may have together unless its maxMachines says more, and
-# the most it may say: a plan holds every machine's resources in memory (benchmarks/plan_scale.py:
-# about 0.2 MiB per resource), so 20,000 machines is a plan of several GiB.
-MAX_MACHINES_PER_STACK = 10_000
-MAX_MACHINES_PER_STACK_CEILING = 20_000
 
 
 # --- What a fleet serves (components/serving/model.py ServedModel) ----------------------------------
@@ -693,43 +693,31 @@ class StackSettings(Settings):
 
     def bound_problems(self) -> list[Problem]:
         """Each fleet's machines against its maxMachines, and all of them against the stack's: checked
-        as the stack file is read, before a provider SDK is imported or anything is planned."""
-        problems: list[Problem] = []
-        total = 0
+        as the stack file is read, before a provider SDK is imported or anything is planned (the raw
+        values were checked the same way before this config was built: infra/stack_bounds.py)."""
         sections = {
             "awsGpuFleets": self.aws_gpu_fleets,
             "awsInferentiaFleets": self.aws_inferentia_fleets,
             "gcpGpuFleets": self.gcp_gpu_fleets,
             "tpuVms": self.tpu_vms,
         }
-        for key, fleets in sections.items():
-            for i, fleet in enumerate(fleets):
-                modes = {"reserved": fleet.reserved, "spot": fleet.spot, "onDemand": fleet.on_demand}
-                modes["preemptible"] = fleet.preemptible
-                given = fleet.count if fleet.count is not None else sum(max(n, 0) for n in modes.values())
-                total += given
-                if given > fleet.max_machines:
-                    named = (
-                        "count" if fleet.count is not None else "+".join(k for k, n in modes.items() if n > 0)
+        fleets = [
+            FleetMachines(
+                f"{key}[{i}]",
+                dict(
+                    zip(
+                        MODE_KEYS,
+                        (fleet.reserved, fleet.spot, fleet.on_demand, fleet.preemptible),
+                        strict=True,
                     )
-                    problems.append(
-                        Problem(
-                            f"{NAMESPACE}:{key}[{i}].{named}",
-                            given,
-                            f"must be at most {fleet.max_machines:,} machines in one fleet (its maxMachines; "
-                            "raise it for a larger pool, up to 10,000)",
-                        )
-                    )
-        if total > self.max_machines and not problems:  # a fleet over its own bound says it once
-            problems.append(
-                Problem(
-                    "the stack's fleets",
-                    total,
-                    f"must have at most {self.max_machines:,} machines in all ({NAMESPACE}:maxMachines; "
-                    f"raise it for a larger stack, up to {MAX_MACHINES_PER_STACK_CEILING:,})",
-                )
+                ),
+                fleet.count,
+                fleet.max_machines,
             )
-        return problems
+            for key, section in sections.items()
+            for i, fleet in enumerate(section)
+        ]
+        return machine_problems(fleets, self.max_machines)
 
 
 def _key_of(tag_input: str) -> str:

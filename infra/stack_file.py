@@ -25,24 +25,8 @@ from pydantic.alias_generators import to_camel
 from inference_infra.components.errors import ConfigError, Problem, did_you_mean
 from inference_infra.infra.config import NAMESPACE, StackSettings
 from inference_infra.infra.schema import KeyRename, config_path, keys_of, rename_keys
-
-
-def decode(raw: Mapping[str, str]) -> dict[str, Any]:
-    """Engine strings -> Python values: objects and lists arrive JSON-encoded."""
-    out: dict[str, Any] = {}
-    for key, value in raw.items():
-        if isinstance(value, str) and value[:1] in "[{":
-            try:
-                out[key] = json.loads(value)
-                continue
-            except json.JSONDecodeError:
-                pass
-        out[key] = value
-    return out
-
-
-def stack_file(stack: str) -> str:
-    return f"Pulumi.{stack}.yaml"
+from inference_infra.infra.stack_bounds import decode, raw_stack_values, stack_file
+from inference_infra.infra.stack_bounds import join_text as _join_text
 
 
 def parse_stack_settings(raw: Mapping[str, str], *, stack: str) -> StackSettings:
@@ -84,12 +68,7 @@ def _renamed_warning(rename: KeyRename, stack: str) -> str:
 
 def load_stack_settings() -> StackSettings:
     """The current stack's settings, read from Pulumi's config (inside a program); old keys are logged."""
-    from pulumi.runtime import config as runtime_config
-
-    prefix = f"{NAMESPACE}:"
-    merged = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
-    raw = {k[len(prefix) :]: v for k, v in merged.items() if k.startswith(prefix)}
-    settings = parse_stack_settings(raw, stack=pulumi.get_stack())
+    settings = parse_stack_settings(raw_stack_values(), stack=pulumi.get_stack())
     for warning in settings.warnings:
         pulumi.log.warn(warning)
     return settings
@@ -211,15 +190,6 @@ def camel_words(text: str) -> str:
     the stack file's spelling (`onDemand`, `maxMachines`)."""
     keys = _snake_keys()
     return re.sub(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b", lambda m: keys.get(m.group(0), m.group(0)), text)
-
-
-def _join_text(stack: str, parts: list[str]) -> str:
-    where = f"invalid stack config in {stack_file(stack)}"
-    if len(parts) == 1:
-        return f"{where}: {parts[0]}."
-    return (
-        f"{where} ({len(parts)} problems): " + "; ".join(f"({i}) {p}" for i, p in enumerate(parts, 1)) + "."
-    )
 
 
 def stack_file_schema() -> dict[str, Any]:

@@ -1,7 +1,7 @@
 """The import directions of issue #22: layers point one way.
 
 - domain (catalog, planner, pricing, serving, monitoring, models, endpoints, fleet, resources, simulate,
-  tagging, errors, validation, arguments, images, naming): no cloud component, no tool, no infra,
+  tagging, errors, validation, arguments, images, naming, limits): no cloud component, no tool, no infra,
   no provider SDK at module level;
 - cloud components (components/aws, gcp, k8s): gcp imports nothing from aws and aws nothing from
   gcp; no component imports infra;
@@ -51,7 +51,17 @@ DOMAIN_PACKAGES = tuple(
 )
 DOMAIN_MODULES = tuple(
     f"{C}.{name}"
-    for name in ("tagging", "errors", "validation", "arguments", "images", "naming", "_lazy", "__init__")
+    for name in (
+        "tagging",
+        "errors",
+        "validation",
+        "arguments",
+        "images",
+        "naming",
+        "limits",
+        "_lazy",
+        "__init__",
+    )
 )
 CLOUDS = (f"{C}.aws", f"{C}.gcp", f"{C}.k8s")
 TOOLS = (f"{C}.cli", f"{C}.offline_plan")

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 from inference_infra.components.arguments import arg
 from inference_infra.components.errors import Problem
+from inference_infra.components.limits import MAX_MACHINES_PER_FLEET, MAX_MACHINES_PER_FLEET_CEILING
 
 
 class CapacityMode(StrEnum):
@@ -29,11 +30,6 @@ class CapacityMode(StrEnum):
     ON_DEMAND = "on-demand"  # list price, no commitment
     PREEMPTIBLE = "preemptible"  # GCP's older spare capacity (24-hour limit); spot replaces it
 
-
-# The most machines one fleet may plan unless its `max_machines` says more: a bound checked before
-# anything is registered, so a typo (count: 100000) or a hostile change is one error, not a plan that
-# takes the machine down (the largest reference pool has 4 machines). Raise it per fleet.
-MAX_MACHINES_PER_FLEET = 1_000
 
 DEFAULT_CAPACITY_ORDER: tuple[CapacityMode, ...] = (
     CapacityMode.RESERVED,
@@ -104,9 +100,9 @@ class CapacityArgs:
     max_machines: int = arg(
         MAX_MACHINES_PER_FLEET,
         "The most machines this fleet may have, checked before anything is registered (a guard against "
-        "a mistyped count); raise it for a larger pool, up to 10,000.",
+        f"a mistyped count); raise it for a larger pool, up to {MAX_MACHINES_PER_FLEET_CEILING:,}.",
         ge=1,
-        le=10_000,
+        le=MAX_MACHINES_PER_FLEET_CEILING,
     )
 
     def counts(self, reservation_slots: int = 0) -> tuple[CapacityCounts, int]:

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.util
 import inspect
 import json
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -273,12 +275,35 @@ def _of_type(value: Any, kind: str) -> bool:
 _PROVIDERS = {"aws": "pulumi_aws", "gcp": "pulumi_gcp", "kubernetes": "pulumi_kubernetes"}
 
 
+# The keyword parameters of a generated `ProviderArgs.__init__(__self__, *, name: type = None, ...)`.
+_PROVIDER_ARGS = re.compile(r"^class ProviderArgs:\n\s+def __init__\(__self__, \*,\n(.*?)\):$", re.M | re.S)
+_PARAMETER = re.compile(r"^\s+([a-z_][a-z0-9_]*):", re.M)
+
+
 @functools.cache
 def provider_config_keys(namespace: str) -> frozenset[str] | None:
-    """The config keys the installed provider SDK defines (its ProviderArgs, camelCase); None if absent."""
+    """The config keys the installed provider SDK defines (its ProviderArgs, camelCase); None if absent.
+
+    Read from the SDK's generated `provider.py` when the SDK is not imported yet: importing pulumi_aws
+    or pulumi_gcp takes a tenth of a second or more, which a stack that is refused as it is read (a
+    count over its bound) should not wait for. A file that does not read as generated is imported."""
+    name = _PROVIDERS.get(namespace)
+    if name is None:
+        return None
+    if name not in sys.modules:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        if spec is None or spec.origin is None:
+            return None
+        source = Path(spec.origin).with_name("provider.py")
+        found = _PROVIDER_ARGS.search(source.read_text()) if source.is_file() else None
+        if found and (params := _PARAMETER.findall(found.group(1))):
+            return frozenset(_camel(p) for p in params)
     try:
-        module = importlib.import_module(_PROVIDERS[namespace])
-    except (KeyError, ImportError):
+        module = importlib.import_module(name)
+    except ImportError:
         return None
     params = inspect.signature(module.ProviderArgs.__init__).parameters
     return frozenset(_camel(p) for p in params if p not in {"self", "__self__"})

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
+import inspect
+import json
+import subprocess
+import sys
+
 import pytest
 
 from inference_infra.components.errors import InputError
@@ -107,3 +113,24 @@ def test_plan_takes_provider_keys_the_provider_defines_without_warning(pulumi_pr
     stack = "config:\n  aws:region: us-west-2\n  gcp:project: p\n  kubernetes:context: kind\n"
     folder = _project(pulumi_project, "  mode: fast\n", stack)
     assert not [w for w in plan(folder, "dev").warnings() if "is not a setting" in w]
+
+
+@pytest.mark.parametrize("namespace", ["aws", "gcp", "kubernetes"])
+def test_provider_config_keys_read_from_source_match_the_imported_sdk(namespace):
+    """The keys read from the SDK's generated provider.py (without importing it: a stack refused as it
+    is read should not wait for pulumi_gcp) are exactly those of its ProviderArgs."""
+    from inference_infra.components.offline_plan import project
+
+    probe = (
+        "import json, sys\n"
+        "from inference_infra.components.offline_plan.project import provider_config_keys\n"
+        f"keys = provider_config_keys({namespace!r})\n"
+        f"print(json.dumps([sorted(keys), {project._PROVIDERS[namespace]!r} in sys.modules]))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    keys, imported = json.loads(run.stdout)
+    assert not imported
+    module = importlib.import_module(project._PROVIDERS[namespace])
+    params = inspect.signature(module.ProviderArgs.__init__).parameters
+    assert keys == sorted(project._camel(p) for p in params if p != "__self__")
+    assert "region" in keys or namespace == "kubernetes"

@@ -1,0 +1,162 @@
+"""A stack file's raw values and its machine bounds, read before the typed config is built.
+
+The typed config (`infra/config.py`) is some sixty models over every component's inputs; building
+them and importing the components takes most of a second. A pool of 100,000 machines (a typo, or a
+hostile pull request) should not wait for that, nor get further: `refuse_machines_over_bounds` reads
+the counts from the raw values and refuses any fleet above its `maxMachines`, and all fleets above
+the stack's, with the same error the typed config gives. It is the standard library only (and
+Pulumi's runtime config, already loaded by the program). A value it cannot read as a count is left
+to the typed config, which reports it; the typed config applies the same bounds
+(`StackSettings.bound_problems` calls `machine_problems`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from inference_infra.components.errors import ConfigError, Problem
+from inference_infra.components.limits import MAX_MACHINES_PER_FLEET, MAX_MACHINES_PER_FLEET_CEILING
+
+NAMESPACE = "inference-infra"
+
+# The most machines all of a stack's fleets may have together unless its maxMachines says more, and
+# the most it may say: a plan holds every machine's resources in memory (benchmarks/plan_scale.py:
+# about 0.2 MiB per resource), so 20,000 machines is a plan of several GiB.
+MAX_MACHINES_PER_STACK = 10_000
+MAX_MACHINES_PER_STACK_CEILING = 20_000
+
+# The stack keys that hold fleets, and the keys of a fleet that count its machines, in the order
+# an error names them.
+FLEET_SECTIONS = ("awsGpuFleets", "awsInferentiaFleets", "gcpGpuFleets", "tpuVms")
+MODE_KEYS = ("reserved", "spot", "onDemand", "preemptible")
+
+
+@dataclass(frozen=True)
+class FleetMachines:
+    """One fleet's machine counts as the stack file gives them."""
+
+    key: str  # the fleet's stack key, e.g. awsGpuFleets[0]
+    modes: Mapping[str, int]  # count per capacity mode (MODE_KEYS)
+    count: int | None  # `count` (with capacityOrder) instead of per-mode counts
+    max_machines: int = MAX_MACHINES_PER_FLEET
+
+    @property
+    def machines(self) -> int:
+        return self.count if self.count is not None else sum(max(n, 0) for n in self.modes.values())
+
+
+def machine_problems(
+    fleets: Iterable[FleetMachines], stack_max: int = MAX_MACHINES_PER_STACK
+) -> list[Problem]:
+    """Each fleet's machines against its maxMachines, and all of them against the stack's."""
+    problems: list[Problem] = []
+    total = 0
+    for fleet in fleets:
+        total += fleet.machines
+        if fleet.machines > fleet.max_machines:
+            named = (
+                "count" if fleet.count is not None else "+".join(k for k, n in fleet.modes.items() if n > 0)
+            )
+            problems.append(
+                Problem(
+                    f"{NAMESPACE}:{fleet.key}.{named}",
+                    fleet.machines,
+                    f"must be at most {fleet.max_machines:,} machines in one fleet (its maxMachines; "
+                    f"raise it for a larger pool, up to {MAX_MACHINES_PER_FLEET_CEILING:,})",
+                )
+            )
+    if total > stack_max and not problems:  # a fleet over its own bound says it once
+        problems.append(
+            Problem(
+                "the stack's fleets",
+                total,
+                f"must have at most {stack_max:,} machines in all ({NAMESPACE}:maxMachines; raise it for a "
+                f"larger stack, up to {MAX_MACHINES_PER_STACK_CEILING:,})",
+            )
+        )
+    return problems
+
+
+def decode(raw: Mapping[str, str]) -> dict[str, Any]:
+    """Engine strings -> Python values: objects and lists arrive JSON-encoded."""
+    out: dict[str, Any] = {}
+    for key, value in raw.items():
+        if isinstance(value, str) and value[:1] in "[{":
+            try:
+                out[key] = json.loads(value)
+                continue
+            except json.JSONDecodeError:
+                pass
+        out[key] = value
+    return out
+
+
+def raw_stack_values() -> dict[str, str]:
+    """The current stack's `inference-infra:` keys (namespace stripped) as the engine hands them."""
+    from pulumi.runtime import config as runtime_config
+
+    prefix = f"{NAMESPACE}:"
+    merged = {**runtime_config.get_config_env(), **runtime_config.CONFIG.get()}
+    return {k[len(prefix) :]: v for k, v in merged.items() if k.startswith(prefix)}
+
+
+def _count(value: Any, *, low: int = 0, high: int | None = None) -> int | None:
+    """An int the stack file wrote (a top-level value arrives as a string); None for anything else."""
+    if isinstance(value, str) and value.strip().isdigit():
+        value = int(value)
+    if not isinstance(value, int) or isinstance(value, bool) or value < low:
+        return None
+    return None if high is not None and value > high else value
+
+
+def raw_fleet_machines(values: Mapping[str, Any]) -> list[FleetMachines]:
+    """The fleets whose counts read as ints (values decoded); the rest are the typed config's to report."""
+    found = []
+    for section in FLEET_SECTIONS:
+        fleets = values.get(section)
+        for i, fleet in enumerate(fleets if isinstance(fleets, list) else []):
+            if not isinstance(fleet, Mapping):
+                continue
+            limit = _count(
+                fleet.get("maxMachines", MAX_MACHINES_PER_FLEET), low=1, high=MAX_MACHINES_PER_FLEET_CEILING
+            )
+            modes = {k: _count(fleet.get(k, 0)) for k in MODE_KEYS}
+            count = _count(fleet["count"]) if "count" in fleet else None
+            if (
+                limit is None
+                or any(n is None for n in modes.values())
+                or ("count" in fleet and count is None)
+            ):
+                continue
+            found.append(
+                FleetMachines(f"{section}[{i}]", {k: n or 0 for k, n in modes.items()}, count, limit)
+            )
+    return found
+
+
+def refuse_machines_over_bounds(raw: Mapping[str, str], *, stack: str) -> None:
+    """Raise the stack's ConfigError when its counts exceed a bound, before anything heavy is imported."""
+    values = decode(raw)
+    stack_max = _count(
+        values.get("maxMachines", MAX_MACHINES_PER_STACK), low=1, high=MAX_MACHINES_PER_STACK_CEILING
+    )
+    problems = machine_problems(raw_fleet_machines(values), stack_max or MAX_MACHINES_PER_STACK_CEILING)
+    if problems:
+        raise ConfigError(join_text(stack, [str(p) for p in problems]), problems)
+
+
+def stack_file(stack: str) -> str:
+    return f"Pulumi.{stack}.yaml"
+
+
+def join_text(stack: str, parts: list[str]) -> str:
+    """One paragraph naming the stack file and each problem."""
+    where = f"invalid stack config in {stack_file(stack)}"
+    if len(parts) == 1:
+        return f"{where}: {parts[0]}."
+    return (
+        f"{where} ({len(parts)} problems): " + "; ".join(f"({i}) {p}" for i, p in enumerate(parts, 1)) + "."
+    )
