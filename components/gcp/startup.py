@@ -27,7 +27,10 @@ back empty), so every step is idempotent:
    its writer fills and serving nodes wait for, else the boot disk) and
    verified there.
 6. Engines: installs their units, which require and are bound to the weights
-   unit (they stop when it fails or stops), and starts them.
+   unit (they stop when it fails or stops) and to the metadata block (the
+   engines run on a Docker bridge network whose packets to the metadata server
+   the node rejects; TPU engines get the slice's description as environment),
+   and starts them.
 
 `root` prefixes every path the script touches, so tests run the real script
 in a scratch directory with stand-in commands.
@@ -64,8 +67,15 @@ from inference_infra.components.monitoring.host_exporters import (
     TEXTFILE_DIR,
     exporter_command,
 )
-from inference_infra.components.serving import EngineConfig, EngineHost, engine_image, engine_units
+from inference_infra.components.serving import (
+    EngineConfig,
+    EngineFamily,
+    EngineHost,
+    engine_image,
+    engine_units,
+)
 from inference_infra.components.serving.quoting import systemd_exec
+from inference_infra.components.serving.tpu_env import TpuHost, tpu_host_problems
 from inference_infra.components.serving.units import TEMPLATE_UNIT, network_of
 
 CACHE_METADATA_KEY = "inference-infra-model-cache"
@@ -151,6 +161,9 @@ class StartupConfig:
     # Secret Manager secret version of the engines' API key (projects/P/secrets/S/versions/V): fetched at
     # each engine start into a 0600 file of the engine's runtime folder, never into metadata or a unit.
     api_key_secret: str | None = None
+    # TPU VMs: the slice, which the engine containers get as environment (components/serving/tpu_env.py)
+    # because they cannot reach the metadata server. Required with TPU engines.
+    tpu: TpuHost | None = None
     # Elastic pools (components/gcp/elastic.py): the managed instance group's name. The Ops Agent then
     # also scrapes the engines' metrics-only ports and writes their load to Cloud Monitoring, labelled
     # with it, for the autoscaler. Needs gpu_metrics (the agent's configuration is written with it).
@@ -214,6 +227,17 @@ def validate_startup(config: StartupConfig) -> list[Problem]:
         if not low <= value <= high:
             problems.append(Problem(name, value, f"must be between {low} and {high}"))
     problems += mirror_problems(config.image_mirrors)
+    if config.engines is not None and config.engines.family is EngineFamily.TPU_VLLM and config.tpu is None:
+        problems.append(
+            Problem(
+                "tpu",
+                None,
+                "must name the TPU VM's slice for TPU engines: they run on a bridge network without the "
+                "metadata server and get the slice's description as environment",
+            )
+        )
+    if config.tpu is not None:
+        problems += [Problem("tpu", config.tpu.accelerator_type, p) for p in tpu_host_problems(config.tpu)]
     return problems
 
 
@@ -436,6 +460,7 @@ def engine_host(config: StartupConfig) -> EngineHost:
         # The same digest, from the Artifact Registry mirror when the image's registry has one.
         image=mirrored(engine_image(config.engines.family).reference, config.image_mirrors),
         manifest_sha256=config.pinned(uri),
+        tpu=config.tpu,
         api_key_command=(
             (PYTHON, f"{NODE_BIN}/{SECRET_FILE}", "--secret", config.api_key_secret)
             if config.api_key_secret
@@ -445,10 +470,9 @@ def engine_host(config: StartupConfig) -> EngineHost:
 
 
 def blocks_metadata(config: StartupConfig) -> bool:
-    """Engines on a bridge network (GPU VMs): the node rejects their packets to the metadata server.
+    """Engines on a bridge network (GPU and TPU VMs): the node rejects their packets to the metadata server.
 
-    TPU engines keep the host network (libtpu reads the VM's metadata: components/serving/units.py),
-    so no rule can tell them from the node's own processes; a TPU VM's engine can reach it.
+    TPU engines get the slice's description as environment instead (components/serving/tpu_env.py).
     """
     return serves(config) and network_of(config.engines, engine_host(config)) == "bridge"  # type: ignore[arg-type]
 

@@ -26,9 +26,12 @@ carries the cost labels, can attach data disks (read-only on multi-host
 slices) and runs the same boot script as the GPU fleets (model cache mount,
 weights fetched by their pinned manifests and verified and, with `model` and
 `weights`, the engines it plans for itself on `serving_port`, +1, ...; no
-local SSD on TPU VMs). TPU engines keep the host network (libtpu reads the
-VM's metadata), so unlike GPU engines they can reach the metadata server. A model on a
-multi-host slice is refused (see `multi_host_engine_problem`).
+local SSD on TPU VMs). As on GPU VMs, the engines run on a Docker bridge
+network whose packets to the metadata server the node rejects, so they cannot
+fetch the slice's service account token; they get the slice's description
+(accelerator type, topology, bounds, worker) as environment instead
+(`components/serving/tpu_env.py`). A model on a multi-host slice is refused
+(see `multi_host_engine_problem`).
 """
 
 from __future__ import annotations
@@ -92,6 +95,7 @@ from inference_infra.components.gcp.startup import (
 from inference_infra.components.gcp.tpu_vm_args import TpuDataDisk, TpuVmArgs
 from inference_infra.components.serving import EngineConfig, EngineFamily, engine_image
 from inference_infra.components.serving.cold_start import ColdStart
+from inference_infra.components.serving.tpu_env import TpuHost
 from inference_infra.components.tagging import bool_tag
 from inference_infra.components.validation import check_types
 
@@ -352,7 +356,7 @@ def plan_tpu_vm(name: str, args: TpuVmArgs, *, project: str | None, zone: str | 
             node = plan_node_serving(args, tpu.item.name, subject=subject)
             problems += node.problems
             notes += node.notes
-            startup = _startup_config(name, args, node.engines)
+            startup = _startup_config(name, args, node.engines, tpu.item.name)
             problems += validate_startup(startup)
             if not args.internet_egress:
                 problems += offline_problems(startup, args.preinstalled_packages)
@@ -366,7 +370,9 @@ def validate_tpu_vm(
     return list(plan_tpu_vm(name, args, project=project, zone=zone).problems)
 
 
-def _startup_config(name: str, args: TpuVmArgs, engines: EngineConfig | None) -> StartupConfig:
+def _startup_config(
+    name: str, args: TpuVmArgs, engines: EngineConfig | None, accelerator_type: str
+) -> StartupConfig:
     return StartupConfig(
         model_uris=args.weight_uris,
         manifest_sha256=dict(args.weights.manifest_sha256) if args.weights is not None else {},
@@ -377,6 +383,8 @@ def _startup_config(name: str, args: TpuVmArgs, engines: EngineConfig | None) ->
         model_cache=args.model_cache_nfs is not None,
         ops_agent=False,  # TPU metrics reach Cloud Monitoring without an agent
         engines=engines,
+        # The engines' containers get the slice as environment: they cannot reach the metadata server.
+        tpu=TpuHost(accelerator_type=accelerator_type, node_name=name) if engines is not None else None,
         image_mirrors=dict(args.image_mirrors),
         package_downloads=args.downloads,
     )

@@ -5,6 +5,7 @@
 - flags.py: the engine's flags from the capacity planner, checked against the option table of each
   family's own pinned vLLM (data/vllm-options-<family>.json);
 - units.py: the systemd units that run the engines after the weights are verified;
+- tpu_env.py: a TPU engine's environment that replaces the metadata server (its container cannot reach it);
 - cold_start.py: boot-to-serving estimate that sizes health-check grace and slow start;
 - vllm_options.py: extracts vLLM's option strings and choices from a version's source (wheel or git tree)
   into those tables.

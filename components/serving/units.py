@@ -12,9 +12,11 @@ with many groups. Each engine instance:
   host names one (`ExecStartPre=/usr/bin/grep -qxF <sha256> <weights>/.inference-verified`);
 - runs the family's image pinned by digest (pulled first, outside the unit's sandbox), with the
   weights mounted read-only and the hub offline (`HF_HUB_OFFLINE=1`): it never downloads;
-- on a bridge network with its API port published (NVIDIA, Neuron), so the container cannot reach
-  the instance metadata service (IMDSv2 with a hop limit of 1 answers the host only); TPU VMs keep
-  host networking (libtpu reads the VM's metadata);
+- on a bridge network with its API port published, so the container cannot reach the instance
+  metadata service (AWS: IMDSv2 with a hop limit of 1 answers the host only; GCP: the boot script's
+  iptables rule rejects what Docker forwards there). A TPU engine gets the slice's description
+  the metadata server would have given libtpu, JAX and tpu-inference as environment instead
+  (`TPU_SKIP_MDS_QUERY` and the rest: tpu_env.py);
 - with an API key, when the host says how to fetch it: `ExecStartPre=` runs the fetch command into
   `/run/inference-engine-<i>/api-key.env` (0600, removed when the engine stops) and docker reads it
   with `--env-file`; the key never appears in user data, metadata or the unit;
@@ -48,6 +50,12 @@ from inference_infra.components.serving.quoting import (
     absolute_path_ok,
     systemd_exec,
     systemd_value,
+)
+from inference_infra.components.serving.tpu_env import (
+    TPU_CHIP_BOUNDS,
+    TpuHost,
+    tpu_environment,
+    tpu_host_problems,
 )
 
 DOCKER = "/usr/bin/docker"
@@ -93,9 +101,11 @@ class EngineHost:
     # Fetches the engines' API key: run before each start with the key file's path appended; it writes
     # `VLLM_API_KEY=<key>` there (mode 0600). None: no key (only for hosts nobody else can reach).
     api_key_command: tuple[str, ...] | None = None
-    # "bridge" (published ports; no instance metadata through IMDSv2's hop limit) or "host".
-    # None: bridge, except TPU VMs (libtpu reads the VM's metadata).
+    # "bridge" (published ports; the instance metadata out of reach) or "host". None: bridge.
     network: str | None = None
+    # TPU engines: the VM's slice, whose description the container gets as environment (tpu_env.py)
+    # instead of asking the metadata server. Required for TPU engines on a bridge network.
+    tpu: TpuHost | None = None
     # Neuron: the host folder compiled artifacts go to (one subfolder per weights/image/flags key).
     neuron_compiled_dir: str = NEURON_COMPILED_DEFAULT
     # More host folders the engine unit may write (its sandbox is read-only elsewhere).
@@ -137,8 +147,10 @@ def environment_path(index: int | str) -> str:
 
 # Several processes on one TPU VM each see a sub-mesh of chips and talk to libtpu on their own port
 # (https://cloud.google.com/tpu/docs/run-multiple-processes: TPU_CHIPS_PER_PROCESS_BOUNDS, TPU_PROCESS_BOUNDS,
-# TPU_PROCESS_PORT, TPU_PROCESS_ADDRESSES, TPU_VISIBLE_CHIPS).
-TPU_CHIP_BOUNDS = {1: "1,1,1", 2: "1,2,1", 4: "2,2,1", 8: "2,4,1"}
+# TPU_PROCESS_PORT, TPU_PROCESS_ADDRESSES, TPU_VISIBLE_CHIPS). Each engine is a mesh of one process of its
+# own (TPU_PROCESS_BOUNDS=1,1,1, its own address only), as tpu-inference isolates its data-parallel
+# ranks (tpu_inference/worker/tpu_worker.py:270-308, b8692ff): engines never talk to each other, so each
+# in its own container's network namespace works the same.
 TPU_FIRST_PROCESS_PORT = 8476
 
 
@@ -165,6 +177,13 @@ def host_problems(config: EngineConfig, host: EngineHost) -> list[str]:
         problems.append(f"manifest_sha256 {host.manifest_sha256!r} must be 64 lower-case hex digits")
     if host.network not in (None, "bridge", "host"):
         problems.append(f"network {host.network!r} must be 'bridge' or 'host'")
+    elif config.family is EngineFamily.TPU_VLLM and host.tpu is None and network_of(config, host) == "bridge":
+        problems.append(
+            "tpu must name the TPU VM's slice: a TPU engine on a bridge network cannot ask the metadata "
+            "server for it, so its container gets it as environment"
+        )
+    if host.tpu is not None:
+        problems += tpu_host_problems(host.tpu)
     for path in (host.neuron_compiled_dir, *host.read_write_paths):
         if not absolute_path_ok(path):
             problems.append(f"path {path!r} {ABSOLUTE_PATH_RULE}")
@@ -188,10 +207,8 @@ def engine_units(config: EngineConfig, host: EngineHost) -> EngineUnits:
 
 
 def network_of(config: EngineConfig, host: EngineHost) -> str:
-    """The engine container's network: bridge unless the host says otherwise (TPU VMs: host)."""
-    if host.network is not None:
-        return host.network
-    return "host" if config.family is EngineFamily.TPU_VLLM else "bridge"
+    """The engine container's network: bridge (every family) unless the host says otherwise."""
+    return host.network or "bridge"
 
 
 def compiled_key(config: EngineConfig, host: EngineHost) -> str:
@@ -243,6 +260,9 @@ def docker_command(config: EngineConfig, host: EngineHost) -> list[str]:
         ]
     else:
         command += ["--privileged", "--env", Template("TPU_VISIBLE_CHIPS=${ENGINE_DEVICES}")]
+        if host.tpu is not None:
+            for name, value in tpu_environment(host.tpu).items():
+                command += ["--env", f"{name}={value}"]
         if config.engines > 1:
             for variable in (
                 "TPU_CHIPS_PER_PROCESS_BOUNDS=${ENGINE_TPU_BOUNDS}",

@@ -16,6 +16,7 @@ from inference_infra.components.gcp.startup import (
 )
 from inference_infra.components.planner import Traffic
 from inference_infra.components.serving import VERIFIED_MARKER, plan_engines
+from inference_infra.components.serving.tpu_env import TpuHost
 from inference_infra.components.serving.units import METRICS_PROXY, instance_command
 from tests.components.gcp.helpers import files_of, pins
 from tests.components.gcp.test_startup import Sandbox
@@ -36,7 +37,13 @@ GPU_ENGINES = plan_engines(
 )
 QWEN = "gs://models/qwen2.5-7b-instruct"
 LLAMA = "gs://models/llama-3.1-8b-instruct"
-TPU = StartupConfig(model_uris=(QWEN,), manifest_sha256=pins(QWEN), ops_agent=False, engines=TPU_ENGINES)
+TPU = StartupConfig(
+    model_uris=(QWEN,),
+    manifest_sha256=pins(QWEN),
+    ops_agent=False,
+    engines=TPU_ENGINES,
+    tpu=TpuHost(accelerator_type="v5litepod-4", node_name="serving"),
+)
 GPU = StartupConfig(
     model_uris=(LLAMA,),
     manifest_sha256=pins(LLAMA),
@@ -76,7 +83,8 @@ def test_startup_script_starts_engines_after_the_weights_unit_and_binds_them_to_
     check = f"/usr/bin/grep --quiet --line-regexp --fixed-strings {sha} {model_dir}/{VERIFIED_MARKER}"
     assert f"ExecStartPre={check}" in template
     assert f"Requires=docker.service {WEIGHTS_UNIT}" in template
-    assert files[ENGINE_DROP_IN] == f"[Unit]\nBindsTo={WEIGHTS_UNIT}\nAfter={WEIGHTS_UNIT}\n"
+    needs = f"{WEIGHTS_UNIT} {METADATA_BLOCK_UNIT}"
+    assert files[ENGINE_DROP_IN] == f"[Unit]\nBindsTo={needs}\nAfter={needs}\n"
     assert f"EnvironmentFile={MODELS_ENV}" in template
     assert (sandbox.root / "etc/inference-infra/engine-1.env").read_text().startswith("ENGINE_PORT=8001\n")
     verified = systemd_verify(
@@ -84,8 +92,9 @@ def test_startup_script_starts_engines_after_the_weights_unit_and_binds_them_to_
             "inference-engine@.service": template,
             "inference-engine-metrics@.service": files[f"{UNITS}/inference-engine-metrics@.service"],
             WEIGHTS_UNIT: files[f"{UNITS}/{WEIGHTS_UNIT}"],
+            METADATA_BLOCK_UNIT: files[f"{UNITS}/{METADATA_BLOCK_UNIT}"],
         },
-        binaries=["/usr/bin/docker", "/usr/bin/grep", "/usr/bin/python3"],
+        binaries=["/usr/bin/docker", "/usr/bin/grep", "/usr/bin/python3", "/usr/sbin/iptables"],
         stub_units=["docker.service"],
         instances={
             **{f"inference-engine@{i}.service": "inference-engine@.service" for i in range(2)},
@@ -107,8 +116,9 @@ def test_startup_script_starts_engines_after_the_weights_unit_and_binds_them_to_
     assert verified.stderr == ""
 
 
-def test_gpu_engines_cannot_reach_the_metadata_server(systemd_verify):
-    files = files_of(render_startup_script(GPU))
+@pytest.mark.parametrize("config", [GPU, TPU], ids=["gpu", "tpu"])
+def test_engines_cannot_reach_the_metadata_server(config, systemd_verify):
+    files = files_of(render_startup_script(config))
     template = files[f"{UNITS}/inference-engine@.service"]
     words = instance_command_of(template, files)
     # A bridge network with the API port published: the container is not on the node's network ...
@@ -128,13 +138,32 @@ def test_gpu_engines_cannot_reach_the_metadata_server(systemd_verify):
     assert verified.stderr == ""
 
 
-def test_tpu_engines_keep_the_host_network_and_have_no_metadata_block():
+def test_tpu_engines_get_the_slice_as_environment_instead_of_the_metadata_server():
     files = files_of(render_startup_script(TPU))
-    assert f"{UNITS}/{METADATA_BLOCK_UNIT}" not in files
-    assert instance_command_of(files[f"{UNITS}/inference-engine@.service"], files)[5:7] == [
-        "--network",
-        "host",
-    ]
+    words = instance_command_of(files[f"{UNITS}/inference-engine@.service"], files)
+    assert "host" not in words[: words.index("--ipc")]  # no --network host
+    environment = [w for w, flag in zip(words[1:], words[:-1], strict=True) if flag == "--env"]
+    for variable in (
+        "TPU_SKIP_MDS_QUERY=true",
+        "TPU_ACCELERATOR_TYPE=v5litepod-4",
+        "TPU_TOPOLOGY=2x2",
+        "TPU_CHIPS_PER_HOST_BOUNDS=2,2,1",
+        "TPU_HOST_BOUNDS=1,1,1",
+        "TPU_WORKER_ID=0",
+        "TPU_WORKER_HOSTNAMES=localhost",
+        "TPU_NAME=serving",
+    ):
+        assert variable in environment
+
+
+def test_startup_rejects_tpu_engines_without_their_slice():
+    from dataclasses import replace
+
+    from inference_infra.components.gcp.startup import validate_startup
+
+    problems = validate_startup(replace(TPU, tpu=None))
+    assert [(p.input, p.value) for p in problems] == [("tpu", None)]
+    assert "metadata server" in problems[0].allowed
 
 
 def test_gpu_engines_fetch_their_api_key_from_secret_manager_at_start():

@@ -10,7 +10,13 @@ import pytest
 from inference_infra.components.errors import InputError
 from inference_infra.components.fleet import CapacityMode, ServedModel
 from inference_infra.components.gcp.service_account import NODE_SCOPES
-from inference_infra.components.gcp.startup import WEIGHTS_CONFIG
+from inference_infra.components.gcp.startup import (
+    ENGINE_DROP_IN,
+    METADATA_BLOCK_UNIT,
+    UNIT_DIR,
+    WEIGHTS_CONFIG,
+    WEIGHTS_UNIT,
+)
 from inference_infra.components.gcp.tpu_vm import TpuDataDisk, TpuVm, TpuVmArgs
 from inference_infra.components.offline_plan.pricing import price_capture
 from inference_infra.components.resources import (
@@ -357,6 +363,26 @@ def test_tpu_vm_serves_a_model_on_a_single_host_slice(plan_of):
     assert len(plan_of().of_type(GCP_TPU_VM)) == 1
     assert tpu.engines is not None
     assert tpu.engines.served_model_name == "qwen2.5-7b"
+
+
+def test_tpu_vm_engines_run_on_a_bridge_network_without_the_metadata_server(plan_of):
+    TpuVm("small", args(accelerator_type="v5litepod-4", model=QWEN, weights=QWEN_WEIGHTS))
+    files = files_of(plan_of().one(GCP_TPU_VM).props["metadata"]["startup-script"])
+    template = files[f"{UNIT_DIR}/inference-engine@.service"]
+    start = next(line for line in template.splitlines() if line.startswith("ExecStart="))
+    assert " --network bridge --publish ${ENGINE_PORT}:${ENGINE_PORT} " in start
+    # The slice the component planned, as environment: no container asks the metadata server for it.
+    for variable in (
+        "TPU_SKIP_MDS_QUERY=true",
+        "TPU_ACCELERATOR_TYPE=v5litepod-4",
+        "TPU_TOPOLOGY=2x2",
+        "TPU_CHIPS_PER_HOST_BOUNDS=2,2,1",
+        "TPU_NAME=small",
+    ):
+        assert f" --env {variable} " in start
+    assert f"{UNIT_DIR}/{METADATA_BLOCK_UNIT}" in files
+    needs = f"{WEIGHTS_UNIT} {METADATA_BLOCK_UNIT}"
+    assert files[ENGINE_DROP_IN] == f"[Unit]\nBindsTo={needs}\nAfter={needs}\n"
 
 
 def test_tpu_vm_refuses_a_model_on_a_multi_host_slice_before_any_resource(plan_of):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from inference_infra.components.planner import Traffic
@@ -14,6 +16,7 @@ from inference_infra.components.serving import (
     engine_units,
     plan_engines,
 )
+from inference_infra.components.serving.tpu_env import TpuHost
 from inference_infra.components.serving.units import (
     DOCKER,
     METRICS_UNIT,
@@ -32,6 +35,8 @@ HOST = EngineHost(model_dir="/opt/models/weights")
 
 def _units(family: EngineFamily, host: EngineHost = HOST) -> EngineUnits:
     model, machine, cloud, concurrency = CASES[family]
+    if family is EngineFamily.TPU_VLLM and host.tpu is None and host.network is None:
+        host = replace(host, tpu=TpuHost(accelerator_type=machine, node_name="serving"))
     config = plan_engines(
         model=model,
         traffic=Traffic(context_tokens=4096, concurrency=concurrency),
@@ -168,10 +173,48 @@ def test_engine_units_publish_the_port_on_a_bridge_network_so_imds_is_out_of_rea
     assert words[words.index("--host") + 1] == "0.0.0.0"  # inside the container's own namespace
 
 
-def test_engine_units_tpu_keeps_host_networking_for_libtpu():
-    words = instance_command(_units(EngineFamily.TPU_VLLM), 0)
+def test_engine_units_tpu_runs_on_a_bridge_network_with_the_slice_as_environment():
+    # The metadata server is out of reach there, so libtpu, JAX and tpu-inference read the slice from the
+    # environment (components/serving/tpu_env.py): TPU_SKIP_MDS_QUERY and GKE's set for a v5litepod-4.
+    words = instance_command(_units(EngineFamily.TPU_VLLM), 1)
+    assert words[words.index("--network") + 1] == "bridge"
+    assert words[words.index("--publish") + 1] == "8001:8001"
+    assert words[words.index("--host") + 1] == "0.0.0.0"
+    environment = dict(
+        w.split("=", 1) for w, flag in zip(words[1:], words[:-1], strict=True) if flag == "--env"
+    )
+    assert {k: v for k, v in environment.items() if k.startswith("TPU_")} == {
+        "TPU_SKIP_MDS_QUERY": "true",
+        "TPU_ACCELERATOR_TYPE": "v5litepod-4",
+        "TPU_TOPOLOGY": "2x2",
+        "TPU_TOPOLOGY_WRAP": "false,false,false",
+        "TPU_TOPOLOGY_ALT": "false",
+        "TPU_HOST_BOUNDS": "1,1,1",
+        "TPU_CHIPS_PER_HOST_BOUNDS": "2,2,1",
+        "TPU_WORKER_ID": "0",
+        "TPU_WORKER_HOSTNAMES": "localhost",
+        "TPU_RUNTIME_METRICS_PORTS": "8431,8432,8433,8434",
+        "TPU_NAME": "serving",
+        # Two engines of two chips each: engine 1 is its own one-process mesh on chips 2 and 3.
+        "TPU_VISIBLE_CHIPS": "2,3",
+        "TPU_CHIPS_PER_PROCESS_BOUNDS": "1,2,1",
+        "TPU_PROCESS_BOUNDS": "1,1,1",
+        "TPU_PROCESS_PORT": "8477",
+        "TPU_PROCESS_ADDRESSES": "localhost:8477",
+    }
+
+
+def test_engine_units_rejects_a_tpu_engine_on_a_bridge_network_without_its_slice():
+    with pytest.raises(ValueError, match="tpu must name the TPU VM's slice"):
+        _units(EngineFamily.TPU_VLLM, replace(HOST, network="bridge"))
+
+
+def test_engine_units_tpu_on_the_host_network_needs_no_slice():
+    # The library's explicit opt-out (EngineHost.network="host"); no component sets it.
+    words = instance_command(_units(EngineFamily.TPU_VLLM, replace(HOST, network="host")), 0)
     assert words[words.index("--network") + 1] == "host"
     assert "--publish" not in words
+    assert not any(w.startswith("TPU_SKIP_MDS_QUERY") for w in words)
 
 
 def test_engine_units_fetch_the_api_key_into_a_runtime_file_docker_reads():
@@ -260,6 +303,20 @@ def test_engine_units_metrics_proxy_listens_on_its_own_port():
         (EngineHost(model_dir="/opt/models/x", manifest_sha256="XYZ"), "manifest_sha256"),
         (EngineHost(model_dir="/opt/models/x", network="none"), "network"),
         (EngineHost(model_dir="/opt/models/x", neuron_compiled_dir="relative"), "path"),
+        (
+            EngineHost(
+                model_dir="/opt/models/x", tpu=TpuHost(accelerator_type="v5litepod-16", node_name="a")
+            ),
+            "a slice of 4 hosts",
+        ),
+        (
+            EngineHost(model_dir="/opt/models/x", tpu=TpuHost(accelerator_type="v5e-8", node_name="a")),
+            "not a TPU slice in the catalog",
+        ),
+        (
+            EngineHost(model_dir="/opt/models/x", tpu=TpuHost(accelerator_type="v6e-8", node_name="A b")),
+            "tpu.node_name",
+        ),
     ],
 )
 def test_engine_units_rejects_hosts_that_cannot_be_written_into_a_unit(host, problem):
