@@ -17,7 +17,7 @@ help:
 	@echo "make bench    run the benchmarks (by hand; not part of CI; about 10 minutes, most of it the two weights downloads)"
 	@echo "make bench-large   the 5,000-instance watchdog benchmark too (about 15 minutes)"
 	@echo "make docs     rewrite the generated sections of docs/reference.md (CLI, policies, config keys)"
-	@echo "make catalog  rebuild the price and spot rows generated from the committed SkyPilot copies (by hand)"
+	@echo "make catalog  rebuild the price and spot rows generated from the committed SkyPilot and Cyclenerd copies (by hand)"
 	@echo "make lint | fmt | clean"
 
 # pip prints one line per package it collects and installs (about 3 minutes on a cold machine), so a
@@ -97,10 +97,11 @@ bench-large: venv
 	$(BIN)/python benchmarks/watchdog_scale.py --sizes 100 1000 5000
 
 # By hand, not in CI: rewrites components/catalog/data/generated/ from the committed copies of
-# SkyPilot's catalogs (components/catalog/data/sources/, SHA-256 checked). The catalog README says how
-# to refresh the copies themselves.
+# SkyPilot's catalogs and Cyclenerd's pricing.yml (components/catalog/data/sources/, SHA-256 checked).
+# Run as a file, not `-m`, so the rebuild never loads the tables it rewrites. The catalog README says
+# how to refresh the copies themselves.
 catalog: venv
-	$(BIN)/python -m inference_infra.components.catalog.build
+	$(BIN)/python components/catalog/build.py
 
 clean:
 	rm -rf $(VENV) $(CHECKOV_VENV) $(WHEELHOUSE) .pytest_cache .ruff_cache build *.egg-info

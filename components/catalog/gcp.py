@@ -1,10 +1,13 @@
 """GCP accelerator machine types, TPU slices, and N1 VMs with attachable GPUs.
 
-The rows live in ``data/`` and are kept by hand: shapes, discounts and notes in
-``instance_types.csv``, on-demand prices per region in ``prices.csv``, N1 VMs and
-their guest GPUs in ``gcp_n1.csv``. They are not rebuilt from SkyPilot's GCP
-catalog, whose accelerator rows disagree with Google's price pages (the catalog
-README gives the figures); its spot figures are used (``spot.py``).
+Shapes, discounts and notes are kept by hand in ``instance_types.csv``; on-demand prices per
+region are rebuilt by ``make catalog`` into ``generated/gcp_prices.csv`` from pinned, committed
+copies (``build.py``): GPU machines from Cyclenerd's ``pricing.yml`` (Google's Cloud Billing
+Catalog), TPU slices from SkyPilot's GCP catalog, whose TPU figures are Google's per-chip rates.
+What they do not price (a3-megagpu-8g in us-central1) is kept by hand in ``prices.csv``. N1 VMs and
+their guest GPUs are kept by hand in ``gcp_n1.csv``. SkyPilot's GCP GPU rows disagree with Google's
+price pages (the catalog README gives the figures), so only its spot figures are used for GPU
+machines (``spot.py``).
 
 Prices are Google Cloud **on-demand list prices in USD per hour**, at the date
 in each row's ``as_of``. ``us-central1`` is the reference region for GPU machine
@@ -12,16 +15,11 @@ types (first key); a TPU generation's reference is the first region in its row
 (``TPU_REFERENCE_REGION``), because v4 is sold only in us-central2 and v5p is
 sold first in us-east5.
 
-- A2 / A3 prices include the bundled local SSD (A2 Ultra, A3). GCP bills
-  vCPUs, memory, GPUs and local SSD per unit, so the shapes of one series
-  scale exactly: where only one size was read, the others are that size
-  times the ratio of sizes, and the row says "derived" in ``notes``.
-- G2, N1 and the N1-attachable T4 are taken from the Compute Engine price
-  pages; they were checked for internal consistency (each G2 price is the
-  sum of one L4 rate plus per-vCPU and per-GB rates), not against a dated
-  snapshot, so their ``as_of`` is the day they were read.
+- A GPU machine's price is what Google bills: vCPUs and memory at the series'
+  rates, the GPUs, and the bundled local SSD (A2 Ultra, A3); the price row's
+  ``notes`` splits off the local SSD.
 - TPU slice price = chips x per-chip-hour rate, the way GCP bills TPUs (the
-  rows hold the products; the tests check them against the per-chip rates).
+  rows hold the products; the build and the tests check them against the rates).
 
 ``spot_discount`` is a conservative typical Spot VM discount (Spot prices move
 up to once a month and differ by region); ``committed_discount`` is the 1-year
@@ -38,6 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import date
 
+from inference_infra.components.catalog.build import REFERENCE_REGION
 from inference_infra.components.catalog.instances import load_instance_types
 from inference_infra.components.catalog.tables import by_region, day, joined, rows
 from inference_infra.components.catalog.types import Cloud, InstanceType
@@ -75,14 +74,9 @@ GCP_INSTANCE_TYPES: tuple[InstanceType, ...] = load_instance_types(Cloud.GCP)
 GCP_INSTANCE_TYPES_GPU: tuple[InstanceType, ...] = tuple(i for i in GCP_INSTANCE_TYPES if not i.tpu_topology)
 GCP_TPU_SLICES: tuple[InstanceType, ...] = tuple(i for i in GCP_INSTANCE_TYPES if i.tpu_topology)
 
-# A TPU generation's reference region (the first region of its slices' price rows): v4 is sold only
-# in us-central2 and v5p first in us-east5.
-TPU_REFERENCE_REGION = {
-    "tpu-v4": "us-central2",
-    "tpu-v5e": "us-central1",
-    "tpu-v5p": "us-east5",
-    "tpu-v6e": "us-central1",
-}
+# A TPU generation's reference region (the first region of its slices' price rows, which the build
+# writes first): v4 is sold only in us-central2 and v5p first in us-east5.
+TPU_REFERENCE_REGION = {k: v for k, v in REFERENCE_REGION.items() if k.startswith("tpu-")}
 
 
 def _n1(kind: str) -> dict[str, list[Mapping[str, str]]]:

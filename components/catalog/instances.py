@@ -2,9 +2,10 @@
 
 ``instance_types.csv`` holds each type's shape, discounts and notes (kept by hand); its on-demand
 prices, one row per region with their own ``source`` and ``as_of``, come from
-``generated/aws_prices.csv`` (rebuilt by ``make catalog``) and ``prices.csv`` (kept by hand: GCP
-machines and TPU slices, and the p5e Capacity Block rate). A type has its prices in exactly one of
-the two files per region; the first region listed is its reference region.
+``generated/aws_prices.csv`` and ``generated/gcp_prices.csv`` (rebuilt by ``make catalog``) and
+``prices.csv`` (kept by hand: what the sources do not price, the p5e Capacity Block rate and
+a3-megagpu-8g in us-central1). A type has its price for a region in exactly one of the files; the
+first region listed (``prices.csv`` is read first) is its reference region.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from collections.abc import Mapping
 from inference_infra.components.catalog.tables import by_region, day, flag, joined, rows
 from inference_infra.components.catalog.types import Cloud, InstanceType
 
-PRICE_FILES = ("prices.csv", "generated/aws_prices.csv")
+PRICE_FILES = ("prices.csv", "generated/aws_prices.csv", "generated/gcp_prices.csv")
 
 
 def price_rows(cloud: Cloud) -> dict[str, list[Mapping[str, str]]]:

@@ -94,8 +94,13 @@ Google TPUs (6 points: 4 fit, 2 holdout)
 
 Read and not used, for every family:
   * vLLM's performance blog posts of 2024-09-05 (v0.6.0) and 2025-01-27 (V1),
-    and the 2026-05-11 TurboQuant post: ShareGPT/sonnet datasets or results only
-    as charts and ratios.
+    the 2025-10-16 "vLLM TPU" post (vllm-project.github.io at 13bb942: 3.6x and
+    2.1x ratios, charts) and the 2026-05-11 TurboQuant post: ShareGPT/sonnet
+    datasets or results only as charts and ratios.
+  * Google Cloud's "Rightsizing LLM serving on vLLM for GPUs and TPUs" (2025-08)
+    and dev.to's Gemma 4 26B runs on v6e-4: Gemma models without a planner preset
+    (the latter MoE with n-gram speculation and prefix caching); GKE Inference
+    Quickstart's profiles come from Google's API, not a published file.
   * vLLM's perf dashboards and tpu-inference's CI thresholds: results live in a
     database; the CI files hold pass thresholds, not measurements.
   * MLPerf Inference (v4.1, v5.1): the datasets' mean input lengths are not
@@ -103,7 +108,10 @@ Read and not used, for every family:
   * NVIDIA NIM benchmark tables: NIM runs TensorRT-LLM for these models.
   * GitHub threads with vLLM numbers but a missing setting: tpu-inference #1006
     (v6e Llama 8B at 1,199/123 tokens; the server command is not in the PR),
-    #470 (v6e-1 and v6e-8 requests/s; command cut off), sglang-jax #183 (vLLM
+    #470 (v6e-1 and v6e-8 requests/s; command cut off), #1135 (one 10-token
+    request of Qwen2.5-1.5B, chip not named), #1961 (Qwen3-32B, FP8 weights,
+    activations and KV, 1024/8192 +-20%, chip not named), #3050 (InferenceX
+    tables for Qwen3.5-397B MoE with expert parallelism), sglang-jax #183 (vLLM
     on v6e-1, Qwen2.5-7B at 3000/30, but 108 of 500 requests failed and no
     version is given), vLLM #42484 (H100, vLLM 0.19.1, concurrency sweep at
     8K context; the readable part has no model or figures), vLLM #16515 (L4
