@@ -20,7 +20,9 @@ def price_capture(capture: Capture) -> CostReport:
         own = _explicit_region(providers, resource)
         return own or default_region(cloud, capture.config)
 
-    return price_resources(capture.custom, region)
+    # In URN order: the engine registers a program's resources in whatever order its tasks finish,
+    # and the items, the elastic pools and which machines fill a reservation first follow this order.
+    return price_resources(sorted(capture.custom, key=lambda r: r.urn), region)
 
 
 def _explicit_region(providers: Mapping[str, Mapping[str, Any]], resource: CapturedResource) -> str | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pulumi_aws as aws
 import pulumi_gcp as gcp
 import pytest
@@ -104,3 +106,23 @@ def test_price_capture_reports_unpriced_accelerators(plan_of):
     ((urn, why),) = report.unpriced
     assert urn.endswith("::odd")
     assert "nvidia-tesla-p4" in why
+
+
+def test_price_capture_is_the_same_whatever_order_the_engine_registered_in(plan_of):
+    """Registration order follows the program's tasks, which finish in any order: the items, and
+    which machines a reservation holds, must not."""
+    reservation = aws.ec2.CapacityReservation(
+        "cr", instance_type="p5.48xlarge", instance_count=1, availability_zone="us-east-1a",
+        instance_platform="Linux/UNIX",
+    )  # fmt: skip
+    target = {"capacity_reservation_target": {"capacity_reservation_id": reservation.id}}
+    for name in ("b", "a", "c"):
+        _instance(name, "p5.48xlarge", capacity_reservation_specification=target)
+    capture = plan_of()
+    reordered = dataclasses.replace(capture, resources=list(reversed(capture.resources)))
+    first, second = price_capture(capture), price_capture(reordered)
+    assert [(i.urn, i.hourly_usd, i.basis) for i in first.items] == [
+        (i.urn, i.hourly_usd, i.basis) for i in second.items
+    ]
+    held = [i.urn.rsplit("::", 1)[1] for i in first.items if i.hourly_usd == 0]
+    assert held == ["a"]  # the first in URN order
