@@ -1,6 +1,7 @@
-"""Shared by the Lambda tests: moto running as a separate server process on loopback.
+"""Shared by the Lambda tests: test credentials, and moto running as a separate server process on
+loopback.
 
-Every call to it crosses HTTP: a handler builds its own clients from the environment
+Every call to the server crosses HTTP: a handler builds its own clients from the environment
 (AWS_ENDPOINT_URL points them at the server), exactly as it does in Lambda.
 """
 
@@ -18,8 +19,21 @@ from pathlib import Path
 import boto3
 import pytest
 
-SERVER_REGION = "us-east-1"
+REGION = "us-east-1"
 READY_SECONDS = 30
+
+
+@pytest.fixture
+def aws_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Test credentials and region REGION; no profile, config file or endpoint of the machine's."""
+    for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_EC2", "AWS_ENDPOINT_URL_CLOUDWATCH"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
 
 
 def _free_port() -> int:
@@ -66,18 +80,13 @@ def moto_server() -> Iterator[str]:
 
 
 @pytest.fixture
-def moto_server_session(moto_server: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> boto3.Session:
-    """A clean server state per test, the environment pointing every client at the server (test
-    credentials, region SERVER_REGION, no profile or config file of the machine's), and a session
-    in that environment for the test's own clients."""
+def moto_server_session(
+    moto_server: str, aws_credentials: None, monkeypatch: pytest.MonkeyPatch
+) -> boto3.Session:
+    """A clean server state per test, the test credentials with every client pointed at the server,
+    and a session in that environment for the test's own clients."""
     reset = urllib.request.Request(f"{moto_server}/moto-api/reset", method="POST")
     with urllib.request.urlopen(reset, timeout=10):
         pass
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
     monkeypatch.setenv("AWS_ENDPOINT_URL", moto_server)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", SERVER_REGION)
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
-    return boto3.session.Session(region_name=SERVER_REGION)
+    return boto3.session.Session(region_name=REGION)
