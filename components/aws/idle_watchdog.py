@@ -12,12 +12,12 @@ invocations, X-Ray tracing and, optionally, an encrypted SNS topic.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
+from inference_infra.components.aws import lambda_function as aws_lambda
 from inference_infra.components.aws.idle_watchdog_args import (
     LOG_RETENTION_DAYS,
     IdleGpuWatchdogArgs,
@@ -30,10 +30,10 @@ from inference_infra.components.validation import check_types
 from inference_infra.lambdas import idle_gpu_watchdog as lambda_package
 from inference_infra.lambdas.idle_gpu_watchdog.settings import Settings, default_period_seconds
 
-LAMBDA_DIR = Path(lambda_package.__file__).resolve().parent
-PACKAGE = LAMBDA_DIR.name  # the folder inside the archive, so the modules' relative imports work
-HANDLER = f"{PACKAGE}.handler.handler"
-RUNTIME = "python3.13"
+CODE = aws_lambda.LambdaPackage.of(lambda_package)
+LAMBDA_DIR = CODE.directory
+HANDLER = CODE.handler
+ROLE_TAG = {"Role": "idle-gpu-watchdog"}
 
 __all__ = [
     "LOG_RETENTION_DAYS",
@@ -79,12 +79,8 @@ def price_table(region: str | None) -> dict[str, Any]:
 
 
 def lambda_archive(prices: dict[str, Any]) -> pulumi.AssetArchive:
-    """The Lambda package: the watchdog's modules under PACKAGE/, and its price table."""
-    assets: dict[str, pulumi.Asset | pulumi.Archive] = {
-        f"{PACKAGE}/{path.name}": pulumi.FileAsset(str(path)) for path in sorted(LAMBDA_DIR.glob("*.py"))
-    }
-    assets[f"{PACKAGE}/prices.json"] = pulumi.StringAsset(json.dumps(prices, indent=1, sort_keys=True))
-    return pulumi.AssetArchive(assets)
+    """The Lambda package: the watchdog's modules, and its price table beside them."""
+    return CODE.archive({"prices.json": json.dumps(prices, indent=1, sort_keys=True)})
 
 
 class IdleGpuWatchdog(pulumi.ComponentResource):
@@ -102,13 +98,8 @@ class IdleGpuWatchdog(pulumi.ComponentResource):
         # A run older than one interval is stale: the next scheduled run does its work.
         event_age_seconds = min(max(every_seconds, 60), 21600)
 
-        self.dead_letter_queue = aws.sqs.Queue(
-            f"{name}-dlq",
-            message_retention_seconds=14 * 24 * 3600,
-            sqs_managed_sse_enabled=None if args.kms_key is not None else True,
-            kms_master_key_id=args.kms_key,
-            tags={"Name": f"{name}-dlq", "Role": "idle-gpu-watchdog"},
-            opts=child,
+        self.dead_letter_queue = aws_lambda.dead_letter_queue(
+            name, kms_key=args.kms_key, tags=ROLE_TAG, parent=self
         )
         self.topic: aws.sns.Topic | None = None
         topic_arn: pulumi.Input[str] | None = args.sns_topic_arn
@@ -116,84 +107,46 @@ class IdleGpuWatchdog(pulumi.ComponentResource):
             self.topic = aws.sns.Topic(
                 f"{name}-topic",
                 kms_master_key_id=args.kms_key or "alias/aws/sns",
-                tags={"Name": f"{name}-topic", "Role": "idle-gpu-watchdog"},
+                tags={"Name": f"{name}-topic", **ROLE_TAG},
                 opts=child,
             )
             topic_arn = self.topic.arn
-        self.log_group = aws.cloudwatch.LogGroup(
-            f"{name}-logs",
-            name_prefix=f"/aws/lambda/{name}-",
-            retention_in_days=args.log_retention_days,
-            kms_key_id=args.kms_key,
-            tags={"Role": "idle-gpu-watchdog"},
-            opts=child,
-        )
-        # The log group's ARN names the partition, region and account: no data-source look-ups needed.
-        partition, region, account = (_arn_field(self.log_group.arn, i) for i in (1, 3, 4))
-        self.role = aws.iam.Role(
-            f"{name}-role",
-            description=f"Idle GPU watchdog {name}: stops idle instances tagged {opt_in}",
-            assume_role_policy=json.dumps(_trust("lambda.amazonaws.com")),
-            tags={"Role": "idle-gpu-watchdog"},
-            opts=child,
-        )
-        self.role_policy = aws.iam.RolePolicy(
-            f"{name}-policy",
-            role=self.role.id,
-            policy=execution_policy(
-                args,
-                account=account,
-                region=region,
-                partition=partition,
-                log_group_arn=self.log_group.arn,
-                dead_letter_arn=self.dead_letter_queue.arn,
-                topic_arn=topic_arn,
-            ),
-            opts=child,
-        )
         variables: dict[str, pulumi.Input[str]] = dict(settings.as_env())
         if topic_arn is not None:
             variables["SNS_TOPIC_ARN"] = topic_arn
-        self.function = aws.lambda_.Function(
-            f"{name}-function",
+        plumbing = aws_lambda.lambda_function(
+            name,
+            parent=self,
             description=f"Stops instances tagged {opt_in} idle for {args.idle_minutes} min",
-            role=self.role.arn,
-            runtime=RUNTIME,
-            architectures=["arm64"],
-            handler=HANDLER,
-            code=lambda_archive(price_table(args.region or pulumi.Config("aws").get("region"))),
-            timeout=args.timeout_seconds,
-            memory_size=args.memory_size_mib,
-            reserved_concurrent_executions=1,
-            tracing_config={"mode": "Active"},
-            logging_config={"log_format": "Text", "log_group": self.log_group.name},
-            environment={"variables": variables},
-            kms_key_arn=args.kms_key,
-            tags={"Role": "idle-gpu-watchdog"},
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.role_policy, self.log_group]),
-        )
-        self.invoke_config = aws.lambda_.FunctionEventInvokeConfig(
-            f"{name}-async",
-            function_name=self.function.name,
-            maximum_event_age_in_seconds=event_age_seconds,
-            maximum_retry_attempts=0,  # a failed run is retried by the next scheduled one
-            destination_config={"on_failure": {"destination": self.dead_letter_queue.arn}},
-            opts=child,
-        )
-        self.scheduler_role = aws.iam.Role(
-            f"{name}-scheduler-role",
-            description=f"EventBridge Scheduler: invokes the idle GPU watchdog {name}",
-            assume_role_policy=account.apply(
-                lambda a: json.dumps(_trust("scheduler.amazonaws.com", account=a))
+            role_description=f"Idle GPU watchdog {name}: stops idle instances tagged {opt_in}",
+            policy=lambda scope: execution_policy(
+                args, scope, dead_letter_arn=self.dead_letter_queue.arn, topic_arn=topic_arn
             ),
-            tags={"Role": "idle-gpu-watchdog"},
-            opts=child,
+            code=lambda_archive(price_table(args.region or pulumi.Config("aws").get("region"))),
+            handler=HANDLER,
+            environment=variables,
+            timeout_seconds=args.timeout_seconds,
+            memory_size_mib=args.memory_size_mib,
+            log_retention_days=args.log_retention_days,
+            kms_key=args.kms_key,
+            tags=ROLE_TAG,
+            reserved_concurrency=1,  # runs never overlap
+            on_failure=aws_lambda.AsyncInvoke(
+                dead_letter_arn=self.dead_letter_queue.arn,
+                maximum_event_age_seconds=event_age_seconds,
+                maximum_retry_attempts=0,  # a failed run is retried by the next scheduled one
+            ),
         )
-        self.scheduler_policy = aws.iam.RolePolicy(
-            f"{name}-scheduler-policy",
-            role=self.scheduler_role.id,
+        self.log_group, self.role, self.role_policy = plumbing.log_group, plumbing.role, plumbing.role_policy
+        self.function, self.invoke_config = plumbing.function, plumbing.invoke_config
+        self.scheduler_role, self.scheduler_policy = aws_lambda.service_role(
+            f"{name}-scheduler",
+            service="scheduler.amazonaws.com",
+            account=plumbing.scope.account,
+            description=f"EventBridge Scheduler: invokes the idle GPU watchdog {name}",
             policy=scheduler_policy(self.function.arn, self.dead_letter_queue.arn, args.kms_key),
-            opts=child,
+            tags=ROLE_TAG,
+            parent=self,
         )
         self.schedule = aws.scheduler.Schedule(
             f"{name}-schedule",
@@ -234,34 +187,15 @@ class IdleGpuWatchdog(pulumi.ComponentResource):
         )
 
 
-def _arn_field(arn: pulumi.Output[str], index: int) -> pulumi.Output[str]:
-    """arn:<partition>:<service>:<region>:<account>:<resource> -> the field at index."""
-    return arn.apply(lambda value: value.split(":")[index])
-
-
-def _trust(service: str, *, account: str | None = None) -> dict[str, Any]:
-    statement: dict[str, Any] = {
-        "Effect": "Allow",
-        "Principal": {"Service": service},
-        "Action": "sts:AssumeRole",
-    }
-    if account is not None:  # confused-deputy guard: only schedules of this account
-        statement["Condition"] = {"StringEquals": {"aws:SourceAccount": account}}
-    return {"Version": "2012-10-17", "Statement": [statement]}
-
-
 def execution_policy(
     args: IdleGpuWatchdogArgs,
+    scope: aws_lambda.AccountScope,
     *,
-    account: pulumi.Input[str],
-    region: pulumi.Input[str],
-    partition: pulumi.Input[str],
-    log_group_arn: pulumi.Input[str],
     dead_letter_arn: pulumi.Input[str],
     topic_arn: pulumi.Input[str] | None,
 ) -> pulumi.Output[str]:
     """Least privilege: stop only opted-in instances; read-only describes and metrics; no terminate."""
-    in_region = {"StringEquals": {"aws:RequestedRegion": region}}
+    in_region = {"StringEquals": {"aws:RequestedRegion": scope.region}}
     statements: list[dict[str, Any]] = [
         {
             "Sid": "ListCandidates",  # describe calls support no resource-level permissions
@@ -274,7 +208,7 @@ def execution_policy(
             "Sid": "StopOptedInInstances",
             "Effect": "Allow",
             "Action": "ec2:StopInstances",
-            "Resource": pulumi.Output.format("arn:{0}:ec2:{1}:{2}:instance/*", partition, region, account),
+            "Resource": scope.arn("ec2", "instance/*"),
             "Condition": {"StringEquals": {f"aws:ResourceTag/{args.tag_key}": args.tag_value}},
         },
         {
@@ -291,34 +225,17 @@ def execution_policy(
             "Resource": "*",
             "Condition": {"StringEquals": {"cloudwatch:namespace": args.summary_metric_namespace}},
         },
-        {
-            "Sid": "WriteOwnLogs",
-            "Effect": "Allow",
-            "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
-            "Resource": pulumi.Output.concat(log_group_arn, ":*"),
-        },
-        {
-            "Sid": "Tracing",  # X-Ray takes no resource-level permissions
-            "Effect": "Allow",
-            "Action": ["xray:PutTraceSegments", "xray:PutTelemetryRecords"],
-            "Resource": "*",
-        },
-        {"Sid": "DeadLetter", "Effect": "Allow", "Action": "sqs:SendMessage", "Resource": dead_letter_arn},
+        aws_lambda.write_logs_statement(scope.log_group_arn),
+        aws_lambda.tracing_statement(),
+        aws_lambda.dead_letter_statement(dead_letter_arn),
     ]
     if topic_arn is not None:
         statements.append(
             {"Sid": "Notify", "Effect": "Allow", "Action": "sns:Publish", "Resource": topic_arn}
         )
-    if args.kms_key is not None:
-        statements.append(
-            {
-                "Sid": "UseKey",  # publish to an encrypted topic, send to an encrypted queue
-                "Effect": "Allow",
-                "Action": ["kms:GenerateDataKey", "kms:Decrypt"],
-                "Resource": args.kms_key,
-            }
-        )
-    return pulumi.Output.json_dumps({"Version": "2012-10-17", "Statement": statements})
+    if args.kms_key is not None:  # publish to an encrypted topic, send to an encrypted queue
+        statements.append(aws_lambda.use_key_statement(args.kms_key))
+    return aws_lambda.policy_document(statements)
 
 
 def scheduler_policy(
@@ -331,15 +248,8 @@ def scheduler_policy(
             "Action": "lambda:InvokeFunction",
             "Resource": function_arn,
         },
-        {"Sid": "DeadLetter", "Effect": "Allow", "Action": "sqs:SendMessage", "Resource": dead_letter_arn},
+        aws_lambda.dead_letter_statement(dead_letter_arn),
     ]
     if kms_key_arn is not None:
-        statements.append(
-            {
-                "Sid": "UseKey",
-                "Effect": "Allow",
-                "Action": ["kms:GenerateDataKey", "kms:Decrypt"],
-                "Resource": kms_key_arn,
-            }
-        )
-    return pulumi.Output.json_dumps({"Version": "2012-10-17", "Statement": statements})
+        statements.append(aws_lambda.use_key_statement(kms_key_arn))
+    return aws_lambda.policy_document(statements)

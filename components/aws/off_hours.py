@@ -16,23 +16,19 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
-from pathlib import Path
-from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
+from inference_infra.components.aws import lambda_function as aws_lambda
 from inference_infra.components.aws.off_hours_args import OffHoursArgs, validate_off_hours
 from inference_infra.components.errors import raise_if_invalid
 from inference_infra.components.fleet.off_hours import OffHoursPlan, day_set, off_hours_plan
 from inference_infra.lambdas import pool_asleep as lambda_package
 
-LAMBDA_DIR = Path(lambda_package.__file__).resolve().parent
-PACKAGE = LAMBDA_DIR.name
-HANDLER = f"{PACKAGE}.handler.handler"
-RUNTIME = "python3.13"
+CODE = aws_lambda.LambdaPackage.of(lambda_package)
+ROLE_TAG = {"Role": "pool-asleep"}
 # EventBridge Scheduler's universal target for ELBv2 ModifyRule: the service part is the AWS SDK's
 # service identifier ("Elastic Load Balancing v2" -> elasticloadbalancingv2), per
 # https://docs.aws.amazon.com/scheduler/latest/UserGuide/managing-targets-universal.html (2026-11-25).
@@ -78,83 +74,47 @@ class OffHours(pulumi.ComponentResource):
             )
             for action in plan.actions
         ]
-
-        role_tag = {"Role": "pool-asleep"}
-        self.log_group = aws.cloudwatch.LogGroup(
-            f"{name}-logs",
-            name_prefix=f"/aws/lambda/{name}-",
-            retention_in_days=args.log_retention_days,
-            kms_key_id=args.kms_key,
-            tags=role_tag,
-            opts=child,
-        )
-        self.role = aws.iam.Role(
-            f"{name}-role",
-            description=f"Pool-asleep responder {name}: writes its own logs, nothing else",
-            assume_role_policy=json.dumps(_trust("lambda.amazonaws.com")),
-            tags=role_tag,
-            opts=child,
-        )
-        self.role_policy = aws.iam.RolePolicy(
-            f"{name}-policy",
-            role=self.role.id,
-            policy=pulumi.Output.json_dumps(
-                {
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {
-                            "Sid": "WriteOwnLogs",
-                            "Effect": "Allow",
-                            "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
-                            "Resource": pulumi.Output.concat(self.log_group.arn, ":*"),
-                        }
-                    ],
-                }
-            ),
-            opts=child,
-        )
         days = day_set(args.schedule.days) or list(range(7))
-        self.function = aws.lambda_.Function(
-            f"{name}-function",
+        plumbing = aws_lambda.lambda_function(
+            name,
+            parent=self,
             description=f"Answers 503 + Retry-After while {args.pool_name} sleeps outside working hours",
-            role=self.role.arn,
-            runtime=RUNTIME,
-            architectures=["arm64"],
-            handler=HANDLER,
-            code=pulumi.AssetArchive(
-                {f"{PACKAGE}/{p.name}": pulumi.FileAsset(str(p)) for p in sorted(LAMBDA_DIR.glob("*.py"))}
+            role_description=f"Pool-asleep responder {name}: writes its own logs, nothing else",
+            policy=lambda scope: aws_lambda.policy_document(
+                [aws_lambda.write_logs_statement(scope.log_group_arn)]
             ),
-            timeout=3,  # pure arithmetic on the clock; the ALB waits for the answer
-            memory_size=128,
-            logging_config={"log_format": "Text", "log_group": self.log_group.name},
+            code=CODE.archive(),
+            handler=CODE.handler,
             environment={
-                "variables": {
-                    "TIME_ZONE": args.schedule.time_zone,
-                    "DAYS": ",".join(map(str, days)),
-                    "START_HOUR": str(args.schedule.start_hour),
-                    "END_HOUR": str(args.schedule.end_hour),
-                    "WARMUP_SECONDS": str(plan.awake_delay_seconds),
-                    "POOL_NAME": args.pool_name,
-                }
+                "TIME_ZONE": args.schedule.time_zone,
+                "DAYS": ",".join(map(str, days)),
+                "START_HOUR": str(args.schedule.start_hour),
+                "END_HOUR": str(args.schedule.end_hour),
+                "WARMUP_SECONDS": str(plan.awake_delay_seconds),
+                "POOL_NAME": args.pool_name,
             },
-            kms_key_arn=args.kms_key,
-            tags=role_tag,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.role_policy, self.log_group]),
+            timeout_seconds=3,  # pure arithmetic on the clock; the ALB waits for the answer
+            memory_size_mib=128,
+            log_retention_days=args.log_retention_days,
+            kms_key=args.kms_key,
+            tags=ROLE_TAG,
+            tracing=False,
         )
+        self.log_group, self.role, self.role_policy = plumbing.log_group, plumbing.role, plumbing.role_policy
+        self.function = plumbing.function
         self.target_group = aws.lb.TargetGroup(
             f"{name}-asleep",
             target_type="lambda",  # no port, protocol or VPC for a Lambda target group
             lambda_multi_value_headers_enabled=False,  # the responder returns `headers`, one value each
-            tags=role_tag,
+            tags=ROLE_TAG,
             opts=child,
         )
-        self.permission = aws.lambda_.Permission(
-            f"{name}-invoke",
-            action="lambda:InvokeFunction",
-            function=self.function.name,
+        self.permission = aws_lambda.invoke_permission(
+            name,
+            function=self.function,
             principal="elasticloadbalancing.amazonaws.com",
             source_arn=self.target_group.arn,
-            opts=child,
+            parent=self,
         )
         self.attachment = aws.lb.TargetGroupAttachment(
             f"{name}-responder",
@@ -165,7 +125,7 @@ class OffHours(pulumi.ComponentResource):
 
         self.switches: list[aws.scheduler.Schedule] = []
         if args.listener_rule_arns:
-            self._switch(name, args, plan, child)
+            self._switch(name, args, plan, plumbing.scope.account)
 
         self.target_group_arn = self.target_group.arn
         self.function_name = self.function.name
@@ -177,36 +137,24 @@ class OffHours(pulumi.ComponentResource):
             }
         )
 
-    def _switch(
-        self, name: str, args: OffHoursArgs, plan: OffHoursPlan, child: pulumi.ResourceOptions
-    ) -> None:
-        partition_account = self.log_group.arn.apply(lambda arn: arn.split(":")[4])
-        self.scheduler_role = aws.iam.Role(
-            f"{name}-switch-role",
+    def _switch(self, name: str, args: OffHoursArgs, plan: OffHoursPlan, account: pulumi.Output[str]) -> None:
+        self.scheduler_role, self.scheduler_policy = aws_lambda.service_role(
+            f"{name}-switch",
+            service="scheduler.amazonaws.com",
+            account=account,
             description=f"EventBridge Scheduler: switches the listener rule of {args.pool_name}",
-            assume_role_policy=partition_account.apply(
-                lambda account: json.dumps(_trust("scheduler.amazonaws.com", account=account))
+            policy=aws_lambda.policy_document(
+                [
+                    {
+                        "Sid": "SwitchThePoolsRules",  # these rules, nothing else
+                        "Effect": "Allow",
+                        "Action": "elasticloadbalancing:ModifyRule",
+                        "Resource": list(args.listener_rule_arns),
+                    }
+                ]
             ),
-            tags={"Role": "pool-asleep"},
-            opts=child,
-        )
-        self.scheduler_policy = aws.iam.RolePolicy(
-            f"{name}-switch-policy",
-            role=self.scheduler_role.id,
-            policy=pulumi.Output.json_dumps(
-                {
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {
-                            "Sid": "SwitchThePoolsRules",  # these rules, nothing else
-                            "Effect": "Allow",
-                            "Action": "elasticloadbalancing:ModifyRule",
-                            "Resource": list(args.listener_rule_arns),
-                        }
-                    ],
-                }
-            ),
-            opts=child,
+            tags=ROLE_TAG,
+            parent=self,
         )
         for n, rule_arn in enumerate(args.listener_rule_arns):
             for when, cron, targets in (
@@ -235,14 +183,3 @@ class OffHours(pulumi.ComponentResource):
                         opts=pulumi.ResourceOptions(parent=self, depends_on=[self.scheduler_policy]),
                     )
                 )
-
-
-def _trust(service: str, *, account: str | None = None) -> dict[str, Any]:
-    statement: dict[str, Any] = {
-        "Effect": "Allow",
-        "Principal": {"Service": service},
-        "Action": "sts:AssumeRole",
-    }
-    if account is not None:  # confused-deputy guard: only this account's schedules
-        statement["Condition"] = {"StringEquals": {"aws:SourceAccount": account}}
-    return {"Version": "2012-10-17", "Statement": [statement]}

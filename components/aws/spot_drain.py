@@ -13,12 +13,12 @@ failed after their retries, X-Ray tracing.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
+from inference_infra.components.aws import lambda_function as aws_lambda
 from inference_infra.components.aws.spot_drain_args import SpotDrainArgs, validate_spot_drain
 from inference_infra.components.errors import raise_if_invalid
 from inference_infra.components.validation import check_types
@@ -26,10 +26,9 @@ from inference_infra.lambdas import spot_drain as lambda_package
 from inference_infra.lambdas.spot_drain.events import DETAIL_TYPES, SOURCE
 from inference_infra.lambdas.spot_drain.settings import Settings
 
-LAMBDA_DIR = Path(lambda_package.__file__).resolve().parent
-PACKAGE = LAMBDA_DIR.name
-HANDLER = f"{PACKAGE}.handler.handler"
-RUNTIME = "python3.13"
+CODE = aws_lambda.LambdaPackage.of(lambda_package)
+LAMBDA_DIR = CODE.directory
+HANDLER = CODE.handler
 # A notice older than the two minutes an interruption leaves is moot: the instance is gone. Both
 # EventBridge's retry window and Lambda's asynchronous one take at least 60 s.
 EVENT_AGE_SECONDS = 120
@@ -40,9 +39,7 @@ EVENT_PATTERN = {"source": [SOURCE], "detail-type": list(DETAIL_TYPES)}
 
 
 def lambda_archive() -> pulumi.AssetArchive:
-    return pulumi.AssetArchive(
-        {f"{PACKAGE}/{path.name}": pulumi.FileAsset(str(path)) for path in sorted(LAMBDA_DIR.glob("*.py"))}
-    )
+    return CODE.archive()
 
 
 class SpotDrain(pulumi.ComponentResource):
@@ -59,81 +56,31 @@ class SpotDrain(pulumi.ComponentResource):
         )
         role_tag = {"Role": "spot-drain"}
 
-        self.dead_letter_queue = aws.sqs.Queue(
-            f"{name}-dlq",
-            message_retention_seconds=14 * 24 * 3600,
-            sqs_managed_sse_enabled=None if args.kms_key is not None else True,
-            kms_master_key_id=args.kms_key,
-            tags={"Name": f"{name}-dlq", **role_tag},
-            opts=child,
+        self.dead_letter_queue = aws_lambda.dead_letter_queue(
+            name, kms_key=args.kms_key, tags=role_tag, parent=self
         )
-        self.log_group = aws.cloudwatch.LogGroup(
-            f"{name}-logs",
-            name_prefix=f"/aws/lambda/{name}-",
-            retention_in_days=args.log_retention_days,
-            kms_key_id=args.kms_key,
-            tags=role_tag,
-            opts=child,
-        )
-        partition, region, account = (
-            self.log_group.arn.apply(lambda arn, i=i: arn.split(":")[i]) for i in (1, 3, 4)
-        )
-        self.role = aws.iam.Role(
-            f"{name}-role",
-            description=f"Spot drain {name}: deregisters interrupted Spot instances of the stack",
-            assume_role_policy=json.dumps(
-                {
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {
-                            "Effect": "Allow",
-                            "Principal": {"Service": "lambda.amazonaws.com"},
-                            "Action": "sts:AssumeRole",
-                        }
-                    ],
-                }
-            ),
-            tags=role_tag,
-            opts=child,
-        )
-        self.role_policy = aws.iam.RolePolicy(
-            f"{name}-policy",
-            role=self.role.id,
-            policy=execution_policy(
-                args,
-                partition=partition,
-                region=region,
-                account=account,
-                log_group_arn=self.log_group.arn,
-                dead_letter_arn=self.dead_letter_queue.arn,
-            ),
-            opts=child,
-        )
-        self.function = aws.lambda_.Function(
-            f"{name}-function",
+        plumbing = aws_lambda.lambda_function(
+            name,
+            parent=self,
             description="Drains interrupted or at-risk Spot instances from the stack's target groups",
-            role=self.role.arn,
-            runtime=RUNTIME,
-            architectures=["arm64"],
-            handler=HANDLER,
+            role_description=f"Spot drain {name}: deregisters interrupted Spot instances of the stack",
+            policy=lambda scope: execution_policy(args, scope, dead_letter_arn=self.dead_letter_queue.arn),
             code=lambda_archive(),
-            timeout=args.timeout_seconds,
-            memory_size=128,
-            tracing_config={"mode": "Active"},
-            logging_config={"log_format": "Text", "log_group": self.log_group.name},
-            environment={"variables": settings.as_env()},
-            kms_key_arn=args.kms_key,
+            handler=HANDLER,
+            environment=settings.as_env(),
+            timeout_seconds=args.timeout_seconds,
+            memory_size_mib=128,
+            log_retention_days=args.log_retention_days,
+            kms_key=args.kms_key,
             tags=role_tag,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.role_policy, self.log_group]),
+            on_failure=aws_lambda.AsyncInvoke(
+                dead_letter_arn=self.dead_letter_queue.arn,
+                maximum_event_age_seconds=EVENT_AGE_SECONDS,
+                maximum_retry_attempts=2,  # every step is idempotent: a retry finishes what failed
+            ),
         )
-        self.invoke_config = aws.lambda_.FunctionEventInvokeConfig(
-            f"{name}-async",
-            function_name=self.function.name,
-            maximum_event_age_in_seconds=EVENT_AGE_SECONDS,
-            maximum_retry_attempts=2,  # every step is idempotent: a retry finishes what failed
-            destination_config={"on_failure": {"destination": self.dead_letter_queue.arn}},
-            opts=child,
-        )
+        self.log_group, self.role, self.role_policy = plumbing.log_group, plumbing.role, plumbing.role_policy
+        self.function, self.invoke_config = plumbing.function, plumbing.invoke_config
         self.rule = aws.cloudwatch.EventRule(
             f"{name}-rule",
             description="EC2 Spot interruption warnings and rebalance recommendations",
@@ -141,13 +88,12 @@ class SpotDrain(pulumi.ComponentResource):
             tags=role_tag,
             opts=child,
         )
-        self.permission = aws.lambda_.Permission(
-            f"{name}-invoke",
-            action="lambda:InvokeFunction",
-            function=self.function.name,
+        self.permission = aws_lambda.invoke_permission(
+            name,
+            function=self.function,
             principal="events.amazonaws.com",
             source_arn=self.rule.arn,
-            opts=child,
+            parent=self,
         )
         self.target = aws.cloudwatch.EventTarget(
             f"{name}-target",
@@ -160,20 +106,17 @@ class SpotDrain(pulumi.ComponentResource):
         self.queue_policy = aws.sqs.QueuePolicy(
             f"{name}-dlq-policy",
             queue_url=self.dead_letter_queue.url,
-            policy=pulumi.Output.json_dumps(
-                {
-                    "Version": "2012-10-17",
-                    "Statement": [
-                        {
-                            "Sid": "EventBridgeDeadLetter",  # events the rule could not deliver
-                            "Effect": "Allow",
-                            "Principal": {"Service": "events.amazonaws.com"},
-                            "Action": "sqs:SendMessage",
-                            "Resource": self.dead_letter_queue.arn,
-                            "Condition": {"ArnEquals": {"aws:SourceArn": self.rule.arn}},
-                        }
-                    ],
-                }
+            policy=aws_lambda.policy_document(
+                [
+                    {
+                        "Sid": "EventBridgeDeadLetter",  # events the rule could not deliver
+                        "Effect": "Allow",
+                        "Principal": {"Service": "events.amazonaws.com"},
+                        "Action": "sqs:SendMessage",
+                        "Resource": self.dead_letter_queue.arn,
+                        "Condition": {"ArnEquals": {"aws:SourceArn": self.rule.arn}},
+                    }
+                ]
             ),
             opts=child,
         )
@@ -196,11 +139,8 @@ class SpotDrain(pulumi.ComponentResource):
 
 def execution_policy(
     args: SpotDrainArgs,
+    scope: aws_lambda.AccountScope,
     *,
-    partition: pulumi.Input[str],
-    region: pulumi.Input[str],
-    account: pulumi.Input[str],
-    log_group_arn: pulumi.Input[str],
     dead_letter_arn: pulumi.Input[str],
 ) -> pulumi.Output[str]:
     """Least privilege: read-only look-ups; deregister, detach and mark unhealthy only in the stack's
@@ -221,50 +161,26 @@ def execution_policy(
                 "elasticloadbalancing:DescribeTags",
             ],
             "Resource": "*",
-            "Condition": {"StringEquals": {"aws:RequestedRegion": region}},
+            "Condition": {"StringEquals": {"aws:RequestedRegion": scope.region}},
         },
         {
             "Sid": "DeregisterFromStackTargetGroups",
             "Effect": "Allow",
             "Action": "elasticloadbalancing:DeregisterTargets",
-            "Resource": pulumi.Output.format(
-                "arn:{0}:elasticloadbalancing:{1}:{2}:targetgroup/*/*", partition, region, account
-            ),
+            "Resource": scope.arn("elasticloadbalancing", "targetgroup/*/*"),
             "Condition": scoped,
         },
         {
             "Sid": "ReplaceInStackGroups",
             "Effect": "Allow",
             "Action": ["autoscaling:DetachInstances", "autoscaling:SetInstanceHealth"],
-            "Resource": pulumi.Output.format(
-                "arn:{0}:autoscaling:{1}:{2}:autoScalingGroup:*:autoScalingGroupName/*",
-                partition,
-                region,
-                account,
-            ),
+            "Resource": scope.arn("autoscaling", "autoScalingGroup:*:autoScalingGroupName/*"),
             "Condition": scoped,
         },
-        {
-            "Sid": "WriteOwnLogs",
-            "Effect": "Allow",
-            "Action": ["logs:CreateLogStream", "logs:PutLogEvents"],
-            "Resource": pulumi.Output.concat(log_group_arn, ":*"),
-        },
-        {
-            "Sid": "Tracing",
-            "Effect": "Allow",
-            "Action": ["xray:PutTraceSegments", "xray:PutTelemetryRecords"],
-            "Resource": "*",
-        },
-        {"Sid": "DeadLetter", "Effect": "Allow", "Action": "sqs:SendMessage", "Resource": dead_letter_arn},
+        aws_lambda.write_logs_statement(scope.log_group_arn),
+        aws_lambda.tracing_statement(),
+        aws_lambda.dead_letter_statement(dead_letter_arn),
     ]
     if args.kms_key is not None:
-        statements.append(
-            {
-                "Sid": "UseKey",
-                "Effect": "Allow",
-                "Action": ["kms:GenerateDataKey", "kms:Decrypt"],
-                "Resource": args.kms_key,
-            }
-        )
-    return pulumi.Output.json_dumps({"Version": "2012-10-17", "Statement": statements})
+        statements.append(aws_lambda.use_key_statement(args.kms_key))
+    return aws_lambda.policy_document(statements)

@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from pulumi_policy import PolicyConfigSchema
+
 from inference_infra.components.resources import (
     AWS_AUTOSCALING_GROUP,
     AWS_BATCH_COMPUTE_ENVIRONMENT,
@@ -29,7 +31,7 @@ from inference_infra.components.resources import (
     get_path,
 )
 from inference_infra.components.tagging import AUTO_SHUTDOWN, ENVIRONMENT, gcp_label_key, tag_field
-from inference_infra.policy.rules._base import UNKNOWN, Resource
+from inference_infra.policy.rules._base import UNKNOWN, Outcome, Resource, not_applicable
 
 
 @dataclass(frozen=True)
@@ -173,6 +175,39 @@ def environment_of(resource: Resource, config: Mapping[str, Any]) -> str | None:
     tags = cost_tags(resource)
     value = tags.get(ENVIRONMENT) if tags is not None else None
     return value if isinstance(value, str) and value else None
+
+
+def production_schema(tagged: str = "each resource's") -> PolicyConfigSchema:
+    """The config of a rule that applies in production only: the stack's `environment` (when unset,
+    the Environment tag of `tagged` decides) and the environments that count as `production`."""
+    return PolicyConfigSchema(
+        properties={
+            "environment": {
+                "type": "string",
+                "default": "",
+                "description": f"The stack's environment; when unset, {tagged} Environment tag decides.",
+            },
+            "production": {
+                "type": "array",
+                "items": {"type": "string"},
+                "default": ["prod", "production"],
+                "description": "Environments that count as production.",
+            },
+        }
+    )
+
+
+def production_environment(resource: Resource, config: Mapping[str, Any]) -> str | None:
+    """The resource's environment (`environment_of`) when the config's `production` lists it, else None."""
+    environment = environment_of(resource, config)
+    return environment if environment in config["production"] else None
+
+
+def not_production(resource: Resource, config: Mapping[str, Any]) -> Outcome:
+    """Not applicable: the resource's environment is not production (or it has none)."""
+    environment = environment_of(resource, config)
+    where = f"environment {environment!r}" if environment else "an environment with no Environment tag"
+    return not_applicable(f"{where} is not production")
 
 
 def _mapping(value: Any) -> dict[str, Any]:

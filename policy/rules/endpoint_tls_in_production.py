@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
+from pulumi_policy import EnforcementLevel, Severity
 
 from inference_infra.policy.rules._base import (
     UNKNOWN,
@@ -26,27 +26,13 @@ from inference_infra.policy.rules._base import (
     resource_policy,
     show,
 )
-from inference_infra.policy.rules._tags import environment_of
+from inference_infra.policy.rules._tags import not_production, production_environment, production_schema
 
 NAME = "endpoint-tls-in-production"
 SEVERITY = Severity.MEDIUM
 ENFORCEMENT = EnforcementLevel.ADVISORY
 DESCRIPTION = "Load balancer listeners and target proxies in production use HTTPS or TLS."
-CONFIG_SCHEMA = PolicyConfigSchema(
-    properties={
-        "environment": {
-            "type": "string",
-            "default": "",
-            "description": "The stack's environment; when unset, each resource's Environment tag decides.",
-        },
-        "production": {
-            "type": "array",
-            "items": {"type": "string"},
-            "default": ["prod", "production"],
-            "description": "Environments that count as production.",
-        },
-    }
-)
+CONFIG_SCHEMA = production_schema()
 
 AWS_LISTENERS = frozenset({"aws:lb/listener:Listener", "aws:alb/listener:Listener"})
 GCP_PLAIN_PROXIES = frozenset(
@@ -58,9 +44,9 @@ TLS_PROTOCOLS = frozenset({"HTTPS", "TLS"})
 def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
     if resource.type not in AWS_LISTENERS and resource.type not in GCP_PLAIN_PROXIES:
         return not_applicable("applies to AWS load balancer listeners and GCP HTTP target proxies")
-    environment = environment_of(resource, config)
-    if environment not in config["production"]:
-        return not_applicable(f"environment {environment!r} is not production")
+    environment = production_environment(resource, config)
+    if environment is None:
+        return not_production(resource, config)
     if resource.type in GCP_PLAIN_PROXIES:
         return Outcome(
             violations=(

@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
+from pulumi_policy import EnforcementLevel, Severity
 
 from inference_infra.components.resources import StackIndex, get_path
 from inference_infra.components.resources.iam import as_list, is_policy_text, statements
@@ -34,7 +34,7 @@ from inference_infra.policy.rules._base import (
     judged_stack_policy,
     not_applicable,
 )
-from inference_infra.policy.rules._tags import environment_of
+from inference_infra.policy.rules._tags import not_production, production_environment, production_schema
 
 NAME = "load-balancer-hardened-in-production"
 SEVERITY = Severity.MEDIUM
@@ -43,21 +43,7 @@ DESCRIPTION = (
     "In production, load balancers have deletion protection and access logs kept for a set time and "
     "delivered by the account only; GCP backend services log requests."
 )
-CONFIG_SCHEMA = PolicyConfigSchema(
-    properties={
-        "environment": {
-            "type": "string",
-            "default": "",
-            "description": "The stack's environment; when unset, each resource's Environment tag decides.",
-        },
-        "production": {
-            "type": "array",
-            "items": {"type": "string"},
-            "default": ["prod", "production"],
-            "description": "Environments that count as production.",
-        },
-    }
-)
+CONFIG_SCHEMA = production_schema()
 
 AWS_LOAD_BALANCERS = frozenset({"aws:lb/loadBalancer:LoadBalancer", "aws:alb/loadBalancer:LoadBalancer"})
 BUCKETS = frozenset({"aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2"})
@@ -96,26 +82,15 @@ def judge(resources: Sequence[Resource], config: Mapping[str, Any]) -> Iterator[
             yield resource, not_applicable(f"applies to {APPLIES_TO}")
 
 
-def _production(resource: Resource, config: Mapping[str, Any]) -> str | None:
-    environment = environment_of(resource, config)
-    return environment if environment in config["production"] else None
-
-
-def _not_production(resource: Resource, config: Mapping[str, Any]) -> Outcome:
-    environment = environment_of(resource, config)
-    where = f"environment {environment!r}" if environment else "an environment with no Environment tag"
-    return not_applicable(f"{where} is not production")
-
-
 def _load_balancer(
     resource: Resource,
     config: Mapping[str, Any],
     stack: StackIndex,
     bucket_findings: dict[str, tuple[Resource, Findings]],
 ) -> Outcome:
-    environment = _production(resource, config)
+    environment = production_environment(resource, config)
     if environment is None:
-        return _not_production(resource, config)
+        return not_production(resource, config)
     props, found = resource.props, Findings()
     protection = props.get("enableDeletionProtection")
     if protection is UNKNOWN:
@@ -211,9 +186,9 @@ def _expires(rules: Any, legacy: bool = False) -> bool:
 
 
 def _backend_service(resource: Resource, config: Mapping[str, Any]) -> Outcome:
-    environment = _production(resource, config)
+    environment = production_environment(resource, config)
     if environment is None:
-        return _not_production(resource, config)
+        return not_production(resource, config)
     enabled = get_path(resource.props, "logConfig", "enable")
     found = Findings()
     if enabled is UNKNOWN:

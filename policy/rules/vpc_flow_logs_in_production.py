@@ -12,31 +12,17 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
+from pulumi_policy import EnforcementLevel, Severity
 
 from inference_infra.components.resources import StackIndex
 from inference_infra.policy.rules._base import Outcome, Resource, judged_stack_policy, not_applicable, passed
-from inference_infra.policy.rules._tags import environment_of
+from inference_infra.policy.rules._tags import not_production, production_environment, production_schema
 
 NAME = "vpc-flow-logs-in-production"
 SEVERITY = Severity.MEDIUM
 ENFORCEMENT = EnforcementLevel.MANDATORY
 DESCRIPTION = "In production, every VPC the stack makes has a flow log."
-CONFIG_SCHEMA = PolicyConfigSchema(
-    properties={
-        "environment": {
-            "type": "string",
-            "default": "",
-            "description": "The stack's environment; when unset, each VPC's Environment tag decides.",
-        },
-        "production": {
-            "type": "array",
-            "items": {"type": "string"},
-            "default": ["prod", "production"],
-            "description": "Environments that count as production.",
-        },
-    }
-)
+CONFIG_SCHEMA = production_schema("each VPC's")
 
 VPC = "aws:ec2/vpc:Vpc"
 FLOW_LOG = "aws:ec2/flowLog:FlowLog"
@@ -54,12 +40,9 @@ def judge(resources: Sequence[Resource], config: Mapping[str, Any]) -> Iterator[
         if resource.type != VPC:
             yield resource, not_applicable(f"applies to {APPLIES_TO}")
             continue
-        environment = environment_of(resource, config)
-        if environment not in config["production"]:
-            where = (
-                f"environment {environment!r}" if environment else "an environment with no Environment tag"
-            )
-            yield resource, not_applicable(f"{where} is not production")
+        environment = production_environment(resource, config)
+        if environment is None:
+            yield resource, not_production(resource, config)
         elif resource.urn in logged:
             yield resource, passed()
         else:

@@ -21,6 +21,11 @@ def test_endpoint_tls_in_production_passes_http_outside_production(check):
     assert outcome.not_applicable == "environment 'dev' is not production"
 
 
+def test_endpoint_tls_in_production_says_when_a_resource_has_no_environment(check):
+    outcome = check(rule, LISTENER, {"protocol": "HTTP"})
+    assert outcome.not_applicable == "an environment with no Environment tag is not production"
+
+
 def test_endpoint_tls_in_production_rejects_http_listener_in_prod(check):
     [message] = check(rule, LISTENER, {"protocol": "HTTP"}, PROD, name="llm").violations
     assert message == (

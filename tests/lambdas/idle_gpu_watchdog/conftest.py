@@ -31,18 +31,6 @@ AMI = "ami-12c6146b"  # one of moto's built-in AMIs
 GPU_METRIC = ("CWAgent", "nvidia_smi_utilization_gpu")
 
 
-@pytest.fixture
-def aws_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
-    for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_EC2", "AWS_ENDPOINT_URL_CLOUDWATCH"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_SESSION_TOKEN", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
-
-
 class Account:
     """A moto account with the watchdog's clients and helpers to build a fleet."""
 

@@ -8,13 +8,6 @@ server), exactly as it does in Lambda.
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import sys
-import time
-import urllib.error
-import urllib.request
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -23,69 +16,13 @@ import pytest
 
 from inference_infra.lambdas.idle_gpu_watchdog.handler import handler
 
-REGION = "us-east-1"
 AMI = "ami-12c6146b"
-READY_SECONDS = 30
-
-
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _ready(url: str) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/moto-api/data.json", timeout=1) as response:
-            return response.status == 200
-    except (urllib.error.URLError, ConnectionError, TimeoutError):
-        return False
-
-
-@pytest.fixture(scope="module")
-def moto_server() -> Iterator[str]:
-    """A moto server subprocess on 127.0.0.1 (a free port); killed after the module's tests."""
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + READY_SECONDS
-        while not _ready(url):
-            if process.poll() is not None:
-                raise RuntimeError(f"moto server exited: {process.stderr.read().decode()[-2000:]}")
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"moto server not ready on {url} after {READY_SECONDS} s")
-            time.sleep(0.1)
-        yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
-        process.stderr.close()
 
 
 @pytest.fixture
-def server(moto_server: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> dict[str, Any]:
-    """Environment pointing every client at the server; a clean server state per test."""
-    request = urllib.request.Request(f"{moto_server}/moto-api/reset", method="POST")
-    with urllib.request.urlopen(request, timeout=10):
-        pass
-    monkeypatch.delenv("AWS_PROFILE", raising=False)
-    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_server)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
-    session = boto3.session.Session(region_name=REGION)
-    return {name: session.client(name) for name in ("ec2", "cloudwatch", "sns", "sqs")}
+def server(moto_server_session: boto3.Session) -> dict[str, Any]:
+    """Clients of the server (tests/lambdas/conftest.py), a clean state per test."""
+    return {name: moto_server_session.client(name) for name in ("ec2", "cloudwatch", "sns", "sqs")}
 
 
 def launch(ec2: Any, count: int, tags: dict[str, str] | None = None) -> list[str]:

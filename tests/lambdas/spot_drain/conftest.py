@@ -54,18 +54,6 @@ def event_for(template: dict[str, Any], instance_id: str, region: str = REGION) 
     return event
 
 
-@pytest.fixture
-def aws_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
-    for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
-    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
-    monkeypatch.setenv("AWS_SESSION_TOKEN", "testing")
-    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
-    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
-    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
-
-
 class Account:
     """A mocked account with the drain's clients and helpers to build pools."""
 

@@ -1,0 +1,92 @@
+"""Shared by the Lambda tests: test credentials, and moto running as a separate server process on
+loopback.
+
+Every call to the server crosses HTTP: a handler builds its own clients from the environment
+(AWS_ENDPOINT_URL points them at the server), exactly as it does in Lambda.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import boto3
+import pytest
+
+REGION = "us-east-1"
+READY_SECONDS = 30
+
+
+@pytest.fixture
+def aws_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Test credentials and region REGION; no profile, config file or endpoint of the machine's."""
+    for name in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_EC2", "AWS_ENDPOINT_URL_CLOUDWATCH"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_SESSION_TOKEN", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", REGION)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-credentials"))
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _ready(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(f"{url}/moto-api/data.json", timeout=1) as response:
+            return response.status == 200
+    except (urllib.error.URLError, ConnectionError, TimeoutError):
+        return False
+
+
+@pytest.fixture(scope="module")
+def moto_server() -> Iterator[str]:
+    """A moto server subprocess on 127.0.0.1 (a free port); killed after the module's tests."""
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + READY_SECONDS
+        while not _ready(url):
+            if process.poll() is not None:
+                raise RuntimeError(f"moto server exited: {process.stderr.read().decode()[-2000:]}")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"moto server not ready on {url} after {READY_SECONDS} s")
+            time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+        process.stderr.close()
+
+
+@pytest.fixture
+def moto_server_session(
+    moto_server: str, aws_credentials: None, monkeypatch: pytest.MonkeyPatch
+) -> boto3.Session:
+    """A clean server state per test, the test credentials with every client pointed at the server,
+    and a session in that environment for the test's own clients."""
+    reset = urllib.request.Request(f"{moto_server}/moto-api/reset", method="POST")
+    with urllib.request.urlopen(reset, timeout=10):
+        pass
+    monkeypatch.setenv("AWS_ENDPOINT_URL", moto_server)
+    return boto3.session.Session(region_name=REGION)
