@@ -41,6 +41,9 @@ PRODUCTION_ENVIRONMENTS = ("prod", "production")
 _AWS_RESERVED_PREFIX = "aws:"
 _AWS_KEY_MAX, _AWS_VALUE_MAX = 128, 256
 _GCP_LABEL_MAX = 63
+# AWS: at most 50 user tags on a resource (Tagging AWS resources, "Tag naming limits and
+# requirements"); GCP: at most 64 labels (Labels overview, "Requirements for labels"), read 2026-11-25.
+_AWS_TAGS_MAX = 50
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,6 +66,14 @@ class CostTags:
 def validate_cost_tags(tags: CostTags) -> list[Problem]:
     """Every problem with the tags, against AWS tag and GCP label rules."""
     problems = []
+    if (count := len(tags.aws_tags())) > _AWS_TAGS_MAX:
+        problems.append(
+            Problem(
+                "tags",
+                count,
+                f"tags in all (with the cost tags) are too many: AWS allows {_AWS_TAGS_MAX} on a resource",
+            )
+        )
     for key, value in tags.aws_tags().items():
         where = f"tag {key}"
         if not value.strip():

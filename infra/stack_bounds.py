@@ -4,10 +4,11 @@ The typed config (`infra/config.py`) is some sixty models over every component's
 them and importing the components takes most of a second. A pool of 100,000 machines (a typo, or a
 hostile pull request) should not wait for that, nor get further: `refuse_machines_over_bounds` reads
 the counts from the raw values and refuses any fleet above its `maxMachines`, and all fleets above
-the stack's, with the same error the typed config gives. It is the standard library only (and
-Pulumi's runtime config, already loaded by the program). A value it cannot read as a count is left
-to the typed config, which reports it; the typed config applies the same bounds
-(`StackSettings.bound_problems` calls `machine_problems`).
+the stack's, with the same error the typed config gives; and any list or map longer than
+MAX_ITEMS. It is the standard library only (and Pulumi's runtime config, already loaded by the
+program). A value it cannot read as a count is left to the typed config, which reports it; the
+typed config applies the same bounds (`StackSettings.bound_problems` calls `machine_problems`, and
+`parse_stack_settings` calls `item_problems`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ NAMESPACE = "inference-infra"
 # about 0.2 MiB per resource), so 20,000 machines is a plan of several GiB.
 MAX_MACHINES_PER_STACK = 10_000
 MAX_MACHINES_PER_STACK_CEILING = 20_000
+
+# The most entries any list or map of a stack file may have: a guard against a list of 100,000
+# endpoints or CIDR blocks, each of which the plan would build. The reference stacks' longest has 13.
+MAX_ITEMS = 100
 
 # The stack keys that hold fleets, and the keys of a fleet that count its machines, in the order
 # an error names them.
@@ -88,7 +93,7 @@ def decode(raw: Mapping[str, str]) -> dict[str, Any]:
             try:
                 out[key] = json.loads(value)
                 continue
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):  # left a string: the typed config names it
                 pass
         out[key] = value
     return out
@@ -137,13 +142,35 @@ def raw_fleet_machines(values: Mapping[str, Any]) -> list[FleetMachines]:
     return found
 
 
+def item_problems(values: Mapping[str, Any]) -> list[Problem]:
+    """Every list or map in the decoded values with more than MAX_ITEMS entries (the first of each
+    key's), found without recursion (a value may nest as deep as its parser allowed)."""
+    problems: list[Problem] = []
+    for key, value in values.items():
+        pending: list[tuple[str, Any]] = [(f"{NAMESPACE}:{key}", value)]
+        while pending:
+            path, node = pending.pop()
+            if not isinstance(node, (list, dict)):
+                continue
+            if len(node) > MAX_ITEMS:
+                allowed = f"entries; a list or map in a stack file has at most {MAX_ITEMS}"
+                problems.append(Problem(f"{path} has", len(node), allowed))
+                break
+            items = node.items() if isinstance(node, dict) else enumerate(node)
+            pending += [(f"{path}[{k}]" if isinstance(node, list) else f"{path}.{k}", v) for k, v in items]
+    return problems
+
+
 def refuse_machines_over_bounds(raw: Mapping[str, str], *, stack: str) -> None:
-    """Raise the stack's ConfigError when its counts exceed a bound, before anything heavy is imported."""
+    """Raise the stack's ConfigError when a list or map is too long or its machine counts exceed a
+    bound, before anything heavy is imported."""
     values = decode(raw)
-    stack_max = _count(
-        values.get("maxMachines", MAX_MACHINES_PER_STACK), low=1, high=MAX_MACHINES_PER_STACK_CEILING
-    )
-    problems = machine_problems(raw_fleet_machines(values), stack_max or MAX_MACHINES_PER_STACK_CEILING)
+    problems = item_problems(values)
+    if not problems:
+        stack_max = _count(
+            values.get("maxMachines", MAX_MACHINES_PER_STACK), low=1, high=MAX_MACHINES_PER_STACK_CEILING
+        )
+        problems = machine_problems(raw_fleet_machines(values), stack_max or MAX_MACHINES_PER_STACK_CEILING)
     if problems:
         raise ConfigError(join_text(stack, [str(p) for p in problems]), problems)
 

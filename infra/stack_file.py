@@ -25,7 +25,7 @@ from pydantic.alias_generators import to_camel
 from inference_infra.components.errors import ConfigError, Problem, did_you_mean
 from inference_infra.infra.config import NAMESPACE, StackSettings
 from inference_infra.infra.schema import KeyRename, config_path, keys_of, rename_keys
-from inference_infra.infra.stack_bounds import decode, raw_stack_values, stack_file
+from inference_infra.infra.stack_bounds import MAX_ITEMS, decode, item_problems, raw_stack_values, stack_file
 from inference_infra.infra.stack_bounds import join_text as _join_text
 
 
@@ -35,6 +35,8 @@ def parse_stack_settings(raw: Mapping[str, str], *, stack: str) -> StackSettings
     Old keys are moved to their new names; `settings.warnings` says which (the program logs them).
     """
     values = decode(raw)
+    if problems := item_problems(values):  # before 100,000 entries are validated one by one
+        raise config_error(stack, problems)
     values.setdefault("environment", stack)
     values, renames = rename_keys(StackSettings, values)
     clashes = [
@@ -197,6 +199,7 @@ def stack_file_schema() -> dict[str, Any]:
     model = StackSettings.model_json_schema(by_alias=True, ref_template="#/$defs/{model}")
     defs = model.pop("$defs", {})
     properties = {f"{NAMESPACE}:{k}": v for k, v in model["properties"].items()}
+    _bound_collections([properties, defs])
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": "Pulumi.<stack>.yaml for the inference-infra project",
@@ -217,6 +220,22 @@ def stack_file_schema() -> dict[str, Any]:
         "additionalProperties": False,
         "$defs": defs,
     }
+
+
+def _bound_collections(schema: Any) -> None:
+    """Every list and map of the stack file's schema with its MAX_ITEMS bound (infra/stack_bounds.py)."""
+    if isinstance(schema, list):
+        for part in schema:
+            _bound_collections(part)
+        return
+    if not isinstance(schema, dict):
+        return
+    if schema.get("type") == "array":
+        schema.setdefault("maxItems", MAX_ITEMS)
+    if schema.get("type") == "object" and isinstance(schema.get("additionalProperties"), dict):
+        schema.setdefault("maxProperties", MAX_ITEMS)
+    for value in schema.values():
+        _bound_collections(value)
 
 
 def main() -> None:

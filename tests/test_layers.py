@@ -1,8 +1,8 @@
 """The import directions of issue #22: layers point one way.
 
 - domain (catalog, planner, pricing, serving, monitoring, models, endpoints, fleet, resources, simulate,
-  tagging, errors, validation, arguments, images, naming, limits): no cloud component, no tool, no infra,
-  no provider SDK at module level;
+  tagging, errors, validation, arguments, images, naming, limits, bounded_yaml): no cloud component,
+  no tool, no infra, no provider SDK at module level;
 - cloud components (components/aws, gcp, k8s): gcp imports nothing from aws and aws nothing from
   gcp; no component imports infra;
 - tools (components/cli, components/offline_plan) on top: the CLI does not import infra;
@@ -59,6 +59,7 @@ DOMAIN_MODULES = tuple(
         "images",
         "naming",
         "limits",
+        "bounded_yaml",
         "_lazy",
         "__init__",
     )

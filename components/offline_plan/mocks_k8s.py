@@ -37,9 +37,11 @@ def _template(_: Mapping[str, Any], __: MockContext) -> dict[str, Any]:
 def _decode(args: Mapping[str, Any], _: MockContext) -> dict[str, Any]:
     import yaml
 
+    from inference_infra.components import bounded_yaml
+
     text = args.get("text")
     try:
-        objects = list(yaml.safe_load_all(text)) if isinstance(text, str) else []
+        objects = list(bounded_yaml.load_all(text)) if isinstance(text, str) else []
     except yaml.YAMLError:
         objects = []  # the provider reports bad YAML at deploy time
     return {"result": [o for o in objects if isinstance(o, Mapping)]}

@@ -31,6 +31,7 @@ from typing import Any
 
 import yaml
 
+from inference_infra.components import bounded_yaml
 from inference_infra.components.errors import InputError, Problem, did_you_mean, raise_if_invalid
 
 _PACK_NAME = re.compile(r"^[a-zA-Z0-9-_.]{1,100}$")
@@ -118,8 +119,8 @@ def _manifest(directory: Path) -> Mapping[str, Any]:
     if not path.is_file():
         raise InputError(f"{directory} is not a policy pack: it has no PulumiPolicy.yaml.")
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except yaml.YAMLError as e:
+        data = bounded_yaml.load(path.read_text(encoding="utf-8")) or {}
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
         raise InputError(f"{path} is not valid YAML: {str(e).splitlines()[0]}.") from None
     runtime = data.get("runtime") if isinstance(data, Mapping) else None
     runtime_name = runtime.get("name") if isinstance(runtime, Mapping) else runtime
@@ -213,6 +214,8 @@ def read_config_file(path: Path) -> dict[str, tuple[str | None, dict[str, Any]]]
         raise InputError(
             f"policy config {path} is not valid JSON at line {e.lineno}, column {e.colno}: {e.msg}."
         ) from None
+    except RecursionError:
+        raise InputError(f"policy config {path} is nested too deeply to read.") from None
     if not isinstance(data, dict):
         raise InputError(
             f"policy config {path} must be a JSON object of policy names; got {type(data).__name__}."

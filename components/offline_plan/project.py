@@ -28,6 +28,7 @@ from typing import Any
 
 import yaml
 
+from inference_infra.components import bounded_yaml
 from inference_infra.components.errors import InputError, close_matches, did_you_mean
 from inference_infra.components.offline_plan import yaml12
 
@@ -124,8 +125,15 @@ def _read_yaml(path: Path) -> Any:
         text = path.read_text(encoding="utf-8")
     except OSError as e:
         raise InputError(f"cannot read {path}: {e.strerror}.") from None
+    except UnicodeDecodeError as e:
+        raise InputError(
+            f"{path.name} is not UTF-8 text (byte {e.start + 1} cannot be decoded); Pulumi reads its files "
+            "as UTF-8."
+        ) from None
     try:
         return yaml12.load(text)
+    except bounded_yaml.ExcessiveYaml as e:
+        raise InputError(f"{path.name} cannot be read: {e}. Fix the file and run again.") from None
     except yaml.YAMLError as e:
         mark = getattr(e, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""

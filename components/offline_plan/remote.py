@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from inference_infra.components import bounded_yaml
 from inference_infra.components.offline_plan.mocks import digest
 from inference_infra.components.offline_plan.model import UNKNOWN, CapturedResource
 from inference_infra.components.resources import is_aws_accelerator_type
@@ -203,7 +204,7 @@ def _manifests(component: CapturedResource, props: Mapping[str, Any]) -> list[Ca
     objects = [o for o in props.get("objs") or [] if isinstance(o, Mapping)]
     for text in texts:
         try:
-            objects += [o for o in yaml.safe_load_all(text) if isinstance(o, Mapping)]
+            objects += [o for o in bounded_yaml.load_all(text) if isinstance(o, Mapping)]
         except yaml.YAMLError:
             continue  # the plugin reports bad YAML at deploy time; nothing to infer
     out = []

@@ -14,6 +14,8 @@ from typing import Any
 
 import yaml
 
+from inference_infra.components import bounded_yaml
+
 
 class CoreSchemaLoader(yaml.SafeLoader):
     """SafeLoader with the YAML 1.2 core schema's implicit types."""
@@ -55,4 +57,6 @@ CoreSchemaLoader.add_constructor("tag:yaml.org,2002:bool", _construct_bool)
 
 
 def load(text: str) -> Any:
-    return yaml.load(text, Loader=CoreSchemaLoader)
+    """One document, core schema, aliases bounded (components/bounded_yaml.py: go-yaml refuses alias
+    bombs too)."""
+    return bounded_yaml.load(text, CoreSchemaLoader)

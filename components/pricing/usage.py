@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from inference_infra.components import bounded_yaml
 from inference_infra.components.catalog.resources import HOURS_PER_MONTH, resource_rate
 from inference_infra.components.errors import InputError, close_matches
 
@@ -179,7 +180,9 @@ def read_usage_file(path: Path) -> Mapping[str, Any]:
     except OSError as e:
         raise InputError(f"--usage-file {str(path)!r}: {e.strerror}.") from None
     try:
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+        data = json.loads(text) if path.suffix == ".json" else bounded_yaml.load(text)
+    except RecursionError:
+        raise InputError(f"--usage-file {str(path)!r} is nested too deeply to read.") from None
     except (ValueError, yaml.YAMLError) as e:
         raise InputError(f"--usage-file {str(path)!r} is not valid YAML/JSON: {e}") from None
     usage = data.get("resource_usage") if isinstance(data, Mapping) else None

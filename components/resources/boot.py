@@ -18,6 +18,8 @@ from typing import Any
 
 import yaml
 
+from inference_infra.components import bounded_yaml
+
 _USER_DATA_PROPS = ("userData", "userDataBase64")
 _GCP_METADATA_KEYS = ("startup-script", "user-data")
 
@@ -84,7 +86,7 @@ def _cloud_config_files(script: str, where: str) -> Iterator[tuple[str, str]]:
     if not script.startswith("#cloud-config"):
         return
     try:
-        document = yaml.safe_load(script) or {}
+        document = bounded_yaml.load(script) or {}
     except yaml.YAMLError:
         return
     files = document.get("write_files") if isinstance(document, Mapping) else None

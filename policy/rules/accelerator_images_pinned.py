@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
+from inference_infra.components import bounded_yaml
 from inference_infra.components.images import is_pinned
 from inference_infra.components.resources.boot import boot_texts as _boot_texts
 from inference_infra.components.resources.boot import decoded
@@ -102,7 +103,7 @@ def _commands(script: str) -> Iterator[list[str]]:
     """Shell words of every command line, and of every cloud-config runcmd entry."""
     if script.startswith("#cloud-config"):
         try:
-            document = yaml.safe_load(script) or {}
+            document = bounded_yaml.load(script) or {}
         except yaml.YAMLError:
             document = {}
         for entry in document.get("runcmd") or [] if isinstance(document, Mapping) else []:

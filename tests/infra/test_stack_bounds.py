@@ -199,3 +199,97 @@ def test_stack_bounds_raw_check_passes_the_reference_stacks():
         raw = _raw((ROOT / f"Pulumi.{name}.yaml").read_text())
         refuse_machines_over_bounds(raw, stack=name)
         assert raw_fleet_machines(decode(raw))  # every fleet's counts are read, none skipped silently
+
+
+HOSTILE_FILES = {
+    "an alias bomb": (
+        "config:\n  a0: &a0 ["
+        + ", ".join(['"lol"'] * 10)
+        + "]\n"
+        + "".join(f"  a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]\n" for i in range(1, 10))
+        + "  inference-infra:extraTags: *a9\n",
+        "Pulumi.bad.yaml cannot be read: the document stands for more than 1,000,000 values",
+    ),
+    "an alias to itself": (
+        "config:\n  inference-infra:extraTags: &a [*a]\n",
+        "an alias to a value that contains it",
+    ),
+    "nesting too deep": (
+        "config:\n  inference-infra:endpoints: " + "[" * 20_000 + "]" * 20_000 + "\n",
+        "nested too deeply",
+    ),
+}
+
+
+@pytest.mark.parametrize(("text", "expected"), HOSTILE_FILES.values(), ids=HOSTILE_FILES.keys())
+def test_stack_file_that_would_exhaust_the_plan_is_one_exit_2_paragraph(capsys, tmp_path, text, expected):
+    code, err = _plan(capsys, _project(tmp_path, text))
+    assert code == 2
+    assert expected in err
+    assert "Traceback" not in err
+
+
+def test_stack_file_that_is_not_utf8_is_one_exit_2_paragraph(capsys, tmp_path):
+    folder = _project(tmp_path, "")
+    (folder / "Pulumi.bad.yaml").write_bytes(b"config:\n  inference-infra:owner: \xff\xfe\n")
+    code, err = _plan(capsys, folder)
+    assert code == 2
+    assert "Pulumi.bad.yaml is not UTF-8 text (byte 34 cannot be decoded)" in err
+
+
+def test_policy_config_nested_too_deeply_is_one_exit_2_paragraph(capsys, tmp_path):
+    folder = _project(tmp_path, DEV)
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    code = main(["plan", "--cwd", str(folder), "--stack", "bad", "--policy-config", str(deep)])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2
+    assert "is nested too deeply to read" in err
+
+
+def test_stack_list_longer_than_its_bound_is_refused_before_the_typed_config(tmp_path):
+    """100,000 endpoints (each a load balancer the plan would build) are one exit-2 paragraph."""
+    endpoints = "  inference-infra:endpoints:\n" + "    - {name: e, pools: [p]}\n" * 100_000
+    folder = _project(
+        tmp_path, DEV.replace("  inference-infra:endpoints:\n", "  inference-infra:ignored:\n", 1)
+    )
+    (folder / "Pulumi.bad.yaml").write_text(DEV.split("  inference-infra:endpoints:\n")[0] + endpoints)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PULUMI", "INFERENCE_INFRA"))}
+    run = subprocess.run(
+        [sys.executable, "-c", MEASURE, str(folder)], capture_output=True, text=True, timeout=300, env=env,
+        check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    result = json.loads(run.stdout)
+    assert result["code"] == 2
+    assert " ".join(result["err"].split()) == (
+        "inference-infra: invalid stack config in Pulumi.bad.yaml: inference-infra:endpoints has 100000 "
+        "entries; a list or map in a stack file has at most 100."
+    )
+    assert result["imported"] == []
+
+
+def test_stack_map_longer_than_its_bound_is_refused_by_the_typed_config_too():
+    from inference_infra.components.errors import ConfigError
+    from inference_infra.infra.stack_file import parse_stack_settings
+
+    raw = _raw(DEV)
+    raw["extraTags"] = json.dumps({f"k{i}": "v" for i in range(101)})
+    with pytest.raises(
+        ConfigError,
+        match=r"inference-infra:extraTags has 101 entries; a list or map in a stack file has at most 100",
+    ):
+        parse_stack_settings(raw, stack="bad")
+    raw["extraTags"] = json.dumps({f"K{i}": "v" for i in range(100)})
+    with pytest.raises(ConfigError) as error:  # within the bound; AWS's 50 tags on a resource is not
+        parse_stack_settings(raw, stack="bad")
+    assert "has at most 100" not in str(error.value)
+    assert "are too many: AWS allows 50 on a resource" in str(error.value)
+
+
+def test_stack_file_schema_bounds_every_list_and_map():
+    from inference_infra.infra.stack_file import stack_file_schema
+
+    text = json.dumps(stack_file_schema())
+    assert text.count('"type": "array"') == text.count('"maxItems": 100')
+    assert '"maxProperties": 100' in text
