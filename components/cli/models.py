@@ -124,6 +124,9 @@ def verify(directory: str, manifest_path: str | None, expect_sha256: str | None,
         raise InputError(
             f"models verify: {Problem('--expect-sha256', expect_sha256, 'must be 64 hex digits')}."
         )
+    if not Path(directory).is_dir():
+        problem = Problem("DIR", directory, "must be a folder holding the weights")
+        raise InputError(f"models verify: {problem}.")
     manifest_file = manifest_path or str(Path(directory) / v.MANIFEST_NAME)
     problems = v.verify(directory, manifest_file, expect_sha256, allow_code=allow_code)
     if problems:

@@ -106,11 +106,17 @@ def write_pack(folder: Path, *, force: bool = False) -> list[Path]:
             f"policy-pack init: {str(folder)!r} already holds {', '.join(existing)}; pass --force to "
             "overwrite them or name another folder."
         )
-    folder.mkdir(parents=True, exist_ok=True)
     written = []
-    for name, text in files.items():
-        (folder / name).write_text(text, encoding="utf-8")
-        written.append(folder / name)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        for name, text in files.items():
+            (folder / name).write_text(text, encoding="utf-8")
+            written.append(folder / name)
+    except OSError as e:
+        raise InputError(
+            f"policy-pack init: cannot write {str(e.filename or folder)!r} ({e.strerror}); name a folder you "
+            "may write."
+        ) from None
     return written
 
 

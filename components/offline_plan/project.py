@@ -205,7 +205,17 @@ def load_project(cwd: Path) -> Project:
     )
 
 
+# A stack's name as Pulumi allows it: letters, digits, '-', '_' and '.'; it names the stack's file,
+# so it never leaves the project's folder.
+_STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
 def load_stack(project: Project, stack: str) -> StackConfig:
+    if not _STACK_NAME.match(stack) or not stack.strip("."):
+        raise InputError(
+            f"--stack {stack!r} is not a stack name: letters, digits, '-', '_' and '.'; its file is "
+            "Pulumi.<stack>.yaml in the project's folder."
+        )
     path = project.root / f"Pulumi.{stack}.yaml"
     if not path.is_file():
         known = project.stacks()

@@ -205,3 +205,23 @@ def test_models_manifest_rejects_gs_without_the_client_library(capsys, monkeypat
 def test_cli_version_names_the_distribution(capsys):
     assert main(["--version"]) == 0
     assert capsys.readouterr().out == "inference-infra 0.1.0\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["plan", "--stack", "../../etc/passwd"], "--stack '../../etc/passwd' is not a stack name"),
+        (["plan", "--stack", ".."], "--stack '..' is not a stack name"),
+        (["models", "verify", "/nonexistent-weights"], "DIR '/nonexistent-weights' must be a folder"),
+        (["policy-pack", "init", "/proc/no-such-pack"], "cannot write '/proc/no-such-pack'"),
+    ],
+    ids=["stack-traversal", "stack-dots", "verify-missing-dir", "pack-unwritable"],
+)
+def test_cli_hostile_arguments_are_one_exit_2_paragraph(capsys, argv, expected):
+    if argv[0] == "plan":
+        argv = [*argv, "--cwd", str(ROOT)]
+    code = main(argv)
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2
+    assert expected in err
+    assert "internal error" not in err
