@@ -38,6 +38,7 @@ from inference_infra.components.models import manifest as m
 
 BUCKET, PREFIX = "models", "bench/llama"
 LIMIT = 1.10
+ISSUE_SHARDS, ISSUE_MIB = 64, 32  # the size the issue sets the limit at (make bench-large)
 
 
 def s5cmd_binary() -> str:
@@ -123,8 +124,19 @@ def main() -> int:
         server.stop()
     wild, listed = statistics.median(times["wildcard"]), statistics.median(times["manifest"])
     ratio = listed / wild
-    print(f"median wildcard {wild:.2f} s, manifest-driven {listed:.2f} s: {ratio:.3f}x (limit {LIMIT:.2f}x)")
-    return 0 if ratio <= LIMIT else 1
+    issue_size = args.shards * args.mib >= ISSUE_SHARDS * ISSUE_MIB
+    limit = (
+        f"limit {LIMIT:.2f}x"
+        if issue_size
+        else f"the {LIMIT:.2f}x limit applies at {ISSUE_SHARDS} x {ISSUE_MIB} MiB"
+    )
+    print(
+        f"median wildcard {wild:.2f} s, manifest-driven {listed:.2f} s: {ratio:.3f}x, "
+        f"{listed - wild:+.2f} s ({limit})"
+    )
+    # Below the issue's size the manifest's fixed cost (fetched and checked before any shard) is a
+    # larger share of a shorter download: the figure is printed, the limit judged at full size.
+    return 0 if ratio <= LIMIT or not issue_size else 1
 
 
 if __name__ == "__main__":
