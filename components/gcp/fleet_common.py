@@ -23,6 +23,7 @@ from inference_infra.components.gcp.names import bucket_problems, label_problems
 from inference_infra.components.gcp.node_args import GcpNodeArgs as GcpNodeArgs
 from inference_infra.components.gcp.node_args import GcsWeights as GcsWeights
 from inference_infra.components.gcp.startup import BOOT_PACKAGES
+from inference_infra.components.models.manifest import is_pinned_digest
 from inference_infra.components.serving import EngineConfig, validate_engine
 from inference_infra.components.serving.cold_start import ColdStart, WeightSource
 from inference_infra.components.serving.engines import (
@@ -33,7 +34,6 @@ from inference_infra.components.serving.engines import (
 
 # Where Google's load balancer health checks come from (https://cloud.google.com/load-balancing/docs/health-checks).
 HEALTH_CHECK_RANGES = (ip_network("35.191.0.0/16"), ip_network("130.211.0.0/22"))
-_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 _SECRET_RE = re.compile(
     r"^(?:projects/(?P<project>[a-z][a-z0-9-]{4,28}[a-z0-9])/secrets/)?(?P<name>[A-Za-z0-9_-]{1,255})"
     r"(?:/versions/(?P<version>latest|[1-9][0-9]{0,9}))?$"
@@ -77,7 +77,7 @@ def pin_problems(weights: GcsWeights) -> list[Problem]:
                     "manifest lists",
                 )
             )
-        elif not _SHA256_RE.match(pin):
+        elif not is_pinned_digest(pin):
             problems.append(
                 Problem(f"weights.manifest_sha256[{uri!r}]", pin, "must be a SHA-256: 64 hex digits")
             )
