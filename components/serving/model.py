@@ -19,7 +19,7 @@ from inference_infra.components.planner import Precision, Quantization, Traffic,
 from inference_infra.components.planner.models import unknown_model_problem
 from inference_infra.components.planner.wiring import Resolution, resolve_instance_type
 from inference_infra.components.serving.cold_start import ColdStart, WeightSource, cold_start, weights_gib
-from inference_infra.components.serving.engines import FIRST_ENGINE_PORT
+from inference_infra.components.serving.engines import FIRST_ENGINE_PORT, port_problems
 from inference_infra.components.serving.flags import EngineConfig, plan_engines, validate_engine
 from inference_infra.components.serving.quoting import SERVED_NAME_RULE, served_name_ok
 
@@ -184,7 +184,10 @@ def plan_serving(
         )
     except (ValueError, InputError) as e:
         return None, [Problem(key, model.name, str(e).removesuffix("."))]
-    problems = [_model_key(p, key) for p in validate_engine(engines)]
+    problems = port_problems(first_port, engines.engines)
+    problems += [
+        _model_key(p, key) for p in validate_engine(engines) if not (problems and p.input == "serving_port")
+    ]
     if problems:
         return None, problems
     start = cold_start(

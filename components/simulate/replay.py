@@ -69,6 +69,15 @@ class Autoscaler:
     # starting at the minimum would charge the pool for a ramp that happened before the trace.
     start_size: int | None = None
 
+    @classmethod
+    def of(cls, plan: ScalingPlan) -> Autoscaler:
+        """The pool's own scaler, as its ScalingPlan states it: period, scale-out datapoints, headroom."""
+        return cls(
+            period_seconds=plan.period_seconds,
+            scale_out_periods=plan.scale_out_datapoints,
+            scale_in_headroom=plan.scale_in_headroom,
+        )
+
 
 @dataclass(frozen=True)
 class Pool:
@@ -642,7 +651,7 @@ class _Replay:
 
 def replay(trace: Trace, pool: Pool, autoscaler: Autoscaler | None = None) -> Result:
     """Replay `trace` against `pool`; the static fleet and the oracle are computed from the same trace."""
-    run = _Replay(trace, pool, autoscaler or Autoscaler())
+    run = _Replay(trace, pool, autoscaler or Autoscaler.of(pool.plan))
     result = run.run()
     for minute, most in zip(result.timeline, run.most, strict=True):
         minute.most_in_flight = most
