@@ -351,8 +351,19 @@ def policies_section() -> str:
     return "\n".join(lines) + "\n"
 
 
+# --- the alerts, from the rule modules' Alert values ------------------------------------------------
+
+
+def alerts_section() -> str:
+    """One row per alert the rule files can carry: group, severity, category, when it fires (defaults)."""
+    from inference_infra.components.monitoring.rules import alert_reference
+
+    return alert_reference()
+
+
 SECTIONS: dict[str, Callable[[], str]] = {
     "cli": cli_section,
+    "alerts": alerts_section,
     "policies": policies_section,
     "config": config_section,
 }
