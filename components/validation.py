@@ -39,15 +39,11 @@ def check_types(args: object, prefix: str = "") -> list[Problem]:
         hint = hints[f.name]
         if not _fits(value, hint):
             problems.append(Problem(name, value, f"must be {describe(hint)}"))
-        elif (limit := f.metadata.get(LE)) is not None and _number(value) and value > limit:
-            # The documented upper bound of every count and size (arg(le=...)), before anything
-            # is computed from the value: a mistyped 100000 is one problem, not a plan that never ends.
-            low = f.metadata.get(GE)
-            problems.append(
-                Problem(
-                    name, value, f"must be {low}..{limit}" if low is not None else f"must be at most {limit}"
-                )
-            )
+        elif (bound := _out_of_bounds(value, f.metadata.get(GE), f.metadata.get(LE))) is not None:
+            # The documented bounds of every count and size (arg(ge=..., le=...)), before anything is
+            # computed from the value: a mistyped 100000 is one problem, not a plan that never ends, and
+            # a negative count never reaches a validator. Validators do not restate these bounds.
+            problems.append(Problem(name, value, bound))
         elif dataclasses.is_dataclass(value) and not isinstance(value, type):
             problems += check_types(value, f"{name}.")
         elif isinstance(value, Sequence) and not isinstance(value, str | bytes):
@@ -59,6 +55,15 @@ def check_types(args: object, prefix: str = "") -> list[Problem]:
 
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _out_of_bounds(value: Any, low: float | None, high: float | None) -> str | None:
+    """What is allowed, when a number lies outside its arg() bounds (None when inside, or not a number)."""
+    if not _number(value) or ((low is None or value >= low) and (high is None or value <= high)):
+        return None
+    if low is not None and value < low:
+        return f"must be at least {low}"
+    return f"must be {low}..{high}" if low is not None else f"must be at most {high}"
 
 
 @functools.cache

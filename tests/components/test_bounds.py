@@ -64,6 +64,8 @@ def test_every_count_and_size_input_has_an_upper_bound():
 class Sized:
     size_gib: int = arg(10, "A size.", ge=1, le=100)
     replicas: int = arg(1, "A count.", le=8)
+    spare: int = arg(0, "A count with a floor only.", ge=0)
+    share: float = arg(0.5, "A share.", ge=0.0, le=1.0)
 
 
 def test_check_types_rejects_a_value_above_its_documented_bound():
@@ -73,6 +75,43 @@ def test_check_types_rejects_a_value_above_its_documented_bound():
         ("replicas", 9, "must be at most 8"),
     ]
     assert check_types(Sized(size_gib=100, replicas=8)) == []
+
+
+def test_check_types_rejects_a_value_below_its_documented_lower_bound():
+    problems = check_types(Sized(size_gib=0, spare=-1, share=-0.5))
+    assert [(p.input, p.value, p.allowed) for p in problems] == [
+        ("size_gib", 0, "must be at least 1"),
+        ("spare", -1, "must be at least 0"),
+        ("share", -0.5, "must be at least 0.0"),
+    ]
+    assert check_types(Sized(size_gib=1, spare=0, share=0.0)) == []
+
+
+@pytest.mark.parametrize(
+    ("module", "cls", "validator", "field", "value"),
+    [
+        ("k8s.observability_args", "GpuObservabilityArgs", None, "retention_days", 0),
+        ("k8s.observability_args", "GpuObservabilityArgs", None, "storage_size_gib", 2),
+        ("aws.model_store_args", "ModelStoreArgs", "validate_model_store", "noncurrent_version_days", 0),
+        ("aws.model_store_args", "ModelStoreArgs", "validate_model_store", "access_log_days", 4000),
+        ("aws.efs_model_cache_args", "EfsModelCacheArgs", "validate_efs_cache", "posix_uid", 0),
+    ],
+)
+def test_check_types_alone_enforces_the_bounds_validators_used_to_restate(
+    module, cls, validator, field, value
+):
+    """The component runs check_types before its validator (`check_types(args) or validate(args)`), and
+    the stack schema carries the same bounds, so the validator no longer repeats them."""
+    found = importlib.import_module(f"{components.__name__}.{module}")
+    args_type = getattr(found, cls)
+    required = {"vpc_id": "vpc-0test", "subnets": ()} if cls == "EfsModelCacheArgs" else {}
+    args = args_type(**required, **{field: value})
+    assert [p.input for p in check_types(args)] == [field]
+    if validator is None:  # GpuObservability's validator takes the name too
+        problems = found.validate_gpu_observability("gpu-obs", args)
+    else:
+        problems = getattr(found, validator)(args)
+    assert field not in {p.input for p in problems}
 
 
 @pytest.mark.parametrize("field", ["spot", "on_demand", "count"])
