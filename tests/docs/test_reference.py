@@ -34,7 +34,7 @@ def _section(title: str) -> str:
 
 def test_reference_generated_sections_match_the_code() -> None:
     text = REFERENCE.read_text(encoding="utf-8")
-    assert _generator().render(text) == text, "docs/reference.md is stale: run `make docs`"
+    assert _generator().render(text) == text, "docs/reference.md is stale: run `make generate`"
 
 
 def test_reference_config_section_is_read_from_the_schema_alone() -> None:
