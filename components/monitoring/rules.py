@@ -301,7 +301,7 @@ def all_alerts(settings: RuleSettings | None = None) -> list[Alert]:
 
 # What the reference's alert table is rendered from: the default thresholds and serving settings, and
 # one fleet of each kind, so every alert the rule file can carry appears once.
-_EXAMPLE = RuleSettings(
+REFERENCE_SETTINGS = RuleSettings(
     fleets=(
         FleetTargets(pool="gpu", kind="nvidia", engine=True),
         FleetTargets(pool="inf", kind="neuron", engine=True, neuron_monitor=True),
@@ -314,10 +314,10 @@ _EXAMPLE = RuleSettings(
 def alert_reference() -> str:
     """The alert table of docs/reference.md: every alert with its group, severity, category and when it
     fires at the defaults (docs/generate.py writes it)."""
-    fleets = absent_alerts(_EXAMPLE.fleets)
+    fleets = absent_alerts(REFERENCE_SETTINGS.fleets)
     return alert_table(
-        gpu_alerts(_EXAMPLE)
-        + serving_alerts(_EXAMPLE.serving)
+        gpu_alerts(REFERENCE_SETTINGS)
+        + serving_alerts(REFERENCE_SETTINGS.serving)
         + fleets
         + [kubernetes_neuron_alert()]
         + weights_alerts()
