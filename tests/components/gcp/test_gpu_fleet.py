@@ -357,7 +357,7 @@ def test_gpu_fleet_rejects_reservations_that_do_not_fit(plan_of, overrides, mess
             {"network": NETWORK, "monitoring_cidr_blocks": ("0.0.0.0/0",)},
             r"monitoring_cidr_blocks\[0\] '0.0.0.0/0' must be a private CIDR block",
         ),
-        ({"serving_port": 0}, r"serving_port 0 must be at least 1"),  # arg(ge=1), by check_types
+        ({"serving_port": 0}, r"serving_port 0 must be a TCP port"),
     ],
 )
 def test_gpu_fleet_rejects_open_or_malformed_ingress(plan_of, overrides, message):
@@ -401,13 +401,8 @@ def test_gpu_fleet_rejects_models_it_could_not_read(plan_of, overrides, message)
 
 def test_gpu_fleet_reports_every_problem_at_once(plan_of):
     with pytest.raises(InputError) as caught:
-        GpuFleet("Fleet", args(machine_type="a3-highgpu-9g", zone="central", spot=0))
-    assert [p.input for p in caught.value.problems] == [
-        "name",
-        "zone",
-        "reserved + spot + on_demand",
-        "machine_type",
-    ]
+        GpuFleet("Fleet", args(machine_type="a3-highgpu-9g", zone="central", spot=0, count=0))
+    assert [p.input for p in caught.value.problems] == ["name", "zone", "count", "machine_type"]
     assert str(caught.value).startswith(
         "GpuFleet 'Fleet': 4 problems: (1) name 'Fleet' must be a Compute Engine"
     )
