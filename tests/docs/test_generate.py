@@ -3,21 +3,9 @@ infra/config.schema.json and docs/reference.md's generated sections. A stale one
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
-from types import ModuleType
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("docs_generate", ROOT / "docs" / "generate.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.docs.test_reference import _generator
 
 
 def test_generate_every_generated_file_is_current() -> None:

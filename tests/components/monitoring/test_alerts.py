@@ -4,31 +4,15 @@ from __future__ import annotations
 
 import pytest
 
+from inference_infra.components.monitoring.absent import ABSENT_ALERT_NAMES
 from inference_infra.components.monitoring.alerts import Alert, Category, Severity, alert_table
-from inference_infra.components.monitoring.rules import REFERENCE_SETTINGS, all_alerts, rule_file
+from inference_infra.components.monitoring.rules import ALERT_NAMES, REFERENCE_SETTINGS, all_alerts, rule_file
+from inference_infra.components.monitoring.serving import SERVING_ALERT_NAMES
+from inference_infra.components.monitoring.weights import WEIGHTS_ALERT_NAMES
 
-# The monitoring contract: alert names users route and silence by (docs/reference.md lists them).
-CONTRACT = {
-    "GpuIdle",
-    "GpuSaturated",
-    "GpuMemoryPressure",
-    "GpuHighTemperature",
-    "GpuXidErrors",
-    "DcgmExporterDown",
-    "GpuExporterAbsent",
-    "ServingEngineAbsent",
-    "NeuronMetricsAbsent",
-    "ServingTtftHigh",
-    "ServingInterTokenLatencyHigh",
-    "ServingQueueGrowing",
-    "ServingThroughputDrop",
-    "ServingKvCacheFull",
-    "ServingErrorRate",
-    "ServingBatchUnderused",
-    "ModelLoadSlow",
-    "NodeExporterAbsent",
-    "ModelVerificationFailed",
-}
+# The monitoring contract, as each rule module names its alerts (test_gpu_rules, test_serving_rules and
+# test_absent_rules hold each list against the names users route and silence by).
+CONTRACT = set(ALERT_NAMES) | set(SERVING_ALERT_NAMES) | set(ABSENT_ALERT_NAMES) | set(WEIGHTS_ALERT_NAMES)
 
 
 def _alert(**overrides) -> Alert:
@@ -47,6 +31,7 @@ def _alert(**overrides) -> Alert:
 
 
 def test_alerts_every_contract_name_is_rendered_and_no_other():
+    assert len(CONTRACT) == 19
     assert {a.name for a in all_alerts(REFERENCE_SETTINGS)} == CONTRACT
 
 
