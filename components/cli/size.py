@@ -8,6 +8,7 @@ import sys
 import click
 
 from inference_infra.components.cli import app
+from inference_infra.components.cli.choices import PurchaseChoice, price_model_of
 
 _QUANTS = ["fp32", "fp16", "bf16", "fp8", "int8", "int4"]
 _FLAGS = {
@@ -65,10 +66,10 @@ _FLAGS = {
 )
 @click.option(
     "--purchase",
-    type=click.Choice(["on-demand", "spot", "reserved"]),
+    type=PurchaseChoice(),
     default="on-demand",
     show_default=True,
-    help="Price model for hourly USD.",
+    help="Price model for hourly USD: a capacity mode (preemptible is priced as spot).",
 )
 @click.option("--region", help="Price region (default: the catalog's reference region per machine).")
 @click.option(
@@ -106,7 +107,7 @@ def size(
 ) -> None:
     """Size a model for its traffic: memory budget, every machine that fits, ranked by USD per
     million generated tokens."""
-    from inference_infra.components.catalog import AcceleratorFamily, PriceModel
+    from inference_infra.components.catalog import AcceleratorFamily
     from inference_infra.components.errors import InputError, Problem, raise_if_invalid
     from inference_infra.components.planner import (
         Assumptions,
@@ -146,7 +147,7 @@ def size(
                 kv_cache=Quantization(kv_quant.lower()) if kv_quant else None,
             ),
             cloud=cloud,
-            purchase=PriceModel(purchase),
+            purchase=price_model_of(purchase),
             region=region,
             families={AcceleratorFamily(f) for f in family} or None,
             assumptions=Assumptions(max_memory_utilization=max_memory_utilization),

@@ -117,7 +117,7 @@ from inference_infra.components.serving import HEALTH_PATH, EngineConfig
 from inference_infra.components.serving.cold_start import ColdStart
 from inference_infra.components.serving.host_images import image_driver_problem
 from inference_infra.components.tagging import bool_tag
-from inference_infra.components.validation import check_types
+from inference_infra.components.validation import blocking_problems
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 _N1_LOCAL_SSD_COUNTS = (*range(0, 9), 16, 24)
@@ -583,7 +583,7 @@ class GpuFleet(pulumi.ComponentResource):
         """`plan`: the fleet's plan made already from these args (a stack that keeps its plans, made
         with stand-ins for the network's ids); its node boot is rendered again from the real args."""
         project = args.project or gcp.config.project or None
-        raise_if_invalid(f"GpuFleet {name!r}", check_types(args))
+        raise_if_invalid(f"GpuFleet {name!r}", blocking_problems(args))
         if plan is None:
             plan = plan_gpu_fleet(name, args, project=project, zone=provider_zone())
         else:

@@ -99,7 +99,7 @@ from inference_infra.components.serving import EngineConfig, EngineFamily, engin
 from inference_infra.components.serving.cold_start import ColdStart
 from inference_infra.components.serving.tpu_env import TpuHost
 from inference_infra.components.tagging import bool_tag
-from inference_infra.components.validation import check_types
+from inference_infra.components.validation import blocking_problems
 
 # Why a queued slice is on-demand only, and refuses what a direct slice takes.
 QUEUED_WHY = "cannot be set on a queued resource (pulumi-gcp's V2QueuedResource has no field for it)"
@@ -528,7 +528,7 @@ class TpuVm(pulumi.ComponentResource):
         """`plan`: the fleet's plan made already from these args (a stack that keeps its plans, made
         with stand-ins for the network's ids); its node boot is rendered again from the real args."""
         project = args.project or gcp.config.project or None
-        raise_if_invalid(f"TpuVm {name!r}", check_types(args))
+        raise_if_invalid(f"TpuVm {name!r}", blocking_problems(args))
         if plan is None:
             plan = plan_tpu_vm(name, args, project=project, zone=provider_zone())
         else:

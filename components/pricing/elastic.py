@@ -25,6 +25,7 @@ from typing import Any
 from inference_infra.components.errors import InputError
 from inference_infra.components.resources import AWS_AUTOSCALING_GROUP, GCP_GROUP_MANAGERS, AcceleratorUse
 from inference_infra.components.resources.schedules import UNCHANGED, ScheduledSize, cron_fields
+from inference_infra.components.units import HOURS_PER_MONTH
 
 MINUTES_PER_WEEK = 7 * 24 * 60
 MAX_TABLE_SIZE = 1000  # machines: sizes priced one by one up to this
@@ -64,7 +65,6 @@ class HourlyRange:
         )
 
 
-HOURS_PER_MONTH = 730
 HOURS_AT_SIZE = "hours_at_size"  # the usage-file key of an elastic pool
 
 

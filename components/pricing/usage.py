@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from inference_infra.components import bounded_yaml
-from inference_infra.components.catalog.resources import HOURS_PER_MONTH, resource_rate
+from inference_infra.components.catalog.resources import resource_rate
 from inference_infra.components.errors import InputError, close_matches
+from inference_infra.components.units import HOURS_PER_MONTH
 
 USAGE = "usage"
 DATA_TRANSFER = "data-transfer"
