@@ -322,6 +322,7 @@ def plan_gpu_fleet(
             spot_only=counts.modes() == [CapacityMode.SPOT],
             machine_key="machine_type",
             model_key="model",
+            region=region_of(zone) if zone else None,  # priced where the fleet runs (#35)
         )
         problems += resolution.problems
         if resolution.note:
