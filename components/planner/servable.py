@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import TYPE_CHECKING
 
-from inference_infra.components.catalog import Accelerator, AcceleratorFamily, InstanceType
+from inference_infra.components.catalog import Accelerator, AcceleratorFamily, InstanceType, instance_types
 from inference_infra.components.planner.precision import Precision, Quantization
 
 if TYPE_CHECKING:
@@ -280,9 +280,15 @@ def hosts_problem(instance: InstanceType, family: AcceleratorFamily) -> str | No
     support = ENGINE_SUPPORT[family]
     if instance.hosts <= support.max_hosts:
         return None
+    single = [
+        i.name
+        for i in instance_types(instance.cloud)
+        if i.accelerator == instance.accelerator and i.hosts == 1
+    ]
+    instead = f"; serve it on a single-host slice ({', '.join(single)})" if single else ""
     return (
         f"{instance.name} spans {instance.hosts} hosts; {support.engine} serves a model on"
-        f" {support.max_hosts} host: {support.hosts_why}"
+        f" {support.max_hosts} host: {support.hosts_why}{instead}"
     )
 
 

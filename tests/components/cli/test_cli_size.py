@@ -62,7 +62,7 @@ def test_size_table_shows_memory_ranked_options_and_the_best_explained(capsys):
     ]
     rows = [line for line in out.splitlines() if line[:3].strip() in {"1", "2", "3"}]
     assert len(rows) == 3
-    assert "more that fit (--top 0 lists all" in out
+    assert "more a fleet can serve (--top 0 lists all" in out
     assert "Best: " in out
     assert "per million generated tokens" in flat(out)
 
