@@ -15,6 +15,7 @@ from inference_infra.components.catalog import (
     hourly_price,
     instance_types,
 )
+from inference_infra.components.catalog.zones import AWS_ZONES, GCP_ZONES
 from inference_infra.components.errors import InputError, Problem, raise_if_invalid
 from inference_infra.components.planner.allowed import allowed as is_allowed
 from inference_infra.components.planner.allowed import describe_patterns
@@ -211,11 +212,19 @@ def size(
     fitted = [fit(spec, traffic, precision, assumptions, m) for m in machines]
     notes, unpriced = _region_notes(machines, region)
     if machines and len(unpriced) == len(machines):
+        # The catalog prices none of them there: a region of the clouds is priced at each machine's
+        # reference region (the basis says so, as the plan's cost table does); anything else is a typo.
         known = sorted({r for m in machines for r in m.hourly_usd})
-        raise InputError(
-            f"size: the catalog prices none of the {len(machines)} candidate machines in {region}.",
-            [Problem("region", region, f"must be a region the catalog prices them in: {', '.join(known)}")],
-        )
+        if region not in AWS_ZONES and region not in GCP_ZONES:
+            raise InputError(
+                f"size: unknown region {region!r}.",
+                [Problem("region", region, f"is not a known region; the catalog prices {', '.join(known)}")],
+            )
+        notes = [
+            f"the catalog prices none of the {len(machines)} candidate machines in {region} (it prices"
+            f" {', '.join(known)}): each is priced in its reference region, as its basis says"
+        ]
+        unpriced = {}
     options: list[Option] = []
     refused: list[Refusal] = []
     for f in fitted:

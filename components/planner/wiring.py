@@ -19,6 +19,7 @@ from inference_infra.components.catalog import (
     PriceModel,
     instance_type,
 )
+from inference_infra.components.catalog.zones import AWS_ZONES, GCP_ZONES
 from inference_infra.components.errors import InputError, Problem
 from inference_infra.components.planner.allowed import allowed_patterns, describe_patterns
 from inference_infra.components.planner.assumptions import Assumptions
@@ -31,7 +32,6 @@ from inference_infra.components.planner.servable import servable_problems
 from inference_infra.components.planner.sizing import (
     NothingFitsError,
     Sizing,
-    candidate_instances,
     size,
     validate_request,
 )
@@ -77,6 +77,10 @@ def efficiency_caveat(assumptions: Assumptions, family: AcceleratorFamily) -> st
     return f"; {family.value} throughput factors: {eff.basis}" if eff.borrows else ""
 
 
+def _regions() -> frozenset[str]:
+    return frozenset({*AWS_ZONES, *GCP_ZONES})
+
+
 def choose_instance_type(
     model: str | ModelSpec,
     traffic: Traffic,
@@ -115,13 +119,9 @@ def choose_instance_type(
             allowed_where=where,
         )
 
-    if region is not None and not any(region in m.hourly_usd for m in candidate_instances(cloud, families)):
-        # A region the catalog prices nothing in: priced where it does, and said so before the pick.
-        known = sorted({r for m in candidate_instances(cloud, families) for r in m.hourly_usd})
-        unpriced = (
-            f"the catalog prices no candidate machine in {region} (it prices {', '.join(known)}), so the"
-            " pick is priced in each machine's reference region"
-        )
+    if region is not None and region not in _regions():
+        # A region the planner does not know (the catalog's zone tables): priced where the catalog
+        # does, and said so with the pick rather than failing the fleet.
         choice = choose_instance_type(
             model,
             traffic,
@@ -134,12 +134,13 @@ def choose_instance_type(
             environment=environment,
             allowed_types=allowed_types,
         )
-        return replace(choice, notes=(unpriced, *choice.notes))
+        unknown = f"{region} is not a region the catalog knows; the pick is priced in each machine's reference region"
+        return replace(choice, notes=(unknown, *choice.notes))
     if environment is None and allowed_types is None:
         sizing = sized()
         return Choice(sizing.best, sizing)
     patterns, key = allowed_patterns(environment, allowed_types)
-    if patterns is None:
+    if patterns is None or "*" in patterns:  # no entry, or every type allowed
         sizing = sized()
         return Choice(sizing.best, sizing)
     where = f"environment {environment!r} (allowedTypes[{key!r}])"
