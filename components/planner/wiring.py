@@ -134,7 +134,8 @@ def choose_instance_type(
             environment=environment,
             allowed_types=allowed_types,
         )
-        unknown = f"{region} is not a region the catalog knows; the pick is priced in each machine's reference region"
+        priced = "the pick is priced in each machine's reference region"
+        unknown = f"{region} is not a region the catalog knows; {priced}"
         return replace(choice, notes=(unknown, *choice.notes))
     if environment is None and allowed_types is None:
         sizing = sized()
