@@ -70,7 +70,11 @@ _FLAGS = {
     show_default=True,
     help="Price model for hourly USD.",
 )
-@click.option("--region", help="Price region (default: the catalog's reference region per machine).")
+@click.option(
+    "--region",
+    help="Price every machine in this region; one the catalog has no price for there is left out (--all "
+    "says so). Default: each machine's reference region.",
+)
 @click.option(
     "--family",
     type=click.Choice(["nvidia-gpu", "aws-neuron", "google-tpu"]),
