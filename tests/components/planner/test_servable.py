@@ -333,3 +333,43 @@ def test_a_pick_outside_the_allowed_types_says_why():
     assert not found.problems
     assert "no machine allowed-accelerator-types allows in environment 'dev'" in found.note
     assert f"widen allowedTypes['*'] in the policy config (e.g. add '{found.instance_type}')" in found.note
+
+
+# --- the fleets' machine choice (components/serving/model.py) -----------------------------------------
+
+
+@pytest.fixture
+def stack_config():
+    from pulumi.runtime import config as pulumi_config
+
+    def set_config(values: dict[str, str]) -> None:
+        pulumi_config.set_all_config(values, [])
+
+    yield set_config
+    pulumi_config.set_all_config({}, [])
+
+
+def test_choose_machine_prices_an_aws_pick_in_the_providers_region(stack_config):
+    from inference_infra.components.fleet import ServedModel
+    from inference_infra.components.serving.model import choose_machine
+
+    stack_config({"aws:region": "us-west-2"})
+    model = ServedModel(name="llama-3.1-8b", context_tokens=8192, concurrency=16)
+    found = choose_machine(model, None, cloud=Cloud.AWS, family=AcceleratorFamily.NVIDIA_GPU, spot_only=True)
+    assert found.choice is not None
+    basis = found.choice.option.price.basis
+    assert basis.endswith(" us-west-2")
+    assert "spot" in basis
+    assert basis in found.note
+
+
+def test_choose_machine_keeps_to_the_environments_allowed_types():
+    from inference_infra.components.fleet import ServedModel
+    from inference_infra.components.serving.model import choose_machine
+
+    model = ServedModel(name="llama-3.1-70b", context_tokens=8192, concurrency=16)
+    found = choose_machine(
+        model, None, cloud=Cloud.GCP, family=AcceleratorFamily.GOOGLE_TPU, environment="dev"
+    )
+    assert "no machine allowed-accelerator-types allows in environment 'dev'" in found.note
+    assert not found.problems
