@@ -64,11 +64,18 @@ class Choice:
             f"{self.sizing.model.name} ({self.sizing.precision.describe()}, {t.concurrency} x"
             f" {t.context_tokens:,} tokens) -> {o.instance_type}: TP={o.fit.tensor_parallel},"
             f" {o.memory_utilization:.0%} of {o.fit.hardware.unit_name} memory, ~{o.est_tokens_per_s:,.0f}"
-            f" tokens/s, ${o.hourly_usd:,.2f}/h {o.purchase.value}, ${o.usd_per_million_tokens:,.3f}"
+            f" tokens/s, ${o.hourly_usd:,.2f}/h {_market(o)}, ${o.usd_per_million_tokens:,.3f}"
             f" per million tokens ({o.price.basis}; cheapest of {len(self.sizing.options)} a fleet can serve)"
             f"{efficiency_caveat(self.sizing.assumptions, o.fit.hardware.device.family)}"
             + "".join(f"; {n}" for n in (*self.sizing.notes, *self.notes))
         )
+
+
+def _market(option: Option) -> str:
+    """The market the pick was ranked at, saying so when spot fell back to the on-demand rate."""
+    if option.purchase is PriceModel.SPOT and "priced at on-demand" in option.price.basis:
+        return "spot, at the on-demand rate (no spot figure)"
+    return option.purchase.value
 
 
 def efficiency_caveat(assumptions: Assumptions, family: AcceleratorFamily) -> str:

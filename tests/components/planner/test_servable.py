@@ -373,3 +373,19 @@ def test_choose_machine_keeps_to_the_environments_allowed_types():
     )
     assert "no machine allowed-accelerator-types allows in environment 'dev'" in found.note
     assert not found.problems
+
+
+def test_a_spot_pick_without_a_spot_figure_says_it_is_ranked_at_on_demand():
+    # Issue #35: a europe-west4 fleet was picked at us-central1's spot rate and billed on-demand.
+    choice = choose_instance_type(
+        "llama-3.1-8b",
+        Traffic(context_tokens=8192, concurrency=16),
+        "gcp",
+        purchase=PriceModel.SPOT,
+        families={AcceleratorFamily.NVIDIA_GPU},
+        region="europe-west4",
+    )
+    on_demand = hourly_price(instance_type(choice.instance_type, "gcp"), region="europe-west4")
+    assert choice.option.hourly_usd == on_demand.hourly_usd
+    assert "/h spot, at the on-demand rate (no spot figure)" in choice.summary()
+    assert "no europe-west4 price in the catalog" in choice.summary()
