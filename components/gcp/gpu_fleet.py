@@ -311,6 +311,7 @@ def _plan_gcp_gpu(name: str, args: GpuFleetArgs, *, project: str | None, zone: s
             spot_only=counts.modes() == [CapacityMode.SPOT],
             machine_key="machine_type",
             model_key="model",
+            region=region_of(zone) if zone else None,  # priced where the fleet runs (#35)
         )
         problems += resolution.problems
         if resolution.note:

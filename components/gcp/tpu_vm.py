@@ -243,7 +243,7 @@ def _capacity(args: TpuVmArgs) -> tuple[CapacityCounts, list[Problem]]:
 
 
 def _choose_slice(
-    name: str, args: TpuVmArgs, counts: CapacityCounts
+    name: str, args: TpuVmArgs, counts: CapacityCounts, zone: str | None = None
 ) -> tuple[str | None, bool, list[Problem], list[str]]:
     """The slice name the planner chose or checked for the model: (name, chosen, problems, notes)."""
     if args.model is None:
@@ -267,6 +267,7 @@ def _choose_slice(
         max_hosts=1,  # a served model runs on one host: the pinned vLLM TPU build serves no multi-host slice
         machine_key="accelerator_type",
         model_key="model",
+        region=zone.rsplit("-", 1)[0] if zone else None,  # priced where the slice runs (#35)
     )
     notes = [f"TpuVm {name!r}: {resolution.note}"] if resolution.note else []
     chosen = resolution.choice is not None
@@ -326,7 +327,7 @@ def _plan_tpu(name: str, args: TpuVmArgs, *, project: str | None, zone: str | No
         problems.append(Problem("elastic", "set", TPU_NOT_ELASTIC))
     counts, capacity = _capacity(args)
     problems += capacity
-    picked, chosen, slice_problems, notes = _choose_slice(name, args, counts)
+    picked, chosen, slice_problems, notes = _choose_slice(name, args, counts, zone)
     problems += slice_problems
     tpu, node, startup = None, NodeServing(), None
     if not slice_problems:
