@@ -21,16 +21,18 @@ from inference_infra.components.catalog import (
 from inference_infra.components.errors import InputError, Problem, raise_if_invalid
 from inference_infra.components.fleet.elastic import ElasticArgs, elastic_problems, plan_scaling
 from inference_infra.components.monitoring.serving import BUDGETS, Latency
-from inference_infra.components.serving.cold_start import WeightSource
+from inference_infra.components.serving.cold_start import ColdStart, WeightSource
 from inference_infra.components.serving.model import (
     ServedModel,
     choose_machine,
     plan_serving,
     served_model_problems,
 )
-from inference_infra.components.simulate.replay import Pool, static_machines
+from inference_infra.components.simulate.references import slo_oracle
+from inference_infra.components.simulate.replay import Pool
 from inference_infra.components.simulate.service import ServiceModel
 from inference_infra.components.simulate.trace import Trace
+from inference_infra.components.simulate.workload import workload
 
 OBJECT_STORE = {Cloud.AWS: WeightSource.S3, Cloud.GCP: WeightSource.GCS}
 
@@ -69,15 +71,33 @@ def resolve_machine(
     return machine, instance
 
 
+COLD_STARTS = ("fastest", "typical", "slowest")
+
+
+def pick_cold_start(estimate: ColdStart, which: str) -> float:
+    """The replayed cold start: the estimate's typical sum or an end of its range."""
+    fastest, slowest = estimate.range_seconds()
+    return {"fastest": fastest, "typical": estimate.seconds, "slowest": slowest}[which]
+
+
 def peak_for_trace(
-    *, model: ServedModel, machine: str | None, cloud: Cloud | str | None, trace: Trace
+    *,
+    model: ServedModel,
+    machine: str | None,
+    cloud: Cloud | str | None,
+    trace: Trace,
+    latency: Latency | str = Latency.INTERACTIVE,
 ) -> int:
-    """Machines the trace's busiest minute needs (the static fleet's size): the default peak."""
+    """Machines the trace's busiest minute needs with perfect foresight (the SLO-aware oracle's
+    busiest minute). Only when asked (`--peak trace`): a peak read from the trace it is replayed on
+    looks ahead, so the replay says so in its notes."""
     problems = served_model_problems(model)
     raise_if_invalid("pool", problems)
     machine, _ = resolve_machine(model, machine, cloud, name=model.name)
     service = ServiceModel(model, machine, mean_context_tokens(trace))
-    return max(1, static_machines(trace, service))
+    slots = service.slots
+    target = BUDGETS[Latency(latency)].ttft_p99_seconds
+    return max(1, max(slo_oracle(workload(trace, service, slots), target).machines, default=1))
 
 
 def build_pool(
@@ -97,6 +117,8 @@ def build_pool(
     usd_per_hour: float | None = None,
     source: WeightSource | None = None,
     key: str = "",
+    budget_hourly_usd: float | None = None,
+    cold_start: str = "typical",
 ) -> Pool:
     """The pool `name` as its fleet would plan it; InputError names the bad input (prefixed by `key`)."""
     elastic = elastic or ElasticArgs()
@@ -118,6 +140,16 @@ def build_pool(
     )
     raise_if_invalid(f"pool {name!r}", problems)
     assert serving is not None
+    if usd_per_hour is None:
+        price = hourly_price(instance, region=region, model=purchase)
+        usd, basis = price.hourly_usd, price.basis
+    else:
+        usd, basis = usd_per_hour, f"{usd_per_hour:g} USD per machine-hour as given"
+    # the stack's budget caps the default maximum as the fleet does (at the on-demand price)
+    max_by_budget = None
+    if budget_hourly_usd is not None:
+        on_demand = hourly_price(instance, region=region).hourly_usd
+        max_by_budget = int(budget_hourly_usd // on_demand) if on_demand > 0 else None
     plan = plan_scaling(
         elastic,
         peak=peak,
@@ -125,14 +157,10 @@ def build_pool(
         model=model,
         machine=machine,
         reserved=reserved,
+        max_by_budget=max_by_budget,
         warm_pool=warm_pool,
     )
     service = ServiceModel(model, machine, mean_context_tokens(trace))
-    if usd_per_hour is None:
-        price = hourly_price(instance, region=region, model=purchase)
-        usd, basis = price.hourly_usd, price.basis
-    else:
-        usd, basis = usd_per_hour, f"{usd_per_hour:g} USD per machine-hour as given"
     budget = BUDGETS[Latency(latency)]
     return Pool(
         name=name,
@@ -142,5 +170,6 @@ def build_pool(
         price_basis=basis,
         ttft_target_seconds=budget.ttft_p99_seconds,
         latency=Latency(latency).value,
-        cold_start_seconds=serving.cold_start.seconds,
+        cold_start_seconds=pick_cold_start(serving.cold_start, cold_start),
+        cold_start_range=serving.cold_start.range_seconds(),
     )
