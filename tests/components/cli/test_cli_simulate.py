@@ -12,7 +12,9 @@ from inference_infra.components.cli import main
 from inference_infra.components.monitoring.serving import BUDGETS, Latency
 
 ROOT = Path(__file__).resolve().parents[3]
-FLAGS = ["--model", "llama-3.1-8b", "--machine", "g6e.xlarge", "--context", "8192", "--concurrency", "16"]
+FLAGS = [
+    "--model", "llama-3.1-8b", "--machine", "g6e.xlarge", "--context", "8192", "--concurrency", "16", "--peak", "8",
+]  # fmt: skip
 
 
 def run(capsys, *argv):
@@ -43,16 +45,19 @@ def test_simulate_json_from_flags_has_the_documented_fields(capsys, trace):
     assert code == 0, err
     doc = json.loads(out)
     assert set(doc) == {
-        "pool", "model", "machine", "latency", "trace", "scaling", "service", "cost", "ttft", "scale",
+        "pool", "model", "machine", "latency", "slo", "trace", "scaling", "service", "cost", "ttft", "scale",
         "queue", "timeline", "notes",
     }  # fmt: skip
+    assert doc["scaling"]["start_size"] == doc["scaling"]["min_size"] == 2  # ceil(8 x 0.25), not the trace's
+    assert doc["cost"]["lower_bound_usd"] <= doc["cost"]["oracle_usd"]
+    assert doc["slo"]["met"] == (doc["slo"]["miss_share"] <= 0.01)
     assert doc["machine"] == "g6e.xlarge"
     assert doc["ttft"]["target_seconds"] == BUDGETS[Latency.INTERACTIVE].ttft_p99_seconds
     assert doc["cost"]["oracle_usd"] <= doc["cost"]["static_usd"]
     assert doc["cost"]["elastic_usd"] > 0
     assert doc["trace"]["requests"] == 1200 + 4800
     assert doc["scale"]["scale_outs"] >= 1
-    assert len(doc["timeline"]) == 21
+    assert len(doc["timeline"]) >= 20
 
 
 def test_simulate_table_from_the_reference_stack(capsys, trace):
@@ -63,7 +68,11 @@ def test_simulate_table_from_the_reference_stack(capsys, trace):
     text = flat(out)
     assert "llama-8b: llama-3.1-8b on g6e.xlarge (interactive)" in text
     assert "the oracle" in text
-    assert "scaling: 2..7 machines of 16 slots" in text  # elastic: {} on 1 on-demand + 6 spot
+    # elastic: {} on 1 on-demand + 6 spot; it starts at its minimum
+    assert "scaling (aws): 2..7 machines of 16 slots, starting at 2" in text
+    # the step to 8 requests a second is more than two machines hold: said first, and marked
+    assert text.startswith("SLO NOT MET: ")
+    assert "the oracle (SLO not met)" in text
 
 
 def test_simulate_replays_a_fixed_pool_with_the_default_elastic_settings(capsys, trace):
@@ -163,10 +172,14 @@ def test_simulate_rejects_a_tpu_pool(capsys, trace):
     [
         (["--stack", "prod"], "--stack 'prod' needs --pool NAME"),
         (["--pool", "x"], "--pool 'x' names a fleet of a stack: it needs --stack NAME"),
-        (["--model", "llama-3.1-8b"], "missing --context, --concurrency"),
+        (["--model", "llama-3.1-8b"], "missing --context, --concurrency, --peak"),
+        ([*FLAGS[:-2], "--peak", "most"], "--peak 'most' must be a whole number of machines of at least 1"),
+        ([*FLAGS, "--scale-in-share", "2"], "--scale-in-share 2 must be 0..1"),
+        ([*FLAGS, "--metric-lag", "-1"], "--metric-lag -1 must be 0..3600 seconds"),
+        ([*FLAGS, "--interruptions-per-hour", "5"], "--interruptions-per-hour 5 must be 0..1"),
         ([*FLAGS, "--plot", "out.txt"], "--plot 'out.txt' must end in .svg or .png"),
         ([*FLAGS, "--scale", "0"], "--scale 0 must be a whole number of at least 1"),
-        ([*FLAGS, "--min-size", "9", "--peak", "4"], "--min-size 9 gives a minimum of 9 machines"),
+        ([*FLAGS[:-2], "--min-size", "9", "--peak", "4"], "--min-size 9 gives a minimum of 9 machines"),
         (
             [*FLAGS[:2], "--machine", "g9.huge", *FLAGS[4:]],
             "--machine 'g9.huge' is not in the accelerator catalog",
@@ -181,3 +194,35 @@ def test_simulate_rejects_bad_flags(capsys, trace, argv, message):
     code, _, err = run(capsys, "simulate", "--trace", str(trace), "--cwd", str(ROOT), *argv)
     assert code == 2, err
     assert message in flat(err)
+
+
+def test_simulate_peak_from_the_trace_only_when_asked_and_said(capsys, trace):
+    code, out, err = run(capsys, "simulate", "--trace", str(trace), *FLAGS[:-2], "--peak", "trace", "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    assert any(n.startswith("--peak trace: the peak") and "look-ahead" in n for n in doc["notes"])
+    # the pool still starts at its minimum, the floor of that peak
+    assert doc["scaling"]["start_size"] == doc["scaling"]["min_size"]
+
+
+def test_simulate_cold_start_flag_takes_an_end_of_the_estimates_range(capsys, trace):
+    runs = {}
+    for which in ("fastest", "typical", "slowest"):
+        code, out, err = run(capsys, "simulate", "--trace", str(trace), *FLAGS, "--cold-start", which, "--json")
+        assert code == 0, err
+        runs[which] = json.loads(out)["scaling"]
+    low, high = runs["typical"]["cold_start_range_seconds"]
+    assert runs["fastest"]["cold_start_seconds"] == low
+    assert runs["slowest"]["cold_start_seconds"] == high
+    assert low < runs["typical"]["cold_start_seconds"] < high
+
+
+def test_simulate_gcp_pool_replays_the_gcp_autoscaler(capsys, trace):
+    code, out, err = run(
+        capsys, "simulate", "--trace", str(trace), "--model", "llama-3.1-8b", "--machine", "g2-standard-8",
+        "--context", "4096", "--concurrency", "8", "--peak", "8", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    scaling = json.loads(out)["scaling"]
+    assert scaling["cloud"] == "gcp"
+    assert scaling["stabilisation_seconds"] == 600
