@@ -70,7 +70,9 @@ _NOT_ELASTIC = ("tpuVms",)
 @click.option("--scale-out-cooldown", type=int, help="Override elastic scale_out_cooldown_seconds.")
 @click.option("--scale-in-cooldown", type=int, help="Override elastic scale_in_cooldown_seconds.")
 @click.option("--warm-pool", type=int, help="Override elastic warm_pool_size.")
-@click.option("--period", type=int, help="Seconds per load datapoint of the autoscaler (default: the plan's, 60).")
+@click.option(
+    "--period", type=int, help="Seconds per load datapoint of the autoscaler (default: the plan's, 60)."
+)
 @click.option(
     "--metric-lag",
     type=int,
@@ -150,7 +152,7 @@ def simulate(**options: Any) -> None:
     and against the oracle (exactly the capacity each minute needs, no cold start), time to scale,
     requests over the pool's time-to-first-token target, and the queue over time."""
     from inference_infra.components.errors import InputError
-    from inference_infra.components.simulate import Autoscaler, read_trace, render_svg, replay
+    from inference_infra.components.simulate import read_trace, render_svg, replay
 
     o = options
     _check_flags(o)
@@ -524,6 +526,18 @@ def _dataclass(cls: type, values: Mapping[str, Any], where: str) -> Any:
 # --- output -----------------------------------------------------------------------------------------
 
 
+def _write_frontier_plot(path: Path, doc: dict[str, Any]) -> None:
+    from inference_infra.components.errors import InputError
+    from inference_infra.components.simulate.plot import render_frontier_svg
+
+    if path.suffix.lower() != ".svg":
+        raise InputError(f"--plot {str(path)!r}: with --tune the frontier is drawn as .svg only.")
+    try:
+        path.write_text(render_frontier_svg(doc), encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"--plot {str(path)!r} cannot be written ({e.strerror or e}).") from None
+
+
 def _write_plot(path: Path, result: dict[str, Any], render_svg: Any) -> None:
     from inference_infra.components.errors import InputError
 
@@ -563,7 +577,8 @@ def _table(r: dict[str, Any]) -> str:
         f"  scaling ({sc['cloud']}): {sc['min_size']}..{sc['max_size']} machines of"
         f" {sc['in_flight_per_machine']} slots, starting at {sc['start_size']}, target"
         f" {sc['target_in_flight']:g} in flight per machine; cold start {sc['cold_start_seconds']:.0f} s"
-        f" ({low:.0f}..{high:.0f}), warm start {sc['warm_start_seconds']} s, warm pool {sc['warm_pool_size']}",
+        f" ({low:.0f}..{high:.0f}), warm start {sc['warm_start_seconds']} s,"
+        f" warm pool {sc['warm_pool_size']}",
         f"  cost ({c['basis']}, {c['window_s'] / 3600:.2f} h):",
         f"    elastic      ${c['elastic_usd']:,.2f}  ({c['elastic_machine_hours']:.2f} machine-hours)"
         f"  {_times(c['elastic_over_oracle'])} the oracle{mark}",

@@ -237,7 +237,8 @@ class ColdStart:
         of = f" of {subject}" if subject else ""
         fastest, slowest = self.range_seconds()
         return (
-            f"cold start{of} ~{self.seconds / 60:.1f} min ({fastest / 60:.1f}..{slowest / 60:.1f}): boot {self.boot_seconds:.0f} s + {fetch} + {load};"
+            f"cold start{of} ~{self.seconds / 60:.1f} min ({fastest / 60:.1f}..{slowest / 60:.1f}):"
+            f" boot {self.boot_seconds:.0f} s + {fetch} + {load};"
             f" health-check grace {self.grace_seconds()} s, slow start {self.slow_start_seconds()} s"
         )
 

@@ -116,7 +116,11 @@ def slo_oracle(w: Workload, target: float) -> OracleRun:
         if waiting:
             low = max(low, 1)
         cap = max(low, math.ceil((len(state.running) + waiting) / w.slots) + math.ceil(waiting / w.engines))
-        size = _fewest(w, state, t0, target, low, cap, min(max(previous, low), cap))
+        # a first guess: the slot-seconds the minute's arrivals bring, or the last minute's size
+        brought = sum(w.first_token[k] + w.decode[k] for k in range(state.i, state.i + arriving))
+        fluid = math.ceil(min(brought, MINUTE * (len(state.running) + waiting)) / MINUTE / w.slots)
+        guess = min(max(low, fluid, previous - 1), cap)
+        size = _fewest(w, state, t0, target, low, cap, guess)
         _minute(w, state, t0, size, target, ttft, check=False)
         machines.append(size)
         previous = size
@@ -171,16 +175,21 @@ def _minute(
     running, queue, engines = state.running, state.queue, state.engines
     n = w.admitted
 
+    lanes, arrivals, lane, own, decode = engines.lanes, w.arrivals, w.lane, w.first_token, w.decode
+    heappush, heappop = heapq.heappush, heapq.heappop
+
     def admit(t: float) -> bool:
         while queue and len(running) < slots:
             k = queue.popleft()
-            first = engines.admit(w, k, t)
-            wait_ok = first - w.arrivals[k] <= target
+            free = heappop(lanes)
+            end = (t if t > free else free) + lane[k]
+            heappush(lanes, end)
+            first = end if end > t + own[k] else t + own[k]
             if ttft is not None:
-                ttft[k] = first - w.arrivals[k]
-            if check and not wait_ok and _salvageable(w, k, t0, target):
+                ttft[k] = first - arrivals[k]
+            if check and first - arrivals[k] > target and _salvageable(w, k, t0, target):
                 return False
-            heapq.heappush(running, first + w.decode[k])
+            heappush(running, first + decode[k])
         return True
 
     t = t0

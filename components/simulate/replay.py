@@ -381,11 +381,13 @@ def working(schedule: ScheduleArgs, trace: Trace, t: float) -> bool:
 
 
 class _Replay:
-    def __init__(self, trace: Trace, pool: Pool, scaler: Autoscaler, work: Workload) -> None:
+    def __init__(
+        self, trace: Trace, pool: Pool, scaler: Autoscaler, work: Workload, oracle: OracleRun
+    ) -> None:
         self.trace, self.pool, self.scaler, self.work = trace, pool, scaler, work
         self.plan = pool.plan
         self.slots_per = work.slots
-        self.oracle = slo_oracle(work, pool.ttft_target_seconds)
+        self.oracle = oracle
         last = work.arrivals[-1] if work.arrivals else 0.0
         self.window = max(len(self.oracle.machines), math.floor(last / MINUTE) + 1) * MINUTE
         self.timeline: list[Minute] = []
@@ -500,12 +502,15 @@ class _Replay:
             )
         if self.work.refused:
             notes.append(
-                f"{self.work.refused} request(s) longer than --max-model-len {self.pool.service.max_model_len}"
-                " (prompt + output) are refused by the engine; they count as misses"
+                f"{self.work.refused} request(s) longer than --max-model-len"
+                f" {self.pool.service.max_model_len} (prompt + output) are refused by the engine; they count"
+                " as misses"
             )
         unserved = sum(1 for t in self.ttft if t == math.inf)
         if unserved:
-            notes.append(f"{unserved} request(s) were still waiting when the replay ended; they count as late")
+            notes.append(
+                f"{unserved} request(s) were still waiting when the replay ended; they count as late"
+            )
         return notes
 
     def _floor(self, t: float) -> int:
@@ -699,8 +704,22 @@ class _Replay:
             self.last_in = t
 
 
-def replay(trace: Trace, pool: Pool, autoscaler: Autoscaler | None = None) -> Result:
-    """Replay `trace` against `pool`; the references are computed from the same work."""
+def replay(
+    trace: Trace,
+    pool: Pool,
+    autoscaler: Autoscaler | None = None,
+    *,
+    work: Workload | None = None,
+    oracle: OracleRun | None = None,
+) -> Result:
+    """Replay `trace` against `pool`; the references are computed from the same work.
+
+    `work` and `oracle` may be passed in when several settings of one pool replay one trace (`--tune`):
+    they depend on the trace, the machine and the target only.
+    """
     scaler = autoscaler or Autoscaler()
-    work = workload(trace, pool.service, pool.slots)
-    return _Replay(trace, pool, scaler, work).run()
+    if work is None:
+        work = workload(trace, pool.service, pool.slots)
+    if oracle is None:
+        oracle = slo_oracle(work, pool.ttft_target_seconds)
+    return _Replay(trace, pool, scaler, work, oracle).run()

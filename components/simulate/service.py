@@ -105,7 +105,9 @@ class ServiceModel:
         rate = self.__dict__.get("_prefill_rate")
         if rate is None:
             room = max(1, self.step_budget_tokens - (self.layout.sequences_per_replica - 1))
-            prompt = max(PROMPT_ROUNDING, min(room, self.max_model_len - 1) // PROMPT_ROUNDING * PROMPT_ROUNDING)
+            prompt = max(
+                PROMPT_ROUNDING, min(room, self.max_model_len - 1) // PROMPT_ROUNDING * PROMPT_ROUNDING
+            )
             rate = prompt / self.prefill_seconds(prompt)
             self.__dict__["_prefill_rate"] = rate
         return rate

@@ -42,15 +42,25 @@ def workload(trace: Trace, service: Any, slots: int) -> Workload:
     lane_of = getattr(service, "prefill_lane_seconds", service.prefill_seconds)
     arrivals, first, lane, decode = [], [], [], []
     refused = 0
+    known: dict[tuple[int, int], tuple[float, float, float]] = {}  # a scaled trace repeats its requests
     for r in trace.requests:
         if r.prompt_tokens + r.output_tokens > limit:
             refused += 1
             continue
-        pre = service.prefill_seconds(r.prompt_tokens)
+        key = (r.prompt_tokens, r.output_tokens)
+        times = known.get(key)
+        if times is None:
+            pre = service.prefill_seconds(r.prompt_tokens)
+            times = (
+                pre,
+                min(pre, lane_of(r.prompt_tokens)),
+                max(0.0, service.service_seconds(r.prompt_tokens, r.output_tokens) - pre),
+            )
+            known[key] = times
         arrivals.append(r.arrival_s)
-        first.append(pre)
-        lane.append(min(pre, lane_of(r.prompt_tokens)))
-        decode.append(max(0.0, service.service_seconds(r.prompt_tokens, r.output_tokens) - pre))
+        first.append(times[0])
+        lane.append(times[1])
+        decode.append(times[2])
     return Workload(
         requests=len(trace.requests),
         refused=refused,

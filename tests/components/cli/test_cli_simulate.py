@@ -13,7 +13,8 @@ from inference_infra.components.monitoring.serving import BUDGETS, Latency
 
 ROOT = Path(__file__).resolve().parents[3]
 FLAGS = [
-    "--model", "llama-3.1-8b", "--machine", "g6e.xlarge", "--context", "8192", "--concurrency", "16", "--peak", "8",
+    "--model", "llama-3.1-8b", "--machine", "g6e.xlarge", "--context", "8192", "--concurrency", "16",
+    "--peak", "8",
 ]  # fmt: skip
 
 
@@ -208,7 +209,9 @@ def test_simulate_peak_from_the_trace_only_when_asked_and_said(capsys, trace):
 def test_simulate_cold_start_flag_takes_an_end_of_the_estimates_range(capsys, trace):
     runs = {}
     for which in ("fastest", "typical", "slowest"):
-        code, out, err = run(capsys, "simulate", "--trace", str(trace), *FLAGS, "--cold-start", which, "--json")
+        code, out, err = run(
+            capsys, "simulate", "--trace", str(trace), *FLAGS, "--cold-start", which, "--json"
+        )
         assert code == 0, err
         runs[which] = json.loads(out)["scaling"]
     low, high = runs["typical"]["cold_start_range_seconds"]
@@ -226,3 +229,23 @@ def test_simulate_gcp_pool_replays_the_gcp_autoscaler(capsys, trace):
     scaling = json.loads(out)["scaling"]
     assert scaling["cloud"] == "gcp"
     assert scaling["stabilisation_seconds"] == 600
+
+
+def test_simulate_tune_prints_the_cheapest_settings_and_the_frontier(capsys, trace, tmp_path):
+    plot = tmp_path / "frontier.svg"
+    code, out, err = run(
+        capsys, "simulate", "--trace", str(trace), *FLAGS, "--tune", "--json", "--plot", str(plot)
+    )
+    assert code == 0, err
+    doc = json.loads(out)
+    assert set(doc) >= {"best", "start", "frontier", "found", "oracle_usd", "static_usd", "runs"}
+    assert set(doc["best"]) >= {"target_utilisation", "warm_pool_size", "min_size", "scale_in_share"}
+    assert doc["frontier"]
+    root = ET.parse(plot).getroot()
+    assert [t.text for t in root.iter("{http://www.w3.org/2000/svg}title")][:2] == [
+        "allowed share",
+        "frontier",
+    ]
+    code, _, err = run(capsys, "simulate", "--trace", str(trace), *FLAGS, "--tune", "--start-size", "2")
+    assert code == 2
+    assert "--tune searches the minimum the pool starts at: drop --start-size" in flat(err)

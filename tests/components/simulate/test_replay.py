@@ -256,8 +256,6 @@ def test_replay_is_deterministic():
     assert a == b
 
 
-
-
 # --- item 1: the pool starts at its minimum, and a look-ahead passes where the honest replay fails ---
 
 
