@@ -17,9 +17,11 @@ autoscaler (`settings.Autoscaler`, read from the plan by `settings.scaler_settin
   after `scale_out_periods` datapoints in a row that want more machines than the pool has
   (ceil(in-flight / target_in_flight), up to max; machines starting count as the pool's), it
   launches the difference at once, at most once per scale-out cooldown. Scale-in removes
-  max(1, floor(scale_in_share x serving)) machines when for scale_in_cooldown_seconds (in whole
-  periods) the load would have stayed under `scale_in_headroom` x the target without them (the last
-  machine only with nothing in flight), and a scale-in cooldown after the last one.
+  max(1, floor(scale_in_share x serving)) machines, but never more than leaves the load under
+  `scale_in_headroom` x the target, when for scale_in_cooldown_seconds (in whole periods) the load
+  would have stayed under that without them (the last machine only with nothing in flight), and a
+  scale-in cooldown after the last one. Share 0 is one machine a time (the stacks' scale-in policy);
+  share 1 sizes the scale-in to the load, as target tracking's own scale-in does.
 - **Autoscaler, GCP** (components/gcp/elastic.py): each datapoint recommends ceil(in-flight /
   target); the group grows to it at once and shrinks only to the largest recommendation of the
   stabilisation period, by at most the scale-in share per scale-in window.
@@ -559,13 +561,25 @@ class _Replay:
         free = self.serving * self.slots_per - len(self.running)
         if free <= 0 or not self.queue:
             return
-        work, t, ttft = self.work, self.t, self.ttft
-        while free > 0 and self.queue:
-            k = self.queue.popleft()
-            first = self.engines.admit(work, k, t)
+        work, t, ttft, queue, running = self.work, self.t, self.ttft, self.queue, self.running
+        lanes, lane, own, decode, arrivals = (
+            self.engines.lanes,
+            work.lane,
+            work.first_token,
+            work.decode,
+            work.arrivals,
+        )
+        heappush, heappop = heapq.heappush, heapq.heappop
+        while free > 0 and queue:
+            k = queue.popleft()
+            # references.Engines.admit, inlined: the engine prefill that frees first takes the prompt
+            free_at = heappop(lanes)
+            end = (t if t > free_at else free_at) + lane[k]
+            heappush(lanes, end)
+            first = end if end > t + own[k] else t + own[k]
             if ttft[k] == math.inf:
-                ttft[k] = first - work.arrivals[k]
-            heapq.heappush(self.running, (first + work.decode[k], k))
+                ttft[k] = first - arrivals[k]
+            heappush(running, (first + decode[k], k))
             free -= 1
 
     def _release_drained(self) -> None:
@@ -660,7 +674,9 @@ class _Replay:
     def _tick_aws(self, t: float, seen: float, target: int, floor: int) -> None:
         plan, scaler = self.plan, self.scaler
         self.high = self.high + 1 if target > self.capacity else 0
-        gone = min(self._share(), max(0, self.serving - floor))
+        # machines the load leaves idle: those beyond what keeps it under the headroom x the target
+        needed = math.ceil(seen / (scaler.scale_in_headroom * plan.target_in_flight) + 1e-9) if seen else 0
+        gone = min(self._share(), max(0, self.serving - max(floor, needed, 1 if seen else 0)))
         left = self.serving - gone
         if gone and left >= 1:
             quiet = seen / left < scaler.scale_in_headroom * plan.target_in_flight

@@ -149,7 +149,7 @@ def _apply(pool: Pool, s: Setting) -> Pool:
     return replace(pool, plan=plan)
 
 
-def tune(trace: Trace, pool: Pool, scaler: Autoscaler) -> Tuning:
+def tune(trace: Trace, pool: Pool, scaler: Autoscaler, *, passes: int = PASSES) -> Tuning:
     """Search the pool's scaling settings on `trace` (module doc)."""
     plan = pool.plan
     work = workload(trace, pool.service, pool.slots)
@@ -185,7 +185,7 @@ def tune(trace: Trace, pool: Pool, scaler: Autoscaler) -> Tuning:
     current = Setting(start_util, plan.warm_pool_size, plan.min_size, scaler.scale_in_share)
     start = run(current)
     best = start
-    for _ in range(PASSES):
+    for _ in range(passes):
         moved = False
         for axis in ("target_utilisation", "warm_pool_size", "min_size", "scale_in_share"):
             for value in _grid(axis, current, high, mins, warm_allowed):
