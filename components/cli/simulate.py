@@ -44,7 +44,15 @@ _NOT_ELASTIC = ("tpuVms",)
     "--cwd",
     type=click.Path(path_type=Path),
     default=Path("."),
-    help="Folder of the Pulumi project (--stack).",
+    help="Folder of the Pulumi project (--stack): its stack file, and its program for a pool defined in "
+    "Python.",
+)
+@click.option(
+    "--from-program",
+    is_flag=True,
+    help="Run the stack's program offline (as `plan` does) and replay the pool it registers as --pool "
+    "(a pool defined in Python). Without it the pool is read from the stack file's fleets, and the "
+    "program runs only when the stack file lists none.",
 )
 @click.option("--model", help="Without --stack: the model preset the pool serves, e.g. llama-3.1-8b.")
 @click.option("--machine", help="Without --stack: the instance type (default: the planner's NVIDIA pick).")
@@ -259,6 +267,8 @@ def _check_flags(o: Mapping[str, Any]) -> None:
         return
     if o["pool_name"]:
         raise InputError(f"--pool {o['pool_name']!r} names a fleet of a stack: it needs --stack NAME.")
+    if o["from_program"]:
+        raise InputError("--from-program runs a stack's program: it needs --stack NAME --pool NAME.")
     peak = o["peak"]
     if peak is not None and peak != "trace" and not (peak.isdigit() and int(peak) >= 1):
         raise InputError(
@@ -409,11 +419,16 @@ def _stack_pool(o: Mapping[str, Any], trace: Any) -> Any:
                     f"--pool {name!r} is a TPU VM of {file} ({ns}{key}); TPU VMs cannot join a managed "
                     "instance group, so they are never elastic: replay a GPU or Inferentia pool."
                 )
+    if o["from_program"] or (found is None and not pools):
+        # the program defines its pools in Python: run it offline and read them
+        return _program_pool(o, trace, project, stack, file, pools)
     if found is None:
         near = close_matches(name, pools)
         hint = f" (did you mean {' or '.join(repr(n) for n in near)}?)" if near else ""
-        listed = ", ".join(pools) if pools else "none"
-        raise InputError(f"--pool {name!r} is not a fleet of {file}{hint}; its pools: {listed}.")
+        raise InputError(
+            f"--pool {name!r} is not a fleet of {file}{hint}; its pools: {', '.join(pools)}. A pool the "
+            "program defines in Python: add --from-program."
+        )
     where, cloud, machine_key, item = found
     if not isinstance(item.get("model"), Mapping):
         raise InputError(
@@ -476,6 +491,112 @@ def _stack_pool(o: Mapping[str, Any], trace: Any) -> Any:
         cold_start=o["cold_start"],
     )
     return replace(pool, plan=replace(pool.plan, notes=(*pool.plan.notes, *notes)))
+
+
+_PROGRAM_FLEETS = (
+    "inference-infra:aws:GpuFleet",
+    "inference-infra:aws:InferentiaFleet",
+    "inference-infra:gcp:GpuFleet",
+)
+
+
+def _program_pool(
+    o: Mapping[str, Any], trace: Any, project: Any, stack: Any, file: str, listed: list[str]
+) -> Any:
+    """The pool `--pool` as the stack's program builds it: the program runs offline (the `plan`
+    harness, components/offline_plan) and the fleet it registers under that name hands over the
+    ScalingPlan and cold start it planned; they are replayed as they are."""
+    from inference_infra.components.catalog import Cloud, find_instance_type
+    from inference_infra.components.errors import InputError, close_matches
+    from inference_infra.components.offline_plan import capture_stack
+    from inference_infra.components.simulate.pool import pool_from_plan
+
+    name = o["pool_name"]
+    with _recording_fleets() as fleets:
+        capture_stack(o["cwd"], o["stack"])
+    found = fleets.get(name)
+    if found is None:
+        pools = sorted({*fleets, *listed})
+        near = close_matches(name, pools)
+        hint = f" (did you mean {' or '.join(repr(n) for n in near)}?)" if near else ""
+        raise InputError(
+            f"--pool {name!r} is neither a fleet of {file} nor one its program registers{hint}; its pools: "
+            f"{', '.join(pools) if pools else 'none'}."
+        )
+    fleet, args = found
+    plan = getattr(fleet, "scaling_plan", None)
+    serving = getattr(fleet, "serving", None)
+    model = getattr(args, "model", None)
+    machine = getattr(fleet, "instance_type", None) or getattr(fleet, "machine_type", None)
+    if plan is None or serving is None or model is None or not isinstance(machine, str):
+        raise InputError(
+            f"--pool {name!r}: the program's fleet is not an elastic pool that serves a model (give it "
+            "`model=ServedModel(...)` and `elastic=ElasticArgs(...)`); only those replay."
+        )
+    instance = find_instance_type(machine)
+    cloud = instance.cloud if instance is not None else Cloud.AWS
+    region_key = "aws:region" if cloud is Cloud.AWS else "gcp:region"
+    region = o["region"] or _decode(stack.values.get(region_key)) or None
+    pool = pool_from_plan(
+        name=name,
+        plan=plan,
+        cold=serving.cold_start,
+        model=model,
+        machine=machine,
+        trace=trace,
+        latency=o["latency"] or getattr(args, "latency", None) or "interactive",
+        region=region,
+        purchase=_purchase(o["purchase"]),
+        usd_per_hour=o["usd_per_hour"],
+        cold_start=o["cold_start"],
+    )
+    note = f"pool {name!r} read from what the program of {project.name} registers for stack {o['stack']!r}"
+    plan = _override_plan(pool.plan, o)
+    return replace(pool, plan=replace(plan, notes=(*plan.notes, note)))
+
+
+class _recording_fleets:  # noqa: N801 - used as a context manager, like contextlib's
+    """Record the fleet components a program builds (name -> (component, its args)), by wrapping
+    pulumi.ComponentResource.__init__ while the program runs; the args are the calling constructor's."""
+
+    def __enter__(self) -> dict[str, tuple[Any, Any]]:
+        import pulumi
+
+        self.fleets: dict[str, tuple[Any, Any]] = {}
+        self.original = pulumi.ComponentResource.__init__
+        original, fleets = self.original, self.fleets
+
+        def record(component: Any, t: str, name: str, *rest: Any, **kw: Any) -> None:
+            if t in _PROGRAM_FLEETS:
+                fleets[name] = (component, sys._getframe(1).f_locals.get("args"))
+            original(component, t, name, *rest, **kw)
+
+        pulumi.ComponentResource.__init__ = record  # type: ignore[method-assign]
+        return self.fleets
+
+    def __exit__(self, *exc: object) -> None:
+        import pulumi
+
+        pulumi.ComponentResource.__init__ = self.original  # type: ignore[method-assign]
+
+
+def _override_plan(plan: Any, o: Mapping[str, Any]) -> Any:
+    """The scaling flags over a plan (a program's pool is not planned again; a stack file's already
+    took them as elastic inputs, so this changes nothing there)."""
+    changes: dict[str, Any] = {}
+    if o["min_size"] is not None:
+        changes |= {"min_size": o["min_size"], "desired": o["min_size"]}
+    if o["max_size"] is not None:
+        changes["max_size"] = o["max_size"]
+    if o["target_utilisation"] is not None:
+        changes["target_in_flight"] = round(plan.in_flight_per_machine * o["target_utilisation"], 2)
+    if o["scale_out_cooldown"] is not None:
+        changes["scale_out_cooldown_seconds"] = o["scale_out_cooldown"]
+    if o["scale_in_cooldown"] is not None:
+        changes["scale_in_cooldown_seconds"] = o["scale_in_cooldown"]
+    if o["warm_pool"] is not None:
+        changes["warm_pool_size"] = o["warm_pool"]
+    return replace(plan, **changes)
 
 
 def _stack_budget(root: Path, stack: str) -> float | None:

@@ -19,7 +19,7 @@ from inference_infra.components.catalog import (
     hourly_price,
 )
 from inference_infra.components.errors import InputError, Problem, raise_if_invalid
-from inference_infra.components.fleet.elastic import ElasticArgs, elastic_problems, plan_scaling
+from inference_infra.components.fleet.elastic import ElasticArgs, ScalingPlan, elastic_problems, plan_scaling
 from inference_infra.components.monitoring.serving import BUDGETS, Latency
 from inference_infra.components.serving.cold_start import ColdStart, WeightSource
 from inference_infra.components.serving.model import (
@@ -172,4 +172,44 @@ def build_pool(
         latency=Latency(latency).value,
         cold_start_seconds=pick_cold_start(serving.cold_start, cold_start),
         cold_start_range=serving.cold_start.range_seconds(),
+    )
+
+
+def pool_from_plan(
+    *,
+    name: str,
+    plan: ScalingPlan,
+    cold: ColdStart,
+    model: ServedModel,
+    machine: str,
+    trace: Trace,
+    latency: Latency | str = Latency.INTERACTIVE,
+    region: str | None = None,
+    purchase: PriceModel = PriceModel.ON_DEMAND,
+    usd_per_hour: float | None = None,
+    cold_start: str = "typical",
+) -> Pool:
+    """A pool from the plan a fleet already made (a program's pool, `simulate --cwd PROGRAM`): its
+    ScalingPlan and cold-start estimate are replayed as they are, not planned again."""
+    instance = find_instance_type(machine)
+    if instance is None:
+        raise InputError(
+            f"pool {name!r}: machine {machine!r} is not in the accelerator catalog.",
+            [Problem("machine", machine, "must be an instance type of the catalog")],
+        )
+    if usd_per_hour is None:
+        price = hourly_price(instance, region=region, model=purchase)
+        usd, basis = price.hourly_usd, price.basis
+    else:
+        usd, basis = usd_per_hour, f"{usd_per_hour:g} USD per machine-hour as given"
+    return Pool(
+        name=name,
+        plan=plan,
+        service=ServiceModel(model, machine, mean_context_tokens(trace)),
+        usd_per_hour=usd,
+        price_basis=basis,
+        ttft_target_seconds=BUDGETS[Latency(latency)].ttft_p99_seconds,
+        latency=Latency(latency).value,
+        cold_start_seconds=pick_cold_start(cold, cold_start),
+        cold_start_range=cold.range_seconds(),
     )

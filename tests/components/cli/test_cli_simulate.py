@@ -249,3 +249,84 @@ def test_simulate_tune_prints_the_cheapest_settings_and_the_frontier(capsys, tra
     code, _, err = run(capsys, "simulate", "--trace", str(trace), *FLAGS, "--tune", "--start-size", "2")
     assert code == 2
     assert "--tune searches the minimum the pool starts at: drop --start-size" in flat(err)
+
+
+PROGRAM = """
+from inference_infra.components.aws import GpuFleet, GpuFleetArgs, S3Weights, SubnetRef
+from inference_infra.components.fleet import ElasticArgs, ServedModel
+
+GpuFleet(
+    "chat",
+    GpuFleetArgs(
+        instance_type="g6e.xlarge",
+        vpc_id="vpc-1",
+        subnets=[SubnetRef(id="subnet-0a", availability_zone="us-east-1a")],
+        spot=0,
+        on_demand=8,
+        model=ServedModel(name="llama-3.1-8b", context_tokens=8192, concurrency=16),
+        weights=S3Weights(bucket_name="acme-models", prefix="meta-llama/8b", manifest_sha256="ab" * 32),
+        elastic=ElasticArgs(min_size=3, target_utilisation=0.5),
+    ),
+)
+"""
+
+
+def test_simulate_replays_a_pool_a_python_program_defines(capsys, trace, pulumi_project):
+    root = pulumi_project(PROGRAM, {"dev": "config:\n  aws:region: us-east-1\n"})
+    code, out, err = run(
+        capsys,
+        "simulate",
+        "--trace",
+        str(trace),
+        "--cwd",
+        str(root),
+        "--stack",
+        "dev",
+        "--pool",
+        "chat",
+        "--json",
+    )
+    assert code == 0, err
+    doc = json.loads(out)
+    # the program's own plan: min 3 as given, max its peak of 8, 16 x 0.5 in flight per machine
+    scaling = doc["scaling"]
+    assert (scaling["min_size"], scaling["max_size"], scaling["start_size"]) == (3, 8, 3)
+    assert scaling["target_in_flight"] == 8.0
+    assert doc["machine"] == "g6e.xlarge"
+    assert any("read from what the program of outside registers for stack 'dev'" in n for n in doc["notes"])
+    # a scaling flag overrides the program's plan
+    code, out, _ = run(
+        capsys, "simulate", "--trace", str(trace), "--cwd", str(root), "--stack", "dev", "--pool", "chat",
+        "--min-size", "4", "--json",
+    )  # fmt: skip
+    assert code == 0
+    assert json.loads(out)["scaling"]["min_size"] == 4
+
+
+def test_simulate_rejects_a_pool_the_program_does_not_register(capsys, trace, pulumi_project):
+    root = pulumi_project(PROGRAM, {"dev": "config:\n  aws:region: us-east-1\n"})
+    code, _, err = run(
+        capsys, "simulate", "--trace", str(trace), "--cwd", str(root), "--stack", "dev", "--pool", "chatt"
+    )
+    assert code == 2
+    assert "--pool 'chatt' is neither a fleet of Pulumi.dev.yaml nor one its program registers" in flat(err)
+    assert "did you mean 'chat'" in flat(err)
+
+
+def test_simulate_reads_a_program_pool_beside_stack_file_fleets_only_when_asked(
+    capsys, trace, pulumi_project
+):
+    stack = "config:\n  aws:region: us-east-1\n  outside:awsGpuFleets:\n    - name: listed\n"
+    root = pulumi_project(PROGRAM, {"dev": stack})
+    code, _, err = run(
+        capsys, "simulate", "--trace", str(trace), "--cwd", str(root), "--stack", "dev", "--pool", "chat"
+    )
+    assert code == 2
+    assert "--pool 'chat' is not a fleet of Pulumi.dev.yaml; its pools: listed." in flat(err)
+    assert "add --from-program" in flat(err)
+    code, out, err = run(
+        capsys, "simulate", "--trace", str(trace), "--cwd", str(root), "--stack", "dev", "--pool", "chat",
+        "--from-program", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    assert json.loads(out)["scaling"]["min_size"] == 3
