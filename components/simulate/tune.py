@@ -27,7 +27,7 @@ from inference_infra.components.simulate.trace import Trace
 from inference_infra.components.simulate.workload import workload
 
 UTILISATIONS = (0.5, 0.6, 0.7, 0.8, 0.9)
-MIN_SHARES = (0.0, 0.1, 0.25, 0.4, 0.5, 0.75)  # of the maximum
+MIN_SHARES = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.75)  # of the maximum
 SCALE_IN_SHARES = (0.0, 0.1, 0.25, 0.5)
 PASSES = 2
 
