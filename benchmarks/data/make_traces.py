@@ -7,8 +7,8 @@ request ten times at its own time, as the conv trace's own 10x runs are), which 
 files under 1 MB each:
 
 - `conv_burst.csv`: the conv trace (one hour) with an instantaneous 2x step for 15 minutes: from
-  minute 20 to minute 35 the requests of minutes 40 to 55 are replayed on top of the trace's own
-  (a different quarter-hour of the same service, so the step brings the same mix of prompts, not
+  minute 20 to minute 35 each request gets a second one within the second after it, whose prompt and
+  output are drawn (seeded) from the requests of minutes 40 to 55 (the same service's mix, not
   copies). At `--scale 10`: 10x conv with a 20x quarter-hour.
 - `conv_diurnal.csv`: three hours whose rate follows a smooth daily curve compressed into three hours,
   m(t) = 2 + 8 sin^2(pi t / 3 h) times the conv rate (2x at the ends, 10x at the middle): the conv
@@ -32,13 +32,16 @@ SEED = 20261202
 HEADER = "TIMESTAMP,ContextTokens,GeneratedTokens\n"
 
 
-def burst(conv):
+def burst(conv, rng):
     rows = [(r.arrival_s, r.prompt_tokens, r.output_tokens) for r in conv.requests]
-    extra = [
-        (r.arrival_s - 1200.0, r.prompt_tokens, r.output_tokens)
-        for r in conv.requests
-        if 2400 <= r.arrival_s < 3300
-    ]
+    later = [r for r in conv.requests if 2400 <= r.arrival_s < 3300]
+    extra = []
+    for r in conv.requests:
+        if 1200 <= r.arrival_s < 2100:
+            other = rng.choice(later)
+            extra.append(
+                (min(r.arrival_s + rng.random(), 2099.999), other.prompt_tokens, other.output_tokens)
+            )
     return sorted(rows + extra)
 
 
@@ -68,7 +71,7 @@ def write(path: Path, rows) -> None:
 
 def main() -> None:
     conv = read_trace(DATA / "AzureLLMInferenceTrace_conv.csv")
-    write(DATA / "conv_burst.csv", burst(conv))
+    write(DATA / "conv_burst.csv", burst(conv, random.Random(SEED)))
     write(DATA / "conv_diurnal.csv", diurnal(conv, random.Random(SEED)))
 
 
