@@ -1,9 +1,11 @@
 """`inference-infra simulate`: replay a request trace against an elastic pool's scaling.
 
 The pool comes from a stack file (`--stack NAME --pool NAME`: the fleet's model, machine, peak counts
-and `elastic:` block, read from `Pulumi.<stack>.yaml` without running the program) or from flags
-(`--model`, `--machine`, ...). Flags for the scaling settings override the stack's, so a change can be
-tried before it is made.
+and `elastic:` block, read from `Pulumi.<stack>.yaml` without running the program), from the stack's
+program (`--cwd PROGRAM --stack NAME --pool NAME` when the stack file lists no fleets, or
+`--from-program`: the program runs offline and the fleet it registers hands over its plan) or from
+flags (`--model`, `--machine`, `--peak`, ...). Flags for the scaling settings override the stack's,
+so a change can be tried before it is made; `--tune` searches them.
 """
 
 from __future__ import annotations
@@ -156,9 +158,10 @@ _NOT_ELASTIC = ("tpuVms",)
     help="Write load, capacity and queue over time to this .svg (or .png with the 'plot' extra).",
 )
 def simulate(**options: Any) -> None:
-    """Replay a request trace against a pool's scaling: cost against a static fleet sized for the peak
-    and against the oracle (exactly the capacity each minute needs, no cold start), time to scale,
-    requests over the pool's time-to-first-token target, and the queue over time."""
+    """Replay a request trace against a pool's scaling, starting at its minimum: whether more than 1% of
+    requests missed the pool's time-to-first-token target (said first), cost against an SLO-aware oracle
+    (perfect foresight, no cold start, the fewest machines each minute that keep every request on
+    time), a lower bound and a static fleet, time to scale and the queue over time."""
     from inference_infra.components.errors import InputError
     from inference_infra.components.simulate import read_trace, render_svg, replay
 
