@@ -18,10 +18,12 @@ Defaults and where they come from (read 2026-12-02):
   without the machines removed (elastic_group.SCALE_IN_HEADROOM) for scale_in_cooldown_seconds.
   `scale_in_share`: machines removed per scale-in as a share of those serving (at least one); the
   stacks render one machine today (see docs/reference.md: the change this replay argues for).
-- GCP: the autoscaler acts on every datapoint, and scales in only to the largest size it recommended
-  over its stabilisation period, 10 minutes ("the autoscaler ... uses a 10-minute stabilization
-  period", https://cloud.google.com/compute/docs/autoscaler/understanding-autoscaler-decisions,
-  read 2026-12-02), then at most the scale-in control's machines per window.
+- GCP: the autoscaler acts on every datapoint, and by default sizes the group for the peak load it
+  observed over its stabilisation period, so it scales in only to the largest size it recommended
+  over that period (docs.cloud.google.com/compute/docs/autoscaler/understanding-autoscaler-decisions,
+  "How autoscalers calculate recommended size"), 600 s by default (Compute API AutoscalingPolicy
+  `stabilizationPeriodSec`: "The default stabilization period is 600 seconds"; both read 2026-12-02
+  through the googleapis reference), then at most the scale-in control's machines per window.
 """
 
 from __future__ import annotations
