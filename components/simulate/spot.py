@@ -1,8 +1,9 @@
 """Spot interruptions per machine-hour, from the interruption bands AWS publishes.
 
-AWS's Spot Instance Advisor (https://aws.amazon.com/ec2/spot/instance-advisor/, read 2026-12-02)
-gives each instance type and region a "frequency of interruption" band: the share of Spot capacity
-reclaimed over the trailing month, in bands <5%, 5-10%, 10-15%, 15-20% and >20%. The replay takes the
+AWS's Spot Instance Advisor (https://aws.amazon.com/ec2/spot/instance-advisor/) gives each instance
+type and region a "frequency of interruption" band from the previous month's reclaims: <5%, 5-10%,
+10-15%, 15-20% or >20% (the bands as described in https://sparecores.com/article/spot-instance-terminate-rates-per-az,
+2024-04-16, read 2026-12-02; the advisor page itself is not stored here). The replay takes the
 band's middle (25% for >20%) spread evenly over a 30-day month. The accelerator catalog has no
 per-type band yet (components/catalog/spot.py holds prices only), so every type takes DEFAULT_BAND:
 an assumption of ours (2026-12-02), one of the advisor's higher bands, because GPU Spot capacity is
