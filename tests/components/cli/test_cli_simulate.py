@@ -330,3 +330,16 @@ def test_simulate_reads_a_program_pool_beside_stack_file_fleets_only_when_asked(
     )  # fmt: skip
     assert code == 0, err
     assert json.loads(out)["scaling"]["min_size"] == 3
+
+
+def test_simulate_spot_purchase_replays_interruptions_at_the_band_rate(capsys, trace):
+    from inference_infra.components.simulate.spot import BANDS, DEFAULT_BAND, HOURS_PER_MONTH
+
+    code, out, err = run(capsys, "simulate", "--trace", str(trace), *FLAGS, "--purchase", "spot", "--json")
+    assert code == 0, err
+    rate = json.loads(out)["scaling"]["interruptions_per_machine_hour"]
+    assert rate == BANDS[DEFAULT_BAND] / HOURS_PER_MONTH  # 15-20% a month: 0.175 / 720 per machine-hour
+    code, out, _ = run(
+        capsys, "simulate", "--trace", str(trace), *FLAGS, "--interruptions-per-hour", "0.5", "--json"
+    )
+    assert json.loads(out)["scaling"]["interruptions_per_machine_hour"] == 0.5
