@@ -343,3 +343,44 @@ def test_simulate_spot_purchase_replays_interruptions_at_the_band_rate(capsys, t
         capsys, "simulate", "--trace", str(trace), *FLAGS, "--interruptions-per-hour", "0.5", "--json"
     )
     assert json.loads(out)["scaling"]["interruptions_per_machine_hour"] == 0.5
+
+
+STACK_WITH_POOL = """\
+config:
+  aws:region: us-east-1
+  outside:awsGpuFleets:
+    - name: chat
+      instanceType: g6e.xlarge
+      onDemand: 8
+      spot: 0
+      model: {name: llama-3.1-8b, contextTokens: 8192, concurrency: 16}
+      elastic: {}
+"""
+
+
+def test_simulate_caps_the_stack_pools_maximum_at_its_budget(capsys, trace, pulumi_project):
+    root = pulumi_project("", {"dev": STACK_WITH_POOL})
+    argv = [
+        "simulate",
+        "--trace",
+        str(trace),
+        "--cwd",
+        str(root),
+        "--stack",
+        "dev",
+        "--pool",
+        "chat",
+        "--json",
+    ]
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    assert json.loads(out)["scaling"]["max_size"] == 8  # no budget: the peak
+    (root / "policy" / "config").mkdir(parents=True)
+    budget = {"accelerator-spend-budget": {"maxHourlyUsd": 10}}
+    (root / "policy" / "config" / "dev.json").write_text(json.dumps(budget))
+    code, out, err = run(capsys, *argv)
+    assert code == 0, err
+    doc = json.loads(out)
+    # $10/h pays for 5 g6e.xlarge at $1.861/h on-demand: the default maximum is lowered, as the fleet's is
+    assert doc["scaling"]["max_size"] == 5
+    assert any("the stack's budget pays for 5 machine(s)" in n for n in doc["notes"])
