@@ -252,6 +252,8 @@ def _check_flags(o: Mapping[str, Any]) -> None:
         raise InputError(f"--interruptions-per-hour {rate:g} must be 0..1 reclaims per machine-hour.")
     if o["tune"] and o["start_size"] is not None:
         raise InputError("--tune searches the minimum the pool starts at: drop --start-size.")
+    if o["tune"] and o["plot"] is not None and o["plot"].suffix.lower() != ".svg":
+        raise InputError(f"--plot {str(o['plot'])!r}: with --tune the frontier is drawn as .svg only.")
     if o["usd_per_hour"] is not None and o["usd_per_hour"] < 0:
         raise InputError(f"--usd-per-hour {o['usd_per_hour']:g} must be 0 or more (USD per machine-hour).")
     if o["plot"] is not None and o["plot"].suffix.lower() not in (".svg", ".png"):
@@ -654,8 +656,6 @@ def _write_frontier_plot(path: Path, doc: dict[str, Any]) -> None:
     from inference_infra.components.errors import InputError
     from inference_infra.components.simulate.plot import render_frontier_svg
 
-    if path.suffix.lower() != ".svg":
-        raise InputError(f"--plot {str(path)!r}: with --tune the frontier is drawn as .svg only.")
     try:
         path.write_text(render_frontier_svg(doc), encoding="utf-8")
     except OSError as e:

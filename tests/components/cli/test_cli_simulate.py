@@ -178,6 +178,14 @@ def test_simulate_rejects_a_tpu_pool(capsys, trace):
         ([*FLAGS, "--scale-in-share", "2"], "--scale-in-share 2 must be 0..1"),
         ([*FLAGS, "--metric-lag", "-1"], "--metric-lag -1 must be 0..3600 seconds"),
         ([*FLAGS, "--interruptions-per-hour", "5"], "--interruptions-per-hour 5 must be 0..1"),
+        (
+            [*FLAGS, "--tune", "--plot", "f.png"],
+            "--plot 'f.png': with --tune the frontier is drawn as .svg only",
+        ),
+        (
+            ["--from-program", *FLAGS],
+            "--from-program runs a stack's program: it needs --stack NAME --pool NAME",
+        ),
         ([*FLAGS, "--plot", "out.txt"], "--plot 'out.txt' must end in .svg or .png"),
         ([*FLAGS, "--scale", "0"], "--scale 0 must be a whole number of at least 1"),
         ([*FLAGS[:-2], "--min-size", "9", "--peak", "4"], "--min-size 9 gives a minimum of 9 machines"),
