@@ -701,7 +701,8 @@ def _table(r: dict[str, Any]) -> str:
         f"  scaling ({sc['cloud']}): {sc['min_size']}..{sc['max_size']} machines of"
         f" {sc['in_flight_per_machine']} slots, starting at {sc['start_size']}, target"
         f" {sc['target_in_flight']:g} in flight per machine; cold start {sc['cold_start_seconds']:.0f} s"
-        f" ({low:.0f}..{high:.0f}), warm start {sc['warm_start_seconds']} s,"
+        f" ({low:.0f}..{high:.0f}), warm start {sc['warm_start_seconds']} s"
+        f" ({sc['warm_start_range_seconds'][0]:.0f}..{sc['warm_start_range_seconds'][1]:.0f}),"
         f" warm pool {sc['warm_pool_size']}",
         f"  cost ({c['basis']}, {c['window_s'] / 3600:.2f} h):",
         f"    elastic      ${c['elastic_usd']:,.2f}  ({c['elastic_machine_hours']:.2f} machine-hours)"

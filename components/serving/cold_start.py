@@ -215,6 +215,34 @@ class ColdStart:
         stages = self.stages()
         return sum(s.fastest for s in stages), sum(s.slowest for s in stages)
 
+    def warm_stages(self, *, boot_seconds: float, read_gib_s: float) -> tuple[Stage, ...]:
+        """A stopped warm-pool machine back in service, as (fastest, typical, slowest) stages: its
+        restart (`boot_seconds` typical), the weights read back twice from its own disk at `read_gib_s`
+        (verified, then loaded), the engine's warm-up. The typical sum is the fleet plan's warm start
+        (fleet.elastic.plan_scaling passes its WARM_BOOT_SECONDS and WARM_CACHE_READ_GIB_S)."""
+        read = 2 * self.weights_gib / read_gib_s
+        warmup = ENGINE_WARMUP_SECONDS[self.family]
+        restart = Figure(
+            boot_seconds, "a stopped machine started again: 0.5x..2x (our estimate)", _RANGE_AS_OF
+        )
+        disk = Figure(read, f"weights read twice at {read_gib_s:.2f} GiB/s: 0.5x..2x the rate", _RANGE_AS_OF)
+        return (
+            Stage("warm restart", boot_seconds / 2, boot_seconds, boot_seconds * 2, restart),
+            Stage("weights from disk", read / 2, read, read * 2, disk),
+            Stage(
+                "compile and graph capture",
+                warmup.value * WARMUP_SPAN[0],
+                warmup.value,
+                warmup.value * WARMUP_SPAN[1],
+                warmup,
+            ),
+        )
+
+    def warm_range_seconds(self, *, boot_seconds: float, read_gib_s: float) -> tuple[float, float]:
+        """(fastest, slowest) warm start: the warm stages' sums."""
+        stages = self.warm_stages(boot_seconds=boot_seconds, read_gib_s=read_gib_s)
+        return sum(s.fastest for s in stages), sum(s.slowest for s in stages)
+
     def grace_seconds(self) -> int:
         """Health-check grace: the slowest cold start of the range, in whole minutes."""
         return int(math.ceil(self.range_seconds()[1] / 60 - 1e-9) * 60)

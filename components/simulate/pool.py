@@ -9,6 +9,9 @@ the pool's latency class).
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
+
 from inference_infra.components.catalog import (
     AcceleratorFamily,
     Cloud,
@@ -19,7 +22,14 @@ from inference_infra.components.catalog import (
     hourly_price,
 )
 from inference_infra.components.errors import InputError, Problem, raise_if_invalid
-from inference_infra.components.fleet.elastic import ElasticArgs, ScalingPlan, elastic_problems, plan_scaling
+from inference_infra.components.fleet.elastic import (
+    WARM_BOOT_SECONDS,
+    WARM_CACHE_READ_GIB_S,
+    ElasticArgs,
+    ScalingPlan,
+    elastic_problems,
+    plan_scaling,
+)
 from inference_infra.components.monitoring.serving import BUDGETS, Latency
 from inference_infra.components.serving.cold_start import ColdStart, WeightSource
 from inference_infra.components.serving.model import (
@@ -78,6 +88,19 @@ def pick_cold_start(estimate: ColdStart, which: str) -> float:
     """The replayed cold start: the estimate's typical sum or an end of its range."""
     fastest, slowest = estimate.range_seconds()
     return {"fastest": fastest, "typical": estimate.seconds, "slowest": slowest}[which]
+
+
+def warm_range(estimate: ColdStart) -> tuple[float, float]:
+    """The warm start's range, with the fleet plan's restart and disk figures."""
+    return estimate.warm_range_seconds(boot_seconds=WARM_BOOT_SECONDS, read_gib_s=WARM_CACHE_READ_GIB_S)
+
+
+def _with_warm(plan: ScalingPlan, estimate: ColdStart, which: str) -> ScalingPlan:
+    """The plan's warm start at the chosen end of its range (typical: the plan's own figure)."""
+    if which == "typical":
+        return plan
+    fastest, slowest = warm_range(estimate)
+    return replace(plan, warm_start_seconds=math.ceil(fastest if which == "fastest" else slowest))
 
 
 def peak_for_trace(
@@ -164,7 +187,7 @@ def build_pool(
     budget = BUDGETS[Latency(latency)]
     return Pool(
         name=name,
-        plan=plan,
+        plan=_with_warm(plan, serving.cold_start, cold_start),
         service=service,
         usd_per_hour=usd,
         price_basis=basis,
@@ -172,6 +195,7 @@ def build_pool(
         latency=Latency(latency).value,
         cold_start_seconds=pick_cold_start(serving.cold_start, cold_start),
         cold_start_range=serving.cold_start.range_seconds(),
+        warm_start_range=warm_range(serving.cold_start),
     )
 
 
@@ -204,7 +228,7 @@ def pool_from_plan(
         usd, basis = usd_per_hour, f"{usd_per_hour:g} USD per machine-hour as given"
     return Pool(
         name=name,
-        plan=plan,
+        plan=_with_warm(plan, cold, cold_start),
         service=ServiceModel(model, machine, mean_context_tokens(trace)),
         usd_per_hour=usd,
         price_basis=basis,
@@ -212,4 +236,5 @@ def pool_from_plan(
         latency=Latency(latency).value,
         cold_start_seconds=pick_cold_start(cold, cold_start),
         cold_start_range=cold.range_seconds(),
+        warm_start_range=warm_range(cold),
     )

@@ -87,6 +87,7 @@ class Pool:
     latency: str  # the pool's serving SLO class (interactive | batch)
     cold_start_seconds: float  # boot to serving of a new machine (the cold-start estimate)
     cold_start_range: tuple[float, float] | None = None  # (fastest, slowest) of the estimate
+    warm_start_range: tuple[float, float] | None = None  # (fastest, slowest) of a warm-pool restart
 
     @property
     def slots(self) -> int:
@@ -220,6 +221,7 @@ class Result:
         total = max(1, self.requests)
         oracle_late = self.oracle.late(target)
         low, high = self.pool.cold_start_range or (self.pool.cold_start_seconds,) * 2
+        warm_low, warm_high = self.pool.warm_start_range or (float(plan.warm_start_seconds),) * 2
         return {
             "pool": self.pool.name,
             "model": service.spec.name,
@@ -250,6 +252,7 @@ class Result:
                 "cold_start_seconds": round(self.pool.cold_start_seconds, 1),
                 "cold_start_range_seconds": [round(low, 1), round(high, 1)],
                 "warm_start_seconds": plan.warm_start_seconds,
+                "warm_start_range_seconds": [round(warm_low, 1), round(warm_high, 1)],
                 "warm_pool_size": plan.warm_pool_size,
                 "cloud": scaler.cloud,
                 "period_seconds": scaler.period_seconds,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from datetime import date
 
 import pytest
@@ -66,3 +67,21 @@ def test_cold_start_the_replay_and_the_plan_read_the_same_numbers():
         assert pool.cold_start_range == serving.cold_start.range_seconds()
         # the plan's warm-up (the group's health-check grace) is the same estimate's slowest end
         assert pool.plan.warmup_seconds == serving.grace_seconds() == serving.cold_start.grace_seconds()
+
+
+def test_cold_start_warm_resume_is_a_range_around_the_plans_warm_start():
+    from inference_infra.components.fleet.elastic import WARM_BOOT_SECONDS, WARM_CACHE_READ_GIB_S
+
+    serving, _ = plan_serving(MODEL, machine="g6e.xlarge", cloud=Cloud.AWS, source=WeightSource.S3)
+    warm = serving.cold_start.warm_stages(boot_seconds=WARM_BOOT_SECONDS, read_gib_s=WARM_CACHE_READ_GIB_S)
+    assert [s.name for s in warm] == ["warm restart", "weights from disk", "compile and graph capture"]
+    trace = Trace.of([(0.0, 1000, 100)])
+    typical = build_pool(name="p", model=MODEL, machine="g6e.xlarge", peak=4, trace=trace)
+    # the typical sum is the fleet plan's own warm start (rounded up to a second)
+    assert typical.plan.warm_start_seconds == math.ceil(sum(s.typical for s in warm))
+    fastest, slowest = serving.cold_start.warm_range_seconds(
+        boot_seconds=WARM_BOOT_SECONDS, read_gib_s=WARM_CACHE_READ_GIB_S
+    )
+    assert typical.warm_start_range == (fastest, slowest)
+    slow = build_pool(name="p", model=MODEL, machine="g6e.xlarge", peak=4, trace=trace, cold_start="slowest")
+    assert slow.plan.warm_start_seconds == math.ceil(slowest)
