@@ -82,7 +82,9 @@ def precheck(machine: Machine, settings: Settings, now: datetime) -> Decision | 
     if raw_until is not None:
         until = parse_until(raw_until)
         if until is None:
-            return Decision(key, Reason.EXCLUDED, f"{settings.exclude_tag_key}={raw_until!r} is not a UTC time")
+            return Decision(
+                key, Reason.EXCLUDED, f"{settings.exclude_tag_key}={raw_until!r} is not a UTC time"
+            )
         if until > now:
             return Decision(key, Reason.EXCLUDED, f"opted out until {until.isoformat()}")
     if machine.kind is Kind.VM and machine.created_by:
@@ -114,7 +116,9 @@ def _not_stoppable(machine: Machine, settings: Settings) -> str | None:
     return None
 
 
-def judge(machine: Machine, evidence: Evidence, window: Window, threshold: float, grace: Window | None = None) -> Decision:
+def judge(
+    machine: Machine, evidence: Evidence, window: Window, threshold: float, grace: Window | None = None
+) -> Decision:
     """idle (reason None), busy, no_metrics or (TPU) grace, from one machine's series.
 
     `window` is the idle window; `grace`, for TPU nodes, the longer window that must have no gap.
@@ -137,7 +141,9 @@ def judge(machine: Machine, evidence: Evidence, window: Window, threshold: float
         detail = f"{len(present)} of {expected_devices} {unit}(s) have data"
         return Decision(key, Reason.NO_METRICS, detail, **facts)
     if covered < expected:
-        return Decision(key, Reason.NO_METRICS, f"{covered} of {expected} periods have data on every {unit}", **facts)
+        return Decision(
+            key, Reason.NO_METRICS, f"{covered} of {expected} periods have data on every {unit}", **facts
+        )
     if grace is not None and grace.expected_points > expected:
         gaps = min(len(_buckets(points, grace)) for points in evidence.devices.values())
         if gaps < grace.expected_points:

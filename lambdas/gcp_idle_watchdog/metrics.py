@@ -188,12 +188,17 @@ def fetch(
 
 def _pages(monitoring: Any, query: Query, retry: Any, measured: Measured) -> Iterator[Mapping[str, Any]]:
     series = monitoring.projects().timeSeries()
-    request = series.list(**request_params(query))
-    while request is not None:
+    params = request_params(query)
+    token = None
+    while True:
+        # Not list_next(): it refuses the repeated aggregation.groupByFields of the previous URL.
+        request = series.list(**params, **({"pageToken": token} if token else {}))
         measured.calls += 1
         page = retry(request.execute)()
         yield page
-        request = series.list_next(request, page)
+        token = page.get("nextPageToken")
+        if not token:
+            return
 
 
 def by_key(evidence: Mapping[str, Evidence], machine: Machine) -> Evidence:

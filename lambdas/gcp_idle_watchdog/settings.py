@@ -88,7 +88,9 @@ class Settings:
                 "EXCLUDE_TAG_KEY", cls.exclude_tag_key, LABEL_KEY_RE, "a label key"
             ),
             "stop_reserved_capacity": reader.boolean("STOP_RESERVED_CAPACITY", cls.stop_reserved_capacity),
-            "projects": reader.items("PROJECTS", (), _PROJECT_RE, "comma-separated project ids", required=True),
+            "projects": reader.items(
+                "PROJECTS", (), _PROJECT_RE, "comma-separated project ids", required=True
+            ),
             "tpu_locations": reader.items(
                 "TPU_LOCATIONS", cls.tpu_locations, _LOCATION_RE, "comma-separated zones, or '-' for all"
             ),
@@ -162,7 +164,13 @@ class _Reader:
         return raw
 
     def items(
-        self, name: str, default: tuple[str, ...], regex: re.Pattern[str], what: str, *, required: bool = False
+        self,
+        name: str,
+        default: tuple[str, ...],
+        regex: re.Pattern[str],
+        what: str,
+        *,
+        required: bool = False,
     ) -> tuple[str, ...]:
         raw = self._raw(name)
         if raw is None:

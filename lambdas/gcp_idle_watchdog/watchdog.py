@@ -57,7 +57,9 @@ def run(
         list_vms(clients.compute, project, settings, retry=clients.retry, inventory=inventory)
         list_tpus(clients.tpu, project, settings, retry=clients.retry, inventory=inventory)
     if inventory.unreachable or inventory.unreadable:
-        log.write("partial_inventory", "WARNING", unreachable=inventory.unreachable, unreadable=inventory.unreadable)
+        log.write(
+            "partial_inventory", "WARNING", unreachable=inventory.unreachable, unreadable=inventory.unreadable
+        )
     machines = dedupe(inventory.machines)
     decisions, measured = decide_all(machines, settings, clients, now=now)
 
@@ -66,13 +68,22 @@ def run(
         StopOutcome()
         if settings.dry_run
         else stop_machines(
-            clients.compute, clients.tpu, idle, discard_local_ssd=settings.discard_local_ssd, retry=clients.retry
+            clients.compute,
+            clients.tpu,
+            idle,
+            discard_local_ssd=settings.discard_local_ssd,
+            retry=clients.retry,
         )
     )
     for key, why in outcome.refused.items():
         old = decisions[key]
         decisions[key] = Decision(
-            key, Reason.NOT_STOPPABLE, f"stop refused: {why}", old.max_percent, old.points, old.expected_points
+            key,
+            Reason.NOT_STOPPABLE,
+            f"stop refused: {why}",
+            old.max_percent,
+            old.points,
+            old.expected_points,
         )
 
     result = _result(machines, decisions, outcome, settings, prices, log)

@@ -21,7 +21,8 @@ FAKE_PATH = Path(__file__).with_name("fake_gcp.py")
 def load_fake() -> Any:
     if "fake_gcp" not in sys.modules:
         spec = importlib.util.spec_from_file_location("fake_gcp", FAKE_PATH)
-        assert spec is not None and spec.loader is not None
+        assert spec is not None
+        assert spec.loader is not None
         module = importlib.util.module_from_spec(spec)
         sys.modules["fake_gcp"] = module
         spec.loader.exec_module(module)

@@ -100,8 +100,10 @@ class FakeGcp:
             "creationTimestamp": "2026-11-01T00:00:00.000-07:00",
             "scheduling": {"provisioningModel": "STANDARD"},
             "guestAccelerators": [
-                {"acceleratorType": f"{COMPUTE}/projects/{project}/zones/{zone}/acceleratorTypes/nvidia-l4",
-                 "acceleratorCount": 1}
+                {
+                    "acceleratorType": f"{COMPUTE}/projects/{project}/zones/{zone}/acceleratorTypes/nvidia-l4",  # noqa: E501
+                    "acceleratorCount": 1,
+                }
             ],
             "disks": [{"type": "PERSISTENT", "boot": True}],
         }
@@ -109,7 +111,9 @@ class FakeGcp:
         self.vms[project].append(vm)
         return vm
 
-    def add_tpu(self, project: str, zone: str, name: str, *, workers: int = 1, **fields: Any) -> dict[str, Any]:
+    def add_tpu(
+        self, project: str, zone: str, name: str, *, workers: int = 1, **fields: Any
+    ) -> dict[str, Any]:
         node = {
             "name": f"projects/{project}/locations/{zone}/nodes/{name}",
             "id": self.next_id(),
@@ -125,7 +129,11 @@ class FakeGcp:
         return node
 
     def add_gpu_series(
-        self, project: str, vm: dict[str, Any], gpu: int, samples: list[tuple[datetime, float]],
+        self,
+        project: str,
+        vm: dict[str, Any],
+        gpu: int,
+        samples: list[tuple[datetime, float]],
         metric: str = "agent.googleapis.com/gpu/utilization",
     ) -> None:
         zone = vm["zone"].rsplit("/", 1)[-1]
@@ -134,12 +142,20 @@ class FakeGcp:
         self.series[project].append(Series(metric, "gce_instance", labels, gpu_labels, samples))
 
     def add_tpu_series(
-        self, project: str, node: dict[str, Any], worker: int, chip: int, samples: list[tuple[datetime, float]],
-        metric: str = "tpu.googleapis.com/accelerator/duty_cycle", resource_type: str = "tpu_worker",
+        self,
+        project: str,
+        node: dict[str, Any],
+        worker: int,
+        chip: int,
+        samples: list[tuple[datetime, float]],
+        metric: str = "tpu.googleapis.com/accelerator/duty_cycle",
+        resource_type: str = "tpu_worker",
     ) -> None:
         _, _, _, zone, _, name = node["name"].split("/")
         labels = {"project_id": project, "zone": zone, "node_id": name, "worker_id": str(worker)}
-        self.series[project].append(Series(metric, resource_type, labels, {"accelerator_id": str(chip)}, samples))
+        self.series[project].append(
+            Series(metric, resource_type, labels, {"accelerator_id": str(chip)}, samples)
+        )
 
     def fail(self, route: str, status: int, times: int = 1) -> None:
         """The next `times` calls of route (`compute.list`, `compute.stop`, `tpu.list`, `tpu.stop`,
@@ -190,7 +206,9 @@ class FakeGcp:
     def clock(self) -> datetime:
         return self.now or datetime.now(UTC)
 
-    def route(self, method: str, path: str, query: dict[str, list[str]], body: dict[str, Any]) -> tuple[int, dict]:
+    def route(
+        self, method: str, path: str, query: dict[str, list[str]], body: dict[str, Any]
+    ) -> tuple[int, dict]:
         for name, pattern, verb, handler in (
             ("compute.list", _AGG, "GET", self._aggregated),
             ("compute.stop", _STOP_VM, "POST", self._stop_vm),
@@ -241,7 +259,11 @@ class FakeGcp:
         for vm in page:
             zone = vm["zone"].rsplit("/", 1)[-1]
             items.setdefault(f"zones/{zone}", {"instances": []})["instances"].append(vm)
-        answer: dict[str, Any] = {"kind": "compute#instanceAggregatedList", "id": f"projects/{project}/aggregated/instances", "items": items}
+        answer: dict[str, Any] = {
+            "kind": "compute#instanceAggregatedList",
+            "id": f"projects/{project}/aggregated/instances",
+            "items": items,
+        }
         if start + size < len(rows):
             answer["nextPageToken"] = str(start + size)
         return 200, answer
@@ -274,7 +296,9 @@ class FakeGcp:
     # -- Cloud TPU ---------------------------------------------------------------------------
     def _list_tpu(self, match: re.Match, query: dict, body: dict) -> tuple[int, dict]:
         project, location = match.groups()
-        rows = [n for n in self.tpus.get(project, []) if location == "-" or n["name"].split("/")[3] == location]
+        rows = [
+            n for n in self.tpus.get(project, []) if location == "-" or n["name"].split("/")[3] == location
+        ]
         size = self.page_size["tpu.list"]
         start = int((query.get("pageToken") or ["0"])[0])
         answer: dict[str, Any] = {"nodes": rows[start : start + size]}
@@ -291,7 +315,9 @@ class FakeGcp:
             if node["name"] == key:
                 node["state"] = "STOPPING"
                 self.stopped.append(key)
-                operation = f"{key.rsplit('/nodes/', 1)[0]}/operations/operation-stop-{key.rsplit('/', 1)[-1]}"
+                operation = (
+                    f"{key.rsplit('/nodes/', 1)[0]}/operations/operation-stop-{key.rsplit('/', 1)[-1]}"
+                )
                 return 200, {"name": operation, "done": False}
         return 404, _error(404, f"{key} not found")
 
@@ -315,8 +341,16 @@ class FakeGcp:
                 continue
             key = tuple(_get(series, path) for path in group_by)
             labels_of[key] = (
-                {p.split(".", 2)[2]: v for p, v in zip(group_by, key, strict=True) if p.startswith("resource.")},
-                {p.split(".", 2)[2]: v for p, v in zip(group_by, key, strict=True) if p.startswith("metric.")},
+                {
+                    p.split(".", 2)[2]: v
+                    for p, v in zip(group_by, key, strict=True)
+                    if p.startswith("resource.")
+                },
+                {
+                    p.split(".", 2)[2]: v
+                    for p, v in zip(group_by, key, strict=True)
+                    if p.startswith("metric.")
+                },
             )
             buckets = groups.setdefault(key, {})
             for moment, value in series.samples:
@@ -340,7 +374,10 @@ class FakeGcp:
                     "valueType": "DOUBLE",
                     "points": [
                         {
-                            "interval": {"startTime": rfc3339(t - timedelta(seconds=period)), "endTime": rfc3339(t)},
+                            "interval": {
+                                "startTime": rfc3339(t - timedelta(seconds=period)),
+                                "endTime": rfc3339(t),
+                            },
                             "value": {"doubleValue": v},
                         }
                         for t, v in sorted(buckets.items(), reverse=True)  # newest first, as Monitoring
@@ -375,12 +412,22 @@ def _get(series: Series, path: str) -> str:
 
 
 def _error(status: int, message: str) -> dict[str, Any]:
-    names = {400: "INVALID_ARGUMENT", 404: "NOT_FOUND", 409: "ABORTED", 429: "RESOURCE_EXHAUSTED",
-             500: "INTERNAL", 502: "UNAVAILABLE", 503: "UNAVAILABLE", 504: "DEADLINE_EXCEEDED"}
+    names = {
+        400: "INVALID_ARGUMENT",
+        404: "NOT_FOUND",
+        409: "ABORTED",
+        429: "RESOURCE_EXHAUSTED",
+        500: "INTERNAL",
+        502: "UNAVAILABLE",
+        503: "UNAVAILABLE",
+        504: "DEADLINE_EXCEEDED",
+    }
     return {"error": {"code": status, "message": message, "status": names.get(status, "UNKNOWN")}}
 
 
-def samples(since: datetime, until: datetime, value: float | Any, *, every_seconds: int = 60) -> list[tuple[datetime, float]]:
+def samples(
+    since: datetime, until: datetime, value: float | Any, *, every_seconds: int = 60
+) -> list[tuple[datetime, float]]:
     """Samples every `every_seconds` in (since, until]; value is a number or a function of the time."""
     out = []
     moment = since + timedelta(seconds=every_seconds)
