@@ -78,7 +78,9 @@ class IdleGpuWatchdogArgs:
     )
     create_pubsub_topic: bool = arg(False, "Or create a topic for the run summaries.")
     timeout_seconds: int = arg(300, "The function's timeout (Cloud Scheduler waits as long).", ge=60, le=1800)
-    memory_size_mib: int = arg(256, "The function's memory: 128, 256, 512, 1024, 2048 or 4096.")
+    memory_size_mib: int = arg(
+        256, "The function's memory: 128, 256, 512, 1024, 2048 or 4096.", ge=128, le=4096
+    )
     project: str | None = arg(None, "Project the function runs in; default: the provider's (gcp:project).")
     projects: Sequence[str] = arg((), "Projects whose machines it watches; default: the function's project.")
     tpu_locations: Sequence[str] = arg(("-",), "Zones whose TPU nodes it lists; '-' lists every zone.")

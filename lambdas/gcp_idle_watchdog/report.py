@@ -129,6 +129,9 @@ def decision_fields(
         fields.update(
             max_percent=decision.max_percent, points=decision.points, expected_points=decision.expected_points
         )
+    if machine.on_reserved_capacity:  # said on every line, above all when STOP_RESERVED_CAPACITY stops it
+        fields["reservation"] = machine.reservation or machine.provisioning
+        fields["reservation_note"] = "billed whether the machine runs or not"
     if saving is not None:
         fields["hourly_usd"] = saving
     if error:

@@ -273,7 +273,10 @@ def test_watchdog_stops_reserved_vms_only_when_told_and_discards_local_ssds(fake
         disks=[{"type": "PERSISTENT", "boot": True}, {"type": "SCRATCH"}, {"type": "SCRATCH"}],
     )
     settings = Settings(projects=(P,), stop_reserved_capacity=True)
-    out, _ = watch(fake, clients_for, settings)
+    out, lines = watch(fake, clients_for, settings)
+    stopped = next(line for line in lines if line.get("machine") == vm_key("reserved"))
+    assert stopped["action"] == "stopped"
+    assert stopped["reservation"] == "r"  # the log says it stopped a machine on a reservation
     assert out["stopped"] == [vm_key("reserved")]  # the fake refuses a local-SSD stop without discardLocalSsd
     assert out["estimated_hourly_saving_usd"] == 0  # a reservation bills on
 
