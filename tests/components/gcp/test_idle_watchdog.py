@@ -2,8 +2,10 @@
 
 Checked against pulumi-gcp 10.2's Python SDK (cloudfunctionsv2 FunctionServiceConfig:
 ingress_settings takes ALLOW_ALL, ALLOW_INTERNAL_ONLY or ALLOW_INTERNAL_AND_GCLB; cloudscheduler
-JobHttpTarget.oidc_token) and Cloud Run's ingress page (Cloud Scheduler in the same project is
-internal traffic).
+JobHttpTarget.oidc_token; Job.attempt_deadline: 15 s to 30 min for HTTP targets, so timeout_seconds is
+60..1800; FunctionServiceConfig.available_memory takes k, M, G, Mi, Gi units) and Cloud Run's ingress
+page (Cloud Scheduler in the same project is internal traffic; cloud.google.com/run/docs/securing/ingress,
+read 2026-12-02).
 """
 
 from __future__ import annotations
@@ -43,6 +45,8 @@ def test_gcp_idle_watchdog_function_is_internal_single_and_configured_like_the_c
     assert service["ingressSettings"] == "ALLOW_INTERNAL_ONLY"
     assert service["maxInstanceCount"] == 1
     assert service["maxInstanceRequestConcurrency"] == 1
+    assert service["availableMemory"] == "256Mi"
+    assert capture.one(JOB).props["attemptDeadline"] == "300s"
     assert function["buildConfig"]["runtime"] == "python313"
     assert function["buildConfig"]["entryPoint"] == "handler"
     env = service["environmentVariables"]

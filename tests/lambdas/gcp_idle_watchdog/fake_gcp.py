@@ -75,6 +75,7 @@ class FakeGcp:
         self.faults: dict[str, list[Fault]] = defaultdict(list)
         self.refuse: dict[str, tuple[int, str]] = {}  # machine key -> (status, message) on stop
         self.stopped: list[str] = []
+        self.unrouted: list[tuple[str, str]] = []  # any other call (a DELETE, say): the tests want none
         self.published: list[dict[str, Any]] = []
         self.page_size = {"compute.list": 500, "tpu.list": 1000, "monitoring.list": 100_000}
         self.partial_monitoring = False  # executionErrors on every Monitoring answer
@@ -193,6 +194,12 @@ class FakeGcp:
             def do_POST(self) -> None:
                 self._handle("POST")
 
+            def do_DELETE(self) -> None:
+                self._handle("DELETE")
+
+            def do_PATCH(self) -> None:
+                self._handle("PATCH")
+
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         threading.Thread(target=self._server.serve_forever, daemon=True).start()
@@ -224,6 +231,8 @@ class FakeGcp:
                     if (fault := self._take_fault(name)) is not None:
                         return fault.status, _error(fault.status, fault.message)
                     return handler(match, query, body)
+        with self.lock:
+            self.unrouted.append((method, path))
         return 404, _error(404, f"no route for {method} {path}")
 
     def _take_fault(self, route: str) -> Fault | None:

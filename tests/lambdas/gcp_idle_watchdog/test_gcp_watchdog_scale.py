@@ -44,6 +44,7 @@ def test_gcp_watchdog_scale_fleet_has_no_wrong_or_missed_stop(fake, fake_gcp, se
     )
     result = run(settings, clients, now=bench.NOW, log=JsonLog(io.StringIO()))
     assert set(result.stopped) == {key for key, what in truth.items() if what == "idle"}
+    assert fake.unrouted == []  # no delete, no other call than list, query and stop
     assert result.checked == len(truth)
     expected_skip = {
         "busy": "busy",
