@@ -164,6 +164,7 @@ class Measured:
     evidence: dict[str, Evidence]  # machine key -> Evidence (empty when Monitoring had nothing)
     windows: dict[Kind, Window]
     calls: int = 0
+    empty: list[str] = field(default_factory=list)  # queries that found no series at all
 
 
 def fetch(
@@ -178,6 +179,8 @@ def fetch(
     for query in queries(machines, settings, window):
         measured.windows[query.kind] = query.window
         by_id, complete = collect(query, _pages(monitoring, query, retry, measured))
+        if not by_id:  # a wrong metric or resource type looks like this: say so, stop nothing
+            measured.empty.append(f"projects/{query.project}: {query.filter}")
         for machine in machines:
             if machine.project != query.project or machine.kind is not query.kind:
                 continue

@@ -62,6 +62,13 @@ def run(
         )
     machines = dedupe(inventory.machines)
     decisions, measured = decide_all(machines, settings, clients, now=now)
+    if measured.empty:
+        log.write(
+            "no_series",
+            "WARNING",
+            queries=measured.empty,
+            hint="check METRIC_NAME, TPU_METRIC_NAME, TPU_RESOURCE_TYPE",
+        )
 
     idle = [m for m in machines if decisions[m.key].idle]
     outcome = (

@@ -348,3 +348,15 @@ def test_watchdog_repeated_runs_are_harmless(fake, fake_gcp, clients_for):
     assert first["stopped"] == [vm_key("idle")]
     assert second["checked"] == 0
     assert fake.stopped == [vm_key("idle")]
+
+
+def test_watchdog_warns_when_a_query_finds_no_series_at_all(fake, fake_gcp, clients_for):
+    """A wrong TPU resource type (or metric) finds nothing: every node stays, and the log says why."""
+    tpu_node(fake, fake_gcp, "slice", 0.0)
+    settings = Settings(projects=(P,), tpu_resource_type="tpu.googleapis.com/GceTpuWorker")
+    out, lines = watch(fake, clients_for, settings)
+    assert out["skipped"]["no_metrics"] == [tpu_key("slice")]
+    assert fake.stopped == []
+    (warning,) = [line for line in lines if line["event"] == "no_series"]
+    assert warning["severity"] == "WARNING"
+    assert "GceTpuWorker" in warning["queries"][0]
