@@ -55,6 +55,7 @@ def test_prod_plan_runs_every_gcp_accelerator_component(plan_stack):
         "inference-infra:gcp:InferenceEndpoint",
         "inference-infra:gcp:ArtifactMirrors",
         "inference-infra:gcp:GcsModelPublishers",
+        "inference-infra:gcp:IdleGpuWatchdog",  # infra/watchdog_stack.py, for the GPUs and TPUs
     }
     machines = sorted((r.name, r.props["machineType"]) for r in capture.of_type(GCP_INSTANCE))
     assert machines == [("llama70b-h100-0", "a3-highgpu-8g")]
