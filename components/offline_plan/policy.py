@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -368,13 +369,42 @@ def _marked(value: Any, name: str | None = None) -> Any:
 def _analyzer_props(wire: Any) -> Any:
     """Wire-form props as the SDK's analyzer hands them to a policy (protobuf Struct round trip:
     numbers become floats, as they do in the real analyzer)."""
-    from google.protobuf import json_format, struct_pb2
     from pulumi_policy.deserialize import deserialize_properties
     from pulumi_policy.proxy import unknown_checking_proxy
 
-    struct = json_format.ParseDict(dict(wire or {}), struct_pb2.Struct())
-    plain = _without_resource_references(json_format.MessageToDict(struct))
-    return unknown_checking_proxy(deserialize_properties(plain))
+    try:
+        struct = _struct_round_trip(dict(wire or {}))
+    except _NotStructValueError:
+        from google.protobuf import json_format, struct_pb2
+
+        struct = json_format.MessageToDict(json_format.ParseDict(dict(wire or {}), struct_pb2.Struct()))
+    return unknown_checking_proxy(deserialize_properties(_without_resource_references(struct)))
+
+
+class _NotStructValueError(Exception):
+    """A value `_struct_round_trip` leaves to protobuf itself (which raises its own error)."""
+
+
+def _struct_round_trip(value: Any) -> Any:
+    """What `MessageToDict(ParseDict(value, Struct()))` returns, without building the message (it was
+    2 s of the prod plan): numbers become doubles (protobuf 5.29 json_format: `_ConvertValueMessage`
+    sets `number_value`, `_FieldToJsonObject` returns the double as is), mappings with string keys,
+    lists, strings, booleans and None stay. Anything else (a tuple, a non-string key, an infinite
+    number) goes to protobuf for its own answer or error."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, float)):
+        number = float(value)
+        if math.isinf(number) or math.isnan(number):
+            raise _NotStructValueError
+        return number
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise _NotStructValueError
+        return {k: _struct_round_trip(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_struct_round_trip(v) for v in value]
+    raise _NotStructValueError
 
 
 def _without_resource_references(value: Any) -> Any:
