@@ -14,7 +14,11 @@ from inference_infra.components.cli import app
 
 @app.command()
 @click.option(
-    "--stack", "-s", default="dev", show_default=True, help="Stack name: reads Pulumi.<stack>.yaml."
+    "--stack",
+    "-s",
+    default="dev",
+    show_default=True,
+    help="Stack name, or org/name or org/project/name as pulumi takes it: reads Pulumi.<name>.yaml.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as one JSON object.")
 @click.option(

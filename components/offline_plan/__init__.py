@@ -16,7 +16,7 @@ from inference_infra.components.errors import ConfigError, InputError
 from inference_infra.components.offline_plan.model import Capture, CapturedResource, scrub
 from inference_infra.components.offline_plan.policy import PolicyReport, evaluate_packs
 from inference_infra.components.offline_plan.pricing import price_capture
-from inference_infra.components.offline_plan.project import Project, load_project, load_stack
+from inference_infra.components.offline_plan.project import Project, load_project, load_stack, stack_name
 from inference_infra.components.offline_plan.report import PlanResult, render_table
 from inference_infra.components.pricing import CostReport
 
@@ -67,6 +67,7 @@ def plan(
             packs = [own]
         elif (DEFAULT_POLICY_PACK / "PulumiPolicy.yaml").is_file():
             packs = [DEFAULT_POLICY_PACK]
+    stack = stack_name(project, stack)  # org/name and org/project/name as Pulumi takes them
     runs = pair_policy_configs(project, stack, packs, configs)
     capture = _capture(project, stack)
     return PlanResult(capture, price_capture(capture), evaluate_packs(capture, runs))
@@ -95,7 +96,8 @@ def pair_policy_configs(
 def capture_stack(cwd: Path, stack: str) -> Capture:
     """Run a stack's program offline and capture what it registers, as `plan` does, without pricing
     it or evaluating policies (the monitoring commands read what a stack deploys from it)."""
-    return _capture(load_project(cwd), stack)
+    project = load_project(cwd)
+    return _capture(project, stack_name(project, stack))
 
 
 def _capture(project: Project, stack: str) -> Capture:

@@ -210,12 +210,30 @@ def load_project(cwd: Path) -> Project:
 _STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
-def load_stack(project: Project, stack: str) -> StackConfig:
-    if not _STACK_NAME.match(stack) or not stack.strip("."):
+def stack_name(project: Project, stack: str) -> str:
+    """The stack's own name from what `--stack` was given, as `pulumi --stack` takes it: `name`,
+    `org/name` or `org/project/name` (pulumi/pulumi v3.259.0, pkg/backend/httpstate/backend.go:1107,
+    ParseStackReference: a missing org is the default one, a missing project the current one); the
+    stack file is named by the name alone (sdk/go/common/workspace/paths.go:87, ProjectStackPath)."""
+    parts = stack.split("/")
+    bad = len(parts) > 3 or not all(_STACK_NAME.match(part) and part.strip(".") for part in parts)
+    if bad:
         raise InputError(
-            f"--stack {stack!r} is not a stack name: letters, digits, '-', '_' and '.'; its file is "
-            "Pulumi.<stack>.yaml in the project's folder."
+            f"--stack {stack!r} is not a stack name: letters, digits, '-', '_' and '.', optionally "
+            "qualified as org/name or org/project/name; its file is Pulumi.<name>.yaml in the project's "
+            "folder."
         )
+    if len(parts) == 3 and parts[1] != project.name:
+        raise InputError(
+            f"--stack {stack!r} names a stack of project {parts[1]!r}, but the Pulumi.yaml in "
+            f"{project.root} is project {project.name!r}; pass {parts[0]}/{project.name}/{parts[2]} or "
+            f"just {parts[2]}, or --cwd the other project's folder."
+        )
+    return parts[-1]
+
+
+def load_stack(project: Project, stack: str) -> StackConfig:
+    stack = stack_name(project, stack)
     path = project.root / f"Pulumi.{stack}.yaml"
     if not path.is_file():
         known = project.stacks()
