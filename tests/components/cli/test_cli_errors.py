@@ -225,3 +225,28 @@ def test_cli_hostile_arguments_are_one_exit_2_paragraph(capsys, argv, expected):
     assert code == 2
     assert expected in err
     assert "internal error" not in err
+
+
+def test_unknown_model_hints_point_only_to_options_where_the_model_was_given(capsys):
+    """`size` has --model-config; a stack file or a ServedModel takes a config.json path as the name."""
+    from inference_infra.components.serving.model import ServedModel, served_model_problems
+
+    (problem,) = served_model_problems(ServedModel(name="lama-3.1-8b", context_tokens=4096, concurrency=4))
+    assert problem.input == "model.name"
+    assert "did you mean llama-3.1-8b" in problem.allowed
+    assert "config.json" in problem.allowed
+    assert "--model-config" not in problem.allowed
+
+    assert main(["size", "--model", "lama-3.1-8b", "--context", "4096", "--concurrency", "4"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "--model 'lama-3.1-8b' is not a model preset; did you mean llama-3.1-8b" in err
+    assert "(--model-config PATH sizes any other model from its config.json)" in err
+
+
+def test_a_missing_config_json_as_a_model_name_is_one_problem_under_its_key(tmp_path):
+    from inference_infra.components.serving.model import ServedModel, served_model_problems
+
+    missing = str(tmp_path / "config.json")
+    (problem,) = served_model_problems(ServedModel(name=missing, context_tokens=4096, concurrency=4))
+    assert (problem.input, problem.value) == ("model.name", missing)
+    assert problem.allowed == "is not a file (the checkpoint's config.json)"
