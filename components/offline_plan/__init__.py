@@ -8,11 +8,14 @@ evaluates the policy pack over the result.
 
 from __future__ import annotations
 
+import inspect
 import os
+import re
 import traceback
 from pathlib import Path
+from typing import Any
 
-from inference_infra.components.errors import ConfigError, InputError
+from inference_infra.components.errors import ConfigError, InputError, did_you_mean
 from inference_infra.components.offline_plan.model import Capture, CapturedResource, scrub
 from inference_infra.components.offline_plan.policy import PolicyReport, evaluate_packs
 from inference_infra.components.offline_plan.pricing import price_capture
@@ -186,10 +189,46 @@ def _program_error(error: Exception, program_dir: Path, config_name: str) -> Pro
         return ProgramError(
             f"{shown}:{error.lineno}: {type(error).__name__}: {error.msg}; the program does not compile."
         )
+    hint = _keyword_hint(error) if isinstance(error, TypeError) else ""
     return ProgramError(
-        f"the stack program failed{f' at {where}' if where else ''}: {type(error).__name__}: {error}. "
-        "Set INFERENCE_INFRA_DEBUG=1 to see the full traceback."
+        f"the stack program failed{f' at {where}' if where else ''}: {type(error).__name__}: {error}"
+        f"{hint}. Set INFERENCE_INFRA_DEBUG=1 to see the full traceback."
     )
+
+
+_UNEXPECTED_KEYWORD = re.compile(r"(?P<callee>[\w.]+)\(\) got an unexpected keyword argument '(?P<word>\w+)'")
+
+
+def _keyword_hint(error: TypeError) -> str:
+    """' (did you mean x?)' for a mistyped keyword argument (`GpuFleetArgs(instance_typ=...)`, or a
+    provider resource's `_internal_init`), from the parameters of the callable the message names,
+    looked up where the call was made (the innermost frame: its locals, its globals, the modules
+    those import, `self`'s class). '' when the callable cannot be found."""
+    match = _UNEXPECTED_KEYWORD.search(str(error))
+    tb = error.__traceback__
+    if match is None or tb is None:
+        return ""
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    frame = tb.tb_frame
+    first, *rest = match.group("callee").split(".")
+    scopes: list[Any] = [frame.f_locals, frame.f_globals]
+    scopes += [vars(m) for m in frame.f_globals.values() if inspect.ismodule(m)]
+    found = next((scope[first] for scope in scopes if first in scope), None)
+    if found is None and "self" in frame.f_locals:
+        found = next((c for c in type(frame.f_locals["self"]).__mro__ if c.__name__ == first), None)
+    for attribute in rest:
+        found = getattr(found, attribute, None)
+    try:
+        parameters = inspect.signature(found).parameters.values() if callable(found) else []
+    except (TypeError, ValueError):
+        return ""
+    names = [
+        p.name
+        for p in parameters
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name not in ("self", "cls")
+    ]
+    return did_you_mean(match.group("word"), names)
 
 
 def _missing_module(module: str, where: str, program_dir: Path) -> str:

@@ -250,3 +250,25 @@ def test_a_missing_config_json_as_a_model_name_is_one_problem_under_its_key(tmp_
     (problem,) = served_model_problems(ServedModel(name=missing, context_tokens=4096, concurrency=4))
     assert (problem.input, problem.value) == ("model.name", missing)
     assert problem.allowed == "is not a file (the checkpoint's config.json)"
+
+
+@pytest.mark.parametrize(
+    ("program", "expected"),
+    [
+        (
+            "from inference_infra.components.serving.model import ServedModel\n"
+            "ServedModel(name='llama-3.1-8b', context_tokens=4096, concurency=4)\n",
+            "got an unexpected keyword argument 'concurency' (did you mean 'concurrency'?)",
+        ),
+        (
+            "import pulumi_aws as aws\naws.s3.BucketV2('b', buckt='models')\n",
+            "got an unexpected keyword argument 'buckt' (did you mean 'bucket'?)",
+        ),
+    ],
+)
+def test_plan_suggests_the_keyword_a_typo_meant(pulumi_project, capsys, program, expected):
+    folder = pulumi_project(program)
+    assert main(["plan", "--cwd", str(folder), "--stack", "dev"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert expected in err
+    assert "__main__.py:2" in err
