@@ -272,3 +272,17 @@ def test_plan_suggests_the_keyword_a_typo_meant(pulumi_project, capsys, program,
     err = " ".join(capsys.readouterr().err.split())
     assert expected in err
     assert "__main__.py:2" in err
+
+
+def test_one_mistake_is_one_problem_a_wrong_region_with_every_zone_outside_it(tmp_path, capsys):
+    """A wrong aws:region puts both of the dev network's zones outside it: one problem, not two."""
+    (tmp_path / "Pulumi.yaml").write_text(f"name: inference-infra\nruntime: python\nmain: {ROOT / 'infra'}\n")
+    stack = (ROOT / "Pulumi.dev.yaml").read_text()
+    assert "  aws:region: us-west-2\n" in stack
+    (tmp_path / "Pulumi.dev.yaml").write_text(
+        stack.replace("  aws:region: us-west-2\n", "  aws:region: eu-west-1\n")
+    )
+    assert main(["plan", "--cwd", str(tmp_path), "--stack", "dev"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "problems" not in err
+    assert "awsNetwork ['us-west-2a', 'us-west-2b'] has zones outside aws:region 'eu-west-1'" in err
