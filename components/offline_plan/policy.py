@@ -122,16 +122,36 @@ class PolicyPackError(InputError):
     """A policy raised an error of its own while checking (CLI exit code 2)."""
 
 
-def evaluate_policies(capture: Capture, pack_dir: Path | None, config_path: Path | None) -> PolicyReport:
-    if pack_dir is None:
-        return PolicyReport(evaluated=False, note="no policy pack (pass --policy-pack DIR)")
+@dataclass(frozen=True)
+class PreparedPack:
+    """A pack loaded and its config read and reconciled: what a run needs besides the capture."""
+
+    pack: LoadedPack
+    settings: dict[str, PolicySettings]
+    config: str | None  # the config file, if any
+
+
+def prepare_pack(pack_dir: Path, config_path: Path | None) -> PreparedPack:
+    """Load a pack and check its config (InputError on a bad one): `plan` does this before the
+    program runs, so a malformed --policy-config fails in a second, not after the program."""
     pack = load_pack(pack_dir)
     given = read_config_file(config_path) if config_path is not None else {}
     settings = reconcile(pack, given, str(config_path) if config_path else "(defaults)")
-    return evaluate(capture, pack, settings, str(config_path) if config_path else None)
+    return PreparedPack(pack, settings, str(config_path) if config_path else None)
 
 
-def evaluate_packs(capture: Capture, runs: list[tuple[Path, Path | None]]) -> PolicyReport:
+def evaluate_policies(capture: Capture, pack_dir: Path | None, config_path: Path | None) -> PolicyReport:
+    if pack_dir is None:
+        return PolicyReport(evaluated=False, note="no policy pack (pass --policy-pack DIR)")
+    prepared = prepare_pack(pack_dir, config_path)
+    return evaluate(capture, prepared.pack, prepared.settings, prepared.config)
+
+
+def evaluate_packs(
+    capture: Capture,
+    runs: list[tuple[Path, Path | None]],
+    prepared: list[PreparedPack] | None = None,
+) -> PolicyReport:
     """Several packs over one capture (as `pulumi preview --policy-pack A --policy-pack B`), merged.
 
     First, every plaintext secret in the capture (a token in user data, in an SSM String parameter,
@@ -142,7 +162,9 @@ def evaluate_packs(capture: Capture, runs: list[tuple[Path, Path | None]]) -> Po
     mark_plaintext_secrets(capture)
     if not runs:
         return evaluate_policies(capture, None, None)
-    reports = [evaluate_policies(capture, pack, config) for pack, config in runs]
+    if prepared is None:
+        prepared = [prepare_pack(pack, config) for pack, config in runs]
+    reports = [evaluate(capture, p.pack, p.settings, p.config) for p in prepared]
     merged = PolicyReport(
         evaluated=True,
         pack=", ".join(r.pack or "?" for r in reports),

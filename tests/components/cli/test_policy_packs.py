@@ -129,3 +129,25 @@ def test_policy_pack_init_rejects_a_folder_that_holds_a_pack(init_pack):
     ):
         write_pack(init_pack)
     write_pack(init_pack, force=True)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("{not json", "is not valid JSON"),
+        ('{"no-such-policy": "mandatory"}', "no-such-policy"),
+    ],
+)
+def test_plan_checks_a_policy_config_before_the_program_runs(
+    pulumi_project, tmp_path, capsys, text, expected
+):
+    folder = pulumi_project("raise RuntimeError('the program ran')\n")
+    config = tmp_path / "bad.json"
+    config.write_text(text)
+    code = main(
+        ["plan", "--cwd", str(folder), "--policy-pack", str(LIBRARY_PACK), "--policy-config", str(config)]
+    )
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2
+    assert expected in err
+    assert "the program ran" not in err
