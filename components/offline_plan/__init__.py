@@ -250,14 +250,40 @@ def _missing_module(module: str, where: str, program_dir: Path) -> str:
             f"the program likely needs another version of {top} (see its requirements)."
         )
     requirement, listed_in = _requirement_for(top, program_dir)
-    install = requirement or top.replace("_", "-")
-    listed = f" ({listed_in} lists {requirement})" if requirement else ""
-    return (
+    where = (
         f"{at}the program imports {top}, which is not installed in the Python running the plan "
-        f"({sys.executable}){listed}. Install it with `{sys.executable} -m pip install '{install}'` "
-        "and plan again; the plan runs the program inside its own Python, so every package the program "
-        "imports must be installed beside inference-infra."
+        f"({sys.executable})"
     )
+    after = (
+        " and plan again; the plan runs the program inside its own Python (the virtualenv Pulumi.yaml "
+        "names, when it names one), so every package the program imports must be installed beside "
+        "inference-infra."
+    )
+    if requirement:
+        install = f"`{sys.executable} -m pip install '{requirement}'`"
+        return f"{where} ({listed_in} lists {requirement}). Install it with {install}{after}"
+    if top in _EXTRAS:  # a provider SDK the library installs, at the versions it supports
+        extra = _EXTRAS[top]
+        return (
+            f"{where}. Install it with inference-infra's extra, which pins the versions the components "
+            f"support: `{sys.executable} -m pip install 'inference-infra[{extra}]'` (or add the extra to the "
+            f"inference-infra line of your requirements.txt){after}"
+        )
+    return (
+        f"{where}, and no requirements.txt beside the program lists it. Add it with a pinned version "
+        f"to {program_dir / 'requirements.txt'} (where `pulumi install` reads it) and install that: "
+        f"`{sys.executable} -m pip install -r {program_dir / 'requirements.txt'}`{after}"
+    )
+
+
+# Modules the library's extras install (pyproject.toml [project.optional-dependencies]).
+_EXTRAS = {
+    "pulumi_aws": "aws",
+    "boto3": "aws",
+    "pulumi_gcp": "gcp",
+    "pulumi_kubernetes": "k8s",
+    "pulumi_random": "k8s",
+}
 
 
 def _requirement_for(module: str, program_dir: Path) -> tuple[str | None, str | None]:
