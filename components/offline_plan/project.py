@@ -19,6 +19,7 @@ import importlib
 import importlib.util
 import inspect
 import json
+import os
 import re
 import sys
 from collections.abc import Mapping
@@ -109,6 +110,35 @@ def install_layout(root: Path, program_dir: Path, options: Mapping[str, Any]) ->
         requirements=program_dir / "requirements.txt",
         pip_cwd=program_dir,
     )
+
+
+# Set in the plan that `plan` starts inside a project's virtualenv, so it never starts another.
+IN_VIRTUALENV = "INFERENCE_INFRA_PLAN_IN_VIRTUALENV"
+
+
+def program_python(project: Project) -> Path | None:
+    """The virtualenv's Python that runs the program when Pulumi.yaml names one and it is not the
+    Python running now (None: run here). As pulumi-language-python v3.259.0 does it
+    (sdk/python/toolchain/pip.go): the path is relative to the project root (resolveVirtualEnvironmentPath,
+    583-591), it must hold bin/python (IsVirtualEnv, 293; else ValidateVenv's error, 241-245, whose
+    advice the message follows), and the program runs under that python with the virtualenv activated
+    (Command, 178-193; toolchain.go ActivateVirtualEnv). InputError when the folder is no virtualenv."""
+    layout = project.install_layout()
+    venv = layout.virtualenv
+    if venv is None or layout.toolchain == "poetry" or os.environ.get(IN_VIRTUALENV):
+        return None
+    python = venv / "bin" / "python"
+    if Path(sys.prefix).resolve() == venv.resolve():
+        return None
+    if not python.is_file():
+        state = "does not exist" if not venv.exists() else "is not a virtualenv (it has no bin/python)"
+        requirements = layout.requirements
+        raise InputError(
+            f"Pulumi.yaml runtime.options.virtualenv is {project.options.get('virtualenv')!r}, but {venv} "
+            f"{state}; `pulumi up` would refuse to run too. Create it: `python3 -m venv {venv} && "
+            f"{python} -m pip install -r {requirements}`, then plan again."
+        )
+    return python
 
 
 @dataclass(frozen=True)
