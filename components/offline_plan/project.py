@@ -79,20 +79,36 @@ class InstallLayout:
     pip_cwd: Path  # where pip runs, so where relative paths in the requirements resolve
 
     def problems(self, root: Path) -> list[str]:
-        """Why `pulumi install` would build an environment that cannot run the program: the
-        project keeps a requirements.txt above the program's folder, where pip never looks."""
+        """Why `pulumi up` could not run the program as planned: the virtualenv Pulumi.yaml names is
+        not there (the plan ran in its own Python instead), or `pulumi install` would build one that
+        cannot run it (a requirements.txt above the program's folder, where pip never looks)."""
+        venv_problems = self._virtualenv_problems()
         if self.toolchain != "pip" or self.requirements.is_file():
-            return []
+            return venv_problems
         folder = self.requirements.parent
         above = [f for f in folder.parents if f == root or root in f.parents]
         found = next((f / "requirements.txt" for f in above if (f / "requirements.txt").is_file()), None)
         if found is None:
-            return []
+            return venv_problems
         here = folder.relative_to(root)
         return [
+            *venv_problems,
             f"`pulumi install` (pip toolchain) reads requirements.txt from the program's folder {here}/, "
             f"not {found.relative_to(root)}, so it would install nothing into the virtualenv; put the "
-            f"requirements in {here}/requirements.txt (a path in it is read from that folder)"
+            f"requirements in {here}/requirements.txt (a path in it is read from that folder)",
+        ]
+
+    def _virtualenv_problems(self) -> list[str]:
+        if self.virtualenv is None or self.toolchain == "poetry":
+            return []
+        python = self.virtualenv / "bin" / "python"
+        if python.is_file():
+            return []
+        state = "does not exist" if not self.virtualenv.exists() else "is not a virtualenv (no bin/python)"
+        return [
+            f"runtime.options.virtualenv {self.virtualenv} {state}, so the plan ran the program in "
+            f"{sys.executable}; `pulumi up` would refuse to run it. Make it: `python3 -m venv "
+            f"{self.virtualenv} && {python} -m pip install -r {self.requirements}`"
         ]
 
 
@@ -120,24 +136,17 @@ def program_python(project: Project) -> Path | None:
     """The virtualenv's Python that runs the program when Pulumi.yaml names one and it is not the
     Python running now (None: run here). As pulumi-language-python v3.259.0 does it
     (sdk/python/toolchain/pip.go): the path is relative to the project root (resolveVirtualEnvironmentPath,
-    583-591), it must hold bin/python (IsVirtualEnv, 293; else ValidateVenv's error, 241-245, whose
-    advice the message follows), and the program runs under that python with the virtualenv activated
-    (Command, 178-193; toolchain.go ActivateVirtualEnv). InputError when the folder is no virtualenv."""
+    583-591), it must hold bin/python (IsVirtualEnv, 293; a folder that does not is ValidateVenv's
+    error, 241-245: here the plan still runs, in this Python, with a warning saying so), and the
+    program runs under that python with the virtualenv activated (Command, 178-193; toolchain.go
+    ActivateVirtualEnv)."""
     layout = project.install_layout()
     venv = layout.virtualenv
     if venv is None or layout.toolchain == "poetry" or os.environ.get(IN_VIRTUALENV):
         return None
     python = venv / "bin" / "python"
-    if Path(sys.prefix).resolve() == venv.resolve():
-        return None
-    if not python.is_file():
-        state = "does not exist" if not venv.exists() else "is not a virtualenv (it has no bin/python)"
-        requirements = layout.requirements
-        raise InputError(
-            f"Pulumi.yaml runtime.options.virtualenv is {project.options.get('virtualenv')!r}, but {venv} "
-            f"{state}; `pulumi up` would refuse to run too. Create it: `python3 -m venv {venv} && "
-            f"{python} -m pip install -r {requirements}`, then plan again."
-        )
+    if Path(sys.prefix).resolve() == venv.resolve() or not python.is_file():
+        return None  # not made yet: the plan runs here and warns (InstallLayout.problems)
     return python
 
 
