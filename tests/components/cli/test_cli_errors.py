@@ -131,6 +131,9 @@ def no_aws_credentials(monkeypatch, tmp_path):
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    # boto3's default session keeps the credentials it resolved for an earlier test in this worker
+    # (with -n 2 the order varies): start from none, so the lookup sees the empty environment above.
+    monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
 
 
 def test_models_manifest_rejects_s3_without_credentials(capsys, no_aws_credentials):
