@@ -260,13 +260,19 @@ def validate(settings: StackSettings) -> list[Problem]:
             subnets = [SubnetRef(id=_PLANNED, availability_zone=z) for z in network.create.availability_zones]
         else:
             subnets = [SubnetRef(id=s.id, availability_zone=s.availability_zone) for s in network.subnets]
-        problems += [
-            Problem(
-                f"{NAMESPACE}:awsNetwork", s.availability_zone, f"has a zone outside aws:region {region!r}"
-            )
-            for s in subnets
-            if region and not s.availability_zone.startswith(region)
+        # One problem for one mistake: a wrong aws:region puts every zone outside it.
+        outside = [
+            s.availability_zone for s in subnets if region and not s.availability_zone.startswith(region)
         ]
+        if outside:
+            zones = "zone" if len(outside) == 1 else "zones"
+            problems.append(
+                Problem(
+                    f"{NAMESPACE}:awsNetwork",
+                    outside[0] if len(outside) == 1 else outside,
+                    f"has {zones} outside aws:region {region!r}",
+                )
+            )
     names = [f.name for f in fleets]
     for duplicate in sorted({n for n in names if names.count(n) > 1}):
         problems.append(

@@ -142,9 +142,18 @@ def size(
 
         from inference_infra.components.planner.models import model_from_config
 
-        spec = model_from_config(Path(model_config))
+        spec = model_from_config(Path(model_config), "--model-config")
     else:
-        spec = model
+        from inference_infra.components.planner.models import model_spec, unknown_model_problem
+
+        try:
+            spec = model_spec(model)
+        except InputError:
+            if model.strip().lower().endswith(".json"):
+                raise
+            hint = "(--model-config PATH sizes any other model from its config.json)"
+            raise_if_invalid("size", [unknown_model_problem(model, "--model", hint)])
+            raise
     try:
         sizing = plan_size(
             spec,

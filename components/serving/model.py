@@ -69,6 +69,8 @@ def served_model_problems(model: ServedModel, key: str = "model") -> list[Proble
         spec = model_spec(model.name)
     except InputError as e:
         if model.name.strip().lower().endswith(".json"):
+            if [p.input for p in e.problems] == ["model"]:  # the file is missing or not JSON
+                return [Problem(f"{key}.name", e.problems[0].value, e.problems[0].allowed)]
             return [Problem(f"{key}.name", model.name, str(e).removesuffix("."))]
         return [unknown_model_problem(model.name, f"{key}.name")]
     problems = []
