@@ -20,7 +20,7 @@ from inference_infra.components.catalog.gcp import GCP_INSTANCE_TYPES
 from inference_infra.components.catalog.tables import DATA
 
 REPO = Path(__file__).resolve().parents[3]
-LATEST = date(2026, 11, 25)  # the newest figure in the tables; none may claim to be newer
+LATEST = date(2026, 12, 2)  # the newest figure in the tables; none may claim to be newer
 URL = re.compile(r"https://\S+")
 
 

@@ -148,7 +148,7 @@ def test_gcp_idle_watchdog_creates_a_topic_only_the_function_publishes_to(plan_o
         ("tag_key", "AutoShutdown", "label key"),
         ("schedule_expression", "cron(0/5 * * * ? *)", "5-field unix cron"),
         ("schedule_expression", "rate(7 minutes)", "dividing an hour"),
-        ("idle_minutes", 5, "10 to 1440"),
+        ("idle_minutes", 5, "must be at least 10"),
         ("metric_period_seconds", 420, "must divide the idle window"),
         ("memory_size_mib", 300, "one of 128"),
         ("projects", ["Acme"], "GCP project ids"),
