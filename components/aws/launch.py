@@ -38,6 +38,7 @@ from inference_infra.components.aws.fleet_args import (
     weights_directory,
 )
 from inference_infra.components.aws.mirrors import repository_arn_patterns
+from inference_infra.components.aws.names import provider_region, zones_in_region_problems
 from inference_infra.components.catalog import InstanceType
 from inference_infra.components.endpoints import EndpointPool
 from inference_infra.components.errors import Problem, raise_if_invalid
@@ -76,7 +77,11 @@ class AcceleratorFleet(pulumi.ComponentResource):
     def __init__(self, name: str, args: FleetArgs, opts: pulumi.ResourceOptions | None = None):
         kind = self.KIND
         planned = plan_fleet(kind, args)  # types first, then every other problem
-        raise_if_invalid(f"{kind.component} {name!r}", fleet_name_problems(name) + planned.problems)
+        placed = zones_in_region_problems(
+            ((f"subnets[{i}].availability_zone", s.availability_zone) for i, s in enumerate(args.subnets)),
+            provider_region(opts),
+        )
+        raise_if_invalid(f"{kind.component} {name!r}", fleet_name_problems(name) + planned.problems + placed)
         assert planned.instance_type is not None  # validated above
         super().__init__(f"inference-infra:aws:{kind.component}", name, None, opts)
         self._name, self._args, self._plan = name, args, planned

@@ -59,6 +59,8 @@ from inference_infra.components.catalog import (
     instance_type,
 )
 from inference_infra.components.catalog.gcp_n1_gpus import N1_GPU_LIMITS, n1_gpu_limits
+from inference_infra.components.catalog.placements import gpu_zone_problems
+from inference_infra.components.catalog.zones import gcp_network_region_problems
 from inference_infra.components.endpoints.routing import EndpointPool
 from inference_infra.components.errors import InputError, Problem, raise_if_invalid
 from inference_infra.components.fleet import (
@@ -331,6 +333,11 @@ def plan_gpu_fleet(
             shape, shape_problems = resolve_shape(args, machine)
             problems += shape_problems
     problems += _reservation_problems(args, counts, zone, machine)
+    if machine is not None:
+        placed = [("zone", zone)] if zone else []
+        for key, where in [*placed, *((f"zones[{i}]", z) for i, z in enumerate(args.zones))]:
+            if isinstance(where, str) and not zone_problems(key, where):
+                problems += gpu_zone_problems(key, where, machine)
     scaling = None
     if args.elastic is None and args.zones:
         problems.append(Problem("zones", list(args.zones), "applies only to elastic pools (set elastic)"))
@@ -563,7 +570,14 @@ class GpuFleet(pulumi.ComponentResource):
         project = args.project or gcp.config.project or None
         raise_if_invalid(f"GpuFleet {name!r}", check_types(args))
         plan = plan_gpu_fleet(name, args, project=project, zone=provider_zone())
-        raise_if_invalid(f"GpuFleet {name!r}", plan.problems)
+        placed = (
+            gcp_network_region_problems(
+                "zone", plan.zone, subnetwork=args.subnetwork, provider_region=gcp.config.region or None
+            )
+            if plan.zone and not plan.problems
+            else []
+        )
+        raise_if_invalid(f"GpuFleet {name!r}", [*plan.problems, *placed])
         super().__init__("inference-infra:gcp:GpuFleet", name, None, opts)
         log_notes(plan.notes)
         child = pulumi.ResourceOptions(parent=self)
