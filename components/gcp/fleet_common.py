@@ -59,6 +59,15 @@ def weights_problems(args: GcpNodeArgs) -> list[Problem]:
 
 def pin_problems(weights: GcsWeights) -> list[Problem]:
     """A pinned manifest digest (64 hex digits) for every folder, and no pin for a folder not listed."""
+    if isinstance(weights.manifest_sha256, str) and len(weights.uris) != 1:
+        return [
+            Problem(
+                "weights.manifest_sha256",
+                weights.manifest_sha256,
+                f"is one digest for {len(weights.uris)} folders: a string pins the one folder of uris; "
+                "for several, map each folder URI to its digest",
+            )
+        ]
     problems = []
     listed = {u.rstrip("/") for u in weights.uris if isinstance(u, str)}
     for uri in weights.uris:
@@ -77,7 +86,7 @@ def pin_problems(weights: GcsWeights) -> list[Problem]:
             problems.append(
                 Problem(f"weights.manifest_sha256[{uri!r}]", pin, "must be a SHA-256: 64 hex digits")
             )
-    for key in weights.manifest_sha256:
+    for key in weights.pins():
         if not isinstance(key, str) or key.rstrip("/") not in listed:
             problems.append(
                 Problem(

@@ -34,18 +34,28 @@ class GcsWeights:
         "cache, else the boot disk) and verify against their pinned manifest; the engines serve the first. "
         "Folder paths: letters, digits, '.', '_', '-' and '/'.",
     )
-    manifest_sha256: Mapping[str, str] = arg(
+    manifest_sha256: str | Mapping[str, str] = arg(
         factory=dict,
-        doc="Each folder's pinned manifest: folder URI (as in uris) -> the SHA-256 of its "
-        "inference-manifest.json, which `inference-infra models manifest gs://...` prints. Required for "
-        "every folder: a node downloads only the files that manifest lists and serves nothing when the "
-        "manifest in the bucket has another digest.",
+        doc="The pinned SHA-256 of each folder's inference-manifest.json, which `inference-infra models "
+        "manifest gs://...` prints: for one folder the digest itself, as S3Weights.manifest_sha256 takes "
+        "it; for several, a map folder URI (as in uris) -> digest. Required for every folder: a node "
+        "downloads only the files that manifest lists and serves nothing when the manifest in the bucket "
+        "has another digest. (A map for a single folder is the older shape: still accepted, deprecated "
+        "in favour of the string.)",
     )
+
+    def pins(self) -> dict[str, str]:
+        """Folder URI -> pinned digest, whichever shape manifest_sha256 was given in. A string pins the
+        one folder of uris (with none or several, it pins nothing: `pin_problems` says why)."""
+        pinned = self.manifest_sha256
+        if isinstance(pinned, str):
+            return {self.uris[0]: pinned} if len(self.uris) == 1 and isinstance(self.uris[0], str) else {}
+        return dict(pinned)
 
     def pinned(self, uri: str) -> str | None:
         """The pinned manifest digest of a folder (lower-case), or None."""
         wanted = uri.rstrip("/")
-        for key, value in self.manifest_sha256.items():
+        for key, value in self.pins().items():
             if isinstance(key, str) and key.rstrip("/") == wanted and isinstance(value, str):
                 return value.lower()
         return None

@@ -379,7 +379,7 @@ def _startup_config(
 ) -> StartupConfig:
     return StartupConfig(
         model_uris=args.weight_uris,
-        manifest_sha256=dict(args.weights.manifest_sha256) if args.weights is not None else {},
+        manifest_sha256=args.weights.pins() if args.weights is not None else {},
         allow_code=engines.allows_code if engines is not None else False,
         api_key_secret=api_key_secret_version(name, args)
         if engines is not None and args.weight_uris
