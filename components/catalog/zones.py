@@ -382,6 +382,8 @@ def gcp_network_region_problems(
     """A GCP fleet whose zone is in another region than its subnetwork (when the subnetwork names its
     region), else than the provider's region (gcp:region, when set): its VMs could not attach to it."""
     region = zone.rsplit("-", 1)[0]
+    if provider_region is not None and provider_region not in GCP_REGIONS:
+        return gcp_region_problems("gcp:region (the gcp provider's region)", provider_region)
     if (network_region := gcp_subnetwork_region(subnetwork)) is not None:
         if region == network_region:
             return []

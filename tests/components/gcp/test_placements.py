@@ -82,3 +82,11 @@ def test_placements_gpu_fleet_rejects_a_machine_its_zone_does_not_offer(plan_of)
 def test_placements_gpu_fleet_plans_where_its_machine_is_offered(plan_of):
     vm = plan_of(GpuFleet("l4", gpu())).one(GCP_INSTANCE)
     assert vm.props["zone"] == "us-central1-b"
+
+
+@pytest.mark.stack_config({"gcp:region": "us-centrall1"})
+def test_placements_gpu_fleet_rejects_an_unknown_provider_region(plan_of):
+    with pytest.raises(
+        InputError, match=r"gcp:region \(the gcp provider's region\) 'us-centrall1' is an unknown region"
+    ):
+        GpuFleet("l4", gpu())
