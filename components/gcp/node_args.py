@@ -36,12 +36,12 @@ class GcsWeights:
     )
     manifest_sha256: str | Mapping[str, str] = arg(
         factory=dict,
-        doc="The pinned SHA-256 of each folder's inference-manifest.json, which `inference-infra models "
-        "manifest gs://...` prints: for one folder the digest itself, as S3Weights.manifest_sha256 takes "
-        "it; for several, a map folder URI (as in uris) -> digest. Required for every folder: a node "
-        "downloads only the files that manifest lists and serves nothing when the manifest in the bucket "
-        "has another digest. (A map for a single folder is the older shape: still accepted, deprecated "
-        "in favour of the string.)",
+        doc="Each folder's pinned manifest: folder URI (as in uris) -> the SHA-256 of its "
+        "inference-manifest.json, which `inference-infra models manifest gs://...` prints. Required for "
+        "every folder: a node downloads only the files that manifest lists and serves nothing when the "
+        "manifest in the bucket has another digest. In a program, one folder is pinned with the digest "
+        "alone (a string, as S3Weights.manifest_sha256 takes it), the preferred shape there; the map "
+        "stays for several folders and is what stack files use.",
     )
 
     def pins(self) -> dict[str, str]:
