@@ -77,7 +77,7 @@ def tpu_zone_problems(input_name: str, zone: str, slice_name: str, accelerator: 
         return []
     generation = accelerator.removeprefix("tpu-")
     near = [z for z in offered.zones if _region(z) == _region(zone)]
-    hint = f" (in its region: {', '.join(near)})" if near else did_you_mean(zone, offered.zones)
+    hint = f" (in its region: {', '.join(near)})" if near else ""
     return [
         Problem(
             input_name,
@@ -85,9 +85,17 @@ def tpu_zone_problems(input_name: str, zone: str, slice_name: str, accelerator: 
             f"does not offer TPU {generation} ({slice_name}){hint}: Google's TPU zone table "
             f"({offered.as_of.isoformat()}, {offered.source.split(' ; ')[0]}) lists {generation} in "
             f"{', '.join(offered.zones)}. Place the slice in one of them (zone, or gcp:zone), or pick "
-            "another generation",
+            f"{_here(zone)}",
         )
     ]
+
+
+def _here(zone: str) -> str:
+    """The generations Google lists in the zone, as the fix to offer."""
+    here = [g.removeprefix("tpu-") for g, row in TPU_ZONES.items() if zone in row.zones]
+    if not here:
+        return "another generation (Google's table lists none in this zone)"
+    return f"a generation offered in {zone} (generation={' or '.join(repr(g) for g in here)})"
 
 
 def gpu_zone_problems(input_name: str, zone: str, machine_type: str) -> list[Problem]:

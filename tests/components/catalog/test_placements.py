@@ -84,3 +84,11 @@ def test_placements_rejects_a_gpu_machine_in_a_zone_its_region_does_not_offer_it
     assert "does not offer a3-highgpu-8g" in problem.allowed
     assert gpu_zone_problems("zone", "us-central1-b", "g2-standard-8") == []
     assert gpu_zone_problems("zone", "europe-west4-a", "g2-standard-8") == []  # region not covered
+
+
+def test_placements_names_the_generations_the_zone_does_offer():
+    [central] = tpu_zone_problems("zone", "us-central1-a", "v6e-4", "tpu-v6e")
+    assert "pick a generation offered in us-central1-a (generation='v5p' or 'v5e')" in central.allowed
+    [west] = tpu_zone_problems("zone", "us-west1-b", "v6e-4", "tpu-v6e")
+    assert "did you mean" not in west.allowed  # no zone of another region is suggested as a typo
+    assert "Google's table lists none in this zone" in west.allowed
