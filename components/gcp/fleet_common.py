@@ -16,6 +16,7 @@ from ipaddress import ip_network
 import pulumi
 
 from inference_infra.components.catalog import Cloud
+from inference_infra.components.catalog.zones import gcp_zones
 from inference_infra.components.endpoints.routing import EndpointPool, PoolBackend
 from inference_infra.components.errors import Problem
 from inference_infra.components.fleet import FleetServing, plan_serving
@@ -286,12 +287,13 @@ def endpoint_pool_of(
 
 
 def provider_zone() -> str | None:
-    """The zone a node takes when its args name none: gcp:zone, else <gcp:region>-a."""
+    """The zone a node takes when its args name none: gcp:zone, else the first zone of gcp:region
+    (`catalog.zones`: us-east1 and europe-west1 have no zone a; elsewhere <region>-a)."""
     import pulumi_gcp as gcp
 
     if gcp.config.zone:
         return gcp.config.zone
-    return f"{gcp.config.region}-a" if gcp.config.region else None
+    return gcp_zones(gcp.config.region).names[0] if gcp.config.region else None
 
 
 def log_notes(notes: Sequence[str]) -> None:

@@ -100,7 +100,8 @@ class GcpNodeArgs(FleetCommonArgs):
     )
     zone: str | None = arg(
         None,
-        "The zone the nodes run in, e.g. us-central1-a. Default: the gcp:zone config, else <gcp:region>-a.",
+        "The zone the nodes run in, e.g. us-central1-a. Default: the gcp:zone config, else the first zone "
+        "of gcp:region (<gcp:region>-a where it exists; us-east1-b).",
     )
     project: str | None = arg(None, "The project. Default: the gcp:project config.", stack=False)
     weights: GcsWeights | None = arg(
