@@ -77,9 +77,16 @@ class AcceleratorFleet(pulumi.ComponentResource):
     def __init__(self, name: str, args: FleetArgs, opts: pulumi.ResourceOptions | None = None):
         kind = self.KIND
         planned = plan_fleet(kind, args)  # types first, then every other problem
-        placed = zones_in_region_problems(
-            ((f"subnets[{i}].availability_zone", s.availability_zone) for i, s in enumerate(args.subnets)),
-            provider_region(opts),
+        placed = (  # once the args are sound: a subnet given as a string is one problem, not two
+            zones_in_region_problems(
+                (
+                    (f"subnets[{i}].availability_zone", s.availability_zone)
+                    for i, s in enumerate(args.subnets)
+                ),
+                provider_region(opts),
+            )
+            if not planned.problems
+            else []
         )
         raise_if_invalid(f"{kind.component} {name!r}", fleet_name_problems(name) + planned.problems + placed)
         assert planned.instance_type is not None  # validated above
