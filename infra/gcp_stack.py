@@ -20,6 +20,7 @@ from typing import Any
 
 import pulumi
 
+from inference_infra.components.catalog.zones import gcp_zones
 from inference_infra.components.endpoints import EndpointPool
 from inference_infra.components.errors import Problem
 from inference_infra.components.fleet import plan as fleet_plan
@@ -62,13 +63,13 @@ MODEL_BUCKET_NAME = "gcp-model-bucket"
 class GcpContext:
     project: str | None
     region: str | None
-    zone: str | None  # default zone: gcp:zone, else <region>-a
+    zone: str | None  # default zone: gcp:zone, else the region's first zone (<region>-a where it exists)
 
     @classmethod
     def from_config(cls) -> GcpContext:
         config = pulumi.Config("gcp")
         region = config.get("region")
-        zone = config.get("zone") or (f"{region}-a" if region else None)
+        zone = config.get("zone") or (gcp_zones(region).names[0] if region else None)  # us-east1: b
         return cls(
             project=config.get("project"), region=region or (region_of(zone) if zone else None), zone=zone
         )

@@ -38,6 +38,7 @@ from inference_infra.components.aws.fleet_args import (
     weights_directory,
 )
 from inference_infra.components.aws.mirrors import repository_arn_patterns
+from inference_infra.components.aws.names import provider_region, zones_in_region_problems
 from inference_infra.components.catalog import InstanceType
 from inference_infra.components.endpoints import EndpointPool
 from inference_infra.components.errors import Problem, raise_if_invalid
@@ -88,7 +89,20 @@ class AcceleratorFleet(pulumi.ComponentResource):
         the pool plans itself."""
         kind = self.KIND
         planned = plan if plan is not None else plan_fleet(kind, args)  # types first, then the rest
-        raise_if_invalid(f"{kind.component} {name!r}", fleet_name_problems(name) + list(planned.problems))
+        placed = (  # once the args are sound: a subnet given as a string is one problem, not two
+            zones_in_region_problems(
+                (
+                    (f"subnets[{i}].availability_zone", s.availability_zone)
+                    for i, s in enumerate(args.subnets)
+                ),
+                provider_region(opts),
+            )
+            if not planned.problems
+            else []
+        )
+        raise_if_invalid(
+            f"{kind.component} {name!r}", fleet_name_problems(name) + list(planned.problems) + placed
+        )
         assert planned.instance_type is not None  # validated above
         super().__init__(f"inference-infra:aws:{kind.component}", name, None, opts)
         self._name, self._args, self._plan = name, args, planned

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_aws as aws
 
+from inference_infra.components.aws.names import provider_region, zones_in_region_problems
 from inference_infra.components.aws.network_args import (
     ZONE_RE,
     PrivateNetworkArgs,
@@ -77,7 +78,14 @@ class PrivateNetwork(pulumi.ComponentResource):
     route_table_ids: list[pulumi.Output[str]]
 
     def __init__(self, name: str, args: PrivateNetworkArgs, opts: pulumi.ResourceOptions | None = None):
-        raise_if_invalid(f"PrivateNetwork {name!r}", input_problems(args, validate_private_network))
+        raise_if_invalid(
+            f"PrivateNetwork {name!r}",
+            input_problems(args, validate_private_network)
+            + zones_in_region_problems(
+                ((f"availability_zones[{i}]", z) for i, z in enumerate(args.availability_zones)),
+                provider_region(opts),
+            ),
+        )
         super().__init__("inference-infra:aws:PrivateNetwork", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         zones = list(args.availability_zones)

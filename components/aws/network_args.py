@@ -15,6 +15,7 @@ import pulumi
 
 from inference_infra.components.arguments import arg
 from inference_infra.components.aws.idle_watchdog_args import LOG_RETENTION_DAYS
+from inference_infra.components.catalog.zones import aws_zone_problems
 from inference_infra.components.errors import Problem
 
 ZONE_RE = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d+[a-z]$")
@@ -29,9 +30,11 @@ class SubnetRef:
 
 
 def validate_zone(name: str, zone: str) -> list[Problem]:
+    """A zone's form, then its region and name against the catalog's lists (unknown region, a zone
+    its region does not have), each with a did-you-mean."""
     if not isinstance(zone, str) or not ZONE_RE.match(zone):
         return [Problem(name, zone, "is not an availability zone name (like 'us-east-1a')")]
-    return []
+    return aws_zone_problems(name, zone)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -57,10 +57,13 @@ GENERATED = DATA / "generated"
 
 PRICE_COLUMNS = ("cloud", "name", "region", "hourly_usd", "source", "as_of", "notes")
 SPOT_COLUMNS = ("cloud", "name", "region", "zones", "zone_usd", "source", "as_of", "notes")
+ZONE_COLUMNS = ("name", "region", "zones", "source", "as_of")
 
 AWS_INPUT = "skypilot-aws-vms.csv"
 GCP_INPUT = "skypilot-gcp-vms.csv"
 GCE_INPUT = "cyclenerd-pricing.yml"
+SAGEMAKER_INPUT = "fmbench-pricing.yml"
+SAGEMAKER_COLUMNS = ("instance_type", "region", "hourly_usd", "source", "as_of", "notes")
 _INPUTS = {"aws": AWS_INPUT, "gcp": GCP_INPUT, "cyclenerd": GCE_INPUT}
 
 # A GCP type's reference region, the first row written (a lookup outside the type's regions falls
@@ -315,6 +318,39 @@ def _gcp_spot(
     return out
 
 
+def _gcp_machine_zones(catalog: list[dict[str, str]]) -> list[tuple[str, ...]]:
+    """The zones SkyPilot's GCP copy lists for each GPU machine of the catalog, per region."""
+    meta = sources()[GCP_INPUT]
+    machines = [r["name"] for r in catalog if r["cloud"] == "gcp" and not r["accelerator"].startswith("tpu-")]
+    zones: dict[tuple[str, str], set[str]] = {}
+    for row in read_input(GCP_INPUT):
+        if row["InstanceType"] in machines:
+            zones.setdefault((row["InstanceType"], row["Region"]), set()).add(row["AvailabilityZone"])
+    return [
+        (name, region, " ".join(sorted(zones[name, region])), meta["url"], meta["copied_on"])
+        for name in machines
+        for region in sorted(r for n, r in zones if n == name)
+    ]
+
+
+def _sagemaker_prices(catalog: list[dict[str, str]]) -> list[tuple[str, ...]]:
+    """SageMaker hosting USD per hour of every ml.* size of the catalog's AWS families in FMBench's
+    pricing.yml (us-east-1, the region FMBench prices for; see SOURCES.json), in the file's order."""
+    import yaml  # only the build reads YAML
+
+    meta = sources()[SAGEMAKER_INPUT]
+    families = {r["name"].split(".")[0] for r in catalog if r["cloud"] == "aws"}
+    listed = yaml.safe_load(_checked(SAGEMAKER_INPUT).read_text())["pricing"]["instance_based"]
+    rows = []
+    for name, usd in listed.items():
+        if name.startswith("ml.") and name.split(".")[1] in families:
+            if not isinstance(usd, int | float) or usd <= 0:
+                raise BuildError(f"{SAGEMAKER_INPUT}: {name} has no positive hourly price ({usd!r})")
+            note = f"FMBench pricing.yml at {meta['commit'][:8]} (file last changed {meta['commit_date']})"
+            rows.append((name, meta["region"], _fmt(float(usd)), meta["url"], meta["copied_on"], note))
+    return rows
+
+
 def _unique(rows: list[dict[str, str]], *fields: str) -> list[dict[str, str]]:
     """The first row of each key, in file order (the tables list one row per region)."""
     first: dict[tuple[str, ...], dict[str, str]] = {}
@@ -336,6 +372,8 @@ def build() -> dict[str, str]:
         "aws_prices.csv": _csv(PRICE_COLUMNS, prices),
         "gcp_prices.csv": _csv(PRICE_COLUMNS, gcp_prices),
         "spot.csv": _csv(SPOT_COLUMNS, [*aws_spot, *gcp_spot]),
+        "gcp_machine_zones.csv": _csv(ZONE_COLUMNS, _gcp_machine_zones(catalog)),
+        "sagemaker_prices.csv": _csv(SAGEMAKER_COLUMNS, _sagemaker_prices(catalog)),
     }
 
 

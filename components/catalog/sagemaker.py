@@ -1,24 +1,17 @@
 """SageMaker real-time inference prices for ml.* accelerator instances (on-demand, per instance-hour).
 
-SageMaker bills its own rate for an ml.* instance, above the EC2 price of the
-same machine. A rate is recorded only from a primary source (AWS's pricing page
-or the AWS Price List offer file for AmazonSageMaker) with its date.
+SageMaker bills its own rate for an ml.* instance, above the EC2 price of the same machine. The
+rates come from a pinned, committed copy of AWS's own benchmarking tool's price file: FMBench
+(``aws-samples/foundation-model-benchmarking-tool``), ``fmbench/configs/pricing.yml`` at
+39ce6b9c, which ``make catalog`` reads (``data/sources/fmbench-pricing.yml``; URL, commit, git
+blob and SHA-256 in ``SOURCES.json``) into ``data/generated/sagemaker_prices.csv``: every ml.* size
+of the instance families the catalog carries (g4dn, g5, g6, inf2, p4d, p5, trn1) that the file
+prices. The file names no region; FMBench prices for us-east-1 (see ``SOURCES.json``), so the
+rows are us-east-1 and a plan in another region says it used the us-east-1 rate.
 
-As of 2026-11-25 **no ml.* type is priced**: AWS's pricing page fills its
-tables with scripts and could not be read here, and no copy of the Price List
-offer file was found through the search and fetch tools. The rates recorded on
-2026-11-01 (said to be from AWS's page, never checked) disagree with secondary
-pages read on 2026-11-24 (ml.g5.xlarge at $1.408 recorded, $1.21 on one page,
-about $1.41 on another; ml.inf2.xlarge $0.99 recorded, $0.76 on one), so they
-are kept in ``data/sagemaker.csv`` as ``recorded_usd`` for the record and are
-not used: ``sagemaker_price`` returns None, and a plan lists a SageMaker endpoint
-as not priced instead of guessing. ``SAGEMAKER_NOT_PRICED`` lists the types
-with the reason; any other ml.* type is not priced for the same reason.
-
-To price them, add ``hourly_usd``, ``source`` and ``as_of`` to a row from the
-offer file (``https://pricing.us-east-1.amazonaws.com/offers/v1.0/aws/AmazonSageMaker/current/index.json``,
-product family "ML Instance", component "Hosting", usage type ``USE1-Host:<type>``)
-and empty its ``not_priced`` cell.
+The file was last changed on 2025-01-26: the rates are as AWS published them then, not live
+prices. A type the file does not price (``data/sagemaker.csv``: ml.g6.xlarge, ml.g6e.xlarge,
+ml.p4de.24xlarge, ...) is not priced, and a plan lists it as such instead of guessing.
 
 Pure data and lookups; no Pulumi.
 """
@@ -31,18 +24,20 @@ from datetime import date
 from inference_infra.components.catalog.tables import day, rows
 
 NOT_PRICED_REASON = (
-    "no primary source: AWS's SageMaker pricing page fills its tables with scripts and could not be "
-    "read, and no copy of the AWS Price List offer file for AmazonSageMaker was found (2026-11-25)"
+    "not priced: FMBench's pricing.yml at 39ce6b9c (aws-samples/foundation-model-benchmarking-tool, "
+    "the catalog's SageMaker source) lists no rate for it"
 )
+SAGEMAKER_REGION = "us-east-1"
 
 
 @dataclass(frozen=True, kw_only=True)
 class SageMakerPrice:
     instance_type: str
-    hourly_usd: float  # us-east-1, on-demand
+    hourly_usd: float
+    region: str  # the region the source prices (us-east-1)
     source: str
-    as_of: date
-    checked: str = ""
+    as_of: date  # the day the copy was made
+    notes: str = ""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,12 +56,12 @@ SAGEMAKER_PRICES: dict[str, SageMakerPrice] = {
     r["instance_type"]: SageMakerPrice(
         instance_type=r["instance_type"],
         hourly_usd=float(r["hourly_usd"]),
+        region=r["region"],
         source=r["source"],
         as_of=day(r["as_of"]),
-        checked=r["checked"],
+        notes=r["notes"],
     )
-    for r in rows("sagemaker.csv")
-    if not r["not_priced"]
+    for r in rows("generated/sagemaker_prices.csv")
 }
 
 SAGEMAKER_NOT_PRICED: dict[str, SageMakerNotPriced] = {
@@ -79,7 +74,6 @@ SAGEMAKER_NOT_PRICED: dict[str, SageMakerNotPriced] = {
         checked=r["checked"],
     )
     for r in rows("sagemaker.csv")
-    if r["not_priced"]
 }
 
 

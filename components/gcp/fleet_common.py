@@ -16,6 +16,7 @@ from ipaddress import ip_network
 import pulumi
 
 from inference_infra.components.catalog import Cloud
+from inference_infra.components.catalog.zones import gcp_zones
 from inference_infra.components.endpoints.routing import EndpointPool, PoolBackend
 from inference_infra.components.errors import Problem
 from inference_infra.components.fleet import FleetServing, plan_serving
@@ -63,6 +64,15 @@ def weights_problems(args: GcpNodeArgs) -> list[Problem]:
 
 def pin_problems(weights: GcsWeights) -> list[Problem]:
     """A pinned manifest digest (64 hex digits) for every folder, and no pin for a folder not listed."""
+    if isinstance(weights.manifest_sha256, str) and len(weights.uris) != 1:
+        return [
+            Problem(
+                "weights.manifest_sha256",
+                weights.manifest_sha256,
+                f"is one digest for {len(weights.uris)} folders: a string pins the one folder of uris; "
+                "for several, map each folder URI to its digest",
+            )
+        ]
     problems = []
     listed = {u.rstrip("/") for u in weights.uris if isinstance(u, str)}
     for uri in weights.uris:
@@ -81,7 +91,7 @@ def pin_problems(weights: GcsWeights) -> list[Problem]:
             problems.append(
                 Problem(f"weights.manifest_sha256[{uri!r}]", pin, "must be a SHA-256: 64 hex digits")
             )
-    for key in weights.manifest_sha256:
+    for key in weights.pins():
         if not isinstance(key, str) or key.rstrip("/") not in listed:
             problems.append(
                 Problem(
@@ -285,12 +295,13 @@ def endpoint_pool_of(
 
 
 def provider_zone() -> str | None:
-    """The zone a node takes when its args name none: gcp:zone, else <gcp:region>-a."""
+    """The zone a node takes when its args name none: gcp:zone, else the first zone of gcp:region
+    (`catalog.zones`: us-east1 and europe-west1 have no zone a; elsewhere <region>-a)."""
     import pulumi_gcp as gcp
 
     if gcp.config.zone:
         return gcp.config.zone
-    return f"{gcp.config.region}-a" if gcp.config.region else None
+    return gcp_zones(gcp.config.region).names[0] if gcp.config.region else None
 
 
 def log_notes(notes: Sequence[str]) -> None:

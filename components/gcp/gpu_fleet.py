@@ -59,6 +59,8 @@ from inference_infra.components.catalog import (
     instance_type,
 )
 from inference_infra.components.catalog.gcp_n1_gpus import N1_GPU_LIMITS, n1_gpu_limits
+from inference_infra.components.catalog.placements import gpu_zone_problems
+from inference_infra.components.catalog.zones import gcp_network_region_problems
 from inference_infra.components.endpoints.routing import EndpointPool
 from inference_infra.components.errors import InputError, Problem, raise_if_invalid
 from inference_infra.components.fleet import (
@@ -321,6 +323,11 @@ def _plan_gcp_gpu(name: str, args: GpuFleetArgs, *, project: str | None, zone: s
             shape, shape_problems = resolve_shape(args, machine)
             problems += shape_problems
     problems += _reservation_problems(args, counts, zone, machine)
+    if machine is not None:
+        placed = [("zone", zone)] if zone else []
+        for key, where in [*placed, *((f"zones[{i}]", z) for i, z in enumerate(args.zones))]:
+            if isinstance(where, str) and not zone_problems(key, where):
+                problems += gpu_zone_problems(key, where, machine)
     scaling = None
     if args.elastic is None and args.zones:
         problems.append(Problem("zones", list(args.zones), "applies only to elastic pools (set elastic)"))
@@ -496,7 +503,7 @@ def _startup_config(
     return StartupConfig(
         local_ssd_count=shape.bundled_local_ssds + max(args.local_ssd_count, 0),
         model_uris=args.weight_uris,
-        manifest_sha256=dict(args.weights.manifest_sha256) if args.weights is not None else {},
+        manifest_sha256=args.weights.pins() if args.weights is not None else {},
         allow_code=engines.allows_code if engines is not None else False,
         api_key_secret=api_key_secret_version(name, args)
         if engines is not None and args.weight_uris
@@ -589,7 +596,14 @@ class GpuFleet(pulumi.ComponentResource):
             plan = plan_gpu_fleet(name, args, project=project, zone=provider_zone())
         else:
             plan = _with_boot(name, args, plan)
-        raise_if_invalid(f"GpuFleet {name!r}", plan.problems)
+        placed = (
+            gcp_network_region_problems(
+                "zone", plan.zone, subnetwork=args.subnetwork, provider_region=gcp.config.region or None
+            )
+            if plan.zone and not plan.problems
+            else []
+        )
+        raise_if_invalid(f"GpuFleet {name!r}", [*plan.problems, *placed])
         self.plan = plan
         super().__init__("inference-infra:gcp:GpuFleet", name, None, opts)
         log_notes(plan.notes)

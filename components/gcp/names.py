@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from inference_infra.components.catalog.zones import gcp_zone_problems
 from inference_infra.components.errors import Problem
 from inference_infra.components.naming import is_gcp_label_key as is_label_key
 from inference_infra.components.naming import is_gcp_label_value as is_label_value
@@ -57,9 +58,11 @@ def region_of(zone: str) -> str:
 
 
 def zone_problems(input_name: str, value: str) -> list[Problem]:
+    """A zone's form, then its region and name against the catalog's lists (unknown region, a zone
+    its region does not have), each with a did-you-mean."""
     if not is_zone(value):
         return [Problem(input_name, value, "must be a zone such as 'us-central1-a'")]
-    return []
+    return gcp_zone_problems(input_name, value)
 
 
 def label_problems(input_name: str, labels: Mapping[str, str]) -> list[Problem]:

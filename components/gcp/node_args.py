@@ -34,18 +34,28 @@ class GcsWeights:
         "cache, else the boot disk) and verify against their pinned manifest; the engines serve the first. "
         "Folder paths: letters, digits, '.', '_', '-' and '/'.",
     )
-    manifest_sha256: Mapping[str, str] = arg(
+    manifest_sha256: str | Mapping[str, str] = arg(
         factory=dict,
         doc="Each folder's pinned manifest: folder URI (as in uris) -> the SHA-256 of its "
         "inference-manifest.json, which `inference-infra models manifest gs://...` prints. Required for "
         "every folder: a node downloads only the files that manifest lists and serves nothing when the "
-        "manifest in the bucket has another digest.",
+        "manifest in the bucket has another digest. In a program, one folder is pinned with the digest "
+        "alone (a string, as S3Weights.manifest_sha256 takes it), the preferred shape there; the map "
+        "stays for several folders and is what stack files use.",
     )
+
+    def pins(self) -> dict[str, str]:
+        """Folder URI -> pinned digest, whichever shape manifest_sha256 was given in. A string pins the
+        one folder of uris (with none or several, it pins nothing: `pin_problems` says why)."""
+        pinned = self.manifest_sha256
+        if isinstance(pinned, str):
+            return {self.uris[0]: pinned} if len(self.uris) == 1 and isinstance(self.uris[0], str) else {}
+        return dict(pinned)
 
     def pinned(self, uri: str) -> str | None:
         """The pinned manifest digest of a folder (lower-case), or None."""
         wanted = uri.rstrip("/")
-        for key, value in self.manifest_sha256.items():
+        for key, value in self.pins().items():
             if isinstance(key, str) and key.rstrip("/") == wanted and isinstance(value, str):
                 return value.lower()
         return None
@@ -90,7 +100,8 @@ class GcpNodeArgs(FleetCommonArgs):
     )
     zone: str | None = arg(
         None,
-        "The zone the nodes run in, e.g. us-central1-a. Default: the gcp:zone config, else <gcp:region>-a.",
+        "The zone the nodes run in, e.g. us-central1-a. Default: the gcp:zone config, else the first zone "
+        "of gcp:region (<gcp:region>-a where it exists; us-east1-b).",
     )
     project: str | None = arg(None, "The project. Default: the gcp:project config.", stack=False)
     weights: GcsWeights | None = arg(

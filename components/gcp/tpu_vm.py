@@ -50,6 +50,7 @@ from inference_infra.components.catalog import (
     accelerator,
     instance_types,
 )
+from inference_infra.components.catalog.placements import tpu_zone_problems
 from inference_infra.components.catalog.tpu_runtimes import (
     TPU_SOFTWARE,
     TpuSoftware,
@@ -57,6 +58,7 @@ from inference_infra.components.catalog.tpu_runtimes import (
     tpu_software,
     tpu_software_by_generation,
 )
+from inference_infra.components.catalog.zones import gcp_network_region_problems
 from inference_infra.components.endpoints.routing import EndpointPool
 from inference_infra.components.errors import InputError, Problem, did_you_mean, raise_if_invalid
 from inference_infra.components.fleet import (
@@ -340,6 +342,8 @@ def _plan_tpu(name: str, args: TpuVmArgs, *, project: str | None, zone: str | No
         problems += _queued_problems(args)
     if tpu is not None:
         problems += _disk_problems(args, tpu)
+        if zone and not zone_problems("zone", zone):
+            problems += tpu_zone_problems("zone", zone, tpu.item.name, tpu.item.accelerator)
         if tpu.multi_host and args.model is not None:
             problems.append(multi_host_engine_problem("model", args.model.name, tpu.item))
         elif tpu.multi_host and args.engines is not None:
@@ -387,7 +391,7 @@ def _startup_config(
 ) -> StartupConfig:
     return StartupConfig(
         model_uris=args.weight_uris,
-        manifest_sha256=dict(args.weights.manifest_sha256) if args.weights is not None else {},
+        manifest_sha256=args.weights.pins() if args.weights is not None else {},
         allow_code=engines.allows_code if engines is not None else False,
         api_key_secret=api_key_secret_version(name, args)
         if engines is not None and args.weight_uris
@@ -534,7 +538,14 @@ class TpuVm(pulumi.ComponentResource):
             plan = plan_tpu_vm(name, args, project=project, zone=provider_zone())
         else:
             plan = _with_boot(name, args, plan)
-        raise_if_invalid(f"TpuVm {name!r}", plan.problems)
+        placed = (
+            gcp_network_region_problems(
+                "zone", plan.zone, subnetwork=args.subnetwork, provider_region=gcp.config.region or None
+            )
+            if plan.zone and not plan.problems
+            else []
+        )
+        raise_if_invalid(f"TpuVm {name!r}", [*plan.problems, *placed])
         self.plan = plan
         super().__init__("inference-infra:gcp:TpuVm", name, None, opts)
         log_notes(plan.notes)

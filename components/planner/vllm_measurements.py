@@ -105,6 +105,19 @@ Read and not used, for every family:
     database; the CI files hold pass thresholds, not measurements.
   * MLPerf Inference (v4.1, v5.1): the datasets' mean input lengths are not
     published (see `planner.measurements`).
+  * Searched again for NVIDIA V1 runs past TP=1 (2026-12-02, issue #35 item 9):
+    every post of vLLM's blog (vllm-project.github.io at c3a01c4, 2026-08-21)
+    that names a preset model and a tensor-parallel degree above 1 is an AMD
+    ROCm run (2024-10-23, 2025-02-24) or a V0 run (2024-07-23 Llama 3.1, 2024-10-17
+    speculative decoding); the 2026 posts with TP 4-8 serve MoE models without a
+    preset (DeepSeek V3.2, MiniMax, Qwen 3.5, GLM, Kimi). vLLM #20759 (2025-07,
+    symmetric-memory all-reduce; Llama-3.1-70B-Instruct at TP 2-8, V1) measures
+    the sonnet dataset at Poisson request rates of 1-10 QPS, not a concurrency,
+    and names no vLLM version; #24111 and #24532 print all-reduce kernel times
+    or DeepSeek-R1 (no preset); ArcticInference #184 (4 x H200, TP=4, 8000/1000
+    at concurrency 79) ran vLLM 0.9.0.1 with the Arctic Inference plugin loaded,
+    which replaces parts of the engine. So the per-doubling factor on NVIDIA
+    stays unfitted.
   * NVIDIA NIM benchmark tables: NIM runs TensorRT-LLM for these models.
   * GitHub threads with vLLM numbers but a missing setting: tpu-inference #1006
     (v6e Llama 8B at 1,199/123 tokens; the server command is not in the PR),

@@ -255,7 +255,7 @@ _SERVING = """  inference-infra:gcpModelBucket: acme-models
   inference-infra:tpuVms:
     - name: qwen-tpu
       model: {{name: qwen2.5-7b, contextTokens: 4096, concurrency: 8}}
-      zone: us-central1-a
+      zone: us-central1-b  # the planner picks v6e, which Google lists in -b, not -a
       models: [gs://acme-models/qwen2.5-7b-instruct]
       manifestSha256:
         gs://acme-models/qwen2.5-7b-instruct: 1739cc90ef095f431b59a08b53c699328c1bf2f5ffc67f5a454405f5d2d7d5bd

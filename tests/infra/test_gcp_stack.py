@@ -8,6 +8,7 @@ import pytest
 import yaml
 
 from inference_infra.components.catalog import PriceModel, find_instance_type, hourly_price
+from inference_infra.components.catalog.placements import tpu_zones
 from inference_infra.components.errors import InputError
 from inference_infra.components.gcp.startup import CACHE_METADATA_KEY
 from inference_infra.components.offline_plan import plan
@@ -64,8 +65,8 @@ def test_prod_plan_runs_every_gcp_accelerator_component(plan_stack):
     assert [(t.name, t.props["machineType"]) for t in templates] == [("small-l4-template", "g2-standard-8")]
     assert capture.one(GCP_RESERVATION).props["specificReservationRequired"] is True
     slices = sorted((r.name, r.props["acceleratorType"]) for r in capture.of_type(GCP_TPU_VM))
-    # qwen7b-tpu: the planner's pick (cheapest spot per token); the burst slice is direct, not queued.
-    assert slices == [("gemma-v5e-burst-tpu", "v5litepod-8"), ("qwen7b-tpu-tpu", "v6e-4")]
+    # qwen7b-tpu: the planner's pick (cheapest spot per token), direct, not queued.
+    assert slices == [("qwen7b-tpu-tpu", "v6e-4")]
     assert capture.of_type(GCP_TPU_QUEUED_RESOURCE) == []
 
 
@@ -85,7 +86,6 @@ def test_prod_plan_prices_gcp_from_the_catalog(plan_stack):
         price("a3-highgpu-8g", PriceModel.ON_DEMAND)  # the reservation; its VM is priced at 0
         + price("g2-standard-8", PriceModel.SPOT, 2)
         + price("v6e-4", PriceModel.SPOT)  # the planner's pick for qwen7b-tpu
-        + price("v5litepod-8", PriceModel.ON_DEMAND)  # the burst slice, on demand
     )
     assert gcp_hourly == pytest.approx(expected)
     assert not [u for u, _ in result.cost.unpriced if u in gcp_urns]
@@ -130,8 +130,34 @@ def test_prod_plan_fleets_mount_the_filestore_cache(plan_stack):
 def test_prod_plan_exports_the_gcp_fleets(plan_stack):
     outputs = plan_stack("prod").capture.stack_outputs
     assert outputs["gcpGpuFleets"]["llama70b-h100"]["reservation"] == "llama70b-h100-reservation"
-    assert outputs["tpuVms"]["gemma-v5e-burst"]["queued"] is False
+    assert outputs["tpuVms"]["qwen7b-tpu"]["queued"] is False
     assert outputs["gcpModelCache"].endswith(":/models")
+
+
+def test_prod_plan_places_every_tpu_slice_where_google_offers_its_generation(plan_stack):
+    """Issue #33 item 8: Google's TPU zone table (catalog/data/tpu_zones.csv) lists each slice's zone."""
+    capture = plan_stack("prod").capture
+    for vm in capture.of_type(GCP_TPU_VM):
+        item = find_instance_type(vm.props["acceleratorType"], "gcp")
+        assert vm.props["zone"] in tpu_zones(item.accelerator).zones, vm.name
+    assert (
+        next(v for v in capture.of_type(GCP_TPU_VM) if v.name == "qwen7b-tpu-tpu").props["zone"]
+        == "us-central1-b"
+    )
+
+
+def test_prod_plan_pays_for_no_accelerator_that_serves_no_model(plan_stack):
+    """Every GCP GPU fleet and TPU slice of the prod stack serves a pinned model (#33 item 8): its
+    boot starts an engine, and its stack entry names the model and pins each folder's manifest."""
+    config = yaml.safe_load((REPO / "Pulumi.prod.yaml").read_text())["config"]
+    for key in ("inference-infra:gcpGpuFleets", "inference-infra:tpuVms"):
+        for fleet in config[key]:
+            assert fleet.get("model") or fleet.get("engines"), fleet["name"]
+            assert fleet["models"], fleet["name"]
+            assert set(fleet["manifestSha256"]) == set(fleet["models"]), fleet["name"]
+    capture = plan_stack("prod").capture
+    for vm in capture.of_type(GCP_TPU_VM):
+        assert "inference-engine@" in str(vm.props["metadata"]), vm.name  # its engine units start
 
 
 def test_dev_plan_registers_no_gcp_resources(plan_stack):
@@ -269,7 +295,8 @@ def test_gcp_fleet_without_machine_type_gets_the_planners_gpu(tmp_path):
 
 
 def test_gcp_tpu_without_slice_type_gets_the_planners_slice(tmp_path):
-    tpu = {"name": "auto-tpu", "spot": 1, "model": SMALL_MODEL}
+    # The planner picks among every generation (v6e-1 here), not the zone's: the zone is where v6e is.
+    tpu = {"name": "auto-tpu", "spot": 1, "model": SMALL_MODEL, "zone": "us-central1-b"}
     result = plan_config(tmp_path, {**BASE, "inference-infra:tpuVms": [tpu]})
     slice_type = result.capture.one(GCP_TPU_VM).props["acceleratorType"]
     assert find_instance_type(slice_type, "gcp").accelerator.startswith("tpu-")
@@ -447,8 +474,8 @@ def test_prod_plan_gcp_nodes_pull_engines_from_the_artifact_registry_mirror(plan
         assert f"{mirror}vllm/" in script
         assert " vllm/vllm-" not in script  # no pull from Docker Hub itself
     grants = capture.of_type("gcp:artifactregistry/repositoryIamMember:RepositoryIamMember")
-    # one per node service account (2 GPU fleets, 2 direct TPU slices)
-    assert sorted(g.props["role"] for g in grants) == ["roles/artifactregistry.reader"] * 4
+    # one per node service account (2 GPU fleets, 1 direct TPU slice)
+    assert sorted(g.props["role"] for g in grants) == ["roles/artifactregistry.reader"] * 3
 
 
 # --- weights you can trust, authenticated engines (issue 23) -------------------------------------

@@ -177,7 +177,7 @@ def _tpu(**overrides: object) -> dict:
     tpu = {
         "name": "qwen-tpu",
         "model": {"name": "qwen2.5-7b", "contextTokens": 4096, "concurrency": 8},
-        "zone": "us-central1-a",
+        "zone": "us-central1-b",  # the planner picks v6e: Google lists it in -b, not -a
         "spot": 1,
         "models": [GCS_URI],
         "manifestSha256": {GCS_URI: PIN},

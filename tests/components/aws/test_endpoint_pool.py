@@ -16,6 +16,7 @@ from inference_infra.components.aws import (
     S3Weights,
 )
 from inference_infra.components.aws.endpoint import HEALTH_INTERVAL_SECONDS
+from inference_infra.components.aws.network import SubnetRef
 from inference_infra.components.endpoints import EndpointPool, PoolWeight, Route
 from inference_infra.components.errors import InputError
 from inference_infra.components.fleet import ServedModel
@@ -141,7 +142,8 @@ def _log_principals(capture) -> list[object]:
 
 @pytest.mark.stack_config({"aws:region": "us-west-2"})
 def test_inference_endpoint_region_defaults_to_the_providers(plan_of, fleet_args):
-    fleet = _fleet(fleet_args)
+    # the fleet's subnets are in the provider's region (a zone outside it is refused)
+    fleet = _fleet(fleet_args, subnets=[SubnetRef(id="subnet-0a", availability_zone="us-west-2a")])
     capture = plan_of(fleet, InferenceEndpoint("llm", _endpoint_args(fleet.endpoint_pool())))
     assert {"AWS": "arn:aws:iam::797873946194:root"} in _log_principals(capture)  # us-west-2's ELB account
 

@@ -192,7 +192,7 @@ def _span(ports: list[int]) -> str:
 
 
 def test_tpu_vm_without_a_slice_gets_the_planners_single_host_pick(plan_of):
-    auto = TpuVm("auto", tpu(accelerator_type=None, spot=1))
+    auto = TpuVm("auto", tpu(accelerator_type=None, spot=1, zone="us-central1-b"))  # v6e's zone
     capture = plan_of()
     assert capture.one(GCP_TPU_VM).props["acceleratorType"] == auto.accelerator_type
     assert any(n.startswith("TpuVm 'auto': planner chose qwen2.5-7b") for n in notes(capture))

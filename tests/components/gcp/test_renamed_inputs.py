@@ -278,10 +278,19 @@ def test_gcp_fleet_args_describe_every_stack_input(cls):
 
 
 @pytest.mark.stack_config({"gcp:zone": "", "gcp:region": "us-east1"})
-def test_gcp_node_without_a_zone_takes_the_providers_region_a(plan_of):
-    fleet = GpuFleet("l4", GpuFleetArgs(**{**GPU, "zone": None}, spot=1))
-    assert fleet.zone == "us-east1-a"
-    assert plan_of().one(GCP_INSTANCE).props["zone"] == "us-east1-a"
+def test_gcp_node_without_a_zone_takes_the_providers_regions_first_zone(plan_of):
+    # us-east1 has zones b, c and d (catalog.zones): its first, not a zone a that does not exist
+    subnet = SUBNET.replace("us-central1", "us-east1")  # a VM attaches to a subnetwork of its region
+    fleet = GpuFleet("l4", GpuFleetArgs(**{**GPU, "zone": None, "subnetwork": subnet}, spot=1))
+    assert fleet.zone == "us-east1-b"
+    assert plan_of().one(GCP_INSTANCE).props["zone"] == "us-east1-b"
+
+
+@pytest.mark.stack_config({"gcp:zone": "", "gcp:region": "us-west4"})
+def test_gcp_node_without_a_zone_takes_region_a_where_it_exists(plan_of):
+    subnet = SUBNET.replace("us-central1", "us-west4")
+    fleet = GpuFleet("l4", GpuFleetArgs(**{**GPU, "zone": None, "subnetwork": subnet}, spot=1))
+    assert fleet.zone == "us-west4-a"
 
 
 @pytest.mark.stack_config({"gcp:zone": "", "gcp:region": ""})

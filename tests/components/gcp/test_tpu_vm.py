@@ -36,6 +36,16 @@ def args(**overrides) -> TpuVmArgs:
     return dataclasses.replace(base, **overrides)
 
 
+# Where Google's TPU zone table offers each generation (components/catalog/data/tpu_zones.csv).
+PLACED = {
+    "v6e": {"zone": "us-central1-b"},
+    "v4": {
+        "zone": "us-central2-b",
+        "subnetwork": "projects/test-project/regions/us-central2/subnetworks/tpu",
+    },
+}
+
+
 def queued(**overrides) -> TpuVmArgs:
     accept = "burst pool that reads no bucket"
     return args(
@@ -58,7 +68,8 @@ def test_tpu_vm_v5e_gets_its_own_runtime_by_default(plan_of):
     [("v5p-8", "v2-alpha-tpuv5"), ("v6e-8", "v2-alpha-tpuv6e"), ("v4-8", "tpu-ubuntu2204-base")],
 )
 def test_tpu_vm_defaults_each_generation_to_its_base_image(plan_of, slice_name, runtime):
-    vm = plan_of(TpuVm("t", args(accelerator_type=slice_name))).one(GCP_TPU_VM)
+    placed = PLACED.get(slice_name.split("-")[0], {})
+    vm = plan_of(TpuVm("t", args(accelerator_type=slice_name, **placed))).one(GCP_TPU_VM)
     assert vm.props["runtimeVersion"] == runtime
 
 
@@ -168,7 +179,9 @@ def test_tpu_vm_attaches_data_disks_of_a_supported_type(plan_of):
 
 
 def test_tpu_vm_v6e_data_disks_default_to_hyperdisk(plan_of):
-    plan = plan_of(TpuVm("t", args(accelerator_type="v6e-8", data_disks=(TpuDataDisk(size_gib=100),))))
+    plan = plan_of(
+        TpuVm("t", args(accelerator_type="v6e-8", data_disks=(TpuDataDisk(size_gib=100),), **PLACED["v6e"]))
+    )
     assert plan.one("gcp:compute/disk:Disk").props["type"] == "hyperdisk-balanced"
 
 
@@ -212,7 +225,9 @@ def test_tpu_vm_queued_requests_the_slice_through_a_queued_resource(plan_of):
 
 
 def test_tpu_vm_queued_by_topology_names_the_slice(plan_of):
-    plan = plan_of(TpuVm("burst", queued(accelerator_type=None, generation="v6e", topology="2x2")))
+    plan = plan_of(
+        TpuVm("burst", queued(accelerator_type=None, generation="v6e", topology="2x2", **PLACED["v6e"]))
+    )
     spec = plan.one(GCP_TPU_QUEUED_RESOURCE).props["tpu"]["nodeSpecs"][0]
     assert spec["node"]["acceleratorType"] == "v6e-4"
 

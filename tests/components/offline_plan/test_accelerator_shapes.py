@@ -41,9 +41,9 @@ def test_plan_prices_node_groups_pools_groups_and_lists_endpoints(pulumi_project
     assert "spot" in cost["asg"].basis
     assert "elastic 0..6 machines" in cost["asg"].basis  # an elastic pool: priced at its maximum
     assert cost["asg"].range is not None
-    # SageMaker rates have no primary source (components/catalog/sagemaker.py): listed as not priced
-    assert "llm" not in cost
-    assert any(urn.endswith("::llm") and "SageMaker" in why for urn, why in result.cost.unpriced)
+    # SageMaker's own rate (FMBench's pinned pricing.yml, components/catalog/sagemaker.py), per instance
+    assert cost["llm"].hourly_usd == 2 * 1.515
+    assert "2 x ml.g5.2xlarge SageMaker on-demand $1.515/h" in cost["llm"].basis
     assert round(cost["l4-pool"].hourly_usd, 4) == round(2 * 2.00084472, 4)
     assert cost["tpu"].hourly_usd > 0
     assert "v5litepod-4" in cost["tpu"].basis
