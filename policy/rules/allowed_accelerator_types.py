@@ -9,7 +9,8 @@ reservations are all checked: each of them buys or launches accelerators. So are
 Karpenter NodePools, on every accelerator type their requirements allow, and
 groups on every type they may launch (node group instanceTypes, overrides).
 
-Outside production the default is `@one-accelerator`: every catalog type with exactly one
+In production (`@production`: every name starting with prod or prd) every type is allowed by default;
+outside production the default is `@one-accelerator`: every catalog type with exactly one
 accelerator (one GPU, Neuron chip or TPU chip; an N1 VM with one attached GPU), derived from the
 catalog rather than listed by hand, so a new single-GPU size is allowed when the catalog learns it.
 The token may be combined with glob patterns to widen an environment's list.
@@ -28,7 +29,7 @@ from inference_infra.components.catalog import instance_types
 from inference_infra.components.catalog.gcp import GCP_GUEST_ACCELERATORS
 from inference_infra.components.resources import accelerator_use, node_pool_types
 from inference_infra.policy.rules._base import Outcome, Resource, not_applicable, passed, resource_policy
-from inference_infra.policy.rules._tags import environment_of
+from inference_infra.policy.rules._tags import counts_as_production, environment_of
 
 NAME = "allowed-accelerator-types"
 SEVERITY = Severity.MEDIUM
@@ -36,6 +37,8 @@ ENFORCEMENT = EnforcementLevel.MANDATORY
 DESCRIPTION = "Accelerator instance, machine and TPU types are among those allowed for the environment."
 # Outside production: every catalog type with one accelerator (see one_accelerator_types).
 ONE_ACCELERATOR = "@one-accelerator"
+# Every production environment (components.tagging.is_production) that has no entry of its own.
+PRODUCTION_KEY = "@production"
 
 
 @cache
@@ -58,9 +61,11 @@ CONFIG_SCHEMA = PolicyConfigSchema(
                 "type": "array",
                 "items": {"type": "string", "minLength": 1, "pattern": f"^({ONE_ACCELERATOR}|[^@].*)$"},
             },
-            "default": {"prod": ["*"], "production": ["*"], "*": [ONE_ACCELERATOR]},
+            "default": {PRODUCTION_KEY: ["*"], "*": [ONE_ACCELERATOR]},
             "description": 'Environment -> glob patterns of allowed types ("g6.*", "v5litepod-*"), or '
-            f'"{ONE_ACCELERATOR}" (every catalog type with one accelerator); "*" is every other environment.',
+            f'"{ONE_ACCELERATOR}" (every catalog type with one accelerator); "{PRODUCTION_KEY}" is every '
+            'production environment not listed by name (a name starting with prod or prd); "*" is every '
+            "other environment.",
         },
     }
 )
@@ -78,7 +83,12 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
         )
     environment = environment_of(resource, config)
     allowed_types = config["allowedTypes"]
-    key = environment if environment in allowed_types else "*"
+    if environment in allowed_types:
+        key = environment
+    elif counts_as_production(environment) and PRODUCTION_KEY in allowed_types:
+        key = PRODUCTION_KEY
+    else:
+        key = "*"
     patterns = allowed_types.get(key)
     where = f"environment {environment!r}" if environment else "an environment with no Environment tag"
     if patterns is None:
