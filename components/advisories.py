@@ -41,10 +41,19 @@ class Advisory:
     source: str
 
     def covers(self, version: str) -> bool:
+        """Whether the version is affected. A pre-release of the fixing version (0.22.0rc1 against
+        `<0.22.0`, which PEP 440 leaves outside) counts as affected: it is not known to carry the fix.
+        A version that cannot be read is not known to be outside either."""
         try:
-            return Version(version) in SpecifierSet(self.affected, prereleases=True)
+            parsed = Version(version)
         except InvalidVersion:
-            return True  # a version that cannot be read is not known to be outside
+            return True
+        spec = SpecifierSet(self.affected, prereleases=True)
+        if parsed in spec:
+            return True
+        return parsed.is_prerelease and any(
+            s.operator == "<" and Version(s.version) == Version(parsed.base_version) for s in spec
+        )
 
 
 ADVISORIES: tuple[Advisory, ...] = (

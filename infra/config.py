@@ -755,18 +755,22 @@ class StackSettings(Settings):
         on_endpoint = {pool for e in self.endpoints for pool in e.pool_names()}
         found = []
         for key, name, pin in self._served_pins():
-            for advisory in affecting(pin):
-                accepted = acceptance(advisory, pin, today)
-                if name not in on_endpoint:
-                    found.append(
-                        f"{key} {name!r} runs vLLM {engine_version(pin)}, inside {advisory.id}; it is on no "
-                        "endpoint, so no client reaches it: keep it off until its image moves"
-                    )
-                elif accepted is not None:
-                    found.append(
-                        f"{key} {name!r} runs vLLM {engine_version(pin)}, inside {advisory.id}, accepted "
-                        f"until {accepted.until.isoformat()}: {accepted.reason}"
-                    )
+            inside = affecting(pin)
+            if not inside:
+                continue
+            ids = ", ".join(a.id for a in inside)
+            runs = f"{key} {name!r} runs vLLM {engine_version(pin)}, inside {ids}"
+            if name not in on_endpoint:
+                found.append(
+                    f"{runs}; it is on no endpoint, keep it off until its image leaves them"
+                )
+                continue
+            accepted = [a for a in (acceptance(a, pin, today) for a in inside) if a is not None]
+            if accepted:
+                until = min(a.until for a in accepted).isoformat()
+                found.append(
+                    f"{runs}: accepted until {until} (components/advisories.py): {accepted[0].reason}"
+                )
         return found
 
     def bound_problems(self) -> list[Problem]:
