@@ -761,9 +761,7 @@ class StackSettings(Settings):
             ids = ", ".join(a.id for a in inside)
             runs = f"{key} {name!r} runs vLLM {engine_version(pin)}, inside {ids}"
             if name not in on_endpoint:
-                found.append(
-                    f"{runs}; it is on no endpoint, keep it off until its image leaves them"
-                )
+                found.append(f"{runs}; it is on no endpoint, keep it off until its image leaves them")
                 continue
             accepted = [a for a in (acceptance(a, pin, today) for a in inside) if a is not None]
             if accepted:
