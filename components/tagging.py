@@ -26,6 +26,9 @@ from inference_infra.components.naming import is_gcp_label_key
 from inference_infra.components.resources import (
     AWS_AUTOSCALING_GROUP,
     AWS_LAUNCH_TEMPLATE,
+    GCP_INSTANCE_TEMPLATE,
+    GCP_REGION_INSTANCE_TEMPLATE,
+    accelerator_use,
     is_accelerator_instance,
 )
 
@@ -127,7 +130,7 @@ def tagged_props(type_token: str, props: Mapping[str, Any], tags: CostTags) -> d
     if (current is not None and not isinstance(current, (Mapping, list))) or _is_secret(current):
         return None  # not known yet (preview) or secret: nothing to merge into
     out = dict(props)
-    accelerated = is_accelerator_instance(type_token, props)
+    accelerated = is_accelerator_instance(type_token, props) or _accelerator_template(type_token, props)
     if field_name in ("labels", "resourceLabels"):
         wanted = tags.gcp_labels()
         if accelerated:
@@ -220,6 +223,15 @@ def _resource_class(type_token: str) -> type | None:
         if info and type_token in info.get("classes", {}):
             return getattr(importlib.import_module(info["fqn"]), info["classes"][type_token], None)
     return None
+
+
+def _accelerator_template(type_token: str, props: Mapping[str, Any]) -> bool:
+    """A GCP instance template of accelerator VMs: its labels are its VMs' labels, so it carries the
+    auto-shutdown label the VMs need (GCE scrape discovery keeps VMs by it, as the watchdog's opt-in),
+    like an AWS launch template's instance tag specification."""
+    return type_token in (GCP_INSTANCE_TEMPLATE, GCP_REGION_INSTANCE_TEMPLATE) and (
+        accelerator_use(type_token, props) is not None
+    )
 
 
 def cost_tag_transform(tags: CostTags):

@@ -356,6 +356,44 @@ def _gcp_job(job: str, ports: list[int], type_families: list[str], d: GcpDiscove
     return {"job_name": job, "gce_sd_configs": sd_configs, "relabel_configs": relabel}
 
 
+@dataclass(frozen=True, kw_only=True)
+class GceVm:
+    """A VM as GCE discovery lists it: what a job's zones and keep rules are held against."""
+
+    project: str
+    zone: str
+    machine_type: str  # e.g. 'g2-standard-8'
+    labels: Mapping[str, str]
+    status: str = "RUNNING"
+
+
+def gce_job_keeps(job: Mapping[str, Any], vm: GceVm) -> bool:
+    """Whether a GCE scrape job (as `scrape_config` renders it) lists the VM and keeps it: one of its
+    `gce_sd_configs` covers the VM's project and zone, and every `keep` relabel rule matches (Prometheus
+    joins a rule's source labels with ';' and fully anchors its regex; a label absent is empty)."""
+    if not any(
+        sd.get("project") == vm.project and sd.get("zone") == vm.zone for sd in job.get("gce_sd_configs", ())
+    ):
+        return False
+    meta = {
+        "__meta_gce_project": vm.project,
+        "__meta_gce_zone": f"https://www.googleapis.com/compute/v1/projects/{vm.project}/zones/{vm.zone}",
+        "__meta_gce_machine_type": (
+            f"https://www.googleapis.com/compute/v1/projects/{vm.project}/zones/{vm.zone}/machineTypes/"
+            f"{vm.machine_type}"
+        ),
+        "__meta_gce_instance_status": vm.status,
+        **{_meta_gce_label(k): v for k, v in vm.labels.items()},
+    }
+    for rule in job.get("relabel_configs", ()):
+        if rule.get("action") != "keep":
+            continue
+        value = ";".join(meta.get(s, "") for s in rule["source_labels"])
+        if re.fullmatch(rule.get("regex", "(.*)"), value) is None:
+            return False
+    return True
+
+
 def _copy(source: str, target: str, regex: str | None = None) -> dict[str, Any]:
     rule: dict[str, Any] = {"source_labels": [source], "target_label": target}
     if regex:
