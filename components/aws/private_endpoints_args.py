@@ -100,7 +100,7 @@ def validate_private_endpoints(args: PrivateEndpointsArgs) -> list[Problem]:
         )
     extra = list(args.extra_services)
     for i, service in enumerate(extra):
-        if not isinstance(service, str) or not _SERVICE_RE.match(service):
+        if not isinstance(service, str) or not _SERVICE_RE.fullmatch(service):
             problems.append(
                 Problem(f"extra_services[{i}]", service, "must be a service name such as 'kms' or 'ecr.api'")
             )

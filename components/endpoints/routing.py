@@ -200,7 +200,7 @@ def validate_routes(
         model = route_model(route, by_name)
         host = route.host or (default_host(model) if model else None)
         if host is not None:
-            if not _HOST.match(host):
+            if not _HOST.fullmatch(host):
                 problems.append(
                     Problem(f"{where}.host", host, "must be a host name pattern (a-z, 0-9, '.', '-', * ?)")
                 )

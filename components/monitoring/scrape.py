@@ -137,12 +137,12 @@ def _validate_discovery(d: AwsDiscovery | GcpDiscovery) -> list[Problem]:
                 problems.append(Problem("region", region, "is not an AWS region name (like us-east-1)"))
         problems += _duplicates("region", d.regions)
         for key, value in d.tags.items():
-            if not _AWS_TAG_KEY.match(key) or not value:
+            if not _AWS_TAG_KEY.fullmatch(key) or not value:
                 problems.append(Problem(f"tag {key!r}", value, "must be KEY=VALUE with a valid EC2 tag key"))
-        if d.role_arn is not None and not _ROLE_ARN.match(d.role_arn):
+        if d.role_arn is not None and not _ROLE_ARN.fullmatch(d.role_arn):
             problems.append(Problem("role ARN", d.role_arn, "must be an IAM role ARN"))
     else:
-        if not _GCP_PROJECT.match(d.project or ""):
+        if not _GCP_PROJECT.fullmatch(d.project or ""):
             problems.append(Problem("project", d.project, "must be a GCP project id (6-30 of a-z, 0-9, -)"))
         if not d.zones:
             problems.append(Problem("zone", None, "is required for GCE discovery (one or more)"))
