@@ -14,7 +14,7 @@
 - the pool's security group admits the engine ports from the ALB only;
 - access logs to an encrypted S3 bucket (made here unless one is given).
 
-In production (the registered cost tags' Environment is prod or production) the load balancer has
+In production (the registered cost tags' Environment starts with prod or prd) the load balancer has
 deletion protection, and the log bucket made here expires logs after a year and admits delivery for
 this account only (`aws:SourceAccount`, and the `AWSLogs/<account id>/` path); each can be set either
 way (`deletion_protection`, `access_log_retention_days`, `scoped_log_delivery`).

@@ -18,7 +18,7 @@
 - a firewall rule admitting the engine ports from the proxy-only subnet and
   Google's health-check ranges, to the pools' service accounts only.
 
-In production (the registered cost tags' Environment is prod or production) every backend service
+In production (the registered cost tags' Environment starts with prod or prd) every backend service
 logs its requests to Cloud Logging (`request_logging`, `request_log_sample_rate` to change it).
 """
 
