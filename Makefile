@@ -3,21 +3,22 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 STACK ?= prod
-PYTEST_ARGS ?= -n 2
+PYTEST_ARGS ?= -n 2 --dist worksteal --durations=10
 
 CHECKOV_VENV ?= .venv-checkov
 
 WHEELHOUSE ?= .wheelhouse
 
-.PHONY: help venv tools system-deps wheelhouse plan test lint fmt docs bench bench-large catalog clean
+.PHONY: help venv tools system-deps wheelhouse plan test lint fmt generate docs bench bench-large catalog clean
 
 help:
 	@echo "make plan     set up, then run 'inference-infra plan --stack $(STACK)' offline"
 	@echo "make test     set up (Python packages, checkov, promtool, cloud-init), then run lint and the tests"
 	@echo "make bench    run the benchmarks (by hand; not part of CI; about 10 minutes, most of it the two weights downloads)"
 	@echo "make bench-large   the 5,000-instance watchdog benchmark too (about 15 minutes)"
-	@echo "make docs     rewrite the generated sections of docs/reference.md (CLI, policies, config keys)"
-	@echo "make catalog  rebuild the price and spot rows generated from the committed SkyPilot and Cyclenerd copies (by hand)"
+	@echo "make generate rewrite every generated file: the catalog's generated tables, infra/config.schema.json,"
+	@echo "              docs/reference.md's generated sections (CLI, alerts, policies, config keys); make docs: the same"
+	@echo "make catalog  only the catalog's price and spot rows, from the committed SkyPilot and Cyclenerd copies"
 	@echo "make lint | fmt | clean"
 
 # pip prints one line per package it collects and installs (about 3 minutes on a cold machine), so a
@@ -67,9 +68,12 @@ fmt: venv
 	$(BIN)/ruff format .
 	$(BIN)/ruff check --fix .
 
-# The reference's generated sections; tests/docs fails when they differ from the code.
-docs: venv
+# Every generated file, in one run: the catalog's generated tables, infra/config.schema.json and the
+# reference's generated sections; tests/docs/test_generate.py fails when one differs from a rewrite.
+generate: venv
 	$(BIN)/python docs/generate.py
+
+docs: generate
 
 # Each benchmark prints its figures. `make bench` stays under 5 minutes on 2 cores: the two weights
 # downloads run there at a quarter of the issue's size (16 x 32 MiB, median of 3); `make bench-large`
@@ -96,7 +100,7 @@ bench-large: venv
 	@echo "== benchmarks/watchdog_scale.py --sizes 100 1000 5000 (about 15 minutes)"
 	$(BIN)/python benchmarks/watchdog_scale.py --sizes 100 1000 5000
 
-# By hand, not in CI: rewrites components/catalog/data/generated/ from the committed copies of
+# Rewrites components/catalog/data/generated/ alone (`make generate` does it too) from the committed copies of
 # SkyPilot's catalogs and Cyclenerd's pricing.yml (components/catalog/data/sources/, SHA-256 checked).
 # Run as a file, not `-m`, so the rebuild never loads the tables it rewrites. The catalog README says
 # how to refresh the copies themselves.

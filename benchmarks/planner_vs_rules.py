@@ -8,8 +8,13 @@ needs it). The planner instead ranks every catalog machine (AWS and GCP GPUs,
 TPU slices, Inferentia2/Trainium) by USD per million generated tokens.
 
 Both sides use the same memory check, roofline throughput and on-demand
-catalog prices, so the difference is the choice alone. The saving is printed
-next to the figures earlier calibrations gave (`EARLIER`). Beside the savings it
+catalog prices, so the difference is the choice alone. Both pick only among
+machines a fleet can serve the model on (planner/servable.py: one host per
+engine, the pinned engines' weight and KV formats, tensor parallelism, memory);
+the table also shows the pick the planner made before that check
+(`unchecked`: the cheapest machine that merely holds the model, e.g. a
+multi-host TPU slice no fleet serves) and the saving it claimed. The saving is
+printed next to the figures earlier calibrations gave (`EARLIER`). Beside the savings it
 prints the step model's error on the published measurements: the vLLM points
 the factors are fitted on and the ones held out (planner/vllm_measurements.py),
 and the reference points (older vLLM builds and other engines), per point, with
@@ -37,6 +42,7 @@ from inference_infra.components.planner import (
 )
 from inference_infra.components.planner.calibration import TOLERANCE, errors, points, summary
 from inference_infra.components.planner.measurements import Metric
+from inference_infra.components.planner.sizing import Sizing
 
 # Average saving (all families, NVIDIA only) this benchmark printed under earlier calibrations.
 EARLIER = (
@@ -92,51 +98,76 @@ def rule_accelerator(nominal_b: float) -> str:
     return "h100-80gb"
 
 
-def rule_choice(s: Scenario, traffic: Traffic, precision: Precision) -> Option | None:
+def unchecked(sizing: Sizing) -> list[Option]:
+    """What `size` ranked before the servability check: every machine that holds the model."""
+    return sizing.options + [r.option for r in sizing.refused if r.option is not None]
+
+
+def rule_choice(
+    s: Scenario, traffic: Traffic, precision: Precision, *, servable: bool = True
+) -> Option | None:
     gpus = [i for i in instance_types() if i.accelerator == rule_accelerator(s.nominal_b)]
     try:
-        fitting = size(s.model, traffic, precision=precision, candidates=gpus).options
+        sizing = size(s.model, traffic, precision=precision, candidates=gpus)
     except NothingFitsError:
         return None
+    fitting = sizing.options if servable else unchecked(sizing)
     return min(fitting, key=lambda o: (o.hourly_usd, o.instance_type))  # smallest machine that holds it
+
+
+def cheapest(options: list[Option]) -> Option:
+    return min(options, key=lambda o: (o.usd_per_million_tokens, o.hourly_usd, o.cloud, o.instance_type))
 
 
 def main() -> None:
     started = time.perf_counter()
-    rows, savings, gpu_savings = [], [], []
+    rows, savings, gpu_savings, before = [], [], [], []
     for n, s in enumerate(SCENARIOS, 1):
         print(f"[{n}/{len(SCENARIOS)}] sizing {s.label}", file=sys.stderr, flush=True)
         traffic = Traffic(context_tokens=s.context, concurrency=s.concurrency)
         precision = Precision(weights=Quantization(s.quant))
         rule = rule_choice(s, traffic, precision)
-        best = size(s.model, traffic, precision=precision).best
+        sizing = size(s.model, traffic, precision=precision)
+        best, old = sizing.best, cheapest(unchecked(sizing))
         best_gpu = size(s.model, traffic, precision=precision, families={AcceleratorFamily.NVIDIA_GPU}).best
         if rule is None:
-            rows.append((s, None, best, None))
+            rows.append((s, None, best, old, None, None))
             continue
+        old_rule = rule_choice(s, traffic, precision, servable=False)
+        assert old_rule is not None
         saving = 1 - best.usd_per_million_tokens / rule.usd_per_million_tokens
+        old_saving = 1 - old.usd_per_million_tokens / old_rule.usd_per_million_tokens
         savings.append(saving)
+        before.append(old_saving)
         gpu_savings.append(1 - best_gpu.usd_per_million_tokens / rule.usd_per_million_tokens)
-        rows.append((s, rule, best, saving))
+        rows.append((s, rule, best, old, saving, old_saving))
     elapsed = time.perf_counter() - started
 
     header = f"{'SCENARIO':<30} {'RULE PICK':<17} {'$/1M':>8}   {'PLANNER PICK':<17} {'TP':>3} {'$/1M':>8}"
-    print(f"{header} {'SAVING':>7}")
-    for s, rule, best, saving in rows:
+    print(f"{header} {'SAVING':>7}   {'UNCHECKED PICK (before)':<24} {'$/1M':>8} {'SAVING':>7}")
+    for s, rule, best, old, saving, old_saving in rows:
         rule_text = (
             f"{rule.instance_type:<17} {rule.usd_per_million_tokens:>8.3f}"
             if rule
             else f"{'(does not fit)':<26}"
         )
         saving_text = f"{saving:>7.0%}" if saving is not None else f"{'-':>7}"
+        old_text = f"{old_saving:>7.0%}" if old_saving is not None else f"{'-':>7}"
+        same = "(same)" if old.instance_type == best.instance_type else old.instance_type
         print(
             f"{s.label:<30} {rule_text}   {best.instance_type:<17} {best.fit.tensor_parallel:>3}"
-            f" {best.usd_per_million_tokens:>8.3f} {saving_text}"
+            f" {best.usd_per_million_tokens:>8.3f} {saving_text}   {same:<24}"
+            f" {old.usd_per_million_tokens:>8.3f} {old_text}"
         )
     print()
+    changed = sum(1 for _, _, best, old, _, _ in rows if old.instance_type != best.instance_type)
     print(
         f"Average saving, planner's pick vs the decision tree: {sum(savings) / len(savings):.1%}"
-        f" over {len(savings)} scenarios where the tree's GPU holds the model."
+        f" over {len(savings)} scenarios where the tree's GPU holds the model (picks a fleet can serve)."
+    )
+    print(
+        f"  before the servability check: {sum(before) / len(before):.1%}; {changed} of {len(rows)}"
+        " planner picks were machines no fleet would serve the model on."
     )
     print(f"Average saving, planner restricted to NVIDIA GPUs:  {sum(gpu_savings) / len(gpu_savings):.1%}.")
     for label, every, nvidia in EARLIER:

@@ -26,39 +26,73 @@ from inference_infra.components.errors import Problem
 
 
 def check_types(args: object, prefix: str = "") -> list[Problem]:
-    """Every field of the dataclass `args` whose value does not fit its type hint (nested dataclasses too)."""
+    """Every field of the dataclass `args` whose value does not fit its type hint or lies outside its
+    documented bounds (arg(ge=..., le=...)), nested dataclasses too."""
+    blocking, floors = _check(args, prefix)
+    return blocking + floors
+
+
+def blocking_problems(args: object) -> list[Problem]:
+    """check_types' problems that must stop a component before its validator: a wrong type (the
+    validator would fail on it) and a value above its bound (a mistyped 100000 would be computed
+    from). A value below its floor is not among them: see `input_problems`."""
+    return _check(args, "")[0]
+
+
+def input_problems(args: object, validate: Callable[[Any], Sequence[Problem]]) -> list[Problem]:
+    """Every problem of a component's inputs at once: the blocking ones alone when there are any, else
+    the values below their floors together with everything `validate(args)` finds (where both name
+    an input, the validator's message, which says more, is kept)."""
+    blocking, floors = _check(args, "")
+    if blocking:
+        return blocking
+    found = list(validate(args))
+    named = {p.input for p in found}
+    return [p for p in floors if p.input not in named] + found
+
+
+def _check(args: object, prefix: str) -> tuple[list[Problem], list[Problem]]:
+    """(wrong types and values above their bound, values below their floor)."""
     if not dataclasses.is_dataclass(args) or isinstance(args, type):
-        return [Problem(prefix or "args", args, "must be the component's Args dataclass")]
+        return [Problem(prefix or "args", args, "must be the component's Args dataclass")], []
     hints = _hints(type(args))
-    problems: list[Problem] = []
+    blocking: list[Problem] = []
+    floors: list[Problem] = []
     for f in dataclasses.fields(args):
         if f.name.startswith("_") or f.name not in hints:
             continue
         name = f"{prefix}{f.name}"
         value = getattr(args, f.name)
         hint = hints[f.name]
+        low, high = f.metadata.get(GE), f.metadata.get(LE)
         if not _fits(value, hint):
-            problems.append(Problem(name, value, f"must be {describe(hint)}"))
-        elif (limit := f.metadata.get(LE)) is not None and _number(value) and value > limit:
-            # The documented upper bound of every count and size (arg(le=...)), before anything
-            # is computed from the value: a mistyped 100000 is one problem, not a plan that never ends.
-            low = f.metadata.get(GE)
-            problems.append(
-                Problem(
-                    name, value, f"must be {low}..{limit}" if low is not None else f"must be at most {limit}"
-                )
-            )
+            blocking.append(Problem(name, value, f"must be {describe(hint)}"))
+        elif (bound := _out_of_bounds(value, low, high)) is not None:
+            # The documented bounds of every count and size, checked before anything is computed from
+            # the value: a mistyped 100000 is one problem, not a plan that never ends.
+            (floors if low is not None and value < low else blocking).append(Problem(name, value, bound))
         elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-            problems += check_types(value, f"{name}.")
+            inner = _check(value, f"{name}.")
+            blocking, floors = blocking + inner[0], floors + inner[1]
         elif isinstance(value, Sequence) and not isinstance(value, str | bytes):
             for i, item in enumerate(value):
                 if dataclasses.is_dataclass(item) and not isinstance(item, type):
-                    problems += check_types(item, f"{name}[{i}].")
-    return problems
+                    inner = _check(item, f"{name}[{i}].")
+                    blocking, floors = blocking + inner[0], floors + inner[1]
+    return blocking, floors
 
 
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _out_of_bounds(value: Any, low: float | None, high: float | None) -> str | None:
+    """What is allowed, when a number lies outside its arg() bounds (None when inside, or not a number)."""
+    if not _number(value) or ((low is None or value >= low) and (high is None or value <= high)):
+        return None
+    if low is not None and value < low:
+        return f"must be at least {low}"
+    return f"must be {low}..{high}" if low is not None else f"must be at most {high}"
 
 
 @functools.cache

@@ -1,17 +1,28 @@
-"""Rewrites the generated sections of docs/reference.md from the code they describe.
+"""Rewrites every file generated from the code or from committed data, in one run (`make generate`).
 
-    python docs/generate.py           # rewrite them (`make docs`)
-    python docs/generate.py --check   # exit 1, naming the stale sections, when a rewrite would change them
+    python docs/generate.py           # rewrite what is stale (`make generate`; `make docs` is an alias)
+    python docs/generate.py --check   # exit 1, naming each stale file, when a rewrite would change one
 
-A section sits between `<!-- BEGIN GENERATED <name> ... -->` and `<!-- END GENERATED <name> -->`:
+What it writes, in this order:
 
-- `cli`: every `inference-infra` command, its usage and its options, as `--help` prints them;
-- `policies`: the policy pack's policies (kind, enforcement, severity, description), their config
-  keys, and what the reference stacks' policy configs set;
-- `config`: the stack config keys, from the stack file's JSON Schema only
-  (`python -m inference_infra.infra.config`), so it follows the schema whatever produces it.
+1. `components/catalog/data/generated/*.csv`: the price and spot rows rebuilt from the committed
+   copies of SkyPilot's and Cyclenerd's tables (`components/catalog/build.py`, run as a file in its
+   own process, so the rebuild never loads the tables it rewrites);
+2. `infra/config.schema.json`: the stack file's JSON Schema (`python -m inference_infra.infra.config`);
+3. the generated sections of `docs/reference.md`. A section sits between
+   `<!-- BEGIN GENERATED <name> ... -->` and `<!-- END GENERATED <name> -->`:
 
-Everything outside the markers is written by hand.
+   - `cli`: every `inference-infra` command, its usage and its options, as `--help` prints them;
+   - `alerts`: every alert of the rule files (group, severity, category, when it fires at the
+     defaults), from the `Alert` values of components/monitoring;
+   - `policies`: the policy pack's policies (kind, enforcement, severity, description), their config
+     keys, and what the reference stacks' policy configs set;
+   - `config`: the stack config keys, from the stack file's JSON Schema only, so it follows the schema
+     whatever produces it.
+
+   Everything outside the markers is written by hand.
+
+tests/docs/test_generate.py fails when any of these is stale.
 """
 
 from __future__ import annotations
@@ -56,14 +67,19 @@ def render(text: str, sections: Mapping[str, Callable[[], str]] | None = None) -
 # --- the stack config, from its JSON Schema -------------------------------------------------------
 
 
-def stack_schema() -> dict[str, Any]:
-    """The stack file's JSON Schema, as `python -m inference_infra.infra.config` prints it."""
+def stack_schema_text() -> str:
+    """The stack file's JSON Schema, as `python -m inference_infra.infra.config` prints it (the text of
+    infra/config.schema.json)."""
     run = subprocess.run(
         [sys.executable, "-m", "inference_infra.infra.config"], capture_output=True, text=True, check=False
     )
     if run.returncode != 0:
         raise SystemExit(f"docs/generate.py: the stack config schema failed to print:\n{run.stderr}")
-    return json.loads(run.stdout)
+    return run.stdout
+
+
+def stack_schema() -> dict[str, Any]:
+    return json.loads(stack_schema_text())
 
 
 def config_section(schema: Mapping[str, Any] | None = None) -> str:
@@ -351,11 +367,66 @@ def policies_section() -> str:
     return "\n".join(lines) + "\n"
 
 
+# --- the alerts, from the rule modules' Alert values ------------------------------------------------
+
+
+def alerts_section() -> str:
+    """One row per alert the rule files can carry: group, severity, category, when it fires (defaults)."""
+    from inference_infra.components.monitoring.rules import alert_reference
+
+    return alert_reference()
+
+
 SECTIONS: dict[str, Callable[[], str]] = {
     "cli": cli_section,
+    "alerts": alerts_section,
     "policies": policies_section,
     "config": config_section,
 }
+
+
+# --- every generated file ---------------------------------------------------------------------------
+
+SCHEMA = ROOT / "infra" / "config.schema.json"
+CATALOG_BUILD = ROOT / "components" / "catalog" / "build.py"
+
+
+def catalog_tables(*, check: bool) -> list[str]:
+    """Rebuild (or, with check, compare) the catalog's generated tables; the stale ones' names."""
+    run = subprocess.run(
+        [sys.executable, str(CATALOG_BUILD), *(["--check"] if check else [])],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if run.returncode not in (0, 1) or (run.returncode == 1 and not check):
+        raise SystemExit(f"docs/generate.py: the catalog build failed:\n{run.stderr}")
+    if check:
+        return [
+            line.split(" ", 1)[0] for line in run.stderr.splitlines() if line.startswith("data/generated/")
+        ]
+    changed = run.stdout.rsplit("changed: ", 1)[-1].strip()
+    return [] if changed == "none" else [f"data/generated/{n}" for n in changed.split(", ")]
+
+
+def generated_texts() -> dict[Path, str]:
+    """What the schema file and docs/reference.md should hold (the catalog tables have their own build)."""
+    schema = stack_schema_text()
+    sections = {**SECTIONS, "config": lambda: config_section(json.loads(schema))}
+    return {SCHEMA: schema, REFERENCE: render(REFERENCE.read_text(encoding="utf-8"), sections)}
+
+
+def _shown(path: Path) -> str:
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) else str(path)
+
+
+def stale() -> list[str]:
+    """Every generated file a rewrite would change, by its path in the repository."""
+    found = [f"components/catalog/{name}" for name in catalog_tables(check=True)]
+    for path, text in generated_texts().items():
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            found.append(_shown(path))
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -363,16 +434,19 @@ def main(argv: list[str] | None = None) -> int:
     if args not in ([], ["--check"]):
         sys.stderr.write("usage: python docs/generate.py [--check]\n")
         return 2
-    text = REFERENCE.read_text(encoding="utf-8")
-    new = render(text)
     if args == ["--check"]:
-        if new != text:
-            sys.stderr.write(f"{REFERENCE.relative_to(ROOT)} is stale: run `make docs`\n")
-            return 1
-        return 0
-    if new != text:
-        REFERENCE.write_text(new, encoding="utf-8")
-        sys.stdout.write(f"rewrote the generated sections of {REFERENCE.relative_to(ROOT)}\n")
+        found = stale()
+        for name in found:
+            sys.stderr.write(f"{name} is stale: run `make generate`\n")
+        return 1 if found else 0
+    written = [f"components/catalog/{name}" for name in catalog_tables(check=False)]
+    for path, text in generated_texts().items():  # after the catalog: the reference quotes its tables
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            written.append(_shown(path))
+    sys.stdout.write(
+        f"make generate: rewrote {', '.join(written)}\n" if written else "make generate: all current\n"
+    )
     return 0
 
 

@@ -27,17 +27,17 @@ from inference_infra.components.aws.bootstrap import (
 from inference_infra.components.aws.fleet_args import (
     GPU_FLEET,
     INFERENTIA_FLEET,
+    AwsProfile,
     EfsAttachment,
     FleetArgs,
     FleetKind,
     S3Weights,
-    plan_fleet,
-    validate_fleet,
 )
-from inference_infra.components.aws.mirrors import ECR_PRIVATE
 from inference_infra.components.aws.network_args import SubnetRef, validate_private_network, validate_zone
 from inference_infra.components.aws.private_endpoints_args import EndpointsOnlyEgress
 from inference_infra.components.errors import Problem
+from inference_infra.components.fleet import plan as fleet_plan
+from inference_infra.components.fleet.plan import FleetPlan
 from inference_infra.infra.built import Built
 from inference_infra.infra.config import (
     NAMESPACE,
@@ -170,31 +170,73 @@ def _planned_zone() -> str:
     return f"{pulumi.Config('aws').get('region') or 'us-east-1'}a"
 
 
-def planned_pools(settings: StackSettings) -> list[PlannedPool]:
-    """Every AWS fleet as it plans itself from the config alone: machine, nodes, serving."""
-    wiring = _planned_wiring(settings)
-    pools = []
+@dataclass(frozen=True)
+class KeptFleet:
+    """One AWS fleet of the stack, planned once: its config, its arguments and its FleetPlan."""
+
+    where: str  # its config key, e.g. inference-infra:awsGpuFleets[0]
+    kind: FleetKind
+    config: AwsFleetSettings
+    plan: FleetPlan
+    model: Any  # the ServedModel it was planned for
+
+
+_KEPT: dict[int, tuple[StackSettings, list[KeptFleet]]] = {}
+
+
+def fleet_plans(settings: StackSettings) -> list[KeptFleet]:
+    """Every AWS fleet's plan, made once per stack settings (from the config, with placeholder ids) and
+    read by validation, deployment, the endpoints and the observability part."""
+    kept = _KEPT.get(id(settings))
+    if kept is not None and kept[0] is settings:
+        return kept[1]
+    wiring = _planned_wiring(settings, _config_subnets(settings))
+    fleets = []
     for key, kind, group in _fleet_lists(settings):
-        for config in group:
+        for i, config in enumerate(group):
             args = fleet_args(config, wiring)
-            plan = plan_fleet(kind, args)
-            resolution = plan.resolution
-            resolved = resolution is not None and not resolution.problems
-            choice = resolution.choice if resolution is not None else None
-            pools.append(
-                PlannedPool(
-                    name=config.name,
-                    cloud="aws",
-                    accelerator="neuron" if key == "awsInferentiaFleets" else "nvidia",
-                    machine=plan.instance_type if resolved else None,
-                    nodes=plan.counts.total,
-                    serving=plan.serving,
-                    serves_model=config.model is not None,
-                    latency=config.latency,
-                    usd_per_million_tokens=choice.option.usd_per_million_tokens if choice else None,
-                    model=args.model,
-                )
+            where = f"{NAMESPACE}:{key}[{i}]"
+            plan = fleet_plan.plan_fleet(config.name, args, AwsProfile(kind, partial(_fleet_key, where)))
+            fleets.append(KeptFleet(where, kind, config, plan, args.model))
+    if len(_KEPT) >= 16:  # a process plans a few stacks (tests plan many): keep the latest
+        _KEPT.pop(next(iter(_KEPT)))
+    _KEPT[id(settings)] = (settings, fleets)
+    return fleets
+
+
+def _config_subnets(settings: StackSettings) -> list[SubnetRef] | None:
+    """The subnets the config names or makes (placeholder ids); None without a network."""
+    network = settings.aws_network
+    if network is None:
+        return None
+    if network.create is not None:
+        return [SubnetRef(id=_PLANNED, availability_zone=z) for z in network.create.availability_zones]
+    return [SubnetRef(id=s.id, availability_zone=s.availability_zone) for s in network.subnets]
+
+
+def planned_pools(settings: StackSettings) -> list[PlannedPool]:
+    """Every AWS fleet as it planned itself (fleet_plans): machine, nodes, serving."""
+    pools = []
+    for fleet in fleet_plans(settings):
+        plan = fleet.plan
+        resolution = plan.resolution
+        resolved = resolution is not None and not resolution.problems
+        choice = resolution.choice if resolution is not None else None
+        pools.append(
+            PlannedPool(
+                name=fleet.config.name,
+                cloud="aws",
+                accelerator="neuron" if fleet.kind is INFERENTIA_FLEET else "nvidia",
+                machine=plan.machine if resolved else None,
+                nodes=plan.counts.total,
+                serving=plan.serving,
+                serves_model=fleet.config.model is not None,
+                latency=fleet.config.latency,
+                usd_per_million_tokens=choice.option.usd_per_million_tokens if choice else None,
+                model=fleet.model,
+                plan=plan,
             )
+        )
     return pools
 
 
@@ -218,13 +260,19 @@ def validate(settings: StackSettings) -> list[Problem]:
             subnets = [SubnetRef(id=_PLANNED, availability_zone=z) for z in network.create.availability_zones]
         else:
             subnets = [SubnetRef(id=s.id, availability_zone=s.availability_zone) for s in network.subnets]
-        problems += [
-            Problem(
-                f"{NAMESPACE}:awsNetwork", s.availability_zone, f"has a zone outside aws:region {region!r}"
-            )
-            for s in subnets
-            if region and not s.availability_zone.startswith(region)
+        # One problem for one mistake: a wrong aws:region puts every zone outside it.
+        outside = [
+            s.availability_zone for s in subnets if region and not s.availability_zone.startswith(region)
         ]
+        if outside:
+            zones = "zone" if len(outside) == 1 else "zones"
+            problems.append(
+                Problem(
+                    f"{NAMESPACE}:awsNetwork",
+                    outside[0] if len(outside) == 1 else outside,
+                    f"has {zones} outside aws:region {region!r}",
+                )
+            )
     names = [f.name for f in fleets]
     for duplicate in sorted({n for n in names if names.count(n) > 1}):
         problems.append(
@@ -232,18 +280,15 @@ def validate(settings: StackSettings) -> list[Problem]:
         )
     problems += _egress_problems(settings, fleets)
     problems += _publisher_problems(settings)
-    wiring = _planned_wiring(settings, subnets)
-    for key, kind, group in _fleet_lists(settings):
-        for i, config in enumerate(group):
-            where = f"{NAMESPACE}:{key}[{i}]"
-            if config.model_prefix is not None and settings.model_store is None:
-                problems.append(
-                    Problem(f"{where}.modelPrefix", config.model_prefix, "needs modelStore in the stack")
-                )
-            if config.efs and settings.efs_model_cache is None:
-                problems.append(Problem(f"{where}.efs", True, "needs efsModelCache in the stack"))
-            args = fleet_args(config, wiring)
-            problems += validate_fleet(kind, args, key=partial(_fleet_key, where))
+    for fleet in fleet_plans(settings):
+        where, config = fleet.where, fleet.config
+        if config.model_prefix is not None and settings.model_store is None:
+            problems.append(
+                Problem(f"{where}.modelPrefix", config.model_prefix, "needs modelStore in the stack")
+            )
+        if config.efs and settings.efs_model_cache is None:
+            problems.append(Problem(f"{where}.efs", True, "needs efsModelCache in the stack"))
+        problems += fleet.plan.problems  # named by their config keys (the profile's key)
     return problems
 
 
@@ -272,18 +317,8 @@ def _egress_problems(settings: StackSettings, fleets: list[AwsFleetSettings]) ->
     problems: list[Problem] = []
     if not fleets:
         problems.append(Problem(where, egress.aws, "applies to AWS fleets; the stack has none"))
-    region = pulumi.Config("aws").get("region")
-    for host, mirror in egress.image_mirrors.items():
-        found = ECR_PRIVATE.match(mirror)
-        if found is not None and region and found["region"] != region:
-            problems.append(
-                Problem(
-                    f"{NAMESPACE}:egress.imageMirrors[{host!r}]",
-                    mirror,
-                    f"is in {found['region']}; under egress.aws 'endpoints-only' nodes reach only ECR in "
-                    f"aws:region {region!r} through the VPC endpoints (replicate the repositories there)",
-                )
-            )
+    # A mirror in another region than the fleet's is the fleet's own problem (egress_problems reads the
+    # region of its subnets), reported with the fleet's config key.
     if network.create is not None and network.create.nat_gateway:
         problems.append(
             Problem(
@@ -475,22 +510,22 @@ def _deploy_fleets(settings: StackSettings, wiring: _Wiring, built: Built) -> di
         INFERENTIA_FLEET.component: InferentiaFleet,
     }
     fleets: dict[str, Any] = {}
-    for _, kind, group in _fleet_lists(settings):
-        for config in group:
-            fleet = components[kind.component](config.name, fleet_args(config, wiring))
-            built.aws_pools[config.name] = fleet
-            built.aws_pool_settings[config.name] = config
-            fleets[config.name] = {
-                "instanceType": fleet.instance_type,
-                "instanceIds": fleet.instance_ids,
-                "privateIps": fleet.private_ips,
-                "securityGroupId": fleet.security_group_id,
-                "reservationId": fleet.reservation_id,
-            }
-            if hasattr(fleet, "capacity_block_offering"):
-                fleets[config.name]["capacityBlockOffering"] = fleet.capacity_block_offering
-            if fleet.scaling_plan is not None:
-                fleets[config.name].update(elastic_outputs(fleet))
+    for kept in fleet_plans(settings):
+        config = kept.config
+        fleet = components[kept.kind.component](config.name, fleet_args(config, wiring), plan=kept.plan)
+        built.aws_pools[config.name] = fleet
+        built.aws_pool_settings[config.name] = config
+        fleets[config.name] = {
+            "instanceType": fleet.instance_type,
+            "instanceIds": fleet.instance_ids,
+            "privateIps": fleet.private_ips,
+            "securityGroupId": fleet.security_group_id,
+            "reservationId": fleet.reservation_id,
+        }
+        if hasattr(fleet, "capacity_block_offering"):
+            fleets[config.name]["capacityBlockOffering"] = fleet.capacity_block_offering
+        if fleet.scaling_plan is not None:
+            fleets[config.name].update(elastic_outputs(fleet))
     if not fleets:
         return {}
     return {

@@ -4,7 +4,7 @@
 fleet of that cloud with engines (a model whose weights the fleet prefetches); routes pick pools by
 Host with weights, and every pool answers the `X-Model-Pool` header. This part runs after the AWS
 and GCP parts and reads the fleets they built: a fleet hands over its pool (`fleet.endpoint_pool()`),
-and at validation time the fleets' own plan (`pools.planned_pools`) says what each would serve.
+and at validation time the fleets' own plan (`plans.planned_pools`) says what each would serve.
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from inference_infra.components.endpoints import EndpointPool
 from inference_infra.components.errors import Problem
 from inference_infra.infra.built import Built
 from inference_infra.infra.config import NAMESPACE, AwsEndpointSettings, StackSettings
-from inference_infra.infra.pools import PlannedPool, planned_pools
+from inference_infra.infra.plans import planned_pools
+from inference_infra.infra.pools import PlannedPool
 from inference_infra.infra.schema import camel_path
 
 _PLANNED = "planned"

@@ -22,20 +22,22 @@ import pulumi
 
 from inference_infra.components.endpoints import EndpointPool
 from inference_infra.components.errors import Problem
+from inference_infra.components.fleet import plan as fleet_plan
+from inference_infra.components.fleet.plan import FleetPlan
 from inference_infra.components.gcp.endpoint_args import GcpInferenceEndpointArgs, GcpPoolBackend
 from inference_infra.components.gcp.filestore_model_cache_args import (
     FilestoreModelCacheArgs,
     validate_filestore_cache,
 )
 from inference_infra.components.gcp.filestore_tiers import tier_limits
-from inference_infra.components.gcp.gpu_fleet import plan_gpu_fleet
+from inference_infra.components.gcp.gpu_fleet import GcpGpuProfile
 from inference_infra.components.gcp.gpu_fleet_args import GpuFleetArgs
 from inference_infra.components.gcp.mirrors import mirror_problems
 from inference_infra.components.gcp.model_bucket_args import GcsModelPublishersArgs, validate_publishers
 from inference_infra.components.gcp.names import is_zone, region_of
 from inference_infra.components.gcp.network_args import PrivateNetworkArgs, validate_private_network
 from inference_infra.components.gcp.node_args import GcsWeights
-from inference_infra.components.gcp.tpu_vm import plan_tpu_vm
+from inference_infra.components.gcp.tpu_vm import GcpTpuProfile
 from inference_infra.components.gcp.tpu_vm_args import TpuVmArgs
 from inference_infra.infra.built import Built, GcpPool
 from inference_infra.infra.config import (
@@ -123,13 +125,12 @@ def validate(settings: StackSettings) -> list[Problem]:
                     f"{NAMESPACE}:gcpGpuFleets/tpuVms", name, "is used twice; fleet and TPU names must differ"
                 )
             )
-    cache_nfs = _MODEL_CACHE_STAND_IN if cache is not None else None
+    kept = {pool.where: pool for pool in fleet_plans(settings)}
     for i, fleet in enumerate(settings.gcp_gpu_fleets):
         key = f"gcpGpuFleets[{i}]"
-        fleet_args = _fleet_args(fleet, settings, refs, ctx, cache_nfs)
-        plan = plan_gpu_fleet(fleet.name, fleet_args, project=ctx.project, zone=ctx.zone)
-        problems += _keyed(key, list(plan.problems))
-        problems += _region_problems(f"{key}.zone", fleet_args.zone or "", ctx)
+        pool = kept[key]
+        problems += _keyed(key, list(pool.plan.problems))
+        problems += _region_problems(f"{key}.zone", pool.args.zone or "", ctx)
         if fleet.model_cache and cache is None:
             problems.append(Problem(f"{NAMESPACE}:{key}.modelCache", True, "needs filestoreModelCache set"))
     problems += _publisher_problems(settings, ctx)
@@ -146,10 +147,9 @@ def validate(settings: StackSettings) -> list[Problem]:
                     "weights; drop queued for a direct slice, which runs as its own least-privilege account",
                 )
             )
-        tpu_args = _tpu_args(tpu, settings, refs, ctx, cache_nfs)
-        tpu_plan = plan_tpu_vm(tpu.name, tpu_args, project=ctx.project, zone=ctx.zone)
-        problems += _keyed(key, list(tpu_plan.problems))
-        problems += _region_problems(f"{key}.zone", tpu_args.zone or "", ctx)
+        pool = kept[key]
+        problems += _keyed(key, list(pool.plan.problems))
+        problems += _region_problems(f"{key}.zone", pool.args.zone or "", ctx)
         if tpu.model_cache and cache is None:
             problems.append(Problem(f"{NAMESPACE}:{key}.modelCache", True, "needs filestoreModelCache set"))
     return problems
@@ -223,9 +223,11 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
         cache_nfs = cache.nfs_target
         exports["gcpModelCache"] = cache.nfs_target
 
+    kept = {pool.config.name: pool.plan for pool in fleet_plans(settings)}
     fleets = {}
     for fleet in settings.gcp_gpu_fleets:
-        component = GpuFleet(fleet.name, _fleet_args(fleet, settings, refs, ctx, cache_nfs))
+        args = _fleet_args(fleet, settings, refs, ctx, cache_nfs)
+        component = GpuFleet(fleet.name, args, plan=kept[fleet.name])
         built.gcp_pools[fleet.name] = GcpPool(
             component, component.zone, component.engines, component.cold_start, is_tpu=False
         )
@@ -240,7 +242,7 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
             fleets[fleet.name]["instanceGroup"] = component.instance_group
     tpus = {}
     for tpu in settings.tpu_vms:
-        built_tpu = TpuVm(tpu.name, _tpu_args(tpu, settings, refs, ctx, cache_nfs))
+        built_tpu = TpuVm(tpu.name, _tpu_args(tpu, settings, refs, ctx, cache_nfs), plan=kept[tpu.name])
         built.gcp_pools[tpu.name] = GcpPool(
             built_tpu, built_tpu.zone, built_tpu.engines, built_tpu.cold_start, is_tpu=True
         )
@@ -272,44 +274,61 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
     return exports
 
 
-def planned_pools(settings: StackSettings) -> list[PlannedPool]:
-    """Every GCP GPU fleet and TPU VM as it plans itself from the config alone: machine, nodes, serving."""
+@dataclass(frozen=True)
+class KeptPool:
+    """One GCP GPU fleet or TPU VM of the stack, planned once: its config key, config and FleetPlan."""
+
+    where: str  # gcpGpuFleets[0] or tpuVms[0]
+    config: Any  # GcpGpuFleetSettings | TpuVmSettings
+    plan: FleetPlan
+    args: Any  # GpuFleetArgs | TpuVmArgs with the network's stand-ins
+    is_tpu: bool
+
+
+_KEPT: dict[int, tuple[StackSettings, list[KeptPool]]] = {}
+
+
+def fleet_plans(settings: StackSettings) -> list[KeptPool]:
+    """Every GCP fleet's and slice's plan, made once per stack settings (from the config, with stand-ins
+    for the network's ids) and read by validation, deployment, the endpoints and observability."""
+    kept = _KEPT.get(id(settings))
+    if kept is not None and kept[0] is settings:
+        return kept[1]
     ctx = GcpContext.from_config()
     refs = replace(_STAND_INS, cidr=(settings.gcp_network or GcpNetworkSettings()).cidr)
     cache_nfs = _MODEL_CACHE_STAND_IN if settings.filestore_model_cache is not None else None
     pools = []
-    for fleet in settings.gcp_gpu_fleets:
+    for i, fleet in enumerate(settings.gcp_gpu_fleets):
         args = _fleet_args(fleet, settings, refs, ctx, cache_nfs)
-        plan = plan_gpu_fleet(fleet.name, args, project=ctx.project, zone=ctx.zone)
-        pools.append(
-            PlannedPool(
-                name=fleet.name,
-                cloud="gcp",
-                accelerator="nvidia",
-                machine=plan.machine_type,
-                nodes=plan.counts.total,
-                serving=plan.serving,
-                serves_model=fleet.model is not None,
-                latency=fleet.latency,
-                model=args.model,
-            )
-        )
-    for tpu in settings.tpu_vms:
+        plan = fleet_plan.plan_fleet(fleet.name, args, GcpGpuProfile(ctx.project, ctx.zone))
+        pools.append(KeptPool(f"gcpGpuFleets[{i}]", fleet, plan, args, is_tpu=False))
+    for i, tpu in enumerate(settings.tpu_vms):
         args = _tpu_args(tpu, settings, refs, ctx, cache_nfs)
-        tpu_plan = plan_tpu_vm(tpu.name, args, project=ctx.project, zone=ctx.zone)
-        pools.append(
-            PlannedPool(
-                name=tpu.name,
-                cloud="gcp",
-                accelerator="tpu",
-                machine=tpu_plan.tpu.item.name if tpu_plan.tpu is not None else None,
-                nodes=tpu_plan.counts.total,
-                serving=tpu_plan.serving,
-                serves_model=tpu.model is not None,
-                model=args.model,
-            )
-        )
+        plan = fleet_plan.plan_fleet(tpu.name, args, GcpTpuProfile(ctx.project, ctx.zone))
+        pools.append(KeptPool(f"tpuVms[{i}]", tpu, plan, args, is_tpu=True))
+    if len(_KEPT) >= 16:  # a process plans a few stacks (tests plan many): keep the latest
+        _KEPT.pop(next(iter(_KEPT)))
+    _KEPT[id(settings)] = (settings, pools)
     return pools
+
+
+def planned_pools(settings: StackSettings) -> list[PlannedPool]:
+    """Every GCP GPU fleet and TPU VM as it planned itself (fleet_plans): machine, nodes, serving."""
+    return [
+        PlannedPool(
+            name=pool.config.name,
+            cloud="gcp",
+            accelerator="tpu" if pool.is_tpu else "nvidia",
+            machine=pool.plan.machine,
+            nodes=pool.plan.counts.total,
+            serving=pool.plan.serving,
+            serves_model=pool.config.model is not None,
+            latency=None if pool.is_tpu else pool.config.latency,
+            model=pool.args.model,
+            plan=pool.plan,
+        )
+        for pool in fleet_plans(settings)
+    ]
 
 
 def _image_mirrors(settings: StackSettings, readers: list[Any]) -> dict[str, str]:

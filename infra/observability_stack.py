@@ -15,7 +15,8 @@ from typing import Any
 from inference_infra.components.errors import Problem, did_you_mean
 from inference_infra.infra.built import Built
 from inference_infra.infra.config import NAMESPACE, ObservabilitySettings, StackSettings
-from inference_infra.infra.pools import PlannedPool, planned_pools
+from inference_infra.infra.plans import planned_pools
+from inference_infra.infra.pools import PlannedPool
 
 SECRETS_KEY = f"{NAMESPACE}:observabilitySecrets"
 _SECTION = f"{NAMESPACE}:observability"

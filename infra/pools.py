@@ -1,8 +1,8 @@
-"""The stack's pools as their fleets plan them from the config alone, before anything is registered.
+"""A pool of the stack as its fleet planned it: the one FleetPlan the stack keeps for it.
 
-The endpoints part checks its pools against what each fleet would serve, and the observability part
-prices each pool and scrapes its engine ports, from the same plan the fleets make for themselves when
-they are built (`aws_stack.planned_pools`, `gcp_stack.planned_pools`): the stack plans nothing of its own.
+The cloud parts plan each fleet once (`aws_stack.fleet_plans`, `gcp_stack.fleet_plans`) and build it
+from that plan; `plans.planned_pools` hands the same plans to the endpoints and observability parts.
+This module imports no part of the stack.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from inference_infra.components.fleet import FleetServing, ServedModel
-    from inference_infra.infra.config import StackSettings
+    from inference_infra.components.fleet.plan import FleetPlan
 
 
 @dataclass(frozen=True)
@@ -29,19 +29,4 @@ class PlannedPool:
     latency: str | None = None  # the serving SLO class (GPU and Inferentia pools)
     usd_per_million_tokens: float | None = None  # the planner's estimate, where it chose the machine
     model: ServedModel | None = None  # the model and traffic the fleet was planned for
-
-
-def planned_pools(
-    settings: StackSettings, clouds: frozenset[str] = frozenset({"aws", "gcp"})
-) -> list[PlannedPool]:
-    """Every pool of the stack's fleets in `clouds`, in config order (AWS first)."""
-    pools: list[PlannedPool] = []
-    if "aws" in clouds and (settings.aws_gpu_fleets or settings.aws_inferentia_fleets):
-        from inference_infra.infra import aws_stack
-
-        pools += aws_stack.planned_pools(settings)
-    if "gcp" in clouds and (settings.gcp_gpu_fleets or settings.tpu_vms):
-        from inference_infra.infra import gcp_stack
-
-        pools += gcp_stack.planned_pools(settings)
-    return pools
+    plan: FleetPlan | None = None  # the fleet's one plan, as the stack keeps it

@@ -60,17 +60,56 @@ def tagged(harness: Harness) -> CostTags:
     return TEST_TAGS
 
 
+# The reference stacks' plans and captures, made once per test session (per xdist worker): a plan of
+# prod takes seconds of CPU, and a dozen test files read it. `plan_stack` returns the shared result;
+# `plan`, `capture_stack` and the CLI commands built on them (`plan --stack prod`, `monitoring rules
+# --stack prod`) get the same for the reference project with its default policy packs. Read them,
+# never change them.
 _STACK_PLANS: dict[str, PlanResult] = {}
+
+
+def _reference_plan(stack: str) -> PlanResult:
+    if stack not in _STACK_PLANS:
+        _STACK_PLANS[stack] = plan(REPO_ROOT, stack)
+    return _STACK_PLANS[stack]
 
 
 @pytest.fixture(scope="session")
 def plan_stack() -> Callable[[str], PlanResult]:
-    def run(stack: str) -> PlanResult:
-        if stack not in _STACK_PLANS:
-            _STACK_PLANS[stack] = plan(REPO_ROOT, stack)
-        return _STACK_PLANS[stack]
+    return _reference_plan
 
-    return run
+
+def _is_reference(cwd: object) -> bool:
+    try:
+        return Path(str(cwd)).resolve() == REPO_ROOT.resolve()
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _reference_plans_once() -> Iterator[None]:
+    from inference_infra.components import offline_plan
+
+    real_plan, real_capture = offline_plan.plan, offline_plan.capture_stack
+
+    def cached_plan(
+        cwd: Path, stack: str, *, policy_pack: object = None, policy_config: object = None
+    ) -> PlanResult:
+        if _is_reference(cwd) and not policy_pack and not policy_config and "/" not in stack:
+            return _reference_plan(stack)
+        return real_plan(cwd, stack, policy_pack=policy_pack, policy_config=policy_config)
+
+    def cached_capture(cwd: Path, stack: str) -> Capture:
+        """The plan's own capture (its plaintext secrets marked, as `plan` marks them)."""
+        if not _is_reference(cwd) or "/" in stack:
+            return real_capture(cwd, stack)
+        return _reference_plan(stack).capture
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(offline_plan, "plan", cached_plan)
+    patch.setattr(offline_plan, "capture_stack", cached_capture)
+    yield
+    patch.undo()
 
 
 @pytest.fixture

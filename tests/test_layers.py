@@ -60,6 +60,7 @@ DOMAIN_MODULES = tuple(
         "advisories",
         "naming",
         "limits",
+        "units",
         "bounded_yaml",
         "_lazy",
         "__init__",

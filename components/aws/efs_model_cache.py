@@ -29,7 +29,7 @@ from inference_infra.components.aws.efs_model_cache_args import (
 )
 from inference_infra.components.aws.fleet_args import EfsAttachment
 from inference_infra.components.errors import raise_if_invalid
-from inference_infra.components.validation import check_types
+from inference_infra.components.validation import input_problems
 
 __all__ = ["IA_TRANSITIONS", "EfsModelCache", "EfsModelCacheArgs", "ThroughputMode", "validate_efs_cache"]
 
@@ -47,7 +47,7 @@ class EfsModelCache(pulumi.ComponentResource):
     client_security_group_id: pulumi.Output[str]
 
     def __init__(self, name: str, args: EfsModelCacheArgs, opts: pulumi.ResourceOptions | None = None):
-        raise_if_invalid(f"EfsModelCache {name!r}", check_types(args) or validate_efs_cache(args))
+        raise_if_invalid(f"EfsModelCache {name!r}", input_problems(args, validate_efs_cache))
         super().__init__("inference-infra:aws:EfsModelCache", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
 

@@ -93,7 +93,4 @@ def validate_efs_cache(args: EfsModelCacheArgs) -> list[Problem]:
                     "must be an IAM role or user ARN (arn:aws:iam::<account>:role/<name>); no wildcards",
                 )
             )
-    for name, value in (("posix_uid", args.posix_uid), ("posix_gid", args.posix_gid)):
-        if not 1 <= value <= 4294967294:
-            problems.append(Problem(name, value, "must be 1..4294967294 (not root)"))
     return problems

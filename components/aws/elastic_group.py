@@ -40,6 +40,7 @@ import pulumi_aws as aws
 from inference_infra.components.aws.capacity import CapacityBlock
 from inference_infra.components.aws.node import serving_load
 from inference_infra.components.fleet import CapacityCounts, ScalingPlan
+from inference_infra.components.fleet import elastic as elastic_domain
 
 NAMESPACE = serving_load.NAMESPACE  # InferenceInfra/Serving
 METRIC = serving_load.METRIC  # InFlightRequests
@@ -52,10 +53,10 @@ GROUP_METRICS = (
     "GroupTotalInstances",
     "WarmPoolWarmedCapacity",
 )
-METRIC_PERIOD_SECONDS = 60  # the node publishes one datapoint a minute
-# Scale in only while the load would stay under this share of the target without one machine: the
-# gap to the target (where target tracking scales out again) keeps the two policies from flapping.
-SCALE_IN_HEADROOM = 0.8
+# The period and the scale-in headroom are the ScalingPlan's (components/fleet/elastic.py); the names
+# stay here for the previous release's importers.
+METRIC_PERIOD_SECONDS = elastic_domain.METRIC_PERIOD_SECONDS
+SCALE_IN_HEADROOM = elastic_domain.SCALE_IN_HEADROOM
 # The group short of its desired capacity this long (launches failing, not merely slow) alarms.
 SHORTFALL_MINUTES = 15
 # The termination hook: the balancer has drained the machine already (AWS deregisters a terminating
@@ -79,7 +80,7 @@ def instances_distribution(counts: CapacityCounts) -> dict[str, Any]:
     }
 
 
-def scale_in_expression(target: float) -> tuple[str, float]:
+def scale_in_expression(target: float, headroom: float = SCALE_IN_HEADROOM) -> tuple[str, float]:
     """(metric math, threshold) of the scale-in alarm: the load per machine if one machine left.
 
     m1 = in-flight requests per machine (Average of the machines' datapoints in a minute, so a machine
@@ -88,7 +89,7 @@ def scale_in_expression(target: float) -> tuple[str, float]:
     go (to a minimum of 0) only when nothing is in flight.
     """
     expression = f"IF(m2 > 1, m1 * m2 / (m2 - 1), IF(m1 > 0, {target * 1000:g}, 0))"
-    return expression, round(target * SCALE_IN_HEADROOM, 2)
+    return expression, round(target * headroom, 2)
 
 
 class ElasticGroupBuilder:
@@ -220,13 +221,13 @@ class ElasticGroupBuilder:
             cooldown=plan.scale_in_cooldown_seconds,
             opts=self.child,
         )
-        expression, threshold = scale_in_expression(plan.target_in_flight)
-        quiet_minutes = max(1, plan.scale_in_cooldown_seconds // METRIC_PERIOD_SECONDS)
+        expression, threshold = scale_in_expression(plan.target_in_flight, plan.scale_in_headroom)
+        quiet_minutes = plan.scale_in_datapoints
         low = aws.cloudwatch.MetricAlarm(
             f"{name}-low-load",
             alarm_description=f"{name}: one machine fewer would still run under {threshold:g} in-flight "
-            f"requests per machine ({SCALE_IN_HEADROOM:.0%} of the {plan.target_in_flight:g} target) for "
-            f"{quiet_minutes} minutes: scale in by one.",
+            f"requests per machine ({plan.scale_in_headroom:.0%} of the {plan.target_in_flight:g} target) "
+            f"for {quiet_minutes} minutes: scale in by one.",
             comparison_operator="LessThanThreshold",
             threshold=threshold,
             evaluation_periods=quiet_minutes,
@@ -241,7 +242,7 @@ class ElasticGroupBuilder:
                         "namespace": NAMESPACE,
                         "metric_name": METRIC,
                         "dimensions": {DIMENSION: group.name},
-                        "period": METRIC_PERIOD_SECONDS,
+                        "period": plan.period_seconds,
                         "stat": "Average",
                     },
                 },
@@ -252,7 +253,7 @@ class ElasticGroupBuilder:
                         "namespace": "AWS/AutoScaling",
                         "metric_name": "GroupInServiceInstances",
                         "dimensions": {DIMENSION: group.name},
-                        "period": METRIC_PERIOD_SECONDS,
+                        "period": plan.period_seconds,
                         "stat": "Average",
                     },
                 },

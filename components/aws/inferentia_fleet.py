@@ -16,6 +16,7 @@ from inference_infra.components.aws.fleet_args import (
 )
 from inference_infra.components.aws.launch import AcceleratorFleet
 from inference_infra.components.catalog import Cloud, accelerator, instance_type
+from inference_infra.components.fleet.plan import FleetPlan
 
 
 def neuron_cores(instance_type_name: str) -> int:
@@ -28,9 +29,14 @@ class InferentiaFleet(AcceleratorFleet):
     KIND = INFERENTIA_FLEET
 
     def __init__(
-        self, name: str, args: InferentiaFleetArgs, opts: pulumi.ResourceOptions | None = None
+        self,
+        name: str,
+        args: InferentiaFleetArgs,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        plan: FleetPlan | None = None,
     ) -> None:
-        super().__init__(name, args, opts)
+        super().__init__(name, args, opts, plan=plan)
         self.neuron_cores = neuron_cores(self.instance_type)
 
 

@@ -42,6 +42,7 @@ from inference_infra.components.catalog import InstanceType
 from inference_infra.components.endpoints import EndpointPool
 from inference_infra.components.errors import Problem, raise_if_invalid
 from inference_infra.components.fleet import CapacityMode, FleetServing, ScalingPlan
+from inference_infra.components.fleet.plan import FleetPlan
 from inference_infra.components.serving import EngineConfig
 from inference_infra.components.serving.cold_start import ColdStart
 from inference_infra.components.tagging import AUTO_SHUTDOWN, bool_tag
@@ -73,13 +74,25 @@ class AcceleratorFleet(pulumi.ComponentResource):
     group_name: pulumi.Output[str] | None
     group_arn: pulumi.Output[str] | None
 
-    def __init__(self, name: str, args: FleetArgs, opts: pulumi.ResourceOptions | None = None):
+    plan: FleetPlan  # everything the pool decided before registering anything (components/fleet/plan.py)
+
+    def __init__(
+        self,
+        name: str,
+        args: FleetArgs,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        plan: FleetPlan | None = None,
+    ):
+        """`plan`: the pool's plan made already from these args (a stack that keeps its plans); default:
+        the pool plans itself."""
         kind = self.KIND
-        planned = plan_fleet(kind, args)  # types first, then every other problem
-        raise_if_invalid(f"{kind.component} {name!r}", fleet_name_problems(name) + planned.problems)
+        planned = plan if plan is not None else plan_fleet(kind, args)  # types first, then the rest
+        raise_if_invalid(f"{kind.component} {name!r}", fleet_name_problems(name) + list(planned.problems))
         assert planned.instance_type is not None  # validated above
         super().__init__(f"inference-infra:aws:{kind.component}", name, None, opts)
         self._name, self._args, self._plan = name, args, planned
+        self.plan = planned
         self.instance_type = planned.instance_type
         self.serving, self.engines = planned.serving, planned.engines
         self.cold_start = planned.serving.cold_start if planned.serving is not None else None

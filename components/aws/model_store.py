@@ -19,7 +19,7 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
-from inference_infra.components.aws.buckets import private_bucket
+from inference_infra.components.aws.buckets import access_log_bucket, private_bucket
 from inference_infra.components.aws.fleet_args import S3Weights
 from inference_infra.components.aws.model_store_args import (
     GatewayEndpointArgs,
@@ -29,7 +29,7 @@ from inference_infra.components.aws.model_store_args import (
 from inference_infra.components.aws.network import s3_gateway_endpoint
 from inference_infra.components.aws.private_endpoints import S3Gateway
 from inference_infra.components.errors import raise_if_invalid
-from inference_infra.components.validation import check_types
+from inference_infra.components.validation import input_problems
 
 __all__ = ["GatewayEndpointArgs", "ModelStore", "ModelStoreArgs", "bucket_policy", "validate_model_store"]
 
@@ -77,7 +77,7 @@ class ModelStore(pulumi.ComponentResource):
     gateway_endpoint_id: pulumi.Output[str] | None
 
     def __init__(self, name: str, args: ModelStoreArgs, opts: pulumi.ResourceOptions | None = None):
-        raise_if_invalid(f"ModelStore {name!r}", check_types(args) or validate_model_store(args))
+        raise_if_invalid(f"ModelStore {name!r}", input_problems(args, validate_model_store))
         super().__init__("inference-infra:aws:ModelStore", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         naming = {"bucket": args.bucket_name} if args.bucket_name else {"bucket_prefix": f"{name[:36]}-"}
@@ -152,25 +152,13 @@ class ModelStore(pulumi.ComponentResource):
         self, name: str, bucket: aws.s3.Bucket, args: ModelStoreArgs, child: pulumi.ResourceOptions
     ) -> None:
         """A private log bucket that only S3's logging service may write, for this bucket's logs only."""
-        logs = private_bucket(
+        logs = access_log_bucket(
             f"{name}-access-logs",
             prefix=f"{name}-access-logs",
             naming={"bucket_prefix": f"{name[:28]}-logs-"},
             tags={"Name": f"{name}-access-logs"},
+            expire_days=args.access_log_days,
             force_destroy=args.force_destroy,
-            opts=child,
-        )
-        aws.s3.BucketLifecycleConfiguration(
-            f"{name}-access-logs-lifecycle",
-            bucket=logs.id,
-            rules=[
-                {
-                    "id": "expire-access-logs",
-                    "status": "Enabled",
-                    "filter": {},
-                    "expiration": {"days": args.access_log_days},
-                }
-            ],
             opts=child,
         )
         aws.s3.BucketPolicy(

@@ -65,10 +65,6 @@ def validate_model_store(args: ModelStoreArgs) -> list[Problem]:
                 "bucket_name", name, "must be 3-63 lower-case letters, digits, '.' or '-' (S3 naming rules)"
             )
         )
-    if not 1 <= args.noncurrent_version_days <= 3650:
-        problems.append(Problem("noncurrent_version_days", args.noncurrent_version_days, "must be 1..3650"))
-    if not 1 <= args.access_log_days <= 3650:
-        problems.append(Problem("access_log_days", args.access_log_days, "must be 1..3650"))
     for i, arn in enumerate(args.publishers):
         if not isinstance(arn, str) or not PUBLISHER_ARN.match(arn):
             problems.append(

@@ -29,7 +29,7 @@ from inference_infra.components.aws.network_args import (
 )
 from inference_infra.components.errors import raise_if_invalid
 from inference_infra.components.tagging import in_production
-from inference_infra.components.validation import check_types
+from inference_infra.components.validation import input_problems
 
 __all__ = [
     "ZONE_RE",
@@ -77,7 +77,7 @@ class PrivateNetwork(pulumi.ComponentResource):
     route_table_ids: list[pulumi.Output[str]]
 
     def __init__(self, name: str, args: PrivateNetworkArgs, opts: pulumi.ResourceOptions | None = None):
-        raise_if_invalid(f"PrivateNetwork {name!r}", check_types(args) or validate_private_network(args))
+        raise_if_invalid(f"PrivateNetwork {name!r}", input_problems(args, validate_private_network))
         super().__init__("inference-infra:aws:PrivateNetwork", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         zones = list(args.availability_zones)

@@ -21,7 +21,7 @@ import pulumi_aws as aws
 
 from inference_infra.components.errors import Problem, raise_if_invalid
 from inference_infra.components.monitoring.scrape import discovery_policy
-from inference_infra.components.validation import check_types
+from inference_infra.components.validation import input_problems
 
 # arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-west-2.amazonaws.com/id/EXAMPLED539D4633E53DE1B7
 _OIDC_PROVIDER_ARN = re.compile(
@@ -99,7 +99,7 @@ class PrometheusDiscoveryRole(pulumi.ComponentResource):
         self, name: str, args: PrometheusDiscoveryRoleArgs, opts: pulumi.ResourceOptions | None = None
     ):
         raise_if_invalid(
-            f"PrometheusDiscoveryRole {name!r}", check_types(args) or validate_prometheus_discovery_role(args)
+            f"PrometheusDiscoveryRole {name!r}", input_problems(args, validate_prometheus_discovery_role)
         )
         super().__init__("inference-infra:aws:PrometheusDiscoveryRole", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)

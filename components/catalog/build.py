@@ -47,6 +47,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 
+# Cyclenerd's (and Google's) month, for the local SSD's per-GiB-month rate. components.units is standard
+# library only: importing it loads none of the tables this rewrites.
+from inference_infra.components.units import HOURS_PER_MONTH
+
 DATA = Path(__file__).resolve().parent / "data"
 SOURCES = DATA / "sources"
 GENERATED = DATA / "generated"
@@ -68,7 +72,6 @@ REFERENCE_REGION: Mapping[str, str] = {
     "tpu-v5p": "us-east5",
     "tpu-v6e": "us-central1",
 }
-_HOURS_PER_MONTH = 730  # Cyclenerd's (and Google's) month, for the local SSD's per-GiB-month rate
 
 # The catalog's accelerator key -> the AcceleratorName of SkyPilot's GCP accelerator rows.
 GCP_GPU_NAMES: Mapping[str, str] = {
@@ -233,7 +236,7 @@ def _gcp_gpu_prices(
             accelerators = ", ".join(f"{n} x {g}" for g, n in gpus.items())
             parts = f"{entry['cpu']} vCPUs, {entry['ram']} GB, {accelerators}"
             if gib:
-                ssd = local_ssd[region]["month"] * gib / _HOURS_PER_MONTH
+                ssd = local_ssd[region]["month"] * gib / HOURS_PER_MONTH
                 notes = f"{parts} ${_fmt(hour - ssd)}/h + {gib} GiB local SSD ${_fmt(ssd)}/h"
             else:
                 notes = f"{parts} ${_fmt(hour)}/h"

@@ -29,10 +29,6 @@ from functools import cache
 from inference_infra.components.catalog.tables import by_region, day, flag, rows
 from inference_infra.components.catalog.types import Cloud
 
-# Hours in a billing month, as AWS and GCP price lists convert monthly rates (365 x 24 / 12, rounded):
-# the one figure the pricing, the plan's totals, the budget policy and the dashboards use.
-HOURS_PER_MONTH = 730
-
 
 @dataclass(frozen=True, kw_only=True)
 class ResourceRate:

@@ -14,7 +14,11 @@ from inference_infra.components.cli import app
 
 @app.command()
 @click.option(
-    "--stack", "-s", default="dev", show_default=True, help="Stack name: reads Pulumi.<stack>.yaml."
+    "--stack",
+    "-s",
+    default="dev",
+    show_default=True,
+    help="Stack name, or org/name or org/project/name as pulumi takes it: reads Pulumi.<name>.yaml.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the plan as one JSON object.")
 @click.option(
@@ -61,7 +65,16 @@ def plan(
     from inference_infra.components.errors import InputError
     from inference_infra.components.offline_plan import plan as run_plan
     from inference_infra.components.offline_plan import render_table
+    from inference_infra.components.offline_plan.project import load_project, program_python
 
+    python = program_python(load_project(cwd))
+    if python is not None:  # Pulumi.yaml names a virtualenv: the program runs there, as under pulumi up
+        argv = ["plan", "--stack", stack, "--cwd", str(cwd)] + (["--json"] if as_json else [])
+        argv += ["--wide"] if wide else []
+        argv += [a for p in policy_pack for a in ("--policy-pack", str(p))]
+        argv += [a for c in policy_config for a in ("--policy-config", str(c))]
+        argv += ["--usage-file", str(usage_file)] if usage_file is not None else []
+        return _plan_in_virtualenv(python, argv)
     for pack in policy_pack:
         if not pack.is_dir():
             raise InputError(f"--policy-pack {str(pack)!r} is not a folder; pass the policy pack's folder.")
@@ -93,3 +106,29 @@ def plan(
     else:
         sys.stdout.write(render_table(result, wide=wide))
     return result.exit_code
+
+
+def _plan_in_virtualenv(python: Path, argv: list[str]) -> int:
+    """Run this plan again under the virtualenv's Python, activated as Pulumi activates it
+    (VIRTUAL_ENV set, its bin first on PATH, PYTHONHOME unset); its exit code is the plan's."""
+    import subprocess
+
+    from inference_infra.components.errors import InputError
+    from inference_infra.components.offline_plan.project import IN_VIRTUALENV
+
+    venv = python.parent.parent
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONHOME"}
+    env.update(VIRTUAL_ENV=str(venv), PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}")
+    env[IN_VIRTUALENV] = "1"
+    probe = "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('inference_infra') else 9)"
+    if subprocess.run([str(python), "-c", probe], env=env, check=False).returncode != 0:
+        raise InputError(
+            f"Pulumi.yaml names the virtualenv {venv}, where the program runs (as under `pulumi up`), but "
+            "inference-infra is not installed there; add it to the program's requirements.txt with the "
+            "extras your program needs (e.g. `inference-infra[aws]`, `inference-infra[all]`), run "
+            f"`{python} -m pip install -r requirements.txt`, and plan again."
+        )
+    sys.stdout.flush()
+    return subprocess.run(
+        [str(python), "-m", "inference_infra.components.cli", *argv], env=env, check=False
+    ).returncode

@@ -76,6 +76,21 @@ def installed_requirement() -> str:
     return f"{DISTRIBUTION} @ {url}"  # a folder (editable or not) or an archive, as a file:// URL
 
 
+def pinned_note() -> str:
+    """What requirements.txt pins, said out loud: a local checkout or archive path only installs on a
+    machine that has that path (CI does not)."""
+    from importlib.metadata import version
+
+    requirement = installed_requirement()
+    note = f"its requirements.txt pins pulumi-policy=={version('pulumi-policy')} and {requirement}"
+    if " @ file:" in requirement:
+        return (
+            f"{note}, a path on this machine (inference-infra is installed from a local folder or archive); "
+            "on another machine or in CI replace that line with a version or a git URL."
+        )
+    return f"{note}."
+
+
 def requirements_text() -> str:
     from importlib.metadata import version
 
@@ -133,7 +148,8 @@ def init(folder: Path, force: bool) -> None:
     library's policies: `pulumi preview --policy-pack DIR`, next to your own packs."""
     write_pack(folder, force=force)
     sys.stderr.write(
-        f"policy pack written to {folder}/. Make its virtualenv once: `python3 -m venv {folder}/venv && "
+        f"policy pack written to {folder}/; {pinned_note()} Make its virtualenv once: `python3 -m venv "
+        f"{folder}/venv && "
         f"{folder}/venv/bin/pip install -r {folder}/requirements.txt`; then `pulumi preview --policy-pack "
         f"{folder}` (one --policy-pack-config FILE.json per --policy-pack, in order); offline: "
         f"`inference-infra plan --policy-pack {folder}`\n"

@@ -1,9 +1,11 @@
 """`inference-infra simulate`: replay a request trace against an elastic pool's scaling.
 
 The pool comes from a stack file (`--stack NAME --pool NAME`: the fleet's model, machine, peak counts
-and `elastic:` block, read from `Pulumi.<stack>.yaml` without running the program) or from flags
-(`--model`, `--machine`, ...). Flags for the scaling settings override the stack's, so a change can be
-tried before it is made.
+and `elastic:` block, read from `Pulumi.<stack>.yaml` without running the program), from the stack's
+program (`--cwd PROGRAM --stack NAME --pool NAME` when the stack file lists no fleets, or
+`--from-program`: the program runs offline and the fleet it registers hands over its plan) or from
+flags (`--model`, `--machine`, `--peak`, ...). Flags for the scaling settings override the stack's,
+so a change can be tried before it is made; `--tune` searches them.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 import click
 
 from inference_infra.components.cli import app
+from inference_infra.components.cli.choices import PurchaseChoice, price_model_of
 
 _QUANTS = ["fp32", "fp16", "bf16", "fp8", "int8", "int4"]
 # The stack's fleet lists a pool may come from: (key, cloud, machine key). TPU VMs are never elastic.
@@ -44,7 +47,15 @@ _NOT_ELASTIC = ("tpuVms",)
     "--cwd",
     type=click.Path(path_type=Path),
     default=Path("."),
-    help="Folder of the Pulumi project (--stack).",
+    help="Folder of the Pulumi project (--stack): its stack file, and its program for a pool defined in "
+    "Python.",
+)
+@click.option(
+    "--from-program",
+    is_flag=True,
+    help="Run the stack's program offline (as `plan` does) and replay the pool it registers as --pool "
+    "(a pool defined in Python). Without it the pool is read from the stack file's fleets, and the "
+    "program runs only when the stack file lists none.",
 )
 @click.option("--model", help="Without --stack: the model preset the pool serves, e.g. llama-3.1-8b.")
 @click.option("--machine", help="Without --stack: the instance type (default: the planner's NVIDIA pick).")
@@ -54,9 +65,8 @@ _NOT_ELASTIC = ("tpuVms",)
 @click.option("--kv-quant", type=click.Choice(_QUANTS, case_sensitive=False), help="KV-cache format.")
 @click.option(
     "--peak",
-    type=int,
-    help="Without --stack: the fleet's peak machines (max and floor derive from it). Default: what the "
-    "trace's busiest minute needs.",
+    help="Without --stack, required: the fleet's peak machines (max and floor derive from it), or "
+    "'trace' for what the trace's busiest minute needs with perfect foresight (a look-ahead: said so).",
 )
 @click.option("--cloud", type=click.Choice(["aws", "gcp"]), help="Without --stack: the machine's cloud.")
 @click.option(
@@ -72,27 +82,58 @@ _NOT_ELASTIC = ("tpuVms",)
 @click.option("--scale-in-cooldown", type=int, help="Override elastic scale_in_cooldown_seconds.")
 @click.option("--warm-pool", type=int, help="Override elastic warm_pool_size.")
 @click.option(
-    "--period", type=int, default=60, show_default=True, help="Seconds per load datapoint of the autoscaler."
+    "--period", type=int, help="Seconds per load datapoint of the autoscaler (default: the plan's, 60)."
+)
+@click.option(
+    "--metric-lag",
+    type=int,
+    help="Seconds a datapoint reaches the autoscaler after its period ends (default: the plan's, 60).",
 )
 @click.option(
     "--scale-out-periods",
     type=int,
-    default=3,
-    show_default=True,
-    help="Datapoints in a row above the target before a scale-out.",
+    help="AWS: datapoints in a row above the target before a scale-out (default: the plan's, 3).",
 )
 @click.option(
     "--scale-in-headroom",
     type=float,
-    default=0.8,
+    help="AWS: scale in only while the machines left would run under this share of the target "
+    "(default: the plan's, 0.8).",
+)
+@click.option(
+    "--scale-in-share",
+    type=float,
+    help="Share of the serving machines one scale-in removes, at least one (default: the plan's).",
+)
+@click.option(
+    "--stabilisation",
+    type=int,
+    help="GCP: seconds of recommendations a scale-in keeps the largest of (default: 600).",
+)
+@click.option(
+    "--interruptions-per-hour",
+    type=float,
+    help="Spot reclaims per machine-hour (default: 0; with --purchase spot, the catalog's band).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the spot interruptions' draws.")
+@click.option(
+    "--cold-start",
+    "cold_start",
+    type=click.Choice(["fastest", "typical", "slowest"]),
+    default="typical",
     show_default=True,
-    help="Scale in only while one machine fewer would run under this share of the target (the AWS "
-    "pool's scale-in alarm).",
+    help="Which end of the cold-start estimate's range a new machine takes (serving.cold_start).",
 )
 @click.option(
     "--start-size",
     type=int,
-    help="Machines serving when the trace starts (default: what the policy holds for the early load).",
+    help="Machines serving when the trace starts (default: the pool's minimum, its desired size).",
+)
+@click.option(
+    "--tune",
+    is_flag=True,
+    help="Search target utilisation, warm pool, minimum and scale-in share for the cheapest settings "
+    "that keep at most 1% of requests over the TTFT target on this trace; print the frontier.",
 )
 @click.option(
     "--scale",
@@ -104,10 +145,10 @@ _NOT_ELASTIC = ("tpuVms",)
 )
 @click.option(
     "--purchase",
-    type=click.Choice(["on-demand", "spot", "reserved"]),
+    type=PurchaseChoice(),
     default="on-demand",
     show_default=True,
-    help="Price model of a machine-hour.",
+    help="Price model of a machine-hour: a capacity mode (preemptible is priced as spot).",
 )
 @click.option("--region", help="Price region (default: the stack's, else the catalog's reference).")
 @click.option("--usd-per-hour", type=float, help="Price one machine-hour at this figure instead.")
@@ -118,11 +159,12 @@ _NOT_ELASTIC = ("tpuVms",)
     help="Write load, capacity and queue over time to this .svg (or .png with the 'plot' extra).",
 )
 def simulate(**options: Any) -> None:
-    """Replay a request trace against a pool's scaling: cost against a static fleet sized for the peak
-    and against the oracle (exactly the capacity each minute needs, no cold start), time to scale,
-    requests over the pool's time-to-first-token target, and the queue over time."""
+    """Replay a request trace against a pool's scaling, starting at its minimum: whether more than 1% of
+    requests missed the pool's time-to-first-token target (said first), cost against an SLO-aware oracle
+    (perfect foresight, no cold start, the fewest machines each minute that keep every request on
+    time), a lower bound and a static fleet, time to scale and the queue over time."""
     from inference_infra.components.errors import InputError
-    from inference_infra.components.simulate import Autoscaler, read_trace, render_svg, replay
+    from inference_infra.components.simulate import read_trace, render_svg, replay
 
     o = options
     _check_flags(o)
@@ -133,17 +175,25 @@ def simulate(**options: Any) -> None:
     if o["copies"] != 1:
         trace = trace.scaled(o["copies"])
     pool = _stack_pool(o, trace) if o["stack"] else _flag_pool(o, trace)
-    scaler = Autoscaler(
-        period_seconds=o["period"],
-        scale_out_periods=o["scale_out_periods"],
-        scale_in_headroom=o["scale_in_headroom"],
-        start_size=o["start_size"],
-    )
     if o["start_size"] is not None and not 0 <= o["start_size"] <= pool.plan.max_size:
         raise InputError(
             f"--start-size {o['start_size']} must be 0..max_size ({pool.plan.max_size}) of pool "
             f"{pool.name!r}."
         )
+    scaler = _scaler(o, pool)
+    if o["tune"]:
+        from inference_infra.components.simulate.tune import tune
+
+        found = tune(trace, pool, scaler)
+        doc = found.as_json()
+        if o["plot"] is not None:
+            _write_frontier_plot(o["plot"], doc)
+        if o["as_json"]:
+            json.dump(doc, sys.stdout, indent=2)
+            sys.stdout.write("\n")
+        else:
+            sys.stdout.write(found.table())
+        return
     result = replay(trace, pool, scaler).as_json()
     if o["plot"] is not None:
         _write_plot(o["plot"], result, render_svg)
@@ -152,6 +202,32 @@ def simulate(**options: Any) -> None:
         sys.stdout.write("\n")
     else:
         sys.stdout.write(_table(result))
+
+
+def _scaler(o: Mapping[str, Any], pool: Any) -> Any:
+    """The replay's autoscaler: the pool's plan read by `simulate.scaler_settings`, flags over it."""
+    from inference_infra.components.catalog import find_instance_type
+    from inference_infra.components.simulate.settings import scaler_settings
+    from inference_infra.components.simulate.spot import interruptions_per_machine_hour
+
+    instance = find_instance_type(pool.service.machine)
+    cloud = instance.cloud.value if instance is not None else "aws"
+    rate = o["interruptions_per_hour"]
+    if rate is None and o["purchase"] == "spot":
+        rate = interruptions_per_machine_hour(pool.service.machine)
+    return scaler_settings(
+        pool.plan,
+        cloud=cloud,
+        period_seconds=o["period"],
+        metric_lag_seconds=o["metric_lag"],
+        scale_out_periods=o["scale_out_periods"],
+        scale_in_headroom=o["scale_in_headroom"],
+        scale_in_share=o["scale_in_share"],
+        stabilisation_seconds=o["stabilisation"],
+        start_size=o["start_size"],
+        interruptions_per_machine_hour=rate,
+        seed=o["seed"],
+    )
 
 
 def _check_flags(o: Mapping[str, Any]) -> None:
@@ -163,10 +239,22 @@ def _check_flags(o: Mapping[str, Any]) -> None:
         "--scale": o["copies"],
     }
     for flag, value in positive.items():
-        if value < 1:
+        if value is not None and value < 1:
             raise InputError(f"{flag} {value} must be a whole number of at least 1.")
-    if not 0 < o["scale_in_headroom"] <= 1:
+    for flag, value in (("--metric-lag", o["metric_lag"]), ("--stabilisation", o["stabilisation"])):
+        if value is not None and not 0 <= value <= 3600:
+            raise InputError(f"{flag} {value} must be 0..3600 seconds.")
+    if o["scale_in_headroom"] is not None and not 0 < o["scale_in_headroom"] <= 1:
         raise InputError(f"--scale-in-headroom {o['scale_in_headroom']:g} must be above 0 and at most 1.")
+    if o["scale_in_share"] is not None and not 0 <= o["scale_in_share"] <= 1:
+        raise InputError(f"--scale-in-share {o['scale_in_share']:g} must be 0..1 (0: one machine a time).")
+    rate = o["interruptions_per_hour"]
+    if rate is not None and not 0 <= rate <= 1:
+        raise InputError(f"--interruptions-per-hour {rate:g} must be 0..1 reclaims per machine-hour.")
+    if o["tune"] and o["start_size"] is not None:
+        raise InputError("--tune searches the minimum the pool starts at: drop --start-size.")
+    if o["tune"] and o["plot"] is not None and o["plot"].suffix.lower() != ".svg":
+        raise InputError(f"--plot {str(o['plot'])!r}: with --tune the frontier is drawn as .svg only.")
     if o["usd_per_hour"] is not None and o["usd_per_hour"] < 0:
         raise InputError(f"--usd-per-hour {o['usd_per_hour']:g} must be 0 or more (USD per machine-hour).")
     if o["plot"] is not None and o["plot"].suffix.lower() not in (".svg", ".png"):
@@ -185,15 +273,29 @@ def _check_flags(o: Mapping[str, Any]) -> None:
         return
     if o["pool_name"]:
         raise InputError(f"--pool {o['pool_name']!r} names a fleet of a stack: it needs --stack NAME.")
+    if o["from_program"]:
+        raise InputError("--from-program runs a stack's program: it needs --stack NAME --pool NAME.")
+    peak = o["peak"]
+    if peak is not None and peak != "trace" and not (peak.isdigit() and int(peak) >= 1):
+        raise InputError(
+            f"--peak {peak!r} must be a whole number of machines of at least 1, or 'trace' (the trace's "
+            "busiest minute with perfect foresight)."
+        )
     missing = [
         flag
-        for flag, name in (("--model", "model"), ("--context", "context"), ("--concurrency", "concurrency"))
+        for flag, name in (
+            ("--model", "model"),
+            ("--context", "context"),
+            ("--concurrency", "concurrency"),
+            ("--peak", "peak"),
+        )
         if o[name] is None
     ]
     if missing:
         raise InputError(
-            f"simulate needs a pool: --stack NAME --pool NAME, or --model with --context and --concurrency "
-            f"(missing {', '.join(missing)})."
+            f"simulate needs a pool: --stack NAME --pool NAME, or --model with --context, --concurrency "
+            f"and --peak (machines, or 'trace' to size it from the trace: a look-ahead) (missing "
+            f"{', '.join(missing)})."
         )
 
 
@@ -211,6 +313,7 @@ def _elastic_overrides(o: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _flag_pool(o: Mapping[str, Any], trace: Any) -> Any:
+    from inference_infra.components.catalog import PriceModel
     from inference_infra.components.errors import InputError
     from inference_infra.components.fleet.elastic import ElasticArgs
     from inference_infra.components.planner import Quantization
@@ -227,25 +330,38 @@ def _flag_pool(o: Mapping[str, Any], trace: Any) -> Any:
     )
     elastic = ElasticArgs(**_elastic_overrides(o))
     peak = o["peak"]
+    notes = []
     try:
-        if peak is None:
-            peak = peak_for_trace(model=model, machine=o["machine"], cloud=o["cloud"], trace=trace)
-        return build_pool(
+        if peak == "trace":
+            peak = peak_for_trace(
+                model=model,
+                machine=o["machine"],
+                cloud=o["cloud"],
+                trace=trace,
+                latency=o["latency"] or "interactive",
+            )
+            notes.append(
+                f"--peak trace: the peak ({peak}) was read from the trace replayed, a look-ahead no "
+                "deployed pool has"
+            )
+        pool = build_pool(
             name=o["model"],
             model=model,
             machine=o["machine"],
-            peak=peak,
+            peak=int(peak),
             trace=trace,
             elastic=elastic,
             cloud=o["cloud"],
             latency=o["latency"] or "interactive",
-            warm_pool=(o["cloud"] or "aws") == "aws" and o["purchase"] != "spot",
+            warm_pool=(o["cloud"] or "aws") == "aws" and _purchase(o["purchase"]) is not PriceModel.SPOT,
             region=o["region"],
             purchase=_purchase(o["purchase"]),
             usd_per_hour=o["usd_per_hour"],
+            cold_start=o["cold_start"],
         )
     except InputError as e:
         raise InputError(_flag_names(str(e)), e.problems) from None
+    return replace(pool, plan=replace(pool.plan, notes=(*pool.plan.notes, *notes)))
 
 
 def _flag_names(message: str) -> str:
@@ -271,9 +387,7 @@ def _flag_names(message: str) -> str:
 
 
 def _purchase(name: str) -> Any:
-    from inference_infra.components.catalog import PriceModel
-
-    return PriceModel(name)
+    return price_model_of(name)
 
 
 # --- a pool from the stack file ---------------------------------------------------------------------
@@ -310,11 +424,16 @@ def _stack_pool(o: Mapping[str, Any], trace: Any) -> Any:
                     f"--pool {name!r} is a TPU VM of {file} ({ns}{key}); TPU VMs cannot join a managed "
                     "instance group, so they are never elastic: replay a GPU or Inferentia pool."
                 )
+    if o["from_program"] or (found is None and not pools):
+        # the program defines its pools in Python: run it offline and read them
+        return _program_pool(o, trace, project, stack, file, pools)
     if found is None:
         near = close_matches(name, pools)
         hint = f" (did you mean {' or '.join(repr(n) for n in near)}?)" if near else ""
-        listed = ", ".join(pools) if pools else "none"
-        raise InputError(f"--pool {name!r} is not a fleet of {file}{hint}; its pools: {listed}.")
+        raise InputError(
+            f"--pool {name!r} is not a fleet of {file}{hint}; its pools: {', '.join(pools)}. A pool the "
+            "program defines in Python: add --from-program."
+        )
     where, cloud, machine_key, item = found
     if not isinstance(item.get("model"), Mapping):
         raise InputError(
@@ -373,12 +492,127 @@ def _stack_pool(o: Mapping[str, Any], trace: Any) -> Any:
         purchase=_purchase(o["purchase"]),
         usd_per_hour=o["usd_per_hour"],
         key=f"{file} {where}",
-    )
-    notes.append(
-        f"max_size is the pool's peak ({counts.total}) or its elastic maxSize; the stack's budget cap, which "
-        "`plan` applies, is not"
+        budget_hourly_usd=_stack_budget(project.root, o["stack"]),
+        cold_start=o["cold_start"],
     )
     return replace(pool, plan=replace(pool.plan, notes=(*pool.plan.notes, *notes)))
+
+
+_PROGRAM_FLEETS = (
+    "inference-infra:aws:GpuFleet",
+    "inference-infra:aws:InferentiaFleet",
+    "inference-infra:gcp:GpuFleet",
+)
+
+
+def _program_pool(
+    o: Mapping[str, Any], trace: Any, project: Any, stack: Any, file: str, listed: list[str]
+) -> Any:
+    """The pool `--pool` as the stack's program builds it: the program runs offline (the `plan`
+    harness, components/offline_plan) and the fleet it registers under that name hands over the
+    ScalingPlan and cold start it planned; they are replayed as they are."""
+    from inference_infra.components.catalog import Cloud, find_instance_type
+    from inference_infra.components.errors import InputError, close_matches
+    from inference_infra.components.offline_plan import capture_stack
+    from inference_infra.components.simulate.pool import pool_from_plan
+
+    name = o["pool_name"]
+    with _recording_fleets() as fleets:
+        capture_stack(o["cwd"], o["stack"])
+    found = fleets.get(name)
+    if found is None:
+        pools = sorted({*fleets, *listed})
+        near = close_matches(name, pools)
+        hint = f" (did you mean {' or '.join(repr(n) for n in near)}?)" if near else ""
+        raise InputError(
+            f"--pool {name!r} is neither a fleet of {file} nor one its program registers{hint}; its pools: "
+            f"{', '.join(pools) if pools else 'none'}."
+        )
+    fleet, args = found
+    plan = getattr(fleet, "scaling_plan", None)
+    serving = getattr(fleet, "serving", None)
+    model = getattr(args, "model", None)
+    machine = getattr(fleet, "instance_type", None) or getattr(fleet, "machine_type", None)
+    if plan is None or serving is None or model is None or not isinstance(machine, str):
+        raise InputError(
+            f"--pool {name!r}: the program's fleet is not an elastic pool that serves a model (give it "
+            "`model=ServedModel(...)` and `elastic=ElasticArgs(...)`); only those replay."
+        )
+    instance = find_instance_type(machine)
+    cloud = instance.cloud if instance is not None else Cloud.AWS
+    region_key = "aws:region" if cloud is Cloud.AWS else "gcp:region"
+    region = o["region"] or _decode(stack.values.get(region_key)) or None
+    pool = pool_from_plan(
+        name=name,
+        plan=plan,
+        cold=serving.cold_start,
+        model=model,
+        machine=machine,
+        trace=trace,
+        latency=o["latency"] or getattr(args, "latency", None) or "interactive",
+        region=region,
+        purchase=_purchase(o["purchase"]),
+        usd_per_hour=o["usd_per_hour"],
+        cold_start=o["cold_start"],
+    )
+    note = f"pool {name!r} read from what the program of {project.name} registers for stack {o['stack']!r}"
+    plan = _override_plan(pool.plan, o)
+    return replace(pool, plan=replace(plan, notes=(*plan.notes, note)))
+
+
+class _recording_fleets:  # noqa: N801 - used as a context manager, like contextlib's
+    """Record the fleet components a program builds (name -> (component, its args)), by wrapping
+    pulumi.ComponentResource.__init__ while the program runs; the args are the calling constructor's."""
+
+    def __enter__(self) -> dict[str, tuple[Any, Any]]:
+        import pulumi
+
+        self.fleets: dict[str, tuple[Any, Any]] = {}
+        self.original = pulumi.ComponentResource.__init__
+        original, fleets = self.original, self.fleets
+
+        def record(component: Any, t: str, name: str, *rest: Any, **kw: Any) -> None:
+            if t in _PROGRAM_FLEETS:
+                fleets[name] = (component, sys._getframe(1).f_locals.get("args"))
+            original(component, t, name, *rest, **kw)
+
+        pulumi.ComponentResource.__init__ = record  # type: ignore[method-assign]
+        return self.fleets
+
+    def __exit__(self, *exc: object) -> None:
+        import pulumi
+
+        pulumi.ComponentResource.__init__ = self.original  # type: ignore[method-assign]
+
+
+def _override_plan(plan: Any, o: Mapping[str, Any]) -> Any:
+    """The scaling flags over a plan (a program's pool is not planned again; a stack file's already
+    took them as elastic inputs, so this changes nothing there)."""
+    changes: dict[str, Any] = {}
+    if o["min_size"] is not None:
+        changes |= {"min_size": o["min_size"], "desired": o["min_size"]}
+    if o["max_size"] is not None:
+        changes["max_size"] = o["max_size"]
+    if o["target_utilisation"] is not None:
+        changes["target_in_flight"] = round(plan.in_flight_per_machine * o["target_utilisation"], 2)
+    if o["scale_out_cooldown"] is not None:
+        changes["scale_out_cooldown_seconds"] = o["scale_out_cooldown"]
+    if o["scale_in_cooldown"] is not None:
+        changes["scale_in_cooldown_seconds"] = o["scale_in_cooldown"]
+    if o["warm_pool"] is not None:
+        changes["warm_pool_size"] = o["warm_pool"]
+    return replace(plan, **changes)
+
+
+def _stack_budget(root: Path, stack: str) -> float | None:
+    """The stack's accelerator budget (USD/h), as the stacks read it: `accelerator-spend-budget`
+    maxHourlyUsd in policy/config/<stack>.json beside Pulumi.yaml (infra/aws_stack.py); None without."""
+    path = root / "policy" / "config" / f"{stack}.json"
+    try:
+        budget = json.loads(path.read_text(encoding="utf-8"))["accelerator-spend-budget"]["maxHourlyUsd"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return float(budget) if isinstance(budget, int | float) and budget > 0 else None
 
 
 def _decode(value: Any) -> Any:
@@ -418,6 +652,16 @@ def _dataclass(cls: type, values: Mapping[str, Any], where: str) -> Any:
 # --- output -----------------------------------------------------------------------------------------
 
 
+def _write_frontier_plot(path: Path, doc: dict[str, Any]) -> None:
+    from inference_infra.components.errors import InputError
+    from inference_infra.components.simulate.plot import render_frontier_svg
+
+    try:
+        path.write_text(render_frontier_svg(doc), encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"--plot {str(path)!r} cannot be written ({e.strerror or e}).") from None
+
+
 def _write_plot(path: Path, result: dict[str, Any], render_svg: Any) -> None:
     from inference_infra.components.errors import InputError
 
@@ -439,29 +683,45 @@ def _write_plot(path: Path, result: dict[str, Any], render_svg: Any) -> None:
 
 
 def _table(r: dict[str, Any]) -> str:
-    c, t, s, q, sc = r["cost"], r["ttft"], r["scale"], r["queue"], r["scaling"]
+    c, t, s, q, sc, slo = r["cost"], r["ttft"], r["scale"], r["queue"], r["scaling"], r["slo"]
     tts = s["time_to_scale_seconds"]
+    low, high = sc["cold_start_range_seconds"]
+    verdict = (
+        f"SLO met: {slo['miss_share']:.2%} of requests missed the {slo['ttft_target_seconds']:g} s TTFT"
+        f" target (at most {slo['allowed_miss_share']:.0%})"
+        if slo["met"]
+        else f"SLO NOT MET: {slo['miss_share']:.2%} of requests missed the {slo['ttft_target_seconds']:g} s"
+        f" TTFT target (at most {slo['allowed_miss_share']:.0%} allowed); the cost below does not meet it"
+    )
+    mark = "" if slo["met"] else " (SLO not met)"
     lines = [
+        verdict,
         f"{r['pool']}: {r['model']} on {r['machine']} ({r['latency']}), trace {r['trace']['source']}: "
         f"{r['trace']['requests']:,} requests over {r['trace']['duration_s'] / 60:.1f} min",
-        f"  scaling: {sc['min_size']}..{sc['max_size']} machines of {sc['in_flight_per_machine']} slots,"
-        f" target {sc['target_in_flight']:g} in flight per machine; cold start"
-        f" {sc['cold_start_seconds']:.0f} s, warm start {sc['warm_start_seconds']} s,"
+        f"  scaling ({sc['cloud']}): {sc['min_size']}..{sc['max_size']} machines of"
+        f" {sc['in_flight_per_machine']} slots, starting at {sc['start_size']}, target"
+        f" {sc['target_in_flight']:g} in flight per machine; cold start {sc['cold_start_seconds']:.0f} s"
+        f" ({low:.0f}..{high:.0f}), warm start {sc['warm_start_seconds']} s"
+        f" ({sc['warm_start_range_seconds'][0]:.0f}..{sc['warm_start_range_seconds'][1]:.0f}),"
         f" warm pool {sc['warm_pool_size']}",
         f"  cost ({c['basis']}, {c['window_s'] / 3600:.2f} h):",
-        f"    elastic  ${c['elastic_usd']:,.2f}  ({c['elastic_machine_hours']:.2f} machine-hours)"
-        f"  {_times(c['elastic_over_oracle'])} the oracle",
-        f"    static   ${c['static_usd']:,.2f}  ({c['static_machines']} machines)"
+        f"    elastic      ${c['elastic_usd']:,.2f}  ({c['elastic_machine_hours']:.2f} machine-hours)"
+        f"  {_times(c['elastic_over_oracle'])} the oracle{mark}",
+        f"    static       ${c['static_usd']:,.2f}  ({c['static_machines']} machines)"
         f"  {_times(c['static_over_oracle'])} the oracle",
-        f"    oracle   ${c['oracle_usd']:,.2f}  ({c['oracle_machine_hours']:.2f} machine-hours)",
-        f"  TTFT over {t['target_seconds'] * 1000:g} ms: {t['over_target']:,} of {t['served']:,} "
-        f"({t['over_target_share']:.2%}); {t['over_target_from_waiting']:,} of them only because they waited "
-        f"({t['over_target_from_waiting_share']:.2%}); with no wait {t['oracle_over_target_share']:.2%}",
+        f"    oracle       ${c['oracle_usd']:,.2f}  ({c['oracle_machine_hours']:.2f} machine-hours, every"
+        " request on time with perfect foresight)",
+        f"    lower bound  ${c['lower_bound_usd']:,.2f}  ({c['lower_bound_machine_hours']:.2f} machine-hours"
+        " of work)",
+        f"  TTFT over {t['target_seconds'] * 1000:g} ms: {t['over_target']:,} of {r['trace']['requests']:,} "
+        f"({t['over_target_share']:.2%}; {t['unserved']:,} never served, {t['refused']:,} refused as too"
+        f" long); {t['over_target_from_waiting']:,} only because they waited "
+        f"({t['over_target_from_waiting_share']:.2%}); the oracle {t['oracle_over_target_share']:.2%}",
         f"    p50 {_ms(t['p50_seconds'])}, p99 {_ms(t['p99_seconds'])}, max {_ms(t['max_seconds'])}",
         f"  scale: {s['scale_outs']} scale-outs ({s['launches']} machines: {s['warm_launches']} warm,"
         f" {s['cold_launches']} cold), {s['scale_ins']} scale-ins; {s['min_machines']}..{s['max_machines']}"
         f" machines; time to scale mean {_s(tts['mean'])}, max {_s(tts['max'])};"
-        f" {s['capped_periods']} periods wanted more than max",
+        f" {s['capped_periods']} periods wanted more than max; {s['interruptions']} spot interruptions",
         f"  queue: longest {q['max']}, {q['minutes_with_queue']} minutes with a queue",
     ]
     lines += [f"  note: {n}" for n in r["notes"]]

@@ -8,6 +8,7 @@ import sys
 import click
 
 from inference_infra.components.cli import app
+from inference_infra.components.cli.choices import PurchaseChoice, price_model_of
 
 _QUANTS = ["fp32", "fp16", "bf16", "fp8", "int8", "int4"]
 _FLAGS = {
@@ -65,12 +66,16 @@ _FLAGS = {
 )
 @click.option(
     "--purchase",
-    type=click.Choice(["on-demand", "spot", "reserved"]),
+    type=PurchaseChoice(),
     default="on-demand",
     show_default=True,
-    help="Price model for hourly USD.",
+    help="Price model for hourly USD: a capacity mode (preemptible is priced as spot).",
 )
-@click.option("--region", help="Price region (default: the catalog's reference region per machine).")
+@click.option(
+    "--region",
+    help="Price every machine in this region; one the catalog has no price for there is left out (--all "
+    "says so). Default: each machine's reference region.",
+)
 @click.option(
     "--family",
     type=click.Choice(["nvidia-gpu", "aws-neuron", "google-tpu"]),
@@ -86,6 +91,13 @@ _FLAGS = {
 )
 @click.option("--top", type=int, default=10, show_default=True, help="Rows in the table (0: all).")
 @click.option("--explain", is_flag=True, help="Explain every listed option, not only the best.")
+@click.option(
+    "--all",
+    "show_all",
+    is_flag=True,
+    help="Also list the machines a fleet would refuse (multi-host TPU slices, formats the pinned engine "
+    "refuses, too small, no price in --region), each with why (JSON: `refused`).",
+)
 def size(
     model: str | None,
     model_config: str | None,
@@ -103,10 +115,11 @@ def size(
     max_memory_utilization: float,
     top: int,
     explain: bool,
+    show_all: bool,
 ) -> None:
-    """Size a model for its traffic: memory budget, every machine that fits, ranked by USD per
-    million generated tokens."""
-    from inference_infra.components.catalog import AcceleratorFamily, PriceModel
+    """Size a model for its traffic: memory budget, every machine a fleet can serve it on, ranked by
+    USD per million generated tokens."""
+    from inference_infra.components.catalog import AcceleratorFamily
     from inference_infra.components.errors import InputError, Problem, raise_if_invalid
     from inference_infra.components.planner import (
         Assumptions,
@@ -129,9 +142,18 @@ def size(
 
         from inference_infra.components.planner.models import model_from_config
 
-        spec = model_from_config(Path(model_config))
+        spec = model_from_config(Path(model_config), "--model-config")
     else:
-        spec = model
+        from inference_infra.components.planner.models import model_spec, unknown_model_problem
+
+        try:
+            spec = model_spec(model)
+        except InputError:
+            if model.strip().lower().endswith(".json"):
+                raise
+            hint = "(--model-config PATH sizes any other model from its config.json)"
+            raise_if_invalid("size", [unknown_model_problem(model, "--model", hint)])
+            raise
     try:
         sizing = plan_size(
             spec,
@@ -146,7 +168,7 @@ def size(
                 kv_cache=Quantization(kv_quant.lower()) if kv_quant else None,
             ),
             cloud=cloud,
-            purchase=PriceModel(purchase),
+            purchase=price_model_of(purchase),
             region=region,
             families={AcceleratorFamily(f) for f in family} or None,
             assumptions=Assumptions(max_memory_utilization=max_memory_utilization),
@@ -162,17 +184,20 @@ def size(
         )
         raise
     if as_json:
-        json.dump(sizing.as_json(), sys.stdout, indent=2)
+        json.dump(sizing.as_json(refused=show_all), sys.stdout, indent=2)
         sys.stdout.write("\n")
         return
-    click.echo(render_table(sizing, top=top, explain=explain))
+    click.echo(render_table(sizing, top=top, explain=explain, show_all=show_all))
 
 
-def render_table(sizing, *, top: int = 10, explain: bool = False) -> str:
-    """The readable report: the workload and its memory, the ranked options, the best explained."""
+def render_table(sizing, *, top: int = 10, explain: bool = False, show_all: bool = False) -> str:
+    """The readable report: the workload and its memory, the ranked options, the best explained;
+    with show_all, the machines a fleet would refuse and why."""
     from inference_infra.components.cli.text import wrap
+    from inference_infra.components.planner.sizing import sorted_refusals
 
-    lines = wrap(sizing.describe_workload(), width=110)
+    lines = [line for note in sizing.notes for line in wrap(f"Note: {note}.", width=110)]
+    lines += wrap(sizing.describe_workload(), width=110)
     lines += wrap(f"Assumptions: {sizing.assumptions.describe()}; prices {sizing.purchase.value}.", width=110)
     lines.append("")
     header = (
@@ -191,17 +216,35 @@ def render_table(sizing, *, top: int = 10, explain: bool = False) -> str:
         )
     more = len(sizing.options) - len(shown)
     if more:
-        lines.append(f"    ... {more} more that fit (--top 0 lists all, --json prints all)")
+        lines.append(f"    ... {more} more a fleet can serve (--top 0 lists all, --json prints all)")
+    held = sum(1 for r in sizing.refused if r.option is not None)
     legend = (
         "TOK/S: generated tokens per second at this concurrency (prefill included); REPL: replicas;"
-        f" MEM: busiest device's memory. {len(sizing.rejected)} machines are too small or cannot run"
-        " the format."
+        f" MEM: busiest device's memory. Only machines a fleet can serve the model on are listed:"
+        f" {held} more hold it but a fleet would refuse them (multi-host slice, a format the pinned"
+        f" engine refuses, no price in the region), {len(sizing.refused) - held} are too small or cannot"
+        " run the format" + ("." if show_all else " (--all lists them with why).")
     )
     lines += wrap(legend, width=110, initial_indent="    ", subsequent_indent="    ")
     lines.append("")
     for rank, o in enumerate(shown if explain else shown[:1], start=1):
         label = "Best" if rank == 1 else f"#{rank}"
         lines.extend(wrap(f"{label}: {o.explanation()}", width=110, subsequent_indent="  "))
+    if show_all and sizing.refused:
+        lines.append("")
+        lines.append("Refused (a fleet would not serve the model on these):")
+        for r in sorted_refusals(sizing.refused):
+            hw = r.fit.hardware
+            devices = f"{hw.instance.accelerator_count} x {_short(hw.device.name)}"[:26]
+            cost = (
+                f"${r.option.usd_per_million_tokens:,.3f}/1M tok, TP={r.fit.tensor_parallel}"
+                if r.option is not None
+                else ("does not hold it" if r.fit.format_supported else "cannot run the format")
+            )
+            text = (
+                f"  - {hw.instance.cloud.value} {r.instance_type} ({devices}; {cost}): {'; '.join(r.reasons)}"
+            )
+            lines.extend(wrap(text, width=110, subsequent_indent="      "))
     return "\n".join(lines)
 
 

@@ -8,6 +8,10 @@ with its reason (`capacity_problems`), before anything is registered.
 
 The counts are a pool's size today; an elastic pool (a group instead of fixed machines) keeps the same
 inputs as its desired size and adds its bounds, so there is no second vocabulary.
+
+`CapacityMode` is also the vocabulary of every input that says how a machine is bought outside a fleet
+(the CLI's `--purchase` of `size` and `simulate`): each mode has exactly one price in the catalog's
+pricing model (`price_model`), so such an input is priced however it is spelled.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from enum import StrEnum
 from typing import Any, Protocol
 
 from inference_infra.components.arguments import arg
+from inference_infra.components.catalog.types import PriceModel
 from inference_infra.components.errors import Problem
 from inference_infra.components.limits import MAX_MACHINES_PER_FLEET, MAX_MACHINES_PER_FLEET_CEILING
 
@@ -29,6 +34,28 @@ class CapacityMode(StrEnum):
     SPOT = "spot"  # spare capacity at a discount; the cloud may reclaim it
     ON_DEMAND = "on-demand"  # list price, no commitment
     PREEMPTIBLE = "preemptible"  # GCP's older spare capacity (24-hour limit); spot replaces it
+
+
+# How the catalog prices each mode: a total mapping (tests/components/fleet checks every mode has one).
+# Preemptible VMs and TPUs are billed at the Spot rates: "preemptible VMs use the same pricing model as
+# Spot VMs" (https://docs.cloud.google.com/compute/docs/instances/create-use-preemptible, read
+# 2026-12-02); the stack's reader prices `preemptible: true` as spot too (resources/gcp.py).
+PRICE_MODELS: Mapping[CapacityMode, PriceModel] = {
+    CapacityMode.RESERVED: PriceModel.RESERVED,
+    CapacityMode.SPOT: PriceModel.SPOT,
+    CapacityMode.ON_DEMAND: PriceModel.ON_DEMAND,
+    CapacityMode.PREEMPTIBLE: PriceModel.SPOT,
+}
+
+
+def price_model(mode: CapacityMode | str) -> PriceModel:
+    """The price of a machine bought this way (a CapacityMode or its value, e.g. 'on-demand')."""
+    return PRICE_MODELS[mode_of(mode)]
+
+
+def mode_values() -> list[str]:
+    """Every capacity mode's value, for the choices of an input (the CLI's --purchase)."""
+    return [mode.value for mode in CapacityMode]
 
 
 DEFAULT_CAPACITY_ORDER: tuple[CapacityMode, ...] = (

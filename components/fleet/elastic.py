@@ -44,6 +44,15 @@ WARM_CACHE_READ_GIB_S = 500 / 1024
 # packages or image pulls (all on the root volume). An estimate of ours (2026-11-25), not a measurement;
 # the cold start's NODE_BOOT (120 s) includes those first-boot steps.
 WARM_BOOT_SECONDS = 60
+# The scaler's view of the load: each node publishes one datapoint a minute (AWS: the serving-load
+# metric, components/aws/bootstrap.py; GCP: the Ops Agent's engine metrics), and the policies judge it
+# per minute. A target-tracking policy's high alarm on a one-minute metric wants 3 datapoints of 3 (as
+# the alarms AWS creates read; not a documented contract), and the replay assumes the same of GCP.
+METRIC_PERIOD_SECONDS = 60
+SCALE_OUT_DATAPOINTS = 3
+# Scale in only while the load would stay under this share of the target without one machine: the
+# gap to the target (where target tracking scales out again) keeps the two policies from flapping.
+SCALE_IN_HEADROOM = 0.8
 # Working-hours schedules: cron day-of-week field, as AWS scheduled actions take it (MON-FRI, 1-5, SUN,SAT).
 _DAY = r"(?:[0-7]|SUN|MON|TUE|WED|THU|FRI|SAT)"
 _DAYS = re.compile(rf"^(?:\*|{_DAY}(?:-{_DAY})?(?:,{_DAY}(?:-{_DAY})?)*)$")
@@ -131,6 +140,22 @@ class ScalingPlan:
     peak: int = 0
     longest_generation_seconds: float = 0.0
     notes: tuple[str, ...] = ()
+    # What the scaler renderers and the replay read rather than recompute (issue #32 item 3):
+    seconds_per_output_token: float = 0.0  # one stream's decode speed on the machine (the planner's)
+    target_utilisation: float = 0.0  # the input target_in_flight came from
+    period_seconds: int = METRIC_PERIOD_SECONDS  # one datapoint a period
+    scale_out_datapoints: int = SCALE_OUT_DATAPOINTS  # periods in a row over the target before scaling out
+    scale_in_datapoints: int = 1  # quiet periods in a row before one machine goes: the scale-in cooldown
+    scale_in_headroom: float = SCALE_IN_HEADROOM  # quiet: under this share of the target without a machine
+
+    @property
+    def scale_in_threshold(self) -> float:
+        """In-flight requests per machine, were one machine gone, under which the pool scales in."""
+        return round(self.target_in_flight * self.scale_in_headroom, 2)
+
+    def mean_request_seconds(self, output_tokens: int) -> float:
+        """A request of `output_tokens` at the planned decode speed."""
+        return output_tokens * self.seconds_per_output_token
 
     def describe(self) -> str:
         """One line for `plan` and logs."""
@@ -360,12 +385,18 @@ def plan_scaling(
         peak=peak,
         longest_generation_seconds=longest,
         notes=tuple(notes),
+        seconds_per_output_token=tpot,
+        target_utilisation=args.target_utilisation,
+        scale_in_datapoints=max(1, args.scale_in_cooldown_seconds // METRIC_PERIOD_SECONDS),
     )
 
 
 __all__ = [
     "DRAIN_MARGIN_SECONDS",
     "MAX_DRAIN_SECONDS",
+    "METRIC_PERIOD_SECONDS",
+    "SCALE_IN_HEADROOM",
+    "SCALE_OUT_DATAPOINTS",
     "WARM_BOOT_SECONDS",
     "WARM_CACHE_READ_GIB_S",
     "ElasticArgs",

@@ -1,4 +1,5 @@
-"""GCP components: GPU fleets, TPU VMs and queued resources, Filestore cache, VPC, image mirrors, endpoint.
+"""GCP components: GPU fleets, TPU VMs and queued resources, Filestore cache, VPC, image mirrors, endpoint,
+the idle watchdog.
 
 Names are imported on first use, so importing one loads only its module. `Capacity` and
 `TpuScheduling` are the previous release's names of `components.fleet.CapacityMode` (they warn, and
@@ -34,6 +35,8 @@ _EXPORTS = {
     "GcsModelPublishersArgs": "model_bucket_args",
     "ArtifactMirrors": "mirrors",
     "ArtifactMirrorsArgs": "mirrors",
+    "IdleGpuWatchdog": "idle_watchdog",
+    "IdleGpuWatchdogArgs": "idle_watchdog_args",
 }
 
 # The previous release's names (each module's __getattr__ warns and names the new one).

@@ -52,7 +52,7 @@ from typing import Any
 
 from inference_infra.components.errors import Problem
 from inference_infra.components.fleet import FleetServing, ServedModel
-from inference_infra.components.fleet.elastic import ScalingPlan, ScheduleArgs, decode_seconds_per_token
+from inference_infra.components.fleet.elastic import ScalingPlan, ScheduleArgs
 from inference_infra.components.gcp.names import zone_problems
 from inference_infra.components.serving import EngineConfig
 from inference_infra.components.serving.engines import METRICS_PORT_OFFSET
@@ -240,8 +240,7 @@ def plan_gcp_scaling(
             f"scale-in window {window} s (scale_in_cooldown_seconds {plan.scale_in_cooldown_seconds} is "
             "outside the 60..3600 s kept here)"
         )
-    tpot = decode_seconds_per_token(model, machine)
-    mean_request = model.traffic().output * tpot
+    mean_request = plan.mean_request_seconds(model.traffic().output)  # the plan's decode speed
     rate = (
         plan.in_flight_per_machine / mean_request if mean_request > 0 else float(plan.in_flight_per_machine)
     )

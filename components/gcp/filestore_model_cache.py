@@ -19,7 +19,7 @@ from inference_infra.components.gcp.filestore_model_cache_args import (
     FilestoreModelCacheArgs,
     validate_filestore_cache,
 )
-from inference_infra.components.validation import check_types
+from inference_infra.components.validation import input_problems
 
 __all__ = [
     "ConnectMode",
@@ -60,7 +60,7 @@ class FilestoreModelCache(pulumi.ComponentResource):
         self, name: str, args: FilestoreModelCacheArgs, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         raise_if_invalid(
-            f"FilestoreModelCache {name!r}", check_types(args) or validate_filestore_cache(name, args)
+            f"FilestoreModelCache {name!r}", input_problems(args, lambda a: validate_filestore_cache(name, a))
         )
         super().__init__("inference-infra:gcp:FilestoreModelCache", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)

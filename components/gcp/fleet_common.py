@@ -23,13 +23,17 @@ from inference_infra.components.gcp.names import bucket_problems, label_problems
 from inference_infra.components.gcp.node_args import GcpNodeArgs as GcpNodeArgs
 from inference_infra.components.gcp.node_args import GcsWeights as GcsWeights
 from inference_infra.components.gcp.startup import BOOT_PACKAGES
+from inference_infra.components.models.manifest import is_pinned_digest
 from inference_infra.components.serving import EngineConfig, validate_engine
 from inference_infra.components.serving.cold_start import ColdStart, WeightSource
-from inference_infra.components.serving.engines import METRICS_PORT_OFFSET
+from inference_infra.components.serving.engines import (
+    METRICS_PORT_OFFSET,
+    further_port_problems,
+    port_problems,
+)
 
 # Where Google's load balancer health checks come from (https://cloud.google.com/load-balancing/docs/health-checks).
 HEALTH_CHECK_RANGES = (ip_network("35.191.0.0/16"), ip_network("130.211.0.0/22"))
-_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 _SECRET_RE = re.compile(
     r"^(?:projects/(?P<project>[a-z][a-z0-9-]{4,28}[a-z0-9])/secrets/)?(?P<name>[A-Za-z0-9_-]{1,255})"
     r"(?:/versions/(?P<version>latest|[1-9][0-9]{0,9}))?$"
@@ -73,7 +77,7 @@ def pin_problems(weights: GcsWeights) -> list[Problem]:
                     "manifest lists",
                 )
             )
-        elif not _SHA256_RE.match(pin):
+        elif not is_pinned_digest(pin):
             problems.append(
                 Problem(f"weights.manifest_sha256[{uri!r}]", pin, "must be a SHA-256: 64 hex digits")
             )
@@ -132,8 +136,7 @@ def api_key_secret_id(name: str, args: GcpNodeArgs, project: str) -> str | None:
 def ingress_problems(args: GcpNodeArgs) -> list[Problem]:
     """The serving port, and the private ranges that may call or scrape the node."""
     problems = []
-    if not 1 <= args.serving_port <= 65535:
-        problems.append(Problem("serving_port", args.serving_port, "must be a TCP port (1-65535)"))
+    problems += port_problems(args.serving_port, 1)  # the first engine's port; the others in plan_serving
     if args.monitoring_cidr_blocks and args.network is None:
         problems.append(
             Problem("network", None, "is required with monitoring_cidr_blocks (the firewall rule's network)")
@@ -208,7 +211,12 @@ def plan_node_serving(args: GcpNodeArgs, machine: str, *, subject: str) -> NodeS
     """The engines a node of `machine` runs for the args' model (weights: the first folder), or problems."""
     uris = args.weight_uris
     if args.engines is not None:
-        problems = [Problem(f"engines.{p.input}", p.value, p.allowed) for p in validate_engine(args.engines)]
+        problems = [
+            Problem(f"engines.{p.input}", p.value, p.allowed)
+            for p in validate_engine(args.engines)
+            if p.input != "serving_port"  # the port rules: ingress_problems and further_port_problems
+        ]
+        problems += further_port_problems(args.engines.first_port, args.engines.engines)
         if args.model is not None:
             problems.append(
                 Problem(
@@ -231,7 +239,7 @@ def plan_node_serving(args: GcpNodeArgs, machine: str, *, subject: str) -> NodeS
                 )
             )
         return NodeServing(engines=args.engines, problems=tuple(problems))
-    if args.model is None:
+    if args.model is None or port_problems(args.serving_port, 1):  # a bad port: ingress_problems says so
         return NodeServing()
     if not uris:
         note = (

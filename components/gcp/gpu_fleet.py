@@ -72,6 +72,8 @@ from inference_infra.components.fleet import (
     plan_scaling,
     served_model_problems,
 )
+from inference_infra.components.fleet import plan as fleet_plan
+from inference_infra.components.fleet.plan import FleetPlan
 from inference_infra.components.gcp.elastic import (
     AUTOHEAL_INTERVAL_SECONDS,
     AUTOHEAL_UNHEALTHY_THRESHOLD,
@@ -115,7 +117,7 @@ from inference_infra.components.serving import HEALTH_PATH, EngineConfig
 from inference_infra.components.serving.cold_start import ColdStart
 from inference_infra.components.serving.host_images import image_driver_problem
 from inference_infra.components.tagging import bool_tag
-from inference_infra.components.validation import check_types
+from inference_infra.components.validation import blocking_problems
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 _N1_LOCAL_SSD_COUNTS = (*range(0, 9), 16, 24)
@@ -152,37 +154,7 @@ class FleetShape:
     guest: bool  # GPUs attached to an N1 VM (guest_accelerators) rather than built in
 
 
-@dataclass(frozen=True)
-class GpuFleetPlan:
-    """Everything the fleet decides before it registers a resource, or the problems that stop it."""
-
-    zone: str | None
-    machine_type: str | None
-    shape: FleetShape | None
-    counts: CapacityCounts
-    node: NodeServing
-    startup: StartupConfig | None
-    notes: tuple[str, ...]
-    problems: tuple[Problem, ...]
-    scaling: GcpScaling | None = None  # elastic pools: the managed instance group and its autoscaler
-
-    @property
-    def mode(self) -> CapacityMode:
-        """The one way the fleet buys its VMs."""
-        modes = self.counts.modes()
-        return modes[0] if modes else CapacityMode.SPOT
-
-    @property
-    def serving(self) -> FleetServing | None:
-        return self.node.serving
-
-    @property
-    def engines(self) -> EngineConfig | None:
-        return self.node.engines
-
-    @property
-    def cold_start(self) -> ColdStart | None:
-        return self.node.cold_start
+GpuFleetPlan = FleetPlan  # the previous release's name (one release): the one fleet plan
 
 
 def reservation_slots(args: GpuFleetArgs) -> int:
@@ -277,13 +249,30 @@ def _n1_shape(args: GpuFleetArgs, machine_type: str) -> tuple[FleetShape | None,
     return FleetShape(machine_type, args.accelerator_type, gpus, 0, guest=True), problems
 
 
+@dataclass(frozen=True)
+class GcpGpuProfile:
+    """What GCP GPU fleets contribute to the one fleet skeleton (components/fleet/plan.py): one capacity
+    mode per fleet (spot, preemptible, on-demand or reserved), machine shapes (a3/a2/g2, N1 with guest
+    GPUs), the zonal reservation check, GCS weights, its managed-instance-group scaling and startup script.
+    `project` and `zone` are the defaults for the args' own (the gcp provider's configuration)."""
+
+    project: str | None
+    zone: str | None = None
+    name: str = "gcp-gpu"
+
+    def plan(self, name: str, args: GpuFleetArgs) -> FleetPlan:
+        return _plan_gcp_gpu(name, args, project=self.project, zone=self.zone)
+
+
 def plan_gpu_fleet(
     name: str, args: GpuFleetArgs, *, project: str | None, zone: str | None = None
-) -> GpuFleetPlan:
-    """What the fleet will be (machine, VMs per mode, engines, boot), or every problem; pure.
+) -> FleetPlan:
+    """The previous release's name (one release): `fleet.plan.plan_fleet` with GCP's GPU profile."""
+    return fleet_plan.plan_fleet(name, args, GcpGpuProfile(project, zone))
 
-    `project` and `zone` are the defaults for the args' own (the gcp provider's configuration).
-    """
+
+def _plan_gcp_gpu(name: str, args: GpuFleetArgs, *, project: str | None, zone: str | None) -> FleetPlan:
+    """What the fleet will be (machine, VMs per mode, engines, boot), or every problem; pure."""
     subject = f"GCP GpuFleet {name!r}"
     zone = args.zone or zone
     problems = name_problems("name", name)
@@ -310,7 +299,7 @@ def plan_gpu_fleet(
             Problem("boot_disk_size_gib", args.boot_disk_size_gib, f"must be at least {MIN_BOOT_DISK_GIB}")
         )
     notes: list[str] = []
-    machine, shape, node, startup = None, None, NodeServing(), None
+    machine, shape, node, startup, resolution = None, None, NodeServing(), None, None
     model_problems = served_model_problems(args.model) if args.model is not None else []
     problems += model_problems
     if not model_problems:
@@ -322,6 +311,7 @@ def plan_gpu_fleet(
             spot_only=counts.modes() == [CapacityMode.SPOT],
             machine_key="machine_type",
             model_key="model",
+            region=region_of(zone) if zone else None,  # priced where the fleet runs (#35)
         )
         problems += resolution.problems
         if resolution.note:
@@ -383,7 +373,22 @@ def plan_gpu_fleet(
             f"{subject}: ops_agent False: no Ops Agent, so no GPU metrics (agent.googleapis.com/gpu) in "
             "Cloud Monitoring; the engines' /metrics stay for Prometheus"
         )
-    return GpuFleetPlan(zone, machine, shape, counts, node, startup, tuple(notes), tuple(problems), scaling)
+    return FleetPlan(
+        target="gcp-gpu",
+        machine=machine,
+        counts=counts,
+        serving=node.serving,
+        engines=node.engines,
+        scaling=scaling,
+        boot=startup,
+        notes=tuple(notes),
+        problems=tuple(problems),
+        zone=zone,
+        shape=shape,
+        resolution=resolution,
+        planned=resolution is not None and resolution.choice is not None,
+        default_mode=CapacityMode.SPOT,
+    )
 
 
 def _scaling_plan(
@@ -508,6 +513,13 @@ def _startup_config(
     )
 
 
+def _with_boot(name: str, args: GpuFleetArgs, plan: FleetPlan) -> FleetPlan:
+    """A kept plan with its startup script's inputs read again from the args the fleet renders with."""
+    if plan.boot is None or plan.shape is None:
+        return plan
+    return dataclasses.replace(plan, boot=_startup_config(name, args, plan.shape, plan.engines, plan.scaling))
+
+
 def _template_scheduling(mode: CapacityMode) -> gcp.compute.InstanceTemplateSchedulingArgs:
     if mode is CapacityMode.SPOT:
         # In a managed instance group a preempted Spot VM is deleted and the group recreates it when
@@ -559,11 +571,26 @@ class GpuFleet(pulumi.ComponentResource):
     engines: EngineConfig | None
     cold_start: ColdStart | None
 
-    def __init__(self, name: str, args: GpuFleetArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+    plan: FleetPlan  # everything the fleet decided before registering anything (components/fleet/plan.py)
+
+    def __init__(
+        self,
+        name: str,
+        args: GpuFleetArgs,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        plan: FleetPlan | None = None,
+    ) -> None:
+        """`plan`: the fleet's plan made already from these args (a stack that keeps its plans, made
+        with stand-ins for the network's ids); its node boot is rendered again from the real args."""
         project = args.project or gcp.config.project or None
-        raise_if_invalid(f"GpuFleet {name!r}", check_types(args))
-        plan = plan_gpu_fleet(name, args, project=project, zone=provider_zone())
+        raise_if_invalid(f"GpuFleet {name!r}", blocking_problems(args))
+        if plan is None:
+            plan = plan_gpu_fleet(name, args, project=project, zone=provider_zone())
+        else:
+            plan = _with_boot(name, args, plan)
         raise_if_invalid(f"GpuFleet {name!r}", plan.problems)
+        self.plan = plan
         super().__init__("inference-infra:gcp:GpuFleet", name, None, opts)
         log_notes(plan.notes)
         child = pulumi.ResourceOptions(parent=self)
@@ -932,6 +959,7 @@ __all__ = [
     "DEFAULT_IMAGE",
     "RESERVATION_KEY",
     "FleetShape",
+    "GcpGpuProfile",
     "GcsWeights",
     "GpuFleet",
     "GpuFleetArgs",

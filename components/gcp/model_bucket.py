@@ -32,7 +32,7 @@ from inference_infra.components.gcp.model_bucket_args import (
     principal_of,
     validate_publishers,
 )
-from inference_infra.components.validation import check_types
+from inference_infra.components.validation import input_problems
 
 TAG_KEY = "inference-infra-model-store"
 TAG_VALUE = "publishers-only"
@@ -51,7 +51,7 @@ class GcsModelPublishers(pulumi.ComponentResource):
     ) -> None:
         region = gcp.config.region or None
         project = args.project or gcp.config.project or None
-        problems = check_types(args) or validate_publishers(args, location=region)
+        problems = input_problems(args, lambda a: validate_publishers(a, location=region))
         if project is None:
             problems.append(
                 Problem("project", None, "is required: pass project or set the gcp:project config")

@@ -20,7 +20,7 @@ import pulumi_gcp as gcp
 from inference_infra.components.errors import Problem, raise_if_invalid
 from inference_infra.components.gcp.service_account import account_id
 from inference_infra.components.monitoring.scrape import discovery_policy
-from inference_infra.components.validation import check_types
+from inference_infra.components.validation import input_problems
 
 _PROJECT = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
 _POOL = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]\.svc\.id\.goog$")
@@ -74,7 +74,7 @@ class PrometheusDiscoveryAccount(pulumi.ComponentResource):
     ):
         raise_if_invalid(
             f"PrometheusDiscoveryAccount {name!r}",
-            check_types(args) or validate_prometheus_discovery_account(args),
+            input_problems(args, validate_prometheus_discovery_account),
         )
         super().__init__("inference-infra:gcp:PrometheusDiscoveryAccount", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)

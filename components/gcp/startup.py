@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import base64
 import json
-import re
 import shlex
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
@@ -60,7 +59,7 @@ from inference_infra.components.gcp.names import (
     is_model_folder_uri,
     name_problems,
 )
-from inference_infra.components.models.manifest import VERIFIER_FILE, verifier_source
+from inference_infra.components.models.manifest import VERIFIER_FILE, is_pinned_digest, verifier_source
 from inference_infra.components.monitoring.host_exporters import (
     DCGM_EXPORTER_IMAGE,
     NODE_EXPORTER_IMAGE,
@@ -126,7 +125,6 @@ BOOT_PACKAGES = (OPS_AGENT_PACKAGE, "nfs-common", "mdadm")
 DOCKER_CONFIG_DIR = "/etc/inference-infra/docker"
 # How long a serving node waits for the shared cache's writer to publish a model.
 CACHE_WAIT_SECONDS = 7200
-_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -247,7 +245,7 @@ def folder_problems(config: StartupConfig) -> list[Problem]:
     for i, uri in enumerate(config.model_uris):
         if not is_model_folder_uri(uri):
             problems.append(Problem(f"model_uris[{i}]", uri, FOLDER_RULE))
-        if not _SHA256_RE.match(config.pinned(uri)):
+        if not is_pinned_digest(config.pinned(uri)):
             problems.append(
                 Problem(f"manifest_sha256[{uri!r}]", config.pinned(uri) or None, "must be 64 hex digits")
             )

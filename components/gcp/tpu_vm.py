@@ -36,7 +36,7 @@ fetch the slice's service account token; they get the slice's description
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pulumi
@@ -69,6 +69,8 @@ from inference_infra.components.fleet import (
     choose_machine,
     served_model_problems,
 )
+from inference_infra.components.fleet import plan as fleet_plan
+from inference_infra.components.fleet.plan import FleetPlan
 from inference_infra.components.gcp.fleet_common import (
     GcsWeights,
     NodeServing,
@@ -97,7 +99,7 @@ from inference_infra.components.serving import EngineConfig, EngineFamily, engin
 from inference_infra.components.serving.cold_start import ColdStart
 from inference_infra.components.serving.tpu_env import TpuHost
 from inference_infra.components.tagging import bool_tag
-from inference_infra.components.validation import check_types
+from inference_infra.components.validation import blocking_problems
 
 # Why a queued slice is on-demand only, and refuses what a direct slice takes.
 QUEUED_WHY = "cannot be set on a queued resource (pulumi-gcp's V2QueuedResource has no field for it)"
@@ -134,35 +136,7 @@ class TpuSlice:
         return self.item.hosts > 1
 
 
-@dataclass(frozen=True)
-class TpuVmPlan:
-    """Everything the slice decides before it registers a resource, or the problems that stop it."""
-
-    zone: str | None
-    tpu: TpuSlice | None
-    counts: CapacityCounts
-    node: NodeServing
-    startup: StartupConfig | None
-    notes: tuple[str, ...]
-    problems: tuple[Problem, ...]
-    planned_slice: bool  # the capacity planner chose the slice (no accelerator_type, generation, topology)
-
-    @property
-    def mode(self) -> CapacityMode:
-        modes = self.counts.modes()
-        return modes[0] if modes else CapacityMode.ON_DEMAND
-
-    @property
-    def serving(self) -> FleetServing | None:
-        return self.node.serving
-
-    @property
-    def engines(self) -> EngineConfig | None:
-        return self.node.engines
-
-    @property
-    def cold_start(self) -> ColdStart | None:
-        return self.node.cold_start
+TpuVmPlan = FleetPlan  # the previous release's name (one release): the one fleet plan
 
 
 def _tpu_slices() -> list[InstanceType]:
@@ -269,7 +243,7 @@ def _capacity(args: TpuVmArgs) -> tuple[CapacityCounts, list[Problem]]:
 
 
 def _choose_slice(
-    name: str, args: TpuVmArgs, counts: CapacityCounts
+    name: str, args: TpuVmArgs, counts: CapacityCounts, zone: str | None = None
 ) -> tuple[str | None, bool, list[Problem], list[str]]:
     """The slice name the planner chose or checked for the model: (name, chosen, problems, notes)."""
     if args.model is None:
@@ -293,6 +267,7 @@ def _choose_slice(
         max_hosts=1,  # a served model runs on one host: the pinned vLLM TPU build serves no multi-host slice
         machine_key="accelerator_type",
         model_key="model",
+        region=zone.rsplit("-", 1)[0] if zone else None,  # priced where the slice runs (#35)
     )
     notes = [f"TpuVm {name!r}: {resolution.note}"] if resolution.note else []
     chosen = resolution.choice is not None
@@ -314,11 +289,28 @@ TPU_NOT_ELASTIC = (
 )
 
 
-def plan_tpu_vm(name: str, args: TpuVmArgs, *, project: str | None, zone: str | None = None) -> TpuVmPlan:
-    """What the slice will be (slice, mode, engines, boot), or every problem; pure.
+@dataclass(frozen=True)
+class GcpTpuProfile:
+    """What TPU VMs contribute to the one fleet skeleton (components/fleet/plan.py): one capacity mode per
+    slice (spot, on-demand or reserved), slice resolution (accelerator type, or generation and topology,
+    or the planner's pick), queued resources, GCS weights, no elastic scaling, the startup script.
+    `project` and `zone` are the defaults for the args' own (the gcp provider's configuration)."""
 
-    `project` and `zone` are the defaults for the args' own (the gcp provider's configuration).
-    """
+    project: str | None
+    zone: str | None = None
+    name: str = "gcp-tpu"
+
+    def plan(self, name: str, args: TpuVmArgs) -> FleetPlan:
+        return _plan_tpu(name, args, project=self.project, zone=self.zone)
+
+
+def plan_tpu_vm(name: str, args: TpuVmArgs, *, project: str | None, zone: str | None = None) -> FleetPlan:
+    """The previous release's name (one release): `components.fleet.plan.plan_fleet` with the TPU profile."""
+    return fleet_plan.plan_fleet(name, args, GcpTpuProfile(project, zone))
+
+
+def _plan_tpu(name: str, args: TpuVmArgs, *, project: str | None, zone: str | None) -> FleetPlan:
+    """What the slice will be (slice, mode, engines, boot), or every problem; pure."""
     subject = f"TpuVm {name!r}"
     zone = args.zone or zone
     problems = name_problems("name", name)
@@ -335,7 +327,7 @@ def plan_tpu_vm(name: str, args: TpuVmArgs, *, project: str | None, zone: str | 
         problems.append(Problem("elastic", "set", TPU_NOT_ELASTIC))
     counts, capacity = _capacity(args)
     problems += capacity
-    picked, chosen, slice_problems, notes = _choose_slice(name, args, counts)
+    picked, chosen, slice_problems, notes = _choose_slice(name, args, counts, zone)
     problems += slice_problems
     tpu, node, startup = None, NodeServing(), None
     if not slice_problems:
@@ -360,7 +352,20 @@ def plan_tpu_vm(name: str, args: TpuVmArgs, *, project: str | None, zone: str | 
             problems += validate_startup(startup)
             if not args.internet_egress:
                 problems += offline_problems(startup, args.preinstalled_packages)
-    return TpuVmPlan(zone, tpu, counts, node, startup, tuple(notes), tuple(problems), chosen)
+    return FleetPlan(
+        target="gcp-tpu",
+        machine=tpu.item.name if tpu is not None else None,
+        counts=counts,
+        serving=node.serving,
+        engines=node.engines,
+        boot=startup,
+        notes=tuple(notes),
+        problems=tuple(problems),
+        zone=zone,
+        shape=tpu,
+        planned=chosen,
+        default_mode=CapacityMode.ON_DEMAND,
+    )
 
 
 def validate_tpu_vm(
@@ -368,6 +373,13 @@ def validate_tpu_vm(
 ) -> list[Problem]:
     """Every problem with a slice's input, found before any resource is registered."""
     return list(plan_tpu_vm(name, args, project=project, zone=zone).problems)
+
+
+def _with_boot(name: str, args: TpuVmArgs, plan: FleetPlan) -> FleetPlan:
+    """A kept plan with its startup script's inputs read again from the args the slice renders with."""
+    if plan.boot is None or plan.machine is None:
+        return plan
+    return replace(plan, boot=_startup_config(name, args, plan.engines, plan.machine))
 
 
 def _startup_config(
@@ -504,11 +516,26 @@ class TpuVm(pulumi.ComponentResource):
     engines: EngineConfig | None
     cold_start: ColdStart | None
 
-    def __init__(self, name: str, args: TpuVmArgs, opts: pulumi.ResourceOptions | None = None) -> None:
+    plan: FleetPlan  # everything the fleet decided before registering anything (components/fleet/plan.py)
+
+    def __init__(
+        self,
+        name: str,
+        args: TpuVmArgs,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        plan: FleetPlan | None = None,
+    ) -> None:
+        """`plan`: the fleet's plan made already from these args (a stack that keeps its plans, made
+        with stand-ins for the network's ids); its node boot is rendered again from the real args."""
         project = args.project or gcp.config.project or None
-        raise_if_invalid(f"TpuVm {name!r}", check_types(args))
-        plan = plan_tpu_vm(name, args, project=project, zone=provider_zone())
+        raise_if_invalid(f"TpuVm {name!r}", blocking_problems(args))
+        if plan is None:
+            plan = plan_tpu_vm(name, args, project=project, zone=provider_zone())
+        else:
+            plan = _with_boot(name, args, plan)
         raise_if_invalid(f"TpuVm {name!r}", plan.problems)
+        self.plan = plan
         super().__init__("inference-infra:gcp:TpuVm", name, None, opts)
         log_notes(plan.notes)
         tpu = plan.tpu
@@ -686,6 +713,7 @@ class TpuVm(pulumi.ComponentResource):
 
 
 __all__ = [
+    "GcpTpuProfile",
     "GcsWeights",
     "TpuDataDisk",
     "TpuSlice",

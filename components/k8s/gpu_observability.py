@@ -54,7 +54,7 @@ from inference_infra.components.monitoring.alertmanager import render_alertmanag
 from inference_infra.components.monitoring.dashboards import dashboards, to_json
 from inference_infra.components.monitoring.rules import RuleSettings, rule_file
 from inference_infra.components.monitoring.scrape import NEURON_JOB
-from inference_infra.components.validation import check_types
+from inference_infra.components.validation import input_problems
 
 if TYPE_CHECKING:  # the SDKs load when a component is built, not when this module is imported
     import pulumi_kubernetes as k8s
@@ -67,7 +67,7 @@ class GpuObservability(pulumi.ComponentResource):
 
     def __init__(self, name: str, args: GpuObservabilityArgs, opts: pulumi.ResourceOptions | None = None):
         raise_if_invalid(
-            f"GpuObservability {name!r}", check_types(args) or validate_gpu_observability(name, args)
+            f"GpuObservability {name!r}", input_problems(args, lambda a: validate_gpu_observability(name, a))
         )
         super().__init__("inference-infra:k8s:GpuObservability", name, None, opts)
         self.kps_release_name = f"{name}-kps"

@@ -29,7 +29,17 @@ from inference_infra.components.models.verify_weights import (
     VERIFIED_MARKER,
     check_key,
     format_problem,
+    is_sha256,
 )
+
+
+def is_pinned_digest(text: object) -> bool:
+    """A manifest pin as the fleets take it: 64 lower-case hex digits, as `models manifest` prints them.
+
+    The one SHA-256 check of the fleets' inputs (the node's verifier, verify_weights.py, holds the pattern).
+    """
+    return isinstance(text, str) and is_sha256(text) and text == text.lower()
+
 
 __all__ = [
     "MANIFEST_NAME",
@@ -44,6 +54,7 @@ __all__ = [
     "entries_problems",
     "format_problem",
     "gcs_entries",
+    "is_pinned_digest",
     "local_entries",
     "s3_entries",
     "split_uri",

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inference_infra.components.errors import Problem
+from inference_infra.components.monitoring.alerts import Alert, Category, Severity, render
 
 ABSENT_GROUP = "inference-infra-absent-targets"
 ABSENT_ALERT_NAMES = ("GpuExporterAbsent", "NodeExporterAbsent", "ServingEngineAbsent", "NeuronMetricsAbsent")
@@ -48,70 +49,88 @@ def validate_fleet_targets(fleets: Sequence[FleetTargets], where: str = "fleets"
     return problems
 
 
-def _rule(alert: str, job: str, pool: str, minutes: int, what: str, runbook_url: str) -> dict[str, Any]:
-    return {
-        "alert": alert,
-        "expr": f'absent(up{{job="{job}",pool="{pool}"}})',
-        "for": f"{minutes}m",
-        "labels": {"severity": "warning", "category": "health", "pool": pool, "job": job},
-        "annotations": {
-            "summary": f"No {what} target for fleet {pool}",
-            "description": (
-                f"Prometheus has had no {job} target for fleet {pool} for {minutes} minutes: not down, "
-                f"gone. Every alert on {what} metrics is blind for this fleet. Check discovery (the "
-                "instances' tags, the discovery identity), the fleet's security group or firewall, and "
-                "whether the fleet has running instances at all."
-            ),
-            "runbook_url": f"{runbook_url}#{alert.lower()}",
-        },
-    }
+# (job, what it is, which fleets have it): the "fires when" of each missing-target alert
+_WHAT = {
+    "GpuExporterAbsent": ("dcgm-exporter", "an NVIDIA fleet"),
+    "NeuronMetricsAbsent": ("neuron-monitor", "a Neuron fleet"),
+    "NodeExporterAbsent": ("node exporter", "a fleet"),
+    "ServingEngineAbsent": ("vLLM engine", "a fleet with a model"),
+}
 
 
-def absent_rules(
+def _alert(name: str, job: str, pool: str, minutes: int) -> Alert:
+    what, which = _WHAT[name]
+    return Alert(
+        name=name,
+        group=ABSENT_GROUP,
+        severity=Severity.WARNING,
+        category=Category.HEALTH,
+        expr=f'absent(up{{job="{job}",pool="{pool}"}})',
+        for_minutes=minutes,
+        labels={"pool": pool, "job": job},
+        summary=f"No {what} target for fleet {pool}",
+        description=(
+            f"Prometheus has had no {job} target for fleet {pool} for {minutes} minutes: not down, "
+            f"gone. Every alert on {what} metrics is blind for this fleet. Check discovery (the "
+            "instances' tags, the discovery identity), the fleet's security group or firewall, and "
+            "whether the fleet has running instances at all."
+        ),
+        when=f"no `{job}` target of {which} for {minutes} minutes",
+    )
+
+
+def absent_alerts(
     fleets: Sequence[FleetTargets],
-    runbook_url: str,
     *,
     dcgm_job: str = "dcgm-exporter",
     node_job: str = "node-exporter",
     engine_job: str = "vllm",
     neuron_job: str = "neuron-monitor",
     minutes: int = 10,
-) -> list[dict[str, Any]]:
-    rules = []
+) -> list[Alert]:
+    """Per fleet, one alert per target it must expose."""
+    alerts = []
     for f in fleets:
         if f.kind == "nvidia":
-            rules.append(_rule("GpuExporterAbsent", dcgm_job, f.pool, minutes, "dcgm-exporter", runbook_url))
+            alerts.append(_alert("GpuExporterAbsent", dcgm_job, f.pool, minutes))
         if f.kind == "neuron" and f.neuron_monitor:
-            rules.append(
-                _rule("NeuronMetricsAbsent", neuron_job, f.pool, minutes, "neuron-monitor", runbook_url)
-            )
+            alerts.append(_alert("NeuronMetricsAbsent", neuron_job, f.pool, minutes))
         if f.node_exporter:
-            rules.append(_rule("NodeExporterAbsent", node_job, f.pool, minutes, "node exporter", runbook_url))
+            alerts.append(_alert("NodeExporterAbsent", node_job, f.pool, minutes))
         if f.engine:
-            rules.append(
-                _rule("ServingEngineAbsent", engine_job, f.pool, minutes, "vLLM engine", runbook_url)
-            )
-    return rules
+            alerts.append(_alert("ServingEngineAbsent", engine_job, f.pool, minutes))
+    return alerts
 
 
-def kubernetes_neuron_rule(runbook_url: str, neuron_job: str = "neuron-monitor", minutes: int = 10) -> dict:
+def absent_rules(fleets: Sequence[FleetTargets], runbook_url: str, **jobs: Any) -> list[dict[str, Any]]:
+    """The missing-target alerts as rule-file entries (`jobs`: see `absent_alerts`)."""
+    return render(absent_alerts(fleets, **jobs), runbook_url)
+
+
+def kubernetes_neuron_alert(neuron_job: str = "neuron-monitor", minutes: int = 10) -> Alert:
     """Inferentia/Trainium Kubernetes nodes with no neuron-monitor reporting (the DaemonSet's pod missing,
     pending or failing): per node, from kube-state-metrics' node labels."""
     neuron_nodes = (
         'max by (node) (kube_node_labels{label_node_kubernetes_io_instance_type=~"(inf|trn)[0-9].*"})'
     )
-    return {
-        "alert": "NeuronMetricsAbsent",
-        "expr": f'{neuron_nodes}\nunless on (node)\nmax by (node) (up{{job="{neuron_job}"}} == 1)',
-        "for": f"{minutes}m",
-        "labels": {"severity": "warning", "category": "health", "job": neuron_job},
-        "annotations": {
-            "summary": "No Neuron metrics from {{ $labels.node }}",
-            "description": (
-                "The Inferentia/Trainium node {{ $labels.node }} has had no neuron-monitor target up for "
-                f"{minutes} minutes: its NeuronCore utilization is invisible, so neither the dashboards nor "
-                "the cost figures see it."
-            ),
-            "runbook_url": f"{runbook_url}#neuronmetricsabsent",
-        },
-    }
+    return Alert(
+        name="NeuronMetricsAbsent",
+        group=ABSENT_GROUP,
+        severity=Severity.WARNING,
+        category=Category.HEALTH,
+        expr=f'{neuron_nodes}\nunless on (node)\nmax by (node) (up{{job="{neuron_job}"}} == 1)',
+        for_minutes=minutes,
+        labels={"job": neuron_job},
+        summary="No Neuron metrics from {{ $labels.node }}",
+        description=(
+            "The Inferentia/Trainium node {{ $labels.node }} has had no neuron-monitor target up for "
+            f"{minutes} minutes: its NeuronCore utilization is invisible, so neither the dashboards nor "
+            "the cost figures see it."
+        ),
+        when=f"a Kubernetes Inferentia/Trainium node with no `{neuron_job}` target up for {minutes} minutes",
+    )
+
+
+def kubernetes_neuron_rule(runbook_url: str, neuron_job: str = "neuron-monitor", minutes: int = 10) -> dict:
+    """`kubernetes_neuron_alert` as a rule-file entry."""
+    return kubernetes_neuron_alert(neuron_job, minutes).rule(runbook_url)

@@ -22,7 +22,6 @@ import json
 from itertools import count
 from typing import Any
 
-from inference_infra.components.catalog.resources import HOURS_PER_MONTH
 from inference_infra.components.monitoring.rules import (
     DCGM_JOB,
     GPU_COST_SERIES,
@@ -35,6 +34,7 @@ from inference_infra.components.monitoring.serving_cost import (
     POOL_TOKENS_SERIES,
     POOL_USD_PER_MTOK_SERIES,
 )
+from inference_infra.components.units import HOURS_PER_MONTH
 
 SERVING_COST_UID = "inference-infra-serving-cost"
 # inference-infra default: the dashboards' target line; a serving GPU below it is worth consolidating.

@@ -18,6 +18,7 @@ price or node label can hide a dollar figure but never an alert.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -28,14 +29,17 @@ from inference_infra.components.errors import Problem
 from inference_infra.components.monitoring.absent import (
     ABSENT_GROUP,
     FleetTargets,
-    absent_rules,
-    kubernetes_neuron_rule,
+    absent_alerts,
+    kubernetes_neuron_alert,
     validate_fleet_targets,
 )
+from inference_infra.components.monitoring.alerts import Alert, Category, Severity, alert_table, render
 from inference_infra.components.monitoring.prices import gpu_prices
 from inference_infra.components.monitoring.promql import num
 from inference_infra.components.monitoring.serving import (
+    Latency,
     ServingSettings,
+    serving_alerts,
     serving_rule_group,
     validate_serving_settings,
 )
@@ -48,7 +52,7 @@ from inference_infra.components.monitoring.serving_cost import (
     validate_pool_costs,
 )
 from inference_infra.components.monitoring.thresholds import Thresholds, validate_thresholds
-from inference_infra.components.monitoring.weights import weights_rule_group
+from inference_infra.components.monitoring.weights import weights_alerts, weights_rule_group
 
 ALERT_NAMES = (
     "GpuIdle",
@@ -105,104 +109,93 @@ def validate_rule_settings(settings: RuleSettings, where: str = "rules") -> list
     return problems
 
 
-@dataclass(frozen=True)
-class _Alert:
-    name: str
-    severity: str
-    category: str  # cost, capacity or health: lets Alertmanager route money apart from outages
-    expr: str
-    for_minutes: int
-    summary: str
-    description: str
-
-
-def _alerts(s: RuleSettings) -> list[_Alert]:
+def gpu_alerts(s: RuleSettings) -> list[Alert]:
+    """The GPU alerts on dcgm-exporter's metrics (group `inference-infra-gpu-alerts`)."""
     t = s.thresholds
     smoothed = f"avg_over_time(DCGM_FI_DEV_GPU_UTIL[{t.smoothing_minutes}m])"
     fb_used_percent = "100 * DCGM_FI_DEV_FB_USED / (DCGM_FI_DEV_FB_USED + DCGM_FI_DEV_FB_FREE)"
+    gpu = functools.partial(Alert, group=ALERT_GROUP)
     return [
-        _Alert(
-            "GpuIdle",
-            "warning",
-            "cost",
-            f"{smoothed} < {num(t.idle_utilization_percent)}",
-            t.idle_minutes,
-            f"GPU idle for {t.idle_minutes} minutes on " + _WHERE,
-            f'{_GPU} has averaged {{{{ $value | printf "%.0f" }}}}% utilization for {t.idle_minutes} '
-            f"minutes, below the {num(t.idle_utilization_percent)}% idle threshold. An idle accelerator "
-            "costs as much per hour as a busy one: consolidate, scale in or stop it.",
+        gpu(
+            name="GpuIdle",
+            severity=Severity.WARNING,
+            category=Category.COST,
+            expr=f"{smoothed} < {num(t.idle_utilization_percent)}",
+            for_minutes=t.idle_minutes,
+            summary=f"GPU idle for {t.idle_minutes} minutes on " + _WHERE,
+            description=f'{_GPU} has averaged {{{{ $value | printf "%.0f" }}}}% utilization for '
+            f"{t.idle_minutes} minutes, below the {num(t.idle_utilization_percent)}% idle threshold. An idle "
+            "accelerator costs as much per hour as a busy one: consolidate, scale in or stop it.",
+            when=f"{t.smoothing_minutes}-minute average of `DCGM_FI_DEV_GPU_UTIL` below "
+            f"{num(t.idle_utilization_percent)}% for {t.idle_minutes} minutes",
         ),
-        _Alert(
-            "GpuSaturated",
-            "warning",
-            "capacity",
-            f"{smoothed} > {num(t.saturated_utilization_percent)}",
-            t.saturated_minutes,
-            f"GPU saturated for {t.saturated_minutes} minutes on " + _WHERE,
-            f'{_GPU} has averaged {{{{ $value | printf "%.0f" }}}}% utilization for '
+        gpu(
+            name="GpuSaturated",
+            severity=Severity.WARNING,
+            category=Category.CAPACITY,
+            expr=f"{smoothed} > {num(t.saturated_utilization_percent)}",
+            for_minutes=t.saturated_minutes,
+            summary=f"GPU saturated for {t.saturated_minutes} minutes on " + _WHERE,
+            description=f'{_GPU} has averaged {{{{ $value | printf "%.0f" }}}}% utilization for '
             f"{t.saturated_minutes} minutes, above {num(t.saturated_utilization_percent)}%. Requests "
             "queue and latency grows: add capacity or shed load.",
+            when=f"{t.smoothing_minutes}-minute average above {num(t.saturated_utilization_percent)}% "
+            f"for {t.saturated_minutes} minutes",
         ),
-        _Alert(
-            "GpuMemoryPressure",
-            "warning",
-            "capacity",
-            f"{fb_used_percent} > {num(t.memory_used_percent)}",
-            t.memory_minutes,
-            "GPU framebuffer almost full on " + _WHERE,
-            f'{_GPU} has {{{{ $value | printf "%.1f" }}}}% of its framebuffer in use (threshold '
+        gpu(
+            name="GpuMemoryPressure",
+            severity=Severity.WARNING,
+            category=Category.CAPACITY,
+            expr=f"{fb_used_percent} > {num(t.memory_used_percent)}",
+            for_minutes=t.memory_minutes,
+            summary="GPU framebuffer almost full on " + _WHERE,
+            description=f'{_GPU} has {{{{ $value | printf "%.1f" }}}}% of its framebuffer in use (threshold '
             f"{num(t.memory_used_percent)}%) for {t.memory_minutes} minutes. One more request or a longer "
             "context can end in a CUDA out-of-memory error that kills the inference server.",
+            when=f"framebuffer more than {num(t.memory_used_percent)}% used for {t.memory_minutes} minutes",
         ),
-        _Alert(
-            "GpuHighTemperature",
-            "warning",
-            "health",
-            f"DCGM_FI_DEV_GPU_TEMP > {num(t.temperature_celsius)}",
-            t.temperature_minutes,
-            "GPU running hot on " + _WHERE,
-            f"{_GPU} has been above {num(t.temperature_celsius)} °C for {t.temperature_minutes} minutes "
-            "({{ $value }} °C now). Thermal throttling lowers clocks and throughput.",
+        gpu(
+            name="GpuHighTemperature",
+            severity=Severity.WARNING,
+            category=Category.HEALTH,
+            expr=f"DCGM_FI_DEV_GPU_TEMP > {num(t.temperature_celsius)}",
+            for_minutes=t.temperature_minutes,
+            summary="GPU running hot on " + _WHERE,
+            description=f"{_GPU} has been above {num(t.temperature_celsius)} °C for {t.temperature_minutes} "
+            "minutes ({{ $value }} °C now). Thermal throttling lowers clocks and throughput.",
+            when=f"`DCGM_FI_DEV_GPU_TEMP` above {num(t.temperature_celsius)} °C for "
+            f"{t.temperature_minutes} minutes",
         ),
-        _Alert(
-            "GpuXidErrors",
-            "critical",
-            "health",
-            "DCGM_FI_DEV_XID_ERRORS > 0",
-            0,
-            "GPU reported XID error {{ $value }} on " + _WHERE,
-            f"{_GPU} reported XID {{{{ $value }}}}. XIDs are driver-reported GPU faults; some (48, 79, "
-            "94/95, 119/120) mean the GPU needs a reset or replacement. The runbook lists what each means.",
+        gpu(
+            name="GpuXidErrors",
+            severity=Severity.CRITICAL,
+            category=Category.HEALTH,
+            expr="DCGM_FI_DEV_XID_ERRORS > 0",
+            for_minutes=0,
+            summary="GPU reported XID error {{ $value }} on " + _WHERE,
+            description=f"{_GPU} reported XID {{{{ $value }}}}. XIDs are driver-reported GPU faults; some "
+            "(48, 79, 94/95, 119/120) mean the GPU needs a reset or replacement. The runbook lists what "
+            "each means.",
+            when="any XID error reported",
         ),
-        _Alert(
-            "DcgmExporterDown",
-            "warning",
-            "health",
-            f'up{{job="{s.dcgm_job}"}} == 0',
-            t.exporter_down_minutes,
-            "dcgm-exporter down on {{ $labels.instance }}",
-            f"The dcgm-exporter target {{{{ $labels.instance }}}} (job {s.dcgm_job}) has failed its "
-            f"scrapes for {t.exporter_down_minutes} minutes. While it is down no other GPU alert can fire "
-            "for that machine, idle ones included.",
+        gpu(
+            name="DcgmExporterDown",
+            severity=Severity.WARNING,
+            category=Category.HEALTH,
+            expr=f'up{{job="{s.dcgm_job}"}} == 0',
+            for_minutes=t.exporter_down_minutes,
+            summary="dcgm-exporter down on {{ $labels.instance }}",
+            description=f"The dcgm-exporter target {{{{ $labels.instance }}}} (job {s.dcgm_job}) has failed "
+            f"its scrapes for {t.exporter_down_minutes} minutes. While it is down no other GPU alert can "
+            "fire for that machine, idle ones included.",
+            when=f"a `{s.dcgm_job}` target down for {t.exporter_down_minutes} minutes",
         ),
     ]
 
 
 def alert_rules(settings: RuleSettings) -> list[dict[str, Any]]:
-    """The alert rules, as Prometheus rule-file (and PrometheusRule) entries."""
-    rules = []
-    for a in _alerts(settings):
-        rule: dict[str, Any] = {"alert": a.name, "expr": a.expr}
-        if a.for_minutes:
-            rule["for"] = f"{a.for_minutes}m"
-        rule["labels"] = {"severity": a.severity, "category": a.category}
-        rule["annotations"] = {
-            "summary": a.summary,
-            "description": a.description,
-            "runbook_url": f"{settings.runbook_url}#{a.name.lower()}",
-        }
-        rules.append(rule)
-    return rules
+    """The GPU alert rules, as Prometheus rule-file (and PrometheusRule) entries."""
+    return render(gpu_alerts(settings), settings.runbook_url)
 
 
 def cost_rules(settings: RuleSettings) -> list[dict[str, Any]]:
@@ -285,13 +278,49 @@ def rule_groups(settings: RuleSettings | None = None) -> list[dict[str, Any]]:
 
 
 def _absent(settings: RuleSettings) -> list[dict[str, Any]]:
-    k8s = [kubernetes_neuron_rule(settings.runbook_url)] if settings.kubernetes_neuron else []
-    return k8s + absent_rules(
+    return render(_absent_alerts(settings), settings.runbook_url)
+
+
+def _absent_alerts(settings: RuleSettings) -> list[Alert]:
+    k8s = [kubernetes_neuron_alert()] if settings.kubernetes_neuron else []
+    return k8s + absent_alerts(
         settings.fleets,
-        settings.runbook_url,
         dcgm_job=settings.dcgm_job,
         node_job=settings.serving.node_job,
         engine_job=settings.serving.engine_job,
+    )
+
+
+def all_alerts(settings: RuleSettings | None = None) -> list[Alert]:
+    """Every alert of the rule file, group by group, in the order the file lists them."""
+    settings = settings or RuleSettings()
+    return (
+        gpu_alerts(settings) + serving_alerts(settings.serving) + _absent_alerts(settings) + weights_alerts()
+    )
+
+
+# What the reference's alert table is rendered from: the default thresholds and serving settings, and
+# one fleet of each kind, so every alert the rule file can carry appears once.
+REFERENCE_SETTINGS = RuleSettings(
+    fleets=(
+        FleetTargets(pool="gpu", kind="nvidia", engine=True),
+        FleetTargets(pool="inf", kind="neuron", engine=True, neuron_monitor=True),
+    ),
+    serving=ServingSettings(pools={"gpu": Latency.INTERACTIVE, "inf": Latency.BATCH}),
+    kubernetes_neuron=True,
+)
+
+
+def alert_reference() -> str:
+    """The alert table of docs/reference.md: every alert with its group, severity, category and when it
+    fires at the defaults (docs/generate.py writes it)."""
+    fleets = absent_alerts(REFERENCE_SETTINGS.fleets)
+    return alert_table(
+        gpu_alerts(REFERENCE_SETTINGS)
+        + serving_alerts(REFERENCE_SETTINGS.serving)
+        + fleets
+        + [kubernetes_neuron_alert()]
+        + weights_alerts()
     )
 
 

@@ -24,6 +24,7 @@ fleet planned), passed in the settings and rendered as a series per pool.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from enum import StrEnum
 from typing import Any
 
 from inference_infra.components.errors import Problem
+from inference_infra.components.monitoring.alerts import Alert, Category, Severity, render
 from inference_infra.components.monitoring.promql import num
 
 VLLM_VERSION = "0.28.0"
@@ -302,129 +304,141 @@ def _over_budget(p99: str, budget_series: str, default: float) -> str:
     )
 
 
-@dataclass(frozen=True)
-class _Alert:
-    name: str
-    severity: str
-    category: str
-    expr: str
-    for_minutes: int
-    summary: str
-    description: str
-    labels: Mapping[str, str] = field(default_factory=dict)
-
-
-def _alerts(s: ServingSettings) -> list[_Alert]:
+def serving_alerts(s: ServingSettings) -> list[Alert]:
+    """The serving SLO alerts over the engines' own metrics (group `inference-infra-serving-alerts`)."""
     job = s.engine_job
     interactive = BUDGETS[Latency.INTERACTIVE]
+    batch = BUDGETS[Latency.BATCH]
     tokens = f'vllm:generation_tokens_total{{job="{job}"}}'
     requests = f'vllm:request_success_total{{job="{job}"}}'
     where = "{{ $labels.instance }} ({{ $labels.model_name }})"
+    load_minutes = max(1, s.model_load_seconds // 60)
+    serving = functools.partial(Alert, group=SERVING_GROUP)
     return [
-        _Alert(
-            "ServingTtftHigh",
-            "warning",
-            "capacity",
-            _over_budget(
+        serving(
+            name="ServingTtftHigh",
+            severity=Severity.WARNING,
+            category=Category.CAPACITY,
+            expr=_over_budget(
                 _p99("vllm:time_to_first_token_seconds", job),
                 TTFT_BUDGET_SERIES,
                 interactive.ttft_p99_seconds,
             ),
-            5,
-            "Time to first token p99 over budget in pool {{ $labels.pool }}",
-            'Pool {{ $labels.pool }} has a p99 time to first token of {{ $value | printf "%.3f" }} s for '
-            f"5 minutes, over its budget (interactive {num(interactive.ttft_p99_seconds)} s, batch "
-            f"{num(BUDGETS[Latency.BATCH].ttft_p99_seconds)} s). Requests queue for prefill: add capacity, "
+            for_minutes=5,
+            summary="Time to first token p99 over budget in pool {{ $labels.pool }}",
+            description="Pool {{ $labels.pool }} has a p99 time to first token of "
+            '{{ $value | printf "%.3f" }} s for 5 minutes,'
+            f" over its budget (interactive {num(interactive.ttft_p99_seconds)} s, batch "
+            f"{num(batch.ttft_p99_seconds)} s). Requests queue for prefill: add capacity, "
             "lower max concurrency or move long prompts to a batch pool.",
-            {"slo": "ttft"},
+            labels={"slo": "ttft"},
+            when=f'time to first token p99 over the pool\'s budget (`slo="ttft"`: '
+            f"{num(interactive.ttft_p99_seconds)} s interactive, {num(batch.ttft_p99_seconds)} s batch) "
+            "for 5 minutes",
         ),
-        _Alert(
-            "ServingInterTokenLatencyHigh",
-            "warning",
-            "capacity",
-            _over_budget(
+        serving(
+            name="ServingInterTokenLatencyHigh",
+            severity=Severity.WARNING,
+            category=Category.CAPACITY,
+            expr=_over_budget(
                 _p99(TIME_PER_OUTPUT_TOKEN, job),
                 ITL_BUDGET_SERIES,
                 interactive.tpot_p99_seconds or 0,
             ),
-            5,
-            "Inter-token latency p99 over budget in pool {{ $labels.pool }}",
-            "Pool {{ $labels.pool }} streams its replies at a p99 of "
+            for_minutes=5,
+            summary="Inter-token latency p99 over budget in pool {{ $labels.pool }}",
+            description="Pool {{ $labels.pool }} streams its replies at a p99 of "
             '{{ $value | printf "%.3f" }} s per token (each request\'s mean time per output token) for '
             f"5 minutes, over the interactive budget of {num(interactive.tpot_p99_seconds or 0)} s. Decode "
             "steps are slow: too many sequences per engine, preemption (KV cache full) or long prefills "
             "interleaved with decoding. Lower --max-num-seqs, add capacity, or move long prompts away.",
-            {"slo": "itl"},
+            labels={"slo": "itl"},
+            when="time per output token (each request's mean inter-token latency) p99 over "
+            f'{num(interactive.tpot_p99_seconds or 0)} s in an interactive pool (`slo="itl"`) '
+            "for 5 minutes",
         ),
-        _Alert(
-            "ServingQueueGrowing",
-            "warning",
-            "capacity",
-            f'vllm:num_requests_waiting{{job="{job}"}} > 0\n'
+        serving(
+            name="ServingQueueGrowing",
+            severity=Severity.WARNING,
+            category=Category.CAPACITY,
+            expr=f'vllm:num_requests_waiting{{job="{job}"}} > 0\n'
             f'and deriv(vllm:num_requests_waiting{{job="{job}"}}[10m]) > 0',
-            10,
-            "Request queue growing on " + where,
-            "The engine on " + where + " has {{ $value }} requests waiting and the queue has grown for "
-            "10 minutes: it takes requests faster than it finishes them. Add capacity or shed load.",
+            for_minutes=10,
+            summary="Request queue growing on " + where,
+            description="The engine on " + where + " has {{ $value }} requests waiting and the queue has "
+            "grown for 10 minutes: it takes requests faster than it finishes them. Add capacity or shed "
+            "load.",
+            when="requests waiting keep growing for 10 minutes",
         ),
-        _Alert(
-            "ServingThroughputDrop",
-            "warning",
-            "capacity",
-            f"sum by (pool) (rate({tokens}[1h]))\n"
+        serving(
+            name="ServingThroughputDrop",
+            severity=Severity.WARNING,
+            category=Category.CAPACITY,
+            expr=f"sum by (pool) (rate({tokens}[1h]))\n"
             f"< {num(1 - s.throughput_drop_ratio)} * sum by (pool) (rate({tokens}[1h] offset 1h))",
-            15,
-            "Token throughput down in pool {{ $labels.pool }}",
-            'Pool {{ $labels.pool }} generated {{ $value | printf "%.1f" }} tokens/s over the last hour, '
-            f"more than {num(100 * s.throughput_drop_ratio)}% below the hour before. Check for a lost "
+            for_minutes=15,
+            summary="Token throughput down in pool {{ $labels.pool }}",
+            description="Pool {{ $labels.pool }} generated "
+            '{{ $value | printf "%.1f" }} tokens/s over the last '
+            f"hour, more than {num(100 * s.throughput_drop_ratio)}% below the hour before. Check for a lost "
             "engine, a preempting KV cache or traffic sent elsewhere.",
+            when=f"generated tokens/s over the last hour more than {num(100 * s.throughput_drop_ratio)}% "
+            "below the hour before, for 15 minutes",
         ),
-        _Alert(
-            "ServingKvCacheFull",
-            "warning",
-            "capacity",
-            "(" + " or ".join(f'{name}{{job="{job}"}}' for name in KV_CACHE_USAGE) + ")"
+        serving(
+            name="ServingKvCacheFull",
+            severity=Severity.WARNING,
+            category=Category.CAPACITY,
+            expr="(" + " or ".join(f'{name}{{job="{job}"}}' for name in KV_CACHE_USAGE) + ")"
             f" > {num(s.kv_cache_full_ratio)}",
-            5,
-            "KV cache almost full on " + where,
-            "The engine on " + where + " has {{ $value | humanizePercentage }} of its KV cache in use for "
-            f"5 minutes (threshold {num(100 * s.kv_cache_full_ratio)}%). Requests are being preempted and "
-            "recomputed: lower concurrency or context, or add capacity.",
+            for_minutes=5,
+            summary="KV cache almost full on " + where,
+            description="The engine on " + where + " has {{ $value | humanizePercentage }} of its KV cache "
+            f"in use for 5 minutes (threshold {num(100 * s.kv_cache_full_ratio)}%). Requests are being "
+            "preempted and recomputed: lower concurrency or context, or add capacity.",
+            when=f"KV cache more than {num(100 * s.kv_cache_full_ratio)}% used for 5 minutes",
         ),
-        _Alert(
-            "ServingErrorRate",
-            "critical",
-            "health",
-            f'sum by (pool) (rate({requests[:-1]},finished_reason="error"}}[5m]))\n'
+        serving(
+            name="ServingErrorRate",
+            severity=Severity.CRITICAL,
+            category=Category.HEALTH,
+            expr=f'sum by (pool) (rate({requests[:-1]},finished_reason="error"}}[5m]))\n'
             f"/ sum by (pool) (rate({requests}[5m])) > {num(s.error_ratio)}",
-            5,
-            "Serving errors in pool {{ $labels.pool }}",
-            "Pool {{ $labels.pool }} ends {{ $value | humanizePercentage }} of its requests with an internal "
-            f'error (finished_reason="error", a 500), above {num(100 * s.error_ratio)}%, for 5 minutes.',
+            for_minutes=5,
+            summary="Serving errors in pool {{ $labels.pool }}",
+            description="Pool {{ $labels.pool }} ends {{ $value | humanizePercentage }} of its requests with "
+            f'an internal error (finished_reason="error", a 500), above {num(100 * s.error_ratio)}%, for 5 '
+            "minutes.",
+            when=f"more than {num(100 * s.error_ratio)}% of requests end with an error, for 5 minutes",
         ),
-        _Alert(
-            "ServingBatchUnderused",
-            "warning",
-            "cost",
-            _underused(s),
-            s.batch_minutes,
-            "Accelerator under-used on " + where,
-            "The engine on " + where + ' has run {{ $value | printf "%.1f" }} requests at a time on average '
-            f"for {s.batch_minutes} minutes, under {num(100 * s.underused_ratio)}% of the sequences its pool "
-            f"was sized for (--max-num-seqs; {num(s.min_batch)} where that is not known). The accelerator "
-            "is paid for by the hour: consolidate pools, scale in or move to a smaller instance.",
+        serving(
+            name="ServingBatchUnderused",
+            severity=Severity.WARNING,
+            category=Category.COST,
+            expr=_underused(s),
+            for_minutes=s.batch_minutes,
+            summary="Accelerator under-used on " + where,
+            description="The engine on " + where + ' has run {{ $value | printf "%.1f" }} requests at a time '
+            f"on average for {s.batch_minutes} minutes, under {num(100 * s.underused_ratio)}% of the "
+            f"sequences its pool was sized for (--max-num-seqs; {num(s.min_batch)} where that is not known). "
+            "The accelerator is paid for by the hour: consolidate pools, scale in or move to a smaller "
+            "instance.",
+            when=f"an engine running fewer than {num(100 * s.underused_ratio)}% of its pool's "
+            f"`--max-num-seqs` on average for {s.batch_minutes} minutes (fewer than {num(s.min_batch)} "
+            "where that is not known)",
         ),
-        _Alert(
-            "ModelLoadSlow",
-            "warning",
-            "health",
-            f'up{{job="{job}"}} == 0\nand on (node) up{{job="{s.node_job}"}} == 1',
-            max(1, s.model_load_seconds // 60),
-            "Model not serving after load budget on {{ $labels.instance }}",
-            "The engine target {{ $labels.instance }} has not answered /metrics for "
+        serving(
+            name="ModelLoadSlow",
+            severity=Severity.WARNING,
+            category=Category.HEALTH,
+            expr=f'up{{job="{job}"}} == 0\nand on (node) up{{job="{s.node_job}"}} == 1',
+            for_minutes=load_minutes,
+            summary="Model not serving after load budget on {{ $labels.instance }}",
+            description="The engine target {{ $labels.instance }} has not answered /metrics for "
             f"{s.model_load_seconds} s while its node is up. vLLM {VLLM_VERSION} publishes no load-time "
             "metric and its server answers only once the weights are loaded, so a node that is up with no "
             "engine is still loading (slow weight cache) or failed to load.",
+            when=f"an engine target down for {load_minutes} minutes while its node exporter is up",
         ),
     ]
 
@@ -440,17 +454,7 @@ def _underused(s: ServingSettings) -> str:
 
 
 def serving_alert_rules(s: ServingSettings, runbook_url: str) -> list[dict[str, Any]]:
-    rules = []
-    for a in _alerts(s):
-        rule: dict[str, Any] = {"alert": a.name, "expr": a.expr, "for": f"{a.for_minutes}m"}
-        rule["labels"] = {"severity": a.severity, "category": a.category, **a.labels}
-        rule["annotations"] = {
-            "summary": a.summary,
-            "description": a.description,
-            "runbook_url": f"{runbook_url}#{a.name.lower()}",
-        }
-        rules.append(rule)
-    return rules
+    return render(serving_alerts(s), runbook_url)
 
 
 def serving_rule_group(s: ServingSettings, runbook_url: str) -> dict[str, Any]:

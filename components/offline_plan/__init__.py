@@ -8,15 +8,18 @@ evaluates the policy pack over the result.
 
 from __future__ import annotations
 
+import inspect
 import os
+import re
 import traceback
 from pathlib import Path
+from typing import Any
 
-from inference_infra.components.errors import ConfigError, InputError
+from inference_infra.components.errors import ConfigError, InputError, did_you_mean
 from inference_infra.components.offline_plan.model import Capture, CapturedResource, scrub
-from inference_infra.components.offline_plan.policy import PolicyReport, evaluate_packs
+from inference_infra.components.offline_plan.policy import PolicyReport, evaluate_packs, prepare_pack
 from inference_infra.components.offline_plan.pricing import price_capture
-from inference_infra.components.offline_plan.project import Project, load_project, load_stack
+from inference_infra.components.offline_plan.project import Project, load_project, load_stack, stack_name
 from inference_infra.components.offline_plan.report import PlanResult, render_table
 from inference_infra.components.pricing import CostReport
 
@@ -67,9 +70,11 @@ def plan(
             packs = [own]
         elif (DEFAULT_POLICY_PACK / "PulumiPolicy.yaml").is_file():
             packs = [DEFAULT_POLICY_PACK]
+    stack = stack_name(project, stack)  # org/name and org/project/name as Pulumi takes them
     runs = pair_policy_configs(project, stack, packs, configs)
+    prepared = [prepare_pack(pack, config) for pack, config in runs]  # a bad config fails before the program
     capture = _capture(project, stack)
-    return PlanResult(capture, price_capture(capture), evaluate_packs(capture, runs))
+    return PlanResult(capture, price_capture(capture), evaluate_packs(capture, runs, prepared))
 
 
 def pair_policy_configs(
@@ -95,7 +100,8 @@ def pair_policy_configs(
 def capture_stack(cwd: Path, stack: str) -> Capture:
     """Run a stack's program offline and capture what it registers, as `plan` does, without pricing
     it or evaluating policies (the monitoring commands read what a stack deploys from it)."""
-    return _capture(load_project(cwd), stack)
+    project = load_project(cwd)
+    return _capture(project, stack_name(project, stack))
 
 
 def _capture(project: Project, stack: str) -> Capture:
@@ -184,10 +190,46 @@ def _program_error(error: Exception, program_dir: Path, config_name: str) -> Pro
         return ProgramError(
             f"{shown}:{error.lineno}: {type(error).__name__}: {error.msg}; the program does not compile."
         )
+    hint = _keyword_hint(error) if isinstance(error, TypeError) else ""
     return ProgramError(
-        f"the stack program failed{f' at {where}' if where else ''}: {type(error).__name__}: {error}. "
-        "Set INFERENCE_INFRA_DEBUG=1 to see the full traceback."
+        f"the stack program failed{f' at {where}' if where else ''}: {type(error).__name__}: {error}"
+        f"{hint}. Set INFERENCE_INFRA_DEBUG=1 to see the full traceback."
     )
+
+
+_UNEXPECTED_KEYWORD = re.compile(r"(?P<callee>[\w.]+)\(\) got an unexpected keyword argument '(?P<word>\w+)'")
+
+
+def _keyword_hint(error: TypeError) -> str:
+    """' (did you mean x?)' for a mistyped keyword argument (`GpuFleetArgs(instance_typ=...)`, or a
+    provider resource's `_internal_init`), from the parameters of the callable the message names,
+    looked up where the call was made (the innermost frame: its locals, its globals, the modules
+    those import, `self`'s class). '' when the callable cannot be found."""
+    match = _UNEXPECTED_KEYWORD.search(str(error))
+    tb = error.__traceback__
+    if match is None or tb is None:
+        return ""
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    frame = tb.tb_frame
+    first, *rest = match.group("callee").split(".")
+    scopes: list[Any] = [frame.f_locals, frame.f_globals]
+    scopes += [vars(m) for m in frame.f_globals.values() if inspect.ismodule(m)]
+    found = next((scope[first] for scope in scopes if first in scope), None)
+    if found is None and "self" in frame.f_locals:
+        found = next((c for c in type(frame.f_locals["self"]).__mro__ if c.__name__ == first), None)
+    for attribute in rest:
+        found = getattr(found, attribute, None)
+    try:
+        parameters = inspect.signature(found).parameters.values() if callable(found) else []
+    except (TypeError, ValueError):
+        return ""
+    names = [
+        p.name
+        for p in parameters
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name not in ("self", "cls")
+    ]
+    return did_you_mean(match.group("word"), names)
 
 
 def _missing_module(module: str, where: str, program_dir: Path) -> str:
@@ -208,14 +250,40 @@ def _missing_module(module: str, where: str, program_dir: Path) -> str:
             f"the program likely needs another version of {top} (see its requirements)."
         )
     requirement, listed_in = _requirement_for(top, program_dir)
-    install = requirement or top.replace("_", "-")
-    listed = f" ({listed_in} lists {requirement})" if requirement else ""
-    return (
+    where = (
         f"{at}the program imports {top}, which is not installed in the Python running the plan "
-        f"({sys.executable}){listed}. Install it with `{sys.executable} -m pip install '{install}'` "
-        "and plan again; the plan runs the program inside its own Python, so every package the program "
-        "imports must be installed beside inference-infra."
+        f"({sys.executable})"
     )
+    after = (
+        " and plan again; the plan runs the program inside its own Python (the virtualenv Pulumi.yaml "
+        "names, when it names one), so every package the program imports must be installed beside "
+        "inference-infra."
+    )
+    if requirement:
+        install = f"`{sys.executable} -m pip install '{requirement}'`"
+        return f"{where} ({listed_in} lists {requirement}). Install it with {install}{after}"
+    if top in _EXTRAS:  # a provider SDK the library installs, at the versions it supports
+        extra = _EXTRAS[top]
+        return (
+            f"{where}. Install it with inference-infra's extra, which pins the versions the components "
+            f"support: `{sys.executable} -m pip install 'inference-infra[{extra}]'` (or add the extra to the "
+            f"inference-infra line of your requirements.txt){after}"
+        )
+    return (
+        f"{where}, and no requirements.txt beside the program lists it. Add it with a pinned version "
+        f"to {program_dir / 'requirements.txt'} (where `pulumi install` reads it) and install that: "
+        f"`{sys.executable} -m pip install -r {program_dir / 'requirements.txt'}`{after}"
+    )
+
+
+# Modules the library's extras install (pyproject.toml [project.optional-dependencies]).
+_EXTRAS = {
+    "pulumi_aws": "aws",
+    "boto3": "aws",
+    "pulumi_gcp": "gcp",
+    "pulumi_kubernetes": "k8s",
+    "pulumi_random": "k8s",
+}
 
 
 def _requirement_for(module: str, program_dir: Path) -> tuple[str | None, str | None]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,16 +122,36 @@ class PolicyPackError(InputError):
     """A policy raised an error of its own while checking (CLI exit code 2)."""
 
 
-def evaluate_policies(capture: Capture, pack_dir: Path | None, config_path: Path | None) -> PolicyReport:
-    if pack_dir is None:
-        return PolicyReport(evaluated=False, note="no policy pack (pass --policy-pack DIR)")
+@dataclass(frozen=True)
+class PreparedPack:
+    """A pack loaded and its config read and reconciled: what a run needs besides the capture."""
+
+    pack: LoadedPack
+    settings: dict[str, PolicySettings]
+    config: str | None  # the config file, if any
+
+
+def prepare_pack(pack_dir: Path, config_path: Path | None) -> PreparedPack:
+    """Load a pack and check its config (InputError on a bad one): `plan` does this before the
+    program runs, so a malformed --policy-config fails in a second, not after the program."""
     pack = load_pack(pack_dir)
     given = read_config_file(config_path) if config_path is not None else {}
     settings = reconcile(pack, given, str(config_path) if config_path else "(defaults)")
-    return evaluate(capture, pack, settings, str(config_path) if config_path else None)
+    return PreparedPack(pack, settings, str(config_path) if config_path else None)
 
 
-def evaluate_packs(capture: Capture, runs: list[tuple[Path, Path | None]]) -> PolicyReport:
+def evaluate_policies(capture: Capture, pack_dir: Path | None, config_path: Path | None) -> PolicyReport:
+    if pack_dir is None:
+        return PolicyReport(evaluated=False, note="no policy pack (pass --policy-pack DIR)")
+    prepared = prepare_pack(pack_dir, config_path)
+    return evaluate(capture, prepared.pack, prepared.settings, prepared.config)
+
+
+def evaluate_packs(
+    capture: Capture,
+    runs: list[tuple[Path, Path | None]],
+    prepared: list[PreparedPack] | None = None,
+) -> PolicyReport:
     """Several packs over one capture (as `pulumi preview --policy-pack A --policy-pack B`), merged.
 
     First, every plaintext secret in the capture (a token in user data, in an SSM String parameter,
@@ -141,7 +162,9 @@ def evaluate_packs(capture: Capture, runs: list[tuple[Path, Path | None]]) -> Po
     mark_plaintext_secrets(capture)
     if not runs:
         return evaluate_policies(capture, None, None)
-    reports = [evaluate_policies(capture, pack, config) for pack, config in runs]
+    if prepared is None:
+        prepared = [prepare_pack(pack, config) for pack, config in runs]
+    reports = [evaluate(capture, p.pack, p.settings, p.config) for p in prepared]
     merged = PolicyReport(
         evaluated=True,
         pack=", ".join(r.pack or "?" for r in reports),
@@ -368,13 +391,42 @@ def _marked(value: Any, name: str | None = None) -> Any:
 def _analyzer_props(wire: Any) -> Any:
     """Wire-form props as the SDK's analyzer hands them to a policy (protobuf Struct round trip:
     numbers become floats, as they do in the real analyzer)."""
-    from google.protobuf import json_format, struct_pb2
     from pulumi_policy.deserialize import deserialize_properties
     from pulumi_policy.proxy import unknown_checking_proxy
 
-    struct = json_format.ParseDict(dict(wire or {}), struct_pb2.Struct())
-    plain = _without_resource_references(json_format.MessageToDict(struct))
-    return unknown_checking_proxy(deserialize_properties(plain))
+    try:
+        struct = _struct_round_trip(dict(wire or {}))
+    except _NotStructValueError:
+        from google.protobuf import json_format, struct_pb2
+
+        struct = json_format.MessageToDict(json_format.ParseDict(dict(wire or {}), struct_pb2.Struct()))
+    return unknown_checking_proxy(deserialize_properties(_without_resource_references(struct)))
+
+
+class _NotStructValueError(Exception):
+    """A value `_struct_round_trip` leaves to protobuf itself (which raises its own error)."""
+
+
+def _struct_round_trip(value: Any) -> Any:
+    """What `MessageToDict(ParseDict(value, Struct()))` returns, without building the message (it was
+    2 s of the prod plan): numbers become doubles (protobuf 5.29 json_format: `_ConvertValueMessage`
+    sets `number_value`, `_FieldToJsonObject` returns the double as is), mappings with string keys,
+    lists, strings, booleans and None stay. Anything else (a tuple, a non-string key, an infinite
+    number) goes to protobuf for its own answer or error."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, float)):
+        number = float(value)
+        if math.isinf(number) or math.isnan(number):
+            raise _NotStructValueError
+        return number
+    if isinstance(value, dict):
+        if not all(isinstance(k, str) for k in value):
+            raise _NotStructValueError
+        return {k: _struct_round_trip(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_struct_round_trip(v) for v in value]
+    raise _NotStructValueError
 
 
 def _without_resource_references(value: Any) -> Any:

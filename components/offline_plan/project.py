@@ -19,6 +19,7 @@ import importlib
 import importlib.util
 import inspect
 import json
+import os
 import re
 import sys
 from collections.abc import Mapping
@@ -78,20 +79,36 @@ class InstallLayout:
     pip_cwd: Path  # where pip runs, so where relative paths in the requirements resolve
 
     def problems(self, root: Path) -> list[str]:
-        """Why `pulumi install` would build an environment that cannot run the program: the
-        project keeps a requirements.txt above the program's folder, where pip never looks."""
+        """Why `pulumi up` could not run the program as planned: the virtualenv Pulumi.yaml names is
+        not there (the plan ran in its own Python instead), or `pulumi install` would build one that
+        cannot run it (a requirements.txt above the program's folder, where pip never looks)."""
+        venv_problems = self._virtualenv_problems()
         if self.toolchain != "pip" or self.requirements.is_file():
-            return []
+            return venv_problems
         folder = self.requirements.parent
         above = [f for f in folder.parents if f == root or root in f.parents]
         found = next((f / "requirements.txt" for f in above if (f / "requirements.txt").is_file()), None)
         if found is None:
-            return []
+            return venv_problems
         here = folder.relative_to(root)
         return [
+            *venv_problems,
             f"`pulumi install` (pip toolchain) reads requirements.txt from the program's folder {here}/, "
             f"not {found.relative_to(root)}, so it would install nothing into the virtualenv; put the "
-            f"requirements in {here}/requirements.txt (a path in it is read from that folder)"
+            f"requirements in {here}/requirements.txt (a path in it is read from that folder)",
+        ]
+
+    def _virtualenv_problems(self) -> list[str]:
+        if self.virtualenv is None or self.toolchain == "poetry":
+            return []
+        python = self.virtualenv / "bin" / "python"
+        if python.is_file():
+            return []
+        state = "does not exist" if not self.virtualenv.exists() else "is not a virtualenv (no bin/python)"
+        return [
+            f"runtime.options.virtualenv {self.virtualenv} {state}, so the plan ran the program in "
+            f"{sys.executable}; `pulumi up` would refuse to run it. Make it: `python3 -m venv "
+            f"{self.virtualenv} && {python} -m pip install -r {self.requirements}`"
         ]
 
 
@@ -109,6 +126,28 @@ def install_layout(root: Path, program_dir: Path, options: Mapping[str, Any]) ->
         requirements=program_dir / "requirements.txt",
         pip_cwd=program_dir,
     )
+
+
+# Set in the plan that `plan` starts inside a project's virtualenv, so it never starts another.
+IN_VIRTUALENV = "INFERENCE_INFRA_PLAN_IN_VIRTUALENV"
+
+
+def program_python(project: Project) -> Path | None:
+    """The virtualenv's Python that runs the program when Pulumi.yaml names one and it is not the
+    Python running now (None: run here). As pulumi-language-python v3.259.0 does it
+    (sdk/python/toolchain/pip.go): the path is relative to the project root (resolveVirtualEnvironmentPath,
+    583-591), it must hold bin/python (IsVirtualEnv, 293; a folder that does not is ValidateVenv's
+    error, 241-245: here the plan still runs, in this Python, with a warning saying so), and the
+    program runs under that python with the virtualenv activated (Command, 178-193; toolchain.go
+    ActivateVirtualEnv)."""
+    layout = project.install_layout()
+    venv = layout.virtualenv
+    if venv is None or layout.toolchain == "poetry" or os.environ.get(IN_VIRTUALENV):
+        return None
+    python = venv / "bin" / "python"
+    if Path(sys.prefix).resolve() == venv.resolve() or not python.is_file():
+        return None  # not made yet: the plan runs here and warns (InstallLayout.problems)
+    return python
 
 
 @dataclass(frozen=True)
@@ -210,12 +249,30 @@ def load_project(cwd: Path) -> Project:
 _STACK_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
 
 
-def load_stack(project: Project, stack: str) -> StackConfig:
-    if not _STACK_NAME.match(stack) or not stack.strip("."):
+def stack_name(project: Project, stack: str) -> str:
+    """The stack's own name from what `--stack` was given, as `pulumi --stack` takes it: `name`,
+    `org/name` or `org/project/name` (pulumi/pulumi v3.259.0, pkg/backend/httpstate/backend.go:1107,
+    ParseStackReference: a missing org is the default one, a missing project the current one); the
+    stack file is named by the name alone (sdk/go/common/workspace/paths.go:87, ProjectStackPath)."""
+    parts = stack.split("/")
+    bad = len(parts) > 3 or not all(_STACK_NAME.match(part) and part.strip(".") for part in parts)
+    if bad:
         raise InputError(
-            f"--stack {stack!r} is not a stack name: letters, digits, '-', '_' and '.'; its file is "
-            "Pulumi.<stack>.yaml in the project's folder."
+            f"--stack {stack!r} is not a stack name: letters, digits, '-', '_' and '.', optionally "
+            "qualified as org/name or org/project/name; its file is Pulumi.<name>.yaml in the project's "
+            "folder."
         )
+    if len(parts) == 3 and parts[1] != project.name:
+        raise InputError(
+            f"--stack {stack!r} names a stack of project {parts[1]!r}, but the Pulumi.yaml in "
+            f"{project.root} is project {project.name!r}; pass {parts[0]}/{project.name}/{parts[2]} or "
+            f"just {parts[2]}, or --cwd the other project's folder."
+        )
+    return parts[-1]
+
+
+def load_stack(project: Project, stack: str) -> StackConfig:
+    stack = stack_name(project, stack)
     path = project.root / f"Pulumi.{stack}.yaml"
     if not path.is_file():
         known = project.stacks()

@@ -5,6 +5,10 @@ booleans, `010` is octal and `1:20` is base 60. Pulumi reads its files with a
 YAML 1.2 parser: those stay strings (`default: off` is the string "off") and
 only `true`/`false` (any case style) are booleans. This loader keeps PyYAML's
 parser and replaces only how plain scalars are typed.
+
+A key given twice in one mapping is refused, naming both lines, as Pulumi's YAML library does
+(gopkg.in/yaml.v3 v3.0.1, pinned by pulumi/pulumi v3.259.0 sdk/go.mod; its decoder reports
+`mapping key "x" already defined at line N`); PyYAML would keep the second value silently.
 """
 
 from __future__ import annotations
@@ -18,7 +22,25 @@ from inference_infra.components import bounded_yaml
 
 
 class CoreSchemaLoader(yaml.SafeLoader):
-    """SafeLoader with the YAML 1.2 core schema's implicit types."""
+    """SafeLoader with the YAML 1.2 core schema's implicit types; duplicate keys refused."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        first: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node)
+            line = key_node.start_mark.line + 1
+            if key in first:
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"key {key!r} is given twice, at line {first[key]} and at line {line}; Pulumi refuses "
+                    "a duplicate key (keep one)",
+                    key_node.start_mark,
+                )
+            first[key] = line
+        return super().construct_mapping(node, deep=deep)
 
 
 # Start from no implicit resolvers at all, then add the core schema's.

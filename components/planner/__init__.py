@@ -7,6 +7,7 @@
     sizing.memory.kv_cache_gib        # 80.0
     sizing.best.instance_type         # cheapest per million tokens that fits
     sizing.best.explanation()         # memory per device, TP degree, bound, price
+    sizing.refused                    # machines a fleet would refuse, each with why (servable.py)
 
 Pure code over the accelerator catalog: no Pulumi, no network. See README.md
 for the model (memory terms, fit rule, roofline, cost) and its assumptions.
@@ -32,8 +33,10 @@ from inference_infra.components.planner.models import (
     validate_model_spec,
 )
 from inference_infra.components.planner.precision import Precision, Quantization
+from inference_infra.components.planner.servable import ENGINE_SUPPORT, servable_problems
 from inference_infra.components.planner.sizing import (
     NothingFitsError,
+    Refusal,
     Sizing,
     candidate_instances,
     size,
@@ -49,6 +52,7 @@ from inference_infra.components.planner.wiring import (
 )
 
 __all__ = [
+    "ENGINE_SUPPORT",
     "GIB",
     "PRESETS",
     "Assumptions",
@@ -62,6 +66,7 @@ __all__ = [
     "Option",
     "Precision",
     "Quantization",
+    "Refusal",
     "Resolution",
     "Sizing",
     "Throughput",
@@ -78,6 +83,7 @@ __all__ = [
     "preset_names",
     "rank",
     "resolve_instance_type",
+    "servable_problems",
     "size",
     "tensor_parallel_degrees",
     "usd_per_million_tokens",

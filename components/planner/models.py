@@ -357,7 +357,7 @@ _REQUIRED_FIELDS = {
 _QKV_BIAS_TYPES = frozenset({"qwen2", "qwen2_moe"})
 
 
-def model_from_config(path: Path) -> ModelSpec:
+def model_from_config(path: Path, input_name: str = "model") -> ModelSpec:
     """A ModelSpec from a Hugging Face checkpoint's config.json (a decoder-only transformer).
 
     Required: layers, hidden size, attention heads, intermediate size, vocabulary and context
@@ -370,10 +370,10 @@ def model_from_config(path: Path) -> ModelSpec:
     try:
         config = json.loads(path.read_text())
     except FileNotFoundError:
-        problem = Problem("--model-config", str(path), "is not a file (the checkpoint's config.json)")
+        problem = Problem(input_name, str(path), "is not a file (the checkpoint's config.json)")
         raise InputError(f"{problem}.", [problem]) from None
     except (OSError, ValueError) as e:
-        problem = Problem("--model-config", str(path), f"is not readable JSON ({e})")
+        problem = Problem(input_name, str(path), f"is not readable JSON ({e})")
         raise InputError(f"{problem}.", [problem]) from None
     if isinstance(config.get("text_config"), dict):  # multimodal checkpoints nest the language model
         config = {**config, **config["text_config"]}
@@ -413,12 +413,16 @@ def model_from_config(path: Path) -> ModelSpec:
     return spec
 
 
-def unknown_model_problem(name: str, input_name: str = "model") -> Problem:
+# Where a model that is not a preset goes: a stack file, ServedModel and model_spec take the path of
+# its config.json as the name; only `size` has --model-config (it passes its own hint).
+OTHER_MODELS = "(the path of a checkpoint's config.json, as the name, sizes any other model)"
+
+
+def unknown_model_problem(name: str, input_name: str = "model", other_models: str = OTHER_MODELS) -> Problem:
     hits = close_matches(_key(name), preset_names(), limit=4)
     hint = f"did you mean {' or '.join(hits)}? " if hits else ""
     return Problem(
         input_name,
         name,
-        f"is not a model preset; {hint}presets: {', '.join(preset_names())} "
-        "(--model-config PATH sizes any other model from its config.json)",
+        f"is not a model preset; {hint}presets: {', '.join(preset_names())} {other_models}",
     )

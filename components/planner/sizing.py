@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -15,13 +15,17 @@ from inference_infra.components.catalog import (
     hourly_price,
     instance_types,
 )
+from inference_infra.components.catalog.zones import AWS_ZONES, GCP_ZONES
 from inference_infra.components.errors import InputError, Problem, raise_if_invalid
+from inference_infra.components.planner.allowed import allowed as is_allowed
+from inference_infra.components.planner.allowed import describe_patterns
 from inference_infra.components.planner.assumptions import Assumptions, validate_assumptions
 from inference_infra.components.planner.cost import Option, rank
 from inference_infra.components.planner.fit import Fit, fit
 from inference_infra.components.planner.memory import MemoryBudget, Traffic, memory_budget, validate_traffic
 from inference_infra.components.planner.models import ModelSpec, model_spec, validate_model_spec
 from inference_infra.components.planner.precision import Precision, Quantization
+from inference_infra.components.planner.servable import servable_problems
 from inference_infra.components.planner.throughput import estimate
 
 ANY_CLOUD = "any"
@@ -29,6 +33,40 @@ ANY_CLOUD = "any"
 
 class NothingFitsError(InputError):
     """No machine among the candidates holds the model and its traffic."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Refusal:
+    """A candidate machine a fleet would refuse for this model, with every reason (servable.py).
+
+    `option` carries its figures when the model fits its memory (e.g. a multi-host TPU slice)."""
+
+    fit: Fit
+    reasons: tuple[str, ...]
+    option: Option | None = None
+
+    @property
+    def instance_type(self) -> str:
+        return self.fit.hardware.instance.name
+
+    def as_json(self) -> dict[str, Any]:
+        """An entry of `size --all --json`'s `refused` (docs/reference.md)."""
+        if self.option is not None:
+            shown = self.option.as_json()
+        else:
+            hw = self.fit.hardware
+            shown = {
+                "cloud": hw.instance.cloud.value,
+                "instance_type": hw.instance.name,
+                "accelerator": hw.device.key,
+                "accelerators": hw.instance.accelerator_count,
+                "tensor_parallel": self.fit.tensor_parallel,
+                "hourly_usd": None,
+                "est_tokens_per_s": None,
+                "usd_per_million_tokens": None,
+                "memory_utilization": round(self.fit.memory_utilization, 3),
+            }
+        return {**shown, "refused_because": list(self.reasons)}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -41,17 +79,20 @@ class Sizing:
     assumptions: Assumptions
     purchase: PriceModel
     memory: MemoryBudget
-    options: list[Option]  # cheapest per million tokens first
-    rejected: list[Fit] = field(default_factory=list)
+    options: list[Option]  # servable, cheapest per million tokens first
+    rejected: list[Fit] = field(default_factory=list)  # too small, or a format the engine refuses
+    refused: list[Refusal] = field(default_factory=list)  # every machine a fleet would refuse, with why
+    notes: tuple[str, ...] = ()  # said before the pick (a region the catalog lacks, ...)
 
     @property
     def best(self) -> Option:
         return self.options[0]
 
-    def as_json(self) -> dict[str, Any]:
-        """`inference-infra size --json` (docs/reference.md)."""
+    def as_json(self, *, refused: bool = False) -> dict[str, Any]:
+        """`inference-infra size --json` (docs/reference.md); `refused` adds the machines a fleet
+        would refuse."""
         m = self.memory
-        return {
+        shown: dict[str, Any] = {
             "model": self.model.name,
             "memory": {
                 "weights_gib": round(m.weights_gib, 3),
@@ -61,6 +102,11 @@ class Sizing:
             },
             "options": [o.as_json() for o in self.options],
         }
+        if self.notes:
+            shown["notes"] = list(self.notes)
+        if refused:
+            shown["refused"] = [r.as_json() for r in sorted_refusals(self.refused)]
+        return shown
 
     def describe_workload(self) -> str:
         t, m = self.traffic, self.memory
@@ -71,6 +117,19 @@ class Sizing:
             f" ({m.kv_cache_per_sequence_gib:.3g} GiB per sequence) + {m.activation_gib:.1f} GiB activations"
             f" = {m.total_gib:.1f} GiB, plus {self.assumptions.runtime_reserve_gib:g} GiB runtime per device."
         )
+
+
+def sorted_refusals(refused: Iterable[Refusal]) -> list[Refusal]:
+    """Those with figures first (cheapest per million tokens first), then the rest by name."""
+    return sorted(
+        refused,
+        key=lambda r: (
+            r.option is None,
+            r.option.usd_per_million_tokens if r.option is not None else 0.0,
+            r.fit.hardware.instance.cloud,
+            r.instance_type,
+        ),
+    )
 
 
 def validate_request(
@@ -133,8 +192,14 @@ def size(
     candidates: Iterable[InstanceType] | None = None,
     assumptions: Assumptions | None = None,
     max_hosts: int | None = None,
+    allowed: Sequence[str] | None = None,
+    allowed_where: str = "this environment",
 ) -> Sizing:
-    """Size a model for its traffic on every candidate machine and rank what fits.
+    """Size a model for its traffic on every candidate machine and rank what a fleet can serve.
+
+    `region` prices every machine there (one the catalog has no price for there is refused);
+    `allowed` (allowed-accelerator-types patterns, allowed.py) refuses the machines it does not
+    admit, naming `allowed_where` (e.g. "environment 'dev' (allowedTypes['*'])").
 
     Raises InputError for bad input and NothingFitsError when no candidate
     holds the model (its message gives the memory figures of the closest).
@@ -145,16 +210,46 @@ def size(
     spec = model_spec(model)
     machines = list(candidates) if candidates is not None else candidate_instances(cloud, families, max_hosts)
     fitted = [fit(spec, traffic, precision, assumptions, m) for m in machines]
-    options = [
-        Option(
-            fit=f,
-            throughput=estimate(spec, traffic, precision, assumptions, f),
-            price=hourly_price(f.hardware.instance, region=region, model=purchase),
-            purchase=purchase,
+    notes, unpriced = _region_notes(machines, region)
+    if machines and len(unpriced) == len(machines):
+        # The catalog prices none of them there: a region of the clouds is priced at each machine's
+        # reference region (the basis says so, as the plan's cost table does); anything else is a typo.
+        known = sorted({r for m in machines for r in m.hourly_usd})
+        if region not in AWS_ZONES and region not in GCP_ZONES:
+            raise InputError(
+                f"size: unknown region {region!r}.",
+                [Problem("region", region, f"is not a known region; the catalog prices {', '.join(known)}")],
+            )
+        notes = [
+            f"the catalog prices none of the {len(machines)} candidate machines in {region} (it prices"
+            f" {', '.join(known)}): each is priced in its reference region, as its basis says"
+        ]
+        unpriced = {}
+    options: list[Option] = []
+    refused: list[Refusal] = []
+    for f in fitted:
+        reasons = servable_problems(spec, precision, f)
+        if f.hardware.instance.name in unpriced:
+            reasons.append(unpriced[f.hardware.instance.name])
+        if allowed is not None and not is_allowed(f.hardware.instance.name, allowed):
+            reasons.append(
+                f"allowed-accelerator-types does not allow {f.hardware.instance.name} in {allowed_where}"
+                f" (allowed: {describe_patterns(allowed)})"
+            )
+        option = (
+            Option(
+                fit=f,
+                throughput=estimate(spec, traffic, precision, assumptions, f),
+                price=hourly_price(f.hardware.instance, region=region, model=purchase),
+                purchase=purchase,
+            )
+            if f.fits
+            else None
         )
-        for f in fitted
-        if f.fits
-    ]
+        if not reasons and option is not None:
+            options.append(option)
+        else:
+            refused.append(Refusal(fit=f, reasons=tuple(reasons), option=option))
     sizing = Sizing(
         model=spec,
         traffic=traffic,
@@ -164,14 +259,54 @@ def size(
         memory=memory_budget(spec, traffic, precision, assumptions),
         options=rank(options),
         rejected=[f for f in fitted if not f.fits],
+        refused=refused,
+        notes=tuple(notes),
     )
     if not sizing.options:
         raise _nothing_fits(sizing, cloud)
     return sizing
 
 
+def _region_notes(machines: list[InstanceType], region: str | None) -> tuple[list[str], dict[str, str]]:
+    """(notes said before the pick, machine -> why it is left out) for a region the catalog lacks prices of.
+
+    A machine with no price in `region` is left out rather than priced elsewhere, so the pick and
+    the plan's cost table price the same region."""
+    if region is None:
+        return [], {}
+    lacking = [m for m in machines if region not in m.hourly_usd]
+    if not lacking:
+        return [], {}
+    why = {
+        m.name: f"the catalog has no {region} price for {m.name} (priced in {', '.join(m.hourly_usd)})"
+        for m in lacking
+    }
+    shown = ", ".join(m.name for m in lacking[:6]) + (
+        f" and {len(lacking) - 6} more" if len(lacking) > 6 else ""
+    )
+    note = (
+        f"the catalog has no {region} price for {len(lacking)} of {len(machines)} candidate machines"
+        f" ({shown}); they are left out rather than priced in another region"
+    )
+    return [note], why
+
+
 def _nothing_fits(sizing: Sizing, cloud: Cloud | str | None) -> NothingFitsError:
     where = f"{c.value} " if (c := _cloud(cloud)) is not None else ""
+    held = [r for r in sizing.refused if r.option is not None]
+    if held:
+        # Machines hold it, but a fleet would refuse every one of them: say why, cheapest first.
+        first = sorted_refusals(held)[0]
+        return NothingFitsError(
+            f"no {where}machine a fleet can serve {sizing.model.name} on. {sizing.describe_workload()}"
+            f" {len(held)} machines hold it but a fleet would refuse them, e.g. {first.instance_type}:"
+            f" {'; '.join(first.reasons)}. `inference-infra size --all` lists every machine with why.",
+            [
+                Problem(
+                    "model", sizing.model.name, "fits no machine a fleet can serve it on with this traffic"
+                )
+            ],
+        )
     if not sizing.rejected:
         return NothingFitsError(f"no {where}machines to size {sizing.model.name} on.")
     # The machine with the most memory the format can run on says best how far off the plan is.

@@ -9,8 +9,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 from inference_infra.components.catalog import (
     AcceleratorFamily,
@@ -19,14 +19,22 @@ from inference_infra.components.catalog import (
     PriceModel,
     instance_type,
 )
+from inference_infra.components.catalog.zones import AWS_ZONES, GCP_ZONES
 from inference_infra.components.errors import InputError, Problem
+from inference_infra.components.planner.allowed import allowed_patterns, describe_patterns
 from inference_infra.components.planner.assumptions import Assumptions
 from inference_infra.components.planner.cost import Option
-from inference_infra.components.planner.fit import Fit, fit
+from inference_infra.components.planner.fit import fit
 from inference_infra.components.planner.memory import Traffic
 from inference_infra.components.planner.models import ModelSpec, model_spec
 from inference_infra.components.planner.precision import Precision
-from inference_infra.components.planner.sizing import NothingFitsError, Sizing, size, validate_request
+from inference_infra.components.planner.servable import servable_problems
+from inference_infra.components.planner.sizing import (
+    NothingFitsError,
+    Sizing,
+    size,
+    validate_request,
+)
 
 
 @dataclass(frozen=True)
@@ -35,6 +43,7 @@ class Choice:
 
     option: Option
     sizing: Sizing
+    notes: tuple[str, ...] = ()  # what the pick could not honour (an allowed-types list, a region)
 
     @property
     def instance_type(self) -> str:
@@ -55,16 +64,28 @@ class Choice:
             f"{self.sizing.model.name} ({self.sizing.precision.describe()}, {t.concurrency} x"
             f" {t.context_tokens:,} tokens) -> {o.instance_type}: TP={o.fit.tensor_parallel},"
             f" {o.memory_utilization:.0%} of {o.fit.hardware.unit_name} memory, ~{o.est_tokens_per_s:,.0f}"
-            f" tokens/s, ${o.hourly_usd:,.2f}/h {o.purchase.value}, ${o.usd_per_million_tokens:,.3f}"
-            f" per million tokens (cheapest of {len(self.sizing.options)} that fit)"
+            f" tokens/s, ${o.hourly_usd:,.2f}/h {_market(o)}, ${o.usd_per_million_tokens:,.3f}"
+            f" per million tokens ({o.price.basis}; cheapest of {len(self.sizing.options)} a fleet can serve)"
             f"{efficiency_caveat(self.sizing.assumptions, o.fit.hardware.device.family)}"
+            + "".join(f"; {n}" for n in (*self.sizing.notes, *self.notes))
         )
+
+
+def _market(option: Option) -> str:
+    """The market the pick was ranked at, saying so when spot fell back to the on-demand rate."""
+    if option.purchase is PriceModel.SPOT and "priced at on-demand" in option.price.basis:
+        return "spot, at the on-demand rate (no spot figure)"
+    return option.purchase.value
 
 
 def efficiency_caveat(assumptions: Assumptions, family: AcceleratorFamily) -> str:
     """'; <family> throughput factors: ...' when some factor is borrowed from another family."""
     eff = assumptions.efficiency(family)
     return f"; {family.value} throughput factors: {eff.basis}" if eff.borrows else ""
+
+
+def _regions() -> frozenset[str]:
+    return frozenset({*AWS_ZONES, *GCP_ZONES})
 
 
 def choose_instance_type(
@@ -78,24 +99,71 @@ def choose_instance_type(
     region: str | None = None,
     assumptions: Assumptions | None = None,
     max_hosts: int | None = None,
+    environment: str | None = None,
+    allowed_types: Mapping[str, Sequence[str]] | None = None,
 ) -> Choice:
-    """The cheapest machine per million tokens on `cloud` (and `families`) that fits.
+    """The cheapest machine per million tokens on `cloud` (and `families`) that a fleet can serve.
 
-    Raises InputError for bad input and NothingFitsError (an InputError) when
-    nothing fits.
+    Priced in `region` at `purchase` (the fleet's market). With an `environment`, only the
+    machines allowed-accelerator-types allows there (`allowed_types`, default the pack's default
+    config) are candidates; when none of them holds the model, the pick is made among all and its
+    notes say why it lies outside. Raises InputError for bad input and NothingFitsError (an
+    InputError) when nothing fits.
     """
-    sizing = size(
-        model,
-        traffic,
-        precision=precision,
-        cloud=cloud,
-        purchase=purchase,
-        region=region,
-        families=families,
-        assumptions=assumptions,
-        max_hosts=max_hosts,
-    )
-    return Choice(sizing.best, sizing)
+
+    def sized(allowed: Sequence[str] | None = None, where: str = "") -> Sizing:
+        return size(
+            model,
+            traffic,
+            precision=precision,
+            cloud=cloud,
+            purchase=purchase,
+            region=region,
+            families=families,
+            assumptions=assumptions,
+            max_hosts=max_hosts,
+            allowed=allowed,
+            allowed_where=where,
+        )
+
+    if region is not None and region not in _regions():
+        # A region the planner does not know (the catalog's zone tables): priced where the catalog
+        # does, and said so with the pick rather than failing the fleet.
+        choice = choose_instance_type(
+            model,
+            traffic,
+            cloud,
+            purchase,
+            families=families,
+            precision=precision,
+            assumptions=assumptions,
+            max_hosts=max_hosts,
+            environment=environment,
+            allowed_types=allowed_types,
+        )
+        priced = "the pick is priced in each machine's reference region"
+        unknown = f"{region} is not a region the catalog knows; {priced}"
+        return replace(choice, notes=(unknown, *choice.notes))
+    if environment is None and allowed_types is None:
+        sizing = sized()
+        return Choice(sizing.best, sizing)
+    patterns, key = allowed_patterns(environment, allowed_types)
+    if patterns is None or "*" in patterns:  # no entry, or every type allowed
+        sizing = sized()
+        return Choice(sizing.best, sizing)
+    where = f"environment {environment!r} (allowedTypes[{key!r}])"
+    try:
+        sizing = sized(patterns, where)
+    except NothingFitsError:
+        sizing = sized()
+        widen = f"widen allowedTypes[{key!r}] in the policy config (e.g. add {sizing.best.instance_type!r})"
+        note = (
+            f"no machine allowed-accelerator-types allows in {where}, {describe_patterns(patterns)},"
+            f" can serve {sizing.model.name} with this traffic, so the pick lies outside them and the"
+            f" policy will refuse it: {widen}, or serve a smaller model, format or traffic"
+        )
+        return Choice(sizing.best, sizing, (note,))
+    return Choice(sizing.best, sizing, (f"among the machines allowed in {where}",))
 
 
 def check_fit(
@@ -125,24 +193,25 @@ def check_fit(
         return problems
     spec = model_spec(model)
     layout = fit(spec, traffic, precision, assumptions, machine)
-    if layout.fits:
+    reasons = servable_problems(spec, precision, layout)
+    if not reasons:
         return []
     return [
         Problem(
             input_name,
             instance_type_name,
-            f"cannot serve this model: {_why(spec, layout, traffic, precision)}",
+            f"cannot serve this model: {_why(spec, reasons, traffic, precision)}",
         )
     ]
 
 
-def _why(spec: ModelSpec, layout: Fit, traffic: Traffic, precision: Precision) -> str:
+def _why(spec: ModelSpec, reasons: Sequence[str], traffic: Traffic, precision: Precision) -> str:
     command = (
         f"inference-infra size --model {spec.name} --quant {precision.weights.value}"
         f" --kv-quant {precision.kv.value} --context {traffic.context_tokens}"
         f" --concurrency {traffic.concurrency}"
     )
-    return f"{layout.problem}; `{command}` lists the machines that fit"
+    return f"{'; '.join(reasons)}; `{command}` lists the machines a fleet can serve it on"
 
 
 @dataclass(frozen=True)
@@ -167,6 +236,9 @@ def resolve_instance_type(
     instance_type_key: str = "instanceType",
     model_key: str = "model",
     max_hosts: int | None = None,
+    region: str | None = None,
+    environment: str | None = None,
+    allowed_types: Mapping[str, Sequence[str]] | None = None,
 ) -> Resolution:
     """What a fleet's validate() calls with its config.
 
@@ -195,7 +267,16 @@ def resolve_instance_type(
         return Resolution(instance_type_name, note=note)
     try:
         choice = choose_instance_type(
-            model, traffic, cloud, purchase, families=families, precision=precision, max_hosts=max_hosts
+            model,
+            traffic,
+            cloud,
+            purchase,
+            families=families,
+            precision=precision,
+            max_hosts=max_hosts,
+            region=region,
+            environment=environment,
+            allowed_types=allowed_types,
         )
     except NothingFitsError as e:
         shown = model.name if isinstance(model, ModelSpec) else model

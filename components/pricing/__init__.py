@@ -4,7 +4,6 @@ A domain concept beside the catalog: the offline plan prices a captured stack wi
 policies (`accelerator-spend-budget`) price what the analyzer hands them with the same code.
 """
 
-from inference_infra.components.catalog.resources import HOURS_PER_MONTH
 from inference_infra.components.pricing.core import (
     ACCELERATOR,
     CostItem,
@@ -17,6 +16,7 @@ from inference_infra.components.pricing.core import (
     price_use,
 )
 from inference_infra.components.resources import template_index
+from inference_infra.components.units import HOURS_PER_MONTH
 
 __all__ = [
     "ACCELERATOR",

@@ -27,7 +27,6 @@ from inference_infra.components.catalog import (
     gcp_n1_gpu_price,
     hourly_price,
 )
-from inference_infra.components.catalog.resources import HOURS_PER_MONTH
 from inference_infra.components.errors import InputError, close_matches
 from inference_infra.components.pricing.elastic import (
     HOURS_AT_SIZE,
@@ -47,23 +46,18 @@ from inference_infra.components.resources import (
     machine_use,
     template_index,
 )
+from inference_infra.components.resources.links import Linked
 from inference_infra.components.resources.props import get_path
 from inference_infra.components.resources.schedules import schedule_index
+from inference_infra.components.units import HOURS_PER_MONTH
 
 
-class Priceable(Protocol):
-    """What the pricer reads of a resource: a CapturedResource, or a policy pack's view of one."""
+class Priceable(Linked, Protocol):
+    """What the pricer reads of a resource (a CapturedResource, or a policy pack's view of one): what
+    every reader of a stack reads (`Linked`), and its name for the cost items."""
 
-    @property
-    def urn(self) -> str: ...
-    @property
-    def type(self) -> str: ...
     @property
     def name(self) -> str: ...
-    @property
-    def id(self) -> str | None: ...
-    @property
-    def props(self) -> Mapping[str, Any]: ...
 
 
 RegionOf = Callable[[Priceable, Cloud], str | None]
@@ -273,7 +267,7 @@ def price_resources(resources: Sequence[Priceable], default_region: RegionOf) ->
     """Price custom resources; default_region gives the region of one whose zone is not set."""
     report = CostReport()
     templates = template_index(resources)
-    schedules_of = schedule_index(resources, lambda r: getattr(r, "dependencies", ()) or ())
+    schedules_of = schedule_index(resources)
     zone_ids = stated_zone_ids(resources)
     # (resource, use, is an accelerator): accelerators as the policies see them (accelerator_use),
     # every other machine (bastions, system node groups, default pools) from the CPU machine table.

@@ -9,8 +9,10 @@ a maximum) runs anywhere between the two, so one figure would mislead: the plan 
 - maximum: the most, the highest of its maximum and of any scheduled maximum;
 - expected: from the usage file's hours at each size when given (`hours_at_size`, see
   `pricing.usage`); else, when scheduled actions resize the group on a weekly cron, the week
-  replayed minute by minute (each action's desired size holds until the next action; the week
-  wraps); else the group's desired capacity.
+  replayed minute by minute (each action's desired size, raised to the minimum it sets, holds
+  until the next action; the week wraps); else the group's desired capacity,
+  and never zero by omission: a pool whose minimum and desired capacity are 0 with nothing saying
+  when it runs expects one machine (the least it runs while it serves at all), and says so.
 
 The plan's `hourly_usd` of such an item stays its maximum, so `accelerator-spend-budget` judges
 the most the stack can cost unless told otherwise (its `elasticPools` config).
@@ -25,6 +27,7 @@ from typing import Any
 from inference_infra.components.errors import InputError
 from inference_infra.components.resources import AWS_AUTOSCALING_GROUP, GCP_GROUP_MANAGERS, AcceleratorUse
 from inference_infra.components.resources.schedules import UNCHANGED, ScheduledSize, cron_fields
+from inference_infra.components.units import HOURS_PER_MONTH
 
 MINUTES_PER_WEEK = 7 * 24 * 60
 MAX_TABLE_SIZE = 1000  # machines: sizes priced one by one up to this
@@ -64,7 +67,6 @@ class HourlyRange:
         )
 
 
-HOURS_PER_MONTH = 730
 HOURS_AT_SIZE = "hours_at_size"  # the usage-file key of an elastic pool
 
 
@@ -142,6 +144,12 @@ def price_range(
     if shares is not None:
         listed = ", ".join(f"{share * 168:.0f} h/week at {size}" for size, share in sorted(shares.items()))
         basis = f"scheduled actions replayed over a week: {listed}"
+    elif desired == 0 and top > 0:  # nothing says when it runs: not free, at least one machine
+        shares = {1: 1.0}
+        basis = (
+            "no schedule or usage file says when it runs, so one machine, the least it runs while it "
+            f"serves (its minimum and desired capacity are 0); give {HOURS_AT_SIZE} in a --usage-file"
+        )
     else:
         shares, basis = {desired: 1.0}, f"its desired capacity, {desired}"
     if reserved:
@@ -164,11 +172,14 @@ def week_shares(schedules: Sequence[ScheduledSize], *, low: int, high: int) -> d
     events: list[tuple[int, int]] = []  # (minute of the week, desired size)
     for s in schedules:
         moments = _weekly_minutes(s.recurrence)
-        if moments is None or s.desired is None:
-            return None  # a one-off or non-weekly action: the week cannot be replayed
-        size = s.desired if s.desired != UNCHANGED else None
-        if size is None:
+        if moments is None or (s.desired is None and s.min_size is None):
+            return None  # a one-off or non-weekly action, or sizes not known: no week to replay
+        # The size the action sets: its desired capacity, raised to the minimum it sets (a group is
+        # never below its minimum); an action that sets neither leaves the size as it was.
+        sizes = [v for v in (s.desired, s.min_size) if v is not None and v != UNCHANGED]
+        if not sizes:
             continue
+        size = max(sizes)
         events += [(m, min(max(size, low), high)) for m in moments]
     if not events:
         return None

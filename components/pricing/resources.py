@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from inference_infra.components.catalog import Cloud
-from inference_infra.components.catalog.resources import HOURS_PER_MONTH, resource_rate
+from inference_infra.components.catalog.resources import resource_rate
 from inference_infra.components.pricing.fargate import (
     FargateNotPricedError,
     fargate_capacity,
@@ -46,6 +46,7 @@ from inference_infra.components.resources.types import (
     GCP_ROUTER_NAT,
     GCP_TPU_VM,
 )
+from inference_infra.components.units import HOURS_PER_MONTH
 
 STORAGE = "storage"
 NETWORK = "network"

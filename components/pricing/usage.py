@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from inference_infra.components import bounded_yaml
-from inference_infra.components.catalog.resources import HOURS_PER_MONTH, resource_rate
+from inference_infra.components.catalog.resources import resource_rate
 from inference_infra.components.errors import InputError, close_matches
+from inference_infra.components.units import HOURS_PER_MONTH
 
 USAGE = "usage"
 DATA_TRANSFER = "data-transfer"
@@ -137,6 +138,13 @@ def _specs(resource: Any) -> list[tuple[str, str, float]]:
         return [
             ("monthly_requests", "aws.lambda.requests", 1e-6),
             ("monthly_gb_seconds", f"aws.lambda.duration.{arch}", 1.0),
+        ]
+    if resource.type == "gcp:cloudfunctionsv2/function:Function":
+        # Billed as Cloud Run: requests, and vCPU- and GiB-seconds while a request runs.
+        return [
+            ("monthly_requests", "gcp.cloud_run.requests", 1e-6),
+            ("monthly_vcpu_seconds", "gcp.cloud_run.cpu", 1.0),
+            ("monthly_gib_seconds", "gcp.cloud_run.memory", 1.0),
         ]
     if resource.type == "aws:ec2/vpcEndpoint:VpcEndpoint":
         if (resource.props.get("vpcEndpointType") or "Gateway") == "Gateway":

@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import email
+import functools
 import gzip
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -82,13 +83,21 @@ def documents(text: str, where: str) -> Iterator[tuple[str, str]]:
     yield from _cloud_config_files(script, where)
 
 
-def _cloud_config_files(script: str, where: str) -> Iterator[tuple[str, str]]:
+@functools.lru_cache(maxsize=64)
+def cloud_config(script: str) -> Any:
+    """A `#cloud-config` script's document (None when it is not one or is not valid YAML), parsed
+    once per distinct script: the plan's secret marking and several policies read the same user
+    data. Read it, never change it."""
     if not script.startswith("#cloud-config"):
-        return
+        return None
     try:
-        document = bounded_yaml.load(script) or {}
+        return bounded_yaml.load(script)
     except yaml.YAMLError:
-        return
+        return None
+
+
+def _cloud_config_files(script: str, where: str) -> Iterator[tuple[str, str]]:
+    document = cloud_config(script)
     files = document.get("write_files") if isinstance(document, Mapping) else None
     for item in files if isinstance(files, list) else []:
         if not isinstance(item, Mapping) or not isinstance(item.get("content"), str):

@@ -17,7 +17,9 @@ from inference_infra.components.resources.props import UNKNOWN_VALUE
 
 
 class Linked(Protocol):
-    """What the index reads of a resource (a policy's view of one)."""
+    """A stack's resource as every reader sees it: a captured resource (the offline plan) or a policy's
+    view of one (policy/rules/_base.py). The one such protocol: the stack index, the template index,
+    the scaling schedules and the pricer (`pricing.Priceable` adds its name) all read this."""
 
     @property
     def type(self) -> str: ...

@@ -22,8 +22,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
+from inference_infra.components.resources.links import Linked
 from inference_infra.components.resources.props import UNKNOWN_VALUE, get_path
 from inference_infra.components.resources.types import AWS_AUTOSCALING_GROUP, GCP_GROUP_MANAGERS
 
@@ -35,19 +36,6 @@ GCP_AUTOSCALERS = frozenset(
 _GCE_API = "https://www.googleapis.com/compute/v1/"
 UNCHANGED = -1
 _CRON = re.compile(r"^\s*(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s*$")
-
-
-class Linked(Protocol):
-    """What the index reads of a resource (a captured resource, or a stack policy's view)."""
-
-    @property
-    def type(self) -> str: ...
-    @property
-    def urn(self) -> str: ...
-    @property
-    def id(self) -> str | None: ...
-    @property
-    def props(self) -> Mapping[str, Any]: ...
 
 
 @dataclass(frozen=True)
@@ -94,10 +82,13 @@ SchedulesOf = Callable[[Linked], list[ScheduledSize]]
 
 
 def schedule_index(
-    resources: Sequence[Linked], dependencies: Callable[[Linked], Sequence[str]]
+    resources: Sequence[Linked], dependencies: Callable[[Linked], Sequence[str]] | None = None
 ) -> SchedulesOf:
     """group -> the scheduled actions that resize it. dependencies(resource) gives the URNs a
-    resource depends on (used only for a schedule whose group name is not known yet)."""
+    resource depends on (used only for a schedule whose group name is not known yet); by default
+    the resource's own `dependencies`."""
+    if dependencies is None:
+        dependencies = _dependencies
     by_name: dict[str, list[ScheduledSize]] = {}
     by_urn: dict[str, list[ScheduledSize]] = {}
     for r in resources:
@@ -141,6 +132,10 @@ def schedule_index(
         return found
 
     return schedules_of
+
+
+def _dependencies(resource: Linked) -> Sequence[str]:
+    return resource.dependencies
 
 
 def _gce_path(ref: str) -> str:

@@ -11,11 +11,19 @@ Two kinds of finding, neither of which ever carries the value itself:
   references (`${VAR}`, `$(cmd)`, `{{ .Values.x }}`) are not secrets.
 
 `scan_text` reads free text (user data, startup scripts, files they write) line by line;
-`scan_value` reads one named value (an environment variable, a Helm value, a parameter).
+`scan_boot` opens a boot script first (`boot.documents`); `scan_value` reads one named value (an
+environment variable, a Helm value, a parameter).
+
+The scan is linear in its input (a GCP startup script carries 22,000-character base64 lines): an
+assignment's name starts only where a run of name characters starts and never gives characters back,
+and a line with no secret-like name anywhere is not searched for assignments at all. What a text
+holds is computed once per distinct text (`_text_hits`, `_opened`) and shared by the plan, which
+marks secrets, and by the `no-plaintext-secrets` policy, which reports them.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
@@ -44,11 +52,16 @@ TOKEN_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("a private key", re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----")),
 )
-# name = value, name: value, "name": "value", export NAME=value, --name value, --name=value
+# name = value, name: value, "name": "value", export NAME=value, --name value, --name=value.
+# The name starts where a run of name characters starts (after any leading digits, dots and dashes)
+# and takes the whole run (possessive): a name is always followed by a quote, a space, `=` or `:`,
+# none of which is a name character, so no shorter name and no later start in the same run could
+# match. That is what keeps a 22,000-character base64 line linear instead of quadratic.
 _ASSIGNMENT = re.compile(
-    r"""(?P<name>[A-Za-z_][A-Za-z0-9_.-]*)["']?\s*(?:=|:(?!//))\s*["']?(?P<value>[^\s"'`;,]+)"""
+    r"""(?<![A-Za-z0-9_.-])[0-9.-]*+(?P<name>[A-Za-z_][A-Za-z0-9_.-]*+)["']?\s*(?:=|:(?!//))\s*["']?"""
+    r"""(?P<value>[^\s"'`;,]++)"""
 )
-_OPTION = re.compile(r"(?<!\S)--(?P<name>[A-Za-z0-9][A-Za-z0-9_-]*)(?:=|\s+)[\"']?(?P<value>[^\s\"'`;,]+)")
+_OPTION = re.compile(r"(?<!\S)--(?P<name>[A-Za-z0-9][A-Za-z0-9_-]*+)(?:=|\s+)[\"']?(?P<value>[^\s\"'`;,]++)")
 _DIGEST = re.compile(r"^(sha256:)?[0-9a-fA-F]{64}$")
 _REFERENCE = re.compile(r"^(\$\{.*\}|\$\(.*\)|\$[A-Za-z_][A-Za-z0-9_]*|\{\{.*\}\}|<[^>]*>)$")
 # Paths: absolute or explicitly relative, URLs (s3://, gs://, https://) without credentials in them,
@@ -106,26 +119,56 @@ def scan_value(name: Any, value: Any, where: str) -> list[Finding]:
     return found
 
 
+def _named(line: str) -> Iterator[str]:
+    """Names of the assignments and options in one line whose name is secret-like and whose value
+    looks random. A line with no secret-like name anywhere has none (and is not searched)."""
+    if SECRET_NAME.search(line) is None:
+        return
+    for pattern in (_ASSIGNMENT, _OPTION):
+        for m in pattern.finditer(line):
+            if SECRET_NAME.search(m.group("name")) and looks_random(m.group("value")):
+                yield m.group("name")
+
+
+# (line number, token kinds, first secret-like name or None) of every line with a finding
+_Hits = tuple[tuple[int, tuple[str, ...], str | None], ...]
+
+
+@functools.lru_cache(maxsize=1024)
+def _text_hits(text: str) -> _Hits:
+    """One pass over a text, kept per distinct text: the plan and the policy read the same scripts."""
+    hits = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        kinds = tuple(_shapes(line))
+        name = next(_named(line), None)
+        if kinds or name is not None:
+            hits.append((number, kinds, name))
+    return tuple(hits)
+
+
 def scan_text(text: str, where: str) -> list[Finding]:
     """Free text, line by line: tokens of a known shape, and assignments or options with a secret-like
     name and a random-looking value. Findings name the line (and the variable), never the value."""
     found: list[Finding] = []
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, kinds, name in _text_hits(text):
         at = f"{where} line {number}"
-        kinds = list(_shapes(line))
-        named = [
-            m.group("name")
-            for pattern in (_ASSIGNMENT, _OPTION)
-            for m in pattern.finditer(line)
-            if SECRET_NAME.search(m.group("name")) and looks_random(m.group("value"))
-        ]
-        for kind in kinds:
-            found.append(Finding(kind, f"{at} ({named[0]})" if named else at))
+        named = f"{at} ({name})" if name is not None else at
+        found += [Finding(kind, named) for kind in kinds]
         if not kinds:
-            found += [
-                Finding("a high-entropy value under a secret-like name", f"{at} ({n})") for n in named[:1]
-            ]
+            found.append(Finding("a high-entropy value under a secret-like name", named))
     return found
+
+
+@functools.lru_cache(maxsize=256)
+def _opened(text: str) -> tuple[tuple[str, str], ...]:
+    """(where suffix, document) of a boot script opened (`boot.documents`), kept per distinct text."""
+    return tuple(documents(text, ""))
+
+
+def scan_boot(text: str, where: str) -> list[Finding]:
+    """A boot script (user data, a startup script) decoded and opened, every document scanned as text:
+    findings name the part or file (`userData part 2 line 3 (HF_TOKEN)`)."""
+    return [finding for suffix, doc in _opened(text) for finding in scan_text(doc, where + suffix)]
 
 
 def scan_tree(value: Any, where: str, name: str | None = None) -> list[Finding]:
@@ -175,7 +218,7 @@ def is_plaintext_secret(name: str | None, text: str) -> bool:
     if not text:
         return False
     if name in BOOT_KEYS:
-        return any(scan_text(doc, "") for _, doc in documents(text, ""))
+        return any(_text_hits(doc) for _, doc in _opened(text))
     stripped = text.lstrip()
     if stripped[:1] in "{[":
         try:

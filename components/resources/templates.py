@@ -9,7 +9,7 @@ resources (the offline plan's capture, or what a stack policy sees).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any
 
 from inference_infra.components.resources.links import Linked, StackIndex
 from inference_infra.components.resources.props import UNKNOWN_VALUE
@@ -24,23 +24,12 @@ from inference_infra.components.resources.use import TemplateLookup
 _GCE_API = "https://www.googleapis.com/compute/v1/"
 
 
-class Described(Protocol):
-    """What the template index reads of a resource (a captured resource, or a policy's view of one)."""
-
-    @property
-    def type(self) -> str: ...
-    @property
-    def id(self) -> str | None: ...
-    @property
-    def props(self) -> Mapping[str, Any]: ...
-
-
 def _gce_path(ref: str) -> str:
     """A GCE self link (or self link with ?uniqueId=) as its resource path: projects/.../name."""
     return ref.removeprefix(_GCE_API).split("?", 1)[0]
 
 
-def template_index(resources: Sequence[Described]) -> TemplateLookup:
+def template_index(resources: Sequence[Linked]) -> TemplateLookup:
     """Resolves a launchTemplate reference (id or name) to the AWS template's props, and a managed
     instance group's instanceTemplate (id, self link or unique self link) to the GCE template's."""
     by_ref: dict[str, Mapping[str, Any]] = {}

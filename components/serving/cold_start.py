@@ -7,7 +7,14 @@ Boot to serving = node boot + weights GiB over the source's bandwidth + engine
 load (weights from local disk into accelerator memory, then the engine's own
 warm-up: CUDA graph capture, Neuron graph load, XLA compilation). Every figure
 used is printed in the note; the table rows carry their source and date.
-The load balancer's health-check grace / slow start are sized from it.
+
+It is a range, not one number: `stages()` gives each stage (machine boot, image
+pull, weights download, engine load, compile and graph capture) as fastest /
+typical / slowest, and `range_seconds()` their sums. `seconds` is the typical
+sum. The load balancer's health-check grace is the slowest sum rounded up to a
+whole minute (a machine still starting inside the range is not replaced), and
+`simulate` replays the same stages (`--cold-start fastest|typical|slowest`), so
+the plan and the replay read the same numbers.
 """
 
 from __future__ import annotations
@@ -93,6 +100,27 @@ OBJECT_STORE_CAP = Figure(
 NODE_BOOT = Figure(
     120, "AMI / image boot, cloud-init, docker and image pull of a cached layer set (measured order)", _AS_OF
 )
+_RANGE_AS_OF = date(2026, 12, 2)
+# NODE_BOOT split into its two stages, each as (fastest, typical, slowest) seconds; the typical ones
+# sum to NODE_BOOT. Our estimates (2026-12-02), not measurements: a machine boots to cloud-init in
+# under a minute on both clouds; the engine image (vLLM's CUDA image is several GiB compressed) is
+# already on the disk image (fastest), a cached layer set topped up (typical) or pulled whole through
+# the registry at ~50 MiB/s of decompression (slowest).
+MACHINE_BOOT_RANGE = Figure(60, "machine start to cloud-init: 40..90 s (our estimate)", _RANGE_AS_OF)
+MACHINE_BOOT_SPAN = (40.0, 90.0)
+IMAGE_PULL_RANGE = Figure(
+    NODE_BOOT.value - MACHINE_BOOT_RANGE.value,
+    "engine image: cached on the disk image 0 s, topped up 60 s, pulled whole 240 s (our estimate)",
+    _RANGE_AS_OF,
+)
+IMAGE_PULL_SPAN = (0.0, 240.0)
+# An object-store download reaches 30%..90% of the NIC from one node (typical: OBJECT_STORE_EFFICIENCY);
+# a shared file system or a local disk 0.5x..1.5x its typical rate; the engine's warm-up from a warm
+# compile cache (a third) to a cold one (twice the typical).
+FETCH_EFFICIENCY_SPAN = (0.9, 0.3)
+SHARED_RATE_SPAN = (1.5, 0.5)
+LOAD_RATE_SPAN = (2.0, 0.5)
+WARMUP_SPAN = (1 / 3, 2.0)
 ENGINE_WARMUP_SECONDS: dict[EngineFamily, Figure] = {
     EngineFamily.NVIDIA_VLLM: Figure(
         90, "vLLM: torch.compile + CUDA graph capture, order of a minute", _AS_OF
@@ -102,6 +130,21 @@ ENGINE_WARMUP_SECONDS: dict[EngineFamily, Figure] = {
         600, "vLLM on TPU: XLA compilation of the bucketed graphs, ~10 minutes", _AS_OF
     ),
 }
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage of a cold start: fastest, typical and slowest seconds, and where they come from."""
+
+    name: str
+    fastest: float
+    typical: float
+    slowest: float
+    figure: Figure
+
+
+def _span(typical: float, span: tuple[float, float]) -> tuple[float, float, float]:
+    return span[0], typical, span[1]
 
 
 @dataclass(frozen=True)
@@ -130,9 +173,79 @@ class ColdStart:
     def seconds(self) -> float:
         return self.boot_seconds + self.fetch_seconds + self.load_seconds
 
+    def stages(self) -> tuple[Stage, ...]:
+        """Each stage of a cold start as (fastest, typical, slowest) seconds, with its basis."""
+        fetch = self.fetch_seconds
+        if self.source in (WeightSource.S3, WeightSource.GCS):
+            fast, slow = (OBJECT_STORE_EFFICIENCY / e for e in FETCH_EFFICIENCY_SPAN)
+            fetch_basis = f"{self.fetch_basis}; 30%..90% of the NIC"
+        else:
+            fast, slow = (1 / r for r in SHARED_RATE_SPAN)
+            fetch_basis = f"{self.fetch_basis}; 0.5x..1.5x the rate"
+        nvme = self.weights_gib / NVME_READ_GIB_S.value
+        warmup = ENGINE_WARMUP_SECONDS[self.family]
+        return (
+            Stage("machine boot", *_span(MACHINE_BOOT_RANGE.value, MACHINE_BOOT_SPAN), MACHINE_BOOT_RANGE),
+            Stage("image pull", *_span(IMAGE_PULL_RANGE.value, IMAGE_PULL_SPAN), IMAGE_PULL_RANGE),
+            Stage(
+                "weights download",
+                fetch * fast,
+                fetch,
+                fetch * slow,
+                Figure(fetch, fetch_basis, _RANGE_AS_OF),
+            ),
+            Stage(
+                "engine load",
+                nvme / LOAD_RATE_SPAN[0],
+                nvme,
+                nvme / LOAD_RATE_SPAN[1],
+                Figure(nvme, f"{NVME_READ_GIB_S.source}; 0.5x..2x the rate", NVME_READ_GIB_S.as_of),
+            ),
+            Stage(
+                "compile and graph capture",
+                warmup.value * WARMUP_SPAN[0],
+                warmup.value,
+                warmup.value * WARMUP_SPAN[1],
+                warmup,
+            ),
+        )
+
+    def range_seconds(self) -> tuple[float, float]:
+        """(fastest, slowest) boot to serving: the stages' sums."""
+        stages = self.stages()
+        return sum(s.fastest for s in stages), sum(s.slowest for s in stages)
+
+    def warm_stages(self, *, boot_seconds: float, read_gib_s: float) -> tuple[Stage, ...]:
+        """A stopped warm-pool machine back in service, as (fastest, typical, slowest) stages: its
+        restart (`boot_seconds` typical), the weights read back twice from its own disk at `read_gib_s`
+        (verified, then loaded), the engine's warm-up. The typical sum is the fleet plan's warm start
+        (fleet.elastic.plan_scaling passes its WARM_BOOT_SECONDS and WARM_CACHE_READ_GIB_S)."""
+        read = 2 * self.weights_gib / read_gib_s
+        warmup = ENGINE_WARMUP_SECONDS[self.family]
+        restart = Figure(
+            boot_seconds, "a stopped machine started again: 0.5x..2x (our estimate)", _RANGE_AS_OF
+        )
+        disk = Figure(read, f"weights read twice at {read_gib_s:.2f} GiB/s: 0.5x..2x the rate", _RANGE_AS_OF)
+        return (
+            Stage("warm restart", boot_seconds / 2, boot_seconds, boot_seconds * 2, restart),
+            Stage("weights from disk", read / 2, read, read * 2, disk),
+            Stage(
+                "compile and graph capture",
+                warmup.value * WARMUP_SPAN[0],
+                warmup.value,
+                warmup.value * WARMUP_SPAN[1],
+                warmup,
+            ),
+        )
+
+    def warm_range_seconds(self, *, boot_seconds: float, read_gib_s: float) -> tuple[float, float]:
+        """(fastest, slowest) warm start: the warm stages' sums."""
+        stages = self.warm_stages(boot_seconds=boot_seconds, read_gib_s=read_gib_s)
+        return sum(s.fastest for s in stages), sum(s.slowest for s in stages)
+
     def grace_seconds(self) -> int:
-        """Health-check grace: the estimate plus half again, in whole minutes."""
-        return int(math.ceil(self.seconds * 1.5 / 60) * 60)
+        """Health-check grace: the slowest cold start of the range, in whole minutes."""
+        return int(math.ceil(self.range_seconds()[1] / 60 - 1e-9) * 60)
 
     def slow_start_seconds(self) -> int:
         """ALB slow start (30..900 s): ramp a fresh target over its first minutes of serving."""
@@ -150,8 +263,10 @@ class ColdStart:
             f" {self.family.value} warm-up = {self.load_seconds:.0f} s"
         )
         of = f" of {subject}" if subject else ""
+        fastest, slowest = self.range_seconds()
         return (
-            f"cold start{of} ~{self.seconds / 60:.1f} min: boot {self.boot_seconds:.0f} s + {fetch} + {load};"
+            f"cold start{of} ~{self.seconds / 60:.1f} min ({fastest / 60:.1f}..{slowest / 60:.1f}):"
+            f" boot {self.boot_seconds:.0f} s + {fetch} + {load};"
             f" health-check grace {self.grace_seconds()} s, slow start {self.slow_start_seconds()} s"
         )
 

@@ -13,6 +13,7 @@ from datetime import date
 from enum import StrEnum
 
 from inference_infra.components.catalog import AcceleratorFamily
+from inference_infra.components.errors import Problem
 from inference_infra.components.images import VLLM_NEURON, VLLM_OPENAI, VLLM_TPU, PinnedImage
 
 # The prefetch writes VERIFIED_MARKER into the weights' folder once every file matches its SHA-256
@@ -30,6 +31,10 @@ METRICS_PATH = "/metrics"  # Prometheus metrics on the engine's own port
 # at :330). So the API port is the load balancer's alone, and Prometheus scrapes a metrics-only proxy on
 # the node (units.py: GET /metrics and nothing else) at the engine's port + METRICS_PORT_OFFSET.
 METRICS_PORT_OFFSET = 1000
+# Ports every node of every fleet already listens on: sshd, node-exporter and dcgm-exporter
+# (components/monitoring/host_exporters.py); no engine or metrics-only proxy may take one.
+RESERVED_PORTS = (22, 9100, 9400)
+LOWEST_ENGINE_PORT = 1024  # below: privileged ports, which the engine's unprivileged user cannot bind
 
 
 class EngineFamily(StrEnum):
@@ -103,3 +108,35 @@ def engine_image(family: EngineFamily) -> EngineImage:
 def engine_ports(engines: int, first_port: int = FIRST_ENGINE_PORT) -> list[int]:
     """One port per engine on a node: first_port, first_port + 1, ..."""
     return [first_port + i for i in range(engines)]
+
+
+def port_problems(first_port: int, engines: int, key: str = "serving_port") -> list[Problem]:
+    """The port rules of every fleet on every cloud, in one place.
+
+    A node's engines listen on first_port .. first_port + engines - 1 and their metrics-only proxies on
+    the same ports + METRICS_PORT_OFFSET: both ranges lie in 1024..65535 and take none of RESERVED_PORTS.
+    """
+    count = max(engines, 1)
+    last = first_port + count - 1
+    low, high = first_port + METRICS_PORT_OFFSET, last + METRICS_PORT_OFFSET
+    in_range = first_port >= LOWEST_ENGINE_PORT and high <= 65535
+    if in_range and not any(first_port <= p <= last or low <= p <= high for p in RESERVED_PORTS):
+        return []
+    reserved = ", ".join(map(str, RESERVED_PORTS[:-1])) + f" and {RESERVED_PORTS[-1]}"
+    rule = (
+        f"both must lie in {LOWEST_ENGINE_PORT}..65535 and leave {reserved} free (sshd, node-exporter and "
+        "dcgm-exporter listen on every node)"
+    )
+    if count == 1:
+        allowed = f"is an engine port, and port + {METRICS_PORT_OFFSET} ({low}) its metrics-only port: {rule}"
+    else:
+        allowed = (
+            f"puts the node's {count} engines on ports {first_port}..{last} and their metrics-only ports "
+            f"on {low}..{high} (port + {METRICS_PORT_OFFSET}): {rule}"
+        )
+    return [Problem(key, first_port, allowed)]
+
+
+def further_port_problems(first_port: int, engines: int, key: str = "serving_port") -> list[Problem]:
+    """port_problems of a node's further engines only: a fleet checks its serving_port itself (one engine)."""
+    return [] if port_problems(first_port, 1, key) else port_problems(first_port, engines, key)

@@ -19,7 +19,7 @@ from inference_infra.components.planner import Precision, Quantization, Traffic,
 from inference_infra.components.planner.models import unknown_model_problem
 from inference_infra.components.planner.wiring import Resolution, resolve_instance_type
 from inference_infra.components.serving.cold_start import ColdStart, WeightSource, cold_start, weights_gib
-from inference_infra.components.serving.engines import FIRST_ENGINE_PORT
+from inference_infra.components.serving.engines import FIRST_ENGINE_PORT, port_problems
 from inference_infra.components.serving.flags import EngineConfig, plan_engines, validate_engine
 from inference_infra.components.serving.quoting import SERVED_NAME_RULE, served_name_ok
 
@@ -69,6 +69,8 @@ def served_model_problems(model: ServedModel, key: str = "model") -> list[Proble
         spec = model_spec(model.name)
     except InputError as e:
         if model.name.strip().lower().endswith(".json"):
+            if [p.input for p in e.problems] == ["model"]:  # the file is missing or not JSON
+                return [Problem(f"{key}.name", e.problems[0].value, e.problems[0].allowed)]
             return [Problem(f"{key}.name", model.name, str(e).removesuffix("."))]
         return [unknown_model_problem(model.name, f"{key}.name")]
     problems = []
@@ -112,10 +114,16 @@ def choose_machine(
     max_hosts: int | None = None,
     machine_key: str = "instance_type",
     model_key: str = "model",
+    region: str | None = None,
+    environment: str | None = None,
 ) -> Resolution:
-    """The fleet's machine: as given (checked for fit when a model is set) or the planner's cheapest pick.
+    """The fleet's machine: as given (checked for fit and servability when a model is set) or the
+    planner's cheapest pick among the machines a fleet can serve it on.
 
-    A fleet of spot machines only is planned at spot prices, any other at on-demand prices.
+    A fleet of spot machines only is planned at spot prices, any other at on-demand prices, in
+    `region` (default: the provider's configured region, as the plan prices it). The pick keeps to
+    the machines allowed-accelerator-types' default config allows in `environment` (default: the
+    program's registered cost tags' Environment; none registered: no restriction).
     """
     return resolve_instance_type(
         instance_type_name=machine,
@@ -128,7 +136,31 @@ def choose_machine(
         instance_type_key=machine_key,
         model_key=model_key,
         max_hosts=max_hosts,
+        region=region if region is not None else _provider_region(cloud),
+        environment=environment if environment is not None else _registered_environment(),
     )
+
+
+def _provider_region(cloud: Cloud) -> str | None:
+    """The region the program's provider config sets (aws:region, gcp:region or gcp:zone's), else None."""
+    import pulumi
+
+    from inference_infra.components.pricing import default_region
+
+    config = {
+        f"{ns}:{key}": value
+        for ns, keys in (("aws", ("region",)), ("gcp", ("region", "zone")))
+        for key in keys
+        if (value := pulumi.Config(ns).get(key))
+    }
+    return default_region(cloud, config)
+
+
+def _registered_environment() -> str | None:
+    from inference_infra.components.tagging import registered_cost_tags
+
+    tags = registered_cost_tags()
+    return tags.environment if tags is not None else None
 
 
 @dataclass(frozen=True)
@@ -184,7 +216,10 @@ def plan_serving(
         )
     except (ValueError, InputError) as e:
         return None, [Problem(key, model.name, str(e).removesuffix("."))]
-    problems = [_model_key(p, key) for p in validate_engine(engines)]
+    problems = port_problems(first_port, engines.engines)
+    problems += [
+        _model_key(p, key) for p in validate_engine(engines) if not (problems and p.input == "serving_port")
+    ]
     if problems:
         return None, problems
     start = cold_start(

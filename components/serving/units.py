@@ -37,6 +37,7 @@ import re
 from dataclasses import dataclass, field
 from importlib import resources
 
+from inference_infra.components.models.manifest import is_pinned_digest
 from inference_infra.components.serving.engines import (
     PREFETCH_UNIT,
     VERIFIED_MARKER,
@@ -173,7 +174,7 @@ def host_problems(config: EngineConfig, host: EngineHost) -> list[str]:
     problems = []
     if not _MODEL_DIR.match(host.model_dir) or ".." in host.model_dir.split("/"):
         problems.append(f"model_dir {host.model_dir!r} {ABSOLUTE_PATH_RULE} (it may start with ${{VAR}})")
-    if host.manifest_sha256 is not None and not re.fullmatch(r"[0-9a-f]{64}", host.manifest_sha256):
+    if host.manifest_sha256 is not None and not is_pinned_digest(host.manifest_sha256):
         problems.append(f"manifest_sha256 {host.manifest_sha256!r} must be 64 lower-case hex digits")
     if host.network not in (None, "bridge", "host"):
         problems.append(f"network {host.network!r} must be 'bridge' or 'host'")

@@ -163,3 +163,49 @@ def render_png(result_json: dict[str, Any], path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, format="png")
     plt.close(fig)
+
+
+def render_frontier_svg(tuning_json: dict[str, Any]) -> str:
+    """`--tune --plot x.svg`: every frontier run as cost (x) against the share of requests missed (y),
+    the SLO's allowed share as a dashed line, the chosen run and the pool's own settings marked."""
+    frontier = tuning_json["frontier"]
+    marks = [("chosen", tuning_json["best"], "#2ca02c"), ("pool's own", tuning_json["start"], "#d62728")]
+    everything = [*frontier, *(m[1] for m in marks)]
+    cost_max = max([1e-9, *(p["cost_usd"] for p in everything)]) * 1.05
+    miss_max = max([tuning_json["allowed_miss_share"] * 2, *(p["miss_share"] for p in everything)]) * 1.05
+    plot_w, plot_h = WIDTH - LEFT - RIGHT, HEIGHT - TOP - BOTTOM
+
+    def x(cost: float) -> float:
+        return LEFT + plot_w * cost / cost_max
+
+    def y(miss: float) -> float:
+        return TOP + plot_h * (1 - miss / miss_max)
+
+    out = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
+        f'viewBox="0 0 {WIDTH} {HEIGHT}" font-family="sans-serif" font-size="12">',
+        f'<text x="{LEFT}" y="24" font-size="15">{escape(tuning_json["pool"])}: cost against requests'
+        f" missed, {len(frontier)} frontier runs of {tuning_json['runs']}</text>",
+        f'<line x1="{LEFT}" y1="{TOP + plot_h}" x2="{LEFT + plot_w}" y2="{TOP + plot_h}" stroke="#000"/>',
+        f'<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{TOP + plot_h}" stroke="#000"/>',
+        f'<text x="{LEFT + plot_w / 2:.0f}" y="{HEIGHT - 8}">cost, USD</text>',
+        f'<text x="12" y="{TOP + plot_h / 2:.0f}" transform="rotate(-90 12 {TOP + plot_h / 2:.0f})">'
+        "share of requests missing the TTFT target</text>",
+    ]
+    allowed = y(tuning_json["allowed_miss_share"])
+    out.append(
+        f'<line x1="{LEFT}" y1="{allowed:.1f}" x2="{LEFT + plot_w}" y2="{allowed:.1f}" stroke="#7f7f7f" '
+        'stroke-dasharray="6,4"><title>allowed share</title></line>'
+    )
+    points = " ".join(f"{x(p['cost_usd']):.1f},{y(p['miss_share']):.1f}" for p in frontier)
+    out.append(
+        f'<polyline points="{points}" fill="none" stroke="#1f77b4" stroke-width="2">'
+        "<title>frontier</title></polyline>"
+    )
+    for label, p, colour in marks:
+        out.append(
+            f'<circle cx="{x(p["cost_usd"]):.1f}" cy="{y(p["miss_share"]):.1f}" r="6" fill="{colour}">'
+            f"<title>{escape(label)}</title></circle>"
+        )
+    out.append("</svg>")
+    return "\n".join(out) + "\n"

@@ -9,6 +9,9 @@ the pool's latency class).
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
+
 from inference_infra.components.catalog import (
     AcceleratorFamily,
     Cloud,
@@ -19,18 +22,27 @@ from inference_infra.components.catalog import (
     hourly_price,
 )
 from inference_infra.components.errors import InputError, Problem, raise_if_invalid
-from inference_infra.components.fleet.elastic import ElasticArgs, elastic_problems, plan_scaling
+from inference_infra.components.fleet.elastic import (
+    WARM_BOOT_SECONDS,
+    WARM_CACHE_READ_GIB_S,
+    ElasticArgs,
+    ScalingPlan,
+    elastic_problems,
+    plan_scaling,
+)
 from inference_infra.components.monitoring.serving import BUDGETS, Latency
-from inference_infra.components.serving.cold_start import WeightSource
+from inference_infra.components.serving.cold_start import ColdStart, WeightSource
 from inference_infra.components.serving.model import (
     ServedModel,
     choose_machine,
     plan_serving,
     served_model_problems,
 )
-from inference_infra.components.simulate.replay import Pool, static_machines
+from inference_infra.components.simulate.references import slo_oracle
+from inference_infra.components.simulate.replay import Pool
 from inference_infra.components.simulate.service import ServiceModel
 from inference_infra.components.simulate.trace import Trace
+from inference_infra.components.simulate.workload import workload
 
 OBJECT_STORE = {Cloud.AWS: WeightSource.S3, Cloud.GCP: WeightSource.GCS}
 
@@ -69,15 +81,46 @@ def resolve_machine(
     return machine, instance
 
 
+COLD_STARTS = ("fastest", "typical", "slowest")
+
+
+def pick_cold_start(estimate: ColdStart, which: str) -> float:
+    """The replayed cold start: the estimate's typical sum or an end of its range."""
+    fastest, slowest = estimate.range_seconds()
+    return {"fastest": fastest, "typical": estimate.seconds, "slowest": slowest}[which]
+
+
+def warm_range(estimate: ColdStart) -> tuple[float, float]:
+    """The warm start's range, with the fleet plan's restart and disk figures."""
+    return estimate.warm_range_seconds(boot_seconds=WARM_BOOT_SECONDS, read_gib_s=WARM_CACHE_READ_GIB_S)
+
+
+def _with_warm(plan: ScalingPlan, estimate: ColdStart, which: str) -> ScalingPlan:
+    """The plan's warm start at the chosen end of its range (typical: the plan's own figure)."""
+    if which == "typical":
+        return plan
+    fastest, slowest = warm_range(estimate)
+    return replace(plan, warm_start_seconds=math.ceil(fastest if which == "fastest" else slowest))
+
+
 def peak_for_trace(
-    *, model: ServedModel, machine: str | None, cloud: Cloud | str | None, trace: Trace
+    *,
+    model: ServedModel,
+    machine: str | None,
+    cloud: Cloud | str | None,
+    trace: Trace,
+    latency: Latency | str = Latency.INTERACTIVE,
 ) -> int:
-    """Machines the trace's busiest minute needs (the static fleet's size): the default peak."""
+    """Machines the trace's busiest minute needs with perfect foresight (the SLO-aware oracle's
+    busiest minute). Only when asked (`--peak trace`): a peak read from the trace it is replayed on
+    looks ahead, so the replay says so in its notes."""
     problems = served_model_problems(model)
     raise_if_invalid("pool", problems)
     machine, _ = resolve_machine(model, machine, cloud, name=model.name)
     service = ServiceModel(model, machine, mean_context_tokens(trace))
-    return max(1, static_machines(trace, service))
+    slots = service.slots
+    target = BUDGETS[Latency(latency)].ttft_p99_seconds
+    return max(1, max(slo_oracle(workload(trace, service, slots), target).machines, default=1))
 
 
 def build_pool(
@@ -97,6 +140,8 @@ def build_pool(
     usd_per_hour: float | None = None,
     source: WeightSource | None = None,
     key: str = "",
+    budget_hourly_usd: float | None = None,
+    cold_start: str = "typical",
 ) -> Pool:
     """The pool `name` as its fleet would plan it; InputError names the bad input (prefixed by `key`)."""
     elastic = elastic or ElasticArgs()
@@ -118,6 +163,16 @@ def build_pool(
     )
     raise_if_invalid(f"pool {name!r}", problems)
     assert serving is not None
+    if usd_per_hour is None:
+        price = hourly_price(instance, region=region, model=purchase)
+        usd, basis = price.hourly_usd, price.basis
+    else:
+        usd, basis = usd_per_hour, f"{usd_per_hour:g} USD per machine-hour as given"
+    # the stack's budget caps the default maximum as the fleet does (at the on-demand price)
+    max_by_budget = None
+    if budget_hourly_usd is not None:
+        on_demand = hourly_price(instance, region=region).hourly_usd
+        max_by_budget = int(budget_hourly_usd // on_demand) if on_demand > 0 else None
     plan = plan_scaling(
         elastic,
         peak=peak,
@@ -125,22 +180,61 @@ def build_pool(
         model=model,
         machine=machine,
         reserved=reserved,
+        max_by_budget=max_by_budget,
         warm_pool=warm_pool,
     )
     service = ServiceModel(model, machine, mean_context_tokens(trace))
-    if usd_per_hour is None:
-        price = hourly_price(instance, region=region, model=purchase)
-        usd, basis = price.hourly_usd, price.basis
-    else:
-        usd, basis = usd_per_hour, f"{usd_per_hour:g} USD per machine-hour as given"
     budget = BUDGETS[Latency(latency)]
     return Pool(
         name=name,
-        plan=plan,
+        plan=_with_warm(plan, serving.cold_start, cold_start),
         service=service,
         usd_per_hour=usd,
         price_basis=basis,
         ttft_target_seconds=budget.ttft_p99_seconds,
         latency=Latency(latency).value,
-        cold_start_seconds=serving.cold_start.seconds,
+        cold_start_seconds=pick_cold_start(serving.cold_start, cold_start),
+        cold_start_range=serving.cold_start.range_seconds(),
+        warm_start_range=warm_range(serving.cold_start),
+    )
+
+
+def pool_from_plan(
+    *,
+    name: str,
+    plan: ScalingPlan,
+    cold: ColdStart,
+    model: ServedModel,
+    machine: str,
+    trace: Trace,
+    latency: Latency | str = Latency.INTERACTIVE,
+    region: str | None = None,
+    purchase: PriceModel = PriceModel.ON_DEMAND,
+    usd_per_hour: float | None = None,
+    cold_start: str = "typical",
+) -> Pool:
+    """A pool from the plan a fleet already made (a program's pool, `simulate --cwd PROGRAM`): its
+    ScalingPlan and cold-start estimate are replayed as they are, not planned again."""
+    instance = find_instance_type(machine)
+    if instance is None:
+        raise InputError(
+            f"pool {name!r}: machine {machine!r} is not in the accelerator catalog.",
+            [Problem("machine", machine, "must be an instance type of the catalog")],
+        )
+    if usd_per_hour is None:
+        price = hourly_price(instance, region=region, model=purchase)
+        usd, basis = price.hourly_usd, price.basis
+    else:
+        usd, basis = usd_per_hour, f"{usd_per_hour:g} USD per machine-hour as given"
+    return Pool(
+        name=name,
+        plan=_with_warm(plan, cold, cold_start),
+        service=ServiceModel(model, machine, mean_context_tokens(trace)),
+        usd_per_hour=usd,
+        price_basis=basis,
+        ttft_target_seconds=BUDGETS[Latency(latency)].ttft_p99_seconds,
+        latency=Latency(latency).value,
+        cold_start_seconds=pick_cold_start(cold, cold_start),
+        cold_start_range=cold.range_seconds(),
+        warm_start_range=warm_range(cold),
     )

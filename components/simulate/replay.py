@@ -1,40 +1,55 @@
-"""Replay a request trace against an elastic pool, a static fleet and the oracle (pure, deterministic).
+"""Replay a request trace against an elastic pool, and judge it against the two references (pure).
 
-The pool (one `ScalingPlan`, one machine's `ServiceModel`, a price per machine-hour):
+The pool (one `ScalingPlan`, one machine's `ServiceModel`, a price per machine-hour) and its
+autoscaler (`settings.Autoscaler`, read from the plan by `settings.scaler_settings`):
 
-- Requests go to one first-come-first-served queue in front of all in-service machines' slots (the
-  load balancer is taken as perfect: a request waits only when every slot of the pool is busy). A
-  request admitted at t holds a slot until t + prefill + (output - 1) x TPOT (`service`); its time
-  to first token is its wait plus its prefill. A request longer than the engine's `--max-model-len`
-  (prompt + output) is refused by vLLM and counted apart (`rejected_too_long`).
-- The autoscaler is the AWS pool's (components/aws/elastic_group.py): the signal is in-flight
-  requests (running + waiting) per machine, one datapoint per `period_seconds`, the period's mean.
-  Scale-out is target tracking: after `scale_out_periods` datapoints in a row that want more than the
-  pool has (ceil(in-flight / target_in_flight), up to max; machines still starting count as the
-  pool's, as the policy's instance warm-up makes them), it launches the difference at once, at most
-  once per scale-out cooldown. Scale-in is one machine at a time: when for scale_in_cooldown_seconds
-  (in whole periods) the load would have stayed under `scale_in_headroom` x the target without one
-  machine (in-flight / (machines - 1); the last machine only with nothing in flight), and a
-  scale-in cooldown after the last scale-in. A schedule sets the minimum and desired to
-  `off_hours_size` outside working hours (as the scheduled actions do). Requests waiting at a pool of
-  zero machines count as its load (the replay does not model how a pool at zero hears of them).
-- A new machine serves after a warm start when the warm pool has a stopped machine (which is then
-  replaced: a new machine initialises for a cold start, billed, then stops), else after a cold start.
-  A machine let go stops taking requests at once and is billed until the requests it holds finish.
-- Billing is per second from launch (boot and weights load included) to release; stopped warm-pool
-  machines cost their disks only, which the replay leaves out.
+- **Start**: the pool serves `start_size` machines when the trace begins, by default its minimum (the
+  group's desired size). Nothing is read from the trace: a pool that needs more scales out, and pays
+  for it in time to first token.
+- **Serving**: one first-come-first-served queue in front of every serving machine's slots (a perfect
+  balancer). A request admitted at t takes a slot and the engine prefill that frees first: its first
+  token comes when its prompt has been through that prefill (`references.Engines`: an engine prefills
+  one token budget a step, so prompts arriving together wait for each other), its slot frees
+  (output - 1) x TPOT later. Its time to first token is its wait for a slot, for the prefill, and
+  the prefill. A request longer than `--max-model-len` is refused by the engine (`refused`).
+- **Autoscaler, AWS** (components/aws/elastic_group.py): one datapoint of in-flight requests (running
+  + waiting) per machine and period, seen `metric_lag_seconds` late. Scale-out is target tracking:
+  after `scale_out_periods` datapoints in a row that want more machines than the pool has
+  (ceil(in-flight / target_in_flight), up to max; machines starting count as the pool's), it
+  launches the difference at once, at most once per scale-out cooldown. Scale-in removes
+  max(1, floor(scale_in_share x serving)) machines, but never more than leaves the load under
+  `scale_in_headroom` x the target, when for scale_in_cooldown_seconds (in whole periods) the load
+  would have stayed under that without them (the last machine only with nothing in flight), and a
+  scale-in cooldown after the last one. Share 0 is one machine a time (the stacks' scale-in policy);
+  share 1 sizes the scale-in to the load, as target tracking's own scale-in does.
+- **Autoscaler, GCP** (components/gcp/elastic.py): each datapoint recommends ceil(in-flight /
+  target); the group grows to it at once and shrinks only to the largest recommendation of the
+  stabilisation period, by at most the scale-in share per scale-in window.
+- A schedule sets the minimum to `off_hours_size` outside working hours (as the scheduled actions do).
+- **Starts**: a new machine serves after a warm start when the warm pool has a stopped machine (then
+  replaced: a new machine initialises for a cold start, billed, then stops), else after the pool's
+  cold start. A machine let go stops taking requests at once and is billed until the requests it
+  holds finish.
+- **Spot**: at `interruptions_per_machine_hour`, a serving machine is reclaimed at a period's end
+  (seeded draws): its share of the running requests is re-queued at the front (their first token
+  stands; they are served again from the start) and a replacement is launched cold.
+- **Billing** is per second from launch (boot and weights load included) to release; stopped
+  warm-pool machines cost their disks only, which the replay leaves out.
+- **Counting**: every request of the trace is in the denominator. Late: first token after the target;
+  unserved when the replay ends counts as late; refused (too long) counts as a miss. More than 1% of
+  misses and the pool does not meet its SLO: the replay says so first and its cost ratio is marked.
 
-The static fleet runs, for the whole trace, as many machines as the busiest minute needs; the oracle
-runs each minute exactly the machines that minute needs, with no cold start. "Needs" is
-ceil(most requests in flight at once during the minute / slots per machine) with every request
-admitted on arrival: neither the static fleet nor the oracle ever queues, so their late first tokens
-are only the prompts whose prefill alone exceeds the target.
+The references (references.py): the lower bound (machine-seconds of the work itself) and the
+SLO-aware oracle (the fewest whole machines per minute with perfect foresight and no cold start that
+keep every request on time, queueing allowed). The static fleet runs the oracle's busiest minute all
+along.
 """
 
 from __future__ import annotations
 
 import heapq
 import math
+import random
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -43,31 +58,20 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from inference_infra.components.fleet.elastic import ScalingPlan, ScheduleArgs
+from inference_infra.components.simulate.references import (
+    Engines,
+    OracleRun,
+    lower_bound_machine_seconds,
+    slo_oracle,
+)
 from inference_infra.components.simulate.service import ServiceModel
+from inference_infra.components.simulate.settings import Autoscaler, scaler_settings
 from inference_infra.components.simulate.trace import Trace
+from inference_infra.components.simulate.workload import Workload, workload
 
 MINUTE = 60.0
+SLO_MISS_SHARE = 0.01  # at most 1% of requests may miss the time-to-first-token target
 _DAYS = {"SUN": 0, "MON": 1, "TUE": 2, "WED": 3, "THU": 4, "FRI": 5, "SAT": 6}
-
-
-@dataclass(frozen=True, kw_only=True)
-class Autoscaler:
-    """What the replay assumes of the cloud's autoscaler beyond the pool's ScalingPlan.
-
-    period_seconds: the node publishes one datapoint a minute (components/aws/elastic_group.py
-    METRIC_PERIOD_SECONDS). scale_out_periods: the high alarm of an AWS target-tracking policy on a
-    one-minute metric needs 3 datapoints of 3 (as the alarms it creates read; not a documented
-    contract). scale_in_headroom: the AWS pool's scale-in alarm threshold, 0.8 x the target
-    (elastic_group.SCALE_IN_HEADROOM).
-    """
-
-    period_seconds: int = 60
-    scale_out_periods: int = 3
-    scale_in_headroom: float = 0.8
-    # Machines serving when the trace starts. None: the size the policy holds for the first period's
-    # load (between min and max), as if the pool had followed the traffic before the trace began;
-    # starting at the minimum would charge the pool for a ramp that happened before the trace.
-    start_size: int | None = None
 
 
 @dataclass(frozen=True)
@@ -82,6 +86,8 @@ class Pool:
     ttft_target_seconds: float
     latency: str  # the pool's serving SLO class (interactive | batch)
     cold_start_seconds: float  # boot to serving of a new machine (the cold-start estimate)
+    cold_start_range: tuple[float, float] | None = None  # (fastest, slowest) of the estimate
+    warm_start_range: tuple[float, float] | None = None  # (fastest, slowest) of a warm-pool restart
 
     @property
     def slots(self) -> int:
@@ -110,7 +116,6 @@ class Minute:
     serving_machine_s: float = 0.0
     billed_machine_s: float = 0.0
     oracle_machines: int = 0
-    most_in_flight: int = 0  # the oracle's: most requests in flight at once with no queue
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -129,120 +134,179 @@ class Result:
     pool: Pool
     trace: Trace
     autoscaler: Autoscaler
-    requests: int
-    rejected_too_long: int
-    ttft_seconds: list[float]  # served requests, in arrival order
-    prefill_seconds: list[float]
+    work: Workload
+    ttft_seconds: list[float]  # per admitted request, in arrival order; inf: never served
     launches: list[Launch]
     scale_outs: int
     scale_ins: int
     capped_periods: int  # periods that wanted more machines than max_size
+    interruptions: int
+    requeued: int
     elastic_machine_s: float
     window_s: float
-    static_machines: int
-    oracle_machine_minutes: int
+    oracle: OracleRun
+    lower_bound_machine_s: float
     timeline: list[Minute]
     max_machines: int
     min_machines: int
+    start_machines: int
     notes: list[str] = field(default_factory=list)
 
     # --- figures --------------------------------------------------------------------------------
 
     @property
+    def requests(self) -> int:
+        return self.work.requests
+
+    @property
+    def refused(self) -> int:
+        return self.work.refused
+
+    @property
     def served(self) -> int:
-        return len(self.ttft_seconds)
+        return sum(1 for t in self.ttft_seconds if t != math.inf)
+
+    @property
+    def unserved(self) -> int:
+        return len(self.ttft_seconds) - self.served
+
+    @property
+    def static_machines(self) -> int:
+        return max(self.oracle.machines, default=0)
 
     def cost(self) -> dict[str, float]:
         price = self.pool.usd_per_hour
-        elastic = self.elastic_machine_s / 3600 * price
-        static = self.static_machines * self.window_s / 3600 * price
-        oracle = self.oracle_machine_minutes / 60 * price
-        return {"elastic_usd": elastic, "static_usd": static, "oracle_usd": oracle}
+        return {
+            "elastic_usd": self.elastic_machine_s / 3600 * price,
+            "static_usd": self.static_machines * self.window_s / 3600 * price,
+            "oracle_usd": self.oracle.machine_minutes / 60 * price,
+            "lower_bound_usd": self.lower_bound_machine_s / 3600 * price,
+        }
 
     def over_target(self) -> int:
+        """Served after the target, or never served."""
         target = self.pool.ttft_target_seconds
         return sum(1 for t in self.ttft_seconds if t > target)
+
+    def misses(self) -> int:
+        """Requests that did not get a first token within the target: late, unserved or refused."""
+        return self.over_target() + self.refused
+
+    def miss_share(self) -> float:
+        return self.misses() / self.requests if self.requests else 0.0
+
+    def meets_slo(self) -> bool:
+        return self.miss_share() <= SLO_MISS_SHARE
 
     def over_target_from_waiting(self) -> int:
         """Late only because they waited: their prefill alone is within the target."""
         target = self.pool.ttft_target_seconds
-        return sum(1 for t, p in zip(self.ttft_seconds, self.prefill_seconds, strict=True) if t > target >= p)
-
-    def oracle_over_target(self) -> int:
-        target = self.pool.ttft_target_seconds
-        return sum(1 for t in self.prefill_seconds if t > target)
+        first = self.work.first_token
+        return sum(1 for t, p in zip(self.ttft_seconds, first, strict=True) if t > target >= p)
 
     def as_json(self) -> dict[str, Any]:
         cost = self.cost()
-        served = max(1, self.served)
-        ttft = sorted(self.ttft_seconds)
-        waits = sorted(t - p for t, p in zip(self.ttft_seconds, self.prefill_seconds, strict=True))
+        served = [t for t in self.ttft_seconds if t != math.inf]
+        ttft = sorted(served)
+        waits = sorted(
+            t - p for t, p in zip(self.ttft_seconds, self.work.first_token, strict=True) if t != math.inf
+        )
         warm = [x.seconds for x in self.launches if x.warm]
         cold = [x.seconds for x in self.launches if not x.warm]
         every = sorted(x.seconds for x in self.launches)
-        plan = self.pool.plan
+        plan, scaler, service = self.pool.plan, self.autoscaler, self.pool.service
         queue = [m.queue_max for m in self.timeline]
+        target = self.pool.ttft_target_seconds
+        met = self.meets_slo()
+        total = max(1, self.requests)
+        oracle_late = self.oracle.late(target)
+        low, high = self.pool.cold_start_range or (self.pool.cold_start_seconds,) * 2
+        warm_low, warm_high = self.pool.warm_start_range or (float(plan.warm_start_seconds),) * 2
         return {
             "pool": self.pool.name,
-            "model": self.pool.service.spec.name,
-            "machine": self.pool.service.machine,
+            "model": service.spec.name,
+            "machine": service.machine,
             "latency": self.pool.latency,
+            "slo": {
+                "ttft_target_seconds": target,
+                "allowed_miss_share": SLO_MISS_SHARE,
+                "misses": self.misses(),
+                "miss_share": round(self.miss_share(), 6),
+                "met": met,
+            },
             "trace": {
                 "source": self.trace.source,
                 "start": self.trace.start.isoformat() if self.trace.start else None,
                 "requests": self.requests,
                 "duration_s": round(self.trace.duration_s, 3),
-                "rejected_too_long": self.rejected_too_long,
+                "refused": self.refused,
             },
             "scaling": {
                 "min_size": plan.min_size,
                 "max_size": plan.max_size,
-                "desired": plan.desired,
+                "start_size": self.start_machines,
                 "in_flight_per_machine": plan.in_flight_per_machine,
                 "target_in_flight": plan.target_in_flight,
                 "scale_out_cooldown_seconds": plan.scale_out_cooldown_seconds,
                 "scale_in_cooldown_seconds": plan.scale_in_cooldown_seconds,
                 "cold_start_seconds": round(self.pool.cold_start_seconds, 1),
+                "cold_start_range_seconds": [round(low, 1), round(high, 1)],
                 "warm_start_seconds": plan.warm_start_seconds,
+                "warm_start_range_seconds": [round(warm_low, 1), round(warm_high, 1)],
                 "warm_pool_size": plan.warm_pool_size,
-                "period_seconds": self.autoscaler.period_seconds,
-                "scale_out_periods": self.autoscaler.scale_out_periods,
-                "scale_in_headroom": self.autoscaler.scale_in_headroom,
+                "cloud": scaler.cloud,
+                "period_seconds": scaler.period_seconds,
+                "metric_lag_seconds": scaler.metric_lag_seconds,
+                "scale_out_periods": scaler.scale_out_periods,
+                "scale_in_headroom": scaler.scale_in_headroom,
+                "scale_in_share": scaler.scale_in_share,
+                "stabilisation_seconds": scaler.stabilisation_seconds,
+                "interruptions_per_machine_hour": scaler.interruptions_per_machine_hour,
             },
             "service": {
-                "slots_per_machine": self.pool.service.slots,
-                "tpot_seconds": round(self.pool.service.tpot_seconds, 6),
-                "mean_context_tokens": round(self.pool.service.mean_context_tokens, 1),
+                "slots_per_machine": self.work.slots,
+                "engines_per_machine": self.work.engines,
+                "tpot_seconds": round(service.tpot_seconds, 6),
+                "prefill_tokens_per_s": _round(getattr(service, "prefill_tokens_per_s", None), 1),
+                "step_budget_tokens": getattr(service, "step_budget_tokens", None),
+                "mean_context_tokens": round(service.mean_context_tokens, 1),
             },
             "cost": {
                 "usd_per_machine_hour": self.pool.usd_per_hour,
                 "basis": self.pool.price_basis,
                 "window_s": round(self.window_s, 3),
                 "elastic_usd": round(cost["elastic_usd"], 4),
-                "static_usd": round(cost["static_usd"], 4),
                 "oracle_usd": round(cost["oracle_usd"], 4),
+                "lower_bound_usd": round(cost["lower_bound_usd"], 4),
+                "static_usd": round(cost["static_usd"], 4),
                 "static_machines": self.static_machines,
                 "elastic_over_oracle": _ratio(cost["elastic_usd"], cost["oracle_usd"]),
+                "elastic_over_oracle_meets_slo": met,
                 "static_over_oracle": _ratio(cost["static_usd"], cost["oracle_usd"]),
+                "oracle_over_lower_bound": _ratio(cost["oracle_usd"], cost["lower_bound_usd"]),
                 "saving_vs_static": _ratio(cost["static_usd"] - cost["elastic_usd"], cost["static_usd"]),
                 "elastic_machine_hours": round(self.elastic_machine_s / 3600, 4),
-                "oracle_machine_hours": round(self.oracle_machine_minutes / 60, 4),
+                "oracle_machine_hours": round(self.oracle.machine_minutes / 60, 4),
+                "lower_bound_machine_hours": round(self.lower_bound_machine_s / 3600, 4),
             },
             "ttft": {
-                "target_seconds": self.pool.ttft_target_seconds,
-                "served": self.served,
+                "target_seconds": target,
+                "served": len(served),
                 "over_target": self.over_target(),
-                "over_target_share": round(self.over_target() / served, 6),
+                "over_target_share": round(self.over_target() / total, 6),
+                "unserved": self.unserved,
+                "refused": self.refused,
                 "over_target_from_waiting": self.over_target_from_waiting(),
-                "over_target_from_waiting_share": round(self.over_target_from_waiting() / served, 6),
-                "oracle_over_target": self.oracle_over_target(),
-                "oracle_over_target_share": round(self.oracle_over_target() / served, 6),
+                "over_target_from_waiting_share": round(self.over_target_from_waiting() / total, 6),
+                "oracle_over_target": oracle_late,
+                "oracle_over_target_share": round(oracle_late / total, 6),
                 "p50_seconds": _quantile(ttft, 0.5),
                 "p99_seconds": _quantile(ttft, 0.99),
                 "max_seconds": round(ttft[-1], 6) if ttft else None,
-                "waited": sum(1 for w in waits if w > 1e-9),
+                "waited": sum(1 for x in waits if x > 1e-9),
                 "wait_p99_seconds": _quantile(waits, 0.99),
                 "wait_max_seconds": round(waits[-1], 6) if waits else None,
+                "requeued": self.requeued,
             },
             "scale": {
                 "scale_outs": self.scale_outs,
@@ -258,6 +322,7 @@ class Result:
                     "cold": round(sum(cold) / len(cold), 3) if cold else None,
                 },
                 "capped_periods": self.capped_periods,
+                "interruptions": self.interruptions,
                 "max_machines": self.max_machines,
                 "min_machines": self.min_machines,
             },
@@ -268,6 +333,10 @@ class Result:
             "timeline": [m.as_json() for m in self.timeline],
             "notes": list(self.notes),
         }
+
+
+def _round(value: float | None, digits: int) -> float | None:
+    return round(value, digits) if value is not None else None
 
 
 def _ratio(a: float, b: float) -> float | None:
@@ -313,101 +382,47 @@ def working(schedule: ScheduleArgs, trace: Trace, t: float) -> bool:
     return cron_day in _day_set(schedule.days) and schedule.start_hour <= local.hour < schedule.end_hour
 
 
-# --- the oracle -------------------------------------------------------------------------------------
-
-
-def most_in_flight_per_minute(arrivals: Sequence[float], ends: Sequence[float], minutes: int) -> list[int]:
-    """Most requests in flight at once in each minute when every request starts on arrival."""
-    events = sorted([(a, 1) for a in arrivals] + [(e, -1) for e in ends], key=lambda x: (x[0], x[1]))
-    peak = [0] * minutes
-    level = 0
-    for t, step in events:
-        minute = min(minutes - 1, int(t // MINUTE))
-        if step < 0:
-            level -= 1
-            # the level right after a departure holds until the next event, inside this minute
-            continue
-        level += 1
-        if level > peak[minute]:
-            peak[minute] = level
-    # a minute with no arrival still carries what was in flight when it began
-    level = 0
-    starts = sorted(arrivals)
-    finishes = sorted(ends)
-    i = j = 0
-    for minute in range(minutes):
-        t = minute * MINUTE
-        while i < len(starts) and starts[i] <= t:
-            i += 1
-        while j < len(finishes) and finishes[j] <= t:
-            j += 1
-        level = i - j
-        peak[minute] = max(peak[minute], level)
-    return peak
-
-
-def static_machines(trace: Trace, service: ServiceModel) -> int:
-    """Machines the trace's busiest minute needs when every request starts on arrival."""
-    arrivals, ends = [], []
-    for r in trace.requests:
-        if r.prompt_tokens + r.output_tokens > service.max_model_len:
-            continue
-        arrivals.append(r.arrival_s)
-        ends.append(r.arrival_s + service.service_seconds(r.prompt_tokens, r.output_tokens))
-    if not arrivals:
-        return 0
-    minutes = max(1, math.ceil((max(ends) + 1e-9) / MINUTE))
-    return max(math.ceil(m / service.slots) for m in most_in_flight_per_minute(arrivals, ends, minutes))
-
-
 # --- the replay -------------------------------------------------------------------------------------
 
 
 class _Replay:
-    def __init__(self, trace: Trace, pool: Pool, autoscaler: Autoscaler) -> None:
-        self.trace, self.pool, self.scaler = trace, pool, autoscaler
+    def __init__(
+        self, trace: Trace, pool: Pool, scaler: Autoscaler, work: Workload, oracle: OracleRun
+    ) -> None:
+        self.trace, self.pool, self.scaler, self.work = trace, pool, scaler, work
         self.plan = pool.plan
-        self.slots_per = pool.slots
-        service = pool.service
-        limit = service.max_model_len
-        self.rejected = 0
-        self.arrivals: list[float] = []
-        self.holds: list[float] = []
-        self.prefill: list[float] = []
-        for r in trace.requests:
-            if r.prompt_tokens + r.output_tokens > limit:
-                self.rejected += 1
-                continue
-            self.arrivals.append(r.arrival_s)
-            self.holds.append(service.service_seconds(r.prompt_tokens, r.output_tokens))
-            self.prefill.append(service.prefill_seconds(r.prompt_tokens))
-        self.ttft: list[float] = [0.0] * len(self.arrivals)
-        ends = [a + h for a, h in zip(self.arrivals, self.holds, strict=True)]
-        last = max(ends) if ends else 0.0
-        self.minutes = max(1, math.ceil((last + 1e-9) / MINUTE))
-        self.window = self.minutes * MINUTE
-        self.timeline = [Minute(start_s=m * MINUTE) for m in range(self.minutes)]
-        self.most = most_in_flight_per_minute(self.arrivals, ends, self.minutes)
-
-    # state ---------------------------------------------------------------------------------------
+        self.slots_per = work.slots
+        self.oracle = oracle
+        last = work.arrivals[-1] if work.arrivals else 0.0
+        self.window = max(len(self.oracle.machines), math.floor(last / MINUTE) + 1) * MINUTE
+        self.timeline: list[Minute] = []
+        self.rng = random.Random(scaler.seed)
 
     def run(self) -> Result:
-        plan, scaler = self.plan, self.scaler
-        n = len(self.arrivals)
+        plan, scaler, work = self.plan, self.scaler, self.work
+        n = work.admitted
+        arrivals = work.arrivals
         self.t = 0.0
-        self.serving = self._start_size()
+        self.ttft = [math.inf] * n
+        start = scaler.start_size if scaler.start_size is not None else self._floor(0.0)
+        self.start_machines = start
+        self.serving = start
+        self.engines = Engines(work.engines)
+        self.engines.resize(start, 0.0)
         self.launching: list[tuple[float, int, bool, float]] = []  # (ready, seq, warm, decided)
         self.refills: list[float] = []  # warm-pool replacements initialising (billed), ready times
         self.warm = plan.warm_pool_size
         self.draining = 0
-        self.running: list[float] = []  # completion times
+        self.running: list[tuple[float, int]] = []  # (completion, request)
         self.queue: deque[int] = deque()
         self.launches: list[Launch] = []
         self.seq = 0
-        self.scale_outs = self.scale_ins = self.capped = 0
+        self.scale_outs = self.scale_ins = self.capped = self.interruptions = self.requeued = 0
         self.high = self.low = 0
         self.last_out = self.last_in = -math.inf
         self.period_in_flight = 0.0
+        self.history: list[float] = []
+        self.recommended: deque[tuple[float, int]] = deque()  # GCP: (time, size) in the stabilisation
         self.elastic_s = 0.0
         self.max_machines = self.min_machines = self.serving
         was_working = True if plan.schedule is None else working(plan.schedule, self.trace, 0.0)
@@ -415,38 +430,38 @@ class _Replay:
         i = 0
         horizon = self.window + 7 * 86400.0
         while i < n or self.running or self.queue:
-            candidates = [next_tick]
-            if i < n:
-                candidates.append(self.arrivals[i])
-            if self.running:
-                candidates.append(self.running[0])
-            if self.launching:
-                candidates.append(self.launching[0][0])
-            if self.refills:
-                candidates.append(self.refills[0])
-            t = min(candidates)
+            t = next_tick
+            if i < n and arrivals[i] < t:
+                t = arrivals[i]
+            if self.running and self.running[0][0] < t:
+                t = self.running[0][0]
+            if self.launching and self.launching[0][0] < t:
+                t = self.launching[0][0]
+            if self.refills and self.refills[0] < t:
+                t = self.refills[0]
             if t > horizon:
                 break
             self._advance(t)
-            while self.running and self.running[0] <= t:
+            while self.running and self.running[0][0] <= t:
                 heapq.heappop(self.running)
-                self._release_drained()
+                if self.draining:
+                    self._release_drained()
             while self.launching and self.launching[0][0] <= t:
                 heapq.heappop(self.launching)
                 self.serving += 1
+                self.engines.resize(self.serving, t)
                 self.max_machines = max(self.max_machines, self.serving)
             while self.refills and self.refills[0] <= t:
                 heapq.heappop(self.refills)
                 self.warm += 1
-            while i < n and self.arrivals[i] <= t:
+            while i < n and arrivals[i] <= t:
                 self.queue.append(i)
-                minute = int(self.arrivals[i] // MINUTE)
-                if minute < self.minutes:
-                    self.timeline[minute].arrivals += 1
                 i += 1
             self._admit()
             if t >= next_tick:
                 now_working = True if plan.schedule is None else working(plan.schedule, self.trace, t)
+                if scaler.interruptions_per_machine_hour > 0:
+                    self._interrupt(t)
                 self._tick(t, entering_off_hours=was_working and not now_working)
                 was_working = now_working
                 next_tick += scaler.period_seconds
@@ -455,46 +470,34 @@ class _Replay:
         # bill what is left running to the end of the window (the pool keeps its floor)
         if self.t < self.window:
             self._advance(self.window)
+        for minute, row in enumerate(self.timeline):
+            row.arrivals = 0
+            if minute < len(self.oracle.machines):
+                row.oracle_machines = self.oracle.machines[minute]
+        for a in arrivals:
+            self.timeline[int(a // MINUTE)].arrivals += 1
         return Result(
             pool=self.pool,
             trace=self.trace,
             autoscaler=scaler,
-            requests=len(self.trace.requests),
-            rejected_too_long=self.rejected,
+            work=work,
             ttft_seconds=self.ttft,
-            prefill_seconds=self.prefill,
             launches=self.launches,
             scale_outs=self.scale_outs,
             scale_ins=self.scale_ins,
             capped_periods=self.capped,
+            interruptions=self.interruptions,
+            requeued=self.requeued,
             elastic_machine_s=self.elastic_s,
             window_s=self.window,
-            static_machines=max(math.ceil(m / self.slots_per) for m in self.most) if self.most else 0,
-            oracle_machine_minutes=sum(math.ceil(m / self.slots_per) for m in self.most),
+            oracle=self.oracle,
+            lower_bound_machine_s=lower_bound_machine_seconds(work),
             timeline=self.timeline,
             max_machines=self.max_machines,
             min_machines=self.min_machines,
+            start_machines=self.start_machines,
             notes=self._notes(),
         )
-
-    def _start_size(self) -> int:
-        """The size the policy holds for the load until it could first react (its scale-out periods
-        plus a cold start): the busiest period's mean in-flight requests in that span, over the target."""
-        plan = self.plan
-        if self.scaler.start_size is not None:
-            return self.scaler.start_size
-        period = float(self.scaler.period_seconds)
-        react = self.scaler.scale_out_periods * period + self.pool.cold_start_seconds
-        spans = max(1, math.ceil(react / period))
-        busy = [0.0] * spans
-        for a, h in zip(self.arrivals, self.holds, strict=True):
-            if a >= spans * period:
-                break
-            end = a + h
-            for k in range(int(a // period), min(spans, math.ceil(end / period))):
-                busy[k] += min(end, (k + 1) * period) - max(a, k * period)
-        wanted = math.ceil(max(busy) / period / plan.target_in_flight - 1e-9)
-        return min(plan.max_size, max(self._floor(0.0), wanted))
 
     def _notes(self) -> list[str]:
         notes = list(self.plan.notes)
@@ -502,10 +505,16 @@ class _Replay:
             notes.append(
                 "the schedule is not applied: the trace's times are plain seconds, not wall-clock times"
             )
-        if self.rejected:
+        if self.work.refused:
             notes.append(
-                f"{self.rejected} request(s) longer than --max-model-len {self.pool.service.max_model_len}"
-                " (prompt + output) are refused by the engine and left out"
+                f"{self.work.refused} request(s) longer than --max-model-len"
+                f" {self.pool.service.max_model_len} (prompt + output) are refused by the engine; they count"
+                " as misses"
+            )
+        unserved = sum(1 for t in self.ttft if t == math.inf)
+        if unserved:
+            notes.append(
+                f"{unserved} request(s) were still waiting when the replay ended; they count as late"
             )
         return notes
 
@@ -514,10 +523,6 @@ class _Replay:
         if schedule is not None and not working(schedule, self.trace, t):
             return schedule.off_hours_size
         return self.plan.min_size
-
-    @property
-    def slots(self) -> int:
-        return self.serving * self.slots_per
 
     @property
     def capacity(self) -> int:
@@ -536,32 +541,48 @@ class _Replay:
         billed = self._billed()
         self.period_in_flight += in_flight * (t - start)
         self.elastic_s += billed * (t - start)
-        while start < t:
+        last = self.window + 86400.0  # the timeline stops a day after the window
+        while start < t and start < last:
             minute = int(start // MINUTE)
+            while len(self.timeline) <= minute:
+                self.timeline.append(Minute(start_s=len(self.timeline) * MINUTE))
             end = min(t, (minute + 1) * MINUTE)
-            if minute < self.minutes:
-                row = self.timeline[minute]
-                dt = end - start
-                row.in_flight_s += in_flight * dt
-                row.serving_machine_s += self.serving * dt
-                row.billed_machine_s += billed * dt
-            else:
-                break
+            row = self.timeline[minute]
+            dt = end - start
+            row.in_flight_s += in_flight * dt
+            row.serving_machine_s += self.serving * dt
+            row.billed_machine_s += billed * dt
             start = end
         self.t = t
 
     def _note_queue(self) -> None:
         minute = int(self.t // MINUTE)
-        if minute < self.minutes and len(self.queue) > self.timeline[minute].queue_max:
+        if minute < len(self.timeline) and len(self.queue) > self.timeline[minute].queue_max:
             self.timeline[minute].queue_max = len(self.queue)
 
     def _admit(self) -> None:
-        free = self.slots - len(self.running)
-        while free > 0 and self.queue:
-            k = self.queue.popleft()
-            wait = self.t - self.arrivals[k]
-            self.ttft[k] = wait + self.prefill[k]
-            heapq.heappush(self.running, self.t + self.holds[k])
+        free = self.serving * self.slots_per - len(self.running)
+        if free <= 0 or not self.queue:
+            return
+        work, t, ttft, queue, running = self.work, self.t, self.ttft, self.queue, self.running
+        lanes, lane, own, decode, arrivals = (
+            self.engines.lanes,
+            work.lane,
+            work.first_token,
+            work.decode,
+            work.arrivals,
+        )
+        heappush, heappop = heapq.heappush, heapq.heappop
+        while free > 0 and queue:
+            k = queue.popleft()
+            # references.Engines.admit, inlined: the engine prefill that frees first takes the prompt
+            free_at = heappop(lanes)
+            end = (t if t > free_at else free_at) + lane[k]
+            heappush(lanes, end)
+            first = end if end > t + own[k] else t + own[k]
+            if ttft[k] == math.inf:
+                ttft[k] = first - arrivals[k]
+            heappush(running, (first + decode[k], k))
             free -= 1
 
     def _release_drained(self) -> None:
@@ -583,21 +604,48 @@ class _Replay:
             heapq.heappush(self.launching, (ready, self.seq, warm, t))
             self.launches.append(Launch(t, ready, warm))
 
-    def _remove(self, count: int) -> None:
+    def _remove(self, count: int, t: float) -> None:
         gone = min(count, self.serving)
         self.serving -= gone
         self.draining += gone
+        self.engines.resize(self.serving, t)
         self.min_machines = min(self.min_machines, self.serving)
         self._release_drained()
+
+    def _interrupt(self, t: float) -> None:
+        """Spot reclaims: each serving machine independently, at the plan's rate per machine-hour."""
+        chance = 1 - math.exp(-self.scaler.interruptions_per_machine_hour * self.scaler.period_seconds / 3600)
+        hit = sum(1 for _ in range(self.serving) if self.rng.random() < chance)
+        for _ in range(hit):
+            # its share of the running requests goes back to the front of the queue
+            share = len(self.running) // max(1, self.serving + self.draining)
+            if share:
+                picked = set(self.rng.sample(range(len(self.running)), share))
+                back = [k for j, (_, k) in enumerate(self.running) if j in picked]
+                self.running = [x for j, x in enumerate(self.running) if j not in picked]
+                heapq.heapify(self.running)
+                self.queue.extendleft(reversed(back))
+                self.requeued += len(back)
+            self.serving -= 1
+            self.engines.resize(self.serving, t)
+            self.min_machines = min(self.min_machines, self.serving)
+            self.interruptions += 1
+            self._launch(1, t)  # the group replaces it at its desired size
+
+    def _seen(self, mean_in_flight: float) -> float | None:
+        """The datapoint the autoscaler can see now (metric lag), or None before the first arrives."""
+        self.history.append(mean_in_flight)
+        index = len(self.history) - 1 - self.scaler.lag_periods
+        return self.history[index] if index >= 0 else None
+
+    def _share(self) -> int:
+        return max(1, math.floor(self.scaler.scale_in_share * self.serving))
 
     def _tick(self, t: float, *, entering_off_hours: bool) -> None:
         plan, scaler = self.plan, self.scaler
         period = scaler.period_seconds
-        mean_in_flight = self.period_in_flight / period
+        seen = self._seen(self.period_in_flight / period)
         self.period_in_flight = 0.0
-        wanted = math.ceil(mean_in_flight / plan.target_in_flight - 1e-9) if mean_in_flight > 0 else 0
-        if wanted > plan.max_size:
-            self.capped += 1
         floor = self._floor(t)
         if entering_off_hours and self.capacity > floor:
             # the scheduled action sets desired to the off-hours size; launches not yet serving go first
@@ -606,7 +654,7 @@ class _Replay:
                 self.launching.pop()  # the latest launch
                 heapq.heapify(self.launching)
                 extra -= 1
-            self._remove(extra)
+            self._remove(extra, t)
             self.scale_ins += 1
             self.last_in = t
             self.high = self.low = 0
@@ -615,16 +663,32 @@ class _Replay:
             self._launch(floor - self.capacity, t)
             self.scale_outs += 1
             self.last_out = t
+        if seen is None:
+            return
+        wanted = math.ceil(seen / plan.target_in_flight - 1e-9) if seen > 0 else 0
+        if wanted > plan.max_size:
+            self.capped += 1
         target = min(plan.max_size, max(floor, wanted))
-        self.high = self.high + 1 if target > self.capacity else 0
-        if self.serving > 1:
-            quiet = mean_in_flight / (self.serving - 1) < scaler.scale_in_headroom * plan.target_in_flight
+        if scaler.cloud == "gcp":
+            self._tick_gcp(t, seen, target, floor)
         else:
-            quiet = self.serving == 1 and mean_in_flight == 0
-        quiet = quiet and not self.launching and self.serving > floor
-        # the alarm stays in ALARM while every datapoint of its window breaches: one machine per cooldown
+            self._tick_aws(t, seen, target, floor)
+
+    def _tick_aws(self, t: float, seen: float, target: int, floor: int) -> None:
+        plan, scaler = self.plan, self.scaler
+        self.high = self.high + 1 if target > self.capacity else 0
+        # machines the load leaves idle: those beyond what keeps it under the headroom x the target
+        needed = math.ceil(seen / (scaler.scale_in_headroom * plan.target_in_flight) + 1e-9) if seen else 0
+        gone = min(self._share(), max(0, self.serving - max(floor, needed, 1 if seen else 0)))
+        left = self.serving - gone
+        if gone and left >= 1:
+            quiet = seen / left < scaler.scale_in_headroom * plan.target_in_flight
+        else:
+            quiet = gone > 0 and seen == 0
+        quiet = quiet and not self.launching
+        # the alarm stays in ALARM while every datapoint of its window breaches: one action per cooldown
         self.low = self.low + 1 if quiet else 0
-        quiet_periods = max(1, plan.scale_in_cooldown_seconds // period)
+        quiet_periods = max(1, plan.scale_in_cooldown_seconds // scaler.period_seconds)
         if (
             self.high >= scaler.scale_out_periods
             and t - self.last_out >= plan.scale_out_cooldown_seconds
@@ -635,16 +699,46 @@ class _Replay:
             self.last_out = t
             self.high = 0
         elif self.low >= quiet_periods and t - self.last_in >= plan.scale_in_cooldown_seconds:
-            self._remove(1)
+            self._remove(gone, t)
+            self.scale_ins += 1
+            self.last_in = t
+
+    def _tick_gcp(self, t: float, seen: float, target: int, floor: int) -> None:
+        plan, scaler = self.plan, self.scaler
+        self.recommended.append((t, target))
+        while self.recommended and self.recommended[0][0] <= t - scaler.stabilisation_seconds:
+            self.recommended.popleft()
+        if target > self.capacity:
+            self._launch(target - self.capacity, t)
+            self.scale_outs += 1
+            self.last_out = t
+            return
+        stable = max(size for _, size in self.recommended)
+        if self.launching or stable >= self.serving:
+            return
+        gone = min(self.serving - max(stable, floor), self._share())
+        if gone > 0 and t - self.last_in >= plan.scale_in_cooldown_seconds:
+            self._remove(gone, t)
             self.scale_ins += 1
             self.last_in = t
 
 
-def replay(trace: Trace, pool: Pool, autoscaler: Autoscaler | None = None) -> Result:
-    """Replay `trace` against `pool`; the static fleet and the oracle are computed from the same trace."""
-    run = _Replay(trace, pool, autoscaler or Autoscaler())
-    result = run.run()
-    for minute, most in zip(result.timeline, run.most, strict=True):
-        minute.most_in_flight = most
-        minute.oracle_machines = math.ceil(most / pool.slots)
-    return result
+def replay(
+    trace: Trace,
+    pool: Pool,
+    autoscaler: Autoscaler | None = None,
+    *,
+    work: Workload | None = None,
+    oracle: OracleRun | None = None,
+) -> Result:
+    """Replay `trace` against `pool`; the references are computed from the same work.
+
+    `work` and `oracle` may be passed in when several settings of one pool replay one trace (`--tune`):
+    they depend on the trace, the machine and the target only.
+    """
+    scaler = autoscaler or scaler_settings(pool.plan)
+    if work is None:
+        work = workload(trace, pool.service, pool.slots)
+    if oracle is None:
+        oracle = slo_oracle(work, pool.ttft_target_seconds)
+    return _Replay(trace, pool, scaler, work, oracle).run()

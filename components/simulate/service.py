@@ -10,10 +10,17 @@ come from the planner's own replay of the engine's steps (`planner.throughput`):
 - decode: `decode_step_seconds` at the planned batch, each line reading the trace's mean cached
   context (prompt + half the output), once per output token after the first.
 
-A request therefore holds one of the machine's slots (the sum of its engines' `--max-num-seqs`) for
-prefill + (output - 1) x TPOT seconds, whatever else runs: the in-flight time is fixed per request,
-which is what makes the oracle exact and the replay deterministic. Prompts are rounded up to a
-multiple of 16 tokens (vLLM's KV block) to share the prefill figures.
+- prefill capacity: an engine processes at most its step's token budget (`max_num_batched_tokens`,
+  chunked prefill) of prompt tokens a step, less one token for each sequence decoding beside them.
+  `prefill_tokens_per_s` is that rate at the planned batch; a prompt occupies its engine's prefill
+  for P / rate seconds, so prompts that arrive together wait for each other's chunks (the replay's
+  prefill lanes, one per engine). Before this the replay let every slot prefill at full speed at
+  once, which overstated a machine's capacity about 3x on the prompt-heavy code trace.
+
+A request holds one of the machine's slots (the sum of its engines' `--max-num-seqs`) from its
+admission until its last token: the wait for its engine's prefill, its prefill, then
+(output - 1) x TPOT. Prompts are rounded up to a multiple of 16 tokens (vLLM's KV block) to share
+the prefill figures.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from dataclasses import dataclass, field
 from inference_infra.components.catalog import find_instance_type
 from inference_infra.components.errors import InputError, Problem
 from inference_infra.components.planner import Assumptions, Fit, Precision, Traffic, fit, model_spec
+from inference_infra.components.planner.engine import served_engine
 from inference_infra.components.planner.models import ModelSpec
 from inference_infra.components.planner.throughput import decode_step_seconds, first_token_seconds
 from inference_infra.components.serving.model import ServedModel
@@ -74,8 +82,39 @@ class ServiceModel:
         return self.layout.replicas * self.layout.sequences_per_replica
 
     @property
+    def engines(self) -> int:
+        """Engines (replicas) per machine: each has its own prefill."""
+        return self.layout.replicas
+
+    @property
     def max_model_len(self) -> int:
         return self.model.context_tokens
+
+    @property
+    def step_budget_tokens(self) -> int:
+        """The engine's tokens per step (`max_num_batched_tokens`; a whole prompt without chunking)."""
+        device = self.layout.hardware.device
+        budget = self._assumptions.max_batched_tokens or served_engine(device.family).budget(
+            device, self.max_model_len
+        )
+        return int(budget)
+
+    @property
+    def prefill_tokens_per_s(self) -> float:
+        """Prompt tokens one engine prefills per second with its planned batch decoding beside them."""
+        rate = self.__dict__.get("_prefill_rate")
+        if rate is None:
+            room = max(1, self.step_budget_tokens - (self.layout.sequences_per_replica - 1))
+            prompt = max(
+                PROMPT_ROUNDING, min(room, self.max_model_len - 1) // PROMPT_ROUNDING * PROMPT_ROUNDING
+            )
+            rate = prompt / self.prefill_seconds(prompt)
+            self.__dict__["_prefill_rate"] = rate
+        return rate
+
+    def prefill_lane_seconds(self, prompt_tokens: int) -> float:
+        """Seconds a prompt occupies its engine's prefill (others' prompts wait behind it)."""
+        return prompt_tokens / self.prefill_tokens_per_s
 
     def prefill_seconds(self, prompt_tokens: int) -> float:
         """Admission to first token for a prompt of `prompt_tokens` on a busy replica."""
@@ -102,5 +141,6 @@ class ServiceModel:
             f"{self.spec.name} on {self.machine}: {self.layout.replicas} engine(s) x"
             f" {self.layout.sequences_per_replica} sequences = {self.slots} slots; TPOT"
             f" {self.tpot_seconds * 1000:.1f} ms at a full batch; first token of a 1,024-token prompt"
-            f" {self.prefill_seconds(1024) * 1000:.0f} ms"
+            f" {self.prefill_seconds(1024) * 1000:.0f} ms; prefill {self.prefill_tokens_per_s:,.0f}"
+            f" prompt tokens/s per engine (budget {self.step_budget_tokens:,} tokens a step)"
         )

@@ -19,33 +19,29 @@ The token may be combined with glob patterns to widen an environment's list.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from fnmatch import fnmatchcase
-from functools import cache
 from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
-from inference_infra.components.catalog import instance_types
-from inference_infra.components.catalog.gcp import GCP_GUEST_ACCELERATORS
+from inference_infra.components.planner.allowed import (
+    DEFAULT_ALLOWED_TYPES,
+    ONE_ACCELERATOR,
+    PRODUCTION_KEY,
+    allowed_patterns,
+    allows,
+    one_accelerator_types,  # noqa: F401 (re-exported: the rule names its token's types)
+)
 from inference_infra.components.resources import accelerator_use, node_pool_types
 from inference_infra.policy.rules._base import Outcome, Resource, not_applicable, passed, resource_policy
-from inference_infra.policy.rules._tags import counts_as_production, environment_of
+from inference_infra.policy.rules._tags import environment_of
 
 NAME = "allowed-accelerator-types"
 SEVERITY = Severity.MEDIUM
 ENFORCEMENT = EnforcementLevel.MANDATORY
 DESCRIPTION = "Accelerator instance, machine and TPU types are among those allowed for the environment."
-# Outside production: every catalog type with one accelerator (see one_accelerator_types).
-ONE_ACCELERATOR = "@one-accelerator"
-# Every production environment (components.tagging.is_production) that has no entry of its own.
-PRODUCTION_KEY = "@production"
-
-
-@cache
-def one_accelerator_types() -> frozenset[str]:
-    """Catalog machine types with exactly one accelerator, and the GPUs an N1 VM may attach (one of)."""
-    machines = {t.name for t in instance_types() if t.accelerator_count == 1}
-    return frozenset(machines | {g.accelerator_type for g in GCP_GUEST_ACCELERATORS})
+# Outside production: every catalog type with one accelerator (one_accelerator_types). The reading of
+# allowedTypes lives in the domain (components/planner/allowed.py) so the capacity planner picks among
+# the same machines this policy allows.
 
 
 CONFIG_SCHEMA = PolicyConfigSchema(
@@ -61,7 +57,7 @@ CONFIG_SCHEMA = PolicyConfigSchema(
                 "type": "array",
                 "items": {"type": "string", "minLength": 1, "pattern": f"^({ONE_ACCELERATOR}|[^@].*)$"},
             },
-            "default": {PRODUCTION_KEY: ["*"], "*": [ONE_ACCELERATOR]},
+            "default": {env: list(patterns) for env, patterns in DEFAULT_ALLOWED_TYPES.items()},
             "description": 'Environment -> glob patterns of allowed types ("g6.*", "v5litepod-*"), or '
             f'"{ONE_ACCELERATOR}" (every catalog type with one accelerator); "{PRODUCTION_KEY}" is every '
             'production environment not listed by name (a name starting with prod or prd); "*" is every '
@@ -82,14 +78,8 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
             "whose requirements allow accelerator types"
         )
     environment = environment_of(resource, config)
-    allowed_types = config["allowedTypes"]
-    if environment in allowed_types:
-        key = environment
-    elif counts_as_production(environment) and PRODUCTION_KEY in allowed_types:
-        key = PRODUCTION_KEY
-    else:
-        key = "*"
-    patterns = allowed_types.get(key)
+    found, key = allowed_patterns(environment, config["allowedTypes"])
+    patterns = list(found) if found is not None else None
     where = f"environment {environment!r}" if environment else "an environment with no Environment tag"
     if patterns is None:
         return not_applicable(f"allowedTypes has no entry for {where} and no '*' entry")
@@ -102,7 +92,7 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
     else:
         names = [kind for kind, _ in use.guest_accelerators]
     single = use is None or sum(n for _, n in use.guest_accelerators) <= 1
-    if not (refused := [n for n in names if not any(_allows(p, n, single) for p in patterns)]):
+    if not (refused := [n for n in names if not any(allows(p, n, single) for p in patterns)]):
         return passed()
     shown = ", ".join(refused[:8]) + (f" and {len(refused) - 8} more" if len(refused) > 8 else "")
     verb, fix = (
@@ -118,12 +108,6 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
             f'policy config, e.g. ["{ONE_ACCELERATOR}", "{refused[0]}"].',
         )
     )
-
-
-def _allows(pattern: str, name: str, single: bool) -> bool:
-    if pattern == ONE_ACCELERATOR:
-        return single and name in one_accelerator_types()
-    return fnmatchcase(name, pattern)
 
 
 def _listed(patterns: list[str]) -> str:

@@ -8,8 +8,14 @@ AutoShutdown=true is a violation with or without it: the watchdog never stops
 group members (the group would replace them), so the tag promises what nothing
 does; scale such a group to zero on a schedule instead. The watchdog is recognised by its component type
 (`inference-infra:aws:IdleGpuWatchdog`; stack policies see component resources)
-or any type listed in `watchdogTypes`. The watchdog stops EC2 instances only, so
-GCP machines labelled auto-shutdown=true are reported as not covered.
+or any type listed in `watchdogTypes`.
+
+On GCP the same promise is the label auto-shutdown=true, kept by the GCP watchdog
+(inference_infra.components.gcp.IdleGpuWatchdog, type `inference-infra:gcp:IdleGpuWatchdog`, or any
+type in `gcpWatchdogTypes`), which stops GPU VMs and TPU VMs. A stack with labelled GCP accelerator
+VMs or TPU VMs must deploy it. Managed instance groups, their templates, GKE node pools and queued
+resources are not its business (a group scales itself; the watchdog never stops group members or
+queued-resource nodes), so they neither need it nor count as covered.
 
 Many teams run one account-wide watchdog from another stack. `sharedWatchdogs` declares such
 watchdogs: each names the region it watches and the function (`functionName`) or the stack that
@@ -28,19 +34,28 @@ from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
 from inference_infra.components.resources import (
     AWS_AUTOSCALING_GROUP,
+    GCP_INSTANCE,
+    GCP_TPU_NODE,
+    GCP_TPU_VM,
     accelerator_use,
     region_of_zone,
     template_index,
 )
 from inference_infra.policy.rules._base import Outcome, Resource, not_applicable, passed, stack_policy
-from inference_infra.policy.rules._machines import AWS_MACHINES, GCP_MACHINES
+from inference_infra.policy.rules._machines import AWS_MACHINES
 from inference_infra.policy.rules._tags import auto_shutdown, instance_tags
 
 NAME = "idle-watchdog-required"
 SEVERITY = Severity.MEDIUM
 ENFORCEMENT = EnforcementLevel.MANDATORY
-DESCRIPTION = "A stack with AWS accelerator instances tagged AutoShutdown=true deploys the idle GPU watchdog."
+DESCRIPTION = (
+    "Accelerator machines tagged AutoShutdown=true (AWS) or labelled auto-shutdown=true (GCP VMs, TPU VMs) "
+    "need that cloud's idle watchdog in the stack."
+)
 WATCHDOG_TYPE = "inference-infra:aws:IdleGpuWatchdog"
+GCP_WATCHDOG_TYPE = "inference-infra:gcp:IdleGpuWatchdog"
+# What the GCP watchdog stops: single VMs and TPU VMs (not groups, templates, node pools, queued resources).
+GCP_STOPPED = frozenset({GCP_INSTANCE, GCP_TPU_VM, GCP_TPU_NODE})
 CONFIG_SCHEMA = PolicyConfigSchema(
     properties={
         "watchdogTypes": {
@@ -49,6 +64,13 @@ CONFIG_SCHEMA = PolicyConfigSchema(
             "minItems": 1,
             "default": [WATCHDOG_TYPE],
             "description": "Resource types that count as an idle watchdog (component or custom).",
+        },
+        "gcpWatchdogTypes": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "minItems": 1,
+            "default": [GCP_WATCHDOG_TYPE],
+            "description": "Resource types that count as an idle watchdog for GCP VMs and TPU VMs.",
         },
         "sharedWatchdogs": {
             "type": "array",
@@ -81,8 +103,8 @@ def check(resources: Sequence[Resource], config: Mapping[str, Any]) -> Outcome:
         if r.type in AWS_MACHINES or r.type == AWS_AUTOSCALING_GROUP:
             if accelerator_use(r.type, r.props, template_of) and auto_shutdown(instance_tags(r)) is True:
                 (groups if r.type == AWS_AUTOSCALING_GROUP else aws).append(r)
-        elif r.type in GCP_MACHINES and accelerator_use(r.type, r.props) is not None:
-            gcp += [r.name] if auto_shutdown(instance_tags(r)) is True else []
+        elif r.type in GCP_STOPPED and accelerator_use(r.type, r.props) is not None:
+            gcp += [r] if auto_shutdown(instance_tags(r)) is True else []
     violations = []
     if groups:
         violations.append(
@@ -90,15 +112,21 @@ def check(resources: Sequence[Resource], config: Mapping[str, Any]) -> Outcome:
             "watchdog never stops group members (the group would replace them); scale the group to zero on a "
             "schedule instead and tag it AutoShutdown=false."
         )
+    gcp_watchdogs = set(config.get("gcpWatchdogTypes") or [GCP_WATCHDOG_TYPE])
+    if gcp and not any(r.type in gcp_watchdogs for r in resources):
+        violations.append(
+            f"{len(gcp)} GCP accelerator VM(s) or TPU VM(s) labelled auto-shutdown=true ({_names(gcp)}) "
+            f"but the stack deploys no GCP idle watchdog ({', '.join(sorted(gcp_watchdogs))}); add "
+            "inference_infra.components.gcp.IdleGpuWatchdog or nothing stops them when they sit idle."
+        )
     if not aws:
         if violations:
             return Outcome(violations=tuple(violations))
         if gcp:
-            return not_applicable(
-                f"the idle watchdog stops EC2 instances; {_names(gcp)} (GCP, labelled auto-shutdown=true) "
-                "are not covered by it"
-            )
-        return not_applicable("no AWS accelerator instance is tagged AutoShutdown=true")
+            return passed()
+        return not_applicable(
+            "no accelerator machine is tagged AutoShutdown=true or labelled auto-shutdown=true"
+        )
     watchdogs = set(config["watchdogTypes"])
     if not any(r.type in watchdogs for r in resources):
         shared = list(config.get("sharedWatchdogs") or [])

@@ -33,12 +33,12 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
 from inference_infra.components.resources import get_path
-from inference_infra.components.resources.boot import boot_texts, documents
+from inference_infra.components.resources.boot import boot_texts
 from inference_infra.components.resources.iam import document
 from inference_infra.components.resources.secrets import (
     Finding,
     env_findings,
-    scan_text,
+    scan_boot,
     scan_tree,
     scan_value,
 )
@@ -135,8 +135,7 @@ def _boot(resource: Resource, found: Findings) -> list[Finding]:
         if value is UNKNOWN:
             found.not_known(path)
         elif isinstance(value, str):
-            for where, text in documents(value, path):
-                findings += scan_text(text, where)
+            findings += scan_boot(value, path)  # shared with the plan's secret marking (one pass)
     metadata = resource.props.get("metadata")
     if isinstance(metadata, Mapping):  # other metadata keys: every process on the VM reads them
         others = {k: v for k, v in metadata.items() if k not in ("startup-script", "user-data")}

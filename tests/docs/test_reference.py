@@ -34,7 +34,7 @@ def _section(title: str) -> str:
 
 def test_reference_generated_sections_match_the_code() -> None:
     text = REFERENCE.read_text(encoding="utf-8")
-    assert _generator().render(text) == text, "docs/reference.md is stale: run `make docs`"
+    assert _generator().render(text) == text, "docs/reference.md is stale: run `make generate`"
 
 
 def test_reference_config_section_is_read_from_the_schema_alone() -> None:
@@ -77,21 +77,12 @@ def test_reference_rejects_a_document_without_a_generated_section() -> None:
 
 
 def _rendered_alerts() -> set[tuple[str, str, str, str]]:
-    from inference_infra.components.monitoring.absent import FleetTargets
-    from inference_infra.components.monitoring.rules import RuleSettings, rule_file
-    from inference_infra.components.monitoring.serving import Latency, ServingSettings
+    """Every alert the rule file renders, with one fleet of each kind and Kubernetes Neuron nodes."""
+    from inference_infra.components.monitoring.rules import REFERENCE_SETTINGS, rule_file
 
-    settings = RuleSettings(
-        fleets=(
-            FleetTargets(pool="gpu", kind="nvidia", engine=True),
-            FleetTargets(pool="inf", kind="neuron", engine=True, neuron_monitor=True),
-        ),
-        serving=ServingSettings(pools={"gpu": Latency.INTERACTIVE, "inf": Latency.BATCH}),
-        kubernetes_neuron=True,
-    )
     return {
         (rule["alert"], group["name"], rule["labels"]["severity"], rule["labels"]["category"])
-        for group in rule_file(settings)["groups"]
+        for group in rule_file(REFERENCE_SETTINGS)["groups"]
         for rule in group["rules"]
         if "alert" in rule
     }

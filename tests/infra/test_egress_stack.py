@@ -382,8 +382,9 @@ def test_egress_rejects_a_mirror_in_another_region_under_endpoints_only(pulumi_p
     with pytest.raises(InputError) as error:
         plan(pulumi_project(_PROGRAM, {"closed": stack}), "closed")
     assert (
-        "inference-infra:egress.imageMirrors['nvcr.io'] '123456789012.dkr.ecr.eu-west-1.amazonaws.com/nvcr' "
-        "is in eu-west-1; under egress.aws 'endpoints-only' nodes reach only ECR in aws:region 'us-east-1'"
+        "inference-infra:egress.imageMirrors['nvcr.io'] (for awsGpuFleets[0]) "
+        "'123456789012.dkr.ecr.eu-west-1.amazonaws.com/nvcr' is in eu-west-1; under egress 'endpoints-only' "
+        "nodes reach only ECR in the fleet's region 'us-east-1'"
     ) in str(error.value)
 
 

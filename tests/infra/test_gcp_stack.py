@@ -55,6 +55,7 @@ def test_prod_plan_runs_every_gcp_accelerator_component(plan_stack):
         "inference-infra:gcp:InferenceEndpoint",
         "inference-infra:gcp:ArtifactMirrors",
         "inference-infra:gcp:GcsModelPublishers",
+        "inference-infra:gcp:IdleGpuWatchdog",  # infra/watchdog_stack.py, for the GPUs and TPUs
     }
     machines = sorted((r.name, r.props["machineType"]) for r in capture.of_type(GCP_INSTANCE))
     assert machines == [("llama70b-h100-0", "a3-highgpu-8g")]
@@ -314,9 +315,9 @@ def test_gcp_stack_refuses_a_model_on_a_multi_host_tpu_slice_by_key(tmp_path):
     with pytest.raises(InputError) as raised:
         plan_config(tmp_path, {**BASE, "inference-infra:tpuVms": [tpu]})
     message = str(raised.value)
-    assert (
-        f"inference-infra:tpuVms[0].model '{SMALL_MODEL['name']}' cannot be served on v5litepod-16" in message
-    )
+    # The planner's servability check (components/planner/servable.py) names the slice to change.
+    assert "inference-infra:tpuVms[0].acceleratorType 'v5litepod-16' cannot serve this model" in message
+    assert "v5litepod-16 spans 4 hosts" in message
     assert "single-host slice (v5litepod-1, v5litepod-4, v5litepod-8)" in message
 
 

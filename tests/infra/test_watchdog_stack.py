@@ -137,3 +137,39 @@ def test_watchdog_stack_is_absent_without_its_section():
     settings = parse_stack_settings(BASE, stack="dev")
     assert watchdog_stack.validate(settings) == []
     assert settings.watchdog is None
+
+
+GCP_WATCHDOG = "inference-infra:gcp:IdleGpuWatchdog"
+
+
+def test_prod_stack_watches_its_gcp_gpus_and_tpus_with_the_sections_settings(plan_stack):
+    """Prod has GCP GPU fleets and TPU VMs: the GCP watchdog runs with the section's window, threshold,
+    grace and schedule, in the stack's project and region."""
+    from inference_infra.lambdas.gcp_idle_watchdog.settings import Settings as GcpSettings
+
+    capture = plan_stack("prod").capture
+    component = capture.one(GCP_WATCHDOG)
+    (function,) = [
+        r for r in capture.descendants(component) if r.type == "gcp:cloudfunctionsv2/function:Function"
+    ]
+    settings = GcpSettings.from_env(function.props["serviceConfig"]["environmentVariables"])
+    assert (settings.idle_minutes, settings.grace_minutes, settings.util_threshold_percent) == (60, 120, 3.0)
+    assert settings.projects == ("acme-inference-prod",)
+    assert (settings.tag_key, settings.tag_value) == ("auto-shutdown", "true")
+    assert function.props["location"] == "us-central1"
+    (job,) = [r for r in capture.descendants(component) if r.type == "gcp:cloudscheduler/job:Job"]
+    assert job.props["schedule"] == "*/10 * * * *"
+    assert {"gcpIdleWatchdogFunction", "gcpIdleWatchdogSchedule"} <= set(capture.stack_outputs)
+
+
+def test_watchdog_section_values_the_gcp_watchdog_cannot_take_are_named():
+    settings = parse_stack_settings(
+        {
+            **BASE,
+            "watchdog": json.dumps({"scheduleExpression": "rate(7 minutes)"}),
+        },
+        stack="dev",
+    )
+    settings = settings.model_copy(update={"tpu_vms": [object()]})
+    problems = [str(p) for p in watchdog_stack.validate(settings)]
+    assert any("watchdog.scheduleExpression (GCP watchdog)" in p and "rate(7 minutes)" in p for p in problems)

@@ -87,15 +87,51 @@ def test_watchdog_required_lists_at_most_five_names_and_accepts_configured_watch
 
 def test_watchdog_required_says_when_it_does_not_apply():
     assert _check([_gpu("a", "false"), _gpu("cpu", instance_type="m5.large")]) == Outcome(
-        not_applicable="no AWS accelerator instance is tagged AutoShutdown=true"
+        not_applicable="no accelerator machine is tagged AutoShutdown=true or labelled auto-shutdown=true"
     )
-    tpu = Resource(
-        "gcp:tpu/v2Vm:V2Vm", "tpu", {"acceleratorType": "v5litepod-4", "labels": {"auto-shutdown": "true"}}
+
+
+GCP_WATCHDOG = Resource(rule.GCP_WATCHDOG_TYPE, "gcp-watchdog", {}, "urn:gcp-watchdog")
+
+
+def _tpu(name: str, label: str = "true") -> Resource:
+    return Resource(
+        "gcp:tpu/v2Vm:V2Vm", name, {"acceleratorType": "v5litepod-4", "labels": {"auto-shutdown": label}}
     )
-    assert _check([tpu]) == Outcome(
-        not_applicable="the idle watchdog stops EC2 instances; "
-        "tpu (GCP, labelled auto-shutdown=true) are not covered by it"
+
+
+def _gce(name: str, label: str = "true") -> Resource:
+    return Resource(
+        "gcp:compute/instance:Instance",
+        name,
+        {"machineType": "g2-standard-8", "labels": {"auto-shutdown": label}},
     )
+
+
+def test_watchdog_required_rejects_labelled_gcp_machines_without_the_gcp_watchdog():
+    outcome = _check([_tpu("tpu"), _gce("l4"), _gce("kept", "false"), WATCHDOG])
+    assert outcome.violations == (
+        "2 GCP accelerator VM(s) or TPU VM(s) labelled auto-shutdown=true (tpu, l4) but the stack deploys no "
+        "GCP idle watchdog (inference-infra:gcp:IdleGpuWatchdog); add "
+        "inference_infra.components.gcp.IdleGpuWatchdog or nothing stops them when they sit idle.",
+    )
+
+
+def test_watchdog_required_passes_labelled_gcp_machines_with_the_gcp_watchdog():
+    assert _check([_tpu("tpu"), _gce("l4"), GCP_WATCHDOG]) == Outcome()
+    assert _check(
+        [_tpu("tpu"), Resource("acme:ops:Reaper", "r", {})], gcpWatchdogTypes=["acme:ops:Reaper"]
+    ) == (Outcome())
+
+
+def test_watchdog_required_leaves_gcp_groups_and_templates_to_themselves():
+    template = Resource(
+        "gcp:compute/instanceTemplate:InstanceTemplate",
+        "pool",
+        {"machineType": "g2-standard-8", "labels": {"auto-shutdown": "true"}},
+    )
+    assert _check([template]).not_applicable
+    assert _check([template]).violations == ()
 
 
 class _Watchdog(pulumi.ComponentResource):

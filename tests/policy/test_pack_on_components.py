@@ -96,12 +96,26 @@ def test_pack_passes_the_aws_components_and_the_watchdog(pack, plan_of, tagged):
     assert _messages(report) == []
 
 
-def test_pack_passes_the_gcp_components(pack, plan_of, tagged):
+def test_pack_passes_the_gcp_components_and_the_gcp_watchdog(pack, plan_of, tagged):
+    from inference_infra.components.gcp import IdleGpuWatchdog as GcpIdleGpuWatchdog
+    from inference_infra.components.gcp import IdleGpuWatchdogArgs as GcpIdleGpuWatchdogArgs
+
     _gcp_stack()
+    GcpIdleGpuWatchdog("idle", GcpIdleGpuWatchdogArgs())
     report = run_whole_pack(
         pack, plan_of(), nonprod_accelerators_spot_or_autoshutdown=NONPROD, allowed_accelerator_types=NONPROD
     )
     assert _messages(report) == []
+
+
+def test_pack_asks_for_the_gcp_watchdog_when_gcp_machines_opt_in(pack, plan_of, tagged):
+    _gcp_stack()
+    report = run_whole_pack(
+        pack, plan_of(), nonprod_accelerators_spot_or_autoshutdown=NONPROD, allowed_accelerator_types=NONPROD
+    )
+    ((policy, message),) = _messages(report)
+    assert policy == "idle-watchdog-required"
+    assert message.startswith("2 GCP accelerator VM(s) or TPU VM(s) labelled auto-shutdown=true")
 
 
 def test_pack_requires_the_watchdog_for_fleets_that_opt_in(pack, plan_of, tagged):

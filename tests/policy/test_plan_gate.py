@@ -60,7 +60,7 @@ def test_plan_gate_passes_a_compliant_outside_program(pulumi_project):
     assert policy["config"] is None
     assert {
         "policy": "idle-watchdog-required",
-        "reason": "no AWS accelerator instance is tagged AutoShutdown=true",
+        "reason": "no accelerator machine is tagged AutoShutdown=true or labelled auto-shutdown=true",
     } in (policy["not_applicable"])
 
 

@@ -196,12 +196,15 @@ def test_gpu_fleet_rejects_an_unknown_engine_argument(fleet_args):
 
 
 def test_gpu_fleet_rejects_engine_ports_over_reserved_ports(fleet_args):
-    with pytest.raises(InputError, match=r"serving_port 9399 engine ports 9399\.\.9400 must not include"):
+    with pytest.raises(
+        InputError,
+        match=r"serving_port 9399 puts the node's 2 engines on ports 9399\.\.9400 .* leave 22, 9100 and 9400",
+    ):
         GpuFleet("serving", _args(fleet_args, serving_port=9399))
 
 
 def test_gpu_fleet_rejects_a_privileged_serving_port_naming_it(fleet_args):
-    with pytest.raises(InputError, match=r"serving_port 80 must leave room for 2 engine ports"):
+    with pytest.raises(InputError, match=r"serving_port 80 is an engine port, .* must lie in 1024\.\.65535"):
         GpuFleet("serving", _args(fleet_args, serving_port=80))
 
 

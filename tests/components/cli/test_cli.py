@@ -44,10 +44,13 @@ def test_plan_json_on_an_outside_program(pulumi_project):
     assert {"required-cost-tags", "accelerator-imdsv2-required"} <= failed
 
 
-def test_plan_table_on_the_reference_stack():
-    run = cli("plan", "--stack", "prod")
-    assert run.returncode == 0, run.stderr
-    assert "Plan for stack 'prod' of project 'inference-infra'" in run.stdout
+def test_plan_table_on_the_reference_stack(capsys):
+    """In-process, on the session's plan of prod (tests/conftest.py): CI plans prod with the real
+    command before the tests, and the subprocess path is tested on an outside program above."""
+    from inference_infra.components.cli import main
+
+    assert main(["plan", "--stack", "prod", "--cwd", str(REPO_ROOT)]) == 0
+    assert "Plan for stack 'prod' of project 'inference-infra'" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(

@@ -131,6 +131,9 @@ def no_aws_credentials(monkeypatch, tmp_path):
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
     monkeypatch.setenv("AWS_EC2_METADATA_DISABLED", "true")
     monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    # boto3's default session keeps the credentials it resolved for an earlier test in this worker
+    # (with -n 2 the order varies): start from none, so the lookup sees the empty environment above.
+    monkeypatch.setattr(boto3, "DEFAULT_SESSION", None)
 
 
 def test_models_manifest_rejects_s3_without_credentials(capsys, no_aws_credentials):
@@ -225,3 +228,64 @@ def test_cli_hostile_arguments_are_one_exit_2_paragraph(capsys, argv, expected):
     assert code == 2
     assert expected in err
     assert "internal error" not in err
+
+
+def test_unknown_model_hints_point_only_to_options_where_the_model_was_given(capsys):
+    """`size` has --model-config; a stack file or a ServedModel takes a config.json path as the name."""
+    from inference_infra.components.serving.model import ServedModel, served_model_problems
+
+    (problem,) = served_model_problems(ServedModel(name="lama-3.1-8b", context_tokens=4096, concurrency=4))
+    assert problem.input == "model.name"
+    assert "did you mean llama-3.1-8b" in problem.allowed
+    assert "config.json" in problem.allowed
+    assert "--model-config" not in problem.allowed
+
+    assert main(["size", "--model", "lama-3.1-8b", "--context", "4096", "--concurrency", "4"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "--model 'lama-3.1-8b' is not a model preset; did you mean llama-3.1-8b" in err
+    assert "(--model-config PATH sizes any other model from its config.json)" in err
+
+
+def test_a_missing_config_json_as_a_model_name_is_one_problem_under_its_key(tmp_path):
+    from inference_infra.components.serving.model import ServedModel, served_model_problems
+
+    missing = str(tmp_path / "config.json")
+    (problem,) = served_model_problems(ServedModel(name=missing, context_tokens=4096, concurrency=4))
+    assert (problem.input, problem.value) == ("model.name", missing)
+    assert problem.allowed == "is not a file (the checkpoint's config.json)"
+
+
+@pytest.mark.parametrize(
+    ("program", "expected"),
+    [
+        (
+            "from inference_infra.components.serving.model import ServedModel\n"
+            "ServedModel(name='llama-3.1-8b', context_tokens=4096, concurency=4)\n",
+            "got an unexpected keyword argument 'concurency' (did you mean 'concurrency'?)",
+        ),
+        (
+            "import pulumi_aws as aws\naws.s3.BucketV2('b', buckt='models')\n",
+            "got an unexpected keyword argument 'buckt' (did you mean 'bucket'?)",
+        ),
+    ],
+)
+def test_plan_suggests_the_keyword_a_typo_meant(pulumi_project, capsys, program, expected):
+    folder = pulumi_project(program)
+    assert main(["plan", "--cwd", str(folder), "--stack", "dev"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert expected in err
+    assert "__main__.py:2" in err
+
+
+def test_one_mistake_is_one_problem_a_wrong_region_with_every_zone_outside_it(tmp_path, capsys):
+    """A wrong aws:region puts both of the dev network's zones outside it: one problem, not two."""
+    (tmp_path / "Pulumi.yaml").write_text(f"name: inference-infra\nruntime: python\nmain: {ROOT / 'infra'}\n")
+    stack = (ROOT / "Pulumi.dev.yaml").read_text()
+    assert "  aws:region: us-west-2\n" in stack
+    (tmp_path / "Pulumi.dev.yaml").write_text(
+        stack.replace("  aws:region: us-west-2\n", "  aws:region: eu-west-1\n")
+    )
+    assert main(["plan", "--cwd", str(tmp_path), "--stack", "dev"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "problems" not in err
+    assert "awsNetwork ['us-west-2a', 'us-west-2b'] has zones outside aws:region 'eu-west-1'" in err

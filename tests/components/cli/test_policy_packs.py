@@ -129,3 +129,43 @@ def test_policy_pack_init_rejects_a_folder_that_holds_a_pack(init_pack):
     ):
         write_pack(init_pack)
     write_pack(init_pack, force=True)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("{not json", "is not valid JSON"),
+        ('{"no-such-policy": "mandatory"}', "no-such-policy"),
+    ],
+)
+def test_plan_checks_a_policy_config_before_the_program_runs(
+    pulumi_project, tmp_path, capsys, text, expected
+):
+    folder = pulumi_project("raise RuntimeError('the program ran')\n")
+    config = tmp_path / "bad.json"
+    config.write_text(text)
+    code = main(
+        ["plan", "--cwd", str(folder), "--policy-pack", str(LIBRARY_PACK), "--policy-config", str(config)]
+    )
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2
+    assert expected in err
+    assert "the program ran" not in err
+
+
+@pytest.mark.parametrize(
+    ("requirement", "local"),
+    [("inference-infra @ file:///home/me/inference-infra", True), ("inference-infra==0.9.0", False)],
+)
+def test_policy_pack_init_says_what_its_requirements_pin(tmp_path, capsys, monkeypatch, requirement, local):
+    from importlib.metadata import version
+
+    from inference_infra.components.cli import policy_pack
+
+    monkeypatch.setattr(policy_pack, "installed_requirement", lambda: requirement)
+    assert main(["policy-pack", "init", str(tmp_path / "pack")]) == 0
+    err = " ".join(capsys.readouterr().err.split())
+    assert f"pins pulumi-policy=={version('pulumi-policy')} and {requirement}" in err
+    assert requirement in (tmp_path / "pack" / "requirements.txt").read_text()
+    assert ("a path on this machine" in err) is local
+    assert ("in CI replace that line with a version or a git URL" in err) is local

@@ -95,3 +95,21 @@ def test_capacity_problems_rejects_more_machines_than_the_bound() -> None:
 def test_capacity_problems_rejects_negative_counts(name: str) -> None:
     problems = capacity_problems(Pool(**{name: -1}), supported=ALL)
     assert (problems[0].input, problems[0].allowed) == (name, "must be 0 or more")
+
+
+def test_capacity_price_model_prices_every_mode() -> None:
+    from inference_infra.components.catalog import PriceModel
+    from inference_infra.components.fleet.capacity import PRICE_MODELS, mode_values, price_model
+
+    assert set(PRICE_MODELS) == set(CapacityMode)  # total: an input in this vocabulary always has a price
+    assert mode_values() == ["reserved", "spot", "on-demand", "preemptible"]
+    assert price_model("on-demand") is PriceModel.ON_DEMAND
+    assert price_model(CapacityMode.RESERVED) is PriceModel.RESERVED
+    assert price_model("preemptible") is PriceModel.SPOT  # Google bills preemptible at the Spot rates
+
+
+def test_capacity_price_model_rejects_a_word_outside_the_vocabulary() -> None:
+    from inference_infra.components.fleet.capacity import price_model
+
+    with pytest.raises(ValueError, match="capacity mode 'capacity-block' is not one of reserved, spot"):
+        price_model("capacity-block")

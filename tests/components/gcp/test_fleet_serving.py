@@ -174,14 +174,15 @@ def test_plan_gpu_fleet_is_pure_and_matches_the_component(plan_of):
 
 
 def test_tpu_vm_plans_its_engines_on_serving_port(plan_of):
-    qwen = TpuVm("qwen", tpu(serving_port=8100, monitoring_cidr_blocks=["10.8.0.0/14"]))
+    # 8200: the metrics-only port (9200) stays clear of node-exporter's 9100, the one port rule of every fleet
+    qwen = TpuVm("qwen", tpu(serving_port=8200, monitoring_cidr_blocks=["10.8.0.0/14"]))
     capture = plan_of()
     assert qwen.engines is not None
-    assert qwen.engines.ports[0] == 8100
+    assert qwen.engines.ports[0] == 8200
     assert "vllm/vllm-tpu@sha256:" in script_of(capture, GCP_TPU_VM)
     rule = capture.one(FIREWALL, "qwen-metrics").props
     assert rule["allows"] == [{"protocol": "tcp", "ports": [_span(qwen.engines.metrics_ports)]}]
-    assert qwen.engines.metrics_ports[0] == 9100
+    assert qwen.engines.metrics_ports[0] == 9200
     assert rule["sourceRanges"] == ["10.8.0.0/14"]
     assert any(n.startswith("cold start of TpuVm 'qwen' ~") for n in notes(capture))
 

@@ -357,7 +357,7 @@ def test_gpu_fleet_rejects_reservations_that_do_not_fit(plan_of, overrides, mess
             {"network": NETWORK, "monitoring_cidr_blocks": ("0.0.0.0/0",)},
             r"monitoring_cidr_blocks\[0\] '0.0.0.0/0' must be a private CIDR block",
         ),
-        ({"serving_port": 0}, r"serving_port 0 must be a TCP port"),
+        ({"serving_port": 0}, r"serving_port 0 is an engine port, .* must lie in 1024\.\.65535"),
     ],
 )
 def test_gpu_fleet_rejects_open_or_malformed_ingress(plan_of, overrides, message):

@@ -389,8 +389,10 @@ def test_tpu_vm_refuses_a_model_on_a_multi_host_slice_before_any_resource(plan_o
     with pytest.raises(InputError) as raised:
         TpuVm("big", args(accelerator_type="v5litepod-16", model=QWEN, weights=QWEN_WEIGHTS))
     message = str(raised.value)
-    assert "model 'qwen2.5-7b' cannot be served on v5litepod-16, a slice of 4 hosts" in message
+    # The planner's servability check (planner/servable.py) refuses it, once, naming the slice's hosts.
+    assert "accelerator_type 'v5litepod-16' cannot serve this model: v5litepod-16 spans 4 hosts" in message
     assert "Ray cluster" in message
+    assert message.count("spans 4 hosts") == 1
     assert "v5litepod-8" in message  # the single-host slices of the generation are named
     assert "v5litepod-16" not in message.split("single-host slice")[1]
     assert plan_of().of_type(GCP_TPU_VM) == []

@@ -253,7 +253,7 @@ def test_budget_misses_names_each_figure_over_its_latency_budget():
 def _reference_pools() -> list[Pool]:
     """Every serving pool of the reference stacks, as their fleets plan themselves, with the latency
     class the serving rules judge them by (a TPU slice declares none: judged as interactive)."""
-    from inference_infra.infra.pools import planned_pools
+    from inference_infra.infra.plans import planned_pools
     from inference_infra.infra.stack_file import parse_stack_settings
 
     pools = []

@@ -134,3 +134,45 @@ def test_provider_config_keys_read_from_source_match_the_imported_sdk(namespace)
     params = inspect.signature(module.ProviderArgs.__init__).parameters
     assert keys == sorted(project._camel(p) for p in params if p != "__self__")
     assert "region" in keys or namespace == "kubernetes"
+
+
+def test_yaml12_refuses_a_key_given_twice_naming_both_lines():
+    with pytest.raises(Exception, match=r"key 'aws:region' is given twice, at line 2 and at line 4"):
+        load("config:\n  aws:region: us-east-1\n  gcp:project: p\n  aws:region: eu-west-1\n")
+    assert load("a: {x: 1}\nb: {x: 2}\n") == {"a": {"x": 1}, "b": {"x": 2}}  # one key per mapping
+
+
+def test_plan_exits_2_on_a_duplicate_key_in_a_stack_file_naming_both_lines(pulumi_project, capsys):
+    from inference_infra.components.cli import main
+
+    stack = "config:\n  aws:region: us-east-1\n  mode: fast\n  aws:region: eu-west-1\n"
+    folder = _project(pulumi_project, "  mode: fast\n", stack)
+    assert main(["plan", "--cwd", str(folder), "--stack", "dev"]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "Pulumi.dev.yaml is not valid YAML at line 4" in err
+    assert "'aws:region' is given twice, at line 2 and at line 4" in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("given", ["dev", "acme/dev", "acme/outside/dev"])
+def test_plan_takes_org_qualified_stack_names_as_pulumi_does(pulumi_project, given):
+    """`pulumi --stack` takes name, org/name and org/project/name; the file is Pulumi.<name>.yaml and
+    the program's get_stack() is the name (pulumi v3.259.0 httpstate ParseStackReference)."""
+    program = "import pulumi\npulumi.export('stack', pulumi.get_stack())\n"
+    folder = pulumi_project(program, {"dev": "config:\n  aws:region: us-east-1\n"})
+    assert plan(folder, given).capture.stack_outputs["stack"] == "dev"
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ("acme/other/dev", r"names a stack of project 'other', but the Pulumi.yaml .* is project 'outside'"),
+        ("a/b/c/d", r"is not a stack name: .* org/name or org/project/name"),
+        ("acme//dev", r"is not a stack name"),
+        ("../dev", r"is not a stack name"),
+    ],
+)
+def test_plan_refuses_stack_references_pulumi_would_not_resolve_here(pulumi_project, given, message):
+    folder = pulumi_project("import pulumi\n", {"dev": "config: {}\n"})
+    with pytest.raises(InputError, match=message):
+        plan(folder, given)

@@ -40,10 +40,36 @@ def test_plan_names_a_missing_provider_package_and_the_line_that_installs_it(pul
     assert "ModuleNotFoundError" not in message
 
 
-def test_plan_guesses_the_install_line_of_a_missing_package_no_requirements_list(pulumi_project):
+def test_plan_asks_for_a_pinned_requirements_line_when_none_lists_the_missing_package(pulumi_project):
     folder = pulumi_project("import pulumi\nimport pulumi_nowhere_offline\n")
-    with pytest.raises(ProgramError, match=r"-m pip install 'pulumi-nowhere-offline'"):
+    with pytest.raises(ProgramError) as caught:
         plan(folder, "dev")
+    message = " ".join(str(caught.value).split())
+    assert "no requirements.txt beside the program lists it" in message
+    assert f"Add it with a pinned version to {folder / 'requirements.txt'}" in message
+    assert f"-m pip install -r {folder / 'requirements.txt'}" in message
+    assert "pip install 'pulumi-nowhere-offline'" not in message  # never an unpinned package
+
+
+def test_plan_names_the_extra_for_a_missing_provider_sdk_the_library_installs(pulumi_project, monkeypatch):
+    """pulumi_gcp absent (as after `pip install 'inference-infra[aws]'`): the hint is the gcp extra."""
+    import builtins
+
+    real_import = builtins.__import__
+
+    def without_gcp(name, *args, **kwargs):
+        if name == "pulumi_gcp" or name.startswith("pulumi_gcp."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return real_import(name, *args, **kwargs)
+
+    folder = pulumi_project("import pulumi\nimport pulumi_gcp as gcp\n")
+    monkeypatch.setattr(builtins, "__import__", without_gcp)
+    with pytest.raises(ProgramError) as caught:
+        plan(folder, "dev")
+    message = " ".join(str(caught.value).split())
+    assert "the program imports pulumi_gcp, which is not installed" in message
+    assert "-m pip install 'inference-infra[gcp]'" in message
+    assert "pip install 'pulumi-gcp'" not in message
 
 
 def test_plan_says_an_installed_package_lacks_the_module_rather_than_install_it(pulumi_project):

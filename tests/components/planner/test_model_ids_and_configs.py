@@ -112,7 +112,7 @@ def test_model_from_config_rejects_a_missing_field_naming_it_and_the_file(field,
 
 def test_model_from_config_rejects_a_missing_file(tmp_path):
     with pytest.raises(InputError, match=r"--model-config '.*nope\.json' is not a file"):
-        model_from_config(tmp_path / "nope.json")
+        model_from_config(tmp_path / "nope.json", "--model-config")  # as size calls it
 
 
 def _size(*args):

@@ -25,7 +25,8 @@ def test_choose_instance_type_picks_the_cheapest_fitting_machine_on_the_cloud():
     assert choice.summary().startswith(
         f"llama-3.1-70b (fp8 weights, bf16 KV cache, 16 x 8,192 tokens) -> {ranked[0].instance_type}: TP="
     )
-    assert f"(cheapest of {len(ranked)} that fit)" in choice.summary()
+    assert f"; cheapest of {len(ranked)} a fleet can serve)" in choice.summary()
+    assert f"({ranked[0].price.basis};" in choice.summary()  # the price basis the plan's cost table states
 
 
 def test_choose_instance_type_keeps_to_the_fleets_accelerator_family():
@@ -169,11 +170,11 @@ def test_resolve_instance_type_rejects_a_model_no_fleet_machine_holds():
     assert "not int4" in str(r.problems[0])
 
 
-def test_resolve_instance_type_keeps_to_single_host_slices_when_asked():
-    from inference_infra.components.catalog import find_instance_type
-
-    def chosen(max_hosts):
-        return resolve_instance_type(
+def test_resolve_instance_type_never_picks_a_multi_host_slice_for_a_served_model():
+    # 405B needs a pod slice, which the pinned vLLM TPU build cannot serve: with or without max_hosts the
+    # planner refuses, and says why (servable.py's hosts check, the one the TpuVm applies).
+    for max_hosts in (None, 1):
+        found = resolve_instance_type(
             instance_type_name=None,
             model="llama-3.1-405b",
             traffic=Traffic(context_tokens=4096, concurrency=4),
@@ -181,11 +182,6 @@ def test_resolve_instance_type_keeps_to_single_host_slices_when_asked():
             families={AcceleratorFamily.GOOGLE_TPU},
             max_hosts=max_hosts,
         )
-
-    anywhere = chosen(None)
-    assert anywhere.instance_type is not None
-    assert find_instance_type(anywhere.instance_type, Cloud.GCP).hosts > 1  # 405B needs a pod slice
-    single = chosen(1)
-    assert single.instance_type is None
-    assert [p.input for p in single.problems] == ["model"]
-    assert "fits no gcp machine" in single.problems[0].allowed
+        assert found.instance_type is None
+        assert [p.input for p in found.problems] == ["model"]
+        assert "fits no gcp machine" in found.problems[0].allowed

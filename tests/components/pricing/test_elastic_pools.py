@@ -184,3 +184,32 @@ def test_plan_cli_shows_the_range_and_takes_hours_at_size_from_the_usage_file(pu
     assert bad.returncode == 2
     assert "size 9 is not a machine count the pool can run (0..4)" in bad.stderr.replace("\n", " ")
     assert "Traceback" not in bad.stderr
+
+
+def test_an_elastic_pool_at_zero_with_nothing_saying_when_it_runs_is_not_free(plan_of):
+    """Minimum and desired capacity 0, no schedule, no usage file: one machine expected, said so."""
+    _pool(min_size=0, max_size=4, desired=0)
+    item = _item(price_capture(plan_of()))
+    assert item.hourly_min == 0
+    assert item.hourly_expected == pytest.approx(_rate())
+    assert item.range.expected_size == 1
+    assert "no schedule or usage file says when it runs, so one machine" in item.range.expected_basis
+    assert "hours_at_size in a --usage-file" in item.range.expected_basis
+
+
+def test_scheduled_actions_that_set_only_a_minimum_are_replayed_at_that_minimum(plan_of):
+    group = _pool(min_size=0, max_size=4, desired=0)
+    for name, cron, size in (("morning", "0 8 * * MON-FRI", 2), ("evening", "0 19 * * MON-FRI", 0)):
+        aws.autoscaling.Schedule(
+            name,
+            autoscaling_group_name=group.name,
+            scheduled_action_name=name,
+            recurrence=cron,
+            min_size=size,
+            max_size=-1,
+        )
+    item = _item(price_capture(plan_of()))
+    assert item.hourly_expected == pytest.approx(5 * 11 / 168 * 2 * _rate())
+    assert (
+        item.range.expected_basis == "scheduled actions replayed over a week: 113 h/week at 0, 55 h/week at 2"
+    )

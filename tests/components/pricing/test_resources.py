@@ -55,6 +55,8 @@ _UNITS = {
     "1M queries",
     "vCPU-hour",
     "GB-hour",
+    "vCPU-second",
+    "GiB-second",
 }
 
 
@@ -63,9 +65,10 @@ def test_resource_rates_use_known_units_and_dates_no_later_than_their_last_check
 
     for rate in RESOURCE_RATES:
         assert rate.unit in _UNITS, (rate.key, rate.unit)
-        assert rate.as_of <= date(2026, 11, 24), rate.key
+        assert rate.as_of <= date(2026, 12, 2), rate.key
         if rate.checked_against:  # re-checked rows carry the copy they were checked against and its day
-            assert rate.as_of == date(2026, 11, 24), rate.key
+            assert rate.as_of in (date(2026, 11, 24), date(2026, 12, 2)), rate.key
+            assert str(rate.as_of) in rate.checked_against or rate.as_of == date(2026, 11, 24), rate.key
             assert rate.checked_against.startswith("https://"), rate.key
         assert rate.free >= 0, rate.key
     checked = {r.key for r in RESOURCE_RATES if r.checked_against}

@@ -183,3 +183,32 @@ def test_usage_artifact_registry_stores_in_standard_and_remote_repositories_not_
     (item,) = [i for i in report.items if i.category == "usage"]
     assert item.hourly_usd * HOURS_PER_MONTH == pytest.approx(4.0)
     assert "40 storage_gb x $0.1" in item.basis
+
+
+def test_usage_gcp_idle_watchdog_function_is_priced_like_cloud_run(plan_of):
+    """The GCP watchdog's function lists requests, vCPU- and GiB-seconds (Cloud Run's request-based
+    billing, Tier 1, cloud.google.com/run/pricing read 2026-12-02) and its source bucket's storage."""
+    from inference_infra.components.gcp import IdleGpuWatchdog, IdleGpuWatchdogArgs
+
+    watchdog = IdleGpuWatchdog("idle-gpu-watchdog", IdleGpuWatchdogArgs())
+    report = price_capture(plan_of(watchdog))
+    lines = {(u.name, u.usage_key): u.as_json() for u in report.usage_based}
+    assert lines[("idle-gpu-watchdog", "monthly_requests")]["usd_per_unit"] == pytest.approx(0.4e-6)
+    assert lines[("idle-gpu-watchdog", "monthly_vcpu_seconds")]["usd_per_unit"] == pytest.approx(0.000024)
+    assert lines[("idle-gpu-watchdog", "monthly_gib_seconds")]["usd_per_unit"] == pytest.approx(0.0000025)
+    assert ("idle-gpu-watchdog-source", "storage_gb") in lines
+    apply_usage_file(
+        report,
+        {
+            "idle-gpu-watchdog": {
+                "monthly_requests": 8640,
+                "monthly_vcpu_seconds": 86400,
+                "monthly_gib_seconds": 21600,
+            }
+        },
+    )
+    priced = {(u.name, u.usage_key): u.monthly_usd for u in report.usage_based if u.quantity is not None}
+    # a run every 5 minutes (8,640 a month) of 10 s at 1 vCPU and 256 MiB: about $2.13 before the free tier
+    assert sum(priced.values()) == pytest.approx(
+        8640e-6 * 0.4 + 86400 * 0.000024 + 21600 * 0.0000025, abs=1e-3
+    )

@@ -15,11 +15,11 @@ LLAMA_8B = ServedModel(name="llama-3.1-8b", context_tokens=8192, concurrency=16)
 
 def test_plan_serving_plans_engines_and_cold_start() -> None:
     serving, problems = plan_serving(
-        LLAMA_8B, machine="g6e.12xlarge", cloud=Cloud.AWS, source=WeightSource.S3, first_port=8100
+        LLAMA_8B, machine="g6e.12xlarge", cloud=Cloud.AWS, source=WeightSource.S3, first_port=8200
     )
     assert problems == []
     assert serving is not None
-    assert serving.ports[0] == 8100
+    assert serving.ports[0] == 8200
     assert serving.model == "llama-3.1-8b"
     assert serving.grace_seconds() >= 60
     assert serving.cold_start.source is WeightSource.S3

@@ -2,6 +2,8 @@
 
 A fixed service (every request holds a slot for exactly HOLD seconds, first token after PREFILL)
 keeps the arithmetic checkable by hand: at r requests per second, r x HOLD requests are in flight.
+The tests of the scaler's timing set `metric_lag_seconds=0` (LAG0) so the datapoint a decision reads is
+the period just ended; the lag has its own test.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import pytest
 
 from inference_infra.components.fleet.elastic import ScalingPlan, ScheduleArgs
 from inference_infra.components.simulate import Autoscaler, Pool, Trace, replay
-from inference_infra.components.simulate.replay import most_in_flight_per_minute, working
+from inference_infra.components.simulate.replay import working
 
 HOLD = 10.0  # seconds a request holds a slot
 PREFILL = 0.05  # seconds to first token once admitted
@@ -24,6 +26,11 @@ SLOTS = 10  # slots per machine
 COLD = 300.0  # cold start, seconds
 WARM = 60  # warm start, seconds
 PRICE = 3.6  # USD per machine-hour: 0.001 USD per machine-second
+
+
+def scaler(start_size: int | None = None, **changes) -> Autoscaler:
+    """The AWS autoscaler with no metric lag (the module doc)."""
+    return Autoscaler(start_size=start_size, metric_lag_seconds=0, **changes)
 
 
 @dataclass
@@ -87,7 +94,7 @@ def step_trace() -> Trace:
 
 
 def test_replay_step_scales_out_after_three_periods_and_a_cold_start():
-    result = replay(step_trace(), pool(), Autoscaler(start_size=2))
+    result = replay(step_trace(), pool(), scaler(2))
     doc = result.as_json()
     # periods ending at 660, 720, 780 s want more than 2 machines: the third one launches 4 (max 6)
     assert [(x.decided_s, x.ready_s, x.warm) for x in result.launches] == [(780.0, 1080.0, False)] * 4
@@ -104,7 +111,7 @@ def test_replay_step_scales_out_after_three_periods_and_a_cold_start():
 
 
 def test_replay_warm_pool_serves_first_then_cold_starts():
-    result = replay(step_trace(), pool(warm_pool_size=2), Autoscaler(start_size=2))
+    result = replay(step_trace(), pool(warm_pool_size=2), scaler(2))
     launches = sorted((x.seconds, x.warm) for x in result.launches)
     assert launches == [(WARM, True), (WARM, True), (COLD, False), (COLD, False)]
     doc = result.as_json()["scale"]
@@ -116,7 +123,7 @@ def test_replay_warm_pool_serves_first_then_cold_starts():
 def test_replay_empty_warm_pool_takes_the_cold_start():
     # two warm machines are used by the first scale-out; the second one finds the pool empty
     trace = Trace.of(steady(1, 0, 600) + steady(2, 600, 1500) + steady(5.5, 1500, 2700))
-    result = replay(trace, pool(warm_pool_size=2, max_size=8), Autoscaler(start_size=2))
+    result = replay(trace, pool(warm_pool_size=2, max_size=8), scaler(2))
     first, second = result.launches[:2], result.launches[2:]
     assert all(x.warm and x.seconds == WARM for x in first)
     assert second
@@ -132,7 +139,7 @@ def test_replay_ramp_follows_the_load_with_the_target_headroom():
     for k in range(6):
         rows += steady(0.5 * (k + 1), 600 * k, 600 * (k + 1))
     rows += steady(3, 3600, 4800)
-    result = replay(Trace.of(rows), pool(max_size=10), Autoscaler(start_size=1))
+    result = replay(Trace.of(rows), pool(max_size=10), scaler(1))
     doc = result.as_json()
     # 3/s x 10 s = 30 in flight: ceil(30 / 7) = 5 machines at the end
     assert doc["timeline"][-3]["machines_serving"] == 5
@@ -144,7 +151,7 @@ def test_replay_ramp_follows_the_load_with_the_target_headroom():
 def test_replay_burst_above_max_reports_requests_over_target():
     # 20/s for two minutes needs 200 slots = 20 machines; max is 3
     rows = steady(1, 0, 600) + steady(20, 600, 720) + steady(1, 720, 1800)
-    result = replay(Trace.of(rows), pool(max_size=3), Autoscaler(start_size=2))
+    result = replay(Trace.of(rows), pool(max_size=3), scaler(2))
     doc = result.as_json()
     assert doc["scale"]["capped_periods"] >= 1
     assert doc["scale"]["max_machines"] == 3
@@ -156,7 +163,7 @@ def test_replay_burst_above_max_reports_requests_over_target():
 
 def test_replay_idle_period_scales_to_zero_and_back_with_a_cold_start():
     rows = [*steady(1, 0, 300), (3600.0, 1000, 100)]
-    result = replay(Trace.of(rows), pool(min_size=0, desired=0), Autoscaler(start_size=2))
+    result = replay(Trace.of(rows), pool(min_size=0, desired=0), scaler(2))
     doc = result.as_json()
     assert doc["scale"]["min_machines"] == 0
     serving = [m["machines_serving"] for m in doc["timeline"]]
@@ -174,14 +181,14 @@ def test_replay_idle_period_scales_to_zero_and_back_with_a_cold_start():
 def test_replay_scale_in_is_one_machine_per_cooldown_after_a_quiet_cooldown():
     # 40 in flight on 6 machines, then 5: 5 / (machines - 1) stays under 0.8 x 7 down to 2 machines
     rows = steady(4, 0, 600) + steady(0.5, 600, 6000)
-    default = replay(Trace.of(rows), pool(), Autoscaler(start_size=6))
+    default = replay(Trace.of(rows), pool(), scaler(6))
     serving = [m.serving_machine_s / 60 for m in default.timeline]
     # quiet from the datapoint at 660 s; the 15th (900 s) at 1,500 s; then one every 900 s, down to
     # the last machine, which the load keeps
     drops = [minute for minute in range(1, len(serving)) if serving[minute] < serving[minute - 1]]
     assert drops == [25, 40, 55, 70, 85]
     assert serving[85:] == [1] * (len(serving) - 85)
-    slow = replay(Trace.of(rows), pool(scale_in_cooldown_seconds=1800), Autoscaler(start_size=6))
+    slow = replay(Trace.of(rows), pool(scale_in_cooldown_seconds=1800), scaler(6))
     serving = [m.serving_machine_s / 60 for m in slow.timeline]
     # 30 quiet datapoints: the first at 2,400 s, the next 1,800 s later
     drops = [minute for minute in range(1, len(serving)) if serving[minute] < serving[minute - 1]]
@@ -191,20 +198,20 @@ def test_replay_scale_in_is_one_machine_per_cooldown_after_a_quiet_cooldown():
 
 def test_replay_scale_in_keeps_a_machine_the_load_needs():
     # 0.5/s = 5 in flight: on 2 machines, 5 / 1 = 5 < 5.6 lets one go; on 1 it stays (load in flight)
-    result = replay(Trace.of(steady(0.5, 0, 3600)), pool(min_size=0), Autoscaler(start_size=2))
+    result = replay(Trace.of(steady(0.5, 0, 3600)), pool(min_size=0), scaler(2))
     assert result.as_json()["scale"]["min_machines"] == 1
 
 
 def test_replay_scale_out_cooldown_spaces_scale_outs():
     rows = steady(1, 0, 300) + steady(2, 300, 600) + steady(3, 600, 900) + steady(4, 900, 1500)
-    spaced = replay(Trace.of(rows), pool(scale_out_cooldown_seconds=600), Autoscaler(start_size=2))
+    spaced = replay(Trace.of(rows), pool(scale_out_cooldown_seconds=600), scaler(2))
     times = sorted({x.decided_s for x in spaced.launches})
     assert all(b - a >= 600 for a, b in itertools.pairwise(times))
 
 
 def test_replay_costs_machine_seconds_at_the_price():
     # constant 0.5/s: 5 in flight, one machine all along; the static fleet and the oracle are one machine
-    result = replay(Trace.of(steady(0.5, 0, 1200)), pool(), Autoscaler(start_size=1))
+    result = replay(Trace.of(steady(0.5, 0, 1200)), pool(), scaler(1))
     doc = result.as_json()
     minutes = math.ceil((1200 - 2 + HOLD) / 60)
     assert doc["cost"]["window_s"] == minutes * 60
@@ -215,12 +222,17 @@ def test_replay_costs_machine_seconds_at_the_price():
     assert doc["ttft"]["p99_seconds"] == PREFILL
 
 
-def test_replay_leaves_out_requests_longer_than_the_engine_admits():
+def test_replay_counts_requests_longer_than_the_engine_admits_as_refused_misses():
     rows = [(0.0, 8100, 100), (1.0, 1000, 100)]
-    doc = replay(Trace.of(rows), pool(), Autoscaler(start_size=1)).as_json()
-    assert doc["trace"]["rejected_too_long"] == 1
+    doc = replay(Trace.of(rows), pool(), scaler(1)).as_json()
+    assert doc["trace"]["refused"] == doc["ttft"]["refused"] == 1
     assert doc["ttft"]["served"] == 1
-    assert any("--max-model-len 8192" in n for n in doc["notes"])
+    # in the denominator, and a miss: one of two requests got no first token
+    assert doc["trace"]["requests"] == 2
+    assert doc["slo"]["misses"] == 1
+    assert doc["slo"]["miss_share"] == 0.5
+    assert doc["slo"]["met"] is False
+    assert any("--max-model-len 8192" in n and "misses" in n for n in doc["notes"])
 
 
 def test_replay_schedule_drops_to_the_off_hours_size():
@@ -229,7 +241,7 @@ def test_replay_schedule_drops_to_the_off_hours_size():
     start = datetime(2026, 11, 24, 17, 30, tzinfo=UTC)  # a Tuesday
     schedule = ScheduleArgs(time_zone="Europe/Berlin", start_hour=8, end_hour=19, off_hours_size=0)
     trace = Trace.of(steady(0.2, 0, 2400), start=start)
-    result = replay(trace, pool(schedule=schedule), Autoscaler(start_size=1))
+    result = replay(trace, pool(schedule=schedule), scaler(1))
     serving = [m.serving_machine_s / 60 for m in result.timeline]
     assert serving[:30] == [1] * 30
     assert serving[30] == 0
@@ -239,20 +251,155 @@ def test_replay_schedule_drops_to_the_off_hours_size():
 
 
 def test_replay_is_deterministic():
-    a = replay(step_trace(), pool(warm_pool_size=1), Autoscaler(start_size=2)).as_json()
-    b = replay(step_trace(), pool(warm_pool_size=1), Autoscaler(start_size=2)).as_json()
+    a = replay(step_trace(), pool(warm_pool_size=1), scaler(2)).as_json()
+    b = replay(step_trace(), pool(warm_pool_size=1), scaler(2)).as_json()
     assert a == b
 
 
-def test_replay_starts_at_the_size_the_early_load_needs():
-    # 40 in flight from the start: ceil(40 / 7) = 6 machines, no queue
-    result = replay(Trace.of(steady(4, 0, 1200)), pool(min_size=1, max_size=8))
-    assert result.timeline[0].serving_machine_s == 6 * 60
-    assert result.as_json()["queue"]["max"] == 0
+# --- item 1: the pool starts at its minimum, and a look-ahead passes where the honest replay fails ---
 
 
-def test_most_in_flight_per_minute_counts_requests_spanning_a_minute():
-    # one request from 50 s to 130 s: in flight in minutes 0, 1 and 2
-    assert most_in_flight_per_minute([50.0], [130.0], 3) == [1, 1, 1]
-    # two overlapping, one after: 2 at most in minute 0
-    assert most_in_flight_per_minute([0.0, 5.0, 30.0], [10.0, 20.0, 40.0], 1) == [2]
+def burst_after_quiet() -> Trace:
+    # 0.5/s (5 in flight: one machine) for 20 minutes, then 4/s (40 in flight: 6 machines) for 10
+    return Trace.of(steady(0.5, 0, 1200) + steady(4, 1200, 1800))
+
+
+def test_replay_starts_at_the_pools_minimum():
+    result = replay(Trace.of(steady(4, 0, 1200)), pool(min_size=1, max_size=8), scaler())
+    assert result.timeline[0].serving_machine_s == 1 * 60
+    doc = result.as_json()
+    assert doc["scaling"]["start_size"] == 1
+    assert doc["queue"]["max"] > 0  # 40 in flight on 10 slots: it queues until it scales out
+
+
+def test_replay_honest_start_misses_the_slo_where_a_look_ahead_start_passes():
+    trace = burst_after_quiet()
+    honest = replay(trace, pool(min_size=1, max_size=6), scaler()).as_json()
+    # a pool that knew the burst (started at its peak, 6) keeps every request on time
+    ahead = replay(trace, pool(min_size=1, max_size=6), scaler(6)).as_json()
+    assert ahead["slo"]["met"] is True
+    assert ahead["ttft"]["over_target"] == 0
+    # the honest pool sees the burst only through its datapoints, then waits a cold start
+    assert honest["slo"]["met"] is False
+    assert honest["cost"]["elastic_over_oracle_meets_slo"] is False
+    assert honest["slo"]["miss_share"] > 0.01
+    assert honest["scale"]["scale_outs"] >= 1
+
+
+def test_replay_counts_requests_never_served_as_late():
+    # a cold start longer than the replay's horizon (the window and 7 days): the request never runs
+    never = replace(pool(min_size=0, desired=0), cold_start_seconds=9 * 86400.0)
+    doc = replay(Trace.of([(0.0, 1000, 100)]), never, scaler(0)).as_json()
+    assert doc["ttft"]["served"] == 0
+    assert doc["ttft"]["unserved"] == 1
+    assert doc["ttft"]["over_target"] == 1
+    assert doc["slo"]["met"] is False
+
+
+# --- item 2: the two references --------------------------------------------------------------------
+
+
+def test_oracle_queues_within_the_target_and_never_below_the_running_requests():
+    # 10 in flight at 1/s: one machine of 10 slots, each arrival taking the slot the request 10 s
+    # before frees; then 40 in flight: 4 machines
+    doc = replay(step_trace(), pool(), scaler(2)).as_json()
+    oracle = [m["oracle_machines"] for m in doc["timeline"]]
+    assert oracle[1:9] == [1] * 8
+    assert oracle[11:29] == [4] * 18
+    assert doc["ttft"]["oracle_over_target"] == 0
+    assert doc["cost"]["static_machines"] == 4
+
+
+def test_oracle_lets_a_burst_wait_up_to_the_target():
+    # 20 requests at once on 10-slot machines, holding 10 s: with a 15 s target the second ten may wait
+    # for the first ten (10 s + PREFILL), so one machine is enough; with 1 s it takes two
+    rows = [(0.0, 1000, 100)] * 20
+    patient = replay(Trace.of(rows), pool(target_seconds=15.0), scaler(2)).as_json()
+    strict = replay(Trace.of(rows), pool(target_seconds=1.0), scaler(2)).as_json()
+    assert patient["timeline"][0]["oracle_machines"] == 1
+    assert strict["timeline"][0]["oracle_machines"] == 2
+    assert patient["ttft"]["oracle_over_target"] == strict["ttft"]["oracle_over_target"] == 0
+
+
+def test_lower_bound_is_the_work_in_machine_seconds():
+    # 1,200 requests holding 10 s each on 10-slot machines: 1,200 machine-seconds
+    doc = replay(Trace.of(steady(1, 0, 1200)), pool(), scaler(1)).as_json()
+    assert doc["cost"]["lower_bound_machine_hours"] == pytest.approx(1200 / 3600, abs=1e-4)
+    assert doc["cost"]["lower_bound_usd"] <= doc["cost"]["oracle_usd"] <= doc["cost"]["elastic_usd"]
+    assert doc["cost"]["oracle_over_lower_bound"] >= 1
+
+
+# --- item 3: prefill is limited per engine ---------------------------------------------------------
+
+
+@dataclass
+class SlowPrefill(FixedService):
+    """One engine a machine that prefills one prompt a second (a prompt-heavy load)."""
+
+    engines: int = 1
+
+    def prefill_seconds(self, prompt_tokens: int) -> float:
+        return 1.0
+
+    def prefill_lane_seconds(self, prompt_tokens: int) -> float:
+        return 1.0
+
+
+def test_replay_prompts_arriving_together_wait_for_the_engines_prefill():
+    slow = replace(pool(target_seconds=5.0), service=SlowPrefill())
+    result = replay(Trace.of([(0.0, 4000, 10)] * 10), slow, scaler(1))
+    # ten free slots, but one prefill: first tokens at 1, 2, ..., 10 s
+    assert sorted(result.ttft_seconds) == pytest.approx([float(k) for k in range(1, 11)])
+    doc = result.as_json()
+    assert doc["ttft"]["over_target"] == 5
+    assert doc["ttft"]["waited"] == 9  # waited for the prefill, not for a slot
+    # two engines (or two machines) halve the wait: the oracle takes two machines for a 5 s target
+    assert doc["timeline"][0]["oracle_machines"] == 2
+
+
+# --- item 5: the scaler's lag, its scale-in share, GCP, spot ---------------------------------------
+
+
+def test_replay_metric_lag_delays_the_scale_out_by_the_lag():
+    lagged = replay(step_trace(), pool(), Autoscaler(start_size=2, metric_lag_seconds=60))
+    # the third datapoint over the target (780 s) is seen one period later
+    assert {x.decided_s for x in lagged.launches} == {840.0}
+    assert lagged.as_json()["scaling"]["metric_lag_seconds"] == 60
+
+
+def test_replay_scale_in_share_removes_a_share_of_a_large_pool_at_once():
+    # 40 in flight on 6 machines, then 5
+    rows = steady(4, 0, 600) + steady(0.5, 600, 6000)
+    one = replay(Trace.of(rows), pool(), scaler(6))
+    share = replay(Trace.of(rows), pool(), scaler(6, scale_in_share=0.5))
+    first_one = [m.serving_machine_s / 60 for m in one.timeline]
+    first_share = [m.serving_machine_s / 60 for m in share.timeline]
+    # the first scale-in, at minute 25: one machine, or half of six
+    assert (first_one[24], first_one[25]) == (6, 5)
+    assert (first_share[24], first_share[25]) == (6, 3)
+    assert share.as_json()["cost"]["elastic_usd"] < one.as_json()["cost"]["elastic_usd"]
+    assert min(first_share) == 1  # never below what the load needs
+
+
+def test_replay_gcp_scales_out_on_one_datapoint_and_in_after_its_stabilisation():
+    gcp = replay(step_trace(), pool(), scaler(2, cloud="gcp"))
+    # the first datapoint of the 4/s load (660 s) wants 6: GCP acts on it
+    assert {x.decided_s for x in gcp.launches} == {660.0}
+    rows = steady(4, 0, 600) + steady(0.5, 600, 3000)
+    down = replay(Trace.of(rows), pool(scale_in_cooldown_seconds=60), scaler(6, cloud="gcp"))
+    serving = [m.serving_machine_s / 60 for m in down.timeline]
+    # the last datapoint that wants 6 is at 600 s (it reads 540-600 s; the one at 660 s reads the drain,
+    # a mean of ~8 in flight: 2); it holds the pool at 6 for the 600 s after it, to 1,200 s
+    first_drop = next(k for k in range(1, len(serving)) if serving[k] < serving[k - 1])
+    assert first_drop == 20
+
+
+def test_replay_spot_interruptions_requeue_the_drained_requests_and_replace_the_machine():
+    spot = scaler(4, interruptions_per_machine_hour=2.0, seed=7)
+    a = replay(Trace.of(steady(3, 0, 1800)), pool(), spot).as_json()
+    b = replay(Trace.of(steady(3, 0, 1800)), pool(), spot).as_json()
+    assert a == b  # seeded
+    assert a["scale"]["interruptions"] >= 1
+    assert a["ttft"]["requeued"] >= 1
+    assert a["scale"]["cold_launches"] >= a["scale"]["interruptions"]
+    assert a["ttft"]["unserved"] == 0

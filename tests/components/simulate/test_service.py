@@ -61,3 +61,19 @@ def test_build_pool_rejects_bad_elastic_inputs_and_unknown_machines():
         build_pool(name="p", model=MODEL, machine="g9.huge", peak=2, trace=TRACE)
     with pytest.raises(InputError, match="latency 'fast' must be interactive or batch"):
         build_pool(name="p", model=MODEL, machine="g6e.xlarge", peak=2, trace=TRACE, latency="fast")
+
+
+def test_service_model_prefill_is_bounded_by_the_engines_token_budget():
+    from inference_infra.components.planner.engine import served_engine
+
+    service = ServiceModel(MODEL, "g6e.xlarge", 1200.0)
+    device = service.layout.hardware.device
+    assert service.step_budget_tokens == served_engine(device.family).budget(device, 8192)
+    # a step carries the budget less one token for each of the other 15 sequences decoding beside it
+    room = service.step_budget_tokens - 15
+    whole = room // 16 * 16
+    assert service.prefill_tokens_per_s == pytest.approx(whole / service.prefill_seconds(whole))
+    # a long prompt occupies its engine for P / rate; never longer than its own first-token time
+    assert service.prefill_lane_seconds(4000) == pytest.approx(4000 / service.prefill_tokens_per_s)
+    assert service.prefill_lane_seconds(4000) <= service.prefill_seconds(4000) * 1.01
+    assert service.engines == service.layout.replicas == 1

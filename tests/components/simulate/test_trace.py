@@ -1,6 +1,9 @@
 from __future__ import annotations
 
+import collections
 import hashlib
+import importlib.util
+import random
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -98,3 +101,46 @@ def test_read_trace_reads_the_committed_azure_traces(name, rows, sha256):
     assert trace.start is not None
     assert trace.start.date().isoformat() == "2023-11-16"
     assert 3400 < trace.duration_s < 3600  # about an hour
+
+
+def _recipe():
+    spec = importlib.util.spec_from_file_location("make_traces", DATA / "make_traces.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("name", "rows", "sha256"),
+    [
+        ("conv_burst", 25718, "ac84e85834c93e2671ed4f64143cd96afe698250abc91f20f4c7db9feddaf2b9"),
+        ("conv_diurnal", 35924, "99001884d8e40cce051024597906808904a25379273c2a9c586a9cc780c23ce6"),
+    ],
+)
+def test_read_trace_reads_the_built_traces_and_their_recipe_rebuilds_them(name, rows, sha256, tmp_path):
+    path = DATA / f"{name}.csv"
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == sha256  # benchmarks/data/README.md
+    assert len(read_trace(path).requests) == rows
+    recipe = _recipe()
+    conv = read_trace(DATA / "AzureLLMInferenceTrace_conv.csv")
+    rng = random.Random(recipe.SEED)
+    built = recipe.burst(conv, rng) if name == "conv_burst" else recipe.diurnal(conv, rng)
+    recipe.write(tmp_path / "rebuilt.csv", built)
+    assert hashlib.sha256((tmp_path / "rebuilt.csv").read_bytes()).hexdigest() == sha256
+
+
+def test_built_traces_have_the_shapes_they_promise():
+    per_minute = collections.Counter(
+        int(r.arrival_s // 60) for r in read_trace(DATA / "conv_burst.csv").requests
+    )
+    conv = collections.Counter(
+        int(r.arrival_s // 60) for r in read_trace(DATA / "AzureLLMInferenceTrace_conv.csv").requests
+    )
+    step = sum(per_minute[m] for m in range(20, 35)) / sum(conv[m] for m in range(20, 35))
+    assert step == 2.0  # a 2x step for 15 minutes
+    assert all(per_minute[m] == conv[m] for m in (*range(0, 20), *range(35, 58)))
+    diurnal = read_trace(DATA / "conv_diurnal.csv")
+    assert 3 * 3600 - 60 < diurnal.duration_s < 3 * 3600
+    hours = collections.Counter(int(r.arrival_s // 600) for r in diurnal.requests)
+    # 2x at the ends, 10x in the middle: the middle ten minutes carry about five times the first ten
+    assert 4 < hours[8] / hours[0] < 8

@@ -1,0 +1,79 @@
+"""Build the burst and diurnal traces from the Azure conv trace (seeded; the outputs are committed).
+
+    .venv/bin/python benchmarks/data/make_traces.py     # rewrites conv_burst.csv and conv_diurnal.csv
+
+Both are written at one tenth of the volume they stand for and replayed with `--scale 10` (each
+request ten times at its own time, as the conv trace's own 10x runs are), which keeps the committed
+files under 1 MB each:
+
+- `conv_burst.csv`: the conv trace (one hour) with an instantaneous 2x step for 15 minutes: from
+  minute 20 to minute 35 each request gets a second one within the second after it, whose prompt and
+  output are drawn (seeded) from the requests of minutes 40 to 55 (the same service's mix, not
+  copies). At `--scale 10`: 10x conv with a 20x quarter-hour.
+- `conv_diurnal.csv`: three hours whose rate follows a smooth daily curve compressed into three hours,
+  m(t) = 2 + 8 sin^2(pi t / 3 h) times the conv rate (2x at the ends, 10x at the middle): the conv
+  trace cycled over its own length, each of its requests kept with probability m(t) / 10 (seeded
+  thinning). At `--scale 10`: 2x to 10x conv and back.
+
+Timestamps are plain seconds from the first request (the traces carry no wall-clock time, so a
+pool's working-hours schedule does not apply to them).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from pathlib import Path
+
+from inference_infra.components.simulate import read_trace
+
+DATA = Path(__file__).resolve().parent
+SEED = 20261202
+HEADER = "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+
+
+def burst(conv, rng):
+    rows = [(r.arrival_s, r.prompt_tokens, r.output_tokens) for r in conv.requests]
+    later = [r for r in conv.requests if 2400 <= r.arrival_s < 3300]
+    extra = []
+    for r in conv.requests:
+        if 1200 <= r.arrival_s < 2100:
+            other = rng.choice(later)
+            extra.append(
+                (min(r.arrival_s + rng.random(), 2099.999), other.prompt_tokens, other.output_tokens)
+            )
+    return sorted(rows + extra)
+
+
+def diurnal(conv, rng, hours=3.0):
+    span = conv.duration_s
+    length = hours * 3600
+    rows = []
+    cycle = 0
+    while cycle * span < length:
+        for r in conv.requests:
+            t = cycle * span + r.arrival_s
+            if t >= length:
+                break
+            rate = 2 + 8 * math.sin(math.pi * t / length) ** 2
+            if rng.random() < rate / 10:
+                rows.append((t, r.prompt_tokens, r.output_tokens))
+        cycle += 1
+    return rows
+
+
+def write(path: Path, rows) -> None:
+    with path.open("w", encoding="utf-8", newline="") as f:
+        f.write(HEADER)
+        for t, p, o in rows:
+            f.write(f"{t:.3f},{p},{o}\n")
+
+
+def main() -> None:
+    conv = read_trace(DATA / "AzureLLMInferenceTrace_conv.csv")
+    write(DATA / "conv_burst.csv", burst(conv, random.Random(SEED)))
+    write(DATA / "conv_diurnal.csv", diurnal(conv, random.Random(SEED)))
+
+
+if __name__ == "__main__":
+    main()

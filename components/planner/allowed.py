@@ -1,0 +1,69 @@
+"""Which accelerator types an environment allows: the one reading the planner and the policy share.
+
+The policy pack's `allowed-accelerator-types` maps an environment to glob patterns of machine
+types (`allowedTypes`), with `@one-accelerator` standing for every catalog type with exactly one
+accelerator; the "*" entry covers every other environment. Its default (`DEFAULT_ALLOWED_TYPES`)
+allows everything in production and one-accelerator machines elsewhere. The planner picks among the
+machines the same config allows, so a default pick does not fail the default gate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from fnmatch import fnmatchcase
+from functools import cache
+
+from inference_infra.components.catalog import instance_types
+from inference_infra.components.catalog.gcp import GCP_GUEST_ACCELERATORS
+from inference_infra.components.tagging import is_production
+
+ONE_ACCELERATOR = "@one-accelerator"
+# Every production environment (components.tagging.is_production: a name starting with prod or prd)
+# that has no entry of its own.
+PRODUCTION_KEY = "@production"
+# allowed-accelerator-types' default allowedTypes (policy/rules/allowed_accelerator_types.py).
+DEFAULT_ALLOWED_TYPES: Mapping[str, tuple[str, ...]] = {
+    PRODUCTION_KEY: ("*",),
+    "*": (ONE_ACCELERATOR,),
+}
+
+
+@cache
+def one_accelerator_types() -> frozenset[str]:
+    """Catalog machine types with exactly one accelerator, and the GPUs an N1 VM may attach (one of)."""
+    machines = {t.name for t in instance_types() if t.accelerator_count == 1}
+    return frozenset(machines | {g.accelerator_type for g in GCP_GUEST_ACCELERATORS})
+
+
+def allows(pattern: str, name: str, single: bool = True) -> bool:
+    """Whether one allowedTypes pattern admits a machine type (`single`: it carries one accelerator)."""
+    if pattern == ONE_ACCELERATOR:
+        return single and name in one_accelerator_types()
+    return fnmatchcase(name, pattern)
+
+
+def allowed_patterns(
+    environment: str | None, allowed_types: Mapping[str, Sequence[str]] | None = None
+) -> tuple[tuple[str, ...] | None, str]:
+    """(the patterns that apply to environment, or None when the config has no entry; the entry's key)."""
+    table = DEFAULT_ALLOWED_TYPES if allowed_types is None else allowed_types
+    if environment is not None and environment in table:
+        key = environment
+    elif is_production(environment) and PRODUCTION_KEY in table:
+        key = PRODUCTION_KEY
+    else:
+        key = "*"
+    patterns = table.get(key)
+    return (tuple(patterns) if patterns is not None else None), key
+
+
+def describe_patterns(patterns: Sequence[str]) -> str:
+    shown = [
+        f"{p} (every catalog type with one accelerator)" if p == ONE_ACCELERATOR else p for p in patterns
+    ]
+    return ", ".join(shown) or "(none)"
+
+
+def allowed(name: str, patterns: Sequence[str]) -> bool:
+    """Whether a catalog machine type is among the patterns."""
+    return any(allows(p, name) for p in patterns)

@@ -1,0 +1,77 @@
+"""What the replay assumes of a pool's autoscaler, and the ONE place it reads them from a pool's plan.
+
+`scaler_settings(plan, cloud=...)` is the only function that turns a pool's resolved scaling plan
+into the replay's `Autoscaler`. The fleet plan (issue #32's `ScalingPlan`) is to carry the scaler's
+period, its datapoints, the metric lag and the scale-in behaviour; until it does, the fields it lacks
+take the defaults below, which describe what the stacks deploy at this commit. Point this function at
+the new fields when they land; nothing else in the replay reads them.
+
+Defaults and where they come from (read 2026-12-02):
+- period: the node publishes one in-flight datapoint a minute (components/aws/elastic_group.py
+  METRIC_PERIOD_SECONDS; GCP's autoscaler reads one-minute per-group metrics, components/gcp/elastic.py).
+- metric lag: a datapoint describes the minute before it is published and the alarm (AWS) or the
+  autoscaler (GCP) reads it on its next one-minute evaluation: a decision at t sees the load of
+  [t - 120 s, t - 60 s). 60 s is our estimate of publish + evaluation, not a documented figure.
+- AWS scale-out: the target-tracking high alarm needs 3 datapoints of 3 on a one-minute metric (the
+  alarm target tracking creates; observed, not a documented contract).
+- AWS scale-in: the pool's simple policy, raised when the load would stay under 0.8 x the target
+  without the machines removed (elastic_group.SCALE_IN_HEADROOM) for scale_in_cooldown_seconds.
+  `scale_in_share`: machines removed per scale-in as a share of those serving (at least one); the
+  stacks render one machine today (see docs/reference.md: the change this replay argues for).
+- GCP: the autoscaler acts on every datapoint, and by default sizes the group for the peak load it
+  observed over its stabilisation period, so it scales in only to the largest size it recommended
+  over that period (docs.cloud.google.com/compute/docs/autoscaler/understanding-autoscaler-decisions,
+  "How autoscalers calculate recommended size"), 600 s by default (Compute API AutoscalingPolicy
+  `stabilizationPeriodSec`: "The default stabilization period is 600 seconds"; both read 2026-12-02
+  through the googleapis reference), then at most the scale-in control's machines per window.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any
+
+
+@dataclass(frozen=True, kw_only=True)
+class Autoscaler:
+    """The autoscaler the replay runs (module doc for each default's source)."""
+
+    cloud: str = "aws"  # aws: target tracking + the scale-in alarm; gcp: the regional autoscaler
+    period_seconds: int = 60
+    metric_lag_seconds: int = 60
+    scale_out_periods: int = 3  # AWS: datapoints in a row above the target (GCP acts on one)
+    scale_in_headroom: float = 0.8
+    scale_in_share: float = 0.0  # share of the serving machines one scale-in removes (at least one)
+    stabilisation_seconds: int = 600  # GCP
+    # Machines serving when the trace starts: None is the pool's minimum (its desired size).
+    start_size: int | None = None
+    # Spot interruptions per machine-hour (0: none); drained requests are re-queued.
+    interruptions_per_machine_hour: float = 0.0
+    seed: int = 0  # the interruptions' random draws
+
+    @classmethod
+    def of(cls, plan: Any, *, cloud: str = "aws") -> Autoscaler:
+        """The pool's own scaler, as its ScalingPlan states it (`scaler_settings` without overrides)."""
+        return scaler_settings(plan, cloud=cloud)
+
+    @property
+    def lag_periods(self) -> int:
+        return -(-self.metric_lag_seconds // self.period_seconds)
+
+
+def scaler_settings(plan: Any, *, cloud: str = "aws", **overrides: Any) -> Autoscaler:
+    """The replay's autoscaler for a pool's plan: the plan's own fields where it has them, else the
+    module's defaults; `overrides` (a flag given on the command line) win. The fleet plan's field
+    names are read here and only here."""
+    base = Autoscaler(cloud=cloud)
+    from_plan = {
+        "period_seconds": getattr(plan, "period_seconds", None),
+        "metric_lag_seconds": getattr(plan, "metric_lag_seconds", None),
+        "scale_out_periods": getattr(plan, "scale_out_datapoints", None),
+        "scale_in_headroom": getattr(plan, "scale_in_headroom", None),
+        "scale_in_share": getattr(plan, "scale_in_share", None),
+        "stabilisation_seconds": getattr(plan, "stabilisation_seconds", None),
+    }
+    chosen = {k: v for k, v in from_plan.items() if v is not None}
+    chosen.update({k: v for k, v in overrides.items() if v is not None})
+    return replace(base, **chosen)

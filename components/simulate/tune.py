@@ -1,0 +1,220 @@
+"""`simulate --tune`: the cheapest scaling settings that keep a pool within its SLO on a given trace.
+
+It searches four settings of the pool, the ones that decide how much headroom the traffic gets:
+`target_utilisation` (how full a machine runs before the pool scales out), the warm pool (stopped
+machines that start in a warm start instead of a cold one), the minimum (machines kept however quiet)
+and the scale-in share (machines one scale-in lets go). The search is coordinate descent from the
+pool's own settings: each setting in turn over its grid with the others held, keeping the best, two
+passes. "Best" is the cheapest run with at most 1% of requests missing the TTFT target; while no run
+meets that, the one with the fewest misses. Every run is kept: the answer prints the cost-lateness
+frontier (the runs no other run beats on both) and where the pool's own settings fall.
+
+The trace, the machine and the target fix the work and the SLO-aware oracle, so they are computed once
+for the whole search. What the search finds is what this trace needed: a trace with a burst faster
+than any cold start tells you the headroom (or the warm pool) that burst takes, not a law.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+from typing import Any
+
+from inference_infra.components.simulate.references import slo_oracle
+from inference_infra.components.simulate.replay import SLO_MISS_SHARE, Pool, replay
+from inference_infra.components.simulate.settings import Autoscaler
+from inference_infra.components.simulate.trace import Trace
+from inference_infra.components.simulate.workload import workload
+
+UTILISATIONS = (0.5, 0.6, 0.7, 0.8, 0.9)
+MIN_SHARES = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.75)  # of the maximum
+SCALE_IN_SHARES = (0.0, 0.1, 0.25, 0.5)
+PASSES = 2
+
+
+@dataclass(frozen=True)
+class Setting:
+    target_utilisation: float
+    warm_pool_size: int
+    min_size: int
+    scale_in_share: float
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "target_utilisation": self.target_utilisation,
+            "warm_pool_size": self.warm_pool_size,
+            "min_size": self.min_size,
+            "scale_in_share": self.scale_in_share,
+        }
+
+
+@dataclass(frozen=True)
+class Point:
+    setting: Setting
+    cost_usd: float
+    miss_share: float
+    elastic_over_oracle: float | None
+    scale_outs: int
+
+    @property
+    def meets(self) -> bool:
+        return self.miss_share <= SLO_MISS_SHARE
+
+    def key(self) -> tuple[bool, float]:
+        return (not self.meets, self.cost_usd if self.meets else self.miss_share)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            **self.setting.as_json(),
+            "cost_usd": round(self.cost_usd, 4),
+            "miss_share": round(self.miss_share, 6),
+            "meets_slo": self.meets,
+            "elastic_over_oracle": self.elastic_over_oracle,
+            "scale_outs": self.scale_outs,
+        }
+
+
+@dataclass(frozen=True)
+class Tuning:
+    pool: str
+    trace: str
+    requests: int
+    oracle_usd: float
+    static_usd: float
+    lower_bound_usd: float
+    start: Point  # the pool's own settings
+    best: Point
+    points: tuple[Point, ...]
+
+    def frontier(self) -> list[Point]:
+        """Runs no other run beats on both cost and misses, cheapest first."""
+        ordered = sorted(self.points, key=lambda p: (p.cost_usd, p.miss_share))
+        kept: list[Point] = []
+        for p in ordered:
+            if not kept or p.miss_share < kept[-1].miss_share:
+                kept.append(p)
+        return kept
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "pool": self.pool,
+            "trace": self.trace,
+            "requests": self.requests,
+            "allowed_miss_share": SLO_MISS_SHARE,
+            "oracle_usd": round(self.oracle_usd, 4),
+            "static_usd": round(self.static_usd, 4),
+            "lower_bound_usd": round(self.lower_bound_usd, 4),
+            "found": self.best.meets,
+            "best": self.best.as_json(),
+            "start": self.start.as_json(),
+            "frontier": [p.as_json() for p in self.frontier()],
+            "runs": len(self.points),
+        }
+
+    def table(self) -> str:
+        b, s = self.best, self.start
+        head = (
+            f"{self.pool}: tuned on {self.trace} ({self.requests:,} requests, {len(self.points)} runs);"
+            f" oracle ${self.oracle_usd:,.2f}, static ${self.static_usd:,.2f},"
+            f" lower bound ${self.lower_bound_usd:,.2f}"
+        )
+        verdict = (
+            f"  cheapest within the SLO (at most {SLO_MISS_SHARE:.0%} of requests over the TTFT target): "
+            if b.meets
+            else f"  NO setting searched keeps {SLO_MISS_SHARE:.0%} or fewer over the TTFT target;"
+            " the fewest: "
+        )
+        lines = [head, verdict + _describe(b), "  the pool's own settings: " + _describe(s), "  frontier:"]
+        lines += [f"    {_describe(p)}" for p in self.frontier()]
+        return "\n".join(lines) + "\n"
+
+
+def _describe(p: Point) -> str:
+    s = p.setting
+    ratio = f"{p.elastic_over_oracle:.2f}x the oracle" if p.elastic_over_oracle is not None else "-"
+    return (
+        f"target_utilisation {s.target_utilisation:g}, warm pool {s.warm_pool_size}, min {s.min_size},"
+        f" scale-in share {s.scale_in_share:g}: ${p.cost_usd:,.2f} ({ratio}), {p.miss_share:.2%} missed"
+    )
+
+
+def _apply(pool: Pool, s: Setting) -> Pool:
+    plan = replace(
+        pool.plan,
+        min_size=s.min_size,
+        desired=s.min_size,
+        target_in_flight=round(pool.plan.in_flight_per_machine * s.target_utilisation, 2),
+        warm_pool_size=s.warm_pool_size,
+    )
+    return replace(pool, plan=plan)
+
+
+def tune(trace: Trace, pool: Pool, scaler: Autoscaler, *, passes: int = PASSES) -> Tuning:
+    """Search the pool's scaling settings on `trace` (module doc)."""
+    plan = pool.plan
+    work = workload(trace, pool.service, pool.slots)
+    oracle = slo_oracle(work, pool.ttft_target_seconds)
+    high = plan.max_size
+    mins = sorted({min(high, math.ceil(high * share - 1e-9)) for share in MIN_SHARES} | {plan.min_size})
+    warm_allowed = plan.warm_pool_size > 0
+    seen: dict[Setting, Point] = {}
+    refs: dict[str, float] = {}
+
+    def run(s: Setting) -> Point:
+        if s not in seen:
+            result = replay(
+                trace,
+                _apply(pool, s),
+                replace(scaler, start_size=None, scale_in_share=s.scale_in_share),
+                work=work,
+                oracle=oracle,
+            )
+            cost = result.cost()
+            refs.update(cost)
+            doc_ratio = cost["elastic_usd"] / cost["oracle_usd"] if cost["oracle_usd"] else None
+            seen[s] = Point(
+                s,
+                cost["elastic_usd"],
+                result.miss_share(),
+                round(doc_ratio, 6) if doc_ratio is not None else None,
+                result.scale_outs,
+            )
+        return seen[s]
+
+    start_util = round(plan.target_in_flight / plan.in_flight_per_machine, 2)
+    current = Setting(start_util, plan.warm_pool_size, plan.min_size, scaler.scale_in_share)
+    start = run(current)
+    best = start
+    for _ in range(passes):
+        moved = False
+        for axis in ("target_utilisation", "warm_pool_size", "min_size", "scale_in_share"):
+            for value in _grid(axis, current, high, mins, warm_allowed):
+                candidate = replace(current, **{axis: value})
+                if candidate.warm_pool_size > high - candidate.min_size and candidate.warm_pool_size:
+                    candidate = replace(candidate, warm_pool_size=high - candidate.min_size)
+                point = run(candidate)
+                if point.key() < best.key():
+                    best, current, moved = point, candidate, True
+        if not moved:
+            break
+    return Tuning(
+        pool=pool.name,
+        trace=trace.source,
+        requests=work.requests,
+        oracle_usd=refs["oracle_usd"],
+        static_usd=refs["static_usd"],
+        lower_bound_usd=refs["lower_bound_usd"],
+        start=start,
+        best=best,
+        points=tuple(seen.values()),
+    )
+
+
+def _grid(axis: str, current: Setting, high: int, mins: list[int], warm_allowed: bool) -> list[Any]:
+    if axis == "target_utilisation":
+        return list(UTILISATIONS)
+    if axis == "warm_pool_size":
+        return sorted({0, high - current.min_size}) if warm_allowed else [0]
+    if axis == "min_size":
+        return mins
+    return list(SCALE_IN_SHARES)

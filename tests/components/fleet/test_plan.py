@@ -1,0 +1,240 @@
+"""One fleet pipeline (issue #32): one FleetPlan type, one skeleton, the port rules once, one plan a fleet.
+
+- every fleet on every cloud is planned into `components.fleet.plan.FleetPlan`; no other module of the
+  library defines a fleet plan type (a class ending in `Plan` outside that module fails here unless it is
+  the elastic `ScalingPlan` or a plan of something other than a fleet, listed below with why);
+- a GCP fleet on serving port 22, 9100 or 9400 is refused by `inference-infra plan` (exit 2) with the
+  message an AWS fleet gives;
+- the reference stack plans each fleet exactly once (validation, deployment, endpoints and
+  observability read the plan it keeps).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+from inference_infra.components.aws.fleet_args import GPU_FLEET, AwsProfile
+from inference_infra.components.cli import main
+from inference_infra.components.fleet import plan as fleet_plan
+from inference_infra.components.fleet.plan import FleetPlan, serving_port_problems
+from inference_infra.components.gcp.gpu_fleet import GcpGpuProfile, GpuFleetPlan, plan_gpu_fleet
+from inference_infra.components.gcp.tpu_vm import GcpTpuProfile, TpuVmPlan, plan_tpu_vm
+from inference_infra.components.offline_plan import plan
+
+REPO = Path(__file__).resolve().parents[3]
+PLAN_MODULE = REPO / "components" / "fleet" / "plan.py"
+# Classes named *Plan that are not a fleet's plan, and why they may live elsewhere.
+NOT_FLEET_PLANS = {
+    "ScalingPlan": "components/fleet/elastic.py: an elastic pool's bounds, carried in FleetPlan.scaling",
+    "OffHoursPlan": "an off-hours schedule's actions (components/fleet/off_hours.py)",
+}
+
+
+def _plan_classes() -> dict[str, list[str]]:
+    """Every class named like a plan in the library's modules: name -> the files defining it."""
+    found: dict[str, list[str]] = {}
+    for folder in ("components", "infra"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            tree = ast.parse(path.read_text(), str(path))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ClassDef) and re.search(r"Plan$", node.name):
+                    found.setdefault(node.name, []).append(str(path.relative_to(REPO)))
+    return found
+
+
+def test_a_fleet_plan_type_is_defined_only_in_components_fleet_plan():
+    classes = _plan_classes()
+    assert classes.pop("FleetPlan") == ["components/fleet/plan.py"]
+    others = {name: files for name, files in classes.items() if name not in NOT_FLEET_PLANS}
+    assert others == {}, f"a second plan type: {others}; plan every fleet into components/fleet/plan.py"
+
+
+def test_the_old_plan_names_are_the_one_type_and_the_one_skeleton():
+    assert GpuFleetPlan is FleetPlan
+    assert TpuVmPlan is FleetPlan
+    tree = ast.parse(PLAN_MODULE.read_text())
+    assert [n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("plan")] == [
+        "plan_fleet"
+    ]
+
+
+def test_every_target_goes_through_the_skeleton(monkeypatch):
+    seen: list[str] = []
+    skeleton = fleet_plan.plan_fleet
+
+    def counting(name, args, profile):
+        seen.append(profile.name)
+        return skeleton(name, args, profile)
+
+    monkeypatch.setattr(fleet_plan, "plan_fleet", counting)
+    from inference_infra.components.aws.fleet_args import GpuFleetArgs, plan_fleet
+    from inference_infra.components.aws.network_args import SubnetRef
+    from inference_infra.components.gcp.gpu_fleet_args import GpuFleetArgs as GcpArgs
+    from inference_infra.components.gcp.tpu_vm_args import TpuVmArgs
+
+    aws = plan_fleet(
+        GPU_FLEET,
+        GpuFleetArgs(
+            instance_type="g5.xlarge",
+            vpc_id="vpc-0a",
+            subnets=[SubnetRef(id="subnet-0a", availability_zone="us-east-1a")],
+            spot=1,
+        ),
+    )
+    gcp = plan_gpu_fleet(
+        "l4",
+        GcpArgs(machine_type="g2-standard-8", spot=1, subnetwork="s"),
+        project="p-1234",
+        zone="us-central1-a",
+    )
+    tpu = plan_tpu_vm(
+        "t",
+        TpuVmArgs(accelerator_type="v5litepod-4", network="n", subnetwork="s"),
+        project="p-1234",
+        zone="us-west4-a",
+    )
+    assert seen == ["aws-gpu", "gcp-gpu", "gcp-tpu"]
+    assert [type(p) for p in (aws, gcp, tpu)] == [FleetPlan] * 3
+    assert (aws.machine, gcp.machine, tpu.machine) == ("g5.xlarge", "g2-standard-8", "v5litepod-4")
+    assert isinstance(AwsProfile(GPU_FLEET), fleet_plan.FleetProfile)
+    assert isinstance(GcpGpuProfile(None), fleet_plan.FleetProfile)
+    assert isinstance(GcpTpuProfile(None), fleet_plan.FleetProfile)
+
+
+@pytest.mark.parametrize("port", [22, 9100, 9400, 80, 65000])
+def test_the_port_rule_is_one_message_for_every_fleet(port):
+    (problem,) = serving_port_problems(port)
+    assert problem.input == "serving_port"
+    assert problem.value == port
+    assert "1024..65535" in problem.allowed
+    assert "leave 22, 9100 and 9400 free" in problem.allowed
+
+
+def test_the_port_rule_checks_every_engine_and_metrics_port():
+    assert serving_port_problems(8000) == []
+    assert serving_port_problems(64535) == []  # its metrics-only port is 65535
+    assert serving_port_problems(8399) == []  # metrics-only port 9399: free
+    assert serving_port_problems(8100) != []  # metrics-only port 9100: node-exporter's
+    assert serving_port_problems(8400) != []  # metrics-only port 9400: dcgm-exporter's
+    assert serving_port_problems(64536) != []  # metrics-only port 65536: no such port
+
+
+BASE = {
+    "inference-infra:costCenter": "ml-platform",
+    "inference-infra:owner": "ml@example.com",
+}
+GCP = {"gcp:project": "acme-test", "gcp:region": "us-central1"}
+AWS = {
+    "aws:region": "us-east-1",
+    "inference-infra:awsNetwork": {
+        "vpcId": "vpc-0abc",
+        "subnets": [{"id": "subnet-0a", "availabilityZone": "us-east-1a"}],
+    },
+}
+
+
+def _refused(tmp_path: Path, config: dict, capsys) -> str:
+    (tmp_path / "Pulumi.yaml").write_text(f"name: inference-infra\nruntime: python\nmain: {REPO / 'infra'}\n")
+    (tmp_path / "Pulumi.test.yaml").write_text(yaml.safe_dump({"config": {**BASE, **config}}))
+    assert main(["plan", "--cwd", str(tmp_path), "--stack", "test"]) == 2
+    return " ".join(capsys.readouterr().err.split())
+
+
+@pytest.mark.parametrize("port", [22, 9400])
+def test_a_gcp_fleet_on_a_reserved_port_exits_2_with_the_aws_message(tmp_path, capsys, port):
+    gcp = {
+        **GCP,
+        "inference-infra:gcpGpuFleets": [
+            {"name": "l4", "machineType": "g2-standard-8", "spot": 1, "servingPort": port}
+        ],
+    }
+    aws = {
+        **AWS,
+        "inference-infra:awsGpuFleets": [
+            {"name": "l4", "instanceType": "g5.xlarge", "spot": 1, "servingPort": port}
+        ],
+    }
+    gcp_error = _refused(tmp_path, gcp, capsys)
+    aws_error = _refused(tmp_path, aws, capsys)
+    (rule,) = serving_port_problems(port)
+    said = f"servingPort {port} {' '.join(rule.allowed.split())}"
+    assert f"inference-infra:gcpGpuFleets[0].{said}" in gcp_error
+    assert f"inference-infra:awsGpuFleets[0].{said}" in aws_error
+
+
+def test_the_reference_stack_plans_each_fleet_once(monkeypatch):
+    calls: Counter[str] = Counter()
+    skeleton = fleet_plan.plan_fleet
+
+    def counting(name, args, profile):
+        calls[name] += 1
+        return skeleton(name, args, profile)
+
+    monkeypatch.setattr(fleet_plan, "plan_fleet", counting)
+    for stack in ("prod", "dev"):
+        calls.clear()
+        result = plan(REPO, stack)
+        config = yaml.safe_load((REPO / f"Pulumi.{stack}.yaml").read_text())["config"]
+        fleets = [
+            f["name"]
+            for key in ("awsGpuFleets", "awsInferentiaFleets", "gcpGpuFleets", "tpuVms")
+            for f in config.get(f"inference-infra:{key}", [])
+        ]
+        assert fleets, stack
+        assert dict(calls) == dict.fromkeys(fleets, 1), stack
+        assert result.capture  # the stack was built from those plans
+
+
+# --- item 3: the ScalingPlan carries what its consumers read ---------------------------------------
+
+
+def _elastic_aws_plan(**elastic):
+    from inference_infra.components.aws.fleet_args import GpuFleetArgs, S3Weights, plan_fleet
+    from inference_infra.components.aws.network_args import SubnetRef
+    from inference_infra.components.fleet import ElasticArgs, ServedModel
+
+    args = GpuFleetArgs(
+        instance_type="g6.xlarge",
+        vpc_id="vpc-0a",
+        subnets=[SubnetRef(id="subnet-0a", availability_zone="us-east-1a")],
+        on_demand=4,
+        model=ServedModel(name="llama-3.1-8b", context_tokens=4096, concurrency=4),
+        weights=S3Weights(bucket_name="acme-models", prefix="meta-llama/8b", manifest_sha256="ab" * 32),
+        elastic=ElasticArgs(**elastic),
+        alarm_actions=["arn:aws:sns:us-east-1:123456789012:oncall"],
+    )
+    plan = plan_fleet(GPU_FLEET, args)
+    assert plan.problems == ()
+    return args, plan.scaling
+
+
+def test_the_scaling_plan_carries_the_numbers_its_consumers_read():
+    from inference_infra.components.fleet.elastic import decode_seconds_per_token
+    from inference_infra.components.simulate.replay import Autoscaler
+
+    args, scaling = _elastic_aws_plan(scale_in_cooldown_seconds=1200, target_utilisation=0.6)
+    assert scaling.seconds_per_output_token == decode_seconds_per_token(args.model, "g6.xlarge") > 0
+    assert scaling.target_utilisation == 0.6
+    assert scaling.target_in_flight == round(scaling.in_flight_per_machine * 0.6, 2)
+    assert (scaling.period_seconds, scaling.scale_out_datapoints) == (60, 3)
+    assert scaling.scale_in_datapoints == 1200 // 60
+    assert scaling.scale_in_threshold == round(scaling.target_in_flight * 0.8, 2)
+    assert scaling.mean_request_seconds(100) == 100 * scaling.seconds_per_output_token
+    scaler = Autoscaler.of(scaling)  # the replay's default scaler is the plan's
+    assert (scaler.period_seconds, scaler.scale_out_periods, scaler.scale_in_headroom) == (60, 3, 0.8)
+
+
+def test_the_scaler_renderers_do_not_call_back_into_the_planner():
+    for module in ("components/aws/elastic_group.py", "components/gcp/elastic.py"):
+        tree = ast.parse((REPO / module).read_text())
+        imported = {
+            alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) for alias in node.names
+        } | {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
+        assert "decode_seconds_per_token" not in imported, module
+        assert not any(name.startswith("inference_infra.components.planner") for name in imported), module
