@@ -275,10 +275,14 @@ def test_gcp_endpoints_only_takes_serving_fleets_whose_images_and_packages_are_c
     )
     stack = _serving_stack(egress, fleet_more="      opsAgent: false")
     result = plan(pulumi_project(_PROGRAM, {"closed": stack}), "closed")
-    # The default policy config allows no a3 outside prod; nothing else. The fleets' dedicated accounts
-    # with the cloud-platform scope (to read their API key from Secret Manager) and narrow roles pass
-    # accelerator-service-account-restricted as Google advises (#33 item 5).
-    assert {v.policy for v in result.policy.violations} == {"allowed-accelerator-types"}
+    # The default policy config allows no a3 outside prod, and (since the GCP watchdog, #36) VMs labelled
+    # auto-shutdown=true need a GCP idle watchdog this program does not make; nothing else. The fleets'
+    # dedicated accounts with the cloud-platform scope (to read their API key from Secret Manager) and
+    # narrow roles pass accelerator-service-account-restricted as Google advises (#33 item 5).
+    assert {v.policy for v in result.policy.violations} == {
+        "allowed-accelerator-types",
+        "idle-watchdog-required",
+    }
     capture = result.capture
     scripts = [
         expanded(vm.props["metadata"]["startup-script"])
