@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from datetime import date
 
 DOCKER_HUB = "docker.io"
-DIGEST = re.compile(r"^sha256:[0-9a-f]{64}$")
+# \Z, not $: `$` also matches before a trailing newline, which would carry into a unit or script.
+DIGEST = re.compile(r"^sha256:[0-9a-f]{64}\Z")
 # registry/repository[:tag]@sha256:<64 hex>
-PINNED_REFERENCE = re.compile(r"^[a-z0-9.-]+(:\d+)?/[a-z0-9._/-]+(:[\w.-]+)?@sha256:[0-9a-f]{64}$")
-_PINNED = re.compile(r"@sha256:[0-9a-f]{64}$")
+PINNED_REFERENCE = re.compile(r"^[a-z0-9.-]+(:\d+)?/[a-z0-9._/-]+(:[\w.-]+)?@sha256:[0-9a-f]{64}\Z")
+_PINNED = re.compile(r"@sha256:[0-9a-f]{64}\Z")
 
 
 def is_pinned(reference: str) -> bool:

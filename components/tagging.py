@@ -26,6 +26,9 @@ from inference_infra.components.naming import is_gcp_label_key
 from inference_infra.components.resources import (
     AWS_AUTOSCALING_GROUP,
     AWS_LAUNCH_TEMPLATE,
+    GCP_INSTANCE_TEMPLATE,
+    GCP_REGION_INSTANCE_TEMPLATE,
+    accelerator_use,
     is_accelerator_instance,
 )
 
@@ -34,9 +37,20 @@ ENVIRONMENT = "Environment"
 OWNER = "Owner"
 AUTO_SHUTDOWN = "AutoShutdown"
 COST_TAG_KEYS = (COST_CENTER, ENVIRONMENT, OWNER)
-# Environments the components harden by default and the policies call production (their default
-# `production` / `productionEnvironments` settings).
-PRODUCTION_ENVIRONMENTS = ("prod", "production")
+# Production is recognised by name, by one function (`is_production`) that the components' hardening,
+# the reference stack's production rules and every production policy call: an environment whose name
+# starts with `prod` or `prd` (prod, production, production-eu, prd, prd-us) is production. Names the
+# rule does not call production and that do not start with a common non-production word
+# (`production_name_warning`) draw a warning, so `eu-prod` or `live` is not silently treated as dev.
+PRODUCTION_PREFIXES = ("prod", "prd")
+PRODUCTION_ENVIRONMENTS = ("prod", "production")  # the canonical names (policy defaults, docs)
+NON_PRODUCTION_WORDS = frozenset(
+    {
+        "ci", "demo", "dev", "develop", "development", "experiment", "int", "integration", "lab", "local",
+        "non", "nonprod", "perf", "pre", "preprod", "qa", "sandbox", "sbx", "scratch", "stage", "staging",
+        "stg", "test", "testing", "uat",
+    }
+)  # fmt: skip
 
 _AWS_RESERVED_PREFIX = "aws:"
 _AWS_KEY_MAX, _AWS_VALUE_MAX = 128, 256
@@ -116,7 +130,7 @@ def tagged_props(type_token: str, props: Mapping[str, Any], tags: CostTags) -> d
     if (current is not None and not isinstance(current, (Mapping, list))) or _is_secret(current):
         return None  # not known yet (preview) or secret: nothing to merge into
     out = dict(props)
-    accelerated = is_accelerator_instance(type_token, props)
+    accelerated = is_accelerator_instance(type_token, props) or _accelerator_template(type_token, props)
     if field_name in ("labels", "resourceLabels"):
         wanted = tags.gcp_labels()
         if accelerated:
@@ -211,6 +225,15 @@ def _resource_class(type_token: str) -> type | None:
     return None
 
 
+def _accelerator_template(type_token: str, props: Mapping[str, Any]) -> bool:
+    """A GCP instance template of accelerator VMs: its labels are its VMs' labels, so it carries the
+    auto-shutdown label the VMs need (GCE scrape discovery keeps VMs by it, as the watchdog's opt-in),
+    like an AWS launch template's instance tag specification."""
+    return type_token in (GCP_INSTANCE_TEMPLATE, GCP_REGION_INSTANCE_TEMPLATE) and (
+        accelerator_use(type_token, props) is not None
+    )
+
+
 def cost_tag_transform(tags: CostTags):
     """A Pulumi resource transform that applies `tagged_props` to every resource."""
     import pulumi
@@ -246,11 +269,32 @@ def registered_cost_tags() -> CostTags | None:
     return _REGISTERED[1]
 
 
+def is_production(environment: object) -> bool:
+    """Whether an environment name is production: it starts with `prod` or `prd` (case and surrounding
+    blanks ignored). `preprod`, `non-prod` and `eu-prod` are not (the last draws a warning)."""
+    return isinstance(environment, str) and environment.strip().lower().startswith(PRODUCTION_PREFIXES)
+
+
+def production_name_warning(environment: str) -> str | None:
+    """A warning for a name the rule does not call production and that does not start with a common
+    non-production word (dev, test, staging, qa, preprod, ...): `eu-prod`, `live`, `main`."""
+    if is_production(environment):
+        return None
+    first = re.split(r"[^a-z0-9]+", environment.strip().lower())[0]
+    if first in NON_PRODUCTION_WORDS or first.startswith(("dev", "test", "stag", "sandbox")):
+        return None
+    return (
+        f"environment {environment!r} is not production: production is a name starting with 'prod' or "
+        "'prd' (prod, production-eu, prd); the production hardening, flow logs, TLS and the production "
+        "policies do not apply to this stack. Rename it (e.g. prod-eu) if it is production"
+    )
+
+
 def in_production() -> bool:
-    """Whether the registered cost tags say the environment is production (prod, production); the
+    """Whether the registered cost tags say the environment is production (`is_production`); the
     components' production hardening (deletion protection, log retention, flow logs) defaults to it."""
     tags = registered_cost_tags()
-    return tags is not None and tags.environment.strip().lower() in PRODUCTION_ENVIRONMENTS
+    return tags is not None and is_production(tags.environment)
 
 
 def _monitor() -> Any:

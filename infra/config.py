@@ -19,6 +19,7 @@ Reading a stack file (old keys, errors, the JSON Schema) is `infra/stack_file.py
 from __future__ import annotations
 
 import re
+from datetime import date
 from pathlib import Path
 from typing import Any, Literal
 
@@ -31,6 +32,7 @@ from pydantic import (
     model_validator,
 )
 
+from inference_infra.components.advisories import acceptance, affecting, describe, engine_pin, engine_version
 from inference_infra.components.aws.capacity import (
     CapacityBlock,
     ExistingCapacityReservation,
@@ -45,6 +47,7 @@ from inference_infra.components.aws.model_store_args import ModelStoreArgs
 from inference_infra.components.aws.network_args import PrivateNetworkArgs as AwsPrivateNetworkArgs
 from inference_infra.components.aws.network_args import SubnetRef
 from inference_infra.components.aws.private_endpoints_args import PrivateEndpointsArgs
+from inference_infra.components.catalog import AcceleratorFamily
 from inference_infra.components.endpoints.routing import Route
 from inference_infra.components.errors import InputError, Problem
 from inference_infra.components.fleet import (
@@ -61,11 +64,17 @@ from inference_infra.components.gcp.model_bucket_args import GcsModelPublishersA
 from inference_infra.components.gcp.network_args import PrivateNetworkArgs as GcpPrivateNetworkArgs
 from inference_infra.components.gcp.node_args import GcsWeights
 from inference_infra.components.gcp.tpu_vm_args import TpuVmArgs
+from inference_infra.components.images import PinnedImage
 from inference_infra.components.k8s.observability_args import AlertReceiver, GpuObservabilityArgs
 from inference_infra.components.monitoring.thresholds import Thresholds, threshold_sources
 from inference_infra.components.planner import model_spec
 from inference_infra.components.planner.models import unknown_model_problem
-from inference_infra.components.tagging import CostTags, validate_cost_tags
+from inference_infra.components.tagging import (
+    CostTags,
+    is_production,
+    production_name_warning,
+    validate_cost_tags,
+)
 from inference_infra.infra.schema import (
     RenamedKey,
     Settings,
@@ -91,7 +100,6 @@ def _project_root() -> Path:
         return Path.cwd()
 
 
-PRODUCTION_ENVIRONMENTS = frozenset({"prod", "production"})
 _ENVIRONMENT_RE = re.compile(r"^[a-z][a-z0-9-]{0,31}$")
 
 
@@ -579,8 +587,9 @@ class StackSettings(Settings):
     _warnings: list[str] = PrivateAttr(default_factory=list)
 
     environment: str = Field(
-        description="Environment name used in tags and in policy decisions ('prod' or 'production' count as "
-        "production). Defaults to the stack name.",
+        description="Environment name used in tags and in policy decisions: a name starting with 'prod' or "
+        "'prd' is production (prod, production-eu, prd); another name that does not start with a common "
+        "non-production word (dev, test, staging, qa, ...) draws a warning. Defaults to the stack name.",
     )
     cost_center: str = Field(description="CostCenter tag on every resource.", min_length=1)
     owner: str = Field(description="Owner tag on every resource: a team or an address.", min_length=1)
@@ -667,12 +676,18 @@ class StackSettings(Settings):
 
     @property
     def warnings(self) -> list[str]:
-        """Old keys this stack's file still uses, each with its new name."""
-        return list(self._warnings)
+        """Old keys this stack's file still uses, each with its new name; an environment name that the
+        production rule (components.tagging.is_production) does not recognise either way."""
+        named = production_name_warning(self.environment)
+        return [
+            *self._warnings,
+            *([f"{NAMESPACE}:environment: {named}"] if named else []),
+            *self.advisory_warnings(),
+        ]
 
     @property
     def is_production(self) -> bool:
-        return self.environment in PRODUCTION_ENVIRONMENTS
+        return is_production(self.environment)
 
     def cost_tags(self) -> CostTags:
         auto = self.auto_shutdown if self.auto_shutdown is not None else not self.is_production
@@ -686,10 +701,75 @@ class StackSettings(Settings):
 
     def problems(self) -> list[Problem]:
         """Problems that span several keys (single keys are checked by their fields)."""
+        return (
+            [
+                Problem(f"{NAMESPACE}:{_key_of(p.input)}", p.value, p.allowed)
+                for p in validate_cost_tags(self.cost_tags())
+            ]
+            + self.bound_problems()
+            + self.advisory_problems()
+        )
+
+    def _served_pins(self) -> list[tuple[str, str, PinnedImage]]:
+        """(key, fleet name, engine pin) of every fleet that serves a model."""
+        sections = (
+            ("awsGpuFleets", self.aws_gpu_fleets, AcceleratorFamily.NVIDIA_GPU),
+            ("awsInferentiaFleets", self.aws_inferentia_fleets, AcceleratorFamily.AWS_NEURON),
+            ("gcpGpuFleets", self.gcp_gpu_fleets, AcceleratorFamily.NVIDIA_GPU),
+            ("tpuVms", self.tpu_vms, AcceleratorFamily.GOOGLE_TPU),
+        )
         return [
-            Problem(f"{NAMESPACE}:{_key_of(p.input)}", p.value, p.allowed)
-            for p in validate_cost_tags(self.cost_tags())
-        ] + self.bound_problems()
+            (f"{key}[{i}]", fleet.name, engine_pin(family))
+            for key, section, family in sections
+            for i, fleet in enumerate(section)
+            if getattr(fleet, "model", None) is not None
+        ]
+
+    def advisory_problems(self, today: date | None = None) -> list[Problem]:
+        """A fleet behind an endpoint whose pinned engine falls inside a known advisory
+        (components/advisories.py) that no dated acceptance covers: refused (plan exits 2)."""
+        today = today or date.today()
+        on_endpoint = {pool: i for i, e in enumerate(self.endpoints) for pool in e.pool_names()}
+        problems = []
+        for key, name, pin in self._served_pins():
+            if name not in on_endpoint:
+                continue
+            refused = [a for a in affecting(pin) if acceptance(a, pin, today) is None]
+            if refused:
+                problems.append(
+                    Problem(
+                        f"{NAMESPACE}:endpoints[{on_endpoint[name]}]",
+                        name,
+                        f"routes to {key} {name!r}, whose engine {pin.reference} (vLLM "
+                        f"{engine_version(pin)}) falls inside {'; '.join(describe(a) for a in refused)}; "
+                        "move the fleet to an engine image outside the range, or keep it off every endpoint "
+                        "until one exists",
+                    )
+                )
+        return problems
+
+    def advisory_warnings(self, today: date | None = None) -> list[str]:
+        """Fleets whose engine falls inside an advisory that is accepted for now, or that are on no
+        endpoint (no client reaches them: their engine ports admit the endpoint's load balancer only)."""
+        today = today or date.today()
+        on_endpoint = {pool for e in self.endpoints for pool in e.pool_names()}
+        found = []
+        for key, name, pin in self._served_pins():
+            inside = affecting(pin)
+            if not inside:
+                continue
+            ids = ", ".join(a.id for a in inside)
+            runs = f"{key} {name!r} runs vLLM {engine_version(pin)}, inside {ids}"
+            if name not in on_endpoint:
+                found.append(f"{runs}; it is on no endpoint, keep it off until its image leaves them")
+                continue
+            accepted = [a for a in (acceptance(a, pin, today) for a in inside) if a is not None]
+            if accepted:
+                until = min(a.until for a in accepted).isoformat()
+                found.append(
+                    f"{runs}: accepted until {until} (components/advisories.py): {accepted[0].reason}"
+                )
+        return found
 
     def bound_problems(self) -> list[Problem]:
         """Each fleet's machines against its maxMachines, and all of them against the stack's: checked

@@ -387,7 +387,16 @@ def fleet_scrape_args(
     found: list[AwsDiscovery | GcpDiscovery] = []
     if aws_region and (settings.aws_gpu_fleets or settings.aws_inferentia_fleets):
         found.append(AwsDiscovery(regions=[aws_region], tags={"Environment": settings.environment}))
-    zones = sorted({z for f in settings.gcp_gpu_fleets if (z := f.zone or gcp_zone)})
+    # Every zone a fleet's VMs may run in: its zone and, for a managed group, every zone of the
+    # distribution (components/gcp/elastic.py: the zone, then `zones`).
+    zones = sorted(
+        {
+            z
+            for f in settings.gcp_gpu_fleets
+            for z in (f.zone or gcp_zone, *(getattr(f, "zones", None) or ()))
+            if z
+        }
+    )
     if gcp_project and zones:
         labels = {"environment": gcp_label_value(settings.environment)}
         found.append(GcpDiscovery(project=gcp_project, zones=zones, labels=labels))

@@ -57,6 +57,7 @@ DOMAIN_MODULES = tuple(
         "validation",
         "arguments",
         "images",
+        "advisories",
         "naming",
         "limits",
         "units",

@@ -65,3 +65,20 @@ def test_readme_example_plans_as_written(where, code, pulumi_project):
         if cls.endswith("Args"):
             continue
         assert (TYPE_NAMES.get(cls, cls), name) in registered, f"{where}: {cls}({name!r}) was not registered"
+
+
+COMPLETE = [(w, c) for w, c in EXAMPLES if w.startswith("README.md") and "Endpoint(" in c]
+
+
+@pytest.mark.parametrize(("where", "code"), COMPLETE, ids=[w for w, _ in COMPLETE])
+def test_readme_complete_examples_pass_the_default_pack(where, code, pulumi_project):
+    # The README's complete AWS and GCP programs, as written, pass the library's own pack with its
+    # default config (`plan` exits 0): a GCP fleet's dedicated account with the cloud-platform scope
+    # included (#33 item 5).
+    result = plan(pulumi_project(code, {"test": STACK}, name="readme-example"), "test")
+    mandatory = [v.message for v in result.policy.violations if v.enforcement == "mandatory"]
+    assert mandatory == [], where
+
+
+def test_readme_complete_examples_cover_both_clouds():
+    assert {"aws" if "components.aws import" in c else "gcp" for _, c in COMPLETE} == {"aws", "gcp"}

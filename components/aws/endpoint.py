@@ -8,11 +8,13 @@
   (idle) timeout sized for streamed generations;
 - rules: `X-Model-Pool: <pool>` sends to that pool; the Host header picks a
   route (a model), which forwards to its pools by weight (canary) with optional
-  stickiness; anything else gets a 404 naming the ways to route;
+  stickiness; every rule also holds a path condition, so only the API the engine's key guards
+  (`/v1/*`) and `/health` reach an engine; anything else (another path such as `/invocations`,
+  `/tokenize` or `/metrics`, an unknown Host) gets a 404 from the load balancer;
 - the pool's security group admits the engine ports from the ALB only;
 - access logs to an encrypted S3 bucket (made here unless one is given).
 
-In production (the registered cost tags' Environment is prod or production) the load balancer has
+In production (the registered cost tags' Environment starts with prod or prd) the load balancer has
 deletion protection, and the log bucket made here expires logs after a year and admits delivery for
 this account only (`aws:SourceAccount`, and the `AWSLogs/<account id>/` path); each can be set either
 way (`deletion_protection`, `access_log_retention_days`, `scoped_log_delivery`).
@@ -41,7 +43,14 @@ from inference_infra.components.aws.endpoint_args import (
     log_region_problem,
     validate_endpoint,
 )
-from inference_infra.components.endpoints.routing import POOL_HEADER, EndpointPool, default_host, route_model
+from inference_infra.components.endpoints.routing import (
+    ALB_PATH_PATTERNS,
+    GUARDED_API_PREFIX,
+    POOL_HEADER,
+    EndpointPool,
+    default_host,
+    route_model,
+)
 from inference_infra.components.errors import Problem, raise_if_invalid
 from inference_infra.components.validation import check_types
 
@@ -72,6 +81,14 @@ def _default_provider_region_problems(
     configured = pulumi.Config("aws").get("region")
     problem = configured and log_region_problem("aws:region (the aws provider's region)", configured)
     return [problem] if problem else []
+
+
+# Every rule's path condition: the engine's guarded API and its health path, nothing else (see
+# components/endpoints/routing.py). A rule ANDs its conditions, so a Host or header alone never forwards.
+# Limits checked (terraform-provider-aws internal/service/elbv2/listener_rule.go at the pulumi-aws 7 pin:
+# path_pattern.values is a set of strings up to 128 characters; the ELB quotas page: 5 condition values
+# and 5 wildcards per rule): a route rule holds host (1 value) + these 2, a header rule 1 + 2.
+_API_PATHS = {"path_pattern": {"values": list(ALB_PATH_PATTERNS)}}
 
 
 class InferenceEndpoint(pulumi.ComponentResource):
@@ -137,7 +154,8 @@ class InferenceEndpoint(pulumi.ComponentResource):
                     "fixed_response": {
                         "content_type": "text/plain",
                         "status_code": "404",
-                        "message_body": f"no route: set the Host to a model or the {POOL_HEADER} header",
+                        "message_body": f"no route: the API is under {GUARDED_API_PREFIX} with the Host "
+                        f"set to a model or the {POOL_HEADER} header naming a pool",
                     },
                 }
             ],
@@ -277,7 +295,10 @@ class InferenceEndpoint(pulumi.ComponentResource):
                 f"{name}-header-{pool.name}",
                 listener_arn=listener.arn,
                 priority=priority,
-                conditions=[{"http_header": {"http_header_name": POOL_HEADER, "values": [pool.name]}}],
+                conditions=[
+                    {"http_header": {"http_header_name": POOL_HEADER, "values": [pool.name]}},
+                    _API_PATHS,
+                ],
                 actions=[self._forward_pool(pool.name)],
                 tags=dict(args.tags),
                 opts=child,
@@ -293,7 +314,7 @@ class InferenceEndpoint(pulumi.ComponentResource):
                 f"{name}-route{i}",
                 listener_arn=listener.arn,
                 priority=100 + i,
-                conditions=[{"host_header": {"values": [route.host or default_host(model)]}}],
+                conditions=[{"host_header": {"values": [route.host or default_host(model)]}}, _API_PATHS],
                 actions=[{"type": "forward", "forward": forward}],
                 tags={"Model": model, **args.tags},
                 opts=child,

@@ -120,7 +120,7 @@ class InferenceEndpointArgs:
     deletion_protection: bool | None = arg(
         None,
         "Deletion protection on the load balancer. Default: on when the registered cost tags' Environment "
-        "is production (prod, production), off elsewhere.",
+        "is production (a name starting with prod or prd), off elsewhere.",
     )
     access_log_retention_days: int | None = arg(
         None,

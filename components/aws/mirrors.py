@@ -46,20 +46,22 @@ _HOST = re.compile(r"^[a-z0-9-]+(\.[a-z0-9-]+)+(:\d+)?$")
 def reachable_inside_vpc(image: str, region: str | None = None) -> bool:
     """Whether a node with endpoints-only egress can pull it: a private ECR registry (in `region`)."""
     host, _ = split_reference(image)
-    found = ECR_PRIVATE.match(host)
+    found = ECR_PRIVATE.fullmatch(host)
     return found is not None and (region is None or found["region"] == region)
 
 
 def ecr_hosts(image_mirrors: Mapping[str, str]) -> list[str]:
     """The ECR registries the mirrors name (the docker credential helper is set up for each)."""
-    return sorted({mirror.split("/", 1)[0] for mirror in image_mirrors.values() if ECR_PRIVATE.match(mirror)})
+    return sorted(
+        {mirror.split("/", 1)[0] for mirror in image_mirrors.values() if ECR_PRIVATE.fullmatch(mirror)}
+    )
 
 
 def repository_arn_patterns(image_mirrors: Mapping[str, str], partition: str) -> list[str]:
     """ECR repository ARNs (with a wildcard) the node may pull from and create through pull-through."""
     arns = set()
     for mirror in image_mirrors.values():
-        found = ECR_PRIVATE.match(mirror)
+        found = ECR_PRIVATE.fullmatch(mirror)
         if found is None:
             continue
         prefix = f"{found['prefix']}/" if found["prefix"] else ""
@@ -71,11 +73,11 @@ def mirror_problems(image_mirrors: Mapping[str, str]) -> list[tuple[str, str, st
     """(input, value, allowed) for every malformed entry of image_mirrors."""
     problems = []
     for host, mirror in image_mirrors.items():
-        if not isinstance(host, str) or not _HOST.match(host):
+        if not isinstance(host, str) or not _HOST.fullmatch(host):
             problems.append(
                 (f"image_mirrors[{host!r}]", host, "must be a registry host such as 'docker.io' or 'nvcr.io'")
             )
-        if not isinstance(mirror, str) or not ECR_PRIVATE.match(mirror):
+        if not isinstance(mirror, str) or not ECR_PRIVATE.fullmatch(mirror):
             problems.append(
                 (
                     f"image_mirrors[{host!r}]",

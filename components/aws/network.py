@@ -7,7 +7,7 @@ before anything is created). A stack without a network can ask for
 locked-down default security group, an S3 gateway endpoint (model downloads
 do not pay NAT data charges) and, by default, one NAT gateway for package and
 container-image downloads. In production (the registered cost tags' Environment
-is prod or production) the VPC's flow logs go to a CloudWatch Logs group kept
+starts with prod or prd) the VPC's flow logs go to a CloudWatch Logs group kept
 `flow_log_retention_days` (`flow_logs` to set it either way).
 """
 

@@ -54,7 +54,7 @@ class PrivateNetworkArgs:
     flow_logs: bool | None = arg(
         None,
         "VPC flow logs (all traffic) to a CloudWatch Logs group. Default: on when the registered cost tags' "
-        "Environment is production (prod, production), off elsewhere.",
+        "Environment is production (a name starting with prod or prd), off elsewhere.",
     )
     flow_log_retention_days: int = arg(
         365, "Days the flow log group keeps records (a CloudWatch Logs retention period).", ge=1, le=3653

@@ -94,6 +94,7 @@ class OffHours(pulumi.ComponentResource):
                 "POOL_NAME": args.pool_name,
             },
             timeout_seconds=3,  # pure arithmetic on the clock; the ALB waits for the answer
+            reserved_concurrency=5,  # a sleeping pool's callers cannot run it (and its bill) without bound
             memory_size_mib=128,
             log_retention_days=args.log_retention_days,
             kms_key=args.kms_key,

@@ -3,8 +3,9 @@
 With these, a fleet needs no route to the internet: its security group sends
 HTTPS only to the endpoints' security group and to S3 through the gateway
 endpoint (`EndpointsOnlyEgress`, from `PrivateEndpoints.egress()`). One
-interface endpoint per service, private DNS on (the SDKs, the SSM agent and
-the CloudWatch agent keep their default regional host names), one network
+interface endpoint per service, each with a policy admitting this account's principals only
+(`interface_endpoint_policy`: no other account's credentials through it), private DNS on
+(the SDKs, the SSM agent and the CloudWatch agent keep their default regional host names), one network
 interface per zone, and one security group that admits 443 only from the
 fleets that attach to it (each fleet adds its own rule).
 
@@ -13,6 +14,8 @@ table `NODE_SERVICES` (private_endpoints_args.py).
 """
 
 from __future__ import annotations
+
+import json
 
 import pulumi
 import pulumi_aws as aws
@@ -23,6 +26,7 @@ from inference_infra.components.aws.private_endpoints_args import (
     EndpointsOnlyEgress,
     PrivateEndpointsArgs,
     S3Gateway,
+    interface_endpoint_policy,
     validate_private_endpoints,
 )
 from inference_infra.components.errors import raise_if_invalid
@@ -50,6 +54,8 @@ class PrivateEndpoints(pulumi.ComponentResource):
         super().__init__("inference-infra:aws:PrivateEndpoints", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         region = aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=self)).region
+        account = aws.get_caller_identity_output(opts=pulumi.InvokeOutputOptions(parent=self)).account_id
+        policy = account.apply(lambda a: json.dumps(interface_endpoint_policy(a)))
         group = aws.ec2.SecurityGroup(
             f"{name}-sg",
             vpc_id=args.vpc_id,
@@ -66,6 +72,7 @@ class PrivateEndpoints(pulumi.ComponentResource):
                 vpc_endpoint_type="Interface",
                 # The default regional names resolve to the endpoint: nothing on the node is configured.
                 private_dns_enabled=True,
+                policy=policy,  # this account's principals only
                 subnet_ids=[s.id for s in args.subnets],
                 security_group_ids=[group.id],
                 tags={"Name": f"{name}-{service}"},

@@ -100,7 +100,7 @@ def validate_private_endpoints(args: PrivateEndpointsArgs) -> list[Problem]:
         )
     extra = list(args.extra_services)
     for i, service in enumerate(extra):
-        if not isinstance(service, str) or not _SERVICE_RE.match(service):
+        if not isinstance(service, str) or not _SERVICE_RE.fullmatch(service):
             problems.append(
                 Problem(f"extra_services[{i}]", service, "must be a service name such as 'kms' or 'ecr.api'")
             )
@@ -113,3 +113,27 @@ def validate_private_endpoints(args: PrivateEndpointsArgs) -> list[Problem]:
                 )
             )
     return problems
+
+
+def interface_endpoint_policy(account_id: str) -> dict[str, object]:
+    """An interface endpoint's policy: calls by this account's principals only.
+
+    Without a policy an endpoint admits any principal's credentials (AWS's default endpoint policy is
+    full access), so a node could use it with another account's keys to carry data out of the VPC.
+    `aws:PrincipalAccount` is present in every authenticated request (IAM's global condition keys,
+    read 2026-12-02), so the nodes' own calls (SSM, CloudWatch, ECR tokens, STS, DescribeTags) keep
+    working; an unauthenticated call has no principal account and is refused.
+    """
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "ThisAccountOnly",
+                "Effect": "Allow",
+                "Principal": "*",
+                "Action": "*",
+                "Resource": "*",
+                "Condition": {"StringEquals": {"aws:PrincipalAccount": account_id}},
+            }
+        ],
+    }

@@ -42,6 +42,11 @@ def lambda_archive() -> pulumi.AssetArchive:
     return CODE.archive()
 
 
+# A whole pool interrupted at once (up to 20 instances per fleet is common) drains in parallel; more waits
+# in Lambda's asynchronous queue, which retries throttled events (EVENT_AGE_SECONDS bounds the wait).
+RESERVED_CONCURRENCY = 20
+
+
 class SpotDrain(pulumi.ComponentResource):
     """Takes interrupted or at-risk Spot instances out of the stack's target groups first."""
 
@@ -73,6 +78,9 @@ class SpotDrain(pulumi.ComponentResource):
             log_retention_days=args.log_retention_days,
             kms_key=args.kms_key,
             tags=role_tag,
+            # Held for the drain (a burst elsewhere in the account cannot starve it inside the two-minute
+            # warning) and capped (a flood of events cannot run it without bound); one event per instance.
+            reserved_concurrency=RESERVED_CONCURRENCY,
             on_failure=aws_lambda.AsyncInvoke(
                 dead_letter_arn=self.dead_letter_queue.arn,
                 maximum_event_age_seconds=EVENT_AGE_SECONDS,

@@ -71,7 +71,7 @@ def validate_spot_drain(args: SpotDrainArgs) -> list[Problem]:
                 f"must be one of CloudWatch Logs' values: {', '.join(map(str, sorted(LOG_RETENTION_DAYS)))}",
             )
         )
-    if isinstance(args.kms_key, str) and not _KMS_ARN_RE.match(args.kms_key):
+    if isinstance(args.kms_key, str) and not _KMS_ARN_RE.fullmatch(args.kms_key):
         problems.append(Problem("kms_key", args.kms_key, "must be a KMS key ARN, not an alias"))
     for name in ("dry_run", "replace_on_rebalance"):
         if not isinstance(getattr(args, name), bool):

@@ -6,6 +6,8 @@ components/gcp/endpoint.py.
 """
 
 from inference_infra.components.endpoints.routing import (
+    ALB_PATH_PATTERNS,
+    GUARDED_API_PREFIX,
     POOL_HEADER,
     EndpointPool,
     PoolBackend,
@@ -16,6 +18,8 @@ from inference_infra.components.endpoints.routing import (
 )
 
 __all__ = [
+    "ALB_PATH_PATTERNS",
+    "GUARDED_API_PREFIX",
     "POOL_HEADER",
     "EndpointPool",
     "PoolBackend",

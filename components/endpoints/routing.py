@@ -17,8 +17,21 @@ import pulumi
 
 from inference_infra.components.arguments import arg
 from inference_infra.components.errors import Problem, raise_if_invalid
+from inference_infra.components.serving.engines import HEALTH_PATH
 
 POOL_HEADER = "X-Model-Pool"
+
+# What a load balancer forwards to an engine: the OpenAI API under /v1/ (the one prefix vLLM's API key
+# guards at every pinned engine: 0.9.1 guards /v1 alone; 0.28 and the 0.29 TPU build add /v2,
+# /inference and /cohere, which the library does not serve) and the health path. vLLM mounts more on
+# the same port without the key (POST /invocations runs the chat and completion handlers; /tokenize,
+# /detokenize, /pooling, /score, /metrics, ...: vllm-project/vllm issue #58144, and vLLM's security
+# guide, docs/usage/security.md since PR #29922), so every other path is answered 404 by the load
+# balancer and never reaches an engine. Matching is case-sensitive on both clouds (ALB path patterns;
+# URL-map prefixMatch without ignoreCase), and the engine decodes the path before its own check, so a
+# path that matches /v1/ here is one the key guards there.
+GUARDED_API_PREFIX = "/v1/"
+ALB_PATH_PATTERNS = (f"{GUARDED_API_PREFIX}*", HEALTH_PATH)
 _HOST = re.compile(r"^[a-z0-9*?]([a-z0-9.*?-]{0,126}[a-z0-9*?])?$")
 
 
@@ -187,7 +200,7 @@ def validate_routes(
         model = route_model(route, by_name)
         host = route.host or (default_host(model) if model else None)
         if host is not None:
-            if not _HOST.match(host):
+            if not _HOST.fullmatch(host):
                 problems.append(
                     Problem(f"{where}.host", host, "must be a host name pattern (a-z, 0-9, '.', '-', * ?)")
                 )
@@ -202,3 +215,31 @@ def validate_routes(
         if not pool.ports:
             problems.append(Problem(f"pools[{pool.name}].ports", [], "must list the engine ports"))
     return problems
+
+
+def alb_pattern_in_api(pattern: object) -> bool:
+    """Whether an ALB path pattern matches only paths the engine's key guards, or the health path:
+    literal up to and including `/v1/` (a wildcard `*` or `?` before it could match `/invocations`)."""
+    if not isinstance(pattern, str):
+        return False
+    return pattern == HEALTH_PATH or pattern.startswith(GUARDED_API_PREFIX)
+
+
+def url_match_in_api(match: object) -> bool:
+    """Whether a URL-map match rule (camelCase, as the engine receives it) matches only the guarded API
+    or the health path: a case-sensitive prefix or path (or path template) under `/v1/`, or exactly
+    `/health`. A regular expression, `ignoreCase`, or a rule with no path is not judged safe."""
+    if not isinstance(match, dict) or match.get("ignoreCase") is True or "regexMatch" in match:
+        return False
+    prefix = match.get("prefixMatch")
+    if prefix is not None:
+        return isinstance(prefix, str) and prefix.startswith(GUARDED_API_PREFIX)
+    for key in ("fullPathMatch", "pathTemplateMatch"):
+        if (path := match.get(key)) is not None:
+            return isinstance(path, str) and (path == HEALTH_PATH or path.startswith(GUARDED_API_PREFIX))
+    return False
+
+
+def url_path_in_api(path: object) -> bool:
+    """A URL map's pathRules path (`/v1/*` style: `*` only at the end): under `/v1/` or exactly `/health`."""
+    return isinstance(path, str) and (path == HEALTH_PATH or path.startswith(GUARDED_API_PREFIX))

@@ -9,14 +9,16 @@
   per VM); TPU VMs through a zonal `NON_GCP_PRIVATE_IP_PORT` NEG of their
   internal addresses (a TPU VM is not a Compute Engine instance);
 - a URL map: `X-Model-Pool: <pool>` header rules first, then one host rule per
-  route with weighted backend services (canary); anything else (an unknown
-  Host without a pool header) is answered 404 by the load balancer;
+  route with weighted backend services (canary); every rule matches only the API the engine's key
+  guards (prefix `/v1/`) and `/health`; anything else (another path such as `/invocations`,
+  `/tokenize` or `/metrics`, an unknown Host without a pool header) is answered 404 by the load
+  balancer, whose every default aborts with 404 before a backend is picked;
 - an HTTP target proxy (HTTPS with a regional certificate), a forwarding rule
   with an internal address in the fleets' subnetwork;
 - a firewall rule admitting the engine ports from the proxy-only subnet and
   Google's health-check ranges, to the pools' service accounts only.
 
-In production (the registered cost tags' Environment is prod or production) every backend service
+In production (the registered cost tags' Environment starts with prod or prd) every backend service
 logs its requests to Cloud Logging (`request_logging`, `request_log_sample_rate` to change it).
 """
 
@@ -28,6 +30,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from inference_infra.components.endpoints.routing import (
+    GUARDED_API_PREFIX,
     POOL_HEADER,
     EndpointPool,
     route_model,
@@ -54,6 +57,14 @@ HEALTH_INTERVAL_SECONDS = 30
 # injection runs on every Application Load Balancer but the classic one). An unknown Host, or the catch-all
 # host without an X-Model-Pool header naming a pool, gets 404 instead of the first pool's engines.
 NOT_FOUND_ACTION = {"fault_injection_policy": {"abort": {"http_status": 404, "percentage": 100.0}}}
+
+
+def api_match_rules(**extra: object) -> list[dict[str, object]]:
+    """A route rule's matches: the engine's guarded API (prefix /v1/) or its health path, each with
+    `extra` (e.g. the pool header). Match rules of one route rule are ORed; each takes exactly one of
+    prefixMatch / fullPathMatch / regexMatch / pathTemplateMatch, case-sensitive unless ignoreCase
+    (terraform-provider-google google/services/compute/resource_compute_region_url_map.go)."""
+    return [{"prefix_match": GUARDED_API_PREFIX, **extra}, {"full_path_match": HEALTH_PATH, **extra}]
 
 
 class GcpInferenceEndpoint(pulumi.ComponentResource):
@@ -254,12 +265,9 @@ class GcpInferenceEndpoint(pulumi.ComponentResource):
         header_rules = [
             {
                 "priority": i + 1,
-                "match_rules": [
-                    {
-                        "prefix_match": "/",
-                        "header_matches": [{"header_name": POOL_HEADER, "exact_match": p.name}],
-                    }
-                ],
+                "match_rules": api_match_rules(
+                    header_matches=[{"header_name": POOL_HEADER, "exact_match": p.name}]
+                ),
                 "service": self.backend_services[p.name],
                 **self._retry_after(p, "header_action"),
             }
@@ -280,7 +288,7 @@ class GcpInferenceEndpoint(pulumi.ComponentResource):
             host = gcp_host(route, model)
             weighted = {
                 "priority": len(header_rules) + 1,
-                "match_rules": [{"prefix_match": "/"}],
+                "match_rules": api_match_rules(),
                 "route_action": {
                     "weighted_backend_services": [
                         {
@@ -296,7 +304,8 @@ class GcpInferenceEndpoint(pulumi.ComponentResource):
             matchers.append(
                 {
                     "name": f"route{i}",
-                    "default_service": self.backend_services[route.pools[0].pool],
+                    "default_service": unmatched,
+                    "default_route_action": NOT_FOUND_ACTION,
                     "route_rules": [*header_rules, weighted],
                 }
             )

@@ -97,7 +97,7 @@ class GcpInferenceEndpointArgs:
     request_logging: bool | None = arg(
         None,
         "Backend services log requests to Cloud Logging. Default: on when the registered cost tags' "
-        "Environment is production (prod, production), off elsewhere.",
+        "Environment is production (a name starting with prod or prd), off elsewhere.",
     )
     request_log_sample_rate: float = arg(
         1.0, "With request logging: the share of requests logged (1.0 logs every request).", ge=0.0, le=1.0

@@ -3,7 +3,8 @@
 One custom-mode VPC with one regional subnet (Private Google Access on, so
 nodes reach Cloud Storage and the Google APIs without public IPs; VPC flow
 logs on), a Cloud Router with Cloud NAT for outbound package downloads
-(Ops Agent, DCGM, pip), and one ingress rule: SSH from Identity-Aware Proxy's
+(Ops Agent, DCGM, pip) on that subnet only, an egress firewall that denies by default and allows
+HTTPS and HTTP out (plus the subnet itself), and one ingress rule: SSH from Identity-Aware Proxy's
 range only, so administrators reach nodes through IAP with OS Login.
 Everything else inbound stays denied (the VPC's implied rule); fleets open
 their serving port to named ranges themselves.
@@ -41,6 +42,7 @@ __all__ = [
     "EGRESS_MODES",
     "GOOGLE_API_RANGES",
     "IAP_RANGE",
+    "PRIVATE_RANGES",
     "PrivateNetwork",
     "PrivateNetworkArgs",
     "google_api_addresses",
@@ -51,6 +53,7 @@ IAP_RANGE = "35.235.240.0/20"  # https://cloud.google.com/iap/docs/using-tcp-for
 
 DENY_EGRESS_PRIORITY = 65534  # below every rule but the implied allow-egress (65535), which it overrides
 ALLOW_EGRESS_PRIORITY = 1000
+PRIVATE_RANGES = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16")  # RFC 1918
 
 
 class PrivateNetwork(pulumi.ComponentResource):
@@ -104,7 +107,14 @@ class PrivateNetwork(pulumi.ComponentResource):
                 router=router.name,
                 region=args.region,
                 nat_ip_allocate_option="AUTO_ONLY",
-                source_subnetwork_ip_ranges_to_nat="ALL_SUBNETWORKS_ALL_IP_RANGES",
+                # The fleets' subnet only (its primary range): a subnet added to the network later, or a
+                # secondary range, gets no way out unless it is named here.
+                source_subnetwork_ip_ranges_to_nat="LIST_OF_SUBNETWORKS",
+                subnetworks=[
+                    gcp.compute.RouterNatSubnetworkArgs(
+                        name=self.subnetwork.id, source_ip_ranges_to_nats=["PRIMARY_IP_RANGE"]
+                    )
+                ],
                 log_config=gcp.compute.RouterNatLogConfigArgs(enable=True, filter="ERRORS_ONLY"),
                 project=args.project,
                 opts=child,
@@ -123,6 +133,8 @@ class PrivateNetwork(pulumi.ComponentResource):
             )
         if args.egress == "endpoints-only":
             self._google_apis_only(name, args, child)
+        else:
+            self._web_egress_only(name, args, child)
         self.register_outputs(
             {
                 "network_id": self.network.id,
@@ -132,15 +144,34 @@ class PrivateNetwork(pulumi.ComponentResource):
             }
         )
 
-    def _google_apis_only(self, name: str, args: PrivateNetworkArgs, child: pulumi.ResourceOptions) -> None:
-        """Deny all egress but HTTPS to Google APIs and private ranges; DNS and a route to the API range."""
-        vip = GOOGLE_API_RANGES[args.google_api_domain]
+    def _web_egress_only(self, name: str, args: PrivateNetworkArgs, child: pulumi.ResourceOptions) -> None:
+        """egress internet: deny by default, then HTTPS (Google APIs on their public or private ranges,
+        the engine images, the Ops Agent's and NVIDIA's package repositories) and HTTP (the distribution's
+        apt mirrors, whose packages are signed) through Cloud NAT, and the subnet itself. The metadata
+        server (169.254.169.254: the token, DNS, NTP) is not subject to firewall rules."""
+        self._deny_egress(name, args, child)
+        gcp.compute.Firewall(
+            f"{name}-web-egress",
+            network=self.network.id,
+            description="egress internet: HTTPS and HTTP only (APIs, images, package mirrors); nothing else",
+            direction="EGRESS",
+            priority=ALLOW_EGRESS_PRIORITY,
+            destination_ranges=["0.0.0.0/0"],
+            allows=[gcp.compute.FirewallAllowArgs(protocol="tcp", ports=["443", "80"])],
+            project=args.project,
+            opts=child,
+        )
+        # Private ranges stay open here: a Filestore cache's reserved range, TPU VMs, the load balancer's
+        # proxy-only subnet and a VPN to the cluster that scrapes the fleets all live outside the subnet.
+        self._internal_egress(name, args, child, PRIVATE_RANGES)
+
+    def _deny_egress(self, name: str, args: PrivateNetworkArgs, child: pulumi.ResourceOptions) -> None:
         # Applies to every instance in the network (no target tags): queued TPU nodes carry no tags,
         # and this network holds the stack's accelerators only.
         gcp.compute.Firewall(
             f"{name}-deny-egress",
             network=self.network.id,
-            description="egress endpoints-only: deny everything not allowed above (no internet)",
+            description=f"egress {args.egress}: deny everything not allowed above",
             direction="EGRESS",
             priority=DENY_EGRESS_PRIORITY,
             destination_ranges=["0.0.0.0/0"],
@@ -149,6 +180,27 @@ class PrivateNetwork(pulumi.ComponentResource):
             project=args.project,
             opts=child,
         )
+
+    def _internal_egress(
+        self, name: str, args: PrivateNetworkArgs, child: pulumi.ResourceOptions, ranges: tuple[str, ...] = ()
+    ) -> None:
+        destinations = list(dict.fromkeys([*(ranges or (args.cidr,)), *args.internal_egress_ranges]))
+        gcp.compute.Firewall(
+            f"{name}-internal-egress",
+            network=self.network.id,
+            description=f"egress {args.egress}: the subnet itself and named private ranges",
+            direction="EGRESS",
+            priority=ALLOW_EGRESS_PRIORITY,
+            destination_ranges=destinations,
+            allows=[gcp.compute.FirewallAllowArgs(protocol="all")],
+            project=args.project,
+            opts=child,
+        )
+
+    def _google_apis_only(self, name: str, args: PrivateNetworkArgs, child: pulumi.ResourceOptions) -> None:
+        """Deny all egress but HTTPS to Google APIs and private ranges; DNS and a route to the API range."""
+        vip = GOOGLE_API_RANGES[args.google_api_domain]
+        self._deny_egress(name, args, child)
         gcp.compute.Firewall(
             f"{name}-google-apis",
             network=self.network.id,
@@ -160,17 +212,7 @@ class PrivateNetwork(pulumi.ComponentResource):
             project=args.project,
             opts=child,
         )
-        gcp.compute.Firewall(
-            f"{name}-internal-egress",
-            network=self.network.id,
-            description="egress endpoints-only: the subnet itself and named private ranges",
-            direction="EGRESS",
-            priority=ALLOW_EGRESS_PRIORITY,
-            destination_ranges=[args.cidr, *args.internal_egress_ranges],
-            allows=[gcp.compute.FirewallAllowArgs(protocol="all")],
-            project=args.project,
-            opts=child,
-        )
+        self._internal_egress(name, args, child)
         gcp.compute.Route(
             f"{name}-google-apis",
             network=self.network.id,

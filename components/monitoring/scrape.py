@@ -137,12 +137,12 @@ def _validate_discovery(d: AwsDiscovery | GcpDiscovery) -> list[Problem]:
                 problems.append(Problem("region", region, "is not an AWS region name (like us-east-1)"))
         problems += _duplicates("region", d.regions)
         for key, value in d.tags.items():
-            if not _AWS_TAG_KEY.match(key) or not value:
+            if not _AWS_TAG_KEY.fullmatch(key) or not value:
                 problems.append(Problem(f"tag {key!r}", value, "must be KEY=VALUE with a valid EC2 tag key"))
-        if d.role_arn is not None and not _ROLE_ARN.match(d.role_arn):
+        if d.role_arn is not None and not _ROLE_ARN.fullmatch(d.role_arn):
             problems.append(Problem("role ARN", d.role_arn, "must be an IAM role ARN"))
     else:
-        if not _GCP_PROJECT.match(d.project or ""):
+        if not _GCP_PROJECT.fullmatch(d.project or ""):
             problems.append(Problem("project", d.project, "must be a GCP project id (6-30 of a-z, 0-9, -)"))
         if not d.zones:
             problems.append(Problem("zone", None, "is required for GCE discovery (one or more)"))
@@ -354,6 +354,44 @@ def _gcp_job(job: str, ports: list[int], type_families: list[str], d: GcpDiscove
         for port in ports
     ]
     return {"job_name": job, "gce_sd_configs": sd_configs, "relabel_configs": relabel}
+
+
+@dataclass(frozen=True, kw_only=True)
+class GceVm:
+    """A VM as GCE discovery lists it: what a job's zones and keep rules are held against."""
+
+    project: str
+    zone: str
+    machine_type: str  # e.g. 'g2-standard-8'
+    labels: Mapping[str, str]
+    status: str = "RUNNING"
+
+
+def gce_job_keeps(job: Mapping[str, Any], vm: GceVm) -> bool:
+    """Whether a GCE scrape job (as `scrape_config` renders it) lists the VM and keeps it: one of its
+    `gce_sd_configs` covers the VM's project and zone, and every `keep` relabel rule matches (Prometheus
+    joins a rule's source labels with ';' and fully anchors its regex; a label absent is empty)."""
+    if not any(
+        sd.get("project") == vm.project and sd.get("zone") == vm.zone for sd in job.get("gce_sd_configs", ())
+    ):
+        return False
+    meta = {
+        "__meta_gce_project": vm.project,
+        "__meta_gce_zone": f"https://www.googleapis.com/compute/v1/projects/{vm.project}/zones/{vm.zone}",
+        "__meta_gce_machine_type": (
+            f"https://www.googleapis.com/compute/v1/projects/{vm.project}/zones/{vm.zone}/machineTypes/"
+            f"{vm.machine_type}"
+        ),
+        "__meta_gce_instance_status": vm.status,
+        **{_meta_gce_label(k): v for k, v in vm.labels.items()},
+    }
+    for rule in job.get("relabel_configs", ()):
+        if rule.get("action") != "keep":
+            continue
+        value = ";".join(meta.get(s, "") for s in rule["source_labels"])
+        if re.fullmatch(rule.get("regex", "(.*)"), value) is None:
+            return False
+    return True
 
 
 def _copy(source: str, target: str, regex: str | None = None) -> dict[str, Any]:

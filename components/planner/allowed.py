@@ -15,12 +15,15 @@ from functools import cache
 
 from inference_infra.components.catalog import instance_types
 from inference_infra.components.catalog.gcp import GCP_GUEST_ACCELERATORS
+from inference_infra.components.tagging import is_production
 
 ONE_ACCELERATOR = "@one-accelerator"
+# Every production environment (components.tagging.is_production: a name starting with prod or prd)
+# that has no entry of its own.
+PRODUCTION_KEY = "@production"
 # allowed-accelerator-types' default allowedTypes (policy/rules/allowed_accelerator_types.py).
 DEFAULT_ALLOWED_TYPES: Mapping[str, tuple[str, ...]] = {
-    "prod": ("*",),
-    "production": ("*",),
+    PRODUCTION_KEY: ("*",),
     "*": (ONE_ACCELERATOR,),
 }
 
@@ -44,7 +47,12 @@ def allowed_patterns(
 ) -> tuple[tuple[str, ...] | None, str]:
     """(the patterns that apply to environment, or None when the config has no entry; the entry's key)."""
     table = DEFAULT_ALLOWED_TYPES if allowed_types is None else allowed_types
-    key = environment if environment is not None and environment in table else "*"
+    if environment is not None and environment in table:
+        key = environment
+    elif is_production(environment) and PRODUCTION_KEY in table:
+        key = PRODUCTION_KEY
+    else:
+        key = "*"
     patterns = table.get(key)
     return (tuple(patterns) if patterns is not None else None), key
 

@@ -77,6 +77,9 @@ RESTRICTED_OPTIONS: dict[str, tuple[str, str]] = {
         "setting fetches it from a secret store at engine start",
     ),
     "--hf-token": ("secret", "puts a Hugging Face token in clear in user data; engines run offline"),
+    # vLLM reads a YAML file of arguments (vllm/utils FlexibleArgumentParser, `--config`): it can set any
+    # option, the refused and the restricted ones included, past every check here.
+    "--config": ("refused", "reads engine options from a file, past the checks on each option"),
     "--trust-remote-code": ("code", "runs the checkpoint's own Python code"),
     "--tool-parser-plugin": ("code", "imports a Python file as a tool parser"),
     "--reasoning-parser-plugin": ("code", "imports a Python file as a reasoning parser"),
@@ -408,7 +411,7 @@ def restricted_problems(
             continue
         kind, why = RESTRICTED_OPTIONS[option]
         shown = option if value is None else f"{option} {value}"
-        if kind == "secret":
+        if kind in ("secret", "refused"):
             problems.append(Problem(key, shown, f"is refused: it {why}"))
         elif not _reason_ok(reasons.get(option)):
             problems.append(
@@ -463,7 +466,7 @@ def validate_extra_args(
                 )
             else:
                 last_option = option
-            if value and not _SAFE_VALUE.match(value):
+            if value and not _SAFE_VALUE.fullmatch(value):
                 problems.append(
                     Problem(where, token, "must not hold quotes, spaces, '$', '%' or backslashes")
                 )
@@ -473,7 +476,7 @@ def validate_extra_args(
             continue
         if expect_option:
             problems.append(Problem(where, token, "must follow an --option (a value needs its option first)"))
-        elif not _SAFE_VALUE.match(token):
+        elif not _SAFE_VALUE.fullmatch(token):
             problems.append(Problem(where, token, "must not hold quotes, spaces, '$', '%' or backslashes"))
         elif last_option is not None:
             problems += _choice_problem(table, last_option, token, where, token)

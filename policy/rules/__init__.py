@@ -21,6 +21,7 @@ from inference_infra.policy.rules import (
     iam_no_wildcard_access,
     idle_watchdog_required,
     inference_endpoint_internal,
+    load_balancer_api_paths_only,
     load_balancer_hardened_in_production,
     model_cache_write_restricted,
     no_open_ingress,
@@ -54,5 +55,6 @@ MODULES = (
     no_plaintext_secrets,
     load_balancer_hardened_in_production,
     vpc_flow_logs_in_production,
+    load_balancer_api_paths_only,
 )
 POLICIES: tuple[Policy, ...] = tuple(m.POLICY for m in MODULES)

@@ -30,7 +30,13 @@ from inference_infra.components.resources import (
     Unknown,
     get_path,
 )
-from inference_infra.components.tagging import AUTO_SHUTDOWN, ENVIRONMENT, gcp_label_key, tag_field
+from inference_infra.components.tagging import (
+    AUTO_SHUTDOWN,
+    ENVIRONMENT,
+    gcp_label_key,
+    is_production,
+    tag_field,
+)
 from inference_infra.policy.rules._base import UNKNOWN, Outcome, Resource, not_applicable
 
 
@@ -190,17 +196,27 @@ def production_schema(tagged: str = "each resource's") -> PolicyConfigSchema:
             "production": {
                 "type": "array",
                 "items": {"type": "string"},
-                "default": ["prod", "production"],
-                "description": "Environments that count as production.",
+                "default": [],
+                "description": "Further environments that count as production, beside every name that "
+                "starts with prod or prd (components.tagging.is_production).",
             },
         }
     )
 
 
+def counts_as_production(environment: str | None, also: Any = ()) -> bool:
+    """The pack's one production test: the library's rule (a name starting with prod or prd,
+    `components.tagging.is_production`), or a name the policy config lists as production too."""
+    if environment is None:
+        return False
+    listed = also if isinstance(also, list | tuple) else ()
+    return is_production(environment) or environment in listed
+
+
 def production_environment(resource: Resource, config: Mapping[str, Any]) -> str | None:
-    """The resource's environment (`environment_of`) when the config's `production` lists it, else None."""
+    """The resource's environment (`environment_of`) when it counts as production, else None."""
     environment = environment_of(resource, config)
-    return environment if environment in config["production"] else None
+    return environment if counts_as_production(environment, config.get("production")) else None
 
 
 def not_production(resource: Resource, config: Mapping[str, Any]) -> Outcome:

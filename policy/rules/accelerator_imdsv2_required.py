@@ -41,7 +41,18 @@ DESCRIPTION = (
     "AWS accelerator instances, spot requests and launch templates require IMDSv2 "
     "(metadataOptions.httpTokens 'required')."
 )
-CONFIG_SCHEMA = PolicyConfigSchema(properties={})
+CONFIG_SCHEMA = PolicyConfigSchema(
+    properties={
+        "maxHopLimit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 64,
+            "default": 1,
+            "description": "The largest metadataOptions.httpPutResponseHopLimit allowed: 1 keeps an IMDSv2 "
+            "token on the host (a container behind a bridge is one hop further and gets none).",
+        }
+    }
+)
 
 
 def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
@@ -70,8 +81,10 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
     tokens, endpoint = options.get("httpTokens"), options.get("httpEndpoint")
     if tokens is UNKNOWN or endpoint is UNKNOWN:
         return Outcome(unknown=("metadataOptions.httpTokens",))
-    if tokens == "required" or endpoint == "disabled":
+    if endpoint == "disabled":
         return passed()
+    if tokens == "required":
+        return _hop_limit(resource, use, options, config)
     state = (
         show(tokens) if tokens is not None else "unset (the AMI or account default decides, often 'optional')"
     )
@@ -82,6 +95,27 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
             "credentials over IMDSv1.",
         )
     )
+
+
+def _hop_limit(
+    resource: Resource, use: Any, options: Mapping[str, Any], config: Mapping[str, Any]
+) -> Outcome:
+    """IMDSv2's token answer crosses at most httpPutResponseHopLimit hops: above 1, a container on a
+    bridge network (the engines) gets a token and the instance role's credentials. Unset, EC2's default
+    is 1 for a launch template left alone (the AMI may say 2: the library sets it explicitly)."""
+    hops = options.get("httpPutResponseHopLimit")
+    if hops is UNKNOWN:
+        return Outcome(unknown=("metadataOptions.httpPutResponseHopLimit",))
+    limit = config.get("maxHopLimit", 1)
+    if isinstance(hops, int | float) and not isinstance(hops, bool) and hops > limit:
+        return Outcome(
+            violations=(
+                f"{resource.label} runs {machine_label(use)} with metadataOptions.httpPutResponseHopLimit "
+                f"{show(hops)}: a container one hop away (the engines behind Docker's bridge) gets an IMDSv2 "
+                f"token and the instance role's credentials; set it to {limit} (config maxHopLimit).",
+            )
+        )
+    return passed()
 
 
 POLICY = resource_policy(

@@ -1,26 +1,31 @@
-"""accelerator-service-account-restricted: GPU and TPU VMs run as their own account, with narrow scopes.
+"""accelerator-service-account-restricted: GPU and TPU VMs run as a dedicated account with narrow roles.
 
-Compute Engine's default service account is shared by every VM of the project and often holds
-Editor; the `cloud-platform` OAuth scope lets a VM's token call every Google API its account may.
-Together they hand the project to whatever runs on a GPU node. This policy refuses, on accelerator
-VMs, instance templates, GKE node pools (and a cluster's default pool) and TPU VMs:
+Google's advice for a VM's identity (Compute Engine docs, "Service accounts" best practices; see
+/work/shared/UPSTREAM.md): a dedicated, user-managed service account per workload, the `cloud-platform`
+scope, and access limited by IAM roles; the Compute Engine default account (shared by every VM of the
+project, often holding Editor) is what to avoid. This stack policy judges that way, on accelerator VMs,
+instance templates, GKE node pools (and a cluster's default pool) and TPU VMs:
 
-- running as the default service account: an `...-compute@developer.gserviceaccount.com` email,
-  `default`, or a service account block without an email (a VM with no block at all has no
-  account; a GKE node pool or TPU VM without one runs as the default); a queued TPU resource
-  always does (pulumi-gcp's V2QueuedResource has no field for another account);
-- the scope `https://www.googleapis.com/auth/cloud-platform` (or `cloud-platform`), unless
-  `allowCloudPlatformScope` (grant IAM roles to a dedicated account and narrow the scopes). Secret
-  Manager accepts no narrower scope, so a node that reads a secret (the library's GCP fleets and TPU
-  slices read their engines' API key) needs it: the prod reference config sets `allowCloudPlatformScope`,
-  and IAM (one secretAccessor grant on that one secret) is then the fence.
+- running as the default service account is refused, whatever the scopes: an
+  `...-compute@developer.gserviceaccount.com` email, `default`, or a service account block without an
+  email (a VM with no block at all has no account; a GKE node pool or TPU VM without one runs as the
+  default); a queued TPU resource always does (pulumi-gcp's V2QueuedResource has no field for another
+  account);
+- a dedicated account is refused when the stack grants it a broad role on a project, folder or
+  organization (`broadRoles`: the basic roles and every admin role, matched without case), found by
+  its email (`serviceAccount:<email>`) or, while the email is not known before deploy, through the
+  service account resource both the machine and the grant depend on;
+- the `cloud-platform` scope on a dedicated account with narrow roles passes: IAM is the fence (the
+  library's GCP fleets and TPU slices need it to read their engines' API key: Secret Manager accepts
+  no narrower scope).
 
 `allowedNames` exempts resources by name, e.g. a queued TPU slice accepted to run as the default.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from fnmatch import fnmatchcase
 from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
@@ -33,17 +38,18 @@ from inference_infra.components.resources import (
     GCP_REGION_INSTANCE_TEMPLATE,
     GCP_TPU_QUEUED_RESOURCE,
     GCP_TPU_VM,
+    StackIndex,
     get_path,
 )
-from inference_infra.components.resources.iam import as_list, is_default_service_account
+from inference_infra.components.resources.iam import gcp_grants, is_default_service_account
 from inference_infra.policy.rules._base import (
     UNKNOWN,
     Findings,
     Outcome,
     Resource,
+    judged_stack_policy,
     not_applicable,
     passed,
-    resource_policy,
 )
 from inference_infra.policy.rules._machines import accelerator_machine, machine_label
 
@@ -51,15 +57,28 @@ NAME = "accelerator-service-account-restricted"
 SEVERITY = Severity.HIGH
 ENFORCEMENT = EnforcementLevel.MANDATORY
 DESCRIPTION = (
-    "GCP accelerator VMs, templates, node pools and TPU VMs run as their own service account, without "
-    "the cloud-platform scope."
+    "GCP accelerator VMs, templates, node pools and TPU VMs run as a dedicated service account, not the "
+    "Compute Engine default, holding no basic or admin role."
 )
+# Basic roles (owner, editor, viewer) and every admin role (roles/storage.admin,
+# roles/iam.serviceAccountAdmin, roles/resourcemanager.projectIamAdmin, roles/compute.instanceAdmin.v1, ...),
+# and the roles that act as another account (impersonation is a way around narrow roles).
+BROAD_ROLES = [
+    "roles/owner",
+    "roles/editor",
+    "roles/viewer",
+    "roles/*admin*",
+    "roles/iam.serviceAccountUser",
+    "roles/iam.serviceAccountTokenCreator",
+]
 CONFIG_SCHEMA = PolicyConfigSchema(
     properties={
-        "allowCloudPlatformScope": {
-            "type": "boolean",
-            "default": False,
-            "description": "Accept the cloud-platform scope (on a dedicated, least-privilege account).",
+        "broadRoles": {
+            "type": "array",
+            "items": {"type": "string", "minLength": 1},
+            "default": BROAD_ROLES,
+            "description": "Roles (glob patterns, case ignored) an accelerator's dedicated account may not "
+            "hold on a project, folder or organization.",
         },
         "allowedNames": {
             "type": "array",
@@ -70,14 +89,23 @@ CONFIG_SCHEMA = PolicyConfigSchema(
     }
 )
 
-CLOUD_PLATFORM = ("https://www.googleapis.com/auth/cloud-platform", "cloud-platform")
 APPLIES_TO = "GCP accelerator VMs, instance templates, GKE node pools and TPU VMs"
 _VMS = (GCP_INSTANCE, GCP_INSTANCE_TEMPLATE, GCP_REGION_INSTANCE_TEMPLATE)
+_KINDS = frozenset({*_VMS, GCP_GKE_NODE_POOL, GCP_GKE_CLUSTER, GCP_TPU_VM, GCP_TPU_QUEUED_RESOURCE})
+ACCOUNTS = frozenset({"gcp:serviceaccount/account:Account"})
+IAM_TYPES = frozenset(
+    f"gcp:{scope}/iAM{kind}:IAM{kind}"
+    for scope in ("projects", "folder", "organizations")
+    for kind in ("Member", "Binding", "Policy")
+)
+_DEFAULT_FIX = (
+    "give it a dedicated service account with only the roles it needs (the library's GpuFleet and TpuVm "
+    "make one when service_account_email is unset); the cloud-platform scope is fine on that account"
+)
 
 
-def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
-    kinds = frozenset({*_VMS, GCP_GKE_NODE_POOL, GCP_GKE_CLUSTER, GCP_TPU_VM, GCP_TPU_QUEUED_RESOURCE})
-    use = accelerator_machine(resource, kinds)
+def check(resource: Resource, config: Mapping[str, Any], stack: StackIndex | None = None) -> Outcome:
+    use = accelerator_machine(resource, _KINDS)
     if use is None:
         return not_applicable(f"applies to {APPLIES_TO}")
     if resource.name in config["allowedNames"]:
@@ -91,40 +119,65 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
         )
         return found.outcome()
     if resource.type in (GCP_GKE_NODE_POOL, GCP_GKE_CLUSTER):  # a node pool, or a cluster's default pool
-        path_email, path_scopes = "nodeConfig.serviceAccount", "nodeConfig.oauthScopes"
-        email, scopes = (
-            get_path(props, "nodeConfig", "serviceAccount"),
-            get_path(props, "nodeConfig", "oauthScopes"),
-        )
+        path_email, email = "nodeConfig.serviceAccount", get_path(props, "nodeConfig", "serviceAccount")
     else:
         account = props.get("serviceAccount")
         if account is None and resource.type in _VMS:
             return found.outcome()  # no account at all: the VM holds no credentials
-        path_email, path_scopes = "serviceAccount.email", "serviceAccount.scopes"
-        email, scopes = get_path(account, "email"), get_path(account, "scopes")
-    if email is UNKNOWN:
-        found.not_known(path_email)
-    elif email in (None, "", "default") or is_default_service_account(email):
+        path_email, email = "serviceAccount.email", get_path(account, "email")
+    if email in (None, "", "default") or is_default_service_account(email):
         shown = "unset" if email in (None, "") else repr(email)
         found.violation(
-            f"{runs} as the Compute Engine default service account ({path_email} {shown}); give it a "
-            "dedicated service account with only the roles it needs."
+            f"{runs} as the Compute Engine default service account ({path_email} {shown}), shared by every "
+            f"VM of the project; {_DEFAULT_FIX}."
         )
-    if scopes is UNKNOWN:
-        found.not_known(path_scopes)
-    elif any(s in CLOUD_PLATFORM for s in as_list(scopes)) and not config["allowCloudPlatformScope"]:
-        found.violation(
-            f"{runs} with the cloud-platform scope ({path_scopes}), so its token reaches every Google API "
-            "its account may call; narrow the scopes (devstorage.read_only, logging.write, monitoring.write)."
-        )
+        return found.outcome()
+    if stack is not None:
+        _broad_grants(resource, runs, email, config, stack, found)
+    elif email is UNKNOWN:
+        found.not_known(path_email)
     return found.outcome()
 
 
-POLICY = resource_policy(
+def _broad_grants(
+    resource: Resource, runs: str, email: Any, config: Mapping[str, Any], stack: StackIndex, found: Findings
+) -> None:
+    """The broad roles the stack grants the machine's account: by its email, or (not known before
+    deploy) by the service account resource the machine and the grant both depend on."""
+    patterns = [p.lower() for p in config["broadRoles"] if isinstance(p, str)]
+    accounts = {a.urn for a in stack.dependencies(resource, ACCOUNTS)}
+    member = f"serviceAccount:{email}" if isinstance(email, str) else None
+    for holder in stack.of_type(*IAM_TYPES):
+        shared = accounts.intersection(holder.dependencies)
+        for grant in gcp_grants(holder.type, holder.props):
+            ours = (member is not None and grant.member == member) or (
+                bool(shared) and (grant.member is UNKNOWN or isinstance(grant.member, str))
+            )
+            if not ours or not isinstance(grant.role, str):
+                continue
+            if any(fnmatchcase(grant.role.lower(), p) for p in patterns):
+                who = email if isinstance(email, str) else "its service account"
+                found.violation(
+                    f"{runs} as {who}, which {holder.label} grants {grant.role!r} ({grant.where}): a basic "
+                    "or admin role hands the project to whatever runs on the accelerator; grant predefined "
+                    "roles with only the permissions it needs (logging.logWriter, monitoring.metricWriter, "
+                    "storage.objectViewer on its bucket, secretmanager.secretAccessor on its secret), or "
+                    "change config broadRoles."
+                )
+
+
+def judge(resources: Sequence[Resource], config: Mapping[str, Any]) -> Iterator[tuple[Resource, Outcome]]:
+    stack = StackIndex(resources)
+    for resource in resources:
+        yield resource, check(resource, config, stack)
+
+
+POLICY = judged_stack_policy(
     name=NAME,
     description=DESCRIPTION,
     severity=SEVERITY,
     enforcement=ENFORCEMENT,
     schema=CONFIG_SCHEMA,
-    check=check,
+    judge=judge,
+    applies_to=APPLIES_TO,
 )

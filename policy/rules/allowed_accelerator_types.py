@@ -9,7 +9,8 @@ reservations are all checked: each of them buys or launches accelerators. So are
 Karpenter NodePools, on every accelerator type their requirements allow, and
 groups on every type they may launch (node group instanceTypes, overrides).
 
-Outside production the default is `@one-accelerator`: every catalog type with exactly one
+In production (`@production`: every name starting with prod or prd) every type is allowed by default;
+outside production the default is `@one-accelerator`: every catalog type with exactly one
 accelerator (one GPU, Neuron chip or TPU chip; an N1 VM with one attached GPU), derived from the
 catalog rather than listed by hand, so a new single-GPU size is allowed when the catalog learns it.
 The token may be combined with glob patterns to widen an environment's list.
@@ -25,6 +26,8 @@ from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 from inference_infra.components.planner.allowed import (
     DEFAULT_ALLOWED_TYPES,
     ONE_ACCELERATOR,
+    PRODUCTION_KEY,
+    allowed_patterns,
     allows,
     one_accelerator_types,  # noqa: F401 (re-exported: the rule names its token's types)
 )
@@ -56,7 +59,9 @@ CONFIG_SCHEMA = PolicyConfigSchema(
             },
             "default": {env: list(patterns) for env, patterns in DEFAULT_ALLOWED_TYPES.items()},
             "description": 'Environment -> glob patterns of allowed types ("g6.*", "v5litepod-*"), or '
-            f'"{ONE_ACCELERATOR}" (every catalog type with one accelerator); "*" is every other environment.',
+            f'"{ONE_ACCELERATOR}" (every catalog type with one accelerator); "{PRODUCTION_KEY}" is every '
+            'production environment not listed by name (a name starting with prod or prd); "*" is every '
+            "other environment.",
         },
     }
 )
@@ -73,9 +78,8 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
             "whose requirements allow accelerator types"
         )
     environment = environment_of(resource, config)
-    allowed_types = config["allowedTypes"]
-    key = environment if environment in allowed_types else "*"
-    patterns = allowed_types.get(key)
+    found, key = allowed_patterns(environment, config["allowedTypes"])
+    patterns = list(found) if found is not None else None
     where = f"environment {environment!r}" if environment else "an environment with no Environment tag"
     if patterns is None:
         return not_applicable(f"allowedTypes has no entry for {where} and no '*' entry")

@@ -7,10 +7,10 @@ anyone's. This policy refuses, on IAM roles and what attaches to them:
   `NotPrincipal`) to assume it without a condition that fixes who (`aws:PrincipalOrgID`,
   `aws:PrincipalAccount`, `aws:SourceAccount`, ...: `inference_infra.components.resources.iam`);
 - an Allow of every action (`Action: "*"` or `"*:*"`, or `NotAction`) in a role's inline policies,
-  a `RolePolicy` or a managed `Policy`;
+  a `RolePolicy`, a user's or group's inline policy (`UserPolicy`, `GroupPolicy`) or a managed `Policy`;
 - an attached managed policy listed in `forbiddenPolicies` (AdministratorAccess by default), on a
-  role (`managedPolicyArns`, `RolePolicyAttachment`, `RolePolicyAttachmentsExclusive`) or through a
-  `PolicyAttachment`.
+  role (`managedPolicyArns`, `RolePolicyAttachment`, `RolePolicyAttachmentsExclusive`), on a user or
+  group (`UserPolicyAttachment`, `GroupPolicyAttachment`) or through a `PolicyAttachment`.
 
 `allowedNames` exempts resources by name (a break-glass administrator role, deliberately).
 """
@@ -61,12 +61,21 @@ MANAGED_POLICY = "aws:iam/policy:Policy"
 ROLE_ATTACHMENT = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
 ROLE_ATTACHMENTS = "aws:iam/rolePolicyAttachmentsExclusive:RolePolicyAttachmentsExclusive"
 POLICY_ATTACHMENT = "aws:iam/policyAttachment:PolicyAttachment"
-APPLIES_TO = "IAM roles, their policies and policy attachments"
+# Users and groups hold policies too: an inline policy (UserPolicy, GroupPolicy) or an attachment.
+USER_GROUP_POLICIES = frozenset({"aws:iam/userPolicy:UserPolicy", "aws:iam/groupPolicy:GroupPolicy"})
+USER_GROUP_ATTACHMENTS = frozenset(
+    {
+        "aws:iam/userPolicyAttachment:UserPolicyAttachment",
+        "aws:iam/groupPolicyAttachment:GroupPolicyAttachment",
+    }
+)
+APPLIES_TO = "IAM roles, users' and groups' policies, and policy attachments"
 
 
 def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
     kind, props = resource.type, resource.props
-    if kind not in (ROLE, ROLE_POLICY, MANAGED_POLICY, ROLE_ATTACHMENT, ROLE_ATTACHMENTS, POLICY_ATTACHMENT):
+    known = (ROLE, ROLE_POLICY, MANAGED_POLICY, ROLE_ATTACHMENT, ROLE_ATTACHMENTS, POLICY_ATTACHMENT)
+    if kind not in known and kind not in USER_GROUP_POLICIES | USER_GROUP_ATTACHMENTS:
         return not_applicable(f"applies to {APPLIES_TO}")
     if resource.name in config["allowedNames"]:
         return passed()
@@ -80,7 +89,7 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
         for i, item in enumerate(inline if isinstance(inline, list) else []):
             _every_action(resource, get_path(item, "policy"), f"inlinePolicies[{i}].policy", found)
         _attached(resource, props.get("managedPolicyArns"), "managedPolicyArns", forbidden, found)
-    elif kind in (ROLE_POLICY, MANAGED_POLICY):
+    elif kind in (ROLE_POLICY, MANAGED_POLICY) or kind in USER_GROUP_POLICIES:
         _every_action(resource, props.get("policy"), "policy", found)
     elif kind == ROLE_ATTACHMENTS:
         _attached(resource, props.get("policyArns"), "policyArns", forbidden, found)

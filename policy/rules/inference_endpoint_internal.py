@@ -2,7 +2,7 @@
 
 An inference server answers anyone who reaches it, and every answer burns
 accelerator time. The load balancers of an inference stack front accelerators,
-so they are internal by default: an AWS ALB/NLB must set `internal: true`
+so they are internal by default: an AWS ALB/NLB or classic ELB must set `internal: true`
 (AWS's default is internet-facing), and a GCP forwarding rule must use an
 internal load-balancing scheme (a global rule's default is EXTERNAL). A stack
 that means to serve the internet sets `allowInternetFacing` (or names the load
@@ -48,7 +48,16 @@ CONFIG_SCHEMA = PolicyConfigSchema(
     }
 )
 
-AWS_LOAD_BALANCERS = frozenset({"aws:lb/loadBalancer:LoadBalancer", "aws:alb/loadBalancer:LoadBalancer"})
+# Application/Network Load Balancers and the classic ELB (aws:elb): each is internet-facing unless
+# `internal: true` (terraform-provider-aws: `internal` is Optional, default false, on both).
+AWS_LOAD_BALANCERS = frozenset(
+    {
+        "aws:lb/loadBalancer:LoadBalancer",
+        "aws:alb/loadBalancer:LoadBalancer",
+        "aws:elb/loadBalancer:LoadBalancer",
+        "aws:elasticloadbalancing/loadBalancer:LoadBalancer",
+    }
+)
 GCP_FORWARDING_RULES = {
     "gcp:compute/forwardingRule:ForwardingRule": "EXTERNAL",
     "gcp:compute/globalForwardingRule:GlobalForwardingRule": "EXTERNAL",

@@ -80,8 +80,18 @@ SECURITY_GROUPS = frozenset(
 SECURITY_GROUP_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"
 INGRESS_RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
 GCP_FIREWALL = "gcp:compute/firewall:Firewall"
+# Firewall policies (hierarchical, global and regional network policies) hold rules of their own:
+# match.srcIpRanges and match.layer4Configs, action allow (terraform-provider-google
+# resource_compute_firewall_policy_rule.go and the network variants).
+GCP_FIREWALL_POLICY_RULES = frozenset(
+    {
+        "gcp:compute/firewallPolicyRule:FirewallPolicyRule",
+        "gcp:compute/networkFirewallPolicyRule:NetworkFirewallPolicyRule",
+        "gcp:compute/regionNetworkFirewallPolicyRule:RegionNetworkFirewallPolicyRule",
+    }
+)
 GCP_NETWORKS = frozenset({"gcp:compute/network:Network"})
-APPLIES_TO = "security groups, their ingress rules and GCP firewalls"
+APPLIES_TO = "security groups, their ingress rules, GCP firewalls and firewall-policy rules"
 _PORTED = {"tcp": "TCP", "udp": "UDP", "6": "TCP", "17": "UDP"}
 _ALL = {"-1", "all"}
 _ADVICE = "Narrow the source range or put a load balancer in front."
@@ -149,6 +159,8 @@ def _grants(
         sources = ("cidrIpv4", "cidrIpv6")
     elif resource.type == GCP_FIREWALL:
         return _firewall(i, resource, stack, position, found)
+    elif resource.type in GCP_FIREWALL_POLICY_RULES:
+        return _firewall_policy_rule(i, resource, found)
     else:
         return (), [], not_applicable(f"applies to {APPLIES_TO}")
     group = props.get("securityGroupId")
@@ -219,6 +231,38 @@ def _firewall(
         for low, high in ranges_:
             grants += [Grant(i, f"{where}, allows[{n}]", name, low, high, block) for block, where in blocks]
     return ("fw", net, targets), grants, None
+
+
+def _firewall_policy_rule(
+    i: int, resource: Resource, found: Findings
+) -> tuple[tuple[Any, ...], list[Grant], Outcome | None]:
+    """A firewall policy's ingress allow rule, judged on its own (its targets are the policy's)."""
+    props = resource.props
+    direction, action, disabled = props.get("direction"), props.get("action"), props.get("disabled")
+    if UNKNOWN in (direction, action, disabled):
+        return (), [], Outcome(unknown=("action",))
+    if direction != "INGRESS" or action != "allow" or disabled is True:
+        return (), [], not_applicable("applies to enabled ingress allow rules")
+    match = props.get("match")
+    if match is UNKNOWN:
+        return ("fwp", i), [], Outcome(unknown=("match",))
+    ranges = get_path(match, "srcIpRanges")
+    blocks = list(_blocks({"srcIpRanges": ranges}, ("srcIpRanges",), "match", found))
+    configs = get_path(match, "layer4Configs")
+    grants = []
+    for n, config in enumerate(configs if isinstance(configs, list) else []):
+        protocol, ports = get_path(config, "ipProtocol"), get_path(config, "ports")
+        if UNKNOWN in (protocol, ports) or (isinstance(ports, list) and UNKNOWN in ports):
+            found.not_known(f"match.layer4Configs[{n}]")
+            continue
+        name = _protocol(protocol)
+        ranges_ = _port_ranges(ports) if name in ("tcp", "udp") else [(0, 65535)]
+        for low, high in ranges_:
+            grants += [
+                Grant(i, f"{where}, match.layer4Configs[{n}]", name, low, high, block)
+                for block, where in blocks
+            ]
+    return ("fwp", i), grants, None
 
 
 def _with_network_wide_firewalls(groups: Mapping[tuple[Any, ...], list[Grant]]) -> Iterator[list[Grant]]:

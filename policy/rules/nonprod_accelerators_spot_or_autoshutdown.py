@@ -53,13 +53,17 @@ from inference_infra.policy.rules._machines import (
     launch_template,
     machine_label,
 )
-from inference_infra.policy.rules._tags import auto_shutdown, environment_of, instance_tags
+from inference_infra.policy.rules._tags import (
+    auto_shutdown,
+    counts_as_production,
+    environment_of,
+    instance_tags,
+)
 
 NAME = "nonprod-accelerators-spot-or-autoshutdown"
 SEVERITY = Severity.MEDIUM
 ENFORCEMENT = EnforcementLevel.MANDATORY
 DESCRIPTION = "Outside production, accelerator machines run on spot capacity or carry AutoShutdown=true."
-PRODUCTION = ["prod", "production"]
 CONFIG_SCHEMA = PolicyConfigSchema(
     properties={
         "environment": {
@@ -70,8 +74,9 @@ CONFIG_SCHEMA = PolicyConfigSchema(
         "productionEnvironments": {
             "type": "array",
             "items": {"type": "string", "minLength": 1},
-            "default": PRODUCTION,
-            "description": "Environments where on-demand accelerators without AutoShutdown are fine.",
+            "default": [],
+            "description": "Further environments where on-demand accelerators without AutoShutdown are "
+            "fine, beside every name that starts with prod or prd (components.tagging.is_production).",
         },
     }
 )
@@ -93,7 +98,7 @@ def check(
     environment = environment_of(resource, config)
     if environment is None and tags is not None and isinstance(tags.get(ENVIRONMENT), str):
         environment = tags.get(ENVIRONMENT) or None  # carried to the machines from the template
-    if environment in config["productionEnvironments"]:
+    if counts_as_production(environment, config["productionEnvironments"]):
         return not_applicable(f"environment {environment!r} is production")
     if use.purchase is Purchase.SPOT:
         return passed()

@@ -81,3 +81,12 @@ def test_mirrored_keeps_the_digest_under_the_mirror():
     pulled = mirrored(images.VLLM_OPENAI.by_digest, mirrors)
     assert pulled == f"{mirror}/vllm/vllm-openai@{images.VLLM_OPENAI.digest}"
     assert mirrored(images.NODE_EXPORTER.reference, mirrors) == images.NODE_EXPORTER.reference
+
+
+def test_images_rejects_a_pin_with_a_trailing_newline():
+    from inference_infra.components.images import DIGEST, PINNED_REFERENCE, VLLM_OPENAI, is_pinned
+
+    assert is_pinned(VLLM_OPENAI.reference)
+    assert not is_pinned(VLLM_OPENAI.reference + "\n")
+    assert DIGEST.match(VLLM_OPENAI.digest + "\n") is None
+    assert PINNED_REFERENCE.match(VLLM_OPENAI.reference + "\n") is None

@@ -12,6 +12,8 @@ from inference_infra.components.tagging import (
     CostTags,
     gcp_label_key,
     gcp_label_value,
+    is_production,
+    production_name_warning,
     register_cost_tags,
     tag_field,
     tagged_props,
@@ -159,3 +161,42 @@ def test_tag_field_gke_cluster_takes_resource_labels():
     assert props["resourceLabels"]["team"] == "x"
     assert props["resourceLabels"]["cost-center"] == "ml"
     assert "labels" not in props
+
+
+@pytest.mark.parametrize(
+    ("name", "production"),
+    [
+        ("prod", True),
+        ("production", True),
+        ("production-eu", True),
+        ("prd", True),
+        ("PRD-us", True),
+        (" prod ", True),
+        ("preprod", False),
+        ("pre-prod", False),
+        ("non-prod", False),
+        ("nonprod", False),
+        ("eu-prod", False),
+        ("dev", False),
+        ("", False),
+        (None, False),
+        (7, False),
+    ],
+)
+def test_tagging_is_production_by_prefix(name, production):
+    assert is_production(name) is production
+
+
+@pytest.mark.parametrize("name", ["eu-prod", "live", "main", "customer-a"])
+def test_tagging_warns_about_a_name_the_rule_does_not_read(name):
+    warning = production_name_warning(name)
+    assert warning is not None
+    assert f"{name!r} is not production" in warning
+    assert "starting with 'prod' or 'prd'" in warning
+
+
+@pytest.mark.parametrize(
+    "name", ["prod", "prd-eu", "dev", "dev-alice", "test", "staging", "qa-2", "preprod", "ci"]
+)
+def test_tagging_passes_names_the_rule_reads_without_a_warning(name):
+    assert production_name_warning(name) is None

@@ -275,11 +275,13 @@ def test_gcp_endpoints_only_takes_serving_fleets_whose_images_and_packages_are_c
     )
     stack = _serving_stack(egress, fleet_more="      opsAgent: false")
     result = plan(pulumi_project(_PROGRAM, {"closed": stack}), "closed")
-    # The default policy config allows no a3 outside prod, nor the cloud-platform scope the nodes need to
-    # read their engines' API key from Secret Manager (the prod reference config allows it); nothing else.
+    # The default policy config allows no a3 outside prod, and (since the GCP watchdog, #36) VMs labelled
+    # auto-shutdown=true need a GCP idle watchdog this program does not make; nothing else. The fleets'
+    # dedicated accounts with the cloud-platform scope (to read their API key from Secret Manager) and
+    # narrow roles pass accelerator-service-account-restricted as Google advises (#33 item 5).
     assert {v.policy for v in result.policy.violations} == {
         "allowed-accelerator-types",
-        "accelerator-service-account-restricted",
+        "idle-watchdog-required",
     }
     capture = result.capture
     scripts = [

@@ -179,7 +179,14 @@ def test_prod_stack_prometheus_scrapes_its_own_fleets_with_serving_and_absent_ru
     env_keep = {"source_labels": ["__meta_gce_label_environment"], "regex": "prod", "action": "keep"}
     assert all(env_keep in j["relabel_configs"] for j in gce)
     gcp_fleets = capture.of_type("gcp:compute/instance:Instance")
-    assert {sd["zone"] for sd in gce[0]["gce_sd_configs"]} == {vm.props["zone"] for vm in gcp_fleets}
+    # Every zone a GCE fleet may run in: its VMs' zones and its managed groups' distribution zones.
+    group_zones = {
+        z
+        for g in capture.of_type("gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager")
+        for z in g.props["distributionPolicyZones"]
+    }
+    zones = {vm.props["zone"] for vm in gcp_fleets} | group_zones
+    assert {sd["zone"] for sd in gce[0]["gce_sd_configs"]} == zones
     assert {sd["project"] for sd in gce[0]["gce_sd_configs"]} == {vm.props["project"] for vm in gcp_fleets}
     groups = {g["name"]: g["rules"] for g in capture.one(RULE).props["spec"]["groups"]}
     absent = {(r["alert"], r["labels"].get("pool")) for r in groups["inference-infra-absent-targets"]}

@@ -123,3 +123,22 @@ def test_imdsv2_rejects_a_node_group_without_a_launch_template(check):
         "AMI's or the account's metadata default (often IMDSv1 allowed); launch them from a template whose "
         "metadataOptions set httpTokens to 'required'.",
     )
+
+
+def test_imdsv2_rejects_a_hop_limit_that_reaches_containers(check):
+    for hops in (2, 3, 64):
+        props = {"instanceType": "g5.xlarge", "metadataOptions": {**V2, "httpPutResponseHopLimit": hops}}
+        (violation,) = check(rule, TEMPLATE, props, name="lt").violations
+        assert f"httpPutResponseHopLimit {hops}: a container one hop away" in violation
+    props = {"instanceType": "g5.xlarge", "metadataOptions": {**V2, "httpPutResponseHopLimit": 2}}
+    assert check(rule, TEMPLATE, props, {"maxHopLimit": 2}) == Outcome()  # an explicit choice
+
+
+def test_imdsv2_passes_a_hop_limit_of_one_or_unset(check):
+    for options in ({**V2, "httpPutResponseHopLimit": 1}, V2):
+        assert check(rule, TEMPLATE, {"instanceType": "g5.xlarge", "metadataOptions": options}) == Outcome()
+    unknown = {**V2, "httpPutResponseHopLimit": UNKNOWN}
+    assert check(rule, TEMPLATE, {"instanceType": "g5.xlarge", "metadataOptions": unknown}).unknown
+    # Not an accelerator: not judged at all.
+    cpu = {"instanceType": "m5.large", "metadataOptions": {**V2, "httpPutResponseHopLimit": 2}}
+    assert check(rule, TEMPLATE, cpu).not_applicable

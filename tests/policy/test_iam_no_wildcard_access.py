@@ -87,3 +87,26 @@ def test_iam_no_wildcard_access_on_captured_resources(plan_of, run_pack):
         "admin",
         "workload",
     ]
+
+
+def test_iam_no_wildcard_access_rejects_user_and_group_policies_with_every_action(check):
+    everything = json.dumps({"Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]})
+    not_action = json.dumps({"Statement": [{"Effect": "Allow", "NotAction": "iam:*", "Resource": "*"}]})
+    for type_token in ("aws:iam/userPolicy:UserPolicy", "aws:iam/groupPolicy:GroupPolicy"):
+        for policy in (everything, not_action):
+            (violation,) = check(rule, type_token, {"policy": policy}, name="ci").violations
+            assert "allows every action" in violation
+    for type_token in (
+        "aws:iam/userPolicyAttachment:UserPolicyAttachment",
+        "aws:iam/groupPolicyAttachment:GroupPolicyAttachment",
+    ):
+        (violation,) = check(rule, type_token, {"policyArn": ADMIN}, name="ci").violations
+        assert "attaches AdministratorAccess" in violation
+
+
+def test_iam_no_wildcard_access_passes_a_narrow_user_policy(check):
+    narrow = json.dumps(
+        {"Statement": [{"Effect": "Allow", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::b/*"}]}
+    )
+    assert check(rule, "aws:iam/userPolicy:UserPolicy", {"policy": narrow}) == Outcome()
+    assert check(rule, "aws:iam/userPolicy:UserPolicy", {"policy": UNKNOWN}).unknown == ("policy",)

@@ -48,3 +48,15 @@ def test_inference_endpoint_internal_on_captured_resources_rejects_public_alb(pl
     gcp.compute.ForwardingRule("ilb", load_balancing_scheme="INTERNAL_MANAGED", region="us-central1")
     report = run_pack(plan_of(), rule.NAME)
     assert [v.message.split(" is ")[0] for v in report.violations] == [f"{ALB} 'public'"]
+
+
+def test_inference_endpoint_internal_rejects_an_internet_facing_classic_elb(check):
+    classic = "aws:elb/loadBalancer:LoadBalancer"
+    listeners = [{"instancePort": 8000, "instanceProtocol": "http", "lbPort": 80, "lbProtocol": "http"}]
+    assert check(rule, classic, {"listeners": listeners}, name="old").violations
+    assert check(rule, classic, {"listeners": listeners, "internal": False}, name="old").violations
+
+
+def test_inference_endpoint_internal_passes_an_internal_classic_elb(check):
+    classic = "aws:elb/loadBalancer:LoadBalancer"
+    assert check(rule, classic, {"internal": True}) == Outcome()

@@ -81,7 +81,7 @@ def test_no_open_ingress_does_not_apply_to_egress_disabled_or_other_resources(ch
     disabled = {"sourceRanges": ["0.0.0.0/0"], "allows": [{"protocol": "all"}], "disabled": True}
     assert check(rule, FIREWALL, disabled).not_applicable == "applies to enabled ingress firewalls"
     assert check(rule, "aws:s3/bucket:Bucket", {}).not_applicable == (
-        "applies to security groups, their ingress rules and GCP firewalls"
+        "applies to security groups, their ingress rules, GCP firewalls and firewall-policy rules"
     )
 
 
@@ -216,3 +216,32 @@ def test_no_open_ingress_rejects_firewalls_merged_per_network_and_target(plan_of
         f"sourceRanges, allows[0] of {FIREWALL} 'part-tagged'), together 33,554,432 public IPv4 "
         f"addresses (more than maxIpv4Addresses 16,777,216); {NONE}",
     ]
+
+
+POLICY_RULE = "gcp:compute/networkFirewallPolicyRule:NetworkFirewallPolicyRule"
+
+
+def _policy_rule(**overrides):
+    match = {"srcIpRanges": ["0.0.0.0/0"], "layer4Configs": [{"ipProtocol": "tcp", "ports": ["8000"]}]}
+    return {"direction": "INGRESS", "action": "allow", "priority": 1000, "match": match, **overrides}
+
+
+def test_no_open_ingress_rejects_firewall_policy_rules_open_to_the_internet(check):
+    for kind in (
+        POLICY_RULE,
+        "gcp:compute/firewallPolicyRule:FirewallPolicyRule",
+        "gcp:compute/regionNetworkFirewallPolicyRule:RegionNetworkFirewallPolicyRule",
+    ):
+        (violation,) = check(rule, kind, _policy_rule(), name="open").violations
+        assert "0.0.0.0/0" in violation
+    every = _policy_rule(match={"srcIpRanges": ["::/0"], "layer4Configs": [{"ipProtocol": "all"}]})
+    assert check(rule, POLICY_RULE, every).violations
+
+
+def test_no_open_ingress_passes_firewall_policy_rules_that_deny_or_stay_private(check):
+    assert check(rule, POLICY_RULE, _policy_rule(action="deny")).not_applicable
+    assert check(rule, POLICY_RULE, _policy_rule(direction="EGRESS")).not_applicable
+    assert check(rule, POLICY_RULE, _policy_rule(disabled=True)).not_applicable
+    private = {"srcIpRanges": ["10.0.0.0/8"], "layer4Configs": [{"ipProtocol": "tcp", "ports": ["8000"]}]}
+    assert check(rule, POLICY_RULE, _policy_rule(match=private)) == Outcome()
+    assert check(rule, POLICY_RULE, _policy_rule(match=UNKNOWN)).unknown == ("match",)

@@ -131,3 +131,23 @@ def test_production_hardening_rejects_bad_retention_and_sample_rate(plan_of):
         )
     with pytest.raises(ValueError, match="request_log_sample_rate"):
         GcpInferenceEndpoint("gcp-llm", replace(GCP_ARGS, request_log_sample_rate=1.5))
+
+
+@pytest.mark.parametrize("environment", ["production-eu", "prd", "PROD", " prod-us ", "prd-ap-1"])
+def test_production_hardening_follows_every_production_name(plan_of, harness, run_pack, environment):
+    # `production-eu` or `prd` used to fall through the exact-name test: no hardening, no policy.
+    _register(harness, environment)
+    InferenceEndpoint("llm", replace(AWS_ARGS, deletion_protection=False))
+    capture = plan_of()
+    hardened = run_pack(capture, load_balancer_hardened_in_production.NAME, {"environment": environment})
+    assert any("deletion protection" in v.message for v in hardened.violations)
+
+
+@pytest.mark.parametrize("environment", ["preprod", "non-prod", "dev", "staging-prod-like", "eu-prod"])
+def test_production_hardening_passes_names_that_are_not_production(plan_of, harness, run_pack, environment):
+    _register(harness, environment)
+    InferenceEndpoint("llm", replace(AWS_ARGS, deletion_protection=False))
+    capture = plan_of()
+    assert capture.one("aws:lb/loadBalancer:LoadBalancer").props["enableDeletionProtection"] is False
+    report = run_pack(capture, load_balancer_hardened_in_production.NAME, {"environment": environment})
+    assert report.violations == []

@@ -36,6 +36,7 @@ SPEC_NAMES = {
     "no-plaintext-secrets",
     "load-balancer-hardened-in-production",
     "vpc-flow-logs-in-production",
+    "load-balancer-api-paths-only",
 }
 KEBAB = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 
@@ -93,7 +94,9 @@ def test_registry_stack_policies_are_the_specs():
     # The per-resource stack policies judge each resource, but need the stack: the launch templates
     # that groups take their type, market, tags and network interfaces from (nonprod, no-public-ip,
     # cost tags), the instances an Elastic IP reaches (no-public-ip), every rule that opens one group
-    # (no-open-ingress), a load balancer's log bucket, its lifecycle and policy, a VPC's flow logs.
+    # (no-open-ingress), a load balancer's log bucket, its lifecycle and policy, a VPC's flow logs, the
+    # target groups and backend services a route reaches (api-paths-only), the IAM grants an
+    # accelerator's service account holds (service-account-restricted).
     assert stack == {
         "accelerator-spend-budget",
         "idle-watchdog-required",
@@ -103,6 +106,8 @@ def test_registry_stack_policies_are_the_specs():
         "required-cost-tags",
         "load-balancer-hardened-in-production",
         "vpc-flow-logs-in-production",
+        "load-balancer-api-paths-only",
+        "accelerator-service-account-restricted",
     }
     budget = next(p for p in POLICIES if p.name == "accelerator-spend-budget")
     assert "maxHourlyUsd" in budget.config_schema.properties

@@ -81,6 +81,7 @@ def test_off_hours_responder_is_a_lambda_target_the_alb_may_invoke(plan_of):
     assert permission["principal"] == "elasticloadbalancing.amazonaws.com"
     function = capture.one("aws:lambda/function:Function").props
     assert function["handler"] == "pool_asleep.handler.handler"
+    assert function["reservedConcurrentExecutions"] == 5  # callers of a sleeping pool cannot run it unbounded
     assert function["environment"]["variables"] == {
         "TIME_ZONE": "Europe/Berlin",
         "DAYS": "1,2,3,4,5",

@@ -93,6 +93,26 @@ def test_private_endpoints_make_one_interface_endpoint_per_node_service_with_pri
     assert gateway["serviceName"] == "com.amazonaws.us-east-1.s3"
 
 
+def test_private_endpoints_admit_this_accounts_principals_only(plan_of, subnets):
+    capture = plan_of(_endpoints(subnets))
+    interfaces = [r.props for r in capture.of_type(ENDPOINT) if r.props["vpcEndpointType"] == "Interface"]
+    assert interfaces
+    for props in interfaces:
+        (statement,) = json.loads(props["policy"])["Statement"]
+        assert statement["Effect"] == "Allow"
+        # The offline plan's account: another account's keys (or none) cannot use the endpoint.
+        assert statement["Condition"] == {"StringEquals": {"aws:PrincipalAccount": "123456789012"}}
+
+
+def test_private_endpoints_policy_rejects_other_accounts():
+    from inference_infra.components.aws.private_endpoints_args import interface_endpoint_policy
+
+    policy = interface_endpoint_policy("111122223333")
+    (statement,) = policy["Statement"]
+    assert statement["Condition"]["StringEquals"]["aws:PrincipalAccount"] != "444455556666"
+    assert all(s["Effect"] == "Allow" and "Condition" in s for s in policy["Statement"])
+
+
 def test_private_endpoints_reuse_the_model_stores_gateway(plan_of, subnets):
     store = ModelStore(
         "models",

@@ -82,6 +82,8 @@ def test_spot_drain_function_environment_reproduces_its_settings(plan_of):
     assert settings == Settings(scope_tags=SCOPE, dry_run=True)
     assert function["timeout"] == 60
     assert function["tracingConfig"] == {"mode": "Active"}
+    # Held and capped: a burst elsewhere cannot starve the drain, a flood cannot run it without bound.
+    assert function["reservedConcurrentExecutions"] == 20
 
 
 def test_spot_drain_package_runs_alone(tmp_path):

@@ -102,10 +102,11 @@ def test_gcp_endpoint_unmatched_host_gets_404_not_the_first_pool(plan_of):
     assert catch_all["defaultRouteAction"] == not_found
     # ... and send nothing anywhere: no weighted services beside the default the API requires.
     assert "weightedBackendServices" not in catch_all["defaultRouteAction"]
-    # A route's host still reaches its weighted pools (its last rule matches every path).
+    # A route's host reaches its weighted pools on the guarded API and the health path only; any other
+    # path on that host ends at its matcher's default, which aborts with 404 too.
     route = next(m for m in url_map["pathMatchers"] if m["name"] == "route0")
-    assert "defaultRouteAction" not in route
-    assert route["routeRules"][-1]["matchRules"] == [{"prefixMatch": "/"}]
+    assert route["defaultRouteAction"] == not_found
+    assert route["routeRules"][-1]["matchRules"] == [{"prefixMatch": "/v1/"}, {"fullPathMatch": "/health"}]
 
 
 def test_gcp_endpoint_firewall_admits_proxies_and_health_checks_only(plan_of):

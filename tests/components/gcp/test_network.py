@@ -22,13 +22,17 @@ def test_private_network_nat_gives_egress_without_public_ips(plan_of):
     plan = plan_of(PrivateNetwork("core", PrivateNetworkArgs(region="us-central1")))
     nat = plan.one("gcp:compute/routerNat:RouterNat")
     assert nat.props["natIpAllocateOption"] == "AUTO_ONLY"
-    assert nat.props["sourceSubnetworkIpRangesToNat"] == "ALL_SUBNETWORKS_ALL_IP_RANGES"
+    # The fleets' subnet only (its primary range), not every subnet and range of the network.
+    assert nat.props["sourceSubnetworkIpRangesToNat"] == "LIST_OF_SUBNETWORKS"
+    subnet = plan.one("gcp:compute/subnetwork:Subnetwork")
+    assert nat.props["subnetworks"] == [{"name": subnet.id, "sourceIpRangesToNats": ["PRIMARY_IP_RANGE"]}]
 
 
 def test_private_network_opens_ssh_to_iap_only(plan_of):
-    rule = plan_of(PrivateNetwork("core", PrivateNetworkArgs(region="us-central1"))).one(
+    rules = plan_of(PrivateNetwork("core", PrivateNetworkArgs(region="us-central1"))).of_type(
         "gcp:compute/firewall:Firewall"
     )
+    (rule,) = [r for r in rules if r.props["direction"] == "INGRESS"]
     assert rule.props["direction"] == "INGRESS"
     assert rule.props["sourceRanges"] == [IAP_RANGE]
     assert rule.props["allows"] == [{"protocol": "tcp", "ports": ["22"]}]
@@ -37,7 +41,8 @@ def test_private_network_opens_ssh_to_iap_only(plan_of):
 def test_private_network_without_nat_or_ssh_has_no_router_or_rule(plan_of):
     plan = plan_of(PrivateNetwork("core", PrivateNetworkArgs(region="us-central1", nat=False, iap_ssh=False)))
     assert plan.of_type("gcp:compute/routerNat:RouterNat") == []
-    assert plan.of_type("gcp:compute/firewall:Firewall") == []
+    rules = plan.of_type("gcp:compute/firewall:Firewall")
+    assert [r for r in rules if r.props["direction"] == "INGRESS"] == []
 
 
 @pytest.mark.parametrize(
@@ -139,12 +144,39 @@ def test_private_network_endpoints_only_can_use_the_restricted_range(plan_of):
     assert records["restricted.googleapis.com."]["rrdatas"] == [f"199.36.153.{i}" for i in range(4, 8)]
 
 
-def test_private_network_internet_egress_adds_no_egress_rules(plan_of):
+def test_private_network_internet_egress_denies_by_default_but_the_web_and_private_ranges(plan_of):
     plan = plan_of(PrivateNetwork("core", PrivateNetworkArgs(region="us-central1")))
-    assert [
-        r for r in plan.of_type("gcp:compute/firewall:Firewall") if r.props["direction"] == "EGRESS"
-    ] == []
+    egress = {
+        r.name: r.props
+        for r in plan.of_type("gcp:compute/firewall:Firewall")
+        if r.props["direction"] == "EGRESS"
+    }
+    assert set(egress) == {"core-deny-egress", "core-web-egress", "core-internal-egress"}
+    deny = egress["core-deny-egress"]
+    assert (deny["priority"], deny["denies"], deny["destinationRanges"]) == (
+        65534,
+        [{"protocol": "all"}],
+        ["0.0.0.0/0"],
+    )
+    web = egress["core-web-egress"]
+    assert web["allows"] == [{"protocol": "tcp", "ports": ["443", "80"]}]
+    assert web["priority"] < deny["priority"]
+    internal = egress["core-internal-egress"]
+    assert internal["destinationRanges"] == ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"]
     assert plan.of_type("gcp:dns/managedZone:ManagedZone") == []
+
+
+@pytest.mark.parametrize(("port", "open_"), [("22", False), ("25", False), ("53", False), ("443", True)])
+def test_private_network_internet_egress_rejects_other_ports_to_the_internet(plan_of, port, open_):
+    plan = plan_of(PrivateNetwork("core", PrivateNetworkArgs(region="us-central1")))
+    allowed = [
+        p
+        for r in plan.of_type("gcp:compute/firewall:Firewall")
+        if r.props["direction"] == "EGRESS" and r.props["destinationRanges"] == ["0.0.0.0/0"]
+        for a in r.props.get("allows", [])
+        for p in a.get("ports", [])
+    ]
+    assert (port in allowed) is open_
 
 
 @pytest.mark.parametrize(

@@ -276,7 +276,10 @@ def test_choose_instance_type_says_when_it_does_not_know_the_region():
 
 def test_allowed_patterns_read_the_policys_default():
     assert allowed_patterns("dev") == (("@one-accelerator",), "*")
-    assert allowed_patterns("prod") == (("*",), "prod")
+    # Production by the library's rule (a name starting with prod or prd): the @production entry.
+    for production in ("prod", "production-eu", "prd"):
+        assert allowed_patterns(production) == (("*",), "@production")
+    assert allowed_patterns("preprod") == (("@one-accelerator",), "*")
     assert allowed("v5litepod-1", DEFAULT_ALLOWED_TYPES["*"])
     assert not allowed("v6e-4", DEFAULT_ALLOWED_TYPES["*"])
 

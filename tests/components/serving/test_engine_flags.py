@@ -328,6 +328,22 @@ def test_validate_extra_args_rejects_secret_flags_whatever_the_reason(args):
     assert any("is refused: it puts" in p.allowed for p in problems)
 
 
+@pytest.mark.parametrize("args", [["--config", "/etc/vllm.yaml"], ["--config=/tmp/x.yaml"]])
+def test_validate_extra_args_rejects_config_files_whatever_the_reason(args):
+    # A YAML of arguments would set --trust-remote-code, --api-key, --middleware past every check.
+    problems = validate_extra_args(args, reasons={"--config": "reviewed by the platform team, SEC-42"})
+    assert any("is refused: it reads engine options from a file" in p.allowed for p in problems)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--max-num-batched-tokens", "8192\n"], ["--max-num-batched-tokens=8192\nExecStartPre=/bin/sh"]],
+)
+def test_validate_extra_args_rejects_a_trailing_newline_in_a_value(args):
+    # `$` matches before a trailing newline; the allow-list matches the whole value.
+    assert any("must not hold" in p.allowed for p in validate_extra_args(args))
+
+
 def test_validate_extra_args_accepts_safe_load_formats_without_a_reason():
     assert validate_extra_args(["--load-format", "safetensors"]) == []
 
