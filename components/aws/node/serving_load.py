@@ -1,11 +1,13 @@
 """An elastic pool's load signal: the engines' in-flight requests to CloudWatch (aws/elastic_group.py).
 
 Every interval: running + waiting requests summed over the node's engines (their /metrics on 127.0.0.1),
-published as InferenceInfra/Serving InFlightRequests by AutoScalingGroupName (the instance's own
-aws:autoscaling:groupName tag). Nothing is published unless every engine answers. With --complete-launch
+published as <namespace> InFlightRequests by AutoScalingGroupName (the instance's own
+aws:autoscaling:groupName tag); the namespace is the pool's own (InferenceInfra/Serving/<pool>), the one
+its role may publish to. Nothing is published unless every engine answers. With --complete-launch
 HOOK it first completes the group's launch action (it starts after the weights are verified).
 
-usage: serving_load.py --ports 8000[,8001...] --region REGION [--interval 60] [--complete-launch HOOK]
+usage: serving_load.py --ports 8000[,8001...] --region REGION [--interval 60] [--namespace NS]
+                       [--complete-launch HOOK]
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ def fetch_metrics(port: int) -> str | None:
         return None
 
 
-def put_command(aws: str, group: str, value: float, region: str) -> list[str]:
+def put_command(aws: str, group: str, value: float, region: str, namespace: str = NAMESPACE) -> list[str]:
     return [
         aws,
         "cloudwatch",
@@ -78,7 +80,7 @@ def put_command(aws: str, group: str, value: float, region: str) -> list[str]:
         "--region",
         region,
         "--namespace",
-        NAMESPACE,
+        namespace,
         "--metric-name",
         METRIC,
         "--dimensions",
@@ -154,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--region", required=True)
     parser.add_argument("--interval", type=int, default=60, help="seconds between datapoints")
     parser.add_argument("--complete-launch", default="", help="the launch lifecycle hook to complete")
+    parser.add_argument("--namespace", default=NAMESPACE, help="the pool's CloudWatch namespace")
     args = parser.parse_args(argv)
     ports = [int(p) for p in args.ports.split(",") if p]
     aws = shutil.which("aws")
@@ -173,17 +176,20 @@ def main(argv: list[str] | None = None) -> int:
             text=True,
             check=False,
         )
-        if done.returncode != 0:  # the hook times out with CONTINUE anyway
+        if done.returncode != 0:  # the hook then times out with ABANDON: the group replaces the machine
             log(f"completing {args.complete_launch} failed: {done.stderr.strip()}")
     while True:
         started = time.monotonic()
         value = machine_load(ports, fetch_metrics)
         if value is not None:
             done = subprocess.run(
-                put_command(aws, group, value, args.region), capture_output=True, text=True, check=False
+                put_command(aws, group, value, args.region, args.namespace),
+                capture_output=True,
+                text=True,
+                check=False,
             )
             if done.returncode != 0:
-                log(f"publishing {NAMESPACE}/{METRIC} failed: {done.stderr.strip()}")
+                log(f"publishing {args.namespace} {METRIC} failed: {done.stderr.strip()}")
         time.sleep(max(1.0, args.interval - (time.monotonic() - started)))
 
 
