@@ -9,7 +9,8 @@ every instance an Auto Scaling group manages), so a launch template that only Au
 Scaling groups launch from asks for no watchdog, and an Auto Scaling group tagged
 AutoShutdown=true keeps the tag's promise by itself when it shrinks to zero (a
 minimum of 0, or a scheduled action that takes it to 0, as an elastic pool's
-working hours do); a group that cannot is a violation with or without a watchdog. The watchdog is recognised by its component type
+working hours do); a group that cannot is a violation with or without a watchdog.
+The watchdog is recognised by its component type
 (`inference-infra:aws:IdleGpuWatchdog`; stack policies see component resources)
 or any type listed in `watchdogTypes`. The watchdog stops EC2 instances only, so
 GCP machines labelled auto-shutdown=true are reported as not covered.
