@@ -166,6 +166,7 @@ class ServingLoad:
     interval_seconds: int = 60
     launch_hook: str | None = None
     namespace: str = "InferenceInfra/Serving"  # the pool's own (elastic_group.load_namespace)
+    launch_deadline_seconds: int = 3600  # the engines' first load (and Neuron compile) may take this long
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -420,6 +421,11 @@ def validate_bootstrap(spec: NodeBootstrap) -> list[str]:
             problems.append(f"serving_load.interval_seconds {load.interval_seconds} must be 10..300")
         if load.launch_hook is not None and not plain_name_ok(load.launch_hook):
             problems.append(f"serving_load.launch_hook {load.launch_hook!r} {PLAIN_NAME_RULE}")
+        if not 30 <= load.launch_deadline_seconds <= 48 * 3600:
+            problems.append(
+                f"serving_load.launch_deadline_seconds {load.launch_deadline_seconds} must be 30..172800 "
+                "(a lifecycle action lasts at most 48 hours)"
+            )
         if not _NAMESPACE.match(load.namespace or ""):
             problems.append(
                 f"serving_load.namespace {load.namespace!r} must be InferenceInfra/Serving/<plain name>"
@@ -622,7 +628,12 @@ def _serving_load_unit(spec: NodeBootstrap) -> str:
     command += ["--region", spec.region, "--interval", str(load.interval_seconds)]
     command += ["--namespace", load.namespace]
     if load.launch_hook is not None:
-        command += ["--complete-launch", load.launch_hook]
+        command += [
+            "--complete-launch",
+            load.launch_hook,
+            "--launch-deadline",
+            str(load.launch_deadline_seconds),
+        ]
     body = [
         "[Service]",
         f"Environment=AWS_REGION={spec.region}",

@@ -82,6 +82,13 @@ LAUNCH_HOOK = "launch-verified"  # the node completes it (bootstrap.ServingLoad.
 TERMINATION_HOOK = "drained"
 
 
+def launch_deadline_seconds(plan: ScalingPlan) -> int:
+    """How long a new machine's engines may take to load before the group replaces it: three cold-start
+    graces (the grace assumes Neuron artifacts compiled already; a first compile on the machine takes
+    longer), at most AWS's 48 hours for one lifecycle action. An estimate of ours (2026-12-02)."""
+    return min(3 * plan.warmup_seconds, 48 * 3600)
+
+
 def load_namespace(pool: str) -> str:
     """The pool's own CloudWatch namespace for its load signal (module doc): InferenceInfra/Serving/<pool>."""
     return f"{NAMESPACE}/{pool}"
@@ -453,7 +460,11 @@ class ElasticGroupBuilder:
                         {
                             "Sid": "CompleteOwnLaunch",
                             "Effect": "Allow",
-                            "Action": "autoscaling:CompleteLifecycleAction",
+                            # Heartbeats keep the launch open while the engines load (serving_load.py).
+                            "Action": [
+                                "autoscaling:CompleteLifecycleAction",
+                                "autoscaling:RecordLifecycleActionHeartbeat",
+                            ],
                             "Resource": group.arn,
                         }
                     ],

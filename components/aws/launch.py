@@ -25,6 +25,7 @@ from inference_infra.components.aws.capacity import (
 from inference_infra.components.aws.elastic_group import (
     LAUNCH_HOOK,
     ElasticGroupBuilder,
+    launch_deadline_seconds,
     load_namespace,
     serving_load_statement,
 )
@@ -668,7 +669,11 @@ def _serving_load(name: str, plan: ScalingPlan | None) -> boot.ServingLoad | Non
     """An elastic pool's load signal: its own namespace, completing the group's launch hook."""
     if plan is None:
         return None
-    return boot.ServingLoad(launch_hook=LAUNCH_HOOK, namespace=load_namespace(name))
+    return boot.ServingLoad(
+        launch_hook=LAUNCH_HOOK,
+        namespace=load_namespace(name),
+        launch_deadline_seconds=launch_deadline_seconds(plan),
+    )
 
 
 # Stand-ins for the values a launch template learns only at deployment (region, bucket, EFS ids): what

@@ -143,10 +143,13 @@ def test_elastic_pool_empty_warm_pool_still_scales_from_cold(plan_of, fleet_args
 
 
 def test_elastic_pool_user_data_publishes_its_load_and_completes_the_launch(plan_of, fleet_args):
-    capture = plan_of(_fleet(fleet_args))
+    fleet = _fleet(fleet_args)
+    capture = plan_of(fleet)
     user_data = _user_data(capture.one(TEMPLATE))
     assert "inference-serving-load.service" in user_data
-    assert f"--complete-launch {LAUNCH_HOOK}" in user_data
+    # Completed once the engines answer, within three cold-start graces (heartbeats until then).
+    deadline = 3 * fleet.scaling_plan.warmup_seconds
+    assert f"--complete-launch {LAUNCH_HOOK} --launch-deadline {deadline}" in user_data
     assert "serving_load.py --ports 8000 " in user_data
 
 
@@ -225,7 +228,10 @@ def test_elastic_pool_node_may_publish_only_its_own_pools_load(plan_of, fleet_ar
         assert f"--namespace {namespace}" in user_data
     assert conditions["llama-8b"] != conditions["llama-70b"]
     lifecycle = json.loads(capture.one(ROLE_POLICY, "llama-8b-lifecycle").props["policy"])
-    assert lifecycle["Statement"][0]["Action"] == "autoscaling:CompleteLifecycleAction"
+    assert lifecycle["Statement"][0]["Action"] == [
+        "autoscaling:CompleteLifecycleAction",
+        "autoscaling:RecordLifecycleActionHeartbeat",  # the hook stays open while the engines load
+    ]
 
 
 # -- capacity order, spot, reservations, failure modes ------------------------------------------------------
