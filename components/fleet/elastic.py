@@ -231,12 +231,11 @@ def elastic_problems(args: ElasticArgs, *, peak: int, key: str = "elastic") -> l
                 f"must be at most the maximum ({high}): a warm machine only ever joins up to max_size",
             )
         )
-    if low == 0 and args.schedule is None:
-        which = "min_size" if args.min_size is not None else "floor_share"
+    if args.min_size == 0 and args.schedule is None:
         problems.append(
             Problem(
-                f"{key}.{which}",
-                args.min_size if args.min_size is not None else args.floor_share,
+                f"{key}.min_size",
+                0,
                 "must be at least 1 without a schedule: a pool at zero machines publishes no load, so "
                 "nothing would ever scale it out again; to run nothing outside working hours give "
                 "schedule=ScheduleArgs(..., off_hours_size=0) (the working-hours minimum is then 1)",
@@ -351,12 +350,12 @@ def plan_scaling(
         low = high
     if low == 0:
         # Back from zero (issue #38): a pool at zero publishes no load, so no policy would scale it out
-        # on the first request. With a schedule (elastic_problems refuses min 0 without one) the pool
-        # keeps one machine in working hours and runs off_hours_size outside them.
+        # on the first request. The pool keeps one machine in working hours (elastic_problems refuses
+        # an explicit min_size 0 without a schedule) and runs off_hours_size outside them.
         low = 1
         notes.append(
-            "working-hours minimum 1 (min_size 0 asked): a pool at zero has no load signal to scale out "
-            "on; outside working hours it runs schedule.off_hours_size"
+            "working-hours minimum 1 (0 asked, or a floor of 0): a pool at zero has no load signal to scale "
+            "out on; outside working hours (schedule) it runs schedule.off_hours_size"
         )
     capacity = serving.engines.engines * serving.engines.max_num_seqs
     warmup = serving.grace_seconds()
