@@ -169,3 +169,12 @@ def test_largest_inferentia_boot_keeps_a_kib_spare(plan_of, fleet_args):
     )
     template = plan_of().one(TEMPLATE)
     assert _user_data_bytes(template) <= boot.USER_DATA_MAX_BYTES - boot.USER_DATA_SPARE_BYTES
+
+
+def test_fleet_rejects_more_alarm_topics_than_an_alarm_takes(harness, fleet_args):
+    from inference_infra.components.aws import GpuFleet, GpuFleetArgs
+    from inference_infra.components.errors import InputError
+
+    topics = [f"arn:aws:sns:us-east-1:123456789012:oncall-{i}" for i in range(6)]
+    with pytest.raises(InputError, match=r"alarm_actions .* must name at most 5 topics"):
+        GpuFleet("pool", fleet_args(GpuFleetArgs, alarm_actions=topics))
