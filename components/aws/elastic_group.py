@@ -21,12 +21,25 @@
   does not within the cold start's grace, so a machine that cannot serve is replaced, and a warm-pool
   machine is never stopped halfway through its download), and on termination (after the load
   balancer has drained it for the longest generation: the target groups' deregistration delay);
-- scaling: a target-tracking policy on InferenceInfra/Serving InFlightRequests (Average per machine)
+- scaling: a target-tracking policy on InferenceInfra/Serving/<pool> InFlightRequests (Average per machine)
   that only scales out, and a simple scale-in policy of one machine per `scale_in_cooldown_seconds`,
   raised by an alarm only when the load would stay under the target without that machine for as long;
 - failed launches alarmed: a CloudWatch alarm when the group stays short of its desired capacity
   (launches refused for capacity, in every zone and type of the order), and an EventBridge rule on
-  "EC2 Instance Launch Unsuccessful" to the pool's alarm topics.
+  "EC2 Instance Launch Unsuccessful" to the pool's alarm topics;
+- the load signal in the pool's own namespace (InferenceInfra/Serving/<pool>): IAM's only condition key
+  on cloudwatch:PutMetricData is `cloudwatch:namespace` (CloudWatch guide, "Using condition keys to limit
+  access to CloudWatch namespaces", read 2026-12-02), so a namespace per pool is what lets a node's role
+  publish its own pool's load and no other pool's;
+- rolling updates: an instance refresh (Rolling, 100% healthy kept, up to 200%: a replacement serves
+  before the old machine goes; the warm pool's machines are replaced too) that the provider starts
+  whenever the launch template's version changes; the lifecycle hooks as `aws.autoscaling.LifecycleHook`
+  resources too (PutLifecycleHook creates or updates), so a group made by an earlier release gets them
+  and a changed timeout reaches an existing group without replacing it (the group's
+  `initial_lifecycle_hook` is ForceNew in the provider; it stays for the first machines and its changes
+  are ignored);
+- working hours (`ElasticArgs.schedule`): the two scheduled actions of components/fleet/off_hours.py on
+  the group, made by the pool itself (OffHours adds only the 503 responder and the rule switch for it).
 """
 
 from __future__ import annotations
@@ -41,6 +54,7 @@ from inference_infra.components.aws.capacity import CapacityBlock
 from inference_infra.components.aws.node import serving_load
 from inference_infra.components.fleet import CapacityCounts, ScalingPlan
 from inference_infra.components.fleet import elastic as elastic_domain
+from inference_infra.components.fleet.off_hours import off_hours_plan
 
 NAMESPACE = serving_load.NAMESPACE  # InferenceInfra/Serving
 METRIC = serving_load.METRIC  # InFlightRequests
@@ -63,8 +77,57 @@ SHORTFALL_MINUTES = 15
 # instance and waits for the deregistration delay before the hook; lifecycle-hooks-overview.html, read
 # 2026-11-25); this is the window for the node's last logs and metrics and the spot drain's bookkeeping.
 TERMINATION_HOOK_SECONDS = 120
+OFF_HOURS_TYPE = "inference-infra:aws:OffHours"
 LAUNCH_HOOK = "launch-verified"  # the node completes it (bootstrap.ServingLoad.launch_hook)
 TERMINATION_HOOK = "drained"
+
+
+def launch_deadline_seconds(plan: ScalingPlan) -> int:
+    """How long a new machine's engines may take to load before the group replaces it: three cold-start
+    graces (the grace assumes Neuron artifacts compiled already; a first compile on the machine takes
+    longer), at most AWS's 48 hours for one lifecycle action. An estimate of ours (2026-12-02)."""
+    return min(3 * plan.warmup_seconds, 48 * 3600)
+
+
+def load_namespace(pool: str) -> str:
+    """The pool's own CloudWatch namespace for its load signal (module doc): InferenceInfra/Serving/<pool>."""
+    return f"{NAMESPACE}/{pool}"
+
+
+def lifecycle_hooks(plan: ScalingPlan) -> list[dict[str, Any]]:
+    """The launch and termination hooks (snake_case, as the provider's args take them)."""
+    return [
+        {
+            "name": LAUNCH_HOOK,
+            "lifecycle_transition": "autoscaling:EC2_INSTANCE_LAUNCHING",
+            "default_result": "ABANDON",
+            "heartbeat_timeout": plan.warmup_seconds,
+        },
+        {
+            "name": TERMINATION_HOOK,
+            "lifecycle_transition": "autoscaling:EC2_INSTANCE_TERMINATING",
+            "default_result": "CONTINUE",
+            "heartbeat_timeout": TERMINATION_HOOK_SECONDS,
+        },
+    ]
+
+
+def instance_refresh(plan: ScalingPlan) -> dict[str, Any]:
+    """A rolling refresh that keeps every serving machine until its replacement is warm (module doc).
+
+    min 100 / max 200 healthy: launch first, then terminate (RefreshPreferences: the two at most 100
+    apart); the instance warm-up is the cold start; skip_matching leaves machines already on the
+    template's version alone (a refresh retried after a failure does not replace them again).
+    """
+    return {
+        "strategy": "Rolling",
+        "preferences": {
+            "min_healthy_percentage": 100,
+            "max_healthy_percentage": 200,
+            "instance_warmup": str(plan.warmup_seconds),
+            "skip_matching": True,
+        },
+    }
 
 
 def instances_distribution(counts: CapacityCounts) -> dict[str, Any]:
@@ -140,21 +203,7 @@ class ElasticGroupBuilder:
                 else "capacity-reservations-first",
                 "capacity_reservation_target": {"capacity_reservation_ids": [reservation_id]},
             }
-        hooks = [
-            {
-                "name": LAUNCH_HOOK,
-                "lifecycle_transition": "autoscaling:EC2_INSTANCE_LAUNCHING",
-                "default_result": "ABANDON",
-                "heartbeat_timeout": plan.warmup_seconds,
-            },
-            {
-                "name": TERMINATION_HOOK,
-                "lifecycle_transition": "autoscaling:EC2_INSTANCE_TERMINATING",
-                "default_result": "CONTINUE",
-                "heartbeat_timeout": TERMINATION_HOOK_SECONDS,
-            },
-        ]
-        return aws.autoscaling.Group(
+        group = aws.autoscaling.Group(
             f"{name}-asg",
             min_size=plan.min_size,
             max_size=plan.max_size,
@@ -166,7 +215,8 @@ class ElasticGroupBuilder:
             # Target tracking waits for the instance warm-up, not a cooldown; this is the group's default
             # for simple policies without their own (the scale-in policy has its own, longer one).
             default_cooldown=plan.scale_out_cooldown_seconds,
-            initial_lifecycle_hooks=hooks,
+            initial_lifecycle_hooks=lifecycle_hooks(plan),
+            instance_refresh=instance_refresh(plan),
             instance_maintenance_policy={"min_healthy_percentage": 100, "max_healthy_percentage": 200},
             enabled_metrics=list(GROUP_METRICS),
             metrics_granularity="1Minute",
@@ -182,10 +232,65 @@ class ElasticGroupBuilder:
                 parent=self.fleet,
                 # The policies own the desired capacity after creation; the endpoint attaches its
                 # target groups (TrafficSourceAttachment).
-                ignore_changes=["desiredCapacity", "targetGroupArns", "trafficSources", "loadBalancers"],
+                # The hooks' later changes go through the LifecycleHook resources below (the initial
+                # ones are ForceNew: a changed timeout would replace the group and its machines).
+                ignore_changes=[
+                    "desiredCapacity",
+                    "targetGroupArns",
+                    "trafficSources",
+                    "loadBalancers",
+                    "initialLifecycleHooks",
+                ],
             ),
             **extra,
         )
+        self.hooks = [
+            aws.autoscaling.LifecycleHook(
+                f"{name}-hook-{hook['name']}",
+                autoscaling_group_name=group.name,
+                **hook,
+                opts=self.child,
+            )
+            for hook in lifecycle_hooks(plan)
+        ]
+        self.schedule = self.scheduled_actions(plan, group)
+        return group
+
+    def scheduled_actions(
+        self, plan: ScalingPlan, group: aws.autoscaling.Group
+    ) -> list[aws.autoscaling.Schedule]:
+        """Working hours on the group (ElasticArgs.schedule): smaller at end_hour, back at start_hour.
+
+        Aliased to where the reference stack's OffHours made them before (`<pool>-hours-<action>`), so an
+        existing stack moves them instead of deleting them after making the new ones (the delete would
+        remove the action by name, the one just made).
+        """
+        if plan.schedule is None:
+            return []
+        off = off_hours_plan(plan.schedule, min_size=plan.min_size, warmup_seconds=plan.warmup_seconds)
+        name = self.name
+        return [
+            aws.autoscaling.Schedule(
+                f"{name}-{action.name}",
+                autoscaling_group_name=group.name,
+                scheduled_action_name=action.name,
+                recurrence=action.recurrence,
+                time_zone=action.time_zone,
+                min_size=action.min_size,
+                desired_capacity=action.desired,
+                max_size=action.max_size,
+                opts=pulumi.ResourceOptions(
+                    parent=self.fleet,
+                    aliases=[
+                        pulumi.Alias(
+                            name=f"{name}-hours-{action.name}",
+                            parent=pulumi.create_urn(f"{name}-hours", OFF_HOURS_TYPE),
+                        )
+                    ],
+                ),
+            )
+            for action in off.actions
+        ]
 
     def policies(self, plan: ScalingPlan, group: aws.autoscaling.Group) -> dict[str, Any]:
         """Scale out fast on the target, scale in one machine at a time, slowly (module doc)."""
@@ -203,7 +308,7 @@ class ElasticGroupBuilder:
                 # at once after 15 quiet minutes; a machine let go costs a cold start to get back.
                 "disable_scale_in": True,
                 "customized_metric_specification": {
-                    "namespace": NAMESPACE,
+                    "namespace": load_namespace(name),
                     "metric_name": METRIC,
                     "metric_dimensions": [{"name": DIMENSION, "value": group.name}],
                     "statistic": "Average",
@@ -239,7 +344,7 @@ class ElasticGroupBuilder:
                     "id": "m1",
                     "return_data": False,
                     "metric": {
-                        "namespace": NAMESPACE,
+                        "namespace": load_namespace(name),
                         "metric_name": METRIC,
                         "dimensions": {DIMENSION: group.name},
                         "period": plan.period_seconds,
@@ -257,7 +362,14 @@ class ElasticGroupBuilder:
                         "stat": "Average",
                     },
                 },
-                {"id": "e1", "expression": expression, "label": "in-flight per machine with one fewer"},
+                # AWS takes a metric-math alarm only when exactly one query returns data, and the
+                # provider sends return_data=false for a query that leaves it unset (alarm_rules.py).
+                {
+                    "id": "e1",
+                    "expression": expression,
+                    "label": "in-flight per machine with one fewer",
+                    "return_data": True,
+                },
             ],
             alarm_actions=[scale_in.arn],
             tags={"Name": f"{name}-low-load", **self.args.tags},
@@ -298,7 +410,12 @@ class ElasticGroupBuilder:
                         ("pending", "GroupPendingInstances"),
                     )
                 ],
-                {"id": "short", "expression": "desired - serving - pending", "label": "machines missing"},
+                {
+                    "id": "short",
+                    "expression": "desired - serving - pending",
+                    "label": "machines missing",
+                    "return_data": True,  # the one query the alarm judges (alarm_rules.py)
+                },
             ],
             alarm_actions=list(args.alarm_actions),
             tags={"Name": f"{name}-capacity-shortfall", **args.tags},
@@ -343,7 +460,11 @@ class ElasticGroupBuilder:
                         {
                             "Sid": "CompleteOwnLaunch",
                             "Effect": "Allow",
-                            "Action": "autoscaling:CompleteLifecycleAction",
+                            # Heartbeats keep the launch open while the engines load (serving_load.py).
+                            "Action": [
+                                "autoscaling:CompleteLifecycleAction",
+                                "autoscaling:RecordLifecycleActionHeartbeat",
+                            ],
                             "Resource": group.arn,
                         }
                     ],
@@ -353,12 +474,12 @@ class ElasticGroupBuilder:
         )
 
 
-def serving_load_statement() -> dict[str, Any]:
-    """The node may publish its load signal, to that namespace only."""
+def serving_load_statement(pool: str) -> dict[str, Any]:
+    """The node may publish its own pool's load signal: that pool's namespace only (module doc)."""
     return {
         "Sid": "ServingLoadMetric",
         "Effect": "Allow",
         "Action": "cloudwatch:PutMetricData",
         "Resource": "*",
-        "Condition": {"StringEquals": {"cloudwatch:namespace": NAMESPACE}},
+        "Condition": {"StringEquals": {"cloudwatch:namespace": load_namespace(pool)}},
     }

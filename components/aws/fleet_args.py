@@ -24,6 +24,7 @@ import pulumi
 
 from inference_infra.components.arguments import Renamed, arg, deprecated, renamed_inputs
 from inference_infra.components.aws import bootstrap as boot
+from inference_infra.components.aws.api_rules import MAX_ALARM_ACTIONS
 from inference_infra.components.aws.capacity import (
     CapacityBlock,
     Reservation,
@@ -715,6 +716,15 @@ def _node_secret_problems(args: FleetArgs) -> list[Problem]:
     for i, topic in enumerate(args.alarm_actions):
         if not _SNS_TOPIC.match(topic):
             problems.append(Problem(f"alarm_actions[{i}]", topic, "must be an SNS topic ARN"))
+    if len(args.alarm_actions) > MAX_ALARM_ACTIONS:
+        problems.append(
+            Problem(
+                "alarm_actions",
+                list(args.alarm_actions),
+                f"must name at most {MAX_ALARM_ACTIONS} topics (PutMetricAlarm's AlarmActions takes 5; "
+                "components/aws/api_rules.py)",
+            )
+        )
     return problems
 
 

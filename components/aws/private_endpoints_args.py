@@ -26,7 +26,8 @@ NODE_SERVICES: dict[str, str] = {
     "monitoring": "CloudWatch agent PutMetricData (the idle watchdog's signal) and the prefetch's "
     "ModelVerificationFailed metric",
     "logs": "CloudWatch Logs (Session Manager session logs, the agent's own log when configured)",
-    "ec2": "CloudWatch agent ec2:DescribeTags (append_dimensions)",
+    "ec2": "CloudWatch agent ec2:DescribeTags (append_dimensions); an elastic node's group name",
+    "autoscaling": "an elastic pool's node completes its group's launch lifecycle action (serving_load.py)",
     "ecr.api": "ECR authorization tokens for the image mirrors (amazon-ecr-credential-helper)",
     "ecr.dkr": "image pulls from the ECR mirrors (layers come from S3 through the gateway endpoint)",
     "sts": "regional STS for SDKs and credential helpers that use it",
@@ -50,6 +51,12 @@ class EndpointsOnlyEgress:
 
     endpoint_security_group_id: pulumi.Input[str] = arg(doc="The endpoints' security group.", stack=False)
     s3_prefix_list_id: pulumi.Input[str] = arg(doc="S3's managed prefix list.", stack=False)
+    services: Sequence[str] = arg(
+        tuple(NODE_SERVICES),
+        "The interface endpoints' services (com.amazonaws.<region>.<name>): a fleet refuses a boot that "
+        "calls any other (components/aws/node_services.py).",
+        stack=False,
+    )
 
 
 @dataclass(frozen=True, kw_only=True)

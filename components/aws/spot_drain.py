@@ -23,7 +23,7 @@ from inference_infra.components.aws.spot_drain_args import SpotDrainArgs, valida
 from inference_infra.components.errors import raise_if_invalid
 from inference_infra.components.validation import check_types
 from inference_infra.lambdas import spot_drain as lambda_package
-from inference_infra.lambdas.spot_drain.events import DETAIL_TYPES, SOURCE
+from inference_infra.lambdas.spot_drain.events import DETAIL_TYPES, RUNNING, SOURCE, Kind
 from inference_infra.lambdas.spot_drain.settings import Settings
 
 CODE = aws_lambda.LambdaPackage.of(lambda_package)
@@ -36,6 +36,12 @@ EVENT_AGE_SECONDS = 120
 __all__ = ["EVENT_PATTERN", "SpotDrain", "SpotDrainArgs", "execution_policy", "lambda_archive"]
 
 EVENT_PATTERN = {"source": [SOURCE], "detail-type": list(DETAIL_TYPES)}
+# A stopped Spot instance running again: the drain registers it back where it took it out (issue #38).
+RESTART_PATTERN = {
+    "source": [SOURCE],
+    "detail-type": [Kind.STATE_CHANGE.value],
+    "detail": {"state": [RUNNING]},
+}
 
 
 def lambda_archive() -> pulumi.AssetArchive:
@@ -103,6 +109,28 @@ class SpotDrain(pulumi.ComponentResource):
             source_arn=self.rule.arn,
             parent=self,
         )
+        self.restart_rule = aws.cloudwatch.EventRule(
+            f"{name}-restarted",
+            description="EC2 instances running again (a Spot instance stopped on interruption, restarted)",
+            event_pattern=json.dumps(RESTART_PATTERN),
+            tags=role_tag,
+            opts=child,
+        )
+        self.restart_permission = aws_lambda.invoke_permission(
+            f"{name}-restarted",
+            function=self.function,
+            principal="events.amazonaws.com",
+            source_arn=self.restart_rule.arn,
+            parent=self,
+        )
+        self.restart_target = aws.cloudwatch.EventTarget(
+            f"{name}-restarted-target",
+            rule=self.restart_rule.name,
+            arn=self.function.arn,
+            retry_policy={"maximum_event_age_in_seconds": 3600, "maximum_retry_attempts": 10},
+            dead_letter_config={"arn": self.dead_letter_queue.arn},
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[self.restart_permission]),
+        )
         self.target = aws.cloudwatch.EventTarget(
             f"{name}-target",
             rule=self.rule.name,
@@ -122,7 +150,7 @@ class SpotDrain(pulumi.ComponentResource):
                         "Principal": {"Service": "events.amazonaws.com"},
                         "Action": "sqs:SendMessage",
                         "Resource": self.dead_letter_queue.arn,
-                        "Condition": {"ArnEquals": {"aws:SourceArn": self.rule.arn}},
+                        "Condition": {"ArnEquals": {"aws:SourceArn": [self.rule.arn, self.restart_rule.arn]}},
                     }
                 ]
             ),
@@ -167,6 +195,7 @@ def execution_policy(
                 "elasticloadbalancing:DescribeTargetGroups",
                 "elasticloadbalancing:DescribeTargetHealth",
                 "elasticloadbalancing:DescribeTags",
+                "ec2:DescribeInstances",
             ],
             "Resource": "*",
             "Condition": {"StringEquals": {"aws:RequestedRegion": scope.region}},
@@ -177,6 +206,24 @@ def execution_policy(
             "Action": "elasticloadbalancing:DeregisterTargets",
             "Resource": scope.arn("elasticloadbalancing", "targetgroup/*/*"),
             "Condition": scoped,
+        },
+        {
+            # A stopped Spot instance's target groups, back after its restart (lambdas/spot_drain/drain.py).
+            "Sid": "RestoreToStackTargetGroups",
+            "Effect": "Allow",
+            "Action": "elasticloadbalancing:RegisterTargets",
+            "Resource": scope.arn("elasticloadbalancing", "targetgroup/*/*"),
+            "Condition": scoped,
+        },
+        {
+            "Sid": "RememberDrainedRegistrations",  # its own tags, on the stack's instances only
+            "Effect": "Allow",
+            "Action": ["ec2:CreateTags", "ec2:DeleteTags"],
+            "Resource": scope.arn("ec2", "instance/*"),
+            "Condition": {
+                **scoped,
+                "ForAllValues:StringLike": {"aws:TagKeys": ["inference-infra:drained:*"]},
+            },
         },
         {
             "Sid": "ReplaceInStackGroups",

@@ -231,6 +231,16 @@ def elastic_problems(args: ElasticArgs, *, peak: int, key: str = "elastic") -> l
                 f"must be at most the maximum ({high}): a warm machine only ever joins up to max_size",
             )
         )
+    if args.min_size == 0 and args.schedule is None:
+        problems.append(
+            Problem(
+                f"{key}.min_size",
+                0,
+                "must be at least 1 without a schedule: a pool at zero machines publishes no load, so "
+                "nothing would ever scale it out again; to run nothing outside working hours give "
+                "schedule=ScheduleArgs(..., off_hours_size=0) (the working-hours minimum is then 1)",
+            )
+        )
     if args.schedule is not None:
         problems += schedule_problems(args.schedule, key=f"{key}.schedule", max_size=high)
     return problems
@@ -304,7 +314,9 @@ def plan_scaling(
     """The scaling numbers of one pool (inputs already checked with `elastic_problems`).
 
     - min: `min_size`, else ceil(peak x floor_share), and never below the pool's `reserved` machines
-      (a reservation is billed used or not, so letting them go saves nothing);
+      (a reservation is billed used or not, so letting them go saves nothing); at least 1 in working
+      hours (a pool at zero publishes no load to scale out on: min 0 is taken only with a schedule,
+      whose off-hours size may be 0);
     - max: `max_size`, else the peak; a default max above `max_by_budget` (machines the stack's budget
       pays for, computed by the caller) is lowered to it with a note; an explicit max_size is kept (the
       budget policy judges it);
@@ -336,6 +348,15 @@ def plan_scaling(
     if low > high:
         notes.append(f"minimum lowered from {low} to the budget-capped maximum {high}")
         low = high
+    if low == 0:
+        # Back from zero (issue #38): a pool at zero publishes no load, so no policy would scale it out
+        # on the first request. The pool keeps one machine in working hours (elastic_problems refuses
+        # an explicit min_size 0 without a schedule) and runs off_hours_size outside them.
+        low = 1
+        notes.append(
+            "working-hours minimum 1 (0 asked, or a floor of 0): a pool at zero has no load signal to scale "
+            "out on; outside working hours (schedule) it runs schedule.off_hours_size"
+        )
     capacity = serving.engines.engines * serving.engines.max_num_seqs
     warmup = serving.grace_seconds()
     start = serving.cold_start

@@ -24,6 +24,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from inference_infra.components.catalog import Cloud
 from inference_infra.components.errors import InputError
 from inference_infra.components.resources import AWS_AUTOSCALING_GROUP, GCP_GROUP_MANAGERS, AcceleratorUse
 from inference_infra.components.resources.schedules import UNCHANGED, ScheduledSize, cron_fields
@@ -129,9 +130,12 @@ def price_range(
 ) -> HourlyRange:
     """The range of an elastic use (is_elastic); CatalogError when its type cannot be priced."""
     low, high = int(use.min_count or 0), int(use.max_count or 0)
+    floors = [s.min_size for s in schedules if s.min_size is not None and s.min_size != UNCHANGED]
+    # A GCP group its autoscaler sizes has no minimum of its own (its use says 0): the autoscaler's
+    # floor, or the lowest its schedules leave it at, is the minimum (issue #38: a pool whose autoscaler
+    # minimum is 1 was priced at 0).
+    low = min(floors) if use.cloud is Cloud.GCP and floors else min([low, *floors])
     for s in schedules:
-        if s.min_size is not None and s.min_size != UNCHANGED:
-            low = min(low, s.min_size)
         if s.max_size is not None and s.max_size != UNCHANGED:
             high = max(high, s.max_size)
     top = min(high, MAX_TABLE_SIZE)

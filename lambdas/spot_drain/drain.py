@@ -14,6 +14,13 @@ What happens (docs/reference.md, "Spot drain"):
   its requests. An instance outside any group is left serving: nothing would replace it, and
   draining early would only lose capacity (its interruption warning drains it).
 
+- Stopped, not terminated (a persistent Spot request with `instance-action` stop or hibernate, as
+  fixed pools' Spot instances are): an Auto Scaling group never owns it (a group's Spot instances
+  terminate), so after draining it the drain writes what it took out on the instance itself (tags
+  `inference-infra:drained:<n>` = "<target group ARN> <port>"). When EC2 starts it again ("EC2
+  Instance State-change Notification", state running) the drain registers it back into those target
+  groups (the load balancer's health check admits it once its engines answer) and removes the tags.
+
 The drain touches only groups and target groups carrying every SCOPE_TAGS tag.
 """
 
@@ -25,11 +32,13 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from .events import Kind, Notice
+from .events import RUNNING, Kind, Notice
 from .settings import Settings
 
 DESCRIBE_TAGS_BATCH = 20  # elbv2 DescribeTags takes at most 20 ARNs per call
 IN_SERVICE = "InService"
+DRAINED_TAG = "inference-infra:drained:"  # + n: "<target group ARN> <port>" (EC2 tag values: 256 chars)
+STOPPING = frozenset({"stop", "hibernate"})  # interruptions after which EC2 may start the instance again
 
 # Group actions
 DETACH = "detach"
@@ -89,6 +98,7 @@ class Result:
     skipped_target_groups: list[str] = field(default_factory=list)  # out of scope
     group_action: str = NONE
     failed: list[str] = field(default_factory=list)
+    registered: list[dict[str, Any]] = field(default_factory=list)  # put back after a restart
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -102,6 +112,7 @@ class Result:
             "skipped_target_groups": list(self.skipped_target_groups),
             "group_action": self.group_action,
             "failed": list(self.failed),
+            "registered": list(self.registered),
         }
 
 
@@ -160,7 +171,29 @@ def registrations(elbv2: Any, arn: str, instance_id: str) -> list[dict[str, Any]
     ]
 
 
-def run(notice: Notice, settings: Settings, *, autoscaling: Any, elbv2: Any) -> Result:
+def drained_tags(deregistered: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
+    """The tags that remember a stopped instance's registrations (one per target group and port)."""
+    return [
+        {"Key": f"{DRAINED_TAG}{n}", "Value": f"{d['target_group_arn']} {d['port']}"}
+        for n, d in enumerate(deregistered)
+    ]
+
+
+def drained_registrations(tags: Mapping[str, str]) -> list[tuple[str, str, int]]:
+    """(tag key, target group ARN, port) from an instance's tags; malformed ones are left out."""
+    found = []
+    for key, value in sorted(tags.items()):
+        if not key.startswith(DRAINED_TAG):
+            continue
+        arn, _, port = value.partition(" ")
+        if ":targetgroup/" in arn and port.isdigit():
+            found.append((key, arn, int(port)))
+    return found
+
+
+def run(notice: Notice, settings: Settings, *, autoscaling: Any, elbv2: Any, ec2: Any = None) -> Result:
+    if notice.kind is Kind.STATE_CHANGE:
+        return restore(notice, settings, elbv2=elbv2, ec2=ec2)
     group = find_group(autoscaling, notice.instance_id)
     plan = decide(notice, group, settings)
     result = Result(
@@ -174,8 +207,65 @@ def run(notice: Notice, settings: Settings, *, autoscaling: Any, elbv2: Any) -> 
     if plan.deregister:
         candidates = list(group.target_group_arns) if group else all_target_groups(elbv2)
         _deregister(elbv2, notice.instance_id, candidates, settings, result)
+        if group is None and notice.action in STOPPING and result.deregistered and ec2 is not None:
+            _remember(ec2, notice.instance_id, settings, result)
     if plan.group_action != NONE and group is not None:
         _group_action(autoscaling, notice.instance_id, group, plan.group_action, settings, result)
+    return result
+
+
+def _remember(ec2: Any, instance_id: str, settings: Settings, result: Result) -> None:
+    """A stopping instance keeps what was taken from it, for its restart (module doc)."""
+    result.reason += "; its registrations kept on the instance for its restart"
+    if settings.dry_run:
+        return
+    try:
+        ec2.create_tags(Resources=[instance_id], Tags=drained_tags(result.deregistered))
+    except (ClientError, BotoCoreError) as error:
+        result.failed.append(f"CreateTags {instance_id}: {_message(error)}")
+
+
+def restore(notice: Notice, settings: Settings, *, elbv2: Any, ec2: Any) -> Result:
+    """A Spot instance the drain took out on a stop is running again: back into its target groups."""
+    result = Result(
+        instance_id=notice.instance_id,
+        kind=notice.kind.value,
+        action=notice.action,
+        group=None,
+        reason="",
+        dry_run=settings.dry_run,
+    )
+    if notice.action != RUNNING:
+        result.reason = f"state {notice.action}: nothing to restore"
+        return result
+    reservations = ec2.describe_instances(InstanceIds=[notice.instance_id]).get("Reservations") or ()
+    raw = [i for r in reservations for i in r.get("Instances", ())]
+    tags = {t["Key"]: t.get("Value", "") for i in raw for t in i.get("Tags") or ()}
+    found = drained_registrations(tags)
+    if not found:
+        result.reason = "running: the drain took nothing out of service for it"
+        return result
+    result.reason = "running again after a stop: registered back into the target groups it was drained from"
+    scope = target_group_tags(elbv2, list(dict.fromkeys(arn for _, arn, _ in found)))
+    done: list[str] = []
+    for key, arn, port in found:
+        if not settings.in_scope(scope.get(arn, {})):
+            result.skipped_target_groups.append(arn)
+            done.append(key)
+            continue
+        if not settings.dry_run:
+            try:
+                elbv2.register_targets(TargetGroupArn=arn, Targets=[{"Id": notice.instance_id, "Port": port}])
+            except (ClientError, BotoCoreError) as error:
+                result.failed.append(f"RegisterTargets {arn}: {_message(error)}")
+                continue  # the tag stays: a retry registers it
+        result.registered.append({"target_group_arn": arn, "port": port})
+        done.append(key)
+    if done and not settings.dry_run:
+        try:
+            ec2.delete_tags(Resources=[notice.instance_id], Tags=[{"Key": k} for k in done])
+        except (ClientError, BotoCoreError) as error:
+            result.failed.append(f"DeleteTags {notice.instance_id}: {_message(error)}")
     return result
 
 

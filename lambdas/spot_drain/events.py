@@ -12,8 +12,14 @@ Shapes as AWS documents them (checked 2026-11-25):
   https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/rebalance-recommendations.html
   ("Monitor rebalance recommendation signals").
 
-Both carry the instance ARN in `resources`. Anything else is refused with a message naming
-what was received: the rule's pattern should never deliver it.
+- "EC2 Instance State-change Notification", source `aws.ec2`, detail
+  `{"instance-id": "i-...", "state": "pending" | "running" | "stopping" | "stopped" | ...}`:
+  https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/monitoring-instance-state-changes.html
+  (the SpotDrain's second rule delivers only `running`: a Spot instance stopped on interruption that
+  EC2 started again, which the drain put back into the target groups it took it out of).
+
+All carry the instance ARN in `resources`. Anything else is refused with a message naming
+what was received: the rules' patterns should never deliver it.
 """
 
 from __future__ import annotations
@@ -32,9 +38,12 @@ ACTIONS = frozenset({"terminate", "stop", "hibernate"})
 class Kind(StrEnum):
     INTERRUPTION = "EC2 Spot Instance Interruption Warning"
     REBALANCE = "EC2 Instance Rebalance Recommendation"
+    STATE_CHANGE = "EC2 Instance State-change Notification"
 
 
-DETAIL_TYPES = tuple(k.value for k in Kind)
+# The warnings' rule (EVENT_PATTERN in components/aws/spot_drain.py); the state change has its own.
+DETAIL_TYPES = (Kind.INTERRUPTION.value, Kind.REBALANCE.value)
+RUNNING = "running"
 
 
 class EventError(ValueError):
@@ -45,7 +54,8 @@ class EventError(ValueError):
 class Notice:
     kind: Kind
     instance_id: str
-    action: str | None  # the interruption's instance-action; None for a rebalance recommendation
+    # the interruption's instance-action, the state change's new state; None for a rebalance
+    action: str | None
     region: str | None
     time: str | None
     event_id: str | None
@@ -55,10 +65,11 @@ def parse_event(event: Any) -> Notice:
     if not isinstance(event, Mapping):
         raise EventError(f"expected an EventBridge event object, got {type(event).__name__}")
     detail_type = event.get("detail-type")
-    if event.get("source") != SOURCE or detail_type not in DETAIL_TYPES:
+    kinds = tuple(k.value for k in Kind)
+    if event.get("source") != SOURCE or detail_type not in kinds:
         raise EventError(
             f"source {event.get('source')!r} detail-type {detail_type!r} is not one of "
-            f"{', '.join(map(repr, DETAIL_TYPES))} from {SOURCE!r}"
+            f"{', '.join(map(repr, kinds))} from {SOURCE!r}"
         )
     detail = event.get("detail")
     instance_id = detail.get("instance-id") if isinstance(detail, Mapping) else None
@@ -68,6 +79,10 @@ def parse_event(event: Any) -> Notice:
     action = detail.get("instance-action") if kind is Kind.INTERRUPTION else None
     if kind is Kind.INTERRUPTION and action not in ACTIONS:
         raise EventError(f"detail.instance-action {action!r} is not one of {sorted(ACTIONS)}")
+    if kind is Kind.STATE_CHANGE:
+        action = detail.get("state")
+        if not isinstance(action, str) or not action:
+            raise EventError(f"detail.state {action!r} is not an instance state")
     return Notice(
         kind=kind,
         instance_id=instance_id,

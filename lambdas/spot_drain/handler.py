@@ -32,6 +32,7 @@ def handler(event: dict[str, Any], context: Any) -> dict[str, Any]:
         settings,
         autoscaling=session.client("autoscaling", config=CLIENT_CONFIG),
         elbv2=session.client("elbv2", config=CLIENT_CONFIG),
+        ec2=session.client("ec2", config=CLIENT_CONFIG),
     )
     out = result.as_dict()
     sys.stdout.write(json.dumps({"event": "spot_drain", "event_id": notice.event_id, **out}) + "\n")

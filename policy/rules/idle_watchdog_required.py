@@ -3,10 +3,14 @@
 The AutoShutdown tag is a promise: the idle watchdog (inference_infra.components.aws.IdleGpuWatchdog)
 stops accelerator instances tagged AutoShutdown=true once they sit idle. A stack
 that tags AWS accelerator instances (directly, or through a launch template's
-instance tags) must deploy the watchdog. An Auto Scaling group tagged
-AutoShutdown=true is a violation with or without it: the watchdog never stops
-group members (the group would replace them), so the tag promises what nothing
-does; scale such a group to zero on a schedule instead. The watchdog is recognised by its component type
+instance tags) must deploy the watchdog. Group members are not the watchdog's:
+it never stops them (the group would replace them; lambdas/idle_gpu_watchdog skips
+every instance an Auto Scaling group manages), so a launch template that only Auto
+Scaling groups launch from asks for no watchdog, and an Auto Scaling group tagged
+AutoShutdown=true keeps the tag's promise by itself when it shrinks to zero (a
+minimum of 0, or a scheduled action that takes it to 0, as an elastic pool's
+working hours do); a group that cannot is a violation with or without a watchdog.
+The watchdog is recognised by its component type
 (`inference-infra:aws:IdleGpuWatchdog`; stack policies see component resources)
 or any type listed in `watchdogTypes`.
 
@@ -34,6 +38,7 @@ from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
 from inference_infra.components.resources import (
     AWS_AUTOSCALING_GROUP,
+    AWS_LAUNCH_TEMPLATE,
     GCP_INSTANCE,
     GCP_TPU_NODE,
     GCP_TPU_VM,
@@ -41,6 +46,7 @@ from inference_infra.components.resources import (
     region_of_zone,
     template_index,
 )
+from inference_infra.components.resources.schedules import schedule_index
 from inference_infra.policy.rules._base import Outcome, Resource, not_applicable, passed, stack_policy
 from inference_infra.policy.rules._machines import AWS_MACHINES
 from inference_infra.policy.rules._tags import auto_shutdown, instance_tags
@@ -96,21 +102,71 @@ CONFIG_SCHEMA = PolicyConfigSchema(
 _LISTED = 5
 
 
+def _template_refs(props: Mapping[str, Any]) -> set[str]:
+    """The launch template ids and names a group or instance launches from."""
+    mixed = props.get("mixedInstancesPolicy")
+    specs = [props.get("launchTemplate")]
+    if isinstance(mixed, Mapping):
+        template = mixed.get("launchTemplate")
+        if isinstance(template, Mapping):
+            specs.append(template.get("launchTemplateSpecification"))
+    keys = ("id", "name", "launchTemplateId", "launchTemplateName")
+    return {s[k] for s in specs if isinstance(s, Mapping) for k in keys if isinstance(s.get(k), str)}
+
+
+def _group_only_templates(resources: Sequence[Resource]) -> set[str]:
+    """Ids and names of launch templates Auto Scaling groups launch from and no other machine does."""
+    grouped: set[str] = set()
+    other: set[str] = set()
+    for r in resources:
+        if r.type == AWS_AUTOSCALING_GROUP:
+            grouped |= _template_refs(r.props)
+        elif r.type in AWS_MACHINES and r.type != AWS_LAUNCH_TEMPLATE:
+            other |= _template_refs(r.props)
+    return grouped - other
+
+
+def _template_of_group(group: Resource, template_of: Any) -> Mapping[str, Any] | None:
+    """The launch template a group launches from (its machines carry its instance tags)."""
+    for ref in sorted(_template_refs(group.props)):
+        found = template_of({"id": ref}) or template_of({"name": ref})
+        if found is not None:
+            return found
+    return None
+
+
+def _shrinks_to_zero(group: Resource, resources: Sequence[Resource]) -> bool:
+    """A group whose minimum is 0, or that a scheduled action takes to 0 (its own idle shutdown)."""
+    if group.props.get("minSize") == 0:
+        return True
+    schedules_of = schedule_index(resources, lambda r: r.dependencies)
+    return any(s.to_zero for s in schedules_of(group))
+
+
 def check(resources: Sequence[Resource], config: Mapping[str, Any]) -> Outcome:
     template_of = template_index(resources)
+    group_only = _group_only_templates(resources)
     aws, groups, gcp = [], [], []
     for r in resources:
+        if r.type == AWS_LAUNCH_TEMPLATE and ({r.id, r.props.get("name")} & group_only):
+            continue  # its machines are group members: the group is judged, not a watchdog's job
         if r.type in AWS_MACHINES or r.type == AWS_AUTOSCALING_GROUP:
-            if accelerator_use(r.type, r.props, template_of) and auto_shutdown(instance_tags(r)) is True:
-                (groups if r.type == AWS_AUTOSCALING_GROUP else aws).append(r)
+            template = _template_of_group(r, template_of) if r.type == AWS_AUTOSCALING_GROUP else None
+            tags = instance_tags(r, template)
+            if accelerator_use(r.type, r.props, template_of) and auto_shutdown(tags) is True:
+                if r.type != AWS_AUTOSCALING_GROUP:
+                    aws.append(r)
+                elif not _shrinks_to_zero(r, resources):
+                    groups.append(r)
         elif r.type in GCP_STOPPED and accelerator_use(r.type, r.props) is not None:
             gcp += [r] if auto_shutdown(instance_tags(r)) is True else []
     violations = []
     if groups:
         violations.append(
-            f"{len(groups)} Auto Scaling group(s) tagged AutoShutdown=true ({_names(groups)}), but the idle "
-            "watchdog never stops group members (the group would replace them); scale the group to zero on a "
-            "schedule instead and tag it AutoShutdown=false."
+            f"{len(groups)} Auto Scaling group(s) tagged AutoShutdown=true ({_names(groups)}) that never "
+            "shrink to zero, and the idle watchdog never stops group members (the group would replace them); "
+            "give the group a minimum of 0 or a scheduled action to 0 outside working hours (an elastic "
+            "pool's elastic.schedule), or tag it AutoShutdown=false."
         )
     gcp_watchdogs = set(config.get("gcpWatchdogTypes") or [GCP_WATCHDOG_TYPE])
     if gcp and not any(r.type in gcp_watchdogs for r in resources):

@@ -153,7 +153,8 @@ def test_dev_stack_is_one_small_spot_gpu_in_a_private_network(plan_stack):
     assert capture.one("inference-infra:aws:PrivateNetwork") is not None
     # Elastic (#25): a group of 0..1 spot machines (nothing runs until traffic or a schedule asks).
     group = capture.one(GROUP).props
-    assert (group["minSize"], group["maxSize"], group["desiredCapacity"]) == (0, 1, 0)
+    # minSize 0 asked with working hours: one machine in them (back from zero, issue #38), 0 outside
+    assert (group["minSize"], group["maxSize"], group["desiredCapacity"]) == (1, 1, 1)
     assert group["mixedInstancesPolicy"]["instancesDistribution"]["onDemandBaseCapacity"] == 0
     template = capture.one(TEMPLATE).props
     assert template["instanceType"] == "g6.xlarge"

@@ -28,10 +28,12 @@ def test_dev_pool_sleeps_outside_berlin_working_hours_and_its_endpoint_answers_5
     capture = plan_stack("dev").capture
     hours = capture.one(OFF_HOURS, "dev-gpu-hours")
     inside = capture.descendants(hours)
+    # The pool makes its own scheduled actions (elastic.schedule, issue #38 item 8); OffHours adds the
+    # responder and the rule switch only.
+    assert [r for r in inside if r.type == "aws:autoscaling/schedule:Schedule"] == []
+    pool = capture.descendants(capture.one("inference-infra:aws:GpuFleet", "dev-gpu"))
     actions = {
-        r.props["scheduledActionName"]: r.props
-        for r in inside
-        if r.type == "aws:autoscaling/schedule:Schedule"
+        r.props["scheduledActionName"]: r.props for r in pool if r.type == "aws:autoscaling/schedule:Schedule"
     }
     assert actions["working-hours-end"]["recurrence"] == "0 19 * * 1,2,3,4,5"
     assert actions["working-hours-end"]["timeZone"] == "Europe/Berlin"

@@ -87,3 +87,14 @@ def test_gcp_stack_elastic_pool_with_working_hours(tmp_path):
 def test_gcp_stack_rejects_elastic_settings_by_key(tmp_path, config, message):
     with pytest.raises(InputError, match=message):
         plan_config(tmp_path, {**BASE, **config})
+
+
+def test_prod_l4_pool_is_priced_from_its_autoscalers_minimum(plan_stack):
+    # issue #38: the group has no minimum of its own (targetSize unset); its autoscaler keeps 1 VM.
+    cost = plan_stack("prod").as_json()["cost"]
+    (item,) = [
+        i for i in cost["items"] if i["urn"].endswith("::small-l4-group") and i["category"] == "accelerator"
+    ]
+    assert (item["min_size"], item["max_size"]) == (1, 2)
+    assert 0 < item["hourly_min"] < item["hourly_max"]
+    assert item["hourly_min"] == pytest.approx(item["hourly_max"] / 2, rel=0.01)  # one VM of two

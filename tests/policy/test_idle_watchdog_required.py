@@ -59,8 +59,9 @@ def test_watchdog_required_counts_templates_and_rejects_tagged_groups():
         ASG, "web", {"tags": [{"key": "AutoShutdown", "value": "true", "propagateAtLaunch": True}]}
     )
     group_message = (
-        "1 Auto Scaling group(s) tagged AutoShutdown=true (asg), but the idle watchdog never stops group "
-        "members (the group would replace them); scale the group to zero on a schedule instead and tag it "
+        "1 Auto Scaling group(s) tagged AutoShutdown=true (asg) that never shrink to zero, and the idle "
+        "watchdog never stops group members (the group would replace them); give the group a minimum of 0 "
+        "or a scheduled action to 0 outside working hours (an elastic pool's elastic.schedule), or tag it "
         "AutoShutdown=false."
     )
     assert _check([template, plain_template, group, cpu_group]).violations == (
@@ -198,3 +199,45 @@ def test_watchdog_required_rejects_a_shared_watchdog_without_function_or_stack(p
 
     with pytest.raises(InputError, match="sharedWatchdogs"):
         reconcile(pack, {rule.NAME: ("mandatory", {"sharedWatchdogs": [{"region": "us-west-2"}]})}, "test")
+
+
+def _elastic_pool(min_size: int = 1) -> list[Resource]:
+    """An elastic pool as the fleet renders it: a template tagging its machines AutoShutdown=true that only
+    its group launches from (the watchdog skips group members)."""
+    template = Resource(
+        TEMPLATE,
+        "pool-lt",
+        {
+            "id": "lt-9",
+            "instanceType": "g6.xlarge",
+            "tagSpecifications": [{"resourceType": "instance", "tags": {"AutoShutdown": "true"}}],
+        },
+    )
+    group = Resource(
+        ASG,
+        "pool-asg",
+        {"id": "pool-asg", "name": "pool-asg", "launchTemplate": {"id": "lt-9"}, "minSize": min_size},
+    )
+    return [template, group]
+
+
+def test_watchdog_required_accepts_an_elastic_pool_that_sleeps_outside_working_hours():
+    # issue #38: the watchdog skips group members, so a group-only template asks for no watchdog, and a
+    # group that a scheduled action takes to 0 keeps the AutoShutdown promise itself.
+    night = Resource(
+        "aws:autoscaling/schedule:Schedule",
+        "pool-working-hours-end",
+        {"autoscalingGroupName": "pool-asg", "minSize": 0, "desiredCapacity": 0, "maxSize": -1},
+    )
+    assert _check([*_elastic_pool(), night]).violations == ()
+    assert _check(_elastic_pool(min_size=0)).violations == ()
+
+
+def test_watchdog_required_rejects_an_elastic_pool_that_never_sleeps():
+    (violation,) = _check(_elastic_pool()).violations
+    assert violation.startswith(
+        "1 Auto Scaling group(s) tagged AutoShutdown=true (pool-asg) that never shrink"
+    )
+    # A template a plain instance launches from still asks for the watchdog.
+    instance = Resource(INSTANCE, "one", {"launchTemplate": {"id": "lt-9"}, "instanceType": "g6.xlarge"})
+    assert any("no idle watchdog" in v for v in _check([*_elastic_pool(min_size=0), instance]).violations)

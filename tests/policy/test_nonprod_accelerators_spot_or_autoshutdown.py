@@ -333,7 +333,11 @@ def test_nonprod_passes_an_on_demand_gcp_group_scheduled_to_zero_outside_working
 
 
 def test_nonprod_passes_an_on_demand_gcp_group_whose_autoscaler_minimum_is_zero(plan_of, run_pack):
-    _gcp_elastic_pool("idle-to-zero", min_size=0)
+    from inference_infra.components.fleet import ScheduleArgs
+
+    # min_size 0 needs working hours (issue #38: a pool at zero has no load to scale out on): the
+    # autoscaler's minimum is 0 and a scaling schedule raises it in working hours.
+    _gcp_elastic_pool("idle-to-zero", min_size=0, schedule=ScheduleArgs(time_zone="Europe/Berlin"))
     assert run_pack(plan_of(), rule.NAME).violations == []
 
 

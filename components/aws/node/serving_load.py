@@ -1,11 +1,20 @@
 """An elastic pool's load signal: the engines' in-flight requests to CloudWatch (aws/elastic_group.py).
 
 Every interval: running + waiting requests summed over the node's engines (their /metrics on 127.0.0.1),
-published as InferenceInfra/Serving InFlightRequests by AutoScalingGroupName (the instance's own
-aws:autoscaling:groupName tag). Nothing is published unless every engine answers. With --complete-launch
-HOOK it first completes the group's launch action (it starts after the weights are verified).
+published as <namespace> InFlightRequests by AutoScalingGroupName (the instance's own
+aws:autoscaling:groupName tag); the namespace is the pool's own (InferenceInfra/Serving/<pool>), the one
+its role may publish to.
 
-usage: serving_load.py --ports 8000[,8001...] --region REGION [--interval 60] [--complete-launch HOOK]
+With --complete-launch HOOK it completes the group's launch action once every engine has answered
+(the engines have loaded the model, and on Neuron compiled it into the root volume's cache): a
+warm-pool machine is stopped only after that, so its warm start skips the load and the compile. Until
+then it records a heartbeat every interval, which keeps the hook open past its timeout (the cold
+start's grace) while the engines load, up to --launch-deadline seconds after the start; a machine
+whose engines have not answered by then is left to the hook's ABANDON, and the group replaces it.
+Nothing is published unless every engine answers (the unit starts after the weights are verified).
+
+usage: serving_load.py --ports 8000[,8001...] --region REGION [--interval 60] [--namespace NS]
+                       [--complete-launch HOOK [--launch-deadline SECONDS]]
 """
 
 from __future__ import annotations
@@ -70,7 +79,7 @@ def fetch_metrics(port: int) -> str | None:
         return None
 
 
-def put_command(aws: str, group: str, value: float, region: str) -> list[str]:
+def put_command(aws: str, group: str, value: float, region: str, namespace: str = NAMESPACE) -> list[str]:
     return [
         aws,
         "cloudwatch",
@@ -78,7 +87,7 @@ def put_command(aws: str, group: str, value: float, region: str) -> list[str]:
         "--region",
         region,
         "--namespace",
-        NAMESPACE,
+        namespace,
         "--metric-name",
         METRIC,
         "--dimensions",
@@ -106,6 +115,37 @@ def complete_command(aws: str, hook: str, group: str, instance: str, region: str
         "--lifecycle-action-result",
         "CONTINUE",
     ]
+
+
+def heartbeat_command(aws: str, hook: str, group: str, instance: str, region: str) -> list[str]:
+    return [
+        aws,
+        "autoscaling",
+        "record-lifecycle-action-heartbeat",
+        "--region",
+        region,
+        "--lifecycle-hook-name",
+        hook,
+        "--auto-scaling-group-name",
+        group,
+        "--instance-id",
+        instance,
+    ]
+
+
+COMPLETE, HEARTBEAT, GIVE_UP, DONE = "complete", "heartbeat", "give-up", "done"
+
+
+def launch_step(*, loaded: bool, elapsed_seconds: float, deadline_seconds: float, state: str) -> str:
+    """What the launch hook needs now: complete it once the engines answer, keep it open while they
+    load (until the deadline), then leave it to its ABANDON. `state` is the previous step's result."""
+    if state in (COMPLETE, DONE):
+        return DONE
+    if loaded:
+        return COMPLETE
+    if state == GIVE_UP or elapsed_seconds >= deadline_seconds:
+        return GIVE_UP
+    return HEARTBEAT
 
 
 def instance_id() -> str:
@@ -154,6 +194,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--region", required=True)
     parser.add_argument("--interval", type=int, default=60, help="seconds between datapoints")
     parser.add_argument("--complete-launch", default="", help="the launch lifecycle hook to complete")
+    parser.add_argument("--namespace", default=NAMESPACE, help="the pool's CloudWatch namespace")
+    parser.add_argument(
+        "--launch-deadline", type=int, default=3600, help="seconds the engines may take to load"
+    )
     args = parser.parse_args(argv)
     ports = [int(p) for p in args.ports.split(",") if p]
     aws = shutil.which("aws")
@@ -166,24 +210,42 @@ def main(argv: list[str] | None = None) -> int:
         group = group_name(aws, instance, args.region)
         if group is None:
             time.sleep(args.interval)
-    if args.complete_launch:
-        done = subprocess.run(
-            complete_command(aws, args.complete_launch, group, instance, args.region),
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        if done.returncode != 0:  # the hook times out with CONTINUE anyway
-            log(f"completing {args.complete_launch} failed: {done.stderr.strip()}")
+    began = time.monotonic()
+    state = HEARTBEAT if args.complete_launch else DONE
     while True:
         started = time.monotonic()
         value = machine_load(ports, fetch_metrics)
+        previous = state
+        state = launch_step(
+            loaded=value is not None,
+            elapsed_seconds=started - began,
+            deadline_seconds=args.launch_deadline,
+            state=state,
+        )
+        if state in (COMPLETE, HEARTBEAT):
+            build = complete_command if state == COMPLETE else heartbeat_command
+            done = subprocess.run(
+                build(aws, args.complete_launch, group, instance, args.region),
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if done.returncode != 0:  # the hook then times out with ABANDON: the group replaces the machine
+                log(f"{state} of {args.complete_launch} failed: {done.stderr.strip()}")
+        elif state == GIVE_UP and previous != GIVE_UP:
+            log(
+                f"the engines did not answer within {args.launch_deadline} s; "
+                f"{args.complete_launch} is left to time out"
+            )
         if value is not None:
             done = subprocess.run(
-                put_command(aws, group, value, args.region), capture_output=True, text=True, check=False
+                put_command(aws, group, value, args.region, args.namespace),
+                capture_output=True,
+                text=True,
+                check=False,
             )
             if done.returncode != 0:
-                log(f"publishing {NAMESPACE}/{METRIC} failed: {done.stderr.strip()}")
+                log(f"publishing {args.namespace} {METRIC} failed: {done.stderr.strip()}")
         time.sleep(max(1.0, args.interval - (time.monotonic() - started)))
 
 

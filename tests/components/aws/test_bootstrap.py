@@ -150,7 +150,7 @@ def test_render_user_data_prefetches_with_pinned_hashed_s5cmd():
     assert "Environment=AWS_REGION=us-east-1" in unit
     script = _file(document, "/usr/local/lib/inference-infra/prefetch_weights.py")
     assert "--concurrency" in script
-    assert '"--if-size-differ"' in script
+    assert "'--if-size-differ'" in script  # compacted by ast.unparse
 
 
 def test_cloudwatch_agent_config_publishes_gpu_utilization_per_instance():

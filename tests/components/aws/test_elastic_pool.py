@@ -25,7 +25,7 @@ from inference_infra.components.aws.capacity import CapacityBlock, NewCapacityRe
 from inference_infra.components.aws.elastic_group import LAUNCH_HOOK, scale_in_expression
 from inference_infra.components.endpoints import PoolWeight, Route
 from inference_infra.components.errors import InputError
-from inference_infra.components.fleet import ElasticArgs, ServedModel
+from inference_infra.components.fleet import ElasticArgs, ScheduleArgs, ServedModel
 
 PIN = "ab" * 32
 GROUP = "aws:autoscaling/group:Group"
@@ -143,10 +143,13 @@ def test_elastic_pool_empty_warm_pool_still_scales_from_cold(plan_of, fleet_args
 
 
 def test_elastic_pool_user_data_publishes_its_load_and_completes_the_launch(plan_of, fleet_args):
-    capture = plan_of(_fleet(fleet_args))
+    fleet = _fleet(fleet_args)
+    capture = plan_of(fleet)
     user_data = _user_data(capture.one(TEMPLATE))
     assert "inference-serving-load.service" in user_data
-    assert f"--complete-launch {LAUNCH_HOOK}" in user_data
+    # Completed once the engines answer, within three cold-start graces (heartbeats until then).
+    deadline = 3 * fleet.scaling_plan.warmup_seconds
+    assert f"--complete-launch {LAUNCH_HOOK} --launch-deadline {deadline}" in user_data
     assert "serving_load.py --ports 8000 " in user_data
 
 
@@ -173,7 +176,7 @@ def test_elastic_pool_tracks_in_flight_requests_per_machine(plan_of, fleet_args)
     assert config["disableScaleIn"] is True
     metric = config["customizedMetricSpecification"]
     assert (metric["namespace"], metric["metricName"], metric["statistic"]) == (
-        "InferenceInfra/Serving",
+        "InferenceInfra/Serving/llama-8b",  # the pool's own namespace, the one its role may publish to
         "InFlightRequests",
         "Average",
     )
@@ -204,14 +207,31 @@ def test_scale_in_expression_is_the_load_per_machine_with_one_fewer():
     assert threshold == 8.0
 
 
-def test_elastic_pool_node_may_publish_only_its_load_namespace(plan_of, fleet_args):
-    capture = plan_of(_fleet(fleet_args))
-    node = json.loads(capture.one(ROLE_POLICY, "llama-8b-node").props["policy"])
-    load = next(s for s in node["Statement"] if s["Sid"] == "ServingLoadMetric")
-    assert load["Action"] == "cloudwatch:PutMetricData"
-    assert load["Condition"] == {"StringEquals": {"cloudwatch:namespace": "InferenceInfra/Serving"}}
+def test_elastic_pool_node_may_publish_only_its_own_pools_load(plan_of, fleet_args):
+    # IAM's one condition key on cloudwatch:PutMetricData is cloudwatch:namespace (CloudWatch guide,
+    # "Using condition keys to limit access to CloudWatch namespaces"): a namespace per pool, so the 8b
+    # pool's nodes cannot publish the 70b pool's load (and scale it, or hold it up).
+    _fleet(fleet_args)
+    _fleet(fleet_args, name="llama-70b")
+    capture = plan_of()
+    conditions = {}
+    for pool in ("llama-8b", "llama-70b"):
+        node = json.loads(capture.one(ROLE_POLICY, f"{pool}-node").props["policy"])
+        load = next(s for s in node["Statement"] if s["Sid"] == "ServingLoadMetric")
+        assert load["Action"] == "cloudwatch:PutMetricData"
+        conditions[pool] = load["Condition"]
+        tracking = capture.one(POLICY, f"{pool}-track-load").props["targetTrackingConfiguration"]
+        namespace = tracking["customizedMetricSpecification"]["namespace"]
+        assert conditions[pool] == {"StringEquals": {"cloudwatch:namespace": namespace}}
+        # The node publishes there (its unit's --namespace), and nowhere else.
+        user_data = _user_data(capture.one(TEMPLATE, f"{pool}-lt"))
+        assert f"--namespace {namespace}" in user_data
+    assert conditions["llama-8b"] != conditions["llama-70b"]
     lifecycle = json.loads(capture.one(ROLE_POLICY, "llama-8b-lifecycle").props["policy"])
-    assert lifecycle["Statement"][0]["Action"] == "autoscaling:CompleteLifecycleAction"
+    assert lifecycle["Statement"][0]["Action"] == [
+        "autoscaling:CompleteLifecycleAction",
+        "autoscaling:RecordLifecycleActionHeartbeat",  # the hook stays open while the engines load
+    ]
 
 
 # -- capacity order, spot, reservations, failure modes ------------------------------------------------------
@@ -423,3 +443,67 @@ def test_elastic_pool_template_sets_no_public_ip_on_its_interface(plan_of, fleet
     (interface,) = template["networkInterfaces"]
     assert interface["associatePublicIpAddress"] == "false"
     assert "vpcSecurityGroupIds" not in template
+
+
+# -- rolling updates, hooks on existing groups, working hours (issue #38 items 3, 5, 8) ---------------------
+
+HOOK = "aws:autoscaling/lifecycleHook:LifecycleHook"
+SCHEDULE = "aws:autoscaling/schedule:Schedule"
+
+
+def test_elastic_pool_rolls_template_changes_with_an_instance_refresh(plan_of, fleet_args):
+    fleet = _fleet(fleet_args, root_volume_gib=150)
+    group = plan_of(fleet).one(GROUP).props
+    # group.go: a launch_template change always triggers the refresh (no triggers needed); preferences
+    # min 0..100 and max 100..200, at most 100 apart: launch the replacement, then retire the old one.
+    assert group["instanceRefresh"] == {
+        "strategy": "Rolling",
+        "preferences": {
+            "minHealthyPercentage": 100,
+            "maxHealthyPercentage": 200,
+            "instanceWarmup": str(fleet.scaling_plan.warmup_seconds),
+            "skipMatching": True,
+        },
+    }
+    assert "warmPool" in group  # the refresh replaces the warm pool's machines too (its WarmPoolProgress)
+
+
+def test_elastic_pool_hooks_reach_an_existing_group_as_resources(plan_of, fleet_args):
+    fleet = _fleet(fleet_args)
+    capture = plan_of(fleet)
+    group = capture.one(GROUP)
+    hooks = {h.props["name"]: h.props for h in capture.of_type(HOOK)}
+    assert set(hooks) == {LAUNCH_HOOK, "drained"}
+    initial = {h["name"]: h for h in group.props["initialLifecycleHooks"]}
+    # The same hooks as the group's initial ones (ForceNew in group.go: kept for the first machines,
+    # their later changes ignored): PutLifecycleHook updates them on a group that already exists.
+    for hook_name, hook in hooks.items():
+        assert {k: hook[k] for k in initial[hook_name]} == initial[hook_name]
+    assert hooks[LAUNCH_HOOK]["heartbeatTimeout"] == fleet.scaling_plan.warmup_seconds
+    assert hooks[LAUNCH_HOOK]["defaultResult"] == "ABANDON"
+
+
+def test_elastic_pool_with_a_schedule_makes_its_own_scheduled_actions(plan_of, fleet_args):
+    schedule = ScheduleArgs(time_zone="Europe/Berlin", start_hour=8, end_hour=19)
+    fleet = _fleet(fleet_args, elastic=ElasticArgs(min_size=0, schedule=schedule))
+    capture = plan_of(fleet)
+    actions = {a.props["scheduledActionName"]: a.props for a in capture.of_type(SCHEDULE)}
+    assert len(actions) == 2
+    assert sorted((a["recurrence"], a["minSize"], a["desiredCapacity"]) for a in actions.values()) == [
+        ("0 19 * * 1,2,3,4,5", 0, 0),
+        ("0 8 * * 1,2,3,4,5", 1, 1),
+    ]
+    assert all(a["timeZone"] == "Europe/Berlin" for a in actions.values())
+    # Working hours keep one machine (min_size 0 asked): back from zero needs a load signal.
+    assert fleet.scaling_plan.min_size == 1
+    assert capture.one(GROUP).props["minSize"] == 1
+    assert any("working-hours minimum 1" in n for n in fleet.scaling_plan.notes)
+
+
+def test_elastic_pool_without_a_schedule_has_no_scheduled_actions(plan_of, fleet_args):
+    assert plan_of(_fleet(fleet_args)).of_type(SCHEDULE) == []
+
+
+def test_elastic_pool_rejects_min_zero_without_a_schedule(fleet_args):
+    with pytest.raises(InputError, match=r"elastic.min_size 0 must be at least 1 without a schedule"):
+        _fleet(fleet_args, elastic=ElasticArgs(min_size=0))

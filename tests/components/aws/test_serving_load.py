@@ -57,3 +57,27 @@ def test_complete_command_continues_the_launch():
     command = sl.complete_command("aws", "launch-verified", "g", "i-0abc", "us-east-1")
     assert command[-2:] == ["--lifecycle-action-result", "CONTINUE"]
     assert "--instance-id" in command
+
+
+def test_launch_step_keeps_the_hook_open_until_the_engines_answer():
+    # issue #38 item 6: a warm-pool machine is stopped (the hook completed) only after its engines
+    # loaded once; on Neuron that is after the compile, whose artifacts stay on the root volume.
+    step = sl.launch_step
+    assert step(loaded=False, elapsed_seconds=10, deadline_seconds=600, state=sl.HEARTBEAT) == sl.HEARTBEAT
+    assert step(loaded=True, elapsed_seconds=500, deadline_seconds=600, state=sl.HEARTBEAT) == sl.COMPLETE
+    assert step(loaded=True, elapsed_seconds=560, deadline_seconds=600, state=sl.COMPLETE) == sl.DONE
+    # Not loaded by the deadline: no more heartbeats; the hook's ABANDON replaces the machine.
+    assert step(loaded=False, elapsed_seconds=600, deadline_seconds=600, state=sl.HEARTBEAT) == sl.GIVE_UP
+    assert step(loaded=True, elapsed_seconds=700, deadline_seconds=600, state=sl.GIVE_UP) == sl.COMPLETE
+
+
+def test_heartbeat_command_names_the_hook_group_and_instance():
+    command = sl.heartbeat_command("aws", "launch-verified", "g", "i-0abc", "us-east-1")
+    assert command[1:3] == ["autoscaling", "record-lifecycle-action-heartbeat"]
+    at = {command[i]: command[i + 1] for i in range(3, len(command) - 1, 2)}
+    assert at == {
+        "--region": "us-east-1",
+        "--lifecycle-hook-name": "launch-verified",
+        "--auto-scaling-group-name": "g",
+        "--instance-id": "i-0abc",
+    }

@@ -26,7 +26,7 @@ def statements(policy_json: str) -> dict[str, dict]:
 def test_spot_drain_rule_matches_both_ec2_spot_signals(plan_of):
     SpotDrain("drain", SpotDrainArgs(scope_tags=SCOPE))
     capture = plan_of()
-    rule = capture.one("aws:cloudwatch/eventRule:EventRule")
+    rule = capture.one("aws:cloudwatch/eventRule:EventRule", "drain-rule")
     assert (
         json.loads(rule.props["eventPattern"])
         == EVENT_PATTERN
@@ -38,14 +38,25 @@ def test_spot_drain_rule_matches_both_ec2_spot_signals(plan_of):
             ],
         }
     )
-    target = capture.one("aws:cloudwatch/eventTarget:EventTarget")
+    target = capture.one("aws:cloudwatch/eventTarget:EventTarget", "drain-target")
     assert target.props["retryPolicy"] == {"maximumEventAgeInSeconds": 120, "maximumRetryAttempts": 3}
-    permission = capture.one("aws:lambda/permission:Permission")
+    permission = capture.one("aws:lambda/permission:Permission", "drain-invoke")
     assert (permission.props["principal"], permission.props["action"]) == (
         "events.amazonaws.com",
         "lambda:InvokeFunction",
     )
     assert "drain-rule" in permission.props["sourceArn"]
+    # A Spot instance stopped on interruption, running again, is put back (issue #38 item 4).
+    restart = capture.one("aws:cloudwatch/eventRule:EventRule", "drain-restarted")
+    assert json.loads(restart.props["eventPattern"]) == {
+        "source": ["aws.ec2"],
+        "detail-type": ["EC2 Instance State-change Notification"],
+        "detail": {"state": ["running"]},
+    }
+    assert (
+        "drain-restarted"
+        in capture.one("aws:lambda/permission:Permission", "drain-restarted-invoke").props["sourceArn"]
+    )
 
 
 def test_spot_drain_changes_only_resources_carrying_the_scope_tags(plan_of):
@@ -68,6 +79,7 @@ def test_spot_drain_changes_only_resources_carrying_the_scope_tags(plan_of):
         "autoscaling:DescribeAutoScalingGroups",
         "elasticloadbalancing:DescribeTargetGroups",
         "elasticloadbalancing:DescribeTargetHealth",
+        "ec2:DescribeInstances",
         "elasticloadbalancing:DescribeTags",
         "xray:PutTraceSegments",
         "xray:PutTelemetryRecords",
@@ -128,5 +140,5 @@ def test_spot_drain_children_are_named_after_the_instance(plan_of):
     capture = plan_of()
     for component in capture.of_type("inference-infra:aws:SpotDrain"):
         children = capture.children(component)
-        assert len(children) == 10
+        assert len(children) == 13  # + the restart rule, its target and permission (issue #38)
         assert all(c.name.startswith(f"{component.name}-") for c in children)

@@ -61,7 +61,20 @@ def test_plan_scaling_defaults_on_known_answers(tpot_20ms: None) -> None:
 def test_plan_scaling_floor_rounds_up(tpot_20ms: None) -> None:
     assert _plan(ElasticArgs(floor_share=0.3), peak=5).min_size == 2  # ceil(1.5)
     assert _plan(ElasticArgs(floor_share=0.2), peak=5).min_size == 1  # exactly 1.0, not 2
-    assert _plan(ElasticArgs(floor_share=0.0), peak=5).min_size == 0
+    # A floor of 0: working hours keep one machine (a pool at zero publishes no load to wake it).
+    lifted = _plan(ElasticArgs(floor_share=0.0), peak=5)
+    assert lifted.min_size == lifted.desired == 1
+    assert any(n.startswith("working-hours minimum 1") for n in lifted.notes)
+
+
+def test_elastic_problems_rejects_a_zero_minimum_without_a_schedule() -> None:
+    (problem,) = elastic_problems(ElasticArgs(min_size=0), peak=5)
+    assert (problem.input, problem.value) == ("elastic.min_size", 0)
+    assert "a pool at zero machines publishes no load" in problem.allowed
+    # A floor of 0 is computed, not asked: lifted to 1 with a note (reserved machines may raise it).
+    assert elastic_problems(ElasticArgs(floor_share=0.0), peak=5) == []
+    schedule = ScheduleArgs(time_zone="Europe/Berlin")
+    assert elastic_problems(ElasticArgs(min_size=0, schedule=schedule), peak=5) == []
 
 
 def test_plan_scaling_keeps_reserved_machines_in_the_floor(tpot_20ms: None) -> None:

@@ -409,7 +409,9 @@ def test_gpu_fleet_elastic_is_priced_up_to_its_autoscaler_maximum(plan_of):
     item = _group_item(plan_of(GpuFleet("l4", fleet())))
     one = item.hourly_usd / 4
     assert item.basis.startswith("4 x g2-standard-8 spot")
-    assert (item.range.min_size, item.range.max_size) == (0, 4)
+    # issue #38: the minimum is the autoscaler's floor (1 VM), not 0 (the group sets no size itself)
+    assert (item.range.min_size, item.range.max_size) == (1, 4)
+    assert item.hourly_min == pytest.approx(one)
     assert item.hourly_expected == pytest.approx(one)  # no schedule: the autoscaler's floor, 1 VM
 
 

@@ -34,7 +34,7 @@ def test_parse_event_accepts_every_documented_instance_action(interruption, acti
     ("change", "message"),
     [
         (lambda e: e.update({"source": "aws.autoscaling"}), "source 'aws.autoscaling'"),
-        (lambda e: e.update({"detail-type": "EC2 Instance State-change Notification"}), "detail-type"),
+        (lambda e: e.update({"detail-type": "EC2 Instance Launch Successful"}), "detail-type"),
         (lambda e: e["detail"].update({"instance-id": "sg-123"}), "detail.instance-id 'sg-123'"),
         (lambda e: e["detail"].update({"instance-action": "reboot"}), "detail.instance-action 'reboot'"),
         (lambda e: e.pop("detail"), "detail.instance-id None"),

@@ -62,5 +62,5 @@ def test_handler_against_moto_server_replaces_on_rebalance(server_account, rebal
 
 
 def test_handler_rejects_an_event_it_does_not_handle(server_account, scope_env):
-    with pytest.raises(ValueError, match="detail-type 'EC2 Instance State-change Notification'"):
-        handler({"source": "aws.ec2", "detail-type": "EC2 Instance State-change Notification"}, None)
+    with pytest.raises(ValueError, match="detail-type 'EC2 Instance Launch Successful'"):
+        handler({"source": "aws.ec2", "detail-type": "EC2 Instance Launch Successful"}, None)

@@ -1,0 +1,205 @@
+"""What AWS and the provider accept of an elastic pool's resources: pure checks over the engine's inputs.
+
+The offline plan cannot run `pulumi up`, so these hold the inputs a pool registers (camelCase, as the
+engine receives them) against the rules the provider and the API apply, and the tests run them over every
+alarm, group and lifecycle hook of every plan. Sources (read 2026-12-02):
+
+- terraform-provider-aws `internal/service/cloudwatch/metric_alarm.go`, resourceMetricAlarm's schema:
+  `metric_query.return_data` is `Optional, Default: false` (a query that leaves it unset is sent as
+  false); `metric_query.metric.period` is 1, 5, 10, 30 or a multiple of 60; `alarm_description` is
+  0..1024 characters; `evaluation_periods` and `datapoints_to_alarm` are at least 1; `ok_actions` and
+  `insufficient_data_actions` take at most 5; the CustomizeDiff refuses a query with both `expression`
+  and `metric`.
+- The CloudWatch API reference, PutMetricAlarm: `Metrics` "exactly one of the MetricDataQuery objects
+  must have ReturnData set to true"; a query `Id` starts with a lower-case letter (letters, digits,
+  underscore); `AlarmActions` at most 5; EvaluationPeriods x Period at most one day (86,400 s).
+- terraform-provider-aws `internal/service/autoscaling/group.go`, resourceGroup's schema:
+  `initial_lifecycle_hook.heartbeat_timeout` IntBetween(30, 7200), `name` 1..255 of [A-Za-z0-9-_/];
+  `instance_maintenance_policy.min_healthy_percentage` -1..100, `max_healthy_percentage` 100..200 (or
+  -1); `instance_refresh.strategy` required, `preferences.min_healthy_percentage` 0..100 (default 90),
+  `preferences.max_healthy_percentage` 100..200 (default 100), `instance_warmup` and
+  `checkpoint_delay` at least 0; `warm_pool.min_size` at least 0, `max_group_prepared_capacity` at
+  least -1, `pool_state` one of Stopped, Running, Hibernated; exactly one of `launch_configuration`,
+  `launch_template`, `mixed_instances_policy`. A refresh's `triggers` never need `launch_template` or
+  `mixed_instances_policy` (validateGroupInstanceRefreshTriggerFields: those "always trigger an
+  instance refresh").
+- The Auto Scaling API reference, StartInstanceRefresh / RefreshPreferences: with MaxHealthyPercentage
+  the two percentages may be at most 100 apart.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+MAX_ALARM_ACTIONS = 5
+MAX_ALARM_SECONDS = 86_400
+_QUERY_ID = re.compile(r"^[a-z][A-Za-z0-9_]*$")
+_HOOK_NAME = re.compile(r"^[A-Za-z0-9\-_/]{1,255}$")
+_COMPARISONS = {
+    "GreaterThanOrEqualToThreshold",
+    "GreaterThanThreshold",
+    "LessThanThreshold",
+    "LessThanOrEqualToThreshold",
+    "LessThanLowerOrGreaterThanUpperThreshold",
+    "LessThanLowerThreshold",
+    "GreaterThanUpperThreshold",
+}
+_MISSING = {"breaching", "notBreaching", "ignore", "missing"}
+_TRANSITIONS = {"autoscaling:EC2_INSTANCE_LAUNCHING", "autoscaling:EC2_INSTANCE_TERMINATING"}
+_POOL_STATES = {"Stopped", "Running", "Hibernated"}
+
+
+def _period_ok(period: Any, *, query: bool) -> bool:
+    short = (1, 5, 10, 30) if query else (10, 30)
+    return isinstance(period, int) and period > 0 and (period in short or period % 60 == 0)
+
+
+def metric_alarm_problems(props: Mapping[str, Any]) -> list[str]:
+    """Every rule a CloudWatch metric alarm's inputs break (empty: AWS and the provider take it)."""
+    problems: list[str] = []
+    evaluation = props.get("evaluationPeriods")
+    if not isinstance(evaluation, int) or evaluation < 1:
+        problems.append(f"evaluationPeriods {evaluation!r} must be at least 1")
+        evaluation = 1
+    datapoints = props.get("datapointsToAlarm")
+    if datapoints is not None and not 1 <= datapoints <= evaluation:
+        problems.append(f"datapointsToAlarm {datapoints!r} must be 1..evaluationPeriods ({evaluation})")
+    if props.get("comparisonOperator") not in _COMPARISONS:
+        problems.append(f"comparisonOperator {props.get('comparisonOperator')!r} is not one AWS takes")
+    missing = props.get("treatMissingData", "missing")
+    if missing not in _MISSING:
+        problems.append(f"treatMissingData {missing!r} must be one of {sorted(_MISSING)}")
+    if len(props.get("alarmDescription") or "") > 1024:
+        problems.append("alarmDescription is longer than 1024 characters")
+    for key in ("alarmActions", "okActions", "insufficientDataActions"):
+        if len(props.get(key) or ()) > MAX_ALARM_ACTIONS:
+            problems.append(f"{key} has {len(props[key])} actions; AWS takes at most {MAX_ALARM_ACTIONS}")
+    queries = props.get("metricQueries")
+    if not queries:
+        if not props.get("metricName"):
+            problems.append("needs metricName or metricQueries")
+        if (props.get("statistic") is None) == (props.get("extendedStatistic") is None):
+            problems.append("a single-metric alarm needs exactly one of statistic, extendedStatistic")
+        period = props.get("period")
+        if not _period_ok(period, query=False):
+            problems.append(f"period {period!r} must be 10, 30 or a multiple of 60")
+        elif period * evaluation > MAX_ALARM_SECONDS:
+            problems.append(f"evaluationPeriods x period = {period * evaluation} s is more than one day")
+        return problems
+    for key in ("metricName", "namespace", "period", "statistic", "dimensions"):
+        if props.get(key) is not None:
+            problems.append(f"{key} conflicts with metricQueries")
+    returning = [q.get("id") for q in queries if q.get("returnData") is True]
+    if len(returning) != 1:
+        problems.append(
+            f"exactly one metric query must return data (returnData: true; the provider sends false when "
+            f"unset); {len(returning)} do: {returning}"
+        )
+    ids = [q.get("id") for q in queries]
+    if len(set(ids)) != len(ids):
+        problems.append(f"metric query ids {ids} repeat")
+    for query in queries:
+        ident = query.get("id")
+        if not isinstance(ident, str) or not _QUERY_ID.match(ident):
+            problems.append(
+                f"metric query id {ident!r} must start with a lower-case letter (letters, digits, _)"
+            )
+        expression, metric = query.get("expression"), query.get("metric")
+        if bool(expression) == bool(metric):
+            problems.append(f"metric query {ident!r} needs exactly one of expression, metric")
+        if metric:
+            period = metric.get("period")
+            if not _period_ok(period, query=True):
+                problems.append(f"metric query {ident!r} period {period!r} must be 1, 5, 10, 30 or n x 60")
+            elif period * evaluation > MAX_ALARM_SECONDS:
+                problems.append(
+                    f"metric query {ident!r}: evaluationPeriods x period = {period * evaluation} s is "
+                    "more than one day"
+                )
+            if not metric.get("metricName") or not metric.get("stat"):
+                problems.append(f"metric query {ident!r} needs metricName and stat")
+        if expression and len(expression) > 1024:
+            problems.append(f"metric query {ident!r} expression is longer than 1024 characters")
+    return problems
+
+
+def lifecycle_hook_problems(hook: Mapping[str, Any], where: str = "lifecycle hook") -> list[str]:
+    """A group's initial hook or an aws.autoscaling.LifecycleHook's inputs (same rules)."""
+    problems: list[str] = []
+    name = hook.get("name")
+    if not isinstance(name, str) or not _HOOK_NAME.match(name):
+        problems.append(f"{where} name {name!r} must be 1..255 of letters, digits, -, _ and /")
+    if hook.get("lifecycleTransition") not in _TRANSITIONS:
+        problems.append(
+            f"{where} lifecycleTransition {hook.get('lifecycleTransition')!r} is not a transition"
+        )
+    if hook.get("defaultResult", "ABANDON") not in ("CONTINUE", "ABANDON"):
+        problems.append(f"{where} defaultResult {hook.get('defaultResult')!r} must be CONTINUE or ABANDON")
+    timeout = hook.get("heartbeatTimeout")
+    if timeout is not None and not 30 <= timeout <= 7200:
+        problems.append(f"{where} heartbeatTimeout {timeout!r} must be 30..7200 seconds")
+    return problems
+
+
+def group_problems(props: Mapping[str, Any]) -> list[str]:
+    """Every rule an Auto Scaling group's inputs break (empty: AWS and the provider take it)."""
+    problems: list[str] = []
+    low, high = props.get("minSize"), props.get("maxSize")
+    desired = props.get("desiredCapacity", low)
+    if not (isinstance(low, int) and isinstance(high, int) and 0 <= low <= desired <= high):
+        problems.append(f"minSize {low!r} <= desiredCapacity {desired!r} <= maxSize {high!r} does not hold")
+    sources = [k for k in ("launchConfiguration", "launchTemplate", "mixedInstancesPolicy") if props.get(k)]
+    if len(sources) != 1:
+        problems.append(
+            f"exactly one of launchConfiguration, launchTemplate, mixedInstancesPolicy; got {sources}"
+        )
+    for hook in props.get("initialLifecycleHooks") or ():
+        problems += lifecycle_hook_problems(hook, "initialLifecycleHooks")
+    maintenance = props.get("instanceMaintenancePolicy")
+    if maintenance:
+        lo, hi = maintenance.get("minHealthyPercentage"), maintenance.get("maxHealthyPercentage")
+        if not (isinstance(lo, int) and -1 <= lo <= 100):
+            problems.append(f"instanceMaintenancePolicy.minHealthyPercentage {lo!r} must be -1..100")
+        if not (isinstance(hi, int) and (100 <= hi <= 200 or hi == -1)):
+            problems.append(f"instanceMaintenancePolicy.maxHealthyPercentage {hi!r} must be 100..200 or -1")
+    refresh = props.get("instanceRefresh")
+    if refresh:
+        if refresh.get("strategy") not in ("Rolling", "ReplaceRootVolume"):
+            problems.append(f"instanceRefresh.strategy {refresh.get('strategy')!r} must be Rolling")
+        for trigger in refresh.get("triggers") or ():
+            if trigger in ("launch_template", "mixed_instances_policy", "launch_configuration"):
+                problems.append(
+                    f"instanceRefresh.triggers {trigger!r} always triggers a refresh; leave it out"
+                )
+        prefs = refresh.get("preferences") or {}
+        lo, hi = prefs.get("minHealthyPercentage", 90), prefs.get("maxHealthyPercentage", 100)
+        if not 0 <= lo <= 100:
+            problems.append(f"instanceRefresh.preferences.minHealthyPercentage {lo!r} must be 0..100")
+        if not 100 <= hi <= 200:
+            problems.append(f"instanceRefresh.preferences.maxHealthyPercentage {hi!r} must be 100..200")
+        if hi - lo > 100:
+            problems.append(
+                f"instanceRefresh.preferences: max {hi} - min {lo} healthy must be at most 100 apart"
+            )
+        for key in ("instanceWarmup", "checkpointDelay"):
+            value = prefs.get(key)
+            if value is not None and int(value) < 0:
+                problems.append(f"instanceRefresh.preferences.{key} {value!r} must be 0 or more")
+    warm = props.get("warmPool")
+    if warm:
+        if warm.get("minSize", 0) < 0:
+            problems.append(f"warmPool.minSize {warm.get('minSize')!r} must be 0 or more")
+        if warm.get("maxGroupPreparedCapacity", -1) < -1:
+            problems.append(
+                f"warmPool.maxGroupPreparedCapacity {warm['maxGroupPreparedCapacity']!r} must be >= -1"
+            )
+        if warm.get("poolState", "Stopped") not in _POOL_STATES:
+            problems.append(
+                f"warmPool.poolState {warm.get('poolState')!r} must be one of {sorted(_POOL_STATES)}"
+            )
+    return problems
+
+
+__all__ = ["group_problems", "lifecycle_hook_problems", "metric_alarm_problems"]
