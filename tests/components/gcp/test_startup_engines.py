@@ -172,10 +172,11 @@ def test_gpu_engines_fetch_their_api_key_from_secret_manager_at_start():
     template = files[f"{UNITS}/inference-engine@.service"]
     fetch = (
         f"ExecStartPre=/usr/bin/python3 {NODE_BIN}/{SECRET_FILE} --secret llm-api-key/versions/latest "
-        "/run/inference-engine-%i/api-key.env"
+        "/run/inference-engine-%i/api-key"
     )
     assert fetch in template
-    assert "--env-file /run/inference-engine-%i/api-key.env" in template
+    assert "--volume /run/inference-engine-%i/api-key:/run/secrets/vllm-api-key:ro" in template
+    assert "--env-file" not in template  # docker inspect would show the key
     assert f"{NODE_BIN}/{SECRET_FILE}" in files
     assert "VLLM_API_KEY=" not in script  # the key itself is nowhere in the boot
 
