@@ -131,6 +131,9 @@ def test_engines_cannot_reach_the_metadata_server(config, systemd_verify):
     assert f"ExecStartPre=-/usr/sbin/iptables --wait --delete {rule}" in block
     needs = f"{WEIGHTS_UNIT} {METADATA_BLOCK_UNIT}"
     assert files[ENGINE_DROP_IN] == f"[Unit]\nBindsTo={needs}\nAfter={needs}\n"
+    # ... and checks at every start, as root, that the rule is still there (#33 item 9): a flushed chain
+    # fails the engine instead of letting it start with the metadata server in reach.
+    assert f"ExecStartPre=+/usr/sbin/iptables --wait --check {rule}" in template.splitlines()
     verified = systemd_verify(
         {METADATA_BLOCK_UNIT: block}, binaries=["/usr/sbin/iptables"], stub_units=["docker.service"]
     )
