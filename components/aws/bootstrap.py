@@ -467,7 +467,7 @@ def _engine_units(spec: NodeBootstrap) -> tuple[list[dict[str, str]], list[list[
         api_key_command=spec.api_key.command(spec.region) if spec.api_key is not None else None,
     )
     units = engine_units(spec.engines, host)
-    files = [_file(path, text) for path, text in units.files(_UNITS)]
+    files = [_file(f.path, f.text, f.mode) for f in units.files(_UNITS)]
     if spec.api_key is not None:
         files.append(_file(f"{_LIB}/engine-api-key.sh", _node_file("engine-api-key.sh"), "0755"))
     return files, [["systemctl", "enable", "--now", "--no-block", *units.instances]]

@@ -527,7 +527,7 @@ def node_files(config: StartupConfig) -> list[tuple[str, str, str]]:
     if serves(config):
         assert config.engines is not None
         units = engine_units(config.engines, engine_host(config))
-        files += [(path, "0644", text) for path, text in units.files(UNIT_DIR)]
+        files += [(f.path, f.mode, f.text) for f in units.files(UNIT_DIR)]
         files.append((ENGINE_DROP_IN, "0644", engine_drop_in(config)))
         if config.api_key_secret:
             files.append((f"{NODE_BIN}/{SECRET_FILE}", "0644", node_source(SECRET_FILE)))

@@ -48,7 +48,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 from inference_infra.components.models.manifest import is_pinned_digest
-from inference_infra.components.serving.boot import IP_FAMILIES, sandbox
+from inference_infra.components.serving.boot import IP_FAMILIES, NodeFile, sandbox
 from inference_infra.components.serving.engines import (
     PREFETCH_UNIT,
     VERIFIED_MARKER,
@@ -156,11 +156,13 @@ class EngineUnits:
     def engine_instances(self) -> list[str]:
         return [i for i in self.instances if i.startswith("inference-engine@")]
 
-    def files(self, unit_dir: str = "/etc/systemd/system") -> list[tuple[str, str]]:
-        units = [(f"{unit_dir}/{TEMPLATE_UNIT}", self.template)]
+    def files(self, unit_dir: str = "/etc/systemd/system") -> list[NodeFile]:
+        """The engines' part of the node boot, which AWS writes as cloud-init and GCP as its script."""
+        units = [NodeFile(f"{unit_dir}/{TEMPLATE_UNIT}", self.template)]
         if self.metrics_template:
-            units.append((f"{unit_dir}/{METRICS_UNIT}", self.metrics_template))
-        return [*units, *self.environments.items(), *self.scripts.items()]
+            units.append(NodeFile(f"{unit_dir}/{METRICS_UNIT}", self.metrics_template))
+        rest = [*self.environments.items(), *self.scripts.items()]
+        return [*units, *(NodeFile(path, text) for path, text in rest)]
 
 
 def instance_name(index: int) -> str:

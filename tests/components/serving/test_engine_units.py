@@ -300,7 +300,7 @@ def test_engine_units_metrics_proxy_listens_on_its_own_port():
         "--upstream ${ENGINE_PORT}"
     )
     assert _setting(units.metrics_template, "DynamicUser") == ["yes"]
-    assert dict(units.files())["/etc/inference-infra/engine_metrics_proxy.py"].startswith(
+    assert {f.path: f.text for f in units.files()}["/etc/inference-infra/engine_metrics_proxy.py"].startswith(
         '"""The metrics-only'
     )
 
