@@ -158,7 +158,7 @@ class StartupConfig:
     host_exporters: bool = False
     gpu_exporter: bool = False
     # Secret Manager secret version of the engines' API key (projects/P/secrets/S/versions/V): fetched at
-    # each engine start into a 0600 file of the engine's runtime folder, never into metadata or a unit.
+    # each engine start into a 0400 file of the engine's runtime folder, never into metadata or a unit.
     api_key_secret: str | None = None
     # TPU VMs: the slice, which the engine containers get as environment (components/serving/tpu_env.py)
     # because they cannot reach the metadata server. Required with TPU engines.
