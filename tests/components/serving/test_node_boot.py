@@ -260,3 +260,30 @@ def test_start_checks_run_as_root_before_the_engine():
     assert "+/usr/sbin/iptables --wait --check DOCKER-USER --jump REJECT" in pre
     with pytest.raises(ValueError, match="start_checks"):
         _tpu_units("v5litepod-4", replace(HOST, start_checks=(("iptables", "-L"),)))
+
+
+def test_the_weights_units_of_both_clouds_carry_the_node_sandbox():
+    # #32 item 2: the AWS prefetch and serving-load units and the GCP weights unit take it from sandbox().
+    from inference_infra.components.aws import bootstrap as aws_boot
+    from inference_infra.components.gcp import startup as gcp_boot
+
+    pin = "ab" * 32
+    spec = aws_boot.NodeBootstrap(
+        accelerator=aws_boot.AcceleratorKind.NVIDIA,
+        region="us-east-1",
+        local_nvme_disks=1,
+        prefetch=aws_boot.ModelPrefetch(bucket="acme-models", prefix="m", directory="m", manifest_sha256=pin),
+    )
+    prefetch = aws_boot._prefetch_unit(spec).splitlines()
+    assert set(sandbox(["/opt/models/m", "/var/lib/node_exporter/textfile_collector"])) <= set(prefetch)
+    config = gcp_boot.StartupConfig(model_uris=("gs://models/a",), manifest_sha256={"gs://models/a": pin})
+    weights = gcp_boot.weights_unit(config).splitlines()
+    expected = sandbox(
+        [gcp_boot.models_dir(config)],
+        families=("AF_UNIX", "AF_INET", "AF_INET6"),
+        no_writable_code=True,
+        optional_writable=True,
+    )
+    assert set(expected) <= set(weights)
+    for lines in (prefetch, weights):
+        assert [line for line in lines if line.startswith("ProtectSystem=")] == ["ProtectSystem=strict"]
