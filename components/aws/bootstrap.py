@@ -49,6 +49,7 @@ from inference_infra.components.monitoring.host_exporters import (
 from inference_infra.components.monitoring.host_exporters import DCGM_EXPORTER_PORT as DCGM_EXPORTER_PORT
 from inference_infra.components.monitoring.host_exporters import NODE_EXPORTER_PORT as NODE_EXPORTER_PORT
 from inference_infra.components.serving import EngineConfig, EngineHost, engine_image, engine_units
+from inference_infra.components.serving.boot import sandbox
 from inference_infra.components.serving.quoting import (
     KEY_PREFIX_RULE,
     PLAIN_NAME_RULE,
@@ -484,7 +485,7 @@ def _engine_units(spec: NodeBootstrap) -> tuple[list[dict[str, str]], list[list[
         api_key_command=spec.api_key.command(spec.region) if spec.api_key is not None else None,
     )
     units = engine_units(spec.engines, host)
-    files = [_file(path, text) for path, text in units.files(_UNITS)]
+    files = [_file(f.path, f.text, f.mode) for f in units.files(_UNITS)]
     if spec.api_key is not None:
         files.append(_file(f"{_LIB}/engine-api-key.sh", _node_file("engine-api-key.sh"), "0755"))
     return files, [["systemctl", "enable", "--now", "--no-block", *units.instances]]
@@ -524,7 +525,11 @@ def compact_python(source: str) -> str:
             and isinstance(body[0].value, ast.Constant)
             and isinstance(body[0].value.value, str)
         ):
-            node.body = body[1:] or [ast.Pass()]
+            if isinstance(node, ast.Module):
+                # The scripts' argparse descriptions read __doc__'s first line: keep it, drop the rest.
+                body[0].value.value = body[0].value.value.strip().split("\n")[0]
+            else:
+                node.body = body[1:] or [ast.Pass()]
     return "# inference-infra: components/aws/node (documented there)\n" + ast.unparse(tree) + "\n"
 
 
@@ -553,29 +558,6 @@ def _nvme_unit(spec: NodeBootstrap) -> str:
     )
 
 
-# The prefetch's sandbox: read-only everywhere but the destination and the textfile folder, no
-# capabilities (root owns what it writes), no new privileges, no devices, no kernel settings.
-PREFETCH_SANDBOX = (
-    "ProtectSystem=strict",
-    "ProtectHome=read-only",
-    "PrivateTmp=yes",
-    "PrivateDevices=yes",
-    "NoNewPrivileges=yes",
-    "ProtectKernelTunables=yes",
-    "ProtectKernelModules=yes",
-    "ProtectKernelLogs=yes",
-    "ProtectControlGroups=yes",
-    "ProtectClock=yes",
-    "ProtectHostname=yes",
-    "RestrictSUIDSGID=yes",
-    "RestrictRealtime=yes",
-    "RestrictNamespaces=yes",
-    "LockPersonality=yes",
-    "CapabilityBoundingSet=",
-    "RestrictAddressFamilies=AF_INET AF_INET6 AF_UNIX AF_NETLINK",
-)
-
-
 def prefetch_source(prefetch: ModelPrefetch) -> str:
     prefix = prefetch.prefix.strip("/")
     return f"s3://{prefetch.bucket}/{prefix}" if prefix else f"s3://{prefetch.bucket}"
@@ -597,8 +579,9 @@ def _prefetch_unit(spec: NodeBootstrap) -> str:
         f"Environment=AWS_REGION={spec.region}",
         f"ExecStartPre=+{systemd_exec(['/usr/bin/mkdir', '-p', destination, TEXTFILE_DIR])}",
         f"ExecStart={systemd_exec(command)}",
-        f"ReadWritePaths={destination} {TEXTFILE_DIR}",
-        *PREFETCH_SANDBOX,
+        # The one node sandbox (components/serving/boot.py): read-only but the destination and the
+        # textfile folder, no capabilities (root owns what it writes), no devices, no kernel settings.
+        *sandbox([destination, TEXTFILE_DIR]),
     ]
     return _unit(
         "inference-infra: fetch the weights the pinned manifest lists from S3 and verify them",
@@ -606,16 +589,6 @@ def _prefetch_unit(spec: NodeBootstrap) -> str:
         after="network-online.target inference-nvme-cache.service",
         requires="inference-nvme-cache.service",
     )
-
-
-# The serving-load unit's sandbox: it reads the engines over loopback and calls the AWS CLI (CloudWatch,
-# EC2 tags, Auto Scaling), writes nothing but its private /tmp.
-SERVING_LOAD_SANDBOX = (
-    "DynamicUser=yes",
-    "PrivateTmp=yes",
-    "Environment=HOME=/tmp",
-    *[line for line in PREFETCH_SANDBOX if line != "PrivateTmp=yes"],
-)
 
 
 def _serving_load_unit(spec: NodeBootstrap) -> str:
@@ -640,7 +613,11 @@ def _serving_load_unit(spec: NodeBootstrap) -> str:
         f"ExecStart={systemd_exec(command)}",
         "Restart=always",
         "RestartSec=30",
-        *SERVING_LOAD_SANDBOX,
+        # It reads the engines over loopback and calls the AWS CLI (CloudWatch, EC2 tags, Auto Scaling),
+        # writes nothing but its private /tmp: the node sandbox as a user of its own.
+        "DynamicUser=yes",
+        "Environment=HOME=/tmp",
+        *sandbox(),
     ]
     after = "network-online.target"
     requires = ""

@@ -202,7 +202,7 @@ class FleetArgs(FleetCommonArgs):
     api_key: str | None = arg(
         None,
         "Where the engines' API key is (clients send it as a Bearer token): an SSM SecureString parameter "
-        "(/path/name or its ARN) or a Secrets Manager secret ARN, read at each engine start into a 0600 "
+        "(/path/name or its ARN) or a Secrets Manager secret ARN, read at each engine start into a 0400 "
         "file, never user data. Default: the SSM parameter /inference-infra/<fleet>/api-key, which must "
         "exist before the engines start.",
     )

@@ -161,7 +161,7 @@ class GcpNodeArgs(FleetCommonArgs):
         None,
         "Secret Manager secret holding the engines' API key (clients send it as a Bearer token): NAME (in "
         "the nodes' project) or projects/PROJECT/secrets/NAME, optionally /versions/N (default: latest). "
-        "Each engine fetches it at start into a 0600 file of its own runtime folder, never into metadata or "
+        "Each engine fetches it at start into a 0400 file of its own runtime folder, never into metadata or "
         "a unit; the nodes' service account may read only this secret. Default: the secret "
         "inference-infra-<name>-api-key, which must exist before the engines start.",
     )

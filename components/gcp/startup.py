@@ -73,6 +73,7 @@ from inference_infra.components.serving import (
     engine_image,
     engine_units,
 )
+from inference_infra.components.serving.boot import IP_FAMILIES, sandbox
 from inference_infra.components.serving.quoting import systemd_exec
 from inference_infra.components.serving.tpu_env import TpuHost, tpu_host_problems
 from inference_infra.components.serving.units import TEMPLATE_UNIT, network_of
@@ -157,7 +158,7 @@ class StartupConfig:
     host_exporters: bool = False
     gpu_exporter: bool = False
     # Secret Manager secret version of the engines' API key (projects/P/secrets/S/versions/V): fetched at
-    # each engine start into a 0600 file of the engine's runtime folder, never into metadata or a unit.
+    # each engine start into a 0400 file of the engine's runtime folder, never into metadata or a unit.
     api_key_secret: str | None = None
     # TPU VMs: the slice, which the engine containers get as environment (components/serving/tpu_env.py)
     # because they cannot reach the metadata server. Required with TPU engines.
@@ -414,27 +415,8 @@ def weights_unit(config: StartupConfig) -> str:
         f"ExecStart={PYTHON} {NODE_BIN}/{FETCHER_FILE} --config {WEIGHTS_CONFIG}",
         f"TimeoutStartSec={timeout}",
         "UMask=0022",
-        "ProtectSystem=strict",
-        *[f"ReadWritePaths=-{path}" for path in writable],
-        "ProtectHome=yes",
-        "PrivateTmp=yes",
-        "PrivateDevices=yes",
-        "NoNewPrivileges=yes",
-        "CapabilityBoundingSet=",
-        "AmbientCapabilities=",
-        "ProtectKernelTunables=yes",
-        "ProtectKernelModules=yes",
-        "ProtectKernelLogs=yes",
-        "ProtectControlGroups=yes",
-        "ProtectClock=yes",
-        "ProtectHostname=yes",
-        "RestrictSUIDSGID=yes",
-        "RestrictNamespaces=yes",
-        "RestrictRealtime=yes",
-        "LockPersonality=yes",
-        "MemoryDenyWriteExecute=yes",
-        "SystemCallArchitectures=native",
-        "RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6",
+        # The one node sandbox (components/serving/boot.py); the fetcher is plain Python: no writable code.
+        *sandbox(writable, families=("AF_UNIX", *IP_FAMILIES), no_writable_code=True, optional_writable=True),
         "",
     ]
     return "\n".join(lines)
@@ -459,12 +441,25 @@ def engine_host(config: StartupConfig) -> EngineHost:
         image=mirrored(engine_image(config.engines.family).reference, config.image_mirrors),
         manifest_sha256=config.pinned(uri),
         tpu=config.tpu,
+        # On their bridge network (the only one here) the engines fail to start when the metadata reject
+        # is missing (flushed since the block unit ran): checked at every start, not only at boot.
+        start_checks=(metadata_rule_check(),),
         api_key_command=(
             (PYTHON, f"{NODE_BIN}/{SECRET_FILE}", "--secret", config.api_key_secret)
             if config.api_key_secret
             else None
         ),
     )
+
+
+def metadata_rule() -> list[str]:
+    """The DOCKER-USER rule that rejects bridge containers' packets to the metadata server."""
+    return ["DOCKER-USER", "--destination", METADATA_ADDRESS, "--jump", "REJECT"]
+
+
+def metadata_rule_check() -> tuple[str, ...]:
+    """`iptables --check` of the rule: exit 0 when it is there, 1 when not (the engine then fails)."""
+    return (IPTABLES, "--wait", "--check", *metadata_rule())
 
 
 def blocks_metadata(config: StartupConfig) -> bool:
@@ -482,7 +477,7 @@ def metadata_block_unit() -> str:
     weights unit, the Ops Agent, the exporters) are not forwarded and keep it. Idempotent: the rule is
     deleted when present and inserted again at the top, every time the unit starts.
     """
-    rule = ["DOCKER-USER", "--destination", METADATA_ADDRESS, "--jump", "REJECT"]
+    rule = metadata_rule()
     lines = [
         "[Unit]",
         "Description=inference-infra: engine containers cannot reach the metadata server",
@@ -532,7 +527,7 @@ def node_files(config: StartupConfig) -> list[tuple[str, str, str]]:
     if serves(config):
         assert config.engines is not None
         units = engine_units(config.engines, engine_host(config))
-        files += [(path, "0644", text) for path, text in units.files(UNIT_DIR)]
+        files += [(f.path, f.mode, f.text) for f in units.files(UNIT_DIR)]
         files.append((ENGINE_DROP_IN, "0644", engine_drop_in(config)))
         if config.api_key_secret:
             files.append((f"{NODE_BIN}/{SECRET_FILE}", "0644", node_source(SECRET_FILE)))

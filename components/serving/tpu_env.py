@@ -73,6 +73,11 @@ def tpu_host_problems(host: TpuHost) -> list[str]:
             f"tpu.accelerator_type {host.accelerator_type!r} has {item.accelerator_count} chips on its host; "
             f"the chip bounds are known for {sorted(TPU_CHIP_BOUNDS)}"
         )
+    elif item.accelerator not in TPU_DEVICE_STYLE:
+        problems.append(
+            f"tpu.accelerator_type {host.accelerator_type!r} is a {item.accelerator} slice; its device nodes "
+            f"are known for {sorted(TPU_DEVICE_STYLE)} only (an engine is never given the whole /dev)"
+        )
     if not _NODE_NAME.match(host.node_name):
         problems.append(
             f"tpu.node_name {host.node_name!r} must be a GCP resource name (lower-case letters, digits, "
@@ -111,3 +116,31 @@ def tpu_environment(host: TpuHost) -> dict[str, str]:
         "TPU_RUNTIME_METRICS_PORTS": ",".join(str(TPU_METRICS_FIRST_PORT + i) for i in range(chips)),
         "TPU_NAME": host.node_name,
     }
+
+
+# The device nodes through which libtpu opens a host's chips, per generation. v5e, v5p and v6e chips are
+# bound to vfio-pci: one IOMMU group per chip under /dev/vfio/<n> plus the VFIO container /dev/vfio/vfio;
+# v4 (and v2/v3) chips are the accel driver's /dev/accel<n>. Sources, read 2026-12-02:
+# AI-Hypercomputer/cloud-accelerator-diagnostics, tpu_info/tpu_info/device.py `chip_path` (v5e, v5p, v6e,
+# 7x -> /dev/vfio/<index>, else /dev/accel<index>) and `get_actual_chips` (the IOMMU group of each chip);
+# marin-community/marin PRs #3751 (v4 workers expose /dev/accelN) and #3858 (v5p/v6e need each
+# /dev/vfio char device passed, `--device` takes no directory) that replaced `--privileged` with them.
+# vfio-pci pins the DMA buffers it maps: the container needs a memlock limit that does not stop it
+# (docker's default is the daemon's, 64 KiB on most hosts) and IPC_LOCK, as GKE's TPU pods get from
+# containerd's unlimited LimitMEMLOCK.
+TPU_DEVICE_STYLE = {"tpu-v4": "accel", "tpu-v5e": "vfio", "tpu-v5p": "vfio", "tpu-v6e": "vfio"}
+VFIO_CONTAINER = "/dev/vfio/vfio"
+
+
+def tpu_devices(host: TpuHost) -> list[str]:
+    """The device nodes an engine on `host` needs (every chip of the host: TPU_VISIBLE_CHIPS picks)."""
+    problems = tpu_host_problems(host)
+    if problems:
+        raise ValueError("TPU devices: " + "; ".join(problems))
+    item = find_instance_type(host.accelerator_type, Cloud.GCP)
+    assert item is not None
+    style = TPU_DEVICE_STYLE[item.accelerator]
+    chips = range(item.accelerator_count)
+    if style == "vfio":
+        return [VFIO_CONTAINER, *(f"/dev/vfio/{i}" for i in chips)]
+    return [f"/dev/accel{i}" for i in chips]

@@ -17,9 +17,19 @@ with many groups. Each engine instance:
   iptables rule rejects what Docker forwards there). A TPU engine gets the slice's description
   the metadata server would have given libtpu, JAX and tpu-inference as environment instead
   (`TPU_SKIP_MDS_QUERY` and the rest: tpu_env.py);
-- with an API key, when the host says how to fetch it: `ExecStartPre=` runs the fetch command into
-  `/run/inference-engine-<i>/api-key.env` (0600, removed when the engine stops) and docker reads it
-  with `--env-file`; the key never appears in user data, metadata or the unit;
+- with an API key, when the host says how to fetch it: `ExecStartPre=` runs the fetch command, which
+  writes the bare key to `/run/inference-engine-<i>/api-key` (0400, removed when the engine stops);
+  that file is mounted read-only into the container and a two-line entrypoint exports it as
+  `VLLM_API_KEY` before it execs the server (vLLM reads the variable when `--api-key` is absent:
+  vllm/entrypoints/openai/api_server.py, `args.api_key or [envs.VLLM_API_KEY]`). The key is thus
+  in no command line (`ps`), no container configuration (`docker inspect` shows neither `--env`
+  nor `--env-file` values of it), no user data, metadata or unit;
+- in a private IPC namespace with a bounded /dev/shm (`--shm-size`, SHM_SIZE below), not the host's;
+- checks before each start what the host says must hold (`EngineHost.start_checks`, e.g. GCP's
+  metadata reject rule): the engine fails rather than start without it;
+- TPU engines unprivileged: the host's chips passed as devices per generation (tpu_env.py
+  `tpu_devices`), IPC_LOCK and an unlimited memlock for vfio's pinned buffers, Docker's default
+  seccomp profile; no engine is ever `--privileged`;
 - on Neuron, compiles into a writable folder of the node (NEURON_COMPILED_ARTIFACTS, inside the unit's
   ReadWritePaths and keyed by the weights, image and flags), never into the read-only weights;
 - owns its accelerator units (`CUDA_VISIBLE_DEVICES`, `NEURON_RT_VISIBLE_CORES`,
@@ -38,6 +48,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 
 from inference_infra.components.models.manifest import is_pinned_digest
+from inference_infra.components.serving.boot import IP_FAMILIES, NodeFile, sandbox
 from inference_infra.components.serving.engines import (
     PREFETCH_UNIT,
     VERIFIED_MARKER,
@@ -55,6 +66,7 @@ from inference_infra.components.serving.quoting import (
 from inference_infra.components.serving.tpu_env import (
     TPU_CHIP_BOUNDS,
     TpuHost,
+    tpu_devices,
     tpu_environment,
     tpu_host_problems,
 )
@@ -71,7 +83,22 @@ API_KEY_VARIABLE = "VLLM_API_KEY"  # vLLM reads it when --api-key is not given (
 RUNTIME_DIRECTORY = (
     "inference-engine-%i"  # /run/inference-engine-<i>: systemd makes it 0700, removes it on stop
 )
-API_KEY_FILE = f"/run/{RUNTIME_DIRECTORY}/api-key.env"
+API_KEY_FILE = f"/run/{RUNTIME_DIRECTORY}/api-key"  # the bare key, 0400 (the fetch command writes it)
+CONTAINER_API_KEY_FILE = "/run/secrets/vllm-api-key"
+# The container's entrypoint when the engine has a key: the key from the mounted file into the server's
+# environment only (not the container's configuration), then the server itself ("$@": `vllm serve ...`,
+# or the Neuron server command). $(...) drops the trailing newline; an empty or missing file stops it.
+API_KEY_ENTRYPOINT = "/bin/sh"
+API_KEY_SCRIPT = (
+    f'{API_KEY_VARIABLE}="$(cat {CONTAINER_API_KEY_FILE})" && [ -n "${API_KEY_VARIABLE}" ] && '
+    f'export {API_KEY_VARIABLE} && exec "$@"'
+)
+# The engine's /dev/shm in its own IPC namespace. vLLM shares tensors between its processes through
+# shared memory (PyTorch), most of all under tensor parallelism; vLLM's Docker guide says to give the
+# container either the host's IPC namespace or a --shm-size, and its tensor-parallel example uses
+# `--shm-size=10.24gb` (docs.vllm.ai, deployment/docker, read 2026-12-02). /dev/shm is a tmpfs: the size
+# is a ceiling, memory is used only for what the engine writes there.
+SHM_SIZE = "10g"
 # Neuron: vLLM 0.9.1's NxD loader compiles into $NEURON_COMPILED_ARTIFACTS when it is set, else into
 # <weights>/neuron-compiled-artifacts/<hash> (aws-neuron/upstreaming-to-vllm dd417b3,
 # vllm/model_executor/model_loader/neuronx_distributed.py:168-180, and :349, :535 for the other Neuron
@@ -100,8 +127,10 @@ class EngineHost:
     # The pinned manifest digest: the engines start only when the verified marker holds it.
     manifest_sha256: str | None = None
     # Fetches the engines' API key: run before each start with the key file's path appended; it writes
-    # `VLLM_API_KEY=<key>` there (mode 0600). None: no key (only for hosts nobody else can reach).
+    # the bare key there (mode 0400). None: no key (only for hosts nobody else can reach).
     api_key_command: tuple[str, ...] | None = None
+    # Commands that must succeed, as root, before each start (e.g. the metadata reject rule is there).
+    start_checks: tuple[tuple[str, ...], ...] = ()
     # "bridge" (published ports; the instance metadata out of reach) or "host". None: bridge.
     network: str | None = None
     # TPU engines: the VM's slice, whose description the container gets as environment (tpu_env.py)
@@ -127,11 +156,13 @@ class EngineUnits:
     def engine_instances(self) -> list[str]:
         return [i for i in self.instances if i.startswith("inference-engine@")]
 
-    def files(self, unit_dir: str = "/etc/systemd/system") -> list[tuple[str, str]]:
-        units = [(f"{unit_dir}/{TEMPLATE_UNIT}", self.template)]
+    def files(self, unit_dir: str = "/etc/systemd/system") -> list[NodeFile]:
+        """The engines' part of the node boot, which AWS writes as cloud-init and GCP as its script."""
+        units = [NodeFile(f"{unit_dir}/{TEMPLATE_UNIT}", self.template)]
         if self.metrics_template:
-            units.append((f"{unit_dir}/{METRICS_UNIT}", self.metrics_template))
-        return [*units, *self.environments.items(), *self.scripts.items()]
+            units.append(NodeFile(f"{unit_dir}/{METRICS_UNIT}", self.metrics_template))
+        rest = [*self.environments.items(), *self.scripts.items()]
+        return [*units, *(NodeFile(path, text) for path, text in rest)]
 
 
 def instance_name(index: int) -> str:
@@ -178,10 +209,11 @@ def host_problems(config: EngineConfig, host: EngineHost) -> list[str]:
         problems.append(f"manifest_sha256 {host.manifest_sha256!r} must be 64 lower-case hex digits")
     if host.network not in (None, "bridge", "host"):
         problems.append(f"network {host.network!r} must be 'bridge' or 'host'")
-    elif config.family is EngineFamily.TPU_VLLM and host.tpu is None and network_of(config, host) == "bridge":
+    elif config.family is EngineFamily.TPU_VLLM and host.tpu is None:
         problems.append(
-            "tpu must name the TPU VM's slice: a TPU engine on a bridge network cannot ask the metadata "
-            "server for it, so its container gets it as environment"
+            "tpu must name the TPU VM's slice: a TPU engine is given its chips' device nodes (never "
+            "--privileged), and on a bridge network, where it cannot ask the metadata server, the slice's "
+            "description as environment"
         )
     if host.tpu is not None:
         problems += tpu_host_problems(host.tpu)
@@ -190,6 +222,9 @@ def host_problems(config: EngineConfig, host: EngineHost) -> list[str]:
             problems.append(f"path {path!r} {ABSOLUTE_PATH_RULE}")
     if host.api_key_command is not None and not host.api_key_command:
         problems.append("api_key_command must name a command")
+    for check in host.start_checks:
+        if not check or not absolute_path_ok(check[0]):
+            problems.append(f"start_checks {check!r} must each start with an absolute program path")
     return problems
 
 
@@ -240,14 +275,16 @@ def docker_command(config: EngineConfig, host: EngineHost) -> list[str]:
         command += ["--publish", Template("${ENGINE_PORT}:${ENGINE_PORT}")]
     command += [
         "--ipc",
-        "host",
+        "private",
+        "--shm-size",
+        SHM_SIZE,
         "--env",
         "HF_HUB_OFFLINE=1",
         "--volume",
         Template(f"{host.model_dir}:{CONTAINER_MODEL_DIR}:ro"),
     ]
     if host.api_key_command is not None:
-        command += ["--env-file", Template(API_KEY_FILE)]
+        command += ["--volume", Template(f"{API_KEY_FILE}:{CONTAINER_API_KEY_FILE}:ro")]
     if config.family is EngineFamily.NVIDIA_VLLM:
         command += ["--gpus", "all", "--env", Template("CUDA_VISIBLE_DEVICES=${ENGINE_DEVICES}")]
     elif config.family is EngineFamily.NEURON_VLLM:
@@ -260,8 +297,13 @@ def docker_command(config: EngineConfig, host: EngineHost) -> list[str]:
             f"NEURON_COMPILED_ARTIFACTS={CONTAINER_COMPILED_DIR}",
         ]
     else:
-        command += ["--privileged", "--env", Template("TPU_VISIBLE_CHIPS=${ENGINE_DEVICES}")]
+        # No --privileged: the chips' device nodes only, IPC_LOCK and memlock for vfio's pinned DMA buffers,
+        # Docker's default seccomp profile and capability set otherwise (tpu_env.py TPU_DEVICE_STYLE).
+        command += ["--cap-add", "IPC_LOCK", "--ulimit", "memlock=-1:-1"]
         if host.tpu is not None:
+            command += [f"--device={device}" for device in tpu_devices(host.tpu)]
+        command += ["--env", Template("TPU_VISIBLE_CHIPS=${ENGINE_DEVICES}")]
+        if host.tpu is not None and network_of(config, host) == "bridge":
             for name, value in tpu_environment(host.tpu).items():
                 command += ["--env", f"{name}={value}"]
         if config.engines > 1:
@@ -280,11 +322,20 @@ def docker_command(config: EngineConfig, host: EngineHost) -> list[str]:
         # it the server as the command. The image's HEALTHCHECK curls localhost:8080/ping (TorchServe /
         # SageMaker), which this server does not listen on: the load balancer checks /health on the engine's
         # port instead, so Docker's check is off.
-        command += ["--no-healthcheck", image, *NEURON_SERVER_COMMAND]
+        command += ["--no-healthcheck"]
+        server = list(NEURON_SERVER_COMMAND)
     else:
         # vllm/vllm-openai's entrypoint is `vllm serve`; the TPU image's /entrypoint.sh execs its arguments
         # (vllm-project/tpu-inference docker/entrypoint.sh). Naming `vllm serve` starts the server in both.
-        command += ["--entrypoint", "vllm", image, "serve"]
+        server = ["vllm", "serve"]
+    if host.api_key_command is not None:
+        # The key file into the server's environment, then the server (API_KEY_SCRIPT: a plain word, so
+        # systemd passes its $ through as written); "engine" is the shell's $0.
+        command += ["--entrypoint", API_KEY_ENTRYPOINT, image, "-c", API_KEY_SCRIPT, "engine", *server]
+    elif config.family is EngineFamily.NEURON_VLLM:
+        command += [image, *server]
+    else:
+        command += ["--entrypoint", server[0], image, *server[1:]]
     args = engine_args(config, 0, CONTAINER_MODEL_DIR, port="${ENGINE_PORT}")
     return command + [Template(a) if a == "${ENGINE_PORT}" else a for a in args]
 
@@ -328,6 +379,8 @@ def engine_template(config: EngineConfig, host: EngineHost) -> str:
     else:
         check = ["/usr/bin/test", "-f", marker]
     before.append(f"ExecStartPre={systemd_exec(check)}")
+    # "+": a check may read what the sandbox hides (e.g. the firewall's rules, which need CAP_NET_ADMIN).
+    before += [f"ExecStartPre=+{systemd_exec(list(check))}" for check in host.start_checks]
     if host.api_key_command is not None:
         before.append(f"ExecStartPre={systemd_exec([*host.api_key_command, Template(API_KEY_FILE)])}")
     served = systemd_value(config.served_model_name)
@@ -345,13 +398,9 @@ def engine_template(config: EngineConfig, host: EngineHost) -> str:
         f"EnvironmentFile={environment_path('%i')}",
         # The docker client runs read-only but for its own runtime folder (the API key) and, on Neuron,
         # the compiled artifacts; the image is pulled before, outside this sandbox (registry helpers).
-        "ProtectSystem=strict",
-        "ProtectHome=read-only",
-        "PrivateTmp=yes",
-        "NoNewPrivileges=yes",
+        *sandbox(writable, home="read-only"),
         f"RuntimeDirectory={RUNTIME_DIRECTORY}",
         "RuntimeDirectoryMode=0700",
-        *([f"ReadWritePaths={' '.join(writable)}"] if writable else []),
         *before,
         f"ExecStartPre=-{systemd_exec([DOCKER, 'rm', '--force', Template('inference-engine-%i')])}",
         f"ExecStart={systemd_exec(docker_command(config, host))}",
@@ -382,13 +431,7 @@ def metrics_template() -> str:
         f"EnvironmentFile={environment_path('%i')}",
         f"ExecStart={systemd_exec(command)}",
         "DynamicUser=yes",
-        "ProtectSystem=strict",
-        "ProtectHome=yes",
-        "PrivateTmp=yes",
-        "PrivateDevices=yes",
-        "NoNewPrivileges=yes",
-        "CapabilityBoundingSet=",
-        "RestrictAddressFamilies=AF_INET AF_INET6",
+        *sandbox(families=IP_FAMILIES, no_writable_code=True),
         "Restart=always",
         "RestartSec=5",
         "",

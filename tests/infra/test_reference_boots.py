@@ -149,3 +149,48 @@ def test_reference_boots_pass_cloud_init_shellcheck_and_systemd_verify(
         shutil.rmtree(tmp_path / "root", ignore_errors=True)  # the next node's scratch root
     assert problems == [], "\n".join(problems)
     assert checked, stack
+
+
+def _files(kind: str, text: str) -> dict[str, str]:
+    if kind == "cloud-config":
+        document = yaml.safe_load(text)
+        files = {f["path"]: f["content"] for f in document.get("write_files", [])}
+        files["<runcmd>"] = "\n".join(" ".join(command) for command in document["runcmd"])
+        return files
+    return {"<startup-script>": text, **files_of(text)}
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_reference_boots_run_no_privileged_container_and_keep_the_key_out_of_docker_inspect(
+    plan_stack, stack
+):
+    # #33 items 2 and 9, over every unit and script each node of the plan writes or runs.
+    boots = _boots(plan_stack(stack).capture)
+    engines, problems = 0, []
+    for name, (kind, text) in boots.items():
+        for path, content in _files(kind, text).items():
+            for word in (
+                "--privileged",
+                "--ipc host",
+                "--ipc=host",
+                "--env-file",
+                "seccomp=unconfined",
+            ):
+                if word in content:
+                    problems.append(f"{name}: {path} holds {word!r}")
+            if not path.endswith("/inference-engine@.service"):
+                continue
+            engines += 1
+            start = next(line for line in content.splitlines() if line.startswith("ExecStart="))
+            if (
+                "--pid host" in start or "--network host" in start
+            ):  # the host exporters have them, engines never
+                problems.append(f"{name}: {path} shares a host namespace")
+            if "--ipc private --shm-size" not in start:
+                problems.append(f"{name}: {path} has no private IPC namespace with a bounded /dev/shm")
+            if "vllm-tpu" in start and not re.search(r"--device=/dev/(vfio/vfio|accel0) ", start):
+                problems.append(f"{name}: {path} runs a TPU engine without its chips' device nodes")
+            if "api-key" in content and "/run/secrets/vllm-api-key:ro" not in start:
+                problems.append(f"{name}: {path} fetches a key but does not mount it read-only")
+    assert problems == [], "\n".join(problems)
+    assert engines, stack

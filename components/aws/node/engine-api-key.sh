@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Fetch the engines' API key at engine start into the environment file docker reads with --env-file:
-# one line VLLM_API_KEY=<key>, mode 0600, in the engine unit's runtime folder (removed when it stops).
+# Fetch the engines' API key at engine start into the file the engine's container mounts read-only:
+# the bare key on one line, mode 0400, in the engine unit's runtime folder (removed when it stops). The
+# container's entrypoint exports it as VLLM_API_KEY to the server alone (components/serving/units.py),
+# so it is in no `docker inspect` output and no command line.
 # The key lives in SSM Parameter Store (SecureString) or Secrets Manager; it is never in user data,
 # instance metadata or a unit file.
 #
@@ -15,7 +17,7 @@ kind="$1"
 id="$2"
 region="$3"
 output="$4"
-umask 077
+umask 277
 
 case "$kind" in
   ssm)
@@ -29,11 +31,11 @@ case "$kind" in
     exit 2 ;;
 esac
 
-# docker's --env-file takes the rest of the line as it is: one line of printable characters.
+# One word of printable characters: what an Authorization header carries.
 if [ "${#key}" -lt 16 ] || [[ "$key" == *[![:graph:]]* ]]; then
   echo "engine-api-key: the key in $kind $id must be 16 or more printable characters, no spaces" >&2
   exit 1
 fi
 partial="$output.$$"
-printf 'VLLM_API_KEY=%s\n' "$key" >"$partial"
+printf '%s\n' "$key" >"$partial"
 mv "$partial" "$output"

@@ -15,6 +15,10 @@ the node exporter's textfile folder.
    from an object key (peak/s5cmd#872: 2.3.0 follows `..` in keys) and never expands a pattern.
 4. Verify the directory with verify_weights (sizes, SHA-256, allowed formats, nothing unlisted);
    only then write the marker holding the manifest's digest, which the engines check.
+5. `cp --if-size-differ` keeps a file already there with the listed size, so a same-size file whose
+   bytes differ (changed on the node's cache, or a shard re-uploaded under the same size) would fail
+   step 4 at every boot. When step 4 fails, every file whose SHA-256 is not the manifest's is removed
+   and steps 3-4 run once more: those files are fetched anew, the others are kept.
 
 Every outcome sets the node exporter gauge `inference_model_verification_failed` and the CloudWatch
 metric InferenceInfra/ModelVerificationFailed (dimension Fleet); a failed publish is logged, not hidden.
@@ -148,6 +152,23 @@ def download(source: str, dest: str, expected: str, s5cmd: str) -> tuple[list[st
     return paths, []
 
 
+def remove_stale(dest: str, expected: str) -> list[str]:
+    """Remove every listed file whose SHA-256 is not the manifest's (whatever its size); return them."""
+    entries, problems = vw.read_manifest(os.path.join(dest, vw.MANIFEST_NAME), expected)
+    if problems:
+        return []
+    removed = []
+    for entry in entries:
+        local = os.path.join(dest, *entry["path"].split("/"))
+        if not os.path.isfile(local) or os.path.islink(local):
+            continue
+        _, digest = vw.file_sha256(local)
+        if digest != entry["sha256"]:
+            os.remove(local)
+            removed.append(entry["path"])
+    return removed
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="prefetch_weights.py", description=__doc__.split("\n")[0])
     parser.add_argument("--source", required=True, help="s3://bucket/prefix of the weights")
@@ -170,6 +191,13 @@ def main(argv: list[str] | None = None) -> int:
         return fail(args, problems)
     manifest = os.path.join(args.dest, vw.MANIFEST_NAME)
     problems = vw.verify(args.dest, manifest, expected, allow_code=args.allow_code)
+    stale = remove_stale(args.dest, expected) if problems else []
+    if stale:
+        log(f"{len(stale)} file(s) did not match their SHA-256 and are fetched anew: {', '.join(stale[:5])}")
+        paths, problems = download(args.source, args.dest, expected, args.s5cmd)
+        if problems:
+            return fail(args, problems)
+        problems = vw.verify(args.dest, manifest, expected, allow_code=args.allow_code)
     if problems:
         return fail(args, problems)
     vw.write_marker(args.dest, expected)

@@ -6,9 +6,11 @@ unit's sandbox), with the node service account's token from the metadata server:
     python3 gcp_secret.py --secret [projects/P/secrets/]NAME/versions/V KEY_FILE
 
 It reads the secret version (Secret Manager API `versions.access`; without `projects/P/` the node's
-own project, from the metadata server) and writes `VLLM_API_KEY=<key>` to KEY_FILE with mode 0600
-(the engine's runtime folder, which systemd makes 0700 and removes when the engine stops); docker
-passes it to the engine with `--env-file`. The key never appears in metadata, a unit or a log.
+own project, from the metadata server) and writes the bare key to KEY_FILE with mode 0400 (the
+engine's runtime folder, which systemd makes 0700 and removes when the engine stops); the file is
+mounted read-only into the engine's container, whose entrypoint exports it as VLLM_API_KEY to the
+server alone (components/serving/units.py). The key never appears in metadata, a unit, a log or the
+container's configuration (`docker inspect`).
 
 Exit 0 written; 1 the secret could not be read or is not a usable key (the engine does not start);
 2 usage.
@@ -40,7 +42,7 @@ VARIABLE = "VLLM_API_KEY"  # vLLM reads the key from it when --api-key is not gi
 _VERSION = re.compile(
     r"^(?:projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/secrets/)?[A-Za-z0-9_-]{1,255}/versions/(?:latest|[1-9][0-9]{0,9})$"
 )
-# What may stand in an environment file line as the key: printable ASCII without spaces or quotes.
+# What the key may be: printable ASCII without spaces or quotes (one word of a header and of a file line).
 _KEY = re.compile(r"^[!#-&(-~]{16,4096}$")
 
 
@@ -75,16 +77,16 @@ def access(secret: str, *, metadata_url: str = METADATA_URL, api_url: str = SECR
 
 
 def write_key_file(path: str, key: str) -> None:
-    """VLLM_API_KEY=<key> in a file only its owner reads (created 0600, then renamed into place)."""
+    """The bare key in a file only its owner reads (created 0400, then renamed into place)."""
     key = key.strip()
     if not _KEY.match(key):
         raise SecretError(
             "the secret is not a usable API key: 16-4096 printable ASCII characters without spaces or quotes"
         )
     partial = f"{path}.{os.getpid()}"
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o400)
     with os.fdopen(fd, "w") as f:
-        f.write(f"{VARIABLE}={key}\n")
+        f.write(f"{key}\n")
     os.replace(partial, path)
 
 

@@ -240,3 +240,22 @@ def test_render_user_data_runs_every_host_image_by_digest():
 def test_validate_bootstrap_rejects_an_image_without_digest():
     spec = dataclasses.replace(GPU, node_exporter_image="quay.io/prometheus/node-exporter:v1.8.2")
     assert any("node_exporter_image" in p and "digest" in p for p in boot.validate_bootstrap(spec))
+
+
+@pytest.mark.parametrize("name", ["prefetch_weights.py", "serving_load.py"])
+def test_compacted_node_scripts_start(name, tmp_path):
+    # The user data carries these scripts without docstrings (compact_python); their argparse reads
+    # __doc__'s first line, which dropping the whole module docstring turned into a crash at start.
+    import sys
+
+    from inference_infra.components.models.manifest import verifier_source
+
+    script = tmp_path / name
+    script.write_text(boot.compact_python(boot._node_file(name)))
+    (tmp_path / "verify_weights.py").write_text(verifier_source())
+    done = subprocess.run(
+        [sys.executable, str(script), "--help"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"usage: {name}")
+    assert '"""' not in script.read_text().split("\n", 2)[2]  # only the first line of the docstring is kept

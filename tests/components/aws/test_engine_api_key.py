@@ -1,4 +1,4 @@
-"""node/engine-api-key.sh run for real with a stub `aws`: the key lands in a 0600 env file docker reads,
+"""node/engine-api-key.sh run for real with a stub `aws`: the bare key lands in a 0400 file the engine mounts,
 from SSM (with decryption) or Secrets Manager; an empty, short or multi-line key is refused."""
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ def run(stub: Path, kind: str, ident: str, key: str = KEY) -> subprocess.Complet
     return subprocess.run(command, env=environ, capture_output=True, text=True, check=False)
 
 
-def test_engine_api_key_writes_a_private_env_file_from_ssm(stub):
+def test_engine_api_key_writes_a_private_key_file_from_ssm(stub):
     result = run(stub, "ssm", "/inference-infra/llama/api-key")
     assert result.returncode == 0, result.stderr
     out = stub / "api-key.env"
-    assert out.read_text() == f"VLLM_API_KEY={KEY}\n"
-    assert stat.S_IMODE(out.stat().st_mode) == 0o600
+    assert out.read_text() == f"{KEY}\n"
+    assert stat.S_IMODE(out.stat().st_mode) == 0o400
     call = (stub / "calls").read_text()
     assert (
         "ssm get-parameter --region us-east-1 --name /inference-infra/llama/api-key --with-decryption" in call

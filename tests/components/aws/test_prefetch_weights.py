@@ -162,6 +162,35 @@ def test_prefetch_weights_rejects_a_tampered_object(s3, s3_server, node):
     assert not (node / "cache/llama" / vw.VERIFIED_MARKER).exists()
 
 
+def test_prefetch_weights_fetches_anew_a_same_size_local_file_whose_digest_differs(s3, s3_server, node):
+    # #33 item 9: `cp --if-size-differ` keeps a file of the listed size; a changed byte must not make the
+    # node fail at every boot. The stale file is fetched again, the others are kept.
+    pin = _upload(s3, WEIGHTS)
+    assert run(node, s3_server, pin).returncode == 0
+    model = node / "cache/llama"
+    shard = model / "model.safetensors"
+    changed = bytearray(shard.read_bytes())
+    changed[0] ^= 0xFF
+    shard.write_bytes(bytes(changed))  # same size, other bytes
+    result = run(node, s3_server, pin)
+    assert result.returncode == 0, result.stderr
+    assert shard.read_bytes() == WEIGHTS["model.safetensors"]
+    assert "1 file(s) did not match their SHA-256 and are fetched anew: model.safetensors" in result.stderr
+    assert (model / vw.VERIFIED_MARKER).read_text() == pin + "\n"
+    assert gauge(node).endswith(" 0")
+
+
+def test_prefetch_weights_still_fails_when_the_bucket_itself_holds_other_bytes(s3, s3_server, node):
+    pin = _upload(s3, WEIGHTS)
+    assert run(node, s3_server, pin).returncode == 0
+    s3.put_object(Bucket=BUCKET, Key="llama/config.json", Body=b'{"layers": 9}')  # same size, in S3
+    (node / "cache/llama/config.json").write_bytes(b'{"layers": 7}')
+    result = run(node, s3_server, pin)
+    assert result.returncode == 1
+    assert "config.json: sha256" in result.stderr  # fetched anew once, still not the manifest's
+    assert not (node / "cache/llama" / vw.VERIFIED_MARKER).exists()
+
+
 def test_prefetch_weights_rejects_a_traversal_path_in_the_pinned_manifest(s3, s3_server, node):
     s3.put_object(Bucket=BUCKET, Key="llama/../escape.json", Body=b"{}")
     document = {

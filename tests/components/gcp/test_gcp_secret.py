@@ -94,8 +94,8 @@ def test_gcp_secret_writes_the_key_for_the_engine_only_readable_by_its_owner(nod
         fake.close()
     assert result.returncode == 0, result.stderr
     written = tmp_path / "api-key.env"
-    assert written.read_text() == f"VLLM_API_KEY={KEY}\n"
-    assert stat.S_IMODE(os.stat(written).st_mode) == 0o600
+    assert written.read_text() == f"{KEY}\n"  # the bare key: the container mounts the file
+    assert stat.S_IMODE(os.stat(written).st_mode) == 0o400
     # Without a project in the name, the node's own project (from the metadata server).
     assert "/v1/projects/node-project/secrets/llm-api-key/versions/latest:access" in fake.paths
     assert KEY not in result.stderr

@@ -181,6 +181,21 @@ def test_gcs_weights_verifies_a_kept_copy_again_and_refetches_a_changed_one(gcs,
     assert (final / "config.json").read_bytes() == WEIGHTS["config.json"]
 
 
+def test_gcs_weights_refetches_a_same_size_file_whose_digest_differs(gcs, node, tmp_path):
+    # #33 item 9: a copy is judged by its SHA-256, not its size; the GCP fetcher never skips by size.
+    sha = gcs.publish("models", "org/llama", WEIGHTS)
+    settings = config(tmp_path, gcs, [model(sha)])
+    assert run(node, tmp_path, settings).returncode == 0
+    target = tmp_path / "models" / "llama" / sha / "config.json"
+    changed = bytearray(target.read_bytes())
+    changed[-1] ^= 0x01
+    target.write_bytes(bytes(changed))  # same size, other bytes
+    repaired = run(node, tmp_path, settings)
+    assert repaired.returncode == 0, repaired.stderr
+    assert "no longer matches its pinned manifest" in repaired.stderr
+    assert target.read_bytes() == WEIGHTS["config.json"]
+
+
 def test_gcs_weights_retries_transient_errors(gcs, node, tmp_path):
     sha = gcs.publish("models", "org/llama", WEIGHTS)
     gcs.failures["org/llama/config.json"] = [503, 429]

@@ -131,6 +131,9 @@ def test_engines_cannot_reach_the_metadata_server(config, systemd_verify):
     assert f"ExecStartPre=-/usr/sbin/iptables --wait --delete {rule}" in block
     needs = f"{WEIGHTS_UNIT} {METADATA_BLOCK_UNIT}"
     assert files[ENGINE_DROP_IN] == f"[Unit]\nBindsTo={needs}\nAfter={needs}\n"
+    # ... and checks at every start, as root, that the rule is still there (#33 item 9): a flushed chain
+    # fails the engine instead of letting it start with the metadata server in reach.
+    assert f"ExecStartPre=+/usr/sbin/iptables --wait --check {rule}" in template.splitlines()
     verified = systemd_verify(
         {METADATA_BLOCK_UNIT: block}, binaries=["/usr/sbin/iptables"], stub_units=["docker.service"]
     )
@@ -172,10 +175,11 @@ def test_gpu_engines_fetch_their_api_key_from_secret_manager_at_start():
     template = files[f"{UNITS}/inference-engine@.service"]
     fetch = (
         f"ExecStartPre=/usr/bin/python3 {NODE_BIN}/{SECRET_FILE} --secret llm-api-key/versions/latest "
-        "/run/inference-engine-%i/api-key.env"
+        "/run/inference-engine-%i/api-key"
     )
     assert fetch in template
-    assert "--env-file /run/inference-engine-%i/api-key.env" in template
+    assert "--volume /run/inference-engine-%i/api-key:/run/secrets/vllm-api-key:ro" in template
+    assert "--env-file" not in template  # docker inspect would show the key
     assert f"{NODE_BIN}/{SECRET_FILE}" in files
     assert "VLLM_API_KEY=" not in script  # the key itself is nowhere in the boot
 

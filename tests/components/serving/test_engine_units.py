@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 
 import pytest
@@ -209,27 +210,36 @@ def test_engine_units_rejects_a_tpu_engine_on_a_bridge_network_without_its_slice
         _units(EngineFamily.TPU_VLLM, replace(HOST, network="bridge"))
 
 
-def test_engine_units_tpu_on_the_host_network_needs_no_slice():
-    # The library's explicit opt-out (EngineHost.network="host"); no component sets it.
-    words = instance_command(_units(EngineFamily.TPU_VLLM, replace(HOST, network="host")), 0)
+def test_engine_units_tpu_on_the_host_network_gets_no_slice_environment():
+    # The library's explicit opt-out (EngineHost.network="host"); no component sets it. The slice is still
+    # required: it says which device nodes the unprivileged container gets.
+    with pytest.raises(ValueError, match="tpu must name the TPU VM's slice"):
+        _units(EngineFamily.TPU_VLLM, replace(HOST, network="host"))
+    slice_ = TpuHost(accelerator_type="v5litepod-4", node_name="serving")
+    words = instance_command(_units(EngineFamily.TPU_VLLM, replace(HOST, network="host", tpu=slice_)), 0)
+    assert "--device=/dev/vfio/0" in words
     assert words[words.index("--network") + 1] == "host"
     assert "--publish" not in words
     assert not any(w.startswith("TPU_SKIP_MDS_QUERY") for w in words)
 
 
-def test_engine_units_fetch_the_api_key_into_a_runtime_file_docker_reads():
+def test_engine_units_fetch_the_api_key_into_a_runtime_file_the_container_mounts():
     units = _units(EngineFamily.NVIDIA_VLLM, KEYED)
     pre = _setting(units.template, "ExecStartPre")
     fetch = [p for p in pre if "engine-api-key.sh" in p]
     assert fetch == [
         "/usr/local/lib/inference-infra/engine-api-key.sh ssm /inference-infra/x/api-key us-east-1 "
-        "/run/inference-engine-%i/api-key.env"
+        "/run/inference-engine-%i/api-key"
     ]
     assert _setting(units.template, "RuntimeDirectory") == ["inference-engine-%i"]
     assert _setting(units.template, "RuntimeDirectoryMode") == ["0700"]
     words = instance_command(units, 0)
-    assert words[words.index("--env-file") + 1] == "/run/inference-engine-0/api-key.env"
-    assert not any("VLLM_API_KEY" in w or w == "--api-key" for w in words)  # the key is never in the unit
+    assert "/run/inference-engine-0/api-key:/run/secrets/vllm-api-key:ro" in words
+    assert "--env-file" not in words
+    assert "--api-key" not in words
+    assert not any(
+        v.startswith("VLLM_API_KEY") for f, v in itertools.pairwise(words) if f == "--env"
+    )  # nor in the container's configuration
 
 
 def test_engine_units_start_only_when_the_marker_holds_the_pinned_digest():
@@ -290,7 +300,7 @@ def test_engine_units_metrics_proxy_listens_on_its_own_port():
         "--upstream ${ENGINE_PORT}"
     )
     assert _setting(units.metrics_template, "DynamicUser") == ["yes"]
-    assert dict(units.files())["/etc/inference-infra/engine_metrics_proxy.py"].startswith(
+    assert {f.path: f.text for f in units.files()}["/etc/inference-infra/engine_metrics_proxy.py"].startswith(
         '"""The metrics-only'
     )
 
