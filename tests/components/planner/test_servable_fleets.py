@@ -16,6 +16,7 @@ from inference_infra.components.aws.gpu_fleet import GPU_FLEET
 from inference_infra.components.aws.inferentia_fleet import INFERENTIA_FLEET
 from inference_infra.components.aws.network import SubnetRef
 from inference_infra.components.catalog import AcceleratorFamily, Cloud, accelerator, instance_type
+from inference_infra.components.catalog.placements import gpu_machine_zones, tpu_zones
 from inference_infra.components.cli import main
 from inference_infra.components.fleet import ServedModel
 from inference_infra.components.gcp.gpu_fleet import GpuFleetArgs, plan_gpu_fleet
@@ -25,7 +26,6 @@ from tests.components.gcp.helpers import pinned_weights
 
 ROOT = Path(__file__).resolve().parents[3]
 NETWORK = "projects/test-project/global/networks/serving"
-SUBNET = "projects/test-project/regions/us-central1/subnetworks/serving"
 S3 = S3Weights(bucket_name="acme-models", prefix="models/served", manifest_sha256="ab" * 32)
 GCS = pinned_weights("models", ["gs://models/served"])
 
@@ -51,15 +51,27 @@ def _size_json(s, capsys) -> dict:
     return json.loads(out)
 
 
+def _zone(offered) -> str:
+    """A zone that offers the machine, us-central1's first (the fleet refuses a zone that does not: the
+    planner picks a machine, the user a zone that has it; TPU v4 is only in us-central2)."""
+    zones = list(offered.zones) if offered else ["us-central1-a"]
+    return min(zones, key=lambda z: (not z.startswith("us-central1-"), z))
+
+
+def _subnet(zone: str) -> str:
+    return f"projects/test-project/regions/{zone.rsplit('-', 1)[0]}/subnetworks/serving"
+
+
 def _fleet_problems(option: dict, model: ServedModel) -> list:
     name, cloud = option["instance_type"], Cloud(option["cloud"])
-    family = accelerator(instance_type(name, cloud).accelerator).family
+    item = instance_type(name, cloud)
+    family = accelerator(item.accelerator).family
     if cloud is Cloud.GCP and family is AcceleratorFamily.GOOGLE_TPU:
         args = TpuVmArgs(
             accelerator_type=name,
-            zone="us-central1-a",
+            zone=(zone := _zone(tpu_zones(item.accelerator))),
             network=NETWORK,
-            subnetwork=SUBNET,
+            subnetwork=_subnet(zone),
             model=model,
             weights=GCS,
         )
@@ -67,9 +79,9 @@ def _fleet_problems(option: dict, model: ServedModel) -> list:
     if cloud is Cloud.GCP:
         args = GpuFleetArgs(
             machine_type=name,
-            zone="us-central1-a",
+            zone=(zone := _zone(gpu_machine_zones(name, "us-central1"))),
             network=NETWORK,
-            subnetwork=SUBNET,
+            subnetwork=_subnet(zone),
             on_demand=1,
             model=model,
             weights=GCS,
