@@ -21,11 +21,14 @@ from dataclasses import dataclass
 from datetime import date
 
 DOCKER_HUB = "docker.io"
+# A SHA-256 digest in lowercase hex: written here once for the library (the node's verifier,
+# components/models/verify_weights.py, runs alone on the node and keeps its own copy).
+SHA256_HEX = "[0-9a-f]{64}"
 # \Z, not $: `$` also matches before a trailing newline, which would carry into a unit or script.
-DIGEST = re.compile(r"^sha256:[0-9a-f]{64}\Z")
+DIGEST = re.compile(rf"^sha256:{SHA256_HEX}\Z")
 # registry/repository[:tag]@sha256:<64 hex>
-PINNED_REFERENCE = re.compile(r"^[a-z0-9.-]+(:\d+)?/[a-z0-9._/-]+(:[\w.-]+)?@sha256:[0-9a-f]{64}\Z")
-_PINNED = re.compile(r"@sha256:[0-9a-f]{64}\Z")
+PINNED_REFERENCE = re.compile(rf"^[a-z0-9.-]+(:\d+)?/[a-z0-9._/-]+(:[\w.-]+)?@sha256:{SHA256_HEX}\Z")
+_PINNED = re.compile(rf"@sha256:{SHA256_HEX}\Z")
 
 
 def is_pinned(reference: str) -> bool:

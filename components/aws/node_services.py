@@ -34,6 +34,8 @@ from collections.abc import Iterable, Mapping
 
 import yaml
 
+from inference_infra.components.images import SHA256_HEX
+
 INTERNET = "internet:"
 S3 = "s3"  # the gateway endpoint (its prefix list), not an interface endpoint
 
@@ -72,7 +74,7 @@ _COMMAND_SIGNATURES: tuple[tuple[re.Pattern[str], str, str], ...] = (
 _ECR_HOST = re.compile(r"^\d{12}\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com$")
 # An image reference in a docker run command or a unit: host/path[:tag]@sha256:digest.
 _IMAGE = re.compile(
-    r"(?<![\w./-])([a-z0-9.-]+\.[a-z]{2,}(?::\d+)?)/[\w./-]+(?::[\w.-]+)?@sha256:[0-9a-f]{64}"
+    r"(?<![\w./-])([a-z0-9.-]+\.[a-z]{2,}(?::\d+)?)/[\w./-]+(?::[\w.-]+)?@sha256:" + SHA256_HEX
 )
 
 

@@ -32,6 +32,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from inference_infra.components.images import SHA256_HEX
 from inference_infra.components.resources.boot import documents
 
 MIN_LENGTH = 20
@@ -62,7 +63,7 @@ _ASSIGNMENT = re.compile(
     r"""(?P<value>[^\s"'`;,]++)"""
 )
 _OPTION = re.compile(r"(?<!\S)--(?P<name>[A-Za-z0-9][A-Za-z0-9_-]*+)(?:=|\s+)[\"']?(?P<value>[^\s\"'`;,]++)")
-_DIGEST = re.compile(r"^(sha256:)?[0-9a-fA-F]{64}$")
+_DIGEST = re.compile(rf"^(sha256:)?{SHA256_HEX}$", re.IGNORECASE)
 _REFERENCE = re.compile(r"^(\$\{.*\}|\$\(.*\)|\$[A-Za-z_][A-Za-z0-9_]*|\{\{.*\}\}|<[^>]*>)$")
 # Paths: absolute or explicitly relative, URLs (s3://, gs://, https://) without credentials in them,
 # and Google resource names (projects/p/secrets/hf-token/versions/latest). A bare a/b/c is not one:

@@ -238,3 +238,15 @@ def test_the_scaler_renderers_do_not_call_back_into_the_planner():
         } | {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module}
         assert "decode_seconds_per_token" not in imported, module
         assert not any(name.startswith("inference_infra.components.planner") for name in imported), module
+
+
+def test_the_sha256_pattern_is_written_in_two_modules_only():
+    """Image digests (components/images.py) and the node's own verifier (components/models/
+    verify_weights.py, which runs alone on the node); everything else imports images.SHA256_HEX."""
+    written = sorted(
+        str(path.relative_to(REPO))
+        for folder in ("components", "infra", "lambdas", "policy")
+        for path in (REPO / folder).rglob("*.py")
+        if re.search(r"\{64\}", path.read_text(encoding="utf-8"))
+    )
+    assert written == ["components/images.py", "components/models/verify_weights.py"]
