@@ -52,14 +52,12 @@ from inference_infra.components.fleet import (
     FleetCommonArgs,
     FleetServing,
     capacity_problems,
-    choose_machine,
     elastic_problems,
 )
 from inference_infra.components.fleet import plan as fleet_plan
 from inference_infra.components.fleet.plan import FleetPlan
 from inference_infra.components.models.manifest import is_pinned_digest
 from inference_infra.components.planner import Precision
-from inference_infra.components.planner.wiring import Resolution
 from inference_infra.components.resources.use import region_of_zone
 from inference_infra.components.serving import EngineConfig, engine_image
 from inference_infra.components.serving.cold_start import WeightSource, cold_start, weights_gib
@@ -330,29 +328,6 @@ def spot_only(args: FleetArgs) -> bool:
     return args.count is None and args.spot > 0 and args.reserved == 0 and args.on_demand == 0
 
 
-def resolve_machine(kind: FleetKind, args: FleetArgs, *, key: Callable[[str], str] = _same) -> Resolution:
-    """The pool's instance type: as given (checked for fit when a model is set) or the planner's pick.
-
-    `key` names the inputs in the problems (a stack passes its config keys).
-    """
-    if args.instance_type is None and args.model is None:
-        return Resolution(
-            None,
-            problems=(Problem(key("instance_type"), None, f"is required unless {key('model')} is set"),),
-        )
-    resolution = choose_machine(
-        args.model,
-        args.instance_type,
-        cloud=Cloud.AWS,
-        family=kind.family,
-        spot_only=spot_only(args),
-        machine_key="instance_type",
-        model_key="model",
-    )
-    problems = tuple(Problem(key(p.input), p.value, p.allowed) for p in resolution.problems)
-    return Resolution(resolution.instance_type, resolution.choice, problems, resolution.note)
-
-
 @dataclass(frozen=True)
 class AwsProfile:
     """What AWS contributes to the one fleet skeleton (components/fleet/plan.py) for GPU or Inferentia pools:
@@ -460,7 +435,7 @@ class AwsProfile:
             warm_read_gib_s=WARM_POOL_EBS_THROUGHPUT_MIB_S / 1024,
         )
 
-    def scaling(self, name: str, args: FleetArgs, plan: FleetPlan) -> tuple[Any, list[str]]:
+    def scaler(self, name: str, args: FleetArgs, plan: FleetPlan) -> tuple[Any, list[str]]:
         return plan.scaling, []  # the Auto Scaling group reads the ScalingPlan itself
 
     def boot(self, name: str, args: FleetArgs, plan: FleetPlan) -> tuple[Any, list[Problem]]:
@@ -947,7 +922,6 @@ __all__ = [
     "parameter_arn_pattern",
     "plan_fleet",
     "planned_serving",
-    "resolve_machine",
     "validate_fleet",
     "warm_pool_allowed",
     "weights_directory",

@@ -204,7 +204,7 @@ class FleetProfile(Protocol):
         """The target's remaining checks, on the planned machine and serving."""
         ...
 
-    def scaling(self, name: str, args: Any, plan: FleetPlan) -> tuple[Any, list[str]]:
+    def scaler(self, name: str, args: Any, plan: FleetPlan) -> tuple[Any, list[str]]:
         """An elastic pool's scaling from `plan_scaling`'s ScalingPlan (the target's scaler), its notes."""
         ...
 
@@ -374,7 +374,7 @@ def plan_fleet(name: str, args: Any, profile: FleetProfile) -> FleetPlan:
             warm_read_gib_s=inputs.warm_read_gib_s,
         )
         plan = replace(plan, scaling=scaling_plan)
-        scaling, found_notes = profile.scaling(name, args, plan)
+        scaling, found_notes = profile.scaler(name, args, plan)
         notes += found_notes
     plan = replace(plan, scaling=scaling)
     boot, found = profile.boot(name, args, plan) if node is not None else (None, [])

@@ -369,7 +369,7 @@ class GcpGpuProfile:
         # No warm pool on GCP (see elastic.warm_pool_size); the reserved VMs stay the floor (billed anyway).
         return fleet_plan.ScalingInputs(warm_pool=False)
 
-    def scaling(self, name: str, args: GpuFleetArgs, plan: FleetPlan) -> tuple[Any, list[str]]:
+    def scaler(self, name: str, args: GpuFleetArgs, plan: FleetPlan) -> tuple[Any, list[str]]:
         if plan.zone is None or plan.serving is None or args.model is None or plan.machine is None:
             return None, []
         subject = self.subject(name)

@@ -366,7 +366,7 @@ class GcpTpuProfile:
     def scaling_inputs(self, args: TpuVmArgs, plan: FleetPlan) -> ScalingInputs:
         return ScalingInputs()  # never reached: elastic is refused (TPU_NOT_ELASTIC)
 
-    def scaling(self, name: str, args: TpuVmArgs, plan: FleetPlan) -> tuple[Any, list[str]]:
+    def scaler(self, name: str, args: TpuVmArgs, plan: FleetPlan) -> tuple[Any, list[str]]:
         return None, []
 
     def boot(self, name: str, args: TpuVmArgs, plan: FleetPlan) -> tuple[Any, list[Problem]]:
