@@ -14,8 +14,10 @@ from ipaddress import ip_network
 
 import pulumi
 
+from inference_infra.components.catalog import Cloud
 from inference_infra.components.endpoints.routing import EndpointPool, PoolBackend
 from inference_infra.components.errors import Problem
+from inference_infra.components.fleet import FleetServing
 from inference_infra.components.gcp.names import (
     bucket_problems,
     label_problems,
@@ -28,10 +30,8 @@ from inference_infra.components.gcp.node_args import GcsWeights as GcsWeights
 from inference_infra.components.gcp.startup import BOOT_PACKAGES
 from inference_infra.components.models.manifest import is_pinned_digest
 from inference_infra.components.serving import EngineConfig
-from inference_infra.components.serving.cold_start import ColdStart
-from inference_infra.components.serving.engines import (
-    METRICS_PORT_OFFSET,
-)
+from inference_infra.components.serving.cold_start import ColdStart, WeightSource
+from inference_infra.components.serving.engines import METRICS_PORT_OFFSET
 
 # Where Google's load balancer health checks come from (https://cloud.google.com/load-balancing/docs/health-checks).
 HEALTH_CHECK_RANGES = (ip_network("35.191.0.0/16"), ip_network("130.211.0.0/22"))
@@ -188,6 +188,39 @@ def gcs_weights(args: GcpNodeArgs, subject: str) -> tuple[bool, str | None]:
         f"{subject}: model {args.model.name} chose or checked the machine, but no engine runs: "
         "give weights=GcsWeights(bucket, uris) to serve it"
     )
+
+
+class GcpNodeProfile:
+    """What GCP GPU fleets and TPU VMs contribute alike to the fleet skeleton (components/fleet/plan.py):
+    the args' zone else the provider's, GCS weights with their pins, engines given without a cold start,
+    the cold start's note. Types and bounds are checked with check_types before planning (no floors)."""
+
+    project: str | None
+    default_zone: str | None
+    cloud = Cloud.GCP
+    weight_source = WeightSource.GCS
+    weights_rule = "need weights with a gs:// folder to serve"
+
+    def key(self, name: str) -> str:
+        return name
+
+    def zone(self, args: GcpNodeArgs) -> str | None:
+        return args.zone or self.default_zone
+
+    def floor_problems(self, args: GcpNodeArgs) -> list[Problem]:
+        return []
+
+    def weights(self, args: GcpNodeArgs, subject: str) -> tuple[bool, str | None]:
+        return gcs_weights(args, subject)
+
+    def given_serving(self, args: GcpNodeArgs, machine: str) -> FleetServing | None:
+        return None
+
+    def serving_notes(self, subject: str, serving: FleetServing | None) -> list[str]:
+        return [serving.cold_start.note(subject)] if serving is not None else []
+
+    def weights_problems(self, args: GcpNodeArgs) -> list[Problem]:
+        return weights_problems(args)
 
 
 def node_input_problems(args: GcpNodeArgs) -> list[Problem]:

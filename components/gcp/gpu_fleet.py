@@ -86,18 +86,17 @@ from inference_infra.components.gcp.elastic import (
 )
 from inference_infra.components.gcp.fleet_common import (
     HEALTH_CHECK_RANGES,
+    GcpNodeProfile,
     GcsWeights,
     api_key_secret_id,
     api_key_secret_version,
     endpoint_pool_of,
     gcp_place_problems,
-    gcs_weights,
     ingress_problems,
     log_notes,
     metrics_port_range,
     node_input_problems,
     provider_zone,
-    weights_problems,
 )
 from inference_infra.components.gcp.gpu_fleet_args import DEFAULT_IMAGE as DEFAULT_IMAGE
 from inference_infra.components.gcp.gpu_fleet_args import MIN_BOOT_DISK_GIB, GpuFleetArgs, GpuReservation
@@ -111,7 +110,7 @@ from inference_infra.components.gcp.startup import (
     validate_startup,
 )
 from inference_infra.components.serving import HEALTH_PATH, EngineConfig
-from inference_infra.components.serving.cold_start import ColdStart, WeightSource
+from inference_infra.components.serving.cold_start import ColdStart
 from inference_infra.components.serving.host_images import image_driver_problem
 from inference_infra.components.tagging import bool_tag
 from inference_infra.components.validation import blocking_problems
@@ -247,7 +246,7 @@ def _n1_shape(args: GpuFleetArgs, machine_type: str) -> tuple[FleetShape | None,
 
 
 @dataclass(frozen=True)
-class GcpGpuProfile:
+class GcpGpuProfile(GcpNodeProfile):
     """What GCP GPU fleets contribute to the one fleet skeleton (components/fleet/plan.py): one capacity
     mode per fleet (spot, preemptible, on-demand or reserved), machine shapes (a3/a2/g2, N1 with guest
     GPUs), the zonal reservation check, GCS weights, its managed-instance-group scaling and startup script.
@@ -256,24 +255,12 @@ class GcpGpuProfile:
     project: str | None
     default_zone: str | None = None
     name: str = "gcp-gpu"
-    cloud: Cloud = Cloud.GCP
     family: AcceleratorFamily = AcceleratorFamily.NVIDIA_GPU
-    weight_source: WeightSource = WeightSource.GCS
     default_mode: CapacityMode = CapacityMode.SPOT
     machine_key: str = "machine_type"
-    weights_rule: str = "need weights with a gs:// folder to serve"
-
-    def key(self, name: str) -> str:
-        return name
-
-    def zone(self, args: GpuFleetArgs) -> str | None:
-        return args.zone or self.default_zone
 
     def subject(self, name: str) -> str:
         return f"GCP GpuFleet {name!r}"
-
-    def floor_problems(self, args: GpuFleetArgs) -> list[Problem]:
-        return []  # GpuFleet checks types and bounds with check_types before planning
 
     def input_problems(self, name: str, args: GpuFleetArgs, zone: str | None) -> list[Problem]:
         problems = gcp_place_problems(name, zone, self.project)
@@ -319,18 +306,6 @@ class GcpGpuProfile:
         self, args: GpuFleetArgs, machine: str | None, shape: Any, problems: list[Problem]
     ) -> str | None:
         return shape.machine_type if shape is not None else None
-
-    def weights(self, args: GpuFleetArgs, subject: str) -> tuple[bool, str | None]:
-        return gcs_weights(args, subject)
-
-    def given_serving(self, args: GpuFleetArgs, machine: str) -> FleetServing | None:
-        return None
-
-    def serving_notes(self, subject: str, serving: FleetServing | None) -> list[str]:
-        return [serving.cold_start.note(subject)] if serving is not None else []
-
-    def weights_problems(self, args: GpuFleetArgs) -> list[Problem]:
-        return weights_problems(args)
 
     def checks(self, name: str, args: GpuFleetArgs, plan: FleetPlan) -> list[Problem]:
         counts, zone, shape = plan.counts, plan.zone, plan.shape

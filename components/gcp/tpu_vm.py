@@ -70,18 +70,17 @@ from inference_infra.components.fleet import (
 from inference_infra.components.fleet import plan as fleet_plan
 from inference_infra.components.fleet.plan import FleetPlan, MachineQuery, ScalingInputs
 from inference_infra.components.gcp.fleet_common import (
+    GcpNodeProfile,
     GcsWeights,
     api_key_secret_id,
     api_key_secret_version,
     endpoint_pool_of,
     gcp_place_problems,
-    gcs_weights,
     ingress_problems,
     log_notes,
     metrics_port_range,
     node_input_problems,
     provider_zone,
-    weights_problems,
 )
 from inference_infra.components.gcp.service_account import node_identity, node_scopes
 from inference_infra.components.gcp.startup import (
@@ -93,7 +92,7 @@ from inference_infra.components.gcp.startup import (
 )
 from inference_infra.components.gcp.tpu_vm_args import TpuDataDisk, TpuVmArgs
 from inference_infra.components.serving import EngineConfig, EngineFamily, engine_image
-from inference_infra.components.serving.cold_start import ColdStart, WeightSource
+from inference_infra.components.serving.cold_start import ColdStart
 from inference_infra.components.serving.tpu_env import TpuHost
 from inference_infra.components.tagging import bool_tag
 from inference_infra.components.validation import blocking_problems
@@ -274,7 +273,7 @@ TPU_NOT_ELASTIC = (
 
 
 @dataclass(frozen=True)
-class GcpTpuProfile:
+class GcpTpuProfile(GcpNodeProfile):
     """What TPU VMs contribute to the one fleet skeleton (components/fleet/plan.py): one capacity mode per
     slice (spot, on-demand or reserved), slice resolution (accelerator type, or generation and topology,
     or the planner's pick), queued resources, GCS weights, no elastic scaling, the startup script.
@@ -283,24 +282,12 @@ class GcpTpuProfile:
     project: str | None
     default_zone: str | None = None
     name: str = "gcp-tpu"
-    cloud: Cloud = Cloud.GCP
     family: AcceleratorFamily = AcceleratorFamily.GOOGLE_TPU
-    weight_source: WeightSource = WeightSource.GCS
     default_mode: CapacityMode = CapacityMode.ON_DEMAND
     machine_key: str = "accelerator_type"
-    weights_rule: str = "need weights with a gs:// folder to serve"
-
-    def key(self, name: str) -> str:
-        return name
-
-    def zone(self, args: TpuVmArgs) -> str | None:
-        return args.zone or self.default_zone
 
     def subject(self, name: str) -> str:
         return f"TpuVm {name!r}"
-
-    def floor_problems(self, args: TpuVmArgs) -> list[Problem]:
-        return []  # TpuVm checks types and bounds with check_types before planning
 
     def input_problems(self, name: str, args: TpuVmArgs, zone: str | None) -> list[Problem]:
         problems = gcp_place_problems(name, zone, self.project)
@@ -339,18 +326,6 @@ class GcpTpuProfile:
         if shape.multi_host and (args.model is not None or args.engines is not None):
             return None  # a multi-host slice serves no model (checks says why); without one it boots
         return shape.item.name
-
-    def weights(self, args: TpuVmArgs, subject: str) -> tuple[bool, str | None]:
-        return gcs_weights(args, subject)
-
-    def given_serving(self, args: TpuVmArgs, machine: str) -> FleetServing | None:
-        return None
-
-    def serving_notes(self, subject: str, serving: FleetServing | None) -> list[str]:
-        return [serving.cold_start.note(subject)] if serving is not None else []
-
-    def weights_problems(self, args: TpuVmArgs) -> list[Problem]:
-        return weights_problems(args)
 
     def checks(self, name: str, args: TpuVmArgs, plan: FleetPlan) -> list[Problem]:
         tpu = plan.shape

@@ -267,7 +267,7 @@ def _named_like_a_step(step: str) -> set[str]:
 
 @pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.__name__)
 def test_a_profile_has_no_method_named_like_a_shared_step(profile):
-    own = {name for name in vars(profile) if not name.startswith("_")}
+    own = {name for name in dir(profile) if not name.startswith("_")}
     named_like = set().union(*(_named_like_a_step(step) for step in SHARED_STEPS), {"plan", "plan_fleet"})
     assert own & named_like == set(), f"{profile.__name__} re-implements a shared step: {own & named_like}"
     for method in ("capacity", "resolve", "reservation_problems", "weights", "input_problems", "boot"):
