@@ -6,15 +6,25 @@ scaling, its node boot, its notes and its problems. `plan_fleet(name, args, prof
 skeleton: the steps every fleet shares run here once, in this order, and a `FleetProfile` contributes
 what is the target's own (SkyPilot's shape: one common core, a small implementation per cloud):
 
-1. the target's input checks (name, zone, project, types, network...): `profile.input_problems`;
-2. the capacity counts, against the modes the target sells and why it does not sell the others;
-3. the served model's checks, once;
-4. the machine: the capacity planner's pick, or the configured one checked for fit; then the target
-   resolves its shape (`profile.resolve`): catalog type, N1 guest GPUs, TPU slice;
-5. the serving (`plan_serving`, from the target's weight source) and the port rules
-   (`serving.engines.port_problems`: reserved ports 22, 9100 and 9400, the metrics-only range at
-   port + 1000, the engines' ports), the weights pin;
-6. the target's remaining checks, its scaling (`plan_scaling`) and its node boot: `profile.finish`.
+0. floors that stop the plan before any step (`profile.floor_problems`: AWS's type and bound checks);
+1. the name and the target's own inputs (`profile.input_problems`: name, zone, project, network...),
+   the capacity counts against the modes the target sells and why not (`profile.capacity`);
+2. the served model's checks (`served_model_problems`), once;
+3. the machine (`choose_machine`): the capacity planner's pick, or the configured one checked for fit,
+   asked as `profile.machine_query` says (prices, region, hosts); then the target resolves its shape
+   (`profile.resolve`: catalog type, N1 guest GPUs, TPU slice) and checks its reservation
+   (`profile.reservation_problems`);
+4. the port rules (`serving_port_problems`: reserved ports 22, 9100 and 9400, the metrics-only range
+   at port + 1000, the engines' ports), once;
+5. the serving: `plan_serving` from the target's weight source (`profile.weight_source`, present when
+   `profile.weights` says so), or the engines given the previous release's way, checked once
+   (`given_engine_problems`);
+6. the weights' inputs and pin (`profile.weights_problems`: S3 digest, GCS manifest pins);
+7. the target's remaining checks (`profile.checks`), the scaling (`plan_scaling`, read by the target's
+   scaler: `profile.scaler`) and the node boot (`profile.boot`).
+
+A profile has no method named like a shared step and calls none (tests/components/fleet/test_plan.py
+counts each shared step once per plan).
 
 Cloud components only render a FleetPlan; every fleet exposes it as `.plan`, and the reference stack
 keeps each fleet's plan (infra/) so that every consumer reads the same one.
