@@ -329,30 +329,9 @@ def plan_fleet(name: str, args: Any, profile: FleetProfile) -> FleetPlan:
     problems += port
     # 5. the serving: plan_serving from the target's weight source, or the engines given
     node = profile.node_machine(args, machine, shape, shape_problems)
-    serving, engines = None, None
-    if node is not None:
-        if args.engines is not None:
-            has_weights, _ = profile.weights(args, subject)
-            engines = args.engines
-            problems += given_engine_problems(args, None if has_weights else profile.weights_rule)
-            problems += further_port_problems(engines.first_port, engines.engines)
-            serving = profile.given_serving(args, node) if args.model is None else None
-        elif args.model is not None and not port:
-            has_weights, why_not = profile.weights(args, subject)
-            if has_weights:
-                serving, found = plan_serving(
-                    args.model,
-                    machine=node,
-                    cloud=profile.cloud,
-                    source=profile.weight_source,
-                    first_port=args.serving_port,
-                    families={profile.family},
-                )
-                problems += found
-                engines = serving.engines if serving is not None else None
-                notes += profile.serving_notes(subject, serving)
-            elif why_not:
-                notes.append(why_not)
+    serving, engines, found, found_notes = _serve(args, profile, node, subject, port_ok=not port)
+    problems += found
+    notes += found_notes
     # 6. the weights pin
     problems += profile.weights_problems(args)
     plan = FleetPlan(
@@ -391,6 +370,39 @@ def plan_fleet(name: str, args: Any, profile: FleetProfile) -> FleetPlan:
     problems += found
     notes += profile.notes(name, args, plan)
     return replace(plan, boot=boot, notes=tuple(notes), problems=tuple(_keyed(problems, profile)))
+
+
+def _serve(
+    args: Any, profile: FleetProfile, node: str | None, subject: str, *, port_ok: bool
+) -> tuple[FleetServing | None, EngineConfig | None, list[Problem], list[str]]:
+    """Step 5: (serving, engines, problems, notes) of a node of machine `node` (None: it serves nothing).
+
+    The engines given the previous release's way are checked once (`given_engine_problems` and their
+    further ports); a model is planned by `plan_serving` from the target's weight source when the node
+    has the weights and the serving port is allowed (the port rules said why not)."""
+    if node is None:
+        return None, None, [], []
+    has_weights, why_not = profile.weights(args, subject)
+    if args.engines is not None:
+        engines: EngineConfig = args.engines
+        problems = given_engine_problems(args, None if has_weights else profile.weights_rule)
+        problems += further_port_problems(engines.first_port, engines.engines)
+        serving = profile.given_serving(args, node) if args.model is None else None
+        return serving, engines, problems, []
+    if args.model is None or not port_ok:
+        return None, None, [], []
+    if not has_weights:
+        return None, None, [], [why_not] if why_not else []
+    serving, problems = plan_serving(
+        args.model,
+        machine=node,
+        cloud=profile.cloud,
+        source=profile.weight_source,
+        first_port=args.serving_port,
+        families={profile.family},
+    )
+    engines = serving.engines if serving is not None else None
+    return serving, engines, problems, profile.serving_notes(subject, serving)
 
 
 def _keyed(problems: Sequence[Problem], profile: FleetProfile) -> list[Problem]:
