@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -53,21 +53,15 @@ from inference_infra.components.fleet import (
     FleetCommonArgs,
     FleetServing,
     capacity_problems,
-    choose_machine,
     elastic_problems,
-    plan_scaling,
-    plan_serving,
-    served_model_problems,
 )
 from inference_infra.components.fleet import plan as fleet_plan
-from inference_infra.components.fleet.plan import FleetPlan, serving_port_problems
+from inference_infra.components.fleet.plan import FleetPlan
 from inference_infra.components.models.manifest import is_pinned_digest
 from inference_infra.components.planner import Precision
-from inference_infra.components.planner.wiring import Resolution
 from inference_infra.components.resources.use import region_of_zone
-from inference_infra.components.serving import EngineConfig, engine_image, validate_engine
+from inference_infra.components.serving import EngineConfig, engine_image
 from inference_infra.components.serving.cold_start import WeightSource, cold_start, weights_gib
-from inference_infra.components.serving.engines import further_port_problems
 from inference_infra.components.serving.host_images import AWS_GPU_AMI, AWS_NEURON_AMI
 from inference_infra.components.serving.quoting import (
     ABSOLUTE_PATH_RULE,
@@ -335,29 +329,6 @@ def spot_only(args: FleetArgs) -> bool:
     return args.count is None and args.spot > 0 and args.reserved == 0 and args.on_demand == 0
 
 
-def resolve_machine(kind: FleetKind, args: FleetArgs, *, key: Callable[[str], str] = _same) -> Resolution:
-    """The pool's instance type: as given (checked for fit when a model is set) or the planner's pick.
-
-    `key` names the inputs in the problems (a stack passes its config keys).
-    """
-    if args.instance_type is None and args.model is None:
-        return Resolution(
-            None,
-            problems=(Problem(key("instance_type"), None, f"is required unless {key('model')} is set"),),
-        )
-    resolution = choose_machine(
-        args.model,
-        args.instance_type,
-        cloud=Cloud.AWS,
-        family=kind.family,
-        spot_only=spot_only(args),
-        machine_key="instance_type",
-        model_key="model",
-    )
-    problems = tuple(Problem(key(p.input), p.value, p.allowed) for p in resolution.problems)
-    return Resolution(resolution.instance_type, resolution.choice, problems, resolution.note)
-
-
 @dataclass(frozen=True)
 class AwsProfile:
     """What AWS contributes to the one fleet skeleton (components/fleet/plan.py) for GPU or Inferentia pools:
@@ -366,13 +337,113 @@ class AwsProfile:
 
     kind: FleetKind
     key: Callable[[str], str] = _same  # names the inputs in the problems (a stack passes its config keys)
+    cloud: Cloud = Cloud.AWS
+    weight_source: WeightSource = WeightSource.S3
+    default_mode: CapacityMode = CapacityMode.SPOT
+    machine_key: str = "instance_type"
+    weights_rule: str = "need weights with prefetch (weights on the node)"
 
     @property
     def name(self) -> str:
         return "aws-inferentia" if self.kind.family is AcceleratorFamily.AWS_NEURON else "aws-gpu"
 
-    def plan(self, name: str, args: FleetArgs) -> FleetPlan:
-        return _plan_aws(self.kind, args, self.name, self.key)
+    @property
+    def family(self) -> AcceleratorFamily:
+        return self.kind.family
+
+    def zone(self, args: FleetArgs) -> str | None:
+        return None  # an AWS pool spans its subnets' zones
+
+    def subject(self, name: str) -> str:
+        return ""  # the planner's note names the pool's instance type itself
+
+    def floor_problems(self, args: FleetArgs) -> list[Problem]:
+        return blocking_problems(args)
+
+    def input_problems(self, name: str, args: FleetArgs, zone: str | None) -> list[Problem]:
+        return []  # checked with the instance type (checks)
+
+    def capacity(self, args: FleetArgs) -> tuple[CapacityCounts, list[Problem]]:
+        slots = args.reservation.instance_count if args.reservation is not None else 0
+        problems = capacity_problems(
+            args, supported=AWS_CAPACITY_MODES, why_not=AWS_WHY_NOT, reservation_slots=slots
+        )
+        return fleet_counts(args)[0], problems
+
+    def machine_query(
+        self, args: FleetArgs, counts: CapacityCounts, zone: str | None
+    ) -> fleet_plan.MachineQuery | None:
+        if args.instance_type is None and args.model is None:
+            return None  # resolve says it is required
+        return fleet_plan.MachineQuery(args.instance_type, spot_only=spot_only(args))
+
+    def resolve(
+        self, args: FleetArgs, machine: str | None, planned: bool
+    ) -> tuple[str | None, Any, list[Problem]]:
+        if machine is None:
+            required = f"is required unless {self.key('model')} is set"
+            return None, None, [Problem("instance_type", None, required)]
+        return machine, None, _type_problems(self.kind, "instance_type", machine)
+
+    def reservation_problems(
+        self, args: FleetArgs, counts: CapacityCounts, zone: str | None, machine: str | None
+    ) -> list[Problem]:
+        if machine is None:
+            return []
+        zones = [s.availability_zone for s in args.subnets]
+        if args.reservation is not None:
+            return validate_reservation(args.reservation, machine, counts.reserved, zones)
+        if counts.reserved > 0:
+            return [
+                Problem(
+                    "reserved",
+                    counts.reserved,
+                    "needs a reservation (NewCapacityReservation, ExistingCapacityReservation or a "
+                    "purchased CapacityBlock)",
+                )
+            ]
+        return []
+
+    def node_machine(
+        self, args: FleetArgs, machine: str | None, shape: Any, problems: list[Problem]
+    ) -> str | None:
+        return machine if machine is not None and not problems else None
+
+    def weights(self, args: FleetArgs, subject: str) -> tuple[bool, str | None]:
+        return args.weights is not None and args.weights.prefetch, None
+
+    def given_serving(self, args: FleetArgs, machine: str) -> FleetServing | None:
+        return _given_engines(args.engines, machine)
+
+    def serving_notes(self, subject: str, serving: FleetServing | None) -> list[str]:
+        return []
+
+    def weights_problems(self, args: FleetArgs) -> list[Problem]:
+        return weights_problems(args)
+
+    def checks(self, name: str, args: FleetArgs, plan: FleetPlan) -> list[Problem]:
+        if plan.machine is None:
+            return []
+        return _args_problems(self.kind, args, plan) + elastic_fleet_problems(self.kind, args, plan)
+
+    def scaling_inputs(self, args: FleetArgs, plan: FleetPlan) -> fleet_plan.ScalingInputs:
+        assert plan.machine is not None
+        assert plan.serving is not None
+        return fleet_plan.ScalingInputs(
+            warm_pool=warm_pool_allowed(args, plan.counts)
+            and args.root_volume_gib >= warm_root_volume_gib(self.kind, plan.serving),
+            max_by_budget=budget_machines(plan.machine, args.budget_hourly_usd),
+            warm_read_gib_s=WARM_POOL_EBS_THROUGHPUT_MIB_S / 1024,
+        )
+
+    def scaler(self, name: str, args: FleetArgs, plan: FleetPlan) -> tuple[Any, list[str]]:
+        return plan.scaling, []  # the Auto Scaling group reads the ScalingPlan itself
+
+    def boot(self, name: str, args: FleetArgs, plan: FleetPlan) -> tuple[Any, list[Problem]]:
+        return None, []  # the launch template renders its cloud-init from the plan
+
+    def notes(self, name: str, args: FleetArgs, plan: FleetPlan) -> list[str]:
+        return []
 
 
 def plan_fleet(kind: FleetKind, args: FleetArgs, *, key: Callable[[str], str] = _same) -> FleetPlan:
@@ -381,62 +452,6 @@ def plan_fleet(kind: FleetKind, args: FleetArgs, *, key: Callable[[str], str] = 
     `key` names the inputs in the problems (a stack passes its config keys).
     """
     return fleet_plan.plan_fleet(kind.component, args, AwsProfile(kind, key))
-
-
-def _plan_aws(kind: FleetKind, args: FleetArgs, target: str, key: Callable[[str], str]) -> FleetPlan:
-    """Everything the pool decides before registering a resource (pure; see the module docstring)."""
-    if found := blocking_problems(args):  # floors: the checks below, with every other problem
-        return FleetPlan(
-            target=target, machine=None, counts=CapacityCounts(), problems=tuple(_keyed(found, key))
-        )
-    counts, _ = fleet_counts(args)
-    if args.model is not None and (found := served_model_problems(args.model)):
-        return FleetPlan(target=target, machine=None, counts=counts, problems=tuple(_keyed(found, key)))
-    resolution = resolve_machine(kind, args, key=key)
-    planned = resolution.choice is not None
-    if resolution.instance_type is None or resolution.problems:
-        return FleetPlan(
-            target=target,
-            machine=resolution.instance_type,
-            counts=counts,
-            resolution=resolution,
-            planned=planned,
-            problems=tuple(resolution.problems),
-        )
-    instance_type = resolution.instance_type
-    problems = _type_problems(kind, "instance_type", instance_type)
-    engines, serving = args.engines, None
-    if not problems and not serving_port_problems(args.serving_port):  # a bad port: _network_problems
-        serving, found = _serving(kind, args, instance_type)
-        problems += found
-        engines = serving.engines if serving is not None else args.engines
-    plan = FleetPlan(
-        target=target,
-        machine=instance_type,
-        counts=counts,
-        serving=serving,
-        engines=engines,
-        resolution=resolution,
-        planned=planned,
-    )
-    problems += _args_problems(kind, args, plan)
-    problems += elastic_fleet_problems(kind, args, plan)
-    scaling = None
-    if not problems and args.elastic is not None and serving is not None and args.model is not None:
-        scaling = plan_scaling(
-            args.elastic,
-            peak=counts.total,
-            serving=serving,
-            model=args.model,
-            machine=instance_type,
-            reserved=counts.reserved,
-            max_by_budget=budget_machines(instance_type, args.budget_hourly_usd),
-            warm_pool=warm_pool_allowed(args, counts)
-            and args.root_volume_gib >= warm_root_volume_gib(kind, serving),
-            warm_read_gib_s=WARM_POOL_EBS_THROUGHPUT_MIB_S / 1024,
-        )
-    notes = (resolution.note,) if resolution.note else ()
-    return replace(plan, problems=tuple(_keyed(problems, key)), scaling=scaling, notes=notes)
 
 
 def validate_fleet(kind: FleetKind, args: FleetArgs, *, key: Callable[[str], str] = _same) -> list[Problem]:
@@ -450,34 +465,6 @@ def planned_serving(kind: FleetKind, args: FleetArgs) -> FleetServing | None:
     Pure, for a stack's validation with placeholder ids: the fleet built from the same args plans the same.
     """
     return plan_fleet(kind, args).serving
-
-
-def _keyed(problems: list[Problem], key: Callable[[str], str]) -> list[Problem]:
-    return [Problem(key(p.input), p.value, p.allowed) for p in problems]
-
-
-def _serving(
-    kind: FleetKind, args: FleetArgs, instance_type: str
-) -> tuple[FleetServing | None, list[Problem]]:
-    """The engines and cold start: planned from model and S3 weights, or the deprecated engines input."""
-    prefetched = args.weights is not None and args.weights.prefetch
-    if args.engines is not None:
-        if args.model is not None:
-            return None, [
-                Problem("engines", args.engines.served_model_name, "is replaced by model; give one of them")
-            ]
-        return _given_engines(args.engines, instance_type), []
-    if args.model is None or not prefetched:
-        return None, []
-    serving, problems = plan_serving(
-        args.model,
-        machine=instance_type,
-        cloud=Cloud.AWS,
-        source=WeightSource.S3,
-        first_port=args.serving_port,
-        families={kind.family},
-    )
-    return serving, problems
 
 
 def _given_engines(engines: EngineConfig, instance_type: str) -> FleetServing | None:
@@ -495,32 +482,16 @@ def _given_engines(engines: EngineConfig, instance_type: str) -> FleetServing | 
 
 
 def _args_problems(kind: FleetKind, args: FleetArgs, plan: FleetPlan) -> list[Problem]:
+    """AWS's own inputs: subnets and their zones, Spot and Capacity Block types, network, root volume,
+    cache path, node secrets, egress (the shared steps are components/fleet/plan.py's)."""
     instance_type = plan.instance_type
     assert instance_type is not None
-    slots = args.reservation.instance_count if args.reservation is not None else 0
-    problems = capacity_problems(
-        args,
-        supported=AWS_CAPACITY_MODES,
-        why_not=AWS_WHY_NOT,
-        reservation_slots=slots,
-    )
     counts = plan.counts
-    zones = [s.availability_zone for s in args.subnets]
+    problems: list[Problem] = []
     if not args.subnets:
         problems.append(Problem("subnets", [], "must list at least one subnet"))
     for i, subnet in enumerate(args.subnets):
         problems += validate_zone(f"subnets[{i}].availability_zone", subnet.availability_zone)
-    if args.reservation is not None:
-        problems += validate_reservation(args.reservation, instance_type, counts.reserved, zones)
-    elif counts.reserved > 0:
-        problems.append(
-            Problem(
-                "reserved",
-                counts.reserved,
-                "needs a reservation (NewCapacityReservation, ExistingCapacityReservation or a "
-                "purchased CapacityBlock)",
-            )
-        )
     problems += _spot_type_problems(kind, args, instance_type, counts)
     problems += _capacity_block_only_problems(args, instance_type, counts)
     problems += _network_problems(args)
@@ -533,11 +504,9 @@ def _args_problems(kind: FleetKind, args: FleetArgs, plan: FleetPlan) -> list[Pr
                 f"{kind.min_root_volume_gib} GiB)",
             )
         )
-    problems += weights_problems(args)
     if not absolute_path_ok(args.cache_path):
         problems.append(Problem("cache_path", args.cache_path, ABSOLUTE_PATH_RULE))
     problems += _node_secret_problems(args)
-    problems += _engine_problems(args, plan)
     problems += egress_problems(kind, args, plan.engines)
     return problems
 
@@ -827,30 +796,6 @@ def mirrored_host(image: str) -> str:
     return split_reference(image)[0]
 
 
-def _engine_problems(args: FleetArgs, plan: FleetPlan) -> list[Problem]:
-    engines, ports = plan.engines, plan.ports
-    if engines is None or ports is None:
-        return []
-    problems: list[Problem] = []
-    if plan.serving is None or args.engines is not None:  # engines given: checked here
-        problems += [
-            Problem(f"engines.{p.input}", p.value, p.allowed)
-            for p in validate_engine(engines)
-            if p.input != "serving_port"  # serving_port_problems says it for every fleet
-        ]
-        if args.weights is None or not args.weights.prefetch:
-            problems.append(
-                Problem(
-                    "engines", engines.served_model_name, "need weights with prefetch (weights on the node)"
-                )
-            )
-        if engines.first_port != args.serving_port:
-            problems.append(
-                Problem("engines.first_port", engines.first_port, f"must be serving_port {args.serving_port}")
-            )
-    return problems + further_port_problems(engines.first_port, engines.engines)
-
-
 def _type_problems(kind: FleetKind, name: str, value: str) -> list[Problem]:
     item = find_instance_type(value, Cloud.AWS)
     if item is None:
@@ -950,8 +895,7 @@ def _spot_type_problems(
 
 
 def _network_problems(args: FleetArgs) -> list[Problem]:
-    problems: list[Problem] = []
-    problems += serving_port_problems(args.serving_port)  # the first engine's; the others in _serving
+    problems: list[Problem] = []  # the serving port: the skeleton's port rules
     if args.client_cidr_blocks:
         problems.append(
             Problem(
@@ -988,7 +932,6 @@ __all__ = [
     "parameter_arn_pattern",
     "plan_fleet",
     "planned_serving",
-    "resolve_machine",
     "validate_fleet",
     "warm_pool_allowed",
     "weights_directory",

@@ -6,15 +6,25 @@ scaling, its node boot, its notes and its problems. `plan_fleet(name, args, prof
 skeleton: the steps every fleet shares run here once, in this order, and a `FleetProfile` contributes
 what is the target's own (SkyPilot's shape: one common core, a small implementation per cloud):
 
-1. the target's input checks (name, zone, project, types, network...): `profile.input_problems`;
-2. the capacity counts, against the modes the target sells and why it does not sell the others;
-3. the served model's checks, once;
-4. the machine: the capacity planner's pick, or the configured one checked for fit; then the target
-   resolves its shape (`profile.resolve`): catalog type, N1 guest GPUs, TPU slice;
-5. the serving (`plan_serving`, from the target's weight source) and the port rules
-   (`serving.engines.port_problems`: reserved ports 22, 9100 and 9400, the metrics-only range at
-   port + 1000, the engines' ports), the weights pin;
-6. the target's remaining checks, its scaling (`plan_scaling`) and its node boot: `profile.finish`.
+0. floors that stop the plan before any step (`profile.floor_problems`: AWS's type and bound checks);
+1. the name and the target's own inputs (`profile.input_problems`: name, zone, project, network...),
+   the capacity counts against the modes the target sells and why not (`profile.capacity`);
+2. the served model's checks (`served_model_problems`), once;
+3. the machine (`choose_machine`): the capacity planner's pick, or the configured one checked for fit,
+   asked as `profile.machine_query` says (prices, region, hosts); then the target resolves its shape
+   (`profile.resolve`: catalog type, N1 guest GPUs, TPU slice) and checks its reservation
+   (`profile.reservation_problems`);
+4. the port rules (`serving_port_problems`: reserved ports 22, 9100 and 9400, the metrics-only range
+   at port + 1000, the engines' ports), once;
+5. the serving: `plan_serving` from the target's weight source (`profile.weight_source`, present when
+   `profile.weights` says so), or the engines given the previous release's way, checked once
+   (`given_engine_problems`);
+6. the weights' inputs and pin (`profile.weights_problems`: S3 digest, GCS manifest pins);
+7. the target's remaining checks (`profile.checks`), the scaling (`plan_scaling`, read by the target's
+   scaler: `profile.scaler`) and the node boot (`profile.boot`).
+
+A profile has no method named like a shared step and calls none (tests/components/fleet/test_plan.py
+counts each shared step once per plan).
 
 Cloud components only render a FleetPlan; every fleet exposes it as `.plan`, and the reference stack
 keeps each fleet's plan (infra/) so that every consumer reads the same one.
@@ -26,14 +36,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
-from inference_infra.components.catalog import Cloud
+from inference_infra.components.catalog import AcceleratorFamily, Cloud
 from inference_infra.components.errors import Problem
 from inference_infra.components.fleet.capacity import CapacityCounts, CapacityMode
+from inference_infra.components.fleet.elastic import WARM_CACHE_READ_GIB_S, plan_scaling
 from inference_infra.components.planner.wiring import Resolution
-from inference_infra.components.serving.cold_start import ColdStart
+from inference_infra.components.serving.cold_start import ColdStart, WeightSource
 from inference_infra.components.serving.engines import further_port_problems, port_problems
-from inference_infra.components.serving.flags import EngineConfig
-from inference_infra.components.serving.model import FleetServing
+from inference_infra.components.serving.flags import EngineConfig, validate_engine
+from inference_infra.components.serving.model import (
+    FleetServing,
+    choose_machine,
+    plan_serving,
+    served_model_problems,
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -112,13 +128,118 @@ class FleetPlan:
 
 @runtime_checkable
 class FleetProfile(Protocol):
-    """What one target contributes to `plan_fleet`: its own inputs, shapes, capacity and boot."""
+    """What one target contributes to `plan_fleet`: its own inputs, shapes, capacity, weights and boot.
 
-    name: str
+    A profile has no method named like a shared step (tests/components/fleet/test_plan.py checks it):
+    the skeleton runs those, once per plan, in one order.
+    """
 
-    def plan(self, name: str, args: Any) -> FleetPlan:
-        """The target's whole plan, through the shared steps of this module."""
+    name: str  # "aws-gpu", "aws-inferentia", "gcp-gpu", "gcp-tpu"
+    cloud: Cloud
+    family: AcceleratorFamily
+    weight_source: WeightSource
+    default_mode: CapacityMode  # the mode of a plan without counts
+    machine_key: str  # the input naming the machine ("instance_type", "machine_type", "accelerator_type")
+
+    def zone(self, args: Any) -> str | None:
+        """The zone the fleet runs in (the args' own, else the provider's default); None on AWS."""
         ...
+
+    def subject(self, name: str) -> str:
+        """How the notes name the fleet."""
+        ...
+
+    def floor_problems(self, args: Any) -> list[Problem]:
+        """Problems that stop the plan before any step (AWS: wrong types, values above their bound)."""
+        ...
+
+    def input_problems(self, name: str, args: Any, zone: str | None) -> list[Problem]:
+        """The target's own input checks that need no machine (name, zone, project, network...)."""
+        ...
+
+    def capacity(self, args: Any) -> tuple[CapacityCounts, list[Problem]]:
+        """The machines per capacity mode, checked against the modes the target sells (and why not)."""
+        ...
+
+    def machine_query(self, args: Any, counts: CapacityCounts, zone: str | None) -> MachineQuery | None:
+        """What the machine choice asks the planner; None: the target resolves its machine alone."""
+        ...
+
+    weights_rule: str  # why engines given the previous release's way need the target's weights
+
+    def key(self, name: str) -> str:
+        """The name of an input in the problems (a stack passes its config keys)."""
+        ...
+
+    def resolve(self, args: Any, machine: str | None, planned: bool) -> tuple[str | None, Any, list[Problem]]:
+        """(machine, shape, problems): the machine's shape (GCP FleetShape, TpuSlice; None on AWS) from
+        the machine chosen or checked (`planned`: the planner's pick), or what the args name."""
+        ...
+
+    def reservation_problems(
+        self, args: Any, counts: CapacityCounts, zone: str | None, machine: str | None
+    ) -> list[Problem]:
+        """The reservation check: the reserved machines have a reservation that fits them."""
+        ...
+
+    def node_machine(self, args: Any, machine: str | None, shape: Any, problems: list[Problem]) -> str | None:
+        """The machine a node serves on, or None when its nodes serve nothing (no engine planned)."""
+        ...
+
+    def weights(self, args: Any, subject: str) -> tuple[bool, str | None]:
+        """(the node has the weights to serve, the note saying why not)."""
+        ...
+
+    def given_serving(self, args: Any, machine: str) -> FleetServing | None:
+        """The serving of engines given the previous release's way (their cold start when known)."""
+        ...
+
+    def serving_notes(self, subject: str, serving: FleetServing | None) -> list[str]:
+        """The notes of the planned serving (GCP: its cold start)."""
+        ...
+
+    def scaling_inputs(self, args: Any, plan: FleetPlan) -> ScalingInputs:
+        """What `plan_scaling` needs from the target beyond the plan: warm pool, budget."""
+        ...
+
+    def notes(self, name: str, args: Any, plan: FleetPlan) -> list[str]:
+        """The target's closing notes (GCP: no Ops Agent)."""
+        ...
+
+    def weights_problems(self, args: Any) -> list[Problem]:
+        """The weights source's inputs and its pin (a SHA-256 manifest digest)."""
+        ...
+
+    def checks(self, name: str, args: Any, plan: FleetPlan) -> list[Problem]:
+        """The target's remaining checks, on the planned machine and serving."""
+        ...
+
+    def scaler(self, name: str, args: Any, plan: FleetPlan) -> tuple[Any, list[str]]:
+        """An elastic pool's scaling from `plan_scaling`'s ScalingPlan (the target's scaler), its notes."""
+        ...
+
+    def boot(self, name: str, args: Any, plan: FleetPlan) -> tuple[Any, list[Problem]]:
+        """The node boot the target renders (GCP's StartupConfig; None on AWS) and its problems."""
+        ...
+
+
+@dataclass(frozen=True)
+class MachineQuery:
+    """What a target asks the machine choice: the machine named, prices and the hosts a model may span."""
+
+    named: str | None
+    spot_only: bool = False
+    region: str | None = None
+    max_hosts: int | None = None
+
+
+@dataclass(frozen=True)
+class ScalingInputs:
+    """What `plan_scaling` needs from a target beyond the plan: its warm pool and budget."""
+
+    warm_pool: bool = False
+    max_by_budget: int | None = None
+    warm_read_gib_s: float = WARM_CACHE_READ_GIB_S  # a warm machine's weights read back (AWS: its gp3 volume)
 
 
 def serving_port_problems(serving_port: int, engines: EngineConfig | None = None) -> list[Problem]:
@@ -130,9 +251,171 @@ def serving_port_problems(serving_port: int, engines: EngineConfig | None = None
     return problems
 
 
+def given_engine_problems(args: Any, weights_rule: str | None) -> list[Problem]:
+    """The previous release's engines input, checked the same way on every target: the engine's own
+    checks (its port by the port rules), not with a model, weights on the node, its first port."""
+    engines: EngineConfig = args.engines
+    problems = [
+        Problem(f"engines.{p.input}", p.value, p.allowed)
+        for p in validate_engine(engines)
+        if p.input != "serving_port"  # the port rules say it once for every fleet
+    ]
+    if args.model is not None:
+        problems.append(
+            Problem(
+                "engines",
+                engines.served_model_name,
+                "is the previous release's input: give model (the component plans the engines) or "
+                "engines, not both",
+            )
+        )
+    if weights_rule is not None:
+        problems.append(Problem("engines", engines.served_model_name, weights_rule))
+    if engines.first_port != args.serving_port:
+        problems.append(
+            Problem("engines.first_port", engines.first_port, f"must be serving_port {args.serving_port}")
+        )
+    return problems
+
+
 def plan_fleet(name: str, args: Any, profile: FleetProfile) -> FleetPlan:
     """The one planning skeleton of every fleet (see the module docstring): `profile` is the target's."""
-    return profile.plan(name, args)
+    zone = profile.zone(args)
+    subject = profile.subject(name)
+    if floors := profile.floor_problems(args):
+        return FleetPlan(
+            target=profile.name,
+            machine=None,
+            counts=CapacityCounts(),
+            problems=tuple(_keyed(floors, profile)),
+            zone=zone,
+            default_mode=profile.default_mode,
+        )
+    # 1. the name and the target's own inputs; the capacity against the modes it sells
+    problems = list(profile.input_problems(name, args, zone))
+    counts, found = profile.capacity(args)
+    problems += found
+    # 2. the served model, once
+    model_problems = served_model_problems(args.model) if args.model is not None else []
+    problems += model_problems
+    # 3. the machine: the planner's pick or the configured one checked for fit, then the target's shape
+    notes: list[str] = []
+    resolution, machine, shape, planned = None, None, None, False
+    query = profile.machine_query(args, counts, zone) if not model_problems else None
+    if query is not None:
+        resolution = choose_machine(
+            args.model,
+            query.named,
+            cloud=profile.cloud,
+            family=profile.family,
+            spot_only=query.spot_only,
+            max_hosts=query.max_hosts,
+            machine_key=profile.machine_key,
+            model_key="model",
+            region=query.region,
+        )
+        problems += resolution.problems
+        planned = resolution.choice is not None
+        if resolution.note:
+            notes.append(f"{subject}: {resolution.note}" if subject else resolution.note)
+    shape_problems: list[Problem] = []
+    if not model_problems and (resolution is None or not resolution.problems):
+        named = resolution.instance_type if resolution is not None else None
+        machine, shape, shape_problems = profile.resolve(args, named, planned)
+        problems += shape_problems
+    problems += profile.reservation_problems(args, counts, zone, machine)
+    # 4. the port rules, once (the further engines' ports: plan_serving, or the engines given below)
+    port = serving_port_problems(args.serving_port)
+    problems += port
+    # 5. the serving: plan_serving from the target's weight source, or the engines given
+    node = profile.node_machine(args, machine, shape, shape_problems)
+    serving, engines, found, found_notes = _serve(args, profile, node, subject, port_ok=not port)
+    problems += found
+    notes += found_notes
+    # 6. the weights pin
+    problems += profile.weights_problems(args)
+    plan = FleetPlan(
+        target=profile.name,
+        machine=machine,
+        counts=counts,
+        serving=serving,
+        engines=engines,
+        zone=zone,
+        shape=shape,
+        resolution=resolution,
+        planned=planned,
+        default_mode=profile.default_mode,
+    )
+    # 7. the target's remaining checks, the scaling (plan_scaling) and the node boot
+    problems += profile.checks(name, args, plan)
+    scaling = None
+    if not problems and args.elastic is not None and serving is not None and args.model is not None:
+        inputs = profile.scaling_inputs(args, plan)
+        scaling_plan = plan_scaling(
+            args.elastic,
+            peak=counts.total,
+            serving=serving,
+            model=args.model,
+            machine=node,
+            reserved=counts.reserved,
+            max_by_budget=inputs.max_by_budget,
+            warm_pool=inputs.warm_pool,
+            warm_read_gib_s=inputs.warm_read_gib_s,
+        )
+        plan = replace(plan, scaling=scaling_plan)
+        scaling, found_notes = profile.scaler(name, args, plan)
+        notes += found_notes
+    plan = replace(plan, scaling=scaling)
+    boot, found = profile.boot(name, args, plan) if node is not None else (None, [])
+    problems += found
+    notes += profile.notes(name, args, plan)
+    return replace(plan, boot=boot, notes=tuple(notes), problems=tuple(_keyed(problems, profile)))
 
 
-__all__ = ["FleetPlan", "FleetProfile", "plan_fleet", "serving_port_problems"]
+def _serve(
+    args: Any, profile: FleetProfile, node: str | None, subject: str, *, port_ok: bool
+) -> tuple[FleetServing | None, EngineConfig | None, list[Problem], list[str]]:
+    """Step 5: (serving, engines, problems, notes) of a node of machine `node` (None: it serves nothing).
+
+    The engines given the previous release's way are checked once (`given_engine_problems` and their
+    further ports); a model is planned by `plan_serving` from the target's weight source when the node
+    has the weights and the serving port is allowed (the port rules said why not)."""
+    if node is None:
+        return None, None, [], []
+    has_weights, why_not = profile.weights(args, subject)
+    if args.engines is not None:
+        engines: EngineConfig = args.engines
+        problems = given_engine_problems(args, None if has_weights else profile.weights_rule)
+        problems += further_port_problems(engines.first_port, engines.engines)
+        serving = profile.given_serving(args, node) if args.model is None else None
+        return serving, engines, problems, []
+    if args.model is None or not port_ok:
+        return None, None, [], []
+    if not has_weights:
+        return None, None, [], [why_not] if why_not else []
+    serving, problems = plan_serving(
+        args.model,
+        machine=node,
+        cloud=profile.cloud,
+        source=profile.weight_source,
+        first_port=args.serving_port,
+        families={profile.family},
+    )
+    engines = serving.engines if serving is not None else None
+    return serving, engines, problems, profile.serving_notes(subject, serving)
+
+
+def _keyed(problems: Sequence[Problem], profile: FleetProfile) -> list[Problem]:
+    """The problems named with the target's input names (a stack passes its config keys)."""
+    return [Problem(profile.key(p.input), p.value, p.allowed) for p in problems]
+
+
+__all__ = [
+    "FleetPlan",
+    "FleetProfile",
+    "MachineQuery",
+    "ScalingInputs",
+    "given_engine_problems",
+    "plan_fleet",
+    "serving_port_problems",
+]

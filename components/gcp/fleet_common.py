@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from ipaddress import ip_network
 
 import pulumi
@@ -19,19 +18,21 @@ from inference_infra.components.catalog import Cloud
 from inference_infra.components.catalog.zones import gcp_zones
 from inference_infra.components.endpoints.routing import EndpointPool, PoolBackend
 from inference_infra.components.errors import Problem
-from inference_infra.components.fleet import FleetServing, plan_serving
-from inference_infra.components.gcp.names import bucket_problems, label_problems, model_uri_problems
+from inference_infra.components.fleet import FleetServing
+from inference_infra.components.gcp.names import (
+    bucket_problems,
+    label_problems,
+    model_uri_problems,
+    name_problems,
+    zone_problems,
+)
 from inference_infra.components.gcp.node_args import GcpNodeArgs as GcpNodeArgs
 from inference_infra.components.gcp.node_args import GcsWeights as GcsWeights
 from inference_infra.components.gcp.startup import BOOT_PACKAGES
 from inference_infra.components.models.manifest import is_pinned_digest
-from inference_infra.components.serving import EngineConfig, validate_engine
+from inference_infra.components.serving import EngineConfig
 from inference_infra.components.serving.cold_start import ColdStart, WeightSource
-from inference_infra.components.serving.engines import (
-    METRICS_PORT_OFFSET,
-    further_port_problems,
-    port_problems,
-)
+from inference_infra.components.serving.engines import METRICS_PORT_OFFSET
 
 # Where Google's load balancer health checks come from (https://cloud.google.com/load-balancing/docs/health-checks).
 HEALTH_CHECK_RANGES = (ip_network("35.191.0.0/16"), ip_network("130.211.0.0/22"))
@@ -145,8 +146,7 @@ def api_key_secret_id(name: str, args: GcpNodeArgs, project: str) -> str | None:
 
 def ingress_problems(args: GcpNodeArgs) -> list[Problem]:
     """The serving port, and the private ranges that may call or scrape the node."""
-    problems = []
-    problems += port_problems(args.serving_port, 1)  # the first engine's port; the others in plan_serving
+    problems = []  # the serving port: components/fleet/plan.py's port rules
     if args.monitoring_cidr_blocks and args.network is None:
         problems.append(
             Problem("network", None, "is required with monitoring_cidr_blocks (the firewall rule's network)")
@@ -175,6 +175,64 @@ def ingress_problems(args: GcpNodeArgs) -> list[Problem]:
     return problems
 
 
+def gcp_place_problems(name: str, zone: str | None, project: str | None) -> list[Problem]:
+    """The node's name, zone and project (the args' own, else the gcp provider's configuration)."""
+    problems = name_problems("name", name)
+    problems += (
+        zone_problems("zone", zone)
+        if zone
+        else [Problem("zone", None, "is required: pass zone or set the gcp:zone or gcp:region config")]
+    )
+    if project is None:
+        problems.append(Problem("project", None, "is required: pass project or set the gcp:project config"))
+    return problems
+
+
+def gcs_weights(args: GcpNodeArgs, subject: str) -> tuple[bool, str | None]:
+    """(the node has a gs:// folder to serve from, the note saying a model is not served without one)."""
+    if args.weight_uris:
+        return True, None
+    if args.model is None:
+        return False, None
+    return False, (
+        f"{subject}: model {args.model.name} chose or checked the machine, but no engine runs: "
+        "give weights=GcsWeights(bucket, uris) to serve it"
+    )
+
+
+class GcpNodeProfile:
+    """What GCP GPU fleets and TPU VMs contribute alike to the fleet skeleton (components/fleet/plan.py):
+    the args' zone else the provider's, GCS weights with their pins, engines given without a cold start,
+    the cold start's note. Types and bounds are checked with check_types before planning (no floors)."""
+
+    project: str | None
+    default_zone: str | None
+    cloud = Cloud.GCP
+    weight_source = WeightSource.GCS
+    weights_rule = "need weights with a gs:// folder to serve"
+
+    def key(self, name: str) -> str:
+        return name
+
+    def zone(self, args: GcpNodeArgs) -> str | None:
+        return args.zone or self.default_zone
+
+    def floor_problems(self, args: GcpNodeArgs) -> list[Problem]:
+        return []
+
+    def weights(self, args: GcpNodeArgs, subject: str) -> tuple[bool, str | None]:
+        return gcs_weights(args, subject)
+
+    def given_serving(self, args: GcpNodeArgs, machine: str) -> FleetServing | None:
+        return None
+
+    def serving_notes(self, subject: str, serving: FleetServing | None) -> list[str]:
+        return [serving.cold_start.note(subject)] if serving is not None else []
+
+    def weights_problems(self, args: GcpNodeArgs) -> list[Problem]:
+        return weights_problems(args)
+
+
 def node_input_problems(args: GcpNodeArgs) -> list[Problem]:
     """The egress inputs agree (what the boot needs is startup.offline_problems); tags are GCP labels."""
     problems = []
@@ -198,71 +256,6 @@ def node_input_problems(args: GcpNodeArgs) -> list[Problem]:
             )
     problems += label_problems("tags", args.tags)
     return problems
-
-
-# --- the node's serving -----------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class NodeServing:
-    """What each node serves: planned from `model` (serving), or the deprecated `engines` input as given."""
-
-    serving: FleetServing | None = None
-    engines: EngineConfig | None = None
-    problems: tuple[Problem, ...] = ()
-    notes: tuple[str, ...] = ()
-
-    @property
-    def cold_start(self) -> ColdStart | None:
-        return self.serving.cold_start if self.serving is not None else None
-
-
-def plan_node_serving(args: GcpNodeArgs, machine: str, *, subject: str) -> NodeServing:
-    """The engines a node of `machine` runs for the args' model (weights: the first folder), or problems."""
-    uris = args.weight_uris
-    if args.engines is not None:
-        problems = [
-            Problem(f"engines.{p.input}", p.value, p.allowed)
-            for p in validate_engine(args.engines)
-            if p.input != "serving_port"  # the port rules: ingress_problems and further_port_problems
-        ]
-        problems += further_port_problems(args.engines.first_port, args.engines.engines)
-        if args.model is not None:
-            problems.append(
-                Problem(
-                    "engines",
-                    args.engines.served_model_name,
-                    "is the previous release's input: give model (the component plans the engines) or "
-                    "engines, not both",
-                )
-            )
-        if not uris:
-            problems.append(
-                Problem(
-                    "engines", args.engines.served_model_name, "need weights with a gs:// folder to serve"
-                )
-            )
-        if args.engines.first_port != args.serving_port:
-            problems.append(
-                Problem(
-                    "engines.first_port", args.engines.first_port, f"must be serving_port {args.serving_port}"
-                )
-            )
-        return NodeServing(engines=args.engines, problems=tuple(problems))
-    if args.model is None or port_problems(args.serving_port, 1):  # a bad port: ingress_problems says so
-        return NodeServing()
-    if not uris:
-        note = (
-            f"{subject}: model {args.model.name} chose or checked the machine, but no engine runs: "
-            "give weights=GcsWeights(bucket, uris) to serve it"
-        )
-        return NodeServing(notes=(note,))
-    serving, problems = plan_serving(
-        args.model, machine=machine, cloud=Cloud.GCP, source=WeightSource.GCS, first_port=args.serving_port
-    )
-    if serving is None:
-        return NodeServing(problems=tuple(problems))
-    return NodeServing(serving, serving.engines, notes=(serving.cold_start.note(subject),))
 
 
 def port_range(engines: EngineConfig | None, first_port: int) -> str:

@@ -69,10 +69,7 @@ from inference_infra.components.fleet import (
     FleetServing,
     ScalingPlan,
     capacity_problems,
-    choose_machine,
     elastic_problems,
-    plan_scaling,
-    served_model_problems,
 )
 from inference_infra.components.fleet import plan as fleet_plan
 from inference_infra.components.fleet.plan import FleetPlan
@@ -91,18 +88,17 @@ from inference_infra.components.gcp.elastic import (
 )
 from inference_infra.components.gcp.fleet_common import (
     HEALTH_CHECK_RANGES,
+    GcpNodeProfile,
     GcsWeights,
-    NodeServing,
     api_key_secret_id,
     api_key_secret_version,
     endpoint_pool_of,
+    gcp_place_problems,
     ingress_problems,
     log_notes,
     metrics_port_range,
     node_input_problems,
-    plan_node_serving,
     provider_zone,
-    weights_problems,
 )
 from inference_infra.components.gcp.gpu_fleet_args import DEFAULT_IMAGE as DEFAULT_IMAGE
 from inference_infra.components.gcp.gpu_fleet_args import MIN_BOOT_DISK_GIB, GpuFleetArgs, GpuReservation
@@ -252,18 +248,140 @@ def _n1_shape(args: GpuFleetArgs, machine_type: str) -> tuple[FleetShape | None,
 
 
 @dataclass(frozen=True)
-class GcpGpuProfile:
+class GcpGpuProfile(GcpNodeProfile):
     """What GCP GPU fleets contribute to the one fleet skeleton (components/fleet/plan.py): one capacity
     mode per fleet (spot, preemptible, on-demand or reserved), machine shapes (a3/a2/g2, N1 with guest
     GPUs), the zonal reservation check, GCS weights, its managed-instance-group scaling and startup script.
     `project` and `zone` are the defaults for the args' own (the gcp provider's configuration)."""
 
     project: str | None
-    zone: str | None = None
+    default_zone: str | None = None
     name: str = "gcp-gpu"
+    family: AcceleratorFamily = AcceleratorFamily.NVIDIA_GPU
+    default_mode: CapacityMode = CapacityMode.SPOT
+    machine_key: str = "machine_type"
 
-    def plan(self, name: str, args: GpuFleetArgs) -> FleetPlan:
-        return _plan_gcp_gpu(name, args, project=self.project, zone=self.zone)
+    def subject(self, name: str) -> str:
+        return f"GCP GpuFleet {name!r}"
+
+    def input_problems(self, name: str, args: GpuFleetArgs, zone: str | None) -> list[Problem]:
+        problems = gcp_place_problems(name, zone, self.project)
+        problems += ingress_problems(args)
+        problems += node_input_problems(args)
+        if args.local_ssd_count < 0:
+            problems.append(Problem("local_ssd_count", args.local_ssd_count, "must be 0 or more"))
+        if args.boot_disk_size_gib < MIN_BOOT_DISK_GIB:
+            at_least = f"must be at least {MIN_BOOT_DISK_GIB}"
+            problems.append(Problem("boot_disk_size_gib", args.boot_disk_size_gib, at_least))
+        return problems
+
+    def capacity(self, args: GpuFleetArgs) -> tuple[CapacityCounts, list[Problem]]:
+        slots = reservation_slots(args)
+        problems = capacity_problems(
+            args, supported=SUPPORTED_MODES, why_not=WHY_NOT, single_mode=SINGLE_MODE, reservation_slots=slots
+        )
+        return (args.counts(slots)[0] if not problems else CapacityCounts()), problems
+
+    def machine_query(
+        self, args: GpuFleetArgs, counts: CapacityCounts, zone: str | None
+    ) -> fleet_plan.MachineQuery | None:
+        return fleet_plan.MachineQuery(
+            args.machine_type,
+            spot_only=counts.modes() == [CapacityMode.SPOT],
+            region=region_of(zone) if zone else None,  # priced where the fleet runs (#35)
+        )
+
+    def resolve(
+        self, args: GpuFleetArgs, machine: str | None, planned: bool
+    ) -> tuple[str | None, Any, list[Problem]]:
+        if machine is None:
+            return None, None, []  # the machine choice named the problem
+        shape, problems = resolve_shape(args, machine)
+        return machine, shape, problems
+
+    def reservation_problems(
+        self, args: GpuFleetArgs, counts: CapacityCounts, zone: str | None, machine: str | None
+    ) -> list[Problem]:
+        return _reservation_problems(args, counts, zone, machine)
+
+    def node_machine(
+        self, args: GpuFleetArgs, machine: str | None, shape: Any, problems: list[Problem]
+    ) -> str | None:
+        return shape.machine_type if shape is not None else None
+
+    def checks(self, name: str, args: GpuFleetArgs, plan: FleetPlan) -> list[Problem]:
+        counts, zone, shape = plan.counts, plan.zone, plan.shape
+        problems = []
+        if plan.machine is not None:  # offered where it is placed (catalog/placements.py)
+            placed = [("zone", zone)] if zone else []
+            for key, where in [*placed, *((f"zones[{i}]", z) for i, z in enumerate(args.zones))]:
+                if isinstance(where, str) and not zone_problems(key, where):
+                    problems += gpu_zone_problems(key, where, plan.machine)
+        if args.elastic is None and args.zones:
+            problems.append(Problem("zones", list(args.zones), "applies only to elastic pools (set elastic)"))
+        if args.elastic is not None:
+            problems += elastic_problems(args.elastic, peak=counts.total, key="elastic")
+            if args.elastic.warm_pool_size:
+                problems.append(
+                    Problem(
+                        "elastic.warm_pool_size",
+                        args.elastic.warm_pool_size,
+                        "is not offered on GCP: a new VM fetches its weights at boot (local SSDs come back "
+                        "empty), so a stopped VM would start no faster; leave it unset",
+                    )
+                )
+            if counts.reserved:
+                problems += reserved_zone_problems(tuple(args.zones), zone)
+        if shape is None:
+            return problems
+        problems += _local_ssd_problems(args, shape)
+        if plan.engines is not None and (why := image_driver_problem(args.image, plan.engines.family)):
+            problems.append(Problem("image", args.image, why))
+        if args.elastic is not None:
+            problems += elastic_gpu_problems(
+                engines=plan.engines,
+                zone=zone,
+                zones=tuple(args.zones),
+                network=args.network,
+                serves=plan.serving is not None and args.model is not None,
+            )
+        return problems
+
+    def scaling_inputs(self, args: GpuFleetArgs, plan: FleetPlan) -> fleet_plan.ScalingInputs:
+        # No warm pool on GCP (see elastic.warm_pool_size); the reserved VMs stay the floor (billed anyway).
+        return fleet_plan.ScalingInputs(warm_pool=False)
+
+    def scaler(self, name: str, args: GpuFleetArgs, plan: FleetPlan) -> tuple[Any, list[str]]:
+        if plan.zone is None or plan.serving is None or args.model is None or plan.machine is None:
+            return None, []
+        subject = self.subject(name)
+        scaling = plan_gcp_scaling(
+            plan.scaling,
+            serving=plan.serving,
+            model=args.model,
+            machine=plan.shape.machine_type,
+            zone=plan.zone,
+            zones=tuple(args.zones),
+            ops_agent=args.ops_agent,
+        )
+        notes = [f"{subject}: {note}" for note in scaling.notes]
+        notes.append(f"{subject}: {scaling.describe()}")
+        return scaling, notes
+
+    def boot(self, name: str, args: GpuFleetArgs, plan: FleetPlan) -> tuple[Any, list[Problem]]:
+        startup = _startup_config(name, args, plan.shape, plan.engines, plan.scaling)
+        problems = validate_startup(startup)
+        if not args.internet_egress:
+            problems += offline_problems(startup, args.preinstalled_packages)
+        return startup, problems
+
+    def notes(self, name: str, args: GpuFleetArgs, plan: FleetPlan) -> list[str]:
+        if args.ops_agent:
+            return []
+        return [
+            f"{self.subject(name)}: ops_agent False: no Ops Agent, so no GPU metrics "
+            "(agent.googleapis.com/gpu) in Cloud Monitoring; the engines' /metrics stay for Prometheus"
+        ]
 
 
 def plan_gpu_fleet(
@@ -271,148 +389,6 @@ def plan_gpu_fleet(
 ) -> FleetPlan:
     """The previous release's name (one release): `fleet.plan.plan_fleet` with GCP's GPU profile."""
     return fleet_plan.plan_fleet(name, args, GcpGpuProfile(project, zone))
-
-
-def _plan_gcp_gpu(name: str, args: GpuFleetArgs, *, project: str | None, zone: str | None) -> FleetPlan:
-    """What the fleet will be (machine, VMs per mode, engines, boot), or every problem; pure."""
-    subject = f"GCP GpuFleet {name!r}"
-    zone = args.zone or zone
-    problems = name_problems("name", name)
-    problems += (
-        zone_problems("zone", zone)
-        if zone
-        else [Problem("zone", None, "is required: pass zone or set the gcp:zone or gcp:region config")]
-    )
-    if project is None:
-        problems.append(Problem("project", None, "is required: pass project or set the gcp:project config"))
-    slots = reservation_slots(args)
-    capacity = capacity_problems(
-        args, supported=SUPPORTED_MODES, why_not=WHY_NOT, single_mode=SINGLE_MODE, reservation_slots=slots
-    )
-    problems += capacity
-    counts = args.counts(slots)[0] if not capacity else CapacityCounts()
-    problems += weights_problems(args)
-    problems += ingress_problems(args)
-    problems += node_input_problems(args)
-    if args.local_ssd_count < 0:
-        problems.append(Problem("local_ssd_count", args.local_ssd_count, "must be 0 or more"))
-    if args.boot_disk_size_gib < MIN_BOOT_DISK_GIB:
-        problems.append(
-            Problem("boot_disk_size_gib", args.boot_disk_size_gib, f"must be at least {MIN_BOOT_DISK_GIB}")
-        )
-    notes: list[str] = []
-    machine, shape, node, startup, resolution = None, None, NodeServing(), None, None
-    model_problems = served_model_problems(args.model) if args.model is not None else []
-    problems += model_problems
-    if not model_problems:
-        resolution = choose_machine(
-            args.model,
-            args.machine_type,
-            cloud=Cloud.GCP,
-            family=AcceleratorFamily.NVIDIA_GPU,
-            spot_only=counts.modes() == [CapacityMode.SPOT],
-            machine_key="machine_type",
-            model_key="model",
-            region=region_of(zone) if zone else None,  # priced where the fleet runs (#35)
-        )
-        problems += resolution.problems
-        if resolution.note:
-            notes.append(f"{subject}: {resolution.note}")
-        if not resolution.problems and resolution.instance_type is not None:
-            machine = resolution.instance_type
-            shape, shape_problems = resolve_shape(args, machine)
-            problems += shape_problems
-    problems += _reservation_problems(args, counts, zone, machine)
-    if machine is not None:
-        placed = [("zone", zone)] if zone else []
-        for key, where in [*placed, *((f"zones[{i}]", z) for i, z in enumerate(args.zones))]:
-            if isinstance(where, str) and not zone_problems(key, where):
-                problems += gpu_zone_problems(key, where, machine)
-    scaling = None
-    if args.elastic is None and args.zones:
-        problems.append(Problem("zones", list(args.zones), "applies only to elastic pools (set elastic)"))
-    if args.elastic is not None:
-        problems += elastic_problems(args.elastic, peak=counts.total, key="elastic")
-        if args.elastic.warm_pool_size:
-            problems.append(
-                Problem(
-                    "elastic.warm_pool_size",
-                    args.elastic.warm_pool_size,
-                    "is not offered on GCP: a new VM fetches its weights at boot (local SSDs come back "
-                    "empty), so a stopped VM would start no faster; leave it unset",
-                )
-            )
-        if counts.reserved:
-            problems += reserved_zone_problems(tuple(args.zones), zone)
-    if shape is not None:
-        problems += _local_ssd_problems(args, shape)
-        node = plan_node_serving(args, shape.machine_type, subject=subject)
-        problems += node.problems
-        notes += node.notes
-        if node.engines is not None and (why := image_driver_problem(args.image, node.engines.family)):
-            problems.append(Problem("image", args.image, why))
-        if args.elastic is not None:
-            problems += elastic_gpu_problems(
-                engines=node.engines,
-                zone=zone,
-                zones=tuple(args.zones),
-                network=args.network,
-                serves=node.serving is not None and args.model is not None,
-            )
-            if not problems and node.serving is not None and args.model is not None and zone is not None:
-                scaling = plan_gcp_scaling(
-                    _scaling_plan(args, counts, node.serving, shape.machine_type),
-                    serving=node.serving,
-                    model=args.model,
-                    machine=shape.machine_type,
-                    zone=zone,
-                    zones=tuple(args.zones),
-                    ops_agent=args.ops_agent,
-                )
-                notes += [f"{subject}: {note}" for note in scaling.notes]
-                notes.append(f"{subject}: {scaling.describe()}")
-        startup = _startup_config(name, args, shape, node.engines, scaling)
-        problems += validate_startup(startup)
-        if not args.internet_egress:
-            problems += offline_problems(startup, args.preinstalled_packages)
-    if not args.ops_agent:
-        notes.append(
-            f"{subject}: ops_agent False: no Ops Agent, so no GPU metrics (agent.googleapis.com/gpu) in "
-            "Cloud Monitoring; the engines' /metrics stay for Prometheus"
-        )
-    return FleetPlan(
-        target="gcp-gpu",
-        machine=machine,
-        counts=counts,
-        serving=node.serving,
-        engines=node.engines,
-        scaling=scaling,
-        boot=startup,
-        notes=tuple(notes),
-        problems=tuple(problems),
-        zone=zone,
-        shape=shape,
-        resolution=resolution,
-        planned=resolution is not None and resolution.choice is not None,
-        default_mode=CapacityMode.SPOT,
-    )
-
-
-def _scaling_plan(
-    args: GpuFleetArgs, counts: CapacityCounts, serving: FleetServing, machine: str
-) -> ScalingPlan:
-    assert args.elastic is not None
-    assert args.model is not None
-    # No warm pool on GCP (see elastic.warm_pool_size); the reserved VMs stay the floor (billed anyway).
-    return plan_scaling(
-        args.elastic,
-        peak=counts.total,
-        serving=serving,
-        model=args.model,
-        machine=machine,
-        reserved=counts.reserved,
-        warm_pool=False,
-    )
 
 
 def validate_gpu_fleet(

@@ -68,26 +68,23 @@ from inference_infra.components.fleet import (
     CapacityMode,
     FleetServing,
     capacity_problems,
-    choose_machine,
-    served_model_problems,
 )
 from inference_infra.components.fleet import plan as fleet_plan
-from inference_infra.components.fleet.plan import FleetPlan
+from inference_infra.components.fleet.plan import FleetPlan, MachineQuery, ScalingInputs
 from inference_infra.components.gcp.fleet_common import (
+    GcpNodeProfile,
     GcsWeights,
-    NodeServing,
     api_key_secret_id,
     api_key_secret_version,
     endpoint_pool_of,
+    gcp_place_problems,
     ingress_problems,
     log_notes,
     metrics_port_range,
     node_input_problems,
-    plan_node_serving,
     provider_zone,
-    weights_problems,
 )
-from inference_infra.components.gcp.names import name_problems, zone_problems
+from inference_infra.components.gcp.names import zone_problems
 from inference_infra.components.gcp.service_account import node_identity, node_scopes
 from inference_infra.components.gcp.startup import (
     StartupConfig,
@@ -244,36 +241,23 @@ def _capacity(args: TpuVmArgs) -> tuple[CapacityCounts, list[Problem]]:
     return counts, []
 
 
-def _choose_slice(
-    name: str, args: TpuVmArgs, counts: CapacityCounts, zone: str | None = None
-) -> tuple[str | None, bool, list[Problem], list[str]]:
-    """The slice name the planner chose or checked for the model: (name, chosen, problems, notes)."""
+def _slice_query(args: TpuVmArgs, counts: CapacityCounts, zone: str | None) -> MachineQuery | None:
+    """What the planner is asked for the model's slice; None without a model (resolve_slice alone)."""
     if args.model is None:
-        return None, False, [], []
-    problems = served_model_problems(args.model)
-    if problems:
-        return None, False, problems, []
+        return None
     named = args.accelerator_type
     if named is None and (args.generation is not None or args.topology is not None):
         found, _ = resolve_slice(args)
         if found is None:
-            return None, False, [], []  # resolve_slice names the bad generation or topology
+            return None  # resolve_slice names the bad generation or topology
         named = found.item.name
-    resolution = choose_machine(
-        args.model,
+    return MachineQuery(
         named,
-        cloud=Cloud.GCP,
-        family=AcceleratorFamily.GOOGLE_TPU,
         spot_only=bool(counts.modes())
         and set(counts.modes()) <= {CapacityMode.SPOT, CapacityMode.PREEMPTIBLE},
         max_hosts=1,  # a served model runs on one host: the pinned vLLM TPU build serves no multi-host slice
-        machine_key="accelerator_type",
-        model_key="model",
         region=zone.rsplit("-", 1)[0] if zone else None,  # priced where the slice runs (#35)
     )
-    notes = [f"TpuVm {name!r}: {resolution.note}"] if resolution.note else []
-    chosen = resolution.choice is not None
-    return resolution.instance_type, chosen, list(resolution.problems), notes
 
 
 # TPU pools stay fixed. A TPU VM is not a Compute Engine instance, so it cannot join a managed instance
@@ -292,84 +276,94 @@ TPU_NOT_ELASTIC = (
 
 
 @dataclass(frozen=True)
-class GcpTpuProfile:
+class GcpTpuProfile(GcpNodeProfile):
     """What TPU VMs contribute to the one fleet skeleton (components/fleet/plan.py): one capacity mode per
     slice (spot, on-demand or reserved), slice resolution (accelerator type, or generation and topology,
     or the planner's pick), queued resources, GCS weights, no elastic scaling, the startup script.
     `project` and `zone` are the defaults for the args' own (the gcp provider's configuration)."""
 
     project: str | None
-    zone: str | None = None
+    default_zone: str | None = None
     name: str = "gcp-tpu"
+    family: AcceleratorFamily = AcceleratorFamily.GOOGLE_TPU
+    default_mode: CapacityMode = CapacityMode.ON_DEMAND
+    machine_key: str = "accelerator_type"
 
-    def plan(self, name: str, args: TpuVmArgs) -> FleetPlan:
-        return _plan_tpu(name, args, project=self.project, zone=self.zone)
+    def subject(self, name: str) -> str:
+        return f"TpuVm {name!r}"
+
+    def input_problems(self, name: str, args: TpuVmArgs, zone: str | None) -> list[Problem]:
+        problems = gcp_place_problems(name, zone, self.project)
+        if args.network is None:
+            problems.append(Problem("network", None, "is required: the VPC of the slice's subnetwork"))
+        if args.elastic is not None:
+            problems.append(Problem("elastic", "set", TPU_NOT_ELASTIC))
+        problems += ingress_problems(args)
+        problems += node_input_problems(args)
+        if args.queued:
+            problems += _queued_problems(args)
+        return problems
+
+    def capacity(self, args: TpuVmArgs) -> tuple[CapacityCounts, list[Problem]]:
+        return _capacity(args)
+
+    def machine_query(self, args: TpuVmArgs, counts: CapacityCounts, zone: str | None) -> MachineQuery | None:
+        return _slice_query(args, counts, zone)
+
+    def resolve(
+        self, args: TpuVmArgs, machine: str | None, planned: bool
+    ) -> tuple[str | None, Any, list[Problem]]:
+        tpu, problems = resolve_slice(args, machine if planned else None)
+        return (tpu.item.name if tpu is not None else None), tpu, problems
+
+    def reservation_problems(
+        self, args: TpuVmArgs, counts: CapacityCounts, zone: str | None, machine: str | None
+    ) -> list[Problem]:
+        return []  # a reserved slice consumes the project's TPU reservation in its zone (no spec)
+
+    def node_machine(
+        self, args: TpuVmArgs, machine: str | None, shape: Any, problems: list[Problem]
+    ) -> str | None:
+        if shape is None or args.queued:
+            return None  # a queued slice runs no boot script
+        if shape.multi_host and (args.model is not None or args.engines is not None):
+            return None  # a multi-host slice serves no model (checks says why); without one it boots
+        return shape.item.name
+
+    def checks(self, name: str, args: TpuVmArgs, plan: FleetPlan) -> list[Problem]:
+        tpu = plan.shape
+        if tpu is None:
+            return []
+        problems = _disk_problems(args, tpu)
+        if plan.zone and not zone_problems("zone", plan.zone):  # offered there (catalog/placements.py)
+            problems += tpu_zone_problems("zone", plan.zone, tpu.item.name, tpu.item.accelerator)
+        if tpu.multi_host and args.model is not None:
+            problems.append(multi_host_engine_problem("model", args.model.name, tpu.item))
+        elif tpu.multi_host and args.engines is not None:
+            problems.append(multi_host_engine_problem("engines", args.engines.served_model_name, tpu.item))
+        return problems
+
+    def scaling_inputs(self, args: TpuVmArgs, plan: FleetPlan) -> ScalingInputs:
+        return ScalingInputs()  # never reached: elastic is refused (TPU_NOT_ELASTIC)
+
+    def scaler(self, name: str, args: TpuVmArgs, plan: FleetPlan) -> tuple[Any, list[str]]:
+        return None, []
+
+    def boot(self, name: str, args: TpuVmArgs, plan: FleetPlan) -> tuple[Any, list[Problem]]:
+        assert plan.machine is not None
+        startup = _startup_config(name, args, plan.engines, plan.machine)
+        problems = validate_startup(startup)
+        if not args.internet_egress:
+            problems += offline_problems(startup, args.preinstalled_packages)
+        return startup, problems
+
+    def notes(self, name: str, args: TpuVmArgs, plan: FleetPlan) -> list[str]:
+        return []
 
 
 def plan_tpu_vm(name: str, args: TpuVmArgs, *, project: str | None, zone: str | None = None) -> FleetPlan:
     """The previous release's name (one release): `components.fleet.plan.plan_fleet` with the TPU profile."""
     return fleet_plan.plan_fleet(name, args, GcpTpuProfile(project, zone))
-
-
-def _plan_tpu(name: str, args: TpuVmArgs, *, project: str | None, zone: str | None) -> FleetPlan:
-    """What the slice will be (slice, mode, engines, boot), or every problem; pure."""
-    subject = f"TpuVm {name!r}"
-    zone = args.zone or zone
-    problems = name_problems("name", name)
-    problems += (
-        zone_problems("zone", zone)
-        if zone
-        else [Problem("zone", None, "is required: pass zone or set the gcp:zone or gcp:region config")]
-    )
-    if project is None:
-        problems.append(Problem("project", None, "is required: pass project or set the gcp:project config"))
-    if args.network is None:
-        problems.append(Problem("network", None, "is required: the VPC of the slice's subnetwork"))
-    if args.elastic is not None:
-        problems.append(Problem("elastic", "set", TPU_NOT_ELASTIC))
-    counts, capacity = _capacity(args)
-    problems += capacity
-    picked, chosen, slice_problems, notes = _choose_slice(name, args, counts, zone)
-    problems += slice_problems
-    tpu, node, startup = None, NodeServing(), None
-    if not slice_problems:
-        tpu, found = resolve_slice(args, picked if chosen else None)
-        problems += found
-    problems += weights_problems(args)
-    problems += ingress_problems(args)
-    problems += node_input_problems(args)
-    if args.queued:
-        problems += _queued_problems(args)
-    if tpu is not None:
-        problems += _disk_problems(args, tpu)
-        if zone and not zone_problems("zone", zone):
-            problems += tpu_zone_problems("zone", zone, tpu.item.name, tpu.item.accelerator)
-        if tpu.multi_host and args.model is not None:
-            problems.append(multi_host_engine_problem("model", args.model.name, tpu.item))
-        elif tpu.multi_host and args.engines is not None:
-            problems.append(multi_host_engine_problem("engines", args.engines.served_model_name, tpu.item))
-        elif not args.queued:
-            node = plan_node_serving(args, tpu.item.name, subject=subject)
-            problems += node.problems
-            notes += node.notes
-            startup = _startup_config(name, args, node.engines, tpu.item.name)
-            problems += validate_startup(startup)
-            if not args.internet_egress:
-                problems += offline_problems(startup, args.preinstalled_packages)
-    return FleetPlan(
-        target="gcp-tpu",
-        machine=tpu.item.name if tpu is not None else None,
-        counts=counts,
-        serving=node.serving,
-        engines=node.engines,
-        boot=startup,
-        notes=tuple(notes),
-        problems=tuple(problems),
-        zone=zone,
-        shape=tpu,
-        planned=chosen,
-        default_mode=CapacityMode.ON_DEMAND,
-    )
 
 
 def validate_tpu_vm(

@@ -271,7 +271,7 @@ def test_gpu_fleet_rejects_engines_without_prefetched_weights(fleet_args):
 def test_gpu_fleet_rejects_engines_and_model_together(fleet_args):
     with (
         pytest.warns(DeprecationWarning, match=ENGINES_DEPRECATED),
-        pytest.raises(InputError, match=r"engines .* is replaced by model"),
+        pytest.raises(InputError, match=r"engines .* give model \(the component plans the engines\)"),
     ):
         GpuFleet("serving", _args(fleet_args, engines=_engines()))
 

@@ -250,3 +250,151 @@ def test_the_sha256_pattern_is_written_in_two_modules_only():
         if re.search(r"\{64\}", path.read_text(encoding="utf-8"))
     )
     assert written == ["components/images.py", "components/models/verify_weights.py"]
+
+
+# -- the skeleton's shared steps run once per plan, in plan.py, and no profile has its own ------------------
+
+# The steps every fleet shares: plan_fleet runs each of them; a profile contributes only its specifics.
+SHARED_STEPS = (
+    "served_model_problems",  # the served model's checks
+    "choose_machine",  # the planner's pick or the configured machine's fit check
+    "serving_port_problems",  # the port rules
+    "plan_serving",  # engines, ports and cold start from the target's weight source
+    "plan_scaling",  # an elastic pool's ScalingPlan
+)
+PROFILES = (AwsProfile, GcpGpuProfile, GcpTpuProfile)
+PROFILE_MODULES = (
+    "inference_infra.components.aws.fleet_args",
+    "inference_infra.components.gcp.gpu_fleet",
+    "inference_infra.components.gcp.tpu_vm",
+    "inference_infra.components.gcp.fleet_common",
+)
+
+
+def _named_like_a_step(step: str) -> set[str]:
+    """A step's name and its short forms (plan_serving: serving; served_model_problems: served_model)."""
+    short = step.removeprefix("plan_").removeprefix("choose_").removesuffix("_problems")
+    return {step, short, f"{short}_problems", f"plan_{short}"}
+
+
+@pytest.mark.parametrize("profile", PROFILES, ids=lambda p: p.__name__)
+def test_a_profile_has_no_method_named_like_a_shared_step(profile):
+    own = {name for name in dir(profile) if not name.startswith("_")}
+    named_like = set().union(*(_named_like_a_step(step) for step in SHARED_STEPS), {"plan", "plan_fleet"})
+    assert own & named_like == set(), f"{profile.__name__} re-implements a shared step: {own & named_like}"
+    for method in ("capacity", "resolve", "reservation_problems", "weights", "input_problems", "boot"):
+        assert callable(getattr(profile, method)), f"{profile.__name__} lacks {method}"
+
+
+def test_no_profile_module_calls_a_shared_step():
+    """The three planning bodies are gone: only components/fleet/plan.py calls the shared steps."""
+    import importlib
+
+    for module_name in PROFILE_MODULES:
+        source = Path(importlib.import_module(module_name).__file__).read_text()
+        calls = {
+            node.func.id if isinstance(node.func, ast.Name) else node.func.attr
+            for node in ast.walk(ast.parse(source))
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name | ast.Attribute)
+        }
+        assert calls & set(SHARED_STEPS) == set(), f"{module_name} calls {sorted(calls & set(SHARED_STEPS))}"
+
+
+def _count_shared_steps(monkeypatch) -> Counter:
+    """Count every call of a shared step, wherever a module imported it from (but inside the steps)."""
+    import sys
+
+    from inference_infra.components.fleet import elastic
+    from inference_infra.components.serving import model
+
+    originals = {
+        "served_model_problems": model.served_model_problems,
+        "choose_machine": model.choose_machine,
+        "serving_port_problems": fleet_plan.serving_port_problems,
+        "plan_serving": model.plan_serving,
+        "plan_scaling": elastic.plan_scaling,
+    }
+    calls: Counter = Counter()
+
+    def counting(step, original):
+        def count(*args, **kwargs):
+            calls[step] += 1
+            return original(*args, **kwargs)
+
+        return count
+
+    # The defining modules keep their own: plan_serving checks its model itself, inside the step.
+    defining = {model.__name__, elastic.__name__}
+    for module_name, module in list(sys.modules.items()):
+        if not module_name.startswith("inference_infra.") or module_name in defining:
+            continue
+        for step, original in originals.items():
+            if getattr(module, step, None) is original:
+                monkeypatch.setattr(module, step, counting(step, original))
+    return calls
+
+
+def test_each_shared_step_runs_once_per_plan_on_every_target(monkeypatch):
+    from inference_infra.components.aws.fleet_args import GpuFleetArgs, S3Weights, plan_fleet
+    from inference_infra.components.aws.network_args import SubnetRef
+    from inference_infra.components.fleet import ElasticArgs, ServedModel
+    from inference_infra.components.gcp.gpu_fleet_args import GpuFleetArgs as GcpArgs
+    from inference_infra.components.gcp.tpu_vm_args import TpuVmArgs
+    from tests.components.gcp.helpers import pinned_weights
+
+    llama = ServedModel(name="llama-3.1-8b", context_tokens=4096, concurrency=4)
+    qwen = ServedModel(name="qwen2.5-7b", context_tokens=8192, concurrency=32)
+    plans = {
+        "aws-gpu": lambda: plan_fleet(
+            GPU_FLEET,
+            GpuFleetArgs(
+                instance_type="g6.xlarge",
+                vpc_id="vpc-0a",
+                subnets=[SubnetRef(id="subnet-0a", availability_zone="us-east-1a")],
+                on_demand=4,
+                model=llama,
+                weights=S3Weights(
+                    bucket_name="acme-models", prefix="meta-llama/8b", manifest_sha256="ab" * 32
+                ),
+                elastic=ElasticArgs(),
+            ),
+        ),
+        "gcp-gpu": lambda: plan_gpu_fleet(
+            "l4",
+            GcpArgs(
+                machine_type="g2-standard-8",
+                zone="us-central1-a",
+                subnetwork="projects/p-1234/regions/us-central1/subnetworks/gpu",
+                network="projects/p-1234/global/networks/gpu",
+                spot=4,
+                model=llama,
+                weights=pinned_weights("models", ["gs://models/llama-3.1-8b-instruct"]),
+                elastic=ElasticArgs(),
+            ),
+            project="p-1234",
+        ),
+        "gcp-tpu": lambda: plan_tpu_vm(
+            "t",
+            TpuVmArgs(
+                accelerator_type="v5litepod-8",
+                network="n",
+                subnetwork="s",
+                model=qwen,
+                weights=pinned_weights("models", ["gs://models/qwen2.5-7b"]),
+            ),
+            project="p-1234",
+            zone="us-central1-a",
+        ),
+    }
+    calls = _count_shared_steps(monkeypatch)
+    for target, plan_one in plans.items():
+        calls.clear()
+        planned = plan_one()
+        assert planned.problems == (), (target, planned.problems)
+        assert planned.serving is not None, target
+        expected = Counter({step: 1 for step in SHARED_STEPS})
+        if target == "gcp-tpu":  # TPU pools stay fixed: no elastic scaling
+            expected["plan_scaling"] = 0
+        else:
+            assert planned.scaling is not None, target
+        assert +calls == +expected, target
