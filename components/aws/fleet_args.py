@@ -728,11 +728,13 @@ def _node_secret_problems(args: FleetArgs) -> list[Problem]:
     return problems
 
 
-def parameter_arn_pattern(parameter: str, partition: str) -> str:
-    """An SSM parameter's ARN (given as a name: any region and account of the node's own)."""
+def parameter_arn_pattern(parameter: str, partition: str, *, region: str, account: str) -> str:
+    """An SSM parameter's ARN. A full ARN is kept as given; a name (`/path/...`) is read in the stack's
+    own region and account (the IAM ARN format arn:partition:ssm:region:account:parameter/name, Service
+    Authorization Reference, "Actions, resources, and condition keys for AWS Systems Manager")."""
     if parameter.startswith("arn:"):
         return parameter
-    return f"arn:{partition}:ssm:*:*:parameter{parameter}"
+    return f"arn:{partition}:ssm:{region}:{account}:parameter{parameter}"
 
 
 def fleet_name_problems(name: str) -> list[Problem]:

@@ -321,7 +321,15 @@ class AcceleratorFleet(pulumi.ComponentResource):
     def _role(self) -> tuple[aws.iam.Role, aws.iam.InstanceProfile]:
         name = self._name
         child = pulumi.ResourceOptions(parent=self)
-        partition = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=self)).partition
+        invoke = pulumi.InvokeOutputOptions(parent=self)
+        partition = aws.get_partition_output(opts=invoke).partition
+        # Parameter ARNs name the stack's own region and account, not `*`: a parameter of the same path
+        # in another region or account (one an attacker controls, or a stale copy) is not readable.
+        where = pulumi.Output.all(
+            partition,
+            aws.get_region_output(opts=invoke).region,
+            aws.get_caller_identity_output(opts=invoke).account_id,
+        )
         role = aws.iam.Role(
             f"{name}-role",
             description=f"{name}: accelerator instances (SSM, CloudWatch agent, model read access)",
@@ -345,21 +353,25 @@ class AcceleratorFleet(pulumi.ComponentResource):
         aws.iam.RolePolicy(
             f"{name}-ssm",
             role=role.id,
-            policy=partition.apply(lambda p: json.dumps(session_manager_policy(p, name))),
+            policy=where.apply(
+                lambda w: json.dumps(session_manager_policy(w[0], name, region=w[1], account=w[2]))
+            ),
             opts=child,
         )
         aws.iam.RolePolicy(
             f"{name}-node",
             role=role.id,
             policy=pulumi.Output.json_dumps(
-                {"Version": "2012-10-17", "Statement": self._statements(partition)}
+                {"Version": "2012-10-17", "Statement": self._statements(partition, where)}
             ),
             opts=child,
         )
         profile = aws.iam.InstanceProfile(f"{name}-profile", role=role.name, tags={"Name": name}, opts=child)
         return role, profile
 
-    def _statements(self, partition: pulumi.Output[str]) -> list[dict[str, Any]]:
+    def _statements(
+        self, partition: pulumi.Output[str], where: pulumi.Output[list[str]]
+    ) -> list[dict[str, Any]]:
         args = self._args
         namespaces = [boot.METRIC_NAMESPACE]
         if args.weights is not None and args.weights.prefetch:
@@ -399,7 +411,7 @@ class AcceleratorFleet(pulumi.ComponentResource):
                 {"Sid": "ReadModelWeights", "Effect": "Allow", "Action": "s3:GetObject", "Resource": objects},
             ]
         statements += _mirror_statements(args, partition)
-        statements += self._api_key_statements(partition)
+        statements += self._api_key_statements(where)
         if args.efs is not None:
             actions = ["elasticfilesystem:ClientMount"]
             if not args.efs.read_only:
@@ -417,7 +429,7 @@ class AcceleratorFleet(pulumi.ComponentResource):
             )
         return statements
 
-    def _api_key_statements(self, partition: pulumi.Output[str]) -> list[dict[str, Any]]:
+    def _api_key_statements(self, where: pulumi.Output[list[str]]) -> list[dict[str, Any]]:
         """Reading the engines' API key (the fleet's own SSM path is granted by session_manager_policy)."""
         args = self._args
         if self.engines is None or args.weights is None or not args.weights.prefetch:
@@ -443,7 +455,9 @@ class AcceleratorFleet(pulumi.ComponentResource):
                     "Sid": "EngineApiKey",
                     "Effect": "Allow",
                     "Action": "ssm:GetParameter",
-                    "Resource": partition.apply(lambda p: parameter_arn_pattern(parameter, p)),
+                    "Resource": where.apply(
+                        lambda w: parameter_arn_pattern(parameter, w[0], region=w[1], account=w[2])
+                    ),
                 }
             )
         if args.api_key_kms_key is not None:
@@ -853,9 +867,10 @@ def parameter_path(fleet: str) -> str:
     return f"/inference-infra/{fleet}/"
 
 
-def session_manager_policy(partition: str, fleet: str) -> dict[str, Any]:
+def session_manager_policy(partition: str, fleet: str, *, region: str, account: str) -> dict[str, Any]:
     """AmazonSSMManagedInstanceCore's agent, Session Manager and Run Command actions, with parameter
-    reads under the fleet's own path only (the managed policy reads every parameter in the account)."""
+    reads under the fleet's own path only, in the stack's own region and account (the managed policy
+    reads every parameter in the account)."""
     return {
         "Version": "2012-10-17",
         "Statement": [
@@ -869,7 +884,9 @@ def session_manager_policy(partition: str, fleet: str) -> dict[str, Any]:
                 "Sid": "FleetParameters",
                 "Effect": "Allow",
                 "Action": list(PARAMETER_READS),
-                "Resource": f"arn:{partition}:ssm:*:*:parameter{parameter_path(fleet)}*",
+                "Resource": parameter_arn_pattern(
+                    f"{parameter_path(fleet)}*", partition, region=region, account=account
+                ),
             },
         ],
     }
