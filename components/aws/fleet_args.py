@@ -240,7 +240,7 @@ class FleetArgs(FleetCommonArgs):
     mirror_repositories_created: bool = arg(
         False,
         "True when the stack creates every mirror repository the nodes pull from before they boot "
-        "(components/aws/image_mirrors.py, or your own aws.ecr.Repository): the node role then gets no "
+        "(an aws.ecr.Repository per name in mirrors.mirror_repositories): the node role then gets no "
         "ecr:CreateRepository. False: a pull-through cache's first pull creates the repository, so the role "
         "may create the nodes' own repositories (exact names, never a prefix wildcard).",
         stack=False,
