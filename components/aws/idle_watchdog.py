@@ -26,6 +26,7 @@ from inference_infra.components.aws.idle_watchdog_args import (
 )
 from inference_infra.components.catalog import Cloud, PriceModel, hourly_price, instance_types
 from inference_infra.components.errors import raise_if_invalid
+from inference_infra.components.tagging import ENVIRONMENT, registered_cost_tags
 from inference_infra.components.validation import input_problems
 from inference_infra.lambdas import idle_gpu_watchdog as lambda_package
 from inference_infra.lambdas.idle_gpu_watchdog.settings import Settings, default_period_seconds
@@ -62,7 +63,17 @@ def lambda_settings(args: IdleGpuWatchdogArgs) -> Settings:
         exclude_tag_key=args.exclude_tag_key,
         stop_reserved_capacity=args.stop_reserved_capacity,
         summary_namespace=args.summary_metric_namespace,
+        scope_tags=tuple(sorted(scope_tags(args).items())),
     )
+
+
+def scope_tags(args: IdleGpuWatchdogArgs) -> dict[str, str]:
+    """The tags besides the opt-in one that an instance must carry to be stopped
+    (IdleGpuWatchdogArgs.scope_tags; None: the registered cost tags' Environment, if any)."""
+    if args.scope_tags is not None:
+        return dict(args.scope_tags)
+    registered = registered_cost_tags()
+    return {ENVIRONMENT: registered.environment} if registered is not None else {}
 
 
 def price_table(region: str | None) -> dict[str, Any]:
@@ -209,7 +220,14 @@ def execution_policy(
             "Effect": "Allow",
             "Action": "ec2:StopInstances",
             "Resource": scope.arn("ec2", "instance/*"),
-            "Condition": {"StringEquals": {f"aws:ResourceTag/{args.tag_key}": args.tag_value}},
+            # The opt-in tag and the stack's scope (scope_tags): another stack's opted-in machine is not
+            # stoppable, even if its tags are mistaken for this stack's by a careless filter.
+            "Condition": {
+                "StringEquals": {
+                    f"aws:ResourceTag/{args.tag_key}": args.tag_value,
+                    **{f"aws:ResourceTag/{k}": v for k, v in sorted(scope_tags(args).items())},
+                }
+            },
         },
         {
             "Sid": "ReadUtilization",

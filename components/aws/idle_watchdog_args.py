@@ -6,6 +6,7 @@ Apart from `idle_watchdog.py` so that the stack config reads them without loadin
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -15,7 +16,7 @@ from inference_infra.components.arguments import Renamed, arg, renamed_inputs
 from inference_infra.components.aws.names import is_region
 from inference_infra.components.errors import Problem
 from inference_infra.components.tagging import AUTO_SHUTDOWN
-from inference_infra.lambdas.idle_gpu_watchdog.settings import Settings
+from inference_infra.lambdas.idle_gpu_watchdog.settings import MAX_SCOPE_TAGS, Settings, scope_tag_ok
 
 LOG_RETENTION_DAYS = frozenset(
     {1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}
@@ -50,6 +51,14 @@ class IdleGpuWatchdogArgs:
 
     tag_key: str = arg(AUTO_SHUTDOWN, "The opt-in tag: only instances tagged tag_key=tag_value are touched.")
     tag_value: str = arg("true", "The opt-in tag's value.")
+    scope_tags: Mapping[str, str] | None = arg(
+        None,
+        "More tags an instance must carry to be stopped: the watchdog lists only those and its role may stop "
+        "only those (aws:ResourceTag conditions). None: the stack's own Environment cost tag when cost tags "
+        "are registered (tagging.register_cost_tags puts it on every instance), so one stack's watchdog "
+        "cannot stop another stack's machines; {}: every opted-in instance of the account and region.",
+        stack=False,
+    )
     idle_minutes: int = arg(
         _DEFAULTS.idle_minutes, "Idle for this long (every period below the threshold).", ge=10, le=1440
     )
@@ -119,6 +128,19 @@ def validate_idle_watchdog(args: IdleGpuWatchdogArgs) -> list[Problem]:
         _tag_key(args.exclude_tag_key),
         "exclude_tag_key",
         "must be a tag key of 1-128 characters not starting with 'aws:'",
+    )
+    scope = args.scope_tags
+    check(
+        scope is None
+        or (
+            isinstance(scope, Mapping)
+            and len(scope) <= MAX_SCOPE_TAGS
+            and all(scope_tag_ok(k, v) for k, v in scope.items())
+            and args.tag_key not in scope
+        ),
+        "scope_tags",
+        f"must map at most {MAX_SCOPE_TAGS} tag keys (1-128 characters, not 'aws:', not tag_key) to "
+        "values of 1-256 characters",
     )
     check(
         _between(args.idle_minutes, 10, 1440), "idle_minutes", "must be a whole number of minutes, 10 to 1440"

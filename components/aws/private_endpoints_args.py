@@ -144,3 +144,58 @@ def interface_endpoint_policy(account_id: str) -> dict[str, object]:
             }
         ],
     }
+
+
+# AWS-owned buckets a node reads through the S3 gateway endpoint, by region. Names from AWS's own data
+# perimeter examples (aws-samples/data-perimeter-policy-examples, vpc_endpoint_policies/
+# s3_endpoint_policy.json, "AllowRequestsToAWSOwnedResources", read 2026-12-02 at commit 031eaa58), which
+# the Amazon ECR User Guide ("Create the Amazon S3 gateway endpoint": image layers live in
+# prod-<region>-starport-layer-bucket) and the AL2023 User Guide (package repositories served from S3 in
+# each region) describe. Exact names, not `al2023-repos-<region>-*`: S3 bucket names are global, and a
+# wildcard would admit a bucket anyone can create under that prefix.
+AWS_OWNED_BUCKETS: dict[str, str] = {
+    "al2023-repos-{region}-de612dc2": "Amazon Linux 2023 package repositories (dnf: mdadm, docker, the "
+    "CloudWatch agent, efs-utils, the ECR credential helper)",
+    "prod-{region}-starport-layer-bucket": "ECR image layers (docker pulls from the ECR mirrors)",
+}
+
+
+def aws_owned_bucket(pattern: str, region: str) -> str:
+    return pattern.format(region=region)
+
+
+def s3_gateway_endpoint_policy(partition: str, region: str, account_id: str) -> dict[str, object]:
+    """The S3 gateway endpoint's policy: the account's own buckets with its own credentials, and reads of
+    the AWS-owned buckets nodes need (AWS_OWNED_BUCKETS); nothing else leaves through it.
+
+    Without a policy a gateway endpoint admits every request to every bucket (AWS's default endpoint
+    policy is full access), so a node could copy weights to a bucket of another account with that
+    account's keys. `aws:ResourceAccount` names the account that owns the bucket and
+    `aws:PrincipalAccount` the caller's (IAM's global condition keys, read 2026-12-02); both must be this
+    account. The AWS-owned reads carry no principal condition: dnf's requests to the AL2023 repositories
+    are unsigned, and an ECR layer is fetched with a URL ECR presigns, so neither has this account as
+    principal. They allow s3:GetObject only, which cannot carry data out.
+    """
+    owned = [f"arn:{partition}:s3:::{aws_owned_bucket(b, region)}/*" for b in AWS_OWNED_BUCKETS]
+    return {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "ThisAccountsBucketsOnly",
+                "Effect": "Allow",
+                "Principal": "*",
+                "Action": "*",
+                "Resource": "*",
+                "Condition": {
+                    "StringEquals": {"aws:PrincipalAccount": account_id, "aws:ResourceAccount": account_id}
+                },
+            },
+            {
+                "Sid": "AwsOwnedBucketsNodesRead",
+                "Effect": "Allow",
+                "Principal": "*",
+                "Action": "s3:GetObject",
+                "Resource": owned,
+            },
+        ],
+    }

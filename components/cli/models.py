@@ -56,6 +56,15 @@ def manifest(source: str, write: bool, force: bool, allow_code: bool) -> None:
         root = Path(source)
         if not root.is_dir():
             raise InputError(_problem(Problem("SOURCE", source, "must be a directory, s3:// or gs:// URI")))
+        outside = m.links_outside(root)
+        if outside:
+            shown = "; ".join(outside[:5]) + (f"; and {len(outside) - 5} more" if len(outside) > 5 else "")
+            allowed = (
+                f"has symbolic links that point out of the folder or nowhere ({shown}); the manifest would "
+                "hash files from elsewhere on this machine. Copy the real files in (`cp -rL`, or "
+                "`huggingface-cli download --local-dir DIR` instead of a cache snapshot) or remove the links"
+            )
+            raise InputError(_problem(Problem("SOURCE", source, allowed)))
         entries = list(m.local_entries(root))
     if not entries:
         raise InputError(_problem(Problem("SOURCE", source, "holds no files")))

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from importlib import resources
@@ -85,7 +86,30 @@ def digest_stream(stream: BinaryIO) -> tuple[int, str]:
     return size, sha.hexdigest()
 
 
+def links_outside(root: Path) -> list[str]:
+    """Symbolic links under `root` (files or folders, at any depth) whose target is not inside `root`,
+    or that point nowhere, as `relative -> target`. A manifest of such a folder would hash (and an upload
+    would send) files from elsewhere on the machine: a link to ~/.aws/credentials or /etc is read as if
+    it were a weight file. Links inside the folder are kept (they are hashed as the file they name).
+    The walk does not follow folder links, so a loop of links cannot trap it."""
+    base = root.resolve()
+    found = []
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        for name in sorted(dirs + files):
+            path = Path(folder, name)
+            if not path.is_symlink():
+                continue
+            target = path.resolve()  # strict=False: a dangling link resolves to where it points
+            if not target.exists() or not target.is_relative_to(base):
+                found.append(f"{path.relative_to(root).as_posix()} -> {os.readlink(path)}")
+    return sorted(found)
+
+
 def local_entries(root: Path) -> Iterator[FileEntry]:
+    """Every file under `root`; refuses (ValueError) a folder with a link out of it (`links_outside`)."""
+    outside = links_outside(root)
+    if outside:
+        raise ValueError(f"links out of the folder: {'; '.join(outside)}")
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         relative = path.relative_to(root).as_posix()
         if relative in SKIPPED:

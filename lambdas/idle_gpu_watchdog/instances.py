@@ -65,11 +65,13 @@ def parse_instance(raw: Mapping[str, Any]) -> Instance:
 
 
 def list_candidates(ec2: Any, settings: Settings) -> list[Instance]:
-    """Running instances tagged TAG_KEY=TAG_VALUE, in the order EC2 returns them."""
+    """Running instances tagged TAG_KEY=TAG_VALUE and every SCOPE_TAGS tag, in the order EC2 returns
+    them."""
     pages = ec2.get_paginator("describe_instances").paginate(
         Filters=[
             {"Name": "instance-state-name", "Values": ["running"]},
             {"Name": f"tag:{settings.tag_key}", "Values": [settings.tag_value]},
+            *({"Name": f"tag:{key}", "Values": [value]} for key, value in settings.scope_tags),
         ],
         PaginationConfig={"PageSize": DESCRIBE_PAGE_SIZE},
     )

@@ -11,6 +11,7 @@ rest refine it and default to the safe choice.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -46,6 +47,9 @@ class Settings:
     exclude_tag_key: str = "AutoShutdownExcludeUntil"
     stop_reserved_capacity: bool = False
     summary_namespace: str = "InferenceInfra/IdleWatchdog"
+    # More tags an instance must carry to be a candidate (the stack's, e.g. Environment=prod): the role's
+    # stop permission carries the same condition, so the watchdog never tries another stack's instance.
+    scope_tags: tuple[tuple[str, str], ...] = ()
 
     @property
     def window_seconds(self) -> int:
@@ -76,6 +80,7 @@ class Settings:
             "exclude_tag_key": reader.text("EXCLUDE_TAG_KEY", cls.exclude_tag_key),
             "stop_reserved_capacity": reader.boolean("STOP_RESERVED_CAPACITY", cls.stop_reserved_capacity),
             "summary_namespace": reader.namespace("SUMMARY_METRIC_NAMESPACE", cls.summary_namespace),
+            "scope_tags": reader.tags("SCOPE_TAGS"),
         }
         default_period = default_period_seconds(values["idle_minutes"] or cls.idle_minutes)
         values["metric_period_seconds"] = reader.integer("METRIC_PERIOD_SECONDS", default_period, minimum=60)
@@ -106,7 +111,24 @@ class Settings:
         }
         if self.sns_topic_arn:
             env["SNS_TOPIC_ARN"] = self.sns_topic_arn
+        if self.scope_tags:
+            env["SCOPE_TAGS"] = json.dumps(dict(self.scope_tags), sort_keys=True, separators=(",", ":"))
         return env
+
+
+MAX_SCOPE_TAGS = 10  # DescribeInstances takes up to 200 filter values; ten tags is plenty for a scope
+
+
+def scope_tag_ok(key: object, value: object) -> bool:
+    """An EC2 tag key (1-128 characters, not aws:) and value (1-256 characters)."""
+    return (
+        isinstance(key, str)
+        and 0 < len(key.strip()) <= 128
+        and len(key) <= 128
+        and not key.lower().startswith("aws:")
+        and isinstance(value, str)
+        and 0 < len(value) <= 256
+    )
 
 
 def default_period_seconds(idle_minutes: int) -> int:
@@ -200,6 +222,28 @@ class _Reader:
             self.problem(name, "must be comma-separated instance families such as 'inf2,trn1'")
             return default
         return items
+
+    def tags(self, name: str) -> tuple[tuple[str, str], ...]:
+        """A JSON object of tag key -> value (at most MAX_SCOPE_TAGS), sorted by key."""
+        raw = self._raw(name)
+        if raw is None:
+            return ()
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = None
+        if (
+            not isinstance(value, dict)
+            or not 0 < len(value) <= MAX_SCOPE_TAGS
+            or not all(scope_tag_ok(k, v) for k, v in value.items())
+        ):
+            self.problem(
+                name,
+                f"must be a JSON object of 1-{MAX_SCOPE_TAGS} tags, keys of 1-128 characters not starting "
+                "with 'aws:', values of 1-256 characters",
+            )
+            return ()
+        return tuple(sorted(value.items()))
 
     def check_window(self, idle_minutes: int, period: int) -> None:
         if not idle_minutes or not period:

@@ -43,6 +43,10 @@ def test_workflow_offline_gate_plans_both_stacks_and_runs_the_suite_without_cred
     assert "make venv" in commands
     for stack in ("dev", "prod"):
         assert f".venv/bin/inference-infra plan --stack {stack}" in commands
+        # judged by the pack and config in $POLICY (the base branch's on a pull request)
+        assert f'--policy-pack "$POLICY" --policy-config "$POLICY/config/{stack}.json"' in " ".join(
+            commands.split()
+        )
     assert "./.ci/run" in commands  # make test: system deps, lint, pytest
     assert "secrets." not in WORKFLOW.read_text().split("preview:")[0]
 
@@ -56,13 +60,66 @@ def test_workflow_preview_runs_the_pack_per_stack_only_with_cloud_credentials(wo
     assert stacks == ["dev", "prod"]
     (pulumi,) = [s for s in _steps(preview) if s.get("uses", "").startswith("pulumi/actions@")]
     assert pulumi["with"]["command"] == "preview"
-    assert pulumi["with"]["policyPacks"] == "policy"
-    assert pulumi["with"]["policyPackConfigs"] == "policy/config/${{ matrix.stack }}.json"
+    assert pulumi["with"]["policyPacks"] == _BASE_OR_OWN
+    assert pulumi["with"]["policyPackConfigs"] == _BASE_OR_OWN + "/config/${{ matrix.stack }}.json"
     assert pulumi["env"]["PULUMI_ACCESS_TOKEN"] == "${{ secrets.PULUMI_ACCESS_TOKEN }}"
     for stack in stacks:
         assert (REPO_ROOT / "policy" / "config" / f"{stack}.json").is_file()
         assert (REPO_ROOT / f"Pulumi.{stack}.yaml").is_file()
     assert preview["permissions"]["id-token"] == "write"
+
+
+# On a pull request, the pack and config of the base branch (checked out to the runner's temporary
+# folder); on a manual run, the branch's own policy/.
+_BASE_OR_OWN = (
+    "${{ github.event_name == 'pull_request' && format('{0}/base-policy', runner.temp) || 'policy' }}"
+)
+
+
+@pytest.mark.parametrize("job_name", ["offline-gate", "preview"])
+def test_workflow_judges_a_pull_request_with_the_base_branch_pack_and_config(workflow, job_name):
+    """A pull request that loosens a rule or its config must not be judged by the loosened copy."""
+    job = workflow["jobs"][job_name]
+    steps = _steps(job)
+    (checkout,) = [s for s in steps if s.get("with", {}).get("path") == ".base-policy"]
+    assert checkout["uses"].startswith("actions/checkout@")
+    assert checkout["if"] == "github.event_name == 'pull_request'"
+    # the base commit, not the base branch's moving head nor the pull request's merge commit
+    assert checkout["with"]["ref"] == "${{ github.event.pull_request.base.sha }}"
+    assert checkout["with"]["sparse-checkout"] == "policy"
+    assert checkout["with"]["persist-credentials"] is False
+    (move,) = [s for s in steps if ".base-policy/policy" in s.get("run", "")]
+    assert move["if"] == checkout["if"]
+    assert 'mv .base-policy/policy "$RUNNER_TEMP/base-policy"' in move["run"]
+    assert "rm -rf .base-policy" in move["run"]  # lint and tests never see the base copy
+    assert "exit 1" in move["run"]  # no base pack: fail, never fall back to the pull request's own
+    # the base pack is in place before anything evaluates a policy
+    order = [steps.index(s) for s in (checkout, move)]
+    judging = [
+        i for i, s in enumerate(steps)
+        if "inference-infra plan" in s.get("run", "") or s.get("uses", "").startswith("pulumi/actions@")
+    ]  # fmt: skip
+    assert judging
+    assert order[0] < order[1] < min(judging)
+    for i in judging:
+        step = steps[i]
+        if "run" in step:
+            assert step["env"]["POLICY"] == _BASE_OR_OWN
+        else:
+            assert step["with"]["policyPacks"] == _BASE_OR_OWN
+
+
+def test_workflow_never_names_the_pull_requests_own_pack_on_a_pull_request(workflow):
+    """Every place the workflow names a pack or a config goes through the base-or-own switch."""
+    text = WORKFLOW.read_text()
+    assert "--policy-pack policy" not in text
+    assert "policyPacks: policy" not in text
+    for job in workflow["jobs"].values():
+        for step in _steps(job):
+            run = " ".join(step.get("run", "").split())
+            if "inference-infra plan" in run:
+                assert "--policy-pack" in run, run
+                assert "--policy-config" in run, run
 
 
 def test_workflow_pins_every_action_by_version(workflow):

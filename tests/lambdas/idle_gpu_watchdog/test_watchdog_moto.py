@@ -325,3 +325,27 @@ def test_handler_rejects_a_bad_environment(account, monkeypatch):
     monkeypatch.setenv("IDLE_MINUTES", "soon")
     with pytest.raises(ValueError, match="IDLE_MINUTES='soon' must be a whole number"):
         handler_module.handler({}, None)
+
+
+def test_run_stops_only_the_instances_of_its_own_scope(account):
+    """SCOPE_TAGS (the stack's Environment by default): an opted-in idle machine of another stack in the
+    same account is neither listed nor stopped (#33 item 9)."""
+    ours = account.launch(1, tags={"Environment": "prod"})
+    theirs = account.launch(1, tags={"Environment": "dev"})
+    unscoped = account.launch(1)  # opted in, but without the stack's tag at all
+    lookalike = account.launch(1, tags={"Environment": "prod "})  # a trailing space is another value
+    everything = ours + theirs + unscoped + lookalike
+    now = account.clock_after_launch(everything)
+    account.seed(everything, IDLE, now=now)
+    settings = Settings.from_env({"SCOPE_TAGS": '{"Environment":"prod"}'})
+
+    result = run(settings, account.clients, now=now, prices=PRICES, log=JsonLog(io.StringIO())).as_dict()
+
+    assert result["checked"] == 1
+    assert result["stopped"] == ours
+    assert account.states(everything) == {
+        ours[0]: "stopped",
+        theirs[0]: "running",
+        unscoped[0]: "running",
+        lookalike[0]: "running",
+    }

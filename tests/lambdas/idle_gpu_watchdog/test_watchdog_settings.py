@@ -98,3 +98,30 @@ def test_settings_rejects_bad_neuron_families():
         SettingsError, match=r"NEURON_INSTANCE_FAMILIES='inf2.xlarge' must be comma-separated"
     ):
         Settings.from_env({"NEURON_INSTANCE_FAMILIES": "inf2.xlarge"})
+
+
+def test_settings_scope_tags_round_trip_through_the_environment():
+    settings = Settings.from_env({"SCOPE_TAGS": '{"Team": "ml", "Environment": "prod"}'})
+    assert settings.scope_tags == (("Environment", "prod"), ("Team", "ml"))
+    assert settings.as_env()["SCOPE_TAGS"] == '{"Environment":"prod","Team":"ml"}'
+    assert Settings.from_env(settings.as_env()) == settings
+    assert "SCOPE_TAGS" not in Settings().as_env()  # no scope: the variable is absent
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "Environment=prod",  # not JSON
+        '["Environment", "prod"]',  # not an object
+        "{}",  # an empty scope is spelled by leaving the variable out
+        '{"Environment": 1}',  # a value that is not a string
+        '{"aws:cloudformation:stack-name": "x"}',  # reserved prefix
+        '{"": "prod"}',
+        '{"Environment": ""}',
+        '{"k": "' + "v" * 257 + '"}',
+        "{" + ",".join(f'"k{i}": "v"' for i in range(11)) + "}",  # more than ten
+    ],
+)
+def test_settings_refuse_a_careless_scope(raw):
+    with pytest.raises(SettingsError, match=r"SCOPE_TAGS=.* must be a JSON object of 1-10 tags"):
+        Settings.from_env({"SCOPE_TAGS": raw})
