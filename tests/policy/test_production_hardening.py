@@ -123,8 +123,12 @@ def test_production_hardening_rejects_a_production_stack_that_turns_it_off(plan_
 
 
 def test_production_hardening_rejects_bad_retention_and_sample_rate(plan_of):
-    with pytest.raises(ValueError, match="access_log_retention_days"):
+    with pytest.raises(ValueError, match="access_log_retention_days 0 must be at least 1"):
         InferenceEndpoint("llm", replace(AWS_ARGS, access_log_retention_days=0))
+    with pytest.raises(ValueError, match=r"access_log_retention_days 3651 must be 1\.\.3650"):
+        InferenceEndpoint("llm", replace(AWS_ARGS, access_log_retention_days=3651))
+    with pytest.raises(ValueError, match="request_timeout_seconds 0 must be at least 1"):
+        InferenceEndpoint("llm", replace(AWS_ARGS, request_timeout_seconds=0))
     with pytest.raises(ValueError, match="flow_log_retention_days"):
         PrivateNetwork(
             "net", PrivateNetworkArgs(availability_zones=["us-east-1a"], flow_log_retention_days=42)
