@@ -133,8 +133,12 @@ def test_production_hardening_rejects_bad_retention_and_sample_rate(plan_of):
         PrivateNetwork(
             "net", PrivateNetworkArgs(availability_zones=["us-east-1a"], flow_log_retention_days=42)
         )
-    with pytest.raises(ValueError, match="request_log_sample_rate"):
+    with pytest.raises(ValueError, match=r"request_log_sample_rate 1\.5 must be 0\.0\.\.1\.0"):
         GcpInferenceEndpoint("gcp-llm", replace(GCP_ARGS, request_log_sample_rate=1.5))
+    with pytest.raises(ValueError, match=r"request_log_sample_rate -0\.1 must be at least 0\.0"):
+        GcpInferenceEndpoint("gcp-llm", replace(GCP_ARGS, request_log_sample_rate=-0.1))
+    with pytest.raises(ValueError, match="request_timeout_seconds 0 must be at least 1"):
+        GcpInferenceEndpoint("gcp-llm", replace(GCP_ARGS, request_timeout_seconds=0))
 
 
 @pytest.mark.parametrize("environment", ["production-eu", "prd", "PROD", " prod-us ", "prd-ap-1"])
