@@ -18,6 +18,7 @@ from typing import Any
 
 import pulumi
 
+from inference_infra.components import input_size
 from inference_infra.components.aws.bootstrap import (
     GPU_UTILIZATION_METRIC,
     METRIC_DIMENSION,
@@ -102,8 +103,12 @@ def stack_budget_hourly_usd(stack: str | None = None, root: Path | None = None) 
     name = stack or pulumi.get_stack()
     path = (root or _project_root()) / "policy" / "config" / f"{name}.json"
     try:
-        budget = json.loads(path.read_text())["accelerator-spend-budget"]["maxHourlyUsd"]
-    except (OSError, ValueError, KeyError, TypeError):
+        text = input_size.read_text(path, input_size.MAX_CONFIG_FILE_BYTES, "policy config")
+    except OSError:
+        return None
+    try:
+        budget = json.loads(text)["accelerator-spend-budget"]["maxHourlyUsd"]
+    except (ValueError, KeyError, TypeError):
         return None
     return float(budget) if isinstance(budget, int | float) and budget > 0 else None
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from inference_infra.components.errors import ConfigError, Problem
+from inference_infra.components.input_size import MAX_PROJECT_FILE_BYTES
 from inference_infra.components.limits import MAX_MACHINES_PER_FLEET, MAX_MACHINES_PER_FLEET_CEILING
 
 NAMESPACE = "inference-infra"
@@ -83,6 +84,22 @@ def machine_problems(
             )
         )
     return problems
+
+
+def size_problems(raw: Mapping[str, str]) -> list[Problem]:
+    """The stack's values together over the stack file's bound (input_size.MAX_PROJECT_FILE_BYTES),
+    counted as the engine hands them, before any is decoded: under `pulumi up` the engine has read
+    the file, but the program should not go on to decode and validate megabytes of values."""
+    size = sum(len(k.encode()) + len(v.encode()) for k, v in raw.items() if isinstance(v, str))
+    if size <= MAX_PROJECT_FILE_BYTES:
+        return []
+    return [
+        Problem(
+            f"the {NAMESPACE}: values",
+            f"{size:,} bytes",
+            f"must be at most {MAX_PROJECT_FILE_BYTES:,} bytes together (the stack file's bound)",
+        )
+    ]
 
 
 def decode(raw: Mapping[str, str]) -> dict[str, Any]:
@@ -164,6 +181,8 @@ def item_problems(values: Mapping[str, Any]) -> list[Problem]:
 def refuse_machines_over_bounds(raw: Mapping[str, str], *, stack: str) -> None:
     """Raise the stack's ConfigError when a list or map is too long or its machine counts exceed a
     bound, before anything heavy is imported."""
+    if problems := size_problems(raw):
+        raise ConfigError(join_text(stack, [str(p) for p in problems]), problems)
     values = decode(raw)
     problems = item_problems(values)
     if not problems:

@@ -25,7 +25,14 @@ from pydantic.alias_generators import to_camel
 from inference_infra.components.errors import ConfigError, Problem, did_you_mean
 from inference_infra.infra.config import NAMESPACE, StackSettings
 from inference_infra.infra.schema import KeyRename, config_path, keys_of, rename_keys
-from inference_infra.infra.stack_bounds import MAX_ITEMS, decode, item_problems, raw_stack_values, stack_file
+from inference_infra.infra.stack_bounds import (
+    MAX_ITEMS,
+    decode,
+    item_problems,
+    raw_stack_values,
+    size_problems,
+    stack_file,
+)
 from inference_infra.infra.stack_bounds import join_text as _join_text
 
 
@@ -34,6 +41,8 @@ def parse_stack_settings(raw: Mapping[str, str], *, stack: str) -> StackSettings
 
     Old keys are moved to their new names; `settings.warnings` says which (the program logs them).
     """
+    if problems := size_problems(raw):  # before megabytes of values are decoded
+        raise config_error(stack, problems)
     values = decode(raw)
     if problems := item_problems(values):  # before 100,000 entries are validated one by one
         raise config_error(stack, problems)

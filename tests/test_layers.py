@@ -1,8 +1,8 @@
 """The import directions of issue #22: layers point one way.
 
 - domain (catalog, planner, pricing, serving, monitoring, models, endpoints, fleet, resources, simulate,
-  tagging, errors, validation, arguments, images, naming, limits, bounded_yaml): no cloud component,
-  no tool, no infra, no provider SDK at module level;
+  tagging, errors, validation, arguments, images, naming, limits, bounded_yaml, input_size): no cloud
+  component, no tool, no infra, no provider SDK at module level;
 - cloud components (components/aws, gcp, k8s): gcp imports nothing from aws and aws nothing from
   gcp; no component imports infra;
 - tools (components/cli, components/offline_plan) on top: the CLI does not import infra;
@@ -62,6 +62,7 @@ DOMAIN_MODULES = tuple(
         "limits",
         "units",
         "bounded_yaml",
+        "input_size",
         "_lazy",
         "__init__",
     )

@@ -26,6 +26,7 @@ from inference_infra.components.aws import lambda_function as aws_lambda
 from inference_infra.components.aws.off_hours_args import OffHoursArgs, validate_off_hours
 from inference_infra.components.errors import raise_if_invalid
 from inference_infra.components.fleet.off_hours import OffHoursPlan, day_set, off_hours_plan
+from inference_infra.components.validation import input_problems
 from inference_infra.lambdas import pool_asleep as lambda_package
 
 CODE = aws_lambda.LambdaPackage.of(lambda_package)
@@ -53,7 +54,7 @@ class OffHours(pulumi.ComponentResource):
     """Working hours for an elastic pool: scheduled actions, the 503 responder, the rule switch."""
 
     def __init__(self, name: str, args: OffHoursArgs, opts: pulumi.ResourceOptions | None = None) -> None:
-        raise_if_invalid(f"OffHours {name!r}", validate_off_hours(args))
+        raise_if_invalid(f"OffHours {name!r}", input_problems(args, validate_off_hours))
         super().__init__("inference-infra:aws:OffHours", name, None, opts)
         child = pulumi.ResourceOptions(parent=self)
         plan: OffHoursPlan = off_hours_plan(

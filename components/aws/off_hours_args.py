@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import pulumi
 
@@ -51,9 +50,9 @@ def validate_off_hours(args: OffHoursArgs) -> list[Problem]:
         if isinstance(args.schedule, ScheduleArgs)
         else [Problem("schedule", args.schedule, "must be a ScheduleArgs")]
     )
-    if not _whole(args.min_size) or args.min_size < 0:
-        problems.append(Problem("min_size", args.min_size, "must be a whole number, 0 or more"))
-    elif isinstance(args.schedule, ScheduleArgs) and args.schedule.off_hours_size >= max(args.min_size, 1):
+    # min_size's and warmup_seconds' types and bounds (their arg(ge=..., le=...)) are check_types',
+    # which runs first: OffHours validates with input_problems.
+    if isinstance(args.schedule, ScheduleArgs) and args.schedule.off_hours_size >= max(args.min_size, 1):
         problems.append(
             Problem(
                 "schedule.off_hours_size",
@@ -61,8 +60,6 @@ def validate_off_hours(args: OffHoursArgs) -> list[Problem]:
                 f"must be below the working-hours minimum ({args.min_size}): off hours shrink the pool",
             )
         )
-    if not _whole(args.warmup_seconds) or not 0 <= args.warmup_seconds <= 86400:
-        problems.append(Problem("warmup_seconds", args.warmup_seconds, "must be 0 to 86400 seconds"))
     if bool(args.listener_rule_arns) != bool(args.pool_target_group_arns):
         problems.append(
             Problem(
@@ -77,7 +74,3 @@ def validate_off_hours(args: OffHoursArgs) -> list[Problem]:
             Problem("log_retention_days", args.log_retention_days, "must be one of CloudWatch Logs' values")
         )
     return problems
-
-
-def _whole(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)

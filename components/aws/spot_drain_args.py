@@ -57,12 +57,8 @@ def validate_spot_drain(args: SpotDrainArgs) -> list[Problem]:
                 "1-128 characters not starting with 'aws:', values 1-256 characters",
             )
         )
-    if not _whole(args.timeout_seconds) or not 10 <= args.timeout_seconds <= 120:
-        problems.append(
-            Problem(
-                "timeout_seconds", args.timeout_seconds, "must be 10 to 120 (an interruption leaves 120 s)"
-            )
-        )
+    # timeout_seconds' type and 10..120 (arg(ge=10, le=120): an interruption leaves 120 s) are
+    # check_types', which SpotDrain runs first.
     if args.log_retention_days not in LOG_RETENTION_DAYS:
         problems.append(
             Problem(
@@ -81,7 +77,3 @@ def validate_spot_drain(args: SpotDrainArgs) -> list[Problem]:
 
 def _tag_key(value: Any) -> bool:
     return isinstance(value, str) and 0 < len(value) <= 128 and not value.lower().startswith("aws:")
-
-
-def _whole(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)

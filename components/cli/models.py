@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from inference_infra.components import input_size
 from inference_infra.components.cli import EXIT_POLICY, app
 from inference_infra.components.errors import InputError, Problem
 
@@ -137,6 +138,8 @@ def verify(directory: str, manifest_path: str | None, expect_sha256: str | None,
         problem = Problem("DIR", directory, "must be a folder holding the weights")
         raise InputError(f"models verify: {problem}.")
     manifest_file = manifest_path or str(Path(directory) / v.MANIFEST_NAME)
+    if Path(manifest_file).is_file():  # a missing one is the verifier's refusal (exit 1)
+        input_size.check_size(manifest_file, input_size.MAX_MANIFEST_BYTES, "--manifest")
     problems = v.verify(directory, manifest_file, expect_sha256, allow_code=allow_code)
     if problems:
         for line in problems:
@@ -164,7 +167,9 @@ def _existing(source: str, client: Any) -> bytes | None:
         blob = client.bucket(bucket).blob(prefix + mf.MANIFEST_NAME)
         return blob.download_as_bytes() if blob.exists() else None
     path = Path(source) / mf.MANIFEST_NAME
-    return path.read_bytes() if path.is_file() else None
+    if not path.is_file():
+        return None
+    return input_size.read_bytes(path, input_size.MAX_MANIFEST_BYTES, "manifest")
 
 
 def _say_digest(digest: str, files: int, where: str) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from inference_infra.components import input_size
 from inference_infra.components.cli import app
 
 
@@ -83,6 +84,9 @@ def plan(
             raise InputError(
                 f"--policy-config {str(config)!r} does not exist; pass a policy config JSON file."
             )
+        input_size.check_size(
+            config, input_size.MAX_CONFIG_FILE_BYTES, "--policy-config"
+        )  # before the plan runs
     usage = None
     if usage_file is not None:
         from inference_infra.components.pricing.usage import read_usage_file

@@ -20,6 +20,7 @@ from typing import Any
 
 import click
 
+from inference_infra.components import input_size
 from inference_infra.components.cli import app
 from inference_infra.components.cli.choices import PurchaseChoice, price_model_of
 
@@ -609,8 +610,12 @@ def _stack_budget(root: Path, stack: str) -> float | None:
     maxHourlyUsd in policy/config/<stack>.json beside Pulumi.yaml (infra/aws_stack.py); None without."""
     path = root / "policy" / "config" / f"{stack}.json"
     try:
-        budget = json.loads(path.read_text(encoding="utf-8"))["accelerator-spend-budget"]["maxHourlyUsd"]
-    except (OSError, ValueError, KeyError, TypeError):
+        text = input_size.read_text(path, input_size.MAX_CONFIG_FILE_BYTES, "policy config")
+    except OSError:
+        return None
+    try:
+        budget = json.loads(text)["accelerator-spend-budget"]["maxHourlyUsd"]
+    except (ValueError, KeyError, TypeError):
         return None
     return float(budget) if isinstance(budget, int | float) and budget > 0 else None
 

@@ -185,6 +185,9 @@ def capacity_problems(
     limit = MAX_MACHINES_PER_FLEET if limit is None else limit
     reasons = why_not or {}
     per_mode = [(mode, COUNT_INPUTS[mode], getattr(inputs, COUNT_INPUTS[mode])) for mode in CapacityMode]
+    # Kept although each count's arg(ge=0) states it: a fleet runs only check_types' blocking problems
+    # before this (fleet/plan.py step 0, blocking_problems: wrong types, values above a bound), never
+    # its floors, so this is the only check of a negative count.
     problems += [Problem(name, value, "must be 0 or more") for _, name, value in per_mode if value < 0]
     given = inputs.count if inputs.count is not None else sum(max(v, 0) for _, _, v in per_mode)
     if isinstance(limit, int) and limit < 1:

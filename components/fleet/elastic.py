@@ -185,6 +185,10 @@ def elastic_problems(args: ElasticArgs, *, peak: int, key: str = "elastic") -> l
     problems: list[Problem] = []
     if peak < 1:
         problems.append(Problem(key, peak, "needs a peak of at least 1 machine in the fleet's counts"))
+    # The floors and ranges below are kept although the fields' arg(ge=..., le=...) state them: a fleet
+    # runs only check_types' blocking problems first (blocking_problems: wrong types, values above a
+    # bound), never its floors; and `simulate` calls this on ElasticArgs built from its flags with no
+    # check_types at all (simulate/pool.py build_pool).
     if args.min_size is not None and args.min_size < 0:
         problems.append(Problem(f"{key}.min_size", args.min_size, "must be 0 or more"))
     if args.max_size is not None and args.max_size < 1:

@@ -268,6 +268,8 @@ class GcpGpuProfile(GcpNodeProfile):
         problems = gcp_place_problems(name, zone, self.project)
         problems += ingress_problems(args)
         problems += node_input_problems(args)
+        # Kept although arg(ge=...) states these floors: a fleet runs only check_types' blocking
+        # problems first (blocking_problems: wrong types, values above a bound), never its floors.
         if args.local_ssd_count < 0:
             problems.append(Problem("local_ssd_count", args.local_ssd_count, "must be 0 or more"))
         if args.boot_disk_size_gib < MIN_BOOT_DISK_GIB:

@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from inference_infra.components import bounded_yaml
+from inference_infra.components import bounded_yaml, input_size
 from inference_infra.components.errors import InputError, Problem, did_you_mean, raise_if_invalid
 
 _PACK_NAME = re.compile(r"^[a-zA-Z0-9-_.]{1,100}$")
@@ -119,7 +119,12 @@ def _manifest(directory: Path) -> Mapping[str, Any]:
     if not path.is_file():
         raise InputError(f"{directory} is not a policy pack: it has no PulumiPolicy.yaml.")
     try:
-        data = bounded_yaml.load(path.read_text(encoding="utf-8")) or {}
+        data = (
+            bounded_yaml.load(
+                input_size.read_text(path, input_size.MAX_PROJECT_FILE_BYTES, "policy pack file")
+            )
+            or {}
+        )
     except (yaml.YAMLError, UnicodeDecodeError) as e:
         raise InputError(f"{path} is not valid YAML: {str(e).splitlines()[0]}.") from None
     runtime = data.get("runtime") if isinstance(data, Mapping) else None
@@ -203,7 +208,7 @@ def _level(value: Any) -> Any:
 def read_config_file(path: Path) -> dict[str, tuple[str | None, dict[str, Any]]]:
     """A `--policy-pack-config` file: policy name -> (enforcement level or None, settings)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = input_size.read_text(path, input_size.MAX_CONFIG_FILE_BYTES, "policy config")
     except OSError as e:
         raise InputError(f"cannot read policy config {path}: {e.strerror}.") from None
     if not text.strip():

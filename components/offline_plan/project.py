@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from inference_infra.components import bounded_yaml
+from inference_infra.components import bounded_yaml, input_size
 from inference_infra.components.errors import InputError, close_matches, did_you_mean
 from inference_infra.components.offline_plan import yaml12
 
@@ -159,9 +159,10 @@ class StackConfig:
     warnings: tuple[str, ...] = ()
 
 
-def _read_yaml(path: Path) -> Any:
+def _read_yaml(path: Path, what: str) -> Any:
+    """The YAML document of a project or stack file (`what`), refused unread when over its bound."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = input_size.read_text(path, input_size.MAX_PROJECT_FILE_BYTES, what)
     except OSError as e:
         raise InputError(f"cannot read {path}: {e.strerror}.") from None
     except UnicodeDecodeError as e:
@@ -193,7 +194,7 @@ def load_project(cwd: Path) -> Project:
             raise InputError(
                 f"no Pulumi.yaml in {root}: plan runs a Pulumi project; pass its folder with --cwd DIR."
             )
-    data = _read_yaml(path)
+    data = _read_yaml(path, "project file")
     if not isinstance(data, Mapping) or not isinstance(data.get("name"), str):
         raise InputError(
             f"{path.name} must be a mapping with a 'name' (the project name); got {type(data).__name__}."
@@ -282,7 +283,7 @@ def load_stack(project: Project, stack: str) -> StackConfig:
             f"unknown stack {stack!r}{hint}: there is no {path.name} in {project.root}; "
             f"stacks here: {listed}."
         )
-    data = _read_yaml(path) or {}
+    data = _read_yaml(path, "stack file") or {}
     if not isinstance(data, Mapping):
         raise InputError(
             f"{path.name} must be a mapping with a 'config:' section; got {type(data).__name__}."

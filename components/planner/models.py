@@ -16,6 +16,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from inference_infra.components import input_size
 from inference_infra.components.errors import InputError, Problem, close_matches, raise_if_invalid
 
 _READ = date(2026, 11, 21)  # day the config.json files below were read
@@ -368,10 +369,13 @@ def model_from_config(path: Path, input_name: str = "model") -> ModelSpec:
     """
     where = f"model config {path}"
     try:
-        config = json.loads(path.read_text())
+        text = input_size.read_text(path, input_size.MAX_CONFIG_FILE_BYTES, input_name)
+        config = json.loads(text)
     except FileNotFoundError:
         problem = Problem(input_name, str(path), "is not a file (the checkpoint's config.json)")
         raise InputError(f"{problem}.", [problem]) from None
+    except InputError:
+        raise  # over the size bound: its own message
     except (OSError, ValueError) as e:
         problem = Problem(input_name, str(path), f"is not readable JSON ({e})")
         raise InputError(f"{problem}.", [problem]) from None

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from inference_infra.components import bounded_yaml
+from inference_infra.components import bounded_yaml, input_size
 from inference_infra.components.catalog.resources import resource_rate
 from inference_infra.components.errors import InputError, close_matches
 from inference_infra.components.units import HOURS_PER_MONTH
@@ -184,7 +184,7 @@ def read_usage_file(path: Path) -> Mapping[str, Any]:
     import yaml
 
     try:
-        text = path.read_text()
+        text = input_size.read_text(path, input_size.MAX_CONFIG_FILE_BYTES, "--usage-file")
     except OSError as e:
         raise InputError(f"--usage-file {str(path)!r}: {e.strerror}.") from None
     try:

@@ -13,6 +13,7 @@ traces use. Extra columns are ignored; rows need not be sorted (the replay order
 from __future__ import annotations
 
 import csv
+import io
 import math
 import re
 from collections.abc import Iterable, Sequence
@@ -20,6 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
+from inference_infra.components import input_size
 from inference_infra.components.errors import InputError, Problem
 
 COLUMNS = ("TIMESTAMP", "ContextTokens", "GeneratedTokens")
@@ -107,10 +109,10 @@ def parse_timestamp(text: str) -> datetime | float:
 
 def read_trace(path: str | Path) -> Trace:
     """Read a trace file; TraceError names the file and the line of the first bad row."""
-    p = Path(path)
     try:
-        with p.open(encoding="utf-8-sig", newline="") as f:
-            return parse_trace(f, source=str(path))
+        text = input_size.read_text(Path(path), input_size.MAX_TRACE_BYTES, "trace", encoding="utf-8-sig")
+    except InputError as e:  # over the bound: refused before the CSV is parsed
+        raise TraceError(str(e), e.problems) from None
     except OSError as e:
         raise TraceError(
             f"trace {str(path)!r} cannot be read ({e.strerror or e}); pass a CSV file with the columns "
@@ -122,6 +124,7 @@ def read_trace(path: str | Path) -> Trace:
             f"trace {str(path)!r} is not UTF-8 text; pass a CSV file with the columns {','.join(COLUMNS)}.",
             [Problem("trace", str(path), "must be UTF-8 CSV")],
         ) from None
+    return parse_trace(io.StringIO(text, newline=""), source=str(path))
 
 
 def parse_trace(lines: Iterable[str], *, source: str = "trace") -> Trace:

@@ -96,7 +96,7 @@ def test_endpoints_validate_rejects_weights_not_summing_to_100():
     routes = [{"pools": [{"pool": "serving", "weight": 60}, {"pool": "other", "weight": 60}]}]
     [problem] = _problems([FLEET, other], [_endpoint(routes=routes)])
     assert problem.startswith(
-        "inference-infra:endpoints[0].routes[0].pools[].weight [60, 60] must be 0 or more"
+        "inference-infra:endpoints[0].routes[0].pools[].weight [60, 60] must sum to 100"
     )
 
 

@@ -123,14 +123,22 @@ def test_production_hardening_rejects_a_production_stack_that_turns_it_off(plan_
 
 
 def test_production_hardening_rejects_bad_retention_and_sample_rate(plan_of):
-    with pytest.raises(ValueError, match="access_log_retention_days"):
+    with pytest.raises(ValueError, match="access_log_retention_days 0 must be at least 1"):
         InferenceEndpoint("llm", replace(AWS_ARGS, access_log_retention_days=0))
+    with pytest.raises(ValueError, match=r"access_log_retention_days 3651 must be 1\.\.3650"):
+        InferenceEndpoint("llm", replace(AWS_ARGS, access_log_retention_days=3651))
+    with pytest.raises(ValueError, match="request_timeout_seconds 0 must be at least 1"):
+        InferenceEndpoint("llm", replace(AWS_ARGS, request_timeout_seconds=0))
     with pytest.raises(ValueError, match="flow_log_retention_days"):
         PrivateNetwork(
             "net", PrivateNetworkArgs(availability_zones=["us-east-1a"], flow_log_retention_days=42)
         )
-    with pytest.raises(ValueError, match="request_log_sample_rate"):
+    with pytest.raises(ValueError, match=r"request_log_sample_rate 1\.5 must be 0\.0\.\.1\.0"):
         GcpInferenceEndpoint("gcp-llm", replace(GCP_ARGS, request_log_sample_rate=1.5))
+    with pytest.raises(ValueError, match=r"request_log_sample_rate -0\.1 must be at least 0\.0"):
+        GcpInferenceEndpoint("gcp-llm", replace(GCP_ARGS, request_log_sample_rate=-0.1))
+    with pytest.raises(ValueError, match="request_timeout_seconds 0 must be at least 1"):
+        GcpInferenceEndpoint("gcp-llm", replace(GCP_ARGS, request_timeout_seconds=0))
 
 
 @pytest.mark.parametrize("environment", ["production-eu", "prd", "PROD", " prod-us ", "prd-ap-1"])

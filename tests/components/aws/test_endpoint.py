@@ -119,9 +119,14 @@ def test_inference_endpoint_https_with_certificate(plan_of):
 
 def test_inference_endpoint_rejects_weights_not_summing_to_100(plan_of):
     routes = [Route(pools=[PoolWeight("llama-8b", 90), PoolWeight("inf2-llama-8b", 5)])]
-    with pytest.raises(
-        ValueError, match=r"routes\[0\]\.pools\[\]\.weight \[90, 5\] must be 0 or more and sum to 100"
-    ):
+    with pytest.raises(ValueError, match=r"routes\[0\]\.pools\[\]\.weight \[90, 5\] must sum to 100"):
+        plan_of(InferenceEndpoint("llm", replace(ARGS, routes=routes)))
+
+
+def test_inference_endpoint_rejects_a_negative_weight_by_its_bound(plan_of):
+    """-5 and 105 sum to 100: the weight's own bound (arg(ge=0), check_types) refuses it."""
+    routes = [Route(pools=[PoolWeight("llama-8b", 105), PoolWeight("inf2-llama-8b", -5)])]
+    with pytest.raises(ValueError, match=r"routes\[0\]\.pools\[1\]\.weight -5 must be at least 0"):
         plan_of(InferenceEndpoint("llm", replace(ARGS, routes=routes)))
 
 

@@ -137,7 +137,11 @@ def test_off_hours_switches_the_pools_rule_with_modify_rule(plan_of):
         ({"schedule": ScheduleArgs(time_zone="UTC", start_hour=20, end_hour=8)}, "schedule.end_hour"),
         ({"schedule": ScheduleArgs(time_zone="UTC", off_hours_size=2)}, "schedule.off_hours_size"),
         ({"listener_rule_arns": ["arn:aws:elasticloadbalancing:x"]}, "listener_rule_arns"),
-        ({"warmup_seconds": -5}, "warmup_seconds"),
+        ({"warmup_seconds": -5}, "warmup_seconds -5 must be at least 0"),
+        ({"warmup_seconds": 86401}, r"warmup_seconds 86401 must be 0\.\.86400"),
+        ({"warmup_seconds": "60"}, "warmup_seconds '60'"),
+        ({"min_size": -1}, "min_size -1 must be at least 0"),
+        ({"min_size": 1.5}, "min_size 1.5"),
     ],
 )
 def test_off_hours_rejects_bad_inputs_before_registering_anything(plan_of, overrides, message):

@@ -123,7 +123,9 @@ def test_spot_drain_package_runs_alone(tmp_path):
     [
         ({"scope_tags": {}}, "scope_tags"),
         ({"scope_tags": {"aws:cloudformation:stack-name": "x"}}, "not starting with 'aws:'"),
-        ({"timeout_seconds": 300}, "timeout_seconds"),
+        ({"timeout_seconds": 300}, r"timeout_seconds 300 must be 10\.\.120"),
+        ({"timeout_seconds": 5}, "timeout_seconds 5 must be at least 10"),
+        ({"timeout_seconds": 30.5}, "timeout_seconds 30.5 must be"),
         ({"log_retention_days": 2}, "log_retention_days"),
         ({"kms_key": "alias/mine"}, "kms_key"),
     ],
