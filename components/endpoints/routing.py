@@ -29,7 +29,10 @@ POOL_HEADER = "X-Model-Pool"
 # guide, docs/usage/security.md since PR #29922), so every other path is answered 404 by the load
 # balancer and never reaches an engine. Matching is case-sensitive on both clouds (ALB path patterns;
 # URL-map prefixMatch without ignoreCase), and the engine decodes the path before its own check, so a
-# path that matches /v1/ here is one the key guards there.
+# path that matches /v1/ here is one the key guards there. Checked 2026-12-02 in the vllm 0.28.0 wheel
+# (PyPI): vllm/entrypoints/serve/utils/server_utils.py GUARDED_PREFIX = ("/v1", "/v2", "/inference",
+# "/cohere") and a prefix test on the decoded path; api_server.py reads --api-key, else VLLM_API_KEY;
+# cli_args.py's own help says /invocations stays unauthenticated.
 GUARDED_API_PREFIX = "/v1/"
 ALB_PATH_PATTERNS = (f"{GUARDED_API_PREFIX}*", HEALTH_PATH)
 _HOST = re.compile(r"^[a-z0-9*?]([a-z0-9.*?-]{0,126}[a-z0-9*?])?$")
