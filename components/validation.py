@@ -182,3 +182,23 @@ def _bare(words: str) -> str:
 def _is_input_part(hint: Any) -> bool:
     origin = typing.get_origin(hint)
     return origin in (Awaitable, typing.Awaitable) or hint is pulumi.Output or origin is pulumi.Output
+
+
+def whole(value: Any) -> bool:
+    """An int that is not a bool (True is an int to Python, never a count to a user)."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def between(value: Any, low: int, high: int) -> bool:
+    return whole(value) and low <= value <= high
+
+
+def watchdog_period_problems(idle_minutes: Any, period: Any) -> list[Problem]:
+    """An idle watchdog's metric period (both clouds' watchdogs): whole minutes dividing the idle window."""
+    if period is None or not whole(idle_minutes):
+        return []
+    if not whole(period) or period < 60 or period % 60:
+        return [Problem("metric_period_seconds", period, "must be a multiple of 60 seconds")]
+    if (idle_minutes * 60) % period:
+        return [Problem("metric_period_seconds", period, f"must divide the idle window ({idle_minutes} min)")]
+    return []

@@ -16,6 +16,7 @@ from inference_infra.components.arguments import Renamed, arg, renamed_inputs
 from inference_infra.components.aws.names import is_region
 from inference_infra.components.errors import Problem
 from inference_infra.components.tagging import AUTO_SHUTDOWN
+from inference_infra.components.validation import between, watchdog_period_problems
 from inference_infra.lambdas.idle_gpu_watchdog.settings import MAX_SCOPE_TAGS, Settings, scope_tag_ok
 
 LOG_RETENTION_DAYS = frozenset(
@@ -143,7 +144,7 @@ def validate_idle_watchdog(args: IdleGpuWatchdogArgs) -> list[Problem]:
         "values of 1-256 characters",
     )
     check(
-        _between(args.idle_minutes, 10, 1440), "idle_minutes", "must be a whole number of minutes, 10 to 1440"
+        between(args.idle_minutes, 10, 1440), "idle_minutes", "must be a whole number of minutes, 10 to 1440"
     )
     check(
         _number(args.util_threshold_percent) and 0 < args.util_threshold_percent <= 100,
@@ -151,11 +152,11 @@ def validate_idle_watchdog(args: IdleGpuWatchdogArgs) -> list[Problem]:
         "must be a number above 0 and at most 100 (percent)",
     )
     check(
-        _between(args.grace_minutes, 0, 10080),
+        between(args.grace_minutes, 0, 10080),
         "grace_minutes",
         "must be a whole number of minutes, 0 to 10080",
     )
-    problems.extend(_period_problems(args))
+    problems.extend(watchdog_period_problems(args.idle_minutes, args.metric_period_seconds))
     check(
         schedule_seconds(args.schedule_expression) is not None,
         "schedule_expression",
@@ -191,9 +192,9 @@ def validate_idle_watchdog(args: IdleGpuWatchdogArgs) -> list[Problem]:
         "log_retention_days",
         f"must be one of CloudWatch Logs' values: {', '.join(map(str, sorted(LOG_RETENTION_DAYS)))}",
     )
-    check(_between(args.timeout_seconds, 30, 900), "timeout_seconds", "must be a whole number from 30 to 900")
+    check(between(args.timeout_seconds, 30, 900), "timeout_seconds", "must be a whole number from 30 to 900")
     check(
-        _between(args.memory_size_mib, 128, 10240), "memory_size_mib", "must be a whole number, 128 to 10240"
+        between(args.memory_size_mib, 128, 10240), "memory_size_mib", "must be a whole number, 128 to 10240"
     )
     check(
         args.region is None or is_region(str(args.region)),
@@ -215,30 +216,9 @@ def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 
-def _between(value: Any, low: int, high: int) -> bool:
-    return _whole(value) and low <= value <= high
-
-
 def _arn_or_output(value: Any, pattern: re.Pattern[str]) -> bool:
     """A plain string must match; an Output is checked by AWS at deploy time."""
     return not isinstance(value, str) or bool(pattern.match(value))
-
-
-def _whole(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _period_problems(args: IdleGpuWatchdogArgs) -> list[Problem]:
-    period = args.metric_period_seconds
-    if period is None or not _whole(args.idle_minutes):
-        return []
-    if not _whole(period) or period < 60 or period % 60:
-        return [Problem("metric_period_seconds", period, "must be a multiple of 60 seconds")]
-    if (args.idle_minutes * 60) % period:
-        return [
-            Problem("metric_period_seconds", period, f"must divide the idle window ({args.idle_minutes} min)")
-        ]
-    return []
 
 
 def schedule_seconds(expression: str) -> int | None:

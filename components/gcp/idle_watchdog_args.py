@@ -18,6 +18,7 @@ import pulumi
 
 from inference_infra.components.arguments import arg
 from inference_infra.components.errors import Problem
+from inference_infra.components.validation import between, watchdog_period_problems
 from inference_infra.lambdas.gcp_idle_watchdog.settings import LABEL_KEY_RE, LABEL_VALUE_RE, Settings
 
 _DEFAULTS = Settings()
@@ -107,7 +108,7 @@ def validate_idle_watchdog(args: IdleGpuWatchdogArgs) -> list[Problem]:
     )
     check(_match(args.exclude_tag_key, LABEL_KEY_RE), "exclude_tag_key", label_key)
     check(
-        _between(args.idle_minutes, 10, 1440), "idle_minutes", "must be a whole number of minutes, 10 to 1440"
+        between(args.idle_minutes, 10, 1440), "idle_minutes", "must be a whole number of minutes, 10 to 1440"
     )
     check(
         _number(args.util_threshold_percent) and 0 < args.util_threshold_percent <= 100,
@@ -115,11 +116,11 @@ def validate_idle_watchdog(args: IdleGpuWatchdogArgs) -> list[Problem]:
         "must be a number above 0 and at most 100 (percent)",
     )
     check(
-        _between(args.grace_minutes, 0, 10080),
+        between(args.grace_minutes, 0, 10080),
         "grace_minutes",
         "must be a whole number of minutes, 0 to 10080",
     )
-    problems.extend(_period_problems(args))
+    problems.extend(watchdog_period_problems(args.idle_minutes, args.metric_period_seconds))
     check(
         cron_schedule(args.schedule_expression) is not None,
         "schedule_expression",
@@ -139,7 +140,7 @@ def validate_idle_watchdog(args: IdleGpuWatchdogArgs) -> list[Problem]:
         "must be projects/<project>/topics/<topic>",
     )
     check(
-        _between(args.timeout_seconds, 60, 1800), "timeout_seconds", "must be a whole number from 60 to 1800"
+        between(args.timeout_seconds, 60, 1800), "timeout_seconds", "must be a whole number from 60 to 1800"
     )
     check(
         args.memory_size_mib in MEMORY_MIB,
@@ -177,27 +178,6 @@ def _items(values: Any, pattern: re.Pattern[str], *, allow_empty: bool) -> bool:
 
 def _number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _whole(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _between(value: Any, low: int, high: int) -> bool:
-    return _whole(value) and low <= value <= high
-
-
-def _period_problems(args: IdleGpuWatchdogArgs) -> list[Problem]:
-    period = args.metric_period_seconds
-    if period is None or not _whole(args.idle_minutes):
-        return []
-    if not _whole(period) or period < 60 or period % 60:
-        return [Problem("metric_period_seconds", period, "must be a multiple of 60 seconds")]
-    if (args.idle_minutes * 60) % period:
-        return [
-            Problem("metric_period_seconds", period, f"must divide the idle window ({args.idle_minutes} min)")
-        ]
-    return []
 
 
 def cron_schedule(expression: Any) -> str | None:
