@@ -193,6 +193,31 @@ def between(value: Any, low: int, high: int) -> bool:
     return whole(value) and low <= value <= high
 
 
+def number(value: Any) -> bool:
+    """An int or float that is not a bool."""
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def idle_window_problems(args: Any) -> list[Problem]:
+    """The idle window both clouds' watchdogs share (their Args name these fields alike): idle minutes,
+    the utilisation threshold, the grace after a start and the metric period dividing the window."""
+    problems = []
+    if not between(args.idle_minutes, 10, 1440):
+        problems.append(
+            Problem("idle_minutes", args.idle_minutes, "must be a whole number of minutes, 10 to 1440")
+        )
+    threshold = args.util_threshold_percent
+    if not (number(threshold) and 0 < threshold <= 100):
+        problems.append(
+            Problem("util_threshold_percent", threshold, "must be a number above 0 and at most 100 (percent)")
+        )
+    if not between(args.grace_minutes, 0, 10080):
+        problems.append(
+            Problem("grace_minutes", args.grace_minutes, "must be a whole number of minutes, 0 to 10080")
+        )
+    return problems + watchdog_period_problems(args.idle_minutes, args.metric_period_seconds)
+
+
 def watchdog_period_problems(idle_minutes: Any, period: Any) -> list[Problem]:
     """An idle watchdog's metric period (both clouds' watchdogs): whole minutes dividing the idle window."""
     if period is None or not whole(idle_minutes):

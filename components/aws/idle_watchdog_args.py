@@ -16,8 +16,13 @@ from inference_infra.components.arguments import Renamed, arg, renamed_inputs
 from inference_infra.components.aws.names import is_region
 from inference_infra.components.errors import Problem
 from inference_infra.components.tagging import AUTO_SHUTDOWN
-from inference_infra.components.validation import between, watchdog_period_problems
-from inference_infra.lambdas.idle_gpu_watchdog.settings import MAX_SCOPE_TAGS, Settings, scope_tag_ok
+from inference_infra.components.validation import between, idle_window_problems
+from inference_infra.lambdas.idle_gpu_watchdog.settings import (
+    MAX_SCOPE_TAGS,
+    Settings,
+    scope_tag_ok,
+    tag_text_ok,
+)
 
 LOG_RETENTION_DAYS = frozenset(
     {1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653}
@@ -123,12 +128,20 @@ def validate_idle_watchdog(args: IdleGpuWatchdogArgs) -> list[Problem]:
         if not ok:
             problems.append(Problem(field_name, getattr(args, field_name), allowed))
 
-    check(_tag_key(args.tag_key), "tag_key", "must be a tag key of 1-128 characters not starting with 'aws:'")
-    check(_text(args.tag_value, 256), "tag_value", "must be a tag value of 1-256 characters")
+    check(
+        _tag_key(args.tag_key),
+        "tag_key",
+        _TAG_KEY_ALLOWED,
+    )
+    check(
+        tag_text_ok(args.tag_value, 256),
+        "tag_value",
+        "must be a tag value of 1-256 characters (letters, digits, spaces, + - = . _ : / @)",
+    )
     check(
         _tag_key(args.exclude_tag_key),
         "exclude_tag_key",
-        "must be a tag key of 1-128 characters not starting with 'aws:'",
+        _TAG_KEY_ALLOWED,
     )
     scope = args.scope_tags
     check(
@@ -143,20 +156,7 @@ def validate_idle_watchdog(args: IdleGpuWatchdogArgs) -> list[Problem]:
         f"must map at most {MAX_SCOPE_TAGS} tag keys (1-128 characters, not 'aws:', not tag_key) to "
         "values of 1-256 characters",
     )
-    check(
-        between(args.idle_minutes, 10, 1440), "idle_minutes", "must be a whole number of minutes, 10 to 1440"
-    )
-    check(
-        _number(args.util_threshold_percent) and 0 < args.util_threshold_percent <= 100,
-        "util_threshold_percent",
-        "must be a number above 0 and at most 100 (percent)",
-    )
-    check(
-        between(args.grace_minutes, 0, 10080),
-        "grace_minutes",
-        "must be a whole number of minutes, 0 to 10080",
-    )
-    problems.extend(watchdog_period_problems(args.idle_minutes, args.metric_period_seconds))
+    problems.extend(idle_window_problems(args))
     check(
         schedule_seconds(args.schedule_expression) is not None,
         "schedule_expression",
@@ -204,16 +204,18 @@ def validate_idle_watchdog(args: IdleGpuWatchdogArgs) -> list[Problem]:
     return problems
 
 
+_TAG_KEY_ALLOWED = (
+    "must be a tag key of 1-128 characters not starting with 'aws:' "
+    "(letters, digits, spaces, + - = . _ : / @)"
+)
+
+
 def _text(value: Any, limit: int) -> bool:
     return isinstance(value, str) and bool(value.strip()) and len(value) <= limit
 
 
 def _tag_key(value: Any) -> bool:
-    return _text(value, 128) and not value.lower().startswith("aws:")
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+    return tag_text_ok(value, 128) and not value.lower().startswith("aws:")
 
 
 def _arn_or_output(value: Any, pattern: re.Pattern[str]) -> bool:

@@ -18,7 +18,7 @@ import pulumi
 
 from inference_infra.components.arguments import arg
 from inference_infra.components.errors import Problem
-from inference_infra.components.validation import between, watchdog_period_problems
+from inference_infra.components.validation import between, idle_window_problems
 from inference_infra.lambdas.gcp_idle_watchdog.settings import LABEL_KEY_RE, LABEL_VALUE_RE, Settings
 
 _DEFAULTS = Settings()
@@ -107,20 +107,7 @@ def validate_idle_watchdog(args: IdleGpuWatchdogArgs) -> list[Problem]:
         "must be a label value: 1-63 of a-z, 0-9, '-', '_'",
     )
     check(_match(args.exclude_tag_key, LABEL_KEY_RE), "exclude_tag_key", label_key)
-    check(
-        between(args.idle_minutes, 10, 1440), "idle_minutes", "must be a whole number of minutes, 10 to 1440"
-    )
-    check(
-        _number(args.util_threshold_percent) and 0 < args.util_threshold_percent <= 100,
-        "util_threshold_percent",
-        "must be a number above 0 and at most 100 (percent)",
-    )
-    check(
-        between(args.grace_minutes, 0, 10080),
-        "grace_minutes",
-        "must be a whole number of minutes, 0 to 10080",
-    )
-    problems.extend(watchdog_period_problems(args.idle_minutes, args.metric_period_seconds))
+    problems.extend(idle_window_problems(args))
     check(
         cron_schedule(args.schedule_expression) is not None,
         "schedule_expression",
@@ -174,10 +161,6 @@ def _items(values: Any, pattern: re.Pattern[str], *, allow_empty: bool) -> bool:
     if isinstance(values, str) or not isinstance(values, Sequence):
         return False
     return (allow_empty or bool(values)) and all(_match(v, pattern) for v in values)
-
-
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
 
 
 def cron_schedule(expression: Any) -> str | None:

@@ -119,16 +119,24 @@ class Settings:
 MAX_SCOPE_TAGS = 10  # DescribeInstances takes up to 200 filter values; ten tags is plenty for a scope
 
 
+# EC2's tag characters: letters, digits and spaces, and + - = . _ : / @ (EC2 User Guide, "Tag
+# restrictions"). No newline, tab or other control character can reach an IAM condition or a filter.
+TAG_TEXT = re.compile(r"[\w .:/=+\-@]+")
+
+
+def tag_text_ok(value: object, limit: int) -> bool:
+    """A tag key or value of 1 to `limit` of EC2's tag characters, not blank."""
+    return (
+        isinstance(value, str)
+        and bool(value.strip())
+        and len(value) <= limit
+        and TAG_TEXT.fullmatch(value) is not None
+    )
+
+
 def scope_tag_ok(key: object, value: object) -> bool:
     """An EC2 tag key (1-128 characters, not aws:) and value (1-256 characters)."""
-    return (
-        isinstance(key, str)
-        and 0 < len(key.strip()) <= 128
-        and len(key) <= 128
-        and not key.lower().startswith("aws:")
-        and isinstance(value, str)
-        and 0 < len(value) <= 256
-    )
+    return tag_text_ok(key, 128) and not str(key).lower().startswith("aws:") and tag_text_ok(value, 256)
 
 
 def default_period_seconds(idle_minutes: int) -> int:

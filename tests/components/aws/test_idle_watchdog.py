@@ -91,6 +91,12 @@ def test_idle_watchdog_explicit_scope_replaces_the_default_and_empty_means_accou
         {"Environment": 3},
         {f"k{i}": "v" for i in range(11)},
         ["Environment", "prod"],
+        # what would reach the IAM condition or the DescribeInstances filter: EC2's tag characters only
+        {"Environment": "prod\n"},
+        {"Env\nironment": "prod"},
+        {"Environment": "pr*d"},
+        {"Environment": "$(id)"},
+        {"Environment": "100%"},
     ],
 )
 def test_idle_watchdog_rejects_a_careless_scope(scope):
@@ -371,6 +377,9 @@ def test_idle_watchdog_rejects_a_topic_twice():
         ({"timeout_seconds": 901}, "timeout_seconds 901 must be a whole number from 30 to 900"),
         ({"region": "Virginia"}, "region 'Virginia' must be an AWS region"),
         ({"util_threshold_percent": True}, "util_threshold_percent True must be a number above 0"),
+        ({"tag_key": "Auto\nShutdown"}, "tag_key 'Auto\\nShutdown' must be a tag key"),
+        ({"tag_value": "true\n"}, "tag_value 'true\\n' must be a tag value"),
+        ({"exclude_tag_key": "Keep*"}, "exclude_tag_key 'Keep*' must be a tag key"),
     ],
 )
 def test_validate_idle_watchdog_rejects_bad_values(overrides, words):
