@@ -8,6 +8,11 @@ every container image a `docker`/`podman`/`nerdctl` `run`, `create` or `pull`
 names without an `@sha256:` digest, and every download piped straight into a
 shell (`curl ... | bash`), which runs whatever the server sends. Advisory: user
 data can also fetch its real work from elsewhere, where no preview can see it.
+
+Kubernetes workloads whose pods use accelerators (policy/rules/_k8s.py: Pods, Deployments,
+StatefulSets, DaemonSets, ReplicaSets, Jobs, CronJobs, LeaderWorkerSets and third-party kinds that
+embed pod templates) are judged the same way: every container's `image`, init and ephemeral
+containers included, names its digest (`@sha256:` and 64 hex digits, nothing else).
 """
 
 from __future__ import annotations
@@ -31,13 +36,15 @@ from inference_infra.policy.rules._base import (
     not_applicable,
     resource_policy,
 )
+from inference_infra.policy.rules._k8s import WORKLOAD_NOUNS, accelerator_templates, is_workload, where
 from inference_infra.policy.rules._machines import accelerator_machine, untyped_template
 
 NAME = "accelerator-images-pinned"
 SEVERITY = Severity.MEDIUM
 ENFORCEMENT = EnforcementLevel.ADVISORY
 DESCRIPTION = (
-    "Accelerator boot scripts run container images pinned by digest and no download piped into a shell."
+    "Accelerator boot scripts and Kubernetes accelerator pods run container images pinned by digest; "
+    "boot scripts pipe no download into a shell."
 )
 CONFIG_SCHEMA = PolicyConfigSchema(properties={})
 
@@ -158,9 +165,14 @@ def piped_downloads(script: str) -> list[str]:
     return [m.group(0).strip() for m in _PIPED_DOWNLOAD.finditer(script)]
 
 
+APPLIES_TO = f"accelerator instances, templates and TPU nodes, and {WORKLOAD_NOUNS}"
+
+
 def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
+    if is_workload(resource):
+        return _check_pods(resource)
     if accelerator_machine(resource) is None and not untyped_template(resource):
-        return not_applicable("applies to accelerator instances, templates and TPU nodes")
+        return not_applicable(f"applies to {APPLIES_TO}")
     found = Findings()
     texts = list(boot_texts(resource))
     if not texts:
@@ -182,6 +194,26 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
                 f"{resource.label} pipes a download into a shell in its {path} ({command!r}); download to "
                 "a file, check its SHA-256 against a value pinned in code, then run it."
             )
+    return found.outcome()
+
+
+def _check_pods(resource: Resource) -> Outcome:
+    templates = accelerator_templates(resource)
+    if not templates:
+        return not_applicable("its pods use no accelerator")
+    found = Findings()
+    for template in templates:
+        for path, container in template.containers():
+            image = container.get("image")
+            if image is UNKNOWN:
+                found.not_known(f"{path}.image")
+            elif isinstance(image, str) and not is_pinned(image):
+                name = container.get("name") if isinstance(container.get("name"), str) else path
+                found.violation(
+                    f"{where(resource, template)} runs the container image {image!r} in container {name!r} "
+                    f"({path}.image) without a valid digest; pin it (image@sha256:<64 hex digits>) so the "
+                    "nodes run the bytes that were reviewed."
+                )
     return found.outcome()
 
 
