@@ -3,8 +3,10 @@
 A workload is any `kubernetes:*` object that holds pod templates: a Pod, a Deployment, StatefulSet,
 DaemonSet, ReplicaSet, Job or CronJob, a LeaderWorkerSet (a leader and a worker template), and
 third-party kinds that embed pod specs the same way. Helm releases, `*Patch` objects (partial by
-design) and lists are not read here. The props are the object as pulumi-kubernetes sends it to the
-engine (camelCase, the manifest's own shape), in `plan` and `pulumi preview` alike.
+design) and lists are not read as workloads; a Helm release's values are read where a chart follows
+the common conventions (`resources`, `nodeSelector`, `affinity`, `securityContext`, `image`). The
+props are the object as pulumi-kubernetes sends it to the engine (camelCase, the manifest's own
+shape), in `plan` and `pulumi preview` alike.
 
 A pod uses accelerators when one of its containers requests or limits an accelerator resource (the
 device plugins' names: nvidia.com/gpu, aws.amazon.com/neuron, google.com/tpu, ...), or when it is
@@ -128,10 +130,13 @@ def _accelerator_selector(key: Any, values: Any) -> bool:
 
 def pinned_to_accelerator_nodes(template: PodTemplate) -> bool:
     """A node selector or required node affinity term that only accelerator nodes satisfy."""
-    selector = template.spec.get("nodeSelector")
+    return selects_accelerator_nodes(template.spec.get("nodeSelector"), template.spec.get("affinity"))
+
+
+def selects_accelerator_nodes(selector: Any, affinity: Any) -> bool:
+    """A node selector, or a required node affinity term, that only accelerator nodes satisfy."""
     if isinstance(selector, Mapping) and any(_accelerator_selector(k, v) for k, v in selector.items()):
         return True
-    affinity = template.spec.get("affinity")
     required = (
         affinity.get("nodeAffinity", {}).get("requiredDuringSchedulingIgnoredDuringExecution")
         if isinstance(affinity, Mapping) and isinstance(affinity.get("nodeAffinity"), Mapping)
@@ -160,6 +165,47 @@ def accelerator_templates(resource: Resource) -> list[PodTemplate]:
     return [t for t in pod_templates(resource) if uses_accelerators(t)]
 
 
+# -- Helm releases: their values, where a chart follows the common conventions -------------------
+
+
+def helm_values(resource: Resource) -> Any:
+    """A Helm release's (or chart's) values: a mapping, UNKNOWN, or None for any other resource."""
+    if resource.type not in K8S_HELM:
+        return None
+    values = resource.props.get("values")
+    return values if values is UNKNOWN or isinstance(values, Mapping) else {}
+
+
+def mappings(value: Any, path: str = "values") -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Every mapping inside a value, with its path."""
+    if isinstance(value, Mapping):
+        yield path, value
+        for key, child in value.items():
+            yield from mappings(child, f"{path}.{key}")
+    elif isinstance(value, list):
+        for i, child in enumerate(value):
+            yield from mappings(child, f"{path}[{i}]")
+
+
+def accelerator_amounts(block: Mapping[str, Any]) -> bool:
+    """A `resources`-shaped mapping whose requests or limits name an accelerator."""
+    return any(
+        isinstance(block.get(section), Mapping) and any(is_accelerator_resource(k) for k in block[section])
+        for section in ("requests", "limits")
+    )
+
+
+def helm_uses_accelerators(values: Any) -> bool:
+    """Values that request accelerators (a `resources` block) or place pods on accelerator nodes (a
+    `nodeSelector`, or an `affinity` with a required node affinity): the charts' usual keys."""
+    for _, block in mappings(values):
+        if accelerator_amounts(block):
+            return True
+        if selects_accelerator_nodes(block.get("nodeSelector"), block.get("affinity")):
+            return True
+    return False
+
+
 def where(resource: Resource, template: PodTemplate) -> str:
     """'kubernetes:apps/v1:Deployment 'vllm'' or, for a second template, '... at spec.workerTemplate'."""
     holder = template.path.removesuffix("spec").rstrip(".") if template.labels_path else template.path
@@ -176,12 +222,17 @@ __all__ = [
     "UNKNOWN",
     "WORKLOAD_NOUNS",
     "PodTemplate",
+    "accelerator_amounts",
     "accelerator_resources",
     "accelerator_templates",
+    "helm_uses_accelerators",
+    "helm_values",
     "is_workload",
     "known_mapping",
+    "mappings",
     "pinned_to_accelerator_nodes",
     "pod_templates",
+    "selects_accelerator_nodes",
     "uses_accelerators",
     "where",
 ]

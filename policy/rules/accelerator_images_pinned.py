@@ -12,7 +12,9 @@ data can also fetch its real work from elsewhere, where no preview can see it.
 Kubernetes workloads whose pods use accelerators (policy/rules/_k8s.py: Pods, Deployments,
 StatefulSets, DaemonSets, ReplicaSets, Jobs, CronJobs, LeaderWorkerSets and third-party kinds that
 embed pod templates) are judged the same way: every container's `image`, init and ephemeral
-containers included, names its digest (`@sha256:` and 64 hex digits, nothing else).
+containers included, names its digest (`@sha256:` and 64 hex digits, nothing else). So is a Helm
+release whose values request accelerators or select accelerator nodes, where its values name images
+the common way (`image: repo@sha256:...`, or `repository` with `tag@sha256:...`, `digest` or `sha`).
 """
 
 from __future__ import annotations
@@ -36,7 +38,15 @@ from inference_infra.policy.rules._base import (
     not_applicable,
     resource_policy,
 )
-from inference_infra.policy.rules._k8s import WORKLOAD_NOUNS, accelerator_templates, is_workload, where
+from inference_infra.policy.rules._k8s import (
+    WORKLOAD_NOUNS,
+    accelerator_templates,
+    helm_uses_accelerators,
+    helm_values,
+    is_workload,
+    mappings,
+    where,
+)
 from inference_infra.policy.rules._machines import accelerator_machine, untyped_template
 
 NAME = "accelerator-images-pinned"
@@ -169,6 +179,9 @@ APPLIES_TO = f"accelerator instances, templates and TPU nodes, and {WORKLOAD_NOU
 
 
 def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
+    values = helm_values(resource)
+    if values is not None:
+        return _check_helm(resource, values)
     if is_workload(resource):
         return _check_pods(resource)
     if accelerator_machine(resource) is None and not untyped_template(resource):
@@ -193,6 +206,44 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
             found.violation(
                 f"{resource.label} pipes a download into a shell in its {path} ({command!r}); download to "
                 "a file, check its SHA-256 against a value pinned in code, then run it."
+            )
+    return found.outcome()
+
+
+_DIGEST_HEX = re.compile(r"^(sha256:)?[0-9a-f]{64}$")
+
+
+def helm_image(block: Mapping[str, Any]) -> tuple[str, bool] | None:
+    """(reference, pinned) of an image a chart's values name the common way: `image: "repo@sha256:..."`,
+    or a mapping with `repository` (and `registry`, `tag`, and `digest` or `sha`); None otherwise."""
+    repository = block.get("repository")
+    if not isinstance(repository, str):
+        return None
+    registry, tag = block.get("registry"), block.get("tag")
+    name = f"{registry}/{repository}" if isinstance(registry, str) and registry else repository
+    reference = f"{name}:{tag}" if isinstance(tag, (str, int, float)) and str(tag) else name
+    digests = [block.get(k) for k in ("digest", "sha")]
+    pinned = is_pinned(reference) or any(isinstance(d, str) and _DIGEST_HEX.match(d) for d in digests)
+    return reference, pinned
+
+
+def _check_helm(resource: Resource, values: Any) -> Outcome:
+    """A Helm release whose values place pods on accelerators: every image its values name."""
+    if values is UNKNOWN:
+        return Outcome(unknown=("values",))
+    if not helm_uses_accelerators(values):
+        return not_applicable(
+            "a Helm release whose values request no accelerator and select no accelerator node"
+        )
+    found = Findings()
+    for path, block in mappings(values):
+        image = block.get("image")
+        named = (image, is_pinned(image)) if isinstance(image, str) else helm_image(block)
+        if named is not None and not named[1]:
+            where_at = f"{path}.image" if isinstance(image, str) else path
+            found.violation(
+                f"{resource.label} runs the container image {named[0]!r} ({where_at}) without a digest in "
+                "values that place pods on accelerators; pin it (a digest or sha value, or tag@sha256:...)."
             )
     return found.outcome()
 

@@ -14,6 +14,11 @@ the component that renders them in `allowedComponents` (matched on the resource'
 chain names its parents): by default the library's GpuObservability, whose neuron-monitor DaemonSet
 runs privileged on Neuron nodes as AWS's own manifest does (it reads /dev/neuron* with no device
 plugin to hand them over; see tests/components/k8s/test_rendered_objects.py).
+
+A Helm release (`kubernetes:helm.sh/v3:Release`) renders its pods at deploy time; where its values
+follow the common chart conventions, a release whose values request accelerators or select
+accelerator nodes is judged on them: any `privileged: true`, `hostNetwork`/`hostPID`/`hostIPC: true`
+or `capabilities.add` with SYS_ADMIN anywhere in its values. A chart with other keys is not seen.
 """
 
 from __future__ import annotations
@@ -31,7 +36,15 @@ from inference_infra.policy.rules._base import (
     not_applicable,
     resource_policy,
 )
-from inference_infra.policy.rules._k8s import WORKLOAD_NOUNS, accelerator_templates, is_workload, where
+from inference_infra.policy.rules._k8s import (
+    WORKLOAD_NOUNS,
+    accelerator_templates,
+    helm_uses_accelerators,
+    helm_values,
+    is_workload,
+    mappings,
+    where,
+)
 
 NAME = "k8s-accelerator-pods-unprivileged"
 GPU_OBSERVABILITY = "inference-infra:k8s:GpuObservability"  # components/k8s/gpu_observability.py
@@ -76,16 +89,27 @@ def _capability(name: Any) -> str:
     return text[4:] if text.startswith("CAP_") else text
 
 
-def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
-    if not is_workload(resource):
-        return not_applicable(f"applies to {WORKLOAD_NOUNS}")
-    templates = accelerator_templates(resource)
-    if not templates:
-        return not_applicable("its pods use no accelerator")
+def _exempt(resource: Resource, config: Mapping[str, Any]) -> Outcome | None:
     if resource.name in config["allowedNames"]:
         return not_applicable(f"{resource.name!r} is in allowedNames")
     if allowed := [t for t in parent_types(resource.urn) if t in config["allowedComponents"]]:
         return not_applicable(f"rendered by {allowed[0]}, in allowedComponents")
+    return None
+
+
+def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
+    values = helm_values(resource)
+    if values is not None:
+        return _check_helm(resource, values, config)
+    if not is_workload(resource):
+        return not_applicable(
+            f"applies to {WORKLOAD_NOUNS}, and Helm releases that place pods on accelerators"
+        )
+    templates = accelerator_templates(resource)
+    if not templates:
+        return not_applicable("its pods use no accelerator")
+    if (exempt := _exempt(resource, config)) is not None:
+        return exempt
     found = Findings()
     for template in templates:
         label = where(resource, template)
@@ -134,6 +158,44 @@ def _judge_container(label: str, path: str, container: Mapping[str, Any], found:
             f"{label} adds {', '.join(granted)} to container {name!r} ({path}.securityContext.capabilities."
             "add); drop it (SYS_ADMIN is most of root on the node)."
         )
+
+
+def _check_helm(resource: Resource, values: Any, config: Mapping[str, Any]) -> Outcome:
+    """A Helm release whose values place pods on accelerators: the usual keys anywhere in its values."""
+    if values is UNKNOWN:
+        return Outcome(unknown=("values",))
+    if not helm_uses_accelerators(values):
+        return not_applicable(
+            "a Helm release whose values request no accelerator and select no accelerator node"
+        )
+    if (exempt := _exempt(resource, config)) is not None:
+        return exempt
+    found = Findings()
+    for path, block in mappings(values):
+        for key, namespace in _HOST_NAMESPACES.items():
+            if block.get(key) is True:
+                found.violation(
+                    f"{resource.label} sets {path}.{key}: true in values that place pods on accelerators "
+                    f"(the node's {namespace} namespace); remove it or name the release in allowedNames."
+                )
+        if block.get("privileged") is True:
+            found.violation(
+                f"{resource.label} sets {path}.privileged: true in values that place pods on accelerators; "
+                "remove it, or name the release in allowedNames."
+            )
+        capabilities = block.get("capabilities")
+        added = capabilities.get("add") if isinstance(capabilities, Mapping) else None
+        granted = sorted(
+            {str(c) for c in added if _capability(c) in _FORBIDDEN_CAPABILITIES}
+            if isinstance(added, list)
+            else set()
+        )
+        if granted:
+            found.violation(
+                f"{resource.label} adds {', '.join(granted)} at {path}.capabilities.add in values that place "
+                "pods on accelerators; drop it, or name the release in allowedNames."
+            )
+    return found.outcome()
 
 
 POLICY = resource_policy(

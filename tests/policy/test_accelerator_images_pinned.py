@@ -161,3 +161,26 @@ def test_accelerator_images_pinned_rejects_a_captured_stateful_set_by_tag(plan_o
     assert [v.message.split(" in container")[0] for v in report.violations] == [
         "kubernetes:apps/v1:StatefulSet 'tpu' runs the container image 'us-docker.pkg.dev/x/jetstream:latest'"
     ]
+
+
+def test_accelerator_images_pinned_judges_images_in_helm_values_on_accelerators(check):
+    release = "kubernetes:helm.sh/v3:Release"
+    gpu = {"resources": {"limits": {"nvidia.com/gpu": 1}}}
+    pinned = [
+        {"image": {"repository": "vllm/vllm-openai", "tag": f"v0.11.0@{DIGEST}"}},
+        {"image": {"repository": "grafana/grafana", "registry": "docker.io", "tag": "13", "sha": "a" * 64}},
+        {"image": {"repository": "vllm/vllm-openai", "digest": DIGEST}},
+        {"image": f"vllm/vllm-openai@{DIGEST}"},
+    ]
+    for values in pinned:
+        assert check(rule, release, {"values": {**gpu, **values}}) == Outcome()
+    tagged = {**gpu, "image": {"repository": "vllm/vllm-openai", "registry": "docker.io", "tag": "v0.11.0"}}
+    [message] = check(rule, release, {"values": tagged}, name="vllm").violations
+    assert message.startswith(
+        f"{release} 'vllm' runs the container image 'docker.io/vllm/vllm-openai:v0.11.0' (values.image) "
+        "without"
+    )
+    short = {**gpu, "image": {"repository": "vllm/vllm-openai", "digest": "sha256:" + "a" * 63}}
+    assert len(check(rule, release, {"values": short}).violations) == 1
+    cpu = {"image": {"repository": "nginx", "tag": "latest"}}
+    assert check(rule, release, {"values": cpu}).not_applicable is not None

@@ -137,8 +137,44 @@ def test_k8s_accelerator_pods_unprivileged_passes_gpu_observabilitys_neuron_moni
     GpuObservability("gpu-obs", GpuObservabilityArgs(neuron_monitor=True, neuron_monitor_image=image))
     capture = plan_of()
     assert run_pack(capture, rule.NAME).violations == []
-    [violation] = run_pack(capture, rule.NAME, {"allowedComponents": []}).violations
-    assert violation.message.startswith(
-        "kubernetes:apps/v1:DaemonSet 'gpu-obs-neuron-monitor' runs container"
+    found = run_pack(capture, rule.NAME, {"allowedComponents": []}).violations
+    # without the exemption: the neuron-monitor DaemonSet, and the DCGM exporter's release, whose
+    # values add SYS_ADMIN (profiling counters) on GPU nodes
+    assert sorted(v.message.split(" (")[0].split(" at ")[0] for v in found) == [
+        "kubernetes:apps/v1:DaemonSet 'gpu-obs-neuron-monitor' runs container 'neuron-monitor' privileged",
+        "kubernetes:helm.sh/v3:Release 'gpu-obs-dcgm-exporter' adds SYS_ADMIN",
+    ]
+    assert {tuple(rule.parent_types(v.urn)) for v in found} == {("inference-infra:k8s:GpuObservability",)}
+
+
+RELEASE = "kubernetes:helm.sh/v3:Release"
+
+
+def test_k8s_accelerator_pods_unprivileged_passes_a_helm_release_without_host_rights(check):
+    values = {"resources": {"limits": {"nvidia.com/gpu": 1}}, "securityContext": {"privileged": False}}
+    assert check(rule, RELEASE, {"chart": "vllm", "values": values}) == Outcome()
+    cpu = {"securityContext": {"privileged": True}}
+    assert check(rule, RELEASE, {"values": cpu}).not_applicable.startswith(
+        "a Helm release whose values request no"
     )
-    assert rule.parent_types(violation.urn) == ["inference-infra:k8s:GpuObservability"]
+
+
+def test_k8s_accelerator_pods_unprivileged_rejects_helm_values_with_host_rights_on_gpu_nodes(check):
+    values = {
+        "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-l4"},
+        "hostNetwork": True,
+        "exporter": {"securityContext": {"privileged": True, "capabilities": {"add": ["SYS_ADMIN"]}}},
+    }
+    found = check(rule, RELEASE, {"values": values}, name="probe").violations
+    assert [m.split(";")[0] for m in found] == [
+        f"{RELEASE} 'probe' sets values.hostNetwork: true in values that place pods on accelerators "
+        "(the node's network namespace)",
+        f"{RELEASE} 'probe' sets values.exporter.securityContext.privileged: true in values that place pods "
+        "on accelerators",
+        f"{RELEASE} 'probe' adds SYS_ADMIN at values.exporter.securityContext.capabilities.add in values "
+        "that place pods on accelerators",
+    ]
+    assert (
+        check(rule, RELEASE, {"values": values}, {"allowedNames": ["probe"]}, name="probe").violations == ()
+    )
+    assert check(rule, RELEASE, {"values": UNKNOWN}) == Outcome(unknown=("values",))

@@ -93,3 +93,16 @@ def test_k8s_accelerator_requests_equal_limits_rejects_a_captured_deployment(pla
     assert [v.message.split(";")[0] for v in report.violations] == [
         f"{DEPLOYMENT} 'vllm' requests nvidia.com/gpu: '2' but limits it to '1' on container 'vllm'"
     ]
+
+
+def test_k8s_accelerator_requests_equal_limits_judges_helm_values_resources_blocks(check):
+    release = "kubernetes:helm.sh/v3:Release"
+    good = {"engine": {"resources": {"requests": {"nvidia.com/gpu": 2}, "limits": {"nvidia.com/gpu": "2"}}}}
+    assert check(rule, release, {"values": good}) == Outcome()
+    bad = {"engine": {"resources": {"requests": {"aws.amazon.com/neuron": 1}}}}
+    [message] = check(rule, release, {"values": bad}, name="inf").violations
+    assert message.startswith(
+        f"{release} 'inf' requests aws.amazon.com/neuron: 1 in its values without a limit "
+        "(values.engine.resources.limits.aws.amazon.com/neuron)"
+    )
+    assert check(rule, release, {"values": {"replicas": 2}}).not_applicable is not None
