@@ -1,5 +1,8 @@
 """Validate a rendered Kubernetes object against the API's own schemas: `validate(obj)` -> errors.
 
+`objects_of(capture)` gives the Kubernetes objects of a plan capture as manifests (Helm releases left
+out: Helm renders theirs on the cluster).
+
 - Built-in kinds (Deployment, Service, NetworkPolicy, ...): kubernetes-validate in strict mode (an
   unknown field is an error), against the Kubernetes version `KUBERNETES_VERSION`.
 - CRD kinds (KEDA, Karpenter, LeaderWorkerSet, Gateway API, Prometheus Operator, Secrets Store CSI,
@@ -96,6 +99,31 @@ def _registry() -> referencing.Registry:
 
 def _where(error: jsonschema.ValidationError) -> str:
     return ".".join(str(p) for p in error.absolute_path) or "(root)"
+
+
+UNKNOWN_PLACEHOLDER = "unknown-at-preview"
+
+
+def objects_of(capture: Any) -> list[dict[str, Any]]:
+    """The Kubernetes objects of a capture (`plan_of()`, `Harness.capture()`) as manifests: every
+    `kubernetes:*` custom resource but Helm releases and charts (Helm renders theirs on the cluster),
+    a value not known until deploy time as a placeholder string."""
+    from inference_infra.components.offline_plan.model import Unknown
+
+    def known(value: Any) -> Any:
+        if isinstance(value, Unknown):
+            return UNKNOWN_PLACEHOLDER
+        if isinstance(value, dict):
+            return {k: known(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [known(v) for v in value]
+        return value
+
+    return [
+        known(r.props)
+        for r in capture.custom
+        if r.type.startswith("kubernetes:") and not r.type.startswith("kubernetes:helm.sh/")
+    ]
 
 
 def validate(obj: Mapping[str, Any], version: str = KUBERNETES_VERSION) -> list[str]:

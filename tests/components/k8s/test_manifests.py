@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 
 from inference_infra.components.k8s.gpu_observability import GpuObservability, GpuObservabilityArgs
-from inference_infra.components.offline_plan.model import Unknown
-from tests.components.k8s.manifests import SCHEMAS, crd_schemas, strict, validate
+from tests.components.k8s.manifests import SCHEMAS, crd_schemas, objects_of, strict, validate
 
 DIGEST = "sha256:" + "ab" * 32
 POD = {
@@ -334,16 +333,6 @@ def test_manifests_vendored_crds_match_their_recorded_sha256():
     }
 
 
-def _known(value: Any) -> Any:
-    if isinstance(value, Unknown):
-        return "unknown-at-preview"
-    if isinstance(value, dict):
-        return {k: _known(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_known(v) for v in value]
-    return value
-
-
 def test_manifests_validate_passes_everything_gpu_observability_renders():
     from inference_infra.components.offline_plan.runtime import Harness
 
@@ -359,11 +348,13 @@ def test_manifests_validate_passes_everything_gpu_observability_renders():
         capture = harness.capture()
     finally:
         harness.stop()
-    objects = [
-        _known(r.props)
-        for r in capture.custom
-        if r.type.startswith("kubernetes:") and not r.type.startswith("kubernetes:helm.sh/")
-    ]
+    objects = objects_of(capture)
     kinds = {o["kind"] for o in objects}
     assert {"PrometheusRule", "DaemonSet", "NetworkPolicy"} <= kinds
     assert [e for o in objects for e in validate(o)] == []
+
+
+@pytest.mark.parametrize("kind", ["Deployment", "Service", "NetworkPolicy", "PodDisruptionBudget"])
+def test_manifests_validate_passes_the_built_in_kinds_at_the_oldest_supported_version(kind):
+    assert validate(VALID[kind], "1.30.0") == []
+    assert validate(_broken(kind, ("spec", "unknownField"), 1), "1.30.0") != []
