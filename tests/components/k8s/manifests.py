@@ -76,11 +76,13 @@ def _tighten(node: Any) -> None:
     declares = "properties" in node and "additionalProperties" not in node
     if declares and not node.get("x-kubernetes-preserve-unknown-fields"):
         node["additionalProperties"] = False
+    # The structural part only: a branch of allOf/anyOf/oneOf/not only constrains values the structural
+    # schema declares (Kubernetes' rule for CRDs), so it must not refuse fields its siblings declare.
     for key, child in node.items():
         if key in ("properties", "patternProperties"):
             for sub in child.values():
                 _tighten(sub)
-        elif key in ("items", "additionalProperties", "not", "allOf", "anyOf", "oneOf"):
+        elif key in ("items", "additionalProperties"):
             _tighten(child)
 
 

@@ -358,3 +358,16 @@ def test_manifests_validate_passes_everything_gpu_observability_renders():
 def test_manifests_validate_passes_the_built_in_kinds_at_the_oldest_supported_version(kind):
     assert validate(VALID[kind], "1.30.0") == []
     assert validate(_broken(kind, ("spec", "unknownField"), 1), "1.30.0") != []
+
+
+def test_manifests_strict_leaves_the_value_constraints_of_a_oneof_alone():
+    # Gateway API's address: oneOf branches constrain `type` (and `value`'s pattern) and declare only
+    # part of the object's fields; refusing the others there would refuse every address.
+    gateway = copy.deepcopy(VALID["Gateway"])
+    gateway["spec"]["addresses"] = [
+        {"type": "IPAddress", "value": "10.0.0.10"},
+        {"type": "Hostname", "value": "gw.example.com"},  # refused when the branches were tightened
+    ]
+    assert validate(gateway) == []
+    gateway["spec"]["addresses"][0]["port"] = 80
+    assert any("Additional properties are not allowed ('port'" in e for e in validate(gateway))
