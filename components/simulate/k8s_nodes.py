@@ -24,6 +24,13 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from inference_infra.components.serving.cold_start import (
+    IMAGE_PULL_RANGE,
+    IMAGE_PULL_SPAN,
+    MACHINE_BOOT_RANGE,
+    MACHINE_BOOT_SPAN,
+    NODE_AUTOSCALER_REACTION,
+    NODE_PROVISION,
+    NODE_PROVISION_SPAN,
     NODE_SCALE_DOWN_AFTER,
     ColdStart,
     NodeAutoscaler,
@@ -84,7 +91,7 @@ def kubernetes_nodes(
 ) -> KubernetesNodes:
     """The pod and node starts of a pool from its cold-start estimate, at one end of their range
     (fastest | typical | slowest); the scale-down delay is the autoscaler's default unless given."""
-    if which not in ("fastest", "typical", "slowest"):
+    if which not in _ENDS:
         raise ValueError(f"which must be fastest, typical or slowest, got {which!r}")
     delay = (
         NODE_SCALE_DOWN_AFTER[autoscaler].value
@@ -96,6 +103,47 @@ def kubernetes_nodes(
         pod_start_seconds=stage_seconds(pod_stages(estimate, image_cached=image_cached), which),
         pod_start_pull_seconds=pulled,
         node_ready_seconds=stage_seconds(node_stages(estimate, autoscaler), which) - pulled,
+        scale_down_after_seconds=delay,
+        pods_per_node=pods_per_node,
+        autoscaler=autoscaler,
+        image_cached=image_cached,
+    )
+
+
+_ENDS = ("fastest", "typical", "slowest")
+
+
+def _at(which: str, typical: float, span: tuple[float, float]) -> float:
+    return {"fastest": span[0], "typical": typical, "slowest": span[1]}[which]
+
+
+def kubernetes_nodes_for(
+    pool: Pool,
+    *,
+    which: str = "typical",
+    autoscaler: NodeAutoscaler = NodeAutoscaler.CLUSTER_AUTOSCALER,
+    image_cached: bool = True,
+    pods_per_node: int = 1,
+    scale_down_after_seconds: float | None = None,
+) -> KubernetesNodes:
+    """kubernetes_nodes() for a pool already built (`build_pool`, `pool_from_plan`) with its cold start
+    at `which`: that cold start is the estimate's stages summed there, and its first two (machine boot,
+    image pull) do not depend on the model, so the rest (weights, load, warm-up) is what is left."""
+    if which not in _ENDS:
+        raise ValueError(f"which must be fastest, typical or slowest, got {which!r}")
+    pull = _at(which, IMAGE_PULL_RANGE.value, IMAGE_PULL_SPAN)
+    rest = pool.cold_start_seconds - _at(which, MACHINE_BOOT_RANGE.value, MACHINE_BOOT_SPAN) - pull
+    reaction, span = NODE_AUTOSCALER_REACTION[autoscaler]
+    ready = _at(which, reaction.value, span) + _at(which, NODE_PROVISION.value, NODE_PROVISION_SPAN)
+    delay = (
+        NODE_SCALE_DOWN_AFTER[autoscaler].value
+        if scale_down_after_seconds is None
+        else scale_down_after_seconds
+    )
+    return KubernetesNodes(
+        pod_start_seconds=rest if image_cached else rest + pull,
+        pod_start_pull_seconds=rest + pull,
+        node_ready_seconds=ready,
         scale_down_after_seconds=delay,
         pods_per_node=pods_per_node,
         autoscaler=autoscaler,
