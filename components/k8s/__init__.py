@@ -20,6 +20,8 @@ _EXPORTS = {
     "KarpenterNodesArgs": "node_capacity_args",
     "GkeNodePool": "node_capacity",
     "GkeNodePoolArgs": "node_capacity_args",
+    "DevicePlugins": "device_plugins",
+    "DevicePluginsArgs": "device_plugins",
 }
 
 __getattr__, __all__ = lazy_exports(__name__, _EXPORTS)
