@@ -231,3 +231,18 @@ def test_eks_node_groups_rejects_bad_input_before_registering(plan_of, change, m
         EksNodeGroups("bad", _args(**change))
     assert message in str(raised.value)
     assert [r for r in plan_of() if r.name.startswith("bad")] == []
+
+
+def test_eks_node_groups_outputs_name_each_group(plan_of, harness):
+    component = EksNodeGroups("chat-nodes", _args(on_demand=1, spot=1))
+    seen: list = []
+    harness.in_loop(lambda: component.node_group_names.apply(seen.append))
+    harness.in_loop(lambda: component.node_groups[1].arn.apply(seen.append))
+    plan_of()
+    [names] = [v for v in seen if isinstance(v, list)]
+    [arn] = [v for v in seen if isinstance(v, str)]
+    assert len(names) == 2
+    assert all(n.startswith("chat-nodes-") for n in names)
+    # the offline mock's shape of DescribeNodegroup's nodegroupArn
+    assert arn.startswith("arn:aws:eks:us-east-1:123456789012:nodegroup/inference/chat-nodes-spot-")
+    assert arn.split("/")[2] in names

@@ -176,3 +176,14 @@ def test_gke_node_pool_rejects_bad_input_before_registering(plan_of, change, mes
         GkeNodePool("bad", _args(**change))
     assert message in str(raised.value)
     assert [r for r in plan_of() if r.name.startswith("bad")] == []
+
+
+def test_gke_pool_outputs_its_instance_groups_offline(plan_of, harness):
+    pool = GkeNodePool(
+        "tpu", _args(machine_type="ct5lp-hightpu-4t", max_nodes=2, node_locations=["us-central1-b"])
+    )
+    seen: list = []
+    harness.in_loop(lambda: pool.node_pool.instance_group_urls.apply(seen.append))
+    plan_of()
+    [[url]] = seen  # the offline mock's shape: one managed instance group per zone
+    assert url.startswith("https://www.googleapis.com/compute/v1/projects/test-project/zones/us-central1-b/")
