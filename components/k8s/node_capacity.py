@@ -127,6 +127,16 @@ class EksNodeGroups(pulumi.ComponentResource):
                         },
                     }
                 ],
+                # An explicit interface so the node never gets a public IP, whatever the subnet's
+                # mapPublicIpOnLaunch; once a template sets one, EKS needs its security groups there.
+                network_interfaces=[
+                    {
+                        "device_index": 0,
+                        "associate_public_ip_address": "false",
+                        "delete_on_termination": "true",
+                        "security_groups": list(args.security_group_ids),
+                    }
+                ],
                 **_reservation_settings(reservation),
                 tag_specifications=[
                     {"resource_type": kind, "tags": {"inference-infra.dev/pool": args.pool}}

@@ -120,6 +120,13 @@ class EksNodeGroupsArgs:
         None, "The capacity reservation or Capacity Block of `reserved`."
     )
     subnets: Sequence[NodeSubnet] = arg(doc="The cluster's private subnets the nodes launch in.", stack=False)
+    security_group_ids: Sequence[pulumi.Input[str]] = arg(
+        doc="The nodes' security groups: the cluster security group (an eks.Cluster's "
+        "vpc_config.cluster_security_group_id) and any of your own. The launch template's network "
+        "interface names them, as EKS requires once a template sets one (it sets one to refuse a "
+        "public IP).",
+        stack=False,
+    )
     node_role_arn: pulumi.Input[str] | None = arg(
         None,
         "The nodes' IAM role; default: one is created with AmazonEKSWorkerNodePolicy and "
@@ -222,6 +229,15 @@ def validate_eks_node_groups(args: EksNodeGroupsArgs) -> list[Problem]:
                 )
             )
     problems += _subnet_problems(args.subnets)
+    if not args.security_group_ids:
+        problems.append(
+            Problem("security_group_ids", [], "must name at least the cluster security group (sg-...)")
+        )
+    for i, group in enumerate(args.security_group_ids):
+        if isinstance(group, str) and not re.match(r"^sg-[0-9a-f]{8}([0-9a-f]{9})?$", group):
+            problems.append(
+                Problem(f"security_group_ids[{i}]", group, "must be a security group id (sg-...)")
+            )
     problems += _reservation_problems(args)
     if isinstance(args.kms_key_arn, str) and not _KMS_KEY.match(args.kms_key_arn):
         problems.append(

@@ -39,7 +39,12 @@ SUBNETS = [
 
 def _args(**kw) -> EksNodeGroupsArgs:
     base = dict(
-        cluster_name="inference", pool="chat", instance_type="g6e.xlarge", on_demand=2, subnets=SUBNETS
+        cluster_name="inference",
+        pool="chat",
+        instance_type="g6e.xlarge",
+        on_demand=2,
+        subnets=SUBNETS,
+        security_group_ids=["sg-0123456789abcdef0"],
     )
     return EksNodeGroupsArgs(**{**base, **kw})
 
@@ -72,7 +77,15 @@ def test_eks_node_groups_launch_template_is_imdsv2_hop_limit_1_encrypted_gp3(pla
     assert root["ebs"]["kmsKeyId"] == "arn:aws:kms:us-east-1:123456789012:key/abc"
     assert root["ebs"]["volumeSize"] == 200
     assert template["instanceType"] == "g6e.xlarge"
-    assert "networkInterfaces" not in template  # public IPs: the private subnets decide (none)
+    # no public IP whatever the subnet says; the cluster security group on the interface
+    assert template["networkInterfaces"] == [
+        {
+            "deviceIndex": 0,
+            "associatePublicIpAddress": "false",
+            "deleteOnTermination": "true",
+            "securityGroups": ["sg-0123456789abcdef0"],
+        }
+    ]
     assert "capacityReservationSpecification" not in template
 
 
@@ -224,6 +237,8 @@ def test_eks_node_groups_without_cni_policy_and_with_a_given_role(plan_of):
         ({"kms_key_arn": "alias/mine"}, "kms_key_arn 'alias/mine' must be a KMS key or alias ARN"),
         ({"node_role_arn": "eks-nodes"}, "node_role_arn 'eks-nodes' must be an IAM role ARN"),
         ({"on_demand": 5000}, "on_demand 5000 must be 0..1000"),
+        ({"security_group_ids": []}, "security_group_ids [] must name at least the cluster security group"),
+        ({"security_group_ids": ["default"]}, "security_group_ids[0] 'default' must be a security group id"),
     ],
 )
 def test_eks_node_groups_rejects_bad_input_before_registering(plan_of, change, message):

@@ -41,6 +41,7 @@ def test_eks_node_groups_are_priced_as_ranges_per_capacity_mode(plan_of):
         min_nodes=0,
         max_nodes=4,
         subnets=SUBNETS,
+        security_group_ids=["sg-0123456789abcdef0"],
     )
     report = price_capture(plan_of(EksNodeGroups("eks", args)))
     on_demand = _item(report, "eks-ondemand")
@@ -63,6 +64,7 @@ def test_eks_capacity_block_group_is_priced_at_the_on_demand_estimate(plan_of):
         reserved=2,
         reservation=block,
         subnets=SUBNETS,
+        security_group_ids=["sg-0123456789abcdef0"],
     )
     item = _item(price_capture(plan_of(EksNodeGroups("cb", args))), "cb-reserved")
     assert item.hourly_usd == pytest.approx(2 * _rate("p5.48xlarge", "us-east-1"))
