@@ -580,6 +580,21 @@ def gke_shape(args: GkeNodePoolArgs) -> GkeShape | None:
     )
 
 
+def _tpu_topologies(machine_type: str) -> list[str]:
+    """The multi-host slice topologies the catalog lists for a GKE TPU machine type's generation."""
+    from inference_infra.components.resources.gke import gke_tpu_slice
+
+    one = gke_tpu_slice(machine_type)
+    if one is None:
+        return []
+    prefix = one.rsplit("-", 1)[0] + "-"
+    return [
+        t.tpu_topology
+        for t in instance_types(Cloud.GCP)
+        if t.name.startswith(prefix) and t.hosts > 1 and t.tpu_topology is not None
+    ]
+
+
 def validate_gke_node_pool(args: GkeNodePoolArgs) -> list[Problem]:
     problems = pool_problems(args.pool)
     shape = gke_shape(args)
@@ -604,7 +619,17 @@ def validate_gke_node_pool(args: GkeNodePoolArgs) -> list[Problem]:
         else:
             chips = int(_TPU_MACHINE.match(args.machine_type).group(2))  # type: ignore[union-attr]
             total = math.prod(int(d) for d in args.tpu_topology.split("x"))
-            if total % chips:
+            slices = _tpu_topologies(args.machine_type)
+            if total > chips and args.tpu_topology not in slices:
+                problems.append(
+                    Problem(
+                        "tpu_topology",
+                        args.tpu_topology,
+                        f"is not a multi-host slice of {args.machine_type}'s TPU generation in the catalog "
+                        f"(allowed: {', '.join(slices) or 'none'})",
+                    )
+                )
+            elif total % chips:
                 problems.append(
                     Problem(
                         "tpu_topology",

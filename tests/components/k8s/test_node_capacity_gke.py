@@ -159,6 +159,11 @@ def test_gke_tpu_multi_host_slice_has_its_topology(plan_of):
         ),
         ({"tpu_topology": "2x4"}, "tpu_topology '2x4' is for TPU machine types only"),
         (
+            {"machine_type": "ct5lp-hightpu-4t", "tpu_topology": "4x12"},
+            "tpu_topology '4x12' is not a multi-host slice of ct5lp-hightpu-4t's TPU generation in the "
+            "catalog (allowed: 4x4, 4x8, 8x8, 8x16, 16x16)",
+        ),
+        (
             {"machine_type": "ct5lp-hightpu-4t", "tpu_topology": "4x4", "max_nodes": 3},
             "must be (0 or 4, 4) for a 4x4 slice of 4 hosts",
         ),

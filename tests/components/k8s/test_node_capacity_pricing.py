@@ -98,8 +98,14 @@ def test_gke_gpu_and_tpu_pools_are_priced_between_their_autoscaling_bounds(plan_
     assert (gpu.range.min_size, gpu.range.max_size) == (1, 3)
     assert gpu.hourly_usd == pytest.approx(3 * _rate("g2-standard-8", "us-central1"))
     tpu = _item(report, "tpu-pool")
-    assert tpu.basis.startswith("4 x v5litepod-4 spot")  # a host of ct5lp-hightpu-4t is a v5litepod-4
-    assert (tpu.range.minimum, tpu.range.max_size) == (0.0, 4)
+    # four ct5lp-hightpu-4t hosts in a 4x4 topology are one v5litepod-16 slice, all or nothing
+    assert tpu.basis.startswith("v5litepod-16 spot")
+    assert (tpu.range.minimum, tpu.range.min_size, tpu.range.max_size) == (0.0, 0, 1)
+    assert tpu.hourly_usd == pytest.approx(
+        hourly_price(
+            instance_type("v5litepod-16"), region="us-central1", model=PriceModel.SPOT, count=1
+        ).hourly_usd
+    )
 
 
 def test_karpenter_node_pool_is_priced_from_zero_to_its_limits(plan_of):
