@@ -7,6 +7,11 @@ Values held against the pinned sources (read 2026-12-02):
 - Capacity Blocks with managed node groups: a launch template with InstanceMarketOptions.MarketType
   capacity-block and the block's CapacityReservationTarget, capacity type CAPACITY_BLOCK (EKS user
   guide, capacity-blocks-mng);
+- terraform-provider-aws's aws_eks_node_group schema (internal/service/eks/node_group.go, read through
+  GitHub code search 2026-12-02): capacity_type and taint.effect validated by the SDK's enums, taint key
+  1-63 and value 0-63 characters (at most 50 taints), scaling_config min_size/desired_size >= 0 and
+  max_size >= 1, launch_template id or name with a required version, update_config max_unavailable
+  1-100;
 - the node role's policies: AmazonEKSWorkerNodePolicy, AmazonEC2ContainerRegistryPullOnly, and
   AmazonEKS_CNI_Policy unless the CNI has its own role (EKS user guide, create-node-role).
 """
@@ -107,6 +112,21 @@ def test_eks_node_groups_carry_the_pools_labels_and_taints(plan_of):
     assert group["subnetIds"] == ["subnet-0a", "subnet-0b"]
     assert "instanceTypes" not in group  # the launch template names the type
     assert group["launchTemplate"]["version"] == "1"
+
+
+def test_eks_node_groups_meet_the_providers_schema_bounds(plan_of):
+    pool = "p" * 63  # the longest pool name: a taint value and label value still fit
+    capture = plan_of(EksNodeGroups("long", _args(pool=pool, on_demand=1, spot=1, min_nodes=0)))
+    for group in capture.of_type(GROUP):
+        props = group.props
+        assert len(props["taints"]) <= 50
+        assert all(1 <= len(t["key"]) <= 63 and len(t["value"]) <= 63 for t in props["taints"])
+        scaling = props["scalingConfig"]
+        assert min(scaling["minSize"], scaling["desiredSize"]) >= 0
+        assert scaling["maxSize"] >= 1
+        assert 1 <= props["updateConfig"]["maxUnavailable"] <= 100
+        assert props["launchTemplate"]["id"]
+        assert props["launchTemplate"]["version"]
 
 
 def test_eks_node_groups_neuron_pool_uses_the_neuron_ami_and_taint(plan_of):
