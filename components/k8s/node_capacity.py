@@ -42,6 +42,7 @@ from inference_infra.components.k8s.node_capacity_args import (
     gke_shape,
     karpenter_limit,
     karpenter_types,
+    name_problems,
     reservation_target,
     scaling,
     validate_eks_node_groups,
@@ -88,7 +89,8 @@ class EksNodeGroups(pulumi.ComponentResource):
     node_role_arn: pulumi.Output[str]
 
     def __init__(self, name: str, args: EksNodeGroupsArgs, opts: pulumi.ResourceOptions | None = None):
-        raise_if_invalid(f"EksNodeGroups {name!r}", input_problems(args, validate_eks_node_groups))
+        problems = name_problems(name, 46, "the node role is named <name>-node-role-<7 random>, 64 at most")
+        raise_if_invalid(f"EksNodeGroups {name!r}", problems + input_problems(args, validate_eks_node_groups))
         super().__init__("inference-infra:k8s:EksNodeGroups", name, None, opts)
         import pulumi_aws as aws
 
@@ -326,7 +328,8 @@ class GkeNodePool(pulumi.ComponentResource):
     service_account_email: pulumi.Output[str]
 
     def __init__(self, name: str, args: GkeNodePoolArgs, opts: pulumi.ResourceOptions | None = None):
-        raise_if_invalid(f"GkeNodePool {name!r}", input_problems(args, validate_gke_node_pool))
+        problems = name_problems(name, 27, "GKE names the pool <name>-pool-<7 random>, 40 at most")
+        raise_if_invalid(f"GkeNodePool {name!r}", problems + input_problems(args, validate_gke_node_pool))
         super().__init__("inference-infra:k8s:GkeNodePool", name, None, opts)
         import pulumi_gcp as gcp
 

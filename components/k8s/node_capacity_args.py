@@ -168,6 +168,15 @@ def _aws_type(
     return found, []
 
 
+def name_problems(name: str, most: int, why: str) -> list[Problem]:
+    """The component's own name, which its children's names (and the cloud's auto-names) start with."""
+    if not isinstance(name, str) or not re.match(r"^[a-z][-a-z0-9]*$", name) or len(name) > most:
+        return [
+            Problem("name", name, f"must be 1-{most} of a-z, 0-9 and '-', starting with a letter ({why})")
+        ]
+    return []
+
+
 def pool_problems(pool: str) -> list[Problem]:
     if not isinstance(pool, str) or not POOL_NAME.match(pool):
         return [

@@ -281,3 +281,9 @@ def test_eks_node_groups_outputs_name_each_group(plan_of, harness):
     # the offline mock's shape of DescribeNodegroup's nodegroupArn
     assert arn.startswith("arn:aws:eks:us-east-1:123456789012:nodegroup/inference/chat-nodes-spot-")
     assert arn.split("/")[2] in names
+
+
+def test_eks_node_groups_rejects_a_name_its_role_name_cannot_hold(plan_of):
+    with pytest.raises(InputError) as raised:
+        EksNodeGroups("Chat", _args())
+    assert "name 'Chat' must be 1-46 of a-z" in str(raised.value)

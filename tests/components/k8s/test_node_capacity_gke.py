@@ -192,3 +192,10 @@ def test_gke_pool_outputs_its_instance_groups_offline(plan_of, harness):
     plan_of()
     [[url]] = seen  # the offline mock's shape: one managed instance group per zone
     assert url.startswith("https://www.googleapis.com/compute/v1/projects/test-project/zones/us-central1-b/")
+
+
+def test_gke_node_pool_rejects_a_name_too_long_for_gkes_pool_names(plan_of):
+    with pytest.raises(InputError) as raised:
+        GkeNodePool("a-very-long-serving-pool-name", _args())
+    assert "name 'a-very-long-serving-pool-name' must be 1-27 of a-z" in str(raised.value)
+    assert "40 at most" in str(raised.value)
