@@ -353,7 +353,9 @@ def _reservation_problems(args: EksNodeGroupsArgs) -> list[Problem]:
 
 # Karpenter v1.14.1 (github.com/aws/karpenter-provider-aws, tag v1.14.1, pkg/apis/crds/, read 2026-12-02).
 KARPENTER_VERSION = "1.14.1"
-# karpenter.sh/capacity-type values (sigs.k8s.io/karpenter v1 labels: on-demand, spot, reserved).
+# karpenter.sh/capacity-type values (sigs.k8s.io/karpenter v1 labels: on-demand, spot, reserved);
+# `reserved` needs the reservedCapacity feature gate, beta and on by default at v1.14.1
+# (charts/karpenter/values.yaml settings.featureGates.reservedCapacity: true).
 KARPENTER_CAPACITY_TYPES: Mapping[CapacityMode, str] = {
     CapacityMode.ON_DEMAND: "on-demand",
     CapacityMode.SPOT: "spot",
