@@ -1,4 +1,5 @@
-"""Kubernetes components: GPU observability (dcgm-exporter, Prometheus, Grafana).
+"""Kubernetes components: GPU observability (dcgm-exporter, Prometheus, Grafana) and the serving
+pools' accelerator nodes (EKS node groups, Karpenter, GKE node pools, device plugins).
 
 Names are imported on first use.
 """
@@ -11,6 +12,16 @@ _EXPORTS = {
     "GpuObservability": "gpu_observability",
     "GpuObservabilityArgs": "observability_args",
     "AlertReceiver": "observability_args",
+    "EksNodeGroups": "node_capacity",
+    "EksNodeGroupsArgs": "node_capacity_args",
+    "EksReservation": "node_capacity_args",
+    "NodeSubnet": "node_capacity_args",
+    "KarpenterNodes": "node_capacity",
+    "KarpenterNodesArgs": "node_capacity_args",
+    "GkeNodePool": "node_capacity",
+    "GkeNodePoolArgs": "node_capacity_args",
+    "DevicePlugins": "device_plugins",
+    "DevicePluginsArgs": "device_plugins",
 }
 
 __getattr__, __all__ = lazy_exports(__name__, _EXPORTS)
