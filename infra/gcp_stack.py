@@ -455,6 +455,7 @@ def _network_args(network: GcpNetworkSettings, ctx: GcpContext, egress: EgressSe
         project=ctx.project,
         egress=egress.gcp,
         google_api_domain=egress.gcp_api_domain,
+        allowed_hosts=tuple(egress.gcp_allowed_hosts) if egress.gcp_allowed_hosts is not None else None,
     )
 
 
@@ -463,9 +464,12 @@ def _egress_key(problem: Problem) -> Problem:
     for component_key, stack_key in (
         ("gcpNetwork.egress", "egress.gcp"),
         ("gcpNetwork.googleApiDomain", "egress.gcpApiDomain"),
+        ("gcpNetwork.allowedHosts", "egress.gcpAllowedHosts"),
     ):
-        if problem.input == f"{NAMESPACE}:{component_key}":
-            return Problem(f"{NAMESPACE}:{stack_key}", problem.value, problem.allowed)
+        given = f"{NAMESPACE}:{component_key}"
+        if problem.input == given or problem.input.startswith(f"{given}["):
+            rest = problem.input[len(given) :]
+            return Problem(f"{NAMESPACE}:{stack_key}{rest}", problem.value, problem.allowed)
     return problem
 
 
