@@ -33,11 +33,12 @@ from inference_infra.components.gcp.filestore_model_cache_args import (
 from inference_infra.components.gcp.filestore_tiers import tier_limits
 from inference_infra.components.gcp.gpu_fleet import GcpGpuProfile
 from inference_infra.components.gcp.gpu_fleet_args import GpuFleetArgs
-from inference_infra.components.gcp.mirrors import mirror_problems
+from inference_infra.components.gcp.mirrors import mirror_problems, unmirrored_hosts
 from inference_infra.components.gcp.model_bucket_args import GcsModelPublishersArgs, validate_publishers
 from inference_infra.components.gcp.names import is_zone, region_of
 from inference_infra.components.gcp.network_args import PrivateNetworkArgs, validate_private_network
 from inference_infra.components.gcp.node_args import GcsWeights
+from inference_infra.components.gcp.startup import StartupConfig, pulled_images
 from inference_infra.components.gcp.tpu_vm import GcpTpuProfile
 from inference_infra.components.gcp.tpu_vm_args import TpuVmArgs
 from inference_infra.infra.built import Built, GcpPool
@@ -135,6 +136,7 @@ def validate(settings: StackSettings) -> list[Problem]:
         if fleet.model_cache and cache is None:
             problems.append(Problem(f"{NAMESPACE}:{key}.modelCache", True, "needs filestoreModelCache set"))
     problems += _publisher_problems(settings, ctx)
+    problems += _named_hosts_problems(settings)
     for i, tpu in enumerate(settings.tpu_vms):
         key = f"tpuVms[{i}]"
         if tpu.queued and settings.is_production:
@@ -154,6 +156,33 @@ def validate(settings: StackSettings) -> list[Problem]:
         if tpu.model_cache and cache is None:
             problems.append(Problem(f"{NAMESPACE}:{key}.modelCache", True, "needs filestoreModelCache set"))
     return problems
+
+
+def _named_hosts_problems(settings: StackSettings) -> list[Problem]:
+    """Under egress.gcp named-hosts every image comes from an Artifact Registry mirror (pkg.dev, through
+    Private Google Access): a registry serves its layers from CDN hosts that change (Docker's own allowlist
+    changed three times in 2025, docker/docs pulls 21867, 21970, 25122), which a host-name rule cannot
+    follow. The problem names the registries and the nodes that pull from them."""
+    if settings.egress.gcp != "named-hosts":
+        return []
+    mirrors = dict(settings.egress.gcp_image_mirrors)
+    by_host: dict[str, list[str]] = {}
+    for pool in fleet_plans(settings):
+        boot = pool.plan.boot
+        if not isinstance(boot, StartupConfig):
+            continue
+        for host in unmirrored_hosts(pulled_images(boot), mirrors):
+            by_host.setdefault(host, []).append(pool.config.name)
+    return [
+        Problem(
+            f"{NAMESPACE}:egress.gcpImageMirrors",
+            mirrors,
+            f"has no mirror of {host}, which {', '.join(sorted(set(names)))} pull from; under egress.gcp "
+            f"named-hosts nodes pull images only from Artifact Registry: map {host} to a remote repository "
+            "(LOCATION-docker.pkg.dev/PROJECT/REPOSITORY), or set egress.gcp internet",
+        )
+        for host, names in sorted(by_host.items())
+    ]
 
 
 def _publisher_args(settings: StackSettings, ctx: GcpContext) -> GcsModelPublishersArgs | None:
