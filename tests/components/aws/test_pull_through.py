@@ -41,8 +41,8 @@ LIFECYCLE = "aws:ecr/lifecyclePolicy:LifecyclePolicy"
 
 def _images() -> list[str]:
     """Every image an NVIDIA and a Neuron node runs, as the fleets list them."""
-    nvidia = node_images(GPU_FLEET, None) + [engine_image(EngineFamily.NVIDIA_VLLM).reference]
-    neuron = node_images(INFERENTIA_FLEET, None) + [engine_image(EngineFamily.NEURON_VLLM).reference]
+    nvidia = [*node_images(GPU_FLEET, None), engine_image(EngineFamily.NVIDIA_VLLM).reference]
+    neuron = [*node_images(INFERENTIA_FLEET, None), engine_image(EngineFamily.NEURON_VLLM).reference]
     return sorted(set(nvidia + neuron))
 
 
@@ -149,9 +149,7 @@ def test_an_image_of_an_unmirrored_registry_is_refused():
 
 
 def test_no_images_is_refused():
-    assert _problems(images=[]) == [
-        "images [] must list the images the nodes run (one repository each)"
-    ]
+    assert _problems(images=[]) == ["images [] must list the images the nodes run (one repository each)"]
 
 
 def test_docker_hub_needs_its_secrets_manager_credential():
@@ -163,7 +161,10 @@ def test_docker_hub_needs_its_secrets_manager_credential():
     ("arn", "says"),
     [
         ("arn:aws:secretsmanager:us-east-1:123456789012:secret:docker-hub-Q1w2E3", "ecr-pullthroughcache/"),
-        ("arn:aws:secretsmanager:us-east-1:123456789012:secret:ecr-pullthroughcache/a b", "ecr-pullthroughcache/"),
+        (
+            "arn:aws:secretsmanager:us-east-1:123456789012:secret:ecr-pullthroughcache/a b",
+            "ecr-pullthroughcache/",
+        ),
         ("arn:aws:iam::123456789012:role/ecr-pullthroughcache/x", "ecr-pullthroughcache/"),
         (
             "arn:aws:secretsmanager:us-west-2:123456789012:secret:ecr-pullthroughcache/hub-Q1w2E3",
@@ -191,20 +192,27 @@ def test_credentials_for_upstreams_that_take_none_are_refused():
 
 def test_a_pull_through_mirror_needs_a_prefix_of_its_own():
     problems = _problems(image_mirrors={**MIRRORS, "quay.io": ECR})
-    assert any(p.startswith(f"image_mirrors['quay.io'] {ECR!r} must name a repository prefix") for p in problems)
+    assert any(
+        p.startswith(f"image_mirrors['quay.io'] {ECR!r} must name a repository prefix") for p in problems
+    )
 
 
 def test_a_rule_prefix_longer_than_ecr_allows_is_refused():
     long = "q" * 31
     problems = _problems(image_mirrors={**MIRRORS, "quay.io": f"{ECR}/{long}"})
-    assert any(p.startswith(f"image_mirrors['quay.io'] {long!r} is a pull-through rule prefix") for p in problems)
+    assert any(
+        p.startswith(f"image_mirrors['quay.io'] {long!r} is a pull-through rule prefix") for p in problems
+    )
 
 
 def test_overlapping_namespaces_are_refused():
     problems = _problems(image_mirrors={**MIRRORS, "quay.io": f"{ECR}/docker-hub/quay"})
     assert any("overlaps the prefix of 'docker.io'" in p for p in problems)
     problems = _problems(image_mirrors={**MIRRORS, "nvcr.io": f"{ECR}/quay/nvcr"})
-    assert any(p.startswith("image_mirrors['nvcr.io']") and "inside the pull-through namespace" in p for p in problems)
+    assert any(
+        p.startswith("image_mirrors['nvcr.io']") and "inside the pull-through namespace" in p
+        for p in problems
+    )
 
 
 def test_mirrors_in_two_accounts_are_refused():

@@ -195,7 +195,8 @@ def test_private_network_internet_egress_rejects_other_ports_to_the_internet(pla
         ),
         (
             {"egress": "internet", "internal_egress_ranges": ["10.8.0.0/29"]},
-            r"internal_egress_ranges \['10.8.0.0/29'\] only apply with egress 'endpoints-only' or 'named-hosts'",
+            r"internal_egress_ranges \['10.8.0.0/29'\] only apply with egress 'endpoints-only' or "
+            r"'named-hosts'",
         ),
     ],
 )

@@ -81,7 +81,9 @@ def test_named_hosts_takes_the_hosts_given(plan_of):
 
 def test_other_modes_make_no_firewall_policy(plan_of):
     plan = plan_of(_named(egress="internet"))
-    plan_of(PrivateNetwork("closed", PrivateNetworkArgs(region="us-central1", egress="endpoints-only", nat=False)))
+    plan_of(
+        PrivateNetwork("closed", PrivateNetworkArgs(region="us-central1", egress="endpoints-only", nat=False))
+    )
     assert plan.of_type(RULE) == []
     assert plan.of_type(POLICY) == []
     networks = plan.of_type("gcp:compute/network:Network")
@@ -119,7 +121,9 @@ def test_hostile_host_names_are_refused(host, says):
     assert says in problem
 
 
-@pytest.mark.parametrize("host", ["deb.debian.org", "us-central1.gce.archive.ubuntu.com", "xn--bcher-kva.example"])
+@pytest.mark.parametrize(
+    "host", ["deb.debian.org", "us-central1.gce.archive.ubuntu.com", "xn--bcher-kva.example"]
+)
 def test_plain_host_names_pass(host):
     assert host_problem(host) is None
 
@@ -134,8 +138,14 @@ def test_a_hostile_host_stops_the_network_before_anything_is_registered(plan_of)
     ("fields", "message"),
     [
         ({"allowed_hosts": []}, r"allowed_hosts \[\] must name at least one host"),
-        ({"allowed_hosts": [f"h{i}.example.com" for i in range(101)]}, r"allowed_hosts '101 hosts' must name at most 100"),
-        ({"allowed_hosts": ["a.example.com", "a.example.com"]}, r"allowed_hosts\[1\] 'a.example.com' is listed twice"),
+        (
+            {"allowed_hosts": [f"h{i}.example.com" for i in range(101)]},
+            r"allowed_hosts '101 hosts' must name at most 100",
+        ),
+        (
+            {"allowed_hosts": ["a.example.com", "a.example.com"]},
+            r"allowed_hosts\[1\] 'a.example.com' is listed twice",
+        ),
         ({"egress": "internet", "allowed_hosts": ["a.example.com"]}, r"only apply with egress 'named-hosts'"),
         ({"nat": False}, r"nat False is the way egress 'named-hosts' reaches its allowed hosts"),
     ],
