@@ -28,18 +28,18 @@ GOOGLE_API_RANGES = {
 
 # egress "named-hosts": what the boot still downloads from the internet once images come from Artifact
 # Registry (pkg.dev) and Google's APIs through Private Google Access, read 2026-12-02 in startup.py (the
-# Ops Agent's repository and keys; `apt-get update` and `apt-get install nfs-common mdadm` read every apt
-# source of the image) and in the images' apt sources as Google publishes them: Debian for the Deep
-# Learning VM images the GPU fleets boot (deb.debian.org and security.debian.org; NVIDIA's CUDA repository
-# developer.download.nvidia.com is listed in them too), Ubuntu for the TPU runtime images
-# (<region>.gce.archive.ubuntu.com, security.ubuntu.com). Check an image of your own with
-# `apt-get indextargets` / `/etc/apt/sources.list.d/`, and pass `allowed_hosts`.
+# Ops Agent's repository and keys; `apt-get update` before installing nfs-common or mdadm reads every apt
+# source of the image). Both node images are Ubuntu: the GPU fleets' Deep Learning VM family
+# (common-cu129-ubuntu-2204-nvidia-580, components/serving/host_images.py) and the TPU runtime images;
+# Google's Ubuntu images take their archive from <region>.gce.archive.ubuntu.com and security updates from
+# security.ubuntu.com, and the Deep Learning VM images list NVIDIA's CUDA repository and Google's package
+# repository as apt sources too. These are the images' apt sources as Google publishes them, not read from
+# a booted image here: check yours (`apt-get indextargets`, /etc/apt/sources.list.d/) and pass
+# `allowed_hosts` when they differ.
 PACKAGE_HOSTS: dict[str, str] = {
     "packages.cloud.google.com": "the Ops Agent's apt repository and signing keys (startup.py)",
-    "deb.debian.org": "Debian's apt mirror on the Deep Learning VM images (nfs-common, mdadm)",
-    "security.debian.org": "Debian's security updates on the same images",
-    "developer.download.nvidia.com": "NVIDIA's CUDA apt repository, an apt source of the same images",
-    "security.ubuntu.com": "Ubuntu's security updates on the TPU runtime images",
+    "security.ubuntu.com": "Ubuntu's security updates (GPU and TPU images)",
+    "developer.download.nvidia.com": "NVIDIA's CUDA apt repository, an apt source of the Deep Learning VM",
 }
 # Cloud NGFW: at most 100 destination FQDNs per rule (pulumi-gcp 10.2.0, NetworkFirewallPolicyRule
 # match.dest_fqdns); a name is a domain name, no wildcard ("FQDN objects overview", read 2026-12-02).
@@ -52,7 +52,8 @@ _PRIVATE_SUFFIXES = ("googleapis.com", "pkg.dev", "internal", "localhost", "loca
 
 
 def boot_hosts(region: str) -> tuple[str, ...]:
-    """The internet hosts a node's boot may download from under egress named-hosts, in `region`."""
+    """The internet hosts a node's boot may download from under egress named-hosts, in `region`: the
+    package hosts and the region's Ubuntu archive mirror."""
     return (*PACKAGE_HOSTS, f"{region}.gce.archive.ubuntu.com")
 
 
