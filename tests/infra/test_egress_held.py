@@ -8,6 +8,7 @@ creation anywhere, no VPC rule opening the internet).
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import yaml
@@ -165,3 +166,32 @@ def test_named_hosts_refuses_hostile_allowed_hosts_by_key(pulumi_project):
     assert (
         "inference-infra:egress.gcpAllowedHosts[2] '10.0.0.1' must be a host name, not an address" in message
     )
+
+
+_NODES = (
+    "gcp:compute/instance:Instance",
+    "gcp:compute/instanceTemplate:InstanceTemplate",
+    "gcp:tpu/v2Vm:V2Vm",
+)
+_URL_HOST = re.compile(r"https?://([A-Za-z0-9.-]+)")
+_IMAGE_HOST = re.compile(r"([a-z0-9.-]+\.[a-z]{2,})/[a-z0-9._/-]+(?::[\w.-]+)?@sha256:[0-9a-f]{64}")
+
+
+def test_prod_gcp_boots_call_only_google_apis_mirrors_and_the_named_hosts(plan_stack):
+    """Every host a rendered GCP boot names (URLs and image references in its metadata) is reached under
+    named-hosts: the metadata server, Google's APIs and Artifact Registry through Private Google Access, or
+    a host of the FQDN rule. apt's own sources are the image's, listed in network_args.PACKAGE_HOSTS."""
+    capture = plan_stack("prod").capture
+    allowed = set(capture.one(FQDN_RULE).props["match"]["destFqdns"])
+    nodes = [r for r in capture.resources if r.type in _NODES]
+    assert nodes
+    seen_images = 0
+    for node in nodes:
+        text = json.dumps(node.props, default=str)
+        for host in _URL_HOST.findall(text):
+            private = host == "metadata.google.internal" or host.endswith((".googleapis.com", ".pkg.dev"))
+            assert private or host in allowed, (node.name, host)
+        for host in _IMAGE_HOST.findall(text):
+            seen_images += 1
+            assert host.endswith("-docker.pkg.dev"), (node.name, host)  # a mirror, never a public registry
+    assert seen_images
