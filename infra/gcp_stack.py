@@ -44,7 +44,6 @@ from inference_infra.components.gcp.tpu_vm_args import TpuVmArgs
 from inference_infra.infra.built import Built, GcpPool
 from inference_infra.infra.config import (
     NAMESPACE,
-    EgressSettings,
     FilestoreCacheSettings,
     GcpEndpointSettings,
     GcpGpuFleetSettings,
@@ -103,7 +102,7 @@ def validate(settings: StackSettings) -> list[Problem]:
         _egress_key(p)
         for p in _keyed(
             "gcpNetwork",
-            validate_private_network(NETWORK_NAME, _network_args(network, ctx, settings.egress)),
+            validate_private_network(NETWORK_NAME, _network_args(network, ctx, settings)),
             root=True,
         )
     ]
@@ -163,7 +162,7 @@ def _named_hosts_problems(settings: StackSettings) -> list[Problem]:
     Private Google Access): a registry serves its layers from CDN hosts that change (Docker's own allowlist
     changed three times in 2025, docker/docs pulls 21867, 21970, 25122), which a host-name rule cannot
     follow. The problem names the registries and the nodes that pull from them."""
-    if settings.egress.gcp != "named-hosts":
+    if settings.gcp_egress != "named-hosts":
         return []
     mirrors = dict(settings.egress.gcp_image_mirrors)
     by_host: dict[str, list[str]] = {}
@@ -242,7 +241,7 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
 
     ctx = GcpContext.from_config()
     network_settings = settings.gcp_network or GcpNetworkSettings()
-    network = PrivateNetwork(NETWORK_NAME, _network_args(network_settings, ctx, settings.egress))
+    network = PrivateNetwork(NETWORK_NAME, _network_args(network_settings, ctx, settings))
     refs = NetworkRefs(network.network.id, network.network.name, network.subnetwork.id, network_settings.cidr)
     built.gcp_network = refs
     exports: dict[str, Any] = {"gcpNetwork": network.network.name, "gcpSubnetwork": network.subnetwork.id}
@@ -478,11 +477,14 @@ def _tpu_args(
     )
 
 
-def _network_args(network: GcpNetworkSettings, ctx: GcpContext, egress: EgressSettings) -> PrivateNetworkArgs:
+def _network_args(
+    network: GcpNetworkSettings, ctx: GcpContext, settings: StackSettings
+) -> PrivateNetworkArgs:
+    egress = settings.egress
     return network.to_args(
         region=ctx.region or "",
         project=ctx.project,
-        egress=egress.gcp,
+        egress=settings.gcp_egress,
         google_api_domain=egress.gcp_api_domain,
         allowed_hosts=tuple(egress.gcp_allowed_hosts) if egress.gcp_allowed_hosts is not None else None,
     )

@@ -10,13 +10,14 @@ fleets open their serving port to named ranges themselves.
 
 Egress, by `egress` (the choice is explained in README.md, "Egress"):
 
-- `named-hosts` (default): Google's APIs through Private Google Access (the
-  API range, a route to it, private DNS zones for googleapis.com and pkg.dev),
+- `named-hosts` (the reference stack's default in production): Google's APIs
+  through Private Google Access (the API range, a route to it, private DNS
+  zones for googleapis.com and pkg.dev),
   the subnet and private ranges, and HTTPS and HTTP through Cloud NAT to the
   host names in `allowed_hosts` only: a global network firewall policy, evaluated
   before the VPC's rules, whose one rule allows those names (Cloud NGFW FQDN
   objects); anything else falls through to the VPC rules and their deny.
-- `internet`: the previous behaviour, HTTPS and HTTP to anywhere through Cloud NAT.
+- `internet` (the component's default): HTTPS and HTTP to anywhere through Cloud NAT.
 - `endpoints-only`: no Cloud NAT; Google's APIs (as above) and the subnet
   (plus ranges you name, e.g. a Filestore instance's reserved range) only.
 """

@@ -67,11 +67,12 @@ class PrivateNetworkArgs:
     iap_ssh: bool = arg(True, "Allow SSH from Identity-Aware Proxy's range (OS Login decides who gets in).")
     project: str | None = arg(None, "The project; default: the provider's.")
     egress: str = arg(
-        "named-hosts",
-        f"Where nodes may connect out to: named-hosts (Google's APIs through Private Google Access, HTTPS "
-        f"and HTTP to the allowed_hosts only, by a Cloud NGFW FQDN rule, through Cloud NAT), internet (HTTPS "
-        f"and HTTP to anywhere: the previous behaviour), or endpoints-only (Google's APIs and the subnet, "
-        f"nothing else; needs nat false). One of {', '.join(EGRESS_MODES)}.",
+        "internet",
+        f"Where nodes may connect out to: internet (HTTPS and HTTP to anywhere through Cloud NAT), "
+        f"named-hosts (Google's APIs through Private Google Access, HTTPS and HTTP through Cloud NAT to the "
+        f"allowed_hosts only, by a Cloud NGFW FQDN rule; every image then needs an Artifact Registry "
+        f"mirror), or endpoints-only (Google's APIs and the subnet, nothing else; needs nat false). One of "
+        f"{', '.join(EGRESS_MODES)}.",
     )
     google_api_domain: str = arg(
         "private.googleapis.com",

@@ -22,10 +22,11 @@ FIREWALL = "gcp:compute/firewall:Firewall"
 
 
 def _named(**fields) -> PrivateNetwork:
-    return PrivateNetwork("core", PrivateNetworkArgs(**({"region": "us-central1"} | fields)))
+    values = {"region": "us-central1", "egress": "named-hosts"}
+    return PrivateNetwork("core", PrivateNetworkArgs(**(values | fields)))
 
 
-def test_named_hosts_is_the_default_and_allows_only_the_boot_hosts_on_443_and_80(plan_of):
+def test_named_hosts_allows_only_the_boot_hosts_on_443_and_80(plan_of):
     plan = plan_of(_named())
     rule = plan.one(RULE).props
     assert rule["direction"] == "EGRESS"
