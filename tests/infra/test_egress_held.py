@@ -195,3 +195,20 @@ def test_prod_gcp_boots_call_only_google_apis_mirrors_and_the_named_hosts(plan_s
             seen_images += 1
             assert host.endswith("-docker.pkg.dev"), (node.name, host)  # a mirror, never a public registry
     assert seen_images
+
+
+def test_prod_fleets_are_registered_after_the_repositories_they_pull_from(plan_stack):
+    """The node role may not create a repository, so each fleet depends on the cache that makes them."""
+    capture = plan_stack("prod").capture
+    cache = capture.one("inference-infra:aws:PullThroughCache")
+    fleets = [
+        r
+        for r in capture.resources
+        if r.type in ("inference-infra:aws:GpuFleet", "inference-infra:aws:InferentiaFleet")
+    ]
+    assert len(fleets) >= 4
+    # depends_on a component is sent to the engine as its children
+    repositories = {r.urn for r in capture.children(cache) if r.type == REPOSITORY}
+    assert repositories
+    for fleet in fleets:
+        assert repositories <= set(fleet.dependencies), fleet.name
