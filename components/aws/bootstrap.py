@@ -545,6 +545,10 @@ def compact_python(source: str) -> str:
                 body[0].value.value = body[0].value.value.strip().split("\n")[0]
             else:
                 node.body = body[1:] or [ast.Pass()]
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):  # annotations: for readers, not the node
+            node.returns = None
+            for argument in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs):
+                argument.annotation = None
     return "# inference-infra: components/aws/node (documented there)\n" + ast.unparse(tree) + "\n"
 
 

@@ -465,7 +465,8 @@ class AwsProfile:
             f"AWS {self.kind.component} '{name}': no precompiled Neuron artifacts (weights."
             "neuron_precompiled is false): every new machine compiles the model itself "
             f"(~{start.compile_seconds / 60:.0f} min, health-check grace {start.grace_seconds()} s). "
-            "Publish one compile beside the weights with `inference-infra models compile-manifest` and set neuron_precompiled"
+            "Publish one compile beside the weights with `inference-infra models compile-manifest` "
+            "and set neuron_precompiled"
         ]
 
 

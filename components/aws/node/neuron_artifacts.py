@@ -50,86 +50,59 @@ PRECOMPILED = "precompiled"
 
 def log(message: str) -> None:
     sys.stderr.write(f"neuron artifacts: {message}\n")
-    sys.stderr.flush()
 
 
-def gauge(textfile_dir: str, compiled: str, on_node: bool) -> None:
+def gauge(textfile_dir: str, on_node: bool) -> None:
     """1 when the engines compile on this node, 0 when they load the verified precompiled set."""
-    if not textfile_dir or not os.path.isdir(textfile_dir):
-        return
-    target = os.path.join(textfile_dir, "inference_neuron_compile.prom")
-    label = compiled.replace("\\", "\\\\").replace('"', '\\"')
-    with open(target + ".tmp", "w") as f:
-        f.write(f"# HELP {GAUGE} 1 when the Neuron engines compile on this node (no precompiled set).\n")
-        f.write(f'# TYPE {GAUGE} gauge\n{GAUGE}{{directory="{label}"}} {int(on_node)}\n')
-    os.replace(target + ".tmp", target)
+    if os.path.isdir(textfile_dir):
+        target = os.path.join(textfile_dir, "inference_neuron_compile.prom")
+        with open(target + ".tmp", "w") as f:
+            f.write(f"# TYPE {GAUGE} gauge\n{GAUGE} {int(on_node)}\n")
+        os.replace(target + ".tmp", target)
 
 
-def copy_file(source: str, target: str) -> None:
-    """Copy with copy_file_range (a reflink on XFS), else shutil."""
-    os.makedirs(os.path.dirname(target), exist_ok=True)
-    with open(source, "rb") as src, open(target, "wb") as dst:
-        try:
-            left = os.fstat(src.fileno()).st_size
-            while left > 0:
-                sent = os.copy_file_range(src.fileno(), dst.fileno(), left)
-                if sent == 0:
-                    break
-                left -= sent
-            if left == 0:
-                return
-        except (AttributeError, OSError):
-            pass
-        src.seek(0)
-        dst.seek(0)
-        dst.truncate()
-        shutil.copyfileobj(src, dst, 8 * 1024 * 1024)
-
-
-def place(verified: str, folder: str, digest: str) -> bool:
-    """The verified set into an engine's folder; False when it was there already."""
+def place(verified: str, folder: str, entries: list, digest: str) -> bool:
+    """The verified set into an engine's folder (unless its marker says it is there); a plain copy, so
+    an engine that recompiles into its folder never writes the verified set."""
     if vw.read_marker(folder) == digest:
         return False
-    if os.path.isdir(folder):
-        shutil.rmtree(folder)
-    entries, _ = vw.read_manifest(os.path.join(verified, vw.MANIFEST_NAME), digest)
+    shutil.rmtree(folder, ignore_errors=True)
     for entry in entries:
-        parts = entry["path"].split("/")
-        copy_file(os.path.join(verified, *parts), os.path.join(folder, *parts))
+        target = os.path.join(folder, *entry["path"].split("/"))
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        shutil.copyfile(os.path.join(verified, *entry["path"].split("/")), target)
     vw.write_marker(folder, digest)
     return True
 
 
-def fetch(args: argparse.Namespace, entry: dict) -> tuple[str, list[str]]:
-    """Step 3: the set's files under <compiled>/precompiled, verified; (its folder, problems)."""
-    key_id = vw.compile_key_id(entry["key"])
-    source = f"{args.source.rstrip('/')}/{vw.COMPILED_FOLDER}/{key_id}"
+def fetch(args: argparse.Namespace, entry: dict) -> tuple[str, list, list]:
+    """Step 3: the set under <compiled>/precompiled, verified: (its folder, its files, the problems)."""
     dest = os.path.join(args.compiled, PRECOMPILED)
-    expected = entry["sha256"].lower()
-    if vw.read_marker(dest) == expected:
-        problems = vw.verify(dest, os.path.join(dest, vw.MANIFEST_NAME), expected, allow_code=True)
-    else:
-        if os.path.isdir(dest):
-            vw.remove_marker(dest)
-        problems = pw.download(source, dest, expected, args.s5cmd)[1]
-        if not problems:
-            problems = vw.verify(dest, os.path.join(dest, vw.MANIFEST_NAME), expected, allow_code=True)
-    if not problems:
-        entries, problems = vw.read_manifest(os.path.join(dest, vw.MANIFEST_NAME), expected)
-        problems += [f"{e['path']}: {w}" for e in entries if (w := vw.artifact_format_problem(e["path"]))]
-    if args.textfile_dir and os.path.isdir(args.textfile_dir):
-        vw.write_gauge(args.textfile_dir, dest, bool(problems))
+    manifest = os.path.join(dest, vw.MANIFEST_NAME)
+    digest = entry["sha256"].lower()
+    problems = []
+    if vw.read_marker(dest) != digest:
+        vw.remove_marker(dest) if os.path.isdir(dest) else None
+        source = f"{args.source.rstrip('/')}/{vw.COMPILED_FOLDER}/{vw.compile_key_id(entry['key'])}"
+        problems = pw.download(source, dest, digest, args.s5cmd)[1]
+    problems = problems or vw.verify(dest, manifest, digest, allow_code=True)
+    entries, found = vw.read_manifest(manifest, digest)
+    problems = problems or found + [
+        f"{e['path']}: {vw.artifact_format_problem(e['path'])}"
+        for e in entries
+        if vw.artifact_format_problem(e["path"])
+    ]
+    vw.write_gauge(args.textfile_dir, dest, bool(problems)) if os.path.isdir(args.textfile_dir) else None
     if problems:
         shutil.rmtree(dest, ignore_errors=True)
     else:
-        vw.write_marker(dest, expected)
-    return dest, problems
+        vw.write_marker(dest, digest)
+    return dest, entries, problems
 
 
 def run(args: argparse.Namespace) -> int:
     with open(args.key) as f:
         key = json.load(f)
-    key_id = vw.compile_key_id(key)
     manifest = os.path.join(args.weights, vw.MANIFEST_NAME)
     entries, problems = vw.read_manifest(manifest, args.manifest_sha256)
     document = {}
@@ -137,48 +110,40 @@ def run(args: argparse.Namespace) -> int:
         with open(manifest, "rb") as f:
             document = json.load(f)
     os.makedirs(args.compiled, exist_ok=True)
-    record = {"key": key, "weights": vw.weights_digest(entries)}
     with open(os.path.join(args.compiled, KEY_FILE), "w") as f:
-        f.write(json.dumps(record, indent=2, sort_keys=True) + "\n")
-    entry = vw.compiled_entry(document, key) if not problems else None
-    if entry is None:
-        why = (
-            "; ".join(problems)
-            or f"the pinned weights manifest indexes no artifacts for compile key {key_id}"
-        )
-        log(
-            f"{why}: each engine compiles on this node (minutes). Publish this node's compile with "
-            f"`inference-infra models compile-manifest` (key: {os.path.join(args.compiled, KEY_FILE)})"
-        )
-        gauge(args.textfile_dir, args.compiled, True)
-        return 0
-    verified, problems = fetch(args, entry)
-    if problems:
+        json.dump({"key": key, "weights": vw.weights_digest(entries)}, f, indent=1, sort_keys=True)
+    entry = vw.compiled_entry(document, key)
+    if entry is not None:
+        verified, files, problems = fetch(args, entry)
         for problem in problems:
-            log(f"refused precompiled artifacts {key_id}: {problem}")
-        log("the engines compile on this node instead, from the verified weights")
-        gauge(args.textfile_dir, args.compiled, True)
+            log(f"refused: {problem}")
+    if entry is None or problems:
+        log(
+            f"no verified set for compile key {vw.compile_key_id(key)} in the pinned manifest: the engines "
+            f"compile on this node; publish it with `inference-infra models compile-manifest` ({KEY_FILE})"
+        )
+        gauge(args.textfile_dir, True)
         return 0
-    placed = [
-        i
-        for i in range(args.engines)
-        if place(verified, os.path.join(args.compiled, str(i)), entry["sha256"])
-    ]
-    log(f"precompiled artifacts {key_id} verified; placed for engine(s) {placed or 'none (already there)'}")
-    gauge(args.textfile_dir, args.compiled, False)
+    for i in range(args.engines):
+        if place(verified, os.path.join(args.compiled, str(i)), files, entry["sha256"]):
+            log(f"engine {i}: precompiled set {entry['sha256']} in place")
+    gauge(args.textfile_dir, False)
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="neuron_artifacts.py", description=__doc__.split("\n")[0])
-    parser.add_argument("--source", required=True, help="s3://bucket/prefix of the weights")
-    parser.add_argument("--weights", required=True, help="the verified weights directory")
-    parser.add_argument("--manifest-sha256", required=True, help="the weights manifest's pinned SHA-256")
-    parser.add_argument("--key", required=True, help="this node's compile key (JSON file)")
-    parser.add_argument("--compiled", required=True, help="the folder of this key's compiled artifacts")
-    parser.add_argument("--engines", required=True, type=int, help="engines on this node")
-    parser.add_argument("--s5cmd", required=True, help="the pinned s5cmd")
-    parser.add_argument("--textfile-dir", default="", help="the node exporter's textfile folder")
+    for name in (
+        "--source",
+        "--weights",
+        "--manifest-sha256",
+        "--key",
+        "--compiled",
+        "--s5cmd",
+        "--textfile-dir",
+    ):
+        parser.add_argument(name, required=True)
+    parser.add_argument("--engines", required=True, type=int)
     args = parser.parse_args(argv)
     if not vw.is_sha256(args.manifest_sha256) or not args.source.startswith("s3://") or args.engines < 1:
         parser.error("--manifest-sha256 must be 64 hex digits, --source an s3:// URI, --engines 1 or more")
