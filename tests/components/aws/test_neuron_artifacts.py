@@ -14,7 +14,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+import boto3
 import pytest
+from moto.server import ThreadedMotoServer
 
 from inference_infra.components.cli import main
 from inference_infra.components.models import compiled as c
@@ -24,7 +26,9 @@ from inference_infra.components.planner import Traffic
 from inference_infra.components.serving import plan_engines
 from inference_infra.components.serving.neuron_compile import neuron_compile_key
 
-from .test_prefetch_weights import BUCKET, NODE, _s5cmd, s3, s3_server  # noqa: F401 (fixtures)
+from . import test_prefetch_weights as prefetch
+
+BUCKET, NODE, _s5cmd = prefetch.BUCKET, prefetch.NODE, prefetch._s5cmd
 
 WEIGHTS = {"model.safetensors": b"\x01" * 50_000, "config.json": b'{"layers": 2}'}
 # What NxDI writes into $NEURON_COMPILED_ARTIFACTS (application_base.py, v0.5.9230).
@@ -49,18 +53,41 @@ def _engines(concurrency: int = 16):
 KEY = neuron_compile_key(_engines())
 
 
-@pytest.fixture(autouse=True)
-def _cli_endpoint(s3_server, monkeypatch):
-    """The CLI's boto3 client talks to the same local S3 (boto3 reads AWS_ENDPOINT_URL)."""
-    monkeypatch.setenv("AWS_ENDPOINT_URL", s3_server)
+@pytest.fixture(scope="module")
+def endpoint():
+    """A local S3 (moto's server on loopback), as the prefetch's tests run it."""
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    yield f"http://127.0.0.1:{server._server.server_port}"
+    server.stop()
 
 
-def _upload_weights(s3) -> dict:
+@pytest.fixture
+def store(endpoint, monkeypatch):
+    """A fresh bucket; the CLI's boto3 client talks to the same S3 (boto3 reads AWS_ENDPOINT_URL)."""
+    for name, value in {
+        "AWS_ACCESS_KEY_ID": "testing",
+        "AWS_SECRET_ACCESS_KEY": "testing",
+        "AWS_DEFAULT_REGION": "us-east-1",
+        "AWS_ENDPOINT_URL": endpoint,
+    }.items():
+        monkeypatch.setenv(name, value)
+    client = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+    if any(b["Name"] == BUCKET for b in client.list_buckets().get("Buckets", [])):
+        for page in client.get_paginator("list_objects_v2").paginate(Bucket=BUCKET):
+            for item in page.get("Contents", []):
+                client.delete_object(Bucket=BUCKET, Key=item["Key"])
+    else:
+        client.create_bucket(Bucket=BUCKET)
+    return client
+
+
+def _upload_weights(store) -> dict:
     for name, data in WEIGHTS.items():
-        s3.put_object(Bucket=BUCKET, Key=f"llama/{name}", Body=data)
+        store.put_object(Bucket=BUCKET, Key=f"llama/{name}", Body=data)
     entries = [m.FileEntry(n, len(d), hashlib.sha256(d).hexdigest()) for n, d in WEIGHTS.items()]
     document = m.build(entries)
-    s3.put_object(Bucket=BUCKET, Key=f"llama/{m.MANIFEST_NAME}", Body=m.dumps(document).encode())
+    store.put_object(Bucket=BUCKET, Key=f"llama/{m.MANIFEST_NAME}", Body=m.dumps(document).encode())
     return document
 
 
@@ -74,9 +101,9 @@ def _compiled_folder(tmp_path: Path, key: dict, weights: str) -> Path:
     return root / "0"
 
 
-def _publish(s3, tmp_path, capsys, key: dict = KEY) -> str:
+def _publish(store, tmp_path, capsys, key: dict = KEY) -> str:
     """`inference-infra models compile-manifest s3://models/llama --artifacts ... --write`; the new pin."""
-    document = _upload_weights(s3)
+    document = _upload_weights(store)
     folder = _compiled_folder(tmp_path, key, vw.weights_digest(document["files"]))
     code = main(["models", "compile-manifest", f"s3://{BUCKET}/llama", "--artifacts", str(folder), "--write"])
     out, err = capsys.readouterr()
@@ -84,8 +111,8 @@ def _publish(s3, tmp_path, capsys, key: dict = KEY) -> str:
     return out.strip()
 
 
-def _node(tmp_path: Path, s3, pin: str, key: dict = KEY) -> Path:
-    """The node after its prefetch: the verified weights (with their pinned manifest), the scripts, the key."""
+def _node(tmp_path: Path, store, pin: str, key: dict = KEY) -> Path:
+    """The node after its prefetch: verified weights (with their pinned manifest), the scripts, the key."""
     node = tmp_path / "node"
     lib = node / "lib"
     lib.mkdir(parents=True)
@@ -94,7 +121,7 @@ def _node(tmp_path: Path, s3, pin: str, key: dict = KEY) -> Path:
     (lib / "verify_weights.py").write_text(m.verifier_source())
     weights = node / "weights"
     weights.mkdir()
-    manifest = s3.get_object(Bucket=BUCKET, Key=f"llama/{m.MANIFEST_NAME}")["Body"].read()
+    manifest = store.get_object(Bucket=BUCKET, Key=f"llama/{m.MANIFEST_NAME}")["Body"].read()
     assert hashlib.sha256(manifest).hexdigest() == pin
     (weights / m.MANIFEST_NAME).write_bytes(manifest)
     for name, data in WEIGHTS.items():
@@ -104,10 +131,10 @@ def _node(tmp_path: Path, s3, pin: str, key: dict = KEY) -> Path:
     return node
 
 
-def _run(node: Path, s3_server: str, pin: str) -> subprocess.CompletedProcess:
+def _run(node: Path, endpoint: str, pin: str) -> subprocess.CompletedProcess:
     environ = {
         "PATH": "/usr/bin:/bin",
-        "S3_ENDPOINT_URL": s3_server,
+        "S3_ENDPOINT_URL": endpoint,
         "AWS_ACCESS_KEY_ID": "testing",
         "AWS_SECRET_ACCESS_KEY": "testing",
         "AWS_REGION": "us-east-1",
@@ -125,11 +152,11 @@ def _compile_on_node(node: Path) -> str:
 
 
 def test_neuron_artifacts_fetches_verifies_and_places_the_set_for_every_engine(
-    s3, s3_server, tmp_path, capsys
+    store, endpoint, tmp_path, capsys
 ):
-    pin = _publish(s3, tmp_path, capsys)
-    node = _node(tmp_path, s3, pin)
-    result = _run(node, s3_server, pin)
+    pin = _publish(store, tmp_path, capsys)
+    node = _node(tmp_path, store, pin)
+    result = _run(node, endpoint, pin)
     assert result.returncode == 0, result.stderr
     for i in range(ENGINES):
         engine = node / "compiled" / str(i)
@@ -141,16 +168,16 @@ def test_neuron_artifacts_fetches_verifies_and_places_the_set_for_every_engine(
     written = json.loads((node / "compiled" / c.KEY_FILE).read_text())
     assert written["key"] == KEY
     # a second boot (warm resume) finds every engine's set in place and copies nothing
-    again = _run(node, s3_server, pin)
+    again = _run(node, endpoint, pin)
     assert again.returncode == 0
     assert "in place" not in again.stderr
 
 
-def test_neuron_artifacts_without_a_set_the_engines_compile_on_the_node_and_say_so(s3, s3_server, tmp_path):
-    document = _upload_weights(s3)
+def test_neuron_artifacts_without_a_set_the_engines_compile_on_the_node_and_say_so(store, endpoint, tmp_path):
+    document = _upload_weights(store)
     pin = m.digest(m.dumps(document))
-    node = _node(tmp_path, s3, pin)
-    result = _run(node, s3_server, pin)
+    node = _node(tmp_path, store, pin)
+    result = _run(node, endpoint, pin)
     assert result.returncode == 0  # the engines still start: they compile
     assert "the engines compile on this node" in result.stderr
     assert "compile-manifest" in result.stderr
@@ -162,14 +189,15 @@ def test_neuron_artifacts_without_a_set_the_engines_compile_on_the_node_and_say_
 
 
 def test_neuron_artifacts_a_set_for_another_tensor_parallel_degree_is_not_used(
-    s3, s3_server, tmp_path, capsys
+    store, endpoint, tmp_path, capsys
 ):
     other = dataclasses.replace(_engines(), tensor_parallel=4)
     other_key = neuron_compile_key(other)
-    assert other_key != KEY and other_key["tensor_parallel_size"] == 4
-    pin = _publish(s3, tmp_path, capsys, key=other_key)
-    node = _node(tmp_path, s3, pin, key=KEY)
-    result = _run(node, s3_server, pin)
+    assert other_key != KEY
+    assert other_key["tensor_parallel_size"] == 4
+    pin = _publish(store, tmp_path, capsys, key=other_key)
+    node = _node(tmp_path, store, pin, key=KEY)
+    result = _run(node, endpoint, pin)
     assert result.returncode == 0
     assert f"compile key {vw.compile_key_id(KEY)}" in result.stderr
     assert _compile_on_node(node) == "inference_neuron_compile_on_node 1"
@@ -177,13 +205,13 @@ def test_neuron_artifacts_a_set_for_another_tensor_parallel_degree_is_not_used(
     assert not (node / "compiled" / "precompiled").exists()  # nothing of the other key was fetched
 
 
-def test_neuron_artifacts_refuses_a_tampered_file_and_compiles_instead(s3, s3_server, tmp_path, capsys):
-    pin = _publish(s3, tmp_path, capsys)
+def test_neuron_artifacts_refuses_a_tampered_file_and_compiles_instead(store, endpoint, tmp_path, capsys):
+    pin = _publish(store, tmp_path, capsys)
     prefix = f"llama/{c.artifact_prefix(KEY)}"
     tampered = ARTIFACTS["model.pt"][:-4] + b"evil"  # same size, other bytes
-    s3.put_object(Bucket=BUCKET, Key=prefix + "model.pt", Body=tampered)
-    node = _node(tmp_path, s3, pin)
-    result = _run(node, s3_server, pin)
+    store.put_object(Bucket=BUCKET, Key=prefix + "model.pt", Body=tampered)
+    node = _node(tmp_path, store, pin)
+    result = _run(node, endpoint, pin)
     assert result.returncode == 0
     assert "refused: model.pt: sha256" in result.stderr
     assert _compile_on_node(node) == "inference_neuron_compile_on_node 1"
@@ -191,42 +219,43 @@ def test_neuron_artifacts_refuses_a_tampered_file_and_compiles_instead(s3, s3_se
     assert not (node / "compiled/precompiled").exists()  # the refused set is removed
     # the ModelVerificationFailed alert's gauge for the set's folder
     gauges = [p.read_text() for p in (node / "textfile").iterdir() if p.name.startswith("inference_model_")]
-    assert gauges and gauges[0].splitlines()[-1].endswith(" 1")
+    assert len(gauges) == 1
+    assert gauges[0].splitlines()[-1].endswith(" 1")
 
 
-def test_neuron_artifacts_refuses_a_regenerated_set_manifest(s3, s3_server, tmp_path, capsys):
+def test_neuron_artifacts_refuses_a_regenerated_set_manifest(store, endpoint, tmp_path, capsys):
     # Whoever writes the bucket rewrites the set and its manifest: the index's pinned digest refuses it.
-    pin = _publish(s3, tmp_path, capsys)
+    pin = _publish(store, tmp_path, capsys)
     prefix = f"llama/{c.artifact_prefix(KEY)}"
-    s3.put_object(Bucket=BUCKET, Key=prefix + "evil.py", Body=b"import os")
+    store.put_object(Bucket=BUCKET, Key=prefix + "evil.py", Body=b"import os")
     entries = [m.FileEntry(n, len(d), hashlib.sha256(d).hexdigest()) for n, d in ARTIFACTS.items()]
     entries.append(m.FileEntry("evil.py", 9, hashlib.sha256(b"import os").hexdigest()))
-    s3.put_object(Bucket=BUCKET, Key=prefix + m.MANIFEST_NAME, Body=m.dumps(m.build(entries)).encode())
-    node = _node(tmp_path, s3, pin)
-    result = _run(node, s3_server, pin)
+    store.put_object(Bucket=BUCKET, Key=prefix + m.MANIFEST_NAME, Body=m.dumps(m.build(entries)).encode())
+    node = _node(tmp_path, store, pin)
+    result = _run(node, endpoint, pin)
     assert result.returncode == 0
     assert "is not the pinned" in result.stderr
     assert not (node / "compiled/0").exists()
     assert _compile_on_node(node) == "inference_neuron_compile_on_node 1"
 
 
-def test_compile_manifest_indexes_the_set_in_the_weights_manifest(s3, tmp_path, capsys):
-    pin = _publish(s3, tmp_path, capsys)
-    stored = s3.get_object(Bucket=BUCKET, Key=f"llama/{m.MANIFEST_NAME}")["Body"].read()
+def test_compile_manifest_indexes_the_set_in_the_weights_manifest(store, tmp_path, capsys):
+    pin = _publish(store, tmp_path, capsys)
+    stored = store.get_object(Bucket=BUCKET, Key=f"llama/{m.MANIFEST_NAME}")["Body"].read()
     assert hashlib.sha256(stored).hexdigest() == pin
     document = json.loads(stored)
     entry = vw.compiled_entry(document, KEY)
     assert entry is not None
     assert entry["manifest"] == f"neuron-compiled/{vw.compile_key_id(KEY)}/{m.MANIFEST_NAME}"
     assert [f["path"] for f in document["files"]] == sorted(WEIGHTS)  # the weights' list is unchanged
-    set_manifest = s3.get_object(Bucket=BUCKET, Key=f"llama/{entry['manifest']}")["Body"].read()
+    set_manifest = store.get_object(Bucket=BUCKET, Key=f"llama/{entry['manifest']}")["Body"].read()
     assert hashlib.sha256(set_manifest).hexdigest() == entry["sha256"]
     assert sorted(f["path"] for f in json.loads(set_manifest)["files"]) == sorted(ARTIFACTS)
     assert c.indexed_keys(document) == [vw.compile_key_id(KEY)]
 
 
-def test_compile_manifest_rejects_artifacts_compiled_from_other_weights(s3, tmp_path, capsys):
-    _upload_weights(s3)
+def test_compile_manifest_rejects_artifacts_compiled_from_other_weights(store, tmp_path, capsys):
+    _upload_weights(store)
     folder = _compiled_folder(tmp_path, KEY, "cd" * 32)
     code = main(["models", "compile-manifest", f"s3://{BUCKET}/llama", "--artifacts", str(folder)])
     err = " ".join(capsys.readouterr().err.split())
@@ -280,5 +309,6 @@ def test_neuron_compile_key_holds_the_flags_the_compile_depends_on(tp):
     assert key["tensor_parallel_size"] == tp
     assert key["neuron_sdk"] == "2.25.0"
     assert key["image"].endswith("@sha256:01f0f7b1e2cf256019a80c16712e79a5f254b04a3a77dbf8ac196de4ee380928")
-    assert "--port" not in key["args"] and "--served-model-name" not in key["args"]
+    assert "--port" not in key["args"]
+    assert "--served-model-name" not in key["args"]
     assert key["args"][key["args"].index("--max-model-len") + 1] == str(key["max_model_len"])
