@@ -61,7 +61,7 @@ from inference_infra.components.models.manifest import is_pinned_digest
 from inference_infra.components.planner import Precision
 from inference_infra.components.resources.use import region_of_zone
 from inference_infra.components.serving import EngineConfig, engine_image
-from inference_infra.components.serving.cold_start import NeuronCompile, WeightSource, cold_start, weights_gib
+from inference_infra.components.serving.cold_start import WeightSource, cold_start, weights_gib
 from inference_infra.components.serving.host_images import AWS_GPU_AMI, AWS_NEURON_AMI
 from inference_infra.components.serving.quoting import (
     ABSOLUTE_PATH_RULE,
@@ -458,16 +458,7 @@ class AwsProfile:
         return None, []  # the launch template renders its cloud-init from the plan
 
     def notes(self, name: str, args: FleetArgs, plan: FleetPlan) -> list[str]:
-        start = plan.cold_start
-        if start is None or start.neuron is not NeuronCompile.ON_NODE:
-            return []
-        return [
-            f"AWS {self.kind.component} '{name}': no precompiled Neuron artifacts (weights."
-            "neuron_precompiled is false): every new machine compiles the model itself "
-            f"(~{start.compile_seconds / 60:.0f} min, health-check grace {start.grace_seconds()} s). "
-            "Publish one compile beside the weights with `inference-infra models compile-manifest` "
-            "and set neuron_precompiled"
-        ]
+        return []
 
 
 def plan_fleet(kind: FleetKind, args: FleetArgs, *, key: Callable[[str], str] = _same) -> FleetPlan:

@@ -310,8 +310,9 @@ class ColdStart:
         """Which Neuron case the estimate is for ('' for other engines)."""
         if self.neuron is NeuronCompile.ON_NODE:
             return (
-                f" + {self.compile_seconds:.0f} s Neuron compile on the node (no precompiled artifacts for"
-                " its compile key: `inference-infra models compile-manifest`)"
+                f" + {self.compile_seconds:.0f} s Neuron compile on the node: a Neuron pool without"
+                " precompiled artifacts, every new machine compiles (publish one compile with"
+                " `inference-infra models compile-manifest`, then weights neuron_precompiled)"
             )
         if self.neuron is NeuronCompile.PRECOMPILED:
             return " (Neuron: precompiled artifacts from the model store, verified)"
