@@ -28,8 +28,9 @@ import base64
 import binascii
 import re
 import shlex
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from inference_infra.components.errors import Problem
 from inference_infra.components.images import SHA256_HEX
@@ -46,13 +47,15 @@ NVIDIA_REPOSITORY = (
     "developer.download.nvidia.com",
     "DCGM (datacenter-gpu-manager) from NVIDIA's apt repository",
 )
+# What the startup script downloads from a URL it names (startup.py).
+KNOWN_DOWNLOADS = {"packages.cloud.google.com": "the Ops Agent's apt repository and signing keys"}
 # Hosts every VM reaches without a network route (the metadata server), and loopback.
 _LOCAL = frozenset({"metadata.google.internal", "169.254.169.254", "localhost", "127.0.0.1"})
 # Domains Private Google Access answers; with endpoints-only, those the network's private DNS zones cover.
 PGA_DOMAINS = ("googleapis.com", "gcr.io", "pkg.dev")
 ENDPOINTS_ONLY_DOMAINS = ("googleapis.com", "pkg.dev")
 
-_WRITE_FILE = re.compile(r"^write_file [0-7]{4} (\S+) '([A-Za-z0-9+/=]*)'$", re.MULTILINE)
+_WRITE_FILE = re.compile(r"^[ \t]*write_file [0-7]{4} (\S+) '([A-Za-z0-9+/=]*)'$", re.MULTILINE)
 _URL = re.compile(r"https?://([a-z0-9][a-z0-9.-]*[a-z0-9])(?::\d+)?(?=[/\s'\")]|$)", re.IGNORECASE)
 _IMAGE = re.compile(
     r"(?<![\w./-])([a-z0-9.-]+\.[a-z]{2,}(?::\d+)?)/[\w./-]+(?::[\w.-]+)?@sha256:" + SHA256_HEX
@@ -128,16 +131,13 @@ def boot_hosts(script: str) -> dict[str, list[str]]:
     body = _script_body(script)
     files = written_files(script)
     for host in _URL.findall(body):
-        add(host, "a download in the startup script (curl or an apt source)")
+        add(host, KNOWN_DOWNLOADS.get(host.lower(), "a download in the startup script"))
     for path, text in files.items():
         for host in _URL.findall(_code(text)):
             add(host, f"{path.rsplit('/', 1)[-1]} calls it")
-    for source, text in [("the startup script", body), *files.items()]:
-        for host in _IMAGE.findall(text):
-            add(
-                host,
-                f"image pull ({source if source == 'the startup script' else source.rsplit('/', 1)[-1]})",
-            )
+    for text in [body, *files.values()]:
+        for found in _IMAGE.finditer(text):
+            add(found.group(1), f"image pull {found.group(0).split('@', 1)[0]}")
     downloads = re.search(r"^PACKAGE_DOWNLOADS=true$", body, re.MULTILINE) is not None
     if re.search(r"^\s*setup_ops_agent\b", body, re.MULTILINE):
         for host, why in OPS_AGENT_HOSTS:
@@ -163,7 +163,7 @@ def host_problems(script: str, network: NodeNetwork, *, key: str = "internet_egr
     for host, why in unreachable(boot_hosts(script), network).items():
         if host.endswith(".googleapis.com") or host.endswith(".pkg.dev"):
             fix = "turn Private Google Access on for the subnet (PrivateNetwork does)"
-        elif _IMAGE_HOSTS.search(f"/{host}/") or any("image pull" in w for w in why):
+        elif any(w.startswith("image pull") for w in why):
             fix = f"mirror {host} in Artifact Registry (image_mirrors: LOCATION-docker.pkg.dev/PROJECT/REPO)"
         else:
             fix = (
@@ -181,14 +181,27 @@ def host_problems(script: str, network: NodeNetwork, *, key: str = "internet_egr
     return problems
 
 
-_IMAGE_HOSTS = re.compile(r"/(docker\.io|nvcr\.io|public\.ecr\.aws|ghcr\.io|quay\.io|gcr\.io)/")
-
 __all__ = [
     "ENDPOINTS_ONLY_DOMAINS",
     "PGA_DOMAINS",
     "NodeNetwork",
     "boot_hosts",
     "host_problems",
+    "startup_host_problems",
     "unreachable",
     "written_files",
 ]
+
+
+def startup_host_problems(
+    config: Any, *, internet_egress: bool, reported: Sequence[Problem] = ()
+) -> list[Problem]:
+    """A fleet's boot (its StartupConfig, rendered here) against the network its `internet_egress` names.
+
+    Hosts a problem in `reported` already names (startup.offline_problems: an unmirrored registry) are
+    left out, so one cause is one problem."""
+    from inference_infra.components.gcp.startup import render_startup_script
+
+    said = " ".join(str(p.allowed) for p in reported)
+    problems = host_problems(render_startup_script(config), NodeNetwork.of_fleet(internet_egress))
+    return [p for p in problems if str(p.value) not in said]
