@@ -200,8 +200,14 @@ def startup_host_problems(
 
     Hosts a problem in `reported` already names (startup.offline_problems: an unmirrored registry) are
     left out, so one cause is one problem."""
-    from inference_infra.components.gcp.startup import render_startup_script
+    from inference_infra.components.gcp.startup import folder_problems, render_startup_script
 
+    if folder_problems(config):  # an unpinned or refused folder is the weights' problem, named there
+        return []
+    try:
+        script = render_startup_script(config)
+    except ValueError:  # a value the renderer refuses: its own check names it by its input
+        return []
     said = " ".join(str(p.allowed) for p in reported)
-    problems = host_problems(render_startup_script(config), NodeNetwork.of_fleet(internet_egress))
+    problems = host_problems(script, NodeNetwork.of_fleet(internet_egress))
     return [p for p in problems if str(p.value) not in said]
