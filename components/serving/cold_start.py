@@ -262,6 +262,10 @@ class ColdStart:
             boot_seconds, "a stopped machine started again: 0.5x..2x (our estimate)", _RANGE_AS_OF
         )
         disk = Figure(read, f"weights read twice at {read_gib_s:.2f} GiB/s: 0.5x..2x the rate", _RANGE_AS_OF)
+        if self.neuron is not None:  # the machine completed its launch after its engines' first load
+            warmup = Figure(
+                warmup.value, f"{warmup.source}{self.neuron_note(NeuronCompile.WARM_RESUME)}", _AS_OF
+            )
         return (
             Stage("warm restart", boot_seconds / 2, boot_seconds, boot_seconds * 2, restart),
             Stage("weights from disk", read / 2, read, read * 2, disk),
@@ -306,17 +310,20 @@ class ColdStart:
             f" health-check grace {self.grace_seconds()} s, slow start {self.slow_start_seconds()} s"
         )
 
-    def neuron_note(self) -> str:
-        """Which Neuron case the estimate is for ('' for other engines)."""
-        if self.neuron is NeuronCompile.ON_NODE:
+    def neuron_note(self, case: NeuronCompile | None = None) -> str:
+        """Which Neuron case the estimate is for ('' for other engines); `case` overrides the fleet's own."""
+        case = case or self.neuron
+        if self.neuron is None:
+            return ""
+        if case is NeuronCompile.ON_NODE:
             return (
                 f" + {self.compile_seconds:.0f} s Neuron compile on the node: a Neuron pool without"
                 " precompiled artifacts, every new machine compiles (publish one compile with"
                 " `inference-infra models compile-manifest`, then weights neuron_precompiled)"
             )
-        if self.neuron is NeuronCompile.PRECOMPILED:
+        if case is NeuronCompile.PRECOMPILED:
             return " (Neuron: precompiled artifacts from the model store, verified)"
-        if self.neuron is NeuronCompile.WARM_RESUME:
+        if case is NeuronCompile.WARM_RESUME:
             return " (Neuron: warm resume, compiled artifacts on the machine's own disk)"
         return ""
 

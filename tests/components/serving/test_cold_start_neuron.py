@@ -43,6 +43,7 @@ def test_cold_start_neuron_warm_resume_needs_no_compile():
     on_node = _neuron(False)
     warm = on_node.warm_stages(boot_seconds=60, read_gib_s=0.5)
     assert "Neuron compile on the node" not in [s.name for s in warm]
+    assert "warm resume, compiled artifacts on the machine's own disk" in warm[-1].figure.source
     assert on_node.warm_range_seconds(boot_seconds=60, read_gib_s=0.5)[1] < on_node.range_seconds()[1]
 
 
