@@ -149,3 +149,14 @@ def test_prod_gcp_boots_would_need_nat_for_their_downloads(plan_stack):
         missing = unreachable(boot_hosts(script), NodeNetwork(nat=False))
         assert missing, name
         assert not any(h.endswith((".googleapis.com", ".pkg.dev")) for h in missing), name
+
+
+def test_gcp_stack_without_cloud_nat_holds_its_nodes_to_googles_apis(tmp_path):
+    # egress internet but gcpNetwork.nat false: the nodes reach Google's APIs only (Private Google Access).
+    from tests.infra.test_gcp_stack import BASE, FLEET, plan_config
+
+    config = {**BASE, "inference-infra:gcpNetwork": {"nat": False}, "inference-infra:gcpGpuFleets": [FLEET]}
+    with pytest.raises(InputError, match=r"packages\.cloud\.google\.com"):
+        plan_config(tmp_path, config)
+    with_nat = {**config, "inference-infra:gcpNetwork": {"nat": True}}
+    assert plan_config(tmp_path, with_nat).capture.of_type(GCP_INSTANCE)
