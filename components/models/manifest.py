@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from inference_infra.components.models.verify_weights import (
+    COMPILED_FOLDER,
     MANIFEST_NAME,
     SKIPPED,
     VERIFIED_MARKER,
@@ -112,11 +113,17 @@ def local_entries(root: Path) -> Iterator[FileEntry]:
         raise ValueError(f"links out of the folder: {'; '.join(outside)}")
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         relative = path.relative_to(root).as_posix()
-        if relative in SKIPPED:
+        if skipped(relative):
             continue
         with path.open("rb") as f:
             size, sha = digest_stream(f)
         yield FileEntry(relative, size, sha)
+
+
+def skipped(relative: str) -> bool:
+    """Not a weight file: the bookkeeping files and the Neuron compiled artifacts kept beside the weights
+    (neuron-compiled/, indexed by the manifest itself: components/models/compiled.py)."""
+    return relative in SKIPPED or relative.startswith(COMPILED_FOLDER + "/")
 
 
 def split_uri(uri: str) -> tuple[str, str]:
@@ -137,7 +144,7 @@ def s3_entries(uri: str, client: Any = None) -> Iterator[FileEntry]:
     keys = sorted(o["Key"] for page in pages for o in page.get("Contents", []) if not o["Key"].endswith("/"))
     for key in keys:
         relative = key[len(prefix) :]
-        if relative in SKIPPED:
+        if skipped(relative):
             continue
         body = client.get_object(Bucket=bucket, Key=key)["Body"]
         size, sha = digest_stream(body)
@@ -157,7 +164,7 @@ def gcs_entries(uri: str, client: Any = None) -> Iterator[FileEntry]:
     blobs = sorted(client.list_blobs(bucket, prefix=prefix), key=lambda b: b.name)
     for blob in blobs:
         relative = blob.name[len(prefix) :]
-        if not relative or relative.endswith("/") or relative in SKIPPED:
+        if not relative or relative.endswith("/") or skipped(relative):
             continue
         with blob.open("rb") as f:
             size, sha = digest_stream(f)

@@ -139,6 +139,48 @@ def is_sha256(text: str) -> bool:
     return isinstance(text, str) and _SHA256.match(text.lower()) is not None
 
 
+# Neuron compiled artifacts (components/models/compiled.py): the pinned weights manifest may index, under
+# this key, artifact sets compiled from its weights, each by its compile key and the SHA-256 of its own
+# manifest (this format) at <weights>/neuron-compiled/<key id>/. NxDI writes model.pt, a TorchScript
+# archive (pickles), with neuron_config.json and weights/*.safetensors (application_base.py, v0.5.9230):
+# model.pt at the top is the one code file an artifact set may hold, pinned like every other file.
+COMPILED_INDEX = "neuron_compiled"
+COMPILED_FOLDER = "neuron-compiled"
+COMPILED_CODE = frozenset({"model.pt"})
+
+
+def canonical_json(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def compile_key_id(key: dict) -> str:
+    """The short name of a compile key: its canonical JSON's SHA-256, first 16 hex digits."""
+    return hashlib.sha256(canonical_json(key).encode()).hexdigest()[:16]
+
+
+def weights_digest(entries: list) -> str:
+    """The weights' identity apart from the artifact index: SHA-256 of the canonical file list."""
+    files = sorted(
+        ({"path": e["path"], "sha256": e["sha256"], "size": e["size"]} for e in entries),
+        key=lambda f: f["path"],
+    )
+    return hashlib.sha256(canonical_json(files).encode()).hexdigest()
+
+
+def compiled_entry(document: dict, key: dict) -> dict | None:
+    """The index entry of the artifacts compiled for `key` from these weights, or None."""
+    index = document.get(COMPILED_INDEX)
+    entry = index.get(compile_key_id(key)) if isinstance(index, dict) else None
+    if not isinstance(entry, dict) or entry.get("key") != key or not is_sha256(entry.get("sha256", "")):
+        return None
+    return entry if entry.get("weights") == weights_digest(document.get("files") or []) else None
+
+
+def artifact_format_problem(path: str) -> str | None:
+    """Why a file may not be in a compiled artifact set (model.pt at the top is allowed)."""
+    return None if path in COMPILED_CODE else format_problem(path)
+
+
 def file_sha256(path: str) -> tuple[int, str]:
     """Size and SHA-256 of a file, read in chunks."""
     sha, size = hashlib.sha256(), 0

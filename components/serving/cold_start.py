@@ -20,7 +20,7 @@ the plan and the replay read the same numbers.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date
 from enum import StrEnum
 
@@ -132,6 +132,24 @@ ENGINE_WARMUP_SECONDS: dict[EngineFamily, Figure] = {
 }
 
 
+class NeuronCompile(StrEnum):
+    """Where a Neuron node's compiled artifacts come from (the cold start of each case differs)."""
+
+    PRECOMPILED = "precompiled"  # a verified set from the model store (components/models/compiled.py)
+    ON_NODE = "compile on node"  # no set for the node's compile key: every new machine compiles
+    WARM_RESUME = "warm resume"  # a warm-pool machine keeps what it compiled or fetched on its own disk
+
+
+# A Neuron engine that finds no artifacts compiles its graphs with neuronx-cc before it serves (vLLM's
+# NxD loader: aws-neuron/upstreaming-to-vllm dd417b3, neuronx_distributed.py:192-203). Our estimate
+# (2026-12-02), not a measurement: the context-encoding and token-generation graphs of every bucket of
+# an 8B-class model take tens of minutes on an inf2 machine; 10..40 min, typical 20.
+NEURON_COMPILE = Figure(
+    1200, "neuronx-cc compile on the node (no precompiled artifacts): 10..40 min (our estimate)", _RANGE_AS_OF
+)
+NEURON_COMPILE_SPAN = (600.0, 2400.0)
+
+
 @dataclass(frozen=True)
 class Stage:
     """One stage of a cold start: fastest, typical and slowest seconds, and where they come from."""
@@ -155,6 +173,12 @@ class ColdStart:
     fetch_gib_s: float
     fetch_basis: str
     family: EngineFamily
+    neuron: NeuronCompile | None = None  # Neuron engines: where their compiled artifacts come from
+
+    @property
+    def compile_seconds(self) -> float:
+        """The typical on-node Neuron compile (0 unless the engines compile on the node)."""
+        return NEURON_COMPILE.value if self.neuron is NeuronCompile.ON_NODE else 0.0
 
     @property
     def boot_seconds(self) -> float:
@@ -171,7 +195,7 @@ class ColdStart:
 
     @property
     def seconds(self) -> float:
-        return self.boot_seconds + self.fetch_seconds + self.load_seconds
+        return self.boot_seconds + self.fetch_seconds + self.load_seconds + self.compile_seconds
 
     def stages(self) -> tuple[Stage, ...]:
         """Each stage of a cold start as (fastest, typical, slowest) seconds, with its basis."""
@@ -184,6 +208,17 @@ class ColdStart:
             fetch_basis = f"{self.fetch_basis}; 0.5x..1.5x the rate"
         nvme = self.weights_gib / NVME_READ_GIB_S.value
         warmup = ENGINE_WARMUP_SECONDS[self.family]
+        compile_stage = (
+            (
+                Stage(
+                    "Neuron compile on the node",
+                    *_span(NEURON_COMPILE.value, NEURON_COMPILE_SPAN),
+                    NEURON_COMPILE,
+                ),
+            )
+            if self.neuron is NeuronCompile.ON_NODE
+            else ()
+        )
         return (
             Stage("machine boot", *_span(MACHINE_BOOT_RANGE.value, MACHINE_BOOT_SPAN), MACHINE_BOOT_RANGE),
             Stage("image pull", *_span(IMAGE_PULL_RANGE.value, IMAGE_PULL_SPAN), IMAGE_PULL_RANGE),
@@ -208,6 +243,7 @@ class ColdStart:
                 warmup.value * WARMUP_SPAN[1],
                 warmup,
             ),
+            *compile_stage,
         )
 
     def range_seconds(self) -> tuple[float, float]:
@@ -226,6 +262,10 @@ class ColdStart:
             boot_seconds, "a stopped machine started again: 0.5x..2x (our estimate)", _RANGE_AS_OF
         )
         disk = Figure(read, f"weights read twice at {read_gib_s:.2f} GiB/s: 0.5x..2x the rate", _RANGE_AS_OF)
+        if self.neuron is not None:  # the machine completed its launch after its engines' first load
+            warmup = Figure(
+                warmup.value, f"{warmup.source}{self.neuron_note(NeuronCompile.WARM_RESUME)}", _AS_OF
+            )
         return (
             Stage("warm restart", boot_seconds / 2, boot_seconds, boot_seconds * 2, restart),
             Stage("weights from disk", read / 2, read, read * 2, disk),
@@ -266,14 +306,37 @@ class ColdStart:
         fastest, slowest = self.range_seconds()
         return (
             f"cold start{of} ~{self.seconds / 60:.1f} min ({fastest / 60:.1f}..{slowest / 60:.1f}):"
-            f" boot {self.boot_seconds:.0f} s + {fetch} + {load};"
+            f" boot {self.boot_seconds:.0f} s + {fetch} + {load}{self.neuron_note()};"
             f" health-check grace {self.grace_seconds()} s, slow start {self.slow_start_seconds()} s"
         )
 
+    def neuron_note(self, case: NeuronCompile | None = None) -> str:
+        """Which Neuron case the estimate is for ('' for other engines); `case` overrides the fleet's own."""
+        case = case or self.neuron
+        if self.neuron is None:
+            return ""
+        if case is NeuronCompile.ON_NODE:
+            return (
+                f" + {self.compile_seconds:.0f} s Neuron compile on the node: a Neuron pool without"
+                " precompiled artifacts, every new machine compiles (publish one compile with"
+                " `inference-infra models compile-manifest`, then weights neuron_precompiled)"
+            )
+        if case is NeuronCompile.PRECOMPILED:
+            return " (Neuron: precompiled artifacts from the model store, verified)"
+        if case is NeuronCompile.WARM_RESUME:
+            return " (Neuron: warm resume, compiled artifacts on the machine's own disk)"
+        return ""
+
 
 def cold_start(
-    *, weights_gib: float, source: WeightSource, instance_type: str, family: EngineFamily
+    *,
+    weights_gib: float,
+    source: WeightSource,
+    instance_type: str,
+    family: EngineFamily,
+    precompiled: bool = False,
 ) -> ColdStart:
+    """The estimate; a Neuron one compiles on the node unless `precompiled` (a set for its compile key)."""
     if source in (WeightSource.S3, WeightSource.GCS):
         nic = NETWORK_GBPS.get(instance_type, DEFAULT_NETWORK)
         gbps = min(nic.value, OBJECT_STORE_CAP.value)
@@ -286,7 +349,17 @@ def cold_start(
     else:
         figure = SHARED_READ_GIB_S[source]
         rate, basis = figure.value, f"{source.value} per-client read"
-    return ColdStart(instance_type, source, weights_gib, rate, basis, family)
+    neuron = None
+    if family is EngineFamily.NEURON_VLLM:
+        neuron = NeuronCompile.PRECOMPILED if precompiled else NeuronCompile.ON_NODE
+    return ColdStart(instance_type, source, weights_gib, rate, basis, family, neuron)
+
+
+def with_precompiled(start: ColdStart, precompiled: bool) -> ColdStart:
+    """A Neuron estimate for the case the fleet declares (others unchanged)."""
+    if start.neuron is None:
+        return start
+    return replace(start, neuron=NeuronCompile.PRECOMPILED if precompiled else NeuronCompile.ON_NODE)
 
 
 def weights_gib(model: str, precision: Precision | None = None) -> float:
