@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from importlib import resources
 from typing import Any
 
@@ -86,10 +87,10 @@ class KubernetesServingPool(pulumi.ComponentResource):
 
         self.service_name = name
         self.service_account = k8s.core.v1.ServiceAccount(
-            f"{name}-sa", **render.service_account(name, args, plan, identity), opts=child
+            f"{name}-sa", **_kw(render.service_account(name, args, plan, identity)), opts=child
         )
         self.scripts = k8s.core.v1.ConfigMap(
-            f"{name}-scripts", **render.scripts_config_map(name, args, plan, pool_scripts()), opts=child
+            f"{name}-scripts", **_kw(render.scripts_config_map(name, args, plan, pool_scripts())), opts=child
         )
         self.secret_provider_class = k8s.apiextensions.CustomResource(
             f"{name}-api-key",
@@ -99,17 +100,17 @@ class KubernetesServingPool(pulumi.ComponentResource):
             opts=child,
         )
         priority = render.priority_class(name, args, plan)
-        self.priority_class = k8s.scheduling.v1.PriorityClass(f"{name}-priority", **priority, opts=child)
+        self.priority_class = k8s.scheduling.v1.PriorityClass(f"{name}-priority", **_kw(priority), opts=child)
         waits: list[pulumi.Resource] = [self.service_account, self.scripts, self.secret_provider_class]
         waits.append(self.priority_class)
         self.cache_volume = self.cache_claim = None
         if render.weights_source(args) is None:
             self.cache_volume = k8s.core.v1.PersistentVolume(
-                f"{name}-model-cache", **render.cache_volume(name, args, plan), opts=child
+                f"{name}-model-cache", **_kw(render.cache_volume(name, args, plan)), opts=child
             )
             self.cache_claim = k8s.core.v1.PersistentVolumeClaim(
                 f"{name}-model-cache",
-                **render.cache_claim(name, args, plan),
+                **_kw(render.cache_claim(name, args, plan)),
                 opts=pulumi.ResourceOptions.merge(
                     child, pulumi.ResourceOptions(depends_on=[self.cache_volume])
                 ),
@@ -128,11 +129,11 @@ class KubernetesServingPool(pulumi.ComponentResource):
             f"{name}-engine", metadata=deployment["metadata"], spec=spec, opts=after
         )
         self.pod_disruption_budget = k8s.policy.v1.PodDisruptionBudget(
-            f"{name}-pdb", **render.pod_disruption_budget(name, args, plan), opts=child
+            f"{name}-pdb", **_kw(render.pod_disruption_budget(name, args, plan)), opts=child
         )
-        self.service = k8s.core.v1.Service(f"{name}-svc", **render.service(name, args, plan), opts=child)
+        self.service = k8s.core.v1.Service(f"{name}-svc", **_kw(render.service(name, args, plan)), opts=child)
         self.network_policy = k8s.networking.v1.NetworkPolicy(
-            f"{name}-netpol", **render.network_policy(name, args, plan), opts=child
+            f"{name}-netpol", **_kw(render.network_policy(name, args, plan)), opts=child
         )
         self.http_route = None
         if args.gateway is not None:
@@ -256,6 +257,11 @@ class KubernetesServingPool(pulumi.ComponentResource):
             opts=child,
         )
         return self.google_service_account.email
+
+
+def _kw(body: dict[str, Any]) -> dict[str, Any]:
+    """An object's top-level fields as the SDK's keyword arguments (globalDefault -> global_default)."""
+    return {re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower(): value for key, value in body.items()}
 
 
 def irsa_trust(name: str, args: KubernetesServingPoolArgs) -> dict[str, Any]:
