@@ -491,8 +491,12 @@ def _weights_source_problems(args: KubernetesServingPoolArgs) -> list[Problem]:
             problems.append(
                 Problem("weights.address", weights.address, "is Filestore's; leave it unset for EFS")
             )
-        parts = weights.folder.strip("/").split("/")
-        if not weights.folder.strip("/") or any(not _PATH_WORD.match(p) or p in (".", "..") for p in parts):
+        parts = weights.folder.rstrip("/").split("/")
+        if (
+            weights.folder.startswith("/")
+            or not weights.folder.strip("/")
+            or any(not _PATH_WORD.match(p) or p in (".", "..") for p in parts)
+        ):
             problems.append(
                 Problem(
                     "weights.folder",
