@@ -26,6 +26,7 @@ from inference_infra.components.errors import Problem
 from inference_infra.components.fleet import CapacityArgs, ElasticArgs, ServedModel
 from inference_infra.components.gcp.node_args import GcsWeights
 from inference_infra.components.images import PINNED_REFERENCE
+from inference_infra.components.models.manifest import is_pinned_digest
 from inference_infra.components.monitoring.serving import Latency
 from inference_infra.components.serving.engines import FIRST_ENGINE_PORT
 
@@ -504,7 +505,7 @@ def _weights_source_problems(args: KubernetesServingPoolArgs) -> list[Problem]:
                     "must be a relative folder of letters, digits, '.', '_' and '-' segments (no '..')",
                 )
             )
-        if not re.match(r"^[0-9a-f]{64}$", weights.manifest_sha256):
+        if not is_pinned_digest(weights.manifest_sha256):
             problems.append(
                 Problem(
                     "weights.manifest_sha256",

@@ -371,3 +371,10 @@ def test_serving_pool_metrics_port_is_the_vm_metrics_proxy(args, plan_of):
         "8000",
     ]
     assert metrics["ports"] == [{"name": "metrics", "containerPort": port, "protocol": "TCP"}]
+
+
+def test_serving_pool_plan_reads_its_machine_from_its_clouds_catalog():
+    from inference_infra.components.catalog import Cloud
+
+    assert plan_pool("tpu", GKE_TPU).item.cloud is Cloud.GCP
+    assert plan_pool("llama", EKS).item.cloud is Cloud.AWS
