@@ -16,8 +16,9 @@ Versions rendered, each with where it was read (2026-12-02):
 - KEDA `keda.sh/v1alpha1` ScaledObject (KEDA 2.x's only ScaledObject version; prometheus trigger
   metadata serverAddress/query/threshold/activationThreshold, cron trigger timezone/start/end/
   desiredReplicas: keda.sh/docs/2.18/scalers/prometheus and .../cron);
-- Prometheus Operator `monitoring.coreos.com/v1` PodMonitor (attachMetadata.node since operator
-  v0.55; kube-prometheus-stack 91.4.1's operator, components/k8s/charts.py);
+- Prometheus Operator `monitoring.coreos.com/v1` PodMonitor (kube-prometheus-stack 91.4.1's operator,
+  components/k8s/charts.py; `attachMetadata.node`: prometheus-operator pkg/apis/monitoring/v1/
+  podmonitor_types.go, Prometheus >= 2.35, its service account listing and watching Nodes);
 - Secrets Store CSI driver `secrets-store.csi.x-k8s.io/v1` SecretProviderClass (driver v1.x), with
   AWS's provider (ASCP: parameters objects/region/usePodIdentity, docs.aws.amazon.com/secretsmanager/
   latest/userguide/ascp-examples.html) or Google's (parameters secrets: resourceName/fileName).
@@ -177,13 +178,14 @@ def image_of(args: KubernetesServingPoolArgs, plan: FleetPlan) -> str:
     return args.image or engine_image(engine_config(plan).family).reference
 
 
-def fetch_image(args: KubernetesServingPoolArgs, plan: FleetPlan) -> str:
-    """The weights' init containers run the NVIDIA vLLM image (boto3 and python3 in it) on every family."""
-    return (
-        args.image
-        if args.image and engine_config(plan).family is EngineFamily.NVIDIA_VLLM
-        else VLLM_OPENAI.by_digest
-    )
+def helper_image(args: KubernetesServingPoolArgs, plan: FleetPlan, *, boto3: bool = False) -> str:
+    """The image of the fetch, the verifier and the metrics proxy: the engine's own (python3 and the
+    standard library are in every engine image, so a node pulls one image), except the S3 fetch of a
+    Neuron pool, which runs the NVIDIA vLLM image: boto3 is in it (vllm-project/vllm docker/Dockerfile,
+    stage vllm-openai-base) and has not been checked in AWS's Neuron container."""
+    if boto3 and engine_config(plan).family is not EngineFamily.NVIDIA_VLLM:
+        return VLLM_OPENAI.by_digest
+    return image_of(args, plan)
 
 
 def startup_seconds(cold_start: ColdStart | None) -> int:
@@ -280,7 +282,7 @@ def metrics_container(args: KubernetesServingPoolArgs, plan: FleetPlan) -> dict[
     port = engine_config(plan).metrics_ports[0]
     return {
         "name": METRICS,
-        "image": fetch_image(args, plan),
+        "image": helper_image(args, plan),
         "command": [
             "python3",
             f"{SCRIPTS_DIR}/{METRICS_PROXY}",
@@ -336,7 +338,7 @@ def init_containers(
     with a cache, the verifier alone on the read-only mount. The engine starts only after both succeed."""
     digest = pinned_digest(args)
     base = {
-        "image": fetch_image(args, plan),
+        "image": helper_image(args, plan),
         "env": [{"name": "HOME", "value": TMP_DIR}],
         "securityContext": container_security(),
         "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "4Gi"}},
@@ -393,8 +395,15 @@ def init_containers(
     if engine_config(plan).allows_code:
         verify.append("--allow-code")
     models = {"name": "models", "mountPath": CONTAINER_MODEL_DIR}
+    fetch_image = helper_image(args, plan, boto3=isinstance(args.weights, S3Weights))
     return [
-        {**base, "name": FETCH, "command": fetch, "volumeMounts": [models, scripts, tmp]},
+        {
+            **base,
+            "image": fetch_image,
+            "name": FETCH,
+            "command": fetch,
+            "volumeMounts": [models, scripts, tmp],
+        },
         {**base, "name": VERIFY, "command": verify, "volumeMounts": [models, scripts, tmp]},
     ]
 
@@ -846,6 +855,37 @@ def pod_monitor(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -> 
             ],
         },
     }
+
+
+def pool_objects(
+    name: str, args: KubernetesServingPoolArgs, plan: FleetPlan, *, identity: str | None = None
+) -> list[dict[str, Any]]:
+    """Every Kubernetes object of the pool as a whole manifest (apiVersion, kind and body), in the order
+    the component registers them, for schema checks and policy tests. `identity` stands for the role
+    ARN or service account email the component wires in."""
+    versions = dict(API_VERSIONS)
+    bodies: list[tuple[str, dict[str, Any]]] = [
+        ("ServiceAccount", service_account(name, args, plan, identity)),
+        ("ConfigMap", scripts_config_map(name, args, plan, {})),
+        ("SecretProviderClass", secret_provider_class(name, args, plan)),
+        ("PriorityClass", priority_class(name, args, plan)),
+    ]
+    if isinstance(args.weights, ModelCache):
+        bodies.append(("PersistentVolume", cache_volume(name, args, plan)))
+        bodies.append(("PersistentVolumeClaim", cache_claim(name, args, plan)))
+    bodies += [
+        ("Deployment", deployment(name, args, plan, weights_source(args))),
+        ("PodDisruptionBudget", pod_disruption_budget(name, args, plan)),
+        ("Service", service(name, args, plan)),
+        ("NetworkPolicy", network_policy(name, args, plan)),
+    ]
+    if args.gateway is not None:
+        bodies.append(("HTTPRoute", http_route(name, args, plan)))
+    if args.elastic is not None and plan.scaling is not None:
+        bodies.append(("ScaledObject", scaled_object(name, args, plan)))
+    if args.prometheus is not None:
+        bodies.append(("PodMonitor", pod_monitor(name, args, plan)))
+    return [{"apiVersion": versions[kind], "kind": kind, **body} for kind, body in bodies]
 
 
 def api_versions() -> dict[str, str]:

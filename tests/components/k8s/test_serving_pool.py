@@ -378,3 +378,35 @@ def test_serving_pool_plan_reads_its_machine_from_its_clouds_catalog():
 
     assert plan_pool("tpu", GKE_TPU).item.cloud is Cloud.GCP
     assert plan_pool("llama", EKS).item.cloud is Cloud.AWS
+
+
+def test_serving_pool_inferentia_pods_own_their_neuron_devices(plan_of):
+    from inference_infra.components.catalog import AcceleratorFamily
+    from inference_infra.components.images import VLLM_NEURON, VLLM_OPENAI
+
+    pool = KubernetesServingPool("inf", replace(EKS, accelerator=AcceleratorFamily.AWS_NEURON))
+    pod = _pod(plan_of(), "inf")
+    engines = pool.plan.engines
+    assert pool.plan.target == "k8s-eks-inferentia"
+    engine = _container(pod, "engine")
+    devices = str(engines.devices_per_node // engines.engines)  # the plugin counts devices, TP counts cores
+    assert engine["resources"] == {
+        "limits": {"aws.amazon.com/neuron": devices},
+        "requests": {"aws.amazon.com/neuron": devices},
+    }
+    assert engine["command"][-3:] == ["python", "-m", "vllm.entrypoints.openai.api_server"]
+    env = {e["name"]: e["value"] for e in engine["env"]}
+    assert env["NEURON_COMPILED_ARTIFACTS"] == "/var/cache/neuron-compiled"  # writable, never the weights
+    assert engine["image"] == VLLM_NEURON.by_digest
+    # the S3 fetch needs boto3: the NVIDIA vLLM image; the verifier and the proxy run the engine's
+    assert _container(pod, "fetch-weights")["image"] == VLLM_OPENAI.by_digest
+    assert _container(pod, "verify-weights")["image"] == VLLM_NEURON.by_digest
+    assert _container(pod, "metrics")["image"] == VLLM_NEURON.by_digest
+
+
+def test_serving_pool_tpu_node_pulls_one_image(plan_of):
+    KubernetesServingPool("tpu", GKE_TPU)
+    pod = _pod(plan_of(), "tpu")["spec"]
+    images = {c["image"] for c in pod["containers"] + pod["initContainers"]}
+    assert len(images) == 1
+    assert "vllm-tpu@sha256:" in images.pop()
