@@ -667,17 +667,13 @@ def network_policy(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) 
     """Ingress: the API port from the gateway's pods, the metrics port from Prometheus. Egress: DNS,
     HTTPS to the model store (and, on GKE, the metadata server's token endpoint), nothing else."""
     engines = engine_config(plan)
-    gateway_peer: dict[str, Any] = {
-        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "none"}}
-    }
-    if args.gateway is not None:
-        gateway_peer = {
+    ingress = []
+    if args.gateway is not None:  # without one, nothing reaches the API port
+        gateway_peer: dict[str, Any] = {
             "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": args.gateway.namespace}}
         }
         if args.gateway.pod_labels:
             gateway_peer["podSelector"] = {"matchLabels": dict(args.gateway.pod_labels)}
-    ingress = []
-    if args.gateway is not None:
         ingress.append({"from": [gateway_peer], "ports": [{"protocol": "TCP", "port": args.serving_port}]})
     if args.prometheus is not None:
         prometheus = {

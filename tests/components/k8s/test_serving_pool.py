@@ -410,3 +410,11 @@ def test_serving_pool_tpu_node_pulls_one_image(plan_of):
     images = {c["image"] for c in pod["containers"] + pod["initContainers"]}
     assert len(images) == 1
     assert "vllm-tpu@sha256:" in images.pop()
+
+
+def test_serving_pool_without_a_gateway_admits_nothing_to_its_api(plan_of):
+    KubernetesServingPool("llama", replace(EKS, gateway=None))
+    capture = plan_of()
+    spec = capture.one("kubernetes:networking.k8s.io/v1:NetworkPolicy").props["spec"]
+    assert [rule["ports"] for rule in spec["ingress"]] == [[{"protocol": "TCP", "port": 9000}]]
+    assert capture.of_type("kubernetes:gateway.networking.k8s.io/v1:HTTPRoute") == []
