@@ -755,7 +755,9 @@ def scaled_object(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -
                 "metadata": {
                     "timezone": schedule.time_zone,
                     "start": f"0 {schedule.start_hour} {hours}",
-                    "end": f"0 {schedule.end_hour % 24} {hours}",
+                    # end_hour 24 (midnight) ends at 23:59 the same day: 0 0 on the listed days would
+                    # end Friday's window on Monday.
+                    "end": f"0 {schedule.end_hour} {hours}" if schedule.end_hour < 24 else f"59 23 {hours}",
                     "desiredReplicas": str(scaling.min_size * pods),
                 },
             }

@@ -191,3 +191,12 @@ def test_serving_alerts_and_cost_rules_select_the_pools_series(plan_of, args):
         assert _grouping(expr) - {"le"} <= set(produced), expr
     assert monitor["metadata"]["labels"]["release"] == "gpu-obs-kps"
     assert endpoint["port"] == "metrics"
+
+
+def test_scaled_object_working_hours_until_midnight_end_the_same_day(plan_of):
+    schedule = replace(EKS_ELASTIC.elastic.schedule, end_hour=24)
+    elastic = replace(EKS_ELASTIC.elastic, schedule=schedule)
+    KubernetesServingPool("llama", replace(EKS_ELASTIC, elastic=elastic))
+    spec = plan_of().one("kubernetes:keda.sh/v1alpha1:ScaledObject").props["spec"]
+    cron = spec["triggers"][1]["metadata"]
+    assert (cron["start"], cron["end"]) == ("0 8 * * MON-FRI", "59 23 * * MON-FRI")
