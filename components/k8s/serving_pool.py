@@ -165,6 +165,10 @@ class KubernetesServingPool(pulumi.ComponentResource):
                 opts=child,
             )
         self.namespace = args.cluster.namespace
+        # What the stack's monitoring reads of a pool (infra/observability_stack.py serving_args): its
+        # latency class and its engines' --max-num-seqs, as the plan has them.
+        self.latency = args.latency
+        self.max_num_seqs = plan.engines.max_num_seqs if plan.engines is not None else None
         self.register_outputs(
             {
                 "service_name": self.service_name,
@@ -172,6 +176,7 @@ class KubernetesServingPool(pulumi.ComponentResource):
                 "machine": plan.machine,
                 "replicas": render.replicas(plan),
                 "identity": identity,
+                "latency": args.latency.value if args.latency is not None else None,
             }
         )
 

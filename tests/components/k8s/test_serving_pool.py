@@ -418,3 +418,12 @@ def test_serving_pool_without_a_gateway_admits_nothing_to_its_api(plan_of):
     spec = capture.one("kubernetes:networking.k8s.io/v1:NetworkPolicy").props["spec"]
     assert [rule["ports"] for rule in spec["ingress"]] == [[{"protocol": "TCP", "port": 9000}]]
     assert capture.of_type("kubernetes:gateway.networking.k8s.io/v1:HTTPRoute") == []
+
+
+def test_serving_pool_tells_the_monitoring_its_latency_class_and_batch(plan_of):
+    from inference_infra.components.monitoring.serving import Latency
+
+    pool = KubernetesServingPool("llama", replace(EKS, latency=Latency.BATCH))
+    plan_of()
+    assert pool.latency is Latency.BATCH
+    assert pool.max_num_seqs == pool.plan.engines.max_num_seqs
