@@ -77,11 +77,12 @@ SECRETS_DIR = CONTAINER_API_KEY_FILE.rsplit("/", 1)[0]  # /run/secrets: the CSI 
 API_KEY_FILE_NAME = CONTAINER_API_KEY_FILE.rsplit("/", 1)[1]
 MODEL_FOLDER = f"{CONTAINER_MODEL_DIR}/model"  # the fetched (or cached) model folder the engine serves
 TMP_DIR = "/tmp"
-# A non-root user for every container. The vllm/vllm-openai image declares no USER (runs as root:
-# vllm-project/vllm docker/Dockerfile, final stage vllm-openai sets only ENTRYPOINT), so the pod sets
-# one; HOME, USER and the caches point into the writable /tmp emptyDir (torch's inductor names its
-# cache after getpass.getuser(), which reads USER before the password database, where this uid is not).
-RUN_AS_USER = 1000
+# A non-root user for every container (uid and gid 65532). The vllm/vllm-openai image declares no USER
+# (runs as root: vllm-project/vllm docker/Dockerfile, final stage vllm-openai sets only ENTRYPOINT), so
+# the pod sets one; HOME, USER and the caches point into the writable /tmp emptyDir (torch's inductor
+# names its cache after getpass.getuser(), which reads USER before the password database, where this
+# uid is not).
+RUN_AS_USER = 65532  # above 10000: no clash with a host user (checkov CKV_K8S_40)
 # /dev/shm like the VM engines' `--shm-size` (units.py SHM_SIZE, Docker's "10g" = 10 GiB).
 SHM_SIZE_LIMIT = SHM_SIZE.removesuffix("g") + "Gi"
 TMP_SIZE_LIMIT = "20Gi"  # caches (torch compile, triton, flashinfer JIT) and, on Neuron, compiled graphs
@@ -296,6 +297,11 @@ def metrics_container(args: KubernetesServingPoolArgs, plan: FleetPlan) -> dict[
         "volumeMounts": [{"name": "scripts", "mountPath": SCRIPTS_DIR, "readOnly": True}],
         "securityContext": container_security(),
         "readinessProbe": {"tcpSocket": {"port": METRICS_PORT_NAME}, "periodSeconds": 10},
+        "livenessProbe": {
+            "tcpSocket": {"port": METRICS_PORT_NAME},
+            "periodSeconds": 30,
+            "failureThreshold": 3,
+        },
     }
 
 
