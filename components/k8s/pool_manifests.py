@@ -52,6 +52,7 @@ from inference_infra.components.monitoring.serving import ENGINE_JOB
 from inference_infra.components.serving.cold_start import ColdStart
 from inference_infra.components.serving.engines import HEALTH_PATH, METRICS_PATH, EngineFamily, engine_image
 from inference_infra.components.serving.flags import EngineConfig, engine_args
+from inference_infra.components.serving.tpu_env import TPU_CHIP_BOUNDS
 from inference_infra.components.serving.units import (
     API_KEY_SCRIPT,
     CONTAINER_API_KEY_FILE,
@@ -59,6 +60,7 @@ from inference_infra.components.serving.units import (
     CONTAINER_MODEL_DIR,
     NEURON_SERVER_COMMAND,
     SHM_SIZE,
+    TPU_FIRST_PROCESS_PORT,
 )
 from inference_infra.components.tagging import (
     AUTO_SHUTDOWN,
@@ -247,6 +249,15 @@ def _environment(engines: EngineConfig) -> list[dict[str, str]]:
     }
     if engines.family is EngineFamily.NEURON_VLLM:
         env["NEURON_COMPILED_ARTIFACTS"] = CONTAINER_COMPILED_DIR  # writable, never the read-only weights
+    if engines.family is EngineFamily.TPU_VLLM and engines.engines > 1:
+        # A pod holds part of the host's chips: libtpu is told the process's own chip bounds, as the VM
+        # units tell each engine (units.py engine_environment); the device plugin hands the pod its chips
+        # (no TPU_VISIBLE_CHIPS), and the pod's own network namespace takes the first process port.
+        bounds = TPU_CHIP_BOUNDS.get(engines.tensor_parallel, f"1,{engines.tensor_parallel},1")
+        env["TPU_CHIPS_PER_PROCESS_BOUNDS"] = bounds
+        env["TPU_PROCESS_BOUNDS"] = "1,1,1"
+        env["TPU_PROCESS_PORT"] = str(TPU_FIRST_PROCESS_PORT)
+        env["TPU_PROCESS_ADDRESSES"] = f"localhost:{TPU_FIRST_PROCESS_PORT}"
     return [{"name": k, "value": v} for k, v in env.items()]
 
 

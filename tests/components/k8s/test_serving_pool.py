@@ -427,3 +427,13 @@ def test_serving_pool_tells_the_monitoring_its_latency_class_and_batch(plan_of):
     plan_of()
     assert pool.latency is Latency.BATCH
     assert pool.max_num_seqs == pool.plan.engines.max_num_seqs
+
+
+def test_serving_pool_tpu_pod_sharing_a_host_gets_its_chip_bounds_as_the_vm_engines(plan_of):
+    pool = KubernetesServingPool("tpu", GKE_TPU)
+    engine = _container(_pod(plan_of(), "tpu"), "engine")
+    env = {e["name"]: e["value"] for e in engine["env"]}
+    assert pool.plan.engines.engines == 2  # two engines of two chips on a v5litepod-4 host
+    assert env["TPU_CHIPS_PER_PROCESS_BOUNDS"] == "1,2,1"
+    assert env["TPU_PROCESS_BOUNDS"] == "1,1,1"
+    assert env["TPU_PROCESS_ADDRESSES"] == f"localhost:{env['TPU_PROCESS_PORT']}"
