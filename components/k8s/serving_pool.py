@@ -29,7 +29,7 @@ import pulumi
 
 from inference_infra.components.aws.fleet_args import S3Weights
 from inference_infra.components.catalog import Cloud
-from inference_infra.components.errors import raise_if_invalid
+from inference_infra.components.errors import Problem, raise_if_invalid
 from inference_infra.components.fleet.plan import FleetPlan
 from inference_infra.components.gcp.node_args import GcsWeights
 from inference_infra.components.gcp.service_account import model_prefixes, prefix_condition
@@ -41,7 +41,7 @@ from inference_infra.components.validation import input_problems
 __all__ = ["KubernetesServingPool", "pool_scripts", "validate_serving_pool"]
 
 
-def validate_serving_pool(name: str, args: KubernetesServingPoolArgs) -> list[Any]:
+def validate_serving_pool(name: str, args: KubernetesServingPoolArgs) -> list[Problem]:
     """Every problem with the pool's inputs (pure; what the component raises before registering)."""
     return input_problems(args, lambda a: plan_pool(name, a).problems)
 

@@ -163,3 +163,23 @@ def test_kubernetes_validate_catches_a_misplaced_field(planned):
     deployment["spec"]["template"]["spec"]["containers"][0]["shmSize"] = "10Gi"
     with pytest.raises(kubernetes_validate.ValidationError):
         kubernetes_validate.validate(deployment, KUBERNETES_VERSIONS[-1], strict=True)
+
+
+def test_plan_cli_refuses_a_bad_pool_with_exit_2_and_one_paragraph(pulumi_project, capsys):
+    from inference_infra.components.cli import main
+
+    bad = PROGRAM.replace(
+        '        environment="prod",\n    ),\n)\ncached',
+        '        environment="prod",\n        image="vllm/vllm-openai:v0.28.0",\n    ),\n)\ncached',
+        1,
+    )
+    assert 'image="vllm/vllm-openai:v0.28.0"' in bad
+    folder = pulumi_project(bad, {"test": STACK}, name="k8s-pools")
+    assert main(["plan", "--cwd", str(folder), "--stack", "test"]) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert (
+        "KubernetesServingPool 'chat': image 'vllm/vllm-openai:v0.28.0' must be pinned by digest"
+        in " ".join(err.split())
+    )
+    assert err.strip().count("\n\n") == 0
