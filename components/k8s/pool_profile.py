@@ -299,13 +299,12 @@ def plan_pool(name: str, args: KubernetesServingPoolArgs) -> FleetPlan:
 
 
 def profile_of(args: KubernetesServingPoolArgs) -> KubernetesPoolProfile:
-    if not isinstance(getattr(args, "cluster", None), object) or not hasattr(args.cluster, "cloud"):
-        return KubernetesPoolProfile(PoolTarget.EKS_GPU, WeightSource.S3)
+    """The profile of the args' cloud and accelerator. With a cluster or accelerator of the wrong type,
+    any profile: the skeleton's first step (floor_problems, check_types) stops on the bad input."""
     try:
-        target = args.target
+        return KubernetesPoolProfile(args.target, _weight_source(args))
     except (AttributeError, KeyError, TypeError):
-        target = PoolTarget.EKS_GPU  # check_types names the bad input
-    return KubernetesPoolProfile(target, _weight_source(args))
+        return KubernetesPoolProfile(PoolTarget.EKS_GPU, WeightSource.S3)
 
 
 def priority_value(args: KubernetesServingPoolArgs) -> int:

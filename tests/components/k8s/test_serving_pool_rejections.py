@@ -222,3 +222,8 @@ def test_serving_pool_rejects_canaries_without_a_route():
 def test_serving_pool_rejects_a_wrong_type_first():
     problems = validate_serving_pool("llama", replace(EKS, serving_port="8000"))
     assert [p.input for p in problems] == ["serving_port"]
+
+
+def test_serving_pool_rejects_a_cluster_of_the_wrong_type():
+    problems = validate_serving_pool("llama", replace(EKS, cluster="eks-prod"))
+    assert [p.input for p in problems] == ["cluster"]
