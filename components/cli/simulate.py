@@ -126,6 +126,20 @@ _NOT_ELASTIC = ("tpuVms",)
     help="Which end of the cold-start estimate's range a new machine takes (serving.cold_start).",
 )
 @click.option(
+    "--kubernetes",
+    type=click.Choice(["cluster-autoscaler", "karpenter"]),
+    help="Replay the pool on Kubernetes with this node autoscaler: a pod on a node with room starts "
+    "without a machine boot, one that needs a node waits for it (simulate.k8s_nodes).",
+)
+@click.option(
+    "--pods-per-node", type=int, default=1, show_default=True, help="With --kubernetes: pods one node holds."
+)
+@click.option(
+    "--scale-down-after",
+    type=float,
+    help="With --kubernetes: seconds an empty node stays (default: the autoscaler's, 600 or 0).",
+)
+@click.option(
     "--start-size",
     type=int,
     help="Machines serving when the trace starts (default: the pool's minimum, its desired size).",
@@ -181,6 +195,8 @@ def simulate(**options: Any) -> None:
             f"--start-size {o['start_size']} must be 0..max_size ({pool.plan.max_size}) of pool "
             f"{pool.name!r}."
         )
+    if o["kubernetes"] is not None:
+        pool = _on_kubernetes(o, pool)
     scaler = _scaler(o, pool)
     if o["tune"]:
         from inference_infra.components.simulate.tune import tune
@@ -203,6 +219,27 @@ def simulate(**options: Any) -> None:
         sys.stdout.write("\n")
     else:
         sys.stdout.write(_table(result))
+
+
+def _on_kubernetes(o: Mapping[str, Any], pool: Any) -> Any:
+    """--kubernetes: the pool's pods start on nodes with room, or wait for a node (simulate.k8s_nodes)."""
+    from inference_infra.components.errors import InputError
+    from inference_infra.components.serving.cold_start import NodeAutoscaler
+    from inference_infra.components.simulate.k8s_nodes import kubernetes_nodes_for, on_kubernetes
+
+    if o["pods_per_node"] < 1:
+        raise InputError(f"--pods-per-node {o['pods_per_node']} must be a whole number of at least 1.")
+    delay = o["scale_down_after"]
+    if delay is not None and not 0 <= delay <= 86400:
+        raise InputError(f"--scale-down-after {delay:g} must be 0..86400 seconds.")
+    nodes = kubernetes_nodes_for(
+        pool,
+        which=o["cold_start"],
+        autoscaler=NodeAutoscaler(o["kubernetes"]),
+        pods_per_node=o["pods_per_node"],
+        scale_down_after_seconds=delay,
+    )
+    return on_kubernetes(pool, nodes)
 
 
 def _scaler(o: Mapping[str, Any], pool: Any) -> Any:
@@ -729,6 +766,13 @@ def _table(r: dict[str, Any]) -> str:
         f" {s['capped_periods']} periods wanted more than max; {s['interruptions']} spot interruptions",
         f"  queue: longest {q['max']}, {q['minutes_with_queue']} minutes with a queue",
     ]
+    if (k := r.get("kubernetes")) is not None:
+        lines.append(
+            f"  kubernetes ({k['autoscaler']}, {k['pods_per_node']} pod(s) per node): pod start"
+            f" {k['pod_start_seconds']:.0f} s, node start {k['node_start_seconds']:.0f} s, an empty node kept"
+            f" {k['scale_down_after_seconds']:.0f} s; {k['pod_starts']} pod starts, {k['node_starts']} node"
+            f" starts, {k['nodes_removed']} nodes removed"
+        )
     lines += [f"  note: {n}" for n in r["notes"]]
     return "\n".join(lines) + "\n"
 

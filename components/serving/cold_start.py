@@ -292,3 +292,94 @@ def cold_start(
 def weights_gib(model: str, precision: Precision | None = None) -> float:
     """The model's weights in GiB at its weight format (the planner's figure)."""
     return weights_bytes(model_spec(model), precision or Precision()) / GIB
+
+
+# -- Kubernetes: a pod on a node already up, or a node started for it ---------------------------
+# A Kubernetes pool's new replica is a pod. When a node of the pool has room (its last pod left less
+# than the node autoscaler's scale-down delay ago, or it holds fewer pods than it fits), the pod
+# starts there: its image (kept by the kubelet from the node's last pod, or pulled), the weights
+# download and the engine load. When none has room the pod waits for the node autoscaler to notice it
+# and for a new node to become schedulable, then starts with its image pulled.
+_K8S_AS_OF = date(2026, 12, 2)
+
+
+class NodeAutoscaler(StrEnum):
+    CLUSTER_AUTOSCALER = "cluster-autoscaler"  # EKS managed node groups, GKE node pools
+    KARPENTER = "karpenter"
+
+
+_CA_FAQ = "github.com/kubernetes/autoscaler cluster-autoscaler/FAQ.md at tag cluster-autoscaler-1.36.1"
+# Pending pod to the node autoscaler's launch request, (fastest, typical, slowest) seconds.
+NODE_AUTOSCALER_REACTION: dict[NodeAutoscaler, tuple[Figure, tuple[float, float]]] = {
+    NodeAutoscaler.CLUSTER_AUTOSCALER: (
+        Figure(
+            20,
+            f"{_CA_FAQ}: unschedulable pods checked every 10 s (--scan-interval), scale-up 'less than 30 "
+            "seconds in most cases'",
+            _K8S_AS_OF,
+        ),
+        (10.0, 30.0),
+    ),
+    NodeAutoscaler.KARPENTER: (
+        Figure(
+            5,
+            "karpenter.sh settings (aws/karpenter-provider-aws v1.14.1 website/content/en/docs/reference/"
+            "settings.md): pending pods batched for BATCH_IDLE_DURATION 1 s, at most BATCH_MAX_DURATION 10 s",
+            _K8S_AS_OF,
+        ),
+        (1.0, 10.0),
+    ),
+}
+# Launch request to a node pods can be scheduled on (machine boot, kubelet join, network, device plugin).
+NODE_PROVISION = Figure(
+    210,
+    f"{_CA_FAQ}: 'on GCE it usually takes 3 to 4 minutes from CA request to when pods can be scheduled "
+    "on newly created nodes' (taken for EKS too: no AWS figure found)",
+    _K8S_AS_OF,
+)
+NODE_PROVISION_SPAN = (180.0, 240.0)
+# How long an empty node stays before the node autoscaler removes it (it is billed meanwhile).
+NODE_SCALE_DOWN_AFTER: dict[NodeAutoscaler, Figure] = {
+    NodeAutoscaler.CLUSTER_AUTOSCALER: Figure(
+        600, f"{_CA_FAQ}: --scale-down-unneeded-time defaults to 10m0s", _K8S_AS_OF
+    ),
+    NodeAutoscaler.KARPENTER: Figure(
+        0,
+        "karpenter.sh_nodepools CRD of aws/karpenter-provider-aws v1.14.1: disruption.consolidateAfter "
+        "defaults to 0s (set it on the NodePool to keep empty nodes longer)",
+        _K8S_AS_OF,
+    ),
+}
+
+
+def pod_stages(estimate: ColdStart, *, image_cached: bool) -> tuple[Stage, ...]:
+    """A pod starting on a node already up: its image (0 s when the node keeps it), the weights
+    download, the engine load and warm-up, as (fastest, typical, slowest) stages."""
+    _machine_boot, pull, *rest = estimate.stages()  # a pod starts on a node that is up
+    if image_cached:
+        pull = Stage(
+            "image pull", 0.0, 0.0, 0.0, Figure(0, "image kept on the node by the kubelet", _K8S_AS_OF)
+        )
+    return (pull, *rest)
+
+
+def node_stages(estimate: ColdStart, autoscaler: NodeAutoscaler) -> tuple[Stage, ...]:
+    """A pod that needs a new node: the autoscaler's reaction, the node's provisioning, then the pod
+    starting on it with its image pulled."""
+    reaction, span = NODE_AUTOSCALER_REACTION[autoscaler]
+    return (
+        Stage("node autoscaler", span[0], reaction.value, span[1], reaction),
+        Stage(
+            "node provisioning",
+            NODE_PROVISION_SPAN[0],
+            NODE_PROVISION.value,
+            NODE_PROVISION_SPAN[1],
+            NODE_PROVISION,
+        ),
+        *pod_stages(estimate, image_cached=False),
+    )
+
+
+def stage_seconds(stages: tuple[Stage, ...], which: str = "typical") -> float:
+    """The sum of the stages at one end of their range (fastest | typical | slowest)."""
+    return sum(getattr(s, which) for s in stages)

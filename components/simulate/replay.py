@@ -30,6 +30,9 @@ autoscaler (`settings.Autoscaler`, read from the plan by `settings.scaler_settin
   replaced: a new machine initialises for a cold start, billed, then stops), else after the pool's
   cold start. A machine let go stops taking requests at once and is billed until the requests it
   holds finish.
+- **Kubernetes** (`Pool.nodes`, k8s_nodes.py): a machine is a pod; it serves after a pod start on a
+  node with room, else after a node start; the bill is the nodes, an empty one kept for the node
+  autoscaler's scale-down delay.
 - **Spot**: at `interruptions_per_machine_hour`, a serving machine is reclaimed at a period's end
   (seeded draws): its share of the running requests is re-queued at the front (their first token
   stands; they are served again from the start) and a replacement is launched cold.
@@ -58,6 +61,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from inference_infra.components.fleet.elastic import ScalingPlan, ScheduleArgs
+from inference_infra.components.simulate.k8s_nodes import KubernetesNodes, NodeState
 from inference_infra.components.simulate.references import (
     Engines,
     OracleRun,
@@ -88,6 +92,7 @@ class Pool:
     cold_start_seconds: float  # boot to serving of a new machine (the cold-start estimate)
     cold_start_range: tuple[float, float] | None = None  # (fastest, slowest) of the estimate
     warm_start_range: tuple[float, float] | None = None  # (fastest, slowest) of a warm-pool restart
+    nodes: KubernetesNodes | None = None  # a Kubernetes pool: pod start vs node start (k8s_nodes.py)
 
     @property
     def slots(self) -> int:
@@ -151,6 +156,7 @@ class Result:
     min_machines: int
     start_machines: int
     notes: list[str] = field(default_factory=list)
+    kubernetes: dict[str, Any] | None = None  # a Kubernetes pool's pod and node starts (k8s_nodes.py)
 
     # --- figures --------------------------------------------------------------------------------
 
@@ -332,6 +338,7 @@ class Result:
             },
             "timeline": [m.as_json() for m in self.timeline],
             "notes": list(self.notes),
+            **({"kubernetes": self.kubernetes} if self.kubernetes is not None else {}),
         }
 
 
@@ -412,6 +419,7 @@ class _Replay:
         self.launching: list[tuple[float, int, bool, float]] = []  # (ready, seq, warm, decided)
         self.refills: list[float] = []  # warm-pool replacements initialising (billed), ready times
         self.warm = plan.warm_pool_size
+        self.nodes = NodeState(self.pool.nodes, start) if self.pool.nodes is not None else None
         self.draining = 0
         self.running: list[tuple[float, int]] = []  # (completion, request)
         self.queue: deque[int] = deque()
@@ -439,9 +447,13 @@ class _Replay:
                 t = self.launching[0][0]
             if self.refills and self.refills[0] < t:
                 t = self.refills[0]
+            if self.nodes is not None and (gone := self.nodes.next_event()) is not None and gone < t:
+                t = gone
             if t > horizon:
                 break
             self._advance(t)
+            if self.nodes is not None:
+                self.nodes.expire(t)
             while self.running and self.running[0][0] <= t:
                 heapq.heappop(self.running)
                 if self.draining:
@@ -497,6 +509,7 @@ class _Replay:
             min_machines=self.min_machines,
             start_machines=self.start_machines,
             notes=self._notes(),
+            kubernetes=self.nodes.summary() if self.nodes is not None else None,
         )
 
     def _notes(self) -> list[str]:
@@ -530,6 +543,8 @@ class _Replay:
         return self.serving + len(self.launching)
 
     def _billed(self) -> int:
+        if self.nodes is not None:
+            return self.nodes.billed()
         return self.serving + len(self.launching) + len(self.refills) + self.draining
 
     def _advance(self, t: float) -> None:
@@ -593,8 +608,10 @@ class _Replay:
     def _launch(self, count: int, t: float) -> None:
         plan = self.pool.plan
         for _ in range(count):
-            warm = self.warm > 0
-            if warm:
+            warm = self.warm > 0 and self.nodes is None
+            if self.nodes is not None:
+                ready = self.nodes.place(t)
+            elif warm:
                 self.warm -= 1
                 heapq.heappush(self.refills, t + self.pool.cold_start_seconds)
                 ready = t + plan.warm_start_seconds
@@ -606,6 +623,8 @@ class _Replay:
 
     def _remove(self, count: int, t: float) -> None:
         gone = min(count, self.serving)
+        if self.nodes is not None:
+            self.nodes.release(gone, t)
         self.serving -= gone
         self.draining += gone
         self.engines.resize(self.serving, t)
@@ -630,6 +649,8 @@ class _Replay:
             self.engines.resize(self.serving, t)
             self.min_machines = min(self.min_machines, self.serving)
             self.interruptions += 1
+            if self.nodes is not None:
+                self.nodes.reclaimed(t)
             self._launch(1, t)  # the group replaces it at its desired size
 
     def _seen(self, mean_in_flight: float) -> float | None:
@@ -653,6 +674,8 @@ class _Replay:
             while extra and self.launching:
                 self.launching.pop()  # the latest launch
                 heapq.heapify(self.launching)
+                if self.nodes is not None:
+                    self.nodes.release(1, t)
                 extra -= 1
             self._remove(extra, t)
             self.scale_ins += 1

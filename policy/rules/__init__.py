@@ -21,6 +21,8 @@ from inference_infra.policy.rules import (
     iam_no_wildcard_access,
     idle_watchdog_required,
     inference_endpoint_internal,
+    k8s_accelerator_pods_unprivileged,
+    k8s_accelerator_requests_equal_limits,
     load_balancer_api_paths_only,
     load_balancer_hardened_in_production,
     model_cache_write_restricted,
@@ -56,5 +58,7 @@ MODULES = (
     load_balancer_hardened_in_production,
     vpc_flow_logs_in_production,
     load_balancer_api_paths_only,
+    k8s_accelerator_pods_unprivileged,
+    k8s_accelerator_requests_equal_limits,
 )
 POLICIES: tuple[Policy, ...] = tuple(m.POLICY for m in MODULES)

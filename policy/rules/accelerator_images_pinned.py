@@ -8,6 +8,13 @@ every container image a `docker`/`podman`/`nerdctl` `run`, `create` or `pull`
 names without an `@sha256:` digest, and every download piped straight into a
 shell (`curl ... | bash`), which runs whatever the server sends. Advisory: user
 data can also fetch its real work from elsewhere, where no preview can see it.
+
+Kubernetes workloads whose pods use accelerators (policy/rules/_k8s.py: Pods, Deployments,
+StatefulSets, DaemonSets, ReplicaSets, Jobs, CronJobs, LeaderWorkerSets and third-party kinds that
+embed pod templates) are judged the same way: every container's `image`, init and ephemeral
+containers included, names its digest (`@sha256:` and 64 hex digits, nothing else). So is a Helm
+release whose values request accelerators or select accelerator nodes, where its values name images
+the common way (`image: repo@sha256:...`, or `repository` with `tag@sha256:...`, `digest` or `sha`).
 """
 
 from __future__ import annotations
@@ -31,13 +38,23 @@ from inference_infra.policy.rules._base import (
     not_applicable,
     resource_policy,
 )
+from inference_infra.policy.rules._k8s import (
+    WORKLOAD_NOUNS,
+    accelerator_templates,
+    helm_uses_accelerators,
+    helm_values,
+    is_workload,
+    mappings,
+    where,
+)
 from inference_infra.policy.rules._machines import accelerator_machine, untyped_template
 
 NAME = "accelerator-images-pinned"
 SEVERITY = Severity.MEDIUM
 ENFORCEMENT = EnforcementLevel.ADVISORY
 DESCRIPTION = (
-    "Accelerator boot scripts run container images pinned by digest and no download piped into a shell."
+    "Accelerator boot scripts and Kubernetes accelerator pods run container images pinned by digest; "
+    "boot scripts pipe no download into a shell."
 )
 CONFIG_SCHEMA = PolicyConfigSchema(properties={})
 
@@ -158,9 +175,17 @@ def piped_downloads(script: str) -> list[str]:
     return [m.group(0).strip() for m in _PIPED_DOWNLOAD.finditer(script)]
 
 
+APPLIES_TO = f"accelerator instances, templates and TPU nodes, and {WORKLOAD_NOUNS}"
+
+
 def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
+    values = helm_values(resource)
+    if values is not None:
+        return _check_helm(resource, values)
+    if is_workload(resource):
+        return _check_pods(resource)
     if accelerator_machine(resource) is None and not untyped_template(resource):
-        return not_applicable("applies to accelerator instances, templates and TPU nodes")
+        return not_applicable(f"applies to {APPLIES_TO}")
     found = Findings()
     texts = list(boot_texts(resource))
     if not texts:
@@ -182,6 +207,64 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
                 f"{resource.label} pipes a download into a shell in its {path} ({command!r}); download to "
                 "a file, check its SHA-256 against a value pinned in code, then run it."
             )
+    return found.outcome()
+
+
+_DIGEST_HEX = re.compile(r"^(sha256:)?[0-9a-f]{64}$")
+
+
+def helm_image(block: Mapping[str, Any]) -> tuple[str, bool] | None:
+    """(reference, pinned) of an image a chart's values name the common way: `image: "repo@sha256:..."`,
+    or a mapping with `repository` (and `registry`, `tag`, and `digest` or `sha`); None otherwise."""
+    repository = block.get("repository")
+    if not isinstance(repository, str):
+        return None
+    registry, tag = block.get("registry"), block.get("tag")
+    name = f"{registry}/{repository}" if isinstance(registry, str) and registry else repository
+    reference = f"{name}:{tag}" if isinstance(tag, (str, int, float)) and str(tag) else name
+    digests = [block.get(k) for k in ("digest", "sha")]
+    pinned = is_pinned(reference) or any(isinstance(d, str) and _DIGEST_HEX.match(d) for d in digests)
+    return reference, pinned
+
+
+def _check_helm(resource: Resource, values: Any) -> Outcome:
+    """A Helm release whose values place pods on accelerators: every image its values name."""
+    if values is UNKNOWN:
+        return Outcome(unknown=("values",))
+    if not helm_uses_accelerators(values):
+        return not_applicable(
+            "a Helm release whose values request no accelerator and select no accelerator node"
+        )
+    found = Findings()
+    for path, block in mappings(values):
+        image = block.get("image")
+        named = (image, is_pinned(image)) if isinstance(image, str) else helm_image(block)
+        if named is not None and not named[1]:
+            where_at = f"{path}.image" if isinstance(image, str) else path
+            found.violation(
+                f"{resource.label} runs the container image {named[0]!r} ({where_at}) without a digest in "
+                "values that place pods on accelerators; pin it (a digest or sha value, or tag@sha256:...)."
+            )
+    return found.outcome()
+
+
+def _check_pods(resource: Resource) -> Outcome:
+    templates = accelerator_templates(resource)
+    if not templates:
+        return not_applicable("its pods use no accelerator")
+    found = Findings()
+    for template in templates:
+        for path, container in template.containers():
+            image = container.get("image")
+            if image is UNKNOWN:
+                found.not_known(f"{path}.image")
+            elif isinstance(image, str) and not is_pinned(image):
+                name = container.get("name") if isinstance(container.get("name"), str) else path
+                found.violation(
+                    f"{where(resource, template)} runs the container image {image!r} in container {name!r} "
+                    f"({path}.image) without a valid digest; pin it (image@sha256:<64 hex digits>) so the "
+                    "nodes run the bytes that were reviewed."
+                )
     return found.outcome()
 
 

@@ -19,6 +19,11 @@ group's instances (the group would replace them), so for a group this is the equ
 AutoShutdown=true. On GCP a managed instance group passes when its autoscaler's minimum is 0: GCP's
 scaling schedules only raise the minimum for working hours, so a group "scheduled to zero outside
 hours" is one with minReplicas 0 and a schedule back up.
+
+Kubernetes node capacity (policy/rules/_k8s_nodes.py): an EKS managed node group or GKE node pool
+also passes when its autoscaling minimum is 0, and a Karpenter NodePool that may launch accelerator
+types passes when it allows only spot capacity or removes its empty nodes (no static replicas,
+consolidation not `Never`).
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
 from inference_infra.components.resources import (
     AWS_AUTOSCALING_GROUP,
+    AWS_EKS_NODE_GROUP,
     GCP_GROUP_MANAGERS,
     Purchase,
     StackIndex,
@@ -45,6 +51,13 @@ from inference_infra.policy.rules._base import (
     judged_stack_policy,
     not_applicable,
     passed,
+)
+from inference_infra.policy.rules._k8s_nodes import (
+    NODE_POOL_FIX,
+    check_karpenter_pool,
+    is_karpenter_pool,
+    pool_environment,
+    scales_to_zero,
 )
 from inference_infra.policy.rules._machines import (
     AWS_LAUNCHERS,
@@ -82,6 +95,7 @@ CONFIG_SCHEMA = PolicyConfigSchema(
 )
 
 
+APPLIES_TO = f"{MACHINE_NOUNS}, and Karpenter NodePools that may launch them"
 TemplateLookup = Callable[[Mapping[str, Any]], Mapping[str, Any] | None]
 
 
@@ -91,9 +105,13 @@ def check(
     template_of: TemplateLookup | None = None,
     schedules_of: SchedulesOf | None = None,
 ) -> Outcome:
+    if is_karpenter_pool(resource):
+        environment = pool_environment(resource, config)
+        production = counts_as_production(environment, config["productionEnvironments"])
+        return check_karpenter_pool(resource, environment, production)
     use = accelerator_machine(resource, template_of=template_of)
     if use is None:
-        return not_applicable(f"applies to {MACHINE_NOUNS}")
+        return not_applicable(f"applies to {APPLIES_TO}")
     tags = instance_tags(resource, launch_template(resource, template_of))
     environment = environment_of(resource, config)
     if environment is None and tags is not None and isinstance(tags.get(ENVIRONMENT), str):
@@ -108,6 +126,14 @@ def check(
         return not_applicable("a launch template that sets no market; its launchers are judged")
     if resource.type == AWS_AUTOSCALING_GROUP and _shrinks_to_zero(resource, schedules_of):
         return passed()
+    if resource.type in NODE_POOL_FIX:
+        empties = scales_to_zero(resource)
+        if empties is None:
+            return Outcome(
+                unknown=("scalingConfig.minSize" if resource.type == AWS_EKS_NODE_GROUP else "autoscaling",)
+            )
+        if empties:
+            return passed()
     if (
         resource.type in GCP_GROUP_MANAGERS
         and schedules_of is not None
@@ -142,6 +168,8 @@ def check(
         )
     else:
         fix = f"outside production use spot capacity or set the {flag_name} so the idle watchdog can stop it"
+    if resource.type in NODE_POOL_FIX:
+        fix = NODE_POOL_FIX[resource.type]
     return Outcome(
         violations=(
             f"{resource.label} runs {machine_label(use)} on {use.purchase.value} capacity in {where} without "
@@ -176,5 +204,5 @@ POLICY = judged_stack_policy(
     enforcement=ENFORCEMENT,
     schema=CONFIG_SCHEMA,
     judge=judge,
-    applies_to=MACHINE_NOUNS,
+    applies_to=APPLIES_TO,
 )

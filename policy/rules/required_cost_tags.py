@@ -15,6 +15,12 @@ an EC2 Fleet (their template's only: neither tags its instances itself) and a Sp
 launch specifications' tags, or its template's) must carry the cost tags, and AutoShutdown when
 they are accelerators. That needs the stack's templates, so this is a stack policy that judges
 each resource on its own.
+
+Kubernetes workloads whose pods use accelerators (policy/rules/_k8s.py) carry the same cost tags as
+labels on their pods (`spec.template.metadata.labels`, a Pod's own `metadata.labels`): pod labels are
+what cost allocation (OpenCost, Kubecost, GKE cost allocation, EKS split cost allocation) groups
+by. A label key may be the tag key (`CostCenter`), its GCP label form (`cost-center`), either under a
+prefix (`example.com/cost-center`). AutoShutdown is not asked of pods: the watchdog stops machines.
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ from inference_infra.components.resources import (
     accelerator_use,
     is_accelerator_instance,
 )
-from inference_infra.components.tagging import AUTO_SHUTDOWN, COST_TAG_KEYS, gcp_label_value
+from inference_infra.components.tagging import AUTO_SHUTDOWN, COST_TAG_KEYS, gcp_label_key, gcp_label_value
 from inference_infra.policy.rules._base import (
     UNKNOWN,
     Findings,
@@ -43,6 +49,7 @@ from inference_infra.policy.rules._base import (
     not_applicable,
     per_resource_stack_policy,
 )
+from inference_infra.policy.rules._k8s import accelerator_templates, is_workload, known_mapping, where
 from inference_infra.policy.rules._machines import AWS_LAUNCHERS, launch_template
 from inference_infra.policy.rules._tags import TagSet, cost_tags, instance_tags
 
@@ -84,12 +91,14 @@ CONFIG_SCHEMA = PolicyConfigSchema(
 _BOOLEAN_TAGS = {AUTO_SHUTDOWN: ("true", "false")}
 
 
-APPLIES_TO = "resources that take tags (AWS) or labels (GCP)"
+APPLIES_TO = "resources that take tags (AWS) or labels (GCP), and Kubernetes accelerator workloads"
 
 
 def check(
     resource: Resource, config: Mapping[str, Any], template_of: TemplateLookup | None = None
 ) -> Outcome:
+    if is_workload(resource):
+        return _check_pod_labels(resource, config)
     tags = cost_tags(resource)
     if tags is None:
         return not_applicable(f"applies to {APPLIES_TO}")
@@ -175,6 +184,56 @@ def _check_launched_instances(resource: Resource, config: Mapping[str, Any], fou
             f"{resource.label} launches instances without the cost {noun} {', '.join(missing)}; "
             f"add {pronoun} to its tagSpecifications for resourceType 'instance'."
         )
+
+
+def _label_for(labels: Mapping[str, Any], tag_key: str) -> tuple[str, Any] | None:
+    """(label key, value) of the label that carries a cost tag: its key as is, its GCP label form, or
+    either under a prefix; None when the pod has none of them."""
+    names = {tag_key, gcp_label_key(tag_key)}
+    for key, value in labels.items():
+        if isinstance(key, str) and key.rsplit("/", 1)[-1] in names:
+            return key, value
+    return None
+
+
+def _check_pod_labels(resource: Resource, config: Mapping[str, Any]) -> Outcome:
+    templates = accelerator_templates(resource)
+    if not templates:
+        return not_applicable("a Kubernetes workload whose pods use no accelerator")
+    found = Findings()
+    for template in templates:
+        if template.labels is UNKNOWN:
+            found.not_known(template.labels_path or "metadata.labels")
+            continue
+        labels = template.labels if isinstance(template.labels, Mapping) else {}
+        if not template.labels_path:  # a bare pod spec: its object's labels stand for its pods'
+            labels = known_mapping(known_mapping(resource.props.get("metadata")).get("labels"))
+        missing = []
+        for key in config["requiredTags"]:
+            hit = _label_for(labels, key)
+            if hit is not None and hit[1] is UNKNOWN:
+                found.not_known(f"{template.labels_path}.{hit[0]}")
+            elif hit is None or not isinstance(hit[1], str) or not hit[1].strip():
+                missing.append(gcp_label_key(key))
+        where_to = template.labels_path or "metadata.labels"
+        if missing:
+            noun, pronoun = ("label", "it") if len(missing) == 1 else ("labels", "them")
+            found.violation(
+                f"{where(resource, template)} runs accelerator pods without the cost {noun} "
+                f"{', '.join(missing)}; set {pronoun} on {where_to} (the pods' labels, which cost "
+                "allocation reads)."
+            )
+        for key, allowed in config["allowedValues"].items():
+            hit = _label_for(labels, key)
+            if hit is None or not isinstance(hit[1], str) or not hit[1].strip():
+                continue
+            accepted = list(dict.fromkeys([*allowed, *(gcp_label_value(a) for a in allowed)]))
+            if hit[1] not in accepted:
+                found.violation(
+                    f"{where(resource, template)} labels its pods {hit[0]}={hit[1]!r}, which is not "
+                    f"allowed; allowed: {', '.join(accepted)}."
+                )
+    return found.outcome()
 
 
 def _missing(tags: TagSet, wanted: Sequence[str], found: Findings, path: str | None = None) -> list[str]:

@@ -92,7 +92,8 @@ def test_nonprod_does_not_apply_in_production(check, props, config, environment)
 
 def test_nonprod_does_not_apply_to_cpu_machines(check):
     assert check(rule, INSTANCE, {"instanceType": "m5.large"}).not_applicable == (
-        "applies to accelerator instances, VMs, TPU slices and the templates that launch them"
+        "applies to accelerator instances, VMs, TPU slices and the templates that launch them, and "
+        "Karpenter NodePools that may launch them"
     )
 
 
@@ -400,3 +401,136 @@ def test_nonprod_matches_a_gcp_autoscaler_to_its_group_by_dependency_when_the_li
         group, config, templates, schedule_index([group, at_one], lambda r: r.dependencies)
     )
     assert violations.violations[0].endswith(GCP_GROUP_TAIL)
+
+
+# -- Kubernetes node capacity: EKS managed node groups, GKE node pools, Karpenter NodePools -----------
+
+EKS_GROUP = "aws:eks/nodeGroup:NodeGroup"
+GKE_POOL = "gcp:container/nodePool:NodePool"
+KARPENTER = "kubernetes:karpenter.sh/v1:NodePool"
+
+
+def _node_group(capacity: str, low: object) -> dict:
+    return {
+        "instanceTypes": ["g6e.xlarge"],
+        "capacityType": capacity,
+        "scalingConfig": {"minSize": low, "maxSize": 4, "desiredSize": 1},
+    }
+
+
+def test_nonprod_passes_a_spot_or_scale_to_zero_eks_node_group(check):
+    assert check(rule, EKS_GROUP, _node_group("SPOT", 1), {"environment": "dev"}) == Outcome()
+    assert check(rule, EKS_GROUP, _node_group("ON_DEMAND", 0), {"environment": "dev"}) == Outcome()
+
+
+def test_nonprod_rejects_an_on_demand_eks_node_group_that_never_empties(check):
+    [message] = check(
+        rule, EKS_GROUP, _node_group("ON_DEMAND", 1), {"environment": "dev"}, name="gpu"
+    ).violations
+    assert message == (
+        f"{EKS_GROUP} 'gpu' runs g6e.xlarge on on-demand capacity in environment 'dev' without the tag "
+        "AutoShutdown=true; outside production set capacityType SPOT, or scalingConfig.minSize 0 so the "
+        "cluster autoscaler (or Karpenter) empties the group when its pods are gone."
+    )
+    unknown = check(rule, EKS_GROUP, _node_group("ON_DEMAND", UNKNOWN), {"environment": "dev"})
+    assert unknown == Outcome(unknown=("scalingConfig.minSize",))
+
+
+def _gke_pool(**extra: object) -> dict:
+    config = {"machineType": "g2-standard-8", "guestAccelerators": [{"type": "nvidia-l4", "count": 1}]}
+    return {"nodeConfig": config, "nodeCount": 1, **extra}
+
+
+def test_nonprod_passes_a_gke_node_pool_autoscaled_from_zero(check):
+    for autoscaling in (
+        {"minNodeCount": 0, "maxNodeCount": 3},
+        {"totalMinNodeCount": 0, "totalMaxNodeCount": 3},
+    ):
+        assert check(rule, GKE_POOL, _gke_pool(autoscaling=autoscaling), {"environment": "dev"}) == Outcome()
+
+
+def test_nonprod_rejects_an_on_demand_gke_node_pool_with_a_floor(check):
+    pool = _gke_pool(autoscaling={"minNodeCount": 1, "maxNodeCount": 3})
+    [message] = check(rule, GKE_POOL, pool, {"environment": "dev"}, name="l4").violations
+    assert message.endswith(
+        "outside production set nodeConfig.spot, or autoscaling with a minimum of 0 (minNodeCount or "
+        "totalMinNodeCount) so the cluster autoscaler empties the pool."
+    )
+
+
+def _karpenter(capacity: list | None, **spec: object) -> dict:
+    requirements = [{"key": "karpenter.k8s.aws/instance-family", "operator": "In", "values": ["g6e"]}]
+    if capacity is not None:
+        requirements.append({"key": "karpenter.sh/capacity-type", "operator": "In", "values": capacity})
+    return {
+        "spec": {
+            "template": {
+                "metadata": {"labels": {"Environment": "dev"}},
+                "spec": {"requirements": requirements},
+            },
+            **spec,
+        }
+    }
+
+
+def test_nonprod_passes_karpenter_pools_on_spot_or_that_remove_empty_nodes(check):
+    assert check(rule, KARPENTER, _karpenter(["spot"], disruption={"consolidateAfter": "Never"})) == Outcome()
+    # On-demand, but Karpenter launches nodes only for pending pods and removes them once empty.
+    assert check(rule, KARPENTER, _karpenter(None)) == Outcome()
+    assert (
+        check(rule, KARPENTER, _karpenter(["on-demand"], disruption={"consolidateAfter": "5m"})) == Outcome()
+    )
+
+
+def test_nonprod_rejects_karpenter_pools_that_keep_on_demand_nodes(check):
+    kept = _karpenter(["spot", "on-demand"], disruption={"consolidateAfter": "Never"})
+    [message] = check(rule, KARPENTER, kept, name="gpu").violations
+    assert message.startswith(
+        f"{KARPENTER} 'gpu' may launch g6e.xlarge, g6e.2xlarge, g6e.4xlarge, g6e.8xlarge and "
+    )
+    assert "on spot/on-demand capacity in environment 'dev' and never removes empty nodes" in message
+    static = _karpenter(None, replicas=2.0)  # the engine sends numbers as floats
+    [message] = check(rule, KARPENTER, static).violations
+    assert "on on-demand capacity in environment 'dev' and keeps 2 static nodes (spec.replicas)" in message
+    not_spot = {"key": "karpenter.sh/capacity-type", "operator": "NotIn", "values": ["spot"]}
+    pool = _karpenter(None, replicas=1)
+    pool["spec"]["template"]["spec"]["requirements"].append(not_spot)
+    assert "on on-demand/reserved capacity" in check(rule, KARPENTER, pool).violations[0]
+
+
+def test_nonprod_does_not_judge_production_cpu_or_unknown_karpenter_pools(check):
+    kept = _karpenter(None, replicas=2)
+    assert (
+        check(rule, KARPENTER, kept, {"environment": "prod"}).not_applicable
+        == "environment 'prod' is production"
+    )
+    cpu = {
+        "spec": {
+            "template": {
+                "spec": {
+                    "requirements": [
+                        {"key": "karpenter.k8s.aws/instance-category", "operator": "In", "values": ["c"]}
+                    ]
+                }
+            }
+        }
+    }
+    assert check(rule, KARPENTER, cpu).not_applicable.startswith("a Karpenter NodePool whose requirements")
+    unknown = _karpenter(None, disruption={"consolidateAfter": UNKNOWN})
+    assert check(rule, KARPENTER, unknown) == Outcome(unknown=("spec.disruption.consolidateAfter",))
+
+
+def test_nonprod_rejects_a_captured_on_demand_eks_node_group_and_passes_one_from_zero(plan_of, run_pack):
+    for name, low in (("fixed", 1), ("elastic", 0)):
+        aws.eks.NodeGroup(
+            name,
+            cluster_name="c",
+            node_role_arn="arn:aws:iam::123456789012:role/n",
+            subnet_ids=["subnet-1"],
+            instance_types=["g6e.xlarge"],
+            capacity_type="ON_DEMAND",
+            scaling_config={"min_size": low, "max_size": 2, "desired_size": 1},
+            tags={"Environment": "dev"},
+        )
+    report = run_pack(plan_of(), rule.NAME, {"environment": "dev"})
+    assert [v.message.split(" runs ")[0] for v in report.violations] == [f"{EKS_GROUP} 'fixed'"]

@@ -37,6 +37,8 @@ SPEC_NAMES = {
     "load-balancer-hardened-in-production",
     "vpc-flow-logs-in-production",
     "load-balancer-api-paths-only",
+    "k8s-accelerator-pods-unprivileged",
+    "k8s-accelerator-requests-equal-limits",
 }
 KEBAB = re.compile(r"^[a-z][a-z0-9]*(-[a-z0-9]+)*$")
 

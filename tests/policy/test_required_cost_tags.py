@@ -6,11 +6,21 @@ import json
 
 import pulumi_aws as aws
 import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
 import pytest
 from pulumi_policy.proxy import UNKNOWN_STRING_VALUE as WIRE_UNKNOWN
 
 from inference_infra.policy.rules import required_cost_tags as rule
 from inference_infra.policy.rules._base import UNKNOWN, Outcome
+from tests.policy.k8s_objects import (
+    COST_LABELS,
+    DEPLOYMENT,
+    LWS,
+    POD,
+    deployment,
+    leader_worker_set,
+    pod_spec,
+)
 
 BUCKET = "aws:s3/bucket:Bucket"
 INSTANCE = "aws:ec2/instance:Instance"
@@ -109,7 +119,7 @@ def test_required_cost_tags_rejects_a_launch_template_whose_instances_go_untagge
 
 def test_required_cost_tags_does_not_apply_to_untaggable_types(check):
     outcome = check(rule, "aws:iam/rolePolicy:RolePolicy", {"policy": "{}"})
-    assert outcome == Outcome(not_applicable="applies to resources that take tags (AWS) or labels (GCP)")
+    assert outcome == Outcome(not_applicable=f"applies to {rule.APPLIES_TO}")
     assert check(rule, "random:index/randomPet:RandomPet", {}).not_applicable is not None
 
 
@@ -136,8 +146,7 @@ def test_required_cost_tags_through_the_sdk_reports_unknowns_as_preview_gaps(sdk
     assert sdk(rule, "aws:iam/role:Role", {"tags": TAGS}) == ([], None, None)
     assert sdk(rule, "aws:iam/rolePolicy:RolePolicy", {}) == (
         [],
-        "not applicable to any of the 1 resources: applies to resources that take tags (AWS) or labels "
-        "(GCP); the stack has none",
+        f"not applicable to any of the 1 resources: applies to {rule.APPLIES_TO}; the stack has none",
         None,
     )
 
@@ -181,3 +190,73 @@ def test_required_cost_tags_rejects_captured_untagged_resources(plan_of, run_pac
 def test_required_cost_tags_counts_the_default_providers_default_tags(plan_of, run_pack):
     aws.s3.Bucket("weights")
     assert run_pack(plan_of(), rule.NAME).violations == []
+
+
+# -- Kubernetes accelerator workloads: the cost tags as pod labels --------------------------------------
+
+
+def test_required_cost_tags_passes_accelerator_pods_labelled_in_any_accepted_form(check):
+    assert check(rule, DEPLOYMENT, deployment()) == Outcome()
+    gcp_form = {"cost-center": "ml", "environment": "dev", "owner": "me"}
+    prefixed = {"example.com/cost-center": "ml", "example.com/Environment": "dev", "owner": "me"}
+    for labels in (gcp_form, prefixed):
+        pod = {"metadata": {"labels": labels}, "spec": pod_spec()}
+        assert check(rule, POD, pod) == Outcome()
+
+
+def test_required_cost_tags_rejects_accelerator_pods_without_cost_labels(check):
+    props = deployment()
+    props["spec"]["template"]["metadata"]["labels"] = {"app": "vllm", "CostCenter": "ml", "Owner": " "}
+    [message] = check(rule, DEPLOYMENT, props, name="vllm").violations
+    assert message == (
+        f"{DEPLOYMENT} 'vllm' runs accelerator pods without the cost labels environment, owner; set them on "
+        "spec.template.metadata.labels (the pods' labels, which cost allocation reads)."
+    )
+    # Labels on the Deployment itself are not on its pods.
+    lws = leader_worker_set(pod_spec(), pod_spec())
+    lws["metadata"]["labels"] = COST_LABELS
+    del lws["spec"]["leaderWorkerTemplate"]["workerTemplate"]["metadata"]
+    [message] = check(rule, LWS, lws, name="vllm").violations
+    assert message.startswith(
+        f"{LWS} 'vllm' (pod template at spec.leaderWorkerTemplate.workerTemplate) runs accelerator pods "
+        "without the cost labels cost-center, environment, owner; set them on "
+        "spec.leaderWorkerTemplate.workerTemplate.metadata.labels"
+    )
+
+
+def test_required_cost_tags_rejects_a_pod_label_value_not_allowed(check):
+    [message] = check(rule, DEPLOYMENT, deployment(), {"allowedValues": {"Environment": ["prod"]}}).violations
+    assert message.endswith("labels its pods Environment='dev', which is not allowed; allowed: prod.")
+
+
+def test_required_cost_tags_skips_cpu_workloads_and_waits_for_unknown_labels(check):
+    cpu = deployment({"containers": [{"name": "web", "image": "nginx"}]}, labels={})
+    cpu["spec"]["template"]["metadata"]["labels"] = {}
+    assert (
+        check(rule, DEPLOYMENT, cpu).not_applicable == "a Kubernetes workload whose pods use no accelerator"
+    )
+    unknown = deployment()
+    unknown["spec"]["template"]["metadata"]["labels"] = UNKNOWN
+    assert check(rule, DEPLOYMENT, unknown) == Outcome(unknown=("spec.template.metadata.labels",))
+
+
+def test_required_cost_tags_rejects_a_captured_gpu_job_without_pod_labels(plan_of, run_pack):
+    k8s.batch.v1.Job(
+        "bench",
+        metadata={"labels": COST_LABELS},
+        spec={
+            "template": {
+                "spec": {
+                    "restart_policy": "Never",
+                    "containers": [
+                        {"name": "b", "image": "b", "resources": {"limits": {"nvidia.com/gpu": "1"}}}
+                    ],
+                }
+            }
+        },
+    )
+    report = run_pack(plan_of(), rule.NAME)
+    assert [v.message.split(";")[0] for v in report.violations] == [
+        "kubernetes:batch/v1:Job 'bench' runs accelerator pods without the cost labels cost-center, "
+        "environment, owner"
+    ]
