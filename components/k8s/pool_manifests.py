@@ -4,22 +4,24 @@ Every function takes the pool's name, its args and its plan, and returns the obj
 server would receive it; serving_pool.py registers them. Nothing here plans: the machine, the engine
 flags, the cold start and the scaling all come from the FleetPlan (components/fleet/plan.py).
 
-Versions rendered, each with where it was read (2026-12-02):
+Versions rendered, each with where it was read (2026-12-02); every object is checked in
+tests/components/k8s/test_serving_pool_objects.py against the Kubernetes API's schemas
+(kubernetes-validate) or the CRD vendored at the version named here (tests/k8s_schemas/SOURCES):
 
 - core and built-in kinds (apps/v1 Deployment, policy/v1 PodDisruptionBudget, scheduling.k8s.io/v1
-  PriorityClass, networking.k8s.io/v1 NetworkPolicy, v1 Service/ServiceAccount/ConfigMap/PV/PVC):
-  checked by `kubernetes-validate` (1.30 and 1.37 schemas) in the tests;
-- Gateway API `gateway.networking.k8s.io/v1` HTTPRoute: standard channel since Gateway API v1.0.0
-  (kubernetes-sigs/gateway-api apis/v1/httproute_types.go: PathPrefix matches path elements split by
-  '/', a trailing '/' ignored, case-sensitive; Exact outranks any prefix; a rule with no backendRefs
-  forwards nothing and the gateway answers it);
-- KEDA `keda.sh/v1alpha1` ScaledObject (KEDA 2.x's only ScaledObject version; prometheus trigger
-  metadata serverAddress/query/threshold/activationThreshold, cron trigger timezone/start/end/
-  desiredReplicas: keda.sh/docs/2.18/scalers/prometheus and .../cron);
-- Prometheus Operator `monitoring.coreos.com/v1` PodMonitor (kube-prometheus-stack 91.4.1's operator,
-  components/k8s/charts.py; `attachMetadata.node`: prometheus-operator pkg/apis/monitoring/v1/
-  podmonitor_types.go, Prometheus >= 2.35, its service account listing and watching Nodes);
-- Secrets Store CSI driver `secrets-store.csi.x-k8s.io/v1` SecretProviderClass (driver v1.x), with
+  PriorityClass, networking.k8s.io/v1 NetworkPolicy, v1 Service/ServiceAccount/ConfigMap/PV/PVC);
+- Gateway API `gateway.networking.k8s.io/v1` HTTPRoute, standard channel (CRD of v1.6.1;
+  apis/v1/httproute_types.go: PathPrefix matches path elements split by '/', a trailing '/' ignored,
+  case-sensitive; Exact outranks any prefix; a rule with no backendRefs forwards nothing and the
+  gateway answers it);
+- KEDA `keda.sh/v1alpha1` ScaledObject (CRD of v2.20.2; prometheus trigger metadata serverAddress/
+  query/threshold/activationThreshold, cron trigger timezone/start/end/desiredReplicas:
+  keda.sh/docs/scalers/prometheus and .../cron);
+- Prometheus Operator `monitoring.coreos.com/v1` PodMonitor (CRD of v0.93.0, the same v1 as
+  kube-prometheus-stack 91.4.1's operator, components/k8s/charts.py; `attachMetadata.node`:
+  pkg/apis/monitoring/v1/podmonitor_types.go, Prometheus >= 2.35, its service account listing and
+  watching Nodes);
+- Secrets Store CSI driver `secrets-store.csi.x-k8s.io/v1` SecretProviderClass (CRD of v1.6.0), with
   AWS's provider (ASCP: parameters objects/region/usePodIdentity, docs.aws.amazon.com/secretsmanager/
   latest/userguide/ascp-examples.html) or Google's (parameters secrets: resourceName/fileName).
 """

@@ -4,6 +4,7 @@ resources at the API versions the module pins."""
 
 from __future__ import annotations
 
+import copy
 from dataclasses import replace
 
 import kubernetes_validate
@@ -13,6 +14,7 @@ from inference_infra.components.catalog import AcceleratorFamily
 from inference_infra.components.k8s.pool_manifests import API_VERSIONS, pool_objects
 from inference_infra.components.k8s.pool_profile import plan_pool
 from inference_infra.components.k8s.serving_pool_args import ModelCache, ModelCacheKind
+from tests.components.k8s.manifests import validate
 from tests.components.k8s.pool_cases import EKS, EKS_ELASTIC, GKE_TPU, PIN
 
 CUSTOM = {
@@ -62,6 +64,21 @@ def test_pool_objects_of_built_in_kinds_match_the_kubernetes_schemas(objects, ve
     }
     for manifest in built_in:
         kubernetes_validate.validate(manifest, version, strict=True)
+
+
+def test_pool_objects_match_their_schemas_and_pinned_crds(objects):
+    """Built-in kinds by kubernetes-validate, custom resources by the vendored CRDs of KEDA, Gateway API,
+    Prometheus Operator and Secrets Store CSI (tests/k8s_schemas/SOURCES), undeclared fields refused."""
+    for manifest in objects:
+        assert validate(manifest) == [], manifest["kind"]
+
+
+def test_crd_validation_catches_a_misplaced_field(objects):
+    for manifest in objects:
+        if manifest["kind"] in CUSTOM:
+            broken = copy.deepcopy(manifest)
+            broken["spec"]["unknownField"] = 1
+            assert validate(broken) != [], manifest["kind"]
 
 
 def test_pool_objects_custom_resources_use_the_pinned_versions(objects):

@@ -1,8 +1,6 @@
 """A program shaped like a user's (an EKS GPU pool and a GKE TPU pool), planned offline as written, and
-every built-in object it renders against the Kubernetes API's own schemas (kubernetes-validate, strict).
-
-The custom resources (HTTPRoute, ScaledObject, PodMonitor, SecretProviderClass) are validated against
-their pinned CRD schemas by the shared harness of tests/k8s_schemas/ (#34 item 9), not here.
+every object it renders against the Kubernetes API's own schemas (kubernetes-validate, strict) and,
+for the custom resources, the CRDs vendored in tests/k8s_schemas/ (tests/components/k8s/manifests.py).
 """
 
 from __future__ import annotations
@@ -13,6 +11,7 @@ import kubernetes_validate
 import pytest
 
 from inference_infra.components.offline_plan import plan
+from tests.components.k8s.manifests import objects_of, validate
 from tests.components.k8s.pool_cases import known
 
 KUBERNETES_VERSIONS = ("1.30.0", "1.37.0")
@@ -124,6 +123,14 @@ def planned(tmp_path_factory):
 
 def test_user_program_plans_as_written(planned):
     assert planned.exit_code == 0, planned.policy.violations
+    # the pack judged the pools' pods (not "not applicable") and found nothing
+    judged = {
+        "k8s-accelerator-pods-unprivileged",
+        "k8s-accelerator-requests-equal-limits",
+        "accelerator-images-pinned",
+    }
+    assert judged.isdisjoint(n.policy for n in planned.policy.not_applicable)
+    assert planned.policy.violations == []
     capture = planned.capture
     pools = [r for r in capture if r.type == "inference-infra:k8s:KubernetesServingPool"]
     assert sorted(r.name for r in pools) == ["chat", "chat-cached", "chat-tpu"]
@@ -156,6 +163,13 @@ def test_rendered_built_in_objects_match_the_kubernetes_schemas(planned, version
     assert {o["kind"] for o in objects} == BUILT_IN
     for manifest in objects:
         kubernetes_validate.validate(manifest, version, strict=True)
+
+
+def test_every_object_the_program_renders_matches_its_schema(planned):
+    objects = objects_of(planned.capture)
+    kinds = {o["kind"] for o in objects}
+    assert {"HTTPRoute", "PodMonitor", "SecretProviderClass", "Deployment"} <= kinds
+    assert {(o["kind"], o["metadata"]["name"]): validate(o) for o in objects if validate(o)} == {}
 
 
 def test_kubernetes_validate_catches_a_misplaced_field(planned):
