@@ -180,6 +180,20 @@ class KubernetesServingPool(pulumi.ComponentResource):
             }
         )
 
+    # What `simulate --cwd` reads of a program's fleet (components/cli/simulate.py _program_pool), by the
+    # VM fleets' names: the plan's ScalingPlan, serving (its cold start) and machine.
+    @property
+    def scaling_plan(self) -> Any:
+        return self.plan.scaling
+
+    @property
+    def serving(self) -> Any:
+        return self.plan.serving
+
+    @property
+    def instance_type(self) -> str | None:
+        return self.plan.machine
+
     def _cluster_provider(self, name: str, args: KubernetesServingPoolArgs) -> pulumi.ResourceOptions:
         """The Kubernetes children's options: a provider of their own with a kubeconfig or context."""
         import pulumi_kubernetes as k8s

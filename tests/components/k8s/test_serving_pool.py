@@ -437,3 +437,25 @@ def test_serving_pool_tpu_pod_sharing_a_host_gets_its_chip_bounds_as_the_vm_engi
     assert env["TPU_CHIPS_PER_PROCESS_BOUNDS"] == "1,2,1"
     assert env["TPU_PROCESS_BOUNDS"] == "1,1,1"
     assert env["TPU_PROCESS_ADDRESSES"] == f"localhost:{env['TPU_PROCESS_PORT']}"
+
+
+def test_serving_pool_hands_the_replay_what_a_vm_fleet_does(plan_of):
+    from inference_infra.components.simulate.k8s_nodes import kubernetes_nodes_for
+    from inference_infra.components.simulate.pool import pool_from_plan
+    from inference_infra.components.simulate.trace import Trace
+
+    pool = KubernetesServingPool("llama", EKS_ELASTIC)
+    plan_of()
+    assert pool.scaling_plan is pool.plan.scaling
+    assert pool.serving is pool.plan.serving
+    assert pool.instance_type == pool.plan.machine
+    replayed = pool_from_plan(
+        name="llama",
+        plan=pool.scaling_plan,
+        cold=pool.serving.cold_start,
+        model=EKS_ELASTIC.model,
+        machine=pool.instance_type,
+        trace=Trace.of([(0.0, 512, 128)]),
+    )
+    nodes = kubernetes_nodes_for(replayed)
+    assert 0 < nodes.pod_start_seconds < replayed.cold_start_seconds
