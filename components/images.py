@@ -292,6 +292,30 @@ NEURON_MONITOR = TaggedImage(
     as_of=date(2026, 11, 21),
 )
 
+# --- device plugins (components.k8s.device_plugins: EKS nodes, whose AL2023 AMIs ship none) ---------
+
+# The v0.20.0 multi-platform index: the same digest in three public records (an image-mirroring
+# script naming it the index of the tag, a manifest pinning the tag by it, a `kubectl describe`
+# Image ID), and the NVIDIA GPU Operator's bundle bump to v0.20.0@sha256:a61ba9fd... (2026).
+NVIDIA_DEVICE_PLUGIN = PinnedImage(
+    registry="nvcr.io",
+    repository="nvidia/k8s-device-plugin",
+    tag="v0.20.0",
+    digest="sha256:a61ba9fd8efb82f3a79f877f7580e02c1e8e7593f62473644bc9c79e315c3312",
+    index=True,
+    source="GitHub code search 'k8s-device-plugin:v0.20.0@sha256' and 'a61ba9fd8efb82f3' (three public "
+    "files agree; one names it the tag's index next to its amd64 manifest)",
+    as_of=date(2026, 12, 2),
+)
+# No public digest of 2.31.0.0 was found (searched 2026-12-02), so DevicePluginsArgs.neuron_device_
+# plugin_image must be given, pinned by digest, before the Neuron device plugin runs.
+NEURON_DEVICE_PLUGIN = TaggedImage(
+    reference="public.ecr.aws/neuron/neuron-device-plugin:2.31.0.0",
+    source="aws-neuron/neuron-helm-charts 1.9.0 (commit b77a6f9), charts/neuron-helm-chart/values.yaml "
+    "devicePlugin.image.tag",
+    as_of=date(2026, 12, 2),
+)
+
 PINNED_IMAGES: tuple[PinnedImage, ...] = (
     VLLM_OPENAI,
     VLLM_NEURON,
@@ -307,4 +331,5 @@ PINNED_IMAGES: tuple[PinnedImage, ...] = (
     KUBE_STATE_METRICS,
     GRAFANA,
     K8S_SIDECAR,
+    NVIDIA_DEVICE_PLUGIN,
 )

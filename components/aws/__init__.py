@@ -1,4 +1,5 @@
-"""AWS components: GPU and Inferentia2 fleets, their endpoint, model caches, network, idle watchdog.
+"""AWS components: GPU and Inferentia2 fleets, their endpoint, model caches, network, image mirrors, idle
+watchdog.
 
 Names are imported on first use, so `from inference_infra.components.aws import GpuFleet`
 loads only that component's module (and pulumi_aws).
@@ -27,6 +28,8 @@ _EXPORTS = {
     "PrivateEndpointsArgs": "private_endpoints",
     "EndpointsOnlyEgress": "private_endpoints",
     "S3Gateway": "private_endpoints",
+    "PullThroughCache": "pull_through",
+    "PullThroughCacheArgs": "pull_through_args",
     "IdleGpuWatchdog": "idle_watchdog",
     "IdleGpuWatchdogArgs": "idle_watchdog",
     "SpotDrain": "spot_drain",

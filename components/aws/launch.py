@@ -811,8 +811,9 @@ def _mirror_statements(
     to sync an upstream registry with an Amazon ECR private registry", read 2026-12-02), so it stays,
     on the pull-through repositories only (not on a copy such as nvcr.io's) and for the pinned images'
     repositories only: a node cannot import any other upstream image. ecr:CreateRepository is needed
-    only "if the repository storing the cached images doesn't already exist" (same page), so it is
-    granted only when the stack does not make the repositories (`mirror_repositories_created`).
+    only "if the repository storing the cached images doesn't already exist" (same page): PullThroughCache
+    (pull_through.py) makes them, so it is granted only to a fleet told they are not made
+    (`mirror_repositories_created=False`).
     """
     statements: list[dict[str, Any]] = []
     if args.image_mirrors:

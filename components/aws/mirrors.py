@@ -32,8 +32,10 @@ __all__ = [
     "is_pull_through_upstream",
     "mirror_problems",
     "mirror_repositories",
+    "mirror_repository",
     "mirrored",
     "reachable_inside_vpc",
+    "repository_arn",
     "split_reference",
 ]
 
@@ -72,6 +74,31 @@ def is_pull_through_upstream(host: str) -> bool:
     return host in PULL_THROUGH_UPSTREAMS or _AZURE_UPSTREAM.fullmatch(host) is not None
 
 
+def mirror_repository(image: str, image_mirrors: Mapping[str, str]) -> tuple[str, str] | None:
+    """(ECR registry host, repository name) the node pulls `image` from, or None when it is not pulled
+    from a private ECR registry: the mirrored reference without tag or digest.
+
+    `vllm/vllm-openai:v0.11.0@sha256:...` under `{"docker.io": "<registry>/docker-hub"}` is
+    (`<registry>`, `docker-hub/vllm/vllm-openai`). The fleets' IAM (launch.py) and the repositories the
+    stack makes (pull_through.py) both name repositories with it, so they cannot disagree.
+    """
+    host, rest = split_reference(mirrored(image, image_mirrors))
+    if ECR_PRIVATE.fullmatch(host) is None:
+        return None
+    name = rest.split("@", 1)[0]
+    last = name.rsplit("/", 1)
+    if ":" in last[-1]:  # the tag, for readers; the digest is what is pulled
+        name = name[: len(name) - len(last[-1])] + last[-1].split(":", 1)[0]
+    return host, name
+
+
+def repository_arn(registry: str, name: str, partition: str) -> str:
+    found = ECR_PRIVATE.fullmatch(registry)
+    if found is None:
+        raise ValueError(f"not a private ECR registry: {registry!r}")
+    return f"arn:{partition}:ecr:{found['region']}:{found['account']}:repository/{name}"
+
+
 def mirror_repositories(
     images: list[str] | tuple[str, ...], image_mirrors: Mapping[str, str], partition: str
 ) -> tuple[list[str], list[str]]:
@@ -85,15 +112,10 @@ def mirror_repositories(
     pulls, imports = set(), set()
     for image in images:
         upstream, _ = split_reference(image)
-        host, rest = split_reference(mirrored(image, image_mirrors))
-        found = ECR_PRIVATE.fullmatch(host)
+        found = mirror_repository(image, image_mirrors)
         if found is None:
             continue
-        name = rest.split("@", 1)[0]
-        last = name.rsplit("/", 1)
-        if ":" in last[-1]:  # the tag, for readers; the digest is what is pulled
-            name = name[: len(name) - len(last[-1])] + last[-1].split(":", 1)[0]
-        arn = f"arn:{partition}:ecr:{found['region']}:{found['account']}:repository/{name}"
+        arn = repository_arn(*found, partition)
         pulls.add(arn)
         if upstream in image_mirrors and is_pull_through_upstream(upstream):
             imports.add(arn)

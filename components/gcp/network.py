@@ -2,22 +2,24 @@
 
 One custom-mode VPC with one regional subnet (Private Google Access on, so
 nodes reach Cloud Storage and the Google APIs without public IPs; VPC flow
-logs on), a Cloud Router with Cloud NAT for outbound package downloads
-(Ops Agent, DCGM, pip) on that subnet only, an egress firewall that denies by default and allows
-HTTPS and HTTP out (plus the subnet itself), and one ingress rule: SSH from Identity-Aware Proxy's
-range only, so administrators reach nodes through IAP with OS Login.
-Everything else inbound stays denied (the VPC's implied rule); fleets open
-their serving port to named ranges themselves.
+logs on), a Cloud Router with Cloud NAT on that subnet only, an egress
+firewall that denies by default, and one ingress rule: SSH from
+Identity-Aware Proxy's range only, so administrators reach nodes through IAP
+with OS Login. Everything else inbound stays denied (the VPC's implied rule);
+fleets open their serving port to named ranges themselves.
 
-`egress="endpoints-only"` closes the way out: no Cloud NAT, an egress rule
-denying everything at the lowest priority but one, and above it only HTTPS to
-Google's API range (private.googleapis.com, or restricted.googleapis.com for
-VPC Service Controls) and traffic inside the subnet (plus ranges you name,
-e.g. a Filestore instance's reserved range). Private Cloud DNS zones for
-googleapis.com and pkg.dev (Artifact Registry, where the image mirrors live)
-send every Google API and registry host name to that range, and a route
-sends the range to the default internet gateway (Google's network, not the
-internet) even where the default route was removed.
+Egress, by `egress` (the choice is explained in README.md, "Egress"):
+
+- `named-hosts` (the reference stack's default in production): Google's APIs
+  through Private Google Access (the API range, a route to it, private DNS
+  zones for googleapis.com and pkg.dev),
+  the subnet and private ranges, and HTTPS and HTTP through Cloud NAT to the
+  host names in `allowed_hosts` only: a global network firewall policy, evaluated
+  before the VPC's rules, whose one rule allows those names (Cloud NGFW FQDN
+  objects); anything else falls through to the VPC rules and their deny.
+- `internet` (the component's default): HTTPS and HTTP to anywhere through Cloud NAT.
+- `endpoints-only`: no Cloud NAT; Google's APIs (as above) and the subnet
+  (plus ranges you name, e.g. a Filestore instance's reserved range) only.
 """
 
 from __future__ import annotations
@@ -79,6 +81,11 @@ class PrivateNetwork(pulumi.ComponentResource):
             description=f"inference-infra {name}: accelerator nodes without external IPs",
             auto_create_subnetworks=False,
             routing_mode="REGIONAL",
+            # named-hosts: the FQDN policy's allow is evaluated before the VPC rules' deny (the default
+            # order, AFTER_CLASSIC_FIREWALL, would let the deny at 65534 end the evaluation first).
+            network_firewall_policy_enforcement_order=(
+                "BEFORE_CLASSIC_FIREWALL" if args.egress == "named-hosts" else None
+            ),
             project=args.project,
             opts=child,
         )
@@ -133,6 +140,9 @@ class PrivateNetwork(pulumi.ComponentResource):
             )
         if args.egress == "endpoints-only":
             self._google_apis_only(name, args, child)
+        elif args.egress == "named-hosts":
+            self._google_apis_only(name, args, child, internal=PRIVATE_RANGES)
+            self._named_hosts(name, args, child)
         else:
             self._web_egress_only(name, args, child)
         self.register_outputs(
@@ -188,7 +198,7 @@ class PrivateNetwork(pulumi.ComponentResource):
         gcp.compute.Firewall(
             f"{name}-internal-egress",
             network=self.network.id,
-            description=f"egress {args.egress}: the subnet itself and named private ranges",
+            description=f"egress {args.egress}: the subnet itself and private ranges",
             direction="EGRESS",
             priority=ALLOW_EGRESS_PRIORITY,
             destination_ranges=destinations,
@@ -197,14 +207,62 @@ class PrivateNetwork(pulumi.ComponentResource):
             opts=child,
         )
 
-    def _google_apis_only(self, name: str, args: PrivateNetworkArgs, child: pulumi.ResourceOptions) -> None:
+    def _named_hosts(self, name: str, args: PrivateNetworkArgs, child: pulumi.ResourceOptions) -> None:
+        """HTTPS and HTTP to the allowed host names only: a network firewall policy on this network.
+
+        Cloud NGFW resolves each name through the network's Cloud DNS and allows the addresses it gets
+        (at most 32 IPv4 per name; "FQDN objects overview", read 2026-12-02). A rule with FQDNs is Cloud
+        NGFW Standard, billed per GB it evaluates (README.md, "Egress")."""
+        policy = gcp.compute.NetworkFirewallPolicy(
+            f"{name}-egress-policy",
+            description=f"inference-infra {name}: egress to named hosts only",
+            project=args.project,
+            opts=child,
+        )
+        gcp.compute.NetworkFirewallPolicyRule(
+            f"{name}-named-hosts",
+            firewall_policy=policy.name,
+            rule_name=f"{name}-named-hosts",
+            description="egress named-hosts: HTTPS and HTTP to these host names; the rest goes on to the "
+            "VPC rules (deny by default)",
+            direction="EGRESS",
+            action="allow",
+            priority=ALLOW_EGRESS_PRIORITY,
+            enable_logging=True,
+            match=gcp.compute.NetworkFirewallPolicyRuleMatchArgs(
+                dest_fqdns=list(args.hosts()),
+                layer4_configs=[
+                    gcp.compute.NetworkFirewallPolicyRuleMatchLayer4ConfigArgs(
+                        ip_protocol="tcp", ports=["443", "80"]
+                    )
+                ],
+            ),
+            project=args.project,
+            opts=child,
+        )
+        gcp.compute.NetworkFirewallPolicyAssociation(
+            f"{name}-egress-policy",
+            name=f"{name}-egress-policy",
+            attachment_target=self.network.id,
+            firewall_policy=policy.id,
+            project=args.project,
+            opts=child,
+        )
+
+    def _google_apis_only(
+        self,
+        name: str,
+        args: PrivateNetworkArgs,
+        child: pulumi.ResourceOptions,
+        internal: tuple[str, ...] = (),
+    ) -> None:
         """Deny all egress but HTTPS to Google APIs and private ranges; DNS and a route to the API range."""
         vip = GOOGLE_API_RANGES[args.google_api_domain]
         self._deny_egress(name, args, child)
         gcp.compute.Firewall(
             f"{name}-google-apis",
             network=self.network.id,
-            description=f"egress endpoints-only: HTTPS to Google APIs ({args.google_api_domain}, {vip})",
+            description=f"egress {args.egress}: HTTPS to Google APIs ({args.google_api_domain}, {vip})",
             direction="EGRESS",
             priority=ALLOW_EGRESS_PRIORITY,
             destination_ranges=[vip],
@@ -212,7 +270,7 @@ class PrivateNetwork(pulumi.ComponentResource):
             project=args.project,
             opts=child,
         )
-        self._internal_egress(name, args, child)
+        self._internal_egress(name, args, child, internal)
         gcp.compute.Route(
             f"{name}-google-apis",
             network=self.network.id,

@@ -1,4 +1,5 @@
-"""Kubernetes components: GPU observability (dcgm-exporter, Prometheus, Grafana) and vLLM serving pools.
+"""Kubernetes components: GPU observability (dcgm-exporter, Prometheus, Grafana), vLLM serving pools
+and their accelerator nodes (EKS node groups, Karpenter, GKE node pools, device plugins).
 
 Names are imported on first use.
 """
@@ -19,6 +20,16 @@ _EXPORTS = {
     "CanaryBackend": "serving_pool_args",
     "ModelCache": "serving_pool_args",
     "ModelCacheKind": "serving_pool_args",
+    "EksNodeGroups": "node_capacity",
+    "EksNodeGroupsArgs": "node_capacity_args",
+    "EksReservation": "node_capacity_args",
+    "NodeSubnet": "node_capacity_args",
+    "KarpenterNodes": "node_capacity",
+    "KarpenterNodesArgs": "node_capacity_args",
+    "GkeNodePool": "node_capacity",
+    "GkeNodePoolArgs": "node_capacity_args",
+    "DevicePlugins": "device_plugins",
+    "DevicePluginsArgs": "device_plugins",
 }
 
 __getattr__, __all__ = lazy_exports(__name__, _EXPORTS)

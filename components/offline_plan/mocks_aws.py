@@ -55,6 +55,29 @@ def _capacity_block_offering(args: Mapping[str, Any], ctx: MockContext) -> dict[
     }
 
 
+def _eks_node_group(args: MockResourceArgs, ctx: MockContext, seed: str) -> dict[str, Any]:
+    """EKS names a node group from its prefix (or the resource's name) and reports its Auto Scaling
+    group: the shape of DescribeNodegroup's nodegroupArn and resources.autoScalingGroups."""
+    given = args.inputs.get("nodeGroupName")
+    prefix = args.inputs.get("nodeGroupNamePrefix")
+    name = (
+        given
+        if isinstance(given, str)
+        else f"{prefix if isinstance(prefix, str) else args.name + '-'}{seed[:8]}"
+    )
+    cluster = args.inputs.get("clusterName") if isinstance(args.inputs.get("clusterName"), str) else "cluster"
+    h = digest(args.typ, args.name, "nodegroup", length=32)
+    uuid = f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+    return {
+        "nodeGroupName": name,
+        "arn": f"arn:aws:eks:{ctx.aws_region}:{ACCOUNT_ID}:nodegroup/{cluster}/{name}/{uuid}",
+        "status": "ACTIVE",
+        "resources": [
+            {"autoscalingGroups": [{"name": f"eks-{name}-{uuid}"}], "remoteAccessSecurityGroupId": ""}
+        ],
+    }
+
+
 def _vpc_endpoint(args: MockResourceArgs, _: MockContext, seed: str) -> dict[str, Any]:
     """A gateway endpoint has the service's managed prefix list (security groups name it)."""
     if (args.inputs.get("vpcEndpointType") or "Gateway") == "Gateway":
@@ -64,6 +87,7 @@ def _vpc_endpoint(args: MockResourceArgs, _: MockContext, seed: str) -> dict[str
 
 RESOURCE_HOOKS = {
     "aws:ec2/launchTemplate:LaunchTemplate": _launch_template,
+    "aws:eks/nodeGroup:NodeGroup": _eks_node_group,
     "aws:ec2/vpcEndpoint:VpcEndpoint": _vpc_endpoint,
     "aws:efs/fileSystem:FileSystem": _efs_file_system,
     "aws:efs/accessPoint:AccessPoint": _efs_access_point,

@@ -63,10 +63,30 @@ def _gcp_region_group_manager(args: MockResourceArgs, ctx: MockContext, seed: st
     }
 
 
+def _gke_node_pool(args: MockResourceArgs, ctx: MockContext, seed: str) -> dict[str, Any]:
+    """A GKE node pool's managed instance groups, one per zone it names (the region's first zone when
+    it names none), shaped like the API's instanceGroupUrls."""
+    project = args.inputs.get("project") if isinstance(args.inputs.get("project"), str) else ctx.gcp_project
+    zones = args.inputs.get("nodeLocations")
+    if not isinstance(zones, list) or not zones:
+        location = args.inputs.get("location")
+        zones = [
+            location if isinstance(location, str) and location.count("-") == 2 else f"{ctx.gcp_region}-a"
+        ]
+    urls = [
+        f"https://www.googleapis.com/compute/v1/projects/{project}/zones/{zone}/instanceGroupManagers/"
+        f"gke-{args.name[:20]}-{seed[:8]}-grp"
+        for zone in zones
+        if isinstance(zone, str)
+    ]
+    return {"instanceGroupUrls": urls, "managedInstanceGroupUrls": urls}
+
+
 RESOURCE_HOOKS = {
     "gcp:compute/regionInstanceGroupManager:RegionInstanceGroupManager": _gcp_region_group_manager,
     "gcp:compute/instance:Instance": _instance,
     "gcp:tpu/v2Vm:V2Vm": _tpu_vm,
     "gcp:filestore/instance:Instance": _filestore,
     "gcp:compute/subnetwork:Subnetwork": _subnetwork,
+    "gcp:container/nodePool:NodePool": _gke_node_pool,
 }

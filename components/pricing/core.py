@@ -36,6 +36,7 @@ from inference_infra.components.pricing.elastic import (
     price_range,
 )
 from inference_infra.components.pricing.groups import price_dearest
+from inference_infra.components.pricing.karpenter import karpenter_types, node_pool_range
 from inference_infra.components.pricing.machines import COMPUTE, price_machine_use
 from inference_infra.components.pricing.resources import price_fixed
 from inference_infra.components.pricing.usage import USAGE, apply_usage, usage_lines
@@ -316,6 +317,12 @@ def price_resources(resources: Sequence[Priceable], default_region: RegionOf) ->
                 report.unpriced_accelerators.append((r.urn, str(e)))
             continue
         report.items.append(CostItem(r.urn, hourly, basis, category, span))
+
+    for r in karpenter_types(resources):  # Karpenter pools: 0 nodes up to their limits (pricing.karpenter)
+        priced = node_pool_range(r.props, r.type, default_region(r, Cloud.AWS), price_use)
+        if priced is not None:
+            span, basis = priced
+            report.items.append(CostItem(r.urn, span.maximum, basis, ACCELERATOR, span))
 
     charges, unpriced, report.unsized = price_fixed(resources, default_region, templates)
     report.items.extend(CostItem(r.urn, c.hourly_usd, c.basis, c.category) for r, c in charges)

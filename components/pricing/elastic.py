@@ -26,7 +26,13 @@ from typing import Any
 
 from inference_infra.components.catalog import Cloud
 from inference_infra.components.errors import InputError
-from inference_infra.components.resources import AWS_AUTOSCALING_GROUP, GCP_GROUP_MANAGERS, AcceleratorUse
+from inference_infra.components.resources import (
+    AWS_AUTOSCALING_GROUP,
+    AWS_EKS_NODE_GROUP,
+    GCP_GKE_NODE_POOL,
+    GCP_GROUP_MANAGERS,
+    AcceleratorUse,
+)
 from inference_infra.components.resources.schedules import UNCHANGED, ScheduledSize, cron_fields
 from inference_infra.components.units import HOURS_PER_MONTH
 
@@ -107,9 +113,12 @@ def hours_to_shares(hours: Mapping[int, float], low: int, high: int) -> dict[int
 
 
 # The elastic pools' resources: groups that scale themselves on their own policies and schedules.
-# EKS node groups and Batch environments keep their desired-size price (with their bounds in the
-# basis): a cluster autoscaler or the Batch scheduler sizes them from work the plan cannot see.
-ELASTIC_TYPES = frozenset({AWS_AUTOSCALING_GROUP, *GCP_GROUP_MANAGERS})
+# EKS managed node groups and GKE node pools are ranges too (issue #34, item 8): a cluster autoscaler
+# sizes them between their bounds. Batch environments keep their desired-size price (with their bounds
+# in the basis): the Batch scheduler sizes them from work the plan cannot see.
+ELASTIC_TYPES = frozenset({AWS_AUTOSCALING_GROUP, *GCP_GROUP_MANAGERS, AWS_EKS_NODE_GROUP, GCP_GKE_NODE_POOL})
+# Node groups and pools whose reader fills a missing bound with 0: a range only with a maximum.
+_BOUND_BY_READER = frozenset({AWS_EKS_NODE_GROUP, GCP_GKE_NODE_POOL})
 
 
 def is_elastic(type_token: str, use: AcceleratorUse) -> bool:
@@ -118,6 +127,7 @@ def is_elastic(type_token: str, use: AcceleratorUse) -> bool:
         and use.max_count is not None
         and use.min_count is not None
         and not use.reservation
+        and (type_token not in _BOUND_BY_READER or use.max_count >= max(use.count, 1))
     )
 
 

@@ -228,7 +228,11 @@ def _aws_node_group(
         return None
     scaling = known(get_path(props, "scalingConfig"))
     low, high = as_int(known(get_path(scaling, "minSize")), 0), as_int(known(get_path(scaling, "maxSize")), 0)
-    purchase = Purchase.SPOT if known(get_path(props, "capacityType")) == "SPOT" else Purchase.ON_DEMAND
+    capacity = known(get_path(props, "capacityType"))
+    # EKS's CapacityTypes: ON_DEMAND (default), SPOT, CAPACITY_BLOCK (botocore's eks service model)
+    purchase = {"SPOT": Purchase.SPOT, "CAPACITY_BLOCK": Purchase.CAPACITY_BLOCK}.get(
+        capacity, Purchase.ON_DEMAND
+    )
     return AcceleratorUse(
         Cloud.AWS,
         instance_type,

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
-from inference_infra.components.catalog import Cloud
+from inference_infra.components.catalog import Cloud, instance_types
 from inference_infra.components.resources.gcp import gcp_machine, guest_accelerators
 from inference_infra.components.resources.props import get_path, known
 from inference_infra.components.resources.types import GCP_GKE_CLUSTER, GCP_GKE_NODE_POOL
@@ -36,14 +37,45 @@ def gke_tpu_slice(machine_type: str) -> str | None:
     return f"{prefix}-{int(chips[:-1]) * units}"
 
 
+def gke_tpu_multi_host(machine_type: str, topology: Any) -> tuple[str, int] | None:
+    """'ct5lp-hightpu-4t' with topology '4x4' -> ('v5litepod-16', 4): the catalog slice a multi-host
+    node pool runs and its hosts (nodes per slice); None for a single host or an unknown topology."""
+    one = gke_tpu_slice(machine_type)
+    if one is None or not isinstance(topology, str):
+        return None
+    prefix = one.rsplit("-", 1)[0] + "-"
+    for t in instance_types(Cloud.GCP):
+        if t.name.startswith(prefix) and t.tpu_topology == topology and t.hosts > 1:
+            return t.name, t.hosts
+    return None
+
+
+def _slices(nodes: int | None, hosts: int) -> int | None:
+    """Whole slices of `hosts` nodes each; a slice short of hosts still bills as one (rounded up)."""
+    return None if nodes is None else -(-nodes // hosts)
+
+
 def _gke_node_config(
-    node_config: Any, node_count: Any, autoscaling: Any, accepts: Known, zones: int = 1
+    node_config: Any, node_count: Any, autoscaling: Any, accepts: Known, zones: int = 1, topology: Any = None
 ) -> AcceleratorUse | None:
     """zones: how many zones the pool's nodeLocations name. GKE's nodeCount, initialNodeCount and
-    min/maxNodeCount are per zone; totalMin/totalMaxNodeCount are for the whole pool."""
+    min/maxNodeCount are per zone; totalMin/totalMaxNodeCount are for the whole pool. topology: the
+    pool's placementPolicy.tpuTopology: a multi-host slice is priced as whole slices."""
     machine_type = known(get_path(node_config, "machineType")) or "e2-medium"
     guests = guest_accelerators(known(get_path(node_config, "guestAccelerators")))
     tpu = gke_tpu_slice(machine_type)
+    if tpu and (multi := gke_tpu_multi_host(machine_type, topology)) is not None:
+        use = _gke_node_config(node_config, node_count, autoscaling, accepts, zones)
+        if use is None:
+            return None
+        name, hosts = multi
+        return replace(
+            use,
+            machine_type=name,
+            count=_slices(use.count, hosts) or 0,
+            min_count=_slices(use.min_count, hosts),
+            max_count=_slices(use.max_count, hosts),
+        )
     if not tpu and not gcp_machine(machine_type, guests, accepts):
         return None
     spot = known(get_path(node_config, "spot")) is True or known(get_path(node_config, "preemptible")) is True
@@ -74,7 +106,12 @@ def _gke_node_pool(
     locations = known(get_path(props, "nodeLocations"))
     zones = len(locations) if isinstance(locations, list) and locations else 1
     return _gke_node_config(
-        known(get_path(props, "nodeConfig")), count, known(get_path(props, "autoscaling")), accepts, zones
+        known(get_path(props, "nodeConfig")),
+        count,
+        known(get_path(props, "autoscaling")),
+        accepts,
+        zones,
+        known(get_path(props, "placementPolicy", "tpuTopology")),
     )
 
 

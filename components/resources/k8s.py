@@ -5,7 +5,8 @@ or GKE ComputeClass launches nodes only for pods that are pending; a Helm releas
 workloads at deploy time. So they are listed in the notes, not in the totals: what a workload
 requests, which accelerator types a node pool may launch and on what capacity, and, when the
 pool's `limits` bound it, what filling them with its dearest single type would cost per hour
-(priced by the caller's `price`, so this reader needs no pricing).
+(priced by the caller's `price`, so this reader needs no pricing). A NodePool whose limits bound it
+(`node_pool_bound`) is also priced, as a range from 0 nodes to its limits (pricing/karpenter.py).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from inference_infra.components.catalog import (
@@ -318,41 +320,75 @@ def _most_nodes(t: InstanceType, limits: Mapping[str, Any]) -> int | None:
     return min(bounds) if bounds else None
 
 
+@dataclass(frozen=True)
+class NodePoolBound:
+    """How far a Karpenter pool's limits let it grow: the most nodes of each type it may launch."""
+
+    fills: tuple[tuple[str, int], ...]  # (instance type, the most nodes of it the limits allow)
+    purchase: Purchase
+    limits: str  # the limits as written, e.g. 'nvidia.com/gpu 8'
+
+
+def _limits(type_token: str, props: Mapping[str, Any]) -> Mapping[str, Any]:
+    spec = props.get("spec") if isinstance(props.get("spec"), Mapping) else {}
+    limits = spec.get("limits") if isinstance(spec.get("limits"), Mapping) else {}
+    if type_token == K8S_PROVISIONER and isinstance(limits.get("resources"), Mapping):
+        limits = limits["resources"]
+    return limits
+
+
+def node_pool_bound(type_token: str, props: Mapping[str, Any]) -> NodePoolBound | None:
+    """The most a Karpenter NodePool (or v1alpha5 Provisioner) may launch, when its requirements list
+    its accelerator types (or families) and its limits bound every one of them; else None."""
+    if type_token not in K8S_NODE_POOLS and type_token != K8S_PROVISIONER:
+        return None
+    requirements = _requirements(type_token, props)
+    candidates, exclusive = _candidates(requirements)
+    limits = _limits(type_token, props)
+    bounds = [(t.name, n) for t in candidates if (n := _most_nodes(t, limits)) is not None]
+    if not candidates or not exclusive or len(bounds) != len(candidates):
+        return None
+    capacity = _values(requirements, (_CAPACITY_KEY,)) or ["on-demand"]
+    # spot only when nothing else is allowed; reserved capacity bills at the on-demand rate
+    purchase = Purchase.SPOT if set(capacity) == {"spot"} else Purchase.ON_DEMAND
+    shown = ", ".join(f"{k} {v}" for k, v in sorted(limits.items()))
+    return NodePoolBound(tuple(bounds), purchase, shown)
+
+
 def _node_pool_note(r: Named, price: PriceUse) -> list[str]:
     requirements = _requirements(r.type, r.props)
     candidates, exclusive = _candidates(requirements)
     if not candidates:
         return []
     capacity = _values(requirements, (_CAPACITY_KEY,)) or ["on-demand"]
-    spec = r.props.get("spec") if isinstance(r.props.get("spec"), Mapping) else {}
-    limits = spec.get("limits") if isinstance(spec.get("limits"), Mapping) else {}
-    if r.type == K8S_PROVISIONER and isinstance(limits.get("resources"), Mapping):
-        limits = limits["resources"]
+    limits = _limits(r.type, r.props)
     names = [t.name for t in candidates]
     listed = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
     kinds = "these accelerator types" if exclusive else "accelerator types among them"
     shown_limits = ", ".join(f"{k} {v}" for k, v in sorted(limits.items())) or "none"
     note = (
-        f"{r.type} {r.name!r} may launch {kinds}: {listed} ({'/'.join(capacity)}); limits: "
-        f"{shown_limits}. Not priced: Karpenter launches nodes only for pending pods"
+        f"{r.type} {r.name!r} may launch {kinds}: {listed} ({'/'.join(capacity)}); limits: {shown_limits}. "
     )
-    purchase = Purchase.ON_DEMAND if "on-demand" in capacity else Purchase.SPOT
-    bounds = [(t, n) for t in candidates if (n := _most_nodes(t, limits)) is not None]
-    if exclusive and len(bounds) == len(candidates):
+    bound = node_pool_bound(r.type, r.props)
+    if bound is not None:
         prices = []
-        for t, n in bounds:
+        for name, n in bound.fills:
             try:
-                prices.append(price(AcceleratorUse(Cloud.AWS, t.name, n, purchase)))
+                prices.append(price(AcceleratorUse(Cloud.AWS, name, n, bound.purchase)))
             except CatalogError:  # no price for the type (Capacity Blocks only): not in the bound
                 continue
         worst = max(prices, default=(0.0, ""))
         note += (
-            f"; up to its limits, the dearest fill with one type is ${worst[0]:,.2f}/hour ({worst[1]})"
+            "Priced as a range from 0 nodes (Karpenter launches nodes only for pending pods) to its "
+            f"limits; up to its limits, the dearest fill with one type is ${worst[0]:,.2f}/hour ({worst[1]})"
             if worst[0]
-            else "; its limits leave no room for any of them"
+            else "Not priced: its limits leave no room for any of them"
         )
     else:
-        note += "; no limit bounds how many accelerator nodes it may launch"
+        note += (
+            "Not priced: Karpenter launches nodes only for pending pods; no limit bounds how many "
+            "accelerator nodes it may launch"
+        )
     return [note]
 
 

@@ -102,8 +102,50 @@ def test_prod_and_dev_plans_keep_zero_violations(plan_stack):
         assert plan_stack(stack).policy.violations == [], stack
 
 
+HUB_SECRET = "arn:aws:secretsmanager:us-east-1:123456789012:secret:ecr-pullthroughcache/docker-hub-Q1w2E3"
+CREDENTIALS = {"docker.io": HUB_SECRET}
+
+
 def test_egress_accepts_endpoints_only_with_mirrors_and_wheel():
-    assert _problems(egress={"aws": "endpoints-only", "imageMirrors": MIRRORS, "s5cmdWheel": WHEEL}) == []
+    assert (
+        _problems(
+            egress={
+                "aws": "endpoints-only",
+                "imageMirrors": MIRRORS,
+                "s5cmdWheel": WHEEL,
+                "pullThroughCredentials": CREDENTIALS,
+            }
+        )
+        == []
+    )
+
+
+def test_egress_needs_the_docker_hub_credential_of_the_pull_through_rule_it_makes():
+    [problem] = _problems(egress={"aws": "endpoints-only", "imageMirrors": MIRRORS, "s5cmdWheel": WHEEL})
+    assert problem.startswith(
+        "inference-infra:egress.pullThroughCredentials {} must give 'docker.io' a Secrets Manager secret ARN"
+    )
+    # a stack that makes no repositories (they exist already) makes no rule and needs no credential
+    assert (
+        _problems(
+            egress={
+                "aws": "endpoints-only",
+                "imageMirrors": MIRRORS,
+                "s5cmdWheel": WHEEL,
+                "awsCreateMirrors": False,
+            }
+        )
+        == []
+    )
+
+
+def test_egress_refuses_a_hostile_credential_and_one_without_mirrors_by_key():
+    bad = "arn:aws:secretsmanager:us-east-1:123456789012:secret:../docker-hub"
+    [problem] = _problems(egress={"imageMirrors": MIRRORS, "pullThroughCredentials": {"docker.io": bad}})
+    assert problem.startswith(f"inference-infra:egress.pullThroughCredentials['docker.io'] {bad!r} must be")
+    [problem] = _problems(egress={"pullThroughCredentials": CREDENTIALS})
+    assert problem.startswith("inference-infra:egress.pullThroughCredentials")
+    assert "apply to egress.imageMirrors, which is empty" in problem
 
 
 def test_egress_rejects_endpoints_only_without_mirrors_naming_the_egress_key():
@@ -114,7 +156,9 @@ def test_egress_rejects_endpoints_only_without_mirrors_naming_the_egress_key():
 
 
 def test_egress_rejects_endpoints_only_without_the_wheel():
-    [problem] = _problems(egress={"aws": "endpoints-only", "imageMirrors": MIRRORS})
+    [problem] = _problems(
+        egress={"aws": "endpoints-only", "imageMirrors": MIRRORS, "pullThroughCredentials": CREDENTIALS}
+    )
     assert problem.startswith("inference-infra:egress.s5cmdWheel (for awsGpuFleets[0]) (unset)")
 
 
@@ -130,7 +174,13 @@ def test_egress_rejects_a_mirror_outside_ecr_naming_the_host():
 def test_egress_rejects_endpoints_only_without_route_tables_for_the_s3_gateway():
     network = {k: v for k, v in NETWORK.items() if k != "routeTableIds"}
     problems = _problems(
-        awsNetwork=network, egress={"aws": "endpoints-only", "imageMirrors": MIRRORS, "s5cmdWheel": WHEEL}
+        awsNetwork=network,
+        egress={
+            "aws": "endpoints-only",
+            "imageMirrors": MIRRORS,
+            "s5cmdWheel": WHEEL,
+            "pullThroughCredentials": CREDENTIALS,
+        },
     )
     assert problems == [
         "inference-infra:awsNetwork.routeTableIds [] must list the subnets' route tables: egress.aws "
@@ -142,7 +192,13 @@ def test_egress_rejects_endpoints_only_without_route_tables_for_the_s3_gateway()
 def test_egress_rejects_endpoints_only_with_a_nat_gateway():
     network = {"create": {"availabilityZones": ["us-east-1a"]}}
     problems = _problems(
-        awsNetwork=network, egress={"aws": "endpoints-only", "imageMirrors": MIRRORS, "s5cmdWheel": WHEEL}
+        awsNetwork=network,
+        egress={
+            "aws": "endpoints-only",
+            "imageMirrors": MIRRORS,
+            "s5cmdWheel": WHEEL,
+            "pullThroughCredentials": CREDENTIALS,
+        },
     )
     assert problems == [
         "inference-infra:awsNetwork.create.natGateway True pays for a NAT gateway no node may use under "

@@ -478,8 +478,9 @@ def test_prod_plan_gcp_nodes_pull_engines_from_the_artifact_registry_mirror(plan
         assert f"{mirror}vllm/" in script
         assert " vllm/vllm-" not in script  # no pull from Docker Hub itself
     grants = capture.of_type("gcp:artifactregistry/repositoryIamMember:RepositoryIamMember")
-    # one per node service account (2 GPU fleets, 1 direct TPU slice)
-    assert sorted(g.props["role"] for g in grants) == ["roles/artifactregistry.reader"] * 3
+    # one per node service account (2 GPU fleets, 1 direct TPU slice) and mirror (docker.io, nvcr.io,
+    # quay.io: under egress.gcp named-hosts every registry a node pulls from is mirrored)
+    assert sorted(g.props["role"] for g in grants) == ["roles/artifactregistry.reader"] * 9
 
 
 # --- weights you can trust, authenticated engines (issue 23) -------------------------------------

@@ -236,14 +236,22 @@ def test_gpu_fleet_role_may_pull_only_from_the_mirror_repositories_and_read_the_
         "ecr:BatchCheckLayerAvailability",
     ]
     # the first pull through a cache imports the image: only on the pull-through repositories (nvcr.io is
-    # a copy, never imported into), and the repository may be created only because the stack does not
+    # a copy, never imported into); the repositories exist (PullThroughCache), so none is created
     first = statements["PullThroughFirstPull"]
     assert first["Resource"] == [
         f"{repository}docker-hub/vllm/vllm-openai",
         f"{repository}quay/prometheus/node-exporter",
     ]
-    assert first["Action"] == ["ecr:BatchImportUpstreamImage", "ecr:CreateRepository"]
+    assert first["Action"] == ["ecr:BatchImportUpstreamImage"]
     assert statements["S5cmdWheel"]["Resource"] == f"arn:aws:s3:::{WHEEL.removeprefix('s3://')}"
+
+
+def test_gpu_fleet_role_creates_only_its_own_repositories_when_told_nobody_made_them(plan_of, fleet_args):
+    capture = plan_of(GpuFleet("serving", _served(fleet_args, mirror_repositories_created=False)))
+    policy = json.loads(capture.one(POLICY, "serving-node").props["policy"])
+    first = next(s for s in policy["Statement"] if s["Sid"] == "PullThroughFirstPull")
+    assert first["Action"] == ["ecr:BatchImportUpstreamImage", "ecr:CreateRepository"]
+    assert all("*" not in arn for arn in first["Resource"])  # exact names, never the prefix
 
 
 def test_gpu_fleet_role_creates_no_repository_when_the_stack_made_them(plan_of, fleet_args):

@@ -39,7 +39,11 @@ def test_private_network_opens_ssh_to_iap_only(plan_of):
 
 
 def test_private_network_without_nat_or_ssh_has_no_router_or_rule(plan_of):
-    plan = plan_of(PrivateNetwork("core", PrivateNetworkArgs(region="us-central1", nat=False, iap_ssh=False)))
+    plan = plan_of(
+        PrivateNetwork(
+            "core", PrivateNetworkArgs(region="us-central1", nat=False, iap_ssh=False, egress="internet")
+        )
+    )
     assert plan.of_type("gcp:compute/routerNat:RouterNat") == []
     rules = plan.of_type("gcp:compute/firewall:Firewall")
     assert [r for r in rules if r.props["direction"] == "INGRESS"] == []
@@ -132,7 +136,7 @@ def test_private_network_endpoints_only_resolves_pkg_dev_to_the_api_range(plan_o
 
 
 def test_private_network_internet_egress_makes_no_private_zones(plan_of):
-    plan = plan_of(PrivateNetwork("core", PrivateNetworkArgs(region="us-central1")))
+    plan = plan_of(PrivateNetwork("core", PrivateNetworkArgs(region="us-central1", egress="internet")))
     assert plan.of_type("gcp:dns/managedZone:ManagedZone") == []
 
 
@@ -145,7 +149,7 @@ def test_private_network_endpoints_only_can_use_the_restricted_range(plan_of):
 
 
 def test_private_network_internet_egress_denies_by_default_but_the_web_and_private_ranges(plan_of):
-    plan = plan_of(PrivateNetwork("core", PrivateNetworkArgs(region="us-central1")))
+    plan = plan_of(PrivateNetwork("core", PrivateNetworkArgs(region="us-central1", egress="internet")))
     egress = {
         r.name: r.props
         for r in plan.of_type("gcp:compute/firewall:Firewall")
@@ -168,7 +172,7 @@ def test_private_network_internet_egress_denies_by_default_but_the_web_and_priva
 
 @pytest.mark.parametrize(("port", "open_"), [("22", False), ("25", False), ("53", False), ("443", True)])
 def test_private_network_internet_egress_rejects_other_ports_to_the_internet(plan_of, port, open_):
-    plan = plan_of(PrivateNetwork("core", PrivateNetworkArgs(region="us-central1")))
+    plan = plan_of(PrivateNetwork("core", PrivateNetworkArgs(region="us-central1", egress="internet")))
     allowed = [
         p
         for r in plan.of_type("gcp:compute/firewall:Firewall")
@@ -183,7 +187,7 @@ def test_private_network_internet_egress_rejects_other_ports_to_the_internet(pla
     ("fields", "message"),
     [
         ({"nat": True}, r"nat True is a way out that egress 'endpoints-only' closes"),
-        ({"egress": "none"}, r"egress 'none' must be one of internet, endpoints-only"),
+        ({"egress": "none"}, r"egress 'none' must be one of internet, named-hosts, endpoints-only"),
         ({"google_api_domain": "googleapis.com"}, r"google_api_domain 'googleapis.com' must be one of"),
         (
             {"internal_egress_ranges": ["8.8.8.0/24"]},
@@ -191,7 +195,8 @@ def test_private_network_internet_egress_rejects_other_ports_to_the_internet(pla
         ),
         (
             {"egress": "internet", "internal_egress_ranges": ["10.8.0.0/29"]},
-            r"internal_egress_ranges \['10.8.0.0/29'\] only apply with egress 'endpoints-only'",
+            r"internal_egress_ranges \['10.8.0.0/29'\] only apply with egress 'endpoints-only' or "
+            r"'named-hosts'",
         ),
     ],
 )

@@ -35,8 +35,10 @@ def test_plan_prices_node_groups_pools_groups_and_lists_endpoints(pulumi_project
         "dev",
     )
     cost = {i.urn.rsplit("::", 1)[-1]: i for i in result.cost.items if i.category == "accelerator"}
-    assert cost["gpu-nodes"].hourly_usd == 2 * 5.672
-    assert "desired 2 (min 1, max 4)" in cost["gpu-nodes"].basis
+    # an EKS node group is a range between its bounds, priced at its maximum (issue #34 item 8)
+    assert cost["gpu-nodes"].hourly_usd == 4 * 5.672
+    assert cost["gpu-nodes"].range.expected == 2 * 5.672
+    assert "elastic 1..4 machines" in cost["gpu-nodes"].basis
     assert cost["asg"].hourly_usd > 0
     assert "spot" in cost["asg"].basis
     assert "elastic 0..6 machines" in cost["asg"].basis  # an elastic pool: priced at its maximum

@@ -123,7 +123,9 @@ def test_plan_prices_and_checks_the_node_group_a_remote_pulumi_eks_managed_node_
         assert group.inferred
         assert group.parent.endswith(f"eks:index:ManagedNodeGroup::{name}")
     costs = {i.urn.rsplit("::", 1)[-1]: i.basis for i in result.cost.items if i.category == "accelerator"}
-    assert costs["ml-gpu"].startswith("2 x g6.12xlarge on-demand us-east-1; desired 2 (min 0, max 4)")
+    # a node group is a range between its bounds, priced at its maximum (issue #34 item 8)
+    assert costs["ml-gpu"].startswith("4 x g6.12xlarge on-demand us-east-1; elastic 0..4 machines")
+    assert "expected $9.20/h (its desired capacity, 2)" in costs["ml-gpu"]
     # pulumi-eks's default scaling when the program gives none: desired 2, min 1, max 2
     assert costs["defaults"].startswith("2 x g5.xlarge spot")
     violations = {(v.policy, (v.urn or "").rsplit("::", 1)[-1]) for v in result.policy.violations}
@@ -265,7 +267,11 @@ def test_plan_notes_what_karpenter_pools_helm_releases_and_custom_workloads_may_
     assert "amd.com/gpu: 1 per pod x 2 replicas (min 0, max 4) at spec.workerGroupSpecs[0]" in notes["ray"]
     assert "(values.servingEngineSpec.modelSpec[0].requestGPU: 1)" in notes["serving"]
     assert "1 x nvidia-l4 on g2-standard-8 spot" in notes["l4-first"]
-    assert result.cost.hourly_usd == 0  # listed, never added to the totals
+    # the pool its limits bound is priced from 0 nodes up to them (issue #34 item 8); the rest is listed
+    [karpenter] = result.cost.items
+    assert karpenter.urn.endswith("NodePool::gpu")
+    assert (karpenter.range.minimum, karpenter.range.max_size) == (0.0, 2)
+    assert "Priced as a range from 0 nodes" in gpu
 
 
 # A pulumi-eks cluster whose default node group runs GPUs, plus the NVIDIA GPU operator installed
@@ -403,7 +409,7 @@ def test_plan_judges_every_instance_type_a_group_may_launch(pulumi_project):
     assert "uses p5.48xlarge, which environment" in refused["gpu"]
     assert "uses p4d.24xlarge, which environment" in refused["batch"]
     basis = {i.urn.rsplit("::", 1)[-1]: i.basis for i in result.cost.items if i.category == "accelerator"}
-    assert basis["gpu"].startswith("p5.48xlarge spot $")
+    assert basis["gpu"].startswith("2 x p5.48xlarge spot $")  # its maximum, 2 (a range, issue #34)
     assert "the dearest of the 2 types it may launch (g5.xlarge $" in basis["gpu"]
     # no vCPUs desired: the dearest per vCPU named (p4d's spot, $8.19/h for 96 vCPUs, is the cheaper)
     assert basis["batch"].startswith("0 x g5.xlarge")

@@ -1,0 +1,691 @@
+"""The node capacity of a Kubernetes serving pool: its arguments and their validation (pure).
+
+Three ways to give a pool its accelerator nodes, each its own Args:
+
+- `EksNodeGroupsArgs`: EKS managed node groups, one per capacity mode (on-demand, spot, reserved),
+  each with its own launch template;
+- `KarpenterNodesArgs`: a Karpenter `NodePool` + `EC2NodeClass` where the cluster runs Karpenter;
+- `GkeNodePoolArgs`: a GKE node pool of GPU or TPU machines.
+
+Every node carries the pool's labels and taints (`scheduling.node_labels` / `node_taints`), so only
+the pool's pods land there. Apart from `node_capacity.py` so that the stack config and the policy
+pack read them without loading a provider SDK.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+import pulumi
+
+from inference_infra.components.arguments import arg
+from inference_infra.components.catalog import (
+    AcceleratorFamily,
+    Cloud,
+    InstanceType,
+    accelerator,
+    find_instance_type,
+    instance_types,
+)
+from inference_infra.components.errors import Problem, did_you_mean
+from inference_infra.components.fleet import CapacityMode
+
+# A pool's name is a label value and part of resource names: a DNS-1123 label.
+POOL_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+MAX_NODES = 1_000  # per node group / node pool: a guard against a mistyped count
+
+# ---------------------------------------------------------------------------------------------------
+# EKS managed node groups
+# ---------------------------------------------------------------------------------------------------
+
+# The EKS API's enums (botocore 1.44.8 data/eks/2017-11-01/service-2.json: AMITypes, CapacityTypes,
+# TaintEffect), the same values pulumi-aws 7's NodeGroup passes through unchanged.
+EKS_AMI_TYPES: Mapping[AcceleratorFamily, str] = {
+    AcceleratorFamily.NVIDIA_GPU: "AL2023_x86_64_NVIDIA",
+    AcceleratorFamily.AWS_NEURON: "AL2023_x86_64_NEURON",
+}
+EKS_CAPACITY_TYPES = ("ON_DEMAND", "SPOT", "CAPACITY_BLOCK")
+EKS_TAINT_EFFECTS: Mapping[str, str] = {
+    "NoSchedule": "NO_SCHEDULE",
+    "NoExecute": "NO_EXECUTE",
+    "PreferNoSchedule": "PREFER_NO_SCHEDULE",
+}
+EKS_MODES = (CapacityMode.ON_DEMAND, CapacityMode.SPOT, CapacityMode.RESERVED)
+
+_RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{8}([0-9a-f]{9})?$")
+_RESERVATION_ARN = re.compile(r"^arn:aws[a-z-]*:ec2:[a-z0-9-]+:\d{12}:capacity-reservation/(cr-[0-9a-f]+)$")
+_RESOURCE_GROUP_ARN = re.compile(r"^arn:aws[a-z-]*:resource-groups:[a-z0-9-]+:\d{12}:group/[\w.-]+$")
+_ZONE = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d[a-z]$")
+_KMS_KEY = re.compile(r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)/[\w/+=,.@-]+$")
+_ROLE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$")
+
+
+@dataclass(frozen=True, kw_only=True)
+class NodeSubnet:
+    """A subnet the nodes may launch in, with its zone (stated, so it can be checked before deploy)."""
+
+    id: pulumi.Input[str] = arg(doc="The subnet's id (subnet-...).")
+    availability_zone: str = arg(doc="The subnet's availability zone, e.g. us-east-1a.")
+    public: bool = arg(
+        False, "True when the subnet routes to an internet gateway: refused, accelerator nodes are private."
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class EksReservation:
+    """Reserved capacity for the pool's `reserved` nodes: an On-Demand Capacity Reservation (or a
+    resource group of them) or an EC2 Capacity Block for ML."""
+
+    target: str = arg(
+        doc="The reservation: its id (cr-...), its ARN (arn:aws:ec2:<region>:<account>:capacity-reservation/"
+        "cr-...), or a capacity reservation resource group's ARN (not with capacity_block)."
+    )
+    availability_zone: str = arg(doc="The reservation's zone: the reserved node group uses only its subnets.")
+    capacity_block: bool = arg(
+        False,
+        "A Capacity Block for ML (capacity type CAPACITY_BLOCK, market type capacity-block) rather than an "
+        "On-Demand Capacity Reservation.",
+    )
+
+
+@dataclass(frozen=True, kw_only=True)
+class EksNodeGroupsArgs:
+    """EKS managed node groups for one serving pool: one per capacity mode with nodes."""
+
+    cluster_name: pulumi.Input[str] = arg(doc="The EKS cluster's name.", stack=False)
+    pool: str = arg(doc="The serving pool's name (a DNS label): its nodes' labels and taints carry it.")
+    instance_type: str = arg(doc="The node's EC2 type: the capacity planner's pick (an accelerator type).")
+    on_demand: int = arg(0, "On-demand nodes (the on-demand group's desired size).", ge=0, le=MAX_NODES)
+    spot: int = arg(0, "Spot nodes (the spot group's desired size).", ge=0, le=MAX_NODES)
+    reserved: int = arg(
+        0,
+        "Nodes on the reservation (the reserved group's desired size); needs reservation.",
+        ge=0,
+        le=MAX_NODES,
+    )
+    min_nodes: int | None = arg(
+        None,
+        "Each group's minimum size; default: its desired size (0 lets it scale to zero).",
+        ge=0,
+        le=MAX_NODES,
+    )
+    max_nodes: int | None = arg(
+        None, "Each group's maximum size; default: its desired size (a fixed group).", ge=1, le=MAX_NODES
+    )
+    reservation: EksReservation | None = arg(
+        None, "The capacity reservation or Capacity Block of `reserved`."
+    )
+    subnets: Sequence[NodeSubnet] = arg(doc="The cluster's private subnets the nodes launch in.", stack=False)
+    security_group_ids: Sequence[pulumi.Input[str]] = arg(
+        doc="The nodes' security groups: the cluster security group (an eks.Cluster's "
+        "vpc_config.cluster_security_group_id) and any of your own. The launch template's network "
+        "interface names them, as EKS requires once a template sets one (it sets one to refuse a "
+        "public IP).",
+        stack=False,
+    )
+    node_role_arn: pulumi.Input[str] | None = arg(
+        None,
+        "The nodes' IAM role; default: one is created with AmazonEKSWorkerNodePolicy and "
+        "AmazonEC2ContainerRegistryPullOnly (and AmazonEKS_CNI_Policy, see cni_policy).",
+        stack=False,
+    )
+    cni_policy: bool = arg(
+        True,
+        "With a created role: attach AmazonEKS_CNI_Policy to it (off when the VPC CNI has its own role "
+        "through IRSA or Pod Identity, as EKS recommends).",
+    )
+    root_volume_gib: int = arg(
+        200, "The root volume (gp3, encrypted): images and the model cache.", ge=20, le=16_384
+    )
+    kms_key_arn: pulumi.Input[str] | None = arg(
+        None, "Customer KMS key for the root volume; default: the account's aws/ebs key."
+    )
+
+
+def _aws_type(
+    name: str, field: str, families: Sequence[AcceleratorFamily]
+) -> tuple[InstanceType | None, list[Problem]]:
+    found = find_instance_type(name, Cloud.AWS) if isinstance(name, str) else None
+    if found is None:
+        known = [t.name for t in instance_types(Cloud.AWS)]
+        return None, [
+            Problem(
+                field,
+                name,
+                f"is not an accelerator instance type of the catalog{did_you_mean(str(name), known)}",
+            )
+        ]
+    family = accelerator(found.accelerator).family
+    if family not in families:
+        allowed = ", ".join(f.value for f in families)
+        return None, [
+            Problem(field, name, f"has {family.value} accelerators; this node capacity takes {allowed}")
+        ]
+    return found, []
+
+
+def name_problems(name: str, most: int, why: str) -> list[Problem]:
+    """The component's own name, which its children's names (and the cloud's auto-names) start with."""
+    if not isinstance(name, str) or not re.match(r"^[a-z][-a-z0-9]*$", name) or len(name) > most:
+        return [
+            Problem("name", name, f"must be 1-{most} of a-z, 0-9 and '-', starting with a letter ({why})")
+        ]
+    return []
+
+
+def pool_problems(pool: str) -> list[Problem]:
+    if not isinstance(pool, str) or not POOL_NAME.match(pool):
+        return [
+            Problem(
+                "pool",
+                pool,
+                "must be a DNS label: 1-63 of a-z, 0-9 and '-', starting and ending alphanumeric",
+            )
+        ]
+    return []
+
+
+def reservation_target(reservation: EksReservation) -> dict[str, str]:
+    """The launch template's capacityReservationTarget for the reservation."""
+    if _RESOURCE_GROUP_ARN.match(reservation.target):
+        return {"capacityReservationResourceGroupArn": reservation.target}
+    arn = _RESERVATION_ARN.match(reservation.target)
+    return {"capacityReservationId": arn.group(1) if arn else reservation.target}
+
+
+def eks_groups(args: EksNodeGroupsArgs) -> list[tuple[CapacityMode, int]]:
+    """The node groups to create: (mode, desired size) for each mode with nodes, in EKS_MODES order."""
+    counts = {
+        CapacityMode.ON_DEMAND: args.on_demand,
+        CapacityMode.SPOT: args.spot,
+        CapacityMode.RESERVED: args.reserved,
+    }
+    return [(mode, counts[mode]) for mode in EKS_MODES if counts[mode] > 0]
+
+
+def eks_capacity_type(mode: CapacityMode, reservation: EksReservation | None) -> str:
+    if mode is CapacityMode.SPOT:
+        return "SPOT"
+    if mode is CapacityMode.RESERVED and reservation is not None and reservation.capacity_block:
+        return "CAPACITY_BLOCK"
+    return "ON_DEMAND"  # on-demand, and an On-Demand Capacity Reservation's nodes
+
+
+def scaling(desired: int, min_nodes: int | None, max_nodes: int | None) -> tuple[int, int, int]:
+    """(min, desired, max) of one group."""
+    return (desired if min_nodes is None else min_nodes, desired, desired if max_nodes is None else max_nodes)
+
+
+def validate_eks_node_groups(args: EksNodeGroupsArgs) -> list[Problem]:
+    problems = pool_problems(args.pool)
+    _, found = _aws_type(args.instance_type, "instance_type", list(EKS_AMI_TYPES))
+    problems += found
+    groups = eks_groups(args)
+    if not groups and all(n >= 0 for n in (args.on_demand, args.spot, args.reserved)):
+        problems.append(Problem("on_demand + spot + reserved", 0, "must be at least 1: a pool needs a node"))
+    for mode, desired in groups:
+        low, _, high = scaling(desired, args.min_nodes, args.max_nodes)
+        if not low <= desired <= high:
+            problems.append(
+                Problem(
+                    "min_nodes/max_nodes",
+                    (args.min_nodes, args.max_nodes),
+                    f"must bound the {mode.value} group's desired size {desired} (min <= desired <= max)",
+                )
+            )
+    problems += _subnet_problems(args.subnets)
+    if not args.security_group_ids:
+        problems.append(
+            Problem("security_group_ids", [], "must name at least the cluster security group (sg-...)")
+        )
+    for i, group in enumerate(args.security_group_ids):
+        if isinstance(group, str) and not re.match(r"^sg-[0-9a-f]{8}([0-9a-f]{9})?$", group):
+            problems.append(
+                Problem(f"security_group_ids[{i}]", group, "must be a security group id (sg-...)")
+            )
+    problems += _reservation_problems(args)
+    if isinstance(args.kms_key_arn, str) and not _KMS_KEY.match(args.kms_key_arn):
+        problems.append(
+            Problem("kms_key_arn", args.kms_key_arn, "must be a KMS key or alias ARN (arn:aws:kms:...)")
+        )
+    if isinstance(args.node_role_arn, str) and not _ROLE_ARN.match(args.node_role_arn):
+        problems.append(
+            Problem(
+                "node_role_arn",
+                args.node_role_arn,
+                "must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)",
+            )
+        )
+    return problems
+
+
+def _subnet_problems(subnets: Sequence[NodeSubnet]) -> list[Problem]:
+    problems: list[Problem] = []
+    if not subnets:
+        problems.append(Problem("subnets", [], "must list at least one private subnet of the cluster"))
+    for i, subnet in enumerate(subnets):
+        if subnet.public:
+            problems.append(
+                Problem(
+                    f"subnets[{i}].public",
+                    True,
+                    "is refused: accelerator nodes launch in private subnets only (no public IP, no route "
+                    "from the internet); give the cluster's private subnets",
+                )
+            )
+        if not isinstance(subnet.availability_zone, str) or not _ZONE.match(subnet.availability_zone):
+            problems.append(
+                Problem(
+                    f"subnets[{i}].availability_zone",
+                    subnet.availability_zone,
+                    "must be a zone name like 'us-east-1a'",
+                )
+            )
+    return problems
+
+
+def _reservation_problems(args: EksNodeGroupsArgs) -> list[Problem]:
+    r = args.reservation
+    if args.reserved > 0 and r is None:
+        return [
+            Problem("reserved", args.reserved, "needs reservation (a capacity reservation or Capacity Block)")
+        ]
+    if r is None:
+        return []
+    problems: list[Problem] = []
+    if args.reserved == 0:
+        problems.append(
+            Problem("reservation", r.target, "is given but reserved is 0: set reserved to the nodes it holds")
+        )
+    by_id, by_arn = _RESERVATION_ID.match(r.target), _RESERVATION_ARN.match(r.target)
+    by_group = _RESOURCE_GROUP_ARN.match(r.target)
+    if not (by_id or by_arn or by_group):
+        problems.append(
+            Problem(
+                "reservation.target",
+                r.target,
+                "must be a capacity reservation id (cr-...), its ARN, or a capacity reservation "
+                "resource group ARN",
+            )
+        )
+    elif r.capacity_block and by_group:
+        problems.append(
+            Problem(
+                "reservation.target",
+                r.target,
+                "must name the Capacity Block itself (cr-... or its ARN), not a group",
+            )
+        )
+    zones = sorted({s.availability_zone for s in args.subnets})
+    if r.availability_zone not in zones:
+        problems.append(
+            Problem(
+                "reservation.availability_zone",
+                r.availability_zone,
+                f"has no subnet among the pool's (zones {', '.join(zones) or 'none'}): reserved nodes "
+                "launch in the "
+                "reservation's zone",
+            )
+        )
+    if r.capacity_block:
+        family = args.instance_type.split(".", 1)[0] if isinstance(args.instance_type, str) else ""
+        from inference_infra.components.aws.capacity import CAPACITY_BLOCK_FAMILIES
+
+        if family not in CAPACITY_BLOCK_FAMILIES:
+            allowed = ", ".join(sorted(CAPACITY_BLOCK_FAMILIES))
+            problems.append(
+                Problem(
+                    "instance_type",
+                    args.instance_type,
+                    f"is not sold as a Capacity Block (families {allowed})",
+                )
+            )
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------------
+# Karpenter
+# ---------------------------------------------------------------------------------------------------
+
+# Karpenter v1.14.1 (github.com/aws/karpenter-provider-aws, tag v1.14.1, pkg/apis/crds/, read 2026-12-02).
+KARPENTER_VERSION = "1.14.1"
+# karpenter.sh/capacity-type values (sigs.k8s.io/karpenter v1 labels: on-demand, spot, reserved);
+# `reserved` needs the reservedCapacity feature gate, beta and on by default at v1.14.1
+# (charts/karpenter/values.yaml settings.featureGates.reservedCapacity: true).
+KARPENTER_CAPACITY_TYPES: Mapping[CapacityMode, str] = {
+    CapacityMode.ON_DEMAND: "on-demand",
+    CapacityMode.SPOT: "spot",
+    CapacityMode.RESERVED: "reserved",
+}
+# The newest AL2023 EKS AMI release in github.com/awslabs/amazon-eks-ami's tags (read 2026-12-02);
+# Karpenter picks the NVIDIA or Neuron variant of that release from the instance type.
+DEFAULT_AMI_ALIAS = "al2023@v20260724"
+_DURATION = re.compile(r"^([0-9]+(s|m|h))+$")  # the CRD's pattern for consolidateAfter/expireAfter
+_ALIAS = re.compile(r"^(al2023|bottlerocket)@v[0-9][0-9.]*$")
+
+
+class ConsolidationPolicy(StrEnum):
+    """NodePool spec.disruption.consolidationPolicy (CRD enum at v1.14.1; Balanced left out: it weighs
+    savings against disruption, which a serving pool's owner should choose explicitly)."""
+
+    WHEN_EMPTY = "WhenEmpty"
+    WHEN_EMPTY_OR_UNDERUTILIZED = "WhenEmptyOrUnderutilized"
+
+
+@dataclass(frozen=True, kw_only=True)
+class KarpenterNodesArgs:
+    """A Karpenter NodePool and EC2NodeClass for one serving pool (EKS with Karpenter v1)."""
+
+    pool: str = arg(doc="The serving pool's name (a DNS label): its nodes' labels and taints carry it.")
+    instance_type: str = arg(doc="The capacity planner's pick (an accelerator EC2 type).")
+    alternative_instance_types: Sequence[str] = arg(
+        (), "Other types Karpenter may launch when the pick has no capacity (same accelerator family)."
+    )
+    capacity_types: Sequence[CapacityMode] = arg(
+        (CapacityMode.ON_DEMAND,), "How nodes are bought: on-demand, spot, reserved (capacity reservations)."
+    )
+    max_nodes: int = arg(
+        doc="The most nodes of the pick the pool may run: its accelerator limit.", ge=1, le=MAX_NODES
+    )
+    node_role: str = arg(doc="The IAM role name of the nodes (Karpenter creates their instance profile).")
+    subnet_tags: Mapping[str, str] = arg(doc="Tags selecting the cluster's private subnets.")
+    security_group_tags: Mapping[str, str] = arg(doc="Tags selecting the nodes' security groups.")
+    capacity_reservation_ids: Sequence[str] = arg((), "Capacity reservations (cr-...) for `reserved` nodes.")
+    ami_alias: str = arg(DEFAULT_AMI_ALIAS, "EC2NodeClass AMI alias, pinned (family@version; never @latest).")
+    consolidation_policy: ConsolidationPolicy = arg(
+        ConsolidationPolicy.WHEN_EMPTY,
+        "WhenEmpty: remove a node once no pool pod runs on it; WhenEmptyOrUnderutilized also moves pods off.",
+    )
+    consolidate_after: str = arg("10m", "How long a node stays empty (or underused) before it goes.")
+    expire_after: str = arg("720h", "Nodes are replaced after this long (patched AMIs); 'Never' keeps them.")
+    root_volume_gib: int = arg(200, "The root volume (gp3, encrypted).", ge=20, le=16_384)
+    kms_key_id: str | None = arg(None, "Customer KMS key for the root volume; default: aws/ebs.")
+
+
+def karpenter_types(args: KarpenterNodesArgs) -> list[InstanceType]:
+    """The pick and its alternatives, as catalog rows (only the known ones)."""
+    names = [args.instance_type, *args.alternative_instance_types]
+    return [t for n in dict.fromkeys(names) if (t := find_instance_type(n, Cloud.AWS)) is not None]
+
+
+def karpenter_limit(args: KarpenterNodesArgs) -> int:
+    """The NodePool's accelerator limit: max_nodes of the pick's accelerators."""
+    pick = find_instance_type(args.instance_type, Cloud.AWS)
+    return args.max_nodes * (pick.accelerator_count if pick is not None else 1)
+
+
+def validate_karpenter_nodes(args: KarpenterNodesArgs) -> list[Problem]:
+    problems = pool_problems(args.pool)
+    pick, found = _aws_type(args.instance_type, "instance_type", list(EKS_AMI_TYPES))
+    problems += found
+    for i, name in enumerate(args.alternative_instance_types):
+        alt, found = _aws_type(name, f"alternative_instance_types[{i}]", list(EKS_AMI_TYPES))
+        problems += found
+        if (
+            pick is not None
+            and alt is not None
+            and accelerator(alt.accelerator).family != accelerator(pick.accelerator).family
+        ):
+            problems.append(
+                Problem(f"alternative_instance_types[{i}]", name, "must have the pick's accelerator family")
+            )
+    modes = list(args.capacity_types)
+    if not modes or len(set(modes)) != len(modes):
+        problems.append(
+            Problem("capacity_types", [str(m) for m in modes], "must list on-demand/spot/reserved once each")
+        )
+    for i, mode in enumerate(modes):
+        if mode not in KARPENTER_CAPACITY_TYPES:
+            problems.append(
+                Problem(
+                    f"capacity_types[{i}]",
+                    str(mode),
+                    "is not offered on EKS; use on-demand, spot or reserved",
+                )
+            )
+    if CapacityMode.RESERVED in modes and not args.capacity_reservation_ids:
+        problems.append(
+            Problem("capacity_reservation_ids", [], "must name a reservation (cr-...) with reserved")
+        )
+    for i, cr in enumerate(args.capacity_reservation_ids):
+        if not isinstance(cr, str) or not re.match(r"^cr-[0-9a-z]+$", cr):  # the CRD's pattern
+            problems.append(
+                Problem(f"capacity_reservation_ids[{i}]", cr, "must be a capacity reservation id (cr-...)")
+            )
+    if args.capacity_reservation_ids and CapacityMode.RESERVED not in modes:
+        problems.append(
+            Problem(
+                "capacity_reservation_ids",
+                list(args.capacity_reservation_ids),
+                "need reserved in capacity_types",
+            )
+        )
+    if not isinstance(args.node_role, str) or not re.match(r"^[\w+=,.@-]{1,64}$", args.node_role):
+        problems.append(
+            Problem(
+                "node_role", args.node_role, "must be an IAM role name (1-64 of letters, digits, +=,.@_-)"
+            )
+        )
+    for field in ("subnet_tags", "security_group_tags"):
+        tags = getattr(args, field)
+        if not tags or any(not k or not v for k, v in dict(tags).items()):
+            problems.append(
+                Problem(field, dict(tags), "must name at least one tag, with no empty key or value")
+            )
+        elif any(v == "*" for v in dict(tags).values()):
+            problems.append(
+                Problem(
+                    field,
+                    dict(tags),
+                    "must not use the '*' wildcard: it selects every subnet/group with the key",
+                )
+            )
+    if not _ALIAS.match(str(args.ami_alias)):
+        problems.append(
+            Problem(
+                "ami_alias",
+                args.ami_alias,
+                "must be al2023@v<release> or bottlerocket@v<version> (pinned, not @latest)",
+            )
+        )
+    if not _DURATION.match(str(args.consolidate_after)):
+        problems.append(
+            Problem("consolidate_after", args.consolidate_after, "must be a duration like 10m or 1h30m")
+        )
+    if args.expire_after != "Never" and not _DURATION.match(str(args.expire_after)):
+        problems.append(Problem("expire_after", args.expire_after, "must be a duration like 720h, or Never"))
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------------
+# GKE
+# ---------------------------------------------------------------------------------------------------
+
+
+# GKE's GPU driver versions (pulumi-gcp's NodePoolNodeConfigGuestAcceleratorGpuDriverInstallationConfig
+# gpu_driver_version: GPU_DRIVER_VERSION_UNSPECIFIED, INSTALLATION_DISABLED, DEFAULT, LATEST).
+class GpuDriverVersion(StrEnum):
+    DEFAULT = "DEFAULT"
+    LATEST = "LATEST"
+
+
+# GKE taint effects (pulumi-gcp NodePoolNodeConfigTaint.effect: NO_SCHEDULE, PREFER_NO_SCHEDULE, NO_EXECUTE).
+GKE_TAINT_EFFECTS = EKS_TAINT_EFFECTS
+# chips per host of a GKE TPU machine type's family, and the chips a topology dimension string names
+_TPU_MACHINE = re.compile(r"^(ct5lp-hightpu|ct5p-hightpu|ct6e-standard|ct4p-hightpu)-(\d+)t$")
+_TOPOLOGY = re.compile(r"^\d+x\d+(x\d+)?$")
+# GKE node service account roles: write logs and metrics, pull images from Artifact Registry.
+GKE_NODE_ROLES = ("roles/logging.logWriter", "roles/monitoring.metricWriter", "roles/artifactregistry.reader")
+
+
+@dataclass(frozen=True, kw_only=True)
+class GkeNodePoolArgs:
+    """A GKE node pool of GPU or TPU machines for one serving pool."""
+
+    cluster: pulumi.Input[str] = arg(doc="The GKE cluster (its name or id).", stack=False)
+    location: str = arg(doc="The cluster's location (a region or a zone).")
+    pool: str = arg(doc="The serving pool's name (a DNS label): its nodes' labels and taints carry it.")
+    machine_type: str = arg(
+        doc="The planner's pick: a GPU machine type (a3-highgpu-8g, g2-standard-24, ...) or a TPU one "
+        "(ct5lp-hightpu-4t, ct6e-standard-4t, ...)."
+    )
+    node_locations: Sequence[str] = arg((), "Zones of the nodes; default: the cluster's.")
+    tpu_topology: str | None = arg(
+        None,
+        "TPU only: the slice's topology (2x4, 4x4, ...); more chips than one host makes a multi-host slice.",
+    )
+    spot: bool = arg(False, "Spot VMs (discounted, may be reclaimed).")
+    min_nodes: int = arg(1, "Autoscaling minimum, whole pool (0 scales to zero).", ge=0, le=MAX_NODES)
+    max_nodes: int = arg(1, "Autoscaling maximum, whole pool.", ge=1, le=MAX_NODES)
+    reservation: str | None = arg(None, "Consume this Compute Engine reservation (its name); not with spot.")
+    gpu_driver_version: GpuDriverVersion = arg(
+        GpuDriverVersion.DEFAULT,
+        "GPU pools: the driver GKE installs (DEFAULT for the GKE version, or LATEST).",
+    )
+    disk_size_gib: int = arg(200, "Boot disk (images and the model cache).", ge=50, le=65_536)
+    boot_disk_kms_key: str | None = arg(None, "Cloud KMS key for the boot disk; default: Google-managed.")
+    service_account_email: pulumi.Input[str] | None = arg(
+        None,
+        "The nodes' service account; default: one is created with logging/monitoring writer and "
+        "Artifact Registry reader.",
+        stack=False,
+    )
+    project: str | None = arg(None, "The project; default: the provider's.")
+
+
+@dataclass(frozen=True)
+class GkeShape:
+    """What a GKE node pool's machine is: GPUs (type, count) or a TPU slice (chips per host, hosts)."""
+
+    family: AcceleratorFamily
+    gpu_type: str | None = None
+    gpu_count: int = 0
+    tpu_topology: str | None = None
+    hosts: int = 1
+
+
+def gke_shape(args: GkeNodePoolArgs) -> GkeShape | None:
+    """The machine's accelerators, or None when the machine type is not an accelerator type."""
+    tpu = _TPU_MACHINE.match(args.machine_type or "")
+    if tpu:
+        chips = int(tpu.group(2))
+        topology = args.tpu_topology
+        total = (
+            math.prod(int(d) for d in topology.split("x"))
+            if topology and _TOPOLOGY.match(topology)
+            else chips
+        )
+        return GkeShape(AcceleratorFamily.GOOGLE_TPU, tpu_topology=topology, hosts=max(1, total // chips))
+    found = find_instance_type(args.machine_type, Cloud.GCP) if isinstance(args.machine_type, str) else None
+    if found is None:
+        return None
+    acc = accelerator(found.accelerator)
+    if acc.family is not AcceleratorFamily.NVIDIA_GPU or acc.gcp_accelerator_type is None:
+        return None
+    return GkeShape(
+        AcceleratorFamily.NVIDIA_GPU, gpu_type=acc.gcp_accelerator_type, gpu_count=found.accelerator_count
+    )
+
+
+def _tpu_topologies(machine_type: str) -> list[str]:
+    """The multi-host slice topologies the catalog lists for a GKE TPU machine type's generation."""
+    from inference_infra.components.resources.gke import gke_tpu_slice
+
+    one = gke_tpu_slice(machine_type)
+    if one is None:
+        return []
+    prefix = one.rsplit("-", 1)[0] + "-"
+    return [
+        t.tpu_topology
+        for t in instance_types(Cloud.GCP)
+        if t.name.startswith(prefix) and t.hosts > 1 and t.tpu_topology is not None
+    ]
+
+
+def validate_gke_node_pool(args: GkeNodePoolArgs) -> list[Problem]:
+    problems = pool_problems(args.pool)
+    shape = gke_shape(args)
+    if shape is None:
+        known = [t.name for t in instance_types(Cloud.GCP)]
+        problems.append(
+            Problem(
+                "machine_type",
+                args.machine_type,
+                "must be a GPU machine type of the catalog or a GKE TPU machine type (ct5lp-hightpu-<n>t, "
+                "ct5p-hightpu-<n>t, ct6e-standard-<n>t, ct4p-hightpu-<n>t)"
+                + did_you_mean(str(args.machine_type), known),
+            )
+        )
+    if args.tpu_topology is not None:
+        if shape is None or shape.family is not AcceleratorFamily.GOOGLE_TPU:
+            problems.append(Problem("tpu_topology", args.tpu_topology, "is for TPU machine types only"))
+        elif not _TOPOLOGY.match(args.tpu_topology):
+            problems.append(
+                Problem("tpu_topology", args.tpu_topology, "must be AxB or AxBxC (e.g. 2x4, 4x4x4)")
+            )
+        else:
+            chips = int(_TPU_MACHINE.match(args.machine_type).group(2))  # type: ignore[union-attr]
+            total = math.prod(int(d) for d in args.tpu_topology.split("x"))
+            slices = _tpu_topologies(args.machine_type)
+            if total > chips and args.tpu_topology not in slices:
+                problems.append(
+                    Problem(
+                        "tpu_topology",
+                        args.tpu_topology,
+                        f"is not a multi-host slice of {args.machine_type}'s TPU generation in the catalog "
+                        f"(allowed: {', '.join(slices) or 'none'})",
+                    )
+                )
+            elif total % chips:
+                problems.append(
+                    Problem(
+                        "tpu_topology",
+                        args.tpu_topology,
+                        f"has {total} chips, not a multiple of the machine's {chips}",
+                    )
+                )
+    if args.min_nodes > args.max_nodes:
+        problems.append(Problem("min_nodes", args.min_nodes, f"must be at most max_nodes ({args.max_nodes})"))
+    # A multi-host slice is all its hosts or none: GKE scales it atomically.
+    if (
+        shape is not None
+        and shape.hosts > 1
+        and (args.max_nodes != shape.hosts or args.min_nodes not in (0, shape.hosts))
+    ):
+        problems.append(
+            Problem(
+                "min_nodes/max_nodes",
+                (args.min_nodes, args.max_nodes),
+                f"must be (0 or {shape.hosts}, {shape.hosts}) for a {args.tpu_topology} slice of "
+                f"{shape.hosts} hosts: a multi-host slice runs whole or not at all",
+            )
+        )
+    if args.reservation is not None:
+        if args.spot:
+            problems.append(
+                Problem("reservation", args.reservation, "cannot be consumed by spot nodes; unset spot")
+            )
+        if not re.match(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$", args.reservation):
+            problems.append(Problem("reservation", args.reservation, "must be a reservation name (RFC 1035)"))
+    if not re.match(r"^[a-z]+-[a-z]+\d(-[a-z])?$", str(args.location)):
+        problems.append(
+            Problem("location", args.location, "must be a region (us-central1) or zone (us-central1-a)")
+        )
+    for i, zone in enumerate(args.node_locations):
+        if not re.match(r"^[a-z]+-[a-z]+\d-[a-z]$", str(zone)):
+            problems.append(Problem(f"node_locations[{i}]", zone, "must be a zone like us-central1-a"))
+    if args.boot_disk_kms_key is not None and not re.match(
+        r"^projects/[^/]+/locations/[^/]+/keyRings/[^/]+/cryptoKeys/[^/]+$", args.boot_disk_kms_key
+    ):
+        problems.append(
+            Problem(
+                "boot_disk_kms_key",
+                args.boot_disk_kms_key,
+                "must be projects/<p>/locations/<l>/keyRings/<r>/cryptoKeys/<k>",
+            )
+        )
+    return problems
