@@ -56,7 +56,7 @@ from inference_infra.components.serving.model import (
 class FleetPlan:
     """Everything one fleet decided before registering anything, or the problems that stop it."""
 
-    target: str  # the profile's name: "aws-gpu", "aws-inferentia", "gcp-gpu", "gcp-tpu"
+    target: str  # the profile's name: "aws-gpu", "aws-inferentia", "gcp-gpu", "gcp-tpu", "k8s-eks-gpu", ...
     machine: str | None  # the configured machine or the planner's pick (a TPU slice's accelerator type)
     counts: CapacityCounts
     serving: FleetServing | None = None  # engines with their cold start (None: the node serves nothing)
@@ -120,7 +120,8 @@ class FleetPlan:
 
         if self.machine is None:
             return None
-        return find_instance_type(self.machine, Cloud.GCP if self.target.startswith("gcp") else Cloud.AWS)
+        on_gcp = self.target.startswith(("gcp", "k8s-gke"))  # k8s targets: components/k8s/pool_profile.py
+        return find_instance_type(self.machine, Cloud.GCP if on_gcp else Cloud.AWS)
 
     def with_problems(self, problems: Sequence[Problem]) -> FleetPlan:
         return replace(self, problems=tuple(problems))

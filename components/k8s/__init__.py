@@ -1,5 +1,5 @@
-"""Kubernetes components: GPU observability (dcgm-exporter, Prometheus, Grafana) and the serving
-pools' accelerator nodes (EKS node groups, Karpenter, GKE node pools, device plugins).
+"""Kubernetes components: GPU observability (dcgm-exporter, Prometheus, Grafana), vLLM serving pools
+and their accelerator nodes (EKS node groups, Karpenter, GKE node pools, device plugins).
 
 Names are imported on first use.
 """
@@ -12,6 +12,14 @@ _EXPORTS = {
     "GpuObservability": "gpu_observability",
     "GpuObservabilityArgs": "observability_args",
     "AlertReceiver": "observability_args",
+    "KubernetesServingPool": "serving_pool",
+    "KubernetesServingPoolArgs": "serving_pool_args",
+    "KubernetesCluster": "serving_pool_args",
+    "GatewayRef": "serving_pool_args",
+    "PrometheusRef": "serving_pool_args",
+    "CanaryBackend": "serving_pool_args",
+    "ModelCache": "serving_pool_args",
+    "ModelCacheKind": "serving_pool_args",
     "EksNodeGroups": "node_capacity",
     "EksNodeGroupsArgs": "node_capacity_args",
     "EksReservation": "node_capacity_args",

@@ -1,0 +1,313 @@
+"""A Kubernetes serving pool as a target of the one fleet pipeline (components/fleet/plan.py).
+
+`plan_pool(name, args)` runs the shared skeleton with `KubernetesPoolProfile`: the pool's own inputs
+(serving_pool_args.py), the capacity modes a cluster's nodes are bought in, the machine (the capacity
+planner's pick or the one given, one host per replica), the weights' pin, the elastic checks a KEDA
+ScaledObject and the HPA under it can honour. The targets are "k8s-eks-gpu", "k8s-eks-inferentia",
+"k8s-gke-gpu" and "k8s-gke-tpu" (PoolTarget).
+
+On a cluster a machine is a node of the pool's node capacity; each node runs one pod per engine the
+planner placed on it, and each pod owns its engine's accelerators (`pods_per_machine`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from inference_infra.components.aws.fleet_args import S3Weights
+from inference_infra.components.aws.fleet_args import weights_problems as s3_weights_problems
+from inference_infra.components.catalog import (
+    AcceleratorFamily,
+    Cloud,
+    accelerator,
+    find_instance_type,
+    instance_types,
+)
+from inference_infra.components.errors import Problem, close_matches
+from inference_infra.components.fleet import (
+    CapacityCounts,
+    CapacityMode,
+    FleetServing,
+    capacity_problems,
+    elastic_problems,
+)
+from inference_infra.components.fleet import plan as fleet_plan
+from inference_infra.components.fleet.plan import FleetPlan
+from inference_infra.components.gcp.fleet_common import weights_problems as gcs_weights_problems
+from inference_infra.components.gcp.node_args import GcsWeights
+from inference_infra.components.k8s.serving_pool_args import (
+    KubernetesServingPoolArgs,
+    ModelCache,
+    ModelCacheKind,
+    PoolTarget,
+    serving_pool_problems,
+)
+from inference_infra.components.serving.cold_start import WeightSource
+from inference_infra.components.tagging import is_production, registered_cost_tags
+from inference_infra.components.validation import blocking_problems
+
+# The modes a cluster's node capacity is bought in (EKS managed node groups and Karpenter: on-demand,
+# spot, capacity reservations; GKE node pools: on-demand, spot, reservations). GKE's older preemptible
+# VMs are spot's predecessor.
+K8S_CAPACITY_MODES = frozenset({CapacityMode.RESERVED, CapacityMode.SPOT, CapacityMode.ON_DEMAND})
+K8S_WHY_NOT = {
+    CapacityMode.PREEMPTIBLE: "preemptible is the older spare capacity; node pools buy it as spot (use spot)",
+}
+# The HPA KEDA drives takes a stabilization window of at most one hour
+# (autoscaling/v2 HPAScalingRules.stabilizationWindowSeconds: "must be greater than or equal to zero and
+# less than or equal to 3600 (one hour)", kubernetes/api autoscaling/v2/types.go).
+MAX_STABILIZATION_SECONDS = 3600
+PRODUCTION_PRIORITY = 100_000
+DEFAULT_PRIORITY = 1_000
+
+
+def pool_environment(args: KubernetesServingPoolArgs) -> str | None:
+    """The pool's environment: its own, else the stack's registered Environment cost tag."""
+    if args.environment is not None:
+        return args.environment
+    tags = registered_cost_tags()
+    return tags.environment if tags is not None else None
+
+
+def pool_is_production(args: KubernetesServingPoolArgs) -> bool:
+    """Production unless an environment says otherwise: an unnamed environment never scales to zero."""
+    environment = pool_environment(args)
+    return environment is None or is_production(environment)
+
+
+def pods_per_machine(plan: FleetPlan) -> int:
+    """Pods a node of the planned machine runs: one per engine (tensor-parallel group)."""
+    return plan.engines.engines if plan.engines is not None else 1
+
+
+def _weight_source(args: KubernetesServingPoolArgs) -> WeightSource:
+    if isinstance(args.weights, ModelCache):
+        return WeightSource.EFS if args.weights.kind is ModelCacheKind.EFS else WeightSource.FILESTORE
+    return WeightSource.S3 if args.cluster.cloud is Cloud.AWS else WeightSource.GCS
+
+
+@dataclass(frozen=True)
+class KubernetesPoolProfile:
+    """What a Kubernetes pool contributes to the one fleet skeleton: its inputs, node capacity modes,
+    one-host replicas, its weights' pin and the elastic checks of a KEDA ScaledObject."""
+
+    target: PoolTarget
+    weight_source: WeightSource
+    default_mode: CapacityMode = CapacityMode.SPOT
+    machine_key: str = "machine"
+    weights_rule: str = "need weights (S3Weights, GcsWeights or a ModelCache) to serve"
+
+    @property
+    def name(self) -> str:
+        return self.target.value
+
+    @property
+    def cloud(self) -> Cloud:
+        return self.target.cloud
+
+    @property
+    def family(self) -> AcceleratorFamily:
+        return self.target.family
+
+    def key(self, name: str) -> str:
+        return name
+
+    def zone(self, args: KubernetesServingPoolArgs) -> str | None:
+        return None  # a pool spreads over its node capacity's zones
+
+    def subject(self, name: str) -> str:
+        return f"Kubernetes pool {name!r}"
+
+    def floor_problems(self, args: KubernetesServingPoolArgs) -> list[Problem]:
+        return blocking_problems(args)
+
+    def input_problems(self, name: str, args: KubernetesServingPoolArgs, zone: str | None) -> list[Problem]:
+        return serving_pool_problems(name, args)
+
+    def capacity(self, args: KubernetesServingPoolArgs) -> tuple[CapacityCounts, list[Problem]]:
+        problems = capacity_problems(args, supported=K8S_CAPACITY_MODES, why_not=K8S_WHY_NOT)
+        return (args.counts(args.reserved)[0] if not problems else CapacityCounts()), problems
+
+    def machine_query(
+        self, args: KubernetesServingPoolArgs, counts: CapacityCounts, zone: str | None
+    ) -> fleet_plan.MachineQuery | None:
+        if args.model is None:
+            return None  # resolve says a pool serves a model
+        return fleet_plan.MachineQuery(
+            args.machine,
+            spot_only=counts.modes() == [CapacityMode.SPOT],
+            region=args.cluster.region,
+            # One replica on one host: the pinned engines serve a model on one machine's accelerators
+            # (the TPU build serves no multi-host slice), so no replica spans hosts.
+            max_hosts=1,
+        )
+
+    def resolve(
+        self, args: KubernetesServingPoolArgs, machine: str | None, planned: bool
+    ) -> tuple[str | None, Any, list[Problem]]:
+        if args.model is None:
+            return None, None, [Problem("model", None, "is required: a Kubernetes pool serves a model")]
+        if machine is None:
+            return None, None, []  # the machine choice named the problem
+        return machine, None, machine_problems(self.target, machine)
+
+    def reservation_problems(
+        self, args: KubernetesServingPoolArgs, counts: CapacityCounts, zone: str | None, machine: str | None
+    ) -> list[Problem]:
+        return []  # the node capacity holds the reservation (components/k8s/node_capacity*.py)
+
+    def node_machine(
+        self, args: KubernetesServingPoolArgs, machine: str | None, shape: Any, problems: list[Problem]
+    ) -> str | None:
+        return machine if machine is not None and not problems else None
+
+    def weights(self, args: KubernetesServingPoolArgs, subject: str) -> tuple[bool, str | None]:
+        if args.weights is not None:
+            return True, None
+        return (
+            False,
+            f"{subject}: no weights given, so no engine is planned "
+            "(give S3Weights, GcsWeights or a ModelCache)",
+        )
+
+    def given_serving(self, args: KubernetesServingPoolArgs, machine: str) -> FleetServing | None:
+        return None
+
+    def serving_notes(self, subject: str, serving: FleetServing | None) -> list[str]:
+        return [serving.cold_start.note(subject)] if serving is not None else []
+
+    def weights_problems(self, args: KubernetesServingPoolArgs) -> list[Problem]:
+        if isinstance(args.weights, S3Weights):
+            return s3_weights_problems(args)  # type: ignore[arg-type]  # reads args.weights only
+        if isinstance(args.weights, GcsWeights):
+            return gcs_weights_problems(args)  # type: ignore[arg-type]  # reads args.weights only
+        return []
+
+    def checks(self, name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -> list[Problem]:
+        problems = []
+        if args.weights is None and args.model is not None:
+            problems.append(Problem("weights", None, "is required: a pod serves only weights it verified"))
+        if args.elastic is None:
+            return problems
+        elastic = args.elastic
+        problems += elastic_problems(elastic, peak=plan.counts.total)
+        if elastic.warm_pool_size:
+            problems.append(
+                Problem(
+                    "elastic.warm_pool_size",
+                    elastic.warm_pool_size,
+                    "is not offered on Kubernetes: a stopped pod keeps nothing (its emptyDir goes with it); "
+                    "leave it unset",
+                )
+            )
+        if elastic.scale_in_cooldown_seconds > MAX_STABILIZATION_SECONDS:
+            problems.append(
+                Problem(
+                    "elastic.scale_in_cooldown_seconds",
+                    elastic.scale_in_cooldown_seconds,
+                    f"must be at most {MAX_STABILIZATION_SECONDS}: it becomes the HPA's scale-down "
+                    "stabilization window, which Kubernetes bounds at one hour",
+                )
+            )
+        if elastic.scale_out_cooldown_seconds > MAX_STABILIZATION_SECONDS:
+            problems.append(
+                Problem(
+                    "elastic.scale_out_cooldown_seconds",
+                    elastic.scale_out_cooldown_seconds,
+                    f"must be at most {MAX_STABILIZATION_SECONDS} (the HPA's scale-up window)",
+                )
+            )
+        if elastic.min_size == 0 and pool_is_production(args):
+            environment = pool_environment(args)
+            problems.append(
+                Problem(
+                    "elastic.min_size",
+                    0,
+                    f"scales to zero only outside production (environment {environment!r}): a production "
+                    "pool keeps at least one replica"
+                    + ("" if environment is not None else "; set environment or register the cost tags"),
+                )
+            )
+        if elastic.schedule is not None and elastic.schedule.off_hours_size == 0 and pool_is_production(args):
+            problems.append(
+                Problem(
+                    "elastic.schedule.off_hours_size",
+                    0,
+                    "scales to zero only outside production: a production pool keeps at least one replica",
+                )
+            )
+        return problems
+
+    def scaling_inputs(self, args: KubernetesServingPoolArgs, plan: FleetPlan) -> fleet_plan.ScalingInputs:
+        return fleet_plan.ScalingInputs(warm_pool=False)
+
+    def scaler(self, name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -> tuple[Any, list[str]]:
+        return plan.scaling, []  # the KEDA ScaledObject reads the ScalingPlan itself (pool_manifests.py)
+
+    def boot(self, name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -> tuple[Any, list[Problem]]:
+        return None, []  # the pod spec renders from the plan
+
+    def notes(self, name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -> list[str]:
+        if plan.engines is None or plan.machine is None:
+            return []
+        engines = plan.engines
+        return [
+            f"{self.subject(name)}: {pods_per_machine(plan)} pod(s) per {plan.machine} node, each with "
+            f"{engines.tensor_parallel} accelerator(s) (tensor parallel {engines.tensor_parallel})"
+        ]
+
+
+def machine_problems(target: PoolTarget, machine: str) -> list[Problem]:
+    """The machine is a catalog type of the pool's cloud and accelerator family, on one host."""
+    item = find_instance_type(machine, target.cloud)
+    known = [i.name for i in instance_types(target.cloud, target.family)]
+    if item is None:
+        hits = close_matches(machine, known, limit=4)
+        hint = f"close matches: {', '.join(hits)}" if hits else f"e.g. {', '.join(known[:6])}"
+        return [
+            Problem(
+                "machine",
+                machine,
+                f"is not a {target.cloud.value} {target.family.value} machine in the catalog; {hint}",
+            )
+        ]
+    family = accelerator(item.accelerator).family
+    if family is not target.family:
+        return [
+            Problem(
+                "machine",
+                machine,
+                f"carries {family.value}, not {target.family.value}: set accelerator={family.value!r}",
+            )
+        ]
+    if item.hosts > 1:
+        return [
+            Problem(
+                "machine",
+                machine,
+                f"spans {item.hosts} hosts: the pinned engines serve a model on one host (no multi-host "
+                "replica); pick a single-host slice",
+            )
+        ]
+    return []
+
+
+def plan_pool(name: str, args: KubernetesServingPoolArgs) -> FleetPlan:
+    """The pool's FleetPlan from the one skeleton (components/fleet/plan.py)."""
+    return fleet_plan.plan_fleet(name, args, profile_of(args))
+
+
+def profile_of(args: KubernetesServingPoolArgs) -> KubernetesPoolProfile:
+    """The profile of the args' cloud and accelerator. With a cluster or accelerator of the wrong type,
+    any profile: the skeleton's first step (floor_problems, check_types) stops on the bad input."""
+    try:
+        return KubernetesPoolProfile(args.target, _weight_source(args))
+    except (AttributeError, KeyError, TypeError):
+        return KubernetesPoolProfile(PoolTarget.EKS_GPU, WeightSource.S3)
+
+
+def priority_value(args: KubernetesServingPoolArgs) -> int:
+    if args.priority is not None:
+        return args.priority
+    return PRODUCTION_PRIORITY if pool_is_production(args) else DEFAULT_PRIORITY
