@@ -27,7 +27,7 @@ from typing import Any
 
 from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 
-from inference_infra.components.images import is_pinned
+from inference_infra.components.images import SHA256_HEX, is_pinned
 from inference_infra.components.resources.boot import boot_texts as _boot_texts
 from inference_infra.components.resources.boot import cloud_config, decoded
 from inference_infra.policy.rules._base import (
@@ -210,7 +210,7 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
     return found.outcome()
 
 
-_DIGEST_HEX = re.compile(r"^(sha256:)?[0-9a-f]{64}$")
+_DIGEST_HEX = re.compile(rf"^(sha256:)?{SHA256_HEX}\Z")
 
 
 def helm_image(block: Mapping[str, Any]) -> tuple[str, bool] | None:
