@@ -34,6 +34,7 @@ from inference_infra.components.fleet.plan import FleetPlan
 from inference_infra.components.gcp.node_args import GcsWeights
 from inference_infra.components.gcp.service_account import model_prefixes, prefix_condition
 from inference_infra.components.k8s import pool_manifests as render
+from inference_infra.components.k8s.pool_nodes import pool_node_args, pool_node_problems
 from inference_infra.components.k8s.pool_profile import plan_pool
 from inference_infra.components.k8s.serving_pool_args import KubernetesServingPoolArgs
 from inference_infra.components.validation import input_problems
@@ -43,7 +44,14 @@ __all__ = ["KubernetesServingPool", "pool_scripts", "validate_serving_pool"]
 
 def validate_serving_pool(name: str, args: KubernetesServingPoolArgs) -> list[Problem]:
     """Every problem with the pool's inputs (pure; what the component raises before registering)."""
-    return input_problems(args, lambda a: plan_pool(name, a).problems)
+    return input_problems(args, lambda a: _problems(name, a, plan_pool(name, a)))
+
+
+def _problems(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -> list[Problem]:
+    """The plan's problems, then (once it plans) those of the node capacity it gives `nodes`."""
+    if plan.problems:
+        return list(plan.problems)
+    return pool_node_problems(name, args.nodes, plan, args.cluster.cloud)
 
 
 def pool_scripts() -> dict[str, str]:
@@ -72,7 +80,7 @@ class KubernetesServingPool(pulumi.ComponentResource):
 
         def validate(a: KubernetesServingPoolArgs) -> Any:
             found.append(plan_pool(name, a))
-            return found[-1].problems
+            return _problems(name, a, found[-1])
 
         raise_if_invalid(f"KubernetesServingPool {name!r}", input_problems(args, validate))
         super().__init__("inference-infra:k8s:KubernetesServingPool", name, None, opts)
@@ -164,6 +172,7 @@ class KubernetesServingPool(pulumi.ComponentResource):
                 **render.pod_monitor(name, args, plan),
                 opts=child,
             )
+        self.node_capacity = self._node_capacity(name, args)
         self.namespace = args.cluster.namespace
         # What the stack's monitoring reads of a pool (infra/observability_stack.py serving_args): its
         # latency class and its engines' --max-num-seqs, as the plan has them.
@@ -193,6 +202,26 @@ class KubernetesServingPool(pulumi.ComponentResource):
     @property
     def instance_type(self) -> str | None:
         return self.plan.machine
+
+    def _node_capacity(self, name: str, args: KubernetesServingPoolArgs) -> list[pulumi.ComponentResource]:
+        """The pool's own nodes (`nodes`), from its plan: its machine and its counts per capacity mode.
+        Karpenter's NodePool goes to the pool's cluster through the pool's Kubernetes provider."""
+        if args.nodes is None:
+            return []
+        from inference_infra.components.k8s import node_capacity as nodes
+
+        made: list[pulumi.ComponentResource] = []
+        for node_name, node_args in pool_node_args(name, args.nodes, self.plan):
+            opts = pulumi.ResourceOptions(parent=self)
+            if self.provider is not None:
+                opts = pulumi.ResourceOptions(parent=self, providers=[self.provider])
+            component = {
+                "EksNodeGroupsArgs": nodes.EksNodeGroups,
+                "KarpenterNodesArgs": nodes.KarpenterNodes,
+                "GkeNodePoolArgs": nodes.GkeNodePool,
+            }[type(node_args).__name__]
+            made.append(component(node_name, node_args, opts))
+        return made
 
     def _cluster_provider(self, name: str, args: KubernetesServingPoolArgs) -> pulumi.ResourceOptions:
         """The Kubernetes children's options: a provider of their own with a kubeconfig or context."""

@@ -26,6 +26,7 @@ from inference_infra.components.errors import Problem
 from inference_infra.components.fleet import CapacityArgs, ElasticArgs, ServedModel
 from inference_infra.components.gcp.node_args import GcsWeights
 from inference_infra.components.images import PINNED_REFERENCE
+from inference_infra.components.k8s.pool_nodes import PoolEksNodeGroups, PoolGkeNodePools, PoolKarpenterNodes
 from inference_infra.components.models.manifest import is_pinned_digest
 from inference_infra.components.monitoring.serving import Latency
 from inference_infra.components.serving.engines import FIRST_ENGINE_PORT
@@ -249,6 +250,13 @@ class KubernetesServingPoolArgs(CapacityArgs):
         "The pool's PriorityClass value; default: 100000 in production, 1000 elsewhere.",
         ge=-1_000_000_000,
         le=1_000_000_000,
+    )
+    nodes: PoolEksNodeGroups | PoolKarpenterNodes | PoolGkeNodePools | None = arg(
+        None,
+        "The pool's own node capacity, made from its plan (the machine, the counts per capacity mode, the "
+        "elastic floor): PoolEksNodeGroups or PoolKarpenterNodes on EKS, PoolGkeNodePools on GKE; None: "
+        "the cluster already has nodes labelled and tainted for the pool (scheduling.py).",
+        stack=False,
     )
 
     @property

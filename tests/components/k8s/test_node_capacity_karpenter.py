@@ -2,7 +2,7 @@
 
 The objects are validated against Karpenter 1.14.1's own CRD schemas (github.com/aws/karpenter-provider-aws,
 tag v1.14.1, pkg/apis/crds/karpenter.sh_nodepools.yaml and karpenter.k8s.aws_ec2nodeclasses.yaml, read
-2026-12-02; the checked-in copies are under tests/components/k8s/crds/): required fields, enums
+2026-12-02; the checked-in copies are the pinned ones of tests/k8s_schemas/, see its SOURCES): required fields, enums
 (consolidationPolicy, httpTokens), patterns (durations, cr- ids, quantities) and the hop limit's range.
 """
 
@@ -21,7 +21,7 @@ from inference_infra.components.k8s.node_capacity_args import ConsolidationPolic
 
 NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
 NODE_CLASS = "kubernetes:karpenter.k8s.aws/v1:EC2NodeClass"
-CRDS = Path(__file__).parent / "crds"
+CRDS = Path(__file__).resolve().parents[2] / "k8s_schemas"  # one vendored copy (SOURCES: tag, SHA-256)
 
 
 def _args(**kw) -> KarpenterNodesArgs:
