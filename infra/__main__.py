@@ -48,6 +48,10 @@ def active_parts(settings: StackSettings) -> list[ModuleType]:
         from inference_infra.infra import endpoints_stack
 
         parts.append(endpoints_stack)  # after the fleets it fronts
+    if settings.kubernetes_pools:
+        from inference_infra.infra import k8s_stack
+
+        parts.append(k8s_stack)
     from inference_infra.infra import elastic_ops_stack
 
     if elastic_ops_stack.applies(settings):

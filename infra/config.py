@@ -66,6 +66,8 @@ from inference_infra.components.gcp.node_args import GcsWeights
 from inference_infra.components.gcp.tpu_vm_args import TpuVmArgs
 from inference_infra.components.images import PinnedImage
 from inference_infra.components.k8s.observability_args import AlertReceiver, GpuObservabilityArgs
+from inference_infra.components.k8s.pool_nodes import PoolEksNodeGroups, PoolKarpenterNodes
+from inference_infra.components.k8s.serving_pool_args import KubernetesServingPoolArgs
 from inference_infra.components.monitoring.thresholds import Thresholds, threshold_sources
 from inference_infra.components.planner import model_spec
 from inference_infra.components.planner.models import unknown_model_problem
@@ -533,6 +535,68 @@ _OBSERVABILITY_SECRETS_SCHEMA = {
 }
 
 
+# -- Kubernetes serving pools (inference_infra.components.k8s.KubernetesServingPool; infra/k8s_stack.py) --
+
+
+class EksNodeGroupsSettings(args_model(PoolEksNodeGroups, name="EksNodeGroupsSettings")):
+    """The pool's own EKS managed node groups (one per capacity mode of its counts), in awsNetwork's
+    subnets, of the machine its plan picks."""
+
+    cluster_name: str = Field(description="The EKS cluster's name.", min_length=1, max_length=100)
+    security_group_ids: list[str] = Field(
+        min_length=1,
+        description="The nodes' security groups: the cluster security group (EKS's "
+        "vpc_config.cluster_security_group_id) and any of your own.",
+    )
+    node_role_arn: str | None = Field(
+        default=None,
+        description="The nodes' IAM role; default: the node groups create one (AmazonEKSWorkerNodePolicy, "
+        "AmazonEC2ContainerRegistryPullOnly, AmazonEKS_CNI_Policy unless cniPolicy is false).",
+    )
+
+
+KarpenterPoolSettings = args_model(PoolKarpenterNodes, name="KarpenterPoolSettings")
+
+
+class KubernetesPoolSettings(
+    args_model(
+        KubernetesServingPoolArgs,
+        # The stack wires these: Prometheus from the observability section, the environment from the
+        # stack's, the image from the engine's pin through egress.imageMirrors.
+        exclude={"prometheus", "environment", "image"},
+        models={ServedModel: ServedModelSettings},
+    )
+):
+    """A vLLM pool on the stack's EKS cluster (KubernetesServingPool), planned like a fleet."""
+
+    name: str = Field(
+        pattern=r"^[a-z]([-a-z0-9]{0,38}[a-z0-9])?$",
+        description="Pool name (a DNS label of 40): its Deployment, Service, service account and role.",
+    )
+    kube_context: str | None = Field(
+        default=None, description="kubeconfig context of the cluster (default: the current one)."
+    )
+    namespace: str = Field(default="inference", description="The namespace of the pool's objects.")
+    eks_oidc_provider_arn: str = Field(
+        description="The cluster's IAM OIDC provider ARN: the pool's role trusts it for the pool's service "
+        "account only (IRSA)."
+    )
+    model_prefix: str | None = input_field(
+        S3Weights,
+        "prefix",
+        note="In the stack's modelStore bucket, fetched and verified by the pod.",
+        default=None,
+    )
+    manifest_sha256: str | None = input_field(S3Weights, "manifest_sha256", default=None)
+    eks_node_groups: EksNodeGroupsSettings | None = Field(
+        default=None, description="Create the pool's nodes as EKS managed node groups."
+    )
+    karpenter: KarpenterPoolSettings | None = Field(
+        default=None,
+        description="Create the pool's nodes as a Karpenter NodePool (the cluster runs Karpenter).",
+    )
+
+
 # --- Endpoints in front of the fleets (components/aws/endpoint.py, components/gcp/endpoint.py;
 # infra/endpoints_stack.py) ------------------------------------------------------------------------
 
@@ -680,6 +744,12 @@ class StackSettings(Settings):
         description="Internal load balancers in front of the fleets that serve models, each on one cloud.",
     )
 
+    # Kubernetes serving pools on the stack's EKS cluster (infra/k8s_stack.py)
+    kubernetes_pools: list[KubernetesPoolSettings] = Field(
+        default_factory=list,
+        description="vLLM pools on an EKS cluster, planned like the fleets, with their own node capacity.",
+    )
+
     # Idle-GPU watchdog (infra/watchdog_stack.py)
     watchdog: WatchdogSettings | None = None
     observability: ObservabilitySettings | None = Field(
@@ -749,18 +819,36 @@ class StackSettings(Settings):
             ("gcpGpuFleets", self.gcp_gpu_fleets, AcceleratorFamily.NVIDIA_GPU),
             ("tpuVms", self.tpu_vms, AcceleratorFamily.GOOGLE_TPU),
         )
-        return [
+        pins = [
             (f"{key}[{i}]", fleet.name, engine_pin(family))
             for key, section, family in sections
             for i, fleet in enumerate(section)
             if getattr(fleet, "model", None) is not None
         ]
+        # Kubernetes pools run the same engine pins (their image is the pin, through the mirrors).
+        pins += [
+            (f"kubernetesPools[{i}]", pool.name, engine_pin(pool.accelerator))
+            for i, pool in enumerate(self.kubernetes_pools)
+            if pool.model is not None
+        ]
+        return pins
+
+    def _routed_kubernetes_pools(self) -> dict[str, str]:
+        """Kubernetes pools a Gateway routes to (their HTTPRoute): name -> the key of that gateway."""
+        return {
+            pool.name: f"kubernetesPools[{i}].gateway"
+            for i, pool in enumerate(self.kubernetes_pools)
+            if pool.gateway is not None
+        }
 
     def advisory_problems(self, today: date | None = None) -> list[Problem]:
         """A fleet behind an endpoint whose pinned engine falls inside a known advisory
         (components/advisories.py) that no dated acceptance covers: refused (plan exits 2)."""
         today = today or date.today()
-        on_endpoint = {pool: i for i, e in enumerate(self.endpoints) for pool in e.pool_names()}
+        on_endpoint = {
+            pool: f"endpoints[{i}]" for i, e in enumerate(self.endpoints) for pool in e.pool_names()
+        }
+        on_endpoint |= self._routed_kubernetes_pools()
         problems = []
         for key, name, pin in self._served_pins():
             if name not in on_endpoint:
@@ -769,7 +857,7 @@ class StackSettings(Settings):
             if refused:
                 problems.append(
                     Problem(
-                        f"{NAMESPACE}:endpoints[{on_endpoint[name]}]",
+                        f"{NAMESPACE}:{on_endpoint[name]}",
                         name,
                         f"routes to {key} {name!r}, whose engine {pin.reference} (vLLM "
                         f"{engine_version(pin)}) falls inside {'; '.join(describe(a) for a in refused)}; "
@@ -784,6 +872,7 @@ class StackSettings(Settings):
         endpoint (no client reaches them: their engine ports admit the endpoint's load balancer only)."""
         today = today or date.today()
         on_endpoint = {pool for e in self.endpoints for pool in e.pool_names()}
+        on_endpoint |= set(self._routed_kubernetes_pools())
         found = []
         for key, name, pin in self._served_pins():
             inside = affecting(pin)

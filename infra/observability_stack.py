@@ -208,7 +208,7 @@ def pool_engine_ports(pools: list[PlannedPool]) -> dict[str, list[int]]:
     return {
         p.name: list(p.serving.engines.metrics_ports)
         for p in pools
-        if p.serving is not None and p.accelerator != "tpu"
+        if p.serving is not None and p.accelerator != "tpu" and not p.kubernetes
     }
 
 
@@ -327,7 +327,8 @@ def serving_args(settings: StackSettings, pools: list[PlannedPool]) -> dict[str,
         if pool.accelerator == "tpu":
             continue
         latency[pool.name] = Latency(pool.latency)
-        fleets.append(FleetTargets(pool=pool.name, kind=pool.accelerator, engine=pool.serves_model))
+        if not pool.kubernetes:  # a Kubernetes pool's nodes are the cluster's: their exporters carry no pool
+            fleets.append(FleetTargets(pool=pool.name, kind=pool.accelerator, engine=pool.serves_model))
         priced = pool.machine is not None and pool.nodes > 0
         if priced and not (pool.cloud == "gcp" and pool.machine.startswith("n1-")):
             costs.append(

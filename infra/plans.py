@@ -29,4 +29,8 @@ def planned_pools(
         from inference_infra.infra import gcp_stack
 
         pools += gcp_stack.planned_pools(settings)
+    if "aws" in clouds and settings.kubernetes_pools:
+        from inference_infra.infra import k8s_stack
+
+        pools += k8s_stack.planned_pools(settings)
     return pools

@@ -30,3 +30,4 @@ class PlannedPool:
     usd_per_million_tokens: float | None = None  # the planner's estimate, where it chose the machine
     model: ServedModel | None = None  # the model and traffic the fleet was planned for
     plan: FleetPlan | None = None  # the fleet's one plan, as the stack keeps it
+    kubernetes: bool = False  # a KubernetesServingPool (scraped by its PodMonitor, not by EC2 discovery)

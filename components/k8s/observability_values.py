@@ -13,6 +13,7 @@ from inference_infra.components.catalog import AcceleratorFamily, instance_types
 from inference_infra.components.k8s import images
 from inference_infra.components.k8s.images import PinnedImage
 from inference_infra.components.k8s.observability_args import GpuObservabilityArgs
+from inference_infra.components.k8s.scheduling import POOL_TAINT
 from inference_infra.components.monitoring.rules import DCGM_JOB
 from inference_infra.components.monitoring.scrape import NEURON_PORT
 
@@ -223,7 +224,12 @@ def dcgm_exporter_values(args: GpuObservabilityArgs, *, selector_labels: Mapping
         },
         # Which GPU workload uses each GPU, as namespace/pod/container labels.
         "kubernetes": {"enablePodLabels": True},
-        "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}],
+        # The serving pools' nodes carry their pool's taint too (scheduling.py): GPU metrics from every
+        # pool's nodes, whichever pool.
+        "tolerations": [
+            {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"},
+            {"key": POOL_TAINT, "operator": "Exists", "effect": "NoSchedule"},
+        ],
         "affinity": _node_affinity(_gpu_node_terms(args)),
         # This chart has no digest value and writes `<repository>:<tag>`: the tag carries the digest.
         "image": {
@@ -262,7 +268,8 @@ def neuron_monitor_spec(args: GpuObservabilityArgs, app: Mapping[str, str]) -> d
                 "securityContext": {"seccompProfile": dict(RUNTIME_DEFAULT_SECCOMP)},
                 "affinity": _node_affinity([_in_types(neuron_types)]),
                 "tolerations": [
-                    {"key": "aws.amazon.com/neuron", "operator": "Exists", "effect": "NoSchedule"}
+                    {"key": "aws.amazon.com/neuron", "operator": "Exists", "effect": "NoSchedule"},
+                    {"key": POOL_TAINT, "operator": "Exists", "effect": "NoSchedule"},
                 ],
                 "containers": [
                     {

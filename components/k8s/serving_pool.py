@@ -39,15 +39,15 @@ from inference_infra.components.k8s.pool_profile import plan_pool
 from inference_infra.components.k8s.serving_pool_args import KubernetesServingPoolArgs
 from inference_infra.components.validation import input_problems
 
-__all__ = ["KubernetesServingPool", "pool_scripts", "validate_serving_pool"]
+__all__ = ["KubernetesServingPool", "pool_problems", "pool_scripts", "validate_serving_pool"]
 
 
 def validate_serving_pool(name: str, args: KubernetesServingPoolArgs) -> list[Problem]:
     """Every problem with the pool's inputs (pure; what the component raises before registering)."""
-    return input_problems(args, lambda a: _problems(name, a, plan_pool(name, a)))
+    return input_problems(args, lambda a: pool_problems(name, a, plan_pool(name, a)))
 
 
-def _problems(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -> list[Problem]:
+def pool_problems(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -> list[Problem]:
     """The plan's problems, then (once it plans) those of the node capacity it gives `nodes`."""
     if plan.problems:
         return list(plan.problems)
@@ -74,13 +74,19 @@ class KubernetesServingPool(pulumi.ComponentResource):
     plan: FleetPlan
 
     def __init__(
-        self, name: str, args: KubernetesServingPoolArgs, opts: pulumi.ResourceOptions | None = None
+        self,
+        name: str,
+        args: KubernetesServingPoolArgs,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        plan: FleetPlan | None = None,
     ) -> None:
+        """`plan`: the pool's plan as a stack already made it (`plan_pool(name, args)`), not made again."""
         found: list[FleetPlan] = []
 
         def validate(a: KubernetesServingPoolArgs) -> Any:
-            found.append(plan_pool(name, a))
-            return _problems(name, a, found[-1])
+            found.append(plan if plan is not None else plan_pool(name, a))
+            return pool_problems(name, a, found[-1])
 
         raise_if_invalid(f"KubernetesServingPool {name!r}", input_problems(args, validate))
         super().__init__("inference-infra:k8s:KubernetesServingPool", name, None, opts)

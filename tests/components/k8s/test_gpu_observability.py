@@ -119,6 +119,10 @@ def test_gpu_observability_dcgm_runs_on_gpu_nodes_only(plan_of):
     assert set(by_type["values"]) == {i.name for i in instance_types(family=AcceleratorFamily.NVIDIA_GPU)}
     assert {"matchExpressions": [{"key": "nvidia.com/gpu.present", "operator": "Exists"}]} in terms
     assert {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"} in values["tolerations"]
+    # and every serving pool's own taint (scheduling.py), so a pool's GPU nodes are watched too
+    assert {"key": "inference-infra.dev/pool", "operator": "Exists", "effect": "NoSchedule"} in values[
+        "tolerations"
+    ]
 
 
 def test_gpu_observability_grafana_password_is_generated_and_secret(plan_of):

@@ -2,8 +2,9 @@
 
 The objects are validated against Karpenter 1.14.1's own CRD schemas (github.com/aws/karpenter-provider-aws,
 tag v1.14.1, pkg/apis/crds/karpenter.sh_nodepools.yaml and karpenter.k8s.aws_ec2nodeclasses.yaml, read
-2026-12-02; the checked-in copies are the pinned ones of tests/k8s_schemas/, see its SOURCES): required fields, enums
-(consolidationPolicy, httpTokens), patterns (durations, cr- ids, quantities) and the hop limit's range.
+2026-12-02; the checked-in copies are the pinned ones of tests/k8s_schemas/, see its SOURCES): required
+fields, enums (consolidationPolicy, httpTokens), patterns (durations, cr- ids, quantities) and the hop
+limit's range.
 """
 
 from __future__ import annotations
