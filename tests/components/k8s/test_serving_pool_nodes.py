@@ -160,3 +160,27 @@ def test_node_inputs_are_checked_by_the_pool_before_any_resource():
 def test_node_capacity_of_the_other_cloud_is_refused():
     problems = validate_serving_pool("llama", replace(EKS, nodes=GKE_NODES))
     assert [(p.input, p.value) for p in problems] == [("nodes", "PoolGkeNodePools")]
+
+
+VALIDATED = {
+    "eks-gpu-node-groups": replace(EKS, on_demand=1, spot=1, nodes=EKS_NODES),
+    "eks-gpu-elastic-karpenter": replace(EKS_ELASTIC, nodes=KARPENTER),
+    "eks-inferentia-karpenter": replace(EKS, accelerator=EKS.accelerator.AWS_NEURON, nodes=KARPENTER),
+    "eks-inferentia-node-groups": replace(EKS, accelerator=EKS.accelerator.AWS_NEURON, nodes=EKS_NODES),
+    "gke-tpu": replace(GKE_TPU, nodes=GKE_NODES),
+    "gke-gpu": replace(GKE_TPU, accelerator=GKE_TPU.accelerator.NVIDIA_GPU, nodes=GKE_NODES),
+}
+
+
+@pytest.mark.parametrize("case", sorted(VALIDATED))
+def test_every_kubernetes_object_of_a_pool_and_its_nodes_passes_validation(plan_of, case):
+    """As the engine receives them (mock runtime): built-in kinds by kubernetes-validate (strict), custom
+    resources by their vendored CRDs (tests/components/k8s/manifests.py)."""
+    KubernetesServingPool("pool", VALIDATED[case])
+    objects = objects_of(plan_of())
+    assert {"Deployment", "Service", "NetworkPolicy", "PodMonitor", "SecretProviderClass"} <= {
+        o["kind"] for o in objects
+    }
+    if "karpenter" in case:
+        assert {"NodePool", "EC2NodeClass"} <= {o["kind"] for o in objects}
+    assert [e for o in objects for e in validate(o)] == []
