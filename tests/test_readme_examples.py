@@ -67,7 +67,11 @@ def test_readme_example_plans_as_written(where, code, pulumi_project):
         assert (TYPE_NAMES.get(cls, cls), name) in registered, f"{where}: {cls}({name!r}) was not registered"
 
 
-COMPLETE = [(w, c) for w, c in EXAMPLES if w.startswith("README.md") and "Endpoint(" in c]
+COMPLETE = [
+    (w, c)
+    for w, c in EXAMPLES
+    if w.startswith("README.md") and ("Endpoint(" in c or "KubernetesServingPool(" in c)
+]
 
 
 @pytest.mark.parametrize(("where", "code"), COMPLETE, ids=[w for w, _ in COMPLETE])
@@ -82,3 +86,12 @@ def test_readme_complete_examples_pass_the_default_pack(where, code, pulumi_proj
 
 def test_readme_complete_examples_cover_both_clouds():
     assert {"aws" if "components.aws import" in c else "gcp" for _, c in COMPLETE} == {"aws", "gcp"}
+
+
+def test_readme_has_complete_kubernetes_programs_for_eks_and_gke_with_a_tpu_pool():
+    # Issue #34 item 9: an EKS program and a GKE one serving on TPUs, each making its pool's nodes.
+    pools = [c for _, c in COMPLETE if "KubernetesServingPool(" in c]
+    eks = [c for c in pools if "Cloud.AWS" in c and "nodes=PoolEksNodeGroups(" in c]
+    gke = [c for c in pools if "Cloud.GCP" in c and "GOOGLE_TPU" in c and "nodes=PoolGkeNodePools(" in c]
+    assert eks
+    assert gke

@@ -28,6 +28,9 @@ _EXPORTS = {
     "KarpenterNodesArgs": "node_capacity_args",
     "GkeNodePool": "node_capacity",
     "GkeNodePoolArgs": "node_capacity_args",
+    "PoolEksNodeGroups": "pool_nodes",
+    "PoolKarpenterNodes": "pool_nodes",
+    "PoolGkeNodePools": "pool_nodes",
     "DevicePlugins": "device_plugins",
     "DevicePluginsArgs": "device_plugins",
 }
