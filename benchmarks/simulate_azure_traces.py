@@ -90,11 +90,12 @@ POOLS = (
 class Setting:
     label: str
     elastic: ElasticArgs = field(default_factory=ElasticArgs)
-    scale_in_share: float = 0.0
 
 
-STACK = Setting("stack")
-CHOSEN = Setting("chosen", ElasticArgs(target_utilisation=0.6, scale_in_cooldown_seconds=300), 1.0)
+STACK = Setting("stack")  # ElasticArgs' defaults: what a stack deploys without elastic settings
+CHOSEN = Setting(
+    "chosen", ElasticArgs(target_utilisation=0.6, scale_in_cooldown_seconds=300, scale_in_share=0.25)
+)
 
 
 def main() -> int:
@@ -126,7 +127,7 @@ def main() -> int:
                     trace=trace,
                     elastic=setting.elastic,
                 )
-                scaler = scaler_settings(pool.plan, scale_in_share=setting.scale_in_share)
+                scaler = scaler_settings(pool.plan)  # the plan's own scaler: what the stack renders
                 doc = replay(trace, pool, scaler, work=work, oracle=oracle).as_json()
                 seconds = read_s + shared_s + time.perf_counter() - started
                 if TRACES[name][1] == 1 and seconds >= MAX_REPLAY_S:

@@ -50,9 +50,12 @@ WARM_BOOT_SECONDS = 60
 # the alarms AWS creates read; not a documented contract), and the replay assumes the same of GCP.
 METRIC_PERIOD_SECONDS = 60
 SCALE_OUT_DATAPOINTS = 3
-# Scale in only while the load would stay under this share of the target without one machine: the
-# gap to the target (where target tracking scales out again) keeps the two policies from flapping.
+# Scale in only while the load would stay under this share of the target without the machines let go:
+# the gap to the target (where target tracking scales out again) keeps the two policies from flapping.
 SCALE_IN_HEADROOM = 0.8
+# The largest scale-in share taken: one scale-in always leaves at least one machine of those serving
+# (AWS's alarm divides the load by the machines left; GCP's percent of 100 would empty the group).
+MAX_SCALE_IN_SHARE = 0.9
 # Working-hours schedules: cron day-of-week field, as AWS scheduled actions take it (MON-FRI, 1-5, SUN,SAT).
 _DAY = r"(?:[0-7]|SUN|MON|TUE|WED|THU|FRI|SAT)"
 _DAYS = re.compile(rf"^(?:\*|{_DAY}(?:-{_DAY})?(?:,{_DAY}(?:-{_DAY})?)*)$")
@@ -110,6 +113,14 @@ class ElasticArgs:
         ge=0,
         le=86400,
     )
+    scale_in_share: float = arg(
+        0.0,
+        "Machines one scale-in lets go, as a share of those in the group, in whole percent (0-0.9; "
+        "0: one machine per scale-in). AWS rounds the share down (at least one machine), GCP rounds it "
+        "up; either only once the load would stay under the scale-in headroom without them.",
+        ge=0,
+        le=MAX_SCALE_IN_SHARE,
+    )
     warm_pool_size: int | None = arg(
         None,
         "AWS, on-demand and reserved pools only: stopped machines kept with their weights on EBS for a "
@@ -147,6 +158,16 @@ class ScalingPlan:
     scale_out_datapoints: int = SCALE_OUT_DATAPOINTS  # periods in a row over the target before scaling out
     scale_in_datapoints: int = 1  # quiet periods in a row before one machine goes: the scale-in cooldown
     scale_in_headroom: float = SCALE_IN_HEADROOM  # quiet: under this share of the target without a machine
+    scale_in_share: float = 0.0  # machines one scale-in lets go, of those in the group (0: one machine)
+
+    @property
+    def scale_in_percent(self) -> int:
+        """The scale-in share as the clouds take it: a whole percent (0: one machine a scale-in)."""
+        return round(self.scale_in_share * 100)
+
+    def scale_in_machines(self, machines: int, *, cloud: str = "aws") -> int:
+        """Machines one scale-in lets go from a group of `machines` (`scale_in_step`)."""
+        return scale_in_step(self.scale_in_percent, machines, cloud=cloud)
 
     @property
     def scale_in_threshold(self) -> float:
@@ -160,12 +181,33 @@ class ScalingPlan:
     def describe(self) -> str:
         """One line for `plan` and logs."""
         warm = f", warm pool {self.warm_pool_size}" if self.warm_pool_size else ""
+        shed = f", scale-in {self.scale_in_percent}% a step" if self.scale_in_percent else ""
         return (
             f"elastic {self.min_size}..{self.max_size} machines (desired {self.desired}, peak {self.peak})"
             f" tracking {self.target_in_flight:g} in-flight requests per machine of"
-            f" {self.in_flight_per_machine}; warm-up {self.warmup_seconds} s{warm},"
+            f" {self.in_flight_per_machine}; warm-up {self.warmup_seconds} s{warm}{shed},"
             f" drain {self.deregistration_delay_seconds} s"
         )
+
+
+def scale_in_step(percent: int, machines: int, *, cloud: str = "aws") -> int:
+    """Machines one scale-in lets go from a group of `machines` at `percent` (0: one machine).
+
+    AWS (a SimpleScaling policy, PercentChangeInCapacity -percent with MinAdjustmentMagnitude 1): the
+    decrease rounds toward zero and is at least one machine (EC2 Auto Scaling User Guide, "Scaling
+    adjustment types"; the PutScalingPolicy reference: MinAdjustmentMagnitude "the minimum value to
+    scale by when the adjustment type is PercentChangeInCapacity"). GCP (scaleInControl
+    maxScaledInReplicas.percent): percent/100 x the group's size, a remainder rounded up (the Compute
+    API's FixedOrPercent.calculated, as Google's Java client documents it). Never the whole group: at
+    least one machine stays.
+    """
+    if machines <= 1:
+        return 0 if machines < 1 else 1
+    if percent <= 0:
+        return 1
+    exact = percent * machines / 100
+    step = math.ceil(exact - 1e-9) if cloud == "gcp" else max(1, math.floor(exact + 1e-9))
+    return min(step, machines - 1)
 
 
 def resolved_bounds(args: ElasticArgs, *, peak: int, reserved: int = 0) -> tuple[int, int]:
@@ -213,6 +255,24 @@ def elastic_problems(args: ElasticArgs, *, peak: int, key: str = "elastic") -> l
         )
     if args.warm_pool_size is not None and args.warm_pool_size < 0:
         problems.append(Problem(f"{key}.warm_pool_size", args.warm_pool_size, "must be 0 or more"))
+    if not 0 <= args.scale_in_share <= MAX_SCALE_IN_SHARE:
+        problems.append(
+            Problem(
+                f"{key}.scale_in_share",
+                args.scale_in_share,
+                f"must be 0..{MAX_SCALE_IN_SHARE:g} (a share of the group's machines; one scale-in leaves "
+                "at least one)",
+            )
+        )
+    elif abs(args.scale_in_share * 100 - round(args.scale_in_share * 100)) > 1e-6:
+        problems.append(
+            Problem(
+                f"{key}.scale_in_share",
+                args.scale_in_share,
+                "must be a whole percent (e.g. 0.25): AWS's PercentChangeInCapacity and GCP's "
+                "maxScaledInReplicas.percent take integers",
+            )
+        )
     if problems:
         return problems
     low, high = resolved_bounds(args, peak=peak)
@@ -413,12 +473,14 @@ def plan_scaling(
         seconds_per_output_token=tpot,
         target_utilisation=args.target_utilisation,
         scale_in_datapoints=max(1, args.scale_in_cooldown_seconds // METRIC_PERIOD_SECONDS),
+        scale_in_share=args.scale_in_share,
     )
 
 
 __all__ = [
     "DRAIN_MARGIN_SECONDS",
     "MAX_DRAIN_SECONDS",
+    "MAX_SCALE_IN_SHARE",
     "METRIC_PERIOD_SECONDS",
     "SCALE_IN_HEADROOM",
     "SCALE_OUT_DATAPOINTS",
@@ -431,5 +493,6 @@ __all__ = [
     "elastic_problems",
     "plan_scaling",
     "resolved_bounds",
+    "scale_in_step",
     "schedule_problems",
 ]

@@ -201,6 +201,33 @@ def test_elastic_pool_scales_in_one_machine_per_cooldown(plan_of, fleet_args):
     assert alarm["threshold"] == pytest.approx(fleet.scaling_plan.target_in_flight * 0.8, abs=0.01)
 
 
+def test_elastic_pool_scales_in_its_share_of_the_group_when_the_rest_would_stay_quiet(plan_of, fleet_args):
+    fleet = _fleet(fleet_args, elastic=ElasticArgs(scale_in_cooldown_seconds=300, scale_in_share=0.25))
+    capture = plan_of(fleet)
+    scale_in = capture.one(POLICY, "llama-8b-scale-in").props
+    assert {
+        k: scale_in.get(k) for k in ("policyType", "adjustmentType", "scalingAdjustment", "cooldown")
+    } == {
+        "policyType": "SimpleScaling",
+        "adjustmentType": "PercentChangeInCapacity",
+        "scalingAdjustment": -25,
+        "cooldown": 300,
+    }
+    assert scale_in["minAdjustmentMagnitude"] == 1  # at least one machine, as the replay's step
+    alarm = capture.one(ALARM, "llama-8b-low-load").props
+    expression = next(q["expression"] for q in alarm["metricQueries"] if q["id"] == "e1")
+    assert expression == scale_in_expression(fleet.scaling_plan.target_in_flight, percent=25)[0]
+    assert alarm["evaluationPeriods"] == 5
+
+
+def test_scale_in_expression_divides_the_load_by_the_machines_a_share_leaves():
+    expression, threshold = scale_in_expression(10.0, percent=25)
+    assert expression == (
+        "IF(m2 > 1, m1 * m2 / (m2 - IF(FLOOR(m2 * 0.25) > 1, FLOOR(m2 * 0.25), 1)), IF(m1 > 0, 10000, 0))"
+    )
+    assert threshold == 8.0
+
+
 def test_scale_in_expression_is_the_load_per_machine_with_one_fewer():
     expression, threshold = scale_in_expression(10.0)
     assert expression == "IF(m2 > 1, m1 * m2 / (m2 - 1), IF(m1 > 0, 10000, 0))"

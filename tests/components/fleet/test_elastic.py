@@ -167,6 +167,9 @@ def test_elastic_problems_rejects_min_above_the_peak() -> None:
         (ElasticArgs(scale_in_cooldown_seconds=90000), "elastic.scale_in_cooldown_seconds"),
         (ElasticArgs(warm_pool_size=-1), "elastic.warm_pool_size"),
         (ElasticArgs(warm_pool_size=9), "elastic.warm_pool_size"),
+        (ElasticArgs(scale_in_share=0.95), "elastic.scale_in_share"),
+        (ElasticArgs(scale_in_share=-0.1), "elastic.scale_in_share"),
+        (ElasticArgs(scale_in_share=0.255), "elastic.scale_in_share"),
     ],
 )
 def test_elastic_problems_rejects_out_of_range(args: ElasticArgs, key: str) -> None:
@@ -200,3 +203,34 @@ def test_fleet_common_args_has_elastic_off_by_default() -> None:
     fields = FleetCommonArgs.__dataclass_fields__
     assert fields["elastic"].default is None
     assert fields["elastic"].metadata["doc"]
+
+
+def test_plan_scaling_carries_the_scale_in_share_as_a_whole_percent(tpot_20ms: None) -> None:
+    plan = _plan(ElasticArgs(scale_in_share=0.25), peak=8)
+    assert (plan.scale_in_share, plan.scale_in_percent) == (0.25, 25)
+    assert "scale-in 25% a step" in plan.describe()
+    assert _plan(ElasticArgs(scale_in_share=0.0)).scale_in_percent == 0
+
+
+def test_elastic_problems_rejects_a_share_that_is_not_a_whole_percent() -> None:
+    (problem,) = elastic_problems(ElasticArgs(scale_in_share=0.255), peak=4)
+    assert problem.value == 0.255
+    assert "whole percent" in problem.allowed
+
+
+@pytest.mark.parametrize(
+    ("percent", "machines", "cloud", "step"),
+    [
+        (0, 10, "aws", 1),  # share 0: one machine
+        (25, 10, "aws", 2),  # PercentChangeInCapacity -2.5 rounds toward zero
+        (25, 3, "aws", 1),  # -0.75: MinAdjustmentMagnitude 1
+        (25, 10, "gcp", 3),  # maxScaledInReplicas 25% of 10 = 2.5, a remainder rounded up
+        (25, 3, "gcp", 1),
+        (90, 2, "gcp", 1),  # never the whole group
+        (90, 10, "aws", 9),
+        (50, 1, "aws", 1),  # the last machine (a scheduled pool may go to zero)
+        (50, 0, "gcp", 0),
+    ],
+)
+def test_scale_in_step_rounds_as_each_cloud_does(percent: int, machines: int, cloud: str, step: int) -> None:
+    assert el.scale_in_step(percent, machines, cloud=cloud) == step

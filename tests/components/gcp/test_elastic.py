@@ -190,6 +190,13 @@ def test_gpu_fleet_elastic_waits_a_cold_start_and_scales_in_one_vm_at_a_time(pla
     assert policy["mode"] == "ON"
 
 
+def test_gpu_fleet_elastic_scales_in_its_share_of_the_group_per_window(plan_of):
+    # pulumi-gcp RegionAutoscalerAutoscalingPolicyScaleInControlMaxScaledInReplicas: fixed or percent
+    pool = GpuFleet("l4", fleet(elastic=ElasticArgs(scale_in_cooldown_seconds=300, scale_in_share=0.25)))
+    policy = policy_of(plan_of(pool))
+    assert policy["scaleInControl"] == {"maxScaledInReplicas": {"percent": 25}, "timeWindowSec": 300}
+
+
 def test_gpu_fleet_elastic_node_publishes_its_engines_load_through_the_ops_agent(plan_of):
     script = plan_of(GpuFleet("l4", fleet())).one(TEMPLATE).props["metadata"]["startup-script"]
     agent = yaml.safe_load(files_of(script)[OPS_AGENT_CONFIG])
