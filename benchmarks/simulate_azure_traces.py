@@ -93,8 +93,9 @@ class Setting:
 
 
 STACK = Setting("stack")  # ElasticArgs' defaults: what a stack deploys without elastic settings
-CHOSEN = Setting(
-    "chosen", ElasticArgs(target_utilisation=0.6, scale_in_cooldown_seconds=300, scale_in_share=0.25)
+# The defaults before issue #39's measurements (target 0.7, one machine per 900 s), for comparison.
+BEFORE = Setting(
+    "before", ElasticArgs(target_utilisation=0.7, scale_in_cooldown_seconds=900, scale_in_share=0.0)
 )
 
 
@@ -117,7 +118,7 @@ def main() -> int:
             work = workload(trace, first.service, first.slots)
             oracle = slo_oracle(work, first.ttft_target_seconds)
             shared_s = time.perf_counter() - started
-            for setting in (STACK, CHOSEN):
+            for setting in (STACK, BEFORE):
                 started = time.perf_counter()
                 pool = build_pool(
                     name=spec.label,

@@ -9,8 +9,9 @@ disagree.
 The load signal is the engine's own: vLLM's running + waiting requests summed over a machine's engines
 (`vllm:num_requests_running` + `vllm:num_requests_waiting`). A machine holds at most the sum of its
 engines' `--max-num-seqs` at once (more wait in its queue), so the target per machine is that capacity
-times `target_utilisation`: at 0.7 a pool scales out while every machine still has 30% of its batch
-free, which absorbs the growth during the cold start of the next machine.
+times `target_utilisation`: at 0.6 (the default, chosen from the replay of the Azure traces:
+benchmarks/simulate_scaling_defaults.py) a pool scales out while every machine still has 40% of its
+batch free, which absorbs the growth during the cold start of the next machine.
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ class ElasticArgs:
         le=10_000,
     )
     target_utilisation: float = arg(
-        0.7,
+        0.6,
         "In-flight requests per machine the pool tracks, as a share of a machine's capacity (the sum of "
         "its engines' --max-num-seqs); lower scales out earlier (more headroom during a cold start).",
         ge=0.05,
@@ -108,16 +109,19 @@ class ElasticArgs:
         60, "Seconds between scale-outs: short, a queue grows while a machine cold-starts.", ge=0, le=3600
     )
     scale_in_cooldown_seconds: int = arg(
-        900,
-        "Seconds between scale-ins: long, a machine let go costs a cold start to get back.",
+        300,
+        "Seconds of quiet load before a scale-in and between scale-ins (a machine let go costs a cold "
+        "start to get back; the replay of the Azure traces favours 300 s: "
+        "benchmarks/simulate_scaling_defaults.py).",
         ge=0,
         le=86400,
     )
     scale_in_share: float = arg(
-        0.0,
+        0.25,
         "Machines one scale-in lets go, as a share of those in the group, in whole percent (0-0.9; "
-        "0: one machine per scale-in). AWS rounds the share down (at least one machine), GCP rounds it "
-        "up; either only once the load would stay under the scale-in headroom without them.",
+        "0: one machine per scale-in). AWS: the share rounded down, at least one machine, once the load "
+        "would stay under the scale-in headroom on the machines left; GCP: at most the share a "
+        "scale-in window, rounded up.",
         ge=0,
         le=MAX_SCALE_IN_SHARE,
     )

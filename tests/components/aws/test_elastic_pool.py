@@ -172,7 +172,7 @@ def test_elastic_pool_tracks_in_flight_requests_per_machine(plan_of, fleet_args)
     assert tracking["estimatedInstanceWarmup"] == fleet.scaling_plan.warmup_seconds
     config = tracking["targetTrackingConfiguration"]
     engines = fleet.engines
-    assert config["targetValue"] == pytest.approx(engines.engines * engines.max_num_seqs * 0.7)
+    assert config["targetValue"] == pytest.approx(engines.engines * engines.max_num_seqs * 0.6)
     assert config["disableScaleIn"] is True
     metric = config["customizedMetricSpecification"]
     assert (metric["namespace"], metric["metricName"], metric["statistic"]) == (
@@ -184,7 +184,7 @@ def test_elastic_pool_tracks_in_flight_requests_per_machine(plan_of, fleet_args)
 
 
 def test_elastic_pool_scales_in_one_machine_per_cooldown(plan_of, fleet_args):
-    fleet = _fleet(fleet_args, elastic=ElasticArgs(scale_in_cooldown_seconds=1200))
+    fleet = _fleet(fleet_args, elastic=ElasticArgs(scale_in_cooldown_seconds=1200, scale_in_share=0))
     capture = plan_of(fleet)
     scale_in = capture.one(POLICY, "llama-8b-scale-in").props
     assert (scale_in["policyType"], scale_in["scalingAdjustment"], scale_in["cooldown"]) == (
