@@ -45,6 +45,14 @@ WARM_CACHE_READ_GIB_S = 500 / 1024
 # packages or image pulls (all on the root volume). An estimate of ours (2026-11-25), not a measurement;
 # the cold start's NODE_BOOT (120 s) includes those first-boot steps.
 WARM_BOOT_SECONDS = 60
+# A warm pool by default only when a warm start takes at most this share of a cold start. Each warm
+# machine used is replaced by one that initialises (a cold start, billed) and then stops, so a warm pool
+# costs more machine time than it saves and pays only in time to first token. The replay (2026-12-02,
+# benchmarks/simulate_scaling_defaults.py's pools) finds a warm start at 93-97% of the cold start (8B on
+# g6e.xlarge: 212 s against 228 s; 8B on inf2.8xlarge: 422 s against 436 s) costing 2-9% more for the
+# same late share within 0.7 points on the conv, conv 10x, diurnal and burst traces. Half is ours: below
+# it a warm start removes most of a cold start's queue; not measured here.
+WARM_POOL_MAX_START_SHARE = 0.5
 # The scaler's view of the load: each node publishes one datapoint a minute (AWS: the serving-load
 # metric, components/aws/bootstrap.py; GCP: the Ops Agent's engine metrics), and the policies judge it
 # per minute. A target-tracking policy's high alarm on a one-minute metric wants 3 datapoints of 3 (as
@@ -128,7 +136,7 @@ class ElasticArgs:
     warm_pool_size: int | None = arg(
         None,
         "AWS, on-demand and reserved pools only: stopped machines kept with their weights on EBS for a "
-        "fast scale-out; default: max - min when a warm start beats a cold start, else 0.",
+        "fast scale-out; default: max - min when a warm start takes at most half a cold start, else 0.",
         ge=0,
         le=10_000,
     )
@@ -393,7 +401,7 @@ def plan_scaling(
       read back twice (verified, then loaded) from the stopped machine's disk at `warm_read_gib_s`, the
       engine's warm-up;
     - warm pool: `warm_pool_size`, else max - min where `warm_pool` (the cloud and the capacity modes
-      allow one) and a warm start is faster than a cold one, else 0;
+      allow one) and a warm start takes at most WARM_POOL_MAX_START_SHARE of a cold one, else 0;
     - deregistration delay: the longest generation the engine admits (--max-model-len - 1 tokens) at
       the planned decode speed, plus a margin, at most 3600 s.
     """
@@ -439,14 +447,15 @@ def plan_scaling(
         warm_size = args.warm_pool_size
     elif not warm_pool:
         warm_size = 0
-    elif warm_start < start.seconds:
+    elif warm_start <= WARM_POOL_MAX_START_SHARE * start.seconds:
         warm_size = high - low
     else:
         warm_size = 0
         notes.append(
             f"no warm pool by default: a warm start (~{warm_start} s, {start.weights_gib:.0f} GiB read twice "
-            f"from EBS at {warm_read_gib_s:.2f} GiB/s) is not faster than a cold start"
-            f" (~{start.seconds:.0f} s)"
+            f"from EBS at {warm_read_gib_s:.2f} GiB/s) is not at most {WARM_POOL_MAX_START_SHARE:.0%} of a"
+            f" cold start (~{start.seconds:.0f} s); each warm machine used is replaced by one that"
+            " initialises for a cold start, billed (set warm_pool_size to keep one)"
         )
     tpot = decode_seconds_per_token(model, machine)
     longest = (model.context_tokens - 1) * tpot
@@ -490,6 +499,7 @@ __all__ = [
     "SCALE_OUT_DATAPOINTS",
     "WARM_BOOT_SECONDS",
     "WARM_CACHE_READ_GIB_S",
+    "WARM_POOL_MAX_START_SHARE",
     "ElasticArgs",
     "ScalingPlan",
     "ScheduleArgs",

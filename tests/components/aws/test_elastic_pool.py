@@ -96,13 +96,21 @@ def test_elastic_pool_lifecycle_hooks_on_launch_and_termination(plan_of, fleet_a
     assert drained["defaultResult"] == "CONTINUE"
 
 
-def test_elastic_pool_warm_pool_of_stopped_machines_with_weights_on_ebs(plan_of, fleet_args):
+def test_elastic_pool_has_no_warm_pool_by_default_when_a_restart_saves_under_half(plan_of, fleet_args):
+    # g6.xlarge: 15 GiB from S3 at 10 Gbit/s x 60%; a restart reads it back twice from gp3 at 1,000 MiB/s
+    # and skips the first boot: faster, but not half the cold start (fleet.elastic.WARM_POOL_MAX_START_SHARE)
     fleet = _fleet(fleet_args, root_volume_gib=150)
+    group = plan_of(fleet).one(GROUP).props
+    assert fleet.scaling_plan.warm_start_seconds < fleet.cold_start.seconds
+    assert fleet.scaling_plan.warm_pool_size == 0
+    assert "warmPool" not in group or not group["warmPool"]
+    assert any("not at most 50% of a cold start" in note for note in fleet.scaling_plan.notes)
+
+
+def test_elastic_pool_warm_pool_of_stopped_machines_with_weights_on_ebs(plan_of, fleet_args):
+    fleet = _fleet(fleet_args, root_volume_gib=150, elastic=ElasticArgs(warm_pool_size=3))
     capture = plan_of(fleet)
     plan = fleet.scaling_plan
-    # g6.xlarge: 15 GiB from S3 at 10 Gbit/s x 60% beats nothing; a restart reads it back twice from
-    # gp3 at 1,000 MiB/s and skips the first boot: faster, so the headroom max - min is kept warm.
-    assert plan.warm_start_seconds < fleet.cold_start.seconds
     assert plan.warm_pool_size == 3
     warm = capture.one(GROUP).props["warmPool"]
     assert warm == {
@@ -352,7 +360,9 @@ def test_elastic_inferentia_pool_is_a_group_too(plan_of, fleet_args):
     )
     group = plan_of(fleet).one(GROUP).props
     assert (group["minSize"], group["maxSize"]) == (1, 2)
-    assert fleet.scaling_plan.warm_pool_size == 1  # Neuron's minutes-long load: a restart is faster
+    # Neuron's minutes-long load: a restart is faster, but not half the cold start: no warm pool by default
+    assert fleet.scaling_plan.warm_pool_size == 0
+    assert fleet.scaling_plan.warm_start_seconds < fleet.cold_start.seconds
 
 
 # -- rejections ---------------------------------------------------------------------------------------------
@@ -479,7 +489,7 @@ SCHEDULE = "aws:autoscaling/schedule:Schedule"
 
 
 def test_elastic_pool_rolls_template_changes_with_an_instance_refresh(plan_of, fleet_args):
-    fleet = _fleet(fleet_args, root_volume_gib=150)
+    fleet = _fleet(fleet_args, root_volume_gib=150, elastic=ElasticArgs(warm_pool_size=3))
     group = plan_of(fleet).one(GROUP).props
     # group.go: a launch_template change always triggers the refresh (no triggers needed); preferences
     # min 0..100 and max 100..200, at most 100 apart: launch the replacement, then retire the old one.
