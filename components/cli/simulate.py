@@ -210,13 +210,14 @@ def _scaler(o: Mapping[str, Any], pool: Any) -> Any:
     """The replay's autoscaler: the pool's plan read by `simulate.scaler_settings`, flags over it."""
     from inference_infra.components.catalog import find_instance_type
     from inference_infra.components.simulate.settings import scaler_settings
-    from inference_infra.components.simulate.spot import interruptions_per_machine_hour
+    from inference_infra.components.simulate.spot import interruption_rate
 
     instance = find_instance_type(pool.service.machine)
     cloud = instance.cloud.value if instance is not None else "aws"
     rate = o["interruptions_per_hour"]
+    basis = "--interruptions-per-hour" if rate is not None else ""
     if rate is None and o["purchase"] == "spot":
-        rate = interruptions_per_machine_hour(pool.service.machine, o["region"])
+        rate, basis = interruption_rate(pool.service.machine, o["region"])
     return scaler_settings(
         pool.plan,
         cloud=cloud,
@@ -228,6 +229,7 @@ def _scaler(o: Mapping[str, Any], pool: Any) -> Any:
         stabilisation_seconds=o["stabilisation"],
         start_size=o["start_size"],
         interruptions_per_machine_hour=rate,
+        interruption_basis=basis,
         seed=o["seed"],
     )
 

@@ -265,6 +265,7 @@ class Result:
                 "scale_in_share": scaler.scale_in_share,
                 "stabilisation_seconds": scaler.stabilisation_seconds,
                 "interruptions_per_machine_hour": scaler.interruptions_per_machine_hour,
+                "interruption_basis": scaler.interruption_basis,
             },
             "service": {
                 "slots_per_machine": self.work.slots,

@@ -48,6 +48,7 @@ class Autoscaler:
     start_size: int | None = None
     # Spot interruptions per machine-hour (0: none); drained requests are re-queued.
     interruptions_per_machine_hour: float = 0.0
+    interruption_basis: str = ""  # where the rate comes from (the catalog's band, a flag), for --json
     seed: int = 0  # the interruptions' random draws
 
     @classmethod

@@ -348,6 +348,10 @@ def test_simulate_spot_purchase_replays_interruptions_at_the_types_band_rate(cap
     rate = json.loads(out)["scaling"]["interruptions_per_machine_hour"]
     # g6e.xlarge: 5-10% in us-east-1, >20% in us-west-2 (the advisor copy); no region: the higher
     assert rate == BANDS[">20%"] / HOURS_PER_MONTH
+    assert (
+        "Spot Instance Advisor band >20% for g6e.xlarge in us-west-2"
+        in json.loads(out)["scaling"]["interruption_basis"]
+    )
     code, out, err = run(
         capsys,
         "simulate",
