@@ -256,6 +256,8 @@ def test_the_sha256_pattern_is_written_in_two_modules_only():
 
 # The steps every fleet shares: plan_fleet runs each of them; a profile contributes only its specifics.
 SHARED_STEPS = (
+    "type_problems",  # the inputs' types and bounds, floors too (check_types' words; #32 item 8)
+    "capacity_problems",  # the counts against the modes the target sells (#32 item 8)
     "served_model_problems",  # the served model's checks
     "choose_machine",  # the planner's pick or the configured machine's fit check
     "serving_port_problems",  # the port rules
@@ -282,7 +284,7 @@ def test_a_profile_has_no_method_named_like_a_shared_step(profile):
     own = {name for name in dir(profile) if not name.startswith("_")}
     named_like = set().union(*(_named_like_a_step(step) for step in SHARED_STEPS), {"plan", "plan_fleet"})
     assert own & named_like == set(), f"{profile.__name__} re-implements a shared step: {own & named_like}"
-    for method in ("capacity", "resolve", "reservation_problems", "weights", "input_problems", "boot"):
+    for method in ("capacity_offer", "resolve", "reservation_problems", "weights", "input_problems", "boot"):
         assert callable(getattr(profile, method)), f"{profile.__name__} lacks {method}"
 
 
@@ -304,10 +306,13 @@ def _count_shared_steps(monkeypatch) -> Counter:
     """Count every call of a shared step, wherever a module imported it from (but inside the steps)."""
     import sys
 
-    from inference_infra.components.fleet import elastic
+    from inference_infra.components import validation
+    from inference_infra.components.fleet import capacity, elastic
     from inference_infra.components.serving import model
 
     originals = {
+        "type_problems": validation.type_problems,
+        "capacity_problems": capacity.capacity_problems,
         "served_model_problems": model.served_model_problems,
         "choose_machine": model.choose_machine,
         "serving_port_problems": fleet_plan.serving_port_problems,
@@ -324,7 +329,7 @@ def _count_shared_steps(monkeypatch) -> Counter:
         return count
 
     # The defining modules keep their own: plan_serving checks its model itself, inside the step.
-    defining = {model.__name__, elastic.__name__}
+    defining = {model.__name__, elastic.__name__, validation.__name__, capacity.__name__}
     for module_name, module in list(sys.modules.items()):
         if not module_name.startswith("inference_infra.") or module_name in defining:
             continue
