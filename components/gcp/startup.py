@@ -620,11 +620,15 @@ def _log_text(text: str) -> str:
 
 
 def render_startup_script(config: StartupConfig) -> str:
-    """The startup script for config (see the module docstring for what it does): its NodeBoot
-    (`node_boot`) as shell lines after the script's functions, which read the config's settings."""
+    """The startup script for config (see the module docstring for what it does)."""
     raise_if_invalid("StartupConfig", folder_problems(config))
+    return startup_script(node_boot(config), config)
+
+
+def startup_script(boot: NodeBoot, config: StartupConfig) -> str:
+    """A NodeBoot as the startup script: its preparation, files and steps as shell lines after the
+    script's functions (which read the config's settings: disks, cache, Ops Agent, package downloads)."""
     q = shlex.quote
-    boot = node_boot(config)
     lines = [shell_line(step) for step in boot.prepare]
     lines += [write_file_line(f.path, f.mode, f.text) for f in boot.files]
     lines += [shell_line(step) for step in boot.steps]
