@@ -257,3 +257,24 @@ def test_simulate_checks_the_same_bounds_in_the_same_words():
         ("model.concurrency", 0, "must be at least 1"),
         ("elastic.min_size", -1, "must be at least 0"),
     ]
+
+
+# -- capacity_problems is one call of the skeleton; the AWS name check is the profile's (#32 item 8) --------
+
+
+@pytest.mark.parametrize("fleet", list(FLEETS))
+def test_a_refused_count_leaves_every_fleet_without_machines(fleet):
+    """One behaviour on every target (AWS kept its counts before; GCP zeroed them): nothing is planned
+    from counts capacity_problems refused."""
+    changes = {"count": 3, "on_demand": 2}  # count replaces the per-mode counts: set one or the other
+    name, args, profile = FLEETS[fleet](**changes)
+    plan = fleet_plan.plan_fleet(name, args, profile)
+    assert "count" in {p.input for p in plan.problems}
+    assert plan.counts.total == 0
+
+
+def test_the_aws_name_is_checked_once_by_the_profile():
+    _, args, profile = _aws()
+    assert [p.input for p in profile.input_problems("a b", args, None)] == ["name"]
+    problems = fleet_plan.plan_fleet("a b", args, profile).problems
+    assert [p.input for p in problems].count("name") == 1
