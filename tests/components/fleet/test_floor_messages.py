@@ -16,59 +16,26 @@ from typing import Any
 
 import pytest
 
-from inference_infra.components.aws.fleet_args import GPU_FLEET, AwsProfile, S3Weights
-from inference_infra.components.aws.fleet_args import GpuFleetArgs as AwsArgs
-from inference_infra.components.aws.network_args import SubnetRef
+from inference_infra.components.aws.fleet_args import GPU_FLEET, AwsProfile
 from inference_infra.components.errors import InputError, Problem
 from inference_infra.components.fleet import ElasticArgs, ScheduleArgs, ServedModel
 from inference_infra.components.fleet import plan as fleet_plan
 from inference_infra.components.gcp.gpu_fleet import GcpGpuProfile
-from inference_infra.components.gcp.gpu_fleet_args import GpuFleetArgs as GcpArgs
 from inference_infra.components.gcp.tpu_vm import GcpTpuProfile
-from inference_infra.components.gcp.tpu_vm_args import TpuDataDisk, TpuVmArgs
-from tests.components.gcp.helpers import pinned_weights
-
-LLAMA = ServedModel(name="llama-3.1-8b", context_tokens=4096, concurrency=4)
-QWEN = ServedModel(name="qwen2.5-7b", context_tokens=8192, concurrency=32)
+from inference_infra.components.gcp.tpu_vm_args import TpuDataDisk
+from tests.components.fleet.serving_fleets import LLAMA, aws_args, gcp_args, tpu_args
 
 
 def _aws(**changes: Any) -> tuple[str, Any, Any]:
-    args = AwsArgs(
-        instance_type="g6.xlarge",
-        vpc_id="vpc-0a",
-        subnets=[SubnetRef(id="subnet-0a", availability_zone="us-east-1a")],
-        on_demand=4,
-        model=LLAMA,
-        weights=S3Weights(bucket_name="acme-models", prefix="meta-llama/8b", manifest_sha256="ab" * 32),
-        elastic=ElasticArgs(),
-    )
-    return "pool", dataclasses.replace(args, **changes), AwsProfile(GPU_FLEET)
+    return "pool", dataclasses.replace(aws_args(), **changes), AwsProfile(GPU_FLEET)
 
 
 def _gcp(**changes: Any) -> tuple[str, Any, Any]:
-    args = GcpArgs(
-        machine_type="g2-standard-8",
-        zone="us-central1-a",
-        subnetwork="projects/p-1234/regions/us-central1/subnetworks/gpu",
-        network="projects/p-1234/global/networks/gpu",
-        spot=4,
-        model=LLAMA,
-        weights=pinned_weights("models", ["gs://models/llama-3.1-8b-instruct"]),
-        elastic=ElasticArgs(),
-    )
-    return "l4", dataclasses.replace(args, **changes), GcpGpuProfile("p-1234", None)
+    return "l4", dataclasses.replace(gcp_args(), **changes), GcpGpuProfile("p-1234", None)
 
 
 def _tpu(**changes: Any) -> tuple[str, Any, Any]:
-    args = TpuVmArgs(
-        accelerator_type="v5litepod-8",
-        zone="us-central1-a",
-        network="n",
-        subnetwork="s",
-        model=QWEN,
-        weights=pinned_weights("models", ["gs://models/qwen2.5-7b"]),
-    )
-    return "t", dataclasses.replace(args, **changes), GcpTpuProfile("p-1234", None)
+    return "t", dataclasses.replace(tpu_args(), **changes), GcpTpuProfile("p-1234", None)
 
 
 FLEETS: dict[str, Callable[..., tuple[str, Any, Any]]] = {"aws-gpu": _aws, "gcp-gpu": _gcp, "gcp-tpu": _tpu}

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -195,17 +196,12 @@ def test_the_reference_stack_plans_each_fleet_once(monkeypatch):
 
 
 def _elastic_aws_plan(**elastic):
-    from inference_infra.components.aws.fleet_args import GpuFleetArgs, S3Weights, plan_fleet
-    from inference_infra.components.aws.network_args import SubnetRef
-    from inference_infra.components.fleet import ElasticArgs, ServedModel
+    from inference_infra.components.aws.fleet_args import plan_fleet
+    from inference_infra.components.fleet import ElasticArgs
+    from tests.components.fleet.serving_fleets import aws_args
 
-    args = GpuFleetArgs(
-        instance_type="g6.xlarge",
-        vpc_id="vpc-0a",
-        subnets=[SubnetRef(id="subnet-0a", availability_zone="us-east-1a")],
-        on_demand=4,
-        model=ServedModel(name="llama-3.1-8b", context_tokens=4096, concurrency=4),
-        weights=S3Weights(bucket_name="acme-models", prefix="meta-llama/8b", manifest_sha256="ab" * 32),
+    args = replace(
+        aws_args(),
         elastic=ElasticArgs(**elastic),
         alarm_actions=["arn:aws:sns:us-east-1:123456789012:oncall"],
     )
@@ -340,56 +336,13 @@ def _count_shared_steps(monkeypatch) -> Counter:
 
 
 def test_each_shared_step_runs_once_per_plan_on_every_target(monkeypatch):
-    from inference_infra.components.aws.fleet_args import GpuFleetArgs, S3Weights, plan_fleet
-    from inference_infra.components.aws.network_args import SubnetRef
-    from inference_infra.components.fleet import ElasticArgs, ServedModel
-    from inference_infra.components.gcp.gpu_fleet_args import GpuFleetArgs as GcpArgs
-    from inference_infra.components.gcp.tpu_vm_args import TpuVmArgs
-    from tests.components.gcp.helpers import pinned_weights
+    from inference_infra.components.aws.fleet_args import plan_fleet
+    from tests.components.fleet.serving_fleets import aws_args, gcp_args, tpu_args
 
-    llama = ServedModel(name="llama-3.1-8b", context_tokens=4096, concurrency=4)
-    qwen = ServedModel(name="qwen2.5-7b", context_tokens=8192, concurrency=32)
     plans = {
-        "aws-gpu": lambda: plan_fleet(
-            GPU_FLEET,
-            GpuFleetArgs(
-                instance_type="g6.xlarge",
-                vpc_id="vpc-0a",
-                subnets=[SubnetRef(id="subnet-0a", availability_zone="us-east-1a")],
-                on_demand=4,
-                model=llama,
-                weights=S3Weights(
-                    bucket_name="acme-models", prefix="meta-llama/8b", manifest_sha256="ab" * 32
-                ),
-                elastic=ElasticArgs(),
-            ),
-        ),
-        "gcp-gpu": lambda: plan_gpu_fleet(
-            "l4",
-            GcpArgs(
-                machine_type="g2-standard-8",
-                zone="us-central1-a",
-                subnetwork="projects/p-1234/regions/us-central1/subnetworks/gpu",
-                network="projects/p-1234/global/networks/gpu",
-                spot=4,
-                model=llama,
-                weights=pinned_weights("models", ["gs://models/llama-3.1-8b-instruct"]),
-                elastic=ElasticArgs(),
-            ),
-            project="p-1234",
-        ),
-        "gcp-tpu": lambda: plan_tpu_vm(
-            "t",
-            TpuVmArgs(
-                accelerator_type="v5litepod-8",
-                network="n",
-                subnetwork="s",
-                model=qwen,
-                weights=pinned_weights("models", ["gs://models/qwen2.5-7b"]),
-            ),
-            project="p-1234",
-            zone="us-central1-a",
-        ),
+        "aws-gpu": lambda: plan_fleet(GPU_FLEET, aws_args()),
+        "gcp-gpu": lambda: plan_gpu_fleet("l4", gcp_args(), project="p-1234"),
+        "gcp-tpu": lambda: plan_tpu_vm("t", tpu_args(zone=None), project="p-1234", zone="us-central1-a"),
     }
     calls = _count_shared_steps(monkeypatch)
     for target, plan_one in plans.items():
