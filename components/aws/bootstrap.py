@@ -48,7 +48,14 @@ from inference_infra.components.monitoring.host_exporters import (
 from inference_infra.components.monitoring.host_exporters import DCGM_EXPORTER_PORT as DCGM_EXPORTER_PORT
 from inference_infra.components.monitoring.host_exporters import NODE_EXPORTER_PORT as NODE_EXPORTER_PORT
 from inference_infra.components.serving import EngineConfig, EngineHost, engine_image, engine_units
-from inference_infra.components.serving.boot import BootStep, NodeBoot, NodeFile, exporter_step, sandbox
+from inference_infra.components.serving.boot import (
+    BootStep,
+    NodeBoot,
+    NodeFile,
+    credential_helpers,
+    exporter_step,
+    sandbox,
+)
 from inference_infra.components.serving.quoting import (
     KEY_PREFIX_RULE,
     PLAIN_NAME_RULE,
@@ -260,8 +267,7 @@ def node_boot(spec: NodeBootstrap) -> NodeBoot:
     if registries:
         # docker asks the helper for an ECR token (ecr.api endpoint) for each mirror registry.
         packages.append("amazon-ecr-credential-helper")
-        helpers = {"credHelpers": {host: "ecr-login" for host in registries}}
-        files.append(NodeFile(_DOCKER_CONFIG, json.dumps(helpers, indent=2) + "\n", "0600"))
+        files.append(credential_helpers(_DOCKER_CONFIG, registries, "ecr-login", indent=2))
     steps = [
         _run("systemctl", "daemon-reload"),
         _run("systemctl", "enable", "--now", "docker.service"),

@@ -78,6 +78,7 @@ from inference_infra.components.serving.boot import (
     NodeBoot,
     NodeFile,
     NodePath,
+    credential_helpers,
     exporter_step,
     sandbox,
 )
@@ -512,11 +513,6 @@ def models_env(config: StartupConfig) -> str:
     return text
 
 
-def docker_config(config: StartupConfig) -> str:
-    """Docker's config.json: `gcloud` answers for every Artifact Registry mirror host."""
-    return json.dumps({"credHelpers": dict.fromkeys(registry_hosts(config.image_mirrors), "gcloud")}) + "\n"
-
-
 def node_boot(config: StartupConfig) -> NodeBoot:
     """The node's whole boot as one list (components/serving/boot.py): what it prepares (agent, disks,
     mounts, folders), every file it writes and every command it runs after them, in order. The one
@@ -573,7 +569,8 @@ def node_files(config: StartupConfig) -> list[NodeFile]:
             NodeFile(f"{UNIT_DIR}/{WEIGHTS_UNIT}", weights_unit(config)),
         ]
     if pulls_from_mirrors(config):
-        files.append(NodeFile(f"{DOCKER_CONFIG_DIR}/config.json", docker_config(config), "0600"))
+        hosts = registry_hosts(config.image_mirrors)
+        files.append(credential_helpers(f"{DOCKER_CONFIG_DIR}/config.json", hosts, "gcloud"))
     if serves(config):
         assert config.engines is not None
         units = engine_units(config.engines, engine_host(config))

@@ -28,13 +28,15 @@ its node's NodeBoot in one function (components/aws/bootstrap.py `node_boot`, co
 document (`write_files`, `mounts`, `runcmd`), GCP into its startup script (a base64 line per file, a
 shell line per step). Adding a file to a node's boot is one NodeFile in that list; a unit it starts,
 one BootStep. The pieces both clouds run alike come from here: the engines' part (`EngineUnits.files`)
-and a host exporter's container (`exporter_step`).
+a host exporter's container (`exporter_step`) and the docker client's credential helpers for the
+image mirrors (`credential_helpers`: the path and the helper are the cloud's).
 
 Pure data: no Pulumi, no network.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -88,6 +90,16 @@ class NodeBoot:
     files: tuple[NodeFile, ...] = ()
     steps: tuple[BootStep, ...] = ()
     done: str = ""  # what the boot logs when it completes (GCP's script; cloud-init logs its own)
+
+
+def credential_helpers(
+    path: str, hosts: Sequence[str], helper: str, *, indent: int | None = None
+) -> NodeFile:
+    """The docker client's config.json naming `helper` (docker-credential-<helper>: AWS's `ecr-login`,
+    GCP's `gcloud`) for each mirror registry host: the node pulls from its private mirrors with its own
+    identity, no stored password (0600: the client reads it as root)."""
+    helpers = dict.fromkeys(hosts, helper)
+    return NodeFile(path, json.dumps({"credHelpers": helpers}, indent=indent) + "\n", "0600")
 
 
 def exporter_step(name: str, image: str, *, gpus: bool, docker_config: str | None = None) -> BootStep:
