@@ -55,6 +55,7 @@ from inference_infra.components.serving.boot import (
     credential_helpers,
     exporter_step,
     sandbox,
+    textfile_folder,
 )
 from inference_infra.components.serving.quoting import (
     KEY_PREFIX_RULE,
@@ -306,7 +307,7 @@ def node_boot(spec: NodeBootstrap) -> NodeBoot:
         steps.append(exporter_step("dcgm-exporter", dcgm, gpus=True))
     else:
         steps.append(_run("systemctl", "enable", "--now", "inference-neuron-utilization.service"))
-    steps.append(_run("mkdir", "-p", TEXTFILE_DIR))  # the prefetch's verification gauge goes here
+    steps.append(textfile_folder())  # the prefetch's verification gauge goes here
     steps.append(
         exporter_step("node-exporter", mirrored(spec.node_exporter_image, mirrored_images), gpus=False)
     )

@@ -81,6 +81,7 @@ from inference_infra.components.serving.boot import (
     credential_helpers,
     exporter_step,
     sandbox,
+    textfile_folder,
 )
 from inference_infra.components.serving.quoting import systemd_exec
 from inference_infra.components.serving.tpu_env import TpuHost, tpu_host_problems
@@ -520,7 +521,7 @@ def node_boot(config: StartupConfig) -> NodeBoot:
     models = models_dir(config)
     prepare = []
     if config.host_exporters:  # before the weights unit, which publishes its verification gauge there
-        prepare.append(BootStep(("mkdir", "-p", NodePath(TEXTFILE_DIR))))
+        prepare.append(textfile_folder())
     if config.ops_agent:
         prepare.append(
             BootStep(("setup_ops_agent",), warning="Ops Agent setup failed; node metrics will be missing")

@@ -40,7 +40,7 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from inference_infra.components.monitoring.host_exporters import exporter_command
+from inference_infra.components.monitoring.host_exporters import TEXTFILE_DIR, exporter_command
 
 # The socket families a unit may open: IP for the cloud APIs and the engines' ports, UNIX for
 # dockerd's socket and the journal, NETLINK for the interface lists Go and glibc programs read.
@@ -90,6 +90,12 @@ class NodeBoot:
     files: tuple[NodeFile, ...] = ()
     steps: tuple[BootStep, ...] = ()
     done: str = ""  # what the boot logs when it completes (GCP's script; cloud-init logs its own)
+
+
+def textfile_folder() -> BootStep:
+    """The node exporter's textfile folder, made before the weights unit publishes its verification
+    gauge there (both clouds)."""
+    return BootStep(("mkdir", "-p", NodePath(TEXTFILE_DIR)))
 
 
 def credential_helpers(
