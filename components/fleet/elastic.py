@@ -239,44 +239,9 @@ def elastic_problems(args: ElasticArgs, *, peak: int, key: str = "elastic") -> l
     problems: list[Problem] = []
     if peak < 1:
         problems.append(Problem(key, peak, "needs a peak of at least 1 machine in the fleet's counts"))
-    # The floors and ranges below are kept although the fields' arg(ge=..., le=...) state them: a fleet
-    # runs only check_types' blocking problems first (blocking_problems: wrong types, values above a
-    # bound), never its floors; and `simulate` calls this on ElasticArgs built from its flags with no
-    # check_types at all (simulate/pool.py build_pool).
-    if args.min_size is not None and args.min_size < 0:
-        problems.append(Problem(f"{key}.min_size", args.min_size, "must be 0 or more"))
-    if args.max_size is not None and args.max_size < 1:
-        problems.append(Problem(f"{key}.max_size", args.max_size, "must be at least 1"))
-    if not 0 <= args.floor_share <= 1:
-        problems.append(Problem(f"{key}.floor_share", args.floor_share, "must be 0..1 (a share of the peak)"))
-    if not 0.05 <= args.target_utilisation <= 1:
-        problems.append(
-            Problem(
-                f"{key}.target_utilisation",
-                args.target_utilisation,
-                "must be 0.05..1 (in-flight requests per machine over its capacity)",
-            )
-        )
-    if not 0 <= args.scale_out_cooldown_seconds <= 3600:
-        problems.append(
-            Problem(f"{key}.scale_out_cooldown_seconds", args.scale_out_cooldown_seconds, "must be 0..3600")
-        )
-    if not 0 <= args.scale_in_cooldown_seconds <= 86400:
-        problems.append(
-            Problem(f"{key}.scale_in_cooldown_seconds", args.scale_in_cooldown_seconds, "must be 0..86400")
-        )
-    if args.warm_pool_size is not None and args.warm_pool_size < 0:
-        problems.append(Problem(f"{key}.warm_pool_size", args.warm_pool_size, "must be 0 or more"))
-    if not 0 <= args.scale_in_share <= MAX_SCALE_IN_SHARE:
-        problems.append(
-            Problem(
-                f"{key}.scale_in_share",
-                args.scale_in_share,
-                f"must be 0..{MAX_SCALE_IN_SHARE:g} (a share of the group's machines; one scale-in leaves "
-                "at least one)",
-            )
-        )
-    elif abs(args.scale_in_share * 100 - round(args.scale_in_share * 100)) > 1e-6:
+    # The fields' own bounds (arg(ge=..., le=...)) are check_types', which every caller runs first (the
+    # fleet skeleton's step 0, simulate/pool.py build_pool): only what relates two inputs is checked here.
+    if abs(args.scale_in_share * 100 - round(args.scale_in_share * 100)) > 1e-6:
         problems.append(
             Problem(
                 f"{key}.scale_in_share",
@@ -342,17 +307,12 @@ def schedule_problems(
                 "must be a cron day-of-week field: *, MON-FRI, 1-5 or a comma list such as MON,WED,FRI",
             )
         )
-    if not 0 <= schedule.start_hour <= 23:
-        problems.append(Problem(f"{key}.start_hour", schedule.start_hour, "must be 0..23"))
-    if not 1 <= schedule.end_hour <= 24:
-        problems.append(Problem(f"{key}.end_hour", schedule.end_hour, "must be 1..24"))
-    elif 0 <= schedule.start_hour <= 23 and schedule.end_hour <= schedule.start_hour:
+    # start_hour, end_hour and off_hours_size within their arg() bounds: check_types, run first.
+    if schedule.end_hour <= schedule.start_hour:
         problems.append(
             Problem(f"{key}.end_hour", schedule.end_hour, f"must be after start_hour ({schedule.start_hour})")
         )
-    if schedule.off_hours_size < 0:
-        problems.append(Problem(f"{key}.off_hours_size", schedule.off_hours_size, "must be 0 or more"))
-    elif max_size is not None and schedule.off_hours_size > max_size:
+    if max_size is not None and schedule.off_hours_size > max_size:
         problems.append(
             Problem(
                 f"{key}.off_hours_size", schedule.off_hours_size, f"must be at most max_size ({max_size})"

@@ -164,24 +164,42 @@ def test_elastic_problems_rejects_min_above_the_peak() -> None:
 
 
 @pytest.mark.parametrize(
-    ("args", "key"),
+    ("args", "key", "value", "allowed"),
     [
-        (ElasticArgs(min_size=-1), "elastic.min_size"),
-        (ElasticArgs(max_size=0), "elastic.max_size"),
-        (ElasticArgs(floor_share=1.5), "elastic.floor_share"),
-        (ElasticArgs(target_utilisation=0), "elastic.target_utilisation"),
-        (ElasticArgs(target_utilisation=1.2), "elastic.target_utilisation"),
-        (ElasticArgs(scale_out_cooldown_seconds=-5), "elastic.scale_out_cooldown_seconds"),
-        (ElasticArgs(scale_in_cooldown_seconds=90000), "elastic.scale_in_cooldown_seconds"),
-        (ElasticArgs(warm_pool_size=-1), "elastic.warm_pool_size"),
-        (ElasticArgs(warm_pool_size=9), "elastic.warm_pool_size"),
-        (ElasticArgs(scale_in_share=0.95), "elastic.scale_in_share"),
-        (ElasticArgs(scale_in_share=-0.1), "elastic.scale_in_share"),
-        (ElasticArgs(scale_in_share=0.255), "elastic.scale_in_share"),
+        (ElasticArgs(min_size=-1), "elastic.min_size", -1, "must be at least 0"),
+        (ElasticArgs(max_size=0), "elastic.max_size", 0, "must be at least 1"),
+        (ElasticArgs(floor_share=1.5), "elastic.floor_share", 1.5, "must be 0..1"),
+        (ElasticArgs(target_utilisation=0), "elastic.target_utilisation", 0, "must be at least 0.05"),
+        (ElasticArgs(target_utilisation=1.2), "elastic.target_utilisation", 1.2, "must be 0.05..1"),
+        (
+            ElasticArgs(scale_out_cooldown_seconds=-5),
+            "elastic.scale_out_cooldown_seconds",
+            -5,
+            "must be at least 0",
+        ),
+        (
+            ElasticArgs(scale_in_cooldown_seconds=90000),
+            "elastic.scale_in_cooldown_seconds",
+            90000,
+            "must be 0..86400",
+        ),
+        (ElasticArgs(warm_pool_size=-1), "elastic.warm_pool_size", -1, "must be at least 0"),
+        (ElasticArgs(scale_in_share=0.95), "elastic.scale_in_share", 0.95, "must be 0..0.9"),
+        (ElasticArgs(scale_in_share=-0.1), "elastic.scale_in_share", -0.1, "must be at least 0"),
     ],
 )
-def test_elastic_problems_rejects_out_of_range(args: ElasticArgs, key: str) -> None:
-    assert [p.input for p in elastic_problems(args, peak=4)] == [key]
+def test_elastic_bounds_are_check_types(args: ElasticArgs, key: str, value: object, allowed: str) -> None:
+    """#32 item 8: the fields' own bounds are their arg(ge=..., le=...), checked by check_types (the fleet
+    skeleton's step 0, simulate); elastic_problems keeps only what relates inputs to each other."""
+    from inference_infra.components.validation import check_types
+
+    assert [(p.input, p.value, p.allowed) for p in check_types(args, "elastic.")] == [(key, value, allowed)]
+
+
+def test_elastic_problems_rejects_a_warm_pool_above_the_room() -> None:
+    assert [p.input for p in elastic_problems(ElasticArgs(warm_pool_size=9), peak=4)] == [
+        "elastic.warm_pool_size"
+    ]
 
 
 def test_elastic_problems_rejects_no_peak() -> None:
@@ -193,7 +211,6 @@ def test_elastic_problems_rejects_no_peak() -> None:
     [
         (ScheduleArgs(time_zone="Mars/Olympus"), "elastic.schedule.time_zone"),
         (ScheduleArgs(time_zone="UTC", days="weekdays"), "elastic.schedule.days"),
-        (ScheduleArgs(time_zone="UTC", start_hour=24), "elastic.schedule.start_hour"),
         (ScheduleArgs(time_zone="UTC", start_hour=10, end_hour=9), "elastic.schedule.end_hour"),
         (ScheduleArgs(time_zone="UTC", off_hours_size=5), "elastic.schedule.off_hours_size"),
     ],
@@ -242,3 +259,9 @@ def test_elastic_problems_rejects_a_share_that_is_not_a_whole_percent() -> None:
 )
 def test_scale_in_step_rounds_as_each_cloud_does(percent: int, machines: int, cloud: str, step: int) -> None:
     assert el.scale_in_step(percent, machines, cloud=cloud) == step
+
+
+def test_elastic_problems_rejects_a_scale_in_share_not_in_whole_percent() -> None:
+    assert [p.input for p in elastic_problems(ElasticArgs(scale_in_share=0.255), peak=4)] == [
+        "elastic.scale_in_share"
+    ]
