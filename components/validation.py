@@ -39,6 +39,13 @@ def blocking_problems(args: object) -> list[Problem]:
     return _check(args, "")[0]
 
 
+def type_problems(args: object) -> tuple[list[Problem], list[Problem]]:
+    """check_types' problems in two lists: (wrong types and values above their bound, values below their
+    floor). The fleet skeleton stops on the first and reports the second with everything else it finds,
+    computing nothing from a refused value (components/fleet/plan.py step 0)."""
+    return _check(args, "")
+
+
 def input_problems(args: object, validate: Callable[[Any], Sequence[Problem]]) -> list[Problem]:
     """Every problem of a component's inputs at once: the blocking ones alone when there are any, else
     the values below their floors together with everything `validate(args)` finds (where both name

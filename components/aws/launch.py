@@ -32,13 +32,12 @@ from inference_infra.components.aws.elastic_group import (
 )
 from inference_infra.components.aws.fleet_args import (
     WARM_POOL_EBS_THROUGHPUT_MIB_S,
+    AwsProfile,
     FleetArgs,
     FleetKind,
     api_key_source,
-    fleet_name_problems,
     node_images,
     parameter_arn_pattern,
-    plan_fleet,
     weights_directory,
 )
 from inference_infra.components.aws.mirrors import (
@@ -52,6 +51,7 @@ from inference_infra.components.catalog import InstanceType
 from inference_infra.components.endpoints import EndpointPool
 from inference_infra.components.errors import Problem, raise_if_invalid
 from inference_infra.components.fleet import CapacityMode, FleetServing, ScalingPlan
+from inference_infra.components.fleet import plan as fleet_plan
 from inference_infra.components.fleet.plan import FleetPlan
 from inference_infra.components.serving import EngineConfig
 from inference_infra.components.serving.cold_start import ColdStart
@@ -97,7 +97,8 @@ class AcceleratorFleet(pulumi.ComponentResource):
         """`plan`: the pool's plan made already from these args (a stack that keeps its plans); default:
         the pool plans itself."""
         kind = self.KIND
-        planned = plan if plan is not None else plan_fleet(kind, args)  # types first, then the rest
+        # types and bounds first, then the name and the rest (components/fleet/plan.py)
+        planned = plan if plan is not None else fleet_plan.plan_fleet(name, args, AwsProfile(kind))
         placed = (  # once the args are sound: a subnet given as a string is one problem, not two
             zones_in_region_problems(
                 (
@@ -109,9 +110,7 @@ class AcceleratorFleet(pulumi.ComponentResource):
             if not planned.problems
             else []
         )
-        raise_if_invalid(
-            f"{kind.component} {name!r}", fleet_name_problems(name) + list(planned.problems) + placed
-        )
+        raise_if_invalid(f"{kind.component} {name!r}", list(planned.problems) + placed)
         assert planned.instance_type is not None  # validated above
         raise_if_invalid(f"{kind.component} {name!r}", egress_problems(name, kind, args, planned))
         super().__init__(f"inference-infra:aws:{kind.component}", name, None, opts)

@@ -104,7 +104,8 @@ _NOT_ELASTIC = ("tpuVms",)
 @click.option(
     "--scale-in-share",
     type=float,
-    help="Share of the serving machines one scale-in removes, at least one (default: the plan's).",
+    help="Share of the group one scale-in removes, a whole percent up to 0.9, at least one machine "
+    "(default: the plan's elastic.scale_in_share).",
 )
 @click.option(
     "--stabilisation",
@@ -246,13 +247,14 @@ def _scaler(o: Mapping[str, Any], pool: Any) -> Any:
     """The replay's autoscaler: the pool's plan read by `simulate.scaler_settings`, flags over it."""
     from inference_infra.components.catalog import find_instance_type
     from inference_infra.components.simulate.settings import scaler_settings
-    from inference_infra.components.simulate.spot import interruptions_per_machine_hour
+    from inference_infra.components.simulate.spot import interruption_rate
 
     instance = find_instance_type(pool.service.machine)
     cloud = instance.cloud.value if instance is not None else "aws"
     rate = o["interruptions_per_hour"]
+    basis = "--interruptions-per-hour" if rate is not None else ""
     if rate is None and o["purchase"] == "spot":
-        rate = interruptions_per_machine_hour(pool.service.machine)
+        rate, basis = interruption_rate(pool.service.machine, o["region"])
     return scaler_settings(
         pool.plan,
         cloud=cloud,
@@ -264,6 +266,7 @@ def _scaler(o: Mapping[str, Any], pool: Any) -> Any:
         stabilisation_seconds=o["stabilisation"],
         start_size=o["start_size"],
         interruptions_per_machine_hour=rate,
+        interruption_basis=basis,
         seed=o["seed"],
     )
 
@@ -284,8 +287,16 @@ def _check_flags(o: Mapping[str, Any]) -> None:
             raise InputError(f"{flag} {value} must be 0..3600 seconds.")
     if o["scale_in_headroom"] is not None and not 0 < o["scale_in_headroom"] <= 1:
         raise InputError(f"--scale-in-headroom {o['scale_in_headroom']:g} must be above 0 and at most 1.")
-    if o["scale_in_share"] is not None and not 0 <= o["scale_in_share"] <= 1:
-        raise InputError(f"--scale-in-share {o['scale_in_share']:g} must be 0..1 (0: one machine a time).")
+    from inference_infra.components.fleet.elastic import MAX_SCALE_IN_SHARE
+
+    share = o["scale_in_share"]
+    if share is not None and not (
+        0 <= share <= MAX_SCALE_IN_SHARE and abs(share * 100 - round(share * 100)) < 1e-6
+    ):
+        raise InputError(
+            f"--scale-in-share {share:g} must be a whole percent in 0..{MAX_SCALE_IN_SHARE:g} (0: one "
+            "machine a time), as the clouds' scale-in policies take it."
+        )
     rate = o["interruptions_per_hour"]
     if rate is not None and not 0 <= rate <= 1:
         raise InputError(f"--interruptions-per-hour {rate:g} must be 0..1 reclaims per machine-hour.")
@@ -345,6 +356,7 @@ def _elastic_overrides(o: Mapping[str, Any]) -> dict[str, Any]:
         "target_utilisation": "target_utilisation",
         "scale_out_cooldown_seconds": "scale_out_cooldown",
         "scale_in_cooldown_seconds": "scale_in_cooldown",
+        "scale_in_share": "scale_in_share",
         "warm_pool_size": "warm_pool",
     }
     return {field: o[option] for field, option in names.items() if o[option] is not None}
@@ -414,6 +426,7 @@ def _flag_names(message: str) -> str:
         "elastic.target_utilisation": "--target-utilisation",
         "elastic.scale_out_cooldown_seconds": "--scale-out-cooldown",
         "elastic.scale_in_cooldown_seconds": "--scale-in-cooldown",
+        "elastic.scale_in_share": "--scale-in-share",
         "elastic.warm_pool_size": "--warm-pool",
         "elastic": "--peak",
         "machine": "--machine",
@@ -639,6 +652,8 @@ def _override_plan(plan: Any, o: Mapping[str, Any]) -> Any:
         changes["scale_in_cooldown_seconds"] = o["scale_in_cooldown"]
     if o["warm_pool"] is not None:
         changes["warm_pool_size"] = o["warm_pool"]
+    if o["scale_in_share"] is not None:
+        changes["scale_in_share"] = o["scale_in_share"]
     return replace(plan, **changes)
 
 

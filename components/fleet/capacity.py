@@ -185,14 +185,10 @@ def capacity_problems(
     limit = MAX_MACHINES_PER_FLEET if limit is None else limit
     reasons = why_not or {}
     per_mode = [(mode, COUNT_INPUTS[mode], getattr(inputs, COUNT_INPUTS[mode])) for mode in CapacityMode]
-    # Kept although each count's arg(ge=0) states it: a fleet runs only check_types' blocking problems
-    # before this (fleet/plan.py step 0, blocking_problems: wrong types, values above a bound), never
-    # its floors, so this is the only check of a negative count.
-    problems += [Problem(name, value, "must be 0 or more") for _, name, value in per_mode if value < 0]
-    given = inputs.count if inputs.count is not None else sum(max(v, 0) for _, _, v in per_mode)
-    if isinstance(limit, int) and limit < 1:
-        problems.append(Problem("max_machines", limit, "must be at least 1"))
-    elif given > limit:
+    # Each count's floor (arg(ge=...)) is check_types', which every caller runs first (the fleet skeleton's
+    # step 0, simulate): the counts here are whole numbers within their bounds.
+    given = inputs.count if inputs.count is not None else sum(v for _, _, v in per_mode)
+    if given > limit:
         names = "count" if inputs.count is not None else " + ".join(n for _, n, v in per_mode if v > 0)
         problems.append(
             Problem(
@@ -208,8 +204,6 @@ def capacity_problems(
             problems.append(
                 Problem("count", inputs.count, f"replaces {'/'.join(given)}; set either count or those")
             )
-        if inputs.count < 1:
-            problems.append(Problem("count", inputs.count, "must be at least 1"))
         order = list(inputs.capacity_order)
         if not order or len(set(order)) != len(order):
             problems.append(Problem("capacity_order", [m.value for m in order], "must list modes once each"))
@@ -218,9 +212,7 @@ def capacity_problems(
                 problems.append(
                     Problem(f"capacity_order[{i}]", mode.value, _unsupported(mode, supported, reasons))
                 )
-        if inputs.max_spot is not None and inputs.max_spot < 0:
-            problems.append(Problem("max_spot", inputs.max_spot, "must be 0 or more"))
-    elif sum(value for _, _, value in per_mode) < 1 and all(value >= 0 for _, _, value in per_mode):
+    elif sum(value for _, _, value in per_mode) < 1:
         names = " + ".join(COUNT_INPUTS[m] for m in CapacityMode if m in supported)
         problems.append(Problem(names, 0, "must be at least 1 (or set count): a fleet needs a machine"))
     if inputs.count is None:

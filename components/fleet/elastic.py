@@ -9,8 +9,9 @@ disagree.
 The load signal is the engine's own: vLLM's running + waiting requests summed over a machine's engines
 (`vllm:num_requests_running` + `vllm:num_requests_waiting`). A machine holds at most the sum of its
 engines' `--max-num-seqs` at once (more wait in its queue), so the target per machine is that capacity
-times `target_utilisation`: at 0.7 a pool scales out while every machine still has 30% of its batch
-free, which absorbs the growth during the cold start of the next machine.
+times `target_utilisation`: at 0.6 (the default, chosen from the replay of the Azure traces:
+benchmarks/simulate_scaling_defaults.py) a pool scales out while every machine still has 40% of its
+batch free, which absorbs the growth during the cold start of the next machine.
 """
 
 from __future__ import annotations
@@ -44,15 +45,26 @@ WARM_CACHE_READ_GIB_S = 500 / 1024
 # packages or image pulls (all on the root volume). An estimate of ours (2026-11-25), not a measurement;
 # the cold start's NODE_BOOT (120 s) includes those first-boot steps.
 WARM_BOOT_SECONDS = 60
+# A warm pool by default only when a warm start takes at most this share of a cold start. Each warm
+# machine used is replaced by one that initialises (a cold start, billed) and then stops, so a warm pool
+# costs more machine time than it saves and pays only in time to first token. The replay (2026-12-02,
+# benchmarks/simulate_scaling_defaults.py's pools) finds a warm start at 93-97% of the cold start (8B on
+# g6e.xlarge: 212 s against 228 s; 8B on inf2.8xlarge: 422 s against 436 s) costing 2-9% more for the
+# same late share within 0.7 points on the conv, conv 10x, diurnal and burst traces. Half is ours: below
+# it a warm start removes most of a cold start's queue; not measured here.
+WARM_POOL_MAX_START_SHARE = 0.5
 # The scaler's view of the load: each node publishes one datapoint a minute (AWS: the serving-load
 # metric, components/aws/bootstrap.py; GCP: the Ops Agent's engine metrics), and the policies judge it
 # per minute. A target-tracking policy's high alarm on a one-minute metric wants 3 datapoints of 3 (as
 # the alarms AWS creates read; not a documented contract), and the replay assumes the same of GCP.
 METRIC_PERIOD_SECONDS = 60
 SCALE_OUT_DATAPOINTS = 3
-# Scale in only while the load would stay under this share of the target without one machine: the
-# gap to the target (where target tracking scales out again) keeps the two policies from flapping.
+# Scale in only while the load would stay under this share of the target without the machines let go:
+# the gap to the target (where target tracking scales out again) keeps the two policies from flapping.
 SCALE_IN_HEADROOM = 0.8
+# The largest scale-in share taken: one scale-in always leaves at least one machine of those serving
+# (AWS's alarm divides the load by the machines left; GCP's percent of 100 would empty the group).
+MAX_SCALE_IN_SHARE = 0.9
 # Working-hours schedules: cron day-of-week field, as AWS scheduled actions take it (MON-FRI, 1-5, SUN,SAT).
 _DAY = r"(?:[0-7]|SUN|MON|TUE|WED|THU|FRI|SAT)"
 _DAYS = re.compile(rf"^(?:\*|{_DAY}(?:-{_DAY})?(?:,{_DAY}(?:-{_DAY})?)*)$")
@@ -95,7 +107,7 @@ class ElasticArgs:
         le=10_000,
     )
     target_utilisation: float = arg(
-        0.7,
+        0.6,
         "In-flight requests per machine the pool tracks, as a share of a machine's capacity (the sum of "
         "its engines' --max-num-seqs); lower scales out earlier (more headroom during a cold start).",
         ge=0.05,
@@ -105,15 +117,26 @@ class ElasticArgs:
         60, "Seconds between scale-outs: short, a queue grows while a machine cold-starts.", ge=0, le=3600
     )
     scale_in_cooldown_seconds: int = arg(
-        900,
-        "Seconds between scale-ins: long, a machine let go costs a cold start to get back.",
+        300,
+        "Seconds of quiet load before a scale-in and between scale-ins (a machine let go costs a cold "
+        "start to get back; the replay of the Azure traces favours 300 s: "
+        "benchmarks/simulate_scaling_defaults.py).",
         ge=0,
         le=86400,
+    )
+    scale_in_share: float = arg(
+        0.25,
+        "Machines one scale-in lets go, as a share of those in the group, in whole percent (0-0.9; "
+        "0: one machine per scale-in). AWS: the share rounded down, at least one machine, once the load "
+        "would stay under the scale-in headroom on the machines left; GCP: at most the share a "
+        "scale-in window, rounded up.",
+        ge=0,
+        le=MAX_SCALE_IN_SHARE,
     )
     warm_pool_size: int | None = arg(
         None,
         "AWS, on-demand and reserved pools only: stopped machines kept with their weights on EBS for a "
-        "fast scale-out; default: max - min when a warm start beats a cold start, else 0.",
+        "fast scale-out; default: max - min when a warm start takes at most half a cold start, else 0.",
         ge=0,
         le=10_000,
     )
@@ -147,6 +170,16 @@ class ScalingPlan:
     scale_out_datapoints: int = SCALE_OUT_DATAPOINTS  # periods in a row over the target before scaling out
     scale_in_datapoints: int = 1  # quiet periods in a row before one machine goes: the scale-in cooldown
     scale_in_headroom: float = SCALE_IN_HEADROOM  # quiet: under this share of the target without a machine
+    scale_in_share: float = 0.0  # machines one scale-in lets go, of those in the group (0: one machine)
+
+    @property
+    def scale_in_percent(self) -> int:
+        """The scale-in share as the clouds take it: a whole percent (0: one machine a scale-in)."""
+        return round(self.scale_in_share * 100)
+
+    def scale_in_machines(self, machines: int, *, cloud: str = "aws") -> int:
+        """Machines one scale-in lets go from a group of `machines` (`scale_in_step`)."""
+        return scale_in_step(self.scale_in_percent, machines, cloud=cloud)
 
     @property
     def scale_in_threshold(self) -> float:
@@ -160,12 +193,33 @@ class ScalingPlan:
     def describe(self) -> str:
         """One line for `plan` and logs."""
         warm = f", warm pool {self.warm_pool_size}" if self.warm_pool_size else ""
+        shed = f", scale-in {self.scale_in_percent}% a step" if self.scale_in_percent else ""
         return (
             f"elastic {self.min_size}..{self.max_size} machines (desired {self.desired}, peak {self.peak})"
             f" tracking {self.target_in_flight:g} in-flight requests per machine of"
-            f" {self.in_flight_per_machine}; warm-up {self.warmup_seconds} s{warm},"
+            f" {self.in_flight_per_machine}; warm-up {self.warmup_seconds} s{warm}{shed},"
             f" drain {self.deregistration_delay_seconds} s"
         )
+
+
+def scale_in_step(percent: int, machines: int, *, cloud: str = "aws") -> int:
+    """Machines one scale-in lets go from a group of `machines` at `percent` (0: one machine).
+
+    AWS (a SimpleScaling policy, PercentChangeInCapacity -percent with MinAdjustmentMagnitude 1): the
+    decrease rounds toward zero and is at least one machine (EC2 Auto Scaling User Guide, "Scaling
+    adjustment types"; the PutScalingPolicy reference: MinAdjustmentMagnitude "the minimum value to
+    scale by when the adjustment type is PercentChangeInCapacity"). GCP (scaleInControl
+    maxScaledInReplicas.percent): percent/100 x the group's size, a remainder rounded up (the Compute
+    API's FixedOrPercent.calculated, as Google's Java client documents it). Never the whole group: at
+    least one machine stays.
+    """
+    if machines <= 1:
+        return 0 if machines < 1 else 1
+    if percent <= 0:
+        return 1
+    exact = percent * machines / 100
+    step = math.ceil(exact - 1e-9) if cloud == "gcp" else max(1, math.floor(exact + 1e-9))
+    return min(step, machines - 1)
 
 
 def resolved_bounds(args: ElasticArgs, *, peak: int, reserved: int = 0) -> tuple[int, int]:
@@ -185,34 +239,17 @@ def elastic_problems(args: ElasticArgs, *, peak: int, key: str = "elastic") -> l
     problems: list[Problem] = []
     if peak < 1:
         problems.append(Problem(key, peak, "needs a peak of at least 1 machine in the fleet's counts"))
-    # The floors and ranges below are kept although the fields' arg(ge=..., le=...) state them: a fleet
-    # runs only check_types' blocking problems first (blocking_problems: wrong types, values above a
-    # bound), never its floors; and `simulate` calls this on ElasticArgs built from its flags with no
-    # check_types at all (simulate/pool.py build_pool).
-    if args.min_size is not None and args.min_size < 0:
-        problems.append(Problem(f"{key}.min_size", args.min_size, "must be 0 or more"))
-    if args.max_size is not None and args.max_size < 1:
-        problems.append(Problem(f"{key}.max_size", args.max_size, "must be at least 1"))
-    if not 0 <= args.floor_share <= 1:
-        problems.append(Problem(f"{key}.floor_share", args.floor_share, "must be 0..1 (a share of the peak)"))
-    if not 0.05 <= args.target_utilisation <= 1:
+    # The fields' own bounds (arg(ge=..., le=...)) are check_types', which every caller runs first (the
+    # fleet skeleton's step 0, simulate/pool.py build_pool): only what relates two inputs is checked here.
+    if abs(args.scale_in_share * 100 - round(args.scale_in_share * 100)) > 1e-6:
         problems.append(
             Problem(
-                f"{key}.target_utilisation",
-                args.target_utilisation,
-                "must be 0.05..1 (in-flight requests per machine over its capacity)",
+                f"{key}.scale_in_share",
+                args.scale_in_share,
+                "must be a whole percent (e.g. 0.25): AWS's PercentChangeInCapacity and GCP's "
+                "maxScaledInReplicas.percent take integers",
             )
         )
-    if not 0 <= args.scale_out_cooldown_seconds <= 3600:
-        problems.append(
-            Problem(f"{key}.scale_out_cooldown_seconds", args.scale_out_cooldown_seconds, "must be 0..3600")
-        )
-    if not 0 <= args.scale_in_cooldown_seconds <= 86400:
-        problems.append(
-            Problem(f"{key}.scale_in_cooldown_seconds", args.scale_in_cooldown_seconds, "must be 0..86400")
-        )
-    if args.warm_pool_size is not None and args.warm_pool_size < 0:
-        problems.append(Problem(f"{key}.warm_pool_size", args.warm_pool_size, "must be 0 or more"))
     if problems:
         return problems
     low, high = resolved_bounds(args, peak=peak)
@@ -270,17 +307,12 @@ def schedule_problems(
                 "must be a cron day-of-week field: *, MON-FRI, 1-5 or a comma list such as MON,WED,FRI",
             )
         )
-    if not 0 <= schedule.start_hour <= 23:
-        problems.append(Problem(f"{key}.start_hour", schedule.start_hour, "must be 0..23"))
-    if not 1 <= schedule.end_hour <= 24:
-        problems.append(Problem(f"{key}.end_hour", schedule.end_hour, "must be 1..24"))
-    elif 0 <= schedule.start_hour <= 23 and schedule.end_hour <= schedule.start_hour:
+    # start_hour, end_hour and off_hours_size within their arg() bounds: check_types, run first.
+    if schedule.end_hour <= schedule.start_hour:
         problems.append(
             Problem(f"{key}.end_hour", schedule.end_hour, f"must be after start_hour ({schedule.start_hour})")
         )
-    if schedule.off_hours_size < 0:
-        problems.append(Problem(f"{key}.off_hours_size", schedule.off_hours_size, "must be 0 or more"))
-    elif max_size is not None and schedule.off_hours_size > max_size:
+    if max_size is not None and schedule.off_hours_size > max_size:
         problems.append(
             Problem(
                 f"{key}.off_hours_size", schedule.off_hours_size, f"must be at most max_size ({max_size})"
@@ -329,7 +361,7 @@ def plan_scaling(
       read back twice (verified, then loaded) from the stopped machine's disk at `warm_read_gib_s`, the
       engine's warm-up;
     - warm pool: `warm_pool_size`, else max - min where `warm_pool` (the cloud and the capacity modes
-      allow one) and a warm start is faster than a cold one, else 0;
+      allow one) and a warm start takes at most WARM_POOL_MAX_START_SHARE of a cold one, else 0;
     - deregistration delay: the longest generation the engine admits (--max-model-len - 1 tokens) at
       the planned decode speed, plus a margin, at most 3600 s.
     """
@@ -375,14 +407,15 @@ def plan_scaling(
         warm_size = args.warm_pool_size
     elif not warm_pool:
         warm_size = 0
-    elif warm_start < start.seconds:
+    elif warm_start <= WARM_POOL_MAX_START_SHARE * start.seconds:
         warm_size = high - low
     else:
         warm_size = 0
         notes.append(
             f"no warm pool by default: a warm start (~{warm_start} s, {start.weights_gib:.0f} GiB read twice "
-            f"from EBS at {warm_read_gib_s:.2f} GiB/s) is not faster than a cold start"
-            f" (~{start.seconds:.0f} s)"
+            f"from EBS at {warm_read_gib_s:.2f} GiB/s) is not at most {WARM_POOL_MAX_START_SHARE:.0%} of a"
+            f" cold start (~{start.seconds:.0f} s); each warm machine used is replaced by one that"
+            " initialises for a cold start, billed (set warm_pool_size to keep one)"
         )
     tpot = decode_seconds_per_token(model, machine)
     longest = (model.context_tokens - 1) * tpot
@@ -413,17 +446,20 @@ def plan_scaling(
         seconds_per_output_token=tpot,
         target_utilisation=args.target_utilisation,
         scale_in_datapoints=max(1, args.scale_in_cooldown_seconds // METRIC_PERIOD_SECONDS),
+        scale_in_share=args.scale_in_share,
     )
 
 
 __all__ = [
     "DRAIN_MARGIN_SECONDS",
     "MAX_DRAIN_SECONDS",
+    "MAX_SCALE_IN_SHARE",
     "METRIC_PERIOD_SECONDS",
     "SCALE_IN_HEADROOM",
     "SCALE_OUT_DATAPOINTS",
     "WARM_BOOT_SECONDS",
     "WARM_CACHE_READ_GIB_S",
+    "WARM_POOL_MAX_START_SHARE",
     "ElasticArgs",
     "ScalingPlan",
     "ScheduleArgs",
@@ -431,5 +467,6 @@ __all__ = [
     "elastic_problems",
     "plan_scaling",
     "resolved_bounds",
+    "scale_in_step",
     "schedule_problems",
 ]

@@ -6,9 +6,12 @@ scaling, its node boot, its notes and its problems. `plan_fleet(name, args, prof
 skeleton: the steps every fleet shares run here once, in this order, and a `FleetProfile` contributes
 what is the target's own (SkyPilot's shape: one common core, a small implementation per cloud):
 
-0. floors that stop the plan before any step (`profile.floor_problems`: AWS's type and bound checks);
+0. the inputs' types and documented bounds (check_types' `type_problems`), for every target alike: a
+   wrong type or a value above its `le` stops the plan; a value below its `ge` is reported with the
+   rest (one message per input, in check_types' words) and the steps computing from it are skipped;
 1. the name and the target's own inputs (`profile.input_problems`: name, zone, project, network...),
-   the capacity counts against the modes the target sells and why not (`profile.capacity`);
+   the capacity counts against the modes the target sells and why not (`capacity_problems` on
+   `profile.capacity_offer`; a refused count leaves the plan without machines, on every target);
 2. the served model's checks (`served_model_problems`), once;
 3. the machine (`choose_machine`): the capacity planner's pick, or the configured one checked for fit,
    asked as `profile.machine_query` says (prices, region, hosts); then the target resolves its shape
@@ -32,13 +35,20 @@ keeps each fleet's plan (infra/) so that every consumer reads the same one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from inference_infra.components.catalog import AcceleratorFamily, Cloud
 from inference_infra.components.errors import Problem
-from inference_infra.components.fleet.capacity import CapacityCounts, CapacityMode
+from inference_infra.components.fleet.capacity import (
+    COUNT_INPUTS,
+    CapacityCounts,
+    CapacityInputs,
+    CapacityMode,
+    capacity_problems,
+    resolve_counts,
+)
 from inference_infra.components.fleet.elastic import WARM_CACHE_READ_GIB_S, plan_scaling
 from inference_infra.components.planner.wiring import Resolution
 from inference_infra.components.serving.cold_start import ColdStart, WeightSource, with_precompiled
@@ -50,6 +60,7 @@ from inference_infra.components.serving.model import (
     plan_serving,
     served_model_problems,
 )
+from inference_infra.components.validation import type_problems
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -150,16 +161,13 @@ class FleetProfile(Protocol):
         """How the notes name the fleet."""
         ...
 
-    def floor_problems(self, args: Any) -> list[Problem]:
-        """Problems that stop the plan before any step (AWS: wrong types, values above their bound)."""
-        ...
-
     def input_problems(self, name: str, args: Any, zone: str | None) -> list[Problem]:
         """The target's own input checks that need no machine (name, zone, project, network...)."""
         ...
 
-    def capacity(self, args: Any) -> tuple[CapacityCounts, list[Problem]]:
-        """The machines per capacity mode, checked against the modes the target sells (and why not)."""
+    def capacity_offer(self, args: Any) -> CapacityOffer:
+        """The counts to plan and the capacity modes the target sells for them (and why not the others);
+        the skeleton checks them (`capacity_problems`) and resolves the counts."""
         ...
 
     def machine_query(self, args: Any, counts: CapacityCounts, zone: str | None) -> MachineQuery | None:
@@ -224,6 +232,21 @@ class FleetProfile(Protocol):
         ...
 
 
+@dataclass(frozen=True, kw_only=True)
+class CapacityOffer:
+    """What a target sells one fleet (`FleetProfile.capacity_offer`): the counts to plan (`inputs`, the
+    args' own or the target's default), the modes it offers, why not the others, why it buys one mode
+    only (None: it mixes them), the machines a reservation holds, and at most how many machines."""
+
+    inputs: CapacityInputs
+    supported: Collection[CapacityMode]
+    why_not: Mapping[CapacityMode, str] = field(default_factory=dict)
+    single_mode: str | None = None
+    reservation_slots: int = 0
+    most: int | None = None  # None: max_machines; else this many at most, with `most_why`
+    most_why: str = ""
+
+
 @dataclass(frozen=True)
 class MachineQuery:
     """What a target asks the machine choice: the machine named, prices and the hosts a model may span."""
@@ -283,22 +306,31 @@ def plan_fleet(name: str, args: Any, profile: FleetProfile) -> FleetPlan:
     """The one planning skeleton of every fleet (see the module docstring): `profile` is the target's."""
     zone = profile.zone(args)
     subject = profile.subject(name)
-    if floors := profile.floor_problems(args):
+    # 0. types and bounds (arg(ge=..., le=...)) of every input, nested ones too: a wrong type or a value
+    # above its bound stops the plan; a value below its floor is reported with everything else, and the
+    # steps that would compute from it are skipped (one message per input, check_types' words)
+    blocking, floors = type_problems(args)
+    if blocking:
         return FleetPlan(
             target=profile.name,
             machine=None,
             counts=CapacityCounts(),
-            problems=tuple(_keyed(floors, profile)),
+            problems=tuple(_keyed(blocking, profile)),
             zone=zone,
             default_mode=profile.default_mode,
         )
     # 1. the name and the target's own inputs; the capacity against the modes it sells
-    problems = list(profile.input_problems(name, args, zone))
-    counts, found = profile.capacity(args)
+    refused = {p.input for p in floors}
+    problems = list(profile.input_problems(name, args, zone)) + floors
+    counts, found = CapacityCounts(), []
+    if not refused & CAPACITY_INPUTS:
+        counts, found = _capacity(profile.capacity_offer(args))
     problems += found
     # 2. the served model, once
-    model_problems = served_model_problems(args.model) if args.model is not None else []
-    problems += model_problems
+    model_problems: list[Problem] = [p for p in floors if p.input.startswith("model.")]
+    if args.model is not None and not model_problems:
+        model_problems = served_model_problems(args.model)
+        problems += model_problems
     # 3. the machine: the planner's pick or the configured one checked for fit, then the target's shape
     notes: list[str] = []
     resolution, machine, shape, planned = None, None, None, False
@@ -370,7 +402,43 @@ def plan_fleet(name: str, args: Any, profile: FleetProfile) -> FleetPlan:
     boot, found = profile.boot(name, args, plan) if node is not None else (None, [])
     problems += found
     notes += profile.notes(name, args, plan)
+    problems = _one_per_input(problems, floors)
     return replace(plan, boot=boot, notes=tuple(notes), problems=tuple(_keyed(problems, profile)))
+
+
+def _one_per_input(problems: list[Problem], floors: list[Problem]) -> list[Problem]:
+    """One message per input, as `validation.input_problems` keeps them: where a later check names an
+    input below its floor again, its message (which says more: the port rules on serving_port 0); else
+    check_types'. Within a nested input's section (elastic.min_size) no other problem is kept: the
+    section's checks computed from the refused value."""
+    others = [p for p in problems if p not in floors]
+    named = {p.input for p in others}
+    kept = [f for f in floors if f.input not in named]
+    sections = tuple({f.input.rsplit(".", 1)[0] + "." for f in kept if "." in f.input})
+    return [p for p in problems if p in kept or (p in others and not p.input.startswith(sections))]
+
+
+# The capacity inputs (CapacityArgs): a floor refused among them leaves the plan without machines.
+CAPACITY_INPUTS = frozenset({*COUNT_INPUTS.values(), "count", "max_spot", "max_machines"})
+
+
+def _capacity(offer: CapacityOffer) -> tuple[CapacityCounts, list[Problem]]:
+    """Step 1's capacity: the counts checked against what the target sells, then resolved; no machines
+    at all when a count is refused (every target alike: nothing is planned from a refused count)."""
+    problems = capacity_problems(
+        offer.inputs,
+        supported=offer.supported,
+        why_not=offer.why_not,
+        single_mode=offer.single_mode,
+        reservation_slots=offer.reservation_slots,
+    )
+    if problems:
+        return CapacityCounts(), problems
+    counts, _ = resolve_counts(offer.inputs, offer.reservation_slots)
+    if offer.most is not None and counts.total > offer.most:
+        used = ", ".join(f"{COUNT_INPUTS[m]}={counts.of(m)}" for m in counts.modes())
+        return CapacityCounts(), [Problem("capacity", used, offer.most_why)]
+    return counts, []
 
 
 def _serve(

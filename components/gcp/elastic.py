@@ -15,8 +15,10 @@ template (the same boot script as the fixed VMs), scaled by a regional autoscale
   request's duration), and the autoscaler's `loadBalancingUtilization` target;
 - initialization period (`cooldownPeriod`): the cold-start estimate, so a booting VM's empty queues
   do not count as spare capacity;
-- scale in slowly: at most one VM per `scale_in_cooldown_seconds` (scaleInControl), because a VM let
-  go costs a whole cold start to get back;
+- scale in slowly: at most one VM per `scale_in_cooldown_seconds` (scaleInControl
+  maxScaledInReplicas.fixed 1), or the plan's `scale_in_share` of the group per window
+  (maxScaledInReplicas.percent, a whole percent; Google rounds a remainder up, so at least one VM),
+  because a VM let go costs a whole cold start to get back;
 - working hours (`schedule`): the autoscaler's minimum is `off_hours_size` (0: the pool scales to
   zero) and a scaling schedule raises it to the plan's minimum from `start_hour` for the working
   hours, in the schedule's time zone.
@@ -114,6 +116,12 @@ class GcpScaling:
         return self.plan.min_size
 
     @property
+    def scale_in_step(self) -> str:
+        """How many VMs one scale-in window may let go, in words."""
+        percent = self.plan.scale_in_percent
+        return f"{percent}% of the VMs (at least 1)" if percent else "1 VM"
+
+    @property
     def scales_to_zero(self) -> bool:
         """The pool may stand at zero VMs (its endpoint then answers 503 with Retry-After)."""
         return self.min_replicas == 0
@@ -134,7 +142,7 @@ class GcpScaling:
         return (
             f"managed instance group {self.min_replicas}..{self.plan.max_size} VMs in "
             f"{', '.join(self.zones)} on {signal}; initialization {self.initialization_seconds} s, "
-            f"scale-in at most 1 VM per {self.scale_in_window_seconds} s{hours}"
+            f"scale-in at most {self.scale_in_step} per {self.scale_in_window_seconds} s{hours}"
         )
 
 
@@ -277,6 +285,17 @@ def metric_filter(name: str, group: str) -> str:
     )
 
 
+def max_scaled_in_replicas(plan: ScalingPlan) -> dict[str, int]:
+    """scaleInControl.maxScaledInReplicas: one VM, or the plan's share as a whole percent.
+
+    pulumi-gcp 10 RegionAutoscalerAutoscalingPolicyScaleInControlMaxScaledInReplicas takes `fixed` (a
+    positive integer) or `percent` (0..100); the Compute API's FixedOrPercent computes a percent as
+    percent/100 x the group's size, a remainder rounded up (fleet.elastic.scale_in_step, cloud "gcp").
+    """
+    percent = plan.scale_in_percent
+    return {"percent": percent} if percent > 0 else {"fixed": 1}
+
+
 def autoscaling_policy(scaling: GcpScaling, group: str) -> dict[str, Any]:
     """The RegionAutoscaler's autoscalingPolicy (pulumi-gcp input names).
 
@@ -293,7 +312,7 @@ def autoscaling_policy(scaling: GcpScaling, group: str) -> dict[str, Any]:
         "cooldown_period": scaling.initialization_seconds,
         "mode": "ON",
         "scale_in_control": {
-            "max_scaled_in_replicas": {"fixed": 1},
+            "max_scaled_in_replicas": max_scaled_in_replicas(plan),
             "time_window_sec": scaling.scale_in_window_seconds,
         },
     }

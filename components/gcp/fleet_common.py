@@ -203,7 +203,7 @@ def gcs_weights(args: GcpNodeArgs, subject: str) -> tuple[bool, str | None]:
 class GcpNodeProfile:
     """What GCP GPU fleets and TPU VMs contribute alike to the fleet skeleton (components/fleet/plan.py):
     the args' zone else the provider's, GCS weights with their pins, engines given without a cold start,
-    the cold start's note. Types and bounds are checked with check_types before planning (no floors)."""
+    the cold start's note. Types and bounds are the skeleton's (check_types, step 0)."""
 
     project: str | None
     default_zone: str | None
@@ -216,9 +216,6 @@ class GcpNodeProfile:
 
     def zone(self, args: GcpNodeArgs) -> str | None:
         return args.zone or self.default_zone
-
-    def floor_problems(self, args: GcpNodeArgs) -> list[Problem]:
-        return []
 
     def weights(self, args: GcpNodeArgs, subject: str) -> tuple[bool, str | None]:
         return gcs_weights(args, subject)

@@ -68,7 +68,6 @@ from inference_infra.components.fleet import (
     CapacityMode,
     FleetServing,
     ScalingPlan,
-    capacity_problems,
     elastic_problems,
 )
 from inference_infra.components.fleet import plan as fleet_plan
@@ -101,7 +100,7 @@ from inference_infra.components.gcp.fleet_common import (
     provider_zone,
 )
 from inference_infra.components.gcp.gpu_fleet_args import DEFAULT_IMAGE as DEFAULT_IMAGE
-from inference_infra.components.gcp.gpu_fleet_args import MIN_BOOT_DISK_GIB, GpuFleetArgs, GpuReservation
+from inference_infra.components.gcp.gpu_fleet_args import GpuFleetArgs, GpuReservation
 from inference_infra.components.gcp.names import name_problems, zone_problems
 from inference_infra.components.gcp.node_services import startup_host_problems
 from inference_infra.components.gcp.service_account import node_identity, node_scopes
@@ -269,21 +268,16 @@ class GcpGpuProfile(GcpNodeProfile):
         problems = gcp_place_problems(name, zone, self.project)
         problems += ingress_problems(args)
         problems += node_input_problems(args)
-        # Kept although arg(ge=...) states these floors: a fleet runs only check_types' blocking
-        # problems first (blocking_problems: wrong types, values above a bound), never its floors.
-        if args.local_ssd_count < 0:
-            problems.append(Problem("local_ssd_count", args.local_ssd_count, "must be 0 or more"))
-        if args.boot_disk_size_gib < MIN_BOOT_DISK_GIB:
-            at_least = f"must be at least {MIN_BOOT_DISK_GIB}"
-            problems.append(Problem("boot_disk_size_gib", args.boot_disk_size_gib, at_least))
-        return problems
+        return problems  # local_ssd_count's and boot_disk_size_gib's bounds: check_types (step 0)
 
-    def capacity(self, args: GpuFleetArgs) -> tuple[CapacityCounts, list[Problem]]:
-        slots = reservation_slots(args)
-        problems = capacity_problems(
-            args, supported=SUPPORTED_MODES, why_not=WHY_NOT, single_mode=SINGLE_MODE, reservation_slots=slots
+    def capacity_offer(self, args: GpuFleetArgs) -> fleet_plan.CapacityOffer:
+        return fleet_plan.CapacityOffer(
+            inputs=args,
+            supported=SUPPORTED_MODES,
+            why_not=WHY_NOT,
+            single_mode=SINGLE_MODE,
+            reservation_slots=reservation_slots(args),
         )
-        return (args.counts(slots)[0] if not problems else CapacityCounts()), problems
 
     def machine_query(
         self, args: GpuFleetArgs, counts: CapacityCounts, zone: str | None

@@ -64,7 +64,6 @@ from inference_infra.components.monitoring.host_exporters import (
     DCGM_EXPORTER_IMAGE,
     NODE_EXPORTER_IMAGE,
     TEXTFILE_DIR,
-    exporter_command,
 )
 from inference_infra.components.serving import (
     EngineConfig,
@@ -73,7 +72,17 @@ from inference_infra.components.serving import (
     engine_image,
     engine_units,
 )
-from inference_infra.components.serving.boot import IP_FAMILIES, sandbox
+from inference_infra.components.serving.boot import (
+    IP_FAMILIES,
+    BootStep,
+    NodeBoot,
+    NodeFile,
+    NodePath,
+    credential_helpers,
+    exporter_step,
+    sandbox,
+    textfile_folder,
+)
 from inference_infra.components.serving.quoting import systemd_exec
 from inference_infra.components.serving.tpu_env import TpuHost, tpu_host_problems
 from inference_infra.components.serving.units import TEMPLATE_UNIT, network_of
@@ -327,20 +336,18 @@ def _image_role(image: str) -> str:
     return f"its engine image {image}"
 
 
-def exporter_steps(config: StartupConfig) -> list[str]:
-    """Bash that starts the host exporters, each image from its mirror when its registry has one."""
+def exporter_steps(config: StartupConfig) -> list[BootStep]:
+    """The host exporters' containers, each image from its mirror when its registry has one."""
     if not config.host_exporters:
         return []
-    mirrors = registry_hosts(config.image_mirrors)
-    docker = f"DOCKER_CONFIG={shlex.quote(DOCKER_CONFIG_DIR)} " if mirrors else ""
-    lines = []
+    docker_config = DOCKER_CONFIG_DIR if registry_hosts(config.image_mirrors) else None
     runs = [("node-exporter", NODE_EXPORTER_IMAGE, False)]
     if config.gpu_exporter:
         runs.insert(0, ("dcgm-exporter", DCGM_EXPORTER_IMAGE, True))
-    for name, image, gpus in runs:
-        words = exporter_command(name, mirrored(image, config.image_mirrors), gpus=gpus)
-        lines.append(f'{docker}{shlex.join(words)} >/dev/null || log "warning: {name} did not start"')
-    return lines
+    return [
+        exporter_step(name, mirrored(image, config.image_mirrors), gpus=gpus, docker_config=docker_config)
+        for name, image, gpus in runs
+    ]
 
 
 def ops_agent_gpu_config(config: StartupConfig | None = None) -> str:
@@ -507,32 +514,73 @@ def models_env(config: StartupConfig) -> str:
     return text
 
 
-def docker_config(config: StartupConfig) -> str:
-    """Docker's config.json: `gcloud` answers for every Artifact Registry mirror host."""
-    return json.dumps({"credHelpers": dict.fromkeys(registry_hosts(config.image_mirrors), "gcloud")}) + "\n"
+def node_boot(config: StartupConfig) -> NodeBoot:
+    """The node's whole boot as one list (components/serving/boot.py): what it prepares (agent, disks,
+    mounts, folders), every file it writes and every command it runs after them, in order. The one
+    place the GCP boot is listed: `render_startup_script` only renders it into the script."""
+    models = models_dir(config)
+    prepare = []
+    if config.host_exporters:  # before the weights unit, which publishes its verification gauge there
+        prepare.append(textfile_folder())
+    if config.ops_agent:
+        prepare.append(
+            BootStep(("setup_ops_agent",), warning="Ops Agent setup failed; node metrics will be missing")
+        )
+    if config.local_ssd_count:
+        prepare.append(BootStep(("setup_local_ssd",)))
+    if config.model_cache:
+        prepare.append(BootStep(("mount_model_cache",)))
+    if config.model_uris and not reads_shared_cache(config):
+        prepare.append(BootStep(("mkdir", "-p", NodePath(models))))
+    steps = []
+    if pulls_from_mirrors(config):
+        steps.append(BootStep(("check_registry_auth",)))
+    steps += exporter_steps(config)
+    if config.model_uris:
+        steps += [BootStep(("systemctl", "daemon-reload")), BootStep(("start_weights", models))]
+    instances = engine_instances(config)
+    if instances:
+        # Started here at every boot, after the mounts, never by systemd on its own: a unit enabled at
+        # boot could start before this script has mounted the local SSD or the cache.
+        steps += [
+            BootStep(("systemctl", "disable", "--quiet", *instances)),
+            BootStep(("systemctl", "start", "--no-block", *instances)),
+        ]
+    return NodeBoot(
+        prepare=tuple(prepare),
+        files=tuple(node_files(config)),
+        steps=tuple(steps),
+        done=f"startup complete; models in {models}",
+    )
 
 
-def node_files(config: StartupConfig) -> list[tuple[str, str, str]]:
-    """Every file the boot writes (path, octal mode, text), in the order it writes them."""
-    files = [(MODELS_ENV, "0644", models_env(config))]
+def pulls_from_mirrors(config: StartupConfig) -> bool:
+    """The node pulls images (exporters or engines) from Artifact Registry mirrors."""
+    return bool(registry_hosts(config.image_mirrors)) and (config.host_exporters or serves(config))
+
+
+def node_files(config: StartupConfig) -> list[NodeFile]:
+    """Every file the boot writes, in the order it writes them."""
+    files = [NodeFile(MODELS_ENV, models_env(config))]
     if config.model_uris:
         files += [
-            (f"{NODE_BIN}/{VERIFIER_FILE}", "0644", verifier_source()),
-            (f"{NODE_BIN}/{FETCHER_FILE}", "0644", fetcher_source()),
-            (WEIGHTS_CONFIG, "0644", json.dumps(weights_config(config), indent=2, sort_keys=True) + "\n"),
-            (f"{UNIT_DIR}/{WEIGHTS_UNIT}", "0644", weights_unit(config)),
+            NodeFile(f"{NODE_BIN}/{VERIFIER_FILE}", verifier_source()),
+            NodeFile(f"{NODE_BIN}/{FETCHER_FILE}", fetcher_source()),
+            NodeFile(WEIGHTS_CONFIG, json.dumps(weights_config(config), indent=2, sort_keys=True) + "\n"),
+            NodeFile(f"{UNIT_DIR}/{WEIGHTS_UNIT}", weights_unit(config)),
         ]
-    if registry_hosts(config.image_mirrors) and (config.host_exporters or serves(config)):
-        files.append((f"{DOCKER_CONFIG_DIR}/config.json", "0600", docker_config(config)))
+    if pulls_from_mirrors(config):
+        hosts = registry_hosts(config.image_mirrors)
+        files.append(credential_helpers(f"{DOCKER_CONFIG_DIR}/config.json", hosts, "gcloud"))
     if serves(config):
         assert config.engines is not None
         units = engine_units(config.engines, engine_host(config))
-        files += [(f.path, f.mode, f.text) for f in units.files(UNIT_DIR)]
-        files.append((ENGINE_DROP_IN, "0644", engine_drop_in(config)))
+        files += units.files(UNIT_DIR)
+        files.append(NodeFile(ENGINE_DROP_IN, engine_drop_in(config)))
         if config.api_key_secret:
-            files.append((f"{NODE_BIN}/{SECRET_FILE}", "0644", node_source(SECRET_FILE)))
+            files.append(NodeFile(f"{NODE_BIN}/{SECRET_FILE}", node_source(SECRET_FILE)))
         if blocks_metadata(config):
-            files.append((f"{UNIT_DIR}/{METADATA_BLOCK_UNIT}", "0644", metadata_block_unit()))
+            files.append(NodeFile(f"{UNIT_DIR}/{METADATA_BLOCK_UNIT}", metadata_block_unit()))
     return files
 
 
@@ -550,37 +598,39 @@ def write_file_line(path: str, mode: str, text: str) -> str:
     return f"write_file {mode} {shlex.quote(path)} '{blob}'"
 
 
+def shell_line(step: BootStep) -> str:
+    """One bash line of a step: every word quoted (a NodePath below "$ROOT"); a warning logged on failure."""
+    q = shlex.quote
+    words = " ".join(f'"$ROOT"{q(w)}' if isinstance(w, NodePath) else q(w) for w in step.argv)
+    line = "".join(f"{name}={q(value)} " for name, value in (step.environment or {}).items()) + words
+    if step.quiet:
+        line += " >/dev/null"
+    if step.warning is not None:
+        line += f" || log {_log_text('warning: ' + step.warning)}"
+    return line
+
+
+def _log_text(text: str) -> str:
+    """A log message in double quotes (the script's own texts: no quote, $, backquote or backslash)."""
+    if any(c in text for c in '"$`\\\n'):
+        raise ValueError(f"log text {text!r} must hold no quote, $, backquote, backslash or newline")
+    return f'"{text}"'
+
+
 def render_startup_script(config: StartupConfig) -> str:
     """The startup script for config (see the module docstring for what it does)."""
     raise_if_invalid("StartupConfig", folder_problems(config))
+    return startup_script(node_boot(config), config)
+
+
+def startup_script(boot: NodeBoot, config: StartupConfig) -> str:
+    """A NodeBoot as the startup script: its preparation, files and steps as shell lines after the
+    script's functions (which read the config's settings: disks, cache, Ops Agent, package downloads)."""
     q = shlex.quote
-    steps = []
-    if config.host_exporters:  # before the weights unit, which publishes its verification gauge there
-        steps.append(f'mkdir -p "$ROOT"{q(TEXTFILE_DIR)}')
-    if config.ops_agent:
-        steps.append('setup_ops_agent || log "warning: Ops Agent setup failed; node metrics will be missing"')
-    if config.local_ssd_count:
-        steps.append("setup_local_ssd")
-    if config.model_cache:
-        steps.append("mount_model_cache")
-    if config.model_uris and not reads_shared_cache(config):
-        steps.append(f'mkdir -p "$ROOT"{q(models_dir(config))}')
-    steps += [write_file_line(path, mode, text) for path, mode, text in node_files(config)]
-    if registry_hosts(config.image_mirrors) and (config.host_exporters or serves(config)):
-        steps.append("check_registry_auth")
-    steps += exporter_steps(config)
-    if config.model_uris:
-        steps += [
-            "systemctl daemon-reload",
-            f"start_weights {q(models_dir(config))}",
-        ]
-    instances = engine_instances(config)
-    if instances:
-        words = " ".join(q(i) for i in instances)
-        # Started here at every boot, after the mounts, never by systemd on its own: a unit enabled at
-        # boot could start before this script has mounted the local SSD or the cache.
-        steps += [f"systemctl disable --quiet {words}", f"systemctl start --no-block {words}"]
-    steps.append(f'log "startup complete; models in {models_dir(config)}"')
+    lines = [shell_line(step) for step in boot.prepare]
+    lines += [write_file_line(f.path, f.mode, f.text) for f in boot.files]
+    lines += [shell_line(step) for step in boot.steps]
+    lines.append(f"log {_log_text(boot.done)}")
     return _TEMPLATE.format(
         install_ops_agent=(
             _INSTALL_OPS_AGENT.format(
@@ -604,7 +654,7 @@ def render_startup_script(config: StartupConfig) -> str:
         raid_device=q(RAID_DEVICE),
         cache_key=q(CACHE_METADATA_KEY),
         gpu_metrics="true" if config.gpu_metrics else "false",
-        steps="\n".join(steps),
+        steps="\n".join(lines),
         package_downloads="true" if config.package_downloads else "false",
         weights_unit=q(WEIGHTS_UNIT),
     )

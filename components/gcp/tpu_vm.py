@@ -67,10 +67,9 @@ from inference_infra.components.fleet import (
     CapacityCounts,
     CapacityMode,
     FleetServing,
-    capacity_problems,
 )
 from inference_infra.components.fleet import plan as fleet_plan
-from inference_infra.components.fleet.plan import FleetPlan, MachineQuery, ScalingInputs
+from inference_infra.components.fleet.plan import CapacityOffer, FleetPlan, MachineQuery, ScalingInputs
 from inference_infra.components.gcp.fleet_common import (
     GcpNodeProfile,
     GcsWeights,
@@ -222,24 +221,16 @@ def multi_host_engine_problem(key: str, model: str, item: InstanceType) -> Probl
     )
 
 
-def _capacity(args: TpuVmArgs) -> tuple[CapacityCounts, list[Problem]]:
+def _capacity_offer(args: TpuVmArgs) -> CapacityOffer:
     """One slice, bought one way; with no count at all, one on-demand slice."""
     given = args.count is not None or any(getattr(args, n) for n in COUNT_INPUTS.values())
-    inputs = args if given else DEFAULT_CAPACITY
-    problems = capacity_problems(
-        inputs,
+    return CapacityOffer(
+        inputs=args if given else DEFAULT_CAPACITY,
         supported=(CapacityMode.ON_DEMAND,) if args.queued else tuple(CapacityMode),
-        why_not=QUEUED_MODES if args.queued else None,
+        why_not=QUEUED_MODES if args.queued else {},
+        most=1,
+        most_why="must be one slice: a TpuVm is one slice (make one TpuVm per slice)",
     )
-    if problems:
-        return CapacityCounts(), problems
-    counts, _ = inputs.counts()
-    if counts.total > 1:
-        used = ", ".join(f"{COUNT_INPUTS[m]}={counts.of(m)}" for m in counts.modes())
-        return CapacityCounts(), [
-            Problem("capacity", used, "must be one slice: a TpuVm is one slice (make one TpuVm per slice)")
-        ]
-    return counts, []
 
 
 def _slice_query(args: TpuVmArgs, counts: CapacityCounts, zone: str | None) -> MachineQuery | None:
@@ -305,8 +296,8 @@ class GcpTpuProfile(GcpNodeProfile):
             problems += _queued_problems(args)
         return problems
 
-    def capacity(self, args: TpuVmArgs) -> tuple[CapacityCounts, list[Problem]]:
-        return _capacity(args)
+    def capacity_offer(self, args: TpuVmArgs) -> CapacityOffer:
+        return _capacity_offer(args)
 
     def machine_query(self, args: TpuVmArgs, counts: CapacityCounts, zone: str | None) -> MachineQuery | None:
         return _slice_query(args, counts, zone)
@@ -470,9 +461,7 @@ def _disk_problems(args: TpuVmArgs, tpu: TpuSlice) -> list[Problem]:
             )
         )
     for i, disk in enumerate(args.data_disks):
-        where = f"data_disks[{i}]"
-        if disk.size_gib < 10:
-            problems.append(Problem(f"{where}.size_gib", disk.size_gib, "must be at least 10"))
+        where = f"data_disks[{i}]"  # size_gib within its arg() bounds: check_types (the skeleton's step 0)
         if disk.disk_type is not None and disk.disk_type not in allowed:
             problems.append(
                 Problem(

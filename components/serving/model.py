@@ -81,12 +81,9 @@ def served_model_problems(model: ServedModel, key: str = "model") -> list[Proble
             else f"the served name {spec.name!r}"
         )
         problems.append(Problem(f"{key}.name", model.name, f"gives {source}, which {SERVED_NAME_RULE}"))
-    # context_tokens' and concurrency's floors are kept although their arg(ge=1) states them: a fleet
-    # runs only check_types' blocking problems first (blocking_problems), never its floors, and
-    # `simulate` (simulate/pool.py) calls this on a ServedModel built from its flags.
-    if model.context_tokens < 1:
-        problems.append(Problem(f"{key}.context_tokens", model.context_tokens, "must be at least 1"))
-    elif model.context_tokens > spec.max_context_tokens:
+    # The fields' own bounds (arg(ge=..., le=...)) are check_types', which every caller runs first: the
+    # fleet skeleton (step 0), the stack's typed config and `simulate` (simulate/pool.py).
+    if model.context_tokens > spec.max_context_tokens:
         problems.append(
             Problem(
                 f"{key}.context_tokens",
@@ -94,9 +91,7 @@ def served_model_problems(model: ServedModel, key: str = "model") -> list[Proble
                 f"exceeds {spec.name}'s window of {spec.max_context_tokens:,} tokens",
             )
         )
-    if model.concurrency < 1:
-        problems.append(Problem(f"{key}.concurrency", model.concurrency, "must be at least 1"))
-    if model.output_tokens is not None and not 1 <= model.output_tokens <= model.context_tokens:
+    if model.output_tokens is not None and model.output_tokens > model.context_tokens:
         problems.append(
             Problem(
                 f"{key}.output_tokens",

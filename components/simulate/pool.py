@@ -43,6 +43,7 @@ from inference_infra.components.simulate.replay import Pool
 from inference_infra.components.simulate.service import ServiceModel
 from inference_infra.components.simulate.trace import Trace
 from inference_infra.components.simulate.workload import workload
+from inference_infra.components.validation import check_types
 
 OBJECT_STORE = {Cloud.AWS: WeightSource.S3, Cloud.GCP: WeightSource.GCS}
 
@@ -114,8 +115,9 @@ def peak_for_trace(
     """Machines the trace's busiest minute needs with perfect foresight (the SLO-aware oracle's
     busiest minute). Only when asked (`--peak trace`): a peak read from the trace it is replayed on
     looks ahead, so the replay says so in its notes."""
-    problems = served_model_problems(model)
-    raise_if_invalid("pool", problems)
+    # the fleet's own checks: the fields' types and bounds first (check_types), then the model's
+    raise_if_invalid("pool", check_types(model, "model."))
+    raise_if_invalid("pool", served_model_problems(model))
     machine, _ = resolve_machine(model, machine, cloud, name=model.name)
     service = ServiceModel(model, machine, mean_context_tokens(trace))
     slots = service.slots
@@ -149,7 +151,11 @@ def build_pool(
     problems: list[Problem] = []
     if latency not in {v.value for v in Latency}:
         problems.append(Problem(f"{prefix}latency", latency, "must be interactive or batch"))
-    problems += elastic_problems(elastic, peak=peak, key=f"{prefix}elastic")
+    # As the fleet skeleton's step 0: the fields' types and bounds (check_types) before anything is
+    # computed from them, in the same words a fleet gives.
+    problems += check_types(model, f"{prefix}model.") + check_types(elastic, f"{prefix}elastic.")
+    if not problems:
+        problems += elastic_problems(elastic, peak=peak, key=f"{prefix}elastic")
     raise_if_invalid(f"pool {name!r}", problems)
     machine, instance = resolve_machine(model, machine, cloud, name=name, prefix=prefix)
     the_cloud = instance.cloud

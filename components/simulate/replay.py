@@ -16,15 +16,18 @@ autoscaler (`settings.Autoscaler`, read from the plan by `settings.scaler_settin
   + waiting) per machine and period, seen `metric_lag_seconds` late. Scale-out is target tracking:
   after `scale_out_periods` datapoints in a row that want more machines than the pool has
   (ceil(in-flight / target_in_flight), up to max; machines starting count as the pool's), it
-  launches the difference at once, at most once per scale-out cooldown. Scale-in removes
-  max(1, floor(scale_in_share x serving)) machines, but never more than leaves the load under
-  `scale_in_headroom` x the target, when for scale_in_cooldown_seconds (in whole periods) the load
-  would have stayed under that without them (the last machine only with nothing in flight), and a
-  scale-in cooldown after the last one. Share 0 is one machine a time (the stacks' scale-in policy);
-  share 1 sizes the scale-in to the load, as target tracking's own scale-in does.
+  launches the difference at once, at most once per scale-out cooldown. Scale-in is the rendered
+  simple policy and its alarm: it removes the step `fleet.elastic.scale_in_step` gives for the group
+  (share 0: one machine; else floor(share x machines), at least one, as PercentChangeInCapacity with
+  MinAdjustmentMagnitude 1 rounds), never below the minimum, when for scale_in_cooldown_seconds (in
+  whole periods) the load would have stayed under `scale_in_headroom` x the target on the machines
+  left after the whole step (the last machine only with nothing in flight), and a scale-in cooldown
+  after the last one. The step is all or nothing, as the alarm is: a large share does not fire while
+  the machines left would be too few.
 - **Autoscaler, GCP** (components/gcp/elastic.py): each datapoint recommends ceil(in-flight /
   target); the group grows to it at once and shrinks only to the largest recommendation of the
-  stabilisation period, by at most the scale-in share per scale-in window.
+  stabilisation period, by at most the scale-in step per scale-in window (share 0: one VM; else the
+  share of the group, a remainder rounded up, as maxScaledInReplicas.percent computes it).
 - A schedule sets the minimum to `off_hours_size` outside working hours (as the scheduled actions do).
 - **Starts**: a new machine serves after a warm start when the warm pool has a stopped machine (then
   replaced: a new machine initialises for a cold start, billed, then stops), else after the pool's
@@ -60,7 +63,7 @@ from datetime import timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from inference_infra.components.fleet.elastic import ScalingPlan, ScheduleArgs
+from inference_infra.components.fleet.elastic import ScalingPlan, ScheduleArgs, scale_in_step
 from inference_infra.components.simulate.k8s_nodes import KubernetesNodes, NodeState
 from inference_infra.components.simulate.references import (
     Engines,
@@ -268,6 +271,7 @@ class Result:
                 "scale_in_share": scaler.scale_in_share,
                 "stabilisation_seconds": scaler.stabilisation_seconds,
                 "interruptions_per_machine_hour": scaler.interruptions_per_machine_hour,
+                "interruption_basis": scaler.interruption_basis,
             },
             "service": {
                 "slots_per_machine": self.work.slots,
@@ -660,7 +664,9 @@ class _Replay:
         return self.history[index] if index >= 0 else None
 
     def _share(self) -> int:
-        return max(1, math.floor(self.scaler.scale_in_share * self.serving))
+        """Machines one scale-in lets go now, as the cloud computes the rendered share."""
+        percent = round(self.scaler.scale_in_share * 100)
+        return scale_in_step(percent, self.serving, cloud=self.scaler.cloud)
 
     def _tick(self, t: float, *, entering_off_hours: bool) -> None:
         plan, scaler = self.plan, self.scaler
@@ -700,15 +706,16 @@ class _Replay:
     def _tick_aws(self, t: float, seen: float, target: int, floor: int) -> None:
         plan, scaler = self.plan, self.scaler
         self.high = self.high + 1 if target > self.capacity else 0
-        # machines the load leaves idle: those beyond what keeps it under the headroom x the target
-        needed = math.ceil(seen / (scaler.scale_in_headroom * plan.target_in_flight) + 1e-9) if seen else 0
-        gone = min(self._share(), max(0, self.serving - max(floor, needed, 1 if seen else 0)))
-        left = self.serving - gone
-        if gone and left >= 1:
+        # the alarm judges the load on the machines left after the whole step; the group then stops at
+        # its minimum (a step that would cross it removes fewer, one that starts there removes none)
+        step = self._share()
+        left = self.serving - step
+        if left >= 1:
             quiet = seen / left < scaler.scale_in_headroom * plan.target_in_flight
         else:
-            quiet = gone > 0 and seen == 0
-        quiet = quiet and not self.launching
+            quiet = step > 0 and seen == 0
+        gone = min(step, max(0, self.serving - floor))
+        quiet = quiet and gone > 0 and not self.launching
         # the alarm stays in ALARM while every datapoint of its window breaches: one action per cooldown
         self.low = self.low + 1 if quiet else 0
         quiet_periods = max(1, plan.scale_in_cooldown_seconds // scaler.period_seconds)

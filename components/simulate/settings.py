@@ -16,8 +16,9 @@ Defaults and where they come from (read 2026-12-02):
   alarm target tracking creates; observed, not a documented contract).
 - AWS scale-in: the pool's simple policy, raised when the load would stay under 0.8 x the target
   without the machines removed (elastic_group.SCALE_IN_HEADROOM) for scale_in_cooldown_seconds.
-  `scale_in_share`: machines removed per scale-in as a share of those serving (at least one); the
-  stacks render one machine today (see docs/reference.md: the change this replay argues for).
+  `scale_in_share`: the plan's `ScalingPlan.scale_in_share`, which both clouds render (AWS:
+  PercentChangeInCapacity with MinAdjustmentMagnitude 1; GCP: scaleInControl maxScaledInReplicas
+  percent); one scale-in removes `fleet.elastic.scale_in_step` machines (0: one machine).
 - GCP: the autoscaler acts on every datapoint, and by default sizes the group for the peak load it
   observed over its stabilisation period, so it scales in only to the largest size it recommended
   over that period (docs.cloud.google.com/compute/docs/autoscaler/understanding-autoscaler-decisions,
@@ -41,12 +42,13 @@ class Autoscaler:
     metric_lag_seconds: int = 60
     scale_out_periods: int = 3  # AWS: datapoints in a row above the target (GCP acts on one)
     scale_in_headroom: float = 0.8
-    scale_in_share: float = 0.0  # share of the serving machines one scale-in removes (at least one)
+    scale_in_share: float = 0.0  # the plan's share of the group one scale-in removes (0: one machine)
     stabilisation_seconds: int = 600  # GCP
     # Machines serving when the trace starts: None is the pool's minimum (its desired size).
     start_size: int | None = None
     # Spot interruptions per machine-hour (0: none); drained requests are re-queued.
     interruptions_per_machine_hour: float = 0.0
+    interruption_basis: str = ""  # where the rate comes from (the catalog's band, a flag), for --json
     seed: int = 0  # the interruptions' random draws
 
     @classmethod

@@ -20,12 +20,14 @@ from inference_infra.components.aws.api_rules import (
     group_problems,
     lifecycle_hook_problems,
     metric_alarm_problems,
+    scaling_policy_problems,
 )
 from inference_infra.components.fleet import ServedModel
 
 ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
 GROUP = "aws:autoscaling/group:Group"
 HOOK = "aws:autoscaling/lifecycleHook:LifecycleHook"
+POLICY = "aws:autoscaling/policy:Policy"
 
 MATH_ALARM = {
     "comparisonOperator": "LessThanThreshold",
@@ -60,6 +62,10 @@ def test_every_alarm_group_and_hook_of_every_plan_is_one_aws_accepts(plan_stack,
         assert group_problems(group.props) == [], group.name
     for hook in capture.of_type(HOOK):
         assert lifecycle_hook_problems(hook.props) == [], hook.name
+    policies = capture.of_type(POLICY)
+    assert policies
+    for policy in policies:
+        assert scaling_policy_problems(policy.props) == [], policy.name
 
 
 def test_prod_metric_math_alarms_return_exactly_one_query(plan_stack):
@@ -178,3 +184,47 @@ def test_fleet_rejects_more_alarm_topics_than_an_alarm_takes(harness, fleet_args
     topics = [f"arn:aws:sns:us-east-1:123456789012:oncall-{i}" for i in range(6)]
     with pytest.raises(InputError, match=r"alarm_actions .* must name at most 5 topics"):
         GpuFleet("pool", fleet_args(GpuFleetArgs, alarm_actions=topics))
+
+
+SHARE_POLICY = {
+    "policyType": "SimpleScaling",
+    "adjustmentType": "PercentChangeInCapacity",
+    "scalingAdjustment": -25,
+    "minAdjustmentMagnitude": 1,
+    "cooldown": 300,
+}
+
+
+def test_api_rules_accept_a_percent_scale_in_with_a_minimum_of_one_machine():
+    assert scaling_policy_problems(SHARE_POLICY) == []
+    one = {"policyType": "SimpleScaling", "adjustmentType": "ChangeInCapacity", "scalingAdjustment": -1}
+    assert scaling_policy_problems(one) == []
+
+
+def test_api_rules_rejects_min_adjustment_magnitude_without_a_percent_change():
+    problems = scaling_policy_problems({**SHARE_POLICY, "adjustmentType": "ChangeInCapacity"})
+    assert problems == ["minAdjustmentMagnitude is for PercentChangeInCapacity only, not 'ChangeInCapacity'"]
+
+
+def test_api_rules_rejects_simple_scaling_without_adjustment_and_a_percent_beyond_100():
+    missing = {k: v for k, v in SHARE_POLICY.items() if k != "scalingAdjustment"}
+    assert scaling_policy_problems(missing) == [
+        "scalingAdjustment None is required (a whole number) for SimpleScaling"
+    ]
+    assert scaling_policy_problems({**SHARE_POLICY, "scalingAdjustment": -120}) == [
+        "scalingAdjustment -120 must be -100..100 for PercentChangeInCapacity"
+    ]
+    assert scaling_policy_problems({**SHARE_POLICY, "minAdjustmentMagnitude": 0}) == [
+        "minAdjustmentMagnitude 0 must be at least 1"
+    ]
+
+
+def test_api_rules_rejects_cooldown_on_target_tracking():
+    tracking = {
+        "policyType": "TargetTrackingScaling",
+        "cooldown": 60,
+        "targetTrackingConfiguration": {"x": 1},
+    }
+    assert scaling_policy_problems(tracking) == [
+        "cooldown is for SimpleScaling only, not TargetTrackingScaling"
+    ]

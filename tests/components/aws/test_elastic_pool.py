@@ -96,13 +96,21 @@ def test_elastic_pool_lifecycle_hooks_on_launch_and_termination(plan_of, fleet_a
     assert drained["defaultResult"] == "CONTINUE"
 
 
-def test_elastic_pool_warm_pool_of_stopped_machines_with_weights_on_ebs(plan_of, fleet_args):
+def test_elastic_pool_has_no_warm_pool_by_default_when_a_restart_saves_under_half(plan_of, fleet_args):
+    # g6.xlarge: 15 GiB from S3 at 10 Gbit/s x 60%; a restart reads it back twice from gp3 at 1,000 MiB/s
+    # and skips the first boot: faster, but not half the cold start (fleet.elastic.WARM_POOL_MAX_START_SHARE)
     fleet = _fleet(fleet_args, root_volume_gib=150)
+    group = plan_of(fleet).one(GROUP).props
+    assert fleet.scaling_plan.warm_start_seconds < fleet.cold_start.seconds
+    assert fleet.scaling_plan.warm_pool_size == 0
+    assert "warmPool" not in group or not group["warmPool"]
+    assert any("not at most 50% of a cold start" in note for note in fleet.scaling_plan.notes)
+
+
+def test_elastic_pool_warm_pool_of_stopped_machines_with_weights_on_ebs(plan_of, fleet_args):
+    fleet = _fleet(fleet_args, root_volume_gib=150, elastic=ElasticArgs(warm_pool_size=3))
     capture = plan_of(fleet)
     plan = fleet.scaling_plan
-    # g6.xlarge: 15 GiB from S3 at 10 Gbit/s x 60% beats nothing; a restart reads it back twice from
-    # gp3 at 1,000 MiB/s and skips the first boot: faster, so the headroom max - min is kept warm.
-    assert plan.warm_start_seconds < fleet.cold_start.seconds
     assert plan.warm_pool_size == 3
     warm = capture.one(GROUP).props["warmPool"]
     assert warm == {
@@ -172,7 +180,7 @@ def test_elastic_pool_tracks_in_flight_requests_per_machine(plan_of, fleet_args)
     assert tracking["estimatedInstanceWarmup"] == fleet.scaling_plan.warmup_seconds
     config = tracking["targetTrackingConfiguration"]
     engines = fleet.engines
-    assert config["targetValue"] == pytest.approx(engines.engines * engines.max_num_seqs * 0.7)
+    assert config["targetValue"] == pytest.approx(engines.engines * engines.max_num_seqs * 0.6)
     assert config["disableScaleIn"] is True
     metric = config["customizedMetricSpecification"]
     assert (metric["namespace"], metric["metricName"], metric["statistic"]) == (
@@ -184,7 +192,7 @@ def test_elastic_pool_tracks_in_flight_requests_per_machine(plan_of, fleet_args)
 
 
 def test_elastic_pool_scales_in_one_machine_per_cooldown(plan_of, fleet_args):
-    fleet = _fleet(fleet_args, elastic=ElasticArgs(scale_in_cooldown_seconds=1200))
+    fleet = _fleet(fleet_args, elastic=ElasticArgs(scale_in_cooldown_seconds=1200, scale_in_share=0))
     capture = plan_of(fleet)
     scale_in = capture.one(POLICY, "llama-8b-scale-in").props
     assert (scale_in["policyType"], scale_in["scalingAdjustment"], scale_in["cooldown"]) == (
@@ -199,6 +207,33 @@ def test_elastic_pool_scales_in_one_machine_per_cooldown(plan_of, fleet_args):
     expression = next(q["expression"] for q in alarm["metricQueries"] if q["id"] == "e1")
     assert expression == scale_in_expression(fleet.scaling_plan.target_in_flight)[0]
     assert alarm["threshold"] == pytest.approx(fleet.scaling_plan.target_in_flight * 0.8, abs=0.01)
+
+
+def test_elastic_pool_scales_in_its_share_of_the_group_when_the_rest_would_stay_quiet(plan_of, fleet_args):
+    fleet = _fleet(fleet_args, elastic=ElasticArgs(scale_in_cooldown_seconds=300, scale_in_share=0.25))
+    capture = plan_of(fleet)
+    scale_in = capture.one(POLICY, "llama-8b-scale-in").props
+    assert {
+        k: scale_in.get(k) for k in ("policyType", "adjustmentType", "scalingAdjustment", "cooldown")
+    } == {
+        "policyType": "SimpleScaling",
+        "adjustmentType": "PercentChangeInCapacity",
+        "scalingAdjustment": -25,
+        "cooldown": 300,
+    }
+    assert scale_in["minAdjustmentMagnitude"] == 1  # at least one machine, as the replay's step
+    alarm = capture.one(ALARM, "llama-8b-low-load").props
+    expression = next(q["expression"] for q in alarm["metricQueries"] if q["id"] == "e1")
+    assert expression == scale_in_expression(fleet.scaling_plan.target_in_flight, percent=25)[0]
+    assert alarm["evaluationPeriods"] == 5
+
+
+def test_scale_in_expression_divides_the_load_by_the_machines_a_share_leaves():
+    expression, threshold = scale_in_expression(10.0, percent=25)
+    assert expression == (
+        "IF(m2 > 1, m1 * m2 / (m2 - IF(FLOOR(m2 * 0.25) > 1, FLOOR(m2 * 0.25), 1)), IF(m1 > 0, 10000, 0))"
+    )
+    assert threshold == 8.0
 
 
 def test_scale_in_expression_is_the_load_per_machine_with_one_fewer():
@@ -325,7 +360,9 @@ def test_elastic_inferentia_pool_is_a_group_too(plan_of, fleet_args):
     )
     group = plan_of(fleet).one(GROUP).props
     assert (group["minSize"], group["maxSize"]) == (1, 2)
-    assert fleet.scaling_plan.warm_pool_size == 1  # Neuron's minutes-long load: a restart is faster
+    # Neuron's minutes-long load: a restart is faster, but not half the cold start: no warm pool by default
+    assert fleet.scaling_plan.warm_pool_size == 0
+    assert fleet.scaling_plan.warm_start_seconds < fleet.cold_start.seconds
 
 
 # -- rejections ---------------------------------------------------------------------------------------------
@@ -452,7 +489,7 @@ SCHEDULE = "aws:autoscaling/schedule:Schedule"
 
 
 def test_elastic_pool_rolls_template_changes_with_an_instance_refresh(plan_of, fleet_args):
-    fleet = _fleet(fleet_args, root_volume_gib=150)
+    fleet = _fleet(fleet_args, root_volume_gib=150, elastic=ElasticArgs(warm_pool_size=3))
     group = plan_of(fleet).one(GROUP).props
     # group.go: a launch_template change always triggers the refresh (no triggers needed); preferences
     # min 0..100 and max 100..200, at most 100 apart: launch the replacement, then retire the old one.

@@ -474,3 +474,14 @@ def test_gpu_fleet_old_capacity_enum_still_orders_the_pool(plan_of, fleet_args):
     )
     capture = plan_of(GpuFleet("serving", args))
     assert sorted(i.props["tags"]["Purchase"] for i in capture.of_type(INSTANCE)) == ["on-demand", "spot"]
+
+
+@pytest.mark.parametrize("name", ["a b", "serving\nx", "llama%n"])
+def test_gpu_fleet_refuses_a_name_the_nodes_cannot_carry_once(fleet_args, name):
+    """#32 item 8: the plain-name check is the AWS profile's (input_problems): the fleet plans with its
+    own name and the name is one problem, whatever else the plan finds."""
+    with pytest.raises(InputError) as raised:
+        GpuFleet(name, fleet_args(GpuFleetArgs, spot=-1))
+    inputs = [p.input for p in raised.value.problems]
+    assert inputs.count("name") == 1
+    assert "spot" in inputs

@@ -175,7 +175,7 @@ def test_simulate_rejects_a_tpu_pool(capsys, trace):
         (["--pool", "x"], "--pool 'x' names a fleet of a stack: it needs --stack NAME"),
         (["--model", "llama-3.1-8b"], "missing --context, --concurrency, --peak"),
         ([*FLAGS[:-2], "--peak", "most"], "--peak 'most' must be a whole number of machines of at least 1"),
-        ([*FLAGS, "--scale-in-share", "2"], "--scale-in-share 2 must be 0..1"),
+        ([*FLAGS, "--scale-in-share", "2"], "--scale-in-share 2 must be a whole percent in 0..0.9"),
         ([*FLAGS, "--metric-lag", "-1"], "--metric-lag -1 must be 0..3600 seconds"),
         ([*FLAGS, "--interruptions-per-hour", "5"], "--interruptions-per-hour 5 must be 0..1"),
         (
@@ -340,13 +340,32 @@ def test_simulate_reads_a_program_pool_beside_stack_file_fleets_only_when_asked(
     assert json.loads(out)["scaling"]["min_size"] == 3
 
 
-def test_simulate_spot_purchase_replays_interruptions_at_the_band_rate(capsys, trace):
-    from inference_infra.components.simulate.spot import BANDS, DEFAULT_BAND, HOURS_PER_MONTH
+def test_simulate_spot_purchase_replays_interruptions_at_the_types_band_rate(capsys, trace):
+    from inference_infra.components.simulate.spot import BANDS, HOURS_PER_MONTH
 
     code, out, err = run(capsys, "simulate", "--trace", str(trace), *FLAGS, "--purchase", "spot", "--json")
     assert code == 0, err
     rate = json.loads(out)["scaling"]["interruptions_per_machine_hour"]
-    assert rate == BANDS[DEFAULT_BAND] / HOURS_PER_MONTH  # 15-20% a month: 0.175 / 720 per machine-hour
+    # g6e.xlarge: 5-10% in us-east-1, >20% in us-west-2 (the advisor copy); no region: the higher
+    assert rate == BANDS[">20%"] / HOURS_PER_MONTH
+    assert (
+        "Spot Instance Advisor band >20% for g6e.xlarge in us-west-2"
+        in json.loads(out)["scaling"]["interruption_basis"]
+    )
+    code, out, err = run(
+        capsys,
+        "simulate",
+        "--trace",
+        str(trace),
+        *FLAGS,
+        "--purchase",
+        "spot",
+        "--region",
+        "us-east-1",
+        "--json",
+    )
+    assert code == 0, err
+    assert json.loads(out)["scaling"]["interruptions_per_machine_hour"] == BANDS["5-10%"] / HOURS_PER_MONTH
     code, out, _ = run(
         capsys, "simulate", "--trace", str(trace), *FLAGS, "--interruptions-per-hour", "0.5", "--json"
     )

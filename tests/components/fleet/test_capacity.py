@@ -92,9 +92,17 @@ def test_capacity_problems_rejects_more_machines_than_the_bound() -> None:
 
 
 @pytest.mark.parametrize("name", ["reserved", "spot", "on_demand", "preemptible"])
-def test_capacity_problems_rejects_negative_counts(name: str) -> None:
-    problems = capacity_problems(Pool(**{name: -1}), supported=ALL)
-    assert (problems[0].input, problems[0].allowed) == (name, "must be 0 or more")
+def test_a_negative_count_is_check_types_problem_not_capacity_problems(name: str) -> None:
+    """#32 item 8: each count's floor is its arg(ge=0), checked by check_types (the fleet skeleton's step
+    0 and simulate run it first); capacity_problems no longer restates it."""
+    from inference_infra.components.validation import check_types
+
+    assert [(p.input, p.value, p.allowed) for p in check_types(Pool(**{name: -1}))] == [
+        (name, -1, "must be at least 0")
+    ]
+    assert not any(
+        p.allowed == "must be 0 or more" for p in capacity_problems(Pool(**{name: -1}), supported=ALL)
+    )
 
 
 def test_capacity_price_model_prices_every_mode() -> None:

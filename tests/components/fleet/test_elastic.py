@@ -49,9 +49,11 @@ def test_plan_scaling_defaults_on_known_answers(tpot_20ms: None) -> None:
     plan = _plan(ElasticArgs(), peak=8)
     # floor 25% of 8 = 2; max = peak; desired starts at the floor
     assert (plan.min_size, plan.max_size, plan.desired, plan.peak) == (2, 8, 2, 8)
-    # 2 engines x 16 sequences = 32 in flight per machine; 70% of it tracked
-    assert (plan.in_flight_per_machine, plan.target_in_flight) == (32, 22.4)
-    assert (plan.scale_out_cooldown_seconds, plan.scale_in_cooldown_seconds) == (60, 900)
+    # 2 engines x 16 sequences = 32 in flight per machine; 60% of it tracked
+    assert (plan.in_flight_per_machine, plan.target_in_flight) == (32, 19.2)
+    assert (plan.scale_out_cooldown_seconds, plan.scale_in_cooldown_seconds) == (60, 300)
+    # a quarter of the group a scale-in, after 5 quiet one-minute datapoints
+    assert (plan.scale_in_percent, plan.scale_in_datapoints) == (25, 5)
     # 4096 tokens x 20 ms = 81.92 s -> 82 + 30 s margin
     assert plan.deregistration_delay_seconds == 112
     assert plan.longest_generation_seconds == pytest.approx(81.92)
@@ -100,18 +102,24 @@ def test_plan_scaling_budget_below_the_floor_lowers_the_floor(tpot_20ms: None) -
     assert (plan.min_size, plan.max_size) == (3, 3)
 
 
-def test_plan_scaling_warm_pool_defaults_to_headroom_when_warm_beats_cold(tpot_20ms: None) -> None:
+def test_plan_scaling_warm_pool_defaults_to_headroom_when_a_warm_start_is_half_a_cold_one(
+    tpot_20ms: None,
+) -> None:
     # cold: boot 120 + 15 GiB from S3 at 0.5 GiB/s (30) + load 7.5 + warm-up 90 = 247.5 s; warm: boot 60
     # + 2 x 15 GiB from EBS at 0.1 GiB/s (300) + warm-up 90 = 450 s: no gain
     slow = _plan(ElasticArgs(), serving=_serving(fetch_gib_s=0.5), warm_read_gib_s=0.1)
     assert slow.warm_pool_size == 0
     assert any("no warm pool" in n for n in slow.notes)
-    # from S3 at 0.1 GiB/s (cold 120 + 150 + 7.5 + 90) vs EBS at 0.5 GiB/s: the headroom max - min = 6
-    fast = _plan(ElasticArgs(), serving=_serving(fetch_gib_s=0.1), warm_read_gib_s=0.5)
+    # from S3 at 0.1 GiB/s (cold 120 + 150 + 7.5 + 90 = 367.5 s) vs EBS at 0.5 GiB/s: warm = restart
+    # 60 + 2 x 15 / 0.5 + vLLM warm-up 90 = 210 s, faster but 57% of the cold start: no warm pool
+    faster = _plan(ElasticArgs(), serving=_serving(fetch_gib_s=0.1), warm_read_gib_s=0.5)
+    assert faster.warm_start_seconds == 210
+    assert faster.warm_pool_size == 0
+    assert any("not at most 50% of a cold start" in n for n in faster.notes)
+    # EBS at 1 GiB/s: 60 + 30 + 90 = 180 s, under half of 367.5 s: the headroom max - min = 6
+    fast = _plan(ElasticArgs(), serving=_serving(fetch_gib_s=0.1), warm_read_gib_s=1.0)
+    assert fast.warm_start_seconds == 180
     assert fast.warm_pool_size == 6
-    # warm start = restart 60 + 2 x 15 / 0.5 + vLLM warm-up 90
-    assert fast.warm_start_seconds == 210
-    assert fast.warm_start_seconds < fast.warmup_seconds
 
 
 def test_plan_scaling_warm_pool_zero_where_not_allowed(tpot_20ms: None) -> None:
@@ -156,21 +164,42 @@ def test_elastic_problems_rejects_min_above_the_peak() -> None:
 
 
 @pytest.mark.parametrize(
-    ("args", "key"),
+    ("args", "key", "value", "allowed"),
     [
-        (ElasticArgs(min_size=-1), "elastic.min_size"),
-        (ElasticArgs(max_size=0), "elastic.max_size"),
-        (ElasticArgs(floor_share=1.5), "elastic.floor_share"),
-        (ElasticArgs(target_utilisation=0), "elastic.target_utilisation"),
-        (ElasticArgs(target_utilisation=1.2), "elastic.target_utilisation"),
-        (ElasticArgs(scale_out_cooldown_seconds=-5), "elastic.scale_out_cooldown_seconds"),
-        (ElasticArgs(scale_in_cooldown_seconds=90000), "elastic.scale_in_cooldown_seconds"),
-        (ElasticArgs(warm_pool_size=-1), "elastic.warm_pool_size"),
-        (ElasticArgs(warm_pool_size=9), "elastic.warm_pool_size"),
+        (ElasticArgs(min_size=-1), "elastic.min_size", -1, "must be at least 0"),
+        (ElasticArgs(max_size=0), "elastic.max_size", 0, "must be at least 1"),
+        (ElasticArgs(floor_share=1.5), "elastic.floor_share", 1.5, "must be 0..1"),
+        (ElasticArgs(target_utilisation=0), "elastic.target_utilisation", 0, "must be at least 0.05"),
+        (ElasticArgs(target_utilisation=1.2), "elastic.target_utilisation", 1.2, "must be 0.05..1"),
+        (
+            ElasticArgs(scale_out_cooldown_seconds=-5),
+            "elastic.scale_out_cooldown_seconds",
+            -5,
+            "must be at least 0",
+        ),
+        (
+            ElasticArgs(scale_in_cooldown_seconds=90000),
+            "elastic.scale_in_cooldown_seconds",
+            90000,
+            "must be 0..86400",
+        ),
+        (ElasticArgs(warm_pool_size=-1), "elastic.warm_pool_size", -1, "must be at least 0"),
+        (ElasticArgs(scale_in_share=0.95), "elastic.scale_in_share", 0.95, "must be 0..0.9"),
+        (ElasticArgs(scale_in_share=-0.1), "elastic.scale_in_share", -0.1, "must be at least 0"),
     ],
 )
-def test_elastic_problems_rejects_out_of_range(args: ElasticArgs, key: str) -> None:
-    assert [p.input for p in elastic_problems(args, peak=4)] == [key]
+def test_elastic_bounds_are_check_types(args: ElasticArgs, key: str, value: object, allowed: str) -> None:
+    """#32 item 8: the fields' own bounds are their arg(ge=..., le=...), checked by check_types (the fleet
+    skeleton's step 0, simulate); elastic_problems keeps only what relates inputs to each other."""
+    from inference_infra.components.validation import check_types
+
+    assert [(p.input, p.value, p.allowed) for p in check_types(args, "elastic.")] == [(key, value, allowed)]
+
+
+def test_elastic_problems_rejects_a_warm_pool_above_the_room() -> None:
+    assert [p.input for p in elastic_problems(ElasticArgs(warm_pool_size=9), peak=4)] == [
+        "elastic.warm_pool_size"
+    ]
 
 
 def test_elastic_problems_rejects_no_peak() -> None:
@@ -182,7 +211,6 @@ def test_elastic_problems_rejects_no_peak() -> None:
     [
         (ScheduleArgs(time_zone="Mars/Olympus"), "elastic.schedule.time_zone"),
         (ScheduleArgs(time_zone="UTC", days="weekdays"), "elastic.schedule.days"),
-        (ScheduleArgs(time_zone="UTC", start_hour=24), "elastic.schedule.start_hour"),
         (ScheduleArgs(time_zone="UTC", start_hour=10, end_hour=9), "elastic.schedule.end_hour"),
         (ScheduleArgs(time_zone="UTC", off_hours_size=5), "elastic.schedule.off_hours_size"),
     ],
@@ -200,3 +228,40 @@ def test_fleet_common_args_has_elastic_off_by_default() -> None:
     fields = FleetCommonArgs.__dataclass_fields__
     assert fields["elastic"].default is None
     assert fields["elastic"].metadata["doc"]
+
+
+def test_plan_scaling_carries_the_scale_in_share_as_a_whole_percent(tpot_20ms: None) -> None:
+    plan = _plan(ElasticArgs(scale_in_share=0.25), peak=8)
+    assert (plan.scale_in_share, plan.scale_in_percent) == (0.25, 25)
+    assert "scale-in 25% a step" in plan.describe()
+    assert _plan(ElasticArgs(scale_in_share=0.0)).scale_in_percent == 0
+
+
+def test_elastic_problems_rejects_a_share_that_is_not_a_whole_percent() -> None:
+    (problem,) = elastic_problems(ElasticArgs(scale_in_share=0.255), peak=4)
+    assert problem.value == 0.255
+    assert "whole percent" in problem.allowed
+
+
+@pytest.mark.parametrize(
+    ("percent", "machines", "cloud", "step"),
+    [
+        (0, 10, "aws", 1),  # share 0: one machine
+        (25, 10, "aws", 2),  # PercentChangeInCapacity -2.5 rounds toward zero
+        (25, 3, "aws", 1),  # -0.75: MinAdjustmentMagnitude 1
+        (25, 10, "gcp", 3),  # maxScaledInReplicas 25% of 10 = 2.5, a remainder rounded up
+        (25, 3, "gcp", 1),
+        (90, 2, "gcp", 1),  # never the whole group
+        (90, 10, "aws", 9),
+        (50, 1, "aws", 1),  # the last machine (a scheduled pool may go to zero)
+        (50, 0, "gcp", 0),
+    ],
+)
+def test_scale_in_step_rounds_as_each_cloud_does(percent: int, machines: int, cloud: str, step: int) -> None:
+    assert el.scale_in_step(percent, machines, cloud=cloud) == step
+
+
+def test_elastic_problems_rejects_a_scale_in_share_not_in_whole_percent() -> None:
+    assert [p.input for p in elastic_problems(ElasticArgs(scale_in_share=0.255), peak=4)] == [
+        "elastic.scale_in_share"
+    ]

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -195,17 +196,12 @@ def test_the_reference_stack_plans_each_fleet_once(monkeypatch):
 
 
 def _elastic_aws_plan(**elastic):
-    from inference_infra.components.aws.fleet_args import GpuFleetArgs, S3Weights, plan_fleet
-    from inference_infra.components.aws.network_args import SubnetRef
-    from inference_infra.components.fleet import ElasticArgs, ServedModel
+    from inference_infra.components.aws.fleet_args import plan_fleet
+    from inference_infra.components.fleet import ElasticArgs
+    from tests.components.fleet.serving_fleets import aws_args
 
-    args = GpuFleetArgs(
-        instance_type="g6.xlarge",
-        vpc_id="vpc-0a",
-        subnets=[SubnetRef(id="subnet-0a", availability_zone="us-east-1a")],
-        on_demand=4,
-        model=ServedModel(name="llama-3.1-8b", context_tokens=4096, concurrency=4),
-        weights=S3Weights(bucket_name="acme-models", prefix="meta-llama/8b", manifest_sha256="ab" * 32),
+    args = replace(
+        aws_args(),
         elastic=ElasticArgs(**elastic),
         alarm_actions=["arn:aws:sns:us-east-1:123456789012:oncall"],
     )
@@ -256,6 +252,8 @@ def test_the_sha256_pattern_is_written_in_two_modules_only():
 
 # The steps every fleet shares: plan_fleet runs each of them; a profile contributes only its specifics.
 SHARED_STEPS = (
+    "type_problems",  # the inputs' types and bounds, floors too (check_types' words; #32 item 8)
+    "capacity_problems",  # the counts against the modes the target sells (#32 item 8)
     "served_model_problems",  # the served model's checks
     "choose_machine",  # the planner's pick or the configured machine's fit check
     "serving_port_problems",  # the port rules
@@ -282,7 +280,7 @@ def test_a_profile_has_no_method_named_like_a_shared_step(profile):
     own = {name for name in dir(profile) if not name.startswith("_")}
     named_like = set().union(*(_named_like_a_step(step) for step in SHARED_STEPS), {"plan", "plan_fleet"})
     assert own & named_like == set(), f"{profile.__name__} re-implements a shared step: {own & named_like}"
-    for method in ("capacity", "resolve", "reservation_problems", "weights", "input_problems", "boot"):
+    for method in ("capacity_offer", "resolve", "reservation_problems", "weights", "input_problems", "boot"):
         assert callable(getattr(profile, method)), f"{profile.__name__} lacks {method}"
 
 
@@ -304,10 +302,13 @@ def _count_shared_steps(monkeypatch) -> Counter:
     """Count every call of a shared step, wherever a module imported it from (but inside the steps)."""
     import sys
 
-    from inference_infra.components.fleet import elastic
+    from inference_infra.components import validation
+    from inference_infra.components.fleet import capacity, elastic
     from inference_infra.components.serving import model
 
     originals = {
+        "type_problems": validation.type_problems,
+        "capacity_problems": capacity.capacity_problems,
         "served_model_problems": model.served_model_problems,
         "choose_machine": model.choose_machine,
         "serving_port_problems": fleet_plan.serving_port_problems,
@@ -324,7 +325,7 @@ def _count_shared_steps(monkeypatch) -> Counter:
         return count
 
     # The defining modules keep their own: plan_serving checks its model itself, inside the step.
-    defining = {model.__name__, elastic.__name__}
+    defining = {model.__name__, elastic.__name__, validation.__name__, capacity.__name__}
     for module_name, module in list(sys.modules.items()):
         if not module_name.startswith("inference_infra.") or module_name in defining:
             continue
@@ -335,56 +336,13 @@ def _count_shared_steps(monkeypatch) -> Counter:
 
 
 def test_each_shared_step_runs_once_per_plan_on_every_target(monkeypatch):
-    from inference_infra.components.aws.fleet_args import GpuFleetArgs, S3Weights, plan_fleet
-    from inference_infra.components.aws.network_args import SubnetRef
-    from inference_infra.components.fleet import ElasticArgs, ServedModel
-    from inference_infra.components.gcp.gpu_fleet_args import GpuFleetArgs as GcpArgs
-    from inference_infra.components.gcp.tpu_vm_args import TpuVmArgs
-    from tests.components.gcp.helpers import pinned_weights
+    from inference_infra.components.aws.fleet_args import plan_fleet
+    from tests.components.fleet.serving_fleets import aws_args, gcp_args, tpu_args
 
-    llama = ServedModel(name="llama-3.1-8b", context_tokens=4096, concurrency=4)
-    qwen = ServedModel(name="qwen2.5-7b", context_tokens=8192, concurrency=32)
     plans = {
-        "aws-gpu": lambda: plan_fleet(
-            GPU_FLEET,
-            GpuFleetArgs(
-                instance_type="g6.xlarge",
-                vpc_id="vpc-0a",
-                subnets=[SubnetRef(id="subnet-0a", availability_zone="us-east-1a")],
-                on_demand=4,
-                model=llama,
-                weights=S3Weights(
-                    bucket_name="acme-models", prefix="meta-llama/8b", manifest_sha256="ab" * 32
-                ),
-                elastic=ElasticArgs(),
-            ),
-        ),
-        "gcp-gpu": lambda: plan_gpu_fleet(
-            "l4",
-            GcpArgs(
-                machine_type="g2-standard-8",
-                zone="us-central1-a",
-                subnetwork="projects/p-1234/regions/us-central1/subnetworks/gpu",
-                network="projects/p-1234/global/networks/gpu",
-                spot=4,
-                model=llama,
-                weights=pinned_weights("models", ["gs://models/llama-3.1-8b-instruct"]),
-                elastic=ElasticArgs(),
-            ),
-            project="p-1234",
-        ),
-        "gcp-tpu": lambda: plan_tpu_vm(
-            "t",
-            TpuVmArgs(
-                accelerator_type="v5litepod-8",
-                network="n",
-                subnetwork="s",
-                model=qwen,
-                weights=pinned_weights("models", ["gs://models/qwen2.5-7b"]),
-            ),
-            project="p-1234",
-            zone="us-central1-a",
-        ),
+        "aws-gpu": lambda: plan_fleet(GPU_FLEET, aws_args()),
+        "gcp-gpu": lambda: plan_gpu_fleet("l4", gcp_args(), project="p-1234"),
+        "gcp-tpu": lambda: plan_tpu_vm("t", tpu_args(zone=None), project="p-1234", zone="us-central1-a"),
     }
     calls = _count_shared_steps(monkeypatch)
     for target, plan_one in plans.items():

@@ -157,7 +157,7 @@ def test_gpu_fleet_elastic_scales_on_the_engines_running_and_waiting_requests(pl
     policy = policy_of(capture)
     plan = pool.scaling_plan
     assert (policy["minReplicas"], policy["maxReplicas"]) == (1, 4)  # ceil(4 x 0.25), the peak
-    assert plan.target_in_flight == pytest.approx(8 * 0.7)
+    assert plan.target_in_flight == pytest.approx(8 * 0.6)
     assert [m["name"] for m in policy["metrics"]] == [
         "prometheus.googleapis.com/vllm:num_requests_running/gauge",
         "prometheus.googleapis.com/vllm:num_requests_waiting/gauge",
@@ -183,11 +183,18 @@ def test_gpu_fleet_elastic_engine_metric_names_are_the_pinned_vllm_ones():
 
 
 def test_gpu_fleet_elastic_waits_a_cold_start_and_scales_in_one_vm_at_a_time(plan_of):
-    pool = GpuFleet("l4", fleet(elastic=ElasticArgs(scale_in_cooldown_seconds=1200)))
+    pool = GpuFleet("l4", fleet(elastic=ElasticArgs(scale_in_cooldown_seconds=1200, scale_in_share=0)))
     policy = policy_of(plan_of(pool))
     assert policy["cooldownPeriod"] == pool.serving.grace_seconds()
     assert policy["scaleInControl"] == {"maxScaledInReplicas": {"fixed": 1}, "timeWindowSec": 1200}
     assert policy["mode"] == "ON"
+
+
+def test_gpu_fleet_elastic_scales_in_its_share_of_the_group_per_window(plan_of):
+    # pulumi-gcp RegionAutoscalerAutoscalingPolicyScaleInControlMaxScaledInReplicas: fixed or percent
+    pool = GpuFleet("l4", fleet(elastic=ElasticArgs(scale_in_cooldown_seconds=300, scale_in_share=0.25)))
+    policy = policy_of(plan_of(pool))
+    assert policy["scaleInControl"] == {"maxScaledInReplicas": {"percent": 25}, "timeWindowSec": 300}
 
 
 def test_gpu_fleet_elastic_node_publishes_its_engines_load_through_the_ops_agent(plan_of):
@@ -229,7 +236,7 @@ def test_gpu_fleet_elastic_without_the_ops_agent_scales_on_load_balancer_utilisa
     capture = plan_of(pool)
     policy = policy_of(capture)
     assert "metrics" not in policy
-    assert policy["loadBalancingUtilization"] == {"target": 0.7}
+    assert policy["loadBalancingUtilization"] == {"target": 0.6}
     assert pool.scaling.rate_per_instance > 0
     assert any("load balancer's request rate" in m for _, m in capture.log)
     pool_of = pool.endpoint_pool()

@@ -210,7 +210,14 @@ def _broken(kind: str, path: tuple[Any, ...], value: Any) -> dict[str, Any]:
     return obj
 
 
-DELETE = object()
+class _Delete:
+    """The field is removed (a stable repr, so the test ids are the same in every xdist worker)."""
+
+    def __repr__(self) -> str:
+        return "DELETE"
+
+
+DELETE = _Delete()
 INVALID = [
     ("Deployment", ("spec", "template", "spec", "containers", 0, "gpus"), 1, "containers.0: Additional"),
     ("Service", ("spec", "ports", 0, "port"), "eight thousand", "spec.ports.0.port:"),

@@ -287,3 +287,126 @@ def test_the_weights_units_of_both_clouds_carry_the_node_sandbox():
     assert set(expected) <= set(weights)
     for lines in (prefetch, weights):
         assert [line for line in lines if line.startswith("ProtectSystem=")] == ["ProtectSystem=strict"]
+
+
+# -- the whole boot as one list (#32 item 2): built by node_boot, only rendered by the two renderers --------
+
+PIN = "ab" * 32
+
+
+def _aws_spec():
+    from inference_infra.components.aws import bootstrap as aws_boot
+
+    return aws_boot.NodeBootstrap(
+        accelerator=aws_boot.AcceleratorKind.NVIDIA,
+        region="us-east-1",
+        local_nvme_disks=2,
+        efs=aws_boot.EfsMount(file_system_id="fs-0123", access_point_id="fsap-0123"),
+        prefetch=aws_boot.ModelPrefetch(bucket="acme-models", prefix="m", directory="m", manifest_sha256=PIN),
+        image_mirrors={"nvcr.io": "123456789012.dkr.ecr.us-east-1.amazonaws.com/nvcr"},
+    )
+
+
+def _gcp_config():
+    from inference_infra.components.gcp import startup as gcp_boot
+
+    uri = "gs://models/a"
+    return gcp_boot.StartupConfig(
+        model_uris=(uri,),
+        manifest_sha256={uri: PIN},
+        local_ssd_count=2,
+        host_exporters=True,
+        gpu_exporter=True,
+        image_mirrors={"nvcr.io": "us-docker.pkg.dev/p/nvcr"},
+    )
+
+
+def test_the_aws_cloud_config_is_its_node_boot_and_nothing_else():
+    """Every write_files entry is a NodeFile of node_boot, every runcmd entry after the one package
+    install a BootStep, every fstab entry a mount, in the list's order."""
+    import yaml
+
+    from inference_infra.components.aws import bootstrap as aws_boot
+
+    spec = _aws_spec()
+    boot = aws_boot.node_boot(spec)
+    document = yaml.safe_load(aws_boot.render_user_data(spec))
+    assert [(f["path"], f["permissions"], f["content"]) for f in document["write_files"]] == [
+        (f.path, f.mode, f.text) for f in boot.files
+    ]
+    assert document["runcmd"] == [
+        [*aws_boot.DNF_INSTALL, *boot.packages],
+        *([str(w) for w in step.argv] for step in boot.steps),
+    ]
+    assert document["mounts"] == [list(m) for m in boot.mounts]
+    assert set(document) == {"package_update", "mounts", "write_files", "runcmd"}
+
+
+def test_the_gcp_script_is_its_node_boot_after_the_functions():
+    from inference_infra.components.gcp import startup as gcp_boot
+
+    config = _gcp_config()
+    boot = gcp_boot.node_boot(config)
+    script = gcp_boot.render_startup_script(config)
+    body = script.split("check_registry_auth() {", 1)[1].split("\n}\n", 1)[1].strip().splitlines()
+    expected = [gcp_boot.shell_line(s) for s in boot.prepare]
+    expected += [gcp_boot.write_file_line(f.path, f.mode, f.text) for f in boot.files]
+    expected += [gcp_boot.shell_line(s) for s in boot.steps]
+    assert body == [*expected, f'log "{boot.done}"']
+
+
+def test_one_node_file_more_is_one_entry_in_the_list_on_both_clouds():
+    """Adding a file to a node's boot is one NodeFile in the list (the renderers need no change)."""
+    import dataclasses
+
+    import yaml
+
+    from inference_infra.components.aws import bootstrap as aws_boot
+    from inference_infra.components.gcp import startup as gcp_boot
+    from inference_infra.components.serving.boot import NodeFile
+
+    extra = NodeFile("/etc/inference-infra/extra.json", '{"a": 1}\n', "0600")
+    aws = aws_boot.node_boot(_aws_spec())
+    document = yaml.safe_load(aws_boot.cloud_config(dataclasses.replace(aws, files=(*aws.files, extra))))
+    assert document["write_files"][-1] == {
+        "path": extra.path,
+        "owner": "root:root",
+        "permissions": "0600",
+        "content": extra.text,
+    }
+    config = _gcp_config()
+    gcp = gcp_boot.node_boot(config)
+    before = gcp_boot.startup_script(gcp, config)
+    after = gcp_boot.startup_script(dataclasses.replace(gcp, files=(*gcp.files, extra)), config)
+    added = [line for line in after.splitlines() if line not in before.splitlines()]
+    assert added == [gcp_boot.write_file_line(extra.path, extra.mode, extra.text)]
+
+
+def test_a_boot_step_is_one_quoted_shell_line():
+    from inference_infra.components.gcp.startup import shell_line
+    from inference_infra.components.serving.boot import BootStep, NodePath, exporter_step
+
+    assert (
+        shell_line(BootStep(("mkdir", "-p", NodePath("/var/lib/a b")))) == "mkdir -p \"$ROOT\"'/var/lib/a b'"
+    )
+    assert shell_line(BootStep(("start_weights", "/mnt/x; rm -rf /"))) == "start_weights '/mnt/x; rm -rf /'"
+    step = exporter_step("node-exporter", "quay.io/p/n@sha256:" + PIN, gpus=False, docker_config="/etc/d")
+    line = shell_line(step)
+    assert line.startswith("DOCKER_CONFIG=/etc/d docker run ")
+    assert line.endswith(' >/dev/null || log "warning: node-exporter did not start"')
+    with pytest.raises(ValueError, match="log text"):
+        shell_line(BootStep(("true",), warning='done" ; reboot ; "'))
+
+
+def test_cloud_init_runs_a_step_as_a_list_of_words():
+    from inference_infra.components.aws.bootstrap import _argv
+    from inference_infra.components.serving.boot import BootStep, NodePath
+
+    assert _argv(BootStep(("mkdir", "-p", NodePath("/var/lib/x")))) == ["mkdir", "-p", "/var/lib/x"]
+    assert type(_argv(BootStep((NodePath("/x"),)))[0]) is str  # yaml's safe dumper writes str only
+    assert _argv(BootStep(("docker", "run"), environment={"DOCKER_CONFIG": "/etc/d"})) == [
+        "env",
+        "DOCKER_CONFIG=/etc/d",
+        "docker",
+        "run",
+    ]

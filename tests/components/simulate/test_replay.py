@@ -403,3 +403,27 @@ def test_replay_spot_interruptions_requeue_the_drained_requests_and_replace_the_
     assert a["ttft"]["requeued"] >= 1
     assert a["scale"]["cold_launches"] >= a["scale"]["interruptions"]
     assert a["ttft"]["unserved"] == 0
+
+
+def test_replay_aws_scale_in_step_is_all_or_nothing_as_the_rendered_alarm():
+    # 20 in flight (2/s x 10 s) on 6 machines; quiet under 0.8 x 7 = 5.6 per machine left.
+    rows = steady(2, 0, 5400)
+    one = replay(Trace.of(rows), pool(), scaler(6))
+    half = replay(Trace.of(rows), pool(), scaler(6, scale_in_share=0.5))
+    # one machine a step: 20/5 and 20/4 are quiet, 20/3 is not: the pool settles at 4
+    assert one.as_json()["scale"]["min_machines"] == 4
+    # half of six leaves 3 (20/3 = 6.7 per machine): the alarm never fires, the pool stays at 6
+    assert half.as_json()["scale"]["min_machines"] == 6
+    assert half.scale_ins == 0
+
+
+def test_replay_gcp_scale_in_step_rounds_the_share_up():
+    # 40 in flight on 6 VMs, then 5: the recommendation drops to 1; 25% of 6 is 1.5, so 2 VMs a window
+    rows = steady(4, 0, 600) + steady(0.5, 600, 4200)
+    down = replay(
+        Trace.of(rows), pool(scale_in_cooldown_seconds=60), scaler(6, cloud="gcp", scale_in_share=0.25)
+    )
+    serving = [m.serving_machine_s / 60 for m in down.timeline]
+    steps = [serving[k - 1] - serving[k] for k in range(1, len(serving)) if serving[k] < serving[k - 1]]
+    assert steps[0] == 2  # ceil(0.25 x 6)
+    assert min(serving) == 1
