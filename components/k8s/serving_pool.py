@@ -13,8 +13,9 @@ plain objects, and this component registers them, all inputs checked first. Per 
   PodDisruptionBudget, a ClusterIP Service, a NetworkPolicy; an HTTPRoute with a gateway, a KEDA
   ScaledObject when elastic, a PodMonitor with a Prometheus, a read-only PV/PVC with a cache.
 
-The node capacity the pods land on is not here: components/k8s/node_capacity*.py builds it with the
-labels and taints of components/k8s/scheduling.py.
+With `nodes` the pool also makes the node capacity its pods land on (pool_nodes.py: EKS node groups,
+a Karpenter NodePool or GKE node pools from its plan's machine and counts), built by
+components/k8s/node_capacity*.py with the labels and taints of components/k8s/scheduling.py.
 """
 
 from __future__ import annotations
