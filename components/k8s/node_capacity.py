@@ -165,7 +165,11 @@ class EksNodeGroups(pulumi.ComponentResource):
                 taints=taints,
                 update_config={"max_unavailable": 1},
                 tags={"inference-infra.dev/pool": args.pool},
-                opts=child,
+                # A group that scales (min < max) has its desired size set by the cluster's autoscaler
+                # after creation; `pulumi up` must not reset it to the configured size.
+                opts=pulumi.ResourceOptions(
+                    parent=self, ignore_changes=["scalingConfig.desiredSize"] if low < high else None
+                ),
             )
             groups.append(group)
         self.node_groups = groups

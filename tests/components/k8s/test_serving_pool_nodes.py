@@ -76,13 +76,26 @@ def test_eks_pool_makes_node_groups_of_its_pick_and_counts(plan_of):
         assert all(group["labels"][k] == v for k, v in pod["nodeSelector"].items())
 
 
-def test_elastic_eks_pool_groups_scale_down_to_the_plans_floor(plan_of):
+def test_elastic_eks_pool_groups_scale_down_to_the_plans_floor(plan_of, monkeypatch):
+    import pulumi_aws as aws
+
+    seen = []
+    real = aws.eks.NodeGroup
+
+    def spy(name, *args, opts=None, **kwargs):  # the options the engine gets with the group
+        seen.append(opts)
+        return real(name, *args, opts=opts, **kwargs)
+
+    monkeypatch.setattr(aws.eks, "NodeGroup", spy)
     pool = KubernetesServingPool("llama", replace(EKS_ELASTIC, nodes=EKS_NODES))
     capture = plan_of()
     (group,) = capture.of_type(NODE_GROUP)
     floor = min(pool.plan.scaling.min_size, pool.plan.scaling.schedule.off_hours_size)
     assert floor == 0  # a dev pool with a schedule sleeps outside working hours
     assert group.props["scalingConfig"] == {"minSize": 0, "desiredSize": 2, "maxSize": 2}
+    # the cluster's autoscaler owns the desired size after creation: `pulumi up` leaves it alone
+    (opts,) = seen
+    assert opts.ignore_changes == ["scalingConfig.desiredSize"]
 
 
 def test_karpenter_pool_nodepool_has_its_pick_capacity_types_and_limit(plan_of):
