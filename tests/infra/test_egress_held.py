@@ -60,6 +60,8 @@ def _pulled_images(capture) -> dict[str, set[str]]:
     """Every image each launch template's boot runs (as mirrored), by template."""
     found: dict[str, set[str]] = {}
     for template in capture.of_type("aws:ec2/launchTemplate:LaunchTemplate"):
+        if "inference-infra:k8s:EksNodeGroups$" in template.urn:
+            continue  # no user data: EKS's AMI boots node group nodes (nodeadm)
         config = yaml.safe_load(decode_user_data(template.props["userData"]))
         for command in config.get("runcmd", []):
             if isinstance(command, list) and command[:2] == ["docker", "run"]:

@@ -72,7 +72,7 @@ def test_prod_endpoint_routes_8b_and_70b_by_host_and_mistral_by_header(plan_stac
 
 def test_prod_plan_notes_cold_start_per_serving_fleet(plan_stack):
     notes = [n for n in plan_stack("prod").notes() if n.startswith("cold start of ")]
-    assert len(notes) == 7  # 4 AWS pools, 2 GCP GPU fleets, 1 TPU VM
+    assert len(notes) == 8  # 4 AWS pools, 2 GCP GPU fleets, 1 TPU VM, 1 Kubernetes pool
     assert all("GiB" in n and "health-check grace" in n for n in notes)
 
 

@@ -83,6 +83,9 @@ def test_prod_pool_is_scraped_and_priced_by_the_stacks_prometheus(plan_stack):
     )
     assert engine["image"].startswith("123456789012.dkr.ecr.us-east-1.amazonaws.com/docker-hub/vllm/")
     assert "@sha256:" in engine["image"]
+    # and the stack creates that mirror's repository (no node may create one)
+    repository = engine["image"].split("/", 1)[1].split("@")[0].split(":")[0]
+    assert repository in {r.props["name"] for r in capture.of_type("aws:ecr/repository:Repository")}
 
 
 def test_every_kubernetes_object_of_the_prod_plan_passes_validation(plan_stack):

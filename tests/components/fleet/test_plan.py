@@ -184,7 +184,7 @@ def test_the_reference_stack_plans_each_fleet_once(monkeypatch):
         config = yaml.safe_load((REPO / f"Pulumi.{stack}.yaml").read_text())["config"]
         fleets = [
             f["name"]
-            for key in ("awsGpuFleets", "awsInferentiaFleets", "gcpGpuFleets", "tpuVms")
+            for key in ("awsGpuFleets", "awsInferentiaFleets", "gcpGpuFleets", "tpuVms", "kubernetesPools")
             for f in config.get(f"inference-infra:{key}", [])
         ]
         assert fleets, stack
