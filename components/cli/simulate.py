@@ -553,6 +553,8 @@ _PROGRAM_FLEETS = (
     "inference-infra:aws:GpuFleet",
     "inference-infra:aws:InferentiaFleet",
     "inference-infra:gcp:GpuFleet",
+    # a Kubernetes pool hands over the same: scaling_plan, serving, instance_type (its plan's machine)
+    "inference-infra:k8s:KubernetesServingPool",
 )
 
 

@@ -311,6 +311,49 @@ def test_simulate_replays_a_pool_a_python_program_defines(capsys, trace, pulumi_
     assert json.loads(out)["scaling"]["min_size"] == 4
 
 
+K8S_PROGRAM = """
+from inference_infra.components.aws import S3Weights
+from inference_infra.components.catalog import Cloud
+from inference_infra.components.fleet import ElasticArgs, ServedModel
+from inference_infra.components.k8s import KubernetesServingPool, KubernetesServingPoolArgs
+from inference_infra.components.k8s.serving_pool_args import KubernetesCluster, PrometheusRef
+
+KubernetesServingPool(
+    "chat",
+    KubernetesServingPoolArgs(
+        cluster=KubernetesCluster(
+            cloud=Cloud.AWS,
+            oidc_provider_arn="arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/AB12",
+        ),
+        machine="g6e.xlarge",
+        on_demand=6,
+        model=ServedModel(name="llama-3.1-8b", context_tokens=8192, concurrency=16),
+        weights=S3Weights(bucket_name="acme-models", prefix="meta-llama/8b", manifest_sha256="ab" * 32),
+        api_key_secret="arn:aws:secretsmanager:us-east-1:123456789012:secret:chat-AbCdEf",
+        prometheus=PrometheusRef(release="gpu-obs-kps"),
+        environment="prod",
+        elastic=ElasticArgs(min_size=2, target_utilisation=0.5),
+    ),
+)
+"""
+
+
+def test_simulate_replays_a_kubernetes_pool_a_program_defines_on_its_nodes(capsys, trace, pulumi_project):
+    root = pulumi_project(K8S_PROGRAM, {"dev": "config:\n  aws:region: us-east-1\n"})
+    code, out, err = run(
+        capsys, "simulate", "--trace", str(trace), "--cwd", str(root), "--stack", "dev", "--pool", "chat",
+        "--kubernetes", "cluster-autoscaler", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    doc = json.loads(out)
+    # the pool's own plan: min 2 as given, its peak of 6, 16 x 0.5 in flight per machine
+    scaling = doc["scaling"]
+    assert (scaling["min_size"], scaling["max_size"]) == (2, 6)
+    assert scaling["target_in_flight"] == 8.0
+    assert doc["machine"] == "g6e.xlarge"
+    assert doc["kubernetes"]["node_starts"] >= 1  # replayed on nodes: pods wait for a node to start
+
+
 def test_simulate_rejects_a_pool_the_program_does_not_register(capsys, trace, pulumi_project):
     root = pulumi_project(PROGRAM, {"dev": "config:\n  aws:region: us-east-1\n"})
     code, _, err = run(
