@@ -107,27 +107,24 @@ class PoolGkeNodePools:
 
 PoolNodes = PoolEksNodeGroups | PoolKarpenterNodes | PoolGkeNodePools
 
-# A GKE TPU machine type per catalog slice prefix: (GKE machine family, slice-name units per chip), the
-# inverse of components/resources/gke.py's reading (ct5lp-hightpu-4t runs v5litepod-4; v5p and v4 name
-# a slice by TensorCores, two a chip). GKE docs "Plan TPUs in GKE", machine types table, read 2026-12-02.
-_GKE_TPU_MACHINES = {
-    "v5litepod": ("ct5lp-hightpu", 1),
-    "v5p": ("ct5p-hightpu", 2),
-    "v6e": ("ct6e-standard", 1),
-    "v4": ("ct4p-hightpu", 2),
-}
-
 
 def gke_tpu_machine(tpu_slice: str) -> tuple[str, str | None] | None:
     """'v5litepod-4' -> ('ct5lp-hightpu-4t', '2x2'): GKE's machine type and topology of a one-host slice
     of the catalog; None for a slice that is not one host of a GKE TPU machine family."""
+    # The inverse of the GKE reader's table (components/resources/gke.py: ct5lp-hightpu-4t runs
+    # v5litepod-4; v5p and v4 name a slice by TensorCores, two a chip), so the node pool a pool makes
+    # reads back as the slice it planned.
+    from inference_infra.components.resources.gke import gke_tpu_slice, gke_tpu_units
+
     prefix, _, size = tpu_slice.rpartition("-")
     found = find_instance_type(tpu_slice, Cloud.GCP)
-    if prefix not in _GKE_TPU_MACHINES or not size.isdigit() or found is None or found.hosts != 1:
+    if not size.isdigit() or found is None or found.hosts != 1:
         return None
-    family, units = _GKE_TPU_MACHINES[prefix]
-    chips = int(size) // units
-    return f"{family}-{chips}t", found.tpu_topology
+    for family, (slice_prefix, units) in gke_tpu_units().items():
+        machine = f"{family}-{int(size) // units}t"
+        if slice_prefix == prefix and gke_tpu_slice(machine) == tpu_slice:
+            return machine, found.tpu_topology
+    return None
 
 
 # Reserved first (billed anyway), then spot, then on-demand: the order a plan fills its counts in.

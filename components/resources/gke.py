@@ -28,6 +28,11 @@ _GKE_TPU = {
 }
 
 
+def gke_tpu_units() -> Mapping[str, tuple[str, int]]:
+    """GKE TPU machine families -> (catalog slice prefix, slice-name units per chip)."""
+    return dict(_GKE_TPU)
+
+
 def gke_tpu_slice(machine_type: str) -> str | None:
     """'ct5lp-hightpu-4t' -> 'v5litepod-4': the catalog slice with a node's chips."""
     head, _, chips = machine_type.rpartition("-")

@@ -138,6 +138,8 @@ def test_gke_tpu_pool_maps_its_planned_slice_to_gkes_machine_type_and_topology(p
         ("v5litepod-4", ("ct5lp-hightpu-4t", "2x2")),
         ("v5litepod-8", ("ct5lp-hightpu-8t", "2x4")),
         ("v6e-4", ("ct6e-standard-4t", "2x2")),
+        ("v5p-8", ("ct5p-hightpu-4t", "2x2x1")),  # v5p names slices by TensorCores: 8 = 4 chips
+        ("v4-8", ("ct4p-hightpu-4t", "2x2x1")),
         ("v5litepod-16", None),  # four hosts: not a one-host machine
     ],
 )
