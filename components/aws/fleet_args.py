@@ -572,7 +572,8 @@ def elastic_fleet_problems(kind: FleetKind, args: FleetArgs, plan: FleetPlan) ->
     if elastic is None:
         return []
     counts = plan.counts
-    problems = elastic_problems(elastic, peak=counts.total)
+    # a refused count already has its problem: the pool is not sized from the machines it did not plan
+    problems = [] if plan.capacity_refused else elastic_problems(elastic, peak=counts.total)
     if args.budget_hourly_usd is not None and args.budget_hourly_usd <= 0:
         problems.append(Problem("budget_hourly_usd", args.budget_hourly_usd, "must be more than 0"))
     if args.model is None or plan.serving is None or args.engines is not None:

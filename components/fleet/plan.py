@@ -84,6 +84,7 @@ class FleetPlan:
     node_problems: tuple[Problem, ...] = field(
         default=(), repr=False
     )  # the serving's own (GCP's NodeServing)
+    capacity_refused: bool = False  # step 1 refused the counts: no machines planned, no pool sized from them
 
     @property
     def mode(self) -> CapacityMode:
@@ -325,6 +326,7 @@ def plan_fleet(name: str, args: Any, profile: FleetProfile) -> FleetPlan:
     counts, found = CapacityCounts(), []
     if not refused & CAPACITY_INPUTS:
         counts, found = _capacity(profile.capacity_offer(args))
+    capacity_refused = bool(found) or bool(refused & CAPACITY_INPUTS)
     problems += found
     # 2. the served model, once
     model_problems: list[Problem] = [p for p in floors if p.input.startswith("model.")]
@@ -378,6 +380,7 @@ def plan_fleet(name: str, args: Any, profile: FleetProfile) -> FleetPlan:
         resolution=resolution,
         planned=planned,
         default_mode=profile.default_mode,
+        capacity_refused=capacity_refused,
     )
     # 7. the target's remaining checks, the scaling (plan_scaling) and the node boot
     problems += profile.checks(name, args, plan)

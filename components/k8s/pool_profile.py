@@ -29,7 +29,6 @@ from inference_infra.components.fleet import (
     CapacityCounts,
     CapacityMode,
     FleetServing,
-    capacity_problems,
     elastic_problems,
 )
 from inference_infra.components.fleet import plan as fleet_plan
@@ -45,7 +44,6 @@ from inference_infra.components.k8s.serving_pool_args import (
 )
 from inference_infra.components.serving.cold_start import WeightSource
 from inference_infra.components.tagging import is_production, registered_cost_tags
-from inference_infra.components.validation import blocking_problems
 
 # The modes a cluster's node capacity is bought in (EKS managed node groups and Karpenter: on-demand,
 # spot, capacity reservations; GKE node pools: on-demand, spot, reservations). GKE's older preemptible
@@ -119,15 +117,13 @@ class KubernetesPoolProfile:
     def subject(self, name: str) -> str:
         return f"Kubernetes pool {name!r}"
 
-    def floor_problems(self, args: KubernetesServingPoolArgs) -> list[Problem]:
-        return blocking_problems(args)
-
     def input_problems(self, name: str, args: KubernetesServingPoolArgs, zone: str | None) -> list[Problem]:
         return serving_pool_problems(name, args)
 
-    def capacity(self, args: KubernetesServingPoolArgs) -> tuple[CapacityCounts, list[Problem]]:
-        problems = capacity_problems(args, supported=K8S_CAPACITY_MODES, why_not=K8S_WHY_NOT)
-        return (args.counts(args.reserved)[0] if not problems else CapacityCounts()), problems
+    def capacity_offer(self, args: KubernetesServingPoolArgs) -> fleet_plan.CapacityOffer:
+        return fleet_plan.CapacityOffer(
+            inputs=args, supported=K8S_CAPACITY_MODES, why_not=K8S_WHY_NOT, reservation_slots=args.reserved
+        )
 
     def machine_query(
         self, args: KubernetesServingPoolArgs, counts: CapacityCounts, zone: str | None
@@ -191,7 +187,8 @@ class KubernetesPoolProfile:
         if args.elastic is None:
             return problems
         elastic = args.elastic
-        problems += elastic_problems(elastic, peak=plan.counts.total)
+        if not plan.capacity_refused:  # a refused count already has its problem
+            problems += elastic_problems(elastic, peak=plan.counts.total)
         if elastic.warm_pool_size:
             problems.append(
                 Problem(
@@ -300,7 +297,7 @@ def plan_pool(name: str, args: KubernetesServingPoolArgs) -> FleetPlan:
 
 def profile_of(args: KubernetesServingPoolArgs) -> KubernetesPoolProfile:
     """The profile of the args' cloud and accelerator. With a cluster or accelerator of the wrong type,
-    any profile: the skeleton's first step (floor_problems, check_types) stops on the bad input."""
+    any profile: the skeleton's first step (type_problems, check_types) stops on the bad input."""
     try:
         return KubernetesPoolProfile(args.target, _weight_source(args))
     except (AttributeError, KeyError, TypeError):
