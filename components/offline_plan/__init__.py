@@ -17,10 +17,16 @@ from typing import Any
 
 from inference_infra.components.errors import ConfigError, InputError, did_you_mean
 from inference_infra.components.offline_plan.model import Capture, CapturedResource, scrub
-from inference_infra.components.offline_plan.policy import PolicyReport, evaluate_packs, prepare_pack
+from inference_infra.components.offline_plan.policy import (
+    PolicyReport,
+    evaluate_packs,
+    pack_allowed,
+    prepare_pack,
+)
 from inference_infra.components.offline_plan.pricing import price_capture
 from inference_infra.components.offline_plan.project import Project, load_project, load_stack, stack_name
 from inference_infra.components.offline_plan.report import PlanResult, render_table
+from inference_infra.components.planner.allowed import stack_pack_config
 from inference_infra.components.pricing import CostReport
 
 __all__ = [
@@ -73,7 +79,8 @@ def plan(
     stack = stack_name(project, stack)  # org/name and org/project/name as Pulumi takes them
     runs = pair_policy_configs(project, stack, packs, configs)
     prepared = [prepare_pack(pack, config) for pack, config in runs]  # a bad config fails before the program
-    capture = _capture(project, stack)
+    with stack_pack_config(pack_allowed(prepared)):  # the fleets' picks keep to the stack's own gate
+        capture = _capture(project, stack)
     return PlanResult(capture, price_capture(capture), evaluate_packs(capture, runs, prepared))
 
 

@@ -5,11 +5,18 @@ types (`allowedTypes`), with `@one-accelerator` standing for every catalog type 
 accelerator; the "*" entry covers every other environment. Its default (`DEFAULT_ALLOWED_TYPES`)
 allows everything in production and one-accelerator machines elsewhere. The planner picks among the
 machines the same config allows, so a default pick does not fail the default gate.
+
+A stack's own pack config may override `allowedTypes` (and name the stack's `environment`): the
+offline plan reads it (`--policy-config`, else the project pack's `config/<stack>.json`) before the
+program runs and holds it here for the program's run (`stack_pack_config`), so the fleets' picks keep
+to the types the stack's own gate allows, not the default's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import cache
 
@@ -67,3 +74,35 @@ def describe_patterns(patterns: Sequence[str]) -> str:
 def allowed(name: str, patterns: Sequence[str]) -> bool:
     """Whether a catalog machine type is among the patterns."""
     return any(allows(p, name) for p in patterns)
+
+
+@dataclass(frozen=True)
+class PackAllowed:
+    """allowed-accelerator-types' settings in the stack's own pack config."""
+
+    allowed_types: Mapping[str, tuple[str, ...]]
+    environment: str | None  # the config's `environment`; None: each resource's Environment tag decides
+    source: str  # the config file it came from, or "(defaults)"
+
+    @property
+    def is_default(self) -> bool:
+        return dict(self.allowed_types) == dict(DEFAULT_ALLOWED_TYPES)
+
+
+_STACK_PACK: PackAllowed | None = None
+
+
+@contextmanager
+def stack_pack_config(found: PackAllowed | None) -> Iterator[None]:
+    """Hold the stack's allowed-accelerator-types settings while its program runs (the offline plan)."""
+    global _STACK_PACK
+    before, _STACK_PACK = _STACK_PACK, found
+    try:
+        yield
+    finally:
+        _STACK_PACK = before
+
+
+def stack_pack_allowed() -> PackAllowed | None:
+    """The settings `stack_pack_config` holds for the running program, or None (the pack's defaults)."""
+    return _STACK_PACK
