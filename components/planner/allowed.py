@@ -103,6 +103,28 @@ def stack_pack_config(found: PackAllowed | None) -> Iterator[None]:
         _STACK_PACK = before
 
 
+def pack_config_allowed(config: object, source: str) -> PackAllowed | None:
+    """allowed-accelerator-types' settings from a pack config's JSON (`{"allowed-accelerator-types":
+    {"allowedTypes": ..., "environment": ...}}`), over the policy's defaults; None when the config
+    disables the policy or its settings are not the shape the policy's schema takes (the pack's own
+    check of the config says so)."""
+    entry = config.get("allowed-accelerator-types") if isinstance(config, Mapping) else None
+    if entry == "disabled" or (isinstance(entry, Mapping) and entry.get("enforcementLevel") == "disabled"):
+        return None
+    entry = entry if isinstance(entry, Mapping) else {}
+    table = entry.get("allowedTypes", DEFAULT_ALLOWED_TYPES)
+    if not isinstance(table, Mapping) or not all(
+        isinstance(v, list | tuple) and all(isinstance(p, str) for p in v) for v in table.values()
+    ):
+        return None
+    environment = entry.get("environment")
+    return PackAllowed(
+        allowed_types={str(k): tuple(v) for k, v in table.items()},
+        environment=environment if isinstance(environment, str) and environment else None,
+        source=source,
+    )
+
+
 def stack_pack_allowed() -> PackAllowed | None:
     """The settings `stack_pack_config` holds for the running program, or None (the pack's defaults)."""
     return _STACK_PACK

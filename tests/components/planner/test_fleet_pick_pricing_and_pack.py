@@ -13,7 +13,12 @@ from inference_infra.components.fleet.capacity import CapacityCounts
 from inference_infra.components.fleet.plan import spot_share
 from inference_infra.components.offline_plan import plan
 from inference_infra.components.planner import Traffic, choose_instance_type, size
-from inference_infra.components.planner.allowed import PackAllowed, stack_pack_allowed, stack_pack_config
+from inference_infra.components.planner.allowed import (
+    PackAllowed,
+    pack_config_allowed,
+    stack_pack_allowed,
+    stack_pack_config,
+)
 
 REPO_POLICY = Path(__file__).resolve().parents[3] / "policy"
 TRAFFIC = Traffic(context_tokens=8192, concurrency=16)
@@ -134,3 +139,18 @@ def test_the_stack_pack_config_is_held_only_while_the_program_runs():
     assert stack_pack_allowed() is None
     assert not held.is_default
     assert PackAllowed({"@production": ("*",), "*": ("@one-accelerator",)}, None, "(defaults)").is_default
+
+
+def test_a_pack_config_file_is_read_as_the_policy_reads_it():
+    # What the reference stack reads under `pulumi up` (policy/config/<stack>.json beside Pulumi.yaml).
+    found = pack_config_allowed(
+        {"allowed-accelerator-types": {"environment": "dev", "allowedTypes": {"dev": ["g5.*"]}}}, "dev.json"
+    )
+    assert found == PackAllowed({"dev": ("g5.*",)}, "dev", "dev.json")
+    defaults = pack_config_allowed({"required-cost-tags": {}}, "x.json")
+    assert defaults is not None
+    assert defaults.is_default
+    assert defaults.environment is None
+    assert pack_config_allowed({"allowed-accelerator-types": "disabled"}, "x.json") is None
+    assert pack_config_allowed({"allowed-accelerator-types": {"enforcementLevel": "disabled"}}, "x") is None
+    assert pack_config_allowed({"allowed-accelerator-types": {"allowedTypes": ["g5.*"]}}, "x") is None
