@@ -162,7 +162,8 @@ class FleetArgs(FleetCommonArgs):
     instance_type: str | None = arg(
         None,
         "Catalog instance type. Omit it and set model to let the capacity planner choose (at spot prices "
-        "for a spot-only pool); with both, the planner checks that the model fits.",
+        "for a spot-only pool, at the blended rate for one mixing spot with other modes); with both, the "
+        "planner checks that the model fits.",
     )
     vpc_id: pulumi.Input[str] = arg(doc="The VPC the pool runs in.", stack=False)
     subnets: Sequence[SubnetRef] = arg(

@@ -303,6 +303,16 @@ def given_engine_problems(args: Any, weights_rule: str | None) -> list[Problem]:
     return problems
 
 
+def spot_share(counts: CapacityCounts) -> float | None:
+    """The share of a mixed fleet's machines priced at the spot rate (spot and preemptible), for the
+    planner to rank machines at the fleet's blended rate; None unless spot mixes with another mode
+    (on-demand, reserved: the plan's cost table prices those at the on-demand rate)."""
+    spare = counts.spot + counts.preemptible
+    if counts.total == 0 or spare in (0, counts.total):
+        return None
+    return spare / counts.total
+
+
 def plan_fleet(name: str, args: Any, profile: FleetProfile) -> FleetPlan:
     """The one planning skeleton of every fleet (see the module docstring): `profile` is the target's."""
     zone = profile.zone(args)
@@ -348,6 +358,7 @@ def plan_fleet(name: str, args: Any, profile: FleetProfile) -> FleetPlan:
             machine_key=profile.machine_key,
             model_key="model",
             region=query.region,
+            spot_share=spot_share(counts),
         )
         problems += resolution.problems
         planned = resolution.choice is not None
