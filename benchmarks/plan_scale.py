@@ -14,7 +14,11 @@ starts): a trivial program (one bucket), the reference prod and dev stacks, and 
 GPU instances carry long startup scripts (a 22,000-character base64 line each, as the GCP fleets
 render their bundles); each with milliseconds per resource beyond the trivial program's plan (the
 start-up every plan pays: the runtime, the policy pack, pricing). Target: 10 ms per resource or less
-for each (issue #35).
+for each (issue #35). Three CPU figures per resource: the first plan in a fresh interpreter as a
+user runs it (the provider modules the program uses, e.g. pulumi_gcp.compute, load on first use
+inside it); the first plan with those modules loaded beforehand and timed apart (a cost per
+program, whatever its size: they are listed by a first run in another process); a second plan in
+the same process (every kept scan result dropped).
 
 Run: .venv/bin/python benchmarks/plan_scale.py            (everything)
      .venv/bin/python benchmarks/plan_scale.py stacks     (the side-by-side section only)
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import random
 import subprocess
 import sys
@@ -204,91 +209,172 @@ def write_program(root: Path, program: str, stack: str, config: str) -> None:
     (root / f"Pulumi.{stack}.yaml").write_text(config)
 
 
-STACK_RUN = """
-import json, sys, time
+PROVIDER_MODULES_RUN = """
+import json, sys
 from pathlib import Path
 from inference_infra.components.offline_plan import plan
+import pulumi_aws, pulumi_gcp, pulumi_kubernetes
+
+
+def loaded():  # a provider's submodules sit in sys.modules as lazy modules until first used
+    return {name for name, module in sys.modules.items() if type(module).__name__ != "_LazyModule"}
+
+
+before = loaded()
+plan(Path(sys.argv[1]), sys.argv[2])
+providers = ("pulumi_aws.", "pulumi_gcp.", "pulumi_kubernetes.")
+new = [m for m in loaded() - before if m.startswith(providers) and hasattr(sys.modules[m], "__path__")]
+print(json.dumps(sorted(new)))  # the packages, parents first
+"""
+
+STACK_RUN = """
+import gc, importlib, json, sys, time
+from pathlib import Path
+from inference_infra.components.offline_plan import plan
+from inference_infra.components.aws import bootstrap
 from inference_infra.components.resources import boot, secrets
 from inference_infra.policy.rules import accelerator_images_pinned
 import pulumi_aws, pulumi_gcp, pulumi_kubernetes  # start-up, the same for every program: not timed
 
+kept = [secrets._text_hits, secrets._opened, boot.cloud_config, accelerator_images_pinned._unpinned]
+kept += [bootstrap.compact_python] if hasattr(bootstrap.compact_python, "cache_clear") else []
+
+
+def load(modules):
+    # The provider modules the program uses (listed by a first run in another process), loaded as
+    # the program's first use of each would load them: a cost per program, not per resource.
+    started = time.process_time()
+    for name in modules:
+        getattr(importlib.import_module(name), "__all__", None)  # a lazy module loads on first access
+    return time.process_time() - started
+
 
 def once():
-    for kept in (secrets._text_hits, secrets._opened, boot.cloud_config, accelerator_images_pinned._unpinned):
-        kept.cache_clear()  # nothing carried over from the first plan: every script scanned again
+    for cache in kept:
+        cache.cache_clear()  # nothing carried over from the first plan: every script scanned again
     started, cpu = time.perf_counter(), time.process_time()
     result = plan(Path(sys.argv[1]), sys.argv[2])
     return len(result.capture.resources), time.perf_counter() - started, time.process_time() - cpu
 
 
+modules = json.loads(sys.argv[3])
+providers = load(modules) if sys.argv[4] == "preload" else 0.0
 resources, seconds, cpu = once()  # cold: the provider modules the program uses load on first use
 _, warm_seconds, warm_cpu = once()  # warm: those loaded; what each further plan in a process costs
 print(json.dumps({"resources": resources, "seconds": seconds, "cpu": cpu, "warm_seconds": warm_seconds,
-                  "warm_cpu": warm_cpu}))
+                  "warm_cpu": warm_cpu, "providers_cpu": providers}))
 """
 
 
-def stack_run(root: Path, stack: str) -> tuple[int, float, float, float]:
-    """Resources, wall seconds and CPU seconds (every thread of the process) of the first plan in a
-    fresh interpreter, and CPU seconds of a second plan of the same program in that process (its
-    provider modules loaded, every kept scan result dropped)."""
+# Each run as an installed library runs: with its modules' bytecode cached (pip compiles a wheel's
+# modules at install; an environment with PYTHONDONTWRITEBYTECODE=1, as this machine's sessions
+# have, would otherwise compile the library's and the program's ~150 modules from source in every
+# run, about half a second of CPU). The cache goes to a folder of its own, not into the checkout.
+RUN_ENV = {
+    **{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"},
+    "PYTHONPYCACHEPREFIX": str(Path(tempfile.gettempdir()) / "inference-infra-bench-pycache"),
+}
+
+
+def provider_modules(root: Path, stack: str) -> list[str]:
+    """The provider SDK modules a program's plan loads beyond the top-level packages."""
     out = subprocess.run(
-        [sys.executable, "-c", STACK_RUN, str(root), stack],
+        [sys.executable, "-c", PROVIDER_MODULES_RUN, str(root), stack],
         check=True,
+        env=RUN_ENV,
         cwd=REPO_ROOT,
         capture_output=True,
         text=True,
     )
-    run = json.loads(out.stdout.strip().splitlines()[-1])
-    return int(run["resources"]), float(run["seconds"]), float(run["cpu"]), float(run["warm_cpu"])
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-Row = tuple[str, int, float, float, float, float, float]
+def stack_run(root: Path, stack: str, modules: list[str], preload: bool) -> dict[str, float]:
+    """Resources, wall seconds and CPU seconds (every thread of the process) of the first plan in a
+    fresh interpreter, CPU seconds of a second plan of the same program in that process (its
+    provider modules loaded, every kept scan result dropped) and, with `preload`, the CPU seconds of
+    loading the program's provider modules before the first plan (start-up, apart)."""
+    out = subprocess.run(
+        [sys.executable, "-c", STACK_RUN, str(root), stack, json.dumps(modules), "preload" * preload or "-"],
+        check=True,
+        env=RUN_ENV,
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+Row = tuple[str, int, float, float, float, float, float, float, float]
 
 
 def side_by_side(tmp: Path) -> list[Row]:
-    """(program, resources, wall s, CPU s, ms per resource beyond the trivial program's plan in wall
-    time and in CPU time). CPU time is what a quiet machine's wall time would be (the plan runs on
-    one core at a time); on a shared machine wall time grows with the load, CPU time much less."""
+    """(program, resources, wall s, CPU s of the first plan, CPU s of loading its provider modules,
+    ms per resource beyond the trivial program's plan: wall, CPU, CPU with the provider modules
+    loaded beforehand as start-up, CPU of a second plan). CPU time is what a quiet machine's wall
+    time would be (the plan runs on one core at a time); on a shared machine wall time grows with the
+    load, CPU time much less. Each program runs twice, each in a fresh interpreter: once as a user's
+    first plan, once with the provider modules it uses loaded (and timed) before the clock starts."""
     trivial, gcp = tmp / "trivial", tmp / "gcp"
     for folder in (trivial, gcp):
         folder.mkdir()
     write_program(trivial, TRIVIAL_PROGRAM, "bench", "config:\n  aws:region: us-east-1\n")
     write_program(gcp, GCP_PROGRAM, "bench", "config:\n  gcp:project: bench\n  gcp:region: us-central1\n")
     (gcp / "scripts.json").write_text(json.dumps(gcp_scripts(GCP_VMS)))
-    base_resources, base_seconds, base_cpu, base_warm = stack_run(trivial, "bench")
-    rows = [("trivial (one bucket)", base_resources, base_seconds, base_cpu, 0.0, 0.0, 0.0)]
+    runs = {}
     for label, root, stack in (
+        ("trivial (one bucket)", trivial, "bench"),
         ("reference prod stack", REPO_ROOT, "prod"),
         ("reference dev stack", REPO_ROOT, "dev"),
         (f"GCP, {GCP_VMS} VMs x 22,000-char lines", gcp, "bench"),
     ):
-        resources, seconds, cpu, warm = stack_run(root, stack)
-        extra = max(resources - base_resources, 1)
-        beyond, beyond_cpu = 1000 * (seconds - base_seconds) / extra, 1000 * (cpu - base_cpu) / extra
-        rows.append((label, resources, seconds, cpu, beyond, beyond_cpu, 1000 * (warm - base_warm) / extra))
+        modules = provider_modules(root, stack)
+        runs[label] = (stack_run(root, stack, modules, False), stack_run(root, stack, modules, True))
+    (base, base_pre) = runs.pop("trivial (one bucket)")
+    trivial_row = ("trivial (one bucket)", int(base["resources"]), base["seconds"], base["cpu"])
+    rows: list[Row] = [(*trivial_row, base_pre["providers_cpu"], 0.0, 0.0, 0.0, 0.0)]
+    for label, (first, pre) in runs.items():
+        extra = max(first["resources"] - base["resources"], 1)
+        rows.append(
+            (
+                label,
+                int(first["resources"]),
+                first["seconds"],
+                first["cpu"],
+                pre["providers_cpu"],
+                1000 * (first["seconds"] - base["seconds"]) / extra,
+                1000 * (first["cpu"] - base["cpu"]) / extra,
+                1000 * (pre["cpu"] - base_pre["cpu"]) / extra,
+                1000 * (first["warm_cpu"] - base["warm_cpu"]) / extra,
+            )
+        )
     return rows
 
 
 def print_side_by_side(rows: list[Row]) -> None:
     load = Path("/proc/loadavg").read_text().split()[:3]
-    print(f"Side by side in one run (load average {' '.join(load)}; fresh interpreter each):")
-    print(f"  {'':<38} {'':>9} {'plan':>8} {'plan':>8}   ms/resource beyond start-up")
     print(
-        f"  {'program':<38} {'resources':>9} {'wall s':>8} {'CPU s':>8} {'wall':>9} {'CPU':>9} "
-        f"{'CPU warm':>9}"
+        f"Side by side in one run ({time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, load average "
+        f"{' '.join(load)}; fresh interpreter each):"
     )
-    for label, resources, seconds, cpu, beyond, beyond_cpu, warm in rows:
-        shown = [f"{beyond:.2f}", f"{beyond_cpu:.2f}", f"{warm:.2f}"]
+    print(f"  {'':<38} {'':>9} {'plan':>7} {'plan':>7} {'provider':>9}   ms/resource beyond start-up")
+    print(
+        f"  {'program':<38} {'resources':>9} {'wall s':>7} {'CPU s':>7} {'mods CPU':>9} {'wall':>8} "
+        f"{'CPU':>8} {'CPU, mods':>9} {'CPU warm':>9}"
+    )
+    for label, resources, seconds, cpu, modules, beyond, beyond_cpu, beyond_pre, warm in rows:
+        shown = [f"{beyond:.2f}", f"{beyond_cpu:.2f}", f"{beyond_pre:.2f}", f"{warm:.2f}"]
         if label.startswith("trivial"):
-            shown = ["start-up"] * 3
+            shown = ["start-up"] * 4
         print(
-            f"  {label:<38} {resources:>9} {seconds:>8.2f} {cpu:>8.2f} " + " ".join(f"{x:>9}" for x in shown)
+            f"  {label:<38} {resources:>9} {seconds:>7.2f} {cpu:>7.2f} {modules:>9.2f} "
+            + " ".join(f"{x:>8}" if i < 2 else f"{x:>9}" for i, x in enumerate(shown))
         )
     print(
         "  wall, CPU: the first plan in a fresh interpreter (the provider modules a program uses load on "
-        "first use);\n  CPU warm: a second plan of the same program in that process, every kept scan "
-        "result dropped"
+        "first use);\n  provider mods CPU: loading those modules alone (pulumi_gcp.compute is most of "
+        "it), a cost per program;\n  CPU, mods: the first plan with them loaded beforehand as start-up; "
+        "CPU warm: a second plan\n  of the same program in that process, every kept scan result dropped"
     )
     print("  target: 10 ms per resource or less beyond start-up for each (issue #35)")
 

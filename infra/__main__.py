@@ -67,20 +67,41 @@ def main() -> None:
     # Counts first, from the raw stack file: a pool of 100,000 is refused before the typed config
     # and the components are imported (most of a second), let alone planned.
     refuse_machines_over_bounds(raw_stack_values(), stack=pulumi.get_stack())
+    from inference_infra.components.planner.allowed import stack_pack_allowed, stack_pack_config
     from inference_infra.components.tagging import register_cost_tags
     from inference_infra.infra.built import Built
     from inference_infra.infra.stack_file import config_error, load_stack_settings
 
     settings = load_stack_settings()
     parts = active_parts(settings)
-    if problems := [p for part in parts for p in part.validate(settings)]:
-        raise config_error(pulumi.get_stack(), problems)  # names the stack file and its keys
-    register_cost_tags(settings.cost_tags())
-    built = Built()
-    for part in parts:
-        for key, value in part.deploy(settings, built).items():
-            pulumi.export(key, value)
+    # The fleets' planner picks keep to the types the stack's own gate allows: the pack config the
+    # offline plan read (--policy-config), else policy/config/<stack>.json, as `pulumi up` pairs it.
+    with stack_pack_config(stack_pack_allowed() or _stack_pack_allowed(pulumi.get_stack())):
+        if problems := [p for part in parts for p in part.validate(settings)]:
+            raise config_error(pulumi.get_stack(), problems)  # names the stack file and its keys
+        register_cost_tags(settings.cost_tags())
+        built = Built()
+        for part in parts:
+            for key, value in part.deploy(settings, built).items():
+                pulumi.export(key, value)
     pulumi.export("environment", settings.environment)
+
+
+def _stack_pack_allowed(stack: str):  # -> PackAllowed | None
+    """allowed-accelerator-types' settings in policy/config/<stack>.json beside Pulumi.yaml (the
+    reference pack's config for the stack), or None without one."""
+    import json
+
+    from inference_infra.components import input_size
+    from inference_infra.components.planner.allowed import pack_config_allowed
+    from inference_infra.infra.config import _project_root
+
+    path = _project_root() / "policy" / "config" / f"{stack}.json"
+    try:
+        text = input_size.read_text(path, input_size.MAX_CONFIG_FILE_BYTES, "policy config")
+        return pack_config_allowed(json.loads(text), str(path))
+    except (OSError, ValueError):
+        return None
 
 
 try:

@@ -32,6 +32,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+from functools import cache
 from importlib import resources
 from typing import Any
 
@@ -553,7 +554,7 @@ def _prefetch_destination(spec: NodeBootstrap) -> str:
     return f"{spec.cache_path.rstrip('/')}/{spec.prefetch.directory.strip('/')}"
 
 
-class _Dumper(yaml.SafeDumper):
+class _Dumper(getattr(yaml, "CSafeDumper", yaml.SafeDumper)):  # libyaml's emitter: the same text, ~10x faster
     """Multi-line strings (scripts, units, JSON) as literal blocks, so the user data reads like files."""
 
 
@@ -569,6 +570,7 @@ def _file(path: str, content: str, permissions: str = "0644") -> dict[str, str]:
     return {"path": path, "owner": "root:root", "permissions": permissions, "content": content}
 
 
+@cache  # a few distinct scripts, each parsed and unparsed once per process, not once per fleet
 def compact_python(source: str) -> str:
     """A node script without its docstrings and comments (the library keeps the documented copy), so an
     elastic pool's user data stays within EC2's 16 KiB next to everything else a node runs."""

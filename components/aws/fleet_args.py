@@ -162,7 +162,8 @@ class FleetArgs(FleetCommonArgs):
     instance_type: str | None = arg(
         None,
         "Catalog instance type. Omit it and set model to let the capacity planner choose (at spot prices "
-        "for a spot-only pool); with both, the planner checks that the model fits.",
+        "for a spot-only pool, at the blended rate for one mixing spot with other modes); with both, the "
+        "planner checks that the model fits.",
     )
     vpc_id: pulumi.Input[str] = arg(doc="The VPC the pool runs in.", stack=False)
     subnets: Sequence[SubnetRef] = arg(
@@ -572,7 +573,8 @@ def elastic_fleet_problems(kind: FleetKind, args: FleetArgs, plan: FleetPlan) ->
     if elastic is None:
         return []
     counts = plan.counts
-    problems = elastic_problems(elastic, peak=counts.total)
+    # a refused count already has its problem: the pool is not sized from the machines it did not plan
+    problems = [] if plan.capacity_refused else elastic_problems(elastic, peak=counts.total)
     if args.budget_hourly_usd is not None and args.budget_hourly_usd <= 0:
         problems.append(Problem("budget_hourly_usd", args.budget_hourly_usd, "must be more than 0"))
     if args.model is None or plan.serving is None or args.engines is not None:

@@ -84,6 +84,7 @@ class FleetPlan:
     node_problems: tuple[Problem, ...] = field(
         default=(), repr=False
     )  # the serving's own (GCP's NodeServing)
+    capacity_refused: bool = False  # step 1 refused the counts: no machines planned, no pool sized from them
 
     @property
     def mode(self) -> CapacityMode:
@@ -302,6 +303,16 @@ def given_engine_problems(args: Any, weights_rule: str | None) -> list[Problem]:
     return problems
 
 
+def spot_share(counts: CapacityCounts) -> float | None:
+    """The share of a mixed fleet's machines priced at the spot rate (spot and preemptible), for the
+    planner to rank machines at the fleet's blended rate; None unless spot mixes with another mode
+    (on-demand, reserved: the plan's cost table prices those at the on-demand rate)."""
+    spare = counts.spot + counts.preemptible
+    if counts.total == 0 or spare in (0, counts.total):
+        return None
+    return spare / counts.total
+
+
 def plan_fleet(name: str, args: Any, profile: FleetProfile) -> FleetPlan:
     """The one planning skeleton of every fleet (see the module docstring): `profile` is the target's."""
     zone = profile.zone(args)
@@ -325,6 +336,7 @@ def plan_fleet(name: str, args: Any, profile: FleetProfile) -> FleetPlan:
     counts, found = CapacityCounts(), []
     if not refused & CAPACITY_INPUTS:
         counts, found = _capacity(profile.capacity_offer(args))
+    capacity_refused = bool(found) or bool(refused & CAPACITY_INPUTS)
     problems += found
     # 2. the served model, once
     model_problems: list[Problem] = [p for p in floors if p.input.startswith("model.")]
@@ -346,6 +358,7 @@ def plan_fleet(name: str, args: Any, profile: FleetProfile) -> FleetPlan:
             machine_key=profile.machine_key,
             model_key="model",
             region=query.region,
+            spot_share=spot_share(counts),
         )
         problems += resolution.problems
         planned = resolution.choice is not None
@@ -378,6 +391,7 @@ def plan_fleet(name: str, args: Any, profile: FleetProfile) -> FleetPlan:
         resolution=resolution,
         planned=planned,
         default_mode=profile.default_mode,
+        capacity_refused=capacity_refused,
     )
     # 7. the target's remaining checks, the scaling (plan_scaling) and the node boot
     problems += profile.checks(name, args, plan)

@@ -317,7 +317,8 @@ class GcpGpuProfile(GcpNodeProfile):
         if args.elastic is None and args.zones:
             problems.append(Problem("zones", list(args.zones), "applies only to elastic pools (set elastic)"))
         if args.elastic is not None:
-            problems += elastic_problems(args.elastic, peak=counts.total, key="elastic")
+            if not plan.capacity_refused:  # a refused count already has its problem
+                problems += elastic_problems(args.elastic, peak=counts.total, key="elastic")
             if args.elastic.warm_pool_size:
                 problems.append(
                     Problem(

@@ -69,6 +69,9 @@ class NodeNetwork:
     private_google_access: bool = True  # PrivateNetwork's subnet always has it
     nat: bool = True
     endpoints_only: bool = False
+    # egress named-hosts (components/gcp/network.py): Cloud NAT reaches only these host names (the Cloud
+    # NGFW rule's dest_fqdns); None: NAT reaches the internet
+    named_hosts: frozenset[str] | None = None
 
     @staticmethod
     def of_fleet(internet_egress: bool) -> NodeNetwork:
@@ -76,6 +79,12 @@ class NodeNetwork:
         return NodeNetwork(nat=internet_egress, endpoints_only=not internet_egress)
 
     def describe(self) -> str:
+        if self.named_hosts is not None and self.nat and not self.endpoints_only:
+            return (
+                "egress named-hosts (Private Google Access; Cloud NAT to "
+                + ", ".join(sorted(self.named_hosts))
+                + " only)"
+            )
         if self.endpoints_only:
             return "egress endpoints-only (no Cloud NAT; HTTPS to *.googleapis.com and *.pkg.dev only)"
         if self.nat:
@@ -85,12 +94,29 @@ class NodeNetwork:
         return "no Cloud NAT and no Private Google Access"
 
     def reaches(self, host: str) -> bool:
-        if self.nat and not self.endpoints_only:
+        if (
+            self.nat
+            and not self.endpoints_only
+            and (self.named_hosts is None or _named(host, self.named_hosts))
+        ):
             return True
         if not self.private_google_access:
             return False
         domains = ENDPOINTS_ONLY_DOMAINS if self.endpoints_only else PGA_DOMAINS
         return any(host == d or host.endswith("." + d) for d in domains)
+
+
+# boot_hosts names the image's Ubuntu mirror generically (the script does not carry the image's sources
+# list); on GCE it is the region's `<region>.gce.archive.ubuntu.com`, which a named-hosts list names.
+_GENERIC_HOSTS = {"archive.ubuntu.com": ".gce.archive.ubuntu.com"}
+
+
+def _named(host: str, named: frozenset[str]) -> bool:
+    """Whether a named-hosts list covers `host` (exactly; the generic Ubuntu mirror by its GCE name)."""
+    if host in named:
+        return True
+    suffix = _GENERIC_HOSTS.get(host)
+    return suffix is not None and any(n.endswith(suffix) for n in named)
 
 
 def written_files(script: str) -> dict[str, str]:

@@ -121,13 +121,8 @@ class KubernetesPoolProfile:
         return serving_pool_problems(name, args)
 
     def capacity_offer(self, args: KubernetesServingPoolArgs) -> fleet_plan.CapacityOffer:
-        """Node capacity sells on-demand, spot and reserved nodes, mixed; every reserved node is held by
-        the node capacity's own reservation (EKS ODCR/Capacity Block, Karpenter, GKE reservation)."""
         return fleet_plan.CapacityOffer(
-            inputs=args,
-            supported=K8S_CAPACITY_MODES,
-            why_not=K8S_WHY_NOT,
-            reservation_slots=args.reserved,
+            inputs=args, supported=K8S_CAPACITY_MODES, why_not=K8S_WHY_NOT, reservation_slots=args.reserved
         )
 
     def machine_query(
@@ -192,7 +187,8 @@ class KubernetesPoolProfile:
         if args.elastic is None:
             return problems
         elastic = args.elastic
-        problems += elastic_problems(elastic, peak=plan.counts.total)
+        if not plan.capacity_refused:  # a refused count already has its problem
+            problems += elastic_problems(elastic, peak=plan.counts.total)
         if elastic.warm_pool_size:
             problems.append(
                 Problem(
@@ -301,7 +297,7 @@ def plan_pool(name: str, args: KubernetesServingPoolArgs) -> FleetPlan:
 
 def profile_of(args: KubernetesServingPoolArgs) -> KubernetesPoolProfile:
     """The profile of the args' cloud and accelerator. With a cluster or accelerator of the wrong type,
-    any profile: the skeleton's first step (floor_problems, check_types) stops on the bad input."""
+    any profile: the skeleton's first step (type_problems, check_types) stops on the bad input."""
     try:
         return KubernetesPoolProfile(args.target, _weight_source(args))
     except (AttributeError, KeyError, TypeError):

@@ -24,6 +24,7 @@ import asyncio
 import inspect
 import math
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ from inference_infra.components.offline_plan.policy_pack import (
     read_config_file,
     reconcile,
 )
+from inference_infra.components.planner.allowed import PackAllowed
 from inference_infra.components.resources.secrets import is_plaintext_secret
 
 MANDATORY = "mandatory"
@@ -138,6 +140,30 @@ def prepare_pack(pack_dir: Path, config_path: Path | None) -> PreparedPack:
     given = read_config_file(config_path) if config_path is not None else {}
     settings = reconcile(pack, given, str(config_path) if config_path else "(defaults)")
     return PreparedPack(pack, settings, str(config_path) if config_path else None)
+
+
+ALLOWED_TYPES_POLICY = "allowed-accelerator-types"
+
+
+def pack_allowed(prepared: list[PreparedPack]) -> PackAllowed | None:
+    """allowed-accelerator-types' settings in the first pack that runs it (not disabled), for the
+    planner to pick among the machines the stack's own gate allows; None when no pack runs it."""
+    from pulumi_policy import EnforcementLevel
+
+    for run in prepared:
+        settings = run.settings.get(ALLOWED_TYPES_POLICY)
+        if settings is None or settings.enforcement == EnforcementLevel.DISABLED:
+            continue
+        table = settings.properties.get("allowedTypes")
+        if not isinstance(table, Mapping):
+            continue
+        environment = settings.properties.get("environment")
+        return PackAllowed(
+            allowed_types={str(k): tuple(v) for k, v in table.items()},
+            environment=environment if isinstance(environment, str) and environment else None,
+            source=run.config or "(defaults)",
+        )
+    return None
 
 
 def evaluate_policies(capture: Capture, pack_dir: Path | None, config_path: Path | None) -> PolicyReport:

@@ -23,6 +23,7 @@ import runpy
 import sys
 import threading
 import traceback
+import types
 import warnings
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -414,6 +415,39 @@ def _python_warnings(capture: Capture, program_dir: Path) -> Iterator[None]:
     ]
 
 
+def _extract_stack_positions(f: Any = None, limit: int | None = None) -> traceback.StackSummary:
+    """traceback.extract_stack without reading each frame's source line (file names and line numbers)."""
+    if f is None:
+        f = sys._getframe().f_back
+    stack = traceback.StackSummary.extract(traceback.walk_stack(f), limit=limit, lookup_lines=False)
+    stack.reverse()
+    return stack
+
+
+@contextmanager
+def _stack_traces_without_source_lines() -> Iterator[None]:
+    """The SDK's stack trace of each registration (`pulumi.runtime.resource._get_stack_trace`, sent
+    with every RegisterResource) from file names and line numbers alone. `traceback.extract_stack`
+    also reads each frame's source line through linecache: on a process's first plan that reads
+    every provider module and component file a registration passes through from disk (over a second
+    of CPU for the prod stack), for text the request never carries (its StackFrame holds a file URI
+    and a line number: pulumi/runtime/resource.py, _get_source_position_for_frame)."""
+    from pulumi.runtime import resource as sdk_resource
+
+    sdk_traceback = sdk_resource.traceback
+    shim = types.SimpleNamespace(
+        extract_stack=_extract_stack_positions,
+        format_exc=traceback.format_exc,
+        FrameSummary=traceback.FrameSummary,
+        StackSummary=traceback.StackSummary,
+    )
+    sdk_resource.traceback = shim  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        sdk_resource.traceback = sdk_traceback
+
+
 def run_program(
     program_dir: Path,
     *,
@@ -444,6 +478,7 @@ def run_program(
                 _program_environment(program_dir, entry),
                 _python_warnings(capture, program_dir),
                 _no_manifest_downloads(capture),
+                _stack_traces_without_source_lines(),
             ):
                 target = str(program_dir if entry == "." else program_dir / entry)
                 loop.run_until_complete(run_in_stack(lambda: runpy.run_path(target, run_name="__main__")))

@@ -5,11 +5,18 @@ types (`allowedTypes`), with `@one-accelerator` standing for every catalog type 
 accelerator; the "*" entry covers every other environment. Its default (`DEFAULT_ALLOWED_TYPES`)
 allows everything in production and one-accelerator machines elsewhere. The planner picks among the
 machines the same config allows, so a default pick does not fail the default gate.
+
+A stack's own pack config may override `allowedTypes` (and name the stack's `environment`): the
+offline plan reads it (`--policy-config`, else the project pack's `config/<stack>.json`) before the
+program runs and holds it here for the program's run (`stack_pack_config`), so the fleets' picks keep
+to the types the stack's own gate allows, not the default's.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from functools import cache
 
@@ -67,3 +74,57 @@ def describe_patterns(patterns: Sequence[str]) -> str:
 def allowed(name: str, patterns: Sequence[str]) -> bool:
     """Whether a catalog machine type is among the patterns."""
     return any(allows(p, name) for p in patterns)
+
+
+@dataclass(frozen=True)
+class PackAllowed:
+    """allowed-accelerator-types' settings in the stack's own pack config."""
+
+    allowed_types: Mapping[str, tuple[str, ...]]
+    environment: str | None  # the config's `environment`; None: each resource's Environment tag decides
+    source: str  # the config file it came from, or "(defaults)"
+
+    @property
+    def is_default(self) -> bool:
+        return dict(self.allowed_types) == dict(DEFAULT_ALLOWED_TYPES)
+
+
+_STACK_PACK: PackAllowed | None = None
+
+
+@contextmanager
+def stack_pack_config(found: PackAllowed | None) -> Iterator[None]:
+    """Hold the stack's allowed-accelerator-types settings while its program runs (the offline plan)."""
+    global _STACK_PACK
+    before, _STACK_PACK = _STACK_PACK, found
+    try:
+        yield
+    finally:
+        _STACK_PACK = before
+
+
+def pack_config_allowed(config: object, source: str) -> PackAllowed | None:
+    """allowed-accelerator-types' settings from a pack config's JSON (`{"allowed-accelerator-types":
+    {"allowedTypes": ..., "environment": ...}}`), over the policy's defaults; None when the config
+    disables the policy or its settings are not the shape the policy's schema takes (the pack's own
+    check of the config says so)."""
+    entry = config.get("allowed-accelerator-types") if isinstance(config, Mapping) else None
+    if entry == "disabled" or (isinstance(entry, Mapping) and entry.get("enforcementLevel") == "disabled"):
+        return None
+    entry = entry if isinstance(entry, Mapping) else {}
+    table = entry.get("allowedTypes", DEFAULT_ALLOWED_TYPES)
+    if not isinstance(table, Mapping) or not all(
+        isinstance(v, list | tuple) and all(isinstance(p, str) for p in v) for v in table.values()
+    ):
+        return None
+    environment = entry.get("environment")
+    return PackAllowed(
+        allowed_types={str(k): tuple(v) for k, v in table.items()},
+        environment=environment if isinstance(environment, str) and environment else None,
+        source=source,
+    )
+
+
+def stack_pack_allowed() -> PackAllowed | None:
+    """The settings `stack_pack_config` holds for the running program, or None (the pack's defaults)."""
+    return _STACK_PACK

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from inference_infra.components.catalog import Cloud, Price, PriceModel
+from inference_infra.components.catalog import Cloud, InstanceType, Price, PriceModel, hourly_price
 from inference_infra.components.planner.fit import Fit
 from inference_infra.components.planner.throughput import Throughput
 
@@ -26,6 +26,7 @@ class Option:
     throughput: Throughput
     price: Price
     purchase: PriceModel
+    spot_share: float | None = None  # a mixed fleet: the share of its machines at the spot rate
 
     @property
     def cloud(self) -> Cloud:
@@ -73,6 +74,20 @@ class Option:
             "usd_per_million_tokens": round(self.usd_per_million_tokens, 4),
             "memory_utilization": round(self.memory_utilization, 3),
         }
+
+
+def blended_price(item: InstanceType, region: str | None, spot_share: float) -> Price:
+    """One machine's hourly price in a fleet with `spot_share` of its machines on spot (spot and
+    preemptible) and the rest at the on-demand rate (on-demand, reserved and Capacity Block
+    machines, as the plan's cost table prices them): the weighted mean, its basis naming both."""
+    spot = hourly_price(item, region=region, model=PriceModel.SPOT)
+    on_demand = hourly_price(item, region=region, model=PriceModel.ON_DEMAND)
+    hourly = spot_share * spot.hourly_usd + (1 - spot_share) * on_demand.hourly_usd
+    basis = (
+        f"blended by the fleet's capacity: {spot_share:.0%} at {spot.basis} +"
+        f" {1 - spot_share:.0%} at {on_demand.basis}"
+    )
+    return Price(round(hourly, 6), basis)
 
 
 def rank(options: Iterable[Option]) -> list[Option]:

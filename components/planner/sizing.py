@@ -20,7 +20,7 @@ from inference_infra.components.errors import InputError, Problem, raise_if_inva
 from inference_infra.components.planner.allowed import allowed as is_allowed
 from inference_infra.components.planner.allowed import describe_patterns
 from inference_infra.components.planner.assumptions import Assumptions, validate_assumptions
-from inference_infra.components.planner.cost import Option, rank
+from inference_infra.components.planner.cost import Option, blended_price, rank
 from inference_infra.components.planner.fit import Fit, fit
 from inference_infra.components.planner.memory import MemoryBudget, Traffic, memory_budget, validate_traffic
 from inference_infra.components.planner.models import ModelSpec, model_spec, validate_model_spec
@@ -194,12 +194,15 @@ def size(
     max_hosts: int | None = None,
     allowed: Sequence[str] | None = None,
     allowed_where: str = "this environment",
+    spot_share: float | None = None,
 ) -> Sizing:
     """Size a model for its traffic on every candidate machine and rank what a fleet can serve.
 
     `region` prices every machine there (one the catalog has no price for there is refused);
     `allowed` (allowed-accelerator-types patterns, allowed.py) refuses the machines it does not
-    admit, naming `allowed_where` (e.g. "environment 'dev' (allowedTypes['*'])").
+    admit, naming `allowed_where` (e.g. "environment 'dev' (allowedTypes['*'])"). `spot_share`
+    strictly between 0 and 1 (a fleet mixing spot with on-demand or reserved machines) prices every
+    machine at the fleet's blended rate (cost.blended_price) instead of at `purchase`.
 
     Raises InputError for bad input and NothingFitsError when no candidate
     holds the model (its message gives the memory figures of the closest).
@@ -225,6 +228,7 @@ def size(
             f" {', '.join(known)}): each is priced in its reference region, as its basis says"
         ]
         unpriced = {}
+    mixed = spot_share is not None and 0 < spot_share < 1
     options: list[Option] = []
     refused: list[Refusal] = []
     for f in fitted:
@@ -240,8 +244,13 @@ def size(
             Option(
                 fit=f,
                 throughput=estimate(spec, traffic, precision, assumptions, f),
-                price=hourly_price(f.hardware.instance, region=region, model=purchase),
+                price=(
+                    blended_price(f.hardware.instance, region, spot_share)
+                    if mixed
+                    else hourly_price(f.hardware.instance, region=region, model=purchase)
+                ),
                 purchase=purchase,
+                spot_share=spot_share if mixed else None,
             )
             if f.fits
             else None

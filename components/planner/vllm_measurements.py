@@ -41,6 +41,17 @@ Llama 3.1 8B with BF16 weights on one GPU, KV cache in BF16 and in FP8:
   through the time to first token of a 20,000-token prompt, the share of peak
   FLOPs prefill reaches. No V1 NVIDIA run at a tensor-parallel degree above 1
   was found, so the per-doubling factor is not fitted (`planner.calibration`).
+  Searched again on 2026-12-02 (issue #35 item 9) for a V1 run at TP 2, 4 or 8 with
+  its settings stated, in the stored public docs and pages: vLLM's docs and blog
+  (the v0.6.0 performance post's Llama 70B TP 4 runs are the V0 engine; the
+  nightly-benchmark pages on Buildkite give no TP and V0-era versions), MLPerf
+  Inference v5.0 and v5.1 (MLCommons' task-force posts; the vLLM submissions
+  found, Red Hat's v5.1 Llama 3.1 8B FP8 with vLLM 0.10.0, are one GPU each),
+  NVIDIA's MLPerf and TensorRT-LLM performance pages (TP 1-8 tables, but
+  TensorRT-LLM, not vLLM) and AMD/third-party posts (a personal TP-versus-DP
+  comparison on 8 x H100 of MoE models the catalog does not hold, with no engine
+  version; aggregator pages citing "synthesized" figures). None qualified, so
+  nothing was added and nothing re-fitted.
 
 AWS Neuron (14 points: 9 fit, 5 holdout)
   * Hugging Face optimum-neuron's vLLM benchmarks (huggingface/optimum-neuron):

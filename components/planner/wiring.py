@@ -73,6 +73,9 @@ class Choice:
 
 def _market(option: Option) -> str:
     """The market the pick was ranked at, saying so when spot fell back to the on-demand rate."""
+    if option.spot_share is not None:
+        share = option.spot_share
+        return f"blended ({share:.0%} spot, {1 - share:.0%} at the on-demand rate, by the fleet's counts)"
     if option.purchase is PriceModel.SPOT and "priced at on-demand" in option.price.basis:
         return "spot, at the on-demand rate (no spot figure)"
     return option.purchase.value
@@ -101,13 +104,17 @@ def choose_instance_type(
     max_hosts: int | None = None,
     environment: str | None = None,
     allowed_types: Mapping[str, Sequence[str]] | None = None,
+    spot_share: float | None = None,
+    allowed_source: str = "",
 ) -> Choice:
     """The cheapest machine per million tokens on `cloud` (and `families`) that a fleet can serve.
 
-    Priced in `region` at `purchase` (the fleet's market). With an `environment`, only the
-    machines allowed-accelerator-types allows there (`allowed_types`, default the pack's default
-    config) are candidates; when none of them holds the model, the pick is made among all and its
-    notes say why it lies outside. Raises InputError for bad input and NothingFitsError (an
+    Priced in `region` at `purchase` (the fleet's market); a `spot_share` strictly between 0 and 1
+    (a fleet mixing spot with on-demand or reserved machines) ranks every machine at the fleet's
+    blended rate instead. With an `environment`, only the machines allowed-accelerator-types allows
+    there (`allowed_types`, default the pack's default config; `allowed_source` names the config
+    file they came from) are candidates; when none of them holds the model, the pick is made among
+    all and its notes say why it lies outside. Raises InputError for bad input and NothingFitsError (an
     InputError) when nothing fits.
     """
 
@@ -124,6 +131,7 @@ def choose_instance_type(
             max_hosts=max_hosts,
             allowed=allowed,
             allowed_where=where,
+            spot_share=spot_share,
         )
 
     if region is not None and region not in _regions():
@@ -140,6 +148,8 @@ def choose_instance_type(
             max_hosts=max_hosts,
             environment=environment,
             allowed_types=allowed_types,
+            spot_share=spot_share,
+            allowed_source=allowed_source,
         )
         priced = "the pick is priced in each machine's reference region"
         unknown = f"{region} is not a region the catalog knows; {priced}"
@@ -151,7 +161,8 @@ def choose_instance_type(
     if patterns is None or "*" in patterns:  # no entry, or every type allowed
         sizing = sized()
         return Choice(sizing.best, sizing)
-    where = f"environment {environment!r} (allowedTypes[{key!r}])"
+    of = f" of {allowed_source}" if allowed_source else ""
+    where = f"environment {environment!r} (allowedTypes[{key!r}]{of})"
     try:
         sizing = sized(patterns, where)
     except NothingFitsError:
@@ -239,6 +250,8 @@ def resolve_instance_type(
     region: str | None = None,
     environment: str | None = None,
     allowed_types: Mapping[str, Sequence[str]] | None = None,
+    spot_share: float | None = None,
+    allowed_source: str = "",
 ) -> Resolution:
     """What a fleet's validate() calls with its config.
 
@@ -277,6 +290,8 @@ def resolve_instance_type(
             region=region,
             environment=environment,
             allowed_types=allowed_types,
+            spot_share=spot_share,
+            allowed_source=allowed_source,
         )
     except NothingFitsError as e:
         shown = model.name if isinstance(model, ModelSpec) else model

@@ -39,6 +39,7 @@ from inference_infra.components.pricing.groups import price_dearest
 from inference_infra.components.pricing.karpenter import karpenter_types, node_pool_range
 from inference_infra.components.pricing.machines import COMPUTE, price_machine_use
 from inference_infra.components.pricing.resources import price_fixed
+from inference_infra.components.pricing.sagemaker import price_variants
 from inference_infra.components.pricing.usage import USAGE, apply_usage, usage_lines
 from inference_infra.components.resources import (
     AcceleratorUse,
@@ -307,6 +308,9 @@ def price_resources(resources: Sequence[Priceable], default_region: RegionOf) ->
                 top = replace(use.at_count(beyond), min_count=None, max_count=None)
                 head = price_use(top, region)[1] if beyond else "all in capacity reservations"
                 hourly, basis = span.maximum, f"{head}; {span.describe()}"
+            elif use.variants:  # a SageMaker endpoint configuration: each variant on its own
+                hourly, basis, unpriced = price_variants(use, region, price_use)
+                report.unpriced.extend((r.urn, why) for why in unpriced)
             elif is_accelerator:
                 hourly, basis = price_use(use, region, zone_ids.get(str(r.props.get("subnetId"))))
             else:

@@ -22,7 +22,8 @@ from inference_infra.components.pricing.fargate import (
     fargate_capacity,
     price_fargate_service,
 )
-from inference_infra.components.resources import TemplateLookup, get_path, region_of_zone
+from inference_infra.components.pricing.sagemaker import SERVERLESS_NOT_PRICED
+from inference_infra.components.resources import TemplateLookup, get_path, machine_use, region_of_zone
 from inference_infra.components.resources.types import (
     AWS_AUTOSCALING_GROUP,
     AWS_ECS_SERVICE,
@@ -33,6 +34,7 @@ from inference_infra.components.resources.types import (
     AWS_INSTANCE,
     AWS_LOAD_BALANCERS,
     AWS_NAT_GATEWAY,
+    AWS_SAGEMAKER_ENDPOINT_CONFIG,
     AWS_SPOT_REQUEST,
     AWS_VOLUME,
     AWS_VPC_ENDPOINT,
@@ -406,7 +408,24 @@ def _ecs_service(r: _Resource, ctx: Context) -> list[Charge]:
     return [Charge(hourly, basis, "compute")]
 
 
+def _sagemaker_serverless(r: _Resource, _: Context) -> list[Charge]:
+    """An endpoint configuration of serverless variants only: said to be unpriced, not free (one
+    with an instance variant is priced with its variants: pricing.sagemaker)."""
+    if machine_use(r.type, r.props) is not None:
+        return []
+    serverless = [
+        v.get("variantName") or "?"
+        for v in r.props.get("productionVariants") or []
+        if isinstance(v, Mapping) and v.get("serverlessConfig") is not None
+    ]
+    if serverless:
+        names = ", ".join(map(str, serverless))
+        raise NotPricedError(f"serverless variant(s) {names}: {SERVERLESS_NOT_PRICED}")
+    return []
+
+
 READERS: dict[str, Reader] = {
+    AWS_SAGEMAKER_ENDPOINT_CONFIG: _sagemaker_serverless,
     AWS_ECS_SERVICE: _ecs_service,
     "aws:eks/cluster:Cluster": _simple("aws.eks.cluster.hour", "EKS control plane", "control-plane"),
     "gcp:container/cluster:Cluster": _simple(

@@ -34,6 +34,7 @@ from inference_infra.components.resources.use import (
     Purchase,
     Reader,
     TemplateLookup,
+    Variant,
     as_int,
 )
 
@@ -287,13 +288,30 @@ def _aws_fleet(
 def _sagemaker_endpoint_config(
     props: Mapping[str, Any], _: TemplateLookup | None, accepts: Known
 ) -> AcceleratorUse | None:
-    """The first production variant on an accelerator ml.* instance (SageMaker prices its own)."""
-    for variant in known(get_path(props, "productionVariants")) or []:
-        ml_type = known(get_path(variant, "instanceType"))
-        if isinstance(ml_type, str) and ml_type.startswith("ml.") and _known_aws_type(ml_type[3:], accepts):
-            count = as_int(known(get_path(variant, "initialInstanceCount")), 1)
-            return AcceleratorUse(Cloud.AWS, ml_type, count, Purchase.ON_DEMAND)
-    return None
+    """The instances of every production and shadow variant (SageMaker prices its own ml.* rate).
+
+    The use is the first variant on an accepted ml.* type (its type and count), with every accepted
+    variant's type in `alternatives` (the policies judge them all) and every variant in `variants`
+    (pricing prices each: instance variants at their counts, serverless ones said to be unpriced).
+    None when no variant runs an accepted type."""
+    variants: list[Variant] = []
+    for key in ("productionVariants", "shadowProductionVariants"):
+        for i, variant in enumerate(known(get_path(props, key)) or []):
+            name = known(get_path(variant, "variantName"))
+            name = name if isinstance(name, str) and name else f"{key}[{i}]"
+            ml_type = known(get_path(variant, "instanceType"))
+            if isinstance(ml_type, str) and ml_type.startswith("ml."):
+                count = as_int(known(get_path(variant, "initialInstanceCount")), 1)
+                variants.append(Variant(name, AcceleratorUse(Cloud.AWS, ml_type, count, Purchase.ON_DEMAND)))
+            elif known(get_path(variant, "serverlessConfig")) is not None:
+                variants.append(Variant(name, None))
+    accepted = [
+        v.use for v in variants if v.use is not None and _known_aws_type(v.use.machine_type[3:], accepts)
+    ]
+    if not accepted:
+        return None
+    types = tuple(dict.fromkeys(u.machine_type for u in accepted))
+    return replace(accepted[0], alternatives=types if len(types) > 1 else (), variants=tuple(variants))
 
 
 def _aws_batch_types(names: Any) -> list[InstanceType]:

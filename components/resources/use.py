@@ -24,6 +24,15 @@ class Purchase(StrEnum):
 
 
 @dataclass(frozen=True)
+class Variant:
+    """One variant of a SageMaker endpoint configuration: its instances, or None when serverless
+    (billed per use: compute time by memory size, and data processed)."""
+
+    name: str
+    use: AcceleratorUse | None
+
+
+@dataclass(frozen=True)
 class AcceleratorUse:
     """Accelerator capacity a resource runs, describes or reserves."""
 
@@ -49,6 +58,9 @@ class AcceleratorUse:
     # A mixed Auto Scaling group's instances distribution: (on-demand base capacity, on-demand
     # percentage above base), so its spot share can be worked out at any size (elastic pricing).
     mixed: tuple[int, int] | None = None
+    # A SageMaker endpoint configuration: every production (and shadow) variant, each priced on its
+    # own; machine_type and count are the first accelerator variant's, alternatives every one's type.
+    variants: tuple[Variant, ...] = ()
 
     def at_count(self, count: int) -> AcceleratorUse:
         """The same use running `count` machines (a mixed group's spot share recomputed for it)."""

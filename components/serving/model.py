@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from inference_infra.components.arguments import arg
 from inference_infra.components.catalog import AcceleratorFamily, Cloud, PriceModel
@@ -114,14 +115,17 @@ def choose_machine(
     model_key: str = "model",
     region: str | None = None,
     environment: str | None = None,
+    spot_share: float | None = None,
 ) -> Resolution:
     """The fleet's machine: as given (checked for fit and servability when a model is set) or the
     planner's cheapest pick among the machines a fleet can serve it on.
 
-    A fleet of spot machines only is planned at spot prices, any other at on-demand prices, in
+    A fleet of spot machines only is planned at spot prices, a fleet mixing spot with other modes at
+    its blended rate (`spot_share`: the share of its machines on spot), any other at on-demand prices, in
     `region` (default: the provider's configured region, as the plan prices it). The pick keeps to
-    the machines allowed-accelerator-types' default config allows in `environment` (default: the
-    program's registered cost tags' Environment; none registered: no restriction).
+    the machines allowed-accelerator-types allows in `environment` (default: the stack's pack config's
+    `environment`, else the program's registered cost tags' Environment; neither: no restriction),
+    under the stack's own pack config when the offline plan read one, else the pack's default config.
     """
     return resolve_instance_type(
         instance_type_name=machine,
@@ -135,8 +139,26 @@ def choose_machine(
         model_key=model_key,
         max_hosts=max_hosts,
         region=region if region is not None else _provider_region(cloud),
-        environment=environment if environment is not None else _registered_environment(),
+        spot_share=spot_share,
+        **_allowed_machines(environment),
     )
+
+
+def _allowed_machines(environment: str | None) -> dict[str, Any]:
+    """The environment and allowedTypes the pick keeps to: the stack's own pack config when the
+    offline plan read one (its `environment` first, as the policy judges), else the pack's default
+    config; the environment, when not given, from the program's registered cost tags."""
+    from inference_infra.components.planner.allowed import stack_pack_allowed
+
+    pack = stack_pack_allowed()
+    if environment is None and pack is not None:
+        environment = pack.environment
+    if environment is None:
+        environment = _registered_environment()
+    if pack is None or environment is None:
+        return {"environment": environment}
+    source = "" if pack.is_default else pack.source
+    return {"environment": environment, "allowed_types": pack.allowed_types, "allowed_source": source}
 
 
 def _provider_region(cloud: Cloud) -> str | None:

@@ -76,10 +76,13 @@ def test_prod_stack_lets_the_planner_choose_the_8b_pool_and_says_so(plan_stack):
     result = plan_stack("prod")
     capture = result.capture
     pool = capture.descendants(capture.one(GPU, "llama-8b"))
-    assert {r.props["instanceType"] for r in pool if r.type == TEMPLATE} == {"g6e.xlarge"}
+    # 6 spot + 1 on-demand: ranked at the blended rate (#35), where g6e.2xlarge's spot figure wins.
+    assert {r.props["instanceType"] for r in pool if r.type == TEMPLATE} == {"g6e.2xlarge"}
     (note,) = [n for n in result.notes() if n.startswith("AWS GpuFleet 'llama-8b': planner")]
-    assert "planner chose llama-3.1-8b (bf16 weights, bf16 KV cache, 16 x 8,192 tokens) -> g6e.xlarge" in note
-    assert capture.stack_outputs["awsFleets"]["llama-8b"]["instanceType"] == "g6e.xlarge"
+    chose = "planner chose llama-3.1-8b (bf16 weights, bf16 KV cache, 16 x 8,192 tokens) -> g6e.2xlarge"
+    assert chose in note
+    assert "/h blended (86% spot, 14% at the on-demand rate, by the fleet's counts)" in note
+    assert capture.stack_outputs["awsFleets"]["llama-8b"]["instanceType"] == "g6e.2xlarge"
 
 
 def test_prod_stack_checks_the_70b_model_fits_its_explicit_type(plan_stack):

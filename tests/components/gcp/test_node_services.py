@@ -26,6 +26,7 @@ TEMPLATE = "gcp:compute/instanceTemplate:InstanceTemplate"
 NAT = "gcp:compute/routerNat:RouterNat"
 SUBNET = "gcp:compute/subnetwork:Subnetwork"
 FIREWALL = "gcp:compute/firewall:Firewall"
+FQDN_RULE = "gcp:compute/networkFirewallPolicyRule:NetworkFirewallPolicyRule"
 URI = "gs://models/llama"
 COVERED = ["google-cloud-ops-agent", "nfs-common", "mdadm"]
 
@@ -114,10 +115,13 @@ def test_gpu_fleet_reports_an_unmirrored_registry_once():
 def _network(capture) -> NodeNetwork:
     """The stack's network as its resources say: NAT, Private Google Access, endpoints-only firewall."""
     subnets = [s for s in capture.of_type(SUBNET) if s.props.get("purpose") in (None, "PRIVATE")]
+    named = [r.props["match"]["destFqdns"] for r in capture.of_type(FQDN_RULE)]
     return NodeNetwork(
         private_google_access=all(s.props.get("privateIpGoogleAccess") for s in subnets),
         nat=bool(capture.of_type(NAT)),
-        endpoints_only=any(f.name.endswith("-google-apis") for f in capture.of_type(FIREWALL)),
+        # named-hosts also allows the Google APIs by a "-google-apis" rule, then NAT to its named hosts
+        endpoints_only=not named and any(f.name.endswith("-google-apis") for f in capture.of_type(FIREWALL)),
+        named_hosts=frozenset(h for hosts in named for h in hosts) if named else None,
     )
 
 
@@ -160,3 +164,12 @@ def test_gcp_stack_without_cloud_nat_holds_its_nodes_to_googles_apis(tmp_path):
         plan_config(tmp_path, config)
     with_nat = {**config, "inference-infra:gcpNetwork": {"nat": True}}
     assert plan_config(tmp_path, with_nat).capture.of_type(GCP_INSTANCE)
+
+
+def test_named_hosts_reach_only_their_hosts_and_google_apis():
+    network = NodeNetwork(nat=True, named_hosts=frozenset({"us-central1.gce.archive.ubuntu.com"}))
+    assert network.reaches("storage.googleapis.com")  # Private Google Access
+    assert network.reaches("archive.ubuntu.com")  # the image's mirror, by its GCE name
+    assert not network.reaches("developer.download.nvidia.com")
+    assert not network.reaches("evil.archive.ubuntu.com.attacker.example")
+    assert "named-hosts" in network.describe()
