@@ -12,7 +12,7 @@ contract (`scheduling.py`), so the pool's pods land only there and nothing else 
   1.14.1's CRDs): the plan's instance type and its alternatives, the capacity types, an accelerator
   limit that bounds spend, consolidation and expiry, IMDSv2 hop limit 1, an encrypted root volume.
 - `GkeNodePool`: a GKE node pool of GPU machines (GKE installs the driver) or TPU machines (a
-  multi-host slice with its topology), spot where asked, its own service account, Shielded nodes,
+  multi-host slice with its COMPACT placement topology; a single-host slice by machine type alone), spot where asked, its own service account, Shielded nodes,
   Workload Identity's metadata server, no legacy metadata endpoints, autoscaling bounds, reservations.
 
 Every input is checked before anything is registered (`node_capacity_args.py`).
@@ -382,7 +382,14 @@ class GkeNodePool(pulumi.ComponentResource):
                 "values": [args.reservation],
             }
         extra: dict = {}
-        if shape.family is AcceleratorFamily.GOOGLE_TPU and args.tpu_topology is not None:
+        # The placement topology is a multi-host ("pod slice") node pool's: the GKE API documents
+        # PlacementPolicy.tpu_topology as the "TPU placement topology for pod slice node pool", and GKE's
+        # single-host TPU node pools (ct5lp-hightpu-4t as v5litepod-4, ct6e-standard-4t, ...) are
+        # created by machine type alone (cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus,
+        # read 2026-12-02). A topology naming one host's chips therefore renders no placement policy:
+        # with one, GKE would treat each node pool as one atomic slice (and a COMPACT policy holds the
+        # pool to one zone), not as the scalable set of independent hosts a single-host pool is.
+        if shape.family is AcceleratorFamily.GOOGLE_TPU and args.tpu_topology is not None and shape.hosts > 1:
             extra["placement_policy"] = {"type": "COMPACT", "tpu_topology": args.tpu_topology}
         pool = gcp.container.NodePool(
             f"{name}-pool",

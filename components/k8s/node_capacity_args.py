@@ -518,8 +518,12 @@ GKE_TAINT_EFFECTS = EKS_TAINT_EFFECTS
 # chips per host of a GKE TPU machine type's family, and the chips a topology dimension string names
 _TPU_MACHINE = re.compile(r"^(ct5lp-hightpu|ct5p-hightpu|ct6e-standard|ct4p-hightpu)-(\d+)t$")
 _TOPOLOGY = re.compile(r"^\d+x\d+(x\d+)?$")
-# GKE node service account roles: write logs and metrics, pull images from Artifact Registry.
-GKE_NODE_ROLES = ("roles/logging.logWriter", "roles/monitoring.metricWriter", "roles/artifactregistry.reader")
+# GKE node service account roles. GKE's minimum for a node's own account is the Kubernetes Engine
+# Default Node Service Account role (logs, metrics, metadata and autoscaling metrics writers, monitoring
+# viewer: cloud.google.com/kubernetes-engine/docs/how-to/service-accounts, "Grant the minimum required
+# role for GKE", read 2026-12-02); logWriter and metricWriter alone leave out what the node's agents and
+# the autoscaler's metrics need. Plus image pulls from Artifact Registry.
+GKE_NODE_ROLES = ("roles/container.defaultNodeServiceAccount", "roles/artifactregistry.reader")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -550,8 +554,8 @@ class GkeNodePoolArgs:
     boot_disk_kms_key: str | None = arg(None, "Cloud KMS key for the boot disk; default: Google-managed.")
     service_account_email: pulumi.Input[str] | None = arg(
         None,
-        "The nodes' service account; default: one is created with logging/monitoring writer and "
-        "Artifact Registry reader.",
+        "The nodes' service account; default: one is created with GKE's default node role "
+        "(roles/container.defaultNodeServiceAccount) and Artifact Registry reader.",
         stack=False,
     )
     project: str | None = arg(None, "The project; default: the provider's.")

@@ -135,7 +135,7 @@ class KubernetesPoolProfile:
             spot_only=counts.modes() == [CapacityMode.SPOT],
             region=args.cluster.region,
             # One replica on one host: the pinned engines serve a model on one machine's accelerators
-            # (the TPU build serves no multi-host slice), so no replica spans hosts.
+            # (the TPU build serves no multi-host slice: multi_host_refusal), so no replica spans hosts.
             max_hosts=1,
         )
 
@@ -279,15 +279,36 @@ def machine_problems(target: PoolTarget, machine: str) -> list[Problem]:
             )
         ]
     if item.hosts > 1:
-        return [
-            Problem(
-                "machine",
-                machine,
-                f"spans {item.hosts} hosts: the pinned engines serve a model on one host (no multi-host "
-                "replica); pick a single-host slice",
-            )
-        ]
+        return [Problem("machine", machine, multi_host_refusal(item, target.cloud))]
     return []
+
+
+# The pinned vLLM TPU build's engine source (engines.py: vLLM 0.29.1rc1.dev468 with tpu-inference at
+# this commit, 2026-08-22), where its multi-host serving is read from.
+TPU_INFERENCE_COMMIT = "b8692ff01fa191343836996c27a39dc95f008b88"
+
+
+def multi_host_refusal(item: Any, cloud: Cloud) -> str:
+    """Why a replica spanning hosts is refused, with where that was read. A LeaderWorkerSet could hold
+    one (leader and workers on one slice's hosts), but the pinned TPU engine has no supported way to
+    serve from it, so the pool renders none."""
+    singles = [
+        i.name
+        for i in instance_types(cloud)
+        if i.accelerator == item.accelerator and i.hosts == 1 and i.name != item.name
+    ]
+    pick = f"pick a single-host slice ({', '.join(singles)})" if singles else "pick a single-host machine"
+    if accelerator(item.accelerator).family is not AcceleratorFamily.GOOGLE_TPU:
+        return f"spans {item.hosts} hosts: the pinned engines serve a model on one host; {pick}"
+    return (
+        f"spans {item.hosts} hosts: the pool renders no LeaderWorkerSet because the pinned vLLM TPU "
+        f"engine (vllm-project/tpu-inference {TPU_INFERENCE_COMMIT[:9]}) serves one model across hosts "
+        "only as a Ray cluster, which its own LeaderWorkerSet example shows for TPU v7x alone (examples/"
+        "offload/gke/benchmarks/multi-host/deploy-baseline.yaml: the leader starts the Ray head and runs "
+        "`vllm serve --tensor-parallel-size <all chips>` with TPU_MULTIHOST_BACKEND=ray, each worker joins "
+        "it, size = the slice's hosts, topology 2x2x2), and whose README feature table marks multi-host "
+        f"failing (Flax) or untested (Torchax, default); {pick}"
+    )
 
 
 def plan_pool(name: str, args: KubernetesServingPoolArgs) -> FleetPlan:

@@ -88,11 +88,10 @@ def test_gke_pool_creates_a_minimal_service_account(plan_of):
     assert (
         roles
         == sorted(GKE_NODE_ROLES)
-        == [
-            "roles/artifactregistry.reader",
-            "roles/logging.logWriter",
-            "roles/monitoring.metricWriter",
-        ]
+        # GKE's minimum for a node's account is roles/container.defaultNodeServiceAccount
+        # (kubernetes-engine/docs/how-to/service-accounts, read 2026-12-02): logWriter and metricWriter
+        # alone lack monitoring.viewer, the resource metadata and autoscaling metrics writers.
+        == ["roles/artifactregistry.reader", "roles/container.defaultNodeServiceAccount"]
     )
     email = capture.one(POOL).props["nodeConfig"]["serviceAccount"]
     assert email.startswith(account.props["accountId"])
@@ -123,6 +122,21 @@ def test_gke_spot_pool_and_reserved_pool(plan_of):
         "key": "compute.googleapis.com/reservation-name",
         "values": ["l4-reservation"],
     }
+
+
+@pytest.mark.parametrize(
+    ("machine_type", "topology"),
+    [("ct5lp-hightpu-4t", "2x2"), ("ct5lp-hightpu-8t", "2x4"), ("ct6e-standard-4t", "2x2")],
+)
+def test_gke_tpu_single_host_slice_sets_no_placement_policy(plan_of, machine_type, topology):
+    # GKE creates a single-host TPU slice node pool from its machine type alone; the placement policy's
+    # tpu_topology is the multi-host ("pod slice") node pool's (GKE API NodePool.PlacementPolicy), and a
+    # COMPACT policy would bind the pool to one zone and one atomic slice.
+    args = _args(machine_type=machine_type, tpu_topology=topology, min_nodes=0, max_nodes=3)
+    props = plan_of(GkeNodePool("tpu", args)).one(POOL).props
+    assert "placementPolicy" not in props
+    assert props["nodeConfig"]["machineType"] == machine_type
+    assert props["autoscaling"]["totalMaxNodeCount"] == 3
 
 
 def test_gke_tpu_multi_host_slice_has_its_topology(plan_of):

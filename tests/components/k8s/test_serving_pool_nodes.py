@@ -123,7 +123,10 @@ def test_gke_tpu_pool_maps_its_planned_slice_to_gkes_machine_type_and_topology(p
     config = node_pool.props["nodeConfig"]
     assert config["machineType"] == machine_type
     assert config["spot"] is True
-    assert node_pool.props["placementPolicy"] == {"type": "COMPACT", "tpuTopology": topology}
+    # A one-host slice is a plain TPU node pool: no pod-slice placement topology (GKE's plan-tpus page;
+    # the API's PlacementPolicy.tpu_topology is the "TPU placement topology for pod slice node pool").
+    assert topology == "2x2"
+    assert "placementPolicy" not in node_pool.props
     # GKE adds the accelerator's own taint itself; the pool's taint is set on the node pool.
     pod = _pod_spec(capture, "tpu")
     node_taints = [{**t, "effect": "NoSchedule"} for t in config["taints"]]

@@ -155,9 +155,19 @@ def test_serving_pool_rejects_a_machine_it_cannot_serve_on(machine, why):
     assert any(p.input == "machine" and why in p.allowed for p in problems), problems
 
 
-def test_serving_pool_rejects_a_multi_host_slice():
+def test_serving_pool_rejects_a_multi_host_slice_saying_why_with_the_engines_source():
+    # Read in vllm-project/tpu-inference at b8692ff01 (the pinned TPU engine's source, 2026-08-22): its
+    # one LeaderWorkerSet example (examples/offload/gke/benchmarks/multi-host/deploy-baseline.yaml) runs
+    # a Ray head on the leader and `vllm serve --tensor-parallel-size 16` over a tpu7x 2x2x2 slice, and
+    # the README's feature table has multi-host failing (Flax) / untested (Torchax, default).
     problems = validate_serving_pool("tpu", replace(GKE_TPU, machine="v5litepod-16"))
-    assert any(p.input == "machine" for p in problems), problems
+    (problem,) = [p for p in problems if p.input == "machine"]
+    assert problem.value == "v5litepod-16"
+    assert problem.allowed.startswith("spans 4 hosts: the pool renders no LeaderWorkerSet")
+    for cited in ("tpu-inference b8692ff01", "deploy-baseline.yaml", "Ray", "TPU v7x", "failing (Flax)"):
+        assert cited in problem.allowed, problem.allowed
+    # and it names the one-host slices of the same generation to pick instead
+    assert "pick a single-host slice (v5litepod-1, v5litepod-4, v5litepod-8)" in problem.allowed
 
 
 def test_serving_pool_rejects_an_accelerator_the_cloud_has_not():
