@@ -12,8 +12,9 @@ contract (`scheduling.py`), so the pool's pods land only there and nothing else 
   1.14.1's CRDs): the plan's instance type and its alternatives, the capacity types, an accelerator
   limit that bounds spend, consolidation and expiry, IMDSv2 hop limit 1, an encrypted root volume.
 - `GkeNodePool`: a GKE node pool of GPU machines (GKE installs the driver) or TPU machines (a
-  multi-host slice with its COMPACT placement topology; a single-host slice by machine type alone), spot where asked, its own service account, Shielded nodes,
-  Workload Identity's metadata server, no legacy metadata endpoints, autoscaling bounds, reservations.
+  multi-host slice with its COMPACT placement topology; a single-host slice by machine type alone),
+  spot where asked, its own service account, Shielded nodes, Workload Identity's metadata server, no
+  legacy metadata endpoints, autoscaling bounds, reservations.
 
 Every input is checked before anything is registered (`node_capacity_args.py`).
 """

@@ -33,7 +33,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from inference_infra.components.aws.fleet_args import S3Weights
-from inference_infra.components.catalog import AcceleratorFamily, Cloud
+from inference_infra.components.catalog import AcceleratorFamily, Cloud, find_instance_type
 from inference_infra.components.endpoints.routing import GUARDED_API_PREFIX
 from inference_infra.components.fleet.plan import FleetPlan
 from inference_infra.components.gcp.node_args import GcsWeights
@@ -179,6 +179,27 @@ def accelerators_per_pod(plan: FleetPlan) -> int:
     return engines.tensor_parallel
 
 
+# The share of a node's vCPUs and memory the engine pods request together. Without a request the
+# engine would be the node's first victim: the kubelet evicts pods whose memory use exceeds their
+# request first (priority only ranks within that), and gives a container with no memory request the
+# highest OOM score (oom_score_adj 1000 - 1000 x request / capacity: kubernetes.io/docs/concepts/
+# scheduling-eviction/node-pressure-eviction and pkg/kubelet/qos/policy.go, read 2026-12-02). Half the
+# machine leaves the node's reserve (GKE and EKS keep well under a quarter of these sizes) and the
+# DaemonSets room; no limit, so loading the weights may take more.
+ENGINE_REQUEST_SHARE = 0.5
+
+
+def engine_requests(args: KubernetesServingPoolArgs, plan: FleetPlan) -> dict[str, str]:
+    """Each engine pod's CPU and memory request: its share of ENGINE_REQUEST_SHARE of the machine."""
+    machine = find_instance_type(plan.machine, args.cluster.cloud) if plan.machine else None
+    if machine is None:
+        return {}
+    pods = pods_per_machine(plan)
+    cpu = max(1, int(machine.vcpus * ENGINE_REQUEST_SHARE / pods))
+    memory = max(1, int(machine.memory_gib * ENGINE_REQUEST_SHARE / pods))
+    return {"cpu": str(cpu), "memory": f"{memory}Gi"}
+
+
 def image_of(args: KubernetesServingPoolArgs, plan: FleetPlan) -> str:
     return args.image or engine_image(engine_config(plan).family).reference
 
@@ -284,7 +305,7 @@ def engine_container(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan
         "args": engine_args(engines, 0, MODEL_FOLDER),
         "ports": [{"name": HTTP_PORT_NAME, "containerPort": args.serving_port, "protocol": "TCP"}],
         "env": _environment(engines),
-        "resources": {"requests": dict(devices), "limits": dict(devices)},
+        "resources": {"requests": {**engine_requests(args, plan), **devices}, "limits": dict(devices)},
         "volumeMounts": mounts,
         "securityContext": container_security(),
         **probes(plan),

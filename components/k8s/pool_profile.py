@@ -118,7 +118,13 @@ class KubernetesPoolProfile:
         return f"Kubernetes pool {name!r}"
 
     def input_problems(self, name: str, args: KubernetesServingPoolArgs, zone: str | None) -> list[Problem]:
-        return serving_pool_problems(name, args)
+        return serving_pool_problems(name, args) + self._multi_host_problems(args)
+
+    def _multi_host_problems(self, args: KubernetesServingPoolArgs) -> list[Problem]:
+        """A named machine of the pool's family spanning hosts: refused here, saying why a pool renders
+        no LeaderWorkerSet for it (the planner, not asked then, would refuse it without that)."""
+        item = _multi_host(self.target, args.machine)
+        return [Problem("machine", args.machine, multi_host_refusal(item, self.target.cloud))] if item else []
 
     def capacity_offer(self, args: KubernetesServingPoolArgs) -> fleet_plan.CapacityOffer:
         return fleet_plan.CapacityOffer(
@@ -130,6 +136,8 @@ class KubernetesPoolProfile:
     ) -> fleet_plan.MachineQuery | None:
         if args.model is None:
             return None  # resolve says a pool serves a model
+        if _multi_host(self.target, args.machine) is not None:
+            return None  # input_problems refused it
         return fleet_plan.MachineQuery(
             args.machine,
             spot_only=counts.modes() == [CapacityMode.SPOT],
@@ -281,6 +289,14 @@ def machine_problems(target: PoolTarget, machine: str) -> list[Problem]:
     if item.hosts > 1:
         return [Problem("machine", machine, multi_host_refusal(item, target.cloud))]
     return []
+
+
+def _multi_host(target: PoolTarget, machine: str | None) -> Any:
+    """The catalog's machine when it is of the pool's cloud and family and spans hosts, else None."""
+    item = find_instance_type(machine, target.cloud) if machine else None
+    if item is None or item.hosts <= 1 or accelerator(item.accelerator).family is not target.family:
+        return None
+    return item
 
 
 # The pinned vLLM TPU build's engine source (engines.py: vLLM 0.29.1rc1.dev468 with tpu-inference at

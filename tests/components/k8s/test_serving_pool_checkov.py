@@ -24,12 +24,10 @@ CASES = {
 }
 # checkov checks the pool fails on purpose, each with why. Keyed by (kind, check id).
 DELIBERATE = {
-    # The engine's CPU and memory are the node's: a pod per engine fills its share of an accelerator
-    # node, and a limit below what vLLM takes while loading would kill it mid-load. Its accelerators
-    # are requested and limited.
-    ("Deployment", "CKV_K8S_10"): "no CPU request on the engine (the node is the pool's own)",
+    # The engine requests its share of the node's CPU and memory (pool_manifests.engine_requests) but
+    # has no CPU or memory limit: a limit below what vLLM takes while loading would kill it mid-load.
+    # Its accelerators are requested and limited.
     ("Deployment", "CKV_K8S_11"): "no CPU limit on the engine",
-    ("Deployment", "CKV_K8S_12"): "no memory request on the engine",
     ("Deployment", "CKV_K8S_13"): "no memory limit on the engine",
 }
 

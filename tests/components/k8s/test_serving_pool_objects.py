@@ -99,3 +99,28 @@ def test_filestore_cache_mounts_the_share_through_its_csi_driver():
         "volumeAttributes": {"ip": "10.0.0.2", "volume": "share1"},
         "readOnly": True,
     }
+
+
+@pytest.mark.parametrize("case", ["eks-gpu", "eks-inferentia", "gke-tpu", "gke-gpu"])
+def test_engine_requests_its_share_of_the_nodes_cpu_and_memory(case):
+    # With no memory request the engine container gets the node's highest OOM score (kubelet
+    # pkg/kubelet/qos/policy.go: 1000 - 1000 x request / capacity) and is ranked first for eviction
+    # (usage above request comes before priority): the pool's most expensive process, the first killed.
+    from inference_infra.components.catalog import find_instance_type
+    from inference_infra.components.k8s.pool_profile import pods_per_machine
+
+    args = CASES[case]
+    plan = plan_pool("pool", args)
+    (deployment,) = [o for o in pool_objects("pool", args, plan, identity="x") if o["kind"] == "Deployment"]
+    engine = deployment["spec"]["template"]["spec"]["containers"][0]
+    machine = find_instance_type(plan.machine, args.cluster.cloud)
+    pods = pods_per_machine(plan)
+    requests, limits = engine["resources"]["requests"], engine["resources"]["limits"]
+    assert requests["cpu"] == str(max(1, int(machine.vcpus / 2 / pods)))
+    assert requests["memory"] == f"{max(1, int(machine.memory_gib / 2 / pods))}Gi"
+    # every engine of the machine fits in what the node can give (half its size, all pods together)
+    assert int(requests["memory"].removesuffix("Gi")) * pods <= machine.memory_gib / 2
+    assert int(requests["cpu"]) * pods <= max(pods, machine.vcpus / 2)
+    # no CPU or memory limit (a limit below the load's peak kills the engine mid-load); devices equal
+    assert set(limits) == set(requests) - {"cpu", "memory"}
+    assert all(requests[k] == v for k, v in limits.items())
