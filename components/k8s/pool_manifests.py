@@ -94,11 +94,21 @@ PROBE_PERIOD_SECONDS = 10
 MIN_STARTUP_SECONDS = 300
 # The kube-dns Service's pods carry k8s-app=kube-dns on EKS (CoreDNS add-on) and GKE (kube-dns).
 DNS_POD_LABELS = {"k8s-app": "kube-dns"}
-# GKE Workload Identity: the GKE metadata server answers pods' token requests at 169.254.169.254:80, and
-# at 169.254.169.252:988 on GKE Dataplane V2 (cloud.google.com/kubernetes-engine/docs/how-to/
-# workload-identity, "network policy", read 2026-12-02).
+# GKE Workload Identity: a NetworkPolicy must let pods reach the GKE metadata server, at
+# 169.254.169.252:988 (GKE 1.21.0-gke.1000 and later) and, on GKE Dataplane V2, at 169.254.169.254:80
+# (cloud.google.com/kubernetes-engine/docs/how-to/workload-identity, "network policy", read 2026-12-02).
 GKE_METADATA = (("169.254.169.254/32", 80), ("169.254.169.252/32", 988))
 LINK_LOCAL = "169.254.0.0/16"
+# On GKE the pod's HTTPS reaches Google APIs (storage.googleapis.com for the weights) at Google's public
+# addresses, or 199.36.153.4/30 and .8/30 through Private Google Access's restricted/private domains
+# (cloud.google.com/vpc/docs/configure-private-google-access, read 2026-12-02): never a private
+# address. So the private ranges (RFC 1918 and the shared 100.64.0.0/10, where GKE puts pods,
+# Services, a private control plane and the VPC's other internal endpoints) are kept out of it: a
+# compromised engine cannot reach the API server or any internal service on 443. (A Private Service
+# Connect endpoint for Google APIs sits on an internal address: such a cluster cannot fetch from GCS
+# through this policy; use a ModelCache there.) On EKS, S3 and STS interface endpoints are private
+# addresses, so the exclusion is GKE's only.
+PRIVATE_RANGES = ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10")
 SCALER_POLLING_SECONDS = 15  # KEDA's default pollingInterval (seconds)
 
 
@@ -735,9 +745,11 @@ def network_policy(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) 
     egress = [dns]
     if not isinstance(args.weights, ModelCache):
         # The object store (and STS for IRSA) over HTTPS: their addresses are the cloud's public ranges.
+        gke = args.cluster.cloud is Cloud.GCP
+        excluded = [LINK_LOCAL, *(PRIVATE_RANGES if gke else ())]
         egress.append(
             {
-                "to": [{"ipBlock": {"cidr": "0.0.0.0/0", "except": [LINK_LOCAL]}}],
+                "to": [{"ipBlock": {"cidr": "0.0.0.0/0", "except": excluded}}],
                 "ports": [{"protocol": "TCP", "port": 443}],
             }
         )

@@ -117,7 +117,7 @@ def test_serving_pool_engine_runs_the_pinned_image_with_accelerators_as_its_para
     engine = _container(_pod(plan_of()), "engine")
     assert "@sha256:" in engine["image"]
     tp = str(pool.plan.engines.tensor_parallel)
-    assert engine["resources"] == {"requests": {"nvidia.com/gpu": tp}, "limits": {"nvidia.com/gpu": tp}}
+    assert _devices(engine) == {"requests": {"nvidia.com/gpu": tp}, "limits": {"nvidia.com/gpu": tp}}
 
 
 def test_serving_pool_tpu_pods_request_their_chips(plan_of):
@@ -126,7 +126,7 @@ def test_serving_pool_tpu_pods_request_their_chips(plan_of):
     engine = _container(_pod(capture, "tpu"), "engine")
     tp = str(pool.plan.engines.tensor_parallel)
     assert engine["resources"]["limits"] == {"google.com/tpu": tp}
-    assert engine["resources"]["requests"] == {"google.com/tpu": tp}
+    assert _devices(engine)["requests"] == {"google.com/tpu": tp}
     # one pod per engine the planner put on a machine
     spec = capture.one(DEPLOYMENT, "tpu-engine").props["spec"]
     assert spec["replicas"] == pool.plan.counts.total * pool.plan.engines.engines
@@ -348,6 +348,27 @@ def test_serving_pool_gke_egress_reaches_the_metadata_token_endpoint_only(plan_o
     assert blocks == {("0.0.0.0/0", 443), ("169.254.169.254/32", 80), ("169.254.169.252/32", 988)}
 
 
+def test_serving_pool_gke_https_egress_reaches_no_private_address(plan_of):
+    # Google APIs answer on public addresses (or Private Google Access's 199.36.153.4/30 and .8/30), so
+    # on GKE the pod's 443 leaves out the private ranges: not the control plane's private endpoint, nor
+    # Services, pods or internal load balancers of the VPC. EKS keeps them (S3/STS interface endpoints).
+    import ipaddress
+
+    KubernetesServingPool("tpu", GKE_TPU)
+    spec = plan_of().one("kubernetes:networking.k8s.io/v1:NetworkPolicy").props["spec"]
+    https = next(r for r in spec["egress"] if r["ports"] == [{"protocol": "TCP", "port": 443}])
+    (block,) = [peer["ipBlock"] for peer in https["to"]]
+    excluded = [ipaddress.ip_network(c) for c in block["except"]]
+
+    def reachable(address: str) -> bool:
+        return not any(ipaddress.ip_address(address) in net for net in excluded)
+
+    for internal in ("10.128.0.2", "172.16.0.2", "192.168.1.10", "100.64.0.10", "169.254.169.254"):
+        assert not reachable(internal), internal
+    for google in ("142.250.72.208", "199.36.153.8", "199.36.153.4"):
+        assert reachable(google), google
+
+
 def test_serving_pool_with_a_cache_has_no_internet_egress(plan_of):
     cache = ModelCache(
         kind=ModelCacheKind.EFS, volume="fs-0123456789abcdef0", folder="m", manifest_sha256=PIN
@@ -390,7 +411,7 @@ def test_serving_pool_inferentia_pods_own_their_neuron_devices(plan_of):
     assert pool.plan.target == "k8s-eks-inferentia"
     engine = _container(pod, "engine")
     devices = str(engines.devices_per_node // engines.engines)  # the plugin counts devices, TP counts cores
-    assert engine["resources"] == {
+    assert _devices(engine) == {
         "limits": {"aws.amazon.com/neuron": devices},
         "requests": {"aws.amazon.com/neuron": devices},
     }
@@ -459,3 +480,13 @@ def test_serving_pool_hands_the_replay_what_a_vm_fleet_does(plan_of):
     )
     nodes = kubernetes_nodes_for(replayed)
     assert 0 < nodes.pod_start_seconds < replayed.cold_start_seconds
+
+
+def _devices(container):
+    """The container's resources without its CPU and memory requests (test_serving_pool_objects.py
+    checks those): the accelerator devices requested and limited."""
+    resources = container["resources"]
+    return {
+        section: {k: v for k, v in resources[section].items() if k not in ("cpu", "memory")}
+        for section in ("requests", "limits")
+    }
