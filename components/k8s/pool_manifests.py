@@ -51,7 +51,7 @@ from inference_infra.components.k8s.serving_pool_args import (
     ModelCacheKind,
 )
 from inference_infra.components.monitoring.serving import ENGINE_JOB
-from inference_infra.components.serving.cold_start import ColdStart
+from inference_infra.components.serving.cold_start import ColdStart, WeightSource
 from inference_infra.components.serving.engines import HEALTH_PATH, METRICS_PATH, EngineFamily, engine_image
 from inference_infra.components.serving.flags import EngineConfig, engine_args
 from inference_infra.components.serving.tpu_env import TPU_CHIP_BOUNDS
@@ -224,15 +224,21 @@ def helper_image(args: KubernetesServingPoolArgs, plan: FleetPlan, *, boto3: boo
     return image_of(args, plan)
 
 
+# The cold start's stages done before the engine container starts: the node, the image, and (from an
+# object store) the init containers' download. Every other stage runs inside the engine under its
+# startup probe: the load, the warm-up, a Neuron compile on the node (NEURON_COMPILED_ARTIFACTS), and,
+# from an EFS/Filestore cache, the read of the weights off the share (the engine loads them there).
+_BEFORE_ENGINE = ("machine boot", "image pull", "weights download")
+_SHARED_CACHES = (WeightSource.EFS, WeightSource.FILESTORE)
+
+
 def startup_seconds(cold_start: ColdStart | None) -> int:
-    """How long the startup probe waits: the slowest engine load and warm-up of the cold start (the
-    boot, image pull and weights download happen before the engine container starts), in whole
-    minutes, at least MIN_STARTUP_SECONDS."""
+    """How long the startup probe waits: the slowest of every cold-start stage that runs in the engine
+    container, in whole minutes, at least MIN_STARTUP_SECONDS."""
     if cold_start is None:
         return MIN_STARTUP_SECONDS
-    slowest = sum(
-        s.slowest for s in cold_start.stages() if s.name in ("engine load", "compile and graph capture")
-    )
+    before = _BEFORE_ENGINE if cold_start.source not in _SHARED_CACHES else _BEFORE_ENGINE[:2]
+    slowest = sum(s.slowest for s in cold_start.stages() if s.name not in before)
     return max(MIN_STARTUP_SECONDS, int(math.ceil(slowest / 60 - 1e-9) * 60))
 
 

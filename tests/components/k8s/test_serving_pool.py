@@ -18,6 +18,7 @@ from dataclasses import replace
 
 import pytest
 
+from inference_infra.components.catalog import AcceleratorFamily
 from inference_infra.components.fleet import plan as fleet_plan
 from inference_infra.components.fleet.plan import FleetPlan, FleetProfile
 from inference_infra.components.k8s.pool_manifests import SHM_SIZE_LIMIT, startup_seconds
@@ -182,6 +183,32 @@ def test_serving_pool_probes_follow_the_cold_start(plan_of):
     assert budget >= stages["engine load"] + stages["compile and graph capture"]
     assert engine["readinessProbe"]["httpGet"] == {"path": "/health", "port": "http"}
     assert engine["livenessProbe"]["httpGet"]["path"] == "/health"
+
+
+@pytest.mark.parametrize("case", ["inferentia", "efs-cache"])
+def test_startup_probe_covers_every_stage_the_engine_container_runs(plan_of, case):
+    # Inferentia compiles on the node inside the engine (NEURON_COMPILED_ARTIFACTS): its slowest compile
+    # (40 min) ran past a budget of load + warm-up alone, so the kubelet killed every engine mid-compile
+    # and the pod never served. From an EFS/Filestore cache the engine itself reads the weights off the
+    # share. Either way the startup probe's budget holds the stage.
+    cache = ModelCache(
+        kind=ModelCacheKind.EFS, volume="fs-0123456789abcdef0", folder="m", manifest_sha256=PIN
+    )
+    args = {
+        "inferentia": replace(EKS, accelerator=AcceleratorFamily.AWS_NEURON),
+        "efs-cache": replace(EKS, weights=cache),
+    }[case]
+    pool = KubernetesServingPool("llama", args)
+    engine = _container(_pod(plan_of()), "engine")
+    startup = engine["startupProbe"]
+    budget = startup["periodSeconds"] * startup["failureThreshold"]
+    stages = {s.name: s.slowest for s in pool.plan.cold_start.stages()}
+    in_engine = {
+        "inferentia": ("engine load", "compile and graph capture", "Neuron compile on the node"),
+        "efs-cache": ("weights download", "engine load", "compile and graph capture"),
+    }[case]
+    assert budget >= sum(stages[name] for name in in_engine), (budget, stages)
+    assert budget < sum(stages.values())  # the node's boot and the image pull are not the engine's
 
 
 def test_serving_pool_verifies_the_pinned_weights_before_the_engine(plan_of):
