@@ -350,6 +350,35 @@ def pinned_digest(args: KubernetesServingPoolArgs) -> str:
     return weights.manifest_sha256
 
 
+def aws_region(args: KubernetesServingPoolArgs) -> str:
+    """The EKS cluster's region: `cluster.region`, else the OIDC issuer's host (oidc.eks.<region>.
+    amazonaws.com), else the API key secret's ARN (validated: one of them is always there on EKS)."""
+    if args.cluster.region:
+        return args.cluster.region
+    issuer = args.cluster.oidc_issuer or ""
+    host = issuer.split("/", 1)[0].split(".")
+    if len(host) > 2 and host[:2] == ["oidc", "eks"]:
+        return host[2]
+    return str(args.api_key_secret).split(":")[3]
+
+
+def s3_fetch_environment(args: KubernetesServingPoolArgs) -> list[dict[str, str]]:
+    """The S3 fetch's AWS settings, so boto3 never needs the instance metadata service (which IMDSv2's
+    hop limit of 1 keeps from pods): botocore 1.44.8 takes the region from AWS_DEFAULT_REGION only
+    (configprovider.py; AWS_REGION is the other SDKs'), and without one its STS client calls the
+    global endpoint, which a cluster reaching AWS through regional VPC endpoints cannot reach.
+    Credentials stay IRSA's web identity token (the webhook's AWS_ROLE_ARN and
+    AWS_WEB_IDENTITY_TOKEN_FILE); AWS_EC2_METADATA_DISABLED makes a missing token fail at once
+    rather than fall back to the node's role."""
+    region = aws_region(args)
+    return [
+        {"name": "AWS_REGION", "value": region},
+        {"name": "AWS_DEFAULT_REGION", "value": region},
+        {"name": "AWS_STS_REGIONAL_ENDPOINTS", "value": "regional"},
+        {"name": "AWS_EC2_METADATA_DISABLED", "value": "true"},
+    ]
+
+
 def init_containers(
     args: KubernetesServingPoolArgs, plan: FleetPlan, source: str | None
 ) -> list[dict[str, Any]]:
@@ -415,12 +444,16 @@ def init_containers(
         verify.append("--allow-code")
     models = {"name": "models", "mountPath": CONTAINER_MODEL_DIR}
     fetch_image = helper_image(args, plan, boto3=isinstance(args.weights, S3Weights))
+    fetch_env = list(base["env"])
+    if isinstance(args.weights, S3Weights):
+        fetch_env += s3_fetch_environment(args)
     return [
         {
             **base,
             "image": fetch_image,
             "name": FETCH,
             "command": fetch,
+            "env": fetch_env,
             "volumeMounts": [models, scripts, tmp],
         },
         {**base, "name": VERIFY, "command": verify, "volumeMounts": [models, scripts, tmp]},

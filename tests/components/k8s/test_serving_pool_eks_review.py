@@ -1,0 +1,116 @@
+"""The EKS side of KubernetesServingPool held against what AWS and its SDK do (review of issue #34).
+
+- the S3 fetch gets its region and STS endpoint from its own environment, never from the instance
+  metadata service (IMDSv2 hop limit 1 keeps pods from it): botocore 1.44.8 reads the region from
+  AWS_DEFAULT_REGION only (configprovider.py), so the rendered environment is fed to a real botocore
+  session here;
+- the IRSA role reads the API key's secret by its exact ARN, or, for a partial ARN, by the name and
+  exactly six suffix characters (`-??????`), as Secrets Manager ARNs carry a random suffix.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import botocore.session
+from botocore.utils import InstanceMetadataFetcher
+import pytest
+
+from inference_infra.components.k8s.pool_manifests import aws_region, s3_fetch_environment
+from inference_infra.components.k8s.serving_pool import KubernetesServingPool, irsa_policy, secret_resource
+from inference_infra.components.k8s.serving_pool_args import KubernetesCluster
+from tests.components.k8s.pool_cases import AWS_SECRET, EKS, OIDC
+
+DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+AWS_ENV = (
+    "AWS_REGION",
+    "AWS_DEFAULT_REGION",
+    "AWS_STS_REGIONAL_ENDPOINTS",
+    "AWS_EC2_METADATA_DISABLED",
+    "AWS_CONFIG_FILE",
+    "AWS_PROFILE",
+)
+
+
+def _init(capture, name):
+    pod = capture.one(DEPLOYMENT, "llama-engine").props["spec"]["template"]
+    return next(c for c in pod["spec"]["initContainers"] if c["name"] == name)
+
+
+def test_s3_fetch_sets_its_region_and_regional_sts_without_imds(plan_of):
+    KubernetesServingPool("llama", EKS)
+    fetch = _init(plan_of(), "fetch-weights")
+    env = {e["name"]: e["value"] for e in fetch["env"]}
+    assert env["AWS_DEFAULT_REGION"] == "us-east-1"  # what botocore reads
+    assert env["AWS_REGION"] == "us-east-1"
+    assert env["AWS_STS_REGIONAL_ENDPOINTS"] == "regional"
+    assert env["AWS_EC2_METADATA_DISABLED"] == "true"
+    # IRSA's variables are the webhook's to inject: the pod never sets a role or a token path itself.
+    assert not {"AWS_ROLE_ARN", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_ACCESS_KEY_ID"} & set(env)
+    verify = _init(plan_of(), "verify-weights")
+    assert not any(e["name"].startswith("AWS_") for e in verify["env"])  # the verifier reads no AWS
+
+
+def test_the_rendered_environment_gives_botocore_the_region_and_the_regional_sts(monkeypatch, tmp_path):
+    for key in AWS_ENV:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "none"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "none"))
+    args = replace(EKS, cluster=replace(EKS.cluster, region="eu-west-1"))
+    for item in s3_fetch_environment(args):
+        monkeypatch.setenv(item["name"], item["value"])
+    session = botocore.session.get_session()
+    assert session.get_config_variable("region") == "eu-west-1"
+    sts = session.create_client("sts", aws_access_key_id="x", aws_secret_access_key="y")
+    assert sts.meta.endpoint_url == "https://sts.eu-west-1.amazonaws.com"
+    # botocore's metadata client (utils.py IMDSFetcher) reads AWS_EC2_METADATA_DISABLED itself: off.
+    assert InstanceMetadataFetcher()._disabled is True
+
+
+@pytest.mark.parametrize(
+    ("cluster", "region"),
+    [
+        (KubernetesCluster(cloud=EKS.cluster.cloud, oidc_provider_arn=OIDC, region="ap-south-1"), "ap-south-1"),
+        (KubernetesCluster(cloud=EKS.cluster.cloud, oidc_provider_arn=OIDC), "us-east-1"),
+    ],
+)
+def test_aws_region_is_the_clusters_then_its_oidc_issuers(cluster, region):
+    assert aws_region(replace(EKS, cluster=cluster)) == region
+
+
+def test_aws_region_falls_back_to_the_secrets_region():
+    other = "arn:aws:iam::123456789012:oidc-provider/issuer.example.com/id/AB12"
+    args = replace(
+        EKS,
+        cluster=KubernetesCluster(cloud=EKS.cluster.cloud, oidc_provider_arn=other),
+        api_key_secret="arn:aws:secretsmanager:eu-central-1:123456789012:secret:k-AbCdEf",
+    )
+    assert aws_region(args) == "eu-central-1"
+
+
+@pytest.mark.parametrize(
+    ("given", "resource"),
+    [
+        (AWS_SECRET, AWS_SECRET),  # complete: the exact secret
+        (
+            "arn:aws:secretsmanager:us-east-1:123456789012:secret:llama-api-key",
+            "arn:aws:secretsmanager:us-east-1:123456789012:secret:llama-api-key-??????",
+        ),
+        (
+            "arn:aws:secretsmanager:us-east-1:123456789012:secret:team/key",
+            "arn:aws:secretsmanager:us-east-1:123456789012:secret:team/key-??????",
+        ),
+    ],
+)
+def test_secret_resource_matches_the_real_arn_and_no_other_secret(given, resource):
+    assert secret_resource(given) == resource
+    assert "*" not in secret_resource(given)
+
+
+def test_irsa_policy_of_a_partial_secret_arn_grants_the_suffixed_secret():
+    partial = "arn:aws:secretsmanager:us-east-1:123456789012:secret:llama-api-key"
+    policy = irsa_policy(replace(EKS, api_key_secret=partial), "acme-models")
+    (key,) = [s for s in policy["Statement"] if s["Sid"] == "ReadApiKey"]
+    assert key["Resource"] == f"{partial}-??????"
+    json.dumps(policy)  # a plain JSON document
