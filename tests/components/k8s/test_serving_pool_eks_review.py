@@ -4,6 +4,7 @@
   metadata service (IMDSv2 hop limit 1 keeps pods from it): botocore 1.44.8 reads the region from
   AWS_DEFAULT_REGION only (configprovider.py), so the rendered environment is fed to a real botocore
   session here;
+- the plan says that EKS enforces the pool's NetworkPolicy only with the VPC CNI's network policy agent;
 - the IRSA role reads the API key's secret by its exact ARN, or, for a partial ARN, by the name and
   exactly six suffix characters (`-??????`), as Secrets Manager ARNs carry a random suffix.
 """
@@ -14,13 +15,15 @@ import json
 from dataclasses import replace
 
 import botocore.session
-from botocore.utils import InstanceMetadataFetcher
 import pytest
+from botocore.utils import InstanceMetadataFetcher
 
+from inference_infra.components.catalog import Cloud
 from inference_infra.components.k8s.pool_manifests import aws_region, s3_fetch_environment
+from inference_infra.components.k8s.pool_profile import plan_pool
 from inference_infra.components.k8s.serving_pool import KubernetesServingPool, irsa_policy, secret_resource
 from inference_infra.components.k8s.serving_pool_args import KubernetesCluster
-from tests.components.k8s.pool_cases import AWS_SECRET, EKS, OIDC
+from tests.components.k8s.pool_cases import AWS_SECRET, EKS, GKE_TPU, OIDC
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 AWS_ENV = (
@@ -71,8 +74,8 @@ def test_the_rendered_environment_gives_botocore_the_region_and_the_regional_sts
 @pytest.mark.parametrize(
     ("cluster", "region"),
     [
-        (KubernetesCluster(cloud=EKS.cluster.cloud, oidc_provider_arn=OIDC, region="ap-south-1"), "ap-south-1"),
-        (KubernetesCluster(cloud=EKS.cluster.cloud, oidc_provider_arn=OIDC), "us-east-1"),
+        (KubernetesCluster(cloud=Cloud.AWS, oidc_provider_arn=OIDC, region="ap-south-1"), "ap-south-1"),
+        (KubernetesCluster(cloud=Cloud.AWS, oidc_provider_arn=OIDC), "us-east-1"),
     ],
 )
 def test_aws_region_is_the_clusters_then_its_oidc_issuers(cluster, region):
@@ -83,7 +86,7 @@ def test_aws_region_falls_back_to_the_secrets_region():
     other = "arn:aws:iam::123456789012:oidc-provider/issuer.example.com/id/AB12"
     args = replace(
         EKS,
-        cluster=KubernetesCluster(cloud=EKS.cluster.cloud, oidc_provider_arn=other),
+        cluster=KubernetesCluster(cloud=Cloud.AWS, oidc_provider_arn=other),
         api_key_secret="arn:aws:secretsmanager:eu-central-1:123456789012:secret:k-AbCdEf",
     )
     assert aws_region(args) == "eu-central-1"
@@ -114,3 +117,11 @@ def test_irsa_policy_of_a_partial_secret_arn_grants_the_suffixed_secret():
     (key,) = [s for s in policy["Statement"] if s["Sid"] == "ReadApiKey"]
     assert key["Resource"] == f"{partial}-??????"
     json.dumps(policy)  # a plain JSON document
+
+
+def test_eks_plan_notes_that_network_policy_needs_the_vpc_cni_agent():
+    eks = plan_pool("llama", EKS)
+    (note,) = [n for n in eks.notes if "NetworkPolicy" in n]
+    assert 'enableNetworkPolicy "true"' in note
+    assert "vpc-cni" in note
+    assert not [n for n in plan_pool("tpu", GKE_TPU).notes if "enableNetworkPolicy" in n]  # EKS only
