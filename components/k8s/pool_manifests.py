@@ -367,9 +367,11 @@ def s3_fetch_environment(args: KubernetesServingPoolArgs) -> list[dict[str, str]
     hop limit of 1 keeps from pods): botocore 1.44.8 takes the region from AWS_DEFAULT_REGION only
     (configprovider.py; AWS_REGION is the other SDKs'), and without one its STS client calls the
     global endpoint, which a cluster reaching AWS through regional VPC endpoints cannot reach.
-    Credentials stay IRSA's web identity token (the webhook's AWS_ROLE_ARN and
-    AWS_WEB_IDENTITY_TOKEN_FILE); AWS_EC2_METADATA_DISABLED makes a missing token fail at once
-    rather than fall back to the node's role."""
+    EKS's pod identity webhook adds the region and regional STS only when it runs with a region and
+    regional STS configured, and keeps a container's own (aws/amazon-eks-pod-identity-webhook
+    pkg/handler/handler.go, read 2026-12-02). Credentials stay IRSA's web identity token (the webhook's
+    AWS_ROLE_ARN and AWS_WEB_IDENTITY_TOKEN_FILE); AWS_EC2_METADATA_DISABLED makes a missing token fail
+    at once rather than reach for the node's role."""
     region = aws_region(args)
     return [
         {"name": "AWS_REGION", "value": region},
