@@ -775,9 +775,23 @@ def network_policy(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) 
 
 
 def load_query(name: str, args: KubernetesServingPoolArgs) -> str:
-    """The pool's in-flight requests (running + waiting, every engine), as the VM scalers read them."""
+    """The pool's in-flight requests (running + waiting, every engine), as the VM scalers read them.
+
+    Each series is clamped at 0 before the sum: vLLM's gauges are never negative, so a negative value
+    is a forged series (any namespace whose PodMonitor its Prometheus selects can relabel its targets to
+    this pool's job, namespace and pool labels, unless that Prometheus enforces the namespace label),
+    and a sum it could pull down would hold a loaded pool at its minimum."""
     selector = f'job="{ENGINE_JOB}",namespace="{args.cluster.namespace}",pool="{name}"'
-    return f"sum(vllm:num_requests_running{{{selector}}}) + sum(vllm:num_requests_waiting{{{selector}}})"
+    return " + ".join(
+        f"sum(clamp_min(vllm:{metric}{{{selector}}}, 0))"
+        for metric in ("num_requests_running", "num_requests_waiting")
+    )
+
+
+def schedule_floor(args: KubernetesServingPoolArgs, min_size: int) -> int:
+    """The machines the pool keeps outside its schedule's hours (its minimum without a schedule)."""
+    schedule = args.elastic.schedule if args.elastic is not None else None
+    return schedule.off_hours_size if schedule is not None else min_size
 
 
 def scaled_object(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -> dict[str, Any]:
@@ -800,6 +814,12 @@ def scaled_object(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -
             },
         }
     ]
+    min_replicas = min(scaling.min_size, schedule_floor(args, scaling.min_size)) * pods
+    if min_replicas > 0:
+        # KEDA reads an empty answer as 0 by default (ignoreNullValues true, pkg/scalers/
+        # prometheus_scaler.go at v2.20.2): lost series would scale a loaded pool in. A pool that never
+        # goes to zero always has series, so an empty answer is an error and the HPA holds its size.
+        triggers[0]["metadata"]["ignoreNullValues"] = "false"
     schedule = args.elastic.schedule
     if schedule is not None:
         hours = f"* * {schedule.days}"
@@ -816,7 +836,6 @@ def scaled_object(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -
                 },
             }
         )
-    off_hours = schedule.off_hours_size if schedule is not None else scaling.min_size
     scale_up_period = args.elastic.scale_out_cooldown_seconds or SCALER_POLLING_SECONDS
     return {
         "metadata": metadata(name, args, plan),
@@ -824,7 +843,7 @@ def scaled_object(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -
             "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
             "pollingInterval": SCALER_POLLING_SECONDS,
             "cooldownPeriod": scaling.scale_in_cooldown_seconds,  # before the last replica goes (to zero)
-            "minReplicaCount": min(scaling.min_size, off_hours) * pods,
+            "minReplicaCount": min_replicas,
             "maxReplicaCount": scaling.max_size * pods,
             "advanced": {
                 "horizontalPodAutoscalerConfig": {

@@ -5,6 +5,9 @@
   AWS_DEFAULT_REGION only (configprovider.py), so the rendered environment is fed to a real botocore
   session here;
 - the plan says that EKS enforces the pool's NetworkPolicy only with the VPC CNI's network policy agent;
+- KEDA's query clamps each series at 0 and, for a pool that never goes to zero, an empty answer is an
+  error (the HPA holds) rather than KEDA's default 0 (read in kedacore/keda v2.20.2
+  pkg/scalers/prometheus_scaler.go);
 - the IRSA role reads the API key's secret by its exact ARN, or, for a partial ARN, by the name and
   exactly six suffix characters (`-??????`), as Secrets Manager ARNs carry a random suffix.
 """
@@ -12,18 +15,22 @@
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
 from dataclasses import replace
 
 import botocore.session
 import pytest
+import yaml
 from botocore.utils import InstanceMetadataFetcher
 
 from inference_infra.components.catalog import Cloud
-from inference_infra.components.k8s.pool_manifests import aws_region, s3_fetch_environment
+from inference_infra.components.fleet import ElasticArgs
+from inference_infra.components.k8s.pool_manifests import aws_region, s3_fetch_environment, scaled_object
 from inference_infra.components.k8s.pool_profile import plan_pool
 from inference_infra.components.k8s.serving_pool import KubernetesServingPool, irsa_policy, secret_resource
 from inference_infra.components.k8s.serving_pool_args import KubernetesCluster
-from tests.components.k8s.pool_cases import AWS_SECRET, EKS, GKE_TPU, OIDC
+from tests.components.k8s.pool_cases import AWS_SECRET, EKS, EKS_ELASTIC, GKE_TPU, OIDC
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 AWS_ENV = (
@@ -125,3 +132,70 @@ def test_eks_plan_notes_that_network_policy_needs_the_vpc_cni_agent():
     assert 'enableNetworkPolicy "true"' in note
     assert "vpc-cni" in note
     assert not [n for n in plan_pool("tpu", GKE_TPU).notes if "enableNetworkPolicy" in n]  # EKS only
+
+
+def _prometheus_trigger(args):
+    body = scaled_object("llama", args, plan_pool("llama", args))
+    (trigger,) = [t for t in body["spec"]["triggers"] if t["type"] == "prometheus"]
+    return body, trigger["metadata"]
+
+
+def test_scaler_query_clamps_each_series_so_a_forged_negative_cannot_hold_the_pool_down():
+    _, meta = _prometheus_trigger(EKS_ELASTIC)
+    query = meta["query"]
+    selector = 'job="vllm",namespace="inference",pool="llama"'
+    assert query == (
+        f"sum(clamp_min(vllm:num_requests_running{{{selector}}}, 0)) + "
+        f"sum(clamp_min(vllm:num_requests_waiting{{{selector}}}, 0))"
+    )
+
+
+def test_a_pool_that_never_scales_to_zero_treats_an_empty_answer_as_an_error():
+    production = replace(EKS_ELASTIC, environment="prod", elastic=ElasticArgs(min_size=1, max_size=4))
+    body, meta = _prometheus_trigger(production)
+    assert body["spec"]["minReplicaCount"] >= 1
+    assert meta["ignoreNullValues"] == "false"  # KEDA's default (true) reads lost series as 0 load
+    body, meta = _prometheus_trigger(EKS_ELASTIC)  # dev, 0 off hours: no series at zero pods
+    assert body["spec"]["minReplicaCount"] == 0
+    assert "ignoreNullValues" not in meta
+
+
+def test_promtool_evaluates_the_scaler_query_past_a_forged_negative_series(tmp_path):
+    """The query as Prometheus itself evaluates it (promtool test rules): two engines in flight 3 + 2
+    and waiting 1, and a series another namespace forged with this pool's labels at -1000."""
+    promtool = shutil.which("promtool")
+    assert promtool, "promtool is not installed: run .ci/system-deps"
+    _, meta = _prometheus_trigger(EKS_ELASTIC)
+    labels = 'job="vllm",namespace="inference",pool="llama"'
+    (tmp_path / "rules.yml").write_text(
+        yaml.safe_dump({"groups": [{"name": "g", "rules": [{"record": "pool_load", "expr": meta["query"]}]}]})
+    )
+    series = [
+        (f'vllm:num_requests_running{{{labels},instance="a"}}', "3x5"),
+        (f'vllm:num_requests_running{{{labels},instance="b"}}', "2x5"),
+        (f'vllm:num_requests_waiting{{{labels},instance="a"}}', "1x5"),
+        (f'vllm:num_requests_waiting{{{labels},instance="b"}}', "0x5"),
+        (f'vllm:num_requests_waiting{{{labels},instance="forged"}}', "-1000x5"),
+    ]
+    test = {
+        "rule_files": ["rules.yml"],
+        "evaluation_interval": "1m",
+        "tests": [
+            {
+                "interval": "1m",
+                "input_series": [{"series": s, "values": v} for s, v in series],
+                "promql_expr_test": [
+                    {
+                        "expr": "pool_load",
+                        "eval_time": "2m",
+                        "exp_samples": [{"labels": "pool_load", "value": 6}],
+                    }
+                ],
+            }
+        ],
+    }
+    (tmp_path / "test.yml").write_text(yaml.safe_dump(test))
+    done = subprocess.run(
+        [promtool, "test", "rules", "test.yml"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
