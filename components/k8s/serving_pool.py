@@ -360,6 +360,20 @@ def irsa_policy(args: KubernetesServingPoolArgs, bucket: str | None) -> dict[str
             "Resource": secret_resource(str(args.api_key_secret)),
         }
     )
+    if args.api_key_kms_key is not None:
+        # A customer managed key: GetSecretValue decrypts with the caller's kms:Decrypt, only through
+        # Secrets Manager in the secret's region (the kms:ViaService condition key).
+        arn = str(args.api_key_secret).split(":")
+        domain = "amazonaws.com.cn" if arn[1] == "aws-cn" else "amazonaws.com"
+        statements.append(
+            {
+                "Sid": "DecryptApiKey",
+                "Effect": "Allow",
+                "Action": ["kms:Decrypt"],
+                "Resource": args.api_key_kms_key,
+                "Condition": {"StringEquals": {"kms:ViaService": f"secretsmanager.{arn[3]}.{domain}"}},
+            }
+        )
     return {"Version": "2012-10-17", "Statement": statements}
 
 

@@ -8,6 +8,7 @@
 - KEDA's query clamps each series at 0 and, for a pool that never goes to zero, an empty answer is an
   error (the HPA holds) rather than KEDA's default 0 (read in kedacore/keda v2.20.2
   pkg/scalers/prometheus_scaler.go);
+- a customer managed KMS key of the secret is decryptable through Secrets Manager only;
 - the IRSA role reads the API key's secret by its exact ARN, or, for a partial ARN, by the name and
   exactly six suffix characters (`-??????`), as Secrets Manager ARNs carry a random suffix.
 """
@@ -29,7 +30,7 @@ from inference_infra.components.fleet import ElasticArgs
 from inference_infra.components.k8s.pool_manifests import aws_region, s3_fetch_environment, scaled_object
 from inference_infra.components.k8s.pool_profile import plan_pool
 from inference_infra.components.k8s.serving_pool import KubernetesServingPool, irsa_policy, secret_resource
-from inference_infra.components.k8s.serving_pool_args import KubernetesCluster
+from inference_infra.components.k8s.serving_pool_args import KubernetesCluster, serving_pool_problems
 from tests.components.k8s.pool_cases import AWS_SECRET, EKS, EKS_ELASTIC, GKE_TPU, OIDC
 
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
@@ -199,3 +200,30 @@ def test_promtool_evaluates_the_scaler_query_past_a_forged_negative_series(tmp_p
         [promtool, "test", "rules", "test.yml"], cwd=tmp_path, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_customer_managed_key_is_decrypted_through_secrets_manager_only(plan_of):
+    key = "arn:aws:kms:us-east-1:123456789012:key/1234abcd-12ab-34cd-56ef-1234567890ab"
+    KubernetesServingPool("llama", replace(EKS, api_key_kms_key=key))
+    policy = json.loads(plan_of().one("aws:iam/rolePolicy:RolePolicy").props["policy"])
+    (decrypt,) = [s for s in policy["Statement"] if s["Sid"] == "DecryptApiKey"]
+    assert decrypt["Action"] == ["kms:Decrypt"]
+    assert decrypt["Resource"] == key
+    assert decrypt["Condition"] == {
+        "StringEquals": {"kms:ViaService": "secretsmanager.us-east-1.amazonaws.com"}
+    }
+    assert not [s for s in irsa_policy(EKS, "acme-models")["Statement"] if s["Sid"] == "DecryptApiKey"]
+
+
+@pytest.mark.parametrize(
+    ("args", "why"),
+    [
+        (replace(EKS, api_key_kms_key="arn:aws:kms:us-east-1:123456789012:alias/api"), "KMS key ARN"),
+        (replace(EKS, api_key_kms_key="1234abcd"), "KMS key ARN"),
+        (replace(GKE_TPU, api_key_kms_key="arn:aws:kms:us-east-1:123456789012:key/ab-12"), "only on EKS"),
+    ],
+)
+def test_a_bad_api_key_kms_key_is_refused_before_anything_is_registered(args, why):
+    problems = serving_pool_problems("p", args)
+    (problem,) = [p for p in problems if p.input == "api_key_kms_key"]
+    assert why in problem.allowed
