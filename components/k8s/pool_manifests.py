@@ -387,6 +387,37 @@ def pinned_digest(args: KubernetesServingPoolArgs) -> str:
     return weights.manifest_sha256
 
 
+def aws_region(args: KubernetesServingPoolArgs) -> str:
+    """The EKS cluster's region: `cluster.region`, else the OIDC issuer's host (oidc.eks.<region>.
+    amazonaws.com), else the API key secret's ARN (validated: one of them is always there on EKS)."""
+    if args.cluster.region:
+        return args.cluster.region
+    issuer = args.cluster.oidc_issuer or ""
+    host = issuer.split("/", 1)[0].split(".")
+    if len(host) > 2 and host[:2] == ["oidc", "eks"]:
+        return host[2]
+    return str(args.api_key_secret).split(":")[3]
+
+
+def s3_fetch_environment(args: KubernetesServingPoolArgs) -> list[dict[str, str]]:
+    """The S3 fetch's AWS settings, so boto3 never needs the instance metadata service (which IMDSv2's
+    hop limit of 1 keeps from pods): botocore 1.44.8 takes the region from AWS_DEFAULT_REGION only
+    (configprovider.py; AWS_REGION is the other SDKs'), and without one its STS client calls the
+    global endpoint, which a cluster reaching AWS through regional VPC endpoints cannot reach.
+    EKS's pod identity webhook adds the region and regional STS only when it runs with a region and
+    regional STS configured, and keeps a container's own (aws/amazon-eks-pod-identity-webhook
+    pkg/handler/handler.go, read 2026-12-02). Credentials stay IRSA's web identity token (the webhook's
+    AWS_ROLE_ARN and AWS_WEB_IDENTITY_TOKEN_FILE); AWS_EC2_METADATA_DISABLED makes a missing token fail
+    at once rather than reach for the node's role."""
+    region = aws_region(args)
+    return [
+        {"name": "AWS_REGION", "value": region},
+        {"name": "AWS_DEFAULT_REGION", "value": region},
+        {"name": "AWS_STS_REGIONAL_ENDPOINTS", "value": "regional"},
+        {"name": "AWS_EC2_METADATA_DISABLED", "value": "true"},
+    ]
+
+
 def init_containers(
     args: KubernetesServingPoolArgs, plan: FleetPlan, source: str | None
 ) -> list[dict[str, Any]]:
@@ -452,12 +483,16 @@ def init_containers(
         verify.append("--allow-code")
     models = {"name": "models", "mountPath": CONTAINER_MODEL_DIR}
     fetch_image = helper_image(args, plan, boto3=isinstance(args.weights, S3Weights))
+    fetch_env = list(base["env"])
+    if isinstance(args.weights, S3Weights):
+        fetch_env += s3_fetch_environment(args)
     return [
         {
             **base,
             "image": fetch_image,
             "name": FETCH,
             "command": fetch,
+            "env": fetch_env,
             "volumeMounts": [models, scripts, tmp],
         },
         {**base, "name": VERIFY, "command": verify, "volumeMounts": [models, scripts, tmp]},
@@ -779,9 +814,23 @@ def network_policy(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) 
 
 
 def load_query(name: str, args: KubernetesServingPoolArgs) -> str:
-    """The pool's in-flight requests (running + waiting, every engine), as the VM scalers read them."""
+    """The pool's in-flight requests (running + waiting, every engine), as the VM scalers read them.
+
+    Each series is clamped at 0 before the sum: vLLM's gauges are never negative, so a negative value
+    is a forged series (any namespace whose PodMonitor its Prometheus selects can relabel its targets to
+    this pool's job, namespace and pool labels, unless that Prometheus enforces the namespace label),
+    and a sum it could pull down would hold a loaded pool at its minimum."""
     selector = f'job="{ENGINE_JOB}",namespace="{args.cluster.namespace}",pool="{name}"'
-    return f"sum(vllm:num_requests_running{{{selector}}}) + sum(vllm:num_requests_waiting{{{selector}}})"
+    return " + ".join(
+        f"sum(clamp_min(vllm:{metric}{{{selector}}}, 0))"
+        for metric in ("num_requests_running", "num_requests_waiting")
+    )
+
+
+def schedule_floor(args: KubernetesServingPoolArgs, min_size: int) -> int:
+    """The machines the pool keeps outside its schedule's hours (its minimum without a schedule)."""
+    schedule = args.elastic.schedule if args.elastic is not None else None
+    return schedule.off_hours_size if schedule is not None else min_size
 
 
 def scaled_object(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -> dict[str, Any]:
@@ -804,6 +853,12 @@ def scaled_object(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -
             },
         }
     ]
+    min_replicas = min(scaling.min_size, schedule_floor(args, scaling.min_size)) * pods
+    if min_replicas > 0:
+        # KEDA reads an empty answer as 0 by default (ignoreNullValues true, pkg/scalers/
+        # prometheus_scaler.go at v2.20.2): lost series would scale a loaded pool in. A pool that never
+        # goes to zero always has series, so an empty answer is an error and the HPA holds its size.
+        triggers[0]["metadata"]["ignoreNullValues"] = "false"
     schedule = args.elastic.schedule
     if schedule is not None:
         hours = f"* * {schedule.days}"
@@ -820,7 +875,6 @@ def scaled_object(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -
                 },
             }
         )
-    off_hours = schedule.off_hours_size if schedule is not None else scaling.min_size
     scale_up_period = args.elastic.scale_out_cooldown_seconds or SCALER_POLLING_SECONDS
     return {
         "metadata": metadata(name, args, plan),
@@ -828,7 +882,7 @@ def scaled_object(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -
             "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
             "pollingInterval": SCALER_POLLING_SECONDS,
             "cooldownPeriod": scaling.scale_in_cooldown_seconds,  # before the last replica goes (to zero)
-            "minReplicaCount": min(scaling.min_size, off_hours) * pods,
+            "minReplicaCount": min_replicas,
             "maxReplicaCount": scaling.max_size * pods,
             "advanced": {
                 "horizontalPodAutoscalerConfig": {

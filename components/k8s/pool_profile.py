@@ -257,10 +257,23 @@ class KubernetesPoolProfile:
         if plan.engines is None or plan.machine is None:
             return []
         engines = plan.engines
-        return [
+        notes = [
             f"{self.subject(name)}: {pods_per_machine(plan)} pod(s) per {plan.machine} node, each with "
             f"{engines.tensor_parallel} accelerator(s) (tensor parallel {engines.tensor_parallel})"
         ]
+        if args.cluster.cloud is Cloud.AWS:
+            notes.append(EKS_NETWORK_POLICY_NOTE.format(subject=self.subject(name)))
+        return notes
+
+
+# EKS stores a NetworkPolicy but enforces it only when the VPC CNI runs its network policy agent,
+# which is off by default: the vpc-cni add-on's configuration value enableNetworkPolicy "true"
+# (docs.aws.amazon.com/eks/latest/userguide/cni-network-policy.html, read 2026-12-02).
+EKS_NETWORK_POLICY_NOTE = (
+    "{subject}: its NetworkPolicy (API port from the gateway only, metrics port from Prometheus only, "
+    "egress DNS and HTTPS) is enforced on EKS only when the vpc-cni add-on runs with "
+    'enableNetworkPolicy "true" in its configuration values; without it any pod reaches the engines'
+)
 
 
 def machine_problems(target: PoolTarget, machine: str) -> list[Problem]:

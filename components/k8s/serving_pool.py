@@ -357,10 +357,36 @@ def irsa_policy(args: KubernetesServingPoolArgs, bucket: str | None) -> dict[str
             "Sid": "ReadApiKey",
             "Effect": "Allow",
             "Action": ["secretsmanager:GetSecretValue", "secretsmanager:DescribeSecret"],
-            "Resource": args.api_key_secret,
+            "Resource": secret_resource(str(args.api_key_secret)),
         }
     )
+    if args.api_key_kms_key is not None:
+        # A customer managed key: GetSecretValue decrypts with the caller's kms:Decrypt, only through
+        # Secrets Manager in the secret's region (the kms:ViaService condition key).
+        arn = str(args.api_key_secret).split(":")
+        domain = "amazonaws.com.cn" if arn[1] == "aws-cn" else "amazonaws.com"
+        statements.append(
+            {
+                "Sid": "DecryptApiKey",
+                "Effect": "Allow",
+                "Action": ["kms:Decrypt"],
+                "Resource": args.api_key_kms_key,
+                "Condition": {"StringEquals": {"kms:ViaService": f"secretsmanager.{arn[3]}.{domain}"}},
+            }
+        )
     return {"Version": "2012-10-17", "Statement": statements}
+
+
+# A Secrets Manager ARN ends in the secret's name, a hyphen and six random characters Secrets Manager
+# adds (botocore 1.44.8 data/secretsmanager/2017-10-17/service-2.json, SecretIdType's documentation).
+_COMPLETE_SECRET_ARN = re.compile(r":secret:.+-[A-Za-z0-9]{6}$")
+
+
+def secret_resource(secret: str) -> str:
+    """The IAM resource of the API key's secret: its ARN as given when complete; a partial ARN (the name
+    without the suffix) matches no real secret as it stands, so `-??????` stands for exactly the six
+    characters of the suffix (never `*`, which would take `<name>-other` secrets too)."""
+    return secret if _COMPLETE_SECRET_ARN.search(secret) else f"{secret}-??????"
 
 
 def google_account_id(name: str, namespace: str) -> str:

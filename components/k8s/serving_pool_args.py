@@ -53,6 +53,7 @@ _OIDC_PROVIDER_ARN = re.compile(
 )
 # GKE's workload pool: <project>.svc.id.goog (the only pool GKE offers a cluster).
 _WORKLOAD_POOL = re.compile(r"^(?P<project>[a-z][a-z0-9-]{4,28}[a-z0-9])\.svc\.id\.goog$")
+_KMS_KEY_ARN = re.compile(r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:key/[A-Za-z0-9-]+$")
 _SECRETS_MANAGER_ARN = re.compile(
     r"^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:[A-Za-z0-9/_+=.@-]{1,512}$"
 )
@@ -230,6 +231,12 @@ class KubernetesServingPoolArgs(CapacityArgs):
         None,
         "The API key's secret: a Secrets Manager secret ARN (EKS) or projects/P/secrets/N/versions/V (GKE), "
         "mounted as a file by the Secrets Store CSI driver. Required.",
+    )
+    api_key_kms_key: str | None = arg(
+        None,
+        "EKS: the KMS key ARN encrypting the API key's secret when it is not Secrets Manager's AWS managed "
+        "key: the pool's role may decrypt with it through Secrets Manager only.",
+        stack=False,
     )
     gateway: GatewayRef | None = arg(None, "The Gateway that routes /v1/ and /health to the pool.")
     route_weight: int = arg(100, "This pool's weight in its route.", ge=0, le=MAX_ROUTE_WEIGHT)
@@ -525,6 +532,16 @@ def _weights_source_problems(args: KubernetesServingPoolArgs) -> list[Problem]:
 
 
 def _secret_problems(args: KubernetesServingPoolArgs) -> list[Problem]:
+    key = args.api_key_kms_key
+    if key is not None and (args.cluster.cloud is not Cloud.AWS or not _KMS_KEY_ARN.match(str(key))):
+        return [
+            Problem(
+                "api_key_kms_key",
+                key,
+                "must be a KMS key ARN (arn:aws:kms:<region>:<account>:key/<id>; an alias cannot be "
+                "granted in IAM) and only on EKS",
+            )
+        ]
     secret = args.api_key_secret
     if secret is None:
         return [
