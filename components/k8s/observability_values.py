@@ -122,6 +122,7 @@ def kube_prometheus_stack_values(
                 "ruleSelectorNilUsesHelmValues": False,
                 "ruleSelector": selector,
                 "ruleNamespaceSelector": {},
+                **namespace_enforcement(args),
                 **extra,
             },
             **(
@@ -190,6 +191,40 @@ def kube_prometheus_stack_values(
             "containerSecurityContext": restricted_container(),
         },
         "prometheus-node-exporter": node_exporter_values(exporters_namespace),
+    }
+
+
+# The label the operator forces on what user monitors scrape and user rules compute, and in their rules'
+# selectors; the label the serving pool's KEDA query and PodMonitor use (pool_manifests.load_query).
+ENFORCED_NAMESPACE_LABEL = "namespace"
+MONITOR_RESOURCES = ("servicemonitors", "podmonitors", "prometheusrules")
+
+
+def namespace_enforcement(args: GpuObservabilityArgs) -> dict[str, Any]:
+    """A series can only claim the namespace of the monitor that scraped it (issue #34).
+
+    Prometheus Operator v0.93.0 (pkg/namespacelabeler/labeler.go, read 2026-12-02; the chart's values
+    key is `prometheus.prometheusSpec.enforcedNamespaceLabel`) appends, last, a rule setting `namespace`
+    to the monitor's own namespace to both the relabel_configs and the metric_relabel_configs of every
+    ServiceMonitor, PodMonitor, Probe and ScrapeConfig it does not exclude; metric relabelling runs after
+    honor_labels has merged the scraped labels, so no monitor's relabelling or exposed labels can name
+    another namespace. Each of those PrometheusRules gets `namespace="<its namespace>"` in every selector
+    and on every series and alert it makes.
+
+    Excluded (no name: every such object of the namespace, `ObjectReference.name` in the operator's API):
+    the stack's own namespace (the library's GPU, serving and $/Mtok rules and neuron-monitor's
+    PodMonitor, the chart's kube-state-metrics, kubelet and other ServiceMonitors, which keep the
+    namespace of the object they describe) and the exporters' namespace (dcgm-exporter's ServiceMonitor,
+    which keeps the namespace of the workload on each GPU, and node-exporter's). Whoever may write
+    monitors or rules in those two namespaces is trusted with every pool's load.
+    """
+    return {
+        "enforcedNamespaceLabel": ENFORCED_NAMESPACE_LABEL,
+        "excludedFromEnforcement": [
+            {"group": "monitoring.coreos.com", "resource": resource, "namespace": namespace}
+            for namespace in (args.namespace, args.exporters_namespace_name)
+            for resource in MONITOR_RESOURCES
+        ],
     }
 
 
