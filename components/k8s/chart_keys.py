@@ -90,6 +90,11 @@ KUBE_PROMETHEUS_STACK_KEYS = ChartKeys(
             "prometheus-node-exporter.namespaceOverride",
             "prometheus-node-exporter.securityContext",
             "prometheus.prometheusSpec.additionalScrapeConfigs",
+            # These two read 2026-12-02 in 88.5.3's values.yaml and templates/prometheus/prometheus.yaml
+            # (passed to the Prometheus resource as they are; the template adds its own default rules to
+            # excludedFromEnforcement).
+            "prometheus.prometheusSpec.enforcedNamespaceLabel",
+            "prometheus.prometheusSpec.excludedFromEnforcement",
             "prometheus.prometheusSpec.image.registry",
             "prometheus.prometheusSpec.image.repository",
             "prometheus.prometheusSpec.image.sha",

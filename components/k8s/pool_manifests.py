@@ -817,9 +817,10 @@ def load_query(name: str, args: KubernetesServingPoolArgs) -> str:
     """The pool's in-flight requests (running + waiting, every engine), as the VM scalers read them.
 
     Each series is clamped at 0 before the sum: vLLM's gauges are never negative, so a negative value
-    is a forged series (any namespace whose PodMonitor its Prometheus selects can relabel its targets to
-    this pool's job, namespace and pool labels, unless that Prometheus enforces the namespace label),
-    and a sum it could pull down would hold a loaded pool at its minimum."""
+    is a forged series, and a sum it could pull down would hold a loaded pool at its minimum.
+    GpuObservability's Prometheus enforces the namespace label (observability_values.
+    namespace_enforcement): only monitors in this namespace, the stack's and the exporters' can write a
+    series with `namespace` = this pool's namespace, so other namespaces' monitors cannot move it."""
     selector = f'job="{ENGINE_JOB}",namespace="{args.cluster.namespace}",pool="{name}"'
     return " + ".join(
         f"sum(clamp_min(vllm:{metric}{{{selector}}}, 0))"
