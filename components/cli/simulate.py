@@ -254,7 +254,7 @@ def _scaler(o: Mapping[str, Any], pool: Any) -> Any:
     rate = o["interruptions_per_hour"]
     basis = "--interruptions-per-hour" if rate is not None else ""
     if rate is None and o["purchase"] == "spot":
-        rate, basis = interruption_rate(pool.service.machine, o["region"])
+        rate, basis = interruption_rate(pool.service.machine, o["region"] or pool.region)
     return scaler_settings(
         pool.plan,
         cloud=cloud,

@@ -202,6 +202,7 @@ def build_pool(
         cold_start_seconds=pick_cold_start(serving.cold_start, cold_start),
         cold_start_range=serving.cold_start.range_seconds(),
         warm_start_range=warm_range(serving.cold_start),
+        region=region,
     )
 
 
@@ -243,4 +244,5 @@ def pool_from_plan(
         cold_start_seconds=pick_cold_start(cold, cold_start),
         cold_start_range=cold.range_seconds(),
         warm_start_range=warm_range(cold),
+        region=region,
     )

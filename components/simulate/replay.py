@@ -96,6 +96,7 @@ class Pool:
     cold_start_range: tuple[float, float] | None = None  # (fastest, slowest) of the estimate
     warm_start_range: tuple[float, float] | None = None  # (fastest, slowest) of a warm-pool restart
     nodes: KubernetesNodes | None = None  # a Kubernetes pool: pod start vs node start (k8s_nodes.py)
+    region: str | None = None  # where the pool runs (--region, else the stack's): its spot band and prices
 
     @property
     def slots(self) -> int:

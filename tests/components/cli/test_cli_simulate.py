@@ -454,3 +454,15 @@ def test_simulate_caps_the_stack_pools_maximum_at_its_budget(capsys, trace, pulu
     # $10/h pays for 5 g6e.xlarge at $1.861/h on-demand: the default maximum is lowered, as the fleet's is
     assert doc["scaling"]["max_size"] == 5
     assert any("the stack's budget pays for 5 machine(s)" in n for n in doc["notes"])
+
+
+def test_simulate_spot_band_is_the_stacks_region(capsys, trace):
+    """#39: with --stack and no --region, the spot interruption band is the stack's region's (prod:
+    us-east-1), not the higher band of the regions the advisor copy records."""
+    code, out, err = run(
+        capsys, "simulate", "--trace", str(trace), "--stack", "prod", "--pool", "llama-8b",
+        "--cwd", str(ROOT), "--purchase", "spot", "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    basis = json.loads(out)["scaling"]["interruption_basis"]
+    assert "in us-east-1" in basis, basis
