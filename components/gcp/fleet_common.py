@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 from ipaddress import ip_network
 
 import pulumi
@@ -200,13 +201,15 @@ def gcs_weights(args: GcpNodeArgs, subject: str) -> tuple[bool, str | None]:
     )
 
 
+@dataclass(frozen=True)
 class GcpNodeProfile:
     """What GCP GPU fleets and TPU VMs contribute alike to the fleet skeleton (components/fleet/plan.py):
     the args' zone else the provider's, GCS weights with their pins, engines given without a cold start,
-    the cold start's note. Types and bounds are the skeleton's (check_types, step 0)."""
+    the cold start's note. Types and bounds are the skeleton's (check_types, step 0). `project` and
+    `default_zone` are the defaults for the args' own (the gcp provider's configuration)."""
 
     project: str | None
-    default_zone: str | None
+    default_zone: str | None = None
     cloud = Cloud.GCP
     weight_source = WeightSource.GCS
     weights_rule = "need weights with a gs:// folder to serve"

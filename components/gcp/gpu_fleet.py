@@ -252,10 +252,8 @@ class GcpGpuProfile(GcpNodeProfile):
     """What GCP GPU fleets contribute to the one fleet skeleton (components/fleet/plan.py): one capacity
     mode per fleet (spot, preemptible, on-demand or reserved), machine shapes (a3/a2/g2, N1 with guest
     GPUs), the zonal reservation check, GCS weights, its managed-instance-group scaling and startup script.
-    `project` and `zone` are the defaults for the args' own (the gcp provider's configuration)."""
+    `project` and `default_zone` come from GcpNodeProfile."""
 
-    project: str | None
-    default_zone: str | None = None
     name: str = "gcp-gpu"
     family: AcceleratorFamily = AcceleratorFamily.NVIDIA_GPU
     default_mode: CapacityMode = CapacityMode.SPOT

@@ -272,10 +272,8 @@ class GcpTpuProfile(GcpNodeProfile):
     """What TPU VMs contribute to the one fleet skeleton (components/fleet/plan.py): one capacity mode per
     slice (spot, on-demand or reserved), slice resolution (accelerator type, or generation and topology,
     or the planner's pick), queued resources, GCS weights, no elastic scaling, the startup script.
-    `project` and `zone` are the defaults for the args' own (the gcp provider's configuration)."""
+    `project` and `default_zone` come from GcpNodeProfile."""
 
-    project: str | None
-    default_zone: str | None = None
     name: str = "gcp-tpu"
     family: AcceleratorFamily = AcceleratorFamily.GOOGLE_TPU
     default_mode: CapacityMode = CapacityMode.ON_DEMAND
