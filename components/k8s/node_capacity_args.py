@@ -356,7 +356,11 @@ def _spot_type_problems(args: EksNodeGroupsArgs) -> list[Problem]:
             )
         if given and args.spot == 0:
             problems.append(
-                Problem("spot_instance_types", list(given), "is given but spot is 0: it is the spot group's")
+                Problem(
+                    "spot_instance_types",
+                    list(given),
+                    "is given but spot is 0: the list is the spot group's; set spot or leave it out",
+                )
             )
     return problems
 
