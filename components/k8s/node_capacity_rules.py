@@ -59,12 +59,11 @@ def eks_node_group_api_problems(group: Mapping[str, Any], template: Mapping[str,
         )
     scaling = group.get("scalingConfig") or {}
     low, want, high = (scaling.get(k) for k in ("minSize", "desiredSize", "maxSize"))
-    if all(isinstance(n, int) for n in (low, want, high)):
-        if not low <= want <= high or high < 1:
-            problems.append(
-                f"scalingConfig (min {low}, desired {want}, max {high}) must have min <= desired <= max and "
-                "max >= 1"
-            )
+    if all(isinstance(n, int) for n in (low, want, high)) and (not low <= want <= high or high < 1):
+        problems.append(
+            f"scalingConfig (min {low}, desired {want}, max {high}) must have min <= desired <= max and "
+            "max >= 1"
+        )
     if capacity == "CAPACITY_BLOCK":
         if template is None:
             problems.append("a CAPACITY_BLOCK group needs a launch template (EKS creates none for a block)")
