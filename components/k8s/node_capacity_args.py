@@ -133,12 +133,17 @@ class EksNodeGroupsArgs:
     )
     min_nodes: int | None = arg(
         None,
-        "Each group's minimum size; default: its desired size (0 lets it scale to zero).",
+        "Each group's minimum size; default: its desired size (0 lets it scale to zero). Not a Capacity "
+        "Block group's: its minimum is always 0 (EKS upgrades it only at desired size 0).",
         ge=0,
         le=MAX_NODES,
     )
     max_nodes: int | None = arg(
-        None, "Each group's maximum size; default: its desired size (a fixed group).", ge=1, le=MAX_NODES
+        None,
+        "Each group's maximum size; default: its desired size (a fixed group). Not a Capacity Block "
+        "group's: its maximum is the block's nodes.",
+        ge=1,
+        le=MAX_NODES,
     )
     reservation: EksReservation | None = arg(
         None, "The capacity reservation or Capacity Block of `reserved`."
