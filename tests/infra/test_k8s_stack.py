@@ -152,3 +152,13 @@ def test_node_inputs_are_refused_by_their_config_keys(tmp_path):
     )
     assert "kubernetesPools[0].karpenter.nodeRole" in message
     assert "kubernetesPools[0].karpenter.subnetTags" in message
+
+
+def test_a_karpenter_alternative_that_cannot_stand_in_is_refused_by_its_config_key(tmp_path):
+    message = _plan_error(
+        tmp_path,
+        "karpenter: {nodeRole: nodes, subnetTags: {a: b}, securityGroupTags: {k: v}, "
+        "alternativeInstanceTypes: [inf2.xlarge]}\n",
+    )
+    assert "kubernetesPools[0].karpenter.alternativeInstanceTypes[0]" in message
+    assert "'inf2.xlarge' has 1 x inferentia2; the pick" in message
