@@ -8,7 +8,8 @@ Held against (read 2026-12-02):
   several types of the same vCPU and memory, "use the API to pass multiple instance types. Don't pass a
   single instance type through the launch template";
 - terraform-provider-aws `internal/service/eks/node_group.go` (hashicorp main, 012e0a32): `instance_types`
-  is a list of strings, Optional, Computed, ForceNew (a changed list replaces the group);
+  is a list of strings, Optional, Computed, ForceNew (a changed list replaces the group); the pinned
+  pulumi-aws 7.51.1 SDK's `eks.NodeGroup(instance_types=...)` passes it as `instanceTypes`;
 - Karpenter v1.14.1's NodePool CRD: `node.kubernetes.io/instance-type` In <values>.
 """
 
