@@ -31,6 +31,7 @@ from inference_infra.components.catalog import (
     find_instance_type,
     instance_types,
 )
+from inference_infra.components.catalog.zones import aws_region_problems
 from inference_infra.components.errors import Problem, did_you_mean
 from inference_infra.components.fleet import CapacityMode
 from inference_infra.components.k8s.node_capacity_spot import (
@@ -65,7 +66,6 @@ _RESERVATION_ID = re.compile(r"^cr-[0-9a-f]{8}([0-9a-f]{9})?$")
 _RESERVATION_ARN = re.compile(r"^arn:aws[a-z-]*:ec2:[a-z0-9-]+:\d{12}:capacity-reservation/(cr-[0-9a-f]+)$")
 _RESOURCE_GROUP_ARN = re.compile(r"^arn:aws[a-z-]*:resource-groups:[a-z0-9-]+:\d{12}:group/[\w.-]+$")
 _ZONE = re.compile(r"^[a-z]{2}(-gov)?-[a-z]+-\d[a-z]$")
-_REGION = re.compile(r"^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d$")
 _KMS_KEY = re.compile(r"^arn:aws[a-z-]*:kms:[a-z0-9-]+:\d{12}:(key|alias)/[\w/+=,.@-]+$")
 _ROLE_ARN = re.compile(r"^arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+$")
 
@@ -120,8 +120,8 @@ class EksNodeGroupsArgs:
     )
     region: str | None = arg(
         None,
-        "The cluster's region: the default spot_instance_types keep to types the catalog's spot snapshot "
-        "offers there (no filter when unset or not in the snapshot).",
+        "The cluster's region (default: that of the subnets' zones): spot_instance_types keep to types "
+        "the catalog's spot snapshot offers there (no filter in a region the snapshot does not cover).",
     )
     on_demand: int = arg(0, "On-demand nodes (the on-demand group's desired size).", ge=0, le=MAX_NODES)
     spot: int = arg(0, "Spot nodes (the spot group's desired size).", ge=0, le=MAX_NODES)
@@ -261,8 +261,13 @@ def capacity_block_scaling(desired: int, reservation: EksReservation) -> tuple[i
 def group_instance_types(args: EksNodeGroupsArgs, mode: CapacityMode) -> list[str]:
     """The instance types of one group: a spot group's pick and its stand-ins, any other group's pick."""
     if mode is CapacityMode.SPOT:
-        return spot_types(args.instance_type, args.spot_instance_types, args.region)
+        return spot_types(args.instance_type, args.spot_instance_types, eks_region(args))
     return [args.instance_type]
+
+
+def eks_region(args: EksNodeGroupsArgs) -> str | None:
+    """The node groups' region: `region`, else that of the subnets' zones."""
+    return args.region if args.region is not None else subnets_region(args.subnets)
 
 
 def validate_eks_node_groups(args: EksNodeGroupsArgs) -> list[Problem]:
@@ -341,14 +346,31 @@ def equivalent_type_problems(
     return problems
 
 
+def _region_problems(region: str | None) -> list[Problem]:
+    if region is None:
+        return []
+    if not isinstance(region, str):
+        return [Problem("region", region, "must be an AWS region name like us-east-1")]
+    return aws_region_problems("region", region)
+
+
+def subnets_region(subnets: Sequence[NodeSubnet]) -> str | None:
+    """The region of the subnets' zones ('us-east-1a' -> 'us-east-1') when they agree on one."""
+    regions = {
+        s.availability_zone[:-1]
+        for s in subnets
+        if isinstance(s.availability_zone, str) and _ZONE.match(s.availability_zone)
+    }
+    return regions.pop() if len(regions) == 1 else None
+
+
 def _spot_type_problems(args: EksNodeGroupsArgs) -> list[Problem]:
     given = args.spot_instance_types
     problems: list[Problem] = []
-    if args.region is not None and not (isinstance(args.region, str) and _REGION.match(args.region)):
-        problems.append(Problem("region", args.region, "must be an AWS region like us-east-1"))
+    problems += _region_problems(args.region)
     if given is None:
         return problems
-    problems += equivalent_type_problems(args.instance_type, given, "spot_instance_types", args.region)
+    problems += equivalent_type_problems(args.instance_type, given, "spot_instance_types", eks_region(args))
     if isinstance(given, Sequence) and not isinstance(given, str):
         if len(set([args.instance_type, *given])) > EKS_MAX_INSTANCE_TYPES:
             problems.append(
@@ -554,8 +576,7 @@ def validate_karpenter_nodes(args: KarpenterNodesArgs) -> list[Problem]:
     problems = pool_problems(args.pool)
     _, found = _aws_type(args.instance_type, "instance_type", list(EKS_AMI_TYPES))
     problems += found
-    if args.region is not None and not (isinstance(args.region, str) and _REGION.match(args.region)):
-        problems.append(Problem("region", args.region, "must be an AWS region like us-east-1"))
+    problems += _region_problems(args.region)
     if args.alternative_instance_types is not None:
         problems += equivalent_type_problems(
             args.instance_type,

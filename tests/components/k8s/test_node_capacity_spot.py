@@ -28,6 +28,8 @@ from inference_infra.components.k8s.node_capacity_args import (
     EksNodeGroupsArgs,
     KarpenterNodesArgs,
     NodeSubnet,
+    eks_region,
+    subnets_region,
 )
 from inference_infra.components.k8s.node_capacity_rules import eks_node_group_api_problems
 from inference_infra.components.k8s.node_capacity_spot import (
@@ -115,6 +117,14 @@ def test_spot_alternatives_keep_to_types_offered_as_spot_in_the_region():
 def test_spot_alternatives_of_an_eight_gpu_node_without_a_twin_are_none():
     # p5.48xlarge's H100s come in no other AWS type of the catalog (p5e/p5en carry H200s)
     assert spot_alternatives("p5.48xlarge", "us-east-1") == []
+
+
+def test_eks_node_groups_region_defaults_to_their_subnets_zones():
+    west = [NodeSubnet(id="subnet-0c", availability_zone="us-west-2b")]
+    assert eks_region(_args(subnets=west)) == "us-west-2"
+    assert eks_region(_args(subnets=west, region="us-east-1")) == "us-east-1"
+    mixed = [*SUBNETS, *west]
+    assert subnets_region(mixed) is None  # no one region: no filter
 
 
 # --- EksNodeGroups -------------------------------------------------------------------------------------
@@ -213,7 +223,7 @@ def test_eks_spot_group_is_priced_at_the_dearest_of_its_types(plan_of):
             {"spot": 0, "on_demand": 1, "spot_instance_types": ["g6e.2xlarge"]},
             "spot_instance_types ['g6e.2xlarge'] is given but spot is 0",
         ),
-        ({"region": "us-east"}, "region 'us-east' must be an AWS region"),
+        ({"region": "us-east-9"}, "region 'us-east-9' is an unknown region"),
     ],
 )
 def test_eks_node_groups_rejects_a_spot_type_that_cannot_stand_in(plan_of, change, message):
