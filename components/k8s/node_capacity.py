@@ -38,9 +38,11 @@ from inference_infra.components.k8s.node_capacity_args import (
     EksReservation,
     GkeNodePoolArgs,
     KarpenterNodesArgs,
+    capacity_block_scaling,
     eks_capacity_type,
     eks_groups,
     gke_shape,
+    group_instance_types,
     karpenter_limit,
     karpenter_types,
     name_problems,
@@ -56,6 +58,7 @@ from inference_infra.components.k8s.scheduling import (
     node_labels,
     node_taints,
 )
+from inference_infra.components.tagging import AUTO_SHUTDOWN, bool_tag, registered_cost_tags
 from inference_infra.components.validation import input_problems
 
 __all__ = [
@@ -109,10 +112,15 @@ class EksNodeGroups(pulumi.ComponentResource):
         for mode, desired in eks_groups(args):
             suffix = mode.value.replace("-", "")
             reservation = args.reservation if mode is CapacityMode.RESERVED else None
+            capacity_type = eks_capacity_type(mode, reservation)
+            # Several types go on the node group, and then none in the template: EKS fails a group whose
+            # template names a type while instanceTypes is set (CreateNodegroup, instanceTypes). One type
+            # stays in the template, where a Capacity Block needs it (capacity-blocks-mng).
+            types = group_instance_types(args, mode)
             template = aws.ec2.LaunchTemplate(
                 f"{name}-{suffix}-lt",
                 description=f"{args.pool} {mode.value} accelerator nodes: IMDSv2 hop limit 1, encrypted root",
-                instance_type=args.instance_type,
+                instance_type=types[0] if len(types) == 1 else None,
                 metadata_options={
                     "http_endpoint": "enabled",
                     "http_tokens": "required",
@@ -142,12 +150,17 @@ class EksNodeGroups(pulumi.ComponentResource):
                 ],
                 **_reservation_settings(reservation),
                 tag_specifications=[
-                    {"resource_type": kind, "tags": {"inference-infra.dev/pool": args.pool}}
-                    for kind in ("instance", "volume")
+                    {"resource_type": "instance", "tags": _instance_tags(args.pool, len(types) > 1)},
+                    {"resource_type": "volume", "tags": {"inference-infra.dev/pool": args.pool}},
                 ],
                 opts=child,
             )
-            low, want, high = scaling(desired, args.min_nodes, args.max_nodes)
+            block = reservation is not None and capacity_type == "CAPACITY_BLOCK"
+            low, want, high = (
+                capacity_block_scaling(desired, reservation)
+                if block and reservation is not None
+                else scaling(desired, args.min_nodes, args.max_nodes)
+            )
             subnets = [
                 s.id
                 for s in args.subnets
@@ -159,7 +172,8 @@ class EksNodeGroups(pulumi.ComponentResource):
                 node_role_arn=role_arn,
                 subnet_ids=subnets,
                 ami_type=EKS_AMI_TYPES[family],
-                capacity_type=eks_capacity_type(mode, reservation),
+                capacity_type=capacity_type,
+                instance_types=types if len(types) > 1 else None,
                 scaling_config={"min_size": low, "desired_size": want, "max_size": high},
                 launch_template={"id": template.id, "version": template.latest_version.apply(str)},
                 labels={**labels, "inference-infra.dev/capacity": mode.value},
@@ -167,9 +181,11 @@ class EksNodeGroups(pulumi.ComponentResource):
                 update_config={"max_unavailable": 1},
                 tags={"inference-infra.dev/pool": args.pool},
                 # A group that scales (min < max) has its desired size set by the cluster's autoscaler
-                # after creation; `pulumi up` must not reset it to the configured size.
+                # after creation; `pulumi up` must not reset it to the configured size. A Capacity Block
+                # group's desired size is the stack's own (the block's nodes, or 0 to upgrade it).
                 opts=pulumi.ResourceOptions(
-                    parent=self, ignore_changes=["scalingConfig.desiredSize"] if low < high else None
+                    parent=self,
+                    ignore_changes=["scalingConfig.desiredSize"] if low < high and not block else None,
                 ),
             )
             groups.append(group)
@@ -212,6 +228,17 @@ class EksNodeGroups(pulumi.ComponentResource):
                 opts=child,
             )
         return role.arn
+
+
+def _instance_tags(pool: str, several_types: bool) -> dict[str, str]:
+    """The nodes' own tags. The cost-tag transform marks a template's instances as accelerators from its
+    instanceType; a template of several types names none (they are on the node group), so the
+    registered AutoShutdown is set here, where the accelerator is known."""
+    tags = {"inference-infra.dev/pool": pool}
+    registered = registered_cost_tags()
+    if several_types and registered is not None:
+        tags[AUTO_SHUTDOWN] = bool_tag(registered.auto_shutdown)
+    return tags
 
 
 def _reservation_settings(reservation: EksReservation | None) -> dict:

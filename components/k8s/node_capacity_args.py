@@ -31,8 +31,14 @@ from inference_infra.components.catalog import (
     find_instance_type,
     instance_types,
 )
+from inference_infra.components.catalog.zones import aws_region_problems
 from inference_infra.components.errors import Problem, did_you_mean
 from inference_infra.components.fleet import CapacityMode
+from inference_infra.components.k8s.node_capacity_spot import (
+    EKS_MAX_INSTANCE_TYPES,
+    spot_equivalence,
+    spot_types,
+)
 
 # A pool's name is a label value and part of resource names: a DNS-1123 label.
 POOL_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
@@ -90,6 +96,12 @@ class EksReservation:
         "A Capacity Block for ML (capacity type CAPACITY_BLOCK, market type capacity-block) rather than an "
         "On-Demand Capacity Reservation.",
     )
+    drained: bool = arg(
+        False,
+        "Capacity Block only: render the block's node group at desired size 0. EKS upgrades a Capacity "
+        "Block node group only at desired size 0 (EKS user guide, capacity-blocks-mng): set it, `pulumi up` "
+        "(the nodes drain), then change the template or AMI and `pulumi up`, then unset it and `pulumi up`.",
+    )
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -99,6 +111,18 @@ class EksNodeGroupsArgs:
     cluster_name: pulumi.Input[str] = arg(doc="The EKS cluster's name.", stack=False)
     pool: str = arg(doc="The serving pool's name (a DNS label): its nodes' labels and taints carry it.")
     instance_type: str = arg(doc="The node's EC2 type: the capacity planner's pick (an accelerator type).")
+    spot_instance_types: Sequence[str] | None = arg(
+        None,
+        "The spot group's other instance types beside instance_type, each able to run the pick's pods "
+        "unchanged (the same accelerator device and count per node, 1-4x its vCPUs and memory, sold as "
+        "spot). Default: up to 4 such types from the catalog, offered as spot in `region`; [] keeps the "
+        "spot group on the pick alone. On-demand and reserved groups always run the pick alone.",
+    )
+    region: str | None = arg(
+        None,
+        "The cluster's region (default: that of the subnets' zones): spot_instance_types keep to types "
+        "the catalog's spot snapshot offers there (no filter in a region the snapshot does not cover).",
+    )
     on_demand: int = arg(0, "On-demand nodes (the on-demand group's desired size).", ge=0, le=MAX_NODES)
     spot: int = arg(0, "Spot nodes (the spot group's desired size).", ge=0, le=MAX_NODES)
     reserved: int = arg(
@@ -109,12 +133,17 @@ class EksNodeGroupsArgs:
     )
     min_nodes: int | None = arg(
         None,
-        "Each group's minimum size; default: its desired size (0 lets it scale to zero).",
+        "Each group's minimum size; default: its desired size (0 lets it scale to zero). Not a Capacity "
+        "Block group's: its minimum is always 0 (EKS upgrades it only at desired size 0).",
         ge=0,
         le=MAX_NODES,
     )
     max_nodes: int | None = arg(
-        None, "Each group's maximum size; default: its desired size (a fixed group).", ge=1, le=MAX_NODES
+        None,
+        "Each group's maximum size; default: its desired size (a fixed group). Not a Capacity Block "
+        "group's: its maximum is the block's nodes.",
+        ge=1,
+        le=MAX_NODES,
     )
     reservation: EksReservation | None = arg(
         None, "The capacity reservation or Capacity Block of `reserved`."
@@ -220,6 +249,27 @@ def scaling(desired: int, min_nodes: int | None, max_nodes: int | None) -> tuple
     return (desired if min_nodes is None else min_nodes, desired, desired if max_nodes is None else max_nodes)
 
 
+def capacity_block_scaling(desired: int, reservation: EksReservation) -> tuple[int, int, int]:
+    """(min, desired, max) of a Capacity Block group: min 0, desired the block's nodes (0 when drained),
+    max the block's nodes. EKS upgrades such a group only at desired size 0 and scales it to 0 itself
+    forty minutes before the block ends (EKS user guide, capacity-blocks-mng, read 2026-12-02), and a
+    desired size below the minimum is refused, so the minimum is 0 whatever the pool's floor; the block
+    is paid for up front, so the group runs all of it while it lasts."""
+    return 0, 0 if reservation.drained else desired, desired
+
+
+def group_instance_types(args: EksNodeGroupsArgs, mode: CapacityMode) -> list[str]:
+    """The instance types of one group: a spot group's pick and its stand-ins, any other group's pick."""
+    if mode is CapacityMode.SPOT:
+        return spot_types(args.instance_type, args.spot_instance_types, eks_region(args))
+    return [args.instance_type]
+
+
+def eks_region(args: EksNodeGroupsArgs) -> str | None:
+    """The node groups' region: `region`, else that of the subnets' zones."""
+    return args.region if args.region is not None else subnets_region(args.subnets)
+
+
 def validate_eks_node_groups(args: EksNodeGroupsArgs) -> list[Problem]:
     problems = pool_problems(args.pool)
     _, found = _aws_type(args.instance_type, "instance_type", list(EKS_AMI_TYPES))
@@ -228,6 +278,9 @@ def validate_eks_node_groups(args: EksNodeGroupsArgs) -> list[Problem]:
     if not groups and all(n >= 0 for n in (args.on_demand, args.spot, args.reserved)):
         problems.append(Problem("on_demand + spot + reserved", 0, "must be at least 1: a pool needs a node"))
     for mode, desired in groups:
+        reservation = args.reservation if mode is CapacityMode.RESERVED else None
+        if reservation is not None and reservation.capacity_block:
+            continue  # its bounds are the block's own (capacity_block_scaling)
         low, _, high = scaling(desired, args.min_nodes, args.max_nodes)
         if not low <= desired <= high:
             problems.append(
@@ -248,6 +301,7 @@ def validate_eks_node_groups(args: EksNodeGroupsArgs) -> list[Problem]:
                 Problem(f"security_group_ids[{i}]", group, "must be a security group id (sg-...)")
             )
     problems += _reservation_problems(args)
+    problems += _spot_type_problems(args)
     if isinstance(args.kms_key_arn, str) and not _KMS_KEY.match(args.kms_key_arn):
         problems.append(
             Problem("kms_key_arn", args.kms_key_arn, "must be a KMS key or alias ARN (arn:aws:kms:...)")
@@ -260,6 +314,81 @@ def validate_eks_node_groups(args: EksNodeGroupsArgs) -> list[Problem]:
                 "must be an IAM role ARN (arn:aws:iam::<account>:role/<name>)",
             )
         )
+    return problems
+
+
+def equivalent_type_problems(
+    pick_name: str, names: Sequence[str], field: str, region: str | None, *, spot: bool = True
+) -> list[Problem]:
+    """Each of `names` must run the pick's pods unchanged (node_capacity_spot.spot_equivalence)."""
+    pick = find_instance_type(pick_name, Cloud.AWS) if isinstance(pick_name, str) else None
+    if isinstance(names, str) or not isinstance(names, Sequence):
+        return [Problem(field, names, "must be a list of EC2 instance types")]
+    problems: list[Problem] = []
+    for i, name in enumerate(names):
+        alt, found = _aws_type(name, f"{field}[{i}]", list(EKS_AMI_TYPES))
+        problems += found
+        if pick is None or alt is None:
+            continue
+        why = spot_equivalence(pick, alt, region, spot=spot)
+        if why is not None:
+            fits = [t for t in spot_types(pick.name, None, region) if t != pick.name]
+            sold = ", sold as spot" if spot else ""
+            problems.append(
+                Problem(
+                    f"{field}[{i}]",
+                    name,
+                    f"{why}; allowed: types with {pick.accelerator_count} x {pick.accelerator}, 1-4x the "
+                    f"pick's vCPUs and memory{sold} (the catalog's spot stand-ins: "
+                    f"{', '.join(fits) or 'none'})",
+                )
+            )
+    return problems
+
+
+def _region_problems(region: str | None) -> list[Problem]:
+    if region is None:
+        return []
+    if not isinstance(region, str):
+        return [Problem("region", region, "must be an AWS region name like us-east-1")]
+    return aws_region_problems("region", region)
+
+
+def subnets_region(subnets: Sequence[NodeSubnet]) -> str | None:
+    """The region of the subnets' zones ('us-east-1a' -> 'us-east-1') when they agree on one."""
+    regions = {
+        s.availability_zone[:-1]
+        for s in subnets
+        if isinstance(s.availability_zone, str) and _ZONE.match(s.availability_zone)
+    }
+    return regions.pop() if len(regions) == 1 else None
+
+
+def _spot_type_problems(args: EksNodeGroupsArgs) -> list[Problem]:
+    given = args.spot_instance_types
+    problems: list[Problem] = []
+    problems += _region_problems(args.region)
+    if given is None:
+        return problems
+    problems += equivalent_type_problems(args.instance_type, given, "spot_instance_types", eks_region(args))
+    if isinstance(given, Sequence) and not isinstance(given, str):
+        if len(set([args.instance_type, *given])) > EKS_MAX_INSTANCE_TYPES:
+            problems.append(
+                Problem(
+                    "spot_instance_types",
+                    list(given),
+                    f"with instance_type names more than the {EKS_MAX_INSTANCE_TYPES} instance types an EKS "
+                    "node group takes",
+                )
+            )
+        if given and args.spot == 0:
+            problems.append(
+                Problem(
+                    "spot_instance_types",
+                    list(given),
+                    "is given but spot is 0: the list is the spot group's; set spot or leave it out",
+                )
+            )
     return problems
 
 
@@ -300,6 +429,15 @@ def _reservation_problems(args: EksNodeGroupsArgs) -> list[Problem]:
     if args.reserved == 0:
         problems.append(
             Problem("reservation", r.target, "is given but reserved is 0: set reserved to the nodes it holds")
+        )
+    if r.drained and not r.capacity_block:
+        problems.append(
+            Problem(
+                "reservation.drained",
+                True,
+                "is for a Capacity Block (capacity_block: true), whose node group EKS upgrades only at "
+                "desired size 0; an On-Demand Capacity Reservation's group upgrades in place",
+            )
         )
     by_id, by_arn = _RESERVATION_ID.match(r.target), _RESERVATION_ARN.match(r.target)
     by_group = _RESOURCE_GROUP_ARN.match(r.target)
@@ -382,11 +520,18 @@ class KarpenterNodesArgs:
 
     pool: str = arg(doc="The serving pool's name (a DNS label): its nodes' labels and taints carry it.")
     instance_type: str = arg(doc="The capacity planner's pick (an accelerator EC2 type).")
-    alternative_instance_types: Sequence[str] = arg(
-        (), "Other types Karpenter may launch when the pick has no capacity (same accelerator family)."
+    alternative_instance_types: Sequence[str] | None = arg(
+        None,
+        "Other types Karpenter may launch besides the pick, each able to run the pick's pods unchanged (the "
+        "same accelerator device and count per node, 1-4x its vCPUs and memory; sold as spot when the pool "
+        "buys spot). Default: for a spot-only pool, up to 4 such types from the catalog offered as spot in "
+        "`region`; otherwise none (the pick alone). [] keeps the pick alone.",
     )
     capacity_types: Sequence[CapacityMode] = arg(
         (CapacityMode.ON_DEMAND,), "How nodes are bought: on-demand, spot, reserved (capacity reservations)."
+    )
+    region: str | None = arg(
+        None, "The cluster's region: the default alternatives keep to types offered as spot there."
     )
     max_nodes: int = arg(
         doc="The most nodes of the pick the pool may run: its accelerator limit.", ge=1, le=MAX_NODES
@@ -406,9 +551,18 @@ class KarpenterNodesArgs:
     kms_key_id: str | None = arg(None, "Customer KMS key for the root volume; default: aws/ebs.")
 
 
+def karpenter_alternatives(args: KarpenterNodesArgs) -> list[str]:
+    """The alternatives given, or by default the catalog's spot stand-ins of a spot-only pool."""
+    if args.alternative_instance_types is not None:
+        return list(args.alternative_instance_types)
+    if list(args.capacity_types) == [CapacityMode.SPOT]:
+        return spot_types(args.instance_type, None, args.region)[1:]
+    return []
+
+
 def karpenter_types(args: KarpenterNodesArgs) -> list[InstanceType]:
     """The pick and its alternatives, as catalog rows (only the known ones)."""
-    names = [args.instance_type, *args.alternative_instance_types]
+    names = [args.instance_type, *karpenter_alternatives(args)]
     return [t for n in dict.fromkeys(names) if (t := find_instance_type(n, Cloud.AWS)) is not None]
 
 
@@ -420,19 +574,17 @@ def karpenter_limit(args: KarpenterNodesArgs) -> int:
 
 def validate_karpenter_nodes(args: KarpenterNodesArgs) -> list[Problem]:
     problems = pool_problems(args.pool)
-    pick, found = _aws_type(args.instance_type, "instance_type", list(EKS_AMI_TYPES))
+    _, found = _aws_type(args.instance_type, "instance_type", list(EKS_AMI_TYPES))
     problems += found
-    for i, name in enumerate(args.alternative_instance_types):
-        alt, found = _aws_type(name, f"alternative_instance_types[{i}]", list(EKS_AMI_TYPES))
-        problems += found
-        if (
-            pick is not None
-            and alt is not None
-            and accelerator(alt.accelerator).family != accelerator(pick.accelerator).family
-        ):
-            problems.append(
-                Problem(f"alternative_instance_types[{i}]", name, "must have the pick's accelerator family")
-            )
+    problems += _region_problems(args.region)
+    if args.alternative_instance_types is not None:
+        problems += equivalent_type_problems(
+            args.instance_type,
+            args.alternative_instance_types,
+            "alternative_instance_types",
+            args.region,
+            spot=CapacityMode.SPOT in list(args.capacity_types),
+        )
     modes = list(args.capacity_types)
     if not modes or len(set(modes)) != len(modes):
         problems.append(

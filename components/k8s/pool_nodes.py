@@ -65,6 +65,11 @@ class PoolEksNodeGroups:
         doc="The nodes' security groups (at least the cluster security group).", stack=False
     )
     reservation: EksReservation | None = arg(None, "The capacity reservation of the pool's `reserved` nodes.")
+    spot_instance_types: Sequence[str] | None = arg(
+        None,
+        "The spot group's other types beside the pick, each running the pick's pods unchanged; default: up "
+        "to 4 from the catalog (EksNodeGroupsArgs); [] for the pick alone.",
+    )
     node_role_arn: pulumi.Input[str] | None = arg(
         None, "The nodes' IAM role; default: one is created (EksNodeGroupsArgs).", stack=False
     )
@@ -80,8 +85,10 @@ class PoolKarpenterNodes:
     node_role: str = arg(doc="The nodes' IAM role name.")
     subnet_tags: Mapping[str, str] = arg(doc="Tags selecting the cluster's private subnets.")
     security_group_tags: Mapping[str, str] = arg(doc="Tags selecting the nodes' security groups.")
-    alternative_instance_types: Sequence[str] = arg(
-        (), "Other types Karpenter may launch when the pick has none (same accelerator family)."
+    alternative_instance_types: Sequence[str] | None = arg(
+        None,
+        "Other types Karpenter may launch, each running the pick's pods unchanged; default: a spot-only "
+        "pool's catalog stand-ins (KarpenterNodesArgs); [] for the pick alone.",
     )
     capacity_reservation_ids: Sequence[str] = arg((), "Capacity reservations (cr-...) for `reserved` nodes.")
     ami_alias: str = arg(DEFAULT_AMI_ALIAS, "EC2NodeClass AMI alias, pinned.")
@@ -150,8 +157,11 @@ def _short(name: str, suffix: str, most: int) -> str:
     return f"{name[:keep].rstrip('-')}-{digest}-{suffix}"
 
 
-def pool_node_args(name: str, nodes: PoolNodes, plan: Any) -> list[tuple[str, Any]]:
-    """(component name, Args) of the node capacity a pool's plan asks for (empty without a machine)."""
+def pool_node_args(
+    name: str, nodes: PoolNodes, plan: Any, region: str | None = None
+) -> list[tuple[str, Any]]:
+    """(component name, Args) of the node capacity a pool's plan asks for (empty without a machine);
+    `region` is the cluster's (the spot stand-ins' availability)."""
     machine, counts = plan.machine, plan.counts
     if machine is None:
         return []
@@ -165,6 +175,8 @@ def pool_node_args(name: str, nodes: PoolNodes, plan: Any) -> list[tuple[str, An
             cluster_name=nodes.cluster_name,
             pool=name,
             instance_type=machine,
+            spot_instance_types=nodes.spot_instance_types,
+            region=region,
             on_demand=counts.on_demand,
             spot=counts.spot,
             reserved=counts.reserved,
@@ -185,6 +197,7 @@ def pool_node_args(name: str, nodes: PoolNodes, plan: Any) -> list[tuple[str, An
             instance_type=machine,
             alternative_instance_types=nodes.alternative_instance_types,
             capacity_types=modes,
+            region=region,
             max_nodes=max(1, min(counts.total, MAX_NODES)),
             node_role=nodes.node_role,
             subnet_tags=nodes.subnet_tags,
@@ -224,7 +237,9 @@ def pool_node_args(name: str, nodes: PoolNodes, plan: Any) -> list[tuple[str, An
     return out
 
 
-def pool_node_problems(name: str, nodes: PoolNodes | None, plan: Any, cloud: Cloud) -> list[Problem]:
+def pool_node_problems(
+    name: str, nodes: PoolNodes | None, plan: Any, cloud: Cloud, region: str | None = None
+) -> list[Problem]:
     """The node capacity's own checks on the Args the plan gives it, keyed `nodes.<input>`."""
     if nodes is None or plan.machine is None:
         return []
@@ -236,7 +251,7 @@ def pool_node_problems(name: str, nodes: PoolNodes | None, plan: Any, cloud: Clo
     if isinstance(nodes, PoolGkeNodePools) and plan.counts.reserved and nodes.reservation is None:
         return [Problem("nodes.reservation", None, "is required for the pool's reserved nodes")]
     problems = []
-    for _, args in pool_node_args(name, nodes, plan):
+    for _, args in pool_node_args(name, nodes, plan, region):
         check = {
             EksNodeGroupsArgs: validate_eks_node_groups,
             KarpenterNodesArgs: validate_karpenter_nodes,

@@ -52,7 +52,7 @@ def pool_problems(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -
     """The plan's problems, then (once it plans) those of the node capacity it gives `nodes`."""
     if plan.problems:
         return list(plan.problems)
-    return pool_node_problems(name, args.nodes, plan, args.cluster.cloud)
+    return pool_node_problems(name, args.nodes, plan, args.cluster.cloud, args.cluster.region)
 
 
 def pool_scripts() -> dict[str, str]:
@@ -218,7 +218,7 @@ class KubernetesServingPool(pulumi.ComponentResource):
         from inference_infra.components.k8s import node_capacity as nodes
 
         made: list[pulumi.ComponentResource] = []
-        for node_name, node_args in pool_node_args(name, args.nodes, self.plan):
+        for node_name, node_args in pool_node_args(name, args.nodes, self.plan, args.cluster.region):
             opts = pulumi.ResourceOptions(parent=self)
             if self.provider is not None:
                 opts = pulumi.ResourceOptions(parent=self, providers=[self.provider])

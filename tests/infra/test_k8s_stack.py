@@ -31,30 +31,34 @@ def test_prod_serves_one_pool_on_its_eks_cluster_with_its_own_node_groups(plan_s
     pool = capture.one("inference-infra:k8s:KubernetesServingPool", POOL)
     provider = capture.one("pulumi:providers:kubernetes", f"{POOL}-k8s")
     assert provider.props["context"] == "inference-prod"
-    (group,) = [g for g in capture.of_type(NODE_GROUP) if g.name.startswith(f"{POOL}-nodes")]
-    assert group.props["capacityType"] == "ON_DEMAND"
-    assert group.props["scalingConfig"] == {"minSize": 2, "desiredSize": 2, "maxSize": 2}
-    assert group.props["clusterName"] == "inference-prod"
-    assert sorted(group.props["subnetIds"]) == sorted(
-        ["subnet-0a1c0ffee0000001a", "subnet-0b2c0ffee0000002b", "subnet-0c3c0ffee0000003c"]
-    )
-    template = next(
-        t for t in capture.of_type("aws:ec2/launchTemplate:LaunchTemplate") if t.name.startswith(POOL)
-    )
+    groups = {
+        g.props["capacityType"]: g for g in capture.of_type(NODE_GROUP) if g.name.startswith(f"{POOL}-nodes")
+    }
+    assert set(groups) == {"ON_DEMAND", "SPOT"}  # one on-demand node, one spot
+    for group in groups.values():
+        assert group.props["scalingConfig"] == {"minSize": 1, "desiredSize": 1, "maxSize": 1}
+        assert group.props["clusterName"] == "inference-prod"
+        assert sorted(group.props["subnetIds"]) == sorted(
+            ["subnet-0a1c0ffee0000001a", "subnet-0b2c0ffee0000002b", "subnet-0c3c0ffee0000003c"]
+        )
+    template = capture.one("aws:ec2/launchTemplate:LaunchTemplate", f"{POOL}-nodes-ondemand-lt")
     assert pool.outputs["machine"] == template.props["instanceType"] == "g6e.xlarge"
-    item = next(i for i in result.cost.items if i.urn == group.urn)
-    assert item.basis.startswith("2 x g6e.xlarge on-demand")
-    assert item.hourly_usd > 3
+    # the spot group: the pick and its catalog stand-ins (the same L40S on larger hosts)
+    assert groups["SPOT"].props["instanceTypes"] == ["g6e.xlarge", "g6e.2xlarge", "g6e.4xlarge"]
+    item = next(i for i in result.cost.items if i.urn == groups["ON_DEMAND"].urn)
+    assert item.basis.startswith("g6e.xlarge on-demand")
+    spot = next(i for i in result.cost.items if i.urn == groups["SPOT"].urn and i.category == "accelerator")
+    assert "the dearest of the 3 types it may launch" in spot.basis
 
 
 def test_prod_pool_pods_tolerate_exactly_their_nodes_taints(plan_stack):
     capture = plan_stack("prod").capture
     pod = capture.one("kubernetes:apps/v1:Deployment", f"{POOL}-engine").props["spec"]["template"]["spec"]
-    (group,) = [g for g in capture.of_type(NODE_GROUP) if g.name.startswith(f"{POOL}-nodes")]
     effects = {v: k for k, v in EKS_TAINT_EFFECTS.items()}
-    node_taints = sorted((t["key"], t["value"], effects[t["effect"]]) for t in group.props["taints"])
-    assert sorted((t["key"], t["value"], t["effect"]) for t in pod["tolerations"]) == node_taints
-    assert all(group.props["labels"][k] == v for k, v in pod["nodeSelector"].items())
+    for group in [g for g in capture.of_type(NODE_GROUP) if g.name.startswith(f"{POOL}-nodes")]:
+        node_taints = sorted((t["key"], t["value"], effects[t["effect"]]) for t in group.props["taints"])
+        assert sorted((t["key"], t["value"], t["effect"]) for t in pod["tolerations"]) == node_taints
+        assert all(group.props["labels"][k] == v for k, v in pod["nodeSelector"].items())
 
 
 def test_prod_pool_is_scraped_and_priced_by_the_stacks_prometheus(plan_stack):
@@ -148,3 +152,13 @@ def test_node_inputs_are_refused_by_their_config_keys(tmp_path):
     )
     assert "kubernetesPools[0].karpenter.nodeRole" in message
     assert "kubernetesPools[0].karpenter.subnetTags" in message
+
+
+def test_a_karpenter_alternative_that_cannot_stand_in_is_refused_by_its_config_key(tmp_path):
+    message = _plan_error(
+        tmp_path,
+        "karpenter: {nodeRole: nodes, subnetTags: {a: b}, securityGroupTags: {k: v}, "
+        "alternativeInstanceTypes: [inf2.xlarge]}\n",
+    )
+    assert "kubernetesPools[0].karpenter.alternativeInstanceTypes[0]" in message
+    assert "'inf2.xlarge' has 1 x inferentia2; the pick" in message

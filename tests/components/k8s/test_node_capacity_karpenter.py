@@ -146,7 +146,10 @@ def test_karpenter_crd_copies_are_the_pinned_release():
     [
         ({"pool": "-chat"}, "pool '-chat' must be a DNS label"),
         ({"instance_type": "c5.large"}, "instance_type 'c5.large' is not an accelerator instance type"),
-        ({"alternative_instance_types": ["inf2.xlarge"]}, "must have the pick's accelerator family"),
+        (
+            {"alternative_instance_types": ["inf2.xlarge"]},
+            "'inf2.xlarge' has 1 x inferentia2; the pick g6e.2xlarge has 1 x l40s",
+        ),
         ({"capacity_types": []}, "capacity_types [] must list on-demand/spot/reserved once each"),
         (
             {"capacity_types": [CapacityMode.PREEMPTIBLE]},
