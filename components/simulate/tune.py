@@ -20,6 +20,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
+from inference_infra.components.fleet.elastic import with_fast_scale_out
 from inference_infra.components.simulate.references import slo_oracle
 from inference_infra.components.simulate.replay import SLO_MISS_SHARE, Pool, replay
 from inference_infra.components.simulate.settings import Autoscaler
@@ -146,7 +147,8 @@ def _apply(pool: Pool, s: Setting) -> Pool:
         target_in_flight=round(pool.plan.in_flight_per_machine * s.target_utilisation, 2),
         warm_pool_size=s.warm_pool_size,
     )
-    return replace(pool, plan=plan)
+    # the fast step's threshold and bands follow the target, as a stack renders them
+    return replace(pool, plan=with_fast_scale_out(plan))
 
 
 def tune(trace: Trace, pool: Pool, scaler: Autoscaler, *, passes: int = PASSES) -> Tuning:
