@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from inference_infra.components.fleet.elastic import ElasticArgs
@@ -47,7 +47,7 @@ from inference_infra.components.simulate import (
     slo_oracle,
     workload,
 )
-from inference_infra.components.simulate.tune import tune
+from inference_infra.components.simulate.tune import reactive_bound, tune
 
 DATA = Path(__file__).resolve().parent / "data"
 MAX_REPLAY_S = 10.0  # a one-hour trace is read, planned and replayed in under 10 s (issue #39)
@@ -95,21 +95,29 @@ class Setting:
 
 
 STACK = Setting("stack")  # ElasticArgs' defaults: what a stack deploys without elastic settings
-# The defaults before issue #39's measurements (target 0.7, one machine per 900 s), for comparison.
+# The defaults before the fast scale-out (issue #39's previous stop, 2026-12-02: target 0.6, a quarter
+# of the group per scale-in after 300 quiet seconds, target tracking alone), for comparison.
 BEFORE = Setting(
-    "before", ElasticArgs(target_utilisation=0.7, scale_in_cooldown_seconds=900, scale_in_share=0.0)
+    "before",
+    ElasticArgs(
+        target_utilisation=0.6,
+        scale_in_share=0.25,
+        scale_in_cooldown_seconds=300,
+        fast_scale_out_ratio=0.0,
+    ),
 )
 
 
-def main() -> int:
+def main(tune_judged: bool = False) -> int:
     print(f"{'pool':4} {'trace':8} {'set':6} {'req':>8} {'el/or':>6} {'st/or':>6} {'or/lb':>6} {'miss':>7}"
-          f" {'outs':>4} {'mach':>7} {'s':>5}  target")  # fmt: skip
+          f" {'outs':>4} {'fast':>4} {'mach':>7} {'s':>5}  target   vs before")  # fmt: skip
     too_slow = []
     loaded: dict[str, tuple[Trace, float]] = {}
     for name, (file, copies) in TRACES.items():
         started = time.perf_counter()
         trace = read_trace(DATA / file).scaled(copies)
         loaded[name] = (trace, time.perf_counter() - started)
+    bounds: list[str] = []
     for spec in POOLS:
         for name, peak in spec.peaks.items():
             trace, read_s = loaded[name]
@@ -120,34 +128,64 @@ def main() -> int:
             work = workload(trace, first.service, first.slots)
             oracle = slo_oracle(work, first.ttft_target_seconds)
             shared_s = time.perf_counter() - started
-            for setting in (STACK, BEFORE):
+            docs: dict[str, dict] = {}
+            for setting in (BEFORE, STACK):
                 started = time.perf_counter()
-                elastic = setting.elastic
-                if setting is BEFORE and first.plan.warm_start_seconds < first.cold_start_seconds:
-                    # the old default: the headroom kept warm wherever a warm start beat a cold one
-                    elastic = replace(elastic, warm_pool_size=first.plan.max_size - first.plan.min_size)
                 pool = build_pool(
                     name=spec.label,
                     model=spec.model,
                     machine=spec.machine,
                     peak=peak,
                     trace=trace,
-                    elastic=elastic,
+                    elastic=setting.elastic,
                 )
                 scaler = scaler_settings(pool.plan)  # the plan's own scaler: what the stack renders
                 doc = replay(trace, pool, scaler, work=work, oracle=oracle).as_json()
+                docs[setting.label] = doc
                 seconds = read_s + shared_s + time.perf_counter() - started
                 if TRACES[name][1] == 1 and seconds >= MAX_REPLAY_S:
                     too_slow.append((spec.label, name, setting.label, seconds))
-                print(_row(spec.label, name, setting.label, doc, seconds), flush=True)
-    _tuned(loaded["burst"][0])
+                vs = ""
+                if setting is STACK:
+                    old, new = docs["before"], doc
+                    ratio = new["cost"]["elastic_over_oracle"] / old["cost"]["elastic_over_oracle"]
+                    vs = (
+                        f"  x{ratio:.3f} cost,"
+                        f" {100 * (new['slo']['miss_share'] - old['slo']['miss_share']):+.2f} pt missed"
+                    )
+                print(_row(spec.label, name, setting.label, doc, seconds) + vs, flush=True)
+            if name in JUDGED:
+                stack_pool = build_pool(
+                    name=spec.label, model=spec.model, machine=spec.machine, peak=peak, trace=trace
+                )
+                bound = reactive_bound(
+                    trace, stack_pool, scaler_settings(stack_pool.plan), work=work, oracle=oracle
+                )
+                bounds.append(
+                    f"  {spec.label:4} {name:8} minimum {stack_pool.plan.min_size:3} of max"
+                    f" {stack_pool.plan.max_size:3}: {bound:7.2%} missed"
+                    + (
+                        "  (no scaling setting meets the SLO from this minimum)"
+                        if bound > TARGET_MISS
+                        else ""
+                    )
+                )
+                if tune_judged:
+                    _tuned(trace, spec, name)
+    print(
+        "reactive bound (the maximum from the first datapoint the scaler sees, from the stack's minimum:"
+        " what no load-driven policy beats):"
+    )
+    print("\n".join(bounds))
+    _tuned(loaded["burst"][0], POOLS[0], "burst")
     print(
         "el/or: elastic cost over the SLO-aware oracle (every request on time, perfect foresight, whole"
         " machines per minute); st/or: the static fleet (the oracle's busiest minute all along) over it;"
         " or/lb: the oracle over the lower bound (the work's machine-seconds); miss: requests over the"
-        " 2 s TTFT target, never served or refused, of all; mach: fewest..most machines serving; s: read +"
-        f" plan + oracle + replay. Targets: {', '.join(JUDGED)}: miss <= {TARGET_MISS:.0%}, el/or <="
-        f" {TARGET_COST} and below st/or; burst: at least one scale-out."
+        " 2 s TTFT target, never served or refused, of all; outs: scale-outs, fast: of them sized by the"
+        " fast step; mach: fewest..most machines serving; s: read + plan + oracle + replay; vs before: the"
+        f" stack's el/or over before's, and the change in missed points. Targets: {', '.join(JUDGED)}:"
+        f" miss <= {TARGET_MISS:.0%}, el/or <= {TARGET_COST} and below st/or; burst: at least one scale-out."
     )
     for pool, name, setting, seconds in too_slow:
         print(f"TOO SLOW: {pool} {name} {setting}: {seconds:.1f} s >= {MAX_REPLAY_S} s", file=sys.stderr)
@@ -170,19 +208,19 @@ def _row(pool: str, name: str, setting: str, doc: dict, seconds: float) -> str:
     return (
         f"{pool:4} {name:8} {setting:6} {doc['trace']['requests']:>8,} {c['elastic_over_oracle']:>6.3f}"
         f" {c['static_over_oracle']:>6.3f} {c['oracle_over_lower_bound']:>6.3f} {slo['miss_share']:>7.2%}"
-        f" {s['scale_outs']:>4} {s['min_machines']:>3}..{s['max_machines']:<3} {seconds:>5.1f}  {verdict}"
+        f" {s['scale_outs']:>4} {s['fast_scale_outs']:>4} {s['min_machines']:>3}..{s['max_machines']:<3}"
+        f" {seconds:>5.1f}  {verdict:6}"
     )
 
 
-def _tuned(trace: Trace) -> None:
-    spec = POOLS[0]
-    peak = spec.peaks["burst"]
+def _tuned(trace: Trace, spec: PoolSpec, name: str) -> None:
+    peak = spec.peaks[name]
     started = time.perf_counter()
     pool = build_pool(name=spec.label, model=spec.model, machine=spec.machine, peak=peak, trace=trace)
     found = tune(trace, pool, scaler_settings(pool.plan), passes=1)
-    print(f"--tune, 8b on the burst (peak {peak}), one pass, {time.perf_counter() - started:.0f} s:")
-    print(found.table(), end="")
+    print(f"--tune, {spec.label} on {name} (peak {peak}), one pass, {time.perf_counter() - started:.0f} s:")
+    print(found.table(), end="", flush=True)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(tune_judged="--tune-judged" in sys.argv[1:]))
