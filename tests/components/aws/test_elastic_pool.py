@@ -181,7 +181,7 @@ def test_elastic_pool_tracks_in_flight_requests_per_machine(plan_of, fleet_args)
     assert tracking["estimatedInstanceWarmup"] == fleet.scaling_plan.warmup_seconds
     config = tracking["targetTrackingConfiguration"]
     engines = fleet.engines
-    assert config["targetValue"] == pytest.approx(engines.engines * engines.max_num_seqs * 0.6)
+    assert config["targetValue"] == pytest.approx(engines.engines * engines.max_num_seqs * 0.7)
     assert config["disableScaleIn"] is True
     metric = config["customizedMetricSpecification"]
     assert (metric["namespace"], metric["metricName"], metric["statistic"]) == (

@@ -51,8 +51,8 @@ def test_plan_scaling_defaults_on_known_answers(tpot_20ms: None) -> None:
     plan = _plan(ElasticArgs(), peak=8)
     # floor 25% of 8 = 2; max = peak; desired starts at the floor
     assert (plan.min_size, plan.max_size, plan.desired, plan.peak) == (2, 8, 2, 8)
-    # 2 engines x 16 sequences = 32 in flight per machine; 60% of it tracked
-    assert (plan.in_flight_per_machine, plan.target_in_flight) == (32, 19.2)
+    # 2 engines x 16 sequences = 32 in flight per machine; 70% of it tracked
+    assert (plan.in_flight_per_machine, plan.target_in_flight) == (32, 22.4)
     assert (plan.scale_out_cooldown_seconds, plan.scale_in_cooldown_seconds) == (60, 300)
     # a quarter of the group a scale-in, after 5 quiet one-minute datapoints
     assert (plan.scale_in_percent, plan.scale_in_datapoints) == (25, 5)
