@@ -605,6 +605,11 @@ def _program_pool(
             f"--pool {name!r}: the program's fleet is not an elastic pool that serves a model (give it "
             "`model=ServedModel(...)` and `elastic=ElasticArgs(...)`); only those replay."
         )
+    if type(fleet).__name__ == "KubernetesServingPool":
+        from inference_infra.components.fleet.elastic import with_fast_scale_out
+
+        # the pod autoscaler renders no step policy: the fast scale-out is an Auto Scaling group's
+        plan = with_fast_scale_out(plan, 0.0)
     instance = find_instance_type(machine)
     cloud = instance.cloud if instance is not None else Cloud.AWS
     region_key = "aws:region" if cloud is Cloud.AWS else "gcp:region"
