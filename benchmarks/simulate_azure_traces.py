@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from inference_infra.components.fleet.elastic import ElasticArgs
@@ -183,6 +183,12 @@ def main(tune_judged: bool = False) -> int:
         " what no load-driven policy beats):"
     )
     print("\n".join(bounds))
+    print(
+        "where the diurnal pools' cost goes (el/or, miss): the stack's pool with parts of the scaler's"
+        " realism taken away (no policy renders the first rows; they measure what each part costs):"
+    )
+    for spec in POOLS:
+        _decompose(loaded["diurnal"][0], spec, spec.peaks["diurnal"])
     _tuned(loaded["burst"][0], POOLS[0], "burst")
     print(
         "el/or: elastic cost over the SLO-aware oracle (every request on time, perfect foresight, whole"
@@ -217,6 +223,41 @@ def _row(pool: str, name: str, setting: str, doc: dict, seconds: float) -> str:
         f" {s['scale_outs']:>4} {s['fast_scale_outs']:>4} {s['min_machines']:>3}..{s['max_machines']:<3}"
         f" {seconds:>5.1f}  {verdict:6}"
     )
+
+
+def _decompose(trace: Trace, spec: PoolSpec, peak: int) -> None:
+    """The stack's pool replayed with its scaler's realism added back one part at a time: a tracker of
+    the target that follows every minute both ways with no start and no lag (its cost is the target
+    utilisation's and the minimum's), then the cold start, then the metric lag (still the idealised
+    scaler), then the policies the stack renders (AWS: the fast step, target tracking's three
+    datapoints, the scale-in alarm's share, headroom and cooldown)."""
+    pool = build_pool(name=spec.label, model=spec.model, machine=spec.machine, peak=peak, trace=trace)
+    work = workload(trace, pool.service, pool.slots)
+    oracle = slo_oracle(work, pool.ttft_target_seconds)
+    follow = replace(pool.plan, scale_in_cooldown_seconds=0, warm_pool_size=0)
+    tracker = replace(
+        scaler_settings(pool.plan),
+        cloud="gcp",
+        stabilisation_seconds=1,  # the current datapoint's recommendation only
+        scale_in_share=0.9,
+    )
+    runs = (
+        (
+            "tracker, no start, no lag",
+            replace(pool, plan=follow, cold_start_seconds=0.0),
+            replace(tracker, metric_lag_seconds=0),
+        ),
+        ("+ the cold start", replace(pool, plan=follow), replace(tracker, metric_lag_seconds=0)),
+        ("+ the metric lag", replace(pool, plan=follow), tracker),
+        ("+ the rendered policies", pool, scaler_settings(pool.plan)),
+    )
+    for label, replayed, scaler in runs:
+        doc = replay(trace, replayed, scaler, work=work, oracle=oracle).as_json()
+        print(
+            f"  {spec.label:4} diurnal  {label:26} {doc['cost']['elastic_over_oracle']:6.3f}x"
+            f" {doc['slo']['miss_share']:7.2%}",
+            flush=True,
+        )
 
 
 def _tuned(trace: Trace, spec: PoolSpec, name: str, passes: int = 1) -> None:
