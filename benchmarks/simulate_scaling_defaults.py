@@ -44,7 +44,7 @@ FULL = {
     "share": (0.25, 0.5),
     "cooldown": (120, 300),
 }
-SMALL = {"util": (0.6, 0.7), "fast": (0.0, 1.2), "share": (0.25,), "cooldown": (120, 300)}
+SMALL = {"util": (0.6, 0.7), "fast": (0.0, 1.0), "share": (0.25,), "cooldown": (120, 300)}
 
 
 def main(quick: bool = False, full: bool = False) -> int:
