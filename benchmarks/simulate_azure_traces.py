@@ -14,19 +14,25 @@ The peak (the fleet's counts: max_size, and the floor at floor_share x peak) is 
 an operator would set it: about 1.3x what the busiest minute needs. The pool starts at its minimum.
 
 Two settings of each pool: `stack` (ElasticArgs' defaults, chosen from this replay on 2026-12-02:
-target_utilisation 0.6, a quarter of the group per scale-in after 300 quiet seconds, a warm pool only
-where a warm start takes at most half a cold start; benchmarks/simulate_scaling_defaults.py is the
-grid) and `before` (the defaults before that: 0.7, one machine per 900 s, the headroom kept warm
-wherever a warm start beat a cold one). Then `--tune` on the 8B
-burst: the frontier and where the stack's settings fall.
+target_utilisation 0.7 with the fast scale-out at 1.0 x the target (AWS's step policy on one
+datapoint), a quarter of the group per scale-in after 300 quiet seconds, a warm pool only where a warm
+start takes at most half a cold start; benchmarks/simulate_scaling_defaults.py is the grid) and
+`before` (the defaults before the fast step: 0.6, target tracking alone, the same scale-in), side by
+side with the ratio of their costs. Then the reactive bound of each judged pool/trace (the maximum from
+the first datapoint the scaler sees, from the stack's minimum: what no load-driven policy beats;
+simulate.tune.reactive_bound) and `--tune` on the 8B burst: the frontier and where the stack's
+settings fall.
 
 It prints, per run: cost over the SLO-aware oracle, the static fleet's over the oracle, the oracle's
 over the lower bound, the share of requests missing the 2 s TTFT target (interactive), scale-outs and
-the seconds the run took; and whether the issue's targets are met: on conv (1x, 10x) and diurnal at
-most 1% missing with cost <= 1.30x the oracle and below the static fleet; on the burst at least one
-scale-out. It exits 1 only when a one-hour trace at 1x takes 10 s or more.
+the seconds the run took (fast: scale-outs the fast step sized); and whether the issue's targets are
+met: on conv (1x, 10x) and diurnal at most 1% missing with cost <= 1.30x the oracle and below the static
+fleet; on the burst at least one scale-out. It exits 1 only when a one-hour trace at 1x takes 10 s or
+more.
 
-Run by hand: `.venv/bin/python benchmarks/simulate_azure_traces.py` (about 90 s on 2 idle cores).
+Run by hand: `.venv/bin/python benchmarks/simulate_azure_traces.py` (about 90 s on 2 idle cores);
+`--tune-judged` also runs `--tune` (two passes, as the CLI) on every judged pool/trace (about 10
+minutes more).
 """
 
 from __future__ import annotations
@@ -47,7 +53,7 @@ from inference_infra.components.simulate import (
     slo_oracle,
     workload,
 )
-from inference_infra.components.simulate.tune import tune
+from inference_infra.components.simulate.tune import reactive_bound, tune
 
 DATA = Path(__file__).resolve().parent / "data"
 MAX_REPLAY_S = 10.0  # a one-hour trace is read, planned and replayed in under 10 s (issue #39)
@@ -95,21 +101,29 @@ class Setting:
 
 
 STACK = Setting("stack")  # ElasticArgs' defaults: what a stack deploys without elastic settings
-# The defaults before issue #39's measurements (target 0.7, one machine per 900 s), for comparison.
+# The defaults before the fast scale-out (issue #39's previous stop, 2026-12-02: target 0.6, a quarter
+# of the group per scale-in after 300 quiet seconds, target tracking alone), for comparison.
 BEFORE = Setting(
-    "before", ElasticArgs(target_utilisation=0.7, scale_in_cooldown_seconds=900, scale_in_share=0.0)
+    "before",
+    ElasticArgs(
+        target_utilisation=0.6,
+        scale_in_share=0.25,
+        scale_in_cooldown_seconds=300,
+        fast_scale_out_ratio=0.0,
+    ),
 )
 
 
-def main() -> int:
+def main(tune_judged: bool = False) -> int:
     print(f"{'pool':4} {'trace':8} {'set':6} {'req':>8} {'el/or':>6} {'st/or':>6} {'or/lb':>6} {'miss':>7}"
-          f" {'outs':>4} {'mach':>7} {'s':>5}  target")  # fmt: skip
+          f" {'outs':>4} {'fast':>4} {'mach':>7} {'s':>5}  target   vs before")  # fmt: skip
     too_slow = []
     loaded: dict[str, tuple[Trace, float]] = {}
     for name, (file, copies) in TRACES.items():
         started = time.perf_counter()
         trace = read_trace(DATA / file).scaled(copies)
         loaded[name] = (trace, time.perf_counter() - started)
+    bounds: list[str] = []
     for spec in POOLS:
         for name, peak in spec.peaks.items():
             trace, read_s = loaded[name]
@@ -120,34 +134,70 @@ def main() -> int:
             work = workload(trace, first.service, first.slots)
             oracle = slo_oracle(work, first.ttft_target_seconds)
             shared_s = time.perf_counter() - started
-            for setting in (STACK, BEFORE):
+            docs: dict[str, dict] = {}
+            for setting in (BEFORE, STACK):
                 started = time.perf_counter()
-                elastic = setting.elastic
-                if setting is BEFORE and first.plan.warm_start_seconds < first.cold_start_seconds:
-                    # the old default: the headroom kept warm wherever a warm start beat a cold one
-                    elastic = replace(elastic, warm_pool_size=first.plan.max_size - first.plan.min_size)
                 pool = build_pool(
                     name=spec.label,
                     model=spec.model,
                     machine=spec.machine,
                     peak=peak,
                     trace=trace,
-                    elastic=elastic,
+                    elastic=setting.elastic,
                 )
                 scaler = scaler_settings(pool.plan)  # the plan's own scaler: what the stack renders
                 doc = replay(trace, pool, scaler, work=work, oracle=oracle).as_json()
+                docs[setting.label] = doc
                 seconds = read_s + shared_s + time.perf_counter() - started
                 if TRACES[name][1] == 1 and seconds >= MAX_REPLAY_S:
                     too_slow.append((spec.label, name, setting.label, seconds))
-                print(_row(spec.label, name, setting.label, doc, seconds), flush=True)
-    _tuned(loaded["burst"][0])
+                vs = ""
+                if setting is STACK:
+                    old, new = docs["before"], doc
+                    ratio = new["cost"]["elastic_over_oracle"] / old["cost"]["elastic_over_oracle"]
+                    vs = (
+                        f"  x{ratio:.3f} cost,"
+                        f" {100 * (new['slo']['miss_share'] - old['slo']['miss_share']):+.2f} pt missed"
+                    )
+                print(_row(spec.label, name, setting.label, doc, seconds) + vs, flush=True)
+            if name in JUDGED:
+                stack_pool = build_pool(
+                    name=spec.label, model=spec.model, machine=spec.machine, peak=peak, trace=trace
+                )
+                bound = reactive_bound(
+                    trace, stack_pool, scaler_settings(stack_pool.plan), work=work, oracle=oracle
+                )
+                bounds.append(
+                    f"  {spec.label:4} {name:8} minimum {stack_pool.plan.min_size:3} of max"
+                    f" {stack_pool.plan.max_size:3}: {bound:7.2%} missed"
+                    + (
+                        "  (no scaling setting meets the SLO from this minimum)"
+                        if bound > TARGET_MISS
+                        else ""
+                    )
+                )
+                if tune_judged:
+                    _tuned(trace, spec, name, passes=2)  # as `simulate --tune` searches
+    print(
+        "reactive bound (the maximum from the first datapoint the scaler sees, from the stack's minimum:"
+        " what no load-driven policy beats):"
+    )
+    print("\n".join(bounds))
+    print(
+        "where the diurnal pools' cost goes (el/or, miss): the stack's pool with parts of the scaler's"
+        " realism taken away (no policy renders the first rows; they measure what each part costs):"
+    )
+    for spec in POOLS:
+        _decompose(loaded["diurnal"][0], spec, spec.peaks["diurnal"])
+    _tuned(loaded["burst"][0], POOLS[0], "burst")
     print(
         "el/or: elastic cost over the SLO-aware oracle (every request on time, perfect foresight, whole"
         " machines per minute); st/or: the static fleet (the oracle's busiest minute all along) over it;"
         " or/lb: the oracle over the lower bound (the work's machine-seconds); miss: requests over the"
-        " 2 s TTFT target, never served or refused, of all; mach: fewest..most machines serving; s: read +"
-        f" plan + oracle + replay. Targets: {', '.join(JUDGED)}: miss <= {TARGET_MISS:.0%}, el/or <="
-        f" {TARGET_COST} and below st/or; burst: at least one scale-out."
+        " 2 s TTFT target, never served or refused, of all; outs: scale-outs, fast: of them sized by the"
+        " fast step; mach: fewest..most machines serving; s: read + plan + oracle + replay; vs before: the"
+        f" stack's el/or over before's, and the change in missed points. Targets: {', '.join(JUDGED)}:"
+        f" miss <= {TARGET_MISS:.0%}, el/or <= {TARGET_COST} and below st/or; burst: at least one scale-out."
     )
     for pool, name, setting, seconds in too_slow:
         print(f"TOO SLOW: {pool} {name} {setting}: {seconds:.1f} s >= {MAX_REPLAY_S} s", file=sys.stderr)
@@ -170,19 +220,57 @@ def _row(pool: str, name: str, setting: str, doc: dict, seconds: float) -> str:
     return (
         f"{pool:4} {name:8} {setting:6} {doc['trace']['requests']:>8,} {c['elastic_over_oracle']:>6.3f}"
         f" {c['static_over_oracle']:>6.3f} {c['oracle_over_lower_bound']:>6.3f} {slo['miss_share']:>7.2%}"
-        f" {s['scale_outs']:>4} {s['min_machines']:>3}..{s['max_machines']:<3} {seconds:>5.1f}  {verdict}"
+        f" {s['scale_outs']:>4} {s['fast_scale_outs']:>4} {s['min_machines']:>3}..{s['max_machines']:<3}"
+        f" {seconds:>5.1f}  {verdict:6}"
     )
 
 
-def _tuned(trace: Trace) -> None:
-    spec = POOLS[0]
-    peak = spec.peaks["burst"]
+def _decompose(trace: Trace, spec: PoolSpec, peak: int) -> None:
+    """The stack's pool replayed with its scaler's realism added back one part at a time: a tracker of
+    the target that follows every minute both ways with no start and no lag (its cost is the target
+    utilisation's and the minimum's), then the cold start, then the metric lag (still the idealised
+    scaler), then the policies the stack renders (AWS: the fast step, target tracking's three
+    datapoints, the scale-in alarm's share, headroom and cooldown)."""
+    pool = build_pool(name=spec.label, model=spec.model, machine=spec.machine, peak=peak, trace=trace)
+    work = workload(trace, pool.service, pool.slots)
+    oracle = slo_oracle(work, pool.ttft_target_seconds)
+    follow = replace(pool.plan, scale_in_cooldown_seconds=0, warm_pool_size=0)
+    tracker = replace(
+        scaler_settings(pool.plan),
+        cloud="gcp",
+        stabilisation_seconds=1,  # the current datapoint's recommendation only
+        scale_in_share=0.9,
+    )
+    runs = (
+        (
+            "tracker, no start, no lag",
+            replace(pool, plan=follow, cold_start_seconds=0.0),
+            replace(tracker, metric_lag_seconds=0),
+        ),
+        ("+ the cold start", replace(pool, plan=follow), replace(tracker, metric_lag_seconds=0)),
+        ("+ the metric lag", replace(pool, plan=follow), tracker),
+        ("+ the rendered policies", pool, scaler_settings(pool.plan)),
+    )
+    for label, replayed, scaler in runs:
+        doc = replay(trace, replayed, scaler, work=work, oracle=oracle).as_json()
+        print(
+            f"  {spec.label:4} diurnal  {label:26} {doc['cost']['elastic_over_oracle']:6.3f}x"
+            f" {doc['slo']['miss_share']:7.2%}",
+            flush=True,
+        )
+
+
+def _tuned(trace: Trace, spec: PoolSpec, name: str, passes: int = 1) -> None:
+    peak = spec.peaks[name]
     started = time.perf_counter()
     pool = build_pool(name=spec.label, model=spec.model, machine=spec.machine, peak=peak, trace=trace)
-    found = tune(trace, pool, scaler_settings(pool.plan), passes=1)
-    print(f"--tune, 8b on the burst (peak {peak}), one pass, {time.perf_counter() - started:.0f} s:")
-    print(found.table(), end="")
+    found = tune(trace, pool, scaler_settings(pool.plan), passes=passes)
+    print(
+        f"--tune, {spec.label} on {name} (peak {peak}), {passes} pass(es),"
+        f" {time.perf_counter() - started:.0f} s:"
+    )
+    print(found.table(), end="", flush=True)
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(tune_judged="--tune-judged" in sys.argv[1:]))

@@ -1,15 +1,18 @@
 """Which scaling defaults the replay supports: a grid over the judged traces (issue #39's targets).
 
 For each pool and judged trace of benchmarks/simulate_azure_traces.py (8B on conv, conv 10x and
-diurnal; 70B on conv 10x and diurnal), it replays every combination of target utilisation, scale-in
-share and scale-in cooldown below with the plan's own scaler (what the stack renders), and prints per
-setting: elastic cost over the SLO-aware oracle and the share of requests over the TTFT target, then
-per setting the number of pool/traces that meet the target (at most 1% late, at most 1.30x the oracle,
-below the static fleet) and the worst cost ratio among those within the SLO. Everything else is
-ElasticArgs' defaults.
+diurnal; 70B on conv 10x and diurnal), it replays every combination of target utilisation, fast
+scale-out ratio (0: off, target tracking alone; else AWS's step policy on one datapoint at that
+multiple of the target), scale-in share and scale-in cooldown below with the plan's own scaler (what
+the stack renders), and prints per setting: elastic cost over the SLO-aware oracle and the share of
+requests over the TTFT target, then per setting the number of pool/traces that meet the target (at
+most 1% late, at most 1.30x the oracle, below the static fleet) and the worst cost ratio among those
+within the SLO. Everything else is ElasticArgs' defaults. The first row of the ranking names the
+stack's defaults' place.
 
-Run by hand: `.venv/bin/python benchmarks/simulate_scaling_defaults.py [--quick]` (`--quick`: 8B on
-conv and diurnal only). Several minutes on 2 idle cores: each 10x replay takes a few seconds.
+Run: `.venv/bin/python benchmarks/simulate_scaling_defaults.py [--quick | --full]`. Without a flag
+(as `make bench` runs it) a small grid around the defaults, about a minute on 2 idle cores; `--full`
+the grid the defaults were chosen on (about 6 minutes); `--quick` 8B on conv and diurnal only.
 """
 
 from __future__ import annotations
@@ -33,20 +36,30 @@ from inference_infra.components.simulate import (
     workload,
 )
 
-UTILISATIONS = (0.5, 0.6, 0.7)
-SHARES = (0.0, 0.1, 0.25, 0.5)
-COOLDOWNS = (300, 900)
+# (utilisation, fast scale-out ratio, scale-in share, scale-in cooldown): the full grid, and the small
+# one around the defaults that `make bench` runs.
+FULL = {
+    "util": (0.6, 0.65, 0.7, 0.75),
+    "fast": (0.0, 1.0, 1.2, 1.5),
+    "share": (0.25, 0.5),
+    "cooldown": (120, 300),
+}
+SMALL = {"util": (0.6, 0.7), "fast": (0.0, 1.0), "share": (0.25,), "cooldown": (120, 300)}
 
 
-def main(quick: bool = False) -> int:
+def main(quick: bool = False, full: bool = False) -> int:
     runs = [
         (spec, name, peak)
         for spec in base.POOLS
         for name, peak in spec.peaks.items()
         if name in base.JUDGED and (not quick or (spec.label == "8b" and name in ("conv", "diurnal")))
     ]
-    grid = list(itertools.product(UTILISATIONS, SHARES, COOLDOWNS))
-    results: dict[tuple[float, float, int], list[tuple[str, float, float, bool]]] = {g: [] for g in grid}
+    axes = FULL if full else SMALL
+    grid = list(itertools.product(axes["util"], axes["fast"], axes["share"], axes["cooldown"]))
+    results: dict[tuple[float, float, float, int], list[tuple[str, float, float, bool]]] = {
+        g: [] for g in grid
+    }
+    defaults = ElasticArgs()
     for spec, name, peak in runs:
         file, copies = base.TRACES[name]
         trace = read_trace(base.DATA / file).scaled(copies)
@@ -54,9 +67,12 @@ def main(quick: bool = False) -> int:
         work = workload(trace, first.service, first.slots)
         oracle = slo_oracle(work, first.ttft_target_seconds)
         started = time.perf_counter()
-        for util, share, cooldown in grid:
+        for util, fast, share, cooldown in grid:
             elastic = ElasticArgs(
-                target_utilisation=util, scale_in_share=share, scale_in_cooldown_seconds=cooldown
+                target_utilisation=util,
+                fast_scale_out_ratio=fast,
+                scale_in_share=share,
+                scale_in_cooldown_seconds=cooldown,
             )
             pool = build_pool(
                 name=spec.label,
@@ -73,15 +89,16 @@ def main(quick: bool = False) -> int:
                 and cost <= base.TARGET_COST
                 and doc["cost"]["elastic_usd"] < doc["cost"]["static_usd"]
             )
-            results[(util, share, cooldown)].append((f"{spec.label} {name}", cost, miss, met))
+            results[(util, fast, share, cooldown)].append((f"{spec.label} {name}", cost, miss, met))
             print(
-                f"{spec.label:4} {name:8} util {util:.1f} share {share:4.2f} cooldown {cooldown:4d}:"
+                f"{spec.label:4} {name:8} util {util:.2f} fast {fast:.1f} share {share:4.2f}"
+                f" cooldown {cooldown:4d}:"
                 f" {cost:6.3f}x oracle, {miss:7.2%} late{'  met' if met else ''}",
                 flush=True,
             )
         print(f"  ({time.perf_counter() - started:.0f} s)", flush=True)
     print(
-        "setting (util, share, cooldown): targets met of",
+        "setting (util, fast, share, cooldown): targets met of",
         len(runs),
         "| worst el/or within the SLO | late max",
     )
@@ -92,16 +109,23 @@ def main(quick: bool = False) -> int:
             max((r[1] for r in results[g] if r[2] <= base.TARGET_MISS), default=99.0),
         ),
     )
+    stack = (
+        defaults.target_utilisation,
+        defaults.fast_scale_out_ratio,
+        defaults.scale_in_share,
+        defaults.scale_in_cooldown_seconds,
+    )
     for g in ranked:
         rows = results[g]
         within = [r[1] for r in rows if r[2] <= base.TARGET_MISS]
+        mark = "  <- the stack's defaults" if g == stack else ""
         print(
-            f"  {g[0]:.1f} {g[1]:4.2f} {g[2]:4d}: {sum(r[3] for r in rows)} met;"
+            f"  {g[0]:.2f} {g[1]:.1f} {g[2]:4.2f} {g[3]:4d}: {sum(r[3] for r in rows)} met;"
             f" worst within SLO {max(within) if within else float('nan'):.3f} ({len(within)} of {len(rows)});"
-            f" late max {max(r[2] for r in rows):.2%}"
+            f" late max {max(r[2] for r in rows):.2%}{mark}"
         )
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(quick="--quick" in sys.argv[1:]))
+    sys.exit(main(quick="--quick" in sys.argv[1:], full="--full" in sys.argv[1:]))

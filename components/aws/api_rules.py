@@ -33,10 +33,21 @@ alarm, group and lifecycle hook of every plan. Sources (read 2026-12-02):
   SimpleScaling and StepScaling); MinAdjustmentMagnitude is "the minimum value to scale by when the
   adjustment type is PercentChangeInCapacity"; a percent change lies in -100..100 (the CDK's
   AdjustmentType docs state the range; read 2026-12-02).
+- StepScaling (policy.go as above; the PutScalingPolicy and StepAdjustment API references, read
+  2026-12-02): `step_adjustment` is required for StepScaling and refused otherwise (and conflicts with a
+  policy-level `scaling_adjustment`); `metric_aggregation_type` (Minimum, Maximum, Average) is
+  StepScaling's only; each step has a `scaling_adjustment` and bounds relative to the alarm's threshold
+  (nullable floats, strings in the provider's schema); the steps' ranges may not overlap or leave a
+  gap; at most one has no lower bound and at most one no upper bound, never both in one step; a
+  negative lower bound needs a step without a lower bound, a positive upper bound one without an upper
+  bound. Ours: the steps reach the threshold (offset 0), where every breach starts. EC2 Auto Scaling
+  quotas: at most 20 step adjustments a policy.
 """
 
 from __future__ import annotations
 
+import itertools
+import math
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -59,6 +70,8 @@ _TRANSITIONS = {"autoscaling:EC2_INSTANCE_LAUNCHING", "autoscaling:EC2_INSTANCE_
 _POOL_STATES = {"Stopped", "Running", "Hibernated"}
 _POLICY_TYPES = {"SimpleScaling", "StepScaling", "TargetTrackingScaling", "PredictiveScaling"}
 _ADJUSTMENTS = {"ChangeInCapacity", "ExactCapacity", "PercentChangeInCapacity"}
+_AGGREGATIONS = {"Minimum", "Maximum", "Average"}
+MAX_STEP_ADJUSTMENTS = 20
 
 
 def _period_ok(period: Any, *, query: bool) -> bool:
@@ -248,7 +261,90 @@ def scaling_policy_problems(props: Mapping[str, Any]) -> list[str]:
             )
     if kind == "TargetTrackingScaling" and not props.get("targetTrackingConfiguration"):
         problems.append("targetTrackingConfiguration is required for TargetTrackingScaling")
+    aggregation = props.get("metricAggregationType")
+    if aggregation is not None:
+        if kind != "StepScaling":
+            problems.append(f"metricAggregationType is for StepScaling only, not {kind}")
+        elif aggregation not in _AGGREGATIONS:
+            problems.append(f"metricAggregationType {aggregation!r} must be one of {sorted(_AGGREGATIONS)}")
+    steps = props.get("stepAdjustments")
+    if kind == "StepScaling":
+        if not steps:
+            problems.append("stepAdjustments are required for StepScaling")
+        else:
+            problems += step_adjustment_problems(steps, adjustment_type)
+    elif steps:
+        problems.append(f"stepAdjustments are for StepScaling only, not {kind}")
     return problems
 
 
-__all__ = ["group_problems", "lifecycle_hook_problems", "metric_alarm_problems", "scaling_policy_problems"]
+def _bound(value: Any) -> float | None:
+    """A step's bound as the provider sends it: a string (or number) of a float; None or "" is no bound."""
+    if value is None or value == "":
+        return None
+    return float(value)
+
+
+def step_adjustment_problems(steps: list[Mapping[str, Any]], adjustment_type: Any = None) -> list[str]:
+    """Every rule a StepScaling policy's step adjustments break (module doc: StepAdjustment)."""
+    problems: list[str] = []
+    if len(steps) > MAX_STEP_ADJUSTMENTS:
+        problems.append(f"{len(steps)} step adjustments; a policy takes at most {MAX_STEP_ADJUSTMENTS}")
+    ranges: list[tuple[float, float]] = []
+    for i, step in enumerate(steps):
+        adjustment = step.get("scalingAdjustment")
+        if not isinstance(adjustment, int):
+            problems.append(
+                f"stepAdjustments[{i}].scalingAdjustment {adjustment!r} is required (a whole number)"
+            )
+        elif adjustment_type == "PercentChangeInCapacity" and not -100 <= adjustment <= 100:
+            problems.append(
+                f"stepAdjustments[{i}].scalingAdjustment {adjustment} must be -100..100 for "
+                "PercentChangeInCapacity"
+            )
+        try:
+            low = _bound(step.get("metricIntervalLowerBound"))
+            high = _bound(step.get("metricIntervalUpperBound"))
+        except (TypeError, ValueError):
+            problems.append(f"stepAdjustments[{i}] bounds must be numbers (as strings), got {dict(step)!r}")
+            continue
+        if low is None and high is None:
+            problems.append(f"stepAdjustments[{i}] has neither a lower nor an upper bound")
+            continue
+        if low is not None and high is not None and low >= high:
+            problems.append(f"stepAdjustments[{i}] lower bound {low:g} is not below its upper bound {high:g}")
+            continue
+        ranges.append((-math.inf if low is None else low, math.inf if high is None else high))
+    if problems:
+        return problems
+    lows = sum(1 for lo, _ in ranges if lo == -math.inf)
+    highs = sum(1 for _, hi in ranges if hi == math.inf)
+    if lows > 1:
+        problems.append(f"{lows} step adjustments have no lower bound; at most one may")
+    if highs > 1:
+        problems.append(f"{highs} step adjustments have no upper bound; at most one may")
+    if any(lo < 0 for lo, _ in ranges) and not lows:
+        problems.append("a step has a negative lower bound, so one step must have no lower bound")
+    if any(0 < hi < math.inf for _, hi in ranges) and not highs:
+        problems.append("a step has a positive upper bound, so one step must have no upper bound")
+    ordered = sorted(ranges)
+    if not ordered[0][0] <= 0 <= ordered[-1][1]:
+        problems.append(
+            f"the steps cover [{ordered[0][0]:g}, {ordered[-1][1]:g}) of the breach, which does not reach "
+            "the threshold (offset 0): a breach there would match no step"
+        )
+    for (lo1, hi1), (lo2, hi2) in itertools.pairwise(ordered):
+        if lo2 < hi1:
+            problems.append(f"step ranges [{lo1:g}, {hi1:g}) and [{lo2:g}, {hi2:g}) overlap")
+        elif lo2 > hi1:
+            problems.append(f"a gap between step ranges [{lo1:g}, {hi1:g}) and [{lo2:g}, {hi2:g})")
+    return problems
+
+
+__all__ = [
+    "group_problems",
+    "lifecycle_hook_problems",
+    "metric_alarm_problems",
+    "scaling_policy_problems",
+    "step_adjustment_problems",
+]

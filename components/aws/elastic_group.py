@@ -26,6 +26,11 @@
   under the target without the machines it lets go for `scale_in_cooldown_seconds`: one machine
   (`scale_in_share` 0), or the plan's share of the group (PercentChangeInCapacity, at least one machine,
   the alarm's metric math dividing the load by the machines left: fleet.elastic.scale_in_step);
+  and a fast scale-out (`ElasticArgs.fast_scale_out_ratio`): a StepScaling policy raised by an alarm on
+  ONE one-minute datapoint of the same load (Average per machine) at the plan's threshold, adding the
+  share of the group the load is over the target (PercentChangeInCapacity steps, at most 100% a step,
+  `fleet.elastic.fast_steps`), with the cold start as its instance warm-up: target tracking waits for
+  three datapoints, so a queue starting at the pool's minimum waits two minutes less;
 - failed launches alarmed: a CloudWatch alarm when the group stays short of its desired capacity
   (launches refused for capacity, in every zone and type of the order), and an EventBridge rule on
   "EC2 Instance Launch Unsuccessful" to the pool's alarm topics;
@@ -161,6 +166,39 @@ def scale_in_expression(
     gone = "1" if percent <= 0 else f"IF(FLOOR(m2 * {percent / 100:g}) > 1, FLOOR(m2 * {percent / 100:g}), 1)"
     expression = f"IF(m2 > 1, m1 * m2 / (m2 - {gone}), IF(m1 > 0, {target * 1000:g}, 0))"
     return expression, round(target * headroom, 2)
+
+
+def fast_scale_out_policy(plan: ScalingPlan) -> dict[str, Any]:
+    """The fast scale-out's StepScaling policy (provider args; module doc), {} when the plan has none.
+
+    terraform-provider-aws internal/service/autoscaling/policy.go (read 2026-12-02): step_adjustment is
+    required for StepScaling and only for it; metric_interval_lower_bound/upper_bound are nullable
+    floats (strings in the provider's schema, so the SDK takes them as strings; an unset upper bound is
+    no end); metric_aggregation_type and estimated_instance_warmup are sent for StepScaling; cooldown is
+    SimpleScaling's only (a step policy waits for the warm-up instead: a breach in the same step while
+    the machines it launched warm up launches no more, a higher step only the difference; EC2 Auto
+    Scaling User Guide, "Step and simple scaling policies").
+    """
+    if not plan.fast_scale_out_steps:
+        return {}
+    steps = []
+    for step in plan.fast_scale_out_steps:
+        entry: dict[str, Any] = {
+            "metric_interval_lower_bound": f"{step.lower:g}",
+            "scaling_adjustment": step.percent,
+        }
+        if step.upper is not None:
+            entry["metric_interval_upper_bound"] = f"{step.upper:g}"
+        steps.append(entry)
+    return {
+        "policy_type": "StepScaling",
+        "adjustment_type": "PercentChangeInCapacity",
+        "min_adjustment_magnitude": 1,
+        # the alarm's statistic is the Average per machine; the policy aggregates the same way
+        "metric_aggregation_type": "Average",
+        "estimated_instance_warmup": plan.warmup_seconds,
+        "step_adjustments": steps,
+    }
 
 
 def scale_in_policy(plan: ScalingPlan) -> dict[str, Any]:
@@ -407,7 +445,44 @@ class ElasticGroupBuilder:
             tags={"Name": f"{name}-low-load", **self.args.tags},
             opts=self.child,
         )
-        return {"tracking": tracking, "scale_in": scale_in, "low_load": low}
+        made = {"tracking": tracking, "scale_in": scale_in, "low_load": low}
+        made.update(self.fast_scale_out(plan, group))
+        return made
+
+    def fast_scale_out(self, plan: ScalingPlan, group: aws.autoscaling.Group) -> dict[str, Any]:
+        """The step policy and its one-datapoint alarm (module doc); nothing when the plan has none."""
+        policy_args = fast_scale_out_policy(plan)
+        if not policy_args:
+            return {}
+        name = self.name
+        fast = aws.autoscaling.Policy(
+            f"{name}-fast-scale-out",
+            autoscaling_group_name=group.name,
+            **policy_args,
+            opts=self.child,
+        )
+        high = aws.cloudwatch.MetricAlarm(
+            f"{name}-high-load",
+            alarm_description=f"{name}: one minute at {plan.fast_scale_out_threshold:g} or more in-flight "
+            f"requests per machine ({plan.fast_scale_out_ratio:g} x the {plan.target_in_flight:g} target): "
+            "add the share of the group the load is over the target, without waiting for target "
+            "tracking's three datapoints.",
+            comparison_operator="GreaterThanOrEqualToThreshold",
+            threshold=plan.fast_scale_out_threshold,
+            evaluation_periods=1,
+            datapoints_to_alarm=1,
+            # No datapoint (no machine serving yet) is not evidence of load.
+            treat_missing_data="notBreaching",
+            namespace=load_namespace(name),
+            metric_name=METRIC,
+            dimensions={DIMENSION: group.name},
+            period=plan.period_seconds,
+            statistic="Average",
+            alarm_actions=[fast.arn],
+            tags={"Name": f"{name}-high-load", **self.args.tags},
+            opts=self.child,
+        )
+        return {"fast_scale_out": fast, "high_load": high}
 
     def launch_alarms(self, group: aws.autoscaling.Group) -> dict[str, Any]:
         """The group short of what it wants (launches refused for capacity), and each refused launch."""

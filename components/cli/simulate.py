@@ -83,6 +83,12 @@ _NOT_ELASTIC = ("tpuVms",)
 @click.option("--scale-in-cooldown", type=int, help="Override elastic scale_in_cooldown_seconds.")
 @click.option("--warm-pool", type=int, help="Override elastic warm_pool_size.")
 @click.option(
+    "--fast-scale-out",
+    type=float,
+    help="Override elastic fast_scale_out_ratio: AWS scales out after one datapoint at this multiple "
+    "of the target (1-2; 0: off, target tracking alone).",
+)
+@click.option(
     "--period", type=int, help="Seconds per load datapoint of the autoscaler (default: the plan's, 60)."
 )
 @click.option(
@@ -287,8 +293,14 @@ def _check_flags(o: Mapping[str, Any]) -> None:
             raise InputError(f"{flag} {value} must be 0..3600 seconds.")
     if o["scale_in_headroom"] is not None and not 0 < o["scale_in_headroom"] <= 1:
         raise InputError(f"--scale-in-headroom {o['scale_in_headroom']:g} must be above 0 and at most 1.")
-    from inference_infra.components.fleet.elastic import MAX_SCALE_IN_SHARE
+    from inference_infra.components.fleet.elastic import MAX_FAST_SCALE_OUT_RATIO, MAX_SCALE_IN_SHARE
 
+    fast = o["fast_scale_out"]
+    if fast is not None and not (fast == 0 or 1 <= fast <= MAX_FAST_SCALE_OUT_RATIO):
+        raise InputError(
+            f"--fast-scale-out {fast:g} must be 0 (off) or 1..{MAX_FAST_SCALE_OUT_RATIO:g}: the multiple of "
+            "the target per machine at which AWS scales out after one datapoint."
+        )
     share = o["scale_in_share"]
     if share is not None and not (
         0 <= share <= MAX_SCALE_IN_SHARE and abs(share * 100 - round(share * 100)) < 1e-6
@@ -358,6 +370,7 @@ def _elastic_overrides(o: Mapping[str, Any]) -> dict[str, Any]:
         "scale_in_cooldown_seconds": "scale_in_cooldown",
         "scale_in_share": "scale_in_share",
         "warm_pool_size": "warm_pool",
+        "fast_scale_out_ratio": "fast_scale_out",
     }
     return {field: o[option] for field, option in names.items() if o[option] is not None}
 
@@ -428,6 +441,7 @@ def _flag_names(message: str) -> str:
         "elastic.scale_in_cooldown_seconds": "--scale-in-cooldown",
         "elastic.scale_in_share": "--scale-in-share",
         "elastic.warm_pool_size": "--warm-pool",
+        "elastic.fast_scale_out_ratio": "--fast-scale-out",
         "elastic": "--peak",
         "machine": "--machine",
         "model": "--model",
@@ -591,6 +605,11 @@ def _program_pool(
             f"--pool {name!r}: the program's fleet is not an elastic pool that serves a model (give it "
             "`model=ServedModel(...)` and `elastic=ElasticArgs(...)`); only those replay."
         )
+    if type(fleet).__name__ == "KubernetesServingPool":
+        from inference_infra.components.fleet.elastic import with_fast_scale_out
+
+        # the pod autoscaler renders no step policy: the fast scale-out is an Auto Scaling group's
+        plan = with_fast_scale_out(plan, 0.0)
     instance = find_instance_type(machine)
     cloud = instance.cloud if instance is not None else Cloud.AWS
     region_key = "aws:region" if cloud is Cloud.AWS else "gcp:region"
@@ -641,6 +660,8 @@ class _recording_fleets:  # noqa: N801 - used as a context manager, like context
 def _override_plan(plan: Any, o: Mapping[str, Any]) -> Any:
     """The scaling flags over a plan (a program's pool is not planned again; a stack file's already
     took them as elastic inputs, so this changes nothing there)."""
+    from inference_infra.components.fleet.elastic import with_fast_scale_out
+
     changes: dict[str, Any] = {}
     if o["min_size"] is not None:
         changes |= {"min_size": o["min_size"], "desired": o["min_size"]}
@@ -656,7 +677,8 @@ def _override_plan(plan: Any, o: Mapping[str, Any]) -> Any:
         changes["warm_pool_size"] = o["warm_pool"]
     if o["scale_in_share"] is not None:
         changes["scale_in_share"] = o["scale_in_share"]
-    return replace(plan, **changes)
+    # the fast step's threshold and bands follow the target (fleet.elastic.fast_steps)
+    return with_fast_scale_out(replace(plan, **changes), o["fast_scale_out"])
 
 
 def _stack_budget(root: Path, stack: str) -> float | None:

@@ -19,6 +19,14 @@ template (the same boot script as the fixed VMs), scaled by a regional autoscale
   maxScaledInReplicas.fixed 1), or the plan's `scale_in_share` of the group per window
   (maxScaledInReplicas.percent, a whole percent; Google rounds a remainder up, so at least one VM),
   because a VM let go costs a whole cold start to get back;
+- scale out on one datapoint: the autoscaler acts on each of its metric readings and sizes the group
+  for the whole recommendation at once, so the AWS fast step (`ElasticArgs.fast_scale_out_ratio`, a
+  StepScaling policy beside target tracking) has nothing to add here and is not rendered; nor could
+  it be: pulumi-gcp 10.2.0's `RegionAutoscalerAutoscalingPolicy` (the Compute API's
+  AutoscalingPolicy) has min/max replicas, cooldownPeriod, cpu/load-balancing/custom-metric
+  utilisation, mode, scaleDownControl, scaleInControl, scalingSchedules and stabilizationPeriod, and
+  no step or scale-out-rate control (read 2026-12-02 from the installed package's args). The replay
+  (components/simulate/replay.py) replays GCP without the fast step;
 - working hours (`schedule`): the autoscaler's minimum is `off_hours_size` (0: the pool scales to
   zero) and a scaling schedule raises it to the plan's minimum from `start_hour` for the working
   hours, in the schedule's time zone.

@@ -153,8 +153,15 @@ def kubernetes_nodes_for(
 
 def on_kubernetes(pool: Pool, nodes: KubernetesNodes) -> Pool:
     """The pool replayed as a Kubernetes pool: its machine price is per pod (a node's price over its
-    pods), its starts the pod and node starts, no warm pool."""
-    plan = replace(pool.plan, warm_pool_size=0)
+    pods), its starts the pod and node starts, no warm pool and no fast step (the pod autoscaler renders
+    no step policy: that is an Auto Scaling group's)."""
+    plan = replace(
+        pool.plan,
+        warm_pool_size=0,
+        fast_scale_out_ratio=0.0,
+        fast_scale_out_threshold=0.0,
+        fast_scale_out_steps=(),
+    )
     return replace(pool, plan=plan, nodes=nodes)
 
 

@@ -148,6 +148,7 @@ class Result:
     launches: list[Launch]
     scale_outs: int
     scale_ins: int
+    fast_scale_outs: int  # scale-outs the fast step sized (it gave more than target tracking)
     capped_periods: int  # periods that wanted more machines than max_size
     interruptions: int
     requeued: int
@@ -270,6 +271,7 @@ class Result:
                 "scale_out_periods": scaler.scale_out_periods,
                 "scale_in_headroom": scaler.scale_in_headroom,
                 "scale_in_share": scaler.scale_in_share,
+                "fast_scale_out": self._fast_json(),
                 "stabilisation_seconds": scaler.stabilisation_seconds,
                 "interruptions_per_machine_hour": scaler.interruptions_per_machine_hour,
                 "interruption_basis": scaler.interruption_basis,
@@ -321,6 +323,7 @@ class Result:
             },
             "scale": {
                 "scale_outs": self.scale_outs,
+                "fast_scale_outs": self.fast_scale_outs,
                 "scale_ins": self.scale_ins,
                 "launches": len(self.launches),
                 "warm_launches": len(warm),
@@ -344,6 +347,20 @@ class Result:
             "timeline": [m.as_json() for m in self.timeline],
             "notes": list(self.notes),
             **({"kubernetes": self.kubernetes} if self.kubernetes is not None else {}),
+        }
+
+    def _fast_json(self) -> dict[str, Any] | None:
+        """The fast step as replayed (None: off, on GCP or turned off)."""
+        plan = self.pool.plan
+        scaler = self.autoscaler
+        if not (scaler.cloud == "aws" and scaler.fast_scale_out and plan.fast_scale_out_steps):
+            return None
+        return {
+            "ratio": plan.fast_scale_out_ratio,
+            "threshold_in_flight": plan.fast_scale_out_threshold,
+            "steps": [
+                {"lower": x.lower, "upper": x.upper, "percent": x.percent} for x in plan.fast_scale_out_steps
+            ],
         }
 
 
@@ -409,6 +426,9 @@ class _Replay:
         self.window = max(len(self.oracle.machines), math.floor(last / MINUTE) + 1) * MINUTE
         self.timeline: list[Minute] = []
         self.rng = random.Random(scaler.seed)
+        # The fast step is AWS's (GCP's autoscaler acts on each datapoint already) and the scaler may
+        # turn it off (`Autoscaler.fast_scale_out`).
+        self.fast = scaler.cloud == "aws" and scaler.fast_scale_out and bool(pool.plan.fast_scale_out_steps)
 
     def run(self) -> Result:
         plan, scaler, work = self.plan, self.scaler, self.work
@@ -435,6 +455,9 @@ class _Replay:
         self.last_out = self.last_in = -math.inf
         self.period_in_flight = 0.0
         self.history: list[float] = []
+        self.history_serving: list[int] = []  # machines publishing each datapoint (its Average's count)
+        self.seen_serving = 0
+        self.fast_outs = 0
         self.recommended: deque[tuple[float, int]] = deque()  # GCP: (time, size) in the stabilisation
         self.elastic_s = 0.0
         self.max_machines = self.min_machines = self.serving
@@ -501,6 +524,7 @@ class _Replay:
             ttft_seconds=self.ttft,
             launches=self.launches,
             scale_outs=self.scale_outs,
+            fast_scale_outs=self.fast_outs,
             scale_ins=self.scale_ins,
             capped_periods=self.capped,
             interruptions=self.interruptions,
@@ -661,7 +685,9 @@ class _Replay:
     def _seen(self, mean_in_flight: float) -> float | None:
         """The datapoint the autoscaler can see now (metric lag), or None before the first arrives."""
         self.history.append(mean_in_flight)
+        self.history_serving.append(self.serving)
         index = len(self.history) - 1 - self.scaler.lag_periods
+        self.seen_serving = self.history_serving[index] if index >= 0 else 0
         return self.history[index] if index >= 0 else None
 
     def _share(self) -> int:
@@ -720,15 +746,32 @@ class _Replay:
         # the alarm stays in ALARM while every datapoint of its window breaches: one action per cooldown
         self.low = self.low + 1 if quiet else 0
         quiet_periods = max(1, plan.scale_in_cooldown_seconds // scaler.period_seconds)
+        # Both scale-out policies judge the same datapoint; the group takes the larger capacity (EC2 Auto
+        # Scaling runs the policy that gives the most when several fire). Target tracking: its target
+        # after scale_out_periods datapoints, a scale-out cooldown apart.
+        tracked = 0
         if (
             self.high >= scaler.scale_out_periods
             and t - self.last_out >= plan.scale_out_cooldown_seconds
             and target > self.capacity
         ):
-            self._launch(target - self.capacity, t)
+            tracked = target
+        # The fast step (plan.fast_scale_out_steps): one datapoint's Average per machine over the
+        # threshold adds its step's percent of the machines in service; machines still warming up count
+        # toward the result, so the same step while they start launches none, a higher one the rest.
+        fast = 0
+        if self.fast and self.seen_serving > 0:
+            added = plan.fast_scale_out_machines(seen / self.seen_serving, self.serving)
+            if added:
+                fast = min(plan.max_size, self.serving + added)
+        wanted = max(tracked, fast)
+        if wanted > self.capacity:
+            self._launch(wanted - self.capacity, t)
             self.scale_outs += 1
+            self.fast_outs += fast > tracked
             self.last_out = t
-            self.high = 0
+            if tracked:
+                self.high = 0
         elif self.low >= quiet_periods and t - self.last_in >= plan.scale_in_cooldown_seconds:
             self._remove(gone, t)
             self.scale_ins += 1

@@ -19,6 +19,8 @@ Defaults and where they come from (read 2026-12-02):
   `scale_in_share`: the plan's `ScalingPlan.scale_in_share`, which both clouds render (AWS:
   PercentChangeInCapacity with MinAdjustmentMagnitude 1; GCP: scaleInControl maxScaledInReplicas
   percent); one scale-in removes `fleet.elastic.scale_in_step` machines (0: one machine).
+- AWS fast scale-out: the plan's `fast_scale_out_steps` (a StepScaling policy and an alarm on one
+  one-minute datapoint, components/aws/elastic_group.py), replayed from the plan's own numbers.
 - GCP: the autoscaler acts on every datapoint, and by default sizes the group for the peak load it
   observed over its stabilisation period, so it scales in only to the largest size it recommended
   over that period (docs.cloud.google.com/compute/docs/autoscaler/understanding-autoscaler-decisions,
@@ -44,6 +46,9 @@ class Autoscaler:
     scale_in_headroom: float = 0.8
     scale_in_share: float = 0.0  # the plan's share of the group one scale-in removes (0: one machine)
     stabilisation_seconds: int = 600  # GCP
+    # AWS: the plan's fast step (a StepScaling policy on one datapoint) replayed beside target tracking;
+    # False replays target tracking alone (what the stacks rendered before it).
+    fast_scale_out: bool = True
     # Machines serving when the trace starts: None is the pool's minimum (its desired size).
     start_size: int | None = None
     # Spot interruptions per machine-hour (0: none); drained requests are re-queued.

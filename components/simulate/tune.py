@@ -1,16 +1,24 @@
 """`simulate --tune`: the cheapest scaling settings that keep a pool within its SLO on a given trace.
 
-It searches four settings of the pool, the ones that decide how much headroom the traffic gets:
+It searches five settings of the pool, the ones that decide how much headroom the traffic gets:
 `target_utilisation` (how full a machine runs before the pool scales out), the warm pool (stopped
-machines that start in a warm start instead of a cold one), the minimum (machines kept however quiet)
-and the scale-in share (machines one scale-in lets go). The search is coordinate descent from the
-pool's own settings: each setting in turn over its grid with the others held, keeping the best, two
-passes. "Best" is the cheapest run with at most 1% of requests missing the TTFT target; while no run
-meets that, the one with the fewest misses. Every run is kept: the answer prints the cost-lateness
-frontier (the runs no other run beats on both) and where the pool's own settings fall.
+machines that start in a warm start instead of a cold one), the minimum (machines kept however quiet),
+the scale-in share (machines one scale-in lets go) and, on AWS, the fast scale-out ratio (the step
+policy on one datapoint; GCP's autoscaler acts on each datapoint already). The search is coordinate
+descent from the pool's own settings: each setting in turn over its grid with the others held, keeping
+the best, two passes. "Best" is the cheapest run with at most 1% of requests missing the TTFT target;
+while no run meets that, the one with the fewest misses. Every run is kept: the answer prints the cost-
+lateness frontier (the runs no other run beats on both) and where the pool's own settings fall.
 
 The trace, the machine and the target fix the work and the SLO-aware oracle, so they are computed once
-for the whole search. What the search finds is what this trace needed: a trace with a burst faster
+for the whole search.
+
+The reactive bound (`reactive_bound`): the pool jumps to its maximum at the first datapoint its scaler
+sees (no policy driven by the load can add machines sooner or more) and never scales in. When even that
+misses more than 1% from the pool's minimum, no scaling setting can meet the SLO on this trace: only a
+higher minimum (or a schedule) can, and the answer says so.
+
+What the search finds is what this trace needed: a trace with a burst faster
 than any cold start tells you the headroom (or the warm pool) that burst takes, not a law.
 """
 
@@ -20,6 +28,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
+from inference_infra.components.fleet.elastic import with_fast_scale_out
 from inference_infra.components.simulate.references import slo_oracle
 from inference_infra.components.simulate.replay import SLO_MISS_SHARE, Pool, replay
 from inference_infra.components.simulate.settings import Autoscaler
@@ -29,6 +38,7 @@ from inference_infra.components.simulate.workload import workload
 UTILISATIONS = (0.5, 0.6, 0.7, 0.8, 0.9)
 MIN_SHARES = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.75)  # of the maximum
 SCALE_IN_SHARES = (0.0, 0.1, 0.25, 0.5)
+FAST_RATIOS = (0.0, 1.0, 1.2, 1.5)  # AWS only
 PASSES = 2
 
 
@@ -38,6 +48,7 @@ class Setting:
     warm_pool_size: int
     min_size: int
     scale_in_share: float
+    fast_scale_out_ratio: float = 0.0
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -45,6 +56,7 @@ class Setting:
             "warm_pool_size": self.warm_pool_size,
             "min_size": self.min_size,
             "scale_in_share": self.scale_in_share,
+            "fast_scale_out_ratio": self.fast_scale_out_ratio,
         }
 
 
@@ -85,6 +97,7 @@ class Tuning:
     start: Point  # the pool's own settings
     best: Point
     points: tuple[Point, ...]
+    reactive_bound_miss_share: float | None = None  # the pool at max from the first datapoint (module doc)
 
     def frontier(self) -> list[Point]:
         """Runs no other run beats on both cost and misses, cheapest first."""
@@ -109,7 +122,17 @@ class Tuning:
             "start": self.start.as_json(),
             "frontier": [p.as_json() for p in self.frontier()],
             "runs": len(self.points),
+            "reactive_bound": {
+                "min_size": self.start.setting.min_size,
+                "miss_share": _round(self.reactive_bound_miss_share),
+                "meets_slo": self._bound_meets(),
+            },
         }
+
+    def _bound_meets(self) -> bool | None:
+        if self.reactive_bound_miss_share is None:
+            return None
+        return self.reactive_bound_miss_share <= SLO_MISS_SHARE
 
     def table(self) -> str:
         b, s = self.best, self.start
@@ -126,6 +149,18 @@ class Tuning:
         )
         lines = [head, verdict + _describe(b), "  the pool's own settings: " + _describe(s), "  frontier:"]
         lines += [f"    {_describe(p)}" for p in self.frontier()]
+        if self.reactive_bound_miss_share is not None:
+            bound = self.reactive_bound_miss_share
+            lines.append(
+                f"  reactive bound: the maximum from the first datapoint, from the minimum of"
+                f" {self.start.setting.min_size}: {bound:.2%} missed"
+                + (
+                    f" - more than {SLO_MISS_SHARE:.0%}: no scaling setting meets the SLO from this"
+                    " minimum; only a higher minimum (or a schedule) can"
+                    if bound > SLO_MISS_SHARE
+                    else ""
+                )
+            )
         return "\n".join(lines) + "\n"
 
 
@@ -134,7 +169,8 @@ def _describe(p: Point) -> str:
     ratio = f"{p.elastic_over_oracle:.2f}x the oracle" if p.elastic_over_oracle is not None else "-"
     return (
         f"target_utilisation {s.target_utilisation:g}, warm pool {s.warm_pool_size}, min {s.min_size},"
-        f" scale-in share {s.scale_in_share:g}: ${p.cost_usd:,.2f} ({ratio}), {p.miss_share:.2%} missed"
+        f" scale-in share {s.scale_in_share:g}, fast {s.fast_scale_out_ratio:g}:"
+        f" ${p.cost_usd:,.2f} ({ratio}), {p.miss_share:.2%} missed"
     )
 
 
@@ -146,7 +182,23 @@ def _apply(pool: Pool, s: Setting) -> Pool:
         target_in_flight=round(pool.plan.in_flight_per_machine * s.target_utilisation, 2),
         warm_pool_size=s.warm_pool_size,
     )
-    return replace(pool, plan=plan)
+    # the fast step's threshold and bands follow the target, as a stack renders them
+    return replace(pool, plan=with_fast_scale_out(plan, s.fast_scale_out_ratio))
+
+
+def reactive_bound(
+    trace: Trace, pool: Pool, scaler: Autoscaler, *, work: Any = None, oracle: Any = None
+) -> float:
+    """Share of requests missed when the pool goes to its maximum at the first datapoint its scaler
+    sees and never scales in (module doc): what no load-driven policy from the pool's minimum beats.
+
+    Replayed as GCP's autoscaler (it launches its whole recommendation on one datapoint) with a target
+    so small that every datapoint recommends the maximum; the period, the metric lag, the starts and the
+    warm pool are the pool's.
+    """
+    plan = replace(pool.plan, target_in_flight=1e-6, fast_scale_out_steps=())
+    jump = replace(scaler, cloud="gcp", start_size=None, interruptions_per_machine_hour=0.0)
+    return replay(trace, replace(pool, plan=plan), jump, work=work, oracle=oracle).miss_share()
 
 
 def tune(trace: Trace, pool: Pool, scaler: Autoscaler, *, passes: int = PASSES) -> Tuning:
@@ -182,13 +234,21 @@ def tune(trace: Trace, pool: Pool, scaler: Autoscaler, *, passes: int = PASSES) 
         return seen[s]
 
     start_util = round(plan.target_in_flight / plan.in_flight_per_machine, 2)
-    current = Setting(start_util, plan.warm_pool_size, plan.min_size, scaler.scale_in_share)
+    aws = scaler.cloud == "aws" and scaler.fast_scale_out
+    own_fast = plan.fast_scale_out_ratio if aws else 0.0
+    current = Setting(start_util, plan.warm_pool_size, plan.min_size, scaler.scale_in_share, own_fast)
     start = run(current)
     best = start
     for _ in range(passes):
         moved = False
-        for axis in ("target_utilisation", "warm_pool_size", "min_size", "scale_in_share"):
-            for value in _grid(axis, current, high, mins, warm_allowed):
+        for axis in (
+            "target_utilisation",
+            "warm_pool_size",
+            "min_size",
+            "scale_in_share",
+            "fast_scale_out_ratio",
+        ):
+            for value in _grid(axis, current, high, mins, warm_allowed, aws):
                 candidate = replace(current, **{axis: value})
                 if candidate.warm_pool_size > high - candidate.min_size and candidate.warm_pool_size:
                     candidate = replace(candidate, warm_pool_size=high - candidate.min_size)
@@ -207,10 +267,19 @@ def tune(trace: Trace, pool: Pool, scaler: Autoscaler, *, passes: int = PASSES) 
         start=start,
         best=best,
         points=tuple(seen.values()),
+        reactive_bound_miss_share=reactive_bound(trace, pool, scaler, work=work, oracle=oracle),
     )
 
 
-def _grid(axis: str, current: Setting, high: int, mins: list[int], warm_allowed: bool) -> list[Any]:
+def _round(value: float | None) -> float | None:
+    return round(value, 6) if value is not None else None
+
+
+def _grid(
+    axis: str, current: Setting, high: int, mins: list[int], warm_allowed: bool, aws: bool
+) -> list[Any]:
+    if axis == "fast_scale_out_ratio":
+        return list(FAST_RATIOS) if aws else [0.0]
     if axis == "target_utilisation":
         return list(UTILISATIONS)
     if axis == "warm_pool_size":

@@ -11,6 +11,7 @@ takes metric math only when exactly one query returns data. internal/service/aut
 from __future__ import annotations
 
 import base64
+import dataclasses
 
 import pytest
 
@@ -232,4 +233,158 @@ def test_api_rules_rejects_cooldown_on_target_tracking():
     }
     assert scaling_policy_problems(tracking) == [
         "cooldown is for SimpleScaling only, not TargetTrackingScaling"
+    ]
+
+
+STEP_POLICY = {
+    "policyType": "StepScaling",
+    "adjustmentType": "PercentChangeInCapacity",
+    "minAdjustmentMagnitude": 1,
+    "metricAggregationType": "Average",
+    "estimatedInstanceWarmup": 300,
+    "stepAdjustments": [
+        {"metricIntervalLowerBound": "0", "metricIntervalUpperBound": "2", "scalingAdjustment": 20},
+        {"metricIntervalLowerBound": "2", "scalingAdjustment": 100},
+    ],
+}
+
+
+def test_api_rules_accept_the_fast_step_policy_the_plan_renders():
+    from inference_infra.components.aws.elastic_group import fast_scale_out_policy
+    from inference_infra.components.fleet.elastic import fast_steps
+
+    threshold, steps = fast_steps(1.0, 9.6)
+    plan = dataclasses.make_dataclass("P", ["fast_scale_out_steps", "warmup_seconds"])(steps, 228)
+    args = fast_scale_out_policy(plan)  # provider args, snake_case: as the engine receives them
+    props = {
+        "policyType": args["policy_type"],
+        "adjustmentType": args["adjustment_type"],
+        "minAdjustmentMagnitude": args["min_adjustment_magnitude"],
+        "metricAggregationType": args["metric_aggregation_type"],
+        "estimatedInstanceWarmup": args["estimated_instance_warmup"],
+        "stepAdjustments": [
+            {
+                "metricIntervalLowerBound": s["metric_interval_lower_bound"],
+                "metricIntervalUpperBound": s.get("metric_interval_upper_bound"),
+                "scalingAdjustment": s["scaling_adjustment"],
+            }
+            for s in args["step_adjustments"]
+        ],
+    }
+    assert threshold == 9.6
+    assert len(props["stepAdjustments"]) == 11
+    assert scaling_policy_problems(props) == []
+    assert scaling_policy_problems(STEP_POLICY) == []
+
+
+@pytest.mark.parametrize(
+    ("change", "problem"),
+    [
+        ({"stepAdjustments": []}, "stepAdjustments are required for StepScaling"),
+        ({"metricAggregationType": "Sum"}, "metricAggregationType 'Sum' must be one of"),
+        ({"cooldown": 60}, "cooldown is for SimpleScaling only, not StepScaling"),
+        ({"scalingAdjustment": 10}, "scalingAdjustment is for SimpleScaling only, not StepScaling"),
+        (
+            {
+                "stepAdjustments": [
+                    {
+                        "metricIntervalLowerBound": "0",
+                        "metricIntervalUpperBound": "3",
+                        "scalingAdjustment": 20,
+                    },
+                    {"metricIntervalLowerBound": "2", "scalingAdjustment": 100},
+                ]
+            },
+            "step ranges [0, 3) and [2, inf) overlap",
+        ),
+        (
+            {
+                "stepAdjustments": [
+                    {
+                        "metricIntervalLowerBound": "0",
+                        "metricIntervalUpperBound": "1",
+                        "scalingAdjustment": 20,
+                    },
+                    {"metricIntervalLowerBound": "2", "scalingAdjustment": 100},
+                ]
+            },
+            "a gap between step ranges [0, 1) and [2, inf)",
+        ),
+        (
+            {
+                "stepAdjustments": [
+                    {
+                        "metricIntervalLowerBound": "0",
+                        "metricIntervalUpperBound": "2",
+                        "scalingAdjustment": 20,
+                    },
+                ]
+            },
+            "a step has a positive upper bound, so one step must have no upper bound",
+        ),
+        (
+            {
+                "stepAdjustments": [
+                    {"metricIntervalLowerBound": "1", "scalingAdjustment": 100},
+                ]
+            },
+            "does not reach the threshold (offset 0)",
+        ),
+        (
+            {
+                "stepAdjustments": [
+                    {"metricIntervalLowerBound": "0", "scalingAdjustment": 20},
+                    {"metricIntervalLowerBound": "2", "scalingAdjustment": 100},
+                ]
+            },
+            "2 step adjustments have no upper bound; at most one may",
+        ),
+        (
+            {"stepAdjustments": [{"scalingAdjustment": 20}]},
+            "stepAdjustments[0] has neither a lower nor an upper bound",
+        ),
+        (
+            {
+                "stepAdjustments": [
+                    {
+                        "metricIntervalLowerBound": "0",
+                        "metricIntervalUpperBound": "2",
+                        "scalingAdjustment": 20,
+                    },
+                    {"metricIntervalLowerBound": "2", "scalingAdjustment": 150},
+                ]
+            },
+            "stepAdjustments[1].scalingAdjustment 150 must be -100..100 for PercentChangeInCapacity",
+        ),
+        (
+            {
+                "stepAdjustments": [
+                    {
+                        "metricIntervalLowerBound": str(k),
+                        "metricIntervalUpperBound": str(k + 1),
+                        "scalingAdjustment": 5,
+                    }
+                    for k in range(20)
+                ]
+                + [{"metricIntervalLowerBound": "20", "scalingAdjustment": 100}]
+            },
+            "21 step adjustments; a policy takes at most 20",
+        ),
+    ],
+)
+def test_api_rules_reject_step_policies_aws_refuses(change, problem):
+    problems = scaling_policy_problems({**STEP_POLICY, **change})
+    assert any(problem in p for p in problems), problems
+
+
+def test_api_rules_reject_step_adjustments_and_aggregation_on_other_policy_types():
+    tracking = {
+        "policyType": "TargetTrackingScaling",
+        "targetTrackingConfiguration": {"x": 1},
+        "metricAggregationType": "Average",
+        "stepAdjustments": STEP_POLICY["stepAdjustments"],
+    }
+    assert scaling_policy_problems(tracking) == [
+        "metricAggregationType is for StepScaling only, not TargetTrackingScaling",
+        "stepAdjustments are for StepScaling only, not TargetTrackingScaling",
     ]

@@ -181,7 +181,7 @@ def test_elastic_pool_tracks_in_flight_requests_per_machine(plan_of, fleet_args)
     assert tracking["estimatedInstanceWarmup"] == fleet.scaling_plan.warmup_seconds
     config = tracking["targetTrackingConfiguration"]
     engines = fleet.engines
-    assert config["targetValue"] == pytest.approx(engines.engines * engines.max_num_seqs * 0.6)
+    assert config["targetValue"] == pytest.approx(engines.engines * engines.max_num_seqs * 0.7)
     assert config["disableScaleIn"] is True
     metric = config["customizedMetricSpecification"]
     assert (metric["namespace"], metric["metricName"], metric["statistic"]) == (
@@ -564,3 +564,61 @@ def test_elastic_pool_without_a_schedule_has_no_scheduled_actions(plan_of, fleet
 def test_elastic_pool_rejects_min_zero_without_a_schedule(fleet_args):
     with pytest.raises(InputError, match=r"elastic.min_size 0 must be at least 1 without a schedule"):
         _fleet(fleet_args, elastic=ElasticArgs(min_size=0))
+
+
+def test_elastic_pool_scales_out_fast_on_one_datapoint_with_steps_sized_to_the_excess(plan_of, fleet_args):
+    fleet = _fleet(fleet_args, elastic=ElasticArgs(fast_scale_out_ratio=1.2))
+    plan = fleet.scaling_plan
+    capture = plan_of(fleet)
+    policy = capture.one(POLICY, "llama-8b-fast-scale-out").props
+    assert {
+        k: policy.get(k)
+        for k in (
+            "policyType",
+            "adjustmentType",
+            "minAdjustmentMagnitude",
+            "metricAggregationType",
+            "estimatedInstanceWarmup",
+        )
+    } == {
+        "policyType": "StepScaling",
+        "adjustmentType": "PercentChangeInCapacity",
+        "minAdjustmentMagnitude": 1,
+        "metricAggregationType": "Average",
+        "estimatedInstanceWarmup": plan.warmup_seconds,  # the cold start: machines starting count
+    }
+    assert "cooldown" not in policy  # SimpleScaling's only (terraform-provider-aws policy.go)
+    # the rendered steps are the plan's, the ones the replay reads (bounds as the provider's strings)
+    rendered = sorted(
+        (
+            float(s["metricIntervalLowerBound"]),
+            float(s["metricIntervalUpperBound"]) if s.get("metricIntervalUpperBound") else None,
+            s["scalingAdjustment"],
+        )
+        for s in policy["stepAdjustments"]
+    )
+    assert rendered == [(s.lower, s.upper, s.percent) for s in plan.fast_scale_out_steps]
+    assert rendered[0][0] == 0.0
+    assert rendered[-1][1:] == (None, 100)
+    alarm = capture.one(ALARM, "llama-8b-high-load").props
+    assert (alarm["evaluationPeriods"], alarm["datapointsToAlarm"], alarm["period"]) == (1, 1, 60)
+    assert (alarm["comparisonOperator"], alarm["statistic"], alarm["metricName"]) == (
+        "GreaterThanOrEqualToThreshold",
+        "Average",
+        "InFlightRequests",
+    )
+    assert alarm["namespace"] == "InferenceInfra/Serving/llama-8b"  # the target tracking's metric
+    assert alarm["threshold"] == pytest.approx(plan.target_in_flight * 1.2, abs=0.01)
+    assert alarm["threshold"] == plan.fast_scale_out_threshold
+
+
+def test_elastic_pool_without_a_fast_step_keeps_target_tracking_alone(plan_of, fleet_args):
+    capture = plan_of(_fleet(fleet_args, elastic=ElasticArgs(fast_scale_out_ratio=0)))
+    names = {p.name for p in capture.of_type(POLICY)}
+    assert names == {"llama-8b-track-load", "llama-8b-scale-in"}
+    assert "llama-8b-high-load" not in {a.name for a in capture.of_type(ALARM)}
+
+
+def test_elastic_pool_rejects_a_fast_step_below_the_target(fleet_args):
+    with pytest.raises(InputError, match=r"fast_scale_out_ratio.*0\.5.*0 \(off\) or 1 to 2"):
+        _fleet(fleet_args, elastic=ElasticArgs(fast_scale_out_ratio=0.5))

@@ -188,6 +188,7 @@ def test_simulate_rejects_a_tpu_pool(capsys, trace):
         ),
         ([*FLAGS, "--plot", "out.txt"], "--plot 'out.txt' must end in .svg or .png"),
         ([*FLAGS, "--scale", "0"], "--scale 0 must be a whole number of at least 1"),
+        ([*FLAGS, "--fast-scale-out", "0.5"], "--fast-scale-out 0.5 must be 0 (off) or 1..2"),
         ([*FLAGS[:-2], "--min-size", "9", "--peak", "4"], "--min-size 9 gives a minimum of 9 machines"),
         (
             [*FLAGS[:2], "--machine", "g9.huge", *FLAGS[4:]],
@@ -228,6 +229,26 @@ def test_simulate_cold_start_flag_takes_an_end_of_the_estimates_range(capsys, tr
     assert low < runs["typical"]["cold_start_seconds"] < high
 
 
+def test_simulate_fast_scale_out_is_the_plans_and_the_flag_turns_it_off(capsys, trace):
+    code, out, err = run(capsys, "simulate", "--trace", str(trace), *FLAGS, "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    fast = doc["scaling"]["fast_scale_out"]
+    # ElasticArgs' default: one datapoint at the target (16 x 0.7 = 11.2 in flight per machine)
+    assert (fast["ratio"], fast["threshold_in_flight"]) == (1.0, doc["scaling"]["target_in_flight"])
+    assert fast["steps"][0]["lower"] == 0.0
+    assert fast["steps"][-1] == {"lower": 11.2, "upper": None, "percent": 100}
+    # the step to 8/s lands in one datapoint: the fast step sizes the first scale-out
+    assert doc["scale"]["fast_scale_outs"] >= 1
+    code, out, err = run(capsys, "simulate", "--trace", str(trace), *FLAGS, "--fast-scale-out", "0", "--json")
+    assert code == 0, err
+    off = json.loads(out)
+    assert off["scaling"]["fast_scale_out"] is None
+    assert off["scale"]["fast_scale_outs"] == 0
+    # target tracking alone waits two more datapoints: its first launch is later
+    assert off["ttft"]["over_target"] >= doc["ttft"]["over_target"]
+
+
 def test_simulate_gcp_pool_replays_the_gcp_autoscaler(capsys, trace):
     code, out, err = run(
         capsys, "simulate", "--trace", str(trace), "--model", "llama-3.1-8b", "--machine", "g2-standard-8",
@@ -237,6 +258,9 @@ def test_simulate_gcp_pool_replays_the_gcp_autoscaler(capsys, trace):
     scaling = json.loads(out)["scaling"]
     assert scaling["cloud"] == "gcp"
     assert scaling["stabilisation_seconds"] == 600
+    assert (
+        scaling["fast_scale_out"] is None
+    )  # GCP renders no step policy: its autoscaler acts on each datapoint
 
 
 def test_simulate_tune_prints_the_cheapest_settings_and_the_frontier(capsys, trace, tmp_path):
@@ -352,6 +376,7 @@ def test_simulate_replays_a_kubernetes_pool_a_program_defines_on_its_nodes(capsy
     assert scaling["target_in_flight"] == 8.0
     assert doc["machine"] == "g6e.xlarge"
     assert doc["kubernetes"]["node_starts"] >= 1  # replayed on nodes: pods wait for a node to start
+    assert scaling["fast_scale_out"] is None  # the pod autoscaler renders no step policy
 
 
 def test_simulate_rejects_a_pool_the_program_does_not_register(capsys, trace, pulumi_project):

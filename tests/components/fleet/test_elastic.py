@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
 
 from inference_infra.components.fleet import ElasticArgs, FleetCommonArgs, ScheduleArgs, elastic_problems
 from inference_infra.components.fleet import elastic as el
+from inference_infra.components.fleet.elastic import FastStep, fast_steps, percent_change, with_fast_scale_out
 from inference_infra.components.planner import Quantization
 from inference_infra.components.serving.cold_start import ColdStart, WeightSource
 from inference_infra.components.serving.engines import EngineFamily
@@ -49,8 +51,8 @@ def test_plan_scaling_defaults_on_known_answers(tpot_20ms: None) -> None:
     plan = _plan(ElasticArgs(), peak=8)
     # floor 25% of 8 = 2; max = peak; desired starts at the floor
     assert (plan.min_size, plan.max_size, plan.desired, plan.peak) == (2, 8, 2, 8)
-    # 2 engines x 16 sequences = 32 in flight per machine; 60% of it tracked
-    assert (plan.in_flight_per_machine, plan.target_in_flight) == (32, 19.2)
+    # 2 engines x 16 sequences = 32 in flight per machine; 70% of it tracked
+    assert (plan.in_flight_per_machine, plan.target_in_flight) == (32, 22.4)
     assert (plan.scale_out_cooldown_seconds, plan.scale_in_cooldown_seconds) == (60, 300)
     # a quarter of the group a scale-in, after 5 quiet one-minute datapoints
     assert (plan.scale_in_percent, plan.scale_in_datapoints) == (25, 5)
@@ -265,3 +267,51 @@ def test_elastic_problems_rejects_a_scale_in_share_not_in_whole_percent() -> Non
     assert [p.input for p in elastic_problems(ElasticArgs(scale_in_share=0.255), peak=4)] == [
         "elastic.scale_in_share"
     ]
+
+
+def test_fast_steps_cover_the_breach_in_tenths_of_the_target_up_to_twice_it():
+    threshold, steps = fast_steps(1.2, 10.0)
+    assert threshold == 12.0
+    # offsets from the threshold (StepAdjustment's bounds); each band adds the share that brings its
+    # top back to the target: [1.2, 1.3) x the target adds 30%, ..., [1.9, 2.0) 100%, then 100%
+    assert [(s.lower, s.upper, s.percent) for s in steps] == [
+        (0.0, 1.0, 30),
+        (1.0, 2.0, 40),
+        (2.0, 3.0, 50),
+        (3.0, 4.0, 60),
+        (4.0, 5.0, 70),
+        (5.0, 6.0, 80),
+        (6.0, 7.0, 90),
+        (7.0, 8.0, 100),
+        (8.0, None, 100),
+    ]
+    assert fast_steps(2.0, 10.0) == (20.0, (FastStep(lower=0.0, upper=None, percent=100),))
+    assert fast_steps(0.0, 10.0) == (0.0, ())
+
+
+def test_percent_change_rounds_as_ec2_auto_scaling_with_a_minimum_of_one_machine():
+    assert percent_change(10, 8) == 1  # 0.8: between 0 and 1 is one machine
+    assert percent_change(30, 10) == 3
+    assert percent_change(30, 9) == 2  # 2.7 rounds down
+    assert percent_change(100, 6) == 6
+    assert percent_change(0, 6) == 0
+
+
+def test_plan_fast_step_machines_follow_the_datapoint_per_machine(tpot_20ms: None) -> None:
+    plan = dataclasses.replace(_plan(ElasticArgs()), target_in_flight=10.0)
+    plan = with_fast_scale_out(plan, 1.2)
+    assert plan.fast_scale_out_machines(11.9, 10) == 0  # under the threshold of 12
+    assert plan.fast_scale_out_machines(12.0, 10) == 3  # [1.2, 1.3): 30% of 10
+    assert plan.fast_scale_out_machines(15.5, 10) == 6  # [1.5, 1.6): 60%
+    assert plan.fast_scale_out_machines(50.0, 10) == 10  # the open band: 100%, the most AWS takes
+    retargeted = with_fast_scale_out(dataclasses.replace(plan, target_in_flight=5.0))
+    assert retargeted.fast_scale_out_threshold == 6.0
+    assert with_fast_scale_out(plan, 0).fast_scale_out_steps == ()
+
+
+def test_elastic_problems_refuse_a_fast_step_under_the_target():
+    problems = elastic_problems(ElasticArgs(fast_scale_out_ratio=0.8), peak=4)
+    assert [(p.input, p.value) for p in problems] == [("elastic.fast_scale_out_ratio", 0.8)]
+    assert "0 (off) or 1 to 2" in problems[0].allowed
+    assert elastic_problems(ElasticArgs(fast_scale_out_ratio=0), peak=4) == []
+    assert elastic_problems(ElasticArgs(fast_scale_out_ratio=1), peak=4) == []

@@ -157,7 +157,7 @@ def test_gpu_fleet_elastic_scales_on_the_engines_running_and_waiting_requests(pl
     policy = policy_of(capture)
     plan = pool.scaling_plan
     assert (policy["minReplicas"], policy["maxReplicas"]) == (1, 4)  # ceil(4 x 0.25), the peak
-    assert plan.target_in_flight == pytest.approx(8 * 0.6)
+    assert plan.target_in_flight == pytest.approx(8 * 0.7)  # ElasticArgs.target_utilisation
     assert [m["name"] for m in policy["metrics"]] == [
         "prometheus.googleapis.com/vllm:num_requests_running/gauge",
         "prometheus.googleapis.com/vllm:num_requests_waiting/gauge",
@@ -236,7 +236,7 @@ def test_gpu_fleet_elastic_without_the_ops_agent_scales_on_load_balancer_utilisa
     capture = plan_of(pool)
     policy = policy_of(capture)
     assert "metrics" not in policy
-    assert policy["loadBalancingUtilization"] == {"target": 0.6}
+    assert policy["loadBalancingUtilization"] == {"target": 0.7}  # ElasticArgs.target_utilisation
     assert pool.scaling.rate_per_instance > 0
     assert any("load balancer's request rate" in m for _, m in capture.log)
     pool_of = pool.endpoint_pool()

@@ -152,3 +152,14 @@ def test_k8s_replay_bills_empty_nodes_until_the_autoscaler_removes_them():
 
 def test_k8s_replay_leaves_a_vm_pool_unchanged():
     assert "kubernetes" not in replay(step_trace(), pool(), scaler(2)).as_json()
+
+
+def test_k8s_replay_has_no_fast_step_the_pod_autoscaler_renders_none():
+    from tests.components.simulate.test_replay import fast_plan
+
+    k8s_pool = on_kubernetes(pool(**fast_plan()), nodes())
+    assert k8s_pool.plan.fast_scale_out_steps == ()
+    result = replay(step_trace(), k8s_pool, scaler(2))
+    # target tracking alone: its third datapoint (780 s), not the fast step's first (660 s)
+    assert {x.decided_s for x in result.launches} == {780.0}
+    assert result.as_json()["scaling"]["fast_scale_out"] is None

@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from inference_infra.components.fleet.elastic import ScalingPlan, ScheduleArgs
+from inference_infra.components.fleet.elastic import ScalingPlan, ScheduleArgs, fast_steps
 from inference_infra.components.simulate import Autoscaler, Pool, Trace, replay
 from inference_infra.components.simulate.replay import working
 
@@ -427,3 +427,54 @@ def test_replay_gcp_scale_in_step_rounds_the_share_up():
     steps = [serving[k - 1] - serving[k] for k in range(1, len(serving)) if serving[k] < serving[k - 1]]
     assert steps[0] == 2  # ceil(0.25 x 6)
     assert min(serving) == 1
+
+
+def fast_plan(ratio: float = 1.0) -> dict:
+    """A plan's fast step (fleet.elastic.fast_steps) at `ratio` x the test plan's target of 7."""
+    threshold, steps = fast_steps(ratio, 7.0)
+    return {
+        "fast_scale_out_ratio": ratio,
+        "fast_scale_out_threshold": threshold,
+        "fast_scale_out_steps": steps,
+    }
+
+
+def test_replay_fast_step_scales_out_after_one_datapoint_then_tracking_sizes_the_rest():
+    result = replay(step_trace(), pool(**fast_plan()), scaler(2))
+    # the period ending at 660 s is far over 2 x the target per machine: the open step adds 100% of
+    # the 2 serving (AWS's most a percent step takes); at 720 s the same step counts the 2 starting and
+    # launches none; target tracking's third datapoint (780 s) sizes the pool to 6
+    assert [(x.decided_s, x.ready_s) for x in result.launches] == [(660.0, 960.0)] * 2 + [(780.0, 1080.0)] * 2
+    doc = result.as_json()
+    assert (doc["scale"]["scale_outs"], doc["scale"]["fast_scale_outs"]) == (2, 1)
+    assert doc["scaling"]["fast_scale_out"]["threshold_in_flight"] == 7.0
+    assert doc["scaling"]["fast_scale_out"]["steps"][-1] == {"lower": 7.0, "upper": None, "percent": 100}
+    # two machines two minutes earlier: fewer requests wait than with target tracking alone
+    alone = replay(step_trace(), pool(**fast_plan()), scaler(2, fast_scale_out=False))
+    assert alone.as_json()["scaling"]["fast_scale_out"] is None
+    assert [x.decided_s for x in alone.launches] == [780.0] * 4
+    assert result.over_target() < alone.over_target()
+
+
+def test_replay_fast_step_stays_quiet_under_its_threshold():
+    # 1 request/s is 10 in flight: 5 per machine on 2, under the 7 x 1.2 = 8.4 threshold
+    result = replay(Trace.of(steady(1, 0, 1200)), pool(**fast_plan(1.2)), scaler(2))
+    assert result.launches == []
+    assert result.fast_scale_outs == 0
+
+
+def test_replay_fast_step_adds_its_bands_share_of_a_large_pool():
+    # 6 requests/s is 60 in flight, 7.5 per machine on 8 (1.07 x the target): the band [1.0, 1.1) adds
+    # 10% of 8 = 0.8, rounded to one machine (EC2 Auto Scaling's percent rounding). The first minute
+    # averages 6.9 (the first 10 s fill up), under the threshold: the step fires on the second.
+    trace = Trace.of(steady(6, 0, 900))
+    result = replay(trace, pool(max_size=20, min_size=8, desired=8, **fast_plan(1.0)), scaler(8))
+    assert [x.decided_s for x in result.launches] == [120.0]
+    assert result.fast_scale_outs == 1
+
+
+def test_replay_gcp_has_no_fast_step_its_autoscaler_acts_on_each_datapoint():
+    result = replay(step_trace(), pool(**fast_plan()), scaler(2, cloud="gcp"))
+    assert result.fast_scale_outs == 0
+    assert result.as_json()["scaling"]["fast_scale_out"] is None
+    assert {x.decided_s for x in result.launches} == {660.0}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 from inference_infra.components.simulate import Trace, replay
-from inference_infra.components.simulate.tune import tune
+from inference_infra.components.simulate.tune import reactive_bound, tune
 from tests.components.simulate.test_replay import pool, scaler, steady
 
 
@@ -41,3 +41,30 @@ def test_tune_says_when_no_setting_meets_the_slo():
     assert not found.best.meets
     assert found.as_json()["found"] is False
     assert "NO setting searched keeps 1% or fewer" in found.table()
+
+
+def test_reactive_bound_says_when_no_scaling_setting_can_meet_the_slo_from_the_minimum():
+    # 3/s from the first second (30 in flight: 3 machines of 10) on a pool that starts at its minimum
+    # of 1: the first datapoint is seen at 60 s, the maximum serves at 60 + 300 s, and until then two
+    # thirds of the arrivals wait; going to the maximum at once is the most any load-driven policy can do
+    trace = Trace.of(steady(3, 0, 1800))
+    base = pool(max_size=6)
+    bound = reactive_bound(trace, base, scaler())
+    assert bound > 0.1
+    # a lower bound on what every setting with this minimum misses: the pool's own, and the search's
+    found = tune(trace, base, scaler())
+    assert found.reactive_bound_miss_share == bound
+    assert bound <= found.start.miss_share + 1e-9
+    assert all(bound <= p.miss_share + 1e-9 for p in found.points if p.setting.min_size == 1)
+    assert "no scaling setting meets the SLO from this minimum" in found.table()
+    assert found.as_json()["reactive_bound"] == {
+        "min_size": 1,
+        "miss_share": round(bound, 6),
+        "meets_slo": False,
+    }
+
+
+def test_reactive_bound_meets_the_slo_on_a_load_that_starts_within_the_minimum():
+    # 0.5/s (5 in flight) all along: the minimum of one machine holds it, nothing waits
+    calm = Trace.of(steady(0.5, 0, 1800))
+    assert reactive_bound(calm, pool(max_size=6), scaler()) == 0.0
