@@ -23,38 +23,15 @@ Checks that need no metrics run first, so their instances cost no query:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime, timedelta
-from enum import StrEnum
 
+from ..watchdog_core.decide import Decision, Reason, verdict
 from .instances import Instance
 from .metrics import Series, Window
 from .settings import Settings
 
-
-class Reason(StrEnum):
-    NO_METRICS = "no_metrics"
-    GRACE = "grace"
-    BUSY = "busy"
-    EXCLUDED = "excluded"
-    NOT_STOPPABLE = "not_stoppable"
-    RESERVED_CAPACITY = "reserved_capacity"
-    MANAGED = "managed"
-
-
-@dataclass(frozen=True)
-class Decision:
-    instance_id: str
-    reason: Reason | None  # None: idle, to be stopped
-    detail: str
-    max_percent: float | None = None
-    points: int | None = None
-    expected_points: int | None = None
-
-    @property
-    def idle(self) -> bool:
-        return self.reason is None
+__all__ = ["Decision", "Reason", "judge", "parse_until", "precheck", "spot_check"]
 
 
 def parse_until(value: str) -> datetime | None:
@@ -97,21 +74,25 @@ def precheck(instance: Instance, settings: Settings, now: datetime) -> Decision 
 
 def judge(instance_id: str, series: Series, window: Window, threshold_percent: float) -> Decision:
     """idle (reason None), busy or no_metrics, from the datapoints of one instance."""
-    in_window = [(window.bucket_of(ts), value) for ts, value in series.points]
+    in_window = [(window.bucket_of_start(ts), value) for ts, value in series.points]
     values = [value for bucket, value in in_window if bucket is not None]
     buckets = {bucket for bucket, _ in in_window if bucket is not None}
     expected = window.expected_points
-    peak = max(values) if values else None
-    facts = {"max_percent": peak, "points": len(buckets), "expected_points": expected}
-    if peak is not None and peak >= threshold_percent:
-        return Decision(instance_id, Reason.BUSY, f"peak {peak:g}% >= {threshold_percent:g}%", **facts)
-    if not series.complete:
-        return Decision(instance_id, Reason.NO_METRICS, "CloudWatch returned partial data", **facts)
-    if len(buckets) < expected:
-        detail = f"{len(buckets)} of {expected} periods have data"
-        return Decision(instance_id, Reason.NO_METRICS, detail, **facts)
-    detail = f"peak {peak:g}% < {threshold_percent:g}% in all {expected} periods"
-    return Decision(instance_id, None, detail, **facts)
+
+    def objections() -> Iterator[tuple[Reason, str]]:
+        if not series.complete:
+            yield Reason.NO_METRICS, "CloudWatch returned partial data"
+        if len(buckets) < expected:
+            yield Reason.NO_METRICS, f"{len(buckets)} of {expected} periods have data"
+
+    return verdict(
+        instance_id,
+        peak=max(values) if values else None,
+        threshold=threshold_percent,
+        points=len(buckets),
+        expected=expected,
+        objections=objections(),
+    )
 
 
 def spot_check(decision: Decision, instance: Instance, request_types: Mapping[str, str]) -> Decision:
@@ -122,11 +103,6 @@ def spot_check(decision: Decision, instance: Instance, request_types: Mapping[st
     if kind == "persistent":
         return decision
     what = f"a {kind} Spot request" if kind else "a Spot request that could not be found"
-    return Decision(
-        decision.instance_id,
-        Reason.NOT_STOPPABLE,
-        f"idle, but runs on {what}; only persistent Spot requests can be stopped",
-        decision.max_percent,
-        decision.points,
-        decision.expected_points,
+    return decision.overruled(
+        Reason.NOT_STOPPABLE, f"idle, but runs on {what}; only persistent Spot requests can be stopped"
     )

@@ -84,7 +84,9 @@ class Cloud(Protocol):
     def report(self, result: RunResult, *, now: datetime, log: JsonLog) -> None: ...
 
 
-def run(cloud: Cloud, settings: LoopSettings, *, now: datetime, prices: PriceTable, log: JsonLog) -> RunResult:
+def run(
+    cloud: Cloud, settings: LoopSettings, *, now: datetime, prices: PriceTable, log: JsonLog
+) -> RunResult:
     if now.tzinfo is None:
         raise ValueError("now must be timezone-aware (UTC)")
     window = window_for(now, settings)
