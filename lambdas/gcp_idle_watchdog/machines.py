@@ -54,6 +54,10 @@ class Machine:
         return f"projects/{self.project}/{where}/{self.zone}/{what}/{self.name}"
 
     @property
+    def type_name(self) -> str:
+        return self.machine_type
+
+    @property
     def is_spot(self) -> bool:
         return self.provisioning == "SPOT"
 

@@ -20,45 +20,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
+from ..watchdog_core.window import Window, window_for
 from .machines import Kind, Machine
 from .settings import Settings
+
+__all__ = ["Evidence", "Measured", "Query", "Window", "by_key", "collect", "fetch", "queries", "window_for"]
 
 GPU_RESOURCE_TYPE = "gce_instance"
 GPU_GROUP = ("resource.label.instance_id", "metric.label.gpu_number")
 TPU_GROUP = ("resource.label.node_id", "resource.label.worker_id")
-
-
-@dataclass(frozen=True)
-class Window:
-    start: datetime
-    end: datetime
-    period_seconds: int
-
-    @property
-    def expected_points(self) -> int:
-        return int((self.end - self.start).total_seconds()) // self.period_seconds
-
-    def bucket_of(self, end_time: datetime) -> int | None:
-        """Index of the period a point (stamped with its period's end) belongs to, or None outside."""
-        if not self.start < end_time <= self.end:
-            return None
-        return (int((end_time - self.start).total_seconds()) - 1) // self.period_seconds
-
-    def widened(self, seconds: int) -> Window:
-        """The same end, reaching back `seconds` (whole periods), when that is longer."""
-        periods = -(-seconds // self.period_seconds)
-        start = self.end - timedelta(seconds=periods * self.period_seconds)
-        return Window(min(start, self.start), self.end, self.period_seconds)
-
-
-def window_for(now: datetime, settings: Settings) -> Window:
-    """The idle window: IDLE_MINUTES of whole periods ending at the last boundary before now."""
-    period = settings.metric_period_seconds
-    end = now - timedelta(seconds=int(now.timestamp()) % period, microseconds=now.microsecond)
-    return Window(start=end - timedelta(seconds=settings.window_seconds), end=end, period_seconds=period)
 
 
 @dataclass

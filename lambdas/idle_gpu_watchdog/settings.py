@@ -6,7 +6,8 @@ to the dead-letter queue and Lambda's Errors metric rises), rather than running
 with a guessed default. An empty string counts as unset.
 
 The first nine variables are the project's watchdog contract (docs/reference.md); the
-rest refine it and default to the safe choice.
+rest refine it and default to the safe choice. The reader and the variables both clouds
+share are the core's (`lambdas/watchdog_core/settings.py`).
 """
 
 from __future__ import annotations

@@ -84,7 +84,9 @@ class _Aws:
     def candidates(self, log: JsonLog) -> list[Instance]:
         return list_candidates(self.clients.ec2, self.settings)
 
-    def decide(self, targets: Sequence[Instance], *, now: datetime, window: Window) -> dict[str, Decision]:
+    def decide(
+        self, targets: Sequence[Instance], *, now: datetime, window: Window, log: JsonLog
+    ) -> dict[str, Decision]:
         return decide_all(targets, self.settings, self.clients, now=now, window=window)
 
     def stop(self, idle: Sequence[Instance]) -> StopOutcome:

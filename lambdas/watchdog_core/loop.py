@@ -71,7 +71,9 @@ class Cloud(Protocol):
 
     def candidates(self, log: JsonLog) -> Sequence[Any]: ...
 
-    def decide(self, targets: Sequence[Any], *, now: datetime, window: Window) -> dict[str, Decision]: ...
+    def decide(
+        self, targets: Sequence[Any], *, now: datetime, window: Window, log: JsonLog
+    ) -> dict[str, Decision]: ...
 
     def stop(self, idle: Sequence[Any]) -> StopOutcome: ...
 
@@ -91,7 +93,7 @@ def run(
         raise ValueError("now must be timezone-aware (UTC)")
     window = window_for(now, settings)
     targets = cloud.candidates(log)
-    decisions = cloud.decide(targets, now=now, window=window)
+    decisions = cloud.decide(targets, now=now, window=window, log=log)
 
     idle = [t for t in targets if decisions[t.key].idle]
     outcome = StopOutcome() if settings.dry_run else cloud.stop(idle)
