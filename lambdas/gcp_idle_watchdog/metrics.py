@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from ..watchdog_core.window import Window, window_for
+from ..watchdog_core.window import Window, parse_utc, window_for
 from .machines import Kind, Machine
 from .settings import Settings
 
@@ -86,15 +86,6 @@ def _rfc3339(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _parse_time(text: str) -> datetime | None:
-    text = text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
 def _label(series: Mapping[str, Any], path: str) -> str:
     where, _, name = path.split(".", 2)
     labels = (series.get("resource" if where == "resource" else "metric") or {}).get("labels") or {}
@@ -122,7 +113,7 @@ def collect(query: Query, pages: Iterable[Mapping[str, Any]]) -> tuple[dict[str,
             device = _label(series, device_label) or "0"
             points = out.setdefault(machine, Evidence()).devices.setdefault(device, [])
             for point in series.get("points") or ():
-                end_time = _parse_time(str((point.get("interval") or {}).get("endTime", "")))
+                end_time = parse_utc(str((point.get("interval") or {}).get("endTime", "")))
                 value = _value(point)
                 if end_time is not None and value is not None:
                     points.append((end_time, value))

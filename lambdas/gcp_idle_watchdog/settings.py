@@ -2,9 +2,9 @@
 
 The same contract as the AWS watchdog (`lambdas/idle_gpu_watchdog/settings.py`), read with the
 shared core's reader (`lambdas/watchdog_core/settings.py`): the same variable names where a variable
-means the same thing, the same defaults where they apply, every variable checked at once, and a bad value fails the run with a message naming every bad variable,
-its value and what is allowed (Cloud Scheduler then records a failed attempt). An empty string
-counts as unset.
+means the same thing, the same defaults where they apply, every variable checked at once, and a bad
+value fails the run with a message naming every bad variable, its value and what is allowed (Cloud
+Scheduler then records a failed attempt). An empty string counts as unset.
 
 What differs, and why: GCP has labels, not tags, so TAG_KEY/TAG_VALUE name a label (lowercase:
 `auto-shutdown=true`); a Cloud Monitoring metric type is fully qualified, so there is no

@@ -24,9 +24,10 @@ Checks that need no metrics run first, so their instances cost no query:
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from ..watchdog_core.decide import Decision, Reason, verdict
+from ..watchdog_core.window import parse_utc
 from .instances import Instance
 from .metrics import Series, Window
 from .settings import Settings
@@ -36,14 +37,7 @@ __all__ = ["Decision", "Reason", "judge", "parse_until", "precheck", "spot_check
 
 def parse_until(value: str) -> datetime | None:
     """An ISO 8601 time (UTC when it names no zone), or None when it does not parse."""
-    text = value.strip()
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+    return parse_utc(value.strip())
 
 
 def precheck(instance: Instance, settings: Settings, now: datetime) -> Decision | None:

@@ -16,7 +16,7 @@ from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
 from .decide import Decision, Reason
-from .prices import PriceTable
+from .prices import Priced, PriceTable
 from .report import JsonLog, RunResult
 from .window import Window, window_for
 
@@ -25,20 +25,11 @@ class ReportError(RuntimeError):
     """The run decided and acted, but its summary metric or notice could not be sent."""
 
 
-class Target(Protocol):
-    """A machine as the loop sees it."""
+class Target(Priced, Protocol):
+    """A machine as the loop sees it: a unique key, and what its price depends on."""
 
     @property
     def key(self) -> str: ...
-
-    @property
-    def type_name(self) -> str: ...
-
-    @property
-    def is_spot(self) -> bool: ...
-
-    @property
-    def on_reserved_capacity(self) -> bool: ...
 
 
 T = TypeVar("T", bound=Target)

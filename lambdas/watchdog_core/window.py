@@ -8,7 +8,7 @@ both align periods to the epoch). The stores stamp a period differently: CloudWa
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 
@@ -55,3 +55,15 @@ def window_for(now: datetime, settings: WindowSettings) -> Window:
     period = settings.metric_period_seconds
     end = now - timedelta(seconds=int(now.timestamp()) % period, microseconds=now.microsecond)
     return Window(start=end - timedelta(seconds=settings.window_seconds), end=end, period_seconds=period)
+
+
+def parse_utc(text: str) -> datetime | None:
+    """An ISO 8601 / RFC 3339 time as an aware datetime (UTC when it names no zone; `Z` accepted on
+    every Python the runtimes offer); None when it does not parse."""
+    if text.endswith(("Z", "z")):
+        text = text[:-1] + "+00:00"
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
