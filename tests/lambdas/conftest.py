@@ -144,7 +144,7 @@ def _run_alone(root: Path, probe: str, env: dict[str, str], *args: str) -> dict[
         "\nimport json as _json, sys as _sys\n"
         "_ours = {m: getattr(mod, '__file__', None) for m, mod in _sys.modules.items()"
         " if m.split('.')[0] in ('lambdas', 'inference_infra', 'components')}\n"
-        "print(_json.dumps({'out': OUT, 'modules': _ours}, default=str))\n"
+        "print(_json.dumps({'out': OUT, 'modules': _ours}, default=str), file=_sys.__stdout__)\n"
     )
     done = subprocess.run(
         [sys.executable, "-I", "-c", probe + epilogue, str(root), *args],
