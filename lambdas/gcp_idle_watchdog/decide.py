@@ -29,9 +29,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
-from ..watchdog_core.decide import Decision, Reason, verdict
+from ..watchdog_core.decide import Decision, Reason, in_grace, opted_out, verdict
 from .machines import Kind, Machine
 from .metrics import Evidence, Window
 from .settings import Settings
@@ -56,15 +56,12 @@ def parse_until(value: str) -> datetime | None:
 def precheck(machine: Machine, settings: Settings, now: datetime) -> Decision | None:
     """The reason to leave a machine alone without looking at its metrics, or None."""
     key = machine.key
-    raw_until = machine.labels.get(settings.exclude_tag_key)
-    if raw_until is not None:
-        until = parse_until(raw_until)
-        if until is None:
-            return Decision(
-                key, Reason.EXCLUDED, f"{settings.exclude_tag_key}={raw_until!r} is not a UTC time"
-            )
-        if until > now:
-            return Decision(key, Reason.EXCLUDED, f"opted out until {until.isoformat()}")
+    label = settings.exclude_tag_key
+    raw_until = machine.labels.get(label)
+    if excluded := opted_out(
+        key, raw_until, tag_key=label, parse=parse_until, unparsable="is not a UTC time", now=now
+    ):
+        return excluded
     if machine.kind is Kind.VM and machine.created_by:
         return Decision(key, Reason.MANAGED, f"created by {machine.created_by}")
     if machine.on_reserved_capacity and not settings.stop_reserved_capacity:
@@ -72,12 +69,8 @@ def precheck(machine: Machine, settings: Settings, now: datetime) -> Decision | 
         return Decision(key, Reason.RESERVED_CAPACITY, f"runs on {what}, billed whether running or not")
     if (why := _not_stoppable(machine, settings)) is not None:
         return Decision(key, Reason.NOT_STOPPABLE, why)
-    since = now - machine.started
-    if since < timedelta(minutes=settings.grace_minutes):
-        minutes = max(since.total_seconds(), 0) / 60
-        what = "started" if machine.kind is Kind.VM else "created"
-        return Decision(key, Reason.GRACE, f"{what} {minutes:.0f} min ago (< {settings.grace_minutes})")
-    return None
+    what = "started" if machine.kind is Kind.VM else "created"
+    return in_grace(key, machine.started, grace_minutes=settings.grace_minutes, now=now, what=what)
 
 
 def _not_stoppable(machine: Machine, settings: Settings) -> str | None:

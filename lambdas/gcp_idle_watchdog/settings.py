@@ -19,16 +19,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..watchdog_core.settings import (
-    Reader,
-    SettingsError,
-    WatchdogSettings,
-    default_period_seconds,
-    flag,
-    number,
-)
+from ..watchdog_core import settings as core
 
 __all__ = ["LABEL_KEY_RE", "LABEL_VALUE_RE", "Settings", "SettingsError", "default_period_seconds"]
+
+SettingsError = core.SettingsError
+default_period_seconds = core.default_period_seconds
 
 # Compute Engine and Cloud TPU label keys and values (lowercase letters, digits, '-' and '_').
 LABEL_KEY_RE = re.compile(r"^[a-z][a-z0-9_-]{0,62}$")
@@ -45,7 +41,7 @@ TPU_RESOURCE_TYPE = "tpu_worker"
 
 
 @dataclass(frozen=True, kw_only=True)
-class Settings(WatchdogSettings):
+class Settings(core.WatchdogSettings):
     # The contract's variables (docs/reference.md), meaning what they mean on AWS; the rest of them
     # are WatchdogSettings'
     tag_key: str = "auto-shutdown"
@@ -63,7 +59,7 @@ class Settings(WatchdogSettings):
     @classmethod
     def from_env(cls, env: Mapping[str, str]) -> Settings:
         """Settings from environment variables; SettingsError lists every bad one."""
-        reader = Reader(env)
+        reader = core.Reader(env)
         values: dict[str, Any] = {
             "tag_key": reader.pattern("TAG_KEY", cls.tag_key, LABEL_KEY_RE, "a label key"),
             "tag_value": reader.pattern("TAG_VALUE", cls.tag_value, LABEL_VALUE_RE, "a label value"),
@@ -100,21 +96,17 @@ class Settings(WatchdogSettings):
     def as_env(self) -> dict[str, str]:
         """The environment that reproduces these settings (what a deployment sets)."""
         env = {
-            "TAG_KEY": self.tag_key,
-            "TAG_VALUE": self.tag_value,
-            "IDLE_MINUTES": str(self.idle_minutes),
-            "UTIL_THRESHOLD_PERCENT": number(self.util_threshold_percent),
-            "GRACE_MINUTES": str(self.grace_minutes),
+            **self.opt_in_env(),
             "METRIC_NAME": self.metric_name,
-            "DRY_RUN": flag(self.dry_run),
+            "DRY_RUN": core.flag(self.dry_run),
             "TPU_METRIC_NAME": self.tpu_metric_name,
             "TPU_RESOURCE_TYPE": self.tpu_resource_type,
             "METRIC_PERIOD_SECONDS": str(self.metric_period_seconds),
             "EXCLUDE_TAG_KEY": self.exclude_tag_key,
-            "STOP_RESERVED_CAPACITY": flag(self.stop_reserved_capacity),
+            "STOP_RESERVED_CAPACITY": core.flag(self.stop_reserved_capacity),
             "PROJECTS": ",".join(self.projects),
             "TPU_LOCATIONS": ",".join(self.tpu_locations),
-            "DISCARD_LOCAL_SSD": flag(self.discard_local_ssd),
+            "DISCARD_LOCAL_SSD": core.flag(self.discard_local_ssd),
         }
         if self.pubsub_topic:
             env["PUBSUB_TOPIC"] = self.pubsub_topic

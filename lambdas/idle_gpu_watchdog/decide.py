@@ -24,9 +24,9 @@ Checks that need no metrics run first, so their instances cost no query:
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from ..watchdog_core.decide import Decision, Reason, verdict
+from ..watchdog_core.decide import Decision, Reason, in_grace, opted_out, verdict
 from ..watchdog_core.window import parse_utc
 from .instances import Instance
 from .metrics import Series, Window
@@ -43,13 +43,12 @@ def parse_until(value: str) -> datetime | None:
 def precheck(instance: Instance, settings: Settings, now: datetime) -> Decision | None:
     """The reason to leave an instance alone without looking at its metrics, or None."""
     iid = instance.instance_id
-    raw_until = instance.tags.get(settings.exclude_tag_key)
-    if raw_until is not None:
-        until = parse_until(raw_until)
-        if until is None:
-            return Decision(iid, Reason.EXCLUDED, f"{settings.exclude_tag_key}={raw_until!r} is not ISO 8601")
-        if until > now:
-            return Decision(iid, Reason.EXCLUDED, f"opted out until {until.isoformat()}")
+    tag_key = settings.exclude_tag_key
+    raw_until = instance.tags.get(tag_key)
+    if excluded := opted_out(
+        iid, raw_until, tag_key=tag_key, parse=parse_until, unparsable="is not ISO 8601", now=now
+    ):
+        return excluded
     if (owner := instance.managed_by) is not None:
         return Decision(iid, Reason.MANAGED, f"owned by {owner}")
     if instance.on_reserved_capacity and not settings.stop_reserved_capacity:
@@ -59,11 +58,7 @@ def precheck(instance: Instance, settings: Settings, now: datetime) -> Decision 
         return Decision(iid, Reason.NOT_STOPPABLE, f"root device is {instance.root_device_type}")
     if instance.is_spot and not instance.spot_request_id:
         return Decision(iid, Reason.NOT_STOPPABLE, "Spot instance without a Spot request id")
-    since = now - instance.launch_time
-    if since < timedelta(minutes=settings.grace_minutes):
-        minutes = max(since.total_seconds(), 0) / 60
-        return Decision(iid, Reason.GRACE, f"started {minutes:.0f} min ago (< {settings.grace_minutes})")
-    return None
+    return in_grace(iid, instance.launch_time, grace_minutes=settings.grace_minutes, now=now, what="started")
 
 
 def judge(instance_id: str, series: Series, window: Window, threshold_percent: float) -> Decision:

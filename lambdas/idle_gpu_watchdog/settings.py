@@ -24,7 +24,6 @@ from ..watchdog_core.settings import (
     WatchdogSettings,
     default_period_seconds,
     flag,
-    number,
 )
 
 __all__ = ["Settings", "SettingsError", "default_period_seconds", "scope_tag_ok", "tag_text_ok"]
@@ -86,11 +85,7 @@ class Settings(WatchdogSettings):
     def as_env(self) -> dict[str, str]:
         """The environment that reproduces these settings (what a deployment sets)."""
         env = {
-            "TAG_KEY": self.tag_key,
-            "TAG_VALUE": self.tag_value,
-            "IDLE_MINUTES": str(self.idle_minutes),
-            "UTIL_THRESHOLD_PERCENT": number(self.util_threshold_percent),
-            "GRACE_MINUTES": str(self.grace_minutes),
+            **self.opt_in_env(),
             "METRIC_NAMESPACE": self.metric_namespace,
             "METRIC_NAME": self.metric_name,
             "DRY_RUN": flag(self.dry_run),

@@ -8,8 +8,9 @@ partial data: `no_metrics`; a recent start seen in the series: `grace`) keeps it
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from enum import StrEnum
 
 
@@ -39,6 +40,36 @@ class Decision:
     def overruled(self, reason: Reason, detail: str) -> Decision:
         """The same evidence, another verdict (an idle machine that turned out not stoppable)."""
         return Decision(self.key, reason, detail, self.max_percent, self.points, self.expected_points)
+
+
+def opted_out(
+    key: str,
+    value: str | None,
+    *,
+    tag_key: str,
+    parse: Callable[[str], datetime | None],
+    unparsable: str,
+    now: datetime,
+) -> Decision | None:
+    """`excluded` while the opt-out tag (label) `tag_key` holds a time in the future, or a value that
+    does not parse (the owner meant to opt out); None without the tag or once the time has passed."""
+    if value is None:
+        return None
+    until = parse(value)
+    if until is None:
+        return Decision(key, Reason.EXCLUDED, f"{tag_key}={value!r} {unparsable}")
+    if until > now:
+        return Decision(key, Reason.EXCLUDED, f"opted out until {until.isoformat()}")
+    return None
+
+
+def in_grace(key: str, started: datetime, *, grace_minutes: int, now: datetime, what: str) -> Decision | None:
+    """`grace` when the machine `what` (started, created) less than `grace_minutes` ago."""
+    since = now - started
+    if since >= timedelta(minutes=grace_minutes):
+        return None
+    minutes = max(since.total_seconds(), 0) / 60
+    return Decision(key, Reason.GRACE, f"{what} {minutes:.0f} min ago (< {grace_minutes})")
 
 
 def verdict(

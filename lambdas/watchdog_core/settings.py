@@ -21,8 +21,10 @@ class SettingsError(ValueError):
 
 @dataclass(frozen=True, kw_only=True)
 class WatchdogSettings:
-    """The contract's variables that mean the same on every cloud (docs/reference.md)."""
+    """The contract's variables that mean the same on every cloud (docs/reference.md); each cloud's
+    Settings gives `tag_key` its default (a tag on AWS, a label on GCP)."""
 
+    tag_key: str
     tag_value: str = "true"
     idle_minutes: int = 30
     util_threshold_percent: float = 5.0
@@ -34,6 +36,17 @@ class WatchdogSettings:
     @property
     def window_seconds(self) -> int:
         return self.idle_minutes * 60
+
+    def opt_in_env(self) -> dict[str, str]:
+        """The first variables of the environment that reproduces these settings: the opt-in tag,
+        the window, the threshold and the grace period."""
+        return {
+            "TAG_KEY": self.tag_key,
+            "TAG_VALUE": self.tag_value,
+            "IDLE_MINUTES": str(self.idle_minutes),
+            "UTIL_THRESHOLD_PERCENT": number(self.util_threshold_percent),
+            "GRACE_MINUTES": str(self.grace_minutes),
+        }
 
 
 def default_period_seconds(idle_minutes: int) -> int:
