@@ -200,6 +200,9 @@ def test_idle_watchdog_function_is_single_flight_traced_and_logged(plan_of):
     # the package under lambdas/ beside the shared core (components/function_source.py); the runtime
     # imports everything before the last dot (awslambdaric/bootstrap.py `_get_handler`, 4.0.1)
     assert function["handler"] == HANDLER == "lambdas.idle_gpu_watchdog.handler.handler"
+    # CreateFunction's Handler: at most 128 characters, no whitespace (Lambda API reference,
+    # CreateFunction; terraform-provider-aws checks the length since hashicorp/terraform-provider-aws#12411)
+    assert re.fullmatch(r"\S{1,128}", HANDLER)
     assert logs["retentionInDays"] == 14
     assert logs["namePrefix"] == "/aws/lambda/watchdog-"
     assert function["loggingConfig"]["logFormat"] == "Text"  # the JSON lines pass through unwrapped
