@@ -63,6 +63,7 @@ DOMAIN_MODULES = tuple(
         "units",
         "bounded_yaml",
         "input_size",
+        "function_source",
         "_lazy",
         "__init__",
     )

@@ -83,6 +83,10 @@ def test_wheel_carries_the_files_components_read_at_run_time(wheel: Path):
         "inference_infra/components/aws/node/nvme-cache.sh",
         "inference_infra/infra/config.schema.json",
         "inference_infra/lambdas/idle_gpu_watchdog/handler.py",
+        # the watchdogs' archives ship the shared core and the parent package (components/function_source.py)
+        "inference_infra/lambdas/__init__.py",
+        "inference_infra/lambdas/watchdog_core/loop.py",
+        "inference_infra/lambdas/gcp_idle_watchdog/requirements.txt",
         "inference_infra/components/serving/data/vllm-options-nvidia-vllm.json",
         "inference_infra/components/serving/data/vllm-options-neuron-vllm.json",
         "inference_infra/components/serving/data/vllm-options-tpu-vllm.json",

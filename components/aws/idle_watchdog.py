@@ -1,12 +1,14 @@
 """IdleGpuWatchdog: a scheduled Lambda that stops accelerator instances that are provably idle.
 
-The Lambda source is `lambdas/idle_gpu_watchdog/` (standard library and boto3
-only), packaged with a price table rendered from the catalog so it can
-estimate what each stop saves. Around it: an EventBridge Scheduler schedule
-with its own role and retry policy, an execution role that may stop only
-instances carrying the opt-in tag, a log group with retention, reserved
-concurrency 1 (runs never overlap), an encrypted dead-letter queue for failed
-invocations, X-Ray tracing and, optionally, an encrypted SNS topic.
+The Lambda source is `lambdas/idle_gpu_watchdog/` with the watchdogs' shared
+core `lambdas/watchdog_core/` beside it under `lambdas/` (standard library and
+boto3 only; handler `lambdas.idle_gpu_watchdog.handler.handler`), packaged with
+a price table rendered from the catalog so it can estimate what each stop saves.
+Around it: an EventBridge Scheduler schedule with its own role and retry
+policy, an execution role that may stop only instances carrying the opt-in tag,
+a log group with retention, reserved concurrency 1 (runs never overlap), an
+encrypted dead-letter queue for failed invocations, X-Ray tracing and,
+optionally, an encrypted SNS topic.
 """
 
 from __future__ import annotations
@@ -29,9 +31,10 @@ from inference_infra.components.errors import raise_if_invalid
 from inference_infra.components.tagging import ENVIRONMENT, registered_cost_tags
 from inference_infra.components.validation import input_problems
 from inference_infra.lambdas import idle_gpu_watchdog as lambda_package
+from inference_infra.lambdas import watchdog_core
 from inference_infra.lambdas.idle_gpu_watchdog.settings import Settings, default_period_seconds
 
-CODE = aws_lambda.LambdaPackage.of(lambda_package)
+CODE = aws_lambda.LambdaPackage.of(lambda_package, shared=(watchdog_core,))
 LAMBDA_DIR = CODE.directory
 HANDLER = CODE.handler
 ROLE_TAG = {"Role": "idle-gpu-watchdog"}
@@ -90,7 +93,8 @@ def price_table(region: str | None) -> dict[str, Any]:
 
 
 def lambda_archive(prices: dict[str, Any]) -> pulumi.AssetArchive:
-    """The Lambda package: the watchdog's modules, and its price table beside them."""
+    """The Lambda package: the watchdog's modules and the shared core's, and its price table beside
+    the watchdog's."""
     return CODE.archive({"prices.json": json.dumps(prices, indent=1, sort_keys=True)})
 
 

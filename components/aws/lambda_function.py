@@ -20,6 +20,8 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from inference_infra.components.function_source import FunctionSource
+
 RUNTIME = "python3.13"
 ARCHITECTURE = "arm64"
 DEAD_LETTER_RETENTION_SECONDS = 14 * 24 * 3600  # SQS's maximum
@@ -45,31 +47,39 @@ __all__ = [
 
 @dataclass(frozen=True)
 class LambdaPackage:
-    """A package under lambdas/, shipped in the archive under its own folder name so the modules'
-    relative imports work; its entry point is `handler.handler`."""
+    """A package under lambdas/ and the sibling packages it imports (`shared`), laid out in the
+    archive as components/function_source.py says: alone under its own folder name, or, with shared
+    packages, under `lambdas/` beside them. Its entry point is `handler.handler` in the package."""
 
-    directory: Path
+    source: FunctionSource
 
     @classmethod
-    def of(cls, module: ModuleType) -> LambdaPackage:
-        return cls(Path(str(module.__file__)).resolve().parent)
+    def of(cls, module: ModuleType, *, shared: tuple[ModuleType, ...] = ()) -> LambdaPackage:
+        return cls(FunctionSource.of(module, shared=shared))
+
+    @property
+    def directory(self) -> Path:
+        return self.source.directory
 
     @property
     def name(self) -> str:
-        return self.directory.name
+        return self.source.name
 
     @property
     def handler(self) -> str:
-        return f"{self.name}.handler.handler"
+        # The runtime splits the handler at its last dot and imports the module path before it
+        # (aws-lambda-python-runtime-interface-client, awslambdaric/bootstrap.py `_get_handler`, read
+        # 2026-12-02 at 4.0.1), from the function's root, which is on sys.path.
+        return self.source.handler()
 
     def archive(self, extra: Mapping[str, str] | None = None) -> pulumi.AssetArchive:
-        """The package's modules, plus `extra` files (name -> text) beside them."""
+        """The package's modules (and its shared packages'), plus `extra` files (name -> text) beside
+        them."""
         assets: dict[str, pulumi.Asset | pulumi.Archive] = {
-            f"{self.name}/{path.name}": pulumi.FileAsset(str(path))
-            for path in sorted(self.directory.glob("*.py"))
+            name: pulumi.FileAsset(str(path)) for name, path in self.source.members().items()
         }
         for file_name, text in (extra or {}).items():
-            assets[f"{self.name}/{file_name}"] = pulumi.StringAsset(text)
+            assets[f"{self.source.prefix}/{file_name}"] = pulumi.StringAsset(text)
         return pulumi.AssetArchive(assets)
 
 

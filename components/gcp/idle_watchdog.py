@@ -1,10 +1,13 @@
 """IdleGpuWatchdog (GCP): a scheduled Cloud Run function that stops GPU VMs and TPU VMs that are
 provably idle, with the AWS watchdog's contract.
 
-The function's source is `lambdas/gcp_idle_watchdog/` (Google's REST clients only), zipped with a
-`main.py` entry point, its `requirements.txt` and a price table rendered from the catalog, and
-uploaded as an object of a private bucket (uniform access, public access prevented); the object's
-name carries the archive's digest, so a code change rebuilds the function. Around it:
+The function's source is `lambdas/gcp_idle_watchdog/` (Google's REST clients only) with the
+watchdogs' shared core `lambdas/watchdog_core/` beside it under `lambdas/`, zipped with a `main.py`
+at the root (the file the Python runtime's functions-framework loads, with the root on `sys.path`;
+it imports the entry point from `lambdas.gcp_idle_watchdog.handler`), its `requirements.txt` and a
+price table rendered from the catalog, and uploaded as an object of a private bucket (uniform access,
+public access prevented); the object's name carries the archive's digest, so a code change rebuilds
+the function. Around it:
 
 - a Cloud Run function (gen2, `cloudfunctionsv2.Function`): ingress internal only, at most one
   instance handling one request at a time (runs never overlap), its own service account;
@@ -22,10 +25,8 @@ name carries the archive's digest, so a code change rebuilds the function. Aroun
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import pulumi
@@ -33,6 +34,7 @@ import pulumi_gcp as gcp
 
 from inference_infra.components.catalog import Cloud, PriceModel, hourly_price, instance_types
 from inference_infra.components.errors import raise_if_invalid
+from inference_infra.components.function_source import FunctionSource, digest
 from inference_infra.components.gcp.idle_watchdog_args import (
     IdleGpuWatchdogArgs,
     cron_schedule,
@@ -42,13 +44,18 @@ from inference_infra.components.gcp.idle_watchdog_args import (
 from inference_infra.components.gcp.service_account import account_id
 from inference_infra.components.validation import check_types
 from inference_infra.lambdas import gcp_idle_watchdog as function_package
+from inference_infra.lambdas import watchdog_core
 from inference_infra.lambdas.gcp_idle_watchdog.settings import Settings, default_period_seconds
 
-SOURCE_DIR = Path(str(function_package.__file__)).resolve().parent
-PACKAGE = SOURCE_DIR.name
+SOURCE = FunctionSource.of(function_package, shared=(watchdog_core,))
+SOURCE_DIR = SOURCE.directory
+PACKAGE = SOURCE.name
 ENTRY_POINT = "handler"
 RUNTIME = "python313"
-MAIN_PY = f"from {PACKAGE}.handler import handler  # noqa: F401  (the function's entry point)\n"
+# functions-framework loads main.py from the source's root and puts that folder on sys.path
+# (functions-framework-python, src/functions_framework/_function_registry.py: DEFAULT_SOURCE,
+# load_function_module; read 2026-12-02 at 3.10.2); ENTRY_POINT names the function in main.py.
+MAIN_PY = f"from {SOURCE.module}.handler import handler  # noqa: F401  (the function's entry point)\n"
 READ_PERMISSIONS = ("compute.instances.list", "tpu.nodes.list", "monitoring.timeSeries.list")
 STOP_PERMISSIONS = ("compute.instances.stop", "tpu.nodes.stop")
 LABELS = {"role": "idle-gpu-watchdog"}
@@ -90,27 +97,23 @@ def price_table(region: str | None) -> dict[str, Any]:
 
 
 def source_files(prices: dict[str, Any]) -> dict[str, bytes]:
-    """Archive path -> content: main.py, requirements.txt and the package with its price table."""
+    """Archive path -> content: main.py, requirements.txt, the function's package with its price
+    table, and the shared core."""
     files = {
         "main.py": MAIN_PY.encode(),
         "requirements.txt": (SOURCE_DIR / "requirements.txt").read_bytes(),
-        f"{PACKAGE}/prices.json": json.dumps(prices, indent=1, sort_keys=True).encode(),
+        **SOURCE.files({"prices.json": json.dumps(prices, indent=1, sort_keys=True).encode()}),
     }
-    for path in sorted(SOURCE_DIR.glob("*.py")):
-        files[f"{PACKAGE}/{path.name}"] = path.read_bytes()
-    return files
+    return dict(sorted(files.items()))
 
 
 def source_archive(prices: dict[str, Any]) -> tuple[pulumi.AssetArchive, str]:
-    """The function's source as an archive, and its digest (sha256 of every path and content)."""
+    """The function's source as an archive, and its digest (components/function_source.py)."""
     files = source_files(prices)
-    digest = hashlib.sha256()
-    for path in sorted(files):
-        digest.update(path.encode() + b"\0" + files[path] + b"\0")
     assets: dict[str, pulumi.Asset | pulumi.Archive] = {
         path: pulumi.StringAsset(content.decode()) for path, content in files.items()
     }
-    return pulumi.AssetArchive(assets), digest.hexdigest()
+    return pulumi.AssetArchive(assets), digest(files)
 
 
 def role_id(name: str, what: str) -> str:

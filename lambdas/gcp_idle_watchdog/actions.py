@@ -12,12 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
 from typing import Any
 
 from google.api_core import exceptions
 
+from ..watchdog_core.loop import StopOutcome
 from .machines import Kind, Machine
+
+__all__ = ["PARALLEL_STOPS", "StopOutcome", "stop_machines"]
 
 PARALLEL_STOPS = 8
 REFUSED = (
@@ -26,14 +28,6 @@ REFUSED = (
     exceptions.Conflict,
     exceptions.FailedPrecondition,
 )
-
-
-@dataclass
-class StopOutcome:
-    stopped: list[str] = field(default_factory=list)
-    refused: dict[str, str] = field(default_factory=dict)  # key -> why it cannot be stopped
-    failed: dict[str, str] = field(default_factory=dict)  # key -> error after the retries
-    calls: int = 0
 
 
 def stop_machines(

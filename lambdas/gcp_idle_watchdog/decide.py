@@ -28,39 +28,17 @@ A preempted or terminated Spot VM is never a candidate: only RUNNING VMs and REA
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from enum import StrEnum
+from collections.abc import Iterator
+from datetime import UTC, datetime
 
+from ..watchdog_core.decide import Decision, Reason, in_grace, opted_out, verdict
 from .machines import Kind, Machine
 from .metrics import Evidence, Window
 from .settings import Settings
 
+__all__ = ["Decision", "Reason", "judge", "parse_until", "precheck"]
+
 _UNTIL_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:t(\d{2})-(\d{2})(?:-(\d{2}))?z?)?$")
-
-
-class Reason(StrEnum):
-    NO_METRICS = "no_metrics"
-    GRACE = "grace"
-    BUSY = "busy"
-    EXCLUDED = "excluded"
-    NOT_STOPPABLE = "not_stoppable"
-    RESERVED_CAPACITY = "reserved_capacity"
-    MANAGED = "managed"
-
-
-@dataclass(frozen=True)
-class Decision:
-    key: str
-    reason: Reason | None  # None: idle, to be stopped
-    detail: str
-    max_percent: float | None = None
-    points: int | None = None
-    expected_points: int | None = None
-
-    @property
-    def idle(self) -> bool:
-        return self.reason is None
 
 
 def parse_until(value: str) -> datetime | None:
@@ -78,15 +56,12 @@ def parse_until(value: str) -> datetime | None:
 def precheck(machine: Machine, settings: Settings, now: datetime) -> Decision | None:
     """The reason to leave a machine alone without looking at its metrics, or None."""
     key = machine.key
-    raw_until = machine.labels.get(settings.exclude_tag_key)
-    if raw_until is not None:
-        until = parse_until(raw_until)
-        if until is None:
-            return Decision(
-                key, Reason.EXCLUDED, f"{settings.exclude_tag_key}={raw_until!r} is not a UTC time"
-            )
-        if until > now:
-            return Decision(key, Reason.EXCLUDED, f"opted out until {until.isoformat()}")
+    label = settings.exclude_tag_key
+    raw_until = machine.labels.get(label)
+    if excluded := opted_out(
+        key, raw_until, tag_key=label, parse=parse_until, unparsable="is not a UTC time", now=now
+    ):
+        return excluded
     if machine.kind is Kind.VM and machine.created_by:
         return Decision(key, Reason.MANAGED, f"created by {machine.created_by}")
     if machine.on_reserved_capacity and not settings.stop_reserved_capacity:
@@ -94,12 +69,8 @@ def precheck(machine: Machine, settings: Settings, now: datetime) -> Decision | 
         return Decision(key, Reason.RESERVED_CAPACITY, f"runs on {what}, billed whether running or not")
     if (why := _not_stoppable(machine, settings)) is not None:
         return Decision(key, Reason.NOT_STOPPABLE, why)
-    since = now - machine.started
-    if since < timedelta(minutes=settings.grace_minutes):
-        minutes = max(since.total_seconds(), 0) / 60
-        what = "started" if machine.kind is Kind.VM else "created"
-        return Decision(key, Reason.GRACE, f"{what} {minutes:.0f} min ago (< {settings.grace_minutes})")
-    return None
+    what = "started" if machine.kind is Kind.VM else "created"
+    return in_grace(key, machine.started, grace_minutes=settings.grace_minutes, now=now, what=what)
 
 
 def _not_stoppable(machine: Machine, settings: Settings) -> str | None:
@@ -123,43 +94,45 @@ def judge(
 
     `window` is the idle window; `grace`, for TPU nodes, the longer window that must have no gap.
     """
-    key = machine.key
     expected_devices = max(machine.devices, 1)
     per_device = {d: _buckets(points, window) for d, points in evidence.devices.items()}
     values = [v for buckets in per_device.values() for v in buckets.values()]
     present = {d for d, buckets in per_device.items() if buckets}
     covered = min((len(b) for b in per_device.values()), default=0) if len(present) >= expected_devices else 0
     expected = window.expected_points
-    peak = max(values) if values else None
-    facts = {"max_percent": peak, "points": covered, "expected_points": expected}
     unit = "GPU" if machine.kind is Kind.VM else "worker"
-    if peak is not None and peak >= threshold:
-        return Decision(key, Reason.BUSY, f"peak {peak:g}% >= {threshold:g}%", **facts)
-    if not evidence.complete:
-        return Decision(key, Reason.NO_METRICS, "Cloud Monitoring reported partial results", **facts)
-    if len(present) < expected_devices:
-        detail = f"{len(present)} of {expected_devices} {unit}(s) have data"
-        return Decision(key, Reason.NO_METRICS, detail, **facts)
-    if covered < expected:
-        return Decision(
-            key, Reason.NO_METRICS, f"{covered} of {expected} periods have data on every {unit}", **facts
-        )
-    if grace is not None and grace.expected_points > expected:
-        gaps = min(len(_buckets(points, grace)) for points in evidence.devices.values())
-        if gaps < grace.expected_points:
-            detail = (
-                f"series has gaps in the last {grace.expected_points * grace.period_seconds // 60} min "
-                f"({gaps} of {grace.expected_points} periods): a recent start"
-            )
-            return Decision(key, Reason.GRACE, detail, **facts)
-    detail = f"peak {peak:g}% < {threshold:g}% in all {expected} periods on {len(present)} {unit}(s)"
-    return Decision(key, None, detail, **facts)
+
+    def objections() -> Iterator[tuple[Reason, str]]:
+        if not evidence.complete:
+            yield Reason.NO_METRICS, "Cloud Monitoring reported partial results"
+        if len(present) < expected_devices:
+            yield Reason.NO_METRICS, f"{len(present)} of {expected_devices} {unit}(s) have data"
+        if covered < expected:
+            yield Reason.NO_METRICS, f"{covered} of {expected} periods have data on every {unit}"
+        if grace is not None and grace.expected_points > expected:
+            gaps = min(len(_buckets(points, grace)) for points in evidence.devices.values())
+            if gaps < grace.expected_points:
+                yield (
+                    Reason.GRACE,
+                    f"series has gaps in the last {grace.expected_points * grace.period_seconds // 60} min "
+                    f"({gaps} of {grace.expected_points} periods): a recent start",
+                )
+
+    return verdict(
+        machine.key,
+        peak=max(values) if values else None,
+        threshold=threshold,
+        points=covered,
+        expected=expected,
+        objections=objections(),
+        idle_suffix=f" on {len(present)} {unit}(s)",
+    )
 
 
 def _buckets(points: list[tuple[datetime, float]], window: Window) -> dict[int, float]:
     out: dict[int, float] = {}
     for end_time, value in points:
-        bucket = window.bucket_of(end_time)
+        bucket = window.bucket_of_end(end_time)
         if bucket is not None:
             out[bucket] = max(value, out.get(bucket, value))
     return out

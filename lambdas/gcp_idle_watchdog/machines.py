@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
+from ..watchdog_core.window import parse_utc
 from .settings import Settings
 
 LIST_PAGE_SIZE = 500  # Compute Engine's largest maxResults
@@ -54,6 +55,10 @@ class Machine:
         return f"projects/{self.project}/{where}/{self.zone}/{what}/{self.name}"
 
     @property
+    def type_name(self) -> str:
+        return self.machine_type
+
+    @property
     def is_spot(self) -> bool:
         return self.provisioning == "SPOT"
 
@@ -72,13 +77,7 @@ def _timestamp(value: Any) -> datetime | None:
         return value if value.tzinfo else value.replace(tzinfo=UTC)
     if not value:
         return None
-    text = str(value)
-    text = text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    return parse_utc(str(value))
 
 
 def parse_vm(project: str, raw: Any) -> Machine | None:

@@ -20,45 +20,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from typing import Any
 
+from ..watchdog_core.window import Window, parse_utc, window_for
 from .machines import Kind, Machine
 from .settings import Settings
+
+__all__ = ["Evidence", "Measured", "Query", "Window", "by_key", "collect", "fetch", "queries", "window_for"]
 
 GPU_RESOURCE_TYPE = "gce_instance"
 GPU_GROUP = ("resource.label.instance_id", "metric.label.gpu_number")
 TPU_GROUP = ("resource.label.node_id", "resource.label.worker_id")
-
-
-@dataclass(frozen=True)
-class Window:
-    start: datetime
-    end: datetime
-    period_seconds: int
-
-    @property
-    def expected_points(self) -> int:
-        return int((self.end - self.start).total_seconds()) // self.period_seconds
-
-    def bucket_of(self, end_time: datetime) -> int | None:
-        """Index of the period a point (stamped with its period's end) belongs to, or None outside."""
-        if not self.start < end_time <= self.end:
-            return None
-        return (int((end_time - self.start).total_seconds()) - 1) // self.period_seconds
-
-    def widened(self, seconds: int) -> Window:
-        """The same end, reaching back `seconds` (whole periods), when that is longer."""
-        periods = -(-seconds // self.period_seconds)
-        start = self.end - timedelta(seconds=periods * self.period_seconds)
-        return Window(min(start, self.start), self.end, self.period_seconds)
-
-
-def window_for(now: datetime, settings: Settings) -> Window:
-    """The idle window: IDLE_MINUTES of whole periods ending at the last boundary before now."""
-    period = settings.metric_period_seconds
-    end = now - timedelta(seconds=int(now.timestamp()) % period, microseconds=now.microsecond)
-    return Window(start=end - timedelta(seconds=settings.window_seconds), end=end, period_seconds=period)
 
 
 @dataclass
@@ -113,15 +86,6 @@ def _rfc3339(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def _parse_time(text: str) -> datetime | None:
-    text = text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
-
-
 def _label(series: Mapping[str, Any], path: str) -> str:
     where, _, name = path.split(".", 2)
     labels = (series.get("resource" if where == "resource" else "metric") or {}).get("labels") or {}
@@ -149,7 +113,7 @@ def collect(query: Query, pages: Iterable[Mapping[str, Any]]) -> tuple[dict[str,
             device = _label(series, device_label) or "0"
             points = out.setdefault(machine, Evidence()).devices.setdefault(device, [])
             for point in series.get("points") or ():
-                end_time = _parse_time(str((point.get("interval") or {}).get("endTime", "")))
+                end_time = parse_utc(str((point.get("interval") or {}).get("endTime", "")))
                 value = _value(point)
                 if end_time is not None and value is not None:
                     points.append((end_time, value))

@@ -1,52 +1,18 @@
-"""Hourly prices for the "estimated hourly saving" figure.
-
-The deploying component renders `prices.json` next to this module from the project's accelerator
-catalog (GCE machine types and TPU accelerator types; this package ships alone and cannot import
-the catalog). Without the file, savings are reported as 0 and the types without a price are named
-in the run's log.
-"""
+"""Hourly prices for the "estimated hourly saving" figure: the `prices.json` the deploying component
+renders next to this module from the project's catalog (GCE machine types and TPU accelerator
+types), read with the shared core's price table (`lambdas/watchdog_core/prices.py`)."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
 
-from .machines import Machine
+from ..watchdog_core import prices as core
+from ..watchdog_core.prices import FORMAT_VERSION, PriceTable, parse_prices
+
+__all__ = ["FORMAT_VERSION", "PRICES_FILE", "PriceTable", "load_prices", "parse_prices"]
 
 PRICES_FILE = Path(__file__).with_name("prices.json")
-FORMAT_VERSION = 1
-
-
-@dataclass(frozen=True)
-class PriceTable:
-    region: str | None = None
-    basis: str = "no price table"
-    on_demand: Mapping[str, float] = field(default_factory=dict)
-    spot: Mapping[str, float] = field(default_factory=dict)
-
-    def hourly_usd(self, machine: Machine) -> float | None:
-        """What the machine costs per hour while running; 0 when stopping it saves nothing."""
-        if machine.on_reserved_capacity:
-            return 0.0  # the reservation is billed whether the machine runs or not
-        table = self.spot if machine.is_spot else self.on_demand
-        return table.get(machine.machine_type)
-
-
-def parse_prices(document: Mapping) -> PriceTable:
-    if document.get("version") != FORMAT_VERSION:
-        raise ValueError(f"prices.json has version {document.get('version')!r}; expected {FORMAT_VERSION}")
-    types = document.get("types", {})
-    return PriceTable(
-        region=document.get("region"),
-        basis=document.get("basis", ""),
-        on_demand={name: float(p["on_demand"]) for name, p in types.items()},
-        spot={name: float(p["spot"]) for name, p in types.items() if p.get("spot") is not None},
-    )
 
 
 def load_prices(path: Path = PRICES_FILE) -> PriceTable:
-    if not path.exists():
-        return PriceTable()
-    return parse_prices(json.loads(path.read_text()))
+    return core.load_prices(path)

@@ -1,4 +1,5 @@
-"""One watchdog run: list, measure, decide, stop, report. Google clients and the clock come in.
+"""One watchdog run on GCP: the shared loop (`lambdas/watchdog_core/loop.py`) with Compute Engine,
+Cloud TPU and Cloud Monitoring. Google clients and the clock come in.
 
 Calls per run, for P projects holding N labelled running machines of which K pass the metric-free
 checks and I end up idle: per project ceil(N_vm/500) aggregated-list pages and one TPU node list
@@ -10,22 +11,22 @@ fails before stopping anything; if the notice cannot be sent, it fails after sto
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from .actions import StopOutcome, stop_machines
-from .decide import Decision, Reason, judge, precheck
+from ..watchdog_core import loop
+from ..watchdog_core.loop import ReportError, StopOutcome
+from .actions import stop_machines
+from .decide import Decision, judge, precheck
 from .machines import Inventory, Kind, Machine, dedupe, list_tpus, list_vms
-from .metrics import Measured, by_key, fetch, window_for
+from .metrics import Measured, Window, by_key, fetch, window_for
 from .prices import PriceTable
 from .report import PUBSUB_ENDPOINT, JsonLog, RunResult, decision_fields, needs_notice, notice, publish
 from .settings import Settings
 
-
-class ReportError(RuntimeError):
-    """The run decided and acted, but its Pub/Sub notice could not be sent."""
+__all__ = ["Clients", "ReportError", "decide_all", "run"]
 
 
 @dataclass(frozen=True)
@@ -47,89 +48,15 @@ def run(
     log: JsonLog | None = None,
     function_name: str = "gcp-idle-watchdog",
 ) -> RunResult:
-    if now.tzinfo is None:
-        raise ValueError("now must be timezone-aware (UTC)")
-    prices = prices or PriceTable()
-    log = log or JsonLog()
-    window = window_for(now, settings)
-    inventory = Inventory()
-    for project in settings.projects:
-        list_vms(clients.compute, project, settings, retry=clients.retry, inventory=inventory)
-        list_tpus(clients.tpu, project, settings, retry=clients.retry, inventory=inventory)
-    if inventory.unreachable or inventory.unreadable:
-        log.write(
-            "partial_inventory", "WARNING", unreachable=inventory.unreachable, unreadable=inventory.unreadable
-        )
-    machines = dedupe(inventory.machines)
-    decisions, measured = decide_all(machines, settings, clients, now=now)
-    if measured.empty:
-        log.write(
-            "no_series",
-            "WARNING",
-            queries=measured.empty,
-            hint="check METRIC_NAME, TPU_METRIC_NAME, TPU_RESOURCE_TYPE",
-        )
-
-    idle = [m for m in machines if decisions[m.key].idle]
-    outcome = (
-        StopOutcome()
-        if settings.dry_run
-        else stop_machines(
-            clients.compute,
-            clients.tpu,
-            idle,
-            discard_local_ssd=settings.discard_local_ssd,
-            retry=clients.retry,
-        )
-    )
-    for key, why in outcome.refused.items():
-        old = decisions[key]
-        decisions[key] = Decision(
-            key,
-            Reason.NOT_STOPPABLE,
-            f"stop refused: {why}",
-            old.max_percent,
-            old.points,
-            old.expected_points,
-        )
-
-    result = _result(machines, decisions, outcome, settings, prices, log)
-    log.write(
-        "summary",
-        **{k: v for k, v in result.as_dict().items() if k not in ("idle", "stopped", "skipped", "failed")},
-        idle=len(result.idle),
-        stopped=len(result.stopped),
-        failed=len(result.failed),
-        skipped={r.value: len(keys) for r, keys in result.skipped.items()},
-        window_start=window.start.isoformat(),
-        window_end=window.end.isoformat(),
-        period_seconds=window.period_seconds,
-        monitoring_pages=measured.calls,
-        stop_calls=outcome.calls,
-        price_basis=prices.basis,
-    )
-    if settings.pubsub_topic and clients.pubsub is not None and needs_notice(result):
-        body, attributes = notice(result, function=function_name)
-        try:
-            publish(clients.pubsub, settings.pubsub_topic, body, attributes, endpoint=clients.pubsub_endpoint)
-        except Exception as error:  # requests' and google-auth's errors alike: the run must say so
-            log.write("report_failed", "ERROR", errors=[str(error)])
-            raise ReportError(str(error)) from error
-    return result
+    cloud = _Gcp(settings, clients, function_name=function_name)
+    return loop.run(cloud, settings, now=now, prices=prices or PriceTable(), log=log or JsonLog())
 
 
 def decide_all(
     machines: Sequence[Machine], settings: Settings, clients: Clients, *, now: datetime
 ) -> tuple[dict[str, Decision], Measured]:
     window = window_for(now, settings)
-    decisions: dict[str, Decision] = {}
-    to_measure = []
-    for machine in machines:
-        early = precheck(machine, settings, now)
-        if early is not None:
-            decisions[machine.key] = early
-        else:
-            to_measure.append(machine)
+    decisions, to_measure = loop.prechecked(machines, lambda m: precheck(m, settings, now))
     measured = Measured(evidence={}, windows={Kind.VM: window})
     if to_measure:
         measured = fetch(clients.monitoring, to_measure, settings, window, retry=clients.retry)
@@ -141,41 +68,76 @@ def decide_all(
     return decisions, measured
 
 
-def _result(
-    machines: Sequence[Machine],
-    decisions: dict[str, Decision],
-    outcome: StopOutcome,
-    settings: Settings,
-    prices: PriceTable,
-    log: JsonLog,
-) -> RunResult:
-    stopped = set(outcome.stopped)
-    skipped: dict[Reason, list[str]] = {reason: [] for reason in Reason}
-    result = RunResult(checked=len(machines), idle=[], stopped=[], dry_run=settings.dry_run, skipped=skipped)
-    unpriced: set[str] = set()
-    for machine in machines:
-        decision = decisions[machine.key]
-        hourly = prices.hourly_usd(machine)
-        error = outcome.failed.get(machine.key) or outcome.refused.get(machine.key)
-        if decision.reason is not None:
-            skipped[decision.reason].append(machine.key)
-            action = "skip"
-        else:
-            result.idle.append(machine.key)
-            if settings.dry_run:
-                action = "would_stop"
-            elif machine.key in stopped:
-                action = "stopped"
-                result.stopped.append(machine.key)
-            else:
-                action = "stop_failed"
-                result.failed.append(machine.key)
-            if action in ("would_stop", "stopped"):
-                result.estimated_hourly_saving_usd += hourly or 0.0
-                if hourly is None:
-                    unpriced.add(machine.machine_type)
-        fields = decision_fields(decision, machine, action=action, error=error, saving=hourly)
-        log.write("decision", "ERROR" if action == "stop_failed" else "INFO", **fields)
-    if unpriced:
-        log.write("unpriced_types", machine_types=sorted(unpriced), basis=prices.basis)
-    return result
+@dataclass
+class _Gcp:
+    """GCE VMs and TPU nodes, Cloud Monitoring, instances.stop / nodes.stop and Pub/Sub (loop.Cloud)."""
+
+    settings: Settings
+    clients: Clients
+    function_name: str
+    refusal: str = "stop refused: "
+    type_field: str = "machine_types"
+    measured: Measured = field(default_factory=lambda: Measured(evidence={}, windows={}))
+
+    def candidates(self, log: JsonLog) -> list[Machine]:
+        inventory = Inventory()
+        for project in self.settings.projects:
+            list_vms(
+                self.clients.compute, project, self.settings, retry=self.clients.retry, inventory=inventory
+            )
+            list_tpus(self.clients.tpu, project, self.settings, retry=self.clients.retry, inventory=inventory)
+        if inventory.unreachable or inventory.unreadable:
+            log.write(
+                "partial_inventory",
+                "WARNING",
+                unreachable=inventory.unreachable,
+                unreadable=inventory.unreadable,
+            )
+        return dedupe(inventory.machines)
+
+    def decide(
+        self, targets: Sequence[Machine], *, now: datetime, window: Window, log: JsonLog
+    ) -> dict[str, Decision]:
+        decisions, self.measured = decide_all(targets, self.settings, self.clients, now=now)
+        if self.measured.empty:
+            log.write(
+                "no_series",
+                "WARNING",
+                queries=self.measured.empty,
+                hint="check METRIC_NAME, TPU_METRIC_NAME, TPU_RESOURCE_TYPE",
+            )
+        return decisions
+
+    def stop(self, idle: Sequence[Machine]) -> StopOutcome:
+        return stop_machines(
+            self.clients.compute,
+            self.clients.tpu,
+            idle,
+            discard_local_ssd=self.settings.discard_local_ssd,
+            retry=self.clients.retry,
+        )
+
+    def decision_fields(
+        self, decision: Decision, target: Machine, *, action: str, error: str | None, saving: float | None
+    ) -> Mapping[str, Any]:
+        return decision_fields(decision, target, action=action, error=error, saving=saving)
+
+    def summary_fields(self, outcome: StopOutcome) -> Mapping[str, Any]:
+        return {"monitoring_pages": self.measured.calls, "stop_calls": outcome.calls}
+
+    def report(self, result: RunResult, *, now: datetime, log: JsonLog) -> None:
+        """The Pub/Sub notice; failing to send it fails the run (after the stops)."""
+        if not (self.settings.pubsub_topic and self.clients.pubsub is not None and needs_notice(result)):
+            return
+        body, attributes = notice(result, function=self.function_name)
+        try:
+            publish(
+                self.clients.pubsub,
+                self.settings.pubsub_topic,
+                body,
+                attributes,
+                endpoint=self.clients.pubsub_endpoint,
+            )
+        except Exception as error:  # requests' and google-auth's errors alike: the run must say so
+            log.write("report_failed", "ERROR", errors=[str(error)])
+            raise ReportError(str(error)) from error

@@ -13,10 +13,13 @@ batch is reported failed rather than split (splitting would only add calls).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
+
+from ..watchdog_core.loop import StopOutcome
+
+__all__ = ["STOP_BATCH_SIZE", "StopOutcome", "stop_instances"]
 
 STOP_BATCH_SIZE = 100
 # The instance cannot be stopped by anyone: stop protection, a one-time Spot instance, ...
@@ -29,14 +32,6 @@ GONE_CODES = frozenset(
 THROTTLE_CODES = frozenset(
     {"Throttling", "ThrottlingException", "RequestLimitExceeded", "RequestThrottled", "ServiceUnavailable"}
 )
-
-
-@dataclass
-class StopOutcome:
-    stopped: list[str] = field(default_factory=list)
-    refused: dict[str, str] = field(default_factory=dict)  # id -> why it cannot be stopped
-    failed: dict[str, str] = field(default_factory=dict)  # id -> error
-    calls: int = 0
 
 
 def stop_instances(ec2: Any, instance_ids: Sequence[str], batch_size: int = STOP_BATCH_SIZE) -> StopOutcome:

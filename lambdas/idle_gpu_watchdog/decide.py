@@ -23,62 +23,32 @@ Checks that need no metrics run first, so their instances cost no query:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
-from enum import StrEnum
+from collections.abc import Iterator, Mapping
+from datetime import datetime
 
+from ..watchdog_core.decide import Decision, Reason, in_grace, opted_out, verdict
+from ..watchdog_core.window import parse_utc
 from .instances import Instance
 from .metrics import Series, Window
 from .settings import Settings
 
-
-class Reason(StrEnum):
-    NO_METRICS = "no_metrics"
-    GRACE = "grace"
-    BUSY = "busy"
-    EXCLUDED = "excluded"
-    NOT_STOPPABLE = "not_stoppable"
-    RESERVED_CAPACITY = "reserved_capacity"
-    MANAGED = "managed"
-
-
-@dataclass(frozen=True)
-class Decision:
-    instance_id: str
-    reason: Reason | None  # None: idle, to be stopped
-    detail: str
-    max_percent: float | None = None
-    points: int | None = None
-    expected_points: int | None = None
-
-    @property
-    def idle(self) -> bool:
-        return self.reason is None
+__all__ = ["Decision", "Reason", "judge", "parse_until", "precheck", "spot_check"]
 
 
 def parse_until(value: str) -> datetime | None:
     """An ISO 8601 time (UTC when it names no zone), or None when it does not parse."""
-    text = value.strip()
-    if text.endswith(("Z", "z")):
-        text = text[:-1] + "+00:00"
-    try:
-        parsed = datetime.fromisoformat(text)
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+    return parse_utc(value.strip())
 
 
 def precheck(instance: Instance, settings: Settings, now: datetime) -> Decision | None:
     """The reason to leave an instance alone without looking at its metrics, or None."""
     iid = instance.instance_id
-    raw_until = instance.tags.get(settings.exclude_tag_key)
-    if raw_until is not None:
-        until = parse_until(raw_until)
-        if until is None:
-            return Decision(iid, Reason.EXCLUDED, f"{settings.exclude_tag_key}={raw_until!r} is not ISO 8601")
-        if until > now:
-            return Decision(iid, Reason.EXCLUDED, f"opted out until {until.isoformat()}")
+    tag_key = settings.exclude_tag_key
+    raw_until = instance.tags.get(tag_key)
+    if excluded := opted_out(
+        iid, raw_until, tag_key=tag_key, parse=parse_until, unparsable="is not ISO 8601", now=now
+    ):
+        return excluded
     if (owner := instance.managed_by) is not None:
         return Decision(iid, Reason.MANAGED, f"owned by {owner}")
     if instance.on_reserved_capacity and not settings.stop_reserved_capacity:
@@ -88,30 +58,30 @@ def precheck(instance: Instance, settings: Settings, now: datetime) -> Decision 
         return Decision(iid, Reason.NOT_STOPPABLE, f"root device is {instance.root_device_type}")
     if instance.is_spot and not instance.spot_request_id:
         return Decision(iid, Reason.NOT_STOPPABLE, "Spot instance without a Spot request id")
-    since = now - instance.launch_time
-    if since < timedelta(minutes=settings.grace_minutes):
-        minutes = max(since.total_seconds(), 0) / 60
-        return Decision(iid, Reason.GRACE, f"started {minutes:.0f} min ago (< {settings.grace_minutes})")
-    return None
+    return in_grace(iid, instance.launch_time, grace_minutes=settings.grace_minutes, now=now, what="started")
 
 
 def judge(instance_id: str, series: Series, window: Window, threshold_percent: float) -> Decision:
     """idle (reason None), busy or no_metrics, from the datapoints of one instance."""
-    in_window = [(window.bucket_of(ts), value) for ts, value in series.points]
+    in_window = [(window.bucket_of_start(ts), value) for ts, value in series.points]
     values = [value for bucket, value in in_window if bucket is not None]
     buckets = {bucket for bucket, _ in in_window if bucket is not None}
     expected = window.expected_points
-    peak = max(values) if values else None
-    facts = {"max_percent": peak, "points": len(buckets), "expected_points": expected}
-    if peak is not None and peak >= threshold_percent:
-        return Decision(instance_id, Reason.BUSY, f"peak {peak:g}% >= {threshold_percent:g}%", **facts)
-    if not series.complete:
-        return Decision(instance_id, Reason.NO_METRICS, "CloudWatch returned partial data", **facts)
-    if len(buckets) < expected:
-        detail = f"{len(buckets)} of {expected} periods have data"
-        return Decision(instance_id, Reason.NO_METRICS, detail, **facts)
-    detail = f"peak {peak:g}% < {threshold_percent:g}% in all {expected} periods"
-    return Decision(instance_id, None, detail, **facts)
+
+    def objections() -> Iterator[tuple[Reason, str]]:
+        if not series.complete:
+            yield Reason.NO_METRICS, "CloudWatch returned partial data"
+        if len(buckets) < expected:
+            yield Reason.NO_METRICS, f"{len(buckets)} of {expected} periods have data"
+
+    return verdict(
+        instance_id,
+        peak=max(values) if values else None,
+        threshold=threshold_percent,
+        points=len(buckets),
+        expected=expected,
+        objections=objections(),
+    )
 
 
 def spot_check(decision: Decision, instance: Instance, request_types: Mapping[str, str]) -> Decision:
@@ -122,11 +92,6 @@ def spot_check(decision: Decision, instance: Instance, request_types: Mapping[st
     if kind == "persistent":
         return decision
     what = f"a {kind} Spot request" if kind else "a Spot request that could not be found"
-    return Decision(
-        decision.instance_id,
-        Reason.NOT_STOPPABLE,
-        f"idle, but runs on {what}; only persistent Spot requests can be stopped",
-        decision.max_percent,
-        decision.points,
-        decision.expected_points,
+    return decision.overruled(
+        Reason.NOT_STOPPABLE, f"idle, but runs on {what}; only persistent Spot requests can be stopped"
     )

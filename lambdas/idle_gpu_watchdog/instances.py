@@ -34,6 +34,14 @@ class Instance:
     tags: Mapping[str, str] = field(default_factory=dict)
 
     @property
+    def key(self) -> str:
+        return self.instance_id
+
+    @property
+    def type_name(self) -> str:
+        return self.instance_type
+
+    @property
     def managed_by(self) -> str | None:
         """The Auto Scaling group or fleet that would replace this instance if stopped."""
         for key in (ASG_TAG, *FLEET_TAGS):

@@ -13,39 +13,25 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
+from ..watchdog_core.window import Window, window_for
 from .instances import Instance
 from .settings import Settings
 
+__all__ = [
+    "MAX_QUERIES_PER_CALL",
+    "Series",
+    "Window",
+    "build_queries",
+    "collect_results",
+    "fetch_utilization",
+    "window_for",
+]
+
 MAX_QUERIES_PER_CALL = 500  # GetMetricData's limit on MetricDataQueries
 STATISTIC = "Maximum"
-
-
-@dataclass(frozen=True)
-class Window:
-    start: datetime
-    end: datetime
-    period_seconds: int
-
-    @property
-    def expected_points(self) -> int:
-        return int((self.end - self.start).total_seconds()) // self.period_seconds
-
-    def bucket_of(self, timestamp: datetime) -> int | None:
-        """Index of the period bucket a timestamp falls in, or None when outside the window."""
-        if not self.start <= timestamp < self.end:
-            return None
-        return int((timestamp - self.start).total_seconds()) // self.period_seconds
-
-
-def window_for(now: datetime, settings: Settings) -> Window:
-    """The idle window: IDLE_MINUTES of whole periods ending at the last boundary before now."""
-    period = settings.metric_period_seconds
-    epoch_seconds = int(now.timestamp())
-    end = now - timedelta(seconds=epoch_seconds % period, microseconds=now.microsecond)
-    return Window(start=end - timedelta(seconds=settings.window_seconds), end=end, period_seconds=period)
 
 
 @dataclass(frozen=True)

@@ -6,54 +6,48 @@ to the dead-letter queue and Lambda's Errors metric rises), rather than running
 with a guessed default. An empty string counts as unset.
 
 The first nine variables are the project's watchdog contract (docs/reference.md); the
-rest refine it and default to the safe choice.
+rest refine it and default to the safe choice. The reader and the variables both clouds
+share are the core's (`lambdas/watchdog_core/settings.py`).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-_TRUE = frozenset({"true", "1", "yes", "on"})
-_FALSE = frozenset({"false", "0", "no", "off"})
+from ..watchdog_core.settings import (
+    Reader,
+    SettingsError,
+    WatchdogSettings,
+    default_period_seconds,
+    flag,
+)
+
+__all__ = ["Settings", "SettingsError", "default_period_seconds", "scope_tag_ok", "tag_text_ok"]
+
 _NAMESPACE_RE = re.compile(r"^[A-Za-z0-9.\-_/#:]{1,255}$")
 _FAMILY_RE = re.compile(r"^[a-z][a-z0-9-]*$")
 
 
-class SettingsError(ValueError):
-    """One or more environment variables are invalid."""
-
-
 @dataclass(frozen=True, kw_only=True)
-class Settings:
-    # The contract's first nine (docs/reference.md)
+class Settings(WatchdogSettings):
+    # The contract's first nine (docs/reference.md); the rest of them are WatchdogSettings'
     tag_key: str = "AutoShutdown"
-    tag_value: str = "true"
-    idle_minutes: int = 30
-    util_threshold_percent: float = 5.0
-    grace_minutes: int = 60
     metric_namespace: str = "CWAgent"
     metric_name: str = "nvidia_smi_utilization_gpu"
-    dry_run: bool = False
     sns_topic_arn: str | None = None
     # Refinements
     neuron_metric_namespace: str = "CWAgent"
     neuron_metric_name: str = "neuroncore_utilization"
     neuron_families: tuple[str, ...] = ("inf1", "inf2", "trn1", "trn1n", "trn2", "trn2u")
-    metric_period_seconds: int = 300
     exclude_tag_key: str = "AutoShutdownExcludeUntil"
-    stop_reserved_capacity: bool = False
     summary_namespace: str = "InferenceInfra/IdleWatchdog"
     # More tags an instance must carry to be a candidate (the stack's, e.g. Environment=prod): the role's
     # stop permission carries the same condition, so the watchdog never tries another stack's instance.
     scope_tags: tuple[tuple[str, str], ...] = ()
-
-    @property
-    def window_seconds(self) -> int:
-        return self.idle_minutes * 60
 
     def uses_neuron_metric(self, instance_type: str) -> bool:
         return instance_type.split(".", 1)[0] in self.neuron_families
@@ -82,9 +76,7 @@ class Settings:
             "summary_namespace": reader.namespace("SUMMARY_METRIC_NAMESPACE", cls.summary_namespace),
             "scope_tags": reader.tags("SCOPE_TAGS"),
         }
-        default_period = default_period_seconds(values["idle_minutes"] or cls.idle_minutes)
-        values["metric_period_seconds"] = reader.integer("METRIC_PERIOD_SECONDS", default_period, minimum=60)
-        reader.check_window(values["idle_minutes"], values["metric_period_seconds"])
+        values["metric_period_seconds"] = reader.period(values["idle_minutes"], cls.idle_minutes)
         if values["summary_namespace"] and values["summary_namespace"].startswith("AWS/"):
             reader.problem("SUMMARY_METRIC_NAMESPACE", "must not start with 'AWS/' (reserved by AWS)")
         reader.raise_if_any()
@@ -93,20 +85,16 @@ class Settings:
     def as_env(self) -> dict[str, str]:
         """The environment that reproduces these settings (what a deployment sets)."""
         env = {
-            "TAG_KEY": self.tag_key,
-            "TAG_VALUE": self.tag_value,
-            "IDLE_MINUTES": str(self.idle_minutes),
-            "UTIL_THRESHOLD_PERCENT": _number(self.util_threshold_percent),
-            "GRACE_MINUTES": str(self.grace_minutes),
+            **self.opt_in_env(),
             "METRIC_NAMESPACE": self.metric_namespace,
             "METRIC_NAME": self.metric_name,
-            "DRY_RUN": "true" if self.dry_run else "false",
+            "DRY_RUN": flag(self.dry_run),
             "NEURON_METRIC_NAMESPACE": self.neuron_metric_namespace,
             "NEURON_METRIC_NAME": self.neuron_metric_name,
             "NEURON_INSTANCE_FAMILIES": ",".join(self.neuron_families),
             "METRIC_PERIOD_SECONDS": str(self.metric_period_seconds),
             "EXCLUDE_TAG_KEY": self.exclude_tag_key,
-            "STOP_RESERVED_CAPACITY": "true" if self.stop_reserved_capacity else "false",
+            "STOP_RESERVED_CAPACITY": flag(self.stop_reserved_capacity),
             "SUMMARY_METRIC_NAMESPACE": self.summary_namespace,
         }
         if self.sns_topic_arn:
@@ -139,90 +127,22 @@ def scope_tag_ok(key: object, value: object) -> bool:
     return tag_text_ok(key, 128) and not str(key).lower().startswith("aws:") and tag_text_ok(value, 256)
 
 
-def default_period_seconds(idle_minutes: int) -> int:
-    """5-minute buckets when they tile the window (robust to a missed sample), else 1-minute."""
-    return 300 if idle_minutes % 5 == 0 else 60
-
-
-def _number(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else repr(float(value))
-
-
 def _is_sns_arn(value: str) -> bool:
     parts = value.split(":")
     return len(parts) == 6 and parts[0] == "arn" and parts[2] == "sns" and bool(parts[5])
 
 
-class _Reader:
-    def __init__(self, env: Mapping[str, str]) -> None:
-        self._env = env
-        self._problems: list[str] = []
-
-    def problem(self, name: str, allowed: str) -> None:
-        self._problems.append(f"{name}={self._env.get(name, '')!r} {allowed}")
-
-    def raise_if_any(self) -> None:
-        if self._problems:
-            raise SettingsError("invalid watchdog environment: " + "; ".join(self._problems) + ".")
-
-    def _raw(self, name: str) -> str | None:
-        value = self._env.get(name)
-        return value.strip() if value is not None and value.strip() else None
-
-    def text(self, name: str, default: str) -> str:
-        return self._raw(name) or default
-
-    def optional(self, name: str, valid: Callable[[str], bool], what: str) -> str | None:
-        raw = self._raw(name)
-        if raw is not None and not valid(raw):
-            self.problem(name, f"must be {what}")
-        return raw
-
-    def integer(self, name: str, default: int, *, minimum: int) -> int:
-        raw = self._raw(name)
-        if raw is None:
-            return default
-        try:
-            value = int(raw)
-        except ValueError:
-            value = minimum - 1
-        if value < minimum:
-            self.problem(name, f"must be a whole number >= {minimum}")
-            return 0
-        return value
-
-    def percent(self, name: str, default: float) -> float:
-        raw = self._raw(name)
-        if raw is None:
-            return default
-        try:
-            value = float(raw)
-        except ValueError:
-            value = -1.0
-        if not 0 < value <= 100:
-            self.problem(name, "must be a number above 0 and at most 100 (percent)")
-            return default
-        return value
-
-    def boolean(self, name: str, default: bool) -> bool:
-        raw = self._raw(name)
-        if raw is None:
-            return default
-        if raw.lower() in _TRUE:
-            return True
-        if raw.lower() in _FALSE:
-            return False
-        self.problem(name, "must be true or false")
-        return default
+class _Reader(Reader):
+    """The shared reader, with what only AWS values need."""
 
     def namespace(self, name: str, default: str) -> str:
-        raw = self._raw(name) or default
+        raw = self.raw(name) or default
         if not _NAMESPACE_RE.match(raw):
             self.problem(name, "must be a CloudWatch namespace (letters, digits and . - _ / # :)")
         return raw
 
     def families(self, name: str, default: tuple[str, ...]) -> tuple[str, ...]:
-        raw = self._raw(name)
+        raw = self.raw(name)
         if raw is None:
             return default
         items = tuple(part.strip() for part in raw.split(",") if part.strip())
@@ -233,7 +153,7 @@ class _Reader:
 
     def tags(self, name: str) -> tuple[tuple[str, str], ...]:
         """A JSON object of tag key -> value (at most MAX_SCOPE_TAGS), sorted by key."""
-        raw = self._raw(name)
+        raw = self.raw(name)
         if raw is None:
             return ()
         try:
@@ -252,14 +172,3 @@ class _Reader:
             )
             return ()
         return tuple(sorted(value.items()))
-
-    def check_window(self, idle_minutes: int, period: int) -> None:
-        if not idle_minutes or not period:
-            return  # already reported
-        if period % 60:
-            self.problem("METRIC_PERIOD_SECONDS", "must be a multiple of 60")
-        elif (idle_minutes * 60) % period:
-            self.problem(
-                "METRIC_PERIOD_SECONDS",
-                f"must divide the idle window (IDLE_MINUTES={idle_minutes} is {idle_minutes * 60} s)",
-            )

@@ -1,4 +1,5 @@
-"""One watchdog run: list, measure, decide, stop, report. AWS clients and the clock come in.
+"""One watchdog run on AWS: the shared loop (`lambdas/watchdog_core/loop.py`) with EC2 and CloudWatch.
+AWS clients and the clock come in.
 
 Calls per run, for N tagged running instances of which K pass the metric-free
 checks and I end up idle: ceil(N/1000) DescribeInstances pages,
@@ -10,24 +11,24 @@ one PutMetricData and at most one SNS Publish.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from .actions import StopOutcome, stop_instances
-from .decide import Decision, Reason, judge, precheck, spot_check
+from ..watchdog_core import loop
+from ..watchdog_core.loop import ReportError, StopOutcome
+from .actions import stop_instances
+from .decide import Decision, judge, precheck, spot_check
 from .instances import Instance, list_candidates, spot_request_types
-from .metrics import Window, fetch_utilization, window_for
+from .metrics import Window, fetch_utilization
 from .prices import PriceTable
 from .report import JsonLog, RunResult, decision_fields, needs_notice, sns_message, summary_metric_data
 from .settings import Settings
 
-
-class ReportError(RuntimeError):
-    """The run decided and acted, but its summary metric or SNS notice could not be sent."""
+__all__ = ["Clients", "ReportError", "decide_all", "run"]
 
 
 @dataclass(frozen=True)
@@ -47,50 +48,14 @@ def run(
     function_name: str = "idle-gpu-watchdog",
     region: str | None = None,
 ) -> RunResult:
-    if now.tzinfo is None:
-        raise ValueError("now must be timezone-aware (UTC)")
-    prices = prices or PriceTable()
-    log = log or JsonLog()
-    window = window_for(now, settings)
-    instances = list_candidates(clients.ec2, settings)
-    decisions = decide_all(instances, settings, clients, now=now, window=window)
-
-    idle_ids = [i.instance_id for i in instances if decisions[i.instance_id].idle]
-    outcome = StopOutcome() if settings.dry_run else stop_instances(clients.ec2, idle_ids)
-    for instance_id, why in outcome.refused.items():
-        old = decisions[instance_id]
-        decisions[instance_id] = Decision(
-            instance_id, Reason.NOT_STOPPABLE, f"StopInstances refused: {why}", *_facts(old)
-        )
-
-    result = _result(instances, decisions, outcome, settings, prices, log)
-    log.write(
-        "summary",
-        **{k: v for k, v in result.as_dict().items() if k not in ("idle", "stopped", "skipped", "failed")},
-        idle=len(result.idle),
-        stopped=len(result.stopped),
-        failed=len(result.failed),
-        skipped={r.value: len(ids) for r, ids in result.skipped.items()},
-        window_start=window.start.isoformat(),
-        window_end=window.end.isoformat(),
-        period_seconds=window.period_seconds,
-        price_basis=prices.basis,
-    )
-    _report(result, settings, clients, now=now, log=log, function_name=function_name, region=region)
-    return result
+    cloud = _Aws(settings, clients, function_name=function_name, region=region)
+    return loop.run(cloud, settings, now=now, prices=prices or PriceTable(), log=log or JsonLog())
 
 
 def decide_all(
     instances: Sequence[Instance], settings: Settings, clients: Clients, *, now: datetime, window: Window
 ) -> dict[str, Decision]:
-    decisions: dict[str, Decision] = {}
-    to_measure = []
-    for instance in instances:
-        early = precheck(instance, settings, now)
-        if early is not None:
-            decisions[instance.instance_id] = early
-        else:
-            to_measure.append(instance)
+    decisions, to_measure = loop.prechecked(instances, lambda i: precheck(i, settings, now))
     if to_measure:
         series = fetch_utilization(clients.cloudwatch, to_measure, settings, window)
         for instance in to_measure:
@@ -105,73 +70,51 @@ def decide_all(
     return decisions
 
 
-def _facts(decision: Decision) -> tuple[float | None, int | None, int | None]:
-    return decision.max_percent, decision.points, decision.expected_points
+@dataclass
+class _Aws:
+    """EC2 instances, CloudWatch metrics, StopInstances, a summary metric and SNS (loop.Cloud)."""
 
+    settings: Settings
+    clients: Clients
+    function_name: str
+    region: str | None
+    refusal: str = "StopInstances refused: "
+    type_field: str = "instance_types"
 
-def _result(
-    instances: Sequence[Instance],
-    decisions: dict[str, Decision],
-    outcome: StopOutcome,
-    settings: Settings,
-    prices: PriceTable,
-    log: JsonLog,
-) -> RunResult:
-    stopped = set(outcome.stopped)
-    skipped: dict[Reason, list[str]] = {reason: [] for reason in Reason}
-    result = RunResult(checked=len(instances), idle=[], stopped=[], dry_run=settings.dry_run, skipped=skipped)
-    unpriced: set[str] = set()
-    for instance in instances:
-        decision = decisions[instance.instance_id]
-        hourly = prices.hourly_usd(instance)
-        error = outcome.failed.get(instance.instance_id) or outcome.refused.get(instance.instance_id)
-        if decision.reason is not None:
-            skipped[decision.reason].append(instance.instance_id)
-            action = "skip"
-        else:
-            result.idle.append(instance.instance_id)
-            if settings.dry_run:
-                action = "would_stop"
-            elif instance.instance_id in stopped:
-                action = "stopped"
-                result.stopped.append(instance.instance_id)
-            else:
-                action = "stop_failed"
-                result.failed.append(instance.instance_id)
-            if action in ("would_stop", "stopped"):
-                result.estimated_hourly_saving_usd += hourly or 0.0
-                if hourly is None:
-                    unpriced.add(instance.instance_type)
-        fields = decision_fields(decision, instance, action=action, error=error, saving=hourly)
-        log.write("decision", **fields)
-    if unpriced:
-        log.write("unpriced_types", instance_types=sorted(unpriced), basis=prices.basis)
-    return result
+    def candidates(self, log: JsonLog) -> list[Instance]:
+        return list_candidates(self.clients.ec2, self.settings)
 
+    def decide(
+        self, targets: Sequence[Instance], *, now: datetime, window: Window, log: JsonLog
+    ) -> dict[str, Decision]:
+        return decide_all(targets, self.settings, self.clients, now=now, window=window)
 
-def _report(
-    result: RunResult,
-    settings: Settings,
-    clients: Clients,
-    *,
-    now: datetime,
-    log: JsonLog,
-    function_name: str,
-    region: str | None,
-) -> None:
-    errors = []
-    try:
-        clients.cloudwatch.put_metric_data(
-            Namespace=settings.summary_namespace, MetricData=summary_metric_data(result, now)
-        )
-    except (ClientError, BotoCoreError) as error:
-        errors.append(f"PutMetricData: {error}")
-    if settings.sns_topic_arn and clients.sns is not None and needs_notice(result):
-        subject, body = sns_message(result, function=function_name, region=region)
+    def stop(self, idle: Sequence[Instance]) -> StopOutcome:
+        return stop_instances(self.clients.ec2, [i.instance_id for i in idle])
+
+    def decision_fields(
+        self, decision: Decision, target: Instance, *, action: str, error: str | None, saving: float | None
+    ) -> Mapping[str, Any]:
+        return decision_fields(decision, target, action=action, error=error, saving=saving)
+
+    def summary_fields(self, outcome: StopOutcome) -> Mapping[str, Any]:
+        return {}
+
+    def report(self, result: RunResult, *, now: datetime, log: JsonLog) -> None:
+        """The summary metric, then SNS; either failing fails the run (after the stops)."""
+        errors = []
         try:
-            clients.sns.publish(TopicArn=settings.sns_topic_arn, Subject=subject, Message=body)
+            self.clients.cloudwatch.put_metric_data(
+                Namespace=self.settings.summary_namespace, MetricData=summary_metric_data(result, now)
+            )
         except (ClientError, BotoCoreError) as error:
-            errors.append(f"SNS Publish: {error}")
-    if errors:
-        log.write("report_failed", errors=errors)
-        raise ReportError("; ".join(errors))
+            errors.append(f"PutMetricData: {error}")
+        if self.settings.sns_topic_arn and self.clients.sns is not None and needs_notice(result):
+            subject, body = sns_message(result, function=self.function_name, region=self.region)
+            try:
+                self.clients.sns.publish(TopicArn=self.settings.sns_topic_arn, Subject=subject, Message=body)
+            except (ClientError, BotoCoreError) as error:
+                errors.append(f"SNS Publish: {error}")
+        if errors:
+            log.write("report_failed", errors=errors)
+            raise ReportError("; ".join(errors))

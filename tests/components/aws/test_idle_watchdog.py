@@ -197,7 +197,12 @@ def test_idle_watchdog_function_is_single_flight_traced_and_logged(plan_of):
     assert function["reservedConcurrentExecutions"] == 1
     assert function["tracingConfig"] == {"mode": "Active"}
     assert function["runtime"] == "python3.13"
-    assert function["handler"] == HANDLER == "idle_gpu_watchdog.handler.handler"
+    # the package under lambdas/ beside the shared core (components/function_source.py); the runtime
+    # imports everything before the last dot (awslambdaric/bootstrap.py `_get_handler`, 4.0.1)
+    assert function["handler"] == HANDLER == "lambdas.idle_gpu_watchdog.handler.handler"
+    # CreateFunction's Handler: at most 128 characters, no whitespace (Lambda API reference,
+    # CreateFunction; terraform-provider-aws checks the length since hashicorp/terraform-provider-aws#12411)
+    assert re.fullmatch(r"\S{1,128}", HANDLER)
     assert logs["retentionInDays"] == 14
     assert logs["namePrefix"] == "/aws/lambda/watchdog-"
     assert function["loggingConfig"]["logFormat"] == "Text"  # the JSON lines pass through unwrapped
@@ -259,10 +264,13 @@ def test_idle_watchdog_without_a_topic_sets_no_topic_and_no_publish_permission(p
 def test_idle_watchdog_packages_every_module_and_a_price_table(plan_of):
     IdleGpuWatchdog("watchdog", IdleGpuWatchdogArgs(region="us-east-1"))
     assets = plan_of().one(FUNCTION).props["code"]["assets"]
-    modules = {f"idle_gpu_watchdog/{p.name}" for p in LAMBDA_DIR.glob("*.py")}
-    assert set(assets) == modules | {"idle_gpu_watchdog/prices.json"}
-    assert "idle_gpu_watchdog/handler.py" in assets
-    prices = parse_prices(json.loads(assets["idle_gpu_watchdog/prices.json"]["text"]))
+    modules = {f"lambdas/idle_gpu_watchdog/{p.name}" for p in LAMBDA_DIR.glob("*.py")}
+    core = {f"lambdas/watchdog_core/{p.name}" for p in (LAMBDA_DIR.parent / "watchdog_core").glob("*.py")}
+    assert set(assets) == modules | core | {"lambdas/__init__.py", "lambdas/idle_gpu_watchdog/prices.json"}
+    assert "lambdas/idle_gpu_watchdog/handler.py" in assets
+    assert "lambdas/watchdog_core/loop.py" in assets
+    assert not any(name.startswith(("lambdas/spot_drain", "lambdas/pool_asleep")) for name in assets)
+    prices = parse_prices(json.loads(assets["lambdas/idle_gpu_watchdog/prices.json"]["text"]))
     assert prices.region == "us-east-1"
     assert set(prices.on_demand) == {i.name for i in instance_types(Cloud.AWS)}
 
@@ -285,10 +293,10 @@ def test_idle_watchdog_package_runs_alone(tmp_path):
             asset.text if isinstance(asset, pulumi.StringAsset) else Path(asset.path).read_text()
         )
     probe = (
-        "import sys, idle_gpu_watchdog.handler as h\n"
-        "from idle_gpu_watchdog.prices import load_prices\n"
+        "import sys, lambdas.idle_gpu_watchdog.handler as h\n"
+        "from lambdas.idle_gpu_watchdog.prices import load_prices\n"
         "assert h.__file__.startswith(sys.argv[1]), h.__file__\n"
-        "ours = sorted(m for m in sys.modules if m.split('.')[0] in ('components', 'lambdas'))\n"
+        "ours = sorted(m for m in sys.modules if m.split('.')[0] in ('components', 'inference_infra'))\n"
         "print(load_prices().region, ours)\n"
     )
     done = subprocess.run(

@@ -114,15 +114,22 @@ def test_gcp_idle_watchdog_source_bucket_is_private_and_the_object_name_follows_
 
 def test_gcp_idle_watchdog_source_has_main_requirements_and_every_module():
     files = source_files(price_table("us-central1"))
-    assert files["main.py"].decode().startswith(f"from {PACKAGE}.handler import handler")
+    assert files["main.py"].decode().startswith(f"from lambdas.{PACKAGE}.handler import handler")
     requirements = files["requirements.txt"].decode()
     assert "google-cloud-compute" in requirements
     assert "google-cloud-tpu" in requirements
-    modules = {p.rsplit("/", 1)[-1] for p in files if p.startswith(f"{PACKAGE}/") and p.endswith(".py")}
+    modules = {
+        p.rsplit("/", 1)[-1] for p in files if p.startswith(f"lambdas/{PACKAGE}/") and p.endswith(".py")
+    }
     from pathlib import Path
 
     assert modules == {p.name for p in Path(gcp_idle_watchdog.__file__).parent.glob("*.py")}
-    table = parse_prices(json.loads(files[f"{PACKAGE}/prices.json"]))
+    core = {p.rsplit("/", 1)[-1] for p in files if p.startswith("lambdas/watchdog_core/")}
+    assert core == {
+        p.name for p in (Path(gcp_idle_watchdog.__file__).parent.parent / "watchdog_core").glob("*.py")
+    }
+    assert "lambdas/__init__.py" in files
+    table = parse_prices(json.loads(files[f"lambdas/{PACKAGE}/prices.json"]))
     assert table.on_demand["a3-highgpu-8g"] > 50
     assert table.on_demand["v5litepod-8"] > 5
     # the archive is importable as the function's runtime imports it
