@@ -9,7 +9,8 @@ plain objects, and this component registers them, all inputs checked first. Per 
   service account bound to that service account (Workload Identity), objectViewer on the model folder
   and secretAccessor on the key;
 - a ServiceAccount (no API token), a ConfigMap with the shared verifier, the fetcher and the metrics
-  proxy, a SecretProviderClass (the key as a file), a PriorityClass, a Deployment, a
+  proxy, a SecretProviderClass (the key as a file), a PriorityClass, a Deployment (a LeaderWorkerSet
+  when a replica spans several GPU hosts: pool_lws.py), a
   PodDisruptionBudget, a ClusterIP Service, a NetworkPolicy; an HTTPRoute with a gateway, a KEDA
   ScaledObject when elastic, a PodMonitor with a Prometheus, a read-only PV/PVC with a cache.
 
@@ -132,17 +133,30 @@ class KubernetesServingPool(pulumi.ComponentResource):
             )
             waits.append(self.cache_claim)
         after = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=waits))
-        deployment = render.deployment(name, args, plan, None)
+        workload = render.workload(name, args, plan, None)
         if isinstance(args.weights, S3Weights):
             prefix = args.weights.prefix.strip("/")
             spec: Any = pulumi.Output.from_input(args.weights.bucket_name).apply(
-                lambda bucket: render.deployment(name, args, plan, f"s3://{bucket}/{prefix}")["spec"]
+                lambda bucket: render.workload(name, args, plan, f"s3://{bucket}/{prefix}")["spec"]
             )
         else:
-            spec = render.deployment(name, args, plan, render.weights_source(args))["spec"]
-        self.deployment = k8s.apps.v1.Deployment(
-            f"{name}-engine", metadata=deployment["metadata"], spec=spec, opts=after
-        )
+            spec = render.workload(name, args, plan, render.weights_source(args))["spec"]
+        # The engine's workload: a Deployment, or a LeaderWorkerSet when a replica spans hosts (the
+        # cluster runs the LWS controller, as it runs KEDA and the CSI driver).
+        self.deployment: pulumi.CustomResource
+        if render.is_group(plan):
+            self.deployment = k8s.apiextensions.CustomResource(
+                f"{name}-engine",
+                api_version=render.lws.LWS_API_VERSION,
+                kind="LeaderWorkerSet",
+                metadata=workload["metadata"],
+                spec=spec,
+                opts=after,
+            )
+        else:
+            self.deployment = k8s.apps.v1.Deployment(
+                f"{name}-engine", metadata=workload["metadata"], spec=spec, opts=after
+            )
         self.pod_disruption_budget = k8s.policy.v1.PodDisruptionBudget(
             f"{name}-pdb", **_kw(render.pod_disruption_budget(name, args, plan)), opts=child
         )
@@ -191,6 +205,7 @@ class KubernetesServingPool(pulumi.ComponentResource):
                 "namespace": self.namespace,
                 "machine": plan.machine,
                 "replicas": render.replicas(plan),
+                "hosts_per_replica": plan.hosts_per_replica,
                 "identity": identity,
                 "latency": args.latency.value if args.latency is not None else None,
             }
