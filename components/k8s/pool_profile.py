@@ -168,6 +168,9 @@ class KubernetesPoolProfile:
             return None  # resolve says a pool serves a model
         if _multi_host(self.target, args.machine) is not None:
             return None  # input_problems refused it
+        hosts = args.hosts_per_replica
+        if self._hosts_problems(args) or (hosts is not None and hosts < 1):
+            return None  # input_problems (or the bounds check) refused hosts_per_replica
         return fleet_plan.MachineQuery(
             args.machine,
             spot_only=counts.modes() == [CapacityMode.SPOT],
