@@ -51,7 +51,7 @@ from inference_infra.components.planner.servable import (
     MULTI_HOST_FLAGS,
 )
 from inference_infra.components.serving.cold_start import WeightSource
-from inference_infra.components.serving.flags import option_names
+from inference_infra.components.serving.flags import engine_args, option_names
 from inference_infra.components.tagging import is_production, registered_cost_tags
 
 # The modes a cluster's node capacity is bought in (EKS managed node groups and Karpenter: on-demand,
@@ -313,7 +313,10 @@ class KubernetesPoolProfile:
                 f"{engines.tensor_parallel} GPU(s): tensor parallel {engines.tensor_parallel} per host, "
                 f"pipeline parallel {hosts} across hosts; {plan.counts.total} replica(s) = "
                 f"{plan.counts.total * hosts} nodes; every pod fetches and verifies the whole model folder "
-                "and loads its own stage"
+                "and loads its own stage",
+                f"{self.subject(name)}: every pod runs vllm serve "
+                f"{' '.join(engine_args(engines, 0, '<model folder>')[2:])} with --nnodes {hosts} "
+                "--node-rank <its index> --master-addr <the leader> (the workers --headless)",
             ]
         else:
             notes = [

@@ -56,6 +56,13 @@ def test_pool_lws_program_plans_as_written_and_passes_the_pack(planned):
         assert template["metadata"]["labels"]["cost-center"] == "ml-platform"
     assert capture.stack_outputs["hosts_per_replica"] == 2
     assert capture.stack_outputs["machine"] == "p5.48xlarge"
+    # plan's notes: the hosts per replica, the engine flags, the GPUs of the leader and of the workers
+    notes = " ".join(planned.notes())
+    assert "each replica is a LeaderWorkerSet group of 2 pods on 2 p5.48xlarge nodes" in notes
+    assert "--tensor-parallel-size 8 --pipeline-parallel-size 2" in notes
+    assert "nvidia.com/gpu: 8 per pod x 1 replica at spec.leaderWorkerTemplate.leaderTemplate.spec" in notes
+    workers = "nvidia.com/gpu: 8 per pod x 1 replica x 1 worker per group"
+    assert f"{workers} at spec.leaderWorkerTemplate.workerTemplate.spec" in notes
 
 
 def test_pool_lws_program_objects_match_their_schemas(planned):
