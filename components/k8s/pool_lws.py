@@ -66,10 +66,11 @@ GROUP_HOSTS_ENV = "INFERENCE_GROUP_HOSTS"
 GROUP_JOIN_ENV = "INFERENCE_GROUP_JOIN_SECONDS"
 LEADER_SCRIPT = (
     'echo "inference-infra: leader of a group of ${INFERENCE_GROUP_HOSTS} hosts; vllm serve waits up to '
-    '${INFERENCE_GROUP_JOIN_SECONDS}s for its workers at port ${MASTER_PORT} (a timeout restarts the group)" '
-    ">&2 && " + API_KEY_SCRIPT
+    "${INFERENCE_GROUP_JOIN_SECONDS}s for its workers at port ${INFERENCE_GROUP_PORT} "
+    '(a timeout restarts the group)" >&2 && ' + API_KEY_SCRIPT
 )
-MASTER_PORT_ENV = "MASTER_PORT"
+# Not torch's MASTER_PORT: no variable of torch.distributed's env:// rendezvous is set here.
+GROUP_PORT_ENV = "INFERENCE_GROUP_PORT"
 
 
 def join_seconds(cold_start: ColdStart | None) -> int:
@@ -106,7 +107,7 @@ def group_environment(hosts: int, timeout_seconds: int) -> list[dict[str, str]]:
     return [
         {"name": GROUP_HOSTS_ENV, "value": str(hosts)},
         {"name": GROUP_JOIN_ENV, "value": str(timeout_seconds)},
-        {"name": MASTER_PORT_ENV, "value": str(MASTER_PORT)},
+        {"name": GROUP_PORT_ENV, "value": str(MASTER_PORT)},
     ]
 
 

@@ -191,7 +191,7 @@ def test_pool_lws_leader_script_passes_shellcheck(tmp_path):
 
 def test_pool_lws_leader_script_logs_its_wait_and_never_starts_without_a_key(tmp_path):
     env = {"PATH": "/usr/bin:/bin", "INFERENCE_GROUP_HOSTS": "2", "INFERENCE_GROUP_JOIN_SECONDS": "1500"}
-    env["MASTER_PORT"] = "29501"
+    env["INFERENCE_GROUP_PORT"] = "29501"
     run = subprocess.run(
         ["/bin/sh", "-c", pool_lws.LEADER_SCRIPT, "engine", "/bin/echo", "served"],
         capture_output=True,
