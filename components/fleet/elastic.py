@@ -418,7 +418,13 @@ def plan_scaling(
             f" cold start (~{start.seconds:.0f} s); each warm machine used is replaced by one that"
             " initialises for a cold start, billed (set warm_pool_size to keep one)"
         )
-    tpot = decode_seconds_per_token(model, machine, serving.engines.pipeline_parallel)
+    hosts = serving.engines.pipeline_parallel
+    # A replica over several hosts (a Kubernetes LeaderWorkerSet group) decodes through its stages.
+    tpot = (
+        decode_seconds_per_token(model, machine)
+        if hosts == 1
+        else decode_seconds_per_token(model, machine, hosts)
+    )
     longest = (model.context_tokens - 1) * tpot
     drain = math.ceil(longest) + DRAIN_MARGIN_SECONDS
     if drain > MAX_DRAIN_SECONDS:
