@@ -17,6 +17,7 @@ import kubernetes_validate
 import pytest
 import yaml
 
+from inference_infra.components.catalog import AcceleratorFamily
 from inference_infra.components.k8s import pool_lws
 from inference_infra.components.k8s.pool_manifests import container_security, pool_objects
 from inference_infra.components.k8s.pool_nodes import pool_node_args
@@ -26,7 +27,8 @@ from inference_infra.components.serving.engines import EngineFamily
 from inference_infra.components.serving.flags import engine_args, option_table
 from tests.components.k8s.lws_cases import LWS_EKS, LWS_ELASTIC
 from tests.components.k8s.manifests import SCHEMAS, validate
-from tests.components.k8s.test_serving_pool_nodes import EKS_NODES, KARPENTER
+from tests.components.k8s.pool_cases import GKE_TPU
+from tests.components.k8s.test_serving_pool_nodes import EKS_NODES, GKE_NODES, KARPENTER
 
 LWS_TYPE = "kubernetes:leaderworkerset.x-k8s.io/v1:LeaderWorkerSet"
 NAME = "big"
@@ -299,3 +301,22 @@ def test_pool_lws_crd_file_is_the_vendored_one():
     assert (SCHEMAS / "leaderworkerset.x-k8s.io_leaderworkersets.yaml").exists()
     assert "kubernetes-sigs/lws v0.10.0" in (Path(SCHEMAS) / "SOURCES").read_text()
     assert pool_lws.LWS_VERSION == "v0.10.0"
+
+
+def test_pool_lws_on_gke_gpus_makes_hosts_times_replicas_nodes():
+    gke = replace(
+        GKE_TPU,
+        accelerator=AcceleratorFamily.NVIDIA_GPU,
+        model=LWS_EKS.model,
+        machine="a3-highgpu-8g",  # 8 x H100 80 GB
+        hosts_per_replica=2,
+        spot=1,
+    )
+    plan = plan_pool(NAME, gke)
+    assert plan.problems == ()
+    assert plan.hosts_per_replica == 2
+    ((_, pool),) = pool_node_args(NAME, GKE_NODES, plan)
+    assert (pool.machine_type, pool.spot, pool.max_nodes, pool.min_nodes) == ("a3-highgpu-8g", True, 2, 2)
+    objects = {o["kind"]: o for o in pool_objects(NAME, gke, plan)}
+    assert objects["LeaderWorkerSet"]["spec"]["leaderWorkerTemplate"]["size"] == 2
+    assert validate(objects["LeaderWorkerSet"]) == []
