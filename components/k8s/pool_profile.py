@@ -413,7 +413,7 @@ def replica_hosts_refusal(target: PoolTarget) -> str:
         )
     support = ENGINE_SUPPORT[target.family]
     return (
-        f"must be 1 on a {target.family.value} pool: the pool renders a multi-host engine for NVIDIA GPUs "
+        f"must be 1 on {target.family.value} pools: the pool renders a multi-host engine for NVIDIA GPUs "
         f"only (vLLM's multiprocessing executor across nodes); {support.engine} is served on one "
         f"instance's devices ({support.hosts_why}); pick a larger machine"
     )

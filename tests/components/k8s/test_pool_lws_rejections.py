@@ -36,7 +36,7 @@ def test_pool_lws_rejects_hosts_on_a_neuron_pool():
     args = replace(EKS, accelerator=AcceleratorFamily.AWS_NEURON, hosts_per_replica=2)
     ((key, value, allowed),) = _problems(args)
     assert (key, value) == ("hosts_per_replica", 2)
-    assert "must be 1 on a aws-neuron pool" in allowed
+    assert "must be 1 on aws-neuron pools" in allowed
     assert "vLLM 0.9.1 (Neuron)" in allowed
 
 
