@@ -529,9 +529,30 @@ def models_volume(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -
             "name": "models",
             "persistentVolumeClaim": {"claimName": f"{name}-model-cache", "readOnly": True},
         }
+    return {"name": "models", "emptyDir": {"sizeLimit": f"{models_gib(plan)}Gi"}}
+
+
+def models_gib(plan: FleetPlan) -> int:
+    """The weights plus a tenth and 2 GiB for the tokenizer, configs and the manifest (node ephemeral
+    storage): the models emptyDir's size limit."""
     gib = plan.cold_start.weights_gib if plan.cold_start is not None else 0
-    # The weights plus a tenth and 2 GiB for the tokenizer, configs and the manifest (node ephemeral storage).
-    return {"name": "models", "emptyDir": {"sizeLimit": f"{math.ceil(gib * 1.1) + 2}Gi"}}
+    return math.ceil(gib * 1.1) + 2
+
+
+# What a node's disk holds besides the pods' emptyDirs: the OS, the kubelet's and the container runtime's
+# state and the engine image unpacked (vLLM's CUDA image is several GiB compressed, about three times
+# that unpacked). Our estimate (2026-12-02), not a measurement.
+NODE_DISK_RESERVE_GIB = 60
+
+
+def node_disk_gib(args: KubernetesServingPoolArgs, plan: FleetPlan) -> int | None:
+    """The node disk the pool's pods need at least: each pod's weights emptyDir (fetched: a ModelCache
+    writes none), times the pods on a node, plus NODE_DISK_RESERVE_GIB. /tmp's emptyDir is a ceiling
+    (compile caches), not counted. None without engines."""
+    if plan.engines is None:
+        return None
+    weights = 0 if isinstance(args.weights, ModelCache) else models_gib(plan)
+    return weights * pods_per_machine(plan) + NODE_DISK_RESERVE_GIB
 
 
 def cache_volume(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -> dict[str, Any]:

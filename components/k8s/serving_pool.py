@@ -36,7 +36,7 @@ from inference_infra.components.fleet.plan import FleetPlan
 from inference_infra.components.gcp.node_args import GcsWeights
 from inference_infra.components.gcp.service_account import model_prefixes, prefix_condition
 from inference_infra.components.k8s import pool_manifests as render
-from inference_infra.components.k8s.pool_nodes import pool_node_args, pool_node_problems
+from inference_infra.components.k8s.pool_nodes import PoolGkeNodePools, pool_node_args, pool_node_problems
 from inference_infra.components.k8s.pool_profile import plan_pool
 from inference_infra.components.k8s.serving_pool_args import KubernetesServingPoolArgs
 from inference_infra.components.validation import input_problems
@@ -53,7 +53,33 @@ def pool_problems(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -
     """The plan's problems, then (once it plans) those of the node capacity it gives `nodes`."""
     if plan.problems:
         return list(plan.problems)
-    return pool_node_problems(name, args.nodes, plan, args.cluster.cloud)
+    return pool_node_problems(name, args.nodes, plan, args.cluster.cloud) + node_disk_problems(args, plan)
+
+
+def node_disk_problems(args: KubernetesServingPoolArgs, plan: FleetPlan) -> list[Problem]:
+    """The pool's own nodes' disk holds what its pods write there (pool_manifests.node_disk_gib): the
+    kubelet evicts a pod whose emptyDir outgrows the node's ephemeral storage, mid-download."""
+    if args.nodes is None:
+        return []
+    needed = render.node_disk_gib(args, plan)
+    key, size = (
+        ("disk_size_gib", args.nodes.disk_size_gib)
+        if isinstance(args.nodes, PoolGkeNodePools)
+        else ("root_volume_gib", args.nodes.root_volume_gib)
+    )
+    if needed is None or size >= needed:
+        return []
+    weights = 0 if render.weights_source(args) is None else render.models_gib(plan)
+    pods = render.pods_per_machine(plan)
+    return [
+        Problem(
+            f"nodes.{key}",
+            size,
+            f"must be at least {needed}: each of the {pods} pod(s) on a {plan.machine} node fetches "
+            f"{weights} GiB of weights onto it (an emptyDir), plus {render.NODE_DISK_RESERVE_GIB} GiB for "
+            "the OS and the engine image",
+        )
+    ]
 
 
 def pool_scripts() -> dict[str, str]:

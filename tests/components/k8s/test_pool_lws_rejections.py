@@ -15,6 +15,7 @@ from inference_infra.components.k8s.serving_pool import KubernetesServingPool, v
 from inference_infra.components.planner.servable import MAX_REPLICA_HOSTS
 from tests.components.k8s.lws_cases import BIG_MODEL, LWS_EKS
 from tests.components.k8s.pool_cases import EKS, GKE_TPU
+from tests.components.k8s.test_serving_pool_nodes import EKS_NODES
 
 
 def _problems(args, name="big"):
@@ -103,3 +104,17 @@ def test_pool_lws_hosts_one_keeps_a_deployment():
     assert plan.problems == ()
     assert plan.hosts_per_replica == 1
     assert plan.engines.pipeline_parallel == 1
+
+
+def test_pool_lws_rejects_node_disks_too_small_for_the_weights(plan_of):
+    # Every host fetches the whole folder: 756 GiB of weights into an emptyDir on each node's disk.
+    args = replace(LWS_EKS, nodes=EKS_NODES)
+    ((key, value, allowed),) = _problems(args)
+    assert (key, value) == ("nodes.root_volume_gib", 200)
+    assert allowed.startswith(
+        "must be at least 894: each of the 1 pod(s) on a p5.48xlarge node fetches 834 GiB"
+    )
+    with pytest.raises(InputError, match=r"nodes\.root_volume_gib 200 must be at least 894"):
+        KubernetesServingPool("big", args)
+    assert plan_of().custom == []
+    assert _problems(replace(args, nodes=replace(EKS_NODES, root_volume_gib=894))) == []
