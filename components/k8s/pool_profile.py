@@ -37,6 +37,7 @@ from inference_infra.components.fleet import plan as fleet_plan
 from inference_infra.components.fleet.plan import FleetPlan
 from inference_infra.components.gcp.fleet_common import weights_problems as gcs_weights_problems
 from inference_infra.components.gcp.node_args import GcsWeights
+from inference_infra.components.k8s.pool_lws import EPHEMERAL_PORTS, MASTER_PORT
 from inference_infra.components.k8s.serving_pool_args import (
     KubernetesServingPoolArgs,
     ModelCache,
@@ -324,7 +325,12 @@ class KubernetesPoolProfile:
                 f"{engines.tensor_parallel} accelerator(s) (tensor parallel {engines.tensor_parallel})"
             ]
         if args.cluster.cloud is Cloud.AWS:
-            notes.append(EKS_NETWORK_POLICY_NOTE.format(subject=self.subject(name)))
+            note = EKS_NETWORK_POLICY_NOTE.format(subject=self.subject(name))
+            if hosts > 1:
+                low, high = EPHEMERAL_PORTS
+                group = f"a group's pods to each other on {MASTER_PORT} and {low}-{high}"
+                note = note.replace("egress DNS and HTTPS)", f"egress DNS and HTTPS, {group})")
+            notes.append(note)
         return notes
 
 
