@@ -302,6 +302,12 @@ def validate_eks_node_groups(args: EksNodeGroupsArgs) -> list[Problem]:
             )
     problems += _reservation_problems(args)
     problems += _spot_type_problems(args)
+    odcr = args.reserved > 0 and args.reservation is not None and not args.reservation.capacity_block
+    problems += capacity_block_only_problems(
+        args.instance_type,
+        [field for field, n in (("on_demand", args.on_demand), ("spot", args.spot)) if n > 0]
+        + (["reserved (an On-Demand Capacity Reservation's)"] if odcr else []),
+    )
     if isinstance(args.kms_key_arn, str) and not _KMS_KEY.fullmatch(args.kms_key_arn):
         problems.append(
             Problem("kms_key_arn", args.kms_key_arn, "must be a KMS key or alias ARN (arn:aws:kms:...)")
@@ -318,7 +324,13 @@ def validate_eks_node_groups(args: EksNodeGroupsArgs) -> list[Problem]:
 
 
 def equivalent_type_problems(
-    pick_name: str, names: Sequence[str], field: str, region: str | None, *, spot: bool = True
+    pick_name: str,
+    names: Sequence[str],
+    field: str,
+    region: str | None,
+    *,
+    spot: bool = True,
+    on_demand: bool = False,
 ) -> list[Problem]:
     """Each of `names` must run the pick's pods unchanged (node_capacity_spot.spot_equivalence)."""
     pick = find_instance_type(pick_name, Cloud.AWS) if isinstance(pick_name, str) else None
@@ -330,10 +342,15 @@ def equivalent_type_problems(
         problems += found
         if pick is None or alt is None:
             continue
-        why = spot_equivalence(pick, alt, region, spot=spot)
+        why = spot_equivalence(pick, alt, region, spot=spot, on_demand=on_demand)
         if why is not None:
             fits = [t for t in spot_types(pick.name, None, region) if t != pick.name]
-            sold = ", sold as spot" if spot else ""
+            sold = "".join(
+                [
+                    ", sold as spot" if spot else "",
+                    ", sold on-demand (not Capacity Blocks only)" if on_demand else "",
+                ]
+            )
             problems.append(
                 Problem(
                     f"{field}[{i}]",
@@ -344,6 +361,22 @@ def equivalent_type_problems(
                 )
             )
     return problems
+
+
+def capacity_block_only_problems(instance_type: str, buying: Sequence[str]) -> list[Problem]:
+    """A type EC2 sells through Capacity Blocks only (the catalog's capacity_blocks_only: p5e.48xlarge)
+    cannot fill an on-demand or spot group: `buying` names the inputs that buy it that way."""
+    item = find_instance_type(instance_type, Cloud.AWS) if isinstance(instance_type, str) else None
+    if item is None or not item.capacity_blocks_only or not buying:
+        return []
+    return [
+        Problem(
+            "instance_type",
+            instance_type,
+            f"is sold through EC2 Capacity Blocks only, so {' and '.join(buying)} nodes of it cannot be "
+            "filled: run it as reserved nodes in a Capacity Block",
+        )
+    ]
 
 
 def _region_problems(region: str | None) -> list[Problem]:
@@ -577,6 +610,14 @@ def validate_karpenter_nodes(args: KarpenterNodesArgs) -> list[Problem]:
     _, found = _aws_type(args.instance_type, "instance_type", list(EKS_AMI_TYPES))
     problems += found
     problems += _region_problems(args.region)
+    problems += capacity_block_only_problems(
+        args.instance_type,
+        [
+            f"capacity_types {mode.value}"
+            for mode in (CapacityMode.ON_DEMAND, CapacityMode.SPOT)
+            if mode in list(args.capacity_types)
+        ],
+    )
     if args.alternative_instance_types is not None:
         problems += equivalent_type_problems(
             args.instance_type,
@@ -584,6 +625,7 @@ def validate_karpenter_nodes(args: KarpenterNodesArgs) -> list[Problem]:
             "alternative_instance_types",
             args.region,
             spot=CapacityMode.SPOT in list(args.capacity_types),
+            on_demand=CapacityMode.ON_DEMAND in list(args.capacity_types),
         )
     modes = list(args.capacity_types)
     if not modes or len(set(modes)) != len(modes):

@@ -57,9 +57,10 @@ def _spot_regions() -> frozenset[str]:
 
 
 def spot_equivalence(
-    pick: InstanceType, alt: InstanceType, region: str | None, *, spot: bool = True
+    pick: InstanceType, alt: InstanceType, region: str | None, *, spot: bool = True, on_demand: bool = False
 ) -> str | None:
-    """Why `alt` cannot stand in for `pick` (in a group that buys spot, when `spot`), or None when it can."""
+    """Why `alt` cannot stand in for `pick` (in a group that buys spot, when `spot`, and on-demand, when
+    `on_demand`), or None when it can."""
     if alt.accelerator != pick.accelerator or alt.accelerator_count != pick.accelerator_count:
         return (
             f"has {alt.accelerator_count} x {alt.accelerator}; the pick {pick.name} has "
@@ -76,6 +77,11 @@ def spot_equivalence(
             f"has {alt.vcpus} vCPUs and {alt.memory_gib:g} GiB, more than {SPOT_SIZE_FACTOR} times the "
             f"pick {pick.name}'s {pick.vcpus} and {pick.memory_gib:g} GiB (a dearer host for the same "
             "accelerators)"
+        )
+    if on_demand and alt.capacity_blocks_only:
+        return (
+            "is sold through EC2 Capacity Blocks only (the catalog's capacity_blocks_only), so an "
+            "on-demand launch of it cannot be filled"
         )
     if not spot:
         return None

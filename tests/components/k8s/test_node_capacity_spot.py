@@ -26,6 +26,7 @@ from inference_infra.components.fleet import CapacityMode
 from inference_infra.components.k8s.node_capacity import EksNodeGroups, KarpenterNodes
 from inference_infra.components.k8s.node_capacity_args import (
     EksNodeGroupsArgs,
+    EksReservation,
     KarpenterNodesArgs,
     NodeSubnet,
     eks_region,
@@ -269,10 +270,13 @@ def test_karpenter_pool_given_no_alternatives_keeps_the_pick_alone(plan_of):
     assert _instance_types_requirement(capture) == ["g6e.xlarge"]
 
 
-def test_karpenter_on_demand_alternative_need_not_be_sold_as_spot(plan_of):
+def test_karpenter_reserved_alternative_need_not_be_sold_as_spot(plan_of):
+    # a reserved-only pool launches into its reservations (a Capacity Block among them), so an alternative
+    # need not be sold as spot or on-demand: p5e.48xlarge is sold through Capacity Blocks only
     args = _karpenter(
         instance_type="p5en.48xlarge",
-        capacity_types=[CapacityMode.ON_DEMAND],
+        capacity_types=[CapacityMode.RESERVED],
+        capacity_reservation_ids=["cr-0123456789abcdef0"],
         alternative_instance_types=["p5e.48xlarge"],
     )
     capture = plan_of(KarpenterNodes("k", args))
@@ -281,3 +285,69 @@ def test_karpenter_on_demand_alternative_need_not_be_sold_as_spot(plan_of):
         KarpenterNodes(
             "k2", _karpenter(instance_type="p5en.48xlarge", alternative_instance_types=["p5e.48xlarge"])
         )
+
+
+def test_karpenter_rejects_a_capacity_blocks_only_alternative_in_an_on_demand_pool():
+    # the catalog's capacity_blocks_only: EC2 sells p5e.48xlarge through Capacity Blocks only, so an
+    # on-demand NodePool could never launch it (the fleet refuses it the same way: aws/fleet_args.py)
+    with pytest.raises(InputError) as raised:
+        KarpenterNodes(
+            "k",
+            _karpenter(
+                instance_type="p5en.48xlarge",
+                capacity_types=[CapacityMode.ON_DEMAND],
+                alternative_instance_types=["p5e.48xlarge"],
+            ),
+        )
+    assert "alternative_instance_types[0] 'p5e.48xlarge' is sold through EC2 Capacity Blocks only" in str(
+        raised.value
+    )
+
+
+@pytest.mark.parametrize(
+    "modes", [[CapacityMode.ON_DEMAND], [CapacityMode.SPOT], [CapacityMode.SPOT, CapacityMode.RESERVED]]
+)
+def test_karpenter_rejects_a_capacity_blocks_only_pick_bought_on_demand_or_spot(modes):
+    with pytest.raises(
+        InputError, match=r"instance_type 'p5e\.48xlarge' is sold through EC2 Capacity Blocks"
+    ):
+        KarpenterNodes(
+            "k",
+            _karpenter(
+                instance_type="p5e.48xlarge",
+                capacity_types=modes,
+                capacity_reservation_ids=["cr-0123456789abcdef0"] if CapacityMode.RESERVED in modes else [],
+            ),
+        )
+
+
+@pytest.mark.parametrize(
+    ("change", "buying"),
+    [
+        ({"spot": 1}, "spot nodes"),
+        ({"spot": 0, "on_demand": 1}, "on_demand nodes"),
+        (
+            {
+                "spot": 0,
+                "reserved": 1,
+                "reservation": EksReservation(target="cr-0123456789abcdef0", availability_zone="us-east-1a"),
+            },
+            "reserved (an On-Demand Capacity Reservation's) nodes",
+        ),
+    ],
+)
+def test_eks_node_groups_rejects_a_capacity_blocks_only_pick_outside_a_block(change, buying):
+    # a spot or on-demand group of p5e.48xlarge (Capacity Blocks only) would never get a node
+    with pytest.raises(InputError) as raised:
+        EksNodeGroups("bad", _args(instance_type="p5e.48xlarge", **change))
+    assert f"instance_type 'p5e.48xlarge' is sold through EC2 Capacity Blocks only, so {buying}" in str(
+        raised.value
+    )
+
+
+def test_eks_node_groups_runs_a_capacity_blocks_only_pick_in_its_block(plan_of):
+    block = EksReservation(target="cr-0123456789abcdef0", availability_zone="us-east-1a", capacity_block=True)
+    capture = plan_of(
+        EksNodeGroups("cb", _args(instance_type="p5e.48xlarge", spot=0, reserved=1, reservation=block))
+    )
+    assert capture.one(GROUP).props["capacityType"] == "CAPACITY_BLOCK"
