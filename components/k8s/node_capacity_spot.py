@@ -10,6 +10,8 @@ Auto Scaling group's spot allocation strategy (price-capacity-optimized for node
 
 A type may stand in for the pick only when the pick's pods run on it unchanged (`spot_equivalence`):
 
+- the **same CPU architecture** (`cpu_architecture`): a node group boots one AMI type, x86_64 or arm64,
+  on every type it launches, and the engine's image is built for the pick's;
 - the **same accelerator device** (catalog key) and the **same count per node**: the engine's flags
   were planned for the pick (tensor parallelism = the count, the memory ceiling a fraction of the
   device memory, the weight and KV-cache formats the device supports), so the same device in the same
@@ -28,6 +30,7 @@ hosts); a user's own list is held to the same rules.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from inference_infra.components.catalog import Cloud, InstanceType, find_instance_type, instance_types
@@ -37,6 +40,7 @@ __all__ = [
     "EKS_MAX_INSTANCE_TYPES",
     "SPOT_DEFAULT_TYPES",
     "SPOT_SIZE_FACTOR",
+    "cpu_architecture",
     "spot_alternatives",
     "spot_equivalence",
 ]
@@ -49,6 +53,18 @@ EKS_MAX_INSTANCE_TYPES = 20
 SPOT_DEFAULT_TYPES = 5
 # An alternative's vCPUs and memory are at most this many times the pick's.
 SPOT_SIZE_FACTOR = 4
+
+
+# EC2's type names: a "g" right after the generation digit is an AWS Graviton (arm64) processor
+# (g5g, c7gn, m6gd); "i" Intel and "a" AMD are x86_64 (Amazon EC2 Instance Types guide, "Instance type
+# naming conventions", read 2026-12-02). The node group's AMI type is x86_64 (EKS_AMI_TYPES), so an
+# arm64 stand-in could not boot it.
+_GRAVITON = re.compile(r"[a-z]+\d+g[a-z]*")
+
+
+def cpu_architecture(instance_type: str) -> str:
+    """'arm64' for a Graviton type (g5g.xlarge), else 'x86_64', read from the type's name."""
+    return "arm64" if _GRAVITON.fullmatch(instance_type.split(".", 1)[0]) else "x86_64"
 
 
 def _spot_regions() -> frozenset[str]:
@@ -66,6 +82,12 @@ def spot_equivalence(
             f"has {alt.accelerator_count} x {alt.accelerator}; the pick {pick.name} has "
             f"{pick.accelerator_count} x {pick.accelerator}, and its engine flags (tensor parallelism, "
             "memory ceiling, formats) hold only on the same device in the same number"
+        )
+    if cpu_architecture(alt.name) != cpu_architecture(pick.name):
+        arch, pick_arch = cpu_architecture(alt.name), cpu_architecture(pick.name)
+        return (
+            f"is an {arch} host; the pick {pick.name} is {pick_arch}, and the node group's AMI type and "
+            "the engine's image are built for one architecture"
         )
     if alt.vcpus < pick.vcpus or alt.memory_gib < pick.memory_gib:
         return (

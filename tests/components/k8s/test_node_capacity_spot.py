@@ -25,6 +25,7 @@ from inference_infra.components.errors import InputError
 from inference_infra.components.fleet import CapacityMode
 from inference_infra.components.k8s.node_capacity import EksNodeGroups, KarpenterNodes
 from inference_infra.components.k8s.node_capacity_args import (
+    EKS_AMI_TYPES,
     EksNodeGroupsArgs,
     EksReservation,
     KarpenterNodesArgs,
@@ -36,6 +37,7 @@ from inference_infra.components.k8s.node_capacity_rules import eks_node_group_ap
 from inference_infra.components.k8s.node_capacity_spot import (
     SPOT_DEFAULT_TYPES,
     SPOT_SIZE_FACTOR,
+    cpu_architecture,
     spot_alternatives,
     spot_equivalence,
 )
@@ -113,6 +115,27 @@ def test_spot_alternatives_keep_to_types_offered_as_spot_in_the_region():
     assert "has no spot offer in us-east-1" in spot_equivalence(pick, unlisted, "us-east-1")
     assert spot_equivalence(pick, unlisted, "eu-north-1") is None  # a region the snapshot does not cover
     assert spot_equivalence(pick, unlisted, None) is None
+
+
+def test_spot_equivalence_rejects_a_host_of_another_cpu_architecture():
+    # g5g (Graviton, arm64) carries T4G GPUs; were the catalog to hold a Graviton row of the pick's device,
+    # it still could not stand in: the group's AMI type (AL2023_x86_64_NVIDIA) and the engine image are x86
+    pick = find_instance_type("g4dn.xlarge", Cloud.AWS)
+    graviton = replace(find_instance_type("g4dn.2xlarge", Cloud.AWS), name="g5g.2xlarge")
+    assert cpu_architecture("g5g.2xlarge") == "arm64"
+    assert cpu_architecture("c7gn.large") == "arm64"
+    assert [
+        cpu_architecture(n) for n in ("g4dn.xlarge", "g6e.xlarge", "p4de.24xlarge", "trn1n.32xlarge")
+    ] == ["x86_64"] * 4
+    assert "is an arm64 host; the pick g4dn.xlarge is x86_64" in spot_equivalence(pick, graviton, None)
+
+
+def test_eks_ami_types_fit_every_accelerator_type_of_the_catalog():
+    # EKS_AMI_TYPES are the x86_64 accelerated AMIs (botocore AMITypes: AL2023_x86_64_NVIDIA,
+    # AL2023_x86_64_NEURON; the arm64 one is AL2023_ARM_64_NVIDIA): a Graviton row in the catalog would
+    # need its own AMI type before a pool could run it
+    assert set(EKS_AMI_TYPES.values()) == {"AL2023_x86_64_NVIDIA", "AL2023_x86_64_NEURON"}
+    assert [t.name for t in instance_types(Cloud.AWS) if cpu_architecture(t.name) != "x86_64"] == []
 
 
 def test_spot_alternatives_of_an_eight_gpu_node_without_a_twin_are_none():
