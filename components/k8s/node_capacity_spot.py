@@ -22,7 +22,11 @@ A type may stand in for the pick only when the pick's pods run on it unchanged (
 - **at most SPOT_SIZE_FACTOR times the pick's vCPUs and memory**: a larger host costs more per hour
   for the same accelerators;
 - **sold as spot** (the catalog's spot discount is above 0, not a Capacity Block only type) and, where
-  the catalog's spot snapshot covers the region, **offered as spot there**.
+  the catalog's spot snapshot covers the region, **offered as spot there** at **no more than the pick's
+  on-demand price** in that region (its dearest zone's spot price): EC2's price-capacity-optimized
+  strategy may launch any of the types, and a larger host's spot price can pass the pick's on-demand
+  one (g6.8xlarge up to $1.1655/h in us-west-2 against an on-demand g6.2xlarge's $0.9776/h: spot
+  snapshot of 2026-11-25, on-demand table of the catalog).
 
 The default list is the pick plus up to SPOT_DEFAULT_TYPES - 1 of these, smallest first (the cheapest
 hosts); a user's own list is held to the same rules.
@@ -109,8 +113,18 @@ def spot_equivalence(
         return None
     if alt.capacity_blocks_only or alt.spot_discount <= 0:
         return "is not sold as spot (the catalog has no spot discount for it)"
-    if region in _spot_regions() and spot_row(Cloud.AWS, alt.name, region) is None:
+    if region not in _spot_regions():
+        return None
+    row = spot_row(Cloud.AWS, alt.name, region)
+    if row is None:
         return f"has no spot offer in {region} in the catalog's spot snapshot"
+    ceiling = pick.hourly_usd.get(region) if region is not None else None
+    if ceiling is not None and row.highest_usd > ceiling:
+        return (
+            f"costs up to ${row.highest_usd:.4f}/h as spot in {region} (its dearest zone, spot snapshot "
+            f"{row.as_of}), more than an on-demand {pick.name} there (${ceiling:.4g}/h): the spot group "
+            "would pay more than an on-demand node of the pick"
+        )
     return None
 
 

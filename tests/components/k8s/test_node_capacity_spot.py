@@ -138,6 +138,31 @@ def test_eks_ami_types_fit_every_accelerator_type_of_the_catalog():
     assert [t.name for t in instance_types(Cloud.AWS) if cpu_architecture(t.name) != "x86_64"] == []
 
 
+def test_spot_alternatives_cost_no_more_as_spot_than_the_pick_on_demand():
+    # the invariant over the catalog: in a region the spot snapshot covers, every default stand-in's
+    # dearest-zone spot price is at most the pick's on-demand price there (else the spot group may pay
+    # more than an on-demand node of the pick: price-capacity-optimized picks by capacity too)
+    regions = sorted({r.region for r in SPOT_SNAPSHOT if r.cloud is Cloud.AWS})
+    for pick in instance_types(Cloud.AWS):
+        for region in regions:
+            for name in spot_alternatives(pick.name, region):
+                assert spot_row(Cloud.AWS, name, region).highest_usd <= pick.hourly_usd[region], (pick, name)
+
+
+def test_spot_alternatives_leave_out_a_host_dearer_as_spot_than_the_pick_on_demand():
+    # us-west-2, spot snapshot of 2026-11-25: g6.8xlarge up to $1.1655/h as spot, an on-demand g6.2xlarge
+    # $0.9776/h; g6.4xlarge's dearest zone ($0.8978/h) stays below it
+    pick, big = find_instance_type("g6.2xlarge", Cloud.AWS), find_instance_type("g6.8xlarge", Cloud.AWS)
+    assert spot_row(Cloud.AWS, "g6.8xlarge", "us-west-2").highest_usd > pick.hourly_usd["us-west-2"]
+    assert spot_alternatives("g6.2xlarge", "us-west-2") == ["g6.4xlarge"]
+    assert spot_alternatives("g6.2xlarge", "us-east-1") == ["g6.4xlarge"]  # $0.9995 there, dearer too
+    assert spot_alternatives("g6.2xlarge", None) == ["g6.4xlarge", "g6.8xlarge"]  # no region: no price rule
+    why = spot_equivalence(pick, big, "us-west-2")
+    assert "costs up to $1.1655/h as spot in us-west-2" in why
+    assert "more than an on-demand g6.2xlarge there ($0.9776/h)" in why
+    assert spot_equivalence(pick, big, None) is None  # no region: no price to hold it to
+
+
 def test_spot_alternatives_of_an_eight_gpu_node_without_a_twin_are_none():
     # p5.48xlarge's H100s come in no other AWS type of the catalog (p5e/p5en carry H200s)
     assert spot_alternatives("p5.48xlarge", "us-east-1") == []
