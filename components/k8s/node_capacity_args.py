@@ -401,6 +401,16 @@ def _spot_type_problems(args: EksNodeGroupsArgs) -> list[Problem]:
     given = args.spot_instance_types
     problems: list[Problem] = []
     problems += _region_problems(args.region)
+    zones_region = subnets_region(args.subnets)
+    if isinstance(args.region, str) and zones_region is not None and args.region != zones_region:
+        problems.append(
+            Problem(
+                "region",
+                args.region,
+                f"must be the region of the subnets' zones ({zones_region}): the spot stand-ins are held "
+                "to what is offered there",
+            )
+        )
     if given is None:
         return problems
     problems += equivalent_type_problems(args.instance_type, given, "spot_instance_types", eks_region(args))

@@ -273,6 +273,8 @@ def test_eks_spot_group_is_priced_at_the_dearest_of_its_types(plan_of):
             "spot_instance_types ['g6e.2xlarge'] is given but spot is 0",
         ),
         ({"region": "us-east-9"}, "region 'us-east-9' is an unknown region"),
+        # the subnets are in us-east-1: a cluster region of us-west-2 would filter the stand-ins wrongly
+        ({"region": "us-west-2"}, "region 'us-west-2' must be the region of the subnets' zones (us-east-1)"),
     ],
 )
 def test_eks_node_groups_rejects_a_spot_type_that_cannot_stand_in(plan_of, change, message):
