@@ -501,6 +501,16 @@ def _reservation_problems(args: EksNodeGroupsArgs) -> list[Problem]:
                 "must name the Capacity Block itself (cr-... or its ARN), not a group",
             )
         )
+    arn_region = (by_arn or by_group).group(0).split(":")[3] if (by_arn or by_group) else None
+    if arn_region is not None and subnets_region(args.subnets) not in (None, arn_region):
+        problems.append(
+            Problem(
+                "reservation.target",
+                r.target,
+                f"is in {arn_region}, not in the subnets' region {subnets_region(args.subnets)}: a "
+                "reservation serves instances of its own region only",
+            )
+        )
     zones = sorted({s.availability_zone for s in args.subnets})
     if r.availability_zone not in zones:
         problems.append(

@@ -131,3 +131,17 @@ def test_device_plugins_rejects_a_namespace_with_a_trailing_newline():
             DevicePluginsArgs(families=[AcceleratorFamily.NVIDIA_GPU], namespace="kube-system\n")
         )
     )
+
+
+def test_eks_node_groups_rejects_a_reservation_arn_of_another_region():
+    # the id is taken from the ARN for the launch template; EC2 finds no such reservation in the
+    # subnets' region (us-east-1) and every launch fails
+    arn = "arn:aws:ec2:us-west-2:123456789012:capacity-reservation/" + BLOCK_ID
+    block = EksReservation(target=arn, availability_zone="us-east-1a", capacity_block=True)
+    problems = validate_eks_node_groups(_eks(instance_type="p5.48xlarge", reserved=1, reservation=block))
+    assert [str(p) for p in problems] == [
+        f"reservation.target '{arn}' is in us-west-2, not in the subnets' region us-east-1: a reservation "
+        "serves instances of its own region only"
+    ]
+    same = EksReservation(target=arn.replace("us-west-2", "us-east-1"), availability_zone="us-east-1a")
+    assert validate_eks_node_groups(_eks(instance_type="p5.48xlarge", reserved=1, reservation=same)) == []
