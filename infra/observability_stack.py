@@ -357,7 +357,8 @@ def latency_budget_warnings(settings: StackSettings, pools: list[PlannedPool]) -
             continue
         latency = pool.latency or "interactive"
         model = pool.model
-        load = planned_load(model.name, pool.machine, pool.cloud, model.traffic(), model.precision())
+        hosts = pool.plan.hosts_per_replica if pool.plan is not None else 1
+        load = planned_load(model.name, pool.machine, pool.cloud, model.traffic(), model.precision(), hosts)
         if misses := budget_misses(load, latency):
             declare = ", or declare `latency: batch` if it serves batch work" if pool.latency else ""
             warnings.append(

@@ -29,7 +29,7 @@ from inference_infra.components.arguments import arg
 from inference_infra.components.catalog import find_instance_type
 from inference_infra.components.errors import Problem
 from inference_infra.components.planner import Assumptions, fit, model_spec
-from inference_infra.components.planner.throughput import estimate
+from inference_infra.components.planner.throughput import estimate, pipelined
 from inference_infra.components.serving.cold_start import ENGINE_WARMUP_SECONDS
 from inference_infra.components.serving.model import FleetServing, ServedModel
 
@@ -445,17 +445,18 @@ def schedule_problems(
     return problems
 
 
-def decode_seconds_per_token(model: ServedModel, machine: str) -> float:
-    """Seconds between generated tokens one stream sees on `machine` at the model's planned batch."""
+def decode_seconds_per_token(model: ServedModel, machine: str, hosts: int = 1) -> float:
+    """Seconds between generated tokens one stream sees on `machine` at the model's planned batch
+    (`hosts` > 1: a replica over that many machines, pipeline parallel: planner/fit.py multi_host_fit)."""
     spec = model_spec(model.name)
     instance = find_instance_type(machine)
     if instance is None:
         raise ValueError(f"instance type {machine!r} is not in the catalog")
     assumptions = Assumptions()
-    layout = fit(spec, model.traffic(), model.precision(), assumptions, instance)
+    layout = fit(spec, model.traffic(), model.precision(), assumptions, instance, hosts)
     if not layout.fits:
         raise ValueError(f"{spec.name} does not fit {machine}: {layout.problem}")
-    throughput = estimate(spec, model.traffic(), model.precision(), assumptions, layout)
+    throughput = pipelined(estimate(spec, model.traffic(), model.precision(), assumptions, layout), hosts)
     return 1 / throughput.per_sequence_tokens_per_s
 
 
@@ -541,7 +542,13 @@ def plan_scaling(
             f" cold start (~{start.seconds:.0f} s); each warm machine used is replaced by one that"
             " initialises for a cold start, billed (set warm_pool_size to keep one)"
         )
-    tpot = decode_seconds_per_token(model, machine)
+    hosts = serving.engines.pipeline_parallel
+    # A replica over several hosts (a Kubernetes LeaderWorkerSet group) decodes through its stages.
+    tpot = (
+        decode_seconds_per_token(model, machine)
+        if hosts == 1
+        else decode_seconds_per_token(model, machine, hosts)
+    )
     longest = (model.context_tokens - 1) * tpot
     drain = math.ceil(longest) + DRAIN_MARGIN_SECONDS
     if drain > MAX_DRAIN_SECONDS:

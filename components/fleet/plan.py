@@ -97,6 +97,11 @@ class FleetPlan:
         return self.serving.cold_start if self.serving is not None else None
 
     @property
+    def hosts_per_replica(self) -> int:
+        """Machines one replica spans: its engine's pipeline-parallel stages (1 without engines)."""
+        return self.engines.pipeline_parallel if self.engines is not None else 1
+
+    @property
     def ports(self) -> tuple[int, int] | None:
         """First and last engine port (one per tensor-parallel group on a node); None without engines."""
         if self.engines is None:
@@ -256,6 +261,10 @@ class MachineQuery:
     spot_only: bool = False
     region: str | None = None
     max_hosts: int | None = None
+    # Machines one replica spans (None: the fewest up to max_replica_hosts that serve the model); 1 on
+    # every VM fleet, which renders no multi-host engine (Kubernetes GPU pools: a LeaderWorkerSet group).
+    hosts_per_replica: int | None = 1
+    max_replica_hosts: int = 1
 
 
 @dataclass(frozen=True)
@@ -359,6 +368,8 @@ def plan_fleet(name: str, args: Any, profile: FleetProfile) -> FleetPlan:
             model_key="model",
             region=query.region,
             spot_share=spot_share(counts),
+            hosts_per_replica=query.hosts_per_replica,
+            max_replica_hosts=query.max_replica_hosts,
         )
         problems += resolution.problems
         planned = resolution.choice is not None
@@ -375,7 +386,8 @@ def plan_fleet(name: str, args: Any, profile: FleetProfile) -> FleetPlan:
     problems += port
     # 5. the serving: plan_serving from the target's weight source, or the engines given
     node = profile.node_machine(args, machine, shape, shape_problems)
-    serving, engines, found, found_notes = _serve(args, profile, node, subject, port_ok=not port)
+    hosts = resolution.hosts_per_replica if resolution is not None else 1
+    serving, engines, found, found_notes = _serve(args, profile, node, subject, port_ok=not port, hosts=hosts)
     problems += found
     notes += found_notes
     # 6. the weights pin
@@ -456,7 +468,7 @@ def _capacity(offer: CapacityOffer) -> tuple[CapacityCounts, list[Problem]]:
 
 
 def _serve(
-    args: Any, profile: FleetProfile, node: str | None, subject: str, *, port_ok: bool
+    args: Any, profile: FleetProfile, node: str | None, subject: str, *, port_ok: bool, hosts: int = 1
 ) -> tuple[FleetServing | None, EngineConfig | None, list[Problem], list[str]]:
     """Step 5: (serving, engines, problems, notes) of a node of machine `node` (None: it serves nothing).
 
@@ -483,6 +495,7 @@ def _serve(
         source=profile.weight_source,
         first_port=args.serving_port,
         families={profile.family},
+        hosts_per_replica=hosts,
     )
     if serving is not None and serving.cold_start.neuron is not None:
         # Neuron: the cold start of the case the weights declare (precompiled artifacts or compile on node).

@@ -8,6 +8,8 @@ Versions rendered, each with where it was read (2026-12-02); every object is che
 tests/components/k8s/test_serving_pool_objects.py against the Kubernetes API's schemas
 (kubernetes-validate) or the CRD vendored at the version named here (tests/k8s_schemas/SOURCES):
 
+- LeaderWorkerSet `leaderworkerset.x-k8s.io/v1` (CRD of LWS v0.10.0) in place of the Deployment when a
+  replica spans hosts (pool_lws.py says what a group adds and where each piece was read);
 - core and built-in kinds (apps/v1 Deployment, policy/v1 PodDisruptionBudget, scheduling.k8s.io/v1
   PriorityClass, networking.k8s.io/v1 NetworkPolicy, v1 Service/ServiceAccount/ConfigMap/PV/PVC);
 - Gateway API `gateway.networking.k8s.io/v1` HTTPRoute, standard channel (CRD of v1.6.1;
@@ -38,6 +40,7 @@ from inference_infra.components.endpoints.routing import GUARDED_API_PREFIX
 from inference_infra.components.fleet.plan import FleetPlan
 from inference_infra.components.gcp.node_args import GcsWeights
 from inference_infra.components.images import VLLM_OPENAI
+from inference_infra.components.k8s import pool_lws as lws
 from inference_infra.components.k8s.pool_profile import pods_per_machine, pool_is_production, priority_value
 from inference_infra.components.k8s.scheduling import (
     ACCELERATOR_RESOURCES,
@@ -300,8 +303,12 @@ def _environment(engines: EngineConfig) -> list[dict[str, str]]:
     return [{"name": k, "value": v} for k, v in env.items()]
 
 
-def engine_container(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -> dict[str, Any]:
-    """vLLM with the planner's flags (the VM units' renderer), its key exported from the mounted file."""
+def engine_container(
+    name: str, args: KubernetesServingPoolArgs, plan: FleetPlan, role: str | None = None
+) -> dict[str, Any]:
+    """vLLM with the planner's flags (the VM units' renderer), its key exported from the mounted file.
+    `role` LEADER or WORKER: a pod of a group over several hosts (pool_lws.py): the leader serves the
+    API after its workers join; a worker runs the engine headless, with no key, port or probe."""
     engines = engine_config(plan)
     server = list(NEURON_SERVER_COMMAND) if engines.family is EngineFamily.NEURON_VLLM else ["vllm", "serve"]
     devices = {ACCELERATOR_RESOURCES[plan_family(plan)]: str(accelerators_per_pod(plan))}
@@ -313,7 +320,7 @@ def engine_container(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan
     ]
     if engines.family is EngineFamily.NEURON_VLLM:
         mounts.append({"name": "tmp", "mountPath": CONTAINER_COMPILED_DIR, "subPath": "neuron-compiled"})
-    return {
+    container: dict[str, Any] = {
         "name": ENGINE,
         "image": image_of(args, plan),
         # The VM units' entrypoint: the key from the file into the server's environment, then the server.
@@ -326,6 +333,23 @@ def engine_container(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan
         "securityContext": container_security(),
         **probes(plan),
     }
+    if role is None:
+        return container
+    hosts, wait = engines.pipeline_parallel, lws.join_seconds(plan.cold_start)
+    container["args"] += lws.multi_node_args(hosts, leader=role == LEADER, timeout_seconds=wait)
+    if role == LEADER:
+        container["command"] = ["/bin/sh", "-c", lws.LEADER_SCRIPT, "engine", *server]
+        container["env"] += lws.group_environment(hosts, wait)
+        # The startup probe also waits for the workers to join (the rendezvous' bound).
+        startup = container["startupProbe"]
+        startup["failureThreshold"] += wait // PROBE_PERIOD_SECONDS
+        return container
+    # A worker: the engine itself (no shell, no key: the API lives on the leader), headless.
+    container["command"] = server
+    container["volumeMounts"] = [m for m in mounts if m["name"] != "api-key"]
+    for key in ("ports", "startupProbe", "readinessProbe", "livenessProbe"):
+        del container[key]
+    return container
 
 
 def metrics_container(args: KubernetesServingPoolArgs, plan: FleetPlan) -> dict[str, Any]:
@@ -505,9 +529,30 @@ def models_volume(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -
             "name": "models",
             "persistentVolumeClaim": {"claimName": f"{name}-model-cache", "readOnly": True},
         }
+    return {"name": "models", "emptyDir": {"sizeLimit": f"{models_gib(plan)}Gi"}}
+
+
+def models_gib(plan: FleetPlan) -> int:
+    """The weights plus a tenth and 2 GiB for the tokenizer, configs and the manifest (node ephemeral
+    storage): the models emptyDir's size limit."""
     gib = plan.cold_start.weights_gib if plan.cold_start is not None else 0
-    # The weights plus a tenth and 2 GiB for the tokenizer, configs and the manifest (node ephemeral storage).
-    return {"name": "models", "emptyDir": {"sizeLimit": f"{math.ceil(gib * 1.1) + 2}Gi"}}
+    return math.ceil(gib * 1.1) + 2
+
+
+# What a node's disk holds besides the pods' emptyDirs: the OS, the kubelet's and the container runtime's
+# state and the engine image unpacked (vLLM's CUDA image is several GiB compressed, about three times
+# that unpacked). Our estimate (2026-12-02), not a measurement.
+NODE_DISK_RESERVE_GIB = 60
+
+
+def node_disk_gib(args: KubernetesServingPoolArgs, plan: FleetPlan) -> int | None:
+    """The node disk the pool's pods need at least: each pod's weights emptyDir (fetched: a ModelCache
+    writes none), times the pods on a node, plus NODE_DISK_RESERVE_GIB. /tmp's emptyDir is a ceiling
+    (compile caches), not counted. None without engines."""
+    if plan.engines is None:
+        return None
+    weights = 0 if isinstance(args.weights, ModelCache) else models_gib(plan)
+    return weights * pods_per_machine(plan) + NODE_DISK_RESERVE_GIB
 
 
 def cache_volume(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -> dict[str, Any]:
@@ -551,9 +596,15 @@ def cache_claim(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -> 
 # --- the pod and its workload ----------------------------------------------------------------------
 
 
+LEADER, WORKER = "leader", "worker"  # the pods of a group over several hosts (pool_lws.py)
+
+
 def pod_template(
-    name: str, args: KubernetesServingPoolArgs, plan: FleetPlan, source: str | None
+    name: str, args: KubernetesServingPoolArgs, plan: FleetPlan, source: str | None, role: str | None = None
 ) -> dict[str, Any]:
+    """The engine pod: one per engine (a Deployment's), or `role` LEADER/WORKER of a LeaderWorkerSet group:
+    both fetch and verify the weights (each host loads its own stage from the same folder); the leader
+    alone has the API key, the API port and the metrics proxy."""
     labels = pool_labels(name, args, plan)
     annotations = {}
     if args.cluster.cloud is Cloud.AWS:
@@ -591,7 +642,7 @@ def pod_template(
             "seccompProfile": {"type": "RuntimeDefault"},
         },
         "initContainers": init_containers(args, plan, source),
-        "containers": [engine_container(name, args, plan), metrics_container(args, plan)],
+        "containers": [engine_container(name, args, plan, role), metrics_container(args, plan)],
         "volumes": [
             models_volume(name, args, plan),
             {"name": "dshm", "emptyDir": {"medium": "Memory", "sizeLimit": SHM_SIZE_LIMIT}},
@@ -607,6 +658,10 @@ def pod_template(
             },
         ],
     }
+    if role == WORKER:
+        # No API, so no metrics proxy and no key: the secret is mounted where it is served only.
+        spec["containers"] = spec["containers"][:1]
+        spec["volumes"] = [v for v in spec["volumes"] if v["name"] != "api-key"]
     template: dict[str, Any] = {"metadata": {"labels": labels}, "spec": spec}
     if annotations:
         template["metadata"]["annotations"] = annotations
@@ -614,9 +669,57 @@ def pod_template(
 
 
 def replicas(plan: FleetPlan) -> int:
-    """Pods at the plan's size: its machines (the elastic pool's desired) times the pods on each."""
+    """Pods at the plan's size: its machines (the elastic pool's desired) times the pods on each. A pool
+    whose replica spans hosts: its groups (the counts are replicas, each of hosts_per_replica nodes)."""
     machines = plan.scaling.desired if plan.scaling is not None else plan.counts.total
     return machines * pods_per_machine(plan)
+
+
+def is_group(plan: FleetPlan) -> bool:
+    """A replica spans hosts: the pool renders a LeaderWorkerSet, not a Deployment."""
+    return plan.hosts_per_replica > 1
+
+
+def workload_kind(plan: FleetPlan) -> str:
+    return "LeaderWorkerSet" if is_group(plan) else "Deployment"
+
+
+def leader_worker_set(
+    name: str, args: KubernetesServingPoolArgs, plan: FleetPlan, source: str | None
+) -> dict[str, Any]:
+    """One group per replica: `size` = the plan's hosts, a leader and hosts - 1 workers, each pod on its
+    own node's GPUs; a pod's restart recreates its group (pool_lws.RESTART_POLICY); workers created with
+    the leader (pool_lws.STARTUP_POLICY); replaced one group at a time, never below the size."""
+    spec: dict[str, Any] = {
+        "startupPolicy": lws.STARTUP_POLICY,
+        "rolloutStrategy": {
+            "type": "RollingUpdate",
+            "rollingUpdateConfiguration": {"maxUnavailable": 0, "maxSurge": 1},
+        },
+        "leaderWorkerTemplate": {
+            "size": plan.hosts_per_replica,
+            "restartPolicy": lws.RESTART_POLICY,
+            "leaderTemplate": pod_template(name, args, plan, source, LEADER),
+            "workerTemplate": pod_template(name, args, plan, source, WORKER),
+        },
+    }
+    if args.elastic is None:
+        spec["replicas"] = replicas(plan)  # elastic: KEDA's HPA owns the count (LWS's scale subresource)
+    return {"metadata": metadata(name, args, plan), "spec": spec}
+
+
+def workload(
+    name: str, args: KubernetesServingPoolArgs, plan: FleetPlan, source: str | None
+) -> dict[str, Any]:
+    """The pool's Deployment, or its LeaderWorkerSet when a replica spans hosts."""
+    if is_group(plan):
+        return leader_worker_set(name, args, plan, source)
+    return deployment(name, args, plan, source)
+
+
+def serving_selector(name: str, plan: FleetPlan) -> dict[str, str]:
+    """The pods that serve the API and its metrics: every pod, or a group's leaders."""
+    return {**selector_labels(name), **(lws.leader_labels() if is_group(plan) else {})}
 
 
 def deployment(
@@ -712,7 +815,7 @@ def service(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -> dict
         "metadata": metadata(name, args, plan),
         "spec": {
             "type": "ClusterIP",
-            "selector": selector_labels(name),
+            "selector": serving_selector(name, plan),
             "ports": [
                 {
                     "name": HTTP_PORT_NAME,
@@ -784,6 +887,11 @@ def network_policy(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) 
         "ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}],
     }
     egress = [dns]
+    if is_group(plan):
+        # A group's pods reach each other (the rendezvous, NCCL, vLLM's cross-node queue: pool_lws.py).
+        peer, ports = lws.group_peer(name), lws.group_ports()
+        ingress.append({"from": [peer], "ports": ports})
+        egress.append({"to": [peer], "ports": ports})
     if not isinstance(args.weights, ModelCache):
         # The object store (and STS for IRSA) over HTTPS: their addresses are the cloud's public ranges.
         gke = args.cluster.cloud is Cloud.GCP
@@ -880,7 +988,13 @@ def scaled_object(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -
     return {
         "metadata": metadata(name, args, plan),
         "spec": {
-            "scaleTargetRef": {"apiVersion": "apps/v1", "kind": "Deployment", "name": name},
+            # A LeaderWorkerSet has the scale subresource (its CRD: specReplicasPath .spec.replicas,
+            # labelSelectorPath .status.hpaPodSelector, the leaders): KEDA scales whole groups.
+            "scaleTargetRef": (
+                {"apiVersion": lws.LWS_API_VERSION, "kind": "LeaderWorkerSet", "name": name}
+                if is_group(plan)
+                else {"apiVersion": "apps/v1", "kind": "Deployment", "name": name}
+            ),
             "pollingInterval": SCALER_POLLING_SECONDS,
             "cooldownPeriod": scaling.scale_in_cooldown_seconds,  # before the last replica goes (to zero)
             "minReplicaCount": min_replicas,
@@ -953,7 +1067,7 @@ def pod_monitor(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -> 
     return {
         "metadata": meta,
         "spec": {
-            "selector": {"matchLabels": selector_labels(name)},
+            "selector": {"matchLabels": serving_selector(name, plan)},
             "namespaceSelector": {"matchNames": [args.cluster.namespace]},
             "attachMetadata": {"node": True},  # the node's zone and capacity type labels
             "podMetricsEndpoints": [
@@ -985,7 +1099,7 @@ def pool_objects(
         bodies.append(("PersistentVolume", cache_volume(name, args, plan)))
         bodies.append(("PersistentVolumeClaim", cache_claim(name, args, plan)))
     bodies += [
-        ("Deployment", deployment(name, args, plan, weights_source(args))),
+        (workload_kind(plan), workload(name, args, plan, weights_source(args))),
         ("PodDisruptionBudget", pod_disruption_budget(name, args, plan)),
         ("Service", service(name, args, plan)),
         ("NetworkPolicy", network_policy(name, args, plan)),
@@ -1006,6 +1120,7 @@ def api_versions() -> dict[str, str]:
 
 API_VERSIONS: Sequence[tuple[str, str]] = (
     ("Deployment", "apps/v1"),
+    ("LeaderWorkerSet", lws.LWS_API_VERSION),
     ("PodDisruptionBudget", "policy/v1"),
     ("PriorityClass", "scheduling.k8s.io/v1"),
     ("NetworkPolicy", "networking.k8s.io/v1"),

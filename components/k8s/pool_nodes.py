@@ -7,7 +7,8 @@ nodes labelled and tainted for the pool by `scheduling.py`). A spec holds only w
 - the machine: the planner's pick (or the one given) is the EKS node group's and Karpenter's
   `instance_type`, or the GKE node pool's `machine_type`; a planned TPU slice (`v5litepod-4`) becomes
   GKE's machine type and topology (`ct5lp-hightpu-4t`, `2x2`) by the catalog;
-- the counts per capacity mode: on EKS each mode is a managed node group of that capacity type
+- the counts per capacity mode, times the plan's hosts per replica (a replica spanning hosts is a
+  LeaderWorkerSet group of that many nodes): on EKS each mode is a managed node group of that capacity type
   (`on_demand`, `spot`, `reserved`), on Karpenter the NodePool's capacity types with a limit of the
   pool's peak, on GKE one node pool per mode (spot or not, a reservation for `reserved`);
 - with `elastic`, the groups scale between the plan's floor (working hours' minimum, or the
@@ -139,12 +140,41 @@ _MODES = (CapacityMode.RESERVED, CapacityMode.SPOT, CapacityMode.ON_DEMAND)
 
 
 def _floor(plan: Any) -> int | None:
-    """Nodes an elastic pool keeps: the fewer of its working hours' minimum and its off-hours size."""
+    """Nodes an elastic pool keeps: the fewer of its working hours' minimum and its off-hours size (in
+    replicas), times the nodes of a replica."""
     scaling = plan.scaling
     if scaling is None:
         return None
     off_hours = scaling.schedule.off_hours_size if scaling.schedule is not None else scaling.min_size
-    return min(scaling.min_size, off_hours)
+    return min(scaling.min_size, off_hours) * _hosts(plan)
+
+
+def _hosts(plan: Any) -> int:
+    """Nodes one replica takes: its hosts (a LeaderWorkerSet group), else 1."""
+    return int(getattr(plan, "hosts_per_replica", 1) or 1)
+
+
+@dataclass(frozen=True)
+class _NodeCounts:
+    """The plan's counts per capacity mode in nodes: replicas times the nodes of one."""
+
+    on_demand: int
+    spot: int
+    reserved: int
+
+    @classmethod
+    def of_plan(cls, plan: Any) -> _NodeCounts:
+        counts, hosts = plan.counts, _hosts(plan)
+        return cls(counts.on_demand * hosts, counts.spot * hosts, counts.reserved * hosts)
+
+    @property
+    def total(self) -> int:
+        return self.on_demand + self.spot + self.reserved
+
+    def of(self, mode: CapacityMode) -> int:
+        return {CapacityMode.ON_DEMAND: self.on_demand, CapacityMode.SPOT: self.spot}.get(
+            mode, self.reserved if mode is CapacityMode.RESERVED else 0
+        )
 
 
 def _short(name: str, suffix: str, most: int) -> str:
@@ -162,7 +192,7 @@ def pool_node_args(
 ) -> list[tuple[str, Any]]:
     """(component name, Args) of the node capacity a pool's plan asks for (empty without a machine);
     `region` is the cluster's (the spot stand-ins' availability)."""
-    machine, counts = plan.machine, plan.counts
+    machine, counts = plan.machine, _NodeCounts.of_plan(plan)
     if machine is None:
         return []
     floor = _floor(plan)

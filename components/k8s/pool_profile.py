@@ -2,12 +2,14 @@
 
 `plan_pool(name, args)` runs the shared skeleton with `KubernetesPoolProfile`: the pool's own inputs
 (serving_pool_args.py), the capacity modes a cluster's nodes are bought in, the machine (the capacity
-planner's pick or the one given, one host per replica), the weights' pin, the elastic checks a KEDA
-ScaledObject and the HPA under it can honour. The targets are "k8s-eks-gpu", "k8s-eks-inferentia",
-"k8s-gke-gpu" and "k8s-gke-tpu" (PoolTarget).
+planner's pick or the one given; one host per replica, or on NVIDIA GPUs several identical hosts when
+one does not hold the model or `hosts_per_replica` says so: a LeaderWorkerSet group), the weights' pin,
+the elastic checks a KEDA ScaledObject and the HPA under it can honour. The targets are "k8s-eks-gpu",
+"k8s-eks-inferentia", "k8s-gke-gpu" and "k8s-gke-tpu" (PoolTarget).
 
 On a cluster a machine is a node of the pool's node capacity; each node runs one pod per engine the
-planner placed on it, and each pod owns its engine's accelerators (`pods_per_machine`).
+planner placed on it, and each pod owns its engine's accelerators (`pods_per_machine`). A replica over
+several hosts is one engine whose pods (one leader, hosts - 1 workers) each own one node's GPUs.
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from inference_infra.components.fleet import plan as fleet_plan
 from inference_infra.components.fleet.plan import FleetPlan
 from inference_infra.components.gcp.fleet_common import weights_problems as gcs_weights_problems
 from inference_infra.components.gcp.node_args import GcsWeights
+from inference_infra.components.k8s.pool_lws import EPHEMERAL_PORTS, MASTER_PORT
 from inference_infra.components.k8s.serving_pool_args import (
     KubernetesServingPoolArgs,
     ModelCache,
@@ -42,7 +45,14 @@ from inference_infra.components.k8s.serving_pool_args import (
     PoolTarget,
     serving_pool_problems,
 )
+from inference_infra.components.planner.servable import (
+    ENGINE_SUPPORT,
+    MAX_REPLICA_HOSTS,
+    MULTI_HOST_FAMILIES,
+    MULTI_HOST_FLAGS,
+)
 from inference_infra.components.serving.cold_start import WeightSource
+from inference_infra.components.serving.flags import engine_args, option_names
 from inference_infra.components.tagging import is_production, registered_cost_tags
 
 # The modes a cluster's node capacity is bought in (EKS managed node groups and Karpenter: on-demand,
@@ -118,7 +128,28 @@ class KubernetesPoolProfile:
         return f"Kubernetes pool {name!r}"
 
     def input_problems(self, name: str, args: KubernetesServingPoolArgs, zone: str | None) -> list[Problem]:
-        return serving_pool_problems(name, args) + self._multi_host_problems(args)
+        return (
+            serving_pool_problems(name, args) + self._multi_host_problems(args) + self._hosts_problems(args)
+        )
+
+    def _hosts_problems(self, args: KubernetesServingPoolArgs) -> list[Problem]:
+        """hosts_per_replica: NVIDIA GPU pools only, at most MAX_REPLICA_HOSTS."""
+        hosts = args.hosts_per_replica
+        if hosts is None or hosts == 1:
+            return []
+        if self.family not in MULTI_HOST_FAMILIES:
+            return [Problem("hosts_per_replica", hosts, replica_hosts_refusal(self.target))]
+        if hosts > MAX_REPLICA_HOSTS:
+            return [
+                Problem(
+                    "hosts_per_replica",
+                    hosts,
+                    f"must be 1 to {MAX_REPLICA_HOSTS}: every host past that adds a pipeline stage (an "
+                    "inter-host hop per token) and a pod whose loss restarts the whole group, for a model "
+                    "the catalog's 8-GPU machines already hold on 2 to 4",
+                )
+            ]
+        return []
 
     def _multi_host_problems(self, args: KubernetesServingPoolArgs) -> list[Problem]:
         """A named machine of the pool's family spanning hosts: refused here, saying why a pool renders
@@ -138,13 +169,19 @@ class KubernetesPoolProfile:
             return None  # resolve says a pool serves a model
         if _multi_host(self.target, args.machine) is not None:
             return None  # input_problems refused it
+        hosts = args.hosts_per_replica
+        if self._hosts_problems(args) or (hosts is not None and hosts < 1):
+            return None  # input_problems (or the bounds check) refused hosts_per_replica
         return fleet_plan.MachineQuery(
             args.machine,
             spot_only=counts.modes() == [CapacityMode.SPOT],
             region=args.cluster.region,
-            # One replica on one host: the pinned engines serve a model on one machine's accelerators
-            # (the TPU build serves no multi-host slice: multi_host_refusal), so no replica spans hosts.
+            # A catalog machine of one host: the TPU build serves no multi-host slice (multi_host_refusal).
             max_hosts=1,
+            # NVIDIA GPUs: a replica may span identical machines (a LeaderWorkerSet group); the fewest that
+            # hold the model unless hosts_per_replica names them. TPU and Neuron: one host.
+            hosts_per_replica=args.hosts_per_replica if self.family in MULTI_HOST_FAMILIES else 1,
+            max_replica_hosts=MAX_REPLICA_HOSTS if self.family in MULTI_HOST_FAMILIES else 1,
         )
 
     def resolve(
@@ -192,6 +229,18 @@ class KubernetesPoolProfile:
         problems = []
         if args.weights is None and args.model is not None:
             problems.append(Problem("weights", None, "is required: a pod serves only weights it verified"))
+        if plan.hosts_per_replica > 1 and args.model is not None:
+            set_flags = [f for f in option_names(args.model.engine_args) if f in MULTI_HOST_FLAGS]
+            if set_flags:
+                problems.append(
+                    Problem(
+                        "model.engine_args",
+                        ", ".join(set_flags),
+                        f"are set by the pool for a replica over {plan.hosts_per_replica} hosts (pipeline "
+                        "parallel size from the plan, each pod's node rank and the leader's address from "
+                        f"the LeaderWorkerSet); leave {', '.join(MULTI_HOST_FLAGS)} out",
+                    )
+                )
         if args.elastic is None:
             return problems
         elastic = args.elastic
@@ -257,12 +306,31 @@ class KubernetesPoolProfile:
         if plan.engines is None or plan.machine is None:
             return []
         engines = plan.engines
-        notes = [
-            f"{self.subject(name)}: {pods_per_machine(plan)} pod(s) per {plan.machine} node, each with "
-            f"{engines.tensor_parallel} accelerator(s) (tensor parallel {engines.tensor_parallel})"
-        ]
+        hosts = plan.hosts_per_replica
+        if hosts > 1:
+            notes = [
+                f"{self.subject(name)}: each replica is a LeaderWorkerSet group of {hosts} pods on {hosts} "
+                f"{plan.machine} nodes (a leader serving the API and {hosts - 1} worker(s)), each pod with "
+                f"{engines.tensor_parallel} GPU(s): tensor parallel {engines.tensor_parallel} per host, "
+                f"pipeline parallel {hosts} across hosts; {plan.counts.total} replica(s) = "
+                f"{plan.counts.total * hosts} nodes; every pod fetches and verifies the whole model folder "
+                "and loads its own stage",
+                f"{self.subject(name)}: every pod runs vllm serve "
+                f"{' '.join(engine_args(engines, 0, '<model folder>')[2:])} with --nnodes {hosts} "
+                "--node-rank <its index> --master-addr <the leader> (the workers --headless)",
+            ]
+        else:
+            notes = [
+                f"{self.subject(name)}: {pods_per_machine(plan)} pod(s) per {plan.machine} node, each with "
+                f"{engines.tensor_parallel} accelerator(s) (tensor parallel {engines.tensor_parallel})"
+            ]
         if args.cluster.cloud is Cloud.AWS:
-            notes.append(EKS_NETWORK_POLICY_NOTE.format(subject=self.subject(name)))
+            note = EKS_NETWORK_POLICY_NOTE.format(subject=self.subject(name))
+            if hosts > 1:
+                low, high = EPHEMERAL_PORTS
+                group = f"a group's pods to each other on {MASTER_PORT} and {low}-{high}"
+                note = note.replace("egress DNS and HTTPS)", f"egress DNS and HTTPS, {group})")
+            notes.append(note)
         return notes
 
 
@@ -337,6 +405,23 @@ def multi_host_refusal(item: Any, cloud: Cloud) -> str:
         "`vllm serve --tensor-parallel-size <all chips>` with TPU_MULTIHOST_BACKEND=ray, each worker joins "
         "it, size = the slice's hosts, topology 2x2x2), and whose README feature table marks multi-host "
         f"failing (Flax) or untested (Torchax, default); {pick}"
+    )
+
+
+def replica_hosts_refusal(target: PoolTarget) -> str:
+    """Why a TPU or Neuron pool's replica stays on one host, with where that was read."""
+    if target.family is AcceleratorFamily.GOOGLE_TPU:
+        return (
+            "must be 1 on a TPU pool: the pinned vLLM TPU engine (vllm-project/tpu-inference "
+            f"{TPU_INFERENCE_COMMIT[:9]}) marks serving across hosts failing (Flax) or untested (Torchax, "
+            "default) in its README feature table, so the pool renders no LeaderWorkerSet for it; serve on "
+            "a single-host slice"
+        )
+    support = ENGINE_SUPPORT[target.family]
+    return (
+        f"must be 1 on {target.family.value} pools: the pool renders a multi-host engine for NVIDIA GPUs "
+        f"only (vLLM's multiprocessing executor across nodes); {support.engine} is served on one "
+        f"instance's devices ({support.hosts_why}); pick a larger machine"
     )
 
 

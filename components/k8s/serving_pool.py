@@ -9,7 +9,8 @@ plain objects, and this component registers them, all inputs checked first. Per 
   service account bound to that service account (Workload Identity), objectViewer on the model folder
   and secretAccessor on the key;
 - a ServiceAccount (no API token), a ConfigMap with the shared verifier, the fetcher and the metrics
-  proxy, a SecretProviderClass (the key as a file), a PriorityClass, a Deployment, a
+  proxy, a SecretProviderClass (the key as a file), a PriorityClass, a Deployment (a LeaderWorkerSet
+  when a replica spans several GPU hosts: pool_lws.py), a
   PodDisruptionBudget, a ClusterIP Service, a NetworkPolicy; an HTTPRoute with a gateway, a KEDA
   ScaledObject when elastic, a PodMonitor with a Prometheus, a read-only PV/PVC with a cache.
 
@@ -35,7 +36,7 @@ from inference_infra.components.fleet.plan import FleetPlan
 from inference_infra.components.gcp.node_args import GcsWeights
 from inference_infra.components.gcp.service_account import model_prefixes, prefix_condition
 from inference_infra.components.k8s import pool_manifests as render
-from inference_infra.components.k8s.pool_nodes import pool_node_args, pool_node_problems
+from inference_infra.components.k8s.pool_nodes import PoolGkeNodePools, pool_node_args, pool_node_problems
 from inference_infra.components.k8s.pool_profile import plan_pool
 from inference_infra.components.k8s.serving_pool_args import KubernetesServingPoolArgs
 from inference_infra.components.validation import input_problems
@@ -52,7 +53,35 @@ def pool_problems(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -
     """The plan's problems, then (once it plans) those of the node capacity it gives `nodes`."""
     if plan.problems:
         return list(plan.problems)
-    return pool_node_problems(name, args.nodes, plan, args.cluster.cloud, args.cluster.region)
+    return pool_node_problems(
+        name, args.nodes, plan, args.cluster.cloud, args.cluster.region
+    ) + node_disk_problems(args, plan)
+
+
+def node_disk_problems(args: KubernetesServingPoolArgs, plan: FleetPlan) -> list[Problem]:
+    """The pool's own nodes' disk holds what its pods write there (pool_manifests.node_disk_gib): the
+    kubelet evicts a pod whose emptyDir outgrows the node's ephemeral storage, mid-download."""
+    if args.nodes is None:
+        return []
+    needed = render.node_disk_gib(args, plan)
+    key, size = (
+        ("disk_size_gib", args.nodes.disk_size_gib)
+        if isinstance(args.nodes, PoolGkeNodePools)
+        else ("root_volume_gib", args.nodes.root_volume_gib)
+    )
+    if needed is None or size >= needed:
+        return []
+    weights = 0 if render.weights_source(args) is None else render.models_gib(plan)
+    pods = render.pods_per_machine(plan)
+    return [
+        Problem(
+            f"nodes.{key}",
+            size,
+            f"must be at least {needed}: each of the {pods} pod(s) on a {plan.machine} node fetches "
+            f"{weights} GiB of weights onto it (an emptyDir), plus {render.NODE_DISK_RESERVE_GIB} GiB for "
+            "the OS and the engine image",
+        )
+    ]
 
 
 def pool_scripts() -> dict[str, str]:
@@ -132,17 +161,30 @@ class KubernetesServingPool(pulumi.ComponentResource):
             )
             waits.append(self.cache_claim)
         after = pulumi.ResourceOptions.merge(child, pulumi.ResourceOptions(depends_on=waits))
-        deployment = render.deployment(name, args, plan, None)
+        workload = render.workload(name, args, plan, None)
         if isinstance(args.weights, S3Weights):
             prefix = args.weights.prefix.strip("/")
             spec: Any = pulumi.Output.from_input(args.weights.bucket_name).apply(
-                lambda bucket: render.deployment(name, args, plan, f"s3://{bucket}/{prefix}")["spec"]
+                lambda bucket: render.workload(name, args, plan, f"s3://{bucket}/{prefix}")["spec"]
             )
         else:
-            spec = render.deployment(name, args, plan, render.weights_source(args))["spec"]
-        self.deployment = k8s.apps.v1.Deployment(
-            f"{name}-engine", metadata=deployment["metadata"], spec=spec, opts=after
-        )
+            spec = render.workload(name, args, plan, render.weights_source(args))["spec"]
+        # The engine's workload: a Deployment, or a LeaderWorkerSet when a replica spans hosts (the
+        # cluster runs the LWS controller, as it runs KEDA and the CSI driver).
+        self.deployment: pulumi.CustomResource
+        if render.is_group(plan):
+            self.deployment = k8s.apiextensions.CustomResource(
+                f"{name}-engine",
+                api_version=render.lws.LWS_API_VERSION,
+                kind="LeaderWorkerSet",
+                metadata=workload["metadata"],
+                spec=spec,
+                opts=after,
+            )
+        else:
+            self.deployment = k8s.apps.v1.Deployment(
+                f"{name}-engine", metadata=workload["metadata"], spec=spec, opts=after
+            )
         self.pod_disruption_budget = k8s.policy.v1.PodDisruptionBudget(
             f"{name}-pdb", **_kw(render.pod_disruption_budget(name, args, plan)), opts=child
         )
@@ -191,6 +233,7 @@ class KubernetesServingPool(pulumi.ComponentResource):
                 "namespace": self.namespace,
                 "machine": plan.machine,
                 "replicas": render.replicas(plan),
+                "hosts_per_replica": plan.hosts_per_replica,
                 "identity": identity,
                 "latency": args.latency.value if args.latency is not None else None,
             }

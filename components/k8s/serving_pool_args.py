@@ -198,7 +198,8 @@ class KubernetesServingPoolArgs(CapacityArgs):
     """A vLLM pool on an EKS or GKE cluster, planned like a VM fleet (components/fleet/plan.py).
 
     The counts (`reserved`, `spot`, `on_demand`, or `count`) are machines, each running one pod per
-    engine the planner placed on it; with `elastic` they are the peak.
+    engine the planner placed on it; with `elastic` they are the peak. A replica over several hosts
+    (`hosts_per_replica`, planned or given) makes them replicas: each is that many machines.
     """
 
     cluster: KubernetesCluster = arg(doc="The cluster, its namespace and its workload identity.", stack=False)
@@ -216,6 +217,14 @@ class KubernetesServingPoolArgs(CapacityArgs):
         "Where the weights are: S3Weights (EKS) or GcsWeights (GKE), fetched by an init container with the "
         "pool's workload identity and verified against the pinned manifest; or a read-only ModelCache.",
         stack=False,
+    )
+    hosts_per_replica: int | None = arg(
+        None,
+        "NVIDIA GPU pools: machines one replica spans, as a LeaderWorkerSet group (tensor parallel over "
+        "each host's GPUs, pipeline parallel across the hosts), at most 4; with it the counts are replicas "
+        "and each is this many nodes. Default: 1, or the fewest hosts that hold the model when no single "
+        "machine does. TPU and Neuron pools serve on one host.",
+        ge=1,
     )
     serving_port: int = arg(FIRST_ENGINE_PORT, "The engine's port in the pod.", ge=1, le=65535)
     latency: Latency | None = arg(None, "interactive or batch: the serving alerts' budget for this pool.")

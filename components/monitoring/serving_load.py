@@ -43,13 +43,19 @@ class PlannedLoad:
 
 
 def planned_load(
-    model: str, machine: str, cloud: Cloud | str, traffic: Traffic, precision: Precision | None = None
+    model: str,
+    machine: str,
+    cloud: Cloud | str,
+    traffic: Traffic,
+    precision: Precision | None = None,
+    hosts: int = 1,
 ) -> PlannedLoad:
-    """The planner's figures for one engine of `machine` serving `model` at `traffic`."""
+    """The planner's figures for one engine of `machine` serving `model` at `traffic` (`hosts` > 1: one
+    engine over that many machines, a Kubernetes pool's LeaderWorkerSet group)."""
     item = find_instance_type(machine, cloud)
     if item is None:
         raise ValueError(f"instance type {machine!r} is not in the catalog")
-    sizing = size(model, traffic, precision=precision, candidates=[item])
+    sizing = size(model, traffic, precision=precision, candidates=[item], hosts_per_replica=hosts)
     option = sizing.best
     layout, throughput = option.fit, option.throughput
     device, t = layout.per_device, sizing.traffic

@@ -63,7 +63,13 @@ class Option:
     def as_json(self) -> dict[str, Any]:
         """The option as `inference-infra size --json` prints it (docs/reference.md)."""
         hw = self.fit.hardware
+        hosts = (
+            {"hosts_per_replica": self.fit.hosts, "pipeline_parallel": self.fit.hosts}
+            if self.fit.hosts > 1
+            else {}
+        )
         return {
+            **hosts,
             "cloud": self.cloud.value,
             "instance_type": self.instance_type,
             "accelerator": hw.device.key,

@@ -9,11 +9,19 @@ planner places one replica on t units and fills the machine with
 units // t replicas (data parallel), spreading the concurrent sequences over
 them. The chosen degree is the smallest whose busiest unit stays under the
 memory ceiling. One machine per deployment: a model that fits no single
-machine is reported, not spread over several.
+machine is reported, not spread over several, unless the caller asks for a
+replica of several hosts (`hosts`, Kubernetes GPU pools only: a
+LeaderWorkerSet group). Then a replica is `hosts` identical machines, tensor
+parallel over one host's GPUs (the largest degree the heads allow) and
+pipeline parallel over the hosts, as vLLM serves one model across nodes
+(`--tensor-parallel-size <GPUs per host> --pipeline-parallel-size <hosts>`):
+each stage holds its share of the layers, so of the weights and of the KV
+cache, while activations and the runtime reserve stay per device.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 
 from inference_infra.components.catalog import Accelerator, AcceleratorFamily, InstanceType, accelerator
@@ -100,10 +108,15 @@ class Fit:
     ceiling_gib: float  # max_memory_utilization x unit memory
     problem: str | None = None  # why it does not fit (None: it fits)
     format_supported: bool = True  # False: the device cannot run the weight format at all
+    hosts: int = 1  # machines one replica spans (pipeline-parallel stages); 1: a replica on one machine
 
     @property
     def fits(self) -> bool:
         return self.problem is None
+
+    @property
+    def pipeline_parallel(self) -> int:
+        return self.hosts
 
     @property
     def memory_utilization(self) -> float:
@@ -112,6 +125,8 @@ class Fit:
     def describe(self) -> str:
         hw, d = self.hardware, self.per_device
         layout = f"TP={self.tensor_parallel} over {self.tensor_parallel} of {_count(hw.units, hw.unit_name)}"
+        if self.hosts > 1:
+            layout += f" per host, PP={self.hosts} over {self.hosts} hosts"
         if self.replicas > 1:
             layout += f", {self.replicas} replicas"
             if self.active_replicas < self.replicas:
@@ -131,8 +146,12 @@ def fit(
     precision: Precision,
     assumptions: Assumptions,
     instance: InstanceType,
+    hosts: int = 1,
 ) -> Fit:
-    """The smallest-degree layout that fits, or the closest miss with the reason."""
+    """The smallest-degree layout that fits, or the closest miss with the reason. `hosts` > 1: one
+    replica over that many machines (multi_host_fit)."""
+    if hosts > 1:
+        return multi_host_fit(spec, traffic, precision, assumptions, instance, hosts)
     hw = hardware(instance)
     ceiling = assumptions.max_memory_utilization * hw.unit_memory_gib
     degrees = tensor_parallel_degrees(spec, hw.units)
@@ -183,6 +202,54 @@ def fit_at(
     return layout
 
 
+def stage_share(spec: ModelSpec, hosts: int) -> float:
+    """The busiest pipeline stage's share of the layers (so of the KV cache): vLLM splits the decoder
+    layers as evenly as it can over the stages (vllm/distributed/utils.py get_pp_indices in vLLM 0.28.0,
+    read 2026-12-02), so the busiest holds ceil(layers / hosts) of them."""
+    return math.ceil(spec.layers / hosts) / spec.layers
+
+
+def stage_weight_share(spec: ModelSpec, hosts: int) -> float:
+    """The busiest stage's share of the weights: its layers' share of the decoder, plus one vocabulary
+    table (the first stage holds the input embeddings, the last the output head; with tied embeddings
+    each still holds its own copy, as they sit on different hosts)."""
+    table = spec.vocab_size * spec.hidden_size
+    tables = table * (1 if spec.tied_embeddings else 2)
+    decoder = max(spec.params - tables, 0)
+    return min(1.0, (decoder * stage_share(spec, hosts) + table) / spec.params)
+
+
+def multi_host_fit(
+    spec: ModelSpec,
+    traffic: Traffic,
+    precision: Precision,
+    assumptions: Assumptions,
+    instance: InstanceType,
+    hosts: int,
+) -> Fit:
+    """One replica over `hosts` machines: TP over one host's units (the largest degree the heads allow),
+    PP over the hosts. Each device holds its stage's share of the weights and of every sequence's KV
+    cache; the activation workspace and the runtime reserve are per device as on one host. The replica
+    holds every concurrent sequence (no data parallel inside a group)."""
+    hw = hardware(instance)
+    ceiling = assumptions.max_memory_utilization * hw.unit_memory_gib
+    t = max(tensor_parallel_degrees(spec, hw.units))
+    whole = _layout(spec, traffic, precision, assumptions, hw, t, ceiling, replicas=1)
+    share = stage_share(spec, hosts)
+    per_device = replace(
+        whole.per_device,
+        weights_gib=whole.per_device.weights_gib * stage_weight_share(spec, hosts),
+        kv_cache_gib=whole.per_device.kv_cache_gib * share,
+    )
+    layout = replace(whole, per_device=per_device, hosts=hosts)
+    unsupported = unsupported_weights(hw.device, precision.weights)
+    if unsupported is not None:
+        return replace(layout, problem=f"{instance.name}: {unsupported}", format_supported=False)
+    if per_device.total_gib > ceiling:
+        return replace(layout, problem=_too_small(spec, precision, layout))
+    return layout
+
+
 def _layout(
     spec: ModelSpec,
     traffic: Traffic,
@@ -191,8 +258,9 @@ def _layout(
     hw: Hardware,
     t: int,
     ceiling: float,
+    replicas: int | None = None,
 ) -> Fit:
-    replicas = hw.units // t
+    replicas = hw.units // t if replicas is None else replicas
     sequences = sequences_per_replica(traffic.concurrency, replicas)
     engine = served_engine(hw.device.family)
     per_device = device_memory(
@@ -218,8 +286,10 @@ def _layout(
 
 def _too_small(spec: ModelSpec, precision: Precision, closest: Fit) -> str:
     hw, d, unit = closest.hardware, closest.per_device, closest.hardware.unit_name
+    hosts = f" x {closest.hosts} hosts (PP={closest.hosts})" if closest.hosts > 1 else ""
     return (
-        f"{hw.instance.name} ({hw.describe()}) is too small for {spec.name} with {precision.describe()}:"
+        f"{hw.instance.name}{hosts} ({hw.describe()}) is too small for {spec.name} with"
+        f" {precision.describe()}:"
         f" even at its best layout (TP={closest.tensor_parallel}; degrees must divide the"
         f" {spec.attention_heads} attention heads and be at most {_count(hw.units, unit)}) each {unit} needs"
         f" {d.weights_gib:.1f} GiB weights + {d.kv_cache_gib:.1f} GiB KV cache"

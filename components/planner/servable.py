@@ -7,7 +7,9 @@ one fitted layout, every reason a fleet would refuse it:
 
 - hosts: every pinned engine serves one model on one host; a TPU slice of several hosts is refused
   (the TPU build has no supported multi-host mode: components/gcp/tpu_vm.py,
-  `multi_host_engine_problem`);
+  `multi_host_engine_problem`). A replica over several identical GPU machines (`hosts_per_replica`,
+  pipeline parallel across them) is served by vLLM on NVIDIA only, on Kubernetes only (a
+  LeaderWorkerSet group), at most MAX_REPLICA_HOSTS machines, and only when fewer do not hold it;
 - weight format: the quantization method the fleet presents (`--quantization fp8` for fp8; the
   checkpoint's own method for int8/int4; none for 16/32-bit) against the platform's own
   `supported_quantization` list, and the GPU's compute capability against the method's minimum
@@ -275,6 +277,49 @@ def format_problem(device: Accelerator, precision: Precision) -> str | None:
     return weight_format_problem(device, precision.weights) or kv_format_problem(device, precision)
 
 
+# Machines one replica may span (a LeaderWorkerSet group of one leader and hosts - 1 workers). Four:
+# the catalog's largest dense model, Llama 3.1 405B in BF16 (~755 GiB of weights), fits two 8 x 80 GB
+# hosts with room for its KV cache, so four covers it on 8 x 40-48 GB machines too; past that every
+# extra stage adds an inter-host hop to each token and a pod whose loss restarts the whole group
+# (restartPolicy RecreateGroupOnPodRestart), while the replica's price grows by a machine.
+MAX_REPLICA_HOSTS = 4
+MULTI_HOST_FAMILIES = frozenset({AcceleratorFamily.NVIDIA_GPU})
+# The flags a replica over several hosts gets from its plan and its pods (the engine's multiprocessing
+# executor across nodes in vLLM 0.28.0: vllm/config/parallel.py nnodes/node_rank/master_addr/master_port,
+# vllm/entrypoints/cli/serve.py run_headless); a pool's own engine_args may not set them.
+MULTI_HOST_FLAGS = (
+    "--pipeline-parallel-size",
+    "--nnodes",
+    "--node-rank",
+    "--master-addr",
+    "--master-port",
+    "--headless",
+    "--distributed-executor-backend",
+    "--data-parallel-size",
+)
+
+
+def replica_hosts_problem(layout: Fit, fewer: Fit | None) -> str | None:
+    """Why a replica over `layout.hosts` machines is refused (None: it is served): a family whose
+    engine serves one host, more than MAX_REPLICA_HOSTS, or a layout `fewer` hosts already hold."""
+    hosts = layout.hosts
+    if hosts <= 1:
+        return None
+    hw = layout.hardware
+    support = ENGINE_SUPPORT[hw.device.family]
+    if hw.device.family not in MULTI_HOST_FAMILIES:
+        return f"{support.engine} serves a replica on one host: {support.hosts_why}"
+    if hosts > MAX_REPLICA_HOSTS:
+        return f"a replica spans at most {MAX_REPLICA_HOSTS} hosts, not {hosts}"
+    if fewer is not None and fewer.fits:
+        held = f"{fewer.hosts} host" + ("" if fewer.hosts == 1 else "s")
+        return (
+            f"{hw.instance.name} holds it on {held}: a replica over {hosts} would cost "
+            f"{hosts - fewer.hosts} more machine(s) and a pipeline stage more per token"
+        )
+    return None
+
+
 def hosts_problem(instance: InstanceType, family: AcceleratorFamily) -> str | None:
     """Why a machine of several hosts cannot serve one model (None: it is within the engine's hosts)."""
     support = ENGINE_SUPPORT[family]
@@ -307,12 +352,16 @@ def parallelism_problem(
     return None
 
 
-def servable_problems(spec: ModelSpec, precision: Precision, layout: Fit) -> list[str]:
-    """Every reason a fleet would refuse to serve `spec` on this layout (empty: it serves it)."""
+def servable_problems(
+    spec: ModelSpec, precision: Precision, layout: Fit, fewer: Fit | None = None
+) -> list[str]:
+    """Every reason a fleet would refuse to serve `spec` on this layout (empty: it serves it). `fewer`:
+    for a replica over several hosts, the layout over one host fewer (refused when that fits)."""
     hw = layout.hardware
     family = hw.device.family
     found = [
         hosts_problem(hw.instance, family),
+        replica_hosts_problem(layout, fewer),
         format_problem(hw.device, precision),
         parallelism_problem(spec, layout.tensor_parallel, hw.instance, hw.units),
     ]

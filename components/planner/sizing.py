@@ -10,6 +10,7 @@ from inference_infra.components.catalog import (
     AcceleratorFamily,
     Cloud,
     InstanceType,
+    Price,
     PriceModel,
     accelerator,
     hourly_price,
@@ -26,7 +27,7 @@ from inference_infra.components.planner.memory import MemoryBudget, Traffic, mem
 from inference_infra.components.planner.models import ModelSpec, model_spec, validate_model_spec
 from inference_infra.components.planner.precision import Precision, Quantization
 from inference_infra.components.planner.servable import servable_problems
-from inference_infra.components.planner.throughput import estimate
+from inference_infra.components.planner.throughput import estimate, pipelined
 
 ANY_CLOUD = "any"
 
@@ -195,6 +196,7 @@ def size(
     allowed: Sequence[str] | None = None,
     allowed_where: str = "this environment",
     spot_share: float | None = None,
+    hosts_per_replica: int = 1,
 ) -> Sizing:
     """Size a model for its traffic on every candidate machine and rank what a fleet can serve.
 
@@ -203,6 +205,9 @@ def size(
     admit, naming `allowed_where` (e.g. "environment 'dev' (allowedTypes['*'])"). `spot_share`
     strictly between 0 and 1 (a fleet mixing spot with on-demand or reserved machines) prices every
     machine at the fleet's blended rate (cost.blended_price) instead of at `purchase`.
+    `hosts_per_replica` > 1 (Kubernetes GPU pools: a LeaderWorkerSet group) sizes one replica over that
+    many identical machines (fit.multi_host_fit), priced as that many machines, its throughput with the
+    pipeline penalty (throughput.pipelined); a machine that holds the model on fewer hosts is refused.
 
     Raises InputError for bad input and NothingFitsError when no candidate
     holds the model (its message gives the memory figures of the closest).
@@ -212,7 +217,12 @@ def size(
     raise_if_invalid("size", validate_request(model, traffic, precision, assumptions, cloud))
     spec = model_spec(model)
     machines = list(candidates) if candidates is not None else candidate_instances(cloud, families, max_hosts)
-    fitted = [fit(spec, traffic, precision, assumptions, m) for m in machines]
+    hosts = hosts_per_replica
+    fitted = [fit(spec, traffic, precision, assumptions, m, hosts) for m in machines]
+    fewer = {
+        m.name: fit(spec, traffic, precision, assumptions, m, hosts - 1) if hosts > 1 else None
+        for m in machines
+    }
     notes, unpriced = _region_notes(machines, region)
     if machines and len(unpriced) == len(machines):
         # The catalog prices none of them there: a region of the clouds is priced at each machine's
@@ -232,7 +242,7 @@ def size(
     options: list[Option] = []
     refused: list[Refusal] = []
     for f in fitted:
-        reasons = servable_problems(spec, precision, f)
+        reasons = servable_problems(spec, precision, f, fewer[f.hardware.instance.name])
         if f.hardware.instance.name in unpriced:
             reasons.append(unpriced[f.hardware.instance.name])
         if allowed is not None and not is_allowed(f.hardware.instance.name, allowed):
@@ -243,11 +253,12 @@ def size(
         option = (
             Option(
                 fit=f,
-                throughput=estimate(spec, traffic, precision, assumptions, f),
-                price=(
+                throughput=pipelined(estimate(spec, traffic, precision, assumptions, f), hosts),
+                price=replica_price(
                     blended_price(f.hardware.instance, region, spot_share)
                     if mixed
-                    else hourly_price(f.hardware.instance, region=region, model=purchase)
+                    else hourly_price(f.hardware.instance, region=region, model=purchase),
+                    hosts,
                 ),
                 purchase=purchase,
                 spot_share=spot_share if mixed else None,
@@ -274,6 +285,13 @@ def size(
     if not sizing.options:
         raise _nothing_fits(sizing, cloud)
     return sizing
+
+
+def replica_price(machine: Price, hosts: int) -> Price:
+    """A replica's hourly price: `hosts` machines at the machine's price (one host: the machine's)."""
+    if hosts <= 1:
+        return machine
+    return Price(round(machine.hourly_usd * hosts, 6), f"{hosts} machines x {machine.basis}")
 
 
 def _region_notes(machines: list[InstanceType], region: str | None) -> tuple[list[str], dict[str, str]]:

@@ -39,7 +39,7 @@ every catalog machine).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from inference_infra.components.planner.assumptions import Assumptions, Efficiency
 from inference_infra.components.planner.engine import (
@@ -78,6 +78,35 @@ class Throughput:
             f" decode bound by {self.decode_bound} ({self.compute_basis} peak);"
             f" prefill ~{self.prefill_tokens_per_s:,.0f} prompt tokens/s per replica{caveat}"
         )
+
+
+# A replica over several hosts (pipeline parallel, fit.multi_host_fit) is estimated as its stages run
+# one after another: a decode step of the whole batch still reads every weight once, over one host's
+# bandwidth at a time, so the estimate is that of one stage group of TP=<GPUs per host> holding the whole
+# model (what `estimate` computes for the layout), times this factor for what pipelining adds: the
+# activations sent between hosts at every stage boundary and the bubbles while stages wait for each
+# other. An assumption (2026-12-02), not a measurement: no published vLLM 0.28.0 multi-node figure was
+# found to calibrate it. vLLM keeps as many batches in flight as there are stages, which can hide part of
+# the bubble; prefill (compute-bound) gains from that and is left unscaled here, a conservative reading.
+PIPELINE_EFFICIENCY = 0.85
+PIPELINE_EFFICIENCY_BASIS = (
+    f"pipeline parallel over hosts at {PIPELINE_EFFICIENCY:.0%} of one host's stage group (an assumption"
+    " dated 2026-12-02, not a measurement: inter-host activations and pipeline bubbles)"
+)
+
+
+def pipelined(throughput: Throughput, hosts: int) -> Throughput:
+    """A replica over `hosts` machines: the stage group's estimate times PIPELINE_EFFICIENCY (said in the
+    caveat). One host: unchanged."""
+    if hosts <= 1:
+        return throughput
+    caveat = "; ".join(c for c in (throughput.efficiency_caveat, PIPELINE_EFFICIENCY_BASIS) if c)
+    return replace(
+        throughput,
+        tokens_per_s=throughput.tokens_per_s * PIPELINE_EFFICIENCY,
+        per_sequence_tokens_per_s=throughput.per_sequence_tokens_per_s * PIPELINE_EFFICIENCY,
+        efficiency_caveat=caveat,
+    )
 
 
 def experts_touched(spec: ModelSpec, tokens: float) -> float:

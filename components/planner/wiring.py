@@ -28,13 +28,14 @@ from inference_infra.components.planner.fit import fit
 from inference_infra.components.planner.memory import Traffic
 from inference_infra.components.planner.models import ModelSpec, model_spec
 from inference_infra.components.planner.precision import Precision
-from inference_infra.components.planner.servable import servable_problems
+from inference_infra.components.planner.servable import MAX_REPLICA_HOSTS, servable_problems
 from inference_infra.components.planner.sizing import (
     NothingFitsError,
     Sizing,
     size,
     validate_request,
 )
+from inference_infra.components.planner.throughput import PIPELINE_EFFICIENCY_BASIS
 
 
 @dataclass(frozen=True)
@@ -57,16 +58,25 @@ class Choice:
     def tensor_parallel(self) -> int:
         return self.option.fit.tensor_parallel
 
+    @property
+    def hosts_per_replica(self) -> int:
+        return self.option.fit.hosts
+
     def summary(self) -> str:
         """One line for `plan` output: which machine, why, and what it costs."""
         o, t = self.option, self.sizing.traffic
+        hosts = o.fit.hosts
+        machine = f"{hosts} x {o.instance_type} per replica" if hosts > 1 else o.instance_type
+        layout = f"TP={o.fit.tensor_parallel}" + (f" x PP={hosts}" if hosts > 1 else "")
         return (
             f"{self.sizing.model.name} ({self.sizing.precision.describe()}, {t.concurrency} x"
-            f" {t.context_tokens:,} tokens) -> {o.instance_type}: TP={o.fit.tensor_parallel},"
+            f" {t.context_tokens:,} tokens) -> {machine}: {layout},"
             f" {o.memory_utilization:.0%} of {o.fit.hardware.unit_name} memory, ~{o.est_tokens_per_s:,.0f}"
-            f" tokens/s, ${o.hourly_usd:,.2f}/h {_market(o)}, ${o.usd_per_million_tokens:,.3f}"
+            f" tokens/s, ${o.hourly_usd:,.2f}/h {_market(o)}{' per replica' if hosts > 1 else ''},"
+            f" ${o.usd_per_million_tokens:,.3f}"
             f" per million tokens ({o.price.basis}; cheapest of {len(self.sizing.options)} a fleet can serve)"
             f"{efficiency_caveat(self.sizing.assumptions, o.fit.hardware.device.family)}"
+            + (f"; {PIPELINE_EFFICIENCY_BASIS}" if hosts > 1 else "")
             + "".join(f"; {n}" for n in (*self.sizing.notes, *self.notes))
         )
 
@@ -106,6 +116,7 @@ def choose_instance_type(
     allowed_types: Mapping[str, Sequence[str]] | None = None,
     spot_share: float | None = None,
     allowed_source: str = "",
+    hosts_per_replica: int = 1,
 ) -> Choice:
     """The cheapest machine per million tokens on `cloud` (and `families`) that a fleet can serve.
 
@@ -132,6 +143,7 @@ def choose_instance_type(
             allowed=allowed,
             allowed_where=where,
             spot_share=spot_share,
+            hosts_per_replica=hosts_per_replica,
         )
 
     if region is not None and region not in _regions():
@@ -150,6 +162,7 @@ def choose_instance_type(
             allowed_types=allowed_types,
             spot_share=spot_share,
             allowed_source=allowed_source,
+            hosts_per_replica=hosts_per_replica,
         )
         priced = "the pick is priced in each machine's reference region"
         unknown = f"{region} is not a region the catalog knows; {priced}"
@@ -186,6 +199,7 @@ def check_fit(
     precision: Precision | None = None,
     assumptions: Assumptions | None = None,
     input_name: str = "instance_type",
+    hosts_per_replica: int = 1,
 ) -> list[Problem]:
     """Problems when `model` with `traffic` does not fit `instance_type_name` (empty when it does).
 
@@ -203,8 +217,10 @@ def check_fit(
     if problems:
         return problems
     spec = model_spec(model)
-    layout = fit(spec, traffic, precision, assumptions, machine)
-    reasons = servable_problems(spec, precision, layout)
+    hosts = hosts_per_replica
+    layout = fit(spec, traffic, precision, assumptions, machine, hosts)
+    fewer = fit(spec, traffic, precision, assumptions, machine, hosts - 1) if hosts > 1 else None
+    reasons = servable_problems(spec, precision, layout, fewer)
     if not reasons:
         return []
     return [
@@ -233,6 +249,7 @@ class Resolution:
     choice: Choice | None = None  # set when the planner chose the type
     problems: tuple[Problem, ...] = ()
     note: str = ""  # one line for `plan` output
+    hosts_per_replica: int = 1  # machines one replica spans (Kubernetes GPU pools: a LeaderWorkerSet group)
 
 
 def resolve_instance_type(
@@ -252,13 +269,39 @@ def resolve_instance_type(
     allowed_types: Mapping[str, Sequence[str]] | None = None,
     spot_share: float | None = None,
     allowed_source: str = "",
+    hosts_per_replica: int | None = 1,
+    max_replica_hosts: int = 1,
 ) -> Resolution:
     """What a fleet's validate() calls with its config.
 
     - instance type and model: the type is checked for fit (problems carry the memory figures);
     - model only: the planner's cheapest fitting machine on `cloud` within `families`;
     - instance type only: returned unchanged; neither: a problem.
+
+    `hosts_per_replica`: machines one replica spans (1: every VM fleet). None lets the planner take the
+    fewest hosts, up to `max_replica_hosts`, at which some machine serves the model (a named machine: the
+    fewest at which it does), so a model one host holds is never split.
     """
+    if hosts_per_replica is None:
+        return _fewest_hosts(
+            max_replica_hosts,
+            instance_type_name=instance_type_name,
+            model=model,
+            traffic=traffic,
+            cloud=cloud,
+            purchase=purchase,
+            families=families,
+            precision=precision,
+            instance_type_key=instance_type_key,
+            model_key=model_key,
+            max_hosts=max_hosts,
+            region=region,
+            environment=environment,
+            allowed_types=allowed_types,
+            spot_share=spot_share,
+            allowed_source=allowed_source,
+        )
+    hosts = hosts_per_replica
     if model is None or traffic is None:
         if instance_type_name is None:
             return Resolution(
@@ -267,17 +310,24 @@ def resolve_instance_type(
         return Resolution(instance_type_name)
     if instance_type_name is not None:
         problems = check_fit(
-            model, traffic, instance_type_name, cloud=cloud, precision=precision, input_name=instance_type_key
+            model,
+            traffic,
+            instance_type_name,
+            cloud=cloud,
+            precision=precision,
+            input_name=instance_type_key,
+            hosts_per_replica=hosts,
         )
         if problems:
-            return Resolution(instance_type_name, problems=tuple(problems))
+            return Resolution(instance_type_name, problems=tuple(problems), hosts_per_replica=hosts)
         spec, precision = model_spec(model), precision or Precision()
-        layout = fit(spec, traffic, precision, Assumptions(), instance_type(instance_type_name, cloud))
+        layout = fit(spec, traffic, precision, Assumptions(), instance_type(instance_type_name, cloud), hosts)
+        over = f" x PP={hosts} over {hosts} x {instance_type_name} per replica" if hosts > 1 else ""
         note = (
-            f"{instance_type_name} checked: {spec.name} fits at TP={layout.tensor_parallel},"
+            f"{instance_type_name} checked: {spec.name} fits at TP={layout.tensor_parallel}{over},"
             f" {layout.memory_utilization:.0%} of {layout.hardware.unit_name} memory"
         )
-        return Resolution(instance_type_name, note=note)
+        return Resolution(instance_type_name, note=note, hosts_per_replica=hosts)
     try:
         choice = choose_instance_type(
             model,
@@ -292,6 +342,7 @@ def resolve_instance_type(
             allowed_types=allowed_types,
             spot_share=spot_share,
             allowed_source=allowed_source,
+            hosts_per_replica=hosts,
         )
     except NothingFitsError as e:
         shown = model.name if isinstance(model, ModelSpec) else model
@@ -299,7 +350,23 @@ def resolve_instance_type(
         return Resolution(None, problems=(Problem(model_key, shown, f"fits no {where}: {e}"),))
     except InputError as e:
         return Resolution(None, problems=tuple(_under(model_key, p) for p in e.problems))
-    return Resolution(choice.instance_type, choice=choice, note=f"planner chose {choice.summary()}")
+    return Resolution(
+        choice.instance_type, choice=choice, note=f"planner chose {choice.summary()}", hosts_per_replica=hosts
+    )
+
+
+def _fewest_hosts(most: int, **query: object) -> Resolution:
+    """resolve_instance_type at 1, 2, ... `most` hosts per replica: the first that resolves without
+    problems, else the one-host answer (its problems say why nothing serves it; the hosts it would
+    need are said when some count up to `most` would do)."""
+    first = resolve_instance_type(hosts_per_replica=1, **query)  # type: ignore[arg-type]
+    if not first.problems or most <= 1:
+        return first
+    for hosts in range(2, min(most, MAX_REPLICA_HOSTS) + 1):
+        found = resolve_instance_type(hosts_per_replica=hosts, **query)  # type: ignore[arg-type]
+        if not found.problems:
+            return found
+    return first
 
 
 def _under(model_key: str, problem: Problem) -> Problem:

@@ -124,7 +124,12 @@ def _pod_specs(value: Any, path: str = "", scale: str = "") -> Iterator[tuple[st
             return
         scale = _replicas(value) or scale
         for key, child in value.items():
-            yield from _pod_specs(child, f"{path}.{key}" if path else str(key), scale)
+            here = scale
+            if key == "workerTemplate" and isinstance(value.get("size"), int) and value["size"] > 1:
+                # A LeaderWorkerSet group: one leader and size - 1 workers per replica.
+                workers = value["size"] - 1
+                here = f"{scale} x {workers} worker{'' if workers == 1 else 's'} per group"
+            yield from _pod_specs(child, f"{path}.{key}" if path else str(key), here)
     elif isinstance(value, list):
         for i, child in enumerate(value):
             yield from _pod_specs(child, f"{path}[{i}]", scale)

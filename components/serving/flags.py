@@ -204,6 +204,9 @@ class EngineConfig:
     devices_per_node: int = 1  # accelerator devices (e.g. /dev/neuron0..N-1 on Neuron)
     # Restricted extra_args allowed, each with its reason (ServedModel.engine_args_reasons).
     arg_reasons: tuple[tuple[str, str], ...] = ()
+    # Machines one engine spans: pipeline-parallel stages, one per host (a Kubernetes LeaderWorkerSet
+    # group); 1 on every VM fleet. The pod renderer adds each host's multi-node flags.
+    pipeline_parallel: int = 1
 
     @property
     def ports(self) -> list[int]:
@@ -236,13 +239,15 @@ def plan_engines(
     first_port: int = FIRST_ENGINE_PORT,
     assumptions: Assumptions | None = None,
     arg_reasons: Mapping[str, str] | None = None,
+    hosts_per_replica: int = 1,
 ) -> EngineConfig:
-    """The engines a node of `instance_type_name` runs for `model` (the planner's layout; it must fit)."""
+    """The engines a node of `instance_type_name` runs for `model` (the planner's layout; it must fit);
+    `hosts_per_replica` > 1: one engine over that many such nodes (pipeline parallel)."""
     precision = precision or Precision()
     assumptions = assumptions or Assumptions()
     machine = instance_type(instance_type_name, cloud)  # unknown: CatalogError naming close matches
     spec = model_spec(model)
-    layout = fit(spec, traffic, precision, assumptions, machine)
+    layout = fit(spec, traffic, precision, assumptions, machine, hosts_per_replica)
     if not layout.fits:
         raise InputError(f"{spec.name} does not fit {instance_type_name}: {layout.problem}")
     return EngineConfig(
@@ -259,6 +264,7 @@ def plan_engines(
         first_port=first_port,
         devices_per_node=machine.accelerator_count,
         arg_reasons=tuple(sorted((arg_reasons or {}).items())),
+        pipeline_parallel=layout.hosts,
     )
 
 
@@ -275,6 +281,11 @@ def engine_args(config: EngineConfig, index: int, model_path: str, port: str | N
         port or str(config.ports[index]),
         "--tensor-parallel-size",
         str(config.tensor_parallel),
+        *(
+            ["--pipeline-parallel-size", str(config.pipeline_parallel)]
+            if config.pipeline_parallel > 1
+            else []
+        ),
         "--max-model-len",
         str(config.max_model_len),
         "--max-num-seqs",
@@ -368,6 +379,11 @@ def allows_code(extra_args: Sequence[str], reasons: Mapping[str, str]) -> bool:
         option in CODE_IN_WEIGHTS and _restricted(option, value) and _reason_ok(reasons.get(option))
         for option, value in _options(extra_args)
     )
+
+
+def option_names(extra_args: Sequence[str]) -> list[str]:
+    """The options an argument list sets (`--x=v`, `--x v` or a bare `--flag`), in order."""
+    return [option for option, _ in _options(extra_args)]
 
 
 def _options(extra_args: Sequence[str]) -> list[tuple[str, str | None]]:

@@ -116,6 +116,8 @@ def choose_machine(
     region: str | None = None,
     environment: str | None = None,
     spot_share: float | None = None,
+    hosts_per_replica: int | None = 1,
+    max_replica_hosts: int = 1,
 ) -> Resolution:
     """The fleet's machine: as given (checked for fit and servability when a model is set) or the
     planner's cheapest pick among the machines a fleet can serve it on.
@@ -126,6 +128,8 @@ def choose_machine(
     the machines allowed-accelerator-types allows in `environment` (default: the stack's pack config's
     `environment`, else the program's registered cost tags' Environment; neither: no restriction),
     under the stack's own pack config when the offline plan read one, else the pack's default config.
+    `hosts_per_replica` (None: the fewest up to `max_replica_hosts` that serve it) is 1 on every VM
+    fleet; a Kubernetes GPU pool may span several (planner/wiring.py resolve_instance_type).
     """
     return resolve_instance_type(
         instance_type_name=machine,
@@ -140,6 +144,8 @@ def choose_machine(
         max_hosts=max_hosts,
         region=region if region is not None else _provider_region(cloud),
         spot_share=spot_share,
+        hosts_per_replica=hosts_per_replica,
+        max_replica_hosts=max_replica_hosts,
         **_allowed_machines(environment),
     )
 
@@ -214,11 +220,14 @@ def plan_serving(
     first_port: int = FIRST_ENGINE_PORT,
     key: str = "model",
     families: Collection[AcceleratorFamily] | None = None,
+    hosts_per_replica: int = 1,
 ) -> tuple[FleetServing | None, list[Problem]]:
     """The engines a node of `machine` runs for `model`, and its cold start; or the problems.
 
     `families` (when given) are the accelerator families this fleet may serve on; the machine's
-    family must be one of them.
+    family must be one of them. `hosts_per_replica` > 1: one engine over that many machines of
+    `machine` (pipeline parallel; the cold start is each host's: every host fetches and verifies the
+    whole folder and loads its stage).
     """
     problems = served_model_problems(model, key)
     if problems:
@@ -233,6 +242,7 @@ def plan_serving(
             extra_args=tuple(model.engine_args),
             first_port=first_port,
             arg_reasons=dict(model.engine_args_reasons),
+            hosts_per_replica=hosts_per_replica,
         )
     except (ValueError, InputError) as e:
         return None, [Problem(key, model.name, str(e).removesuffix("."))]
