@@ -114,7 +114,7 @@ def validate_device_plugins(args: DevicePluginsArgs) -> list[Problem]:
                     "public.ecr.aws/neuron/neuron-device-plugin:<tag>@sha256:<digest>",
                 )
             )
-        elif not _NEURON_REFERENCE.match(image):
+        elif not _NEURON_REFERENCE.fullmatch(image):
             problems.append(
                 Problem(
                     "neuron_device_plugin_image",
@@ -129,7 +129,7 @@ def validate_device_plugins(args: DevicePluginsArgs) -> list[Problem]:
                 "neuron_device_plugin_image", args.neuron_device_plugin_image, "is only for aws-neuron pools"
             )
         )
-    if not re.match(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$", str(args.namespace)):
+    if not re.fullmatch(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$", str(args.namespace)):
         problems.append(Problem("namespace", args.namespace, "must be a namespace name (a DNS label)"))
     return problems
 

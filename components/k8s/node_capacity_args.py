@@ -199,7 +199,7 @@ def _aws_type(
 
 def name_problems(name: str, most: int, why: str) -> list[Problem]:
     """The component's own name, which its children's names (and the cloud's auto-names) start with."""
-    if not isinstance(name, str) or not re.match(r"^[a-z][-a-z0-9]*$", name) or len(name) > most:
+    if not isinstance(name, str) or not re.fullmatch(r"^[a-z][-a-z0-9]*$", name) or len(name) > most:
         return [
             Problem("name", name, f"must be 1-{most} of a-z, 0-9 and '-', starting with a letter ({why})")
         ]
@@ -207,7 +207,7 @@ def name_problems(name: str, most: int, why: str) -> list[Problem]:
 
 
 def pool_problems(pool: str) -> list[Problem]:
-    if not isinstance(pool, str) or not POOL_NAME.match(pool):
+    if not isinstance(pool, str) or not POOL_NAME.fullmatch(pool):
         return [
             Problem(
                 "pool",
@@ -220,9 +220,9 @@ def pool_problems(pool: str) -> list[Problem]:
 
 def reservation_target(reservation: EksReservation) -> dict[str, str]:
     """The launch template's capacityReservationTarget for the reservation."""
-    if _RESOURCE_GROUP_ARN.match(reservation.target):
+    if _RESOURCE_GROUP_ARN.fullmatch(reservation.target):
         return {"capacityReservationResourceGroupArn": reservation.target}
-    arn = _RESERVATION_ARN.match(reservation.target)
+    arn = _RESERVATION_ARN.fullmatch(reservation.target)
     return {"capacityReservationId": arn.group(1) if arn else reservation.target}
 
 
@@ -296,17 +296,23 @@ def validate_eks_node_groups(args: EksNodeGroupsArgs) -> list[Problem]:
             Problem("security_group_ids", [], "must name at least the cluster security group (sg-...)")
         )
     for i, group in enumerate(args.security_group_ids):
-        if isinstance(group, str) and not re.match(r"^sg-[0-9a-f]{8}([0-9a-f]{9})?$", group):
+        if isinstance(group, str) and not re.fullmatch(r"^sg-[0-9a-f]{8}([0-9a-f]{9})?$", group):
             problems.append(
                 Problem(f"security_group_ids[{i}]", group, "must be a security group id (sg-...)")
             )
     problems += _reservation_problems(args)
     problems += _spot_type_problems(args)
-    if isinstance(args.kms_key_arn, str) and not _KMS_KEY.match(args.kms_key_arn):
+    odcr = args.reserved > 0 and args.reservation is not None and not args.reservation.capacity_block
+    problems += capacity_block_only_problems(
+        args.instance_type,
+        [field for field, n in (("on_demand", args.on_demand), ("spot", args.spot)) if n > 0]
+        + (["reserved (an On-Demand Capacity Reservation's)"] if odcr else []),
+    )
+    if isinstance(args.kms_key_arn, str) and not _KMS_KEY.fullmatch(args.kms_key_arn):
         problems.append(
             Problem("kms_key_arn", args.kms_key_arn, "must be a KMS key or alias ARN (arn:aws:kms:...)")
         )
-    if isinstance(args.node_role_arn, str) and not _ROLE_ARN.match(args.node_role_arn):
+    if isinstance(args.node_role_arn, str) and not _ROLE_ARN.fullmatch(args.node_role_arn):
         problems.append(
             Problem(
                 "node_role_arn",
@@ -318,7 +324,13 @@ def validate_eks_node_groups(args: EksNodeGroupsArgs) -> list[Problem]:
 
 
 def equivalent_type_problems(
-    pick_name: str, names: Sequence[str], field: str, region: str | None, *, spot: bool = True
+    pick_name: str,
+    names: Sequence[str],
+    field: str,
+    region: str | None,
+    *,
+    spot: bool = True,
+    on_demand: bool = False,
 ) -> list[Problem]:
     """Each of `names` must run the pick's pods unchanged (node_capacity_spot.spot_equivalence)."""
     pick = find_instance_type(pick_name, Cloud.AWS) if isinstance(pick_name, str) else None
@@ -330,10 +342,15 @@ def equivalent_type_problems(
         problems += found
         if pick is None or alt is None:
             continue
-        why = spot_equivalence(pick, alt, region, spot=spot)
+        why = spot_equivalence(pick, alt, region, spot=spot, on_demand=on_demand)
         if why is not None:
             fits = [t for t in spot_types(pick.name, None, region) if t != pick.name]
-            sold = ", sold as spot" if spot else ""
+            sold = "".join(
+                [
+                    ", sold as spot" if spot else "",
+                    ", sold on-demand (not Capacity Blocks only)" if on_demand else "",
+                ]
+            )
             problems.append(
                 Problem(
                     f"{field}[{i}]",
@@ -344,6 +361,22 @@ def equivalent_type_problems(
                 )
             )
     return problems
+
+
+def capacity_block_only_problems(instance_type: str, buying: Sequence[str]) -> list[Problem]:
+    """A type EC2 sells through Capacity Blocks only (the catalog's capacity_blocks_only: p5e.48xlarge)
+    cannot fill an on-demand or spot group: `buying` names the inputs that buy it that way."""
+    item = find_instance_type(instance_type, Cloud.AWS) if isinstance(instance_type, str) else None
+    if item is None or not item.capacity_blocks_only or not buying:
+        return []
+    return [
+        Problem(
+            "instance_type",
+            instance_type,
+            f"is sold through EC2 Capacity Blocks only, so {' and '.join(buying)} nodes of it cannot be "
+            "filled: run it as reserved nodes in a Capacity Block",
+        )
+    ]
 
 
 def _region_problems(region: str | None) -> list[Problem]:
@@ -359,7 +392,7 @@ def subnets_region(subnets: Sequence[NodeSubnet]) -> str | None:
     regions = {
         s.availability_zone[:-1]
         for s in subnets
-        if isinstance(s.availability_zone, str) and _ZONE.match(s.availability_zone)
+        if isinstance(s.availability_zone, str) and _ZONE.fullmatch(s.availability_zone)
     }
     return regions.pop() if len(regions) == 1 else None
 
@@ -368,6 +401,16 @@ def _spot_type_problems(args: EksNodeGroupsArgs) -> list[Problem]:
     given = args.spot_instance_types
     problems: list[Problem] = []
     problems += _region_problems(args.region)
+    zones_region = subnets_region(args.subnets)
+    if isinstance(args.region, str) and zones_region is not None and args.region != zones_region:
+        problems.append(
+            Problem(
+                "region",
+                args.region,
+                f"must be the region of the subnets' zones ({zones_region}): the spot stand-ins are held "
+                "to what is offered there",
+            )
+        )
     if given is None:
         return problems
     problems += equivalent_type_problems(args.instance_type, given, "spot_instance_types", eks_region(args))
@@ -406,7 +449,7 @@ def _subnet_problems(subnets: Sequence[NodeSubnet]) -> list[Problem]:
                     "from the internet); give the cluster's private subnets",
                 )
             )
-        if not isinstance(subnet.availability_zone, str) or not _ZONE.match(subnet.availability_zone):
+        if not isinstance(subnet.availability_zone, str) or not _ZONE.fullmatch(subnet.availability_zone):
             problems.append(
                 Problem(
                     f"subnets[{i}].availability_zone",
@@ -439,8 +482,8 @@ def _reservation_problems(args: EksNodeGroupsArgs) -> list[Problem]:
                 "desired size 0; an On-Demand Capacity Reservation's group upgrades in place",
             )
         )
-    by_id, by_arn = _RESERVATION_ID.match(r.target), _RESERVATION_ARN.match(r.target)
-    by_group = _RESOURCE_GROUP_ARN.match(r.target)
+    by_id, by_arn = _RESERVATION_ID.fullmatch(r.target), _RESERVATION_ARN.fullmatch(r.target)
+    by_group = _RESOURCE_GROUP_ARN.fullmatch(r.target)
     if not (by_id or by_arn or by_group):
         problems.append(
             Problem(
@@ -456,6 +499,16 @@ def _reservation_problems(args: EksNodeGroupsArgs) -> list[Problem]:
                 "reservation.target",
                 r.target,
                 "must name the Capacity Block itself (cr-... or its ARN), not a group",
+            )
+        )
+    arn_region = (by_arn or by_group).group(0).split(":")[3] if (by_arn or by_group) else None
+    if arn_region is not None and subnets_region(args.subnets) not in (None, arn_region):
+        problems.append(
+            Problem(
+                "reservation.target",
+                r.target,
+                f"is in {arn_region}, not in the subnets' region {subnets_region(args.subnets)}: a "
+                "reservation serves instances of its own region only",
             )
         )
     zones = sorted({s.availability_zone for s in args.subnets})
@@ -577,6 +630,14 @@ def validate_karpenter_nodes(args: KarpenterNodesArgs) -> list[Problem]:
     _, found = _aws_type(args.instance_type, "instance_type", list(EKS_AMI_TYPES))
     problems += found
     problems += _region_problems(args.region)
+    problems += capacity_block_only_problems(
+        args.instance_type,
+        [
+            f"capacity_types {mode.value}"
+            for mode in (CapacityMode.ON_DEMAND, CapacityMode.SPOT)
+            if mode in list(args.capacity_types)
+        ],
+    )
     if args.alternative_instance_types is not None:
         problems += equivalent_type_problems(
             args.instance_type,
@@ -584,6 +645,7 @@ def validate_karpenter_nodes(args: KarpenterNodesArgs) -> list[Problem]:
             "alternative_instance_types",
             args.region,
             spot=CapacityMode.SPOT in list(args.capacity_types),
+            on_demand=CapacityMode.ON_DEMAND in list(args.capacity_types),
         )
     modes = list(args.capacity_types)
     if not modes or len(set(modes)) != len(modes):
@@ -604,7 +666,7 @@ def validate_karpenter_nodes(args: KarpenterNodesArgs) -> list[Problem]:
             Problem("capacity_reservation_ids", [], "must name a reservation (cr-...) with reserved")
         )
     for i, cr in enumerate(args.capacity_reservation_ids):
-        if not isinstance(cr, str) or not re.match(r"^cr-[0-9a-z]+$", cr):  # the CRD's pattern
+        if not isinstance(cr, str) or not re.fullmatch(r"^cr-[0-9a-z]+$", cr):  # the CRD's pattern
             problems.append(
                 Problem(f"capacity_reservation_ids[{i}]", cr, "must be a capacity reservation id (cr-...)")
             )
@@ -616,7 +678,7 @@ def validate_karpenter_nodes(args: KarpenterNodesArgs) -> list[Problem]:
                 "need reserved in capacity_types",
             )
         )
-    if not isinstance(args.node_role, str) or not re.match(r"^[\w+=,.@-]{1,64}$", args.node_role):
+    if not isinstance(args.node_role, str) or not re.fullmatch(r"^[\w+=,.@-]{1,64}$", args.node_role):
         problems.append(
             Problem(
                 "node_role", args.node_role, "must be an IAM role name (1-64 of letters, digits, +=,.@_-)"
@@ -636,7 +698,7 @@ def validate_karpenter_nodes(args: KarpenterNodesArgs) -> list[Problem]:
                     "must not use the '*' wildcard: it selects every subnet/group with the key",
                 )
             )
-    if not _ALIAS.match(str(args.ami_alias)):
+    if not _ALIAS.fullmatch(str(args.ami_alias)):
         problems.append(
             Problem(
                 "ami_alias",
@@ -644,11 +706,11 @@ def validate_karpenter_nodes(args: KarpenterNodesArgs) -> list[Problem]:
                 "must be al2023@v<release> or bottlerocket@v<version> (pinned, not @latest)",
             )
         )
-    if not _DURATION.match(str(args.consolidate_after)):
+    if not _DURATION.fullmatch(str(args.consolidate_after)):
         problems.append(
             Problem("consolidate_after", args.consolidate_after, "must be a duration like 10m or 1h30m")
         )
-    if args.expire_after != "Never" and not _DURATION.match(str(args.expire_after)):
+    if args.expire_after != "Never" and not _DURATION.fullmatch(str(args.expire_after)):
         problems.append(Problem("expire_after", args.expire_after, "must be a duration like 720h, or Never"))
     return problems
 
@@ -726,13 +788,13 @@ class GkeShape:
 
 def gke_shape(args: GkeNodePoolArgs) -> GkeShape | None:
     """The machine's accelerators, or None when the machine type is not an accelerator type."""
-    tpu = _TPU_MACHINE.match(args.machine_type or "")
+    tpu = _TPU_MACHINE.fullmatch(args.machine_type or "")
     if tpu:
         chips = int(tpu.group(2))
         topology = args.tpu_topology
         total = (
             math.prod(int(d) for d in topology.split("x"))
-            if topology and _TOPOLOGY.match(topology)
+            if topology and _TOPOLOGY.fullmatch(topology)
             else chips
         )
         return GkeShape(AcceleratorFamily.GOOGLE_TPU, tpu_topology=topology, hosts=max(1, total // chips))
@@ -779,12 +841,12 @@ def validate_gke_node_pool(args: GkeNodePoolArgs) -> list[Problem]:
     if args.tpu_topology is not None:
         if shape is None or shape.family is not AcceleratorFamily.GOOGLE_TPU:
             problems.append(Problem("tpu_topology", args.tpu_topology, "is for TPU machine types only"))
-        elif not _TOPOLOGY.match(args.tpu_topology):
+        elif not _TOPOLOGY.fullmatch(args.tpu_topology):
             problems.append(
                 Problem("tpu_topology", args.tpu_topology, "must be AxB or AxBxC (e.g. 2x4, 4x4x4)")
             )
         else:
-            chips = int(_TPU_MACHINE.match(args.machine_type).group(2))  # type: ignore[union-attr]
+            chips = int(_TPU_MACHINE.fullmatch(args.machine_type).group(2))  # type: ignore[union-attr]
             total = math.prod(int(d) for d in args.tpu_topology.split("x"))
             slices = _tpu_topologies(args.machine_type)
             if total > chips and args.tpu_topology not in slices:
@@ -825,16 +887,16 @@ def validate_gke_node_pool(args: GkeNodePoolArgs) -> list[Problem]:
             problems.append(
                 Problem("reservation", args.reservation, "cannot be consumed by spot nodes; unset spot")
             )
-        if not re.match(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$", args.reservation):
+        if not re.fullmatch(r"^[a-z]([-a-z0-9]{0,61}[a-z0-9])?$", args.reservation):
             problems.append(Problem("reservation", args.reservation, "must be a reservation name (RFC 1035)"))
-    if not re.match(r"^[a-z]+-[a-z]+\d(-[a-z])?$", str(args.location)):
+    if not re.fullmatch(r"^[a-z]+-[a-z]+\d(-[a-z])?$", str(args.location)):
         problems.append(
             Problem("location", args.location, "must be a region (us-central1) or zone (us-central1-a)")
         )
     for i, zone in enumerate(args.node_locations):
-        if not re.match(r"^[a-z]+-[a-z]+\d-[a-z]$", str(zone)):
+        if not re.fullmatch(r"^[a-z]+-[a-z]+\d-[a-z]$", str(zone)):
             problems.append(Problem(f"node_locations[{i}]", zone, "must be a zone like us-central1-a"))
-    if args.boot_disk_kms_key is not None and not re.match(
+    if args.boot_disk_kms_key is not None and not re.fullmatch(
         r"^projects/[^/]+/locations/[^/]+/keyRings/[^/]+/cryptoKeys/[^/]+$", args.boot_disk_kms_key
     ):
         problems.append(

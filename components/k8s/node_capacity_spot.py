@@ -10,6 +10,8 @@ Auto Scaling group's spot allocation strategy (price-capacity-optimized for node
 
 A type may stand in for the pick only when the pick's pods run on it unchanged (`spot_equivalence`):
 
+- the **same CPU architecture** (`cpu_architecture`): a node group boots one AMI type, x86_64 or arm64,
+  on every type it launches, and the engine's image is built for the pick's;
 - the **same accelerator device** (catalog key) and the **same count per node**: the engine's flags
   were planned for the pick (tensor parallelism = the count, the memory ceiling a fraction of the
   device memory, the weight and KV-cache formats the device supports), so the same device in the same
@@ -20,7 +22,11 @@ A type may stand in for the pick only when the pick's pods run on it unchanged (
 - **at most SPOT_SIZE_FACTOR times the pick's vCPUs and memory**: a larger host costs more per hour
   for the same accelerators;
 - **sold as spot** (the catalog's spot discount is above 0, not a Capacity Block only type) and, where
-  the catalog's spot snapshot covers the region, **offered as spot there**.
+  the catalog's spot snapshot covers the region, **offered as spot there** at **no more than the pick's
+  on-demand price** in that region (its dearest zone's spot price): EC2's price-capacity-optimized
+  strategy may launch any of the types, and a larger host's spot price can pass the pick's on-demand
+  one (g6.8xlarge up to $1.1655/h in us-west-2 against an on-demand g6.2xlarge's $0.9776/h: spot
+  snapshot of 2026-11-25, on-demand table of the catalog).
 
 The default list is the pick plus up to SPOT_DEFAULT_TYPES - 1 of these, smallest first (the cheapest
 hosts); a user's own list is held to the same rules.
@@ -28,6 +34,7 @@ hosts); a user's own list is held to the same rules.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from inference_infra.components.catalog import Cloud, InstanceType, find_instance_type, instance_types
@@ -37,6 +44,7 @@ __all__ = [
     "EKS_MAX_INSTANCE_TYPES",
     "SPOT_DEFAULT_TYPES",
     "SPOT_SIZE_FACTOR",
+    "cpu_architecture",
     "spot_alternatives",
     "spot_equivalence",
 ]
@@ -51,20 +59,39 @@ SPOT_DEFAULT_TYPES = 5
 SPOT_SIZE_FACTOR = 4
 
 
+# EC2's type names: a "g" right after the generation digit is an AWS Graviton (arm64) processor
+# (g5g, c7gn, m6gd); "i" Intel and "a" AMD are x86_64 (Amazon EC2 Instance Types guide, "Instance type
+# naming conventions", read 2026-12-02). The node group's AMI type is x86_64 (EKS_AMI_TYPES), so an
+# arm64 stand-in could not boot it.
+_GRAVITON = re.compile(r"[a-z]+\d+g[a-z]*")
+
+
+def cpu_architecture(instance_type: str) -> str:
+    """'arm64' for a Graviton type (g5g.xlarge), else 'x86_64', read from the type's name."""
+    return "arm64" if _GRAVITON.fullmatch(instance_type.split(".", 1)[0]) else "x86_64"
+
+
 def _spot_regions() -> frozenset[str]:
     """The AWS regions the catalog's spot snapshot covers (where it knows what is offered)."""
     return frozenset(r.region for r in SPOT_SNAPSHOT if r.cloud is Cloud.AWS)
 
 
 def spot_equivalence(
-    pick: InstanceType, alt: InstanceType, region: str | None, *, spot: bool = True
+    pick: InstanceType, alt: InstanceType, region: str | None, *, spot: bool = True, on_demand: bool = False
 ) -> str | None:
-    """Why `alt` cannot stand in for `pick` (in a group that buys spot, when `spot`), or None when it can."""
+    """Why `alt` cannot stand in for `pick` (in a group that buys spot, when `spot`, and on-demand, when
+    `on_demand`), or None when it can."""
     if alt.accelerator != pick.accelerator or alt.accelerator_count != pick.accelerator_count:
         return (
             f"has {alt.accelerator_count} x {alt.accelerator}; the pick {pick.name} has "
             f"{pick.accelerator_count} x {pick.accelerator}, and its engine flags (tensor parallelism, "
             "memory ceiling, formats) hold only on the same device in the same number"
+        )
+    if cpu_architecture(alt.name) != cpu_architecture(pick.name):
+        arch, pick_arch = cpu_architecture(alt.name), cpu_architecture(pick.name)
+        return (
+            f"is an {arch} host; the pick {pick.name} is {pick_arch}, and the node group's AMI type and "
+            "the engine's image are built for one architecture"
         )
     if alt.vcpus < pick.vcpus or alt.memory_gib < pick.memory_gib:
         return (
@@ -77,12 +104,27 @@ def spot_equivalence(
             f"pick {pick.name}'s {pick.vcpus} and {pick.memory_gib:g} GiB (a dearer host for the same "
             "accelerators)"
         )
+    if on_demand and alt.capacity_blocks_only:
+        return (
+            "is sold through EC2 Capacity Blocks only (the catalog's capacity_blocks_only), so an "
+            "on-demand launch of it cannot be filled"
+        )
     if not spot:
         return None
     if alt.capacity_blocks_only or alt.spot_discount <= 0:
         return "is not sold as spot (the catalog has no spot discount for it)"
-    if region in _spot_regions() and spot_row(Cloud.AWS, alt.name, region) is None:
+    if region not in _spot_regions():
+        return None
+    row = spot_row(Cloud.AWS, alt.name, region)
+    if row is None:
         return f"has no spot offer in {region} in the catalog's spot snapshot"
+    ceiling = pick.hourly_usd.get(region) if region is not None else None
+    if ceiling is not None and row.highest_usd > ceiling:
+        return (
+            f"costs up to ${row.highest_usd:.4f}/h as spot in {region} (its dearest zone, spot snapshot "
+            f"{row.as_of}), more than an on-demand {pick.name} there (${ceiling:.4g}/h): the spot group "
+            "would pay more than an on-demand node of the pick"
+        )
     return None
 
 

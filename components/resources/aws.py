@@ -234,6 +234,11 @@ def _aws_node_group(
     purchase = {"SPOT": Purchase.SPOT, "CAPACITY_BLOCK": Purchase.CAPACITY_BLOCK}.get(
         capacity, Purchase.ON_DEMAND
     )
+    if purchase is Purchase.CAPACITY_BLOCK:
+        # A Capacity Block is paid for whole, whether its nodes run or not: its group is priced at its
+        # maximum (the block's nodes), not at a desired size EKS lowers to 0 for an upgrade and before
+        # the block ends (EKS user guide, capacity-blocks-mng, read 2026-12-02).
+        return AcceleratorUse(Cloud.AWS, instance_type, high, purchase, reservation=True)
     return AcceleratorUse(
         Cloud.AWS,
         instance_type,

@@ -69,6 +69,28 @@ def test_eks_capacity_block_group_is_priced_at_the_on_demand_estimate(plan_of):
     item = _item(price_capture(plan_of(EksNodeGroups("cb", args))), "cb-reserved")
     assert item.hourly_usd == pytest.approx(2 * _rate("p5.48xlarge", "us-east-1"))
     assert "Capacity Block, estimated at the on-demand rate" in item.basis
+    # paid for whole: no range down to $0 at 0 nodes (EKS itself scales the group to 0)
+    assert item.range is None
+
+
+def test_eks_capacity_block_group_drained_for_an_upgrade_is_still_priced_whole(plan_of):
+    # `drained` renders desired size 0 for EKS's upgrade; the block is still paid for while it lasts
+    block = EksReservation(
+        target="cr-0123456789abcdef0", availability_zone="us-east-1a", capacity_block=True, drained=True
+    )
+    args = EksNodeGroupsArgs(
+        cluster_name="c",
+        pool="train",
+        instance_type="p5.48xlarge",
+        reserved=2,
+        reservation=block,
+        subnets=SUBNETS,
+        security_group_ids=["sg-0123456789abcdef0"],
+    )
+    item = _item(price_capture(plan_of(EksNodeGroups("cb", args))), "cb-reserved")
+    assert item.hourly_usd == pytest.approx(2 * _rate("p5.48xlarge", "us-east-1"))
+    assert item.basis.startswith("2 x p5.48xlarge on-demand us-east-1; Capacity Block")
+    assert item.range is None  # not "expected $0.00/h (its desired capacity, 0)", which the budget judged
 
 
 def test_gke_gpu_and_tpu_pools_are_priced_between_their_autoscaling_bounds(plan_of):

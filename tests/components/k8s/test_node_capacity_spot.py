@@ -25,7 +25,9 @@ from inference_infra.components.errors import InputError
 from inference_infra.components.fleet import CapacityMode
 from inference_infra.components.k8s.node_capacity import EksNodeGroups, KarpenterNodes
 from inference_infra.components.k8s.node_capacity_args import (
+    EKS_AMI_TYPES,
     EksNodeGroupsArgs,
+    EksReservation,
     KarpenterNodesArgs,
     NodeSubnet,
     eks_region,
@@ -35,6 +37,7 @@ from inference_infra.components.k8s.node_capacity_rules import eks_node_group_ap
 from inference_infra.components.k8s.node_capacity_spot import (
     SPOT_DEFAULT_TYPES,
     SPOT_SIZE_FACTOR,
+    cpu_architecture,
     spot_alternatives,
     spot_equivalence,
 )
@@ -112,6 +115,52 @@ def test_spot_alternatives_keep_to_types_offered_as_spot_in_the_region():
     assert "has no spot offer in us-east-1" in spot_equivalence(pick, unlisted, "us-east-1")
     assert spot_equivalence(pick, unlisted, "eu-north-1") is None  # a region the snapshot does not cover
     assert spot_equivalence(pick, unlisted, None) is None
+
+
+def test_spot_equivalence_rejects_a_host_of_another_cpu_architecture():
+    # g5g (Graviton, arm64) carries T4G GPUs; were the catalog to hold a Graviton row of the pick's device,
+    # it still could not stand in: the group's AMI type (AL2023_x86_64_NVIDIA) and the engine image are x86
+    pick = find_instance_type("g4dn.xlarge", Cloud.AWS)
+    graviton = replace(find_instance_type("g4dn.2xlarge", Cloud.AWS), name="g5g.2xlarge")
+    assert cpu_architecture("g5g.2xlarge") == "arm64"
+    assert cpu_architecture("c7gn.large") == "arm64"
+    assert [
+        cpu_architecture(n) for n in ("g4dn.xlarge", "g6e.xlarge", "p4de.24xlarge", "trn1n.32xlarge")
+    ] == ["x86_64"] * 4
+    assert "is an arm64 host; the pick g4dn.xlarge is x86_64" in spot_equivalence(pick, graviton, None)
+
+
+def test_eks_ami_types_fit_every_accelerator_type_of_the_catalog():
+    # EKS_AMI_TYPES are the x86_64 accelerated AMIs (botocore AMITypes: AL2023_x86_64_NVIDIA,
+    # AL2023_x86_64_NEURON; the arm64 one is AL2023_ARM_64_NVIDIA): a Graviton row in the catalog would
+    # need its own AMI type before a pool could run it
+    assert set(EKS_AMI_TYPES.values()) == {"AL2023_x86_64_NVIDIA", "AL2023_x86_64_NEURON"}
+    assert [t.name for t in instance_types(Cloud.AWS) if cpu_architecture(t.name) != "x86_64"] == []
+
+
+def test_spot_alternatives_cost_no_more_as_spot_than_the_pick_on_demand():
+    # the invariant over the catalog: in a region the spot snapshot covers, every default stand-in's
+    # dearest-zone spot price is at most the pick's on-demand price there (else the spot group may pay
+    # more than an on-demand node of the pick: price-capacity-optimized picks by capacity too)
+    regions = sorted({r.region for r in SPOT_SNAPSHOT if r.cloud is Cloud.AWS})
+    for pick in instance_types(Cloud.AWS):
+        for region in regions:
+            for name in spot_alternatives(pick.name, region):
+                assert spot_row(Cloud.AWS, name, region).highest_usd <= pick.hourly_usd[region], (pick, name)
+
+
+def test_spot_alternatives_leave_out_a_host_dearer_as_spot_than_the_pick_on_demand():
+    # us-west-2, spot snapshot of 2026-11-25: g6.8xlarge up to $1.1655/h as spot, an on-demand g6.2xlarge
+    # $0.9776/h; g6.4xlarge's dearest zone ($0.8978/h) stays below it
+    pick, big = find_instance_type("g6.2xlarge", Cloud.AWS), find_instance_type("g6.8xlarge", Cloud.AWS)
+    assert spot_row(Cloud.AWS, "g6.8xlarge", "us-west-2").highest_usd > pick.hourly_usd["us-west-2"]
+    assert spot_alternatives("g6.2xlarge", "us-west-2") == ["g6.4xlarge"]
+    assert spot_alternatives("g6.2xlarge", "us-east-1") == ["g6.4xlarge"]  # $0.9995 there, dearer too
+    assert spot_alternatives("g6.2xlarge", None) == ["g6.4xlarge", "g6.8xlarge"]  # no region: no price rule
+    why = spot_equivalence(pick, big, "us-west-2")
+    assert "costs up to $1.1655/h as spot in us-west-2" in why
+    assert "more than an on-demand g6.2xlarge there ($0.9776/h)" in why
+    assert spot_equivalence(pick, big, None) is None  # no region: no price to hold it to
 
 
 def test_spot_alternatives_of_an_eight_gpu_node_without_a_twin_are_none():
@@ -224,6 +273,8 @@ def test_eks_spot_group_is_priced_at_the_dearest_of_its_types(plan_of):
             "spot_instance_types ['g6e.2xlarge'] is given but spot is 0",
         ),
         ({"region": "us-east-9"}, "region 'us-east-9' is an unknown region"),
+        # the subnets are in us-east-1: a cluster region of us-west-2 would filter the stand-ins wrongly
+        ({"region": "us-west-2"}, "region 'us-west-2' must be the region of the subnets' zones (us-east-1)"),
     ],
 )
 def test_eks_node_groups_rejects_a_spot_type_that_cannot_stand_in(plan_of, change, message):
@@ -269,10 +320,13 @@ def test_karpenter_pool_given_no_alternatives_keeps_the_pick_alone(plan_of):
     assert _instance_types_requirement(capture) == ["g6e.xlarge"]
 
 
-def test_karpenter_on_demand_alternative_need_not_be_sold_as_spot(plan_of):
+def test_karpenter_reserved_alternative_need_not_be_sold_as_spot(plan_of):
+    # a reserved-only pool launches into its reservations (a Capacity Block among them), so an alternative
+    # need not be sold as spot or on-demand: p5e.48xlarge is sold through Capacity Blocks only
     args = _karpenter(
         instance_type="p5en.48xlarge",
-        capacity_types=[CapacityMode.ON_DEMAND],
+        capacity_types=[CapacityMode.RESERVED],
+        capacity_reservation_ids=["cr-0123456789abcdef0"],
         alternative_instance_types=["p5e.48xlarge"],
     )
     capture = plan_of(KarpenterNodes("k", args))
@@ -281,3 +335,69 @@ def test_karpenter_on_demand_alternative_need_not_be_sold_as_spot(plan_of):
         KarpenterNodes(
             "k2", _karpenter(instance_type="p5en.48xlarge", alternative_instance_types=["p5e.48xlarge"])
         )
+
+
+def test_karpenter_rejects_a_capacity_blocks_only_alternative_in_an_on_demand_pool():
+    # the catalog's capacity_blocks_only: EC2 sells p5e.48xlarge through Capacity Blocks only, so an
+    # on-demand NodePool could never launch it (the fleet refuses it the same way: aws/fleet_args.py)
+    with pytest.raises(InputError) as raised:
+        KarpenterNodes(
+            "k",
+            _karpenter(
+                instance_type="p5en.48xlarge",
+                capacity_types=[CapacityMode.ON_DEMAND],
+                alternative_instance_types=["p5e.48xlarge"],
+            ),
+        )
+    assert "alternative_instance_types[0] 'p5e.48xlarge' is sold through EC2 Capacity Blocks only" in str(
+        raised.value
+    )
+
+
+@pytest.mark.parametrize(
+    "modes", [[CapacityMode.ON_DEMAND], [CapacityMode.SPOT], [CapacityMode.SPOT, CapacityMode.RESERVED]]
+)
+def test_karpenter_rejects_a_capacity_blocks_only_pick_bought_on_demand_or_spot(modes):
+    with pytest.raises(
+        InputError, match=r"instance_type 'p5e\.48xlarge' is sold through EC2 Capacity Blocks"
+    ):
+        KarpenterNodes(
+            "k",
+            _karpenter(
+                instance_type="p5e.48xlarge",
+                capacity_types=modes,
+                capacity_reservation_ids=["cr-0123456789abcdef0"] if CapacityMode.RESERVED in modes else [],
+            ),
+        )
+
+
+@pytest.mark.parametrize(
+    ("change", "buying"),
+    [
+        ({"spot": 1}, "spot nodes"),
+        ({"spot": 0, "on_demand": 1}, "on_demand nodes"),
+        (
+            {
+                "spot": 0,
+                "reserved": 1,
+                "reservation": EksReservation(target="cr-0123456789abcdef0", availability_zone="us-east-1a"),
+            },
+            "reserved (an On-Demand Capacity Reservation's) nodes",
+        ),
+    ],
+)
+def test_eks_node_groups_rejects_a_capacity_blocks_only_pick_outside_a_block(change, buying):
+    # a spot or on-demand group of p5e.48xlarge (Capacity Blocks only) would never get a node
+    with pytest.raises(InputError) as raised:
+        EksNodeGroups("bad", _args(instance_type="p5e.48xlarge", **change))
+    assert f"instance_type 'p5e.48xlarge' is sold through EC2 Capacity Blocks only, so {buying}" in str(
+        raised.value
+    )
+
+
+def test_eks_node_groups_runs_a_capacity_blocks_only_pick_in_its_block(plan_of):
+    block = EksReservation(target="cr-0123456789abcdef0", availability_zone="us-east-1a", capacity_block=True)
+    capture = plan_of(
+        EksNodeGroups("cb", _args(instance_type="p5e.48xlarge", spot=0, reserved=1, reservation=block))
+    )
+    assert capture.one(GROUP).props["capacityType"] == "CAPACITY_BLOCK"
