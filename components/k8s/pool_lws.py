@@ -37,6 +37,10 @@ LWS_API_VERSION = "leaderworkerset.x-k8s.io/v1"
 LWS_VERSION = "v0.10.0"
 SET_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"  # SetNameLabelKey: the set's name, on each pod
 WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"  # WorkerIndexLabelKey: "0" is the leader
+# GroupUniqueHashLabelKey: one value per group, put on the leader by LWS's pod webhook at its creation
+# (pkg/webhooks/pod_webhook.go 116-120) and copied to its workers (pkg/controllers/pod_controller.go 405).
+GROUP_KEY_LABEL = "leaderworkerset.sigs.k8s.io/group-key"
+ZONE_KEY = "topology.kubernetes.io/zone"
 LEADER_INDEX = "0"
 LEADER_ADDRESS_ENV = "LWS_LEADER_ADDRESS"  # LwsLeaderAddress: the leader pod's DNS name
 WORKER_INDEX_ENV = "LWS_WORKER_INDEX"  # LwsWorkerIndex: the pod's index in its group
@@ -121,6 +125,30 @@ def group_peer(name: str) -> dict[str, Any]:
     """The pods of this pool's set (same namespace). Narrower is not possible with a fixed selector: the
     group's own label (leaderworkerset.sigs.k8s.io/group-key) is a hash LWS computes per group."""
     return {"podSelector": {"matchLabels": {SET_NAME_LABEL: name}}}
+
+
+def group_zone_affinity(name: str) -> dict[str, Any]:
+    """A group's pods prefer their group's zone: every token crosses each pipeline stage's boundary, and
+    across zones that is a zone hop of latency and a transfer billed both ways. `matchLabelKeys` takes the
+    group key's value from the pod being scheduled (the API server merges it into the selector at the
+    pod's creation, after the mutating webhook that sets it: Kubernetes 1.31+, beta and on by default,
+    KEP-3633), so a fixed template names "this pod's group". Preferred, not required: a node group over
+    several zones cannot be told which zone to grow (Cluster Autoscaler FAQ), and a worker pending for
+    ever would only time its leader out and recreate the group."""
+    return {
+        "podAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {
+                    "weight": 100,
+                    "podAffinityTerm": {
+                        "labelSelector": {"matchLabels": {SET_NAME_LABEL: name}},
+                        "matchLabelKeys": [GROUP_KEY_LABEL],
+                        "topologyKey": ZONE_KEY,
+                    },
+                }
+            ]
+        }
+    }
 
 
 def group_ports() -> list[dict[str, Any]]:

@@ -658,6 +658,16 @@ def pod_template(
             },
         ],
     }
+    if role is not None:
+        # A group keeps to one zone (pool_lws.group_zone_affinity); the pool's zone spread counts leaders
+        # only, so it spreads groups, and does not push a worker away from its own leader.
+        spec["affinity"] = lws.group_zone_affinity(name)
+        leaders = {**selector_labels(name), **lws.leader_labels()}
+        spec["topologySpreadConstraints"] = [
+            {**c, "labelSelector": {"matchLabels": leaders}}
+            for c in spec["topologySpreadConstraints"]
+            if c["topologyKey"] == lws.ZONE_KEY and role == LEADER
+        ] + [c for c in spec["topologySpreadConstraints"] if c["topologyKey"] != lws.ZONE_KEY]
     if role == WORKER:
         # No API, so no metrics proxy and no key: the secret is mounted where it is served only.
         spec["containers"] = spec["containers"][:1]
