@@ -63,6 +63,12 @@ WARM_POOL_MAX_START_SHARE = 0.5
 # the alarms AWS creates read; not a documented contract), and the replay assumes the same of GCP.
 METRIC_PERIOD_SECONDS = 60
 SCALE_OUT_DATAPOINTS = 3
+# The termination hook's timeout (components/aws/elastic_group.py): the balancer has drained the machine
+# already and the node does not complete the hook, so a scale-in activity ends this long after the drain;
+# a simple policy's cooldown starts only then (EC2 Auto Scaling User Guide, "Scaling cooldowns": with a
+# load balancer the group "waits for the terminating instance to finish deregistering" and, with a
+# lifecycle hook, for the action to complete or time out, before the cooldown starts; read 2026-12-02).
+TERMINATION_HOOK_SECONDS = 120
 # Scale in only while the load would stay under this share of the target without the machines let go:
 # the gap to the target (where target tracking scales out again) keeps the two policies from flapping.
 SCALE_IN_HEADROOM = 0.8
@@ -237,7 +243,7 @@ class ScalingPlan:
     target_in_flight: float  # target-tracking value per machine = capacity * target_utilisation
     scale_out_cooldown_seconds: int
     scale_in_cooldown_seconds: int
-    warmup_seconds: int  # instance warm-up = the cold-start estimate (FleetServing.grace_seconds())
+    warmup_seconds: int  # the cold start's health-check grace (FleetServing.grace_seconds()): hooks, health
     warm_start_seconds: int  # a stopped warm-pool machine back in service (weights on EBS)
     warm_pool_size: int
     deregistration_delay_seconds: int  # longest generation at the planned decode speed + margin, <= 3600
@@ -258,6 +264,30 @@ class ScalingPlan:
     fast_scale_out_ratio: float = 0.0
     fast_scale_out_threshold: float = 0.0  # in-flight per machine (Average) at which the step alarm fires
     fast_scale_out_steps: tuple[FastStep, ...] = ()
+    # The instance warm-up the scaling policies get (issue #39): the EXPECTED seconds from InService to
+    # serving, not the grace. AWS starts a machine's warm-up when it reaches InService (after the launch
+    # hook, which the node completes once its weights are verified) and, until the warm-up ends, counts it
+    # as capacity and blocks every dynamic scale-in (EC2 Auto Scaling User Guide, "Set the default
+    # instance warmup for an Auto Scaling group" and "Scaling cooldowns", read 2026-12-02): a grace-long
+    # warm-up (600 s for the 8B pool) holds scale-in ~9 minutes after each machine serves.
+    instance_warmup_seconds: int = 0
+    # The estimate the warm-up is taken from: InService (weights verified) to serving, i.e. the cold
+    # start's engine load and compile stages; the replay holds the rendered warm-up against it.
+    in_service_to_serving_seconds: int = 0
+    # Launch to serving, expected (the cold start's typical sum): GCP's initialization period.
+    expected_start_seconds: int = 0
+
+    @property
+    def policy_warmup_seconds(self) -> int:
+        """The warm-up the group and its policies are rendered with: the instance warm-up, or the grace
+        for a plan made without one."""
+        return self.instance_warmup_seconds or self.warmup_seconds
+
+    @property
+    def warmup_beyond_serving_seconds(self) -> int:
+        """Seconds a machine stays in its instance warm-up after it serves (0 when the rendered warm-up is
+        the estimate; a grace-long warm-up, as rendered before, gave the 8B pool several minutes)."""
+        return max(0, self.policy_warmup_seconds - self.in_service_to_serving_seconds)
 
     def fast_scale_out_machines(self, per_machine: float, machines: int) -> int:
         """Machines the fast step adds to `machines` in service at a datapoint of `per_machine` (0: none)."""
@@ -481,7 +511,9 @@ def plan_scaling(
       pays for, computed by the caller) is lowered to it with a note; an explicit max_size is kept (the
       budget policy judges it);
     - desired: the minimum (the policy scales out from there; the group keeps its own desired after);
-    - warm-up: the cold-start estimate's health-check grace; warm start: a restart's boot, the weights
+    - grace (`warmup_seconds`): the cold-start estimate's health-check grace; instance warm-up
+      (`instance_warmup_seconds`): the expected InService-to-serving seconds (engine load and compile,
+      the cold start's stages after the weights are verified); warm start: a restart's boot, the weights
       read back twice (verified, then loaded) from the stopped machine's disk at `warm_read_gib_s`, the
       engine's warm-up;
     - warm pool: `warm_pool_size`, else max - min where `warm_pool` (the cloud and the capacity modes
@@ -552,6 +584,7 @@ def plan_scaling(
         )
         drain = MAX_DRAIN_SECONDS
     target = round(capacity * args.target_utilisation, 2)
+    engine_ready = math.ceil(start.load_seconds + start.compile_seconds)
     fast_threshold, steps = fast_steps(args.fast_scale_out_ratio, target)
     return ScalingPlan(
         min_size=low,
@@ -589,6 +622,7 @@ __all__ = [
     "METRIC_PERIOD_SECONDS",
     "SCALE_IN_HEADROOM",
     "SCALE_OUT_DATAPOINTS",
+    "TERMINATION_HOOK_SECONDS",
     "WARM_BOOT_SECONDS",
     "WARM_CACHE_READ_GIB_S",
     "WARM_POOL_MAX_START_SHARE",

@@ -13,8 +13,8 @@ template (the same boot script as the fixed VMs), scaled by a regional autoscale
   plan's in-flight requests per machine. Without the Ops Agent, the load balancer's utilisation:
   the backend's RATE balancing mode with a per-instance rate from the planner (capacity over the mean
   request's duration), and the autoscaler's `loadBalancingUtilization` target;
-- initialization period (`cooldownPeriod`): the cold-start estimate, so a booting VM's empty queues
-  do not count as spare capacity;
+- initialization period (`cooldownPeriod`): the expected cold start (launch to serving), so a booting
+  VM's empty queues do not count as spare capacity; autohealing's initial delay keeps the grace;
 - scale in slowly: at most one VM per `scale_in_cooldown_seconds` (scaleInControl
   maxScaledInReplicas.fixed 1), or the plan's `scale_in_share` of the group per window
   (maxScaledInReplicas.percent, a whole percent; Google rounds a remainder up, so at least one VM),
@@ -109,11 +109,21 @@ class GcpScaling:
     plan: ScalingPlan
     signal: LoadSignal
     zones: tuple[str, ...]
-    initialization_seconds: int  # the autoscaler's cooldownPeriod and autohealing's initial delay
+    initialization_seconds: int  # the cold start's grace: autohealing's initial delay, min_ready_sec
     scale_in_window_seconds: int
     rate_per_instance: float  # requests/s one VM sustains (the load-balancer signal's unit)
     mean_request_seconds: float
     notes: tuple[str, ...] = ()
+    # The autoscaler's initialization period (cooldownPeriod): the EXPECTED launch-to-serving seconds
+    # (ScalingPlan.expected_start_seconds), not the grace. The Compute API (AutoscalingPolicy
+    # coolDownPeriodSec, read 2026-12-02 in google-cloud-compute's reference): "the number of seconds
+    # that your application takes to initialize on a VM instance ... when scaling out, the autoscaler
+    # ignores data from VMs that are still initializing"; 0: the grace (a plan made without it).
+    autoscaler_initialization_seconds: int = 0
+
+    @property
+    def cooldown_period_seconds(self) -> int:
+        return self.autoscaler_initialization_seconds or self.initialization_seconds
 
     @property
     def min_replicas(self) -> int:
@@ -149,7 +159,7 @@ class GcpScaling:
             )
         return (
             f"managed instance group {self.min_replicas}..{self.plan.max_size} VMs in "
-            f"{', '.join(self.zones)} on {signal}; initialization {self.initialization_seconds} s, "
+            f"{', '.join(self.zones)} on {signal}; initialization {self.cooldown_period_seconds} s, "
             f"scale-in at most {self.scale_in_step} per {self.scale_in_window_seconds} s{hours}"
         )
 
@@ -250,6 +260,7 @@ def plan_gcp_scaling(
             f"~{initialization} s): the autoscaler may count a still-loading VM as idle capacity"
         )
         initialization = MAX_AUTOSCALER_SECONDS
+    expected = min(plan.expected_start_seconds, MAX_AUTOSCALER_SECONDS)
     window = min(max(plan.scale_in_cooldown_seconds, 60), MAX_AUTOSCALER_SECONDS)
     if window != plan.scale_in_cooldown_seconds:
         notes.append(
@@ -278,6 +289,7 @@ def plan_gcp_scaling(
         signal=signal,
         zones=all_zones,
         initialization_seconds=initialization,
+        autoscaler_initialization_seconds=expected,
         scale_in_window_seconds=window,
         rate_per_instance=round(rate, 3),
         mean_request_seconds=mean_request,
@@ -317,7 +329,7 @@ def autoscaling_policy(scaling: GcpScaling, group: str) -> dict[str, Any]:
     policy: dict[str, Any] = {
         "min_replicas": scaling.min_replicas,
         "max_replicas": plan.max_size,
-        "cooldown_period": scaling.initialization_seconds,
+        "cooldown_period": scaling.cooldown_period_seconds,
         "mode": "ON",
         "scale_in_control": {
             "max_scaled_in_replicas": max_scaled_in_replicas(plan),

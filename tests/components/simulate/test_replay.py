@@ -168,10 +168,12 @@ def test_replay_idle_period_scales_to_zero_and_back_with_a_cold_start():
     assert doc["scale"]["min_machines"] == 0
     serving = [m["machines_serving"] for m in doc["timeline"]]
     # load ends at 310 s: from the datapoint at 360 s one machine fewer would carry it under 0.8 x 7;
-    # after 15 such datapoints (1,200 s) one machine goes, the last one 900 s later, with nothing in flight
+    # after 15 such datapoints (1,200 s) one machine goes; its activity completes after its drain (nothing
+    # in flight) and the termination hook's 120 s, and the cooldown of 900 s starts then: the last one
+    # goes at 2,220 s, with nothing in flight
     assert serving[:20] == [2] * 20
-    assert serving[20:35] == [1] * 15
-    assert serving[35:60] == [0] * 25
+    assert serving[20:37] == [1] * 17
+    assert serving[37:60] == [0] * 23
     # the late request arrives to no machine: 3 periods wanting 1 (3660, 3720, 3780 s), then a cold start
     last = result.ttft_seconds[-1]
     assert last == pytest.approx(3780 - 3600 + COLD + PREFILL)
@@ -186,13 +188,15 @@ def test_replay_scale_in_is_one_machine_per_cooldown_after_a_quiet_cooldown():
     # quiet from the datapoint at 660 s; the 15th (900 s) at 1,500 s; then one every 900 s, down to
     # the last machine, which the load keeps
     drops = [minute for minute in range(1, len(serving)) if serving[minute] < serving[minute - 1]]
-    assert drops == [25, 40, 55, 70, 85]
-    assert serving[85:] == [1] * (len(serving) - 85)
+    # each cooldown starts when the scale-in completes: the machine drained (at once: the 5 in flight
+    # fit the others) and its termination hook's 120 s (fleet.elastic.TERMINATION_HOOK_SECONDS)
+    assert drops == [25, 42, 59, 76, 93]
+    assert serving[93:] == [1] * (len(serving) - 93)
     slow = replay(Trace.of(rows), pool(scale_in_cooldown_seconds=1800), scaler(6))
     serving = [m.serving_machine_s / 60 for m in slow.timeline]
-    # 30 quiet datapoints: the first at 2,400 s, the next 1,800 s later
+    # 30 quiet datapoints: the first at 2,400 s, the next 1,800 s after it completes (120 s later)
     drops = [minute for minute in range(1, len(serving)) if serving[minute] < serving[minute - 1]]
-    assert drops == [40, 70, 100]
+    assert drops == [40, 72]  # the third would be at 6,240 s, after the trace (6,000 s)
     assert slow.as_json()["cost"]["elastic_usd"] > default.as_json()["cost"]["elastic_usd"]
 
 
