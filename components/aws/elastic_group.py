@@ -126,8 +126,9 @@ def instance_refresh(plan: ScalingPlan) -> dict[str, Any]:
 
     min 100 / max 200 healthy: launch first, then terminate (RefreshPreferences: the two at most 100
     apart); the refresh's own warm-up is the cold start's grace (a replacement counts as healthy only
-    once even a slow engine load is done; the policies' warm-up is the expected one); skip_matching leaves machines already on the
-    template's version alone (a refresh retried after a failure does not replace them again).
+    once even a slow engine load is done; the policies' warm-up is the expected one); skip_matching
+    leaves machines already on the template's version alone (a refresh retried after a failure does
+    not replace them again).
     """
     return {
         "strategy": "Rolling",

@@ -609,6 +609,9 @@ def plan_scaling(
         fast_scale_out_ratio=args.fast_scale_out_ratio if steps else 0.0,
         fast_scale_out_threshold=fast_threshold,
         fast_scale_out_steps=steps,
+        instance_warmup_seconds=engine_ready,
+        in_service_to_serving_seconds=engine_ready,
+        expected_start_seconds=math.ceil(start.seconds),
     )
 
 

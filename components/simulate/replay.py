@@ -481,6 +481,9 @@ class _Replay:
         self.seen_serving = 0
         self.fast_outs = 0
         self.recommended: deque[tuple[float, int]] = deque()  # GCP: (time, size) in the stabilisation
+        if scaler.cloud == "kubernetes":
+            # the HPA kept the pool at its start size before the trace: its stabilisation window holds it
+            self.recommended.append((0.0, start))
         self.elastic_s = 0.0
         self.max_machines = self.min_machines = self.serving
         was_working = True if plan.schedule is None else working(plan.schedule, self.trace, 0.0)
@@ -784,10 +787,11 @@ class _Replay:
         else:
             quiet = step > 0 and seen == 0
         gone = min(step, max(0, self.serving - floor))
-        # no scale-in while a machine starts or is still in its instance warm-up (module doc)
-        quiet = quiet and gone > 0 and not self.launching and t >= self.warming_until
-        # the alarm stays in ALARM while every datapoint of its window breaches: one action per cooldown
+        # the alarm stays in ALARM while every datapoint of its window breaches and invokes the policy each
+        # period; the group acts on it only with machines to let go, none starting or still in its
+        # instance warm-up (module doc), and the policy out of its cooldown
         self.low = self.low + 1 if quiet else 0
+        quiet = gone > 0 and not self.launching and t >= self.warming_until
         quiet_periods = max(1, plan.scale_in_cooldown_seconds // scaler.period_seconds)
         # Both scale-out policies judge the same datapoint; the group takes the larger capacity (EC2 Auto
         # Scaling runs the policy that gives the most when several fire). Target tracking: its target
@@ -816,7 +820,8 @@ class _Replay:
             if tracked:
                 self.high = 0
         elif (
-            self.low >= quiet_periods
+            quiet
+            and self.low >= quiet_periods
             and not self.scale_in_pending
             and t - self.last_in >= plan.scale_in_cooldown_seconds
         ):
@@ -909,9 +914,7 @@ def replay(
     `work` and `oracle` may be passed in when several settings of one pool replay one trace (`--tune`):
     they depend on the trace, the machine and the target only.
     """
-    scaler = autoscaler or scaler_settings(
-        pool.plan, cloud="kubernetes" if pool.nodes is not None else "aws"
-    )
+    scaler = autoscaler or scaler_settings(pool.plan, cloud="kubernetes" if pool.nodes is not None else "aws")
     if work is None:
         work = workload(trace, pool.service, pool.slots)
     if oracle is None:

@@ -49,7 +49,6 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-
 HPA_SYNC_SECONDS = 15  # kube-controller-manager --horizontal-pod-autoscaler-sync-period's default
 K8S_SCRAPE_SECONDS = 30  # the pool's PodMonitor interval (components/k8s/pool_manifests.py)
 

@@ -60,6 +60,12 @@ def test_plan_scaling_defaults_on_known_answers(tpot_20ms: None) -> None:
     assert plan.deregistration_delay_seconds == 112
     assert plan.longest_generation_seconds == pytest.approx(81.92)
     assert plan.warmup_seconds == _serving().grace_seconds()
+    # the policies' warm-up: the expected seconds from InService (weights verified) to serving
+    start = _serving().cold_start
+    assert plan.instance_warmup_seconds == math.ceil(start.load_seconds + start.compile_seconds)
+    assert plan.in_service_to_serving_seconds == plan.instance_warmup_seconds
+    assert plan.warmup_beyond_serving_seconds == 0
+    assert plan.expected_start_seconds == math.ceil(start.seconds)
 
 
 def test_plan_scaling_floor_rounds_up(tpot_20ms: None) -> None:

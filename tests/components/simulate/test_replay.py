@@ -482,3 +482,60 @@ def test_replay_gcp_has_no_fast_step_its_autoscaler_acts_on_each_datapoint():
     assert result.fast_scale_outs == 0
     assert result.as_json()["scaling"]["fast_scale_out"] is None
     assert {x.decided_s for x in result.launches} == {660.0}
+
+
+# -- the scalers held against their documented behaviour (issue #39) ---------------------------------------
+
+
+def _drops(result) -> list[int]:
+    serving = [m.serving_machine_s / 60 for m in result.timeline]
+    return [k for k in range(1, len(serving)) if serving[k] < serving[k - 1]]
+
+
+def test_replay_aws_instance_warmup_beyond_serving_blocks_scale_in():
+    # 14 in flight wants 2 machines: one launches at 180 s (3 datapoints) and serves at 480 s; the load
+    # falls to 2 in flight at 900 s. AWS blocks every dynamic scale-in while a machine is in its warm-up
+    # (EC2 Auto Scaling User Guide, "Set the default instance warmup", read 2026-12-02), which starts at
+    # InService: a warm-up equal to the InService-to-serving estimate ends when the machine serves, a
+    # grace-long one (as rendered before) 900 s later.
+    rows = steady(1.4, 0, 900) + steady(0.2, 900, 4000)
+    kw = {"scale_in_cooldown_seconds": 300, "max_size": 2}
+    expected = replay(
+        Trace.of(rows), pool(instance_warmup_seconds=60, in_service_to_serving_seconds=60, **kw), scaler(1)
+    )
+    grace = replay(
+        Trace.of(rows), pool(instance_warmup_seconds=960, in_service_to_serving_seconds=60, **kw), scaler(1)
+    )
+    assert [x.ready_s for x in expected.launches] == [480.0]
+    # quiet from the datapoint at 960 s, five in a row (300 s): one machine goes at 1,200 s
+    assert _drops(expected) == [20]
+    # warm-up until 480 + 900 = 1,380 s: the first tick after it, 1,380 s (minute 23)
+    assert _drops(grace) == [23]
+    assert grace.elastic_machine_s - expected.elastic_machine_s == pytest.approx(180)
+
+
+def test_replay_gcp_recommends_the_larger_of_its_two_signals_not_their_sum():
+    # 2 machines (20 slots) meet 4/s (40 in flight): over 600-660 s 20 run and the queue grows 2/s, a
+    # mean of ~60 waiting. The autoscaler's two signals (running, waiting; components/gcp/elastic.py)
+    # recommend ceil(20 / 7) = 3 and ceil(60 / 7) = 9; it takes the larger, 9, not the sum's 11 (as the
+    # replay had it before).
+    result = replay(step_trace(), pool(max_size=20), scaler(2, cloud="gcp"))
+    first = [x for x in result.launches if x.decided_s == 660.0]
+    assert len(first) == 9 - 2
+
+
+def test_replay_kubernetes_follows_the_rendered_hpa_one_machine_per_scale_up_period():
+    # the pool's HPA (components/k8s/pool_manifests.py): syncs every 15 s, acts on one reading, adds at
+    # most one machine's pods per scale_out_cooldown_seconds (60 s), however large the shortfall
+    hpa = scaler(2, cloud="kubernetes", period_seconds=15, stabilisation_seconds=300)
+    result = replay(step_trace(), pool(), hpa)
+    decided = [x.decided_s for x in result.launches]
+    assert decided == [615.0, 675.0, 735.0, 795.0]
+    # scale-down: the largest recommendation of the 300 s window, then at most one machine a minute
+    rows = steady(4, 0, 600) + steady(0.5, 600, 3000)
+    down = replay(
+        Trace.of(rows), pool(), scaler(6, cloud="kubernetes", period_seconds=15, stabilisation_seconds=300)
+    )
+    drops = _drops(down)
+    assert len(drops) == 5
+    assert all(b - a == 1 for a, b in itertools.pairwise(drops))
