@@ -5,9 +5,9 @@
 
 - the group: min/max/desired from the plan; the pool's subnets (the reservation's zone only when the
   pool holds reserved machines: a reservation is billed used or not, so its machines must land there);
-  ELB health checks with the cold start's grace; instance warm-up = the expected seconds from InService
-  (launch hook completed: weights verified) to serving, not the grace (ScalingPlan.instance_warmup_seconds:
-  a machine in warm-up blocks every dynamic scale-in); an instance
+  ELB health checks with the cold start's grace; instance warm-up = the load balancer's slow start after
+  InService (the node completes the launch hook when its engines answer), not the grace
+  (ScalingPlan.instance_warmup_seconds: a machine in warm-up blocks every dynamic scale-in); an instance
   maintenance policy that launches a replacement before it terminates (a refresh never drops serving
   capacity); `desired_capacity` set at creation only (ignore_changes), so `pulumi up` never resets
   what the policies scaled to;
@@ -279,7 +279,7 @@ class ElasticGroupBuilder:
             vpc_zone_identifiers=[s.id for s in subnets],
             health_check_type="ELB",
             health_check_grace_period=plan.warmup_seconds,
-            # The expected InService-to-serving seconds, not the grace: a machine in warm-up blocks every
+            # The slow start after InService (= serving), not the grace: a machine in warm-up blocks every
             # dynamic scale-in (ScalingPlan.instance_warmup_seconds).
             default_instance_warmup=plan.policy_warmup_seconds,
             # Target tracking waits for the instance warm-up, not a cooldown; this is the group's default

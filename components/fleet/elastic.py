@@ -264,15 +264,19 @@ class ScalingPlan:
     fast_scale_out_ratio: float = 0.0
     fast_scale_out_threshold: float = 0.0  # in-flight per machine (Average) at which the step alarm fires
     fast_scale_out_steps: tuple[FastStep, ...] = ()
-    # The instance warm-up the scaling policies get (issue #39): the EXPECTED seconds from InService to
-    # serving, not the grace. AWS starts a machine's warm-up when it reaches InService (after the launch
-    # hook, which the node completes once its weights are verified) and, until the warm-up ends, counts it
-    # as capacity and blocks every dynamic scale-in (EC2 Auto Scaling User Guide, "Set the default
-    # instance warmup for an Auto Scaling group" and "Scaling cooldowns", read 2026-12-02): a grace-long
-    # warm-up (600 s for the 8B pool) holds scale-in ~9 minutes after each machine serves.
+    # The instance warm-up the scaling policies get (issue #39): how long after InService a machine's load
+    # is not yet representative, not the grace. AWS starts a machine's warm-up when it reaches InService
+    # ("how long after an instance reaches the InService state it waits before contributing usage data")
+    # and, until it ends, counts the machine as capacity and blocks every dynamic scale-in (EC2 Auto
+    # Scaling User Guide, "Set the default instance warmup for an Auto Scaling group" and "Scaling
+    # cooldowns", read 2026-12-02). The node completes the launch hook once every engine answers
+    # (components/aws/node/serving_load.py), so InService is when it serves; its share of the traffic then
+    # ramps over the load balancer's slow start (FleetServing.slow_start_seconds()), which is the warm-up.
+    # The grace rendered before (600 s for the 8B pool) held every scale-in 10 minutes after each machine
+    # served.
     instance_warmup_seconds: int = 0
-    # The estimate the warm-up is taken from: InService (weights verified) to serving, i.e. the cold
-    # start's engine load and compile stages; the replay holds the rendered warm-up against it.
+    # InService to serving, as the node completes its launch hook: 0 (the engines answer first); the
+    # replay holds the rendered warm-up against it (warmup_beyond_serving_seconds).
     in_service_to_serving_seconds: int = 0
     # Launch to serving, expected (the cold start's typical sum): GCP's initialization period.
     expected_start_seconds: int = 0
@@ -512,8 +516,8 @@ def plan_scaling(
       budget policy judges it);
     - desired: the minimum (the policy scales out from there; the group keeps its own desired after);
     - grace (`warmup_seconds`): the cold-start estimate's health-check grace; instance warm-up
-      (`instance_warmup_seconds`): the expected InService-to-serving seconds (engine load and compile,
-      the cold start's stages after the weights are verified); warm start: a restart's boot, the weights
+      (`instance_warmup_seconds`): the load balancer's slow start after the machine serves (InService
+      is when its engines answer: the node completes the launch hook then); warm start: a restart's boot, the weights
       read back twice (verified, then loaded) from the stopped machine's disk at `warm_read_gib_s`, the
       engine's warm-up;
     - warm pool: `warm_pool_size`, else max - min where `warm_pool` (the cloud and the capacity modes
@@ -584,7 +588,6 @@ def plan_scaling(
         )
         drain = MAX_DRAIN_SECONDS
     target = round(capacity * args.target_utilisation, 2)
-    engine_ready = math.ceil(start.load_seconds + start.compile_seconds)
     fast_threshold, steps = fast_steps(args.fast_scale_out_ratio, target)
     return ScalingPlan(
         min_size=low,
@@ -609,8 +612,8 @@ def plan_scaling(
         fast_scale_out_ratio=args.fast_scale_out_ratio if steps else 0.0,
         fast_scale_out_threshold=fast_threshold,
         fast_scale_out_steps=steps,
-        instance_warmup_seconds=engine_ready,
-        in_service_to_serving_seconds=engine_ready,
+        instance_warmup_seconds=serving.slow_start_seconds(),
+        in_service_to_serving_seconds=0,
         expected_start_seconds=math.ceil(start.seconds),
     )
 

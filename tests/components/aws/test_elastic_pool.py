@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import math
 
 import pytest
 
@@ -79,10 +78,9 @@ def test_elastic_pool_is_a_group_from_the_launch_template(plan_of, fleet_args):
     assert group["vpcZoneIdentifiers"] == ["subnet-0a", "subnet-0b"]
     assert group["healthCheckType"] == "ELB"
     assert group["healthCheckGracePeriod"] == fleet.cold_start.grace_seconds() == plan.warmup_seconds
-    # the warm-up is the EXPECTED InService-to-serving time (engine load and compile after the launch
-    # hook), not the grace: a machine in warm-up blocks every dynamic scale-in (issue #39)
-    start = fleet.cold_start
-    expected = math.ceil(start.load_seconds + start.compile_seconds)
+    # the warm-up is the slow start after InService (the node completes its launch hook once its engines
+    # answer), not the grace: a machine in warm-up blocks every dynamic scale-in (issue #39)
+    expected = fleet.cold_start.slow_start_seconds()
     assert group["defaultInstanceWarmup"] == plan.instance_warmup_seconds == expected
     assert expected < plan.warmup_seconds
     assert group["instanceMaintenancePolicy"] == {"minHealthyPercentage": 100, "maxHealthyPercentage": 200}
