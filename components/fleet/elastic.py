@@ -517,9 +517,9 @@ def plan_scaling(
     - desired: the minimum (the policy scales out from there; the group keeps its own desired after);
     - grace (`warmup_seconds`): the cold-start estimate's health-check grace; instance warm-up
       (`instance_warmup_seconds`): the load balancer's slow start after the machine serves (InService
-      is when its engines answer: the node completes the launch hook then); warm start: a restart's boot, the weights
-      read back twice (verified, then loaded) from the stopped machine's disk at `warm_read_gib_s`, the
-      engine's warm-up;
+      is when its engines answer: the node completes the launch hook then); warm start: a restart's
+      boot, the weights read back twice (verified, then loaded) from the stopped machine's disk at
+      `warm_read_gib_s`, the engine's warm-up;
     - warm pool: `warm_pool_size`, else max - min where `warm_pool` (the cloud and the capacity modes
       allow one) and a warm start takes at most WARM_POOL_MAX_START_SHARE of a cold one, else 0;
     - deregistration delay: the longest generation the engine admits (--max-model-len - 1 tokens) at

@@ -21,13 +21,29 @@ autoscaler (`settings.Autoscaler`, read from the plan by `settings.scaler_settin
   (share 0: one machine; else floor(share x machines), at least one, as PercentChangeInCapacity with
   MinAdjustmentMagnitude 1 rounds), never below the minimum, when for scale_in_cooldown_seconds (in
   whole periods) the load would have stayed under `scale_in_headroom` x the target on the machines
-  left after the whole step (the last machine only with nothing in flight), and a scale-in cooldown
-  after the last one. The step is all or nothing, as the alarm is: a large share does not fire while
-  the machines left would be too few.
-- **Autoscaler, GCP** (components/gcp/elastic.py): each datapoint recommends ceil(in-flight /
-  target); the group grows to it at once and shrinks only to the largest recommendation of the
-  stabilisation period, by at most the scale-in step per scale-in window (share 0: one VM; else the
-  share of the group, a remainder rounded up, as maxScaledInReplicas.percent computes it).
+  left after the whole step (the last machine only with nothing in flight). The step is all or
+  nothing, as the alarm is: a large share does not fire while the machines left would be too few.
+  As EC2 Auto Scaling documents them (User Guide, "Set the default instance warmup" and "Scaling
+  cooldowns", read 2026-12-02): no dynamic scale-in while a machine starts or is in its instance
+  warm-up, which begins at InService (when its engines answer: the node completes the launch hook
+  then) and lasts the plan's `policy_warmup_seconds` (the replay: `warmup_beyond_serving_seconds`
+  after it serves); the scale-in's cooldown starts when its activity completes: the machines let go
+  drained, then their termination hook's timeout (fleet.elastic.TERMINATION_HOOK_SECONDS), so the
+  next scale-in is at least drain + 120 s + the cooldown after the last. Left as it was: the
+  Average of the custom metric is over every machine that publishes (AWS cannot leave a machine in
+  warm-up out of a metric the node publishes itself), and both scale-out policies read the same
+  datapoint, the larger capacity winning (the "Multiple dynamic scaling policies" rule).
+- **Autoscaler, GCP** (components/gcp/elastic.py): each datapoint recommends the larger of its two
+  signals' sizes, ceil(running / target) and ceil(waiting / target) (the autoscaler takes the largest
+  recommendation of a policy's signals, not their sum); the group grows to it at once and shrinks only
+  to the largest recommendation of the stabilisation period, by at most the scale-in step per
+  scale-in window (share 0: one VM; else the share of the group, a remainder rounded up, as
+  maxScaledInReplicas.percent computes it).
+- **Autoscaler, Kubernetes** (`cloud="kubernetes"`, a pool with `nodes`): KEDA's HPA as
+  components/k8s/pool_manifests.py renders it: a reading every 15 s (HPA sync) of the load Prometheus
+  scraped (30 s lag), no change within the HPA's 10% tolerance, scale-up by at most one machine's
+  pods per scale_out_cooldown_seconds, scale-down to the largest recommendation of the stabilisation
+  window (scale_in_cooldown_seconds) by at most one machine's pods a minute.
 - A schedule sets the minimum to `off_hours_size` outside working hours (as the scheduled actions do).
 - **Starts**: a new machine serves after a warm start when the warm pool has a stopped machine (then
   replaced: a new machine initialises for a cold start, billed, then stops), else after the pool's
@@ -274,6 +290,9 @@ class Result:
                 "warm_start_seconds": plan.warm_start_seconds,
                 "warm_start_range_seconds": [round(warm_low, 1), round(warm_high, 1)],
                 "warm_pool_size": plan.warm_pool_size,
+                # AWS: the rendered instance warm-up, and how long after serving it blocks scale-in
+                "instance_warmup_seconds": plan.policy_warmup_seconds,
+                "warmup_beyond_serving_seconds": plan.warmup_beyond_serving_seconds,
                 "cloud": scaler.cloud,
                 "period_seconds": scaler.period_seconds,
                 "metric_lag_seconds": scaler.metric_lag_seconds,
