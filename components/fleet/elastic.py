@@ -333,7 +333,8 @@ class ScalingPlan:
         return (
             f"elastic {self.min_size}..{self.max_size} machines (desired {self.desired}, peak {self.peak})"
             f" tracking {self.target_in_flight:g} in-flight requests per machine of"
-            f" {self.in_flight_per_machine}{fast}; warm-up {self.warmup_seconds} s{warm}{shed},"
+            f" {self.in_flight_per_machine}{fast}; warm-up {self.policy_warmup_seconds} s (grace"
+            f" {self.warmup_seconds} s){warm}{shed},"
             f" drain {self.deregistration_delay_seconds} s"
         )
 

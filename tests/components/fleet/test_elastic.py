@@ -67,6 +67,7 @@ def test_plan_scaling_defaults_on_known_answers(tpot_20ms: None) -> None:
     assert plan.in_service_to_serving_seconds == 0
     assert plan.warmup_beyond_serving_seconds == plan.instance_warmup_seconds
     assert plan.expected_start_seconds == math.ceil(start.seconds)
+    assert f"warm-up {plan.instance_warmup_seconds} s (grace {plan.warmup_seconds} s)" in plan.describe()
 
 
 def test_plan_scaling_floor_rounds_up(tpot_20ms: None) -> None:
