@@ -11,7 +11,8 @@ Rows (the stack's ElasticArgs defaults; traces as benchmarks/simulate_azure_trac
   and waiting signals' recommendations, its 10-minute stabilisation, the scale-in control;
 - `k8s`: the 8B pool on g6e.xlarge as a Kubernetes pool (Cluster Autoscaler, one pod a node, the image
   kept), its pods scaled by the HPA KEDA renders (15 s syncs, one machine's pods per scale-up period,
-  the scale-down stabilisation window).
+  the scale-down stabilisation window); `k8s-100%`, the same with a Percent 100 scaleUp policy per
+  15 s beside the rendered one (the HPA takes the larger limit): what a faster rendering would give.
 
 The replay before these changes can be run on the same script from an older tree (rows it cannot
 express, `aws-grace`, are skipped there): PYTHONPATH=<old tree's parent> python this file.
@@ -34,6 +35,7 @@ from pathlib import Path
 from inference_infra.components.fleet.elastic import ElasticArgs
 from inference_infra.components.serving.model import ServedModel
 from inference_infra.components.simulate import (
+    Autoscaler,
     build_pool,
     read_trace,
     replay,
@@ -59,6 +61,7 @@ ROWS = (
     ("70b", MODEL_70B, "p5.48xlarge", PEAKS_70B, "aws", "aws-grace"),
     ("8b", MODEL_8B, "a2-highgpu-1g", PEAKS_8B, "gcp", "gcp"),
     ("8b", MODEL_8B, "g6e.xlarge", PEAKS_8B, "kubernetes", "k8s"),
+    ("8b", MODEL_8B, "g6e.xlarge", PEAKS_8B, "kubernetes", "k8s-100%"),
 )
 
 
@@ -80,17 +83,21 @@ def main(only: set[str] | None = None) -> int:
                 pool = replace(
                     pool, plan=replace(pool.plan, instance_warmup_seconds=pool.plan.warmup_seconds)
                 )
-            if variant == "k8s":
+            overrides = {}
+            if variant.startswith("k8s"):
                 pool = on_kubernetes(pool, kubernetes_nodes_for(pool))
+            if variant == "k8s-100%":
+                if "hpa_scale_up_percent" not in Autoscaler.__dataclass_fields__:
+                    continue  # the tree before: no such counterfactual
+                overrides["hpa_scale_up_percent"] = 100
             key = (label, machine, name)
             if key not in shared:
                 work = workload(trace, pool.service, pool.slots)
                 shared[key] = (work, slo_oracle(work, pool.ttft_target_seconds))
             work, oracle = shared[key]
             started = time.perf_counter()
-            doc = replay(
-                trace, pool, scaler_settings(pool.plan, cloud=cloud), work=work, oracle=oracle
-            ).as_json()
+            scaler = scaler_settings(pool.plan, cloud=cloud, **overrides)
+            doc = replay(trace, pool, scaler, work=work, oracle=oracle).as_json()
             seconds = time.perf_counter() - started
             cost, slo, scale = doc["cost"], doc["slo"], doc["scale"]
             el, st = cost["elastic_over_oracle"], cost["static_over_oracle"]

@@ -118,7 +118,10 @@ class GcpScaling:
     # (ScalingPlan.expected_start_seconds), not the grace. The Compute API (AutoscalingPolicy
     # coolDownPeriodSec, read 2026-12-02 in google-cloud-compute's reference): "the number of seconds
     # that your application takes to initialize on a VM instance ... when scaling out, the autoscaler
-    # ignores data from VMs that are still initializing"; 0: the grace (a plan made without it).
+    # ignores data from VMs that are still initializing"; pulumi-gcp 10.2.0's RegionAutoscaler
+    # `cooldown_period`, read 2026-12-02 in the installed package: "the number of seconds that the
+    # autoscaler should wait before it starts collecting information from a new instance ... We recommend
+    # that you test how long an instance may take to initialize"; 0: the grace (a plan without it).
     autoscaler_initialization_seconds: int = 0
 
     @property

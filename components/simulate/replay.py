@@ -887,6 +887,11 @@ class _Replay:
             self.downs.popleft()
         if target > current:
             room = 1 - sum(n for _, n in self.ups)
+            if scaler.hpa_scale_up_percent > 0:
+                # a Percent policy per sync period beside the rendered one; the larger limit wins
+                recent = sum(n for s, n in self.ups if s > t - scaler.period_seconds)
+                percent = math.ceil(current * scaler.hpa_scale_up_percent / 100 - 1e-9) - recent
+                room = max(room, percent)
             added = min(target - current, room)
             if added > 0:
                 self._launch(added, t)

@@ -68,6 +68,10 @@ class Autoscaler:
     # AWS: the plan's fast step (a StepScaling policy on one datapoint) replayed beside target tracking;
     # False replays target tracking alone (what the stacks rendered before it).
     fast_scale_out: bool = True
+    # Kubernetes: 0 replays the HPA's scaleUp as rendered (one machine's pods per scale-out cooldown);
+    # N adds a Percent policy of N% of the replicas per sync period, the larger limit winning (the HPA's
+    # default selectPolicy Max): what a faster rendering would give (benchmarks/simulate_scaler_truth.py).
+    hpa_scale_up_percent: int = 0
     # Machines serving when the trace starts: None is the pool's minimum (its desired size).
     start_size: int | None = None
     # Spot interruptions per machine-hour (0: none); drained requests are re-queued.

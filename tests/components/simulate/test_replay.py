@@ -539,3 +539,16 @@ def test_replay_kubernetes_follows_the_rendered_hpa_one_machine_per_scale_up_per
     drops = _drops(down)
     assert len(drops) == 5
     assert all(b - a == 1 for a, b in itertools.pairwise(drops))
+
+
+def test_replay_kubernetes_percent_scale_up_policy_lifts_the_one_machine_limit():
+    # a Percent 100 policy per sync period beside the rendered one: the HPA takes the larger limit, so 2
+    # machines may add 2 at once (the recommendation is 6, max 6): 4 machines in two syncs, not four minutes
+    hpa = scaler(
+        2, cloud="kubernetes", period_seconds=15, stabilisation_seconds=300, hpa_scale_up_percent=100
+    )
+    result = replay(step_trace(), pool(), hpa)
+    by_time: dict[float, int] = {}
+    for launch in result.launches:
+        by_time[launch.decided_s] = by_time.get(launch.decided_s, 0) + 1
+    assert by_time == {615.0: 2, 630.0: 2}
