@@ -500,8 +500,9 @@ class _Replay:
         self.seen_serving = 0
         self.fast_outs = 0
         self.recommended: deque[tuple[float, int]] = deque()  # GCP: (time, size) in the stabilisation
-        if scaler.cloud == "kubernetes":
-            # the HPA kept the pool at its start size before the trace: its stabilisation window holds it
+        if scaler.cloud in ("gcp", "kubernetes"):
+            # the autoscaler kept the pool at its start size before the trace: its stabilisation window
+            # holds it (a --start-size above the minimum is not let go at the first datapoint)
             self.recommended.append((0.0, start))
         self.elastic_s = 0.0
         self.max_machines = self.min_machines = self.serving

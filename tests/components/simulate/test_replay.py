@@ -552,3 +552,11 @@ def test_replay_kubernetes_percent_scale_up_policy_lifts_the_one_machine_limit()
     for launch in result.launches:
         by_time[launch.decided_s] = by_time.get(launch.decided_s, 0) + 1
     assert by_time == {615.0: 2, 630.0: 2}
+
+
+def test_replay_gcp_keeps_a_start_size_above_the_minimum_for_its_stabilisation_period():
+    # the autoscaler held the pool at 6 before the trace; a light load (1 machine's worth) lets it go
+    # only once 6 leaves the 600 s stabilisation window, not at the first datapoint
+    rows = steady(0.5, 0, 2400)
+    result = replay(Trace.of(rows), pool(scale_in_cooldown_seconds=60), scaler(6, cloud="gcp"))
+    assert _drops(result)[0] == 10
