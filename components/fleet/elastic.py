@@ -69,6 +69,12 @@ SCALE_OUT_DATAPOINTS = 3
 # load balancer the group "waits for the terminating instance to finish deregistering" and, with a
 # lifecycle hook, for the action to complete or time out, before the cooldown starts; read 2026-12-02).
 TERMINATION_HOOK_SECONDS = 120
+# GCP's autoscaler holds the largest recommendation of its stabilisation period (the Compute API's
+# AutoscalingPolicy stabilizationPeriodSec: "The default stabilization period is 600 seconds"; not rendered,
+# so the default), and its scale-in control the peak recommendation of a trailing window less
+# maxScaledInReplicas. A window no longer than the stabilisation period never binds.
+GCP_STABILISATION_SECONDS = 600
+GCP_MAX_WINDOW_SECONDS = 3600  # kept within an hour here (components/gcp/elastic.py MAX_AUTOSCALER_SECONDS)
 # Scale in only while the load would stay under this share of the target without the machines let go:
 # the gap to the target (where target tracking scales out again) keeps the two policies from flapping.
 SCALE_IN_HEADROOM = 0.8
@@ -372,6 +378,21 @@ def scale_in_step(percent: int, machines: int, *, cloud: str = "aws") -> int:
     return min(step, machines - 1)
 
 
+def gcp_scale_in_window(cooldown_seconds: int, stabilisation_seconds: int = GCP_STABILISATION_SECONDS) -> int:
+    """scaleInControl.timeWindowSec for a scale-in of one step per `cooldown_seconds` (at least 60 s).
+
+    The control keeps the group at least the peak recommendation of the window less one step
+    (Compute API AutoscalingPolicyScaleInControl, read 2026-12-02: "Maximum allowed number (or %) of
+    VMs that can be deducted from the peak recommendation during the window"). The stabilisation period
+    already holds that peak for its 600 s, so the first step comes when it lets go and the next one only
+    when the peak leaves the window: a window of the stabilisation period plus the cooldown spaces the
+    steps a cooldown apart. A window of the cooldown alone (as rendered before, 300 s by default) is
+    shorter than the stabilisation and binds nothing: the group fell to the stabilised recommendation at
+    once. At most GCP_MAX_WINDOW_SECONDS.
+    """
+    return min(GCP_MAX_WINDOW_SECONDS, stabilisation_seconds + max(60, cooldown_seconds))
+
+
 def resolved_bounds(args: ElasticArgs, *, peak: int, reserved: int = 0) -> tuple[int, int]:
     """(min, max) before any budget cap: the inputs, or the floor and the peak."""
     floor = math.ceil(peak * args.floor_share - 1e-9)
@@ -623,6 +644,8 @@ __all__ = [
     "DRAIN_MARGIN_SECONDS",
     "FAST_STEP_TOP",
     "FAST_STEP_WIDTH",
+    "GCP_MAX_WINDOW_SECONDS",
+    "GCP_STABILISATION_SECONDS",
     "MAX_DRAIN_SECONDS",
     "MAX_FAST_SCALE_OUT_RATIO",
     "MAX_SCALE_IN_SHARE",
@@ -640,6 +663,7 @@ __all__ = [
     "decode_seconds_per_token",
     "elastic_problems",
     "fast_steps",
+    "gcp_scale_in_window",
     "percent_change",
     "plan_scaling",
     "resolved_bounds",

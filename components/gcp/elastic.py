@@ -16,7 +16,10 @@ template (the same boot script as the fixed VMs), scaled by a regional autoscale
 - initialization period (`cooldownPeriod`): the expected cold start (launch to serving), so a booting
   VM's empty queues do not count as spare capacity; autohealing's initial delay keeps the grace;
 - scale in slowly: at most one VM per `scale_in_cooldown_seconds` (scaleInControl
-  maxScaledInReplicas.fixed 1), or the plan's `scale_in_share` of the group per window
+  maxScaledInReplicas.fixed 1, over a window of the autoscaler's 600 s stabilisation plus the cooldown:
+  the control holds the window's peak recommendation less one step, and a window no longer than the
+  stabilisation would bind nothing; fleet.elastic.gcp_scale_in_window), or the plan's `scale_in_share`
+  of the group per window
   (maxScaledInReplicas.percent, a whole percent; Google rounds a remainder up, so at least one VM),
   because a VM let go costs a whole cold start to get back;
 - scale out on one datapoint: the autoscaler acts on each of its metric readings and sizes the group
@@ -62,7 +65,12 @@ from typing import Any
 
 from inference_infra.components.errors import Problem
 from inference_infra.components.fleet import FleetServing, ServedModel
-from inference_infra.components.fleet.elastic import ScalingPlan, ScheduleArgs
+from inference_infra.components.fleet.elastic import (
+    GCP_STABILISATION_SECONDS,
+    ScalingPlan,
+    ScheduleArgs,
+    gcp_scale_in_window,
+)
 from inference_infra.components.gcp.names import zone_problems
 from inference_infra.components.serving import EngineConfig
 from inference_infra.components.serving.engines import METRICS_PORT_OFFSET
@@ -163,7 +171,8 @@ class GcpScaling:
         return (
             f"managed instance group {self.min_replicas}..{self.plan.max_size} VMs in "
             f"{', '.join(self.zones)} on {signal}; initialization {self.cooldown_period_seconds} s, "
-            f"scale-in at most {self.scale_in_step} per {self.scale_in_window_seconds} s{hours}"
+            f"scale-in at most {self.scale_in_step} below the peak recommendation of the last"
+            f" {self.scale_in_window_seconds} s{hours}"
         )
 
 
@@ -264,11 +273,14 @@ def plan_gcp_scaling(
         )
         initialization = MAX_AUTOSCALER_SECONDS
     expected = min(plan.expected_start_seconds, MAX_AUTOSCALER_SECONDS)
-    window = min(max(plan.scale_in_cooldown_seconds, 60), MAX_AUTOSCALER_SECONDS)
-    if window != plan.scale_in_cooldown_seconds:
+    # the stabilisation period (600 s) plus the cooldown: a shorter window never binds
+    # (fleet.elastic.gcp_scale_in_window)
+    window = gcp_scale_in_window(plan.scale_in_cooldown_seconds)
+    if window - GCP_STABILISATION_SECONDS != plan.scale_in_cooldown_seconds:
         notes.append(
-            f"scale-in window {window} s (scale_in_cooldown_seconds {plan.scale_in_cooldown_seconds} is "
-            "outside the 60..3600 s kept here)"
+            f"scale-in window {window} s: scale_in_cooldown_seconds {plan.scale_in_cooldown_seconds} after"
+            f" the autoscaler's {GCP_STABILISATION_SECONDS} s stabilisation, within"
+            f" 60..{MAX_AUTOSCALER_SECONDS} s"
         )
     mean_request = plan.mean_request_seconds(model.traffic().output)  # the plan's decode speed
     rate = (

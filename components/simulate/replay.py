@@ -83,6 +83,7 @@ from inference_infra.components.fleet.elastic import (
     TERMINATION_HOOK_SECONDS,
     ScalingPlan,
     ScheduleArgs,
+    gcp_scale_in_window,
     scale_in_step,
 )
 from inference_infra.components.simulate.k8s_nodes import KubernetesNodes, NodeState
@@ -851,23 +852,32 @@ class _Replay:
             self.scale_ins += 1
 
     def _tick_gcp(self, t: float, seen: float, target: int, floor: int) -> None:
+        """The regional autoscaler: the recommendation is the largest of the stabilisation period's
+        (10 minutes); the scale-in control keeps it at least the largest recommendation of its trailing
+        window less maxScaledInReplicas (Compute API AutoscalingPolicyScaleInControl, read 2026-12-02:
+        "Maximum allowed number (or %) of VMs that can be deducted from the peak recommendation during
+        the window autoscaler looks at"; timeWindowSec: "how far back autoscaling looks"). The window is
+        the rendered one (fleet.elastic.gcp_scale_in_window: the stabilisation period plus
+        scale_in_cooldown_seconds); the share is of the VMs serving (`_share`)."""
         plan, scaler = self.plan, self.scaler
+        window = gcp_scale_in_window(plan.scale_in_cooldown_seconds, scaler.stabilisation_seconds)
         self.recommended.append((t, target))
-        while self.recommended and self.recommended[0][0] <= t - scaler.stabilisation_seconds:
+        keep = max(scaler.stabilisation_seconds, window)
+        while self.recommended and self.recommended[0][0] <= t - keep:
             self.recommended.popleft()
         if target > self.capacity:
             self._launch(target - self.capacity, t)
             self.scale_outs += 1
             self.last_out = t
             return
-        stable = max(size for _, size in self.recommended)
-        if self.launching or stable >= self.serving:
+        stable = max(size for at, size in self.recommended if at > t - scaler.stabilisation_seconds)
+        peak = max(size for at, size in self.recommended if at > t - window)
+        size = max(stable, peak - self._share(), floor)
+        if self.launching or size >= self.serving:
             return
-        gone = min(self.serving - max(stable, floor), self._share())
-        if gone > 0 and t - self.last_in >= plan.scale_in_cooldown_seconds:
-            self._remove(gone, t)
-            self.scale_ins += 1
-            self.last_in = t
+        self._remove(self.serving - size, t)
+        self.scale_ins += 1
+        self.last_in = t
 
     def _tick_hpa(self, t: float, seen: float, target: int, floor: int) -> None:
         """KEDA's HPA as the pool renders it (components/k8s/pool_manifests.py, module doc): one sync a

@@ -421,16 +421,31 @@ def test_replay_aws_scale_in_step_is_all_or_nothing_as_the_rendered_alarm():
     assert half.scale_ins == 0
 
 
-def test_replay_gcp_scale_in_step_rounds_the_share_up():
-    # 40 in flight on 6 VMs, then 5: the recommendation drops to 1; 25% of 6 is 1.5, so 2 VMs a window
+def test_replay_gcp_scale_in_control_holds_the_window_peak_less_the_share():
+    # 40 in flight on 6 VMs, then 5: the recommendation drops to 1 or 2 and the stabilisation (600 s)
+    # holds 6 to 1,200 s. The scale-in control keeps the group at least the peak recommendation of its
+    # window less maxScaledInReplicas (Compute API AutoscalingPolicyScaleInControl); a window no longer
+    # than the stabilisation (the cooldown alone, as rendered before) would bind nothing: 6 to 2 at once.
     rows = steady(4, 0, 600) + steady(0.5, 600, 4200)
-    down = replay(
-        Trace.of(rows), pool(scale_in_cooldown_seconds=60), scaler(6, cloud="gcp", scale_in_share=0.25)
-    )
-    serving = [m.serving_machine_s / 60 for m in down.timeline]
-    steps = [serving[k - 1] - serving[k] for k in range(1, len(serving)) if serving[k] < serving[k - 1]]
-    assert steps[0] == 2  # ceil(0.25 x 6)
-    assert min(serving) == 1
+
+    def drops(window: int) -> list[tuple[int, float]]:
+        down = replay(
+            Trace.of(rows),
+            pool(scale_in_cooldown_seconds=window),
+            scaler(6, cloud="gcp", scale_in_share=0.25),
+        )
+        serving = [m.serving_machine_s / 60 for m in down.timeline]
+        assert min(serving) == 1
+        return [
+            (k, serving[k - 1] - serving[k]) for k in range(1, len(serving)) if serving[k] < serving[k - 1]
+        ]
+
+    # the rendered window is the stabilisation (600 s) plus the cooldown (fleet.elastic.gcp_scale_in_window):
+    # 6 - ceil(0.25 x 6) = 4 when the stabilisation lets go (minute 20), the rest once the 6 leaves the
+    # window, a cooldown later
+    assert drops(900) == [(20, 2), (35, 3)]
+    assert drops(300) == [(20, 2), (25, 3)]
+    assert drops(60) == [(20, 2), (21, 3)]
 
 
 def fast_plan(ratio: float = 1.0) -> dict:
