@@ -36,9 +36,10 @@ autoscaler (`settings.Autoscaler`, read from the plan by `settings.scaler_settin
 - **Autoscaler, GCP** (components/gcp/elastic.py): each datapoint recommends the larger of its two
   signals' sizes, ceil(running / target) and ceil(waiting / target) (the autoscaler takes the largest
   recommendation of a policy's signals, not their sum); the group grows to it at once and shrinks only
-  to the largest recommendation of the stabilisation period, by at most the scale-in step per
-  scale-in window (share 0: one VM; else the share of the group, a remainder rounded up, as
-  maxScaledInReplicas.percent computes it).
+  to the largest recommendation of the stabilisation period, and never below the peak
+  recommendation of the scale-in control's window (the stabilisation plus scale_in_cooldown_seconds,
+  fleet.elastic.gcp_scale_in_window) less the scale-in step (share 0: one VM; else the share of the
+  group, a remainder rounded up, as maxScaledInReplicas.percent computes it).
 - **Autoscaler, Kubernetes** (`cloud="kubernetes"`, a pool with `nodes`): KEDA's HPA as
   components/k8s/pool_manifests.py renders it: a reading every 15 s (HPA sync) of the load Prometheus
   scraped (30 s lag), no change within the HPA's 10% tolerance, scale-up by at most one machine's

@@ -26,7 +26,8 @@ Defaults and where they come from (read 2026-12-02):
   over that period (docs.cloud.google.com/compute/docs/autoscaler/understanding-autoscaler-decisions,
   "How autoscalers calculate recommended size"), 600 s by default (Compute API AutoscalingPolicy
   `stabilizationPeriodSec`: "The default stabilization period is 600 seconds"; both read 2026-12-02
-  through the googleapis reference), then at most the scale-in control's machines per window. Its
+  through the googleapis reference), and never below the scale-in control's window peak less its
+  machines (fleet.elastic.gcp_scale_in_window). Its
   recommendation is the LARGER of its two signals' (running, waiting; each over the target per VM),
   not their sum (replay.py).
 - AWS instance warm-up: a machine counts as capacity and blocks every dynamic scale-in until its
