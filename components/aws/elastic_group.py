@@ -5,7 +5,9 @@
 
 - the group: min/max/desired from the plan; the pool's subnets (the reservation's zone only when the
   pool holds reserved machines: a reservation is billed used or not, so its machines must land there);
-  ELB health checks with the cold start's grace; instance warm-up = the cold start; an instance
+  ELB health checks with the cold start's grace; instance warm-up = the load balancer's slow start after
+  InService (the node completes the launch hook when its engines answer), not the grace
+  (ScalingPlan.instance_warmup_seconds: a machine in warm-up blocks every dynamic scale-in); an instance
   maintenance policy that launches a replacement before it terminates (a refresh never drops serving
   capacity); `desired_capacity` set at creation only (ignore_changes), so `pulumi up` never resets
   what the policies scaled to;
@@ -83,7 +85,7 @@ SHORTFALL_MINUTES = 15
 # The termination hook: the balancer has drained the machine already (AWS deregisters a terminating
 # instance and waits for the deregistration delay before the hook; lifecycle-hooks-overview.html, read
 # 2026-11-25); this is the window for the node's last logs and metrics and the spot drain's bookkeeping.
-TERMINATION_HOOK_SECONDS = 120
+TERMINATION_HOOK_SECONDS = elastic_domain.TERMINATION_HOOK_SECONDS
 OFF_HOURS_TYPE = "inference-infra:aws:OffHours"
 LAUNCH_HOOK = "launch-verified"  # the node completes it (bootstrap.ServingLoad.launch_hook)
 TERMINATION_HOOK = "drained"
@@ -123,8 +125,10 @@ def instance_refresh(plan: ScalingPlan) -> dict[str, Any]:
     """A rolling refresh that keeps every serving machine until its replacement is warm (module doc).
 
     min 100 / max 200 healthy: launch first, then terminate (RefreshPreferences: the two at most 100
-    apart); the instance warm-up is the cold start; skip_matching leaves machines already on the
-    template's version alone (a refresh retried after a failure does not replace them again).
+    apart); the refresh's own warm-up is the cold start's grace (a replacement counts as healthy only
+    once even a slow engine load is done; the policies' warm-up is the expected one); skip_matching
+    leaves machines already on the template's version alone (a refresh retried after a failure does
+    not replace them again).
     """
     return {
         "strategy": "Rolling",
@@ -196,7 +200,7 @@ def fast_scale_out_policy(plan: ScalingPlan) -> dict[str, Any]:
         "min_adjustment_magnitude": 1,
         # the alarm's statistic is the Average per machine; the policy aggregates the same way
         "metric_aggregation_type": "Average",
-        "estimated_instance_warmup": plan.warmup_seconds,
+        "estimated_instance_warmup": plan.policy_warmup_seconds,
         "step_adjustments": steps,
     }
 
@@ -275,7 +279,9 @@ class ElasticGroupBuilder:
             vpc_zone_identifiers=[s.id for s in subnets],
             health_check_type="ELB",
             health_check_grace_period=plan.warmup_seconds,
-            default_instance_warmup=plan.warmup_seconds,
+            # The slow start after InService (= serving), not the grace: a machine in warm-up blocks every
+            # dynamic scale-in (ScalingPlan.instance_warmup_seconds).
+            default_instance_warmup=plan.policy_warmup_seconds,
             # Target tracking waits for the instance warm-up, not a cooldown; this is the group's default
             # for simple policies without their own (the scale-in policy has its own, longer one).
             default_cooldown=plan.scale_out_cooldown_seconds,
@@ -365,7 +371,7 @@ class ElasticGroupBuilder:
             policy_type="TargetTrackingScaling",
             # Machines still warming up count as the target's capacity, so a burst does not launch a
             # second round of machines while the first is loading its model.
-            estimated_instance_warmup=plan.warmup_seconds,
+            estimated_instance_warmup=plan.policy_warmup_seconds,
             target_tracking_configuration={
                 "target_value": plan.target_in_flight,
                 # Scale-in is the simple policy below: target tracking would remove several machines

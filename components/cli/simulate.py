@@ -257,6 +257,8 @@ def _scaler(o: Mapping[str, Any], pool: Any) -> Any:
 
     instance = find_instance_type(pool.service.machine)
     cloud = instance.cloud.value if instance is not None else "aws"
+    if pool.nodes is not None:
+        cloud = "kubernetes"  # the pod autoscaler (KEDA's HPA), not the cloud's group
     rate = o["interruptions_per_hour"]
     basis = "--interruptions-per-hour" if rate is not None else ""
     if rate is None and o["purchase"] == "spot":

@@ -63,6 +63,18 @@ WARM_POOL_MAX_START_SHARE = 0.5
 # the alarms AWS creates read; not a documented contract), and the replay assumes the same of GCP.
 METRIC_PERIOD_SECONDS = 60
 SCALE_OUT_DATAPOINTS = 3
+# The termination hook's timeout (components/aws/elastic_group.py): the balancer has drained the machine
+# already and the node does not complete the hook, so a scale-in activity ends this long after the drain;
+# a simple policy's cooldown starts only then (EC2 Auto Scaling User Guide, "Scaling cooldowns": with a
+# load balancer the group "waits for the terminating instance to finish deregistering" and, with a
+# lifecycle hook, for the action to complete or time out, before the cooldown starts; read 2026-12-02).
+TERMINATION_HOOK_SECONDS = 120
+# GCP's autoscaler holds the largest recommendation of its stabilisation period (the Compute API's
+# AutoscalingPolicy stabilizationPeriodSec: "The default stabilization period is 600 seconds"; not rendered,
+# so the default), and its scale-in control the peak recommendation of a trailing window less
+# maxScaledInReplicas. A window no longer than the stabilisation period never binds.
+GCP_STABILISATION_SECONDS = 600
+GCP_MAX_WINDOW_SECONDS = 3600  # kept within an hour here (components/gcp/elastic.py MAX_AUTOSCALER_SECONDS)
 # Scale in only while the load would stay under this share of the target without the machines let go:
 # the gap to the target (where target tracking scales out again) keeps the two policies from flapping.
 SCALE_IN_HEADROOM = 0.8
@@ -237,7 +249,7 @@ class ScalingPlan:
     target_in_flight: float  # target-tracking value per machine = capacity * target_utilisation
     scale_out_cooldown_seconds: int
     scale_in_cooldown_seconds: int
-    warmup_seconds: int  # instance warm-up = the cold-start estimate (FleetServing.grace_seconds())
+    warmup_seconds: int  # the cold start's health-check grace (FleetServing.grace_seconds()): hooks, health
     warm_start_seconds: int  # a stopped warm-pool machine back in service (weights on EBS)
     warm_pool_size: int
     deregistration_delay_seconds: int  # longest generation at the planned decode speed + margin, <= 3600
@@ -258,6 +270,34 @@ class ScalingPlan:
     fast_scale_out_ratio: float = 0.0
     fast_scale_out_threshold: float = 0.0  # in-flight per machine (Average) at which the step alarm fires
     fast_scale_out_steps: tuple[FastStep, ...] = ()
+    # The instance warm-up the scaling policies get (issue #39): how long after InService a machine's load
+    # is not yet representative, not the grace. AWS starts a machine's warm-up when it reaches InService
+    # ("how long after an instance reaches the InService state it waits before contributing usage data")
+    # and, until it ends, counts the machine as capacity and blocks every dynamic scale-in (EC2 Auto
+    # Scaling User Guide, "Set the default instance warmup for an Auto Scaling group" and "Scaling
+    # cooldowns", read 2026-12-02). The node completes the launch hook once every engine answers
+    # (components/aws/node/serving_load.py), so InService is when it serves; its share of the traffic then
+    # ramps over the load balancer's slow start (FleetServing.slow_start_seconds()), which is the warm-up.
+    # The grace rendered before (600 s for the 8B pool) held every scale-in 10 minutes after each machine
+    # served.
+    instance_warmup_seconds: int = 0
+    # InService to serving, as the node completes its launch hook: 0 (the engines answer first); the
+    # replay holds the rendered warm-up against it (warmup_beyond_serving_seconds).
+    in_service_to_serving_seconds: int = 0
+    # Launch to serving, expected (the cold start's typical sum): GCP's initialization period.
+    expected_start_seconds: int = 0
+
+    @property
+    def policy_warmup_seconds(self) -> int:
+        """The warm-up the group and its policies are rendered with: the instance warm-up, or the grace
+        for a plan made without one."""
+        return self.instance_warmup_seconds or self.warmup_seconds
+
+    @property
+    def warmup_beyond_serving_seconds(self) -> int:
+        """Seconds a machine stays in its instance warm-up after it serves (0 when the rendered warm-up is
+        the estimate; a grace-long warm-up, as rendered before, gave the 8B pool several minutes)."""
+        return max(0, self.policy_warmup_seconds - self.in_service_to_serving_seconds)
 
     def fast_scale_out_machines(self, per_machine: float, machines: int) -> int:
         """Machines the fast step adds to `machines` in service at a datapoint of `per_machine` (0: none)."""
@@ -299,7 +339,8 @@ class ScalingPlan:
         return (
             f"elastic {self.min_size}..{self.max_size} machines (desired {self.desired}, peak {self.peak})"
             f" tracking {self.target_in_flight:g} in-flight requests per machine of"
-            f" {self.in_flight_per_machine}{fast}; warm-up {self.warmup_seconds} s{warm}{shed},"
+            f" {self.in_flight_per_machine}{fast}; warm-up {self.policy_warmup_seconds} s (grace"
+            f" {self.warmup_seconds} s){warm}{shed},"
             f" drain {self.deregistration_delay_seconds} s"
         )
 
@@ -335,6 +376,21 @@ def scale_in_step(percent: int, machines: int, *, cloud: str = "aws") -> int:
     exact = percent * machines / 100
     step = math.ceil(exact - 1e-9) if cloud == "gcp" else max(1, math.floor(exact + 1e-9))
     return min(step, machines - 1)
+
+
+def gcp_scale_in_window(cooldown_seconds: int, stabilisation_seconds: int = GCP_STABILISATION_SECONDS) -> int:
+    """scaleInControl.timeWindowSec for a scale-in of one step per `cooldown_seconds` (at least 60 s).
+
+    The control keeps the group at least the peak recommendation of the window less one step
+    (Compute API AutoscalingPolicyScaleInControl, read 2026-12-02: "Maximum allowed number (or %) of
+    VMs that can be deducted from the peak recommendation during the window"). The stabilisation period
+    already holds that peak for its 600 s, so the first step comes when it lets go and the next one only
+    when the peak leaves the window: a window of the stabilisation period plus the cooldown spaces the
+    steps a cooldown apart. A window of the cooldown alone (as rendered before, 300 s by default) is
+    shorter than the stabilisation and binds nothing: the group fell to the stabilised recommendation at
+    once. At most GCP_MAX_WINDOW_SECONDS.
+    """
+    return min(GCP_MAX_WINDOW_SECONDS, stabilisation_seconds + max(60, cooldown_seconds))
 
 
 def resolved_bounds(args: ElasticArgs, *, peak: int, reserved: int = 0) -> tuple[int, int]:
@@ -482,9 +538,11 @@ def plan_scaling(
       pays for, computed by the caller) is lowered to it with a note; an explicit max_size is kept (the
       budget policy judges it);
     - desired: the minimum (the policy scales out from there; the group keeps its own desired after);
-    - warm-up: the cold-start estimate's health-check grace; warm start: a restart's boot, the weights
-      read back twice (verified, then loaded) from the stopped machine's disk at `warm_read_gib_s`, the
-      engine's warm-up;
+    - grace (`warmup_seconds`): the cold-start estimate's health-check grace; instance warm-up
+      (`instance_warmup_seconds`): the load balancer's slow start after the machine serves (InService
+      is when its engines answer: the node completes the launch hook then); warm start: a restart's
+      boot, the weights read back twice (verified, then loaded) from the stopped machine's disk at
+      `warm_read_gib_s`, the engine's warm-up;
     - warm pool: `warm_pool_size`, else max - min where `warm_pool` (the cloud and the capacity modes
       allow one) and a warm start takes at most WARM_POOL_MAX_START_SHARE of a cold one, else 0;
     - deregistration delay: the longest generation the engine admits (--max-model-len - 1 tokens) at
@@ -583,6 +641,9 @@ def plan_scaling(
         fast_scale_out_ratio=args.fast_scale_out_ratio if steps else 0.0,
         fast_scale_out_threshold=fast_threshold,
         fast_scale_out_steps=steps,
+        instance_warmup_seconds=serving.slow_start_seconds(),
+        in_service_to_serving_seconds=0,
+        expected_start_seconds=math.ceil(start.seconds),
     )
 
 
@@ -590,12 +651,15 @@ __all__ = [
     "DRAIN_MARGIN_SECONDS",
     "FAST_STEP_TOP",
     "FAST_STEP_WIDTH",
+    "GCP_MAX_WINDOW_SECONDS",
+    "GCP_STABILISATION_SECONDS",
     "MAX_DRAIN_SECONDS",
     "MAX_FAST_SCALE_OUT_RATIO",
     "MAX_SCALE_IN_SHARE",
     "METRIC_PERIOD_SECONDS",
     "SCALE_IN_HEADROOM",
     "SCALE_OUT_DATAPOINTS",
+    "TERMINATION_HOOK_SECONDS",
     "WARM_BOOT_SECONDS",
     "WARM_CACHE_READ_GIB_S",
     "WARM_POOL_MAX_START_SHARE",
@@ -606,6 +670,7 @@ __all__ = [
     "decode_seconds_per_token",
     "elastic_problems",
     "fast_steps",
+    "gcp_scale_in_window",
     "percent_change",
     "plan_scaling",
     "resolved_bounds",

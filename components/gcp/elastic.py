@@ -13,10 +13,13 @@ template (the same boot script as the fixed VMs), scaled by a regional autoscale
   plan's in-flight requests per machine. Without the Ops Agent, the load balancer's utilisation:
   the backend's RATE balancing mode with a per-instance rate from the planner (capacity over the mean
   request's duration), and the autoscaler's `loadBalancingUtilization` target;
-- initialization period (`cooldownPeriod`): the cold-start estimate, so a booting VM's empty queues
-  do not count as spare capacity;
+- initialization period (`cooldownPeriod`): the expected cold start (launch to serving), so a booting
+  VM's empty queues do not count as spare capacity; autohealing's initial delay keeps the grace;
 - scale in slowly: at most one VM per `scale_in_cooldown_seconds` (scaleInControl
-  maxScaledInReplicas.fixed 1), or the plan's `scale_in_share` of the group per window
+  maxScaledInReplicas.fixed 1, over a window of the autoscaler's 600 s stabilisation plus the cooldown:
+  the control holds the window's peak recommendation less one step, and a window no longer than the
+  stabilisation would bind nothing; fleet.elastic.gcp_scale_in_window), or the plan's `scale_in_share`
+  of the group per window
   (maxScaledInReplicas.percent, a whole percent; Google rounds a remainder up, so at least one VM),
   because a VM let go costs a whole cold start to get back;
 - scale out on one datapoint: the autoscaler acts on each of its metric readings and sizes the group
@@ -62,7 +65,12 @@ from typing import Any
 
 from inference_infra.components.errors import Problem
 from inference_infra.components.fleet import FleetServing, ServedModel
-from inference_infra.components.fleet.elastic import ScalingPlan, ScheduleArgs
+from inference_infra.components.fleet.elastic import (
+    GCP_STABILISATION_SECONDS,
+    ScalingPlan,
+    ScheduleArgs,
+    gcp_scale_in_window,
+)
 from inference_infra.components.gcp.names import zone_problems
 from inference_infra.components.serving import EngineConfig
 from inference_infra.components.serving.engines import METRICS_PORT_OFFSET
@@ -109,11 +117,24 @@ class GcpScaling:
     plan: ScalingPlan
     signal: LoadSignal
     zones: tuple[str, ...]
-    initialization_seconds: int  # the autoscaler's cooldownPeriod and autohealing's initial delay
+    initialization_seconds: int  # the cold start's grace: autohealing's initial delay, min_ready_sec
     scale_in_window_seconds: int
     rate_per_instance: float  # requests/s one VM sustains (the load-balancer signal's unit)
     mean_request_seconds: float
     notes: tuple[str, ...] = ()
+    # The autoscaler's initialization period (cooldownPeriod): the EXPECTED launch-to-serving seconds
+    # (ScalingPlan.expected_start_seconds), not the grace. The Compute API (AutoscalingPolicy
+    # coolDownPeriodSec, read 2026-12-02 in google-cloud-compute's reference): "the number of seconds
+    # that your application takes to initialize on a VM instance ... when scaling out, the autoscaler
+    # ignores data from VMs that are still initializing"; pulumi-gcp 10.2.0's RegionAutoscaler
+    # `cooldown_period`, read 2026-12-02 in the installed package: "the number of seconds that the
+    # autoscaler should wait before it starts collecting information from a new instance ... We recommend
+    # that you test how long an instance may take to initialize"; 0: the grace (a plan without it).
+    autoscaler_initialization_seconds: int = 0
+
+    @property
+    def cooldown_period_seconds(self) -> int:
+        return self.autoscaler_initialization_seconds or self.initialization_seconds
 
     @property
     def min_replicas(self) -> int:
@@ -149,8 +170,9 @@ class GcpScaling:
             )
         return (
             f"managed instance group {self.min_replicas}..{self.plan.max_size} VMs in "
-            f"{', '.join(self.zones)} on {signal}; initialization {self.initialization_seconds} s, "
-            f"scale-in at most {self.scale_in_step} per {self.scale_in_window_seconds} s{hours}"
+            f"{', '.join(self.zones)} on {signal}; initialization {self.cooldown_period_seconds} s, "
+            f"scale-in at most {self.scale_in_step} below the peak recommendation of the last"
+            f" {self.scale_in_window_seconds} s{hours}"
         )
 
 
@@ -250,11 +272,15 @@ def plan_gcp_scaling(
             f"~{initialization} s): the autoscaler may count a still-loading VM as idle capacity"
         )
         initialization = MAX_AUTOSCALER_SECONDS
-    window = min(max(plan.scale_in_cooldown_seconds, 60), MAX_AUTOSCALER_SECONDS)
-    if window != plan.scale_in_cooldown_seconds:
+    expected = min(plan.expected_start_seconds, MAX_AUTOSCALER_SECONDS)
+    # the stabilisation period (600 s) plus the cooldown: a shorter window never binds
+    # (fleet.elastic.gcp_scale_in_window)
+    window = gcp_scale_in_window(plan.scale_in_cooldown_seconds)
+    if window - GCP_STABILISATION_SECONDS != plan.scale_in_cooldown_seconds:
         notes.append(
-            f"scale-in window {window} s (scale_in_cooldown_seconds {plan.scale_in_cooldown_seconds} is "
-            "outside the 60..3600 s kept here)"
+            f"scale-in window {window} s: scale_in_cooldown_seconds {plan.scale_in_cooldown_seconds} after"
+            f" the autoscaler's {GCP_STABILISATION_SECONDS} s stabilisation, within"
+            f" 60..{MAX_AUTOSCALER_SECONDS} s"
         )
     mean_request = plan.mean_request_seconds(model.traffic().output)  # the plan's decode speed
     rate = (
@@ -278,6 +304,7 @@ def plan_gcp_scaling(
         signal=signal,
         zones=all_zones,
         initialization_seconds=initialization,
+        autoscaler_initialization_seconds=expected,
         scale_in_window_seconds=window,
         rate_per_instance=round(rate, 3),
         mean_request_seconds=mean_request,
@@ -317,7 +344,7 @@ def autoscaling_policy(scaling: GcpScaling, group: str) -> dict[str, Any]:
     policy: dict[str, Any] = {
         "min_replicas": scaling.min_replicas,
         "max_replicas": plan.max_size,
-        "cooldown_period": scaling.initialization_seconds,
+        "cooldown_period": scaling.cooldown_period_seconds,
         "mode": "ON",
         "scale_in_control": {
             "max_scaled_in_replicas": max_scaled_in_replicas(plan),

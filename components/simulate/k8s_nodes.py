@@ -10,11 +10,13 @@ default; Karpenter's consolidateAfter) and takes the next pod in that time; afte
 so a pool scaled to zero pays a node start for its next request. The figures and their sources:
 components/serving/cold_start.py (NODE_AUTOSCALER_REACTION, NODE_PROVISION, NODE_SCALE_DOWN_AFTER).
 
-What it leaves out: the pod autoscaler is replayed with the pool's scaler settings (settings.py), not
-as KEDA/HPA; a node's removal is timed from its last pod's removal, not from the end of its drain; a
-spot reclaim takes one pod (and its node only with one pod per node). A pod goes to a node that is up
-before one still coming up; pods are removed from the node holding most (the ReplicaSet controller
-deletes doubled-up pods first). The warm pool does not apply (no stopped nodes).
+The pod autoscaler is replayed as the HPA KEDA renders for the pool (settings.py, `cloud="kubernetes"`:
+15 s syncs, the 10% tolerance, one machine's pods per scale-up period, the scale-down stabilisation
+window and one machine's pods a minute). What it leaves out: a node's removal is timed from its last
+pod's removal, not from the end of its drain; a spot reclaim takes one pod (and its node only with one
+pod per node). A pod goes to a node that is up before one still coming up; pods are removed from the
+node holding most (the ReplicaSet controller deletes doubled-up pods first). The warm pool does not
+apply (no stopped nodes).
 """
 
 from __future__ import annotations

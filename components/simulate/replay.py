@@ -21,13 +21,30 @@ autoscaler (`settings.Autoscaler`, read from the plan by `settings.scaler_settin
   (share 0: one machine; else floor(share x machines), at least one, as PercentChangeInCapacity with
   MinAdjustmentMagnitude 1 rounds), never below the minimum, when for scale_in_cooldown_seconds (in
   whole periods) the load would have stayed under `scale_in_headroom` x the target on the machines
-  left after the whole step (the last machine only with nothing in flight), and a scale-in cooldown
-  after the last one. The step is all or nothing, as the alarm is: a large share does not fire while
-  the machines left would be too few.
-- **Autoscaler, GCP** (components/gcp/elastic.py): each datapoint recommends ceil(in-flight /
-  target); the group grows to it at once and shrinks only to the largest recommendation of the
-  stabilisation period, by at most the scale-in step per scale-in window (share 0: one VM; else the
-  share of the group, a remainder rounded up, as maxScaledInReplicas.percent computes it).
+  left after the whole step (the last machine only with nothing in flight). The step is all or
+  nothing, as the alarm is: a large share does not fire while the machines left would be too few.
+  As EC2 Auto Scaling documents them (User Guide, "Set the default instance warmup" and "Scaling
+  cooldowns", read 2026-12-02): no dynamic scale-in while a machine starts or is in its instance
+  warm-up, which begins at InService (when its engines answer: the node completes the launch hook
+  then) and lasts the plan's `policy_warmup_seconds` (the replay: `warmup_beyond_serving_seconds`
+  after it serves); the scale-in's cooldown starts when its activity completes: the machines let go
+  drained, then their termination hook's timeout (fleet.elastic.TERMINATION_HOOK_SECONDS), so the
+  next scale-in is at least drain + 120 s + the cooldown after the last. Left as it was: the
+  Average of the custom metric is over every machine that publishes (AWS cannot leave a machine in
+  warm-up out of a metric the node publishes itself), and both scale-out policies read the same
+  datapoint, the larger capacity winning (the "Multiple dynamic scaling policies" rule).
+- **Autoscaler, GCP** (components/gcp/elastic.py): each datapoint recommends the larger of its two
+  signals' sizes, ceil(running / target) and ceil(waiting / target) (the autoscaler takes the largest
+  recommendation of a policy's signals, not their sum); the group grows to it at once and shrinks only
+  to the largest recommendation of the stabilisation period, and never below the peak
+  recommendation of the scale-in control's window (the stabilisation plus scale_in_cooldown_seconds,
+  fleet.elastic.gcp_scale_in_window) less the scale-in step (share 0: one VM; else the share of the
+  group, a remainder rounded up, as maxScaledInReplicas.percent computes it).
+- **Autoscaler, Kubernetes** (`cloud="kubernetes"`, a pool with `nodes`): KEDA's HPA as
+  components/k8s/pool_manifests.py renders it: a reading every 15 s (HPA sync) of the load Prometheus
+  scraped (30 s lag), no change within the HPA's 10% tolerance, scale-up by at most one machine's
+  pods per scale_out_cooldown_seconds, scale-down to the largest recommendation of the stabilisation
+  window (scale_in_cooldown_seconds) by at most one machine's pods a minute.
 - A schedule sets the minimum to `off_hours_size` outside working hours (as the scheduled actions do).
 - **Starts**: a new machine serves after a warm start when the warm pool has a stopped machine (then
   replaced: a new machine initialises for a cold start, billed, then stops), else after the pool's
@@ -63,7 +80,13 @@ from datetime import timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from inference_infra.components.fleet.elastic import ScalingPlan, ScheduleArgs, scale_in_step
+from inference_infra.components.fleet.elastic import (
+    TERMINATION_HOOK_SECONDS,
+    ScalingPlan,
+    ScheduleArgs,
+    gcp_scale_in_window,
+    scale_in_step,
+)
 from inference_infra.components.simulate.k8s_nodes import KubernetesNodes, NodeState
 from inference_infra.components.simulate.references import (
     Engines,
@@ -77,6 +100,10 @@ from inference_infra.components.simulate.trace import Trace
 from inference_infra.components.simulate.workload import Workload, workload
 
 MINUTE = 60.0
+# The HPA's tolerance: no scaling while the ratio of the metric to its target is within 10% of 1
+# (kube-controller-manager --horizontal-pod-autoscaler-tolerance, default 0.1; Kubernetes docs,
+# "Horizontal Pod Autoscaling", algorithm details, read 2026-12-02).
+HPA_TOLERANCE = 0.1
 SLO_MISS_SHARE = 0.01  # at most 1% of requests may miss the time-to-first-token target
 _DAYS = {"SUN": 0, "MON": 1, "TUE": 2, "WED": 3, "THU": 4, "FRI": 5, "SAT": 6}
 
@@ -265,6 +292,9 @@ class Result:
                 "warm_start_seconds": plan.warm_start_seconds,
                 "warm_start_range_seconds": [round(warm_low, 1), round(warm_high, 1)],
                 "warm_pool_size": plan.warm_pool_size,
+                # AWS: the rendered instance warm-up, and how long after serving it blocks scale-in
+                "instance_warmup_seconds": plan.policy_warmup_seconds,
+                "warmup_beyond_serving_seconds": plan.warmup_beyond_serving_seconds,
                 "cloud": scaler.cloud,
                 "period_seconds": scaler.period_seconds,
                 "metric_lag_seconds": scaler.metric_lag_seconds,
@@ -454,11 +484,28 @@ class _Replay:
         self.high = self.low = 0
         self.last_out = self.last_in = -math.inf
         self.period_in_flight = 0.0
+        self.period_waiting = 0.0  # the queue's share of the period's in-flight integral (GCP's 2nd signal)
         self.history: list[float] = []
+        self.history_waiting: list[float] = []
+        self.seen_waiting = 0.0
+        # AWS: machines in their instance warm-up block every dynamic scale-in until it ends (the plan's
+        # warm-up beyond serving: 0 when the rendered warm-up is the expected InService-to-serving time)
+        self.warming_until = -math.inf
+        # AWS: a simple policy's cooldown starts when its scale-in activity completes: the machines let go
+        # drained (the load balancer's deregistration) and their termination hook timed out
+        self.scale_in_pending = False
+        # Kubernetes (HPA): (decided, machines) of recent scale-ups and scale-downs, for the rendered
+        # behavior policies' limits per period
+        self.ups: deque[tuple[float, int]] = deque()
+        self.downs: deque[tuple[float, int]] = deque()
         self.history_serving: list[int] = []  # machines publishing each datapoint (its Average's count)
         self.seen_serving = 0
         self.fast_outs = 0
         self.recommended: deque[tuple[float, int]] = deque()  # GCP: (time, size) in the stabilisation
+        if scaler.cloud in ("gcp", "kubernetes"):
+            # the autoscaler kept the pool at its start size before the trace: its stabilisation window
+            # holds it (a --start-size above the minimum is not let go at the first datapoint)
+            self.recommended.append((0.0, start))
         self.elastic_s = 0.0
         self.max_machines = self.min_machines = self.serving
         was_working = True if plan.schedule is None else working(plan.schedule, self.trace, 0.0)
@@ -488,6 +535,7 @@ class _Replay:
                     self._release_drained()
             while self.launching and self.launching[0][0] <= t:
                 heapq.heappop(self.launching)
+                self.warming_until = max(self.warming_until, t + self.plan.warmup_beyond_serving_seconds)
                 self.serving += 1
                 self.engines.resize(self.serving, t)
                 self.max_machines = max(self.max_machines, self.serving)
@@ -584,6 +632,7 @@ class _Replay:
         in_flight = len(self.running) + len(self.queue)
         billed = self._billed()
         self.period_in_flight += in_flight * (t - start)
+        self.period_waiting += len(self.queue) * (t - start)
         self.elastic_s += billed * (t - start)
         last = self.window + 86400.0  # the timeline stops a day after the window
         while start < t and start < last:
@@ -633,6 +682,11 @@ class _Replay:
         """A machine let go is billed until the requests it held are done (the pool is under its slots)."""
         while self.draining and len(self.running) <= (self.serving + self.draining - 1) * self.slots_per:
             self.draining -= 1
+        if not self.draining and self.scale_in_pending:
+            # the last machine let go is drained; its termination hook (the node does not complete it)
+            # times out, and only then does the activity complete and the policy's cooldown start
+            self.scale_in_pending = False
+            self.last_in = self.t + TERMINATION_HOOK_SECONDS
 
     def _launch(self, count: int, t: float) -> None:
         plan = self.pool.plan
@@ -682,12 +736,14 @@ class _Replay:
                 self.nodes.reclaimed(t)
             self._launch(1, t)  # the group replaces it at its desired size
 
-    def _seen(self, mean_in_flight: float) -> float | None:
+    def _seen(self, mean_in_flight: float, mean_waiting: float = 0.0) -> float | None:
         """The datapoint the autoscaler can see now (metric lag), or None before the first arrives."""
         self.history.append(mean_in_flight)
+        self.history_waiting.append(mean_waiting)
         self.history_serving.append(self.serving)
         index = len(self.history) - 1 - self.scaler.lag_periods
         self.seen_serving = self.history_serving[index] if index >= 0 else 0
+        self.seen_waiting = self.history_waiting[index] if index >= 0 else 0.0
         return self.history[index] if index >= 0 else None
 
     def _share(self) -> int:
@@ -698,8 +754,8 @@ class _Replay:
     def _tick(self, t: float, *, entering_off_hours: bool) -> None:
         plan, scaler = self.plan, self.scaler
         period = scaler.period_seconds
-        seen = self._seen(self.period_in_flight / period)
-        self.period_in_flight = 0.0
+        seen = self._seen(self.period_in_flight / period, self.period_waiting / period)
+        self.period_in_flight = self.period_waiting = 0.0
         floor = self._floor(t)
         if entering_off_hours and self.capacity > floor:
             # the scheduled action sets desired to the off-hours size; launches not yet serving go first
@@ -721,12 +777,23 @@ class _Replay:
             self.last_out = t
         if seen is None:
             return
-        wanted = math.ceil(seen / plan.target_in_flight - 1e-9) if seen > 0 else 0
+        if scaler.cloud == "gcp":
+            # Two signals (running, waiting: components/gcp/elastic.py autoscaling_policy), each per-group
+            # against the target per VM; the autoscaler takes the LARGEST recommendation of its signals,
+            # not their sum (docs.cloud.google.com/compute/docs/autoscaler, "Autoscaling policy": with
+            # several signals it "calculates the recommended number of VMs for each signal and sets your
+            # group's recommended size to the largest number"; read 2026-12-02).
+            waiting = min(seen, self.seen_waiting)
+            wanted = max(_ceil(seen - waiting, plan.target_in_flight), _ceil(waiting, plan.target_in_flight))
+        else:
+            wanted = _ceil(seen, plan.target_in_flight)
         if wanted > plan.max_size:
             self.capped += 1
         target = min(plan.max_size, max(floor, wanted))
         if scaler.cloud == "gcp":
             self._tick_gcp(t, seen, target, floor)
+        elif scaler.cloud == "kubernetes":
+            self._tick_hpa(t, seen, target, floor)
         else:
             self._tick_aws(t, seen, target, floor)
 
@@ -742,9 +809,11 @@ class _Replay:
         else:
             quiet = step > 0 and seen == 0
         gone = min(step, max(0, self.serving - floor))
-        quiet = quiet and gone > 0 and not self.launching
-        # the alarm stays in ALARM while every datapoint of its window breaches: one action per cooldown
+        # the alarm stays in ALARM while every datapoint of its window breaches and invokes the policy each
+        # period; the group acts on it only with machines to let go, none starting or still in its
+        # instance warm-up (module doc), and the policy out of its cooldown
         self.low = self.low + 1 if quiet else 0
+        quiet = gone > 0 and not self.launching and t >= self.warming_until
         quiet_periods = max(1, plan.scale_in_cooldown_seconds // scaler.period_seconds)
         # Both scale-out policies judge the same datapoint; the group takes the larger capacity (EC2 Auto
         # Scaling runs the policy that gives the most when several fire). Target tracking: its target
@@ -772,29 +841,100 @@ class _Replay:
             self.last_out = t
             if tracked:
                 self.high = 0
-        elif self.low >= quiet_periods and t - self.last_in >= plan.scale_in_cooldown_seconds:
+        elif (
+            quiet
+            and self.low >= quiet_periods
+            and not self.scale_in_pending
+            and t - self.last_in >= plan.scale_in_cooldown_seconds
+        ):
+            self.scale_in_pending = True  # the cooldown starts when the activity completes
+            self.last_in = t
             self._remove(gone, t)
             self.scale_ins += 1
-            self.last_in = t
 
     def _tick_gcp(self, t: float, seen: float, target: int, floor: int) -> None:
+        """The regional autoscaler: the recommendation is the largest of the stabilisation period's
+        (10 minutes); the scale-in control keeps it at least the largest recommendation of its trailing
+        window less maxScaledInReplicas (Compute API AutoscalingPolicyScaleInControl, read 2026-12-02:
+        "Maximum allowed number (or %) of VMs that can be deducted from the peak recommendation during
+        the window autoscaler looks at"; timeWindowSec: "how far back autoscaling looks"). The window is
+        the rendered one (fleet.elastic.gcp_scale_in_window: the stabilisation period plus
+        scale_in_cooldown_seconds); the share is of the VMs serving (`_share`)."""
         plan, scaler = self.plan, self.scaler
+        window = gcp_scale_in_window(plan.scale_in_cooldown_seconds, scaler.stabilisation_seconds)
         self.recommended.append((t, target))
-        while self.recommended and self.recommended[0][0] <= t - scaler.stabilisation_seconds:
+        keep = max(scaler.stabilisation_seconds, window)
+        while self.recommended and self.recommended[0][0] <= t - keep:
             self.recommended.popleft()
         if target > self.capacity:
             self._launch(target - self.capacity, t)
             self.scale_outs += 1
             self.last_out = t
             return
-        stable = max(size for _, size in self.recommended)
-        if self.launching or stable >= self.serving:
+        stable = max(size for at, size in self.recommended if at > t - scaler.stabilisation_seconds)
+        peak = max(size for at, size in self.recommended if at > t - window)
+        size = max(stable, peak - self._share(), floor)
+        if self.launching or size >= self.serving:
             return
-        gone = min(self.serving - max(stable, floor), self._share())
-        if gone > 0 and t - self.last_in >= plan.scale_in_cooldown_seconds:
+        self._remove(self.serving - size, t)
+        self.scale_ins += 1
+        self.last_in = t
+
+    def _tick_hpa(self, t: float, seen: float, target: int, floor: int) -> None:
+        """KEDA's HPA as the pool renders it (components/k8s/pool_manifests.py, module doc): one sync a
+        period; no change within the HPA's 10% tolerance; scale-up at most one machine's pods per
+        `scale_out_cooldown_seconds` (the rendered scaleUp policy); scale-down to the largest
+        recommendation of the stabilisation window, at most one machine's pods a minute."""
+        plan, scaler = self.plan, self.scaler
+        current = self.capacity
+        self.recommended.append((t, target))
+        while self.recommended and self.recommended[0][0] <= t - scaler.stabilisation_seconds:
+            self.recommended.popleft()
+        if current > 0 and seen > 0 and abs(seen / (current * plan.target_in_flight) - 1) <= HPA_TOLERANCE:
+            return
+        up_period = plan.scale_out_cooldown_seconds or scaler.period_seconds
+        while self.ups and self.ups[0][0] <= t - up_period:
+            self.ups.popleft()
+        while self.downs and self.downs[0][0] <= t - MINUTE:
+            self.downs.popleft()
+        if target > current:
+            room = 1 - sum(n for _, n in self.ups)
+            if scaler.hpa_scale_up_percent > 0:
+                # a Percent policy per sync period beside the rendered one; the larger limit wins
+                recent = sum(n for s, n in self.ups if s > t - scaler.period_seconds)
+                percent = math.ceil(current * scaler.hpa_scale_up_percent / 100 - 1e-9) - recent
+                room = max(room, percent)
+            added = min(target - current, room)
+            if added > 0:
+                self._launch(added, t)
+                self.ups.append((t, added))
+                self.scale_outs += 1
+                self.last_out = t
+            return
+        stable = max(size for _, size in self.recommended)
+        if stable >= current:
+            return
+        room = 1 - sum(n for _, n in self.downs)
+        gone = min(current - max(stable, floor), room)
+        if gone <= 0:
+            return
+        # launches not yet serving go first (the ReplicaSet deletes unready pods first)
+        while gone and self.launching:
+            self.launching.pop()
+            heapq.heapify(self.launching)
+            if self.nodes is not None:
+                self.nodes.release(1, t)
+            gone -= 1
+            self.downs.append((t, 1))
+        if gone:
             self._remove(gone, t)
-            self.scale_ins += 1
-            self.last_in = t
+            self.downs.append((t, gone))
+        self.scale_ins += 1
+        self.last_in = t
+
+
+def _ceil(load: float, per_machine: float) -> int:
+    return math.ceil(load / per_machine - 1e-9) if load > 0 else 0
 
 
 def replay(
@@ -810,7 +950,7 @@ def replay(
     `work` and `oracle` may be passed in when several settings of one pool replay one trace (`--tune`):
     they depend on the trace, the machine and the target only.
     """
-    scaler = autoscaler or scaler_settings(pool.plan)
+    scaler = autoscaler or scaler_settings(pool.plan, cloud="kubernetes" if pool.nodes is not None else "aws")
     if work is None:
         work = workload(trace, pool.service, pool.slots)
     if oracle is None:

@@ -26,7 +26,23 @@ Defaults and where they come from (read 2026-12-02):
   over that period (docs.cloud.google.com/compute/docs/autoscaler/understanding-autoscaler-decisions,
   "How autoscalers calculate recommended size"), 600 s by default (Compute API AutoscalingPolicy
   `stabilizationPeriodSec`: "The default stabilization period is 600 seconds"; both read 2026-12-02
-  through the googleapis reference), then at most the scale-in control's machines per window.
+  through the googleapis reference), and never below the scale-in control's window peak less its
+  machines (fleet.elastic.gcp_scale_in_window). Its
+  recommendation is the LARGER of its two signals' (running, waiting; each over the target per VM),
+  not their sum (replay.py).
+- AWS instance warm-up: a machine counts as capacity and blocks every dynamic scale-in until its
+  warm-up ends: the plan's `policy_warmup_seconds` after InService, replayed as
+  `warmup_beyond_serving_seconds` after it serves. A scale-in's cooldown starts when the activity
+  completes: the machines drained, then their termination hook's timeout.
+- Kubernetes (`cloud="kubernetes"`, a pool replayed with `--kubernetes`): KEDA's HPA as
+  components/k8s/pool_manifests.py renders it: the HPA syncs every 15 s
+  (--horizontal-pod-autoscaler-sync-period, default 15 s); the load it reads is Prometheus's, scraped
+  every 30 s (the pool's PodMonitor interval), so the lag is 30 s; it acts on one reading within its
+  10% tolerance; scale-up at most one machine's pods per scale_out_cooldown_seconds (the rendered
+  scaleUp policy); scale-down to the largest recommendation of the rendered stabilisation window
+  (`scale_in_cooldown_seconds`), at most one machine's pods a minute (Kubernetes docs, "Horizontal Pod
+  Autoscaling", configurable scaling behavior, read 2026-12-02). KEDA's pollingInterval (15 s) and
+  cooldownPeriod act only between 0 and 1 replica (KEDA docs, ScaledObject spec, read 2026-12-02).
 """
 
 from __future__ import annotations
@@ -34,12 +50,16 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
+HPA_SYNC_SECONDS = 15  # kube-controller-manager --horizontal-pod-autoscaler-sync-period's default
+K8S_SCRAPE_SECONDS = 30  # the pool's PodMonitor interval (components/k8s/pool_manifests.py)
+
 
 @dataclass(frozen=True, kw_only=True)
 class Autoscaler:
     """The autoscaler the replay runs (module doc for each default's source)."""
 
-    cloud: str = "aws"  # aws: target tracking + the scale-in alarm; gcp: the regional autoscaler
+    cloud: str = "aws"  # aws: target tracking + the scale-in alarm; gcp: the regional autoscaler;
+    # kubernetes: KEDA's HPA
     period_seconds: int = 60
     metric_lag_seconds: int = 60
     scale_out_periods: int = 3  # AWS: datapoints in a row above the target (GCP acts on one)
@@ -49,6 +69,10 @@ class Autoscaler:
     # AWS: the plan's fast step (a StepScaling policy on one datapoint) replayed beside target tracking;
     # False replays target tracking alone (what the stacks rendered before it).
     fast_scale_out: bool = True
+    # Kubernetes: 0 replays the HPA's scaleUp as rendered (one machine's pods per scale-out cooldown);
+    # N adds a Percent policy of N% of the replicas per sync period, the larger limit winning (the HPA's
+    # default selectPolicy Max): what a faster rendering would give (benchmarks/simulate_scaler_truth.py).
+    hpa_scale_up_percent: int = 0
     # Machines serving when the trace starts: None is the pool's minimum (its desired size).
     start_size: int | None = None
     # Spot interruptions per machine-hour (0: none); drained requests are re-queued.
@@ -71,6 +95,17 @@ def scaler_settings(plan: Any, *, cloud: str = "aws", **overrides: Any) -> Autos
     module's defaults; `overrides` (a flag given on the command line) win. The fleet plan's field
     names are read here and only here."""
     base = Autoscaler(cloud=cloud)
+    if cloud == "kubernetes":
+        base = replace(
+            base,
+            period_seconds=HPA_SYNC_SECONDS,
+            metric_lag_seconds=K8S_SCRAPE_SECONDS,
+            scale_out_periods=1,
+            stabilisation_seconds=getattr(plan, "scale_in_cooldown_seconds", base.stabilisation_seconds),
+            fast_scale_out=False,
+        )
+        chosen = {k: v for k, v in overrides.items() if v is not None}
+        return replace(base, **chosen)
     from_plan = {
         "period_seconds": getattr(plan, "period_seconds", None),
         "metric_lag_seconds": getattr(plan, "metric_lag_seconds", None),

@@ -254,7 +254,7 @@ def test_api_rules_accept_the_fast_step_policy_the_plan_renders():
     from inference_infra.components.fleet.elastic import fast_steps
 
     threshold, steps = fast_steps(1.0, 9.6)
-    plan = dataclasses.make_dataclass("P", ["fast_scale_out_steps", "warmup_seconds"])(steps, 228)
+    plan = dataclasses.make_dataclass("P", ["fast_scale_out_steps", "policy_warmup_seconds"])(steps, 98)
     args = fast_scale_out_policy(plan)  # provider args, snake_case: as the engine receives them
     props = {
         "policyType": args["policy_type"],

@@ -78,7 +78,11 @@ def test_elastic_pool_is_a_group_from_the_launch_template(plan_of, fleet_args):
     assert group["vpcZoneIdentifiers"] == ["subnet-0a", "subnet-0b"]
     assert group["healthCheckType"] == "ELB"
     assert group["healthCheckGracePeriod"] == fleet.cold_start.grace_seconds() == plan.warmup_seconds
-    assert group["defaultInstanceWarmup"] == plan.warmup_seconds
+    # the warm-up is the slow start after InService (the node completes its launch hook once its engines
+    # answer), not the grace: a machine in warm-up blocks every dynamic scale-in (issue #39)
+    expected = fleet.cold_start.slow_start_seconds()
+    assert group["defaultInstanceWarmup"] == plan.instance_warmup_seconds == expected
+    assert expected < plan.warmup_seconds
     assert group["instanceMaintenancePolicy"] == {"minHealthyPercentage": 100, "maxHealthyPercentage": 200}
     assert group["waitForCapacityTimeout"] == "0"
     assert group["defaultCooldown"] == plan.scale_out_cooldown_seconds == 60
@@ -178,7 +182,8 @@ def test_elastic_pool_tracks_in_flight_requests_per_machine(plan_of, fleet_args)
     policies = {p.name: p.props for p in capture.of_type(POLICY)}
     tracking = policies["llama-8b-track-load"]
     assert tracking["policyType"] == "TargetTrackingScaling"
-    assert tracking["estimatedInstanceWarmup"] == fleet.scaling_plan.warmup_seconds
+    assert tracking["estimatedInstanceWarmup"] == fleet.scaling_plan.instance_warmup_seconds
+    assert fleet.scaling_plan.instance_warmup_seconds < fleet.scaling_plan.warmup_seconds  # not the grace
     config = tracking["targetTrackingConfiguration"]
     engines = fleet.engines
     assert config["targetValue"] == pytest.approx(engines.engines * engines.max_num_seqs * 0.7)
@@ -585,7 +590,8 @@ def test_elastic_pool_scales_out_fast_on_one_datapoint_with_steps_sized_to_the_e
         "adjustmentType": "PercentChangeInCapacity",
         "minAdjustmentMagnitude": 1,
         "metricAggregationType": "Average",
-        "estimatedInstanceWarmup": plan.warmup_seconds,  # the cold start: machines starting count
+        # the expected InService-to-serving time: machines starting count, and no longer than that
+        "estimatedInstanceWarmup": plan.instance_warmup_seconds,
     }
     assert "cooldown" not in policy  # SimpleScaling's only (terraform-provider-aws policy.go)
     # the rendered steps are the plan's, the ones the replay reads (bounds as the provider's strings)

@@ -50,6 +50,8 @@ def test_simulate_json_from_flags_has_the_documented_fields(capsys, trace):
         "queue", "timeline", "notes",
     }  # fmt: skip
     assert doc["scaling"]["start_size"] == doc["scaling"]["min_size"] == 2  # ceil(8 x 0.25), not the trace's
+    # the rendered instance warm-up: the slow start after InService (= serving), not the 600 s grace
+    assert doc["scaling"]["instance_warmup_seconds"] == doc["scaling"]["warmup_beyond_serving_seconds"] == 90
     assert doc["cost"]["lower_bound_usd"] <= doc["cost"]["oracle_usd"]
     assert doc["slo"]["met"] == (doc["slo"]["miss_share"] <= 0.01)
     assert doc["machine"] == "g6e.xlarge"

@@ -33,6 +33,14 @@ def test_simulate_kubernetes_replays_pod_and_node_starts(capsys, trace):  # noqa
     # the step scales out from 2 pods on 2 nodes: every new pod needs a node
     assert (k8s["pod_starts"], k8s["node_starts"]) == (0, doc["scale"]["launches"])
     assert doc["scaling"]["warm_pool_size"] == 0
+    # the pods' autoscaler is the HPA KEDA renders (15 s syncs, 30 s scrape lag), not the cloud's group
+    scaling = doc["scaling"]
+    assert (scaling["cloud"], scaling["period_seconds"], scaling["metric_lag_seconds"]) == (
+        "kubernetes",
+        15,
+        30,
+    )
+    assert scaling["fast_scale_out"] is None
     code, out, err = run(
         capsys, "simulate", "--trace", str(trace), *FLAGS, "--kubernetes", "cluster-autoscaler"
     )

@@ -60,6 +60,14 @@ def test_plan_scaling_defaults_on_known_answers(tpot_20ms: None) -> None:
     assert plan.deregistration_delay_seconds == 112
     assert plan.longest_generation_seconds == pytest.approx(81.92)
     assert plan.warmup_seconds == _serving().grace_seconds()
+    # the policies' warm-up: the slow start after InService, which is when the engines answer (the node
+    # completes its launch hook then), not the grace
+    start = _serving().cold_start
+    assert plan.instance_warmup_seconds == _serving().slow_start_seconds() < plan.warmup_seconds
+    assert plan.in_service_to_serving_seconds == 0
+    assert plan.warmup_beyond_serving_seconds == plan.instance_warmup_seconds
+    assert plan.expected_start_seconds == math.ceil(start.seconds)
+    assert f"warm-up {plan.instance_warmup_seconds} s (grace {plan.warmup_seconds} s)" in plan.describe()
 
 
 def test_plan_scaling_floor_rounds_up(tpot_20ms: None) -> None:

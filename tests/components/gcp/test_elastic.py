@@ -4,6 +4,7 @@ every input they refuse."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import shutil
 import subprocess
 from pathlib import Path
@@ -185,8 +186,12 @@ def test_gpu_fleet_elastic_engine_metric_names_are_the_pinned_vllm_ones():
 def test_gpu_fleet_elastic_waits_a_cold_start_and_scales_in_one_vm_at_a_time(plan_of):
     pool = GpuFleet("l4", fleet(elastic=ElasticArgs(scale_in_cooldown_seconds=1200, scale_in_share=0)))
     policy = policy_of(plan_of(pool))
-    assert policy["cooldownPeriod"] == pool.serving.grace_seconds()
-    assert policy["scaleInControl"] == {"maxScaledInReplicas": {"fixed": 1}, "timeWindowSec": 1200}
+    # the initialization period is the expected cold start (launch to serving), not the grace
+    # (Compute API coolDownPeriodSec: "the number of seconds that your application takes to initialize")
+    expected = math.ceil(pool.serving.cold_start.seconds)
+    assert policy["cooldownPeriod"] == expected < pool.serving.grace_seconds()
+    # the window: the autoscaler's 600 s stabilisation plus the cooldown (a shorter one binds nothing)
+    assert policy["scaleInControl"] == {"maxScaledInReplicas": {"fixed": 1}, "timeWindowSec": 600 + 1200}
     assert policy["mode"] == "ON"
 
 
@@ -194,7 +199,7 @@ def test_gpu_fleet_elastic_scales_in_its_share_of_the_group_per_window(plan_of):
     # pulumi-gcp RegionAutoscalerAutoscalingPolicyScaleInControlMaxScaledInReplicas: fixed or percent
     pool = GpuFleet("l4", fleet(elastic=ElasticArgs(scale_in_cooldown_seconds=300, scale_in_share=0.25)))
     policy = policy_of(plan_of(pool))
-    assert policy["scaleInControl"] == {"maxScaledInReplicas": {"percent": 25}, "timeWindowSec": 300}
+    assert policy["scaleInControl"] == {"maxScaledInReplicas": {"percent": 25}, "timeWindowSec": 600 + 300}
 
 
 def test_gpu_fleet_elastic_node_publishes_its_engines_load_through_the_ops_agent(plan_of):

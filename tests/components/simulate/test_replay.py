@@ -168,10 +168,12 @@ def test_replay_idle_period_scales_to_zero_and_back_with_a_cold_start():
     assert doc["scale"]["min_machines"] == 0
     serving = [m["machines_serving"] for m in doc["timeline"]]
     # load ends at 310 s: from the datapoint at 360 s one machine fewer would carry it under 0.8 x 7;
-    # after 15 such datapoints (1,200 s) one machine goes, the last one 900 s later, with nothing in flight
+    # after 15 such datapoints (1,200 s) one machine goes; its activity completes after its drain (nothing
+    # in flight) and the termination hook's 120 s, and the cooldown of 900 s starts then: the last one
+    # goes at 2,220 s, with nothing in flight
     assert serving[:20] == [2] * 20
-    assert serving[20:35] == [1] * 15
-    assert serving[35:60] == [0] * 25
+    assert serving[20:37] == [1] * 17
+    assert serving[37:60] == [0] * 23
     # the late request arrives to no machine: 3 periods wanting 1 (3660, 3720, 3780 s), then a cold start
     last = result.ttft_seconds[-1]
     assert last == pytest.approx(3780 - 3600 + COLD + PREFILL)
@@ -186,13 +188,15 @@ def test_replay_scale_in_is_one_machine_per_cooldown_after_a_quiet_cooldown():
     # quiet from the datapoint at 660 s; the 15th (900 s) at 1,500 s; then one every 900 s, down to
     # the last machine, which the load keeps
     drops = [minute for minute in range(1, len(serving)) if serving[minute] < serving[minute - 1]]
-    assert drops == [25, 40, 55, 70, 85]
-    assert serving[85:] == [1] * (len(serving) - 85)
+    # each cooldown starts when the scale-in completes: the machine drained (at once: the 5 in flight
+    # fit the others) and its termination hook's 120 s (fleet.elastic.TERMINATION_HOOK_SECONDS)
+    assert drops == [25, 42, 59, 76, 93]
+    assert serving[93:] == [1] * (len(serving) - 93)
     slow = replay(Trace.of(rows), pool(scale_in_cooldown_seconds=1800), scaler(6))
     serving = [m.serving_machine_s / 60 for m in slow.timeline]
-    # 30 quiet datapoints: the first at 2,400 s, the next 1,800 s later
+    # 30 quiet datapoints: the first at 2,400 s, the next 1,800 s after it completes (120 s later)
     drops = [minute for minute in range(1, len(serving)) if serving[minute] < serving[minute - 1]]
-    assert drops == [40, 70, 100]
+    assert drops == [40, 72]  # the third would be at 6,240 s, after the trace (6,000 s)
     assert slow.as_json()["cost"]["elastic_usd"] > default.as_json()["cost"]["elastic_usd"]
 
 
@@ -417,16 +421,31 @@ def test_replay_aws_scale_in_step_is_all_or_nothing_as_the_rendered_alarm():
     assert half.scale_ins == 0
 
 
-def test_replay_gcp_scale_in_step_rounds_the_share_up():
-    # 40 in flight on 6 VMs, then 5: the recommendation drops to 1; 25% of 6 is 1.5, so 2 VMs a window
+def test_replay_gcp_scale_in_control_holds_the_window_peak_less_the_share():
+    # 40 in flight on 6 VMs, then 5: the recommendation drops to 1 or 2 and the stabilisation (600 s)
+    # holds 6 to 1,200 s. The scale-in control keeps the group at least the peak recommendation of its
+    # window less maxScaledInReplicas (Compute API AutoscalingPolicyScaleInControl); a window no longer
+    # than the stabilisation (the cooldown alone, as rendered before) would bind nothing: 6 to 2 at once.
     rows = steady(4, 0, 600) + steady(0.5, 600, 4200)
-    down = replay(
-        Trace.of(rows), pool(scale_in_cooldown_seconds=60), scaler(6, cloud="gcp", scale_in_share=0.25)
-    )
-    serving = [m.serving_machine_s / 60 for m in down.timeline]
-    steps = [serving[k - 1] - serving[k] for k in range(1, len(serving)) if serving[k] < serving[k - 1]]
-    assert steps[0] == 2  # ceil(0.25 x 6)
-    assert min(serving) == 1
+
+    def drops(window: int) -> list[tuple[int, float]]:
+        down = replay(
+            Trace.of(rows),
+            pool(scale_in_cooldown_seconds=window),
+            scaler(6, cloud="gcp", scale_in_share=0.25),
+        )
+        serving = [m.serving_machine_s / 60 for m in down.timeline]
+        assert min(serving) == 1
+        return [
+            (k, serving[k - 1] - serving[k]) for k in range(1, len(serving)) if serving[k] < serving[k - 1]
+        ]
+
+    # the rendered window is the stabilisation (600 s) plus the cooldown (fleet.elastic.gcp_scale_in_window):
+    # 6 - ceil(0.25 x 6) = 4 when the stabilisation lets go (minute 20), the rest once the 6 leaves the
+    # window, a cooldown later
+    assert drops(900) == [(20, 2), (35, 3)]
+    assert drops(300) == [(20, 2), (25, 3)]
+    assert drops(60) == [(20, 2), (21, 3)]
 
 
 def fast_plan(ratio: float = 1.0) -> dict:
@@ -478,3 +497,81 @@ def test_replay_gcp_has_no_fast_step_its_autoscaler_acts_on_each_datapoint():
     assert result.fast_scale_outs == 0
     assert result.as_json()["scaling"]["fast_scale_out"] is None
     assert {x.decided_s for x in result.launches} == {660.0}
+
+
+# -- the scalers held against their documented behaviour (issue #39) ---------------------------------------
+
+
+def _drops(result) -> list[int]:
+    serving = [m.serving_machine_s / 60 for m in result.timeline]
+    return [k for k in range(1, len(serving)) if serving[k] < serving[k - 1]]
+
+
+def test_replay_aws_instance_warmup_beyond_serving_blocks_scale_in():
+    # 14 in flight wants 2 machines: one launches at 180 s (3 datapoints) and serves at 480 s; the load
+    # falls to 2 in flight at 900 s. AWS blocks every dynamic scale-in while a machine is in its warm-up
+    # (EC2 Auto Scaling User Guide, "Set the default instance warmup", read 2026-12-02), which starts at
+    # InService: a warm-up equal to the InService-to-serving estimate ends when the machine serves, a
+    # grace-long one (as rendered before) 900 s later.
+    rows = steady(1.4, 0, 900) + steady(0.2, 900, 4000)
+    kw = {"scale_in_cooldown_seconds": 300, "max_size": 2}
+    expected = replay(
+        Trace.of(rows), pool(instance_warmup_seconds=60, in_service_to_serving_seconds=60, **kw), scaler(1)
+    )
+    grace = replay(
+        Trace.of(rows), pool(instance_warmup_seconds=960, in_service_to_serving_seconds=60, **kw), scaler(1)
+    )
+    assert [x.ready_s for x in expected.launches] == [480.0]
+    # quiet from the datapoint at 960 s, five in a row (300 s): one machine goes at 1,200 s
+    assert _drops(expected) == [20]
+    # warm-up until 480 + 900 = 1,380 s: the first tick after it, 1,380 s (minute 23)
+    assert _drops(grace) == [23]
+    assert grace.elastic_machine_s - expected.elastic_machine_s == pytest.approx(180)
+
+
+def test_replay_gcp_recommends_the_larger_of_its_two_signals_not_their_sum():
+    # 2 machines (20 slots) meet 4/s (40 in flight): over 600-660 s 20 run and the queue grows 2/s, a
+    # mean of ~60 waiting. The autoscaler's two signals (running, waiting; components/gcp/elastic.py)
+    # recommend ceil(20 / 7) = 3 and ceil(60 / 7) = 9; it takes the larger, 9, not the sum's 11 (as the
+    # replay had it before).
+    result = replay(step_trace(), pool(max_size=20), scaler(2, cloud="gcp"))
+    first = [x for x in result.launches if x.decided_s == 660.0]
+    assert len(first) == 9 - 2
+
+
+def test_replay_kubernetes_follows_the_rendered_hpa_one_machine_per_scale_up_period():
+    # the pool's HPA (components/k8s/pool_manifests.py): syncs every 15 s, acts on one reading, adds at
+    # most one machine's pods per scale_out_cooldown_seconds (60 s), however large the shortfall
+    hpa = scaler(2, cloud="kubernetes", period_seconds=15, stabilisation_seconds=300)
+    result = replay(step_trace(), pool(), hpa)
+    decided = [x.decided_s for x in result.launches]
+    assert decided == [615.0, 675.0, 735.0, 795.0]
+    # scale-down: the largest recommendation of the 300 s window, then at most one machine a minute
+    rows = steady(4, 0, 600) + steady(0.5, 600, 3000)
+    down = replay(
+        Trace.of(rows), pool(), scaler(6, cloud="kubernetes", period_seconds=15, stabilisation_seconds=300)
+    )
+    drops = _drops(down)
+    assert len(drops) == 5
+    assert all(b - a == 1 for a, b in itertools.pairwise(drops))
+
+
+def test_replay_kubernetes_percent_scale_up_policy_lifts_the_one_machine_limit():
+    # a Percent 100 policy per sync period beside the rendered one: the HPA takes the larger limit, so 2
+    # machines may add 2 at once (the recommendation is 6, max 6): 4 machines in two syncs, not four minutes
+    hpa = scaler(
+        2, cloud="kubernetes", period_seconds=15, stabilisation_seconds=300, hpa_scale_up_percent=100
+    )
+    result = replay(step_trace(), pool(), hpa)
+    by_time: dict[float, int] = {}
+    for launch in result.launches:
+        by_time[launch.decided_s] = by_time.get(launch.decided_s, 0) + 1
+    assert by_time == {615.0: 2, 630.0: 2}
+
+
+def test_replay_gcp_keeps_a_start_size_above_the_minimum_for_its_stabilisation_period():
+    # the autoscaler held the pool at 6 before the trace; a light load (1 machine's worth) lets it go
+    # only once 6 leaves the 600 s stabilisation window, not at the first datapoint
+    rows = steady(0.5, 0, 2400)
+    result = replay(Trace.of(rows), pool(scale_in_cooldown_seconds=60), scaler(6, cloud="gcp"))
+    assert _drops(result)[0] == 10

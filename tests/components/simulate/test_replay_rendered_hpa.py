@@ -1,0 +1,36 @@
+"""The replay's Kubernetes scaler is the HPA the pool renders: hold its assumptions against the manifests.
+
+settings.py (cloud "kubernetes") and replay._tick_hpa assume the ScaledObject's HPA adds at most one
+machine's pods per scale_out_cooldown_seconds, lets go at most one machine's pods a minute after a
+scale_in_cooldown_seconds stabilisation window, and reads a load Prometheus scrapes every 30 s. A change
+to components/k8s/pool_manifests.py that breaks one of these fails here, so the replay follows it.
+"""
+
+from __future__ import annotations
+
+from inference_infra.components.k8s.serving_pool import KubernetesServingPool
+from inference_infra.components.simulate.settings import HPA_SYNC_SECONDS, K8S_SCRAPE_SECONDS, scaler_settings
+from tests.components.k8s.pool_cases import EKS_ELASTIC
+
+
+def test_replayed_hpa_is_the_rendered_one(plan_of):
+    pool = KubernetesServingPool("llama", EKS_ELASTIC)
+    capture = plan_of()
+    spec = capture.one("kubernetes:keda.sh/v1alpha1:ScaledObject").props["spec"]
+    scaling, pods = pool.plan.scaling, pool.plan.engines.engines
+    behavior = spec["advanced"]["horizontalPodAutoscalerConfig"]["behavior"]
+    up = scaling.scale_out_cooldown_seconds or HPA_SYNC_SECONDS
+    assert behavior["scaleUp"] == {
+        "stabilizationWindowSeconds": 0,
+        "policies": [{"type": "Pods", "value": pods, "periodSeconds": up}],
+    }
+    assert behavior["scaleDown"] == {
+        "stabilizationWindowSeconds": scaling.scale_in_cooldown_seconds,
+        "policies": [{"type": "Pods", "value": pods, "periodSeconds": 60}],
+    }
+    replayed = scaler_settings(scaling, cloud="kubernetes")
+    assert replayed.stabilisation_seconds == scaling.scale_in_cooldown_seconds
+    assert (replayed.period_seconds, replayed.metric_lag_seconds) == (HPA_SYNC_SECONDS, K8S_SCRAPE_SECONDS)
+    monitors = [r for r in capture.resources if r.type.endswith("PodMonitor")]
+    intervals = {e["interval"] for m in monitors for e in m.props["spec"]["podMetricsEndpoints"]}
+    assert intervals == {f"{K8S_SCRAPE_SECONDS}s"}
