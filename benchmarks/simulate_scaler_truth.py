@@ -10,9 +10,9 @@ Rows (the stack's ElasticArgs defaults; traces as benchmarks/simulate_azure_trac
   beside the weights) behind the regional autoscaler: the larger of its running
   and waiting signals' recommendations, its 10-minute stabilisation, the scale-in control;
 - `k8s`: the 8B pool on g6e.xlarge as a Kubernetes pool (Cluster Autoscaler, one pod a node, the image
-  kept), its pods scaled by the HPA KEDA renders (15 s syncs, one machine's pods per scale-up period,
-  the scale-down stabilisation window); `k8s-100%`, the same with a Percent 100 scaleUp policy per
-  15 s beside the rendered one (the HPA takes the larger limit): what a faster rendering would give.
+  kept), its pods scaled by the HPA KEDA renders (15 s syncs, the larger of one machine's pods per
+  scale-up period and a Percent 100 policy per 15 s, the scale-down stabilisation window); `k8s-1m`,
+  the same with the one-machine policy alone (what the pool rendered before).
 
 The replay before these changes can be run on the same script from an older tree (rows it cannot
 express, `aws-grace`, are skipped there): PYTHONPATH=<old tree's parent> python this file.
@@ -61,7 +61,7 @@ ROWS = (
     ("70b", MODEL_70B, "p5.48xlarge", PEAKS_70B, "aws", "aws-grace"),
     ("8b", MODEL_8B, "a2-highgpu-1g", PEAKS_8B, "gcp", "gcp"),
     ("8b", MODEL_8B, "g6e.xlarge", PEAKS_8B, "kubernetes", "k8s"),
-    ("8b", MODEL_8B, "g6e.xlarge", PEAKS_8B, "kubernetes", "k8s-100%"),
+    ("8b", MODEL_8B, "g6e.xlarge", PEAKS_8B, "kubernetes", "k8s-1m"),
 )
 
 
@@ -86,10 +86,10 @@ def main(only: set[str] | None = None) -> int:
             overrides = {}
             if variant.startswith("k8s"):
                 pool = on_kubernetes(pool, kubernetes_nodes_for(pool))
-            if variant == "k8s-100%":
+            if variant == "k8s-1m":
                 if "hpa_scale_up_percent" not in Autoscaler.__dataclass_fields__:
-                    continue  # the tree before: no such counterfactual
-                overrides["hpa_scale_up_percent"] = 100
+                    continue  # the tree before: it renders the one-machine policy alone
+                overrides["hpa_scale_up_percent"] = 0
             key = (label, machine, name)
             if key not in shared:
                 work = workload(trace, pool.service, pool.slots)

@@ -91,6 +91,14 @@ MAX_SCALE_IN_SHARE = 0.9
 FAST_STEP_WIDTH = 0.1
 FAST_STEP_TOP = 2.0
 MAX_FAST_SCALE_OUT_RATIO = FAST_STEP_TOP
+# A Kubernetes pool's scale-out (KEDA's HPA, components/k8s/pool_manifests.py): beside one machine's
+# pods per scale-out cooldown, a Percent policy lets the HPA double the pods each sync (15 s), the
+# larger limit winning (selectPolicy Max, the default): Kubernetes's own default scaleUp policy
+# ("Horizontal Pod Autoscaling", default behavior, read 2026-12-02). The one-machine policy alone took
+# 33 minutes from 12 to 45 machines on conv 10x (61.8% of requests late; with this policy 17.3%:
+# benchmarks/simulate_scaler_truth.py, 2026-12-02); the replay replays the rendered value.
+K8S_SCALE_UP_PERCENT = 100
+K8S_SCALE_UP_PERCENT_PERIOD_SECONDS = 15
 # Working-hours schedules: cron day-of-week field, as AWS scheduled actions take it (MON-FRI, 1-5, SUN,SAT).
 _DAY = r"(?:[0-7]|SUN|MON|TUE|WED|THU|FRI|SAT)"
 _DAYS = re.compile(rf"^(?:\*|{_DAY}(?:-{_DAY})?(?:,{_DAY}(?:-{_DAY})?)*)$")

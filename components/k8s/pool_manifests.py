@@ -37,6 +37,7 @@ from typing import Any
 from inference_infra.components.aws.fleet_args import S3Weights
 from inference_infra.components.catalog import AcceleratorFamily, Cloud, find_instance_type
 from inference_infra.components.endpoints.routing import GUARDED_API_PREFIX
+from inference_infra.components.fleet.elastic import K8S_SCALE_UP_PERCENT, K8S_SCALE_UP_PERCENT_PERIOD_SECONDS
 from inference_infra.components.fleet.plan import FleetPlan
 from inference_infra.components.gcp.node_args import GcsWeights
 from inference_infra.components.images import VLLM_OPENAI
@@ -1012,11 +1013,19 @@ def scaled_object(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -
             "advanced": {
                 "horizontalPodAutoscalerConfig": {
                     "behavior": {
-                        # A machine's worth of pods per scale-out cooldown; one machine's per scale-in.
+                        # A machine's worth of pods per scale-out cooldown or double the pods each
+                        # sync, whichever adds more (fleet.elastic.K8S_SCALE_UP_PERCENT); one
+                        # machine's pods a minute per scale-in.
                         "scaleUp": {
                             "stabilizationWindowSeconds": 0,
+                            "selectPolicy": "Max",
                             "policies": [
-                                {"type": "Pods", "value": pods, "periodSeconds": min(scale_up_period, 1800)}
+                                {"type": "Pods", "value": pods, "periodSeconds": min(scale_up_period, 1800)},
+                                {
+                                    "type": "Percent",
+                                    "value": K8S_SCALE_UP_PERCENT,
+                                    "periodSeconds": K8S_SCALE_UP_PERCENT_PERIOD_SECONDS,
+                                },
                             ],
                         },
                         "scaleDown": {

@@ -11,12 +11,12 @@ so a pool scaled to zero pays a node start for its next request. The figures and
 components/serving/cold_start.py (NODE_AUTOSCALER_REACTION, NODE_PROVISION, NODE_SCALE_DOWN_AFTER).
 
 The pod autoscaler is replayed as the HPA KEDA renders for the pool (settings.py, `cloud="kubernetes"`:
-15 s syncs, the 10% tolerance, one machine's pods per scale-up period, the scale-down stabilisation
-window and one machine's pods a minute). What it leaves out: a node's removal is timed from its last
-pod's removal, not from the end of its drain; a spot reclaim takes one pod (and its node only with one
-pod per node). A pod goes to a node that is up before one still coming up; pods are removed from the
-node holding most (the ReplicaSet controller deletes doubled-up pods first). The warm pool does not
-apply (no stopped nodes).
+15 s syncs, the 10% tolerance, the larger of one machine's pods per scale-up period and 100% per sync,
+the scale-down stabilisation window and one machine's pods a minute). What it leaves out: a node's
+removal is timed from its last pod's removal, not from the end of its drain; a spot reclaim takes one pod
+(and its node only with one pod per node). A pod goes to a node that is up before one still coming up;
+pods are removed from the node holding most (the ReplicaSet controller deletes doubled-up pods first).
+The warm pool does not apply (no stopped nodes).
 """
 
 from __future__ import annotations

@@ -38,8 +38,9 @@ Defaults and where they come from (read 2026-12-02):
   components/k8s/pool_manifests.py renders it: the HPA syncs every 15 s
   (--horizontal-pod-autoscaler-sync-period, default 15 s); the load it reads is Prometheus's, scraped
   every 30 s (the pool's PodMonitor interval), so the lag is 30 s; it acts on one reading within its
-  10% tolerance; scale-up at most one machine's pods per scale_out_cooldown_seconds (the rendered
-  scaleUp policy); scale-down to the largest recommendation of the rendered stabilisation window
+  10% tolerance; scale-up by the larger of one machine's pods per scale_out_cooldown_seconds and
+  100% of the pods per sync (the rendered scaleUp policies, fleet.elastic.K8S_SCALE_UP_PERCENT);
+  scale-down to the largest recommendation of the rendered stabilisation window
   (`scale_in_cooldown_seconds`), at most one machine's pods a minute (Kubernetes docs, "Horizontal Pod
   Autoscaling", configurable scaling behavior, read 2026-12-02). KEDA's pollingInterval (15 s) and
   cooldownPeriod act only between 0 and 1 replica (KEDA docs, ScaledObject spec, read 2026-12-02).
@@ -49,6 +50,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from typing import Any
+
+from inference_infra.components.fleet.elastic import K8S_SCALE_UP_PERCENT
 
 HPA_SYNC_SECONDS = 15  # kube-controller-manager --horizontal-pod-autoscaler-sync-period's default
 K8S_SCRAPE_SECONDS = 30  # the pool's PodMonitor interval (components/k8s/pool_manifests.py)
@@ -69,9 +72,9 @@ class Autoscaler:
     # AWS: the plan's fast step (a StepScaling policy on one datapoint) replayed beside target tracking;
     # False replays target tracking alone (what the stacks rendered before it).
     fast_scale_out: bool = True
-    # Kubernetes: 0 replays the HPA's scaleUp as rendered (one machine's pods per scale-out cooldown);
-    # N adds a Percent policy of N% of the replicas per sync period, the larger limit winning (the HPA's
-    # default selectPolicy Max): what a faster rendering would give (benchmarks/simulate_scaler_truth.py).
+    # Kubernetes: the rendered Percent scaleUp policy, N% of the replicas per sync period beside one
+    # machine's pods per scale-out cooldown, the larger limit winning (selectPolicy Max); 0 replays the
+    # one-machine policy alone (what the pool rendered before; benchmarks/simulate_scaler_truth.py).
     hpa_scale_up_percent: int = 0
     # Machines serving when the trace starts: None is the pool's minimum (its desired size).
     start_size: int | None = None
@@ -103,6 +106,7 @@ def scaler_settings(plan: Any, *, cloud: str = "aws", **overrides: Any) -> Autos
             scale_out_periods=1,
             stabilisation_seconds=getattr(plan, "scale_in_cooldown_seconds", base.stabilisation_seconds),
             fast_scale_out=False,
+            hpa_scale_up_percent=K8S_SCALE_UP_PERCENT,
         )
         chosen = {k: v for k, v in overrides.items() if v is not None}
         return replace(base, **chosen)

@@ -1,9 +1,10 @@
 """The replay's Kubernetes scaler is the HPA the pool renders: hold its assumptions against the manifests.
 
-settings.py (cloud "kubernetes") and replay._tick_hpa assume the ScaledObject's HPA adds at most one
-machine's pods per scale_out_cooldown_seconds, lets go at most one machine's pods a minute after a
-scale_in_cooldown_seconds stabilisation window, and reads a load Prometheus scrapes every 30 s. A change
-to components/k8s/pool_manifests.py that breaks one of these fails here, so the replay follows it.
+settings.py (cloud "kubernetes") and replay._tick_hpa assume the ScaledObject's HPA adds the larger of
+one machine's pods per scale_out_cooldown_seconds and 100% of the pods per sync, lets go at most one
+machine's pods a minute after a scale_in_cooldown_seconds stabilisation window, and reads a load
+Prometheus scrapes every 30 s. A change to components/k8s/pool_manifests.py that breaks one of these
+fails here, so the replay follows it.
 """
 
 from __future__ import annotations
@@ -22,7 +23,11 @@ def test_replayed_hpa_is_the_rendered_one(plan_of):
     up = scaling.scale_out_cooldown_seconds or HPA_SYNC_SECONDS
     assert behavior["scaleUp"] == {
         "stabilizationWindowSeconds": 0,
-        "policies": [{"type": "Pods", "value": pods, "periodSeconds": up}],
+        "selectPolicy": "Max",
+        "policies": [
+            {"type": "Pods", "value": pods, "periodSeconds": up},
+            {"type": "Percent", "value": 100, "periodSeconds": HPA_SYNC_SECONDS},
+        ],
     }
     assert behavior["scaleDown"] == {
         "stabilizationWindowSeconds": scaling.scale_in_cooldown_seconds,
@@ -30,6 +35,9 @@ def test_replayed_hpa_is_the_rendered_one(plan_of):
     }
     replayed = scaler_settings(scaling, cloud="kubernetes")
     assert replayed.stabilisation_seconds == scaling.scale_in_cooldown_seconds
+    # the Percent policy is replayed per sync period, at the rendered percentage
+    assert replayed.hpa_scale_up_percent == behavior["scaleUp"]["policies"][1]["value"]
+    assert behavior["scaleUp"]["policies"][1]["periodSeconds"] == replayed.period_seconds
     assert (replayed.period_seconds, replayed.metric_lag_seconds) == (HPA_SYNC_SECONDS, K8S_SCRAPE_SECONDS)
     monitors = [r for r in capture.resources if r.type.endswith("PodMonitor")]
     intervals = {e["interval"] for m in monitors for e in m.props["spec"]["podMetricsEndpoints"]}
