@@ -628,6 +628,7 @@ def _program_pool(
         purchase=_purchase(o["purchase"]),
         usd_per_hour=o["usd_per_hour"],
         cold_start=o["cold_start"],
+        hosts=int(getattr(getattr(fleet, "plan", None), "hosts_per_replica", 1) or 1),
     )
     note = f"pool {name!r} read from what the program of {project.name} registers for stack {o['stack']!r}"
     plan = _override_plan(pool.plan, o)

@@ -219,9 +219,12 @@ def pool_from_plan(
     purchase: PriceModel = PriceModel.ON_DEMAND,
     usd_per_hour: float | None = None,
     cold_start: str = "typical",
+    hosts: int = 1,
 ) -> Pool:
     """A pool from the plan a fleet already made (a program's pool, `simulate --cwd PROGRAM`): its
-    ScalingPlan and cold-start estimate are replayed as they are, not planned again."""
+    ScalingPlan and cold-start estimate are replayed as they are, not planned again. `hosts` > 1: a
+    replica over that many machines (a LeaderWorkerSet group), replayed as one unit of N machines' price
+    whose slots and decode speed are the group's (ServiceModel)."""
     instance = find_instance_type(machine)
     if instance is None:
         raise InputError(
@@ -233,10 +236,12 @@ def pool_from_plan(
         usd, basis = price.hourly_usd, price.basis
     else:
         usd, basis = usd_per_hour, f"{usd_per_hour:g} USD per machine-hour as given"
+    if hosts > 1:
+        usd, basis = usd * hosts, f"{hosts} machines a replica (a LeaderWorkerSet group) x {basis}"
     return Pool(
         name=name,
         plan=_with_warm(plan, cold, cold_start),
-        service=ServiceModel(model, machine, mean_context_tokens(trace)),
+        service=ServiceModel(model, machine, mean_context_tokens(trace), hosts),
         usd_per_hour=usd,
         price_basis=basis,
         ttft_target_seconds=BUDGETS[Latency(latency)].ttft_p99_seconds,

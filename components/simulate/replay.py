@@ -307,6 +307,7 @@ class Result:
                 "interruption_basis": scaler.interruption_basis,
             },
             "service": {
+                "hosts_per_machine": getattr(service, "hosts", 1),
                 "slots_per_machine": self.work.slots,
                 "engines_per_machine": self.work.engines,
                 "tpot_seconds": round(service.tpot_seconds, 6),

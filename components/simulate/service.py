@@ -33,7 +33,11 @@ from inference_infra.components.errors import InputError, Problem
 from inference_infra.components.planner import Assumptions, Fit, Precision, Traffic, fit, model_spec
 from inference_infra.components.planner.engine import served_engine
 from inference_infra.components.planner.models import ModelSpec
-from inference_infra.components.planner.throughput import decode_step_seconds, first_token_seconds
+from inference_infra.components.planner.throughput import (
+    PIPELINE_EFFICIENCY,
+    decode_step_seconds,
+    first_token_seconds,
+)
 from inference_infra.components.serving.model import ServedModel
 
 PROMPT_ROUNDING = 16  # vLLM's KV block (planner.engine.VLLM_BLOCK_TOKENS)
@@ -46,6 +50,9 @@ class ServiceModel:
     model: ServedModel
     machine: str
     mean_context_tokens: float  # prompt + half the output, averaged over the trace
+    # Machines one replica spans (a Kubernetes LeaderWorkerSet group: TP per host, PP across hosts,
+    # planner/fit.py multi_host_fit); the replay's "machine" is then the whole group.
+    hosts: int = 1
     spec: ModelSpec = field(init=False, repr=False)
     layout: Fit = field(init=False, repr=False)
     tpot_seconds: float = field(init=False)
@@ -61,12 +68,17 @@ class ServiceModel:
                 f"machine {self.machine!r} is not in the accelerator catalog.",
                 [Problem("machine", self.machine, "must be an instance type of the catalog")],
             )
-        self.layout = fit(self.spec, self.model.traffic(), self._precision, self._assumptions, instance)
+        self.layout = fit(
+            self.spec, self.model.traffic(), self._precision, self._assumptions, instance, self.hosts
+        )
+        where = self.machine if self.hosts == 1 else f"{self.hosts} x {self.machine}"
         if not self.layout.fits:
             raise InputError(
-                f"{self.spec.name} does not fit {self.machine}: {self.layout.problem}.",
+                f"{self.spec.name} does not fit {where}: {self.layout.problem}.",
                 [Problem("machine", self.machine, f"must hold {self.spec.name} ({self.layout.problem})")],
             )
+        # Over several hosts the decode runs through the pipeline's stages at the planner's stated
+        # efficiency (throughput.pipelined); prefill is left unscaled, as the planner leaves it.
         self.tpot_seconds = decode_step_seconds(
             self.spec,
             self._precision,
@@ -74,7 +86,7 @@ class ServiceModel:
             self.layout,
             self.layout.sequences_per_replica,
             self.mean_context_tokens,
-        )
+        ) / (PIPELINE_EFFICIENCY if self.hosts > 1 else 1.0)
 
     @property
     def slots(self) -> int:
@@ -138,7 +150,8 @@ class ServiceModel:
 
     def describe(self) -> str:
         return (
-            f"{self.spec.name} on {self.machine}: {self.layout.replicas} engine(s) x"
+            f"{self.spec.name} on {self.machine if self.hosts == 1 else f'{self.hosts} x {self.machine}'}:"
+            f" {self.layout.replicas} engine(s) x"
             f" {self.layout.sequences_per_replica} sequences = {self.slots} slots; TPOT"
             f" {self.tpot_seconds * 1000:.1f} ms at a full batch; first token of a 1,024-token prompt"
             f" {self.prefill_seconds(1024) * 1000:.0f} ms; prefill {self.prefill_tokens_per_s:,.0f}"

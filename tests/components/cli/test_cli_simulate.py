@@ -493,3 +493,37 @@ def test_simulate_spot_band_is_the_stacks_region(capsys, trace):
     assert code == 0, err
     basis = json.loads(out)["scaling"]["interruption_basis"]
     assert "in us-east-1" in basis, basis
+
+
+LWS_PROGRAM = (
+    K8S_PROGRAM.replace('"chat",', '"big",', 1)
+    .replace('machine="g6e.xlarge",', 'machine="p5.48xlarge", hosts_per_replica=2,')
+    .replace('name="llama-3.1-8b"', 'name="llama-3.1-405b"')
+    .replace("concurrency=16", "concurrency=32")
+    .replace("on_demand=6,", "on_demand=2,")
+    .replace("elastic=ElasticArgs(min_size=2, target_utilisation=0.5)", "elastic=ElasticArgs(min_size=1)")
+)
+
+
+def test_simulate_replays_a_multi_host_pool_as_groups_of_its_hosts(capsys, trace, pulumi_project):
+    from inference_infra.components.catalog import find_instance_type, hourly_price
+    from inference_infra.components.fleet.elastic import decode_seconds_per_token
+    from inference_infra.components.serving.model import ServedModel
+
+    root = pulumi_project(LWS_PROGRAM, {"dev": "config:\n  aws:region: us-east-1\n"})
+    code, out, err = run(
+        capsys, "simulate", "--trace", str(trace), "--cwd", str(root), "--stack", "dev", "--pool", "big",
+        "--json",
+    )  # fmt: skip
+    assert code == 0, err
+    doc = json.loads(out)
+    # a replica is a group of 2 x p5.48xlarge: billed as two machines, decoding as the plan's group does
+    one = hourly_price(find_instance_type("p5.48xlarge"), region="us-east-1").hourly_usd
+    assert doc["cost"]["usd_per_machine_hour"] == pytest.approx(2 * one)
+    assert "2 machines a replica" in doc["cost"]["basis"]
+    assert doc["service"]["hosts_per_machine"] == 2
+    model = ServedModel(name="llama-3.1-405b", context_tokens=8192, concurrency=32)
+    # the plan's decode speed at its batch, pipelined at the stated efficiency (the trace's contexts
+    # are shorter than the plan's, so the replay's step is at most the plan's)
+    planned = decode_seconds_per_token(model, "p5.48xlarge", 2)
+    assert 0 < doc["service"]["tpot_seconds"] <= planned * 1.0001
