@@ -60,9 +60,8 @@ from inference_infra.components.catalog import (
 )
 from inference_infra.components.catalog.gcp_n1_gpus import N1_GPU_LIMITS, n1_gpu_limits
 from inference_infra.components.catalog.placements import gpu_zone_problems
-from inference_infra.components.catalog.zones import gcp_network_region_problems
 from inference_infra.components.endpoints.routing import EndpointPool
-from inference_infra.components.errors import InputError, Problem, raise_if_invalid
+from inference_infra.components.errors import InputError, Problem
 from inference_infra.components.fleet import (
     CapacityCounts,
     CapacityMode,
@@ -90,32 +89,28 @@ from inference_infra.components.gcp.fleet_common import (
     GcpNodeProfile,
     GcsWeights,
     api_key_secret_id,
-    api_key_secret_version,
     endpoint_pool_of,
     gcp_place_problems,
     ingress_problems,
     log_notes,
     metrics_port_range,
     node_input_problems,
-    provider_zone,
+    node_labels,
+    node_plan,
+    node_startup,
 )
 from inference_infra.components.gcp.gpu_fleet_args import DEFAULT_IMAGE as DEFAULT_IMAGE
 from inference_infra.components.gcp.gpu_fleet_args import GpuFleetArgs, GpuReservation
 from inference_infra.components.gcp.names import name_problems, zone_problems
-from inference_infra.components.gcp.node_services import startup_host_problems
 from inference_infra.components.gcp.service_account import node_identity, node_scopes
 from inference_infra.components.gcp.startup import (
     StartupConfig,
     node_metadata,
-    offline_problems,
     render_startup_script,
-    validate_startup,
 )
 from inference_infra.components.serving import HEALTH_PATH, EngineConfig
 from inference_infra.components.serving.cold_start import ColdStart
 from inference_infra.components.serving.host_images import image_driver_problem
-from inference_infra.components.tagging import bool_tag
-from inference_infra.components.validation import blocking_problems
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 _N1_LOCAL_SSD_COUNTS = (*range(0, 9), 16, 24)
@@ -364,14 +359,10 @@ class GcpGpuProfile(GcpNodeProfile):
         notes.append(f"{subject}: {scaling.describe()}")
         return scaling, notes
 
-    def boot(self, name: str, args: GpuFleetArgs, plan: FleetPlan) -> tuple[Any, list[Problem]]:
-        startup = _startup_config(name, args, plan.shape, plan.engines, plan.scaling)
-        problems = validate_startup(startup)
-        if not args.internet_egress:
-            problems += offline_problems(startup, args.preinstalled_packages)
-        # Every host the rendered boot reaches, against the network (node_services.py).
-        problems += startup_host_problems(startup, internet_egress=args.internet_egress, reported=problems)
-        return startup, problems
+    def startup(self, name: str, args: GpuFleetArgs, plan: FleetPlan) -> StartupConfig | None:
+        if plan.shape is None:
+            return None
+        return _startup_config(name, args, plan.shape, plan.engines, plan.scaling)
 
     def notes(self, name: str, args: GpuFleetArgs, plan: FleetPlan) -> list[str]:
         if args.ops_agent:
@@ -474,31 +465,17 @@ def _startup_config(
     scaling: GcpScaling | None = None,
 ) -> StartupConfig:
     engine_load = scaling is not None and scaling.signal is LoadSignal.ENGINE_LOAD
-    return StartupConfig(
+    return node_startup(
+        name,
+        args,
+        engines,
         local_ssd_count=shape.bundled_local_ssds + max(args.local_ssd_count, 0),
-        model_uris=args.weight_uris,
-        manifest_sha256=args.weights.pins() if args.weights is not None else {},
-        allow_code=engines.allows_code if engines is not None else False,
-        api_key_secret=api_key_secret_version(name, args)
-        if engines is not None and args.weight_uris
-        else None,
-        model_cache=args.model_cache_nfs is not None,
         ops_agent=args.ops_agent,
         gpu_metrics=args.ops_agent,
-        engines=engines,
-        image_mirrors=dict(args.image_mirrors),
-        package_downloads=args.downloads,
         host_exporters=True,  # the stack's Prometheus scrapes 9400 and 9100 (monitoring_cidr_blocks)
         gpu_exporter=True,
         engine_load_pool=name if engine_load else None,  # the group's name, which its autoscaler filters on
     )
-
-
-def _with_boot(name: str, args: GpuFleetArgs, plan: FleetPlan) -> FleetPlan:
-    """A kept plan with its startup script's inputs read again from the args the fleet renders with."""
-    if plan.boot is None or plan.shape is None:
-        return plan
-    return dataclasses.replace(plan, boot=_startup_config(name, args, plan.shape, plan.engines, plan.scaling))
 
 
 def _template_scheduling(mode: CapacityMode) -> gcp.compute.InstanceTemplateSchedulingArgs:
@@ -564,20 +541,7 @@ class GpuFleet(pulumi.ComponentResource):
     ) -> None:
         """`plan`: the fleet's plan made already from these args (a stack that keeps its plans, made
         with stand-ins for the network's ids); its node boot is rendered again from the real args."""
-        project = args.project or gcp.config.project or None
-        raise_if_invalid(f"GpuFleet {name!r}", blocking_problems(args))
-        if plan is None:
-            plan = plan_gpu_fleet(name, args, project=project, zone=provider_zone())
-        else:
-            plan = _with_boot(name, args, plan)
-        placed = (
-            gcp_network_region_problems(
-                "zone", plan.zone, subnetwork=args.subnetwork, provider_region=gcp.config.region or None
-            )
-            if plan.zone and not plan.problems
-            else []
-        )
-        raise_if_invalid(f"GpuFleet {name!r}", [*plan.problems, *placed])
+        plan, project = node_plan(f"GpuFleet {name!r}", name, args, plan, GcpGpuProfile)
         self.plan = plan
         super().__init__("inference-infra:gcp:GpuFleet", name, None, opts)
         log_notes(plan.notes)
@@ -624,9 +588,7 @@ class GpuFleet(pulumi.ComponentResource):
             )
 
         script = render_startup_script(startup)
-        labels = {"component": "gpu-fleet", "fleet": name, "capacity": self.mode.value, **args.tags}
-        if args.auto_shutdown is not None:
-            labels["auto-shutdown"] = bool_tag(args.auto_shutdown)
+        labels = node_labels(args, self.mode, component="gpu-fleet", fleet=name)
         depends = [*identity.grants, *([self.reservation] if self.reservation is not None else [])]
         self.scaling = plan.scaling
         self.scaling_plan: ScalingPlan | None = plan.scaling.plan if plan.scaling is not None else None

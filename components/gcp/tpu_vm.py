@@ -36,7 +36,7 @@ fetch the slice's service account token; they get the slice's description
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -58,9 +58,8 @@ from inference_infra.components.catalog.tpu_runtimes import (
     tpu_software,
     tpu_software_by_generation,
 )
-from inference_infra.components.catalog.zones import gcp_network_region_problems
 from inference_infra.components.endpoints.routing import EndpointPool
-from inference_infra.components.errors import InputError, Problem, did_you_mean, raise_if_invalid
+from inference_infra.components.errors import InputError, Problem, did_you_mean
 from inference_infra.components.fleet import (
     COUNT_INPUTS,
     CapacityArgs,
@@ -74,31 +73,27 @@ from inference_infra.components.gcp.fleet_common import (
     GcpNodeProfile,
     GcsWeights,
     api_key_secret_id,
-    api_key_secret_version,
     endpoint_pool_of,
     gcp_place_problems,
     ingress_problems,
     log_notes,
     metrics_port_range,
     node_input_problems,
-    provider_zone,
+    node_labels,
+    node_plan,
+    node_startup,
 )
 from inference_infra.components.gcp.names import zone_problems
-from inference_infra.components.gcp.node_services import startup_host_problems
 from inference_infra.components.gcp.service_account import node_identity, node_scopes
 from inference_infra.components.gcp.startup import (
     StartupConfig,
     node_metadata,
-    offline_problems,
     render_startup_script,
-    validate_startup,
 )
 from inference_infra.components.gcp.tpu_vm_args import TpuDataDisk, TpuVmArgs
 from inference_infra.components.serving import EngineConfig, EngineFamily, engine_image
 from inference_infra.components.serving.cold_start import ColdStart
 from inference_infra.components.serving.tpu_env import TpuHost
-from inference_infra.components.tagging import bool_tag
-from inference_infra.components.validation import blocking_problems
 
 # Why a queued slice is on-demand only, and refuses what a direct slice takes.
 QUEUED_WHY = "cannot be set on a queued resource (pulumi-gcp's V2QueuedResource has no field for it)"
@@ -339,15 +334,10 @@ class GcpTpuProfile(GcpNodeProfile):
     def scaler(self, name: str, args: TpuVmArgs, plan: FleetPlan) -> tuple[Any, list[str]]:
         return None, []
 
-    def boot(self, name: str, args: TpuVmArgs, plan: FleetPlan) -> tuple[Any, list[Problem]]:
-        assert plan.machine is not None
-        startup = _startup_config(name, args, plan.engines, plan.machine)
-        problems = validate_startup(startup)
-        if not args.internet_egress:
-            problems += offline_problems(startup, args.preinstalled_packages)
-        # Every host the rendered boot reaches, against the network (node_services.py).
-        problems += startup_host_problems(startup, internet_egress=args.internet_egress, reported=problems)
-        return startup, problems
+    def startup(self, name: str, args: TpuVmArgs, plan: FleetPlan) -> StartupConfig | None:
+        if plan.machine is None:
+            return None
+        return _startup_config(name, args, plan.engines, plan.machine)
 
     def notes(self, name: str, args: TpuVmArgs, plan: FleetPlan) -> list[str]:
         return []
@@ -365,30 +355,16 @@ def validate_tpu_vm(
     return list(plan_tpu_vm(name, args, project=project, zone=zone).problems)
 
 
-def _with_boot(name: str, args: TpuVmArgs, plan: FleetPlan) -> FleetPlan:
-    """A kept plan with its startup script's inputs read again from the args the slice renders with."""
-    if plan.boot is None or plan.machine is None:
-        return plan
-    return replace(plan, boot=_startup_config(name, args, plan.engines, plan.machine))
-
-
 def _startup_config(
     name: str, args: TpuVmArgs, engines: EngineConfig | None, accelerator_type: str
 ) -> StartupConfig:
-    return StartupConfig(
-        model_uris=args.weight_uris,
-        manifest_sha256=args.weights.pins() if args.weights is not None else {},
-        allow_code=engines.allows_code if engines is not None else False,
-        api_key_secret=api_key_secret_version(name, args)
-        if engines is not None and args.weight_uris
-        else None,
-        model_cache=args.model_cache_nfs is not None,
+    return node_startup(
+        name,
+        args,
+        engines,
         ops_agent=False,  # TPU metrics reach Cloud Monitoring without an agent
-        engines=engines,
         # The engines' containers get the slice as environment: they cannot reach the metadata server.
         tpu=TpuHost(accelerator_type=accelerator_type, node_name=name) if engines is not None else None,
-        image_mirrors=dict(args.image_mirrors),
-        package_downloads=args.downloads,
     )
 
 
@@ -516,20 +492,7 @@ class TpuVm(pulumi.ComponentResource):
     ) -> None:
         """`plan`: the fleet's plan made already from these args (a stack that keeps its plans, made
         with stand-ins for the network's ids); its node boot is rendered again from the real args."""
-        project = args.project or gcp.config.project or None
-        raise_if_invalid(f"TpuVm {name!r}", blocking_problems(args))
-        if plan is None:
-            plan = plan_tpu_vm(name, args, project=project, zone=provider_zone())
-        else:
-            plan = _with_boot(name, args, plan)
-        placed = (
-            gcp_network_region_problems(
-                "zone", plan.zone, subnetwork=args.subnetwork, provider_region=gcp.config.region or None
-            )
-            if plan.zone and not plan.problems
-            else []
-        )
-        raise_if_invalid(f"TpuVm {name!r}", [*plan.problems, *placed])
+        plan, project = node_plan(f"TpuVm {name!r}", name, args, plan, GcpTpuProfile)
         self.plan = plan
         super().__init__("inference-infra:gcp:TpuVm", name, None, opts)
         log_notes(plan.notes)
@@ -641,9 +604,7 @@ class TpuVm(pulumi.ComponentResource):
         by_type = args.accelerator_type is not None or plan.planned_slice
         assert plan.startup is not None
         script = render_startup_script(plan.startup)
-        labels = {"component": "tpu-vm", "tpu": name, "capacity": self.mode.value, **args.tags}
-        if args.auto_shutdown is not None:
-            labels["auto-shutdown"] = bool_tag(args.auto_shutdown)
+        labels = node_labels(args, self.mode, component="tpu-vm", tpu=name)
         return gcp.tpu.V2Vm(
             f"{name}-tpu",
             zone=plan.zone,
