@@ -9,13 +9,14 @@ anything, and the reference stack gets the same answers from them.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from ipaddress import ip_network
 from typing import Any
 
 import pulumi
 
+from inference_infra.components.arguments import deprecated
 from inference_infra.components.catalog import Cloud
 from inference_infra.components.catalog.zones import gcp_network_region_problems, gcp_zones
 from inference_infra.components.endpoints.routing import EndpointPool, PoolBackend
@@ -383,3 +384,19 @@ def log_notes(notes: Sequence[str]) -> None:
     """The component's planner and cold-start notes, in `plan` output and `pulumi up` logs."""
     for note in notes:
         pulumi.log.info(note)
+
+
+def capacity_mode_alias(module: str, old: str) -> Callable[[str], Any]:
+    """A module's `__getattr__` that gives `old`, the previous release's GCP enum of `module`, as
+    `components.fleet.CapacityMode`, with a DeprecationWarning that blames the user's line."""
+
+    def __getattr__(name: str) -> Any:  # noqa: N807 (a module's __getattr__)
+        if name == old:
+            deprecated(
+                f"inference_infra.components.gcp.{old} is deprecated since 0.2.0 and goes in the next "
+                "release; use inference_infra.components.fleet.CapacityMode",
+            )
+            return CapacityMode
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    return __getattr__

@@ -48,7 +48,6 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
-from inference_infra.components.arguments import deprecated
 from inference_infra.components.catalog import (
     AcceleratorFamily,
     CatalogError,
@@ -89,6 +88,7 @@ from inference_infra.components.gcp.fleet_common import (
     GcpNodeProfile,
     GcsWeights,
     api_key_secret_id,
+    capacity_mode_alias,
     endpoint_pool_of,
     gcp_place_problems,
     ingress_problems,
@@ -125,15 +125,8 @@ SINGLE_MODE = (
 )
 
 
-def __getattr__(name: str) -> Any:
-    """`Capacity` (the previous release's GCP enum) is now `components.fleet.CapacityMode`."""
-    if name == "Capacity":
-        deprecated(
-            "inference_infra.components.gcp.Capacity is deprecated since 0.2.0 and goes in the next release; "
-            "use inference_infra.components.fleet.CapacityMode",
-        )
-        return CapacityMode
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# `Capacity`, the previous release's name of `components.fleet.CapacityMode`, warns and names it.
+__getattr__ = capacity_mode_alias(__name__, "Capacity")
 
 
 @dataclass(frozen=True)

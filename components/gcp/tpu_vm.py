@@ -42,7 +42,6 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
-from inference_infra.components.arguments import deprecated
 from inference_infra.components.catalog import (
     AcceleratorFamily,
     Cloud,
@@ -73,6 +72,7 @@ from inference_infra.components.gcp.fleet_common import (
     GcpNodeProfile,
     GcsWeights,
     api_key_secret_id,
+    capacity_mode_alias,
     endpoint_pool_of,
     gcp_place_problems,
     ingress_problems,
@@ -106,15 +106,8 @@ QUEUED_MODES = {
 DEFAULT_CAPACITY = CapacityArgs(on_demand=1)
 
 
-def __getattr__(name: str) -> Any:
-    """`TpuScheduling` (the previous release's TPU enum) is now `components.fleet.CapacityMode`."""
-    if name == "TpuScheduling":
-        deprecated(
-            "inference_infra.components.gcp.TpuScheduling is deprecated since 0.2.0 and goes in the next "
-            "release; use inference_infra.components.fleet.CapacityMode",
-        )
-        return CapacityMode
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# `TpuScheduling`, the previous release's name of `components.fleet.CapacityMode`, warns and names it.
+__getattr__ = capacity_mode_alias(__name__, "TpuScheduling")
 
 
 @dataclass(frozen=True)
