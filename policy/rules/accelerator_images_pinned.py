@@ -37,6 +37,7 @@ from inference_infra.policy.rules._base import (
     Resource,
     not_applicable,
     resource_policy,
+    rule_metadata,
 )
 from inference_infra.policy.rules._k8s import (
     WORKLOAD_NOUNS,
@@ -268,11 +269,4 @@ def _check_pods(resource: Resource) -> Outcome:
     return found.outcome()
 
 
-POLICY = resource_policy(
-    name=NAME,
-    description=DESCRIPTION,
-    severity=SEVERITY,
-    enforcement=ENFORCEMENT,
-    schema=CONFIG_SCHEMA,
-    check=check,
-)
+POLICY = resource_policy(**rule_metadata(__name__), check=check)

@@ -40,6 +40,7 @@ from inference_infra.policy.rules._base import (
     Resource,
     judged_stack_policy,
     not_applicable,
+    rule_metadata,
     show,
 )
 
@@ -404,12 +405,4 @@ def _why(verdict: Exposure, config: Mapping[str, Any]) -> str:
     return f"a global IPv6 /{verdict.ipv6_shortest_prefix} (shorter than minIpv6PrefixLength /{prefix})"
 
 
-POLICY = judged_stack_policy(
-    name=NAME,
-    description=DESCRIPTION,
-    severity=SEVERITY,
-    enforcement=ENFORCEMENT,
-    schema=CONFIG_SCHEMA,
-    judge=judge,
-    applies_to=APPLIES_TO,
-)
+POLICY = judged_stack_policy(**rule_metadata(__name__), judge=judge, applies_to=APPLIES_TO)
