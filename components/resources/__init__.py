@@ -1,6 +1,7 @@
 """What a captured resource runs: the one home of reading resources.
 
-- `types`: the type tokens the readers, the pricing and the policies name;
+- `types`: the type tokens the readers, the pricing and the policies name, and their groups (which
+  types start accelerator machines, which launch EC2 instances from a template); all re-exported here;
 - `props`: the one prop reader (`get_path`) and the marker for a value not known yet
   (`UNKNOWN_VALUE`, of type `Unknown`); `known` reads such a value as absent;
 - `use`: the record every reader returns (`AcceleratorUse`, `Purchase`);
