@@ -400,3 +400,42 @@ def capacity_mode_alias(module: str, old: str) -> Callable[[str], Any]:
         raise AttributeError(f"module {module!r} has no attribute {name!r}")
 
     return __getattr__
+
+
+class GcpNode(pulumi.ComponentResource):
+    """What a GPU fleet and a TPU VM are alike: planned before anything is registered (`plan`), in one
+    zone, bought one way (`mode`), serving the engines they planned (`serving`, `engines`, `cold_start`)."""
+
+    zone: str
+    mode: CapacityMode
+    serving: FleetServing | None  # engines and cold start, when the node serves a model
+    engines: EngineConfig | None
+    cold_start: ColdStart | None
+
+    plan: FleetPlan  # everything the node decided before registering anything (components/fleet/plan.py)
+
+    def _begin(
+        self,
+        kind: str,
+        name: str,
+        args: GcpNodeArgs,
+        plan: FleetPlan | None,
+        profile: type[GcpNodeProfile],
+        opts: pulumi.ResourceOptions | None,
+    ) -> str:
+        """Plan the node (`node_plan`: refused on any problem), then register it as
+        `inference-infra:gcp:<kind>`, log its notes and keep what it planned; returns its project."""
+        plan, project = node_plan(f"{kind} {name!r}", name, args, plan, profile)
+        self.plan = plan
+        super().__init__(f"inference-infra:gcp:{kind}", name, None, opts)
+        log_notes(plan.notes)
+        assert project is not None
+        assert plan.zone is not None
+        self._name = name
+        self.zone, self.mode = plan.zone, plan.mode
+        self.serving, self.engines, self.cold_start = plan.serving, plan.engines, plan.cold_start
+        return project
+
+    def _serves(self, args: GcpNodeArgs) -> bool:
+        """The node runs engines (so it reads their API key)."""
+        return self.engines is not None and bool(args.weight_uris)

@@ -64,7 +64,6 @@ from inference_infra.components.errors import InputError, Problem
 from inference_infra.components.fleet import (
     CapacityCounts,
     CapacityMode,
-    FleetServing,
     ScalingPlan,
     elastic_problems,
 )
@@ -85,6 +84,7 @@ from inference_infra.components.gcp.elastic import (
 )
 from inference_infra.components.gcp.fleet_common import (
     HEALTH_CHECK_RANGES,
+    GcpNode,
     GcpNodeProfile,
     GcsWeights,
     api_key_secret_id,
@@ -92,11 +92,9 @@ from inference_infra.components.gcp.fleet_common import (
     endpoint_pool_of,
     gcp_place_problems,
     ingress_problems,
-    log_notes,
     metrics_port_range,
     node_input_problems,
     node_labels,
-    node_plan,
     node_startup,
 )
 from inference_infra.components.gcp.gpu_fleet_args import DEFAULT_IMAGE as DEFAULT_IMAGE
@@ -109,7 +107,6 @@ from inference_infra.components.gcp.startup import (
     render_startup_script,
 )
 from inference_infra.components.serving import HEALTH_PATH, EngineConfig
-from inference_infra.components.serving.cold_start import ColdStart
 from inference_infra.components.serving.host_images import image_driver_problem
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
@@ -507,7 +504,7 @@ def _scheduling(mode: CapacityMode) -> gcp.compute.InstanceSchedulingArgs:
     )
 
 
-class GpuFleet(pulumi.ComponentResource):
+class GpuFleet(GcpNode):
     """Compute Engine GPU VMs (spot, on-demand or reserved) that serve a model, with secure defaults."""
 
     instances: list[gcp.compute.Instance]
@@ -516,13 +513,6 @@ class GpuFleet(pulumi.ComponentResource):
     reservation_name: str | None
     internal_ips: pulumi.Output[list[str]]
     machine_type: str  # as given, or the capacity planner's pick for the model
-    zone: str
-    mode: CapacityMode
-    serving: FleetServing | None  # engines and cold start, when the fleet serves a model
-    engines: EngineConfig | None
-    cold_start: ColdStart | None
-
-    plan: FleetPlan  # everything the fleet decided before registering anything (components/fleet/plan.py)
 
     def __init__(
         self,
@@ -534,19 +524,14 @@ class GpuFleet(pulumi.ComponentResource):
     ) -> None:
         """`plan`: the fleet's plan made already from these args (a stack that keeps its plans, made
         with stand-ins for the network's ids); its node boot is rendered again from the real args."""
-        plan, project = node_plan(f"GpuFleet {name!r}", name, args, plan, GcpGpuProfile)
-        self.plan = plan
-        super().__init__("inference-infra:gcp:GpuFleet", name, None, opts)
-        log_notes(plan.notes)
+        project = self._begin("GpuFleet", name, args, plan, GcpGpuProfile, opts)
+        plan = self.plan
         child = pulumi.ResourceOptions(parent=self)
         shape, startup = plan.shape, plan.startup
         assert shape is not None
         assert startup is not None
-        assert project is not None
         assert plan.zone is not None
-        self._name = name
-        self.machine_type, self.zone, self.mode = shape.machine_type, plan.zone, plan.mode
-        self.serving, self.engines, self.cold_start = plan.serving, plan.engines, plan.cold_start
+        self.machine_type = shape.machine_type
 
         identity = node_identity(
             name,
@@ -794,10 +779,6 @@ class GpuFleet(pulumi.ComponentResource):
             project=project,
             opts=child,
         )
-
-    def _serves(self, args: GpuFleetArgs) -> bool:
-        """The node runs engines (so it reads their API key)."""
-        return self.engines is not None and bool(args.weight_uris)
 
     def endpoint_pool(self, name: str | None = None) -> EndpointPool:
         """This fleet as a GcpInferenceEndpoint pool: its model, engine ports, VMs, zone and account.

@@ -64,11 +64,11 @@ from inference_infra.components.fleet import (
     CapacityArgs,
     CapacityCounts,
     CapacityMode,
-    FleetServing,
 )
 from inference_infra.components.fleet import plan as fleet_plan
 from inference_infra.components.fleet.plan import CapacityOffer, FleetPlan, MachineQuery, ScalingInputs
 from inference_infra.components.gcp.fleet_common import (
+    GcpNode,
     GcpNodeProfile,
     GcsWeights,
     api_key_secret_id,
@@ -76,11 +76,9 @@ from inference_infra.components.gcp.fleet_common import (
     endpoint_pool_of,
     gcp_place_problems,
     ingress_problems,
-    log_notes,
     metrics_port_range,
     node_input_problems,
     node_labels,
-    node_plan,
     node_startup,
 )
 from inference_infra.components.gcp.names import zone_problems
@@ -92,7 +90,6 @@ from inference_infra.components.gcp.startup import (
 )
 from inference_infra.components.gcp.tpu_vm_args import TpuDataDisk, TpuVmArgs
 from inference_infra.components.serving import EngineConfig, EngineFamily, engine_image
-from inference_infra.components.serving.cold_start import ColdStart
 from inference_infra.components.serving.tpu_env import TpuHost
 
 # Why a queued slice is on-demand only, and refuses what a direct slice takes.
@@ -459,7 +456,7 @@ def _scheduling(mode: CapacityMode) -> gcp.tpu.V2VmSchedulingConfigArgs | None:
     return None
 
 
-class TpuVm(pulumi.ComponentResource):
+class TpuVm(GcpNode):
     """A Cloud TPU VM slice, created directly or through a queued resource, that serves a model."""
 
     vm: gcp.tpu.V2Vm | None
@@ -467,13 +464,6 @@ class TpuVm(pulumi.ComponentResource):
     service_account_email: pulumi.Output[str] | None
     accelerator_type: str  # as given, or the capacity planner's pick for the model
     runtime_version: str
-    zone: str
-    mode: CapacityMode
-    serving: FleetServing | None  # engines and cold start, when the slice serves a model
-    engines: EngineConfig | None
-    cold_start: ColdStart | None
-
-    plan: FleetPlan  # everything the fleet decided before registering anything (components/fleet/plan.py)
 
     def __init__(
         self,
@@ -485,19 +475,13 @@ class TpuVm(pulumi.ComponentResource):
     ) -> None:
         """`plan`: the fleet's plan made already from these args (a stack that keeps its plans, made
         with stand-ins for the network's ids); its node boot is rendered again from the real args."""
-        plan, project = node_plan(f"TpuVm {name!r}", name, args, plan, GcpTpuProfile)
-        self.plan = plan
-        super().__init__("inference-infra:gcp:TpuVm", name, None, opts)
-        log_notes(plan.notes)
+        project = self._begin("TpuVm", name, args, plan, GcpTpuProfile, opts)
+        plan = self.plan
         tpu = plan.tpu
         assert tpu is not None  # validated above
-        assert project is not None
         assert plan.zone is not None
-        self._name = name
         self.accelerator_type = tpu.item.name
         self.runtime_version = tpu.runtime_version
-        self.zone, self.mode = plan.zone, plan.mode
-        self.serving, self.engines, self.cold_start = plan.serving, plan.engines, plan.cold_start
         self.vm = None
         self.queued_resource = None
         self.service_account_email = None
@@ -510,10 +494,6 @@ class TpuVm(pulumi.ComponentResource):
         self.register_outputs(
             {**outputs, "accelerator_type": self.accelerator_type, "runtime_version": self.runtime_version}
         )
-
-    def _serves(self, args: TpuVmArgs) -> bool:
-        """The node runs engines (so it reads their API key)."""
-        return self.engines is not None and bool(args.weight_uris)
 
     def endpoint_pool(self, name: str | None = None) -> EndpointPool:
         """This slice as a GcpInferenceEndpoint pool: its model, engine ports, address, zone and account.
