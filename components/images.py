@@ -316,12 +316,9 @@ NEURON_DEVICE_PLUGIN = TaggedImage(
     as_of=date(2026, 12, 2),
 )
 
-PINNED_IMAGES: tuple[PinnedImage, ...] = (
-    VLLM_OPENAI,
-    VLLM_NEURON,
-    VLLM_TPU,
-    DCGM_EXPORTER,
-    NODE_EXPORTER,
+# Every image GpuObservability runs in the cluster (components.k8s.images); the node exporter and
+# dcgm-exporter are the same pins as the VM hosts run.
+CLUSTER_IMAGES: tuple[PinnedImage, ...] = (
     PROMETHEUS,
     ALERTMANAGER,
     PROMETHEUS_OPERATOR,
@@ -331,5 +328,14 @@ PINNED_IMAGES: tuple[PinnedImage, ...] = (
     KUBE_STATE_METRICS,
     GRAFANA,
     K8S_SIDECAR,
+    NODE_EXPORTER,
+    DCGM_EXPORTER,
+)
+# Every pin above: the engines, the cluster's images (the host exporters among them), the device plugin.
+PINNED_IMAGES: tuple[PinnedImage, ...] = (
+    VLLM_OPENAI,
+    VLLM_NEURON,
+    VLLM_TPU,
+    *CLUSTER_IMAGES,
     NVIDIA_DEVICE_PLUGIN,
 )

@@ -20,16 +20,13 @@ import pulumi
 import pulumi_aws as aws
 
 from inference_infra.components.errors import Problem, raise_if_invalid
-from inference_infra.components.monitoring.scrape import discovery_policy
+from inference_infra.components.monitoring.scrape import discovery_policy, discovery_subject_problems
 from inference_infra.components.validation import input_problems
 
 # arn:aws:iam::123456789012:oidc-provider/oidc.eks.us-west-2.amazonaws.com/id/EXAMPLED539D4633E53DE1B7
 _OIDC_PROVIDER_ARN = re.compile(
     r"^arn:aws[a-z-]*:iam::\d{12}:oidc-provider/(oidc\.eks\.[a-z0-9-]+\.amazonaws\.com/id/\w+)$"
 )
-# Kubernetes names: DNS-1123 labels (namespace) and subdomains (service account).
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 IRSA_ANNOTATION = "eks.amazonaws.com/role-arn"
 
 
@@ -58,14 +55,7 @@ def validate_prometheus_discovery_role(args: PrometheusDiscoveryRoleArgs) -> lis
                 "(arn:aws:iam::<account>:oidc-provider/oidc.eks.<region>.amazonaws.com/id/<id>)",
             )
         )
-    if not _DNS_LABEL.match(args.namespace):
-        problems.append(
-            Problem("namespace", args.namespace, "must be a Kubernetes namespace name (RFC 1123)")
-        )
-    if not _DNS_SUBDOMAIN.match(args.service_account):
-        problems.append(
-            Problem("service_account", args.service_account, "must be a Kubernetes service account name")
-        )
+    problems += discovery_subject_problems(args.namespace, args.service_account)
     return problems
 
 

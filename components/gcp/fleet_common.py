@@ -9,17 +9,21 @@ anything, and the reference stack gets the same answers from them.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from ipaddress import ip_network
+from typing import Any
 
 import pulumi
 
+from inference_infra.components.arguments import deprecated
 from inference_infra.components.catalog import Cloud
-from inference_infra.components.catalog.zones import gcp_zones
+from inference_infra.components.catalog.zones import gcp_network_region_problems, gcp_zones
 from inference_infra.components.endpoints.routing import EndpointPool, PoolBackend
-from inference_infra.components.errors import Problem
-from inference_infra.components.fleet import FleetServing
+from inference_infra.components.errors import Problem, raise_if_invalid
+from inference_infra.components.fleet import CapacityMode, FleetServing
+from inference_infra.components.fleet import plan as fleet_plan
+from inference_infra.components.fleet.plan import FleetPlan
 from inference_infra.components.gcp.names import (
     bucket_problems,
     label_problems,
@@ -29,11 +33,19 @@ from inference_infra.components.gcp.names import (
 )
 from inference_infra.components.gcp.node_args import GcpNodeArgs as GcpNodeArgs
 from inference_infra.components.gcp.node_args import GcsWeights as GcsWeights
-from inference_infra.components.gcp.startup import BOOT_PACKAGES
+from inference_infra.components.gcp.node_services import startup_host_problems
+from inference_infra.components.gcp.startup import (
+    BOOT_PACKAGES,
+    StartupConfig,
+    offline_problems,
+    validate_startup,
+)
 from inference_infra.components.models.manifest import is_pinned_digest
 from inference_infra.components.serving import EngineConfig
 from inference_infra.components.serving.cold_start import ColdStart, WeightSource
 from inference_infra.components.serving.engines import METRICS_PORT_OFFSET
+from inference_infra.components.tagging import bool_tag
+from inference_infra.components.validation import blocking_problems
 
 # Where Google's load balancer health checks come from (https://cloud.google.com/load-balancing/docs/health-checks).
 HEALTH_CHECK_RANGES = (ip_network("35.191.0.0/16"), ip_network("130.211.0.0/22"))
@@ -232,6 +244,77 @@ class GcpNodeProfile:
     def weights_problems(self, args: GcpNodeArgs) -> list[Problem]:
         return weights_problems(args)
 
+    def startup(self, name: str, args: GcpNodeArgs, plan: FleetPlan) -> StartupConfig | None:
+        """The node's boot inputs (`node_startup` and the node's own), None before its machine is resolved."""
+        raise NotImplementedError
+
+    def boot(self, name: str, args: GcpNodeArgs, plan: FleetPlan) -> tuple[Any, list[Problem]]:
+        startup = self.startup(name, args, plan)
+        assert startup is not None  # the skeleton asks for the boot of a resolved machine only
+        problems = validate_startup(startup)
+        if not args.internet_egress:
+            problems += offline_problems(startup, args.preinstalled_packages)
+        # Every host the rendered boot reaches, against the network (node_services.py).
+        problems += startup_host_problems(startup, internet_egress=args.internet_egress, reported=problems)
+        return startup, problems
+
+    def with_boot(self, name: str, args: GcpNodeArgs, plan: FleetPlan) -> FleetPlan:
+        """A kept plan with its startup script's inputs read again from the args the node renders with."""
+        startup = self.startup(name, args, plan) if plan.boot is not None else None
+        return plan if startup is None else replace(plan, boot=startup)
+
+
+def node_startup(name: str, args: GcpNodeArgs, engines: EngineConfig | None, **node: Any) -> StartupConfig:
+    """The boot inputs GPU VMs and TPU VMs read alike from their args (weights and their pins, the
+    engines and their API key, the model cache, mirrors, downloads), with the node's own (`node`)."""
+    return StartupConfig(
+        model_uris=args.weight_uris,
+        manifest_sha256=args.weights.pins() if args.weights is not None else {},
+        allow_code=engines.allows_code if engines is not None else False,
+        api_key_secret=api_key_secret_version(name, args)
+        if engines is not None and args.weight_uris
+        else None,
+        model_cache=args.model_cache_nfs is not None,
+        engines=engines,
+        image_mirrors=dict(args.image_mirrors),
+        package_downloads=args.downloads,
+        **node,
+    )
+
+
+def node_plan(
+    subject: str, name: str, args: GcpNodeArgs, plan: FleetPlan | None, profile: type[GcpNodeProfile]
+) -> tuple[FleetPlan, str | None]:
+    """The plan a GPU fleet or TPU VM registers, and its project: made from the args with the provider's
+    project and zone, or the kept `plan` with its boot read again; refused (`subject` names the component)
+    on any problem, the zone's region against the subnetwork's and the provider's included."""
+    import pulumi_gcp as gcp
+
+    project = args.project or gcp.config.project or None
+    raise_if_invalid(subject, blocking_problems(args))
+    if plan is None:
+        plan = fleet_plan.plan_fleet(name, args, profile(project, provider_zone()))
+    else:
+        plan = profile(project).with_boot(name, args, plan)
+    placed = (
+        gcp_network_region_problems(
+            "zone", plan.zone, subnetwork=args.subnetwork, provider_region=gcp.config.region or None
+        )
+        if plan.zone and not plan.problems
+        else []
+    )
+    raise_if_invalid(subject, [*plan.problems, *placed])
+    return plan, project
+
+
+def node_labels(args: GcpNodeArgs, mode: CapacityMode, **own: str) -> dict[str, str]:
+    """A node's labels: its own (component, name), its capacity mode, the args' tags, and `auto-shutdown`
+    when the args set it (the stack transform adds the cost labels)."""
+    labels = {**own, "capacity": mode.value, **args.tags}
+    if args.auto_shutdown is not None:
+        labels["auto-shutdown"] = bool_tag(args.auto_shutdown)
+    return labels
+
 
 def node_input_problems(args: GcpNodeArgs) -> list[Problem]:
     """The egress inputs agree (what the boot needs is startup.offline_problems); tags are GCP labels."""
@@ -301,3 +384,58 @@ def log_notes(notes: Sequence[str]) -> None:
     """The component's planner and cold-start notes, in `plan` output and `pulumi up` logs."""
     for note in notes:
         pulumi.log.info(note)
+
+
+def capacity_mode_alias(module: str, old: str) -> Callable[[str], Any]:
+    """A module's `__getattr__` that gives `old`, the previous release's GCP enum of `module`, as
+    `components.fleet.CapacityMode`, with a DeprecationWarning that blames the user's line."""
+
+    def __getattr__(name: str) -> Any:  # noqa: N807 (a module's __getattr__)
+        if name == old:
+            deprecated(
+                f"inference_infra.components.gcp.{old} is deprecated since 0.2.0 and goes in the next "
+                "release; use inference_infra.components.fleet.CapacityMode",
+            )
+            return CapacityMode
+        raise AttributeError(f"module {module!r} has no attribute {name!r}")
+
+    return __getattr__
+
+
+class GcpNode(pulumi.ComponentResource):
+    """What a GPU fleet and a TPU VM are alike: planned before anything is registered (`plan`), in one
+    zone, bought one way (`mode`), serving the engines they planned (`serving`, `engines`, `cold_start`)."""
+
+    zone: str
+    mode: CapacityMode
+    serving: FleetServing | None  # engines and cold start, when the node serves a model
+    engines: EngineConfig | None
+    cold_start: ColdStart | None
+
+    plan: FleetPlan  # everything the node decided before registering anything (components/fleet/plan.py)
+
+    def _begin(
+        self,
+        kind: str,
+        name: str,
+        args: GcpNodeArgs,
+        plan: FleetPlan | None,
+        profile: type[GcpNodeProfile],
+        opts: pulumi.ResourceOptions | None,
+    ) -> str:
+        """Plan the node (`node_plan`: refused on any problem), then register it as
+        `inference-infra:gcp:<kind>`, log its notes and keep what it planned; returns its project."""
+        plan, project = node_plan(f"{kind} {name!r}", name, args, plan, profile)
+        self.plan = plan
+        super().__init__(f"inference-infra:gcp:{kind}", name, None, opts)
+        log_notes(plan.notes)
+        assert project is not None
+        assert plan.zone is not None
+        self._name = name
+        self.zone, self.mode = plan.zone, plan.mode
+        self.serving, self.engines, self.cold_start = plan.serving, plan.engines, plan.cold_start
+        return project
+
+    def _serves(self, args: GcpNodeArgs) -> bool:
+        """The node runs engines (so it reads their API key)."""
+        return self.engines is not None and bool(args.weight_uris)

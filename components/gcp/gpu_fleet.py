@@ -48,7 +48,6 @@ from typing import Any
 import pulumi
 import pulumi_gcp as gcp
 
-from inference_infra.components.arguments import deprecated
 from inference_infra.components.catalog import (
     AcceleratorFamily,
     CatalogError,
@@ -60,13 +59,11 @@ from inference_infra.components.catalog import (
 )
 from inference_infra.components.catalog.gcp_n1_gpus import N1_GPU_LIMITS, n1_gpu_limits
 from inference_infra.components.catalog.placements import gpu_zone_problems
-from inference_infra.components.catalog.zones import gcp_network_region_problems
 from inference_infra.components.endpoints.routing import EndpointPool
-from inference_infra.components.errors import InputError, Problem, raise_if_invalid
+from inference_infra.components.errors import InputError, Problem
 from inference_infra.components.fleet import (
     CapacityCounts,
     CapacityMode,
-    FleetServing,
     ScalingPlan,
     elastic_problems,
 )
@@ -87,35 +84,30 @@ from inference_infra.components.gcp.elastic import (
 )
 from inference_infra.components.gcp.fleet_common import (
     HEALTH_CHECK_RANGES,
+    GcpNode,
     GcpNodeProfile,
     GcsWeights,
     api_key_secret_id,
-    api_key_secret_version,
+    capacity_mode_alias,
     endpoint_pool_of,
     gcp_place_problems,
     ingress_problems,
-    log_notes,
     metrics_port_range,
     node_input_problems,
-    provider_zone,
+    node_labels,
+    node_startup,
 )
 from inference_infra.components.gcp.gpu_fleet_args import DEFAULT_IMAGE as DEFAULT_IMAGE
 from inference_infra.components.gcp.gpu_fleet_args import GpuFleetArgs, GpuReservation
 from inference_infra.components.gcp.names import name_problems, zone_problems
-from inference_infra.components.gcp.node_services import startup_host_problems
 from inference_infra.components.gcp.service_account import node_identity, node_scopes
 from inference_infra.components.gcp.startup import (
     StartupConfig,
     node_metadata,
-    offline_problems,
     render_startup_script,
-    validate_startup,
 )
 from inference_infra.components.serving import HEALTH_PATH, EngineConfig
-from inference_infra.components.serving.cold_start import ColdStart
 from inference_infra.components.serving.host_images import image_driver_problem
-from inference_infra.components.tagging import bool_tag
-from inference_infra.components.validation import blocking_problems
 
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 _N1_LOCAL_SSD_COUNTS = (*range(0, 9), 16, 24)
@@ -130,15 +122,8 @@ SINGLE_MODE = (
 )
 
 
-def __getattr__(name: str) -> Any:
-    """`Capacity` (the previous release's GCP enum) is now `components.fleet.CapacityMode`."""
-    if name == "Capacity":
-        deprecated(
-            "inference_infra.components.gcp.Capacity is deprecated since 0.2.0 and goes in the next release; "
-            "use inference_infra.components.fleet.CapacityMode",
-        )
-        return CapacityMode
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# `Capacity`, the previous release's name of `components.fleet.CapacityMode`, warns and names it.
+__getattr__ = capacity_mode_alias(__name__, "Capacity")
 
 
 @dataclass(frozen=True)
@@ -364,14 +349,10 @@ class GcpGpuProfile(GcpNodeProfile):
         notes.append(f"{subject}: {scaling.describe()}")
         return scaling, notes
 
-    def boot(self, name: str, args: GpuFleetArgs, plan: FleetPlan) -> tuple[Any, list[Problem]]:
-        startup = _startup_config(name, args, plan.shape, plan.engines, plan.scaling)
-        problems = validate_startup(startup)
-        if not args.internet_egress:
-            problems += offline_problems(startup, args.preinstalled_packages)
-        # Every host the rendered boot reaches, against the network (node_services.py).
-        problems += startup_host_problems(startup, internet_egress=args.internet_egress, reported=problems)
-        return startup, problems
+    def startup(self, name: str, args: GpuFleetArgs, plan: FleetPlan) -> StartupConfig | None:
+        if plan.shape is None:
+            return None
+        return _startup_config(name, args, plan.shape, plan.engines, plan.scaling)
 
     def notes(self, name: str, args: GpuFleetArgs, plan: FleetPlan) -> list[str]:
         if args.ops_agent:
@@ -474,31 +455,17 @@ def _startup_config(
     scaling: GcpScaling | None = None,
 ) -> StartupConfig:
     engine_load = scaling is not None and scaling.signal is LoadSignal.ENGINE_LOAD
-    return StartupConfig(
+    return node_startup(
+        name,
+        args,
+        engines,
         local_ssd_count=shape.bundled_local_ssds + max(args.local_ssd_count, 0),
-        model_uris=args.weight_uris,
-        manifest_sha256=args.weights.pins() if args.weights is not None else {},
-        allow_code=engines.allows_code if engines is not None else False,
-        api_key_secret=api_key_secret_version(name, args)
-        if engines is not None and args.weight_uris
-        else None,
-        model_cache=args.model_cache_nfs is not None,
         ops_agent=args.ops_agent,
         gpu_metrics=args.ops_agent,
-        engines=engines,
-        image_mirrors=dict(args.image_mirrors),
-        package_downloads=args.downloads,
         host_exporters=True,  # the stack's Prometheus scrapes 9400 and 9100 (monitoring_cidr_blocks)
         gpu_exporter=True,
         engine_load_pool=name if engine_load else None,  # the group's name, which its autoscaler filters on
     )
-
-
-def _with_boot(name: str, args: GpuFleetArgs, plan: FleetPlan) -> FleetPlan:
-    """A kept plan with its startup script's inputs read again from the args the fleet renders with."""
-    if plan.boot is None or plan.shape is None:
-        return plan
-    return dataclasses.replace(plan, boot=_startup_config(name, args, plan.shape, plan.engines, plan.scaling))
 
 
 def _template_scheduling(mode: CapacityMode) -> gcp.compute.InstanceTemplateSchedulingArgs:
@@ -537,7 +504,7 @@ def _scheduling(mode: CapacityMode) -> gcp.compute.InstanceSchedulingArgs:
     )
 
 
-class GpuFleet(pulumi.ComponentResource):
+class GpuFleet(GcpNode):
     """Compute Engine GPU VMs (spot, on-demand or reserved) that serve a model, with secure defaults."""
 
     instances: list[gcp.compute.Instance]
@@ -546,13 +513,6 @@ class GpuFleet(pulumi.ComponentResource):
     reservation_name: str | None
     internal_ips: pulumi.Output[list[str]]
     machine_type: str  # as given, or the capacity planner's pick for the model
-    zone: str
-    mode: CapacityMode
-    serving: FleetServing | None  # engines and cold start, when the fleet serves a model
-    engines: EngineConfig | None
-    cold_start: ColdStart | None
-
-    plan: FleetPlan  # everything the fleet decided before registering anything (components/fleet/plan.py)
 
     def __init__(
         self,
@@ -564,32 +524,14 @@ class GpuFleet(pulumi.ComponentResource):
     ) -> None:
         """`plan`: the fleet's plan made already from these args (a stack that keeps its plans, made
         with stand-ins for the network's ids); its node boot is rendered again from the real args."""
-        project = args.project or gcp.config.project or None
-        raise_if_invalid(f"GpuFleet {name!r}", blocking_problems(args))
-        if plan is None:
-            plan = plan_gpu_fleet(name, args, project=project, zone=provider_zone())
-        else:
-            plan = _with_boot(name, args, plan)
-        placed = (
-            gcp_network_region_problems(
-                "zone", plan.zone, subnetwork=args.subnetwork, provider_region=gcp.config.region or None
-            )
-            if plan.zone and not plan.problems
-            else []
-        )
-        raise_if_invalid(f"GpuFleet {name!r}", [*plan.problems, *placed])
-        self.plan = plan
-        super().__init__("inference-infra:gcp:GpuFleet", name, None, opts)
-        log_notes(plan.notes)
+        project = self._begin("GpuFleet", name, args, plan, GcpGpuProfile, opts)
+        plan = self.plan
         child = pulumi.ResourceOptions(parent=self)
         shape, startup = plan.shape, plan.startup
         assert shape is not None
         assert startup is not None
-        assert project is not None
         assert plan.zone is not None
-        self._name = name
-        self.machine_type, self.zone, self.mode = shape.machine_type, plan.zone, plan.mode
-        self.serving, self.engines, self.cold_start = plan.serving, plan.engines, plan.cold_start
+        self.machine_type = shape.machine_type
 
         identity = node_identity(
             name,
@@ -624,9 +566,7 @@ class GpuFleet(pulumi.ComponentResource):
             )
 
         script = render_startup_script(startup)
-        labels = {"component": "gpu-fleet", "fleet": name, "capacity": self.mode.value, **args.tags}
-        if args.auto_shutdown is not None:
-            labels["auto-shutdown"] = bool_tag(args.auto_shutdown)
+        labels = node_labels(args, self.mode, component="gpu-fleet", fleet=name)
         depends = [*identity.grants, *([self.reservation] if self.reservation is not None else [])]
         self.scaling = plan.scaling
         self.scaling_plan: ScalingPlan | None = plan.scaling.plan if plan.scaling is not None else None
@@ -839,10 +779,6 @@ class GpuFleet(pulumi.ComponentResource):
             project=project,
             opts=child,
         )
-
-    def _serves(self, args: GpuFleetArgs) -> bool:
-        """The node runs engines (so it reads their API key)."""
-        return self.engines is not None and bool(args.weight_uris)
 
     def endpoint_pool(self, name: str | None = None) -> EndpointPool:
         """This fleet as a GcpInferenceEndpoint pool: its model, engine ports, VMs, zone and account.

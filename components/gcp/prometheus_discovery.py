@@ -19,13 +19,11 @@ import pulumi_gcp as gcp
 
 from inference_infra.components.errors import Problem, raise_if_invalid
 from inference_infra.components.gcp.service_account import account_id
-from inference_infra.components.monitoring.scrape import discovery_policy
+from inference_infra.components.monitoring.scrape import discovery_policy, discovery_subject_problems
 from inference_infra.components.validation import input_problems
 
 _PROJECT = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")
 _POOL = re.compile(r"^[a-z][a-z0-9-]{4,28}[a-z0-9]\.svc\.id\.goog$")
-_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
-_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
 _ROLE_ID = re.compile(r"^[a-zA-Z0-9_.]{3,64}$")
 WORKLOAD_IDENTITY_ANNOTATION = "iam.gke.io/gcp-service-account"
 
@@ -46,14 +44,7 @@ def validate_prometheus_discovery_account(args: PrometheusDiscoveryAccountArgs) 
         problems.append(
             Problem("workload_pool", args.workload_pool, "must be a GKE workload pool: <project>.svc.id.goog")
         )
-    if not _DNS_LABEL.match(args.namespace):
-        problems.append(
-            Problem("namespace", args.namespace, "must be a Kubernetes namespace name (RFC 1123)")
-        )
-    if not _DNS_SUBDOMAIN.match(args.service_account):
-        problems.append(
-            Problem("service_account", args.service_account, "must be a Kubernetes service account name")
-        )
+    problems += discovery_subject_problems(args.namespace, args.service_account)
     return problems
 
 

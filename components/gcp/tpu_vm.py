@@ -36,13 +36,12 @@ fetch the slice's service account token; they get the slice's description
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 import pulumi_gcp as gcp
 
-from inference_infra.components.arguments import deprecated
 from inference_infra.components.catalog import (
     AcceleratorFamily,
     Cloud,
@@ -58,47 +57,40 @@ from inference_infra.components.catalog.tpu_runtimes import (
     tpu_software,
     tpu_software_by_generation,
 )
-from inference_infra.components.catalog.zones import gcp_network_region_problems
 from inference_infra.components.endpoints.routing import EndpointPool
-from inference_infra.components.errors import InputError, Problem, did_you_mean, raise_if_invalid
+from inference_infra.components.errors import InputError, Problem, did_you_mean
 from inference_infra.components.fleet import (
     COUNT_INPUTS,
     CapacityArgs,
     CapacityCounts,
     CapacityMode,
-    FleetServing,
 )
 from inference_infra.components.fleet import plan as fleet_plan
 from inference_infra.components.fleet.plan import CapacityOffer, FleetPlan, MachineQuery, ScalingInputs
 from inference_infra.components.gcp.fleet_common import (
+    GcpNode,
     GcpNodeProfile,
     GcsWeights,
     api_key_secret_id,
-    api_key_secret_version,
+    capacity_mode_alias,
     endpoint_pool_of,
     gcp_place_problems,
     ingress_problems,
-    log_notes,
     metrics_port_range,
     node_input_problems,
-    provider_zone,
+    node_labels,
+    node_startup,
 )
 from inference_infra.components.gcp.names import zone_problems
-from inference_infra.components.gcp.node_services import startup_host_problems
 from inference_infra.components.gcp.service_account import node_identity, node_scopes
 from inference_infra.components.gcp.startup import (
     StartupConfig,
     node_metadata,
-    offline_problems,
     render_startup_script,
-    validate_startup,
 )
 from inference_infra.components.gcp.tpu_vm_args import TpuDataDisk, TpuVmArgs
 from inference_infra.components.serving import EngineConfig, EngineFamily, engine_image
-from inference_infra.components.serving.cold_start import ColdStart
 from inference_infra.components.serving.tpu_env import TpuHost
-from inference_infra.components.tagging import bool_tag
-from inference_infra.components.validation import blocking_problems
 
 # Why a queued slice is on-demand only, and refuses what a direct slice takes.
 QUEUED_WHY = "cannot be set on a queued resource (pulumi-gcp's V2QueuedResource has no field for it)"
@@ -111,15 +103,8 @@ QUEUED_MODES = {
 DEFAULT_CAPACITY = CapacityArgs(on_demand=1)
 
 
-def __getattr__(name: str) -> Any:
-    """`TpuScheduling` (the previous release's TPU enum) is now `components.fleet.CapacityMode`."""
-    if name == "TpuScheduling":
-        deprecated(
-            "inference_infra.components.gcp.TpuScheduling is deprecated since 0.2.0 and goes in the next "
-            "release; use inference_infra.components.fleet.CapacityMode",
-        )
-        return CapacityMode
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# `TpuScheduling`, the previous release's name of `components.fleet.CapacityMode`, warns and names it.
+__getattr__ = capacity_mode_alias(__name__, "TpuScheduling")
 
 
 @dataclass(frozen=True)
@@ -339,15 +324,10 @@ class GcpTpuProfile(GcpNodeProfile):
     def scaler(self, name: str, args: TpuVmArgs, plan: FleetPlan) -> tuple[Any, list[str]]:
         return None, []
 
-    def boot(self, name: str, args: TpuVmArgs, plan: FleetPlan) -> tuple[Any, list[Problem]]:
-        assert plan.machine is not None
-        startup = _startup_config(name, args, plan.engines, plan.machine)
-        problems = validate_startup(startup)
-        if not args.internet_egress:
-            problems += offline_problems(startup, args.preinstalled_packages)
-        # Every host the rendered boot reaches, against the network (node_services.py).
-        problems += startup_host_problems(startup, internet_egress=args.internet_egress, reported=problems)
-        return startup, problems
+    def startup(self, name: str, args: TpuVmArgs, plan: FleetPlan) -> StartupConfig | None:
+        if plan.machine is None:
+            return None
+        return _startup_config(name, args, plan.engines, plan.machine)
 
     def notes(self, name: str, args: TpuVmArgs, plan: FleetPlan) -> list[str]:
         return []
@@ -365,30 +345,16 @@ def validate_tpu_vm(
     return list(plan_tpu_vm(name, args, project=project, zone=zone).problems)
 
 
-def _with_boot(name: str, args: TpuVmArgs, plan: FleetPlan) -> FleetPlan:
-    """A kept plan with its startup script's inputs read again from the args the slice renders with."""
-    if plan.boot is None or plan.machine is None:
-        return plan
-    return replace(plan, boot=_startup_config(name, args, plan.engines, plan.machine))
-
-
 def _startup_config(
     name: str, args: TpuVmArgs, engines: EngineConfig | None, accelerator_type: str
 ) -> StartupConfig:
-    return StartupConfig(
-        model_uris=args.weight_uris,
-        manifest_sha256=args.weights.pins() if args.weights is not None else {},
-        allow_code=engines.allows_code if engines is not None else False,
-        api_key_secret=api_key_secret_version(name, args)
-        if engines is not None and args.weight_uris
-        else None,
-        model_cache=args.model_cache_nfs is not None,
+    return node_startup(
+        name,
+        args,
+        engines,
         ops_agent=False,  # TPU metrics reach Cloud Monitoring without an agent
-        engines=engines,
         # The engines' containers get the slice as environment: they cannot reach the metadata server.
         tpu=TpuHost(accelerator_type=accelerator_type, node_name=name) if engines is not None else None,
-        image_mirrors=dict(args.image_mirrors),
-        package_downloads=args.downloads,
     )
 
 
@@ -490,7 +456,7 @@ def _scheduling(mode: CapacityMode) -> gcp.tpu.V2VmSchedulingConfigArgs | None:
     return None
 
 
-class TpuVm(pulumi.ComponentResource):
+class TpuVm(GcpNode):
     """A Cloud TPU VM slice, created directly or through a queued resource, that serves a model."""
 
     vm: gcp.tpu.V2Vm | None
@@ -498,13 +464,6 @@ class TpuVm(pulumi.ComponentResource):
     service_account_email: pulumi.Output[str] | None
     accelerator_type: str  # as given, or the capacity planner's pick for the model
     runtime_version: str
-    zone: str
-    mode: CapacityMode
-    serving: FleetServing | None  # engines and cold start, when the slice serves a model
-    engines: EngineConfig | None
-    cold_start: ColdStart | None
-
-    plan: FleetPlan  # everything the fleet decided before registering anything (components/fleet/plan.py)
 
     def __init__(
         self,
@@ -516,32 +475,13 @@ class TpuVm(pulumi.ComponentResource):
     ) -> None:
         """`plan`: the fleet's plan made already from these args (a stack that keeps its plans, made
         with stand-ins for the network's ids); its node boot is rendered again from the real args."""
-        project = args.project or gcp.config.project or None
-        raise_if_invalid(f"TpuVm {name!r}", blocking_problems(args))
-        if plan is None:
-            plan = plan_tpu_vm(name, args, project=project, zone=provider_zone())
-        else:
-            plan = _with_boot(name, args, plan)
-        placed = (
-            gcp_network_region_problems(
-                "zone", plan.zone, subnetwork=args.subnetwork, provider_region=gcp.config.region or None
-            )
-            if plan.zone and not plan.problems
-            else []
-        )
-        raise_if_invalid(f"TpuVm {name!r}", [*plan.problems, *placed])
-        self.plan = plan
-        super().__init__("inference-infra:gcp:TpuVm", name, None, opts)
-        log_notes(plan.notes)
+        project = self._begin("TpuVm", name, args, plan, GcpTpuProfile, opts)
+        plan = self.plan
         tpu = plan.tpu
         assert tpu is not None  # validated above
-        assert project is not None
         assert plan.zone is not None
-        self._name = name
         self.accelerator_type = tpu.item.name
         self.runtime_version = tpu.runtime_version
-        self.zone, self.mode = plan.zone, plan.mode
-        self.serving, self.engines, self.cold_start = plan.serving, plan.engines, plan.cold_start
         self.vm = None
         self.queued_resource = None
         self.service_account_email = None
@@ -554,10 +494,6 @@ class TpuVm(pulumi.ComponentResource):
         self.register_outputs(
             {**outputs, "accelerator_type": self.accelerator_type, "runtime_version": self.runtime_version}
         )
-
-    def _serves(self, args: TpuVmArgs) -> bool:
-        """The node runs engines (so it reads their API key)."""
-        return self.engines is not None and bool(args.weight_uris)
 
     def endpoint_pool(self, name: str | None = None) -> EndpointPool:
         """This slice as a GcpInferenceEndpoint pool: its model, engine ports, address, zone and account.
@@ -641,9 +577,7 @@ class TpuVm(pulumi.ComponentResource):
         by_type = args.accelerator_type is not None or plan.planned_slice
         assert plan.startup is not None
         script = render_startup_script(plan.startup)
-        labels = {"component": "tpu-vm", "tpu": name, "capacity": self.mode.value, **args.tags}
-        if args.auto_shutdown is not None:
-            labels["auto-shutdown"] = bool_tag(args.auto_shutdown)
+        labels = node_labels(args, self.mode, component="tpu-vm", tpu=name)
         return gcp.tpu.V2Vm(
             f"{name}-tpu",
             zone=plan.zone,

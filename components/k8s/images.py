@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from inference_infra.components.images import (
     ALERTMANAGER,
+    CLUSTER_IMAGES,
     CONFIG_RELOADER,
     DCGM_EXPORTER,
     DIGEST,
@@ -43,18 +44,3 @@ __all__ = [
     "THANOS",
     "PinnedImage",
 ]
-
-# The node exporter and dcgm-exporter are the same pins as the VM hosts run.
-CLUSTER_IMAGES: tuple[PinnedImage, ...] = (
-    PROMETHEUS,
-    ALERTMANAGER,
-    PROMETHEUS_OPERATOR,
-    CONFIG_RELOADER,
-    THANOS,
-    KUBE_WEBHOOK_CERTGEN,
-    KUBE_STATE_METRICS,
-    GRAFANA,
-    K8S_SIDECAR,
-    NODE_EXPORTER,
-    DCGM_EXPORTER,
-)

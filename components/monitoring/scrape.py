@@ -419,6 +419,24 @@ def _snake(tag_key: str) -> str:
     return gcp_label_key(tag_key).replace("-", "_")
 
 
+# Kubernetes names: DNS-1123 labels (namespace) and subdomains (service account).
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+_DNS_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$")
+
+
+def discovery_subject_problems(namespace: str, service_account: str) -> list[Problem]:
+    """The one Kubernetes service account that may use the discovery identity (IRSA's trust policy,
+    GKE Workload Identity's binding) has a valid namespace and name."""
+    problems = []
+    if not _DNS_LABEL.match(namespace):
+        problems.append(Problem("namespace", namespace, "must be a Kubernetes namespace name (RFC 1123)"))
+    if not _DNS_SUBDOMAIN.match(service_account):
+        problems.append(
+            Problem("service_account", service_account, "must be a Kubernetes service account name")
+        )
+    return problems
+
+
 def discovery_policy(cloud: Cloud | str) -> dict[str, Any]:
     """What the discovery identity may do: list instances, nothing else.
 

@@ -1,6 +1,7 @@
 """What a captured resource runs: the one home of reading resources.
 
-- `types`: the type tokens the readers, the pricing and the policies name;
+- `types`: the type tokens the readers, the pricing and the policies name, and their groups (which
+  types start accelerator machines, which launch EC2 instances from a template); all re-exported here;
 - `props`: the one prop reader (`get_path`) and the marker for a value not known yet
   (`UNKNOWN_VALUE`, of type `Unknown`); `known` reads such a value as absent;
 - `use`: the record every reader returns (`AcceleratorUse`, `Purchase`);
@@ -12,6 +13,7 @@ Pricing (`inference_infra.components.pricing`) prices what these read; the polic
 the offline plan reports both. Pure: no Pulumi runtime and no provider SDK.
 """
 
+from inference_infra.components.resources import types as _types
 from inference_infra.components.resources.addresses import Exposure, exposure, is_public_address
 from inference_infra.components.resources.aws import EKS_DEFAULT_INSTANCE_TYPE, is_aws_accelerator_type
 from inference_infra.components.resources.gcp import (
@@ -29,33 +31,7 @@ from inference_infra.components.resources.links import Linked, StackIndex
 from inference_infra.components.resources.props import UNKNOWN_VALUE, Unknown, get_path, known
 from inference_infra.components.resources.readers import accelerator_use, is_accelerator_instance, machine_use
 from inference_infra.components.resources.templates import holder_template_lookup, template_index
-from inference_infra.components.resources.types import (
-    AWS_AUTOSCALING_GROUP,
-    AWS_BATCH_COMPUTE_ENVIRONMENT,
-    AWS_CAPACITY_BLOCK,
-    AWS_CAPACITY_RESERVATION,
-    AWS_EC2_FLEET,
-    AWS_EKS_NODE_GROUP,
-    AWS_INSTANCE,
-    AWS_LAUNCH_CONFIGURATION,
-    AWS_LAUNCH_TEMPLATE,
-    AWS_SAGEMAKER_ENDPOINT_CONFIG,
-    AWS_SPOT_FLEET,
-    AWS_SPOT_REQUEST,
-    GCP_GKE_CLUSTER,
-    GCP_GKE_NODE_POOL,
-    GCP_GROUP_MANAGERS,
-    GCP_INSTANCE,
-    GCP_INSTANCE_GROUP_MANAGER,
-    GCP_INSTANCE_TEMPLATE,
-    GCP_REGION_INSTANCE_GROUP_MANAGER,
-    GCP_REGION_INSTANCE_TEMPLATE,
-    GCP_RESERVATION,
-    GCP_TPU_NODE,
-    GCP_TPU_QUEUED_RESOURCE,
-    GCP_TPU_VM,
-    RUNNING_TYPES,
-)
+from inference_infra.components.resources.types import *  # noqa: F403 (every type token: types.__all__)
 from inference_infra.components.resources.use import (
     AcceleratorUse,
     Known,
@@ -67,32 +43,8 @@ from inference_infra.components.resources.use import (
 )
 
 __all__ = [
-    "AWS_AUTOSCALING_GROUP",
-    "AWS_BATCH_COMPUTE_ENVIRONMENT",
-    "AWS_CAPACITY_BLOCK",
-    "AWS_CAPACITY_RESERVATION",
-    "AWS_EC2_FLEET",
-    "AWS_EKS_NODE_GROUP",
-    "AWS_INSTANCE",
-    "AWS_LAUNCH_CONFIGURATION",
-    "AWS_LAUNCH_TEMPLATE",
-    "AWS_SAGEMAKER_ENDPOINT_CONFIG",
-    "AWS_SPOT_FLEET",
-    "AWS_SPOT_REQUEST",
+    *_types.__all__,
     "EKS_DEFAULT_INSTANCE_TYPE",
-    "GCP_GKE_CLUSTER",
-    "GCP_GKE_NODE_POOL",
-    "GCP_GROUP_MANAGERS",
-    "GCP_INSTANCE",
-    "GCP_INSTANCE_GROUP_MANAGER",
-    "GCP_INSTANCE_TEMPLATE",
-    "GCP_REGION_INSTANCE_GROUP_MANAGER",
-    "GCP_REGION_INSTANCE_TEMPLATE",
-    "GCP_RESERVATION",
-    "GCP_TPU_NODE",
-    "GCP_TPU_QUEUED_RESOURCE",
-    "GCP_TPU_VM",
-    "RUNNING_TYPES",
     "UNKNOWN_VALUE",
     "AcceleratorUse",
     "Exposure",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from inference_infra.components.catalog import Cloud, find_instance_type
@@ -82,44 +83,35 @@ def gcp_machine(machine_type: str | None, guests: tuple[tuple[str, int], ...], a
     return bool(machine_type) and (accepts(machine_type, Cloud.GCP) or bool(guests))
 
 
-def _gcp_instance(
-    props: Mapping[str, Any], _: TemplateLookup | None, accepts: Known
-) -> AcceleratorUse | None:
+def _gcp_vm(props: Mapping[str, Any], accepts: Known) -> AcceleratorUse | None:
+    """What an instance or an instance template describes alike: its machine type, the GPUs attached to
+    it and how it is bought; None when that is no machine `accepts` takes."""
     machine_type = last_segment(known(get_path(props, "machineType")))
     guests = guest_accelerators(known(get_path(props, "guestAccelerators")))
     if not gcp_machine(machine_type, guests, accepts):
+        return None
+    purchase = _gcp_purchase(known(get_path(props, "scheduling")))
+    return AcceleratorUse(Cloud.GCP, machine_type, 1, purchase, guest_accelerators=guests)
+
+
+def _gcp_instance(
+    props: Mapping[str, Any], _: TemplateLookup | None, accepts: Known
+) -> AcceleratorUse | None:
+    if (use := _gcp_vm(props, accepts)) is None:
         return None
     affinity = known(get_path(props, "reservationAffinity"))
     ref = None
     if known(get_path(affinity, "type")) == "SPECIFIC_RESERVATION":
         values = known(get_path(affinity, "specificReservation", "values")) or []
         ref = last_segment(values[0]) if values else None
-    return AcceleratorUse(
-        Cloud.GCP,
-        machine_type,
-        1,
-        _gcp_purchase(known(get_path(props, "scheduling"))),
-        zone=last_segment(known(get_path(props, "zone"))),
-        guest_accelerators=guests,
-        reservation_ref=ref,
-    )
+    return replace(use, zone=last_segment(known(get_path(props, "zone"))), reservation_ref=ref)
 
 
 def _gcp_instance_template(
     props: Mapping[str, Any], _: TemplateLookup | None, accepts: Known
 ) -> AcceleratorUse | None:
-    machine_type = last_segment(known(get_path(props, "machineType")))
-    guests = guest_accelerators(known(get_path(props, "guestAccelerators")))
-    if not gcp_machine(machine_type, guests, accepts):
-        return None
-    return AcceleratorUse(
-        Cloud.GCP,
-        machine_type,
-        1,
-        _gcp_purchase(known(get_path(props, "scheduling"))),
-        guest_accelerators=guests,
-        template=True,
-    )
+    use = _gcp_vm(props, accepts)
+    return replace(use, template=True) if use is not None else None
 
 
 def group_manager_template_refs(props: Mapping[str, Any]) -> list[str]:

@@ -33,6 +33,40 @@ GCP_GKE_CLUSTER = "gcp:container/cluster:Cluster"
 
 # Resources that run accelerators (an instance, a VM, a TPU slice): these carry AutoShutdown.
 RUNNING_TYPES = frozenset({AWS_INSTANCE, AWS_SPOT_REQUEST, GCP_INSTANCE, GCP_TPU_VM, GCP_TPU_NODE})
+# Resources that start accelerator machines: instances, VMs, TPU slices and the templates, groups, node
+# pools and fleets that launch them (not reservations, which only hold capacity). The policies judge these.
+AWS_MACHINES = frozenset(
+    {
+        AWS_INSTANCE,
+        AWS_SPOT_REQUEST,
+        AWS_LAUNCH_TEMPLATE,
+        AWS_AUTOSCALING_GROUP,  # judged when its instance type is visible (mixed-instances overrides)
+        AWS_EKS_NODE_GROUP,
+        AWS_EC2_FLEET,
+        AWS_SPOT_FLEET,
+        AWS_SAGEMAKER_ENDPOINT_CONFIG,
+        AWS_BATCH_COMPUTE_ENVIRONMENT,
+    }
+)
+GCP_MACHINES = frozenset(
+    {
+        GCP_INSTANCE,
+        GCP_INSTANCE_TEMPLATE,
+        GCP_REGION_INSTANCE_TEMPLATE,
+        GCP_TPU_VM,
+        GCP_TPU_NODE,
+        GCP_TPU_QUEUED_RESOURCE,
+        GCP_GKE_NODE_POOL,
+        GCP_GKE_CLUSTER,
+        GCP_INSTANCE_GROUP_MANAGER,  # judged when its template is visible (stack policies)
+        GCP_REGION_INSTANCE_GROUP_MANAGER,
+    }
+)
+# Resources that launch EC2 instances of their own (groups, node groups, fleets): their instances'
+# metadata options and addressing come from a launch template, not from the resource.
+AWS_LAUNCHERS = frozenset(
+    {AWS_AUTOSCALING_GROUP, AWS_EKS_NODE_GROUP, AWS_EC2_FLEET, AWS_SPOT_FLEET, AWS_BATCH_COMPUTE_ENVIRONMENT}
+)
 
 # --- storage, network and services around the machines (priced by pricing.resources) ----------
 AWS_VOLUME = "aws:ebs/volume:Volume"
@@ -61,3 +95,7 @@ K8S_NODE_POOLS = ("kubernetes:karpenter.sh/v1:NodePool", "kubernetes:karpenter.s
 K8S_PROVISIONER = "kubernetes:karpenter.sh/v1alpha5:Provisioner"
 K8S_COMPUTE_CLASS = re.compile(r"^kubernetes:cloud\.google\.com/v[0-9a-z]+:ComputeClass$")  # any version
 K8S_HELM = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart", "kubernetes:helm.sh/v3:Chart")
+
+# Every token and group above (the package re-exports them: `from inference_infra.components.resources
+# import AWS_INSTANCE`), listed from the module itself so a new one cannot be left out.
+__all__ = sorted(name for name in globals() if name.isupper())

@@ -13,9 +13,10 @@ known during preview" diagnostic), so it is visible without failing the gate.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from pulumi_policy import (
     EnforcementLevel,
@@ -168,6 +169,51 @@ def config_defaults(schema: PolicyConfigSchema) -> dict[str, Any]:
     return {k: v["default"] for k, v in schema.properties.items() if "default" in v}
 
 
+def exempt_names(example: str) -> dict[str, Any]:
+    """The `allowedNames` config property: resource names the policy skips, with an example of why."""
+    return {
+        "type": "array",
+        "items": {"type": "string", "minLength": 1},
+        "default": [],
+        "description": f"Resource names exempt from this policy ({example}).",
+    }
+
+
+class Metadata(TypedDict):
+    """What CrossGuard shows of a policy: a rule module's NAME, DESCRIPTION, SEVERITY, ENFORCEMENT and
+    CONFIG_SCHEMA (the registry's contract: tests/policy/test_registry.py)."""
+
+    name: str
+    description: str
+    severity: Severity
+    enforcement: EnforcementLevel
+    schema: PolicyConfigSchema
+
+
+def rule_metadata(module: str) -> Metadata:
+    """The metadata of the rule module named `module` (its `__name__`), read from its constants, which
+    stand above the `POLICY = ...` that asks: `resource_policy(**rule_metadata(__name__), check=check)`."""
+    rule = sys.modules[module]
+    return Metadata(
+        name=rule.NAME,
+        description=rule.DESCRIPTION,
+        severity=rule.SEVERITY,
+        enforcement=rule.ENFORCEMENT,
+        schema=rule.CONFIG_SCHEMA,
+    )
+
+
+def _fields(metadata: Metadata) -> dict[str, Any]:
+    """A metadata's fields under the names pulumi_policy's policies take."""
+    return {
+        "name": metadata["name"],
+        "description": metadata["description"],
+        "enforcement_level": metadata["enforcement"],
+        "config_schema": metadata["schema"],
+        "severity": metadata["severity"],
+    }
+
+
 def _report(outcome: Outcome, args: ResourceValidationArgs | StackValidationArgs, report: ReportViolation):
     for message in outcome.violations:
         report(message, None)
@@ -181,17 +227,9 @@ ResourceCheck = Callable[[Resource, Mapping[str, Any]], Outcome]
 StackCheck = Callable[[Sequence[Resource], Mapping[str, Any]], Outcome]
 
 
-def resource_policy(
-    *,
-    name: str,
-    description: str,
-    severity: Severity,
-    enforcement: EnforcementLevel,
-    schema: PolicyConfigSchema,
-    check: ResourceCheck,
-) -> ResourceValidationPolicy:
+def resource_policy(*, check: ResourceCheck, **metadata: Unpack[Metadata]) -> ResourceValidationPolicy:
     """A CrossGuard resource policy that runs a pure check on each resource."""
-    defaults = config_defaults(schema)
+    defaults = config_defaults(metadata["schema"])
 
     def validate(args: ResourceValidationArgs, report: ReportViolation) -> None:
         provider = plain_once(args.provider.props) if args.provider is not None else {}
@@ -200,14 +238,7 @@ def resource_policy(
         )
         _report(check(resource, {**defaults, **plain(args.get_config())}), args, report)
 
-    return ResourceValidationPolicy(
-        name=name,
-        description=description,
-        validate=validate,
-        enforcement_level=enforcement,
-        config_schema=schema,
-        severity=severity,
-    )
+    return ResourceValidationPolicy(validate=validate, **_fields(metadata))
 
 
 TemplatedCheck = Callable[[Resource, Mapping[str, Any], Callable[[Mapping[str, Any]], Any]], Outcome]
@@ -215,14 +246,7 @@ StackJudgement = Callable[[Sequence[Resource], Mapping[str, Any]], Iterable[tupl
 
 
 def judged_stack_policy(
-    *,
-    name: str,
-    description: str,
-    severity: Severity,
-    enforcement: EnforcementLevel,
-    schema: PolicyConfigSchema,
-    judge: StackJudgement,
-    applies_to: str,
+    *, judge: StackJudgement, applies_to: str, **metadata: Unpack[Metadata]
 ) -> StackValidationPolicy:
     """A stack policy that judges resources one by one, with the whole stack at hand.
 
@@ -231,7 +255,7 @@ def judged_stack_policy(
     Unknown values are collected per resource (named `<resource>.<path>`) and reported after every
     violation. When no resource applied, the policy says why (once per reason).
     """
-    defaults = config_defaults(schema)
+    defaults = config_defaults(metadata["schema"])
 
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         resources = _stack_resources(args)
@@ -254,14 +278,7 @@ def judged_stack_policy(
             found = f"; {'; '.join(reasons)}" if reasons else "; the stack has none"
             args.not_applicable(f"not applicable to any of the {len(resources)} resources: {scope}{found}")
 
-    return StackValidationPolicy(
-        name=name,
-        description=description,
-        validate=validate,
-        enforcement_level=enforcement,
-        config_schema=schema,
-        severity=severity,
-    )
+    return StackValidationPolicy(validate=validate, **_fields(metadata))
 
 
 def with_templates(check: TemplatedCheck) -> StackJudgement:
@@ -280,14 +297,7 @@ def with_templates(check: TemplatedCheck) -> StackJudgement:
 
 
 def per_resource_stack_policy(
-    *,
-    name: str,
-    description: str,
-    severity: Severity,
-    enforcement: EnforcementLevel,
-    schema: PolicyConfigSchema,
-    check: TemplatedCheck,
-    applies_to: str,
+    *, check: TemplatedCheck, applies_to: str, **metadata: Unpack[Metadata]
 ) -> StackValidationPolicy:
     """A stack policy that judges each resource on its own, but with the whole stack at hand.
 
@@ -296,15 +306,7 @@ def per_resource_stack_policy(
     `check(resource, config, template_of)` on every resource (see `with_templates`) and reports
     each violation on the resource's URN, as a resource policy would.
     """
-    return judged_stack_policy(
-        name=name,
-        description=description,
-        severity=severity,
-        enforcement=enforcement,
-        schema=schema,
-        judge=with_templates(check),
-        applies_to=applies_to,
-    )
+    return judged_stack_policy(judge=with_templates(check), applies_to=applies_to, **metadata)
 
 
 # The last stack converted, by the identity of the analyzer's list: every stack policy of one
@@ -336,26 +338,11 @@ def _convert_stack(args: StackValidationArgs) -> list[Resource]:
     ]
 
 
-def stack_policy(
-    *,
-    name: str,
-    description: str,
-    severity: Severity,
-    enforcement: EnforcementLevel,
-    schema: PolicyConfigSchema,
-    check: StackCheck,
-) -> StackValidationPolicy:
+def stack_policy(*, check: StackCheck, **metadata: Unpack[Metadata]) -> StackValidationPolicy:
     """A CrossGuard stack policy that runs a pure check over every resource of the stack."""
-    defaults = config_defaults(schema)
+    defaults = config_defaults(metadata["schema"])
 
     def validate(args: StackValidationArgs, report: ReportViolation) -> None:
         _report(check(_stack_resources(args), {**defaults, **plain(args.get_config())}), args, report)
 
-    return StackValidationPolicy(
-        name=name,
-        description=description,
-        validate=validate,
-        enforcement_level=enforcement,
-        config_schema=schema,
-        severity=severity,
-    )
+    return StackValidationPolicy(validate=validate, **_fields(metadata))

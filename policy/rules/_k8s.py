@@ -25,7 +25,7 @@ from typing import Any
 from inference_infra.components.catalog import instance_types
 from inference_infra.components.resources import is_accelerator_resource
 from inference_infra.components.resources.types import K8S_HELM
-from inference_infra.policy.rules._base import UNKNOWN, Resource
+from inference_infra.policy.rules._base import UNKNOWN, Outcome, Resource, not_applicable
 
 # Node labels that only accelerator nodes carry (GKE, Karpenter, EKS Auto Mode, NVIDIA's GPU feature
 # discovery, and this library's pools: components/k8s/scheduling.py FAMILY_LABEL, not importable here).
@@ -204,6 +204,18 @@ def helm_uses_accelerators(values: Any) -> bool:
         if selects_accelerator_nodes(block.get("nodeSelector"), block.get("affinity")):
             return True
     return False
+
+
+def helm_not_judged(values: Any) -> Outcome | None:
+    """Why a Helm release's values are not judged yet (not known until deploy: the outcome says so),
+    or not at all (they request no accelerator and select no accelerator node); None to judge them."""
+    if values is UNKNOWN:
+        return Outcome(unknown=("values",))
+    if not helm_uses_accelerators(values):
+        return not_applicable(
+            "a Helm release whose values request no accelerator and select no accelerator node"
+        )
+    return None
 
 
 def where(resource: Resource, template: PodTemplate) -> str:

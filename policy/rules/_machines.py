@@ -1,4 +1,9 @@
-"""Which resources run or launch accelerator machines, for the rules (via components.resources)."""
+"""Which resources run or launch accelerator machines, for the rules (via components.resources).
+
+Which types start accelerator machines (`AWS_MACHINES`, `GCP_MACHINES`) and which launch EC2 instances
+from a launch template (`AWS_LAUNCHERS`) is the domain's (`components.resources.types`): the rules
+import them from here with the helpers that read them.
+"""
 
 from __future__ import annotations
 
@@ -13,57 +18,19 @@ from inference_infra.components.resources import (
     AWS_INSTANCE,
     AWS_LAUNCH_CONFIGURATION,
     AWS_LAUNCH_TEMPLATE,
-    AWS_SAGEMAKER_ENDPOINT_CONFIG,
     AWS_SPOT_FLEET,
-    AWS_SPOT_REQUEST,
-    GCP_GKE_CLUSTER,
-    GCP_GKE_NODE_POOL,
     GCP_GROUP_MANAGERS,
-    GCP_INSTANCE,
-    GCP_INSTANCE_GROUP_MANAGER,
-    GCP_INSTANCE_TEMPLATE,
-    GCP_REGION_INSTANCE_GROUP_MANAGER,
-    GCP_REGION_INSTANCE_TEMPLATE,
-    GCP_TPU_NODE,
-    GCP_TPU_QUEUED_RESOURCE,
-    GCP_TPU_VM,
     AcceleratorUse,
     TemplateLookup,
     accelerator_use,
     get_path,
     group_manager_template_refs,
 )
+from inference_infra.components.resources import AWS_LAUNCHERS as AWS_LAUNCHERS
+from inference_infra.components.resources import AWS_MACHINES as AWS_MACHINES
+from inference_infra.components.resources import GCP_MACHINES as GCP_MACHINES
 from inference_infra.policy.rules._base import Resource
 
-# Resources that start accelerator machines: instances, VMs, TPU slices and the
-# templates that launch them (not reservations, which only hold capacity).
-AWS_MACHINES = frozenset(
-    {
-        AWS_INSTANCE,
-        AWS_SPOT_REQUEST,
-        AWS_LAUNCH_TEMPLATE,
-        AWS_AUTOSCALING_GROUP,  # judged when its instance type is visible (mixed-instances overrides)
-        AWS_EKS_NODE_GROUP,
-        AWS_EC2_FLEET,
-        AWS_SPOT_FLEET,
-        AWS_SAGEMAKER_ENDPOINT_CONFIG,
-        AWS_BATCH_COMPUTE_ENVIRONMENT,
-    }
-)
-GCP_MACHINES = frozenset(
-    {
-        GCP_INSTANCE,
-        GCP_INSTANCE_TEMPLATE,
-        GCP_REGION_INSTANCE_TEMPLATE,
-        GCP_TPU_VM,
-        GCP_TPU_NODE,
-        GCP_TPU_QUEUED_RESOURCE,
-        GCP_GKE_NODE_POOL,
-        GCP_GKE_CLUSTER,
-        GCP_INSTANCE_GROUP_MANAGER,  # judged when its template is visible (stack policies)
-        GCP_REGION_INSTANCE_GROUP_MANAGER,
-    }
-)
 # (Node pools, groups, fleets and SageMaker endpoints count as the machines they launch.)
 MACHINE_NOUNS = "accelerator instances, VMs, TPU slices and the templates that launch them"
 
@@ -95,11 +62,6 @@ def machine_label(use: AcceleratorUse | None) -> str:
     return f"{use.machine_type}{guests}"
 
 
-# Resources that launch EC2 instances of their own (groups, node groups, fleets): their instances'
-# metadata options and addressing come from a launch template, not from the resource.
-AWS_LAUNCHERS = frozenset(
-    {AWS_AUTOSCALING_GROUP, AWS_EKS_NODE_GROUP, AWS_EC2_FLEET, AWS_SPOT_FLEET, AWS_BATCH_COMPUTE_ENVIRONMENT}
-)
 SAGEMAKER_HOSTED = (
     "SageMaker runs endpoint instances in its own service account: their metadata service and "
     "addresses are not the stack's"

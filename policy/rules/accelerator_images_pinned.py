@@ -37,11 +37,12 @@ from inference_infra.policy.rules._base import (
     Resource,
     not_applicable,
     resource_policy,
+    rule_metadata,
 )
 from inference_infra.policy.rules._k8s import (
     WORKLOAD_NOUNS,
     accelerator_templates,
-    helm_uses_accelerators,
+    helm_not_judged,
     helm_values,
     is_workload,
     mappings,
@@ -229,12 +230,8 @@ def helm_image(block: Mapping[str, Any]) -> tuple[str, bool] | None:
 
 def _check_helm(resource: Resource, values: Any) -> Outcome:
     """A Helm release whose values place pods on accelerators: every image its values name."""
-    if values is UNKNOWN:
-        return Outcome(unknown=("values",))
-    if not helm_uses_accelerators(values):
-        return not_applicable(
-            "a Helm release whose values request no accelerator and select no accelerator node"
-        )
+    if (not_judged := helm_not_judged(values)) is not None:
+        return not_judged
     found = Findings()
     for path, block in mappings(values):
         image = block.get("image")
@@ -268,11 +265,4 @@ def _check_pods(resource: Resource) -> Outcome:
     return found.outcome()
 
 
-POLICY = resource_policy(
-    name=NAME,
-    description=DESCRIPTION,
-    severity=SEVERITY,
-    enforcement=ENFORCEMENT,
-    schema=CONFIG_SCHEMA,
-    check=check,
-)
+POLICY = resource_policy(**rule_metadata(__name__), check=check)

@@ -22,6 +22,7 @@ from inference_infra.policy.rules._base import (
     not_applicable,
     passed,
     resource_policy,
+    rule_metadata,
     show,
 )
 from inference_infra.policy.rules._machines import (
@@ -118,11 +119,4 @@ def _hop_limit(
     return passed()
 
 
-POLICY = resource_policy(
-    name=NAME,
-    description=DESCRIPTION,
-    severity=SEVERITY,
-    enforcement=ENFORCEMENT,
-    schema=CONFIG_SCHEMA,
-    check=check,
-)
+POLICY = resource_policy(**rule_metadata(__name__), check=check)

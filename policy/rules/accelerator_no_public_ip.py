@@ -55,6 +55,7 @@ from inference_infra.policy.rules._base import (
     Resource,
     judged_stack_policy,
     not_applicable,
+    rule_metadata,
     show,
 )
 from inference_infra.policy.rules._machines import (
@@ -339,12 +340,4 @@ def _check_address(
     return found.outcome()
 
 
-POLICY = judged_stack_policy(
-    name=NAME,
-    description=DESCRIPTION,
-    severity=SEVERITY,
-    enforcement=ENFORCEMENT,
-    schema=CONFIG_SCHEMA,
-    judge=judge,
-    applies_to=APPLIES_TO,
-)
+POLICY = judged_stack_policy(**rule_metadata(__name__), judge=judge, applies_to=APPLIES_TO)

@@ -47,9 +47,11 @@ from inference_infra.policy.rules._base import (
     Findings,
     Outcome,
     Resource,
+    exempt_names,
     judged_stack_policy,
     not_applicable,
     passed,
+    rule_metadata,
 )
 from inference_infra.policy.rules._machines import accelerator_machine, machine_label
 
@@ -80,12 +82,7 @@ CONFIG_SCHEMA = PolicyConfigSchema(
             "description": "Roles (glob patterns, case ignored) an accelerator's dedicated account may not "
             "hold on a project, folder or organization.",
         },
-        "allowedNames": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1},
-            "default": [],
-            "description": "Resource names exempt from this policy (a queued TPU slice on the default).",
-        },
+        "allowedNames": exempt_names("a queued TPU slice on the default"),
     }
 )
 
@@ -172,12 +169,4 @@ def judge(resources: Sequence[Resource], config: Mapping[str, Any]) -> Iterator[
         yield resource, check(resource, config, stack)
 
 
-POLICY = judged_stack_policy(
-    name=NAME,
-    description=DESCRIPTION,
-    severity=SEVERITY,
-    enforcement=ENFORCEMENT,
-    schema=CONFIG_SCHEMA,
-    judge=judge,
-    applies_to=APPLIES_TO,
-)
+POLICY = judged_stack_policy(**rule_metadata(__name__), judge=judge, applies_to=APPLIES_TO)

@@ -24,7 +24,14 @@ from pulumi_policy import EnforcementLevel, PolicyConfigSchema, Severity
 from inference_infra.components.catalog import Cloud
 from inference_infra.components.pricing import ACCELERATOR, HOURS_PER_MONTH, price_resources
 from inference_infra.components.resources import region_of_zone
-from inference_infra.policy.rules._base import Outcome, Resource, not_applicable, passed, stack_policy
+from inference_infra.policy.rules._base import (
+    Outcome,
+    Resource,
+    not_applicable,
+    passed,
+    rule_metadata,
+    stack_policy,
+)
 
 NAME = "accelerator-spend-budget"
 SEVERITY = Severity.HIGH
@@ -110,11 +117,4 @@ def check(resources: Sequence[Resource], config: Mapping[str, Any]) -> Outcome:
     )
 
 
-POLICY = stack_policy(
-    name=NAME,
-    description=DESCRIPTION,
-    severity=SEVERITY,
-    enforcement=ENFORCEMENT,
-    schema=CONFIG_SCHEMA,
-    check=check,
-)
+POLICY = stack_policy(**rule_metadata(__name__), check=check)

@@ -32,7 +32,14 @@ from inference_infra.components.planner.allowed import (
     one_accelerator_types,  # noqa: F401 (re-exported: the rule names its token's types)
 )
 from inference_infra.components.resources import accelerator_use, node_pool_types
-from inference_infra.policy.rules._base import Outcome, Resource, not_applicable, passed, resource_policy
+from inference_infra.policy.rules._base import (
+    Outcome,
+    Resource,
+    not_applicable,
+    passed,
+    resource_policy,
+    rule_metadata,
+)
 from inference_infra.policy.rules._tags import environment_of
 
 NAME = "allowed-accelerator-types"
@@ -120,11 +127,4 @@ def _listed(patterns: list[str]) -> str:
     return ", ".join(shown) or "(none)"
 
 
-POLICY = resource_policy(
-    name=NAME,
-    description=DESCRIPTION,
-    severity=SEVERITY,
-    enforcement=ENFORCEMENT,
-    schema=CONFIG_SCHEMA,
-    check=check,
-)
+POLICY = resource_policy(**rule_metadata(__name__), check=check)

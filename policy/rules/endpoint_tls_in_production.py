@@ -24,6 +24,7 @@ from inference_infra.policy.rules._base import (
     not_applicable,
     passed,
     resource_policy,
+    rule_metadata,
     show,
 )
 from inference_infra.policy.rules._tags import not_production, production_environment, production_schema
@@ -68,11 +69,4 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
     return found.outcome()
 
 
-POLICY = resource_policy(
-    name=NAME,
-    description=DESCRIPTION,
-    severity=SEVERITY,
-    enforcement=ENFORCEMENT,
-    schema=CONFIG_SCHEMA,
-    check=check,
-)
+POLICY = resource_policy(**rule_metadata(__name__), check=check)

@@ -21,9 +21,11 @@ from inference_infra.policy.rules._base import (
     Findings,
     Outcome,
     Resource,
+    exempt_names,
     not_applicable,
     passed,
     resource_policy,
+    rule_metadata,
     show,
 )
 
@@ -31,16 +33,7 @@ NAME = "gcs-bucket-not-public"
 SEVERITY = Severity.CRITICAL
 ENFORCEMENT = EnforcementLevel.MANDATORY
 DESCRIPTION = "Cloud Storage buckets and objects grant no role or ACL to allUsers or allAuthenticatedUsers."
-CONFIG_SCHEMA = PolicyConfigSchema(
-    properties={
-        "allowedNames": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1},
-            "default": [],
-            "description": "Resource names exempt from this policy (a bucket meant to be public).",
-        }
-    }
-)
+CONFIG_SCHEMA = PolicyConfigSchema(properties={"allowedNames": exempt_names("a bucket meant to be public")})
 
 BUCKET_IAM = frozenset(
     {
@@ -110,11 +103,4 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
     return found.outcome()
 
 
-POLICY = resource_policy(
-    name=NAME,
-    description=DESCRIPTION,
-    severity=SEVERITY,
-    enforcement=ENFORCEMENT,
-    schema=CONFIG_SCHEMA,
-    check=check,
-)
+POLICY = resource_policy(**rule_metadata(__name__), check=check)

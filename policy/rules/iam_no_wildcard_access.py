@@ -29,9 +29,11 @@ from inference_infra.policy.rules._base import (
     Findings,
     Outcome,
     Resource,
+    exempt_names,
     not_applicable,
     passed,
     resource_policy,
+    rule_metadata,
 )
 
 NAME = "iam-no-wildcard-access"
@@ -46,12 +48,7 @@ CONFIG_SCHEMA = PolicyConfigSchema(
             "default": [ADMINISTRATOR_ACCESS],
             "description": "Managed policy ARNs no role may have attached.",
         },
-        "allowedNames": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1},
-            "default": [],
-            "description": "Resource names exempt from this policy (a break-glass administrator role).",
-        },
+        "allowedNames": exempt_names("a break-glass administrator role"),
     }
 )
 
@@ -139,11 +136,4 @@ def _attached(resource: Resource, arns: Any, where: str, forbidden: list[str], f
             )
 
 
-POLICY = resource_policy(
-    name=NAME,
-    description=DESCRIPTION,
-    severity=SEVERITY,
-    enforcement=ENFORCEMENT,
-    schema=CONFIG_SCHEMA,
-    check=check,
-)
+POLICY = resource_policy(**rule_metadata(__name__), check=check)

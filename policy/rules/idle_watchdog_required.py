@@ -47,7 +47,14 @@ from inference_infra.components.resources import (
     template_index,
 )
 from inference_infra.components.resources.schedules import schedule_index
-from inference_infra.policy.rules._base import Outcome, Resource, not_applicable, passed, stack_policy
+from inference_infra.policy.rules._base import (
+    Outcome,
+    Resource,
+    not_applicable,
+    passed,
+    rule_metadata,
+    stack_policy,
+)
 from inference_infra.policy.rules._machines import AWS_MACHINES
 from inference_infra.policy.rules._tags import auto_shutdown, instance_tags
 
@@ -253,11 +260,4 @@ def _names(items: list[Resource] | list[str]) -> str:
     return shown + (f" and {len(names) - _LISTED} more" if len(names) > _LISTED else "")
 
 
-POLICY = stack_policy(
-    name=NAME,
-    description=DESCRIPTION,
-    severity=SEVERITY,
-    enforcement=ENFORCEMENT,
-    schema=CONFIG_SCHEMA,
-    check=check,
-)
+POLICY = stack_policy(**rule_metadata(__name__), check=check)

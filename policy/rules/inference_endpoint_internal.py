@@ -23,6 +23,7 @@ from inference_infra.policy.rules._base import (
     Resource,
     not_applicable,
     resource_policy,
+    rule_metadata,
     show,
 )
 
@@ -92,11 +93,4 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
     return found.outcome()
 
 
-POLICY = resource_policy(
-    name=NAME,
-    description=DESCRIPTION,
-    severity=SEVERITY,
-    enforcement=ENFORCEMENT,
-    schema=CONFIG_SCHEMA,
-    check=check,
-)
+POLICY = resource_policy(**rule_metadata(__name__), check=check)

@@ -40,6 +40,7 @@ from inference_infra.policy.rules._base import (
     Resource,
     judged_stack_policy,
     not_applicable,
+    rule_metadata,
 )
 
 NAME = "load-balancer-api-paths-only"
@@ -240,12 +241,4 @@ def judge(resources: Sequence[Resource], config: Mapping[str, Any]) -> Iterator[
             yield resource, check(resource, config, stack)
 
 
-POLICY = judged_stack_policy(
-    name=NAME,
-    description=DESCRIPTION,
-    severity=SEVERITY,
-    enforcement=ENFORCEMENT,
-    schema=CONFIG_SCHEMA,
-    judge=judge,
-    applies_to=APPLIES_TO,
-)
+POLICY = judged_stack_policy(**rule_metadata(__name__), judge=judge, applies_to=APPLIES_TO)

@@ -33,6 +33,7 @@ from inference_infra.policy.rules._base import (
     Resource,
     judged_stack_policy,
     not_applicable,
+    rule_metadata,
 )
 from inference_infra.policy.rules._tags import not_production, production_environment, production_schema
 
@@ -201,15 +202,7 @@ def _backend_service(resource: Resource, config: Mapping[str, Any]) -> Outcome:
     return found.outcome()
 
 
-POLICY = judged_stack_policy(
-    name=NAME,
-    description=DESCRIPTION,
-    severity=SEVERITY,
-    enforcement=ENFORCEMENT,
-    schema=CONFIG_SCHEMA,
-    judge=judge,
-    applies_to=APPLIES_TO,
-)
+POLICY = judged_stack_policy(**rule_metadata(__name__), judge=judge, applies_to=APPLIES_TO)
 
 
 def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:

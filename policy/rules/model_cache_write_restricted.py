@@ -24,6 +24,7 @@ from inference_infra.policy.rules._base import (
     Resource,
     not_applicable,
     resource_policy,
+    rule_metadata,
     show,
 )
 
@@ -114,11 +115,4 @@ def _filestore(resource: Resource, max_writer: int, found: Findings) -> None:
                 )
 
 
-POLICY = resource_policy(
-    name=NAME,
-    description=DESCRIPTION,
-    severity=SEVERITY,
-    enforcement=ENFORCEMENT,
-    schema=CONFIG_SCHEMA,
-    check=check,
-)
+POLICY = resource_policy(**rule_metadata(__name__), check=check)

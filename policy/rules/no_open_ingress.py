@@ -40,6 +40,7 @@ from inference_infra.policy.rules._base import (
     Resource,
     judged_stack_policy,
     not_applicable,
+    rule_metadata,
     show,
 )
 
@@ -220,17 +221,7 @@ def _firewall(
     if allows is UNKNOWN:
         found.not_known("allows")
         return ("fw", net, targets), [], None
-    grants = []
-    for n, allow in enumerate(allows if isinstance(allows, list) else []):
-        protocol, ports = get_path(allow, "protocol"), get_path(allow, "ports")
-        if UNKNOWN in (protocol, ports) or (isinstance(ports, list) and UNKNOWN in ports):
-            found.not_known(f"allows[{n}]")
-            continue
-        name = _protocol(protocol)
-        ranges_ = _port_ranges(ports) if name in ("tcp", "udp") else [(0, 65535)]
-        for low, high in ranges_:
-            grants += [Grant(i, f"{where}, allows[{n}]", name, low, high, block) for block, where in blocks]
-    return ("fw", net, targets), grants, None
+    return ("fw", net, targets), _entry_grants(i, allows, "protocol", "allows", blocks, found), None
 
 
 def _firewall_policy_rule(
@@ -249,20 +240,25 @@ def _firewall_policy_rule(
     ranges = get_path(match, "srcIpRanges")
     blocks = list(_blocks({"srcIpRanges": ranges}, ("srcIpRanges",), "match", found))
     configs = get_path(match, "layer4Configs")
+    return ("fwp", i), _entry_grants(i, configs, "ipProtocol", "match.layer4Configs", blocks, found), None
+
+
+def _entry_grants(
+    i: int, entries: Any, protocol_key: str, at: str, blocks: list[tuple[str, str]], found: Findings
+) -> list[Grant]:
+    """The grants of a GCP rule's protocol and ports entries (a firewall's `allows`, a firewall policy
+    rule's `match.layer4Configs`): one per port range and source block; an entry not known yet is named."""
     grants = []
-    for n, config in enumerate(configs if isinstance(configs, list) else []):
-        protocol, ports = get_path(config, "ipProtocol"), get_path(config, "ports")
+    for n, entry in enumerate(entries if isinstance(entries, list) else []):
+        protocol, ports = get_path(entry, protocol_key), get_path(entry, "ports")
         if UNKNOWN in (protocol, ports) or (isinstance(ports, list) and UNKNOWN in ports):
-            found.not_known(f"match.layer4Configs[{n}]")
+            found.not_known(f"{at}[{n}]")
             continue
         name = _protocol(protocol)
-        ranges_ = _port_ranges(ports) if name in ("tcp", "udp") else [(0, 65535)]
-        for low, high in ranges_:
-            grants += [
-                Grant(i, f"{where}, match.layer4Configs[{n}]", name, low, high, block)
-                for block, where in blocks
-            ]
-    return ("fwp", i), grants, None
+        port_ranges = _port_ranges(ports) if name in ("tcp", "udp") else [(0, 65535)]
+        for low, high in port_ranges:
+            grants += [Grant(i, f"{where}, {at}[{n}]", name, low, high, block) for block, where in blocks]
+    return grants
 
 
 def _with_network_wide_firewalls(groups: Mapping[tuple[Any, ...], list[Grant]]) -> Iterator[list[Grant]]:
@@ -404,12 +400,4 @@ def _why(verdict: Exposure, config: Mapping[str, Any]) -> str:
     return f"a global IPv6 /{verdict.ipv6_shortest_prefix} (shorter than minIpv6PrefixLength /{prefix})"
 
 
-POLICY = judged_stack_policy(
-    name=NAME,
-    description=DESCRIPTION,
-    severity=SEVERITY,
-    enforcement=ENFORCEMENT,
-    schema=CONFIG_SCHEMA,
-    judge=judge,
-    applies_to=APPLIES_TO,
-)
+POLICY = judged_stack_policy(**rule_metadata(__name__), judge=judge, applies_to=APPLIES_TO)

@@ -49,6 +49,7 @@ from inference_infra.policy.rules._base import (
     Resource,
     not_applicable,
     resource_policy,
+    rule_metadata,
 )
 
 NAME = "no-plaintext-secrets"
@@ -230,11 +231,4 @@ def _unique(findings: list[Finding]) -> list[Finding]:
     return list(dict.fromkeys(findings))
 
 
-POLICY = resource_policy(
-    name=NAME,
-    description=DESCRIPTION,
-    severity=SEVERITY,
-    enforcement=ENFORCEMENT,
-    schema=CONFIG_SCHEMA,
-    check=check,
-)
+POLICY = resource_policy(**rule_metadata(__name__), check=check)

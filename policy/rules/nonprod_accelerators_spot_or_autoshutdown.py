@@ -51,6 +51,7 @@ from inference_infra.policy.rules._base import (
     judged_stack_policy,
     not_applicable,
     passed,
+    rule_metadata,
 )
 from inference_infra.policy.rules._k8s_nodes import (
     NODE_POOL_FIX,
@@ -197,12 +198,4 @@ def judge(resources: Sequence[Resource], config: Mapping[str, Any]) -> Iterable[
         )
 
 
-POLICY = judged_stack_policy(
-    name=NAME,
-    description=DESCRIPTION,
-    severity=SEVERITY,
-    enforcement=ENFORCEMENT,
-    schema=CONFIG_SCHEMA,
-    judge=judge,
-    applies_to=APPLIES_TO,
-)
+POLICY = judged_stack_policy(**rule_metadata(__name__), judge=judge, applies_to=APPLIES_TO)

@@ -48,6 +48,7 @@ from inference_infra.policy.rules._base import (
     Resource,
     not_applicable,
     per_resource_stack_policy,
+    rule_metadata,
 )
 from inference_infra.policy.rules._k8s import accelerator_templates, is_workload, known_mapping, where
 from inference_infra.policy.rules._machines import AWS_LAUNCHERS, launch_template
@@ -252,12 +253,4 @@ def _nouns(tags: TagSet, count: int) -> tuple[str, str]:
     return (noun, "it") if count == 1 else (f"{noun}s", "them")
 
 
-POLICY = per_resource_stack_policy(
-    name=NAME,
-    description=DESCRIPTION,
-    severity=SEVERITY,
-    enforcement=ENFORCEMENT,
-    schema=CONFIG_SCHEMA,
-    check=check,
-    applies_to=APPLIES_TO,
-)
+POLICY = per_resource_stack_policy(**rule_metadata(__name__), check=check, applies_to=APPLIES_TO)

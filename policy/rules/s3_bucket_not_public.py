@@ -30,9 +30,11 @@ from inference_infra.policy.rules._base import (
     Findings,
     Outcome,
     Resource,
+    exempt_names,
     not_applicable,
     passed,
     resource_policy,
+    rule_metadata,
     show,
 )
 
@@ -43,16 +45,7 @@ DESCRIPTION = (
     "S3 buckets keep public access blocked and grant nothing to everyone (ACLs to AllUsers or "
     "AuthenticatedUsers, policies to Principal *)."
 )
-CONFIG_SCHEMA = PolicyConfigSchema(
-    properties={
-        "allowedNames": {
-            "type": "array",
-            "items": {"type": "string", "minLength": 1},
-            "default": [],
-            "description": "Resource names exempt from this policy (a bucket meant to be public).",
-        }
-    }
-)
+CONFIG_SCHEMA = PolicyConfigSchema(properties={"allowedNames": exempt_names("a bucket meant to be public")})
 
 BUCKETS = frozenset({"aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2"})
 ACCESS_BLOCKS = frozenset(
@@ -155,11 +148,4 @@ def _policy(resource: Resource, policy: Any, found: Findings) -> None:
             )
 
 
-POLICY = resource_policy(
-    name=NAME,
-    description=DESCRIPTION,
-    severity=SEVERITY,
-    enforcement=ENFORCEMENT,
-    schema=CONFIG_SCHEMA,
-    check=check,
-)
+POLICY = resource_policy(**rule_metadata(__name__), check=check)

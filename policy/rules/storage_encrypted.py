@@ -23,6 +23,7 @@ from inference_infra.policy.rules._base import (
     Resource,
     not_applicable,
     resource_policy,
+    rule_metadata,
     show,
 )
 
@@ -160,11 +161,4 @@ def _s3_rule(resource: Resource, rule: Any, path: str, config: Mapping[str, Any]
         )
 
 
-POLICY = resource_policy(
-    name=NAME,
-    description=DESCRIPTION,
-    severity=SEVERITY,
-    enforcement=ENFORCEMENT,
-    schema=CONFIG_SCHEMA,
-    check=check,
-)
+POLICY = resource_policy(**rule_metadata(__name__), check=check)

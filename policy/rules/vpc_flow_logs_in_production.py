@@ -15,7 +15,14 @@ from typing import Any
 from pulumi_policy import EnforcementLevel, Severity
 
 from inference_infra.components.resources import StackIndex
-from inference_infra.policy.rules._base import Outcome, Resource, judged_stack_policy, not_applicable, passed
+from inference_infra.policy.rules._base import (
+    Outcome,
+    Resource,
+    judged_stack_policy,
+    not_applicable,
+    passed,
+    rule_metadata,
+)
 from inference_infra.policy.rules._tags import not_production, production_environment, production_schema
 
 NAME = "vpc-flow-logs-in-production"
@@ -63,12 +70,4 @@ def check(resource: Resource, config: Mapping[str, Any]) -> Outcome:
     return next(outcome for _, outcome in judge([resource], config))
 
 
-POLICY = judged_stack_policy(
-    name=NAME,
-    description=DESCRIPTION,
-    severity=SEVERITY,
-    enforcement=ENFORCEMENT,
-    schema=CONFIG_SCHEMA,
-    judge=judge,
-    applies_to=APPLIES_TO,
-)
+POLICY = judged_stack_policy(**rule_metadata(__name__), judge=judge, applies_to=APPLIES_TO)

@@ -184,3 +184,13 @@ def test_accelerator_images_pinned_judges_images_in_helm_values_on_accelerators(
     assert len(check(rule, release, {"values": short}).violations) == 1
     cpu = {"image": {"repository": "nginx", "tag": "latest"}}
     assert check(rule, release, {"values": cpu}).not_applicable is not None
+
+
+def test_accelerator_images_pinned_says_why_helm_values_are_not_judged(check):
+    """The gate shared with k8s-accelerator-pods-unprivileged (_k8s.helm_not_judged), word for word."""
+    release = "kubernetes:helm.sh/v3:Release"
+    cpu = {"image": {"repository": "nginx", "tag": "latest"}}
+    assert check(rule, release, {"values": cpu}).not_applicable == (
+        "a Helm release whose values request no accelerator and select no accelerator node"
+    )
+    assert check(rule, release, {"values": UNKNOWN}) == Outcome(unknown=("values",))

@@ -3,6 +3,8 @@ that may only list instances."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from inference_infra.components.errors import InputError
@@ -52,3 +54,18 @@ def test_prometheus_discovery_account_rejects_bad_input(plan_of, field, value, m
     with pytest.raises(InputError, match=message) as error:
         plan_of(PrometheusDiscoveryAccount("prom-discovery", _args(**{field: value})))
     assert field in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("namespace", "Monitoring", "must be a Kubernetes namespace name (RFC 1123)"),
+        ("service_account", "prom_sa", "must be a Kubernetes service account name"),
+    ],
+)
+def test_prometheus_discovery_account_rejects_bad_kubernetes_names(plan_of, field, value, message):
+    """The same check and words as the AWS role's (monitoring.scrape.discovery_subject_problems)."""
+    with pytest.raises(InputError, match=re.escape(message)) as error:
+        plan_of(PrometheusDiscoveryAccount("prom-discovery", _args(**{field: value})))
+    assert field in str(error.value)
+    assert value in str(error.value)
