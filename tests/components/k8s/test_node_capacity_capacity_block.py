@@ -26,6 +26,7 @@ from inference_infra.components.k8s.node_capacity_args import (
     NodeSubnet,
 )
 from inference_infra.components.k8s.node_capacity_rules import eks_node_group_api_problems
+from tests.components.k8s.node_cases import eks_args
 
 GROUP = "aws:eks/nodeGroup:NodeGroup"
 TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -37,16 +38,8 @@ BLOCK = EksReservation(target="cr-0123456789abcdef0", availability_zone="us-east
 
 
 def _args(**kw) -> EksNodeGroupsArgs:
-    base = dict(
-        cluster_name="inference",
-        pool="train",
-        instance_type="p5.48xlarge",
-        reserved=2,
-        reservation=BLOCK,
-        subnets=SUBNETS,
-        security_group_ids=["sg-0123456789abcdef0"],
-    )
-    return EksNodeGroupsArgs(**{**base, **kw})
+    base = {"pool": "train", "instance_type": "p5.48xlarge", "reserved": 2, "reservation": BLOCK}
+    return eks_args(**{**base, "subnets": SUBNETS, **kw})
 
 
 def _spy_options(monkeypatch) -> dict:

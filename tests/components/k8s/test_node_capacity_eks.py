@@ -33,6 +33,7 @@ from inference_infra.components.k8s.node_capacity_args import (
     EksReservation,
     NodeSubnet,
 )
+from tests.components.k8s.node_cases import eks_args
 
 GROUP = "aws:eks/nodeGroup:NodeGroup"
 TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
@@ -43,15 +44,7 @@ SUBNETS = [
 
 
 def _args(**kw) -> EksNodeGroupsArgs:
-    base = dict(
-        cluster_name="inference",
-        pool="chat",
-        instance_type="g6e.xlarge",
-        on_demand=2,
-        subnets=SUBNETS,
-        security_group_ids=["sg-0123456789abcdef0"],
-    )
-    return EksNodeGroupsArgs(**{**base, **kw})
+    return eks_args(**{"on_demand": 2, "subnets": SUBNETS, **kw})
 
 
 def test_eks_enums_match_the_eks_api_in_botocore():

@@ -23,15 +23,13 @@ from inference_infra.components.k8s.node_capacity_args import (
     GkeNodePoolArgs,
     GpuDriverVersion,
 )
+from tests.components.k8s.node_cases import gke_args
 
 POOL = "gcp:container/nodePool:NodePool"
 
 
 def _args(**kw) -> GkeNodePoolArgs:
-    base = dict(
-        cluster="inference", location="us-central1", pool="chat", machine_type="g2-standard-8", max_nodes=3
-    )
-    return GkeNodePoolArgs(**{**base, **kw})
+    return gke_args(**kw)
 
 
 def test_gke_driver_versions_are_the_providers():

@@ -25,41 +25,21 @@ from inference_infra.components.k8s.node_capacity_args import (
     validate_gke_node_pool,
     validate_karpenter_nodes,
 )
+from tests.components.k8s.node_cases import eks_args, gke_args, karpenter_args
 
-SUBNETS = [NodeSubnet(id="subnet-0a", availability_zone="us-east-1a")]
 BLOCK_ID = "cr-0123456789abcdef0"
 
 
 def _eks(**kw) -> EksNodeGroupsArgs:
-    base = dict(
-        cluster_name="inference",
-        pool="chat",
-        instance_type="g6e.xlarge",
-        on_demand=1,
-        subnets=SUBNETS,
-        security_group_ids=["sg-0123456789abcdef0"],
-    )
-    return EksNodeGroupsArgs(**{**base, **kw})
+    return eks_args(**{"on_demand": 1, **kw})
 
 
 def _karpenter(**kw) -> KarpenterNodesArgs:
-    base = dict(
-        pool="chat",
-        instance_type="g6e.xlarge",
-        capacity_types=[CapacityMode.ON_DEMAND],
-        max_nodes=2,
-        node_role="nodes",
-        subnet_tags={"karpenter.sh/discovery": "inference"},
-        security_group_tags={"karpenter.sh/discovery": "inference"},
-    )
-    return KarpenterNodesArgs(**{**base, **kw})
+    return karpenter_args(**kw)
 
 
 def _gke(**kw) -> GkeNodePoolArgs:
-    base = dict(
-        cluster="inference", location="us-central1", pool="chat", machine_type="g2-standard-8", max_nodes=3
-    )
-    return GkeNodePoolArgs(**{**base, **kw})
+    return gke_args(**kw)
 
 
 def _fields(problems) -> list[str]:

@@ -42,35 +42,18 @@ from inference_infra.components.k8s.node_capacity_spot import (
     spot_equivalence,
 )
 from inference_infra.components.offline_plan.pricing import price_capture
+from tests.components.k8s.node_cases import SUBNETS, eks_args, karpenter_args
 
 GROUP = "aws:eks/nodeGroup:NodeGroup"
 TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
-SUBNETS = [NodeSubnet(id="subnet-0a", availability_zone="us-east-1a")]
 
 
 def _args(**kw) -> EksNodeGroupsArgs:
-    base = dict(
-        cluster_name="inference",
-        pool="chat",
-        instance_type="g6e.xlarge",
-        spot=2,
-        subnets=SUBNETS,
-        security_group_ids=["sg-0123456789abcdef0"],
-    )
-    return EksNodeGroupsArgs(**{**base, **kw})
+    return eks_args(**{"spot": 2, **kw})
 
 
 def _karpenter(**kw) -> KarpenterNodesArgs:
-    base = dict(
-        pool="chat",
-        instance_type="g6e.xlarge",
-        capacity_types=[CapacityMode.SPOT],
-        max_nodes=2,
-        node_role="nodes",
-        subnet_tags={"karpenter.sh/discovery": "inference"},
-        security_group_tags={"karpenter.sh/discovery": "inference"},
-    )
-    return KarpenterNodesArgs(**{**base, **kw})
+    return karpenter_args(**{"capacity_types": [CapacityMode.SPOT], **kw})
 
 
 def _template_of(capture, group):
