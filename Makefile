@@ -80,7 +80,12 @@ docs: generate
 # runs them at full size (64 x 32 MiB, median of 5: about 5 minutes more) and the 5,000-instance
 # watchdog (about 15 minutes).
 WEIGHTS_BENCHMARKS := benchmarks/prefetch_manifest.py benchmarks/gcs_weights_fetch.py
-BENCHMARKS := $(filter-out $(WEIGHTS_BENCHMARKS),$(sort $(wildcard benchmarks/*.py)))
+# Run by hand, never by `make bench`: proof tools that compare two plans or two trees (they take the
+# files or the base commit to compare: their docstrings say how), and the install measurement (a fresh
+# virtualenv per extra, several minutes; `make bench-large` runs it).
+BENCH_TOOLS := benchmarks/compare_plans.py benchmarks/boot_corpus.py benchmarks/watchdog_core_equivalence.py
+SLOW_BENCHMARKS := benchmarks/install_size.py
+BENCHMARKS := $(filter-out $(WEIGHTS_BENCHMARKS) $(BENCH_TOOLS) $(SLOW_BENCHMARKS),$(sort $(wildcard benchmarks/*.py)))
 
 bench: venv
 	@n=0; total=$$(( $(words $(BENCHMARKS)) + 2 )); start=$$(date +%s); \
@@ -99,6 +104,8 @@ bench-large: venv
 	$(BIN)/python benchmarks/gcs_weights_fetch.py --shards 64 --runs 5
 	@echo "== benchmarks/watchdog_scale.py --sizes 100 1000 5000 (about 15 minutes)"
 	$(BIN)/python benchmarks/watchdog_scale.py --sizes 100 1000 5000
+	@echo "== benchmarks/install_size.py (a fresh virtualenv per extra: several minutes)"
+	$(BIN)/python benchmarks/install_size.py
 
 # Rewrites components/catalog/data/generated/ alone (`make generate` does it too) from the committed copies of
 # SkyPilot's catalogs and Cyclenerd's pricing.yml (components/catalog/data/sources/, SHA-256 checked).
