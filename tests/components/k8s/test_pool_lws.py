@@ -318,3 +318,16 @@ def test_pool_lws_on_gke_gpus_makes_hosts_times_replicas_nodes():
     objects = {o["kind"]: o for o in pool_objects(NAME, gke, plan)}
     assert objects["LeaderWorkerSet"]["spec"]["leaderWorkerTemplate"]["size"] == 2
     assert validate(objects["LeaderWorkerSet"]) == []
+
+
+def test_pool_lws_on_its_own_fixed_nodes_rolls_one_group_down_at_a_time(plan_of):
+    # 2 groups of 2 hosts on a node group capped at 4 nodes: LWS v0.10.0 rolls at replicas + maxSurge
+    # groups, and with maxUnavailable 0 its partition moves only once the surge group is ready, which
+    # would never be scheduled: one group is taken down and replaced on its own nodes instead.
+    KubernetesServingPool(NAME, replace(LWS_EKS, nodes=replace(EKS_NODES, root_volume_gib=894)))
+    capture = plan_of()
+    (group,) = capture.of_type("aws:eks/nodeGroup:NodeGroup")
+    lws = capture.one(LWS_TYPE, f"{NAME}-engine").props["spec"]
+    nodes = lws["replicas"] * lws["leaderWorkerTemplate"]["size"]
+    assert group.props["scalingConfig"]["maxSize"] == nodes == 4  # no room for a 3rd group
+    assert lws["rolloutStrategy"]["rollingUpdateConfiguration"] == {"maxUnavailable": 1, "maxSurge": 0}
