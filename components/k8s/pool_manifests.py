@@ -731,7 +731,8 @@ def leader_worker_set(
     }
     if args.elastic is None:
         spec["replicas"] = replicas(plan)  # elastic: KEDA's HPA owns the count (LWS's scale subresource)
-    return {"metadata": metadata(name, args, plan), "spec": spec}
+    # Not the pool's name: LWS's headless Service takes the set's (pool_lws.SET_SUFFIX).
+    return {"metadata": metadata(name, args, plan, lws.SET_SUFFIX), "spec": spec}
 
 
 def workload(
@@ -1017,7 +1018,7 @@ def scaled_object(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -
             # A LeaderWorkerSet has the scale subresource (its CRD: specReplicasPath .spec.replicas,
             # labelSelectorPath .status.hpaPodSelector, the leaders): KEDA scales whole groups.
             "scaleTargetRef": (
-                {"apiVersion": lws.LWS_API_VERSION, "kind": "LeaderWorkerSet", "name": name}
+                {"apiVersion": lws.LWS_API_VERSION, "kind": "LeaderWorkerSet", "name": lws.set_name(name)}
                 if is_group(plan)
                 else {"apiVersion": "apps/v1", "kind": "Deployment", "name": name}
             ),
