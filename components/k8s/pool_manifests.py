@@ -704,7 +704,8 @@ def rollout_bounds(args: KubernetesServingPoolArgs) -> dict[str, int]:
     leaderworkerset_controller.go rollingUpdateParameters: replicas + maxSurge groups, and a partition
     that moves only as the surge group becomes ready). There, one replica at a time is taken down and
     replaced on the nodes it frees: the pool runs one replica short for a cold start (a one-replica
-    pool is down for it), as a GCP VM group that cannot surge does."""
+    pool is down for it), as a GCP VM group that cannot surge does. An elastic pool keeps the surge: below
+    its peak its nodes have room; at its peak the rollout waits until the load lets KEDA drop a replica."""
     if args.nodes is not None and args.elastic is None:
         return {"maxUnavailable": 1, "maxSurge": 0}
     return {"maxUnavailable": 0, "maxSurge": 1}
