@@ -36,6 +36,15 @@ from inference_infra.components.serving.units import API_KEY_SCRIPT
 LWS_API_VERSION = "leaderworkerset.x-k8s.io/v1"
 LWS_VERSION = "v0.10.0"
 SET_NAME_LABEL = "leaderworkerset.sigs.k8s.io/name"  # SetNameLabelKey: the set's name, on each pod
+# The set's own name: the pool's name and this suffix. LWS names its headless Service after the set
+# (subdomainPolicy Shared, the default: pkg/controllers/leaderworkerset_controller.go 214-215) and
+# creates it only when no Service of that name exists (pkg/utils/controller/controller_utils.go,
+# CreateHeadlessServiceIfNotExists). A set named like the pool would meet the pool's own ClusterIP
+# Service: no headless Service, so no DNS record for LWS_LEADER_ADDRESS (<set>-<group>.<set>.<namespace>,
+# pkg/utils/pod/pod_utils.go AddLWSVariables), workers that never find their leader, and a group that
+# never serves (or, LWS first, the pool's Service refused as existing). A pool name is at most 40
+# characters: the set's 46, its StatefulSets' <set>-<group> within the 52 a revision-hash label allows.
+SET_SUFFIX = "-group"
 WORKER_INDEX_LABEL = "leaderworkerset.sigs.k8s.io/worker-index"  # WorkerIndexLabelKey: "0" is the leader
 # GroupUniqueHashLabelKey: one value per group, put on the leader by LWS's pod webhook at its creation
 # (pkg/webhooks/pod_webhook.go 116-120) and copied to its workers (pkg/controllers/pod_controller.go 405).
@@ -115,6 +124,11 @@ def group_environment(hosts: int, timeout_seconds: int) -> list[dict[str, str]]:
     ]
 
 
+def set_name(name: str) -> str:
+    """The LeaderWorkerSet's name (and so its headless Service's and its pods' subdomain)."""
+    return f"{name}{SET_SUFFIX}"
+
+
 def leader_labels() -> dict[str, str]:
     """What the Service, the PodMonitor and the scaler's selector add to the pool's: leaders only (the
     API and vLLM's metrics live on the leader)."""
@@ -124,7 +138,7 @@ def leader_labels() -> dict[str, str]:
 def group_peer(name: str) -> dict[str, Any]:
     """The pods of this pool's set (same namespace). Narrower is not possible with a fixed selector: the
     group's own label (leaderworkerset.sigs.k8s.io/group-key) is a hash LWS computes per group."""
-    return {"podSelector": {"matchLabels": {SET_NAME_LABEL: name}}}
+    return {"podSelector": {"matchLabels": {SET_NAME_LABEL: set_name(name)}}}
 
 
 def group_zone_affinity(name: str) -> dict[str, Any]:
@@ -141,7 +155,7 @@ def group_zone_affinity(name: str) -> dict[str, Any]:
                 {
                     "weight": 100,
                     "podAffinityTerm": {
-                        "labelSelector": {"matchLabels": {SET_NAME_LABEL: name}},
+                        "labelSelector": {"matchLabels": {SET_NAME_LABEL: set_name(name)}},
                         "matchLabelKeys": [GROUP_KEY_LABEL],
                         "topologyKey": ZONE_KEY,
                     },

@@ -695,17 +695,33 @@ def workload_kind(plan: FleetPlan) -> str:
     return "LeaderWorkerSet" if is_group(plan) else "Deployment"
 
 
+def rollout_bounds(args: KubernetesServingPoolArgs) -> dict[str, int]:
+    """How a rollout replaces the replicas (pods, or LeaderWorkerSet groups): one at a time, never below
+    the size (a surge replica first), unless the pool's own nodes are fixed at its size. Those groups'
+    maximum is their size (pool_nodes.py: EKS max_size, Karpenter's limit, GKE's max node count), so a
+    surge replica would stay Pending, no old replica would go (maxUnavailable 0) and the rollout would
+    never end (a Deployment: progressDeadlineSeconds; LWS v0.10.0 pkg/controllers/
+    leaderworkerset_controller.go rollingUpdateParameters: replicas + maxSurge groups, and a partition
+    that moves only as the surge group becomes ready). There, one replica at a time is taken down and
+    replaced on the nodes it frees: the pool runs one replica short for a cold start (a one-replica
+    pool is down for it), as a GCP VM group that cannot surge does. An elastic pool keeps the surge: below
+    its peak its nodes have room; at its peak the rollout waits until the load lets KEDA drop a replica."""
+    if args.nodes is not None and args.elastic is None:
+        return {"maxUnavailable": 1, "maxSurge": 0}
+    return {"maxUnavailable": 0, "maxSurge": 1}
+
+
 def leader_worker_set(
     name: str, args: KubernetesServingPoolArgs, plan: FleetPlan, source: str | None
 ) -> dict[str, Any]:
     """One group per replica: `size` = the plan's hosts, a leader and hosts - 1 workers, each pod on its
     own node's GPUs; a pod's restart recreates its group (pool_lws.RESTART_POLICY); workers created with
-    the leader (pool_lws.STARTUP_POLICY); replaced one group at a time, never below the size."""
+    the leader (pool_lws.STARTUP_POLICY); replaced one group at a time (rollout_bounds)."""
     spec: dict[str, Any] = {
         "startupPolicy": lws.STARTUP_POLICY,
         "rolloutStrategy": {
             "type": "RollingUpdate",
-            "rollingUpdateConfiguration": {"maxUnavailable": 0, "maxSurge": 1},
+            "rollingUpdateConfiguration": rollout_bounds(args),
         },
         "leaderWorkerTemplate": {
             "size": plan.hosts_per_replica,
@@ -716,7 +732,8 @@ def leader_worker_set(
     }
     if args.elastic is None:
         spec["replicas"] = replicas(plan)  # elastic: KEDA's HPA owns the count (LWS's scale subresource)
-    return {"metadata": metadata(name, args, plan), "spec": spec}
+    # Not the pool's name: LWS's headless Service takes the set's (pool_lws.SET_SUFFIX).
+    return {"metadata": metadata(name, args, plan, lws.SET_SUFFIX), "spec": spec}
 
 
 def workload(
@@ -738,8 +755,8 @@ def deployment(
 ) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "selector": {"matchLabels": selector_labels(name)},
-        # A new pod serves only after its startup probe: replace one at a time, never below the size.
-        "strategy": {"type": "RollingUpdate", "rollingUpdate": {"maxSurge": 1, "maxUnavailable": 0}},
+        # A new pod serves only after its startup probe: replace one at a time (rollout_bounds).
+        "strategy": {"type": "RollingUpdate", "rollingUpdate": rollout_bounds(args)},
         "template": pod_template(name, args, plan, source),
     }
     if args.elastic is None:
@@ -1002,7 +1019,7 @@ def scaled_object(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -
             # A LeaderWorkerSet has the scale subresource (its CRD: specReplicasPath .spec.replicas,
             # labelSelectorPath .status.hpaPodSelector, the leaders): KEDA scales whole groups.
             "scaleTargetRef": (
-                {"apiVersion": lws.LWS_API_VERSION, "kind": "LeaderWorkerSet", "name": name}
+                {"apiVersion": lws.LWS_API_VERSION, "kind": "LeaderWorkerSet", "name": lws.set_name(name)}
                 if is_group(plan)
                 else {"apiVersion": "apps/v1", "kind": "Deployment", "name": name}
             ),

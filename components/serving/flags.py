@@ -62,6 +62,16 @@ MANAGED_OPTIONS = frozenset(
         "--enable-prefix-caching",
         "--no-enable-prefix-caching",
         "--device",
+        # The stages over hosts (FleetPlan.hosts_per_replica) and the group's multi-node flags
+        # (k8s/pool_lws.multi_node_args): argparse keeps an option's last value, so an engine arg given
+        # after the plan's would undo its memory fit, or a leader's rank, peer address or API server.
+        "--pipeline-parallel-size",
+        "--nnodes",
+        "--node-rank",
+        "--master-addr",
+        "--master-port",
+        "--headless",
+        "--distributed-timeout-seconds",
     }
 )
 # A value must survive systemd's ExecStart= parsing unchanged: no quoting, escapes, specifiers or variables.

@@ -228,7 +228,7 @@ def test_pool_lws_network_policy_adds_the_group_ports_and_nothing_else(objects):
     one_host = replace(LWS_EKS, model=replace(LWS_EKS.model, name="llama-3.1-8b"), hosts_per_replica=1)
     single = {o["kind"]: o for o in pool_objects(NAME, one_host, plan_pool(NAME, one_host))}["NetworkPolicy"]
     policy = objects["NetworkPolicy"]["spec"]
-    peer = {"podSelector": {"matchLabels": {"leaderworkerset.sigs.k8s.io/name": NAME}}}
+    peer = {"podSelector": {"matchLabels": {"leaderworkerset.sigs.k8s.io/name": f"{NAME}-group"}}}
     ports = [
         {"protocol": "TCP", "port": 29501},
         {"protocol": "TCP", "port": 32768, "endPort": 60999},
@@ -248,7 +248,7 @@ def test_pool_lws_scaler_targets_the_leaderworkerset_scale_subresource():
     assert scaled["scaleTargetRef"] == {
         "apiVersion": "leaderworkerset.x-k8s.io/v1",
         "kind": "LeaderWorkerSet",
-        "name": NAME,
+        "name": f"{NAME}-group",  # the set's own name (pool_lws.set_name)
     }
     assert (scaled["minReplicaCount"], scaled["maxReplicaCount"]) == (1, 2)  # groups
     assert "replicas" not in objects["LeaderWorkerSet"]["spec"]  # the HPA owns the count
@@ -318,3 +318,35 @@ def test_pool_lws_on_gke_gpus_makes_hosts_times_replicas_nodes():
     objects = {o["kind"]: o for o in pool_objects(NAME, gke, plan)}
     assert objects["LeaderWorkerSet"]["spec"]["leaderWorkerTemplate"]["size"] == 2
     assert validate(objects["LeaderWorkerSet"]) == []
+
+
+def test_pool_lws_on_its_own_fixed_nodes_rolls_one_group_down_at_a_time(plan_of):
+    # 2 groups of 2 hosts on a node group capped at 4 nodes: LWS v0.10.0 rolls at replicas + maxSurge
+    # groups, and with maxUnavailable 0 its partition moves only once the surge group is ready, which
+    # would never be scheduled: one group is taken down and replaced on its own nodes instead.
+    KubernetesServingPool(NAME, replace(LWS_EKS, nodes=replace(EKS_NODES, root_volume_gib=894)))
+    capture = plan_of()
+    (group,) = capture.of_type("aws:eks/nodeGroup:NodeGroup")
+    lws = capture.one(LWS_TYPE, f"{NAME}-engine").props["spec"]
+    nodes = lws["replicas"] * lws["leaderWorkerTemplate"]["size"]
+    assert group.props["scalingConfig"]["maxSize"] == nodes == 4  # no room for a 3rd group
+    assert lws["rolloutStrategy"]["rollingUpdateConfiguration"] == {"maxUnavailable": 1, "maxSurge": 0}
+
+
+def test_pool_lws_set_is_not_named_like_any_service_of_the_pool(objects):
+    # LWS v0.10.0 names the set's headless Service after the set (subdomainPolicy Shared) and makes it
+    # only when no Service of that name exists (pkg/utils/controller/controller_utils.go): a set named
+    # like the pool's ClusterIP Service left LWS_LEADER_ADDRESS (<set>-<group>.<set>.<namespace>,
+    # pkg/utils/pod/pod_utils.go) without a DNS record, so no worker ever found its leader.
+    lws = objects["LeaderWorkerSet"]
+    assert lws["metadata"]["name"] == pool_lws.set_name(NAME) == f"{NAME}-group"
+    services = [o["metadata"]["name"] for o in objects.values() if o["kind"] == "Service"]
+    assert services == [NAME]
+    assert lws["metadata"]["name"] not in services
+    assert lws["spec"].get("networkConfig") is None  # Shared: the headless Service is the set's name
+    # the set's own label (which LWS sets to the set's name) is what the peers and the affinity select
+    peer = pool_lws.group_peer(NAME)["podSelector"]["matchLabels"]
+    assert peer == {pool_lws.SET_NAME_LABEL: lws["metadata"]["name"]}
+    # the longest pool name: the set's StatefulSets <set>-<group> stay within 52 characters (their
+    # controller-revision-hash label, <name>-<10-character hash>, within a label value's 63)
+    assert len(pool_lws.set_name("a" * 40)) + len("-999") <= 52

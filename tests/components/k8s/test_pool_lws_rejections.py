@@ -76,10 +76,23 @@ def test_pool_lws_rejects_hosts_that_still_do_not_hold_it():
 
 
 def test_pool_lws_rejects_engine_args_that_set_the_groups_flags():
-    model = replace(BIG_MODEL, engine_args=("--pipeline-parallel-size", "4", "--headless"))
+    model = replace(
+        BIG_MODEL, engine_args=("--distributed-executor-backend", "ray", "--data-parallel-size", "2")
+    )
     ((key, value, allowed),) = _problems(replace(LWS_EKS, model=model))
-    assert (key, value) == ("model.engine_args", "--pipeline-parallel-size, --headless")
+    assert (key, value) == ("model.engine_args", "--distributed-executor-backend, --data-parallel-size")
     assert "are set by the pool for a replica over 2 hosts" in allowed
+
+
+def test_pool_lws_rejects_engine_args_that_set_the_plans_stages_or_ranks_each_by_index():
+    # The plan's own flags (serving/flags.MANAGED_OPTIONS): refused for every engine, one problem each.
+    model = replace(BIG_MODEL, engine_args=("--pipeline-parallel-size", "4", "--headless"))
+    problems = _problems(replace(LWS_EKS, model=model))
+    assert [(k, v) for k, v, _ in problems] == [
+        ("model.engine_args[0]", "--pipeline-parallel-size"),
+        ("model.engine_args[2]", "--headless"),
+    ]
+    assert all("is set from the capacity plan" in allowed for _, _, allowed in problems)
 
 
 def test_pool_lws_planner_spans_hosts_only_when_no_single_machine_holds_it():

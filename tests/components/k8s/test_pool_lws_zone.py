@@ -33,7 +33,7 @@ def test_pool_lws_pods_prefer_their_own_groups_zone(templates, role):
         {
             "weight": 100,
             "podAffinityTerm": {
-                "labelSelector": {"matchLabels": {"leaderworkerset.sigs.k8s.io/name": NAME}},
+                "labelSelector": {"matchLabels": {"leaderworkerset.sigs.k8s.io/name": f"{NAME}-group"}},
                 "matchLabelKeys": ["leaderworkerset.sigs.k8s.io/group-key"],
                 "topologyKey": ZONE,
             },

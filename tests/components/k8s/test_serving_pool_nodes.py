@@ -205,3 +205,28 @@ def test_every_kubernetes_object_of_a_pool_and_its_nodes_passes_validation(plan_
     if "karpenter" in case:
         assert {"NodePool", "EC2NodeClass"} <= {o["kind"] for o in objects}
     assert [e for o in objects for e in validate(o)] == []
+
+
+@pytest.mark.parametrize("nodes", [EKS_NODES, KARPENTER], ids=["eks", "karpenter"])
+def test_fixed_pool_on_its_own_nodes_rolls_one_pod_down_at_a_time(plan_of, nodes):
+    # Its nodes are capped at its size (EKS maxSize, Karpenter's limit): a surge pod would stay
+    # Pending, and with maxUnavailable 0 no old pod would go, so the rollout would never end.
+    KubernetesServingPool("llama", replace(EKS, on_demand=1, spot=1, nodes=nodes))
+    capture = plan_of()
+    objects = {o["kind"]: o for o in objects_of(capture)}
+    if nodes is EKS_NODES:
+        groups = [g.props["scalingConfig"] for g in capture.of_type(NODE_GROUP)]
+        assert all(g["maxSize"] == g["desiredSize"] for g in groups)  # no room for a surge pod
+    rolling = objects["Deployment"]["spec"]["strategy"]["rollingUpdate"]
+    assert rolling == {"maxUnavailable": 1, "maxSurge": 0}
+    assert validate(objects["Deployment"]) == []
+
+
+def test_elastic_pool_or_the_clusters_nodes_surge_one_pod(plan_of):
+    # Below its peak an elastic pool's groups have room; the cluster's own nodes are not ours to judge.
+    KubernetesServingPool("llama", replace(EKS_ELASTIC, nodes=EKS_NODES))
+    KubernetesServingPool("other", EKS)
+    deployments = [o for o in objects_of(plan_of()) if o["kind"] == "Deployment"]
+    assert len(deployments) == 2
+    for deployment in deployments:
+        assert deployment["spec"]["strategy"]["rollingUpdate"] == {"maxUnavailable": 0, "maxSurge": 1}

@@ -370,3 +370,23 @@ def test_restricted_options_are_options_of_a_pinned_engine():
     for family in EngineFamily:
         known |= set(flags_module.vllm_options(family))
     assert set(flags_module.RESTRICTED_OPTIONS) <= known
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "--pipeline-parallel-size=1",
+        "--nnodes=1",
+        "--node-rank=0",
+        "--master-addr=evil.example.com",
+        "--master-port=1",
+        "--headless",
+        "--distributed-timeout-seconds=1",
+    ],
+)
+def test_validate_extra_args_refuses_the_plans_stage_and_group_flags(token):
+    # vLLM's argparse keeps an option's last value and the model's engine args follow the plan's
+    # (flags.engine_args): --pipeline-parallel-size 1 there would undo a multi-host plan's memory fit.
+    [problem] = validate_extra_args([token], family=EngineFamily.NVIDIA_VLLM)
+    assert problem.input == "engine_args[0]"
+    assert "is set from the capacity plan" in problem.allowed

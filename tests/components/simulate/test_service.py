@@ -77,3 +77,22 @@ def test_service_model_prefill_is_bounded_by_the_engines_token_budget():
     assert service.prefill_lane_seconds(4000) == pytest.approx(4000 / service.prefill_tokens_per_s)
     assert service.prefill_lane_seconds(4000) <= service.prefill_seconds(4000) * 1.01
     assert service.engines == service.layout.replicas == 1
+
+
+def test_multi_host_service_is_the_k8s_pools_group_plan():
+    # A LeaderWorkerSet pool's replayed "machine" is its group: the slots are the --max-num-seqs the pool
+    # renders for its one engine over both hosts; its decode step (decode alone, prefill replayed apart)
+    # is at most the plan's per-sequence decode over the hosts (a chunked round, prefill included).
+    from inference_infra.components.fleet.elastic import decode_seconds_per_token
+    from inference_infra.components.k8s.pool_profile import plan_pool
+    from tests.components.k8s.lws_cases import LWS_EKS
+
+    plan = plan_pool("big", LWS_EKS)
+    assert plan.problems == ()
+    model = LWS_EKS.model
+    service = ServiceModel(model, plan.machine, model.context_tokens, plan.hosts_per_replica)
+    assert (service.hosts, plan.hosts_per_replica) == (2, 2)
+    assert service.slots == plan.engines.max_num_seqs * plan.engines.engines == 32
+    assert service.layout.tensor_parallel == plan.engines.tensor_parallel == 8
+    planned = decode_seconds_per_token(model, plan.machine, plan.hosts_per_replica)
+    assert 0 < service.tpot_seconds <= planned
