@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -228,8 +228,11 @@ def _client(source: str) -> Any:
 
 
 @contextmanager
-def _cloud_source(source: str) -> Iterator[None]:
-    """The cloud's own errors (no credentials, no such bucket, access denied) as one line, exit 2."""
+def _cloud_source(
+    source: str, *, problem: Callable[[object], str] | None = None, verb: str = "read"
+) -> Iterator[None]:
+    """The cloud's own errors (no credentials, no such bucket, access denied) as one line, exit 2, in the
+    words of the command (`problem`: `models manifest`'s by default)."""
     try:
         yield
     except InputError:
@@ -238,7 +241,7 @@ def _cloud_source(source: str) -> Iterator[None]:
         reason = _cloud_reason(e)
         if reason is None:
             raise
-        raise InputError(_problem(f"cannot read SOURCE {source!r}: {reason}")) from None
+        raise InputError((problem or _problem)(f"cannot {verb} SOURCE {source!r}: {reason}")) from None
 
 
 def _cloud_reason(error: Exception) -> str | None:
@@ -405,17 +408,8 @@ def _compile_problem(problem: object) -> str:
     return f"models compile-manifest: {problem}"
 
 
-@contextmanager
-def _compile_source(source: str) -> Iterator[None]:
-    try:
-        yield
-    except InputError:
-        raise
-    except Exception as e:
-        reason = _cloud_reason(e)
-        if reason is None:
-            raise
-        raise InputError(_compile_problem(f"cannot use SOURCE {source!r}: {reason}")) from None
+def _compile_source(source: str) -> AbstractContextManager[None]:
+    return _cloud_source(source, problem=_compile_problem, verb="use")
 
 
 def _store(source: str, client: Any, prefix: str, folder: Path, entries: list, set_text: str) -> None:
