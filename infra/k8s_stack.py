@@ -115,7 +115,7 @@ def planned_pools(settings: StackSettings) -> list[PlannedPool]:
                 cloud="aws",
                 accelerator="neuron" if config.accelerator is AcceleratorFamily.AWS_NEURON else "nvidia",
                 machine=plan.machine if resolved else None,
-                nodes=plan.counts.total * plan.hosts_per_replica,  # a replica over hosts is that many nodes
+                nodes=plan.machines,  # a replica over hosts is that many nodes
                 serving=plan.serving,
                 serves_model=config.model is not None,
                 latency=config.latency.value if config.latency is not None else "interactive",

@@ -102,6 +102,11 @@ class FleetPlan:
         return self.engines.pipeline_parallel if self.engines is not None else 1
 
     @property
+    def machines(self) -> int:
+        """Machines the counts ask for: replicas times the machines one spans."""
+        return self.counts.total * self.hosts_per_replica
+
+    @property
     def ports(self) -> tuple[int, int] | None:
         """First and last engine port (one per tensor-parallel group on a node); None without engines."""
         if self.engines is None:

@@ -313,7 +313,7 @@ class KubernetesPoolProfile:
                 f"{plan.machine} nodes (a leader serving the API and {hosts - 1} worker(s)), each pod with "
                 f"{engines.tensor_parallel} GPU(s): tensor parallel {engines.tensor_parallel} per host, "
                 f"pipeline parallel {hosts} across hosts; {plan.counts.total} replica(s) = "
-                f"{plan.counts.total * hosts} nodes; every pod fetches and verifies the whole model folder "
+                f"{plan.machines} nodes; every pod fetches and verifies the whole model folder "
                 "and loads its own stage",
                 f"{self.subject(name)}: every pod runs vllm serve "
                 f"{' '.join(engine_args(engines, 0, '<model folder>')[2:])} with --nnodes {hosts} "
