@@ -169,8 +169,9 @@ def group_zone_affinity(name: str) -> dict[str, Any]:
 # GKE Dataplane V2 enforces NetworkPolicy with Cilium (GKE docs, "GKE Dataplane V2", read 2026-12-02),
 # and Cilium before 1.16 does not enforce `endPort`: it kept `port` alone and dropped the range
 # (cilium/cilium#28684, 2023-10-18: "silently accepts k8s networkpolicy with endPort without implementing
-# it"; its `parsePorts` in pkg/k8s/network_policy.go reads Port and Protocol only), then 1.15 stopped
-# processing a policy that has one (cilium/cilium#28704, merged 2023-10); port ranges came in 1.16.0
+# it"; its `parsePorts` in pkg/k8s/network_policy.go reads Port and Protocol only), then a change merged
+# in 2023-10 stopped processing a policy that has one (cilium/cilium#28704's release note: "will not
+# process or enforce"); port ranges came in 1.16.0
 # (cilium/cilium#32807, in v1.16.0-rc.1's notes, cilium/cilium#33463, 2024-06-28). GKE does not publish
 # which Cilium release a cluster version's anetd carries, so a GKE group cannot count on the range: its
 # pods open every TCP port to one another instead (a port left out is every port, which Cilium has always
