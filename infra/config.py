@@ -92,6 +92,7 @@ from inference_infra.infra.stack_bounds import (
     NAMESPACE,
     FleetMachines,
     machine_problems,
+    tpu_hosts,
 )
 
 
@@ -915,8 +916,13 @@ class StackSettings(Settings):
 
 def _fleet_machines(key: str, fleet: Any) -> FleetMachines:
     """A fleet's or pool's counts as the stack bound reads them: its replicas' hosts (a Kubernetes
-    pool's hostsPerReplica as given, else 1), its elastic maxSize and warm pool when given."""
+    pool's hostsPerReplica as given, else 1; a TPU slice's hosts from the catalog), its elastic maxSize
+    and warm pool when given."""
     elastic = getattr(fleet, "elastic", None)
+    shape: dict[str, Any] = {}
+    hosts = getattr(fleet, "hosts_per_replica", None) or 1
+    if isinstance(fleet, TpuVmSettings):
+        hosts, shape = tpu_hosts(fleet.accelerator_type, fleet.generation, fleet.topology)
     return FleetMachines(
         key,
         dict(
@@ -928,9 +934,10 @@ def _fleet_machines(key: str, fleet: Any) -> FleetMachines:
         ),
         fleet.count,
         fleet.max_machines,
-        hosts=getattr(fleet, "hosts_per_replica", None) or 1,
+        hosts=hosts,
         elastic_max=elastic.max_size if elastic is not None else None,
         warm=(elastic.warm_pool_size or 0) if elastic is not None else 0,
+        **shape,
     )
 
 

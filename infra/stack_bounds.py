@@ -22,7 +22,11 @@ from typing import Any
 
 from inference_infra.components.errors import ConfigError, Problem
 from inference_infra.components.input_size import MAX_PROJECT_FILE_BYTES
-from inference_infra.components.limits import MAX_MACHINES_PER_FLEET, MAX_MACHINES_PER_FLEET_CEILING
+from inference_infra.components.limits import (
+    MAX_MACHINES_PER_FLEET,
+    MAX_MACHINES_PER_FLEET_CEILING,
+    tpu_slice_hosts,
+)
 
 NAMESPACE = "inference-infra"
 
@@ -37,8 +41,9 @@ MAX_MACHINES_PER_STACK_CEILING = 20_000
 MAX_ITEMS = 100
 
 # The stack keys that make machines, and the keys of an entry that count them, in the order an error
-# names them. A Kubernetes pool's counts are replicas of `hostsPerReplica` nodes each; an elastic entry
-# may grow to `elastic.maxSize` and keep `elastic.warmPoolSize` stopped machines beside.
+# names them. A Kubernetes pool's counts are replicas of `hostsPerReplica` nodes each, a TPU entry's are
+# slices of the catalog's hosts each (v6e-256: 64 TPU VMs); an elastic entry may grow to
+# `elastic.maxSize` and keep `elastic.warmPoolSize` stopped machines beside.
 FLEET_SECTIONS = ("awsGpuFleets", "awsInferentiaFleets", "gcpGpuFleets", "tpuVms", "kubernetesPools")
 MODE_KEYS = ("reserved", "spot", "onDemand", "preemptible")
 HOSTS_KEY = "hostsPerReplica"
@@ -52,9 +57,11 @@ class FleetMachines:
     modes: Mapping[str, int]  # count per capacity mode (MODE_KEYS)
     count: int | None  # `count` (with capacityOrder) instead of per-mode counts
     max_machines: int = MAX_MACHINES_PER_FLEET
-    hosts: int = 1  # machines one counted replica spans (a Kubernetes pool's hostsPerReplica)
+    hosts: int = 1  # machines one counted replica spans (a pool's hostsPerReplica, a TPU slice's hosts)
     elastic_max: int | None = None  # elastic.maxSize when given: the most replicas it may scale to
     warm: int = 0  # elastic.warmPoolSize when given: stopped machines kept beside the running ones
+    hosts_input: tuple[str, Any] = (HOSTS_KEY, None)  # the key and value that set `hosts`
+    unit: str = "replica"  # what the counts count when one spans hosts: replica or slice
 
     @property
     def machines(self) -> int:
@@ -86,10 +93,11 @@ def _fleet_problem(fleet: FleetMachines) -> Problem | None:
     if fleet.elastic_max is not None and fleet.elastic_max > limit:
         return Problem(f"{where}.elastic.maxSize", fleet.elastic_max, allowed)
     if fleet.replicas * fleet.hosts > limit:
+        key, value = fleet.hosts_input
         return Problem(
-            f"{where}.{HOSTS_KEY}",
-            fleet.hosts,
-            f"makes {fleet.replicas:,} replica(s) of {fleet.hosts} machines each "
+            f"{where}.{key}",
+            fleet.hosts if value is None else value,
+            f"makes {fleet.replicas:,} {fleet.unit}(s) of {fleet.hosts} machines each "
             f"{fleet.replicas * fleet.hosts:,} machines; a fleet has at most {limit:,} (its maxMachines; "
             f"raise it for a larger pool, up to {MAX_MACHINES_PER_FLEET_CEILING:,})",
         )
@@ -119,7 +127,8 @@ def machine_problems(
                 total,
                 f"must have at most {stack_max:,} machines in all ({NAMESPACE}:maxMachines; raise it for a "
                 f"larger stack, up to {MAX_MACHINES_PER_STACK_CEILING:,}); each counted at its peak (its "
-                f"counts or elastic.maxSize, the larger, times {HOSTS_KEY}, plus elastic.warmPoolSize): "
+                f"counts or elastic.maxSize, the larger, times a pool's {HOSTS_KEY} or a TPU slice's "
+                f"hosts, plus elastic.warmPoolSize): "
                 f"{counted}",
             )
         )
@@ -174,6 +183,17 @@ def _count(value: Any, *, low: int = 0, high: int | None = None) -> int | None:
     return None if high is not None and value > high else value
 
 
+def tpu_hosts(accelerator_type: Any, generation: Any, topology: Any) -> tuple[int, dict[str, Any]]:
+    """A TPU entry's hosts per slice (components/limits.tpu_slice_hosts; 1 for a slice the catalog does
+    not have, which the typed config refuses, or the planner's one-host pick) and the FleetMachines
+    fields naming the key that set them."""
+    hosts = tpu_slice_hosts(accelerator_type, generation, topology)
+    if hosts is None:
+        return 1, {}
+    named = ("acceleratorType", accelerator_type) if accelerator_type is not None else ("topology", topology)
+    return hosts, {"hosts_input": named, "unit": "slice"}
+
+
 def raw_fleet_machines(values: Mapping[str, Any]) -> list[FleetMachines]:
     """The fleets whose counts read as ints (values decoded); the rest are the typed config's to report."""
     found = []
@@ -195,6 +215,9 @@ def _raw_fleet(section: str, i: int, fleet: Mapping[str, Any]) -> FleetMachines 
     count = _count(fleet["count"]) if "count" in fleet else None
     # A Kubernetes pool's hostsPerReplica (null: the planner's, at least 1); a VM fleet has none.
     hosts = _count(fleet.get(HOSTS_KEY) or 1, low=1) if section == "kubernetesPools" else 1
+    shape: dict[str, Any] = {}
+    if section == "tpuVms":
+        hosts, shape = tpu_hosts(fleet.get("acceleratorType"), fleet.get("generation"), fleet.get("topology"))
     elastic = fleet.get("elastic")
     elastic = {} if elastic is None else elastic
     if not isinstance(elastic, Mapping):
@@ -211,7 +234,7 @@ def _raw_fleet(section: str, i: int, fleet: Mapping[str, Any]) -> FleetMachines 
     ):
         return None
     return FleetMachines(
-        f"{section}[{i}]", {k: n or 0 for k, n in modes.items()}, count, limit, hosts, most, warm
+        f"{section}[{i}]", {k: n or 0 for k, n in modes.items()}, count, limit, hosts, most, warm, **shape
     )
 
 

@@ -29,6 +29,7 @@ from tests.infra.test_stack_bounds import _raw as _engine_raw
 
 ROOT = Path(__file__).resolve().parents[2]
 PROD = (ROOT / "Pulumi.prod.yaml").read_text()
+DEV = (ROOT / "Pulumi.dev.yaml").read_text()
 # The prod stack's one Kubernetes pool, as the stack file writes it (the entry up to the next key).
 POOL = re.search(
     r"  inference-infra:kubernetesPools:\n(    - name: llama-8b-eks\n(?:      .*\n|        .*\n)+)", PROD
@@ -93,8 +94,9 @@ def test_stack_bounds_rejects_many_pools_from_the_cli_in_one_paragraph_before_an
     assert err == (
         "inference-infra: invalid stack config in Pulumi.bad.yaml: the stack's fleets and Kubernetes pools "
         "11019 must have at most 10,000 machines in all (inference-infra:maxMachines; raise it for a larger "
-        "stack, up to 20,000); each counted at its peak (its counts or elastic.maxSize, the larger, times "
-        "hostsPerReplica, plus elastic.warmPoolSize): inference-infra:awsGpuFleets 13, "
+        "stack, up to 20,000); each counted at its peak (its counts or elastic.maxSize, the larger, times a "
+        "pool's hostsPerReplica or a TPU slice's hosts, plus elastic.warmPoolSize): "
+        "inference-infra:awsGpuFleets 13, "
         "inference-infra:awsInferentiaFleets 2, inference-infra:gcpGpuFleets 3, inference-infra:tpuVms 1, "
         "inference-infra:kubernetesPools 11,000."
     ), err
@@ -183,3 +185,71 @@ def test_stack_bounds_reads_every_machine_making_entry_of_the_reference_stacks()
         }
         assert read == listed, name
     assert any(k.startswith("kubernetesPools") for k in read)  # prod's pool is counted
+
+
+TPU_OVER = {
+    "a slice named by its type": ("acceleratorType: v6e-256", "acceleratorType 'v6e-256'", 16, 1024),
+    "a slice named by generation and topology": (
+        "{generation: v6e, topology: 16x16}",
+        "topology '16x16'",
+        16,
+        1024,
+    ),
+}
+
+
+def _tpu_stack(shape: str, slices: int) -> str:
+    """The dev stack with one TPU entry of `slices` spot slices of the given shape."""
+    if shape.startswith("{"):
+        shape = "\n      ".join(
+            f"{k.strip()}: {v.strip()}" for k, v in (p.split(":") for p in shape[1:-1].split(","))
+        )
+    entry = f"  inference-infra:tpuVms:\n    - name: big-tpu\n      {shape}\n      spot: {slices}\n"
+    return DEV + entry
+
+
+@pytest.mark.parametrize(("shape", "named", "slices", "machines"), TPU_OVER.values(), ids=TPU_OVER.keys())
+def test_stack_bounds_counts_a_tpu_slices_hosts(shape, named, slices, machines):
+    """16 slices of v6e-256 are 16 x 64 = 1,024 TPU VMs: over a fleet's 1,000, not 16 machines."""
+    from inference_infra.infra.stack_file import parse_stack_settings
+
+    raw = _raw(_tpu_stack(shape, slices))
+    with pytest.raises(ConfigError) as early:
+        refuse_machines_over_bounds(raw, stack="bad")
+    assert (
+        f"inference-infra:tpuVms[0].{named} makes {slices} slice(s) of 64 machines each {machines:,} "
+        "machines; a fleet has at most 1,000 (its maxMachines"
+    ) in str(early.value)
+    with pytest.raises(ConfigError) as typed:
+        parse_stack_settings(raw, stack="bad")
+    assert str(typed.value) == str(early.value)
+
+
+def test_stack_bounds_tpu_hosts_count_toward_the_stack():
+    raw = _raw(_tpu_stack("acceleratorType: v6e-256", 15))
+    refuse_machines_over_bounds(raw, stack="bad")  # 960 TPU VMs: under the fleet's and the stack's bounds
+    (tpu,) = [f for f in raw_fleet_machines(decode(raw)) if f.key == "tpuVms[0]"]
+    assert (tpu.machines, tpu.hosts, tpu.peak) == (15, 64, 960)
+    raw["maxMachines"] = "900"
+    with pytest.raises(ConfigError, match=r"inference-infra:tpuVms 960"):
+        refuse_machines_over_bounds(raw, stack="bad")
+
+
+def test_limits_tpu_slice_hosts_read_as_the_catalog_does():
+    """The standard-library reading of the catalog's shapes (components/limits.py) agrees with the
+    catalog for every TPU slice, by name and by generation and topology."""
+    from inference_infra.components.catalog import Cloud, find_instance_type
+    from inference_infra.components.catalog.tpu_runtimes import TPU_SOFTWARE
+    from inference_infra.components.limits import tpu_hosts_by_slice, tpu_slice_hosts
+
+    slices = tpu_hosts_by_slice()
+    assert len(slices) >= 20
+    for name, hosts in slices.items():
+        item = find_instance_type(name, Cloud.GCP)
+        assert item is not None, name
+        assert item.hosts == hosts, name
+        (software,) = [s for s in TPU_SOFTWARE if s.accelerator == item.accelerator]
+        assert tpu_slice_hosts(generation=software.generation, topology=item.tpu_topology) == hosts, name
+    assert tpu_slice_hosts("v6e-256") == 64
+    assert tpu_slice_hosts("v6e-999") is None
+    assert tpu_slice_hosts() is None
