@@ -695,12 +695,11 @@ class StackSettings(Settings):
         ge=1,
         le=MAX_MACHINES_PER_STACK_CEILING,
         description="The most machines (instances, VMs, TPU VMs, Kubernetes pools' nodes) the stack's fleets "
-        "and Kubernetes pools may have together, each at its peak: its counts or elastic.maxSize, the larger, "
-        "times a pool's hostsPerReplica or a TPU slice's hosts, plus elastic.warmPoolSize. Checked before "
-        "anything is "
-        "registered (a guard against a mistyped count); raise it for a larger stack, up to "
-        f"{MAX_MACHINES_PER_STACK_CEILING:,}. Each fleet and pool has its own maxMachines too (1,000 by "
-        "default), which bounds its counts, its elastic.maxSize and its replicas' or slices' hosts.",
+        "and Kubernetes pools may have together, each at its peak: its counts or elastic.maxSize, the "
+        "larger, times a pool's hostsPerReplica or a TPU slice's hosts, plus elastic.warmPoolSize. Checked "
+        "before anything is registered (a guard against a mistyped count); raise it for a larger stack, "
+        f"up to {MAX_MACHINES_PER_STACK_CEILING:,}. Each fleet and pool has its own maxMachines too (1,000 "
+        "by default), which bounds its counts, its elastic.maxSize and its replicas' or slices' hosts.",
     )
     # GCP accelerators (issue 4)
     gcp_network: GcpNetworkSettings | None = Field(
