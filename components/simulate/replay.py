@@ -801,14 +801,29 @@ class _Replay:
     def _tick_aws(self, t: float, seen: float, target: int, floor: int) -> None:
         plan, scaler = self.plan, self.scaler
         self.high = self.high + 1 if target > self.capacity else 0
-        # the alarm judges the load on the machines left after the whole step; the group then stops at
-        # its minimum (a step that would cross it removes fewer, one that starts there removes none)
-        step = self._share()
-        left = self.serving - step
-        if left >= 1:
-            quiet = seen / left < scaler.scale_in_headroom * plan.target_in_flight
+        deficit = bool(plan.scale_in_steps)
+        if deficit:
+            # the deficit step policy (plan.scale_in_steps): its alarm's metric is the datapoint's load
+            # per machine were one of the machines that published it gone (scale_in_expression); each
+            # period the alarm stays in ALARM it invokes the policy, which lets go its band's share of
+            # the group's capacity now: a datapoint from before the last step still describes the
+            # machines before it (the stale firing fleet.elastic.deficit_steps sizes the bands for)
+            published = self.seen_serving
+            if published > 1:
+                after_one = seen / (published - 1)
+            else:
+                after_one = 0.0 if published == 1 and seen == 0 else math.inf
+            quiet = published > 0 and after_one < plan.scale_in_threshold
+            step = plan.deficit_scale_in_machines(after_one, self.capacity) if quiet else 0
         else:
-            quiet = step > 0 and seen == 0
+            # the alarm judges the load on the machines left after the whole step; the group then stops
+            # at its minimum (a step that would cross it removes fewer, one that starts there removes none)
+            step = self._share()
+            left = self.serving - step
+            if left >= 1:
+                quiet = seen / left < scaler.scale_in_headroom * plan.target_in_flight
+            else:
+                quiet = step > 0 and seen == 0
         gone = min(step, max(0, self.serving - floor))
         # the alarm stays in ALARM while every datapoint of its window breaches and invokes the policy each
         # period; the group acts on it only with machines to let go, none starting or still in its
@@ -842,8 +857,14 @@ class _Replay:
             self.last_out = t
             if tracked:
                 self.high = 0
+        elif deficit and quiet and self.low >= quiet_periods:
+            # a step policy has no cooldown and answers its alarm while an activity is in progress
+            self.last_in = t
+            self._remove(gone, t)
+            self.scale_ins += 1
         elif (
-            quiet
+            not deficit
+            and quiet
             and self.low >= quiet_periods
             and not self.scale_in_pending
             and t - self.last_in >= plan.scale_in_cooldown_seconds
