@@ -205,6 +205,45 @@ def fast_scale_out_policy(plan: ScalingPlan) -> dict[str, Any]:
     }
 
 
+def deficit_scale_in_policy(plan: ScalingPlan) -> dict[str, Any]:
+    """The deficit scale-in's StepScaling policy (provider args), {} when the plan sizes by share.
+
+    PercentChangeInCapacity steps under the low-load alarm's threshold, each negative (a decrease),
+    from the plan's `scale_in_steps` (fleet.elastic.deficit_steps: the top step's upper bound is 0, the
+    lowest has no lower bound); MinAdjustmentMagnitude 1, so a step always lets one machine go (the
+    alarm's metric says one may). No cooldown (SimpleScaling's only: api_rules) and no warm-up of its
+    own (a scale-in launches nothing; the group's default instance warm-up still holds every dynamic
+    scale-in while a machine warms up). Bounds are strings, as the provider's nullable floats take them
+    (policy.go, read 2026-12-02).
+    """
+    if not plan.scale_in_steps:
+        return {}
+    steps = []
+    for step in plan.scale_in_steps:
+        entry: dict[str, Any] = {"scaling_adjustment": step.percent}
+        if step.lower is not None:
+            entry["metric_interval_lower_bound"] = f"{step.lower:g}"
+        if step.upper is not None:
+            entry["metric_interval_upper_bound"] = f"{step.upper:g}"
+        steps.append(entry)
+    return {
+        "policy_type": "StepScaling",
+        "adjustment_type": "PercentChangeInCapacity",
+        "min_adjustment_magnitude": 1,
+        "metric_aggregation_type": "Average",
+        "step_adjustments": steps,
+    }
+
+
+def simple_scale_in_policy(plan: ScalingPlan) -> dict[str, Any]:
+    """The share scale-in's SimpleScaling policy (provider args): its adjustment and cooldown."""
+    return {
+        "policy_type": "SimpleScaling",
+        "cooldown": plan.scale_in_cooldown_seconds,
+        **scale_in_policy(plan),
+    }
+
+
 def scale_in_policy(plan: ScalingPlan) -> dict[str, Any]:
     """The scale-in policy's adjustment (provider args): one machine, or the plan's share of the group.
 
@@ -387,16 +426,20 @@ class ElasticGroupBuilder:
             },
             opts=self.child,
         )
+        # The same resource name for both sizings: policy_type is not ForceNew in the provider
+        # (terraform-provider-aws internal/service/autoscaling/policy.go, read 2026-12-02: only `name` and
+        # `autoscaling_group_name` are), so switching sizing updates the policy in place (PutScalingPolicy).
         scale_in = aws.autoscaling.Policy(
             f"{name}-scale-in",
             autoscaling_group_name=group.name,
-            policy_type="SimpleScaling",
-            cooldown=plan.scale_in_cooldown_seconds,
-            **scale_in_policy(plan),
+            **(deficit_scale_in_policy(plan) or simple_scale_in_policy(plan)),
             opts=self.child,
         )
+        deficit = bool(plan.scale_in_steps)
+        # The deficit alarm judges the load were ONE machine gone (so any breach lets at least one go),
+        # its steps the share; the share alarm judges the load after the whole share.
         expression, threshold = scale_in_expression(
-            plan.target_in_flight, plan.scale_in_headroom, plan.scale_in_percent
+            plan.target_in_flight, plan.scale_in_headroom, 0 if deficit else plan.scale_in_percent
         )
         quiet_minutes = plan.scale_in_datapoints
         fewer = (
@@ -404,11 +447,19 @@ class ElasticGroupBuilder:
             if plan.scale_in_percent
             else "one machine"
         )
+        description = (
+            f"{name}: with one machine fewer the pool would still run under {threshold:g} in-flight requests "
+            f"per machine ({plan.scale_in_headroom:.0%} of the {plan.target_in_flight:g} target) for "
+            f"{quiet_minutes} minutes: each minute it stays so, let go the share of the group the load is "
+            "under that (the step policy's bands)."
+            if deficit
+            else f"{name}: with {fewer} fewer the pool would still run under {threshold:g} "
+            f"in-flight requests per machine ({plan.scale_in_headroom:.0%} of the {plan.target_in_flight:g} "
+            f"target) for {quiet_minutes} minutes: scale in by as many."
+        )
         low = aws.cloudwatch.MetricAlarm(
             f"{name}-low-load",
-            alarm_description=f"{name}: with {fewer} fewer the pool would still run under {threshold:g} "
-            f"in-flight requests per machine ({plan.scale_in_headroom:.0%} of the {plan.target_in_flight:g} "
-            f"target) for {quiet_minutes} minutes: scale in by as many.",
+            alarm_description=description,
             comparison_operator="LessThanThreshold",
             threshold=threshold,
             evaluation_periods=quiet_minutes,
