@@ -75,7 +75,7 @@ import math
 import random
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -86,6 +86,7 @@ from inference_infra.components.fleet.elastic import (
     ScheduleArgs,
     gcp_scale_in_window,
     scale_in_step,
+    with_scale_in,
 )
 from inference_infra.components.simulate.k8s_nodes import KubernetesNodes, NodeState
 from inference_infra.components.simulate.references import (
@@ -302,6 +303,7 @@ class Result:
                 "scale_in_headroom": scaler.scale_in_headroom,
                 "scale_in_share": scaler.scale_in_share,
                 "fast_scale_out": self._fast_json(),
+                "scale_in": self._scale_in_json(),
                 "stabilisation_seconds": scaler.stabilisation_seconds,
                 "interruptions_per_machine_hour": scaler.interruptions_per_machine_hour,
                 "interruption_basis": scaler.interruption_basis,
@@ -380,6 +382,24 @@ class Result:
             **({"kubernetes": self.kubernetes} if self.kubernetes is not None else {}),
         }
 
+    def _scale_in_json(self) -> dict[str, Any]:
+        """How a scale-in was sized: AWS's deficit steps or share policy, or the autoscaler's own
+        recommendation (GCP, Kubernetes)."""
+        scaler = self.autoscaler
+        if scaler.cloud != "aws":
+            return {"sizing": "recommendation", "threshold_in_flight": None, "steps": None}
+        plan = replayed_plan(self.pool.plan, scaler)
+        if not plan.scale_in_steps:
+            threshold = round(plan.target_in_flight * scaler.scale_in_headroom, 2)
+            return {"sizing": "share", "threshold_in_flight": threshold, "steps": None}
+        return {
+            "sizing": "deficit",
+            "threshold_in_flight": plan.scale_in_threshold,
+            "steps": [
+                {"lower": x.lower, "upper": x.upper, "percent": x.percent} for x in plan.scale_in_steps
+            ],
+        }
+
     def _fast_json(self) -> dict[str, Any] | None:
         """The fast step as replayed (None: off, on GCP or turned off)."""
         plan = self.pool.plan
@@ -393,6 +413,14 @@ class Result:
                 {"lower": x.lower, "upper": x.upper, "percent": x.percent} for x in plan.fast_scale_out_steps
             ],
         }
+
+
+def replayed_plan(plan: ScalingPlan, scaler: Autoscaler) -> ScalingPlan:
+    """The plan the replay runs: a headroom given to the scaler (--scale-in-headroom) moves the deficit
+    alarm's threshold and its bands, as a stack rendering that headroom would."""
+    if plan.scale_in_steps and scaler.scale_in_headroom != plan.scale_in_headroom:
+        return with_scale_in(replace(plan, scale_in_headroom=scaler.scale_in_headroom))
+    return plan
 
 
 def _round(value: float | None, digits: int) -> float | None:
@@ -450,7 +478,7 @@ class _Replay:
         self, trace: Trace, pool: Pool, scaler: Autoscaler, work: Workload, oracle: OracleRun
     ) -> None:
         self.trace, self.pool, self.scaler, self.work = trace, pool, scaler, work
-        self.plan = pool.plan
+        self.plan = replayed_plan(pool.plan, scaler)
         self.slots_per = work.slots
         self.oracle = oracle
         last = work.arrivals[-1] if work.arrivals else 0.0
