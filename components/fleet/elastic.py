@@ -117,6 +117,17 @@ SCALE_IN_STALE_DATAPOINTS = 1
 # benchmarks/simulate_scaler_truth.py, 2026-12-02); the replay replays the rendered value.
 K8S_SCALE_UP_PERCENT = 100
 K8S_SCALE_UP_PERCENT_PERIOD_SECONDS = 15
+# A Kubernetes pool with the deficit sizing: beside one machine's pods a minute, a Percent scaleDown
+# policy lets the HPA go down to its recommendation (already sized to the load: desired = ceil(pods x
+# metric / target)) by up to this share of the pods a minute, the larger change winning (selectPolicy
+# Max: "the policy which allows the highest amount of change"; Kubernetes docs, "Horizontal Pod
+# Autoscaling", scaling policies, read 2026-12-02). The stabilisation window (scale_in_cooldown_seconds)
+# holds the highest recommendation of its span, so a recommendation computed on a stale per-pod average
+# after a scale-down (fewer pods times the old load per pod) does not win until fresh readings fill the
+# window; the share caps a minute's step. Half is ours (the deficit step's largest share with its stale
+# firing is 1 - sqrt(0.1) = 68%, the 0.9 cap aside): not a documented default.
+K8S_SCALE_DOWN_PERCENT = 50
+K8S_SCALE_DOWN_PERCENT_PERIOD_SECONDS = 60
 # Working-hours schedules: cron day-of-week field, as AWS scheduled actions take it (MON-FRI, 1-5, SUN,SAT).
 _DAY = r"(?:[0-7]|SUN|MON|TUE|WED|THU|FRI|SAT)"
 _DAYS = re.compile(rf"^(?:\*|{_DAY}(?:-{_DAY})?(?:,{_DAY}(?:-{_DAY})?)*)$")
@@ -757,6 +768,10 @@ __all__ = [
     "FAST_STEP_WIDTH",
     "GCP_MAX_WINDOW_SECONDS",
     "GCP_STABILISATION_SECONDS",
+    "K8S_SCALE_DOWN_PERCENT",
+    "K8S_SCALE_DOWN_PERCENT_PERIOD_SECONDS",
+    "K8S_SCALE_UP_PERCENT",
+    "K8S_SCALE_UP_PERCENT_PERIOD_SECONDS",
     "MAX_DRAIN_SECONDS",
     "MAX_FAST_SCALE_OUT_RATIO",
     "MAX_SCALE_IN_SHARE",

@@ -44,7 +44,8 @@ autoscaler (`settings.Autoscaler`, read from the plan by `settings.scaler_settin
   components/k8s/pool_manifests.py renders it: a reading every 15 s (HPA sync) of the load Prometheus
   scraped (30 s lag), no change within the HPA's 10% tolerance, scale-up by at most one machine's
   pods per scale_out_cooldown_seconds, scale-down to the largest recommendation of the stabilisation
-  window (scale_in_cooldown_seconds) by at most one machine's pods a minute.
+  window (scale_in_cooldown_seconds) by at most one machine's pods a minute (with the deficit sizing,
+  the larger of that and the rendered Percent policy's share a minute).
 - A schedule sets the minimum to `off_hours_size` outside working hours (as the scheduled actions do).
 - **Starts**: a new machine serves after a warm start when the warm pool has a stopped machine (then
   replaced: a new machine initialises for a cold start, billed, then stops), else after the pool's
@@ -965,6 +966,13 @@ class _Replay:
         if stable >= current:
             return
         room = 1 - sum(n for _, n in self.downs)
+        if scaler.hpa_scale_down_percent > 0:
+            # the rendered Percent policy beside it, the larger change winning: the HPA lets the replicas
+            # fall to ceil(replicas at the period's start x (1 - percent)) (Kubernetes's
+            # calculateScaleDownLimitWithBehaviors)
+            at_start = current + sum(n for _, n in self.downs)
+            lowest = math.ceil(at_start * (1 - scaler.hpa_scale_down_percent / 100) - 1e-9)
+            room = max(room, current - lowest)
         gone = min(current - max(stable, floor), room)
         if gone <= 0:
             return

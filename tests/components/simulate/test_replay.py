@@ -569,6 +569,21 @@ def test_replay_kubernetes_percent_scale_up_policy_lifts_the_one_machine_limit()
     assert by_time == {615.0: 2, 630.0: 2}
 
 
+def test_replay_kubernetes_percent_scale_down_policy_lets_half_go_a_minute():
+    # 5 in flight on 6 machines (the recommendation: 1); after the 300 s stabilisation the one-machine
+    # policy lets one go a minute, the Percent 50 policy half the replicas at the minute's start
+    rows = steady(0.5, 0, 2400)
+    base = {"cloud": "kubernetes", "period_seconds": 15, "stabilisation_seconds": 300}
+    one = replay(Trace.of(rows), pool(), scaler(6, **base))
+    half = replay(Trace.of(rows), pool(), scaler(6, hpa_scale_down_percent=50, **base))
+    served_one, served_half = _serving(one), _serving(half)
+    first = next(k for k, n in enumerate(served_half) if n < 6)
+    assert next(k for k, n in enumerate(served_one) if n < 6) == first  # the same window holds both
+    assert served_half[first : first + 3] == [3, 2, 1]  # ceil(6 x 0.5), ceil(3 x 0.5), ceil(2 x 0.5)
+    assert served_one[first : first + 3] == [5, 4, 3]
+    assert half.elastic_machine_s < one.elastic_machine_s
+
+
 def test_replay_gcp_keeps_a_start_size_above_the_minimum_for_its_stabilisation_period():
     # the autoscaler held the pool at 6 before the trace; a light load (1 machine's worth) lets it go
     # only once 6 leaves the 600 s stabilisation window, not at the first datapoint
