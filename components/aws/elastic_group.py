@@ -27,7 +27,10 @@
   that only scales out, and a simple scale-in policy raised by an alarm only when the load would stay
   under the target without the machines it lets go for `scale_in_cooldown_seconds`: one machine
   (`scale_in_share` 0), or the plan's share of the group (PercentChangeInCapacity, at least one machine,
-  the alarm's metric math dividing the load by the machines left: fleet.elastic.scale_in_step);
+  the alarm's metric math dividing the load by the machines left: fleet.elastic.scale_in_step), or
+  with `scale_in_sizing` "deficit" the same policy as StepScaling: each minute the alarm (the load were
+  one machine gone) stays under its threshold, the share of the group its band is under it
+  (fleet.elastic.deficit_steps, sized for the firing on the stale datapoint after each step);
   and a fast scale-out (`ElasticArgs.fast_scale_out_ratio`): a StepScaling policy raised by an alarm on
   ONE one-minute datapoint of the same load (Average per machine) at the plan's threshold, adding the
   share of the group the load is over the target (PercentChangeInCapacity steps, at most 100% a step,
