@@ -13,7 +13,9 @@ engines, prefill and service times, `fleet.elastic.plan_scaling`, the catalog's 
 The peak (the fleet's counts: max_size, and the floor at floor_share x peak) is stated per trace, as
 an operator would set it: about 1.3x what the busiest minute needs. The pool starts at its minimum.
 
-Two settings of each pool: `stack` (ElasticArgs' defaults, chosen from this replay on 2026-12-02:
+Three settings of each pool: `deficit` (the stack's defaults with the deficit scale-in: AWS's step
+policy letting go, each quiet minute, the share of the group the load is under the scale-in threshold,
+after 120 quiet seconds), `stack` (ElasticArgs' defaults, chosen from this replay on 2026-12-02:
 target_utilisation 0.7 with the fast scale-out at 1.0 x the target (AWS's step policy on one
 datapoint), a quarter of the group per scale-in after 300 quiet seconds, a warm pool only where a warm
 start takes at most half a cold start; benchmarks/simulate_scaling_defaults.py is the grid) and
@@ -103,6 +105,10 @@ class Setting:
 STACK = Setting("stack")  # ElasticArgs' defaults: what a stack deploys without elastic settings
 # The defaults before the fast scale-out (issue #39's previous stop, 2026-12-02: target 0.6, a quarter
 # of the group per scale-in after 300 quiet seconds, target tracking alone), for comparison.
+# The deficit scale-in (issue #39, 2026-12-02): the stack's defaults with AWS's step policy letting go,
+# each quiet minute, the share of the group the load is under the scale-in threshold, after 120 quiet
+# seconds (the grid's best quiet time for it: benchmarks/simulate_scaling_defaults.py --full).
+DEFICIT = Setting("deficit", ElasticArgs(scale_in_sizing="deficit", scale_in_cooldown_seconds=120))
 BEFORE = Setting(
     "before",
     ElasticArgs(
@@ -135,7 +141,7 @@ def main(tune_judged: bool = False) -> int:
             oracle = slo_oracle(work, first.ttft_target_seconds)
             shared_s = time.perf_counter() - started
             docs: dict[str, dict] = {}
-            for setting in (BEFORE, STACK):
+            for setting in (BEFORE, STACK, DEFICIT):
                 started = time.perf_counter()
                 pool = build_pool(
                     name=spec.label,
@@ -152,8 +158,8 @@ def main(tune_judged: bool = False) -> int:
                 if TRACES[name][1] == 1 and seconds >= MAX_REPLAY_S:
                     too_slow.append((spec.label, name, setting.label, seconds))
                 vs = ""
-                if setting is STACK:
-                    old, new = docs["before"], doc
+                if setting is not BEFORE:
+                    old, new = docs["before" if setting is STACK else "stack"], doc
                     ratio = new["cost"]["elastic_over_oracle"] / old["cost"]["elastic_over_oracle"]
                     vs = (
                         f"  x{ratio:.3f} cost,"
@@ -196,7 +202,8 @@ def main(tune_judged: bool = False) -> int:
         " or/lb: the oracle over the lower bound (the work's machine-seconds); miss: requests over the"
         " 2 s TTFT target, never served or refused, of all; outs: scale-outs, fast: of them sized by the"
         " fast step; mach: fewest..most machines serving; s: read + plan + oracle + replay; vs before: the"
-        f" stack's el/or over before's, and the change in missed points. Targets: {', '.join(JUDGED)}:"
+        " stack's el/or over before's (deficit's over the stack's), and the change in missed points."
+        f" Targets: {', '.join(JUDGED)}:"
         f" miss <= {TARGET_MISS:.0%}, el/or <= {TARGET_COST} and below st/or; burst: at least one scale-out."
     )
     for pool, name, setting, seconds in too_slow:
@@ -235,6 +242,14 @@ def _decompose(trace: Trace, spec: PoolSpec, peak: int) -> None:
     work = workload(trace, pool.service, pool.slots)
     oracle = slo_oracle(work, pool.ttft_target_seconds)
     follow = replace(pool.plan, scale_in_cooldown_seconds=0, warm_pool_size=0)
+    deficit = build_pool(
+        name=spec.label,
+        model=spec.model,
+        machine=spec.machine,
+        peak=peak,
+        trace=trace,
+        elastic=DEFICIT.elastic,
+    )
     tracker = replace(
         scaler_settings(pool.plan),
         cloud="gcp",
@@ -250,6 +265,7 @@ def _decompose(trace: Trace, spec: PoolSpec, peak: int) -> None:
         ("+ the cold start", replace(pool, plan=follow), replace(tracker, metric_lag_seconds=0)),
         ("+ the metric lag", replace(pool, plan=follow), tracker),
         ("+ the rendered policies", pool, scaler_settings(pool.plan)),
+        ("  with the deficit scale-in", deficit, scaler_settings(deficit.plan)),
     )
     for label, replayed, scaler in runs:
         doc = replay(trace, replayed, scaler, work=work, oracle=oracle).as_json()

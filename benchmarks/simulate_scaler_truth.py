@@ -12,7 +12,9 @@ Rows (the stack's ElasticArgs defaults; traces as benchmarks/simulate_azure_trac
 - `k8s`: the 8B pool on g6e.xlarge as a Kubernetes pool (Cluster Autoscaler, one pod a node, the image
   kept), its pods scaled by the HPA KEDA renders (15 s syncs, the larger of one machine's pods per
   scale-up period and a Percent 100 policy per 15 s, the scale-down stabilisation window); `k8s-1m`,
-  the same with the one-machine policy alone (what the pool rendered before).
+  the same with the one-machine policy alone (what the pool rendered before); `k8s-deficit`, the pool
+  with `scale_in_sizing="deficit"` (a Percent 50 / 60 s scaleDown policy beside one machine's pods a
+  minute, issue #39).
 
 The replay before these changes can be run on the same script from an older tree (rows it cannot
 express, `aws-grace`, are skipped there): PYTHONPATH=<old tree's parent> python this file.
@@ -62,6 +64,7 @@ ROWS = (
     ("8b", MODEL_8B, "a2-highgpu-1g", PEAKS_8B, "gcp", "gcp"),
     ("8b", MODEL_8B, "g6e.xlarge", PEAKS_8B, "kubernetes", "k8s"),
     ("8b", MODEL_8B, "g6e.xlarge", PEAKS_8B, "kubernetes", "k8s-1m"),
+    ("8b", MODEL_8B, "g6e.xlarge", PEAKS_8B, "kubernetes", "k8s-deficit"),
 )
 
 
@@ -74,8 +77,15 @@ def main(only: set[str] | None = None) -> int:
         if only and variant not in only:
             continue
         for name, trace in traces.items():
+            if variant.endswith("-deficit") and "scale_in_sizing" not in ElasticArgs.__dataclass_fields__:
+                continue  # the tree before issue #39's deficit scale-in
+            elastic = (
+                ElasticArgs(scale_in_sizing="deficit")  # type: ignore[call-arg]
+                if variant.endswith("-deficit")
+                else ElasticArgs()
+            )
             pool = build_pool(
-                name=label, model=model, machine=machine, peak=peaks[name], trace=trace, elastic=ElasticArgs()
+                name=label, model=model, machine=machine, peak=peaks[name], trace=trace, elastic=elastic
             )
             if variant == "aws-grace":
                 if not hasattr(pool.plan, "instance_warmup_seconds"):

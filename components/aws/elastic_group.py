@@ -27,7 +27,10 @@
   that only scales out, and a simple scale-in policy raised by an alarm only when the load would stay
   under the target without the machines it lets go for `scale_in_cooldown_seconds`: one machine
   (`scale_in_share` 0), or the plan's share of the group (PercentChangeInCapacity, at least one machine,
-  the alarm's metric math dividing the load by the machines left: fleet.elastic.scale_in_step);
+  the alarm's metric math dividing the load by the machines left: fleet.elastic.scale_in_step), or
+  with `scale_in_sizing` "deficit" the same policy as StepScaling: each minute the alarm (the load were
+  one machine gone) stays under its threshold, the share of the group its band is under it
+  (fleet.elastic.deficit_steps, sized for the firing on the stale datapoint after each step);
   and a fast scale-out (`ElasticArgs.fast_scale_out_ratio`): a StepScaling policy raised by an alarm on
   ONE one-minute datapoint of the same load (Average per machine) at the plan's threshold, adding the
   share of the group the load is over the target (PercentChangeInCapacity steps, at most 100% a step,
@@ -202,6 +205,45 @@ def fast_scale_out_policy(plan: ScalingPlan) -> dict[str, Any]:
         "metric_aggregation_type": "Average",
         "estimated_instance_warmup": plan.policy_warmup_seconds,
         "step_adjustments": steps,
+    }
+
+
+def deficit_scale_in_policy(plan: ScalingPlan) -> dict[str, Any]:
+    """The deficit scale-in's StepScaling policy (provider args), {} when the plan sizes by share.
+
+    PercentChangeInCapacity steps under the low-load alarm's threshold, each negative (a decrease),
+    from the plan's `scale_in_steps` (fleet.elastic.deficit_steps: the top step's upper bound is 0, the
+    lowest has no lower bound); MinAdjustmentMagnitude 1, so a step always lets one machine go (the
+    alarm's metric says one may). No cooldown (SimpleScaling's only: api_rules) and no warm-up of its
+    own (a scale-in launches nothing; the group's default instance warm-up still holds every dynamic
+    scale-in while a machine warms up). Bounds are strings, as the provider's nullable floats take them
+    (policy.go, read 2026-12-02).
+    """
+    if not plan.scale_in_steps:
+        return {}
+    steps = []
+    for step in plan.scale_in_steps:
+        entry: dict[str, Any] = {"scaling_adjustment": step.percent}
+        if step.lower is not None:
+            entry["metric_interval_lower_bound"] = f"{step.lower:g}"
+        if step.upper is not None:
+            entry["metric_interval_upper_bound"] = f"{step.upper:g}"
+        steps.append(entry)
+    return {
+        "policy_type": "StepScaling",
+        "adjustment_type": "PercentChangeInCapacity",
+        "min_adjustment_magnitude": 1,
+        "metric_aggregation_type": "Average",
+        "step_adjustments": steps,
+    }
+
+
+def simple_scale_in_policy(plan: ScalingPlan) -> dict[str, Any]:
+    """The share scale-in's SimpleScaling policy (provider args): its adjustment and cooldown."""
+    return {
+        "policy_type": "SimpleScaling",
+        "cooldown": plan.scale_in_cooldown_seconds,
+        **scale_in_policy(plan),
     }
 
 
@@ -387,16 +429,20 @@ class ElasticGroupBuilder:
             },
             opts=self.child,
         )
+        # The same resource name for both sizings: policy_type is not ForceNew in the provider
+        # (terraform-provider-aws internal/service/autoscaling/policy.go, read 2026-12-02: only `name` and
+        # `autoscaling_group_name` are), so switching sizing updates the policy in place (PutScalingPolicy).
         scale_in = aws.autoscaling.Policy(
             f"{name}-scale-in",
             autoscaling_group_name=group.name,
-            policy_type="SimpleScaling",
-            cooldown=plan.scale_in_cooldown_seconds,
-            **scale_in_policy(plan),
+            **(deficit_scale_in_policy(plan) or simple_scale_in_policy(plan)),
             opts=self.child,
         )
+        deficit = bool(plan.scale_in_steps)
+        # The deficit alarm judges the load were ONE machine gone (so any breach lets at least one go),
+        # its steps the share; the share alarm judges the load after the whole share.
         expression, threshold = scale_in_expression(
-            plan.target_in_flight, plan.scale_in_headroom, plan.scale_in_percent
+            plan.target_in_flight, plan.scale_in_headroom, 0 if deficit else plan.scale_in_percent
         )
         quiet_minutes = plan.scale_in_datapoints
         fewer = (
@@ -404,11 +450,19 @@ class ElasticGroupBuilder:
             if plan.scale_in_percent
             else "one machine"
         )
+        description = (
+            f"{name}: with one machine fewer the pool would still run under {threshold:g} in-flight requests "
+            f"per machine ({plan.scale_in_headroom:.0%} of the {plan.target_in_flight:g} target) for "
+            f"{quiet_minutes} minutes: each minute it stays so, let go the share of the group the load is "
+            "under that (the step policy's bands)."
+            if deficit
+            else f"{name}: with {fewer} fewer the pool would still run under {threshold:g} "
+            f"in-flight requests per machine ({plan.scale_in_headroom:.0%} of the {plan.target_in_flight:g} "
+            f"target) for {quiet_minutes} minutes: scale in by as many."
+        )
         low = aws.cloudwatch.MetricAlarm(
             f"{name}-low-load",
-            alarm_description=f"{name}: with {fewer} fewer the pool would still run under {threshold:g} "
-            f"in-flight requests per machine ({plan.scale_in_headroom:.0%} of the {plan.target_in_flight:g} "
-            f"target) for {quiet_minutes} minutes: scale in by as many.",
+            alarm_description=description,
             comparison_operator="LessThanThreshold",
             threshold=threshold,
             evaluation_periods=quiet_minutes,

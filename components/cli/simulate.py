@@ -89,6 +89,12 @@ _NOT_ELASTIC = ("tpuVms",)
     "of the target (1-2; 0: off, target tracking alone).",
 )
 @click.option(
+    "--scale-in-sizing",
+    type=click.Choice(["deficit", "share"]),
+    help="Override elastic scale_in_sizing: AWS lets go, each quiet minute, the share of the group the "
+    "load is under the scale-in threshold (deficit), or --scale-in-share a cooldown apart (share).",
+)
+@click.option(
     "--period", type=int, help="Seconds per load datapoint of the autoscaler (default: the plan's, 60)."
 )
 @click.option(
@@ -373,6 +379,7 @@ def _elastic_overrides(o: Mapping[str, Any]) -> dict[str, Any]:
         "scale_in_share": "scale_in_share",
         "warm_pool_size": "warm_pool",
         "fast_scale_out_ratio": "fast_scale_out",
+        "scale_in_sizing": "scale_in_sizing",
     }
     return {field: o[option] for field, option in names.items() if o[option] is not None}
 
@@ -444,6 +451,7 @@ def _flag_names(message: str) -> str:
         "elastic.scale_in_share": "--scale-in-share",
         "elastic.warm_pool_size": "--warm-pool",
         "elastic.fast_scale_out_ratio": "--fast-scale-out",
+        "elastic.scale_in_sizing": "--scale-in-sizing",
         "elastic": "--peak",
         "machine": "--machine",
         "model": "--model",
@@ -663,7 +671,7 @@ class _recording_fleets:  # noqa: N801 - used as a context manager, like context
 def _override_plan(plan: Any, o: Mapping[str, Any]) -> Any:
     """The scaling flags over a plan (a program's pool is not planned again; a stack file's already
     took them as elastic inputs, so this changes nothing there)."""
-    from inference_infra.components.fleet.elastic import with_fast_scale_out
+    from inference_infra.components.fleet.elastic import with_fast_scale_out, with_scale_in
 
     changes: dict[str, Any] = {}
     if o["min_size"] is not None:
@@ -680,8 +688,12 @@ def _override_plan(plan: Any, o: Mapping[str, Any]) -> Any:
         changes["warm_pool_size"] = o["warm_pool"]
     if o["scale_in_share"] is not None:
         changes["scale_in_share"] = o["scale_in_share"]
-    # the fast step's threshold and bands follow the target (fleet.elastic.fast_steps)
-    return with_fast_scale_out(replace(plan, **changes), o["fast_scale_out"])
+    if o["scale_in_headroom"] is not None:
+        changes["scale_in_headroom"] = o["scale_in_headroom"]
+    # the fast step's and the deficit scale-in's bands follow the target and the headroom
+    # (fleet.elastic.fast_steps, deficit_steps)
+    plan = with_scale_in(replace(plan, **changes), o["scale_in_sizing"])
+    return with_fast_scale_out(plan, o["fast_scale_out"])
 
 
 def _stack_budget(root: Path, stack: str) -> float | None:

@@ -22,8 +22,10 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import typing
 import zoneinfo
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from inference_infra.components.arguments import arg
 from inference_infra.components.catalog import find_instance_type
@@ -91,6 +93,22 @@ MAX_SCALE_IN_SHARE = 0.9
 FAST_STEP_WIDTH = 0.1
 FAST_STEP_TOP = 2.0
 MAX_FAST_SCALE_OUT_RATIO = FAST_STEP_TOP
+# How a scale-in is sized (ElasticArgs.scale_in_sizing). "deficit" (AWS: a StepScaling policy on the
+# low-load alarm, `deficit_steps`): each datapoint under the threshold lets go the share of the group
+# the load is under it, as the fast scale-out adds the share it is over the target; "share" (AWS: the
+# SimpleScaling policy of before): a fixed share of the group per scale-in, a cooldown apart, its
+# cooldown starting when the activity completes.
+ScaleInSizing = Literal["deficit", "share"]
+SCALE_IN_SIZINGS: tuple[str, ...] = typing.get_args(ScaleInSizing)
+# Datapoints a deficit step may act on before the load it describes shows its own removal. CloudWatch
+# invokes an Auto Scaling action once a minute while its alarm stays in ALARM (AWS re:Post Knowledge
+# Center, "Why doesn't my CloudWatch alarm's state change invoke my Amazon EC2 Auto Scaling policy?",
+# read 2026-12-02) and a step policy has no cooldown (it answers every alarm, even while an activity
+# is in progress: EC2 Auto Scaling User Guide, "Step and simple scaling policies", read 2026-12-02), so
+# the datapoint seen one minute after a step is the one before it (the replay's 60 s metric lag,
+# simulate/settings.py): the step fires again on it. Each step is therefore sized so that it and the
+# stale firings after it together let go at most the deficit (`deficit_steps`).
+SCALE_IN_STALE_DATAPOINTS = 1
 # A Kubernetes pool's scale-out (KEDA's HPA, components/k8s/pool_manifests.py): beside one machine's
 # pods per scale-out cooldown, a Percent policy lets the HPA double the pods each sync (15 s), the
 # larger limit winning (selectPolicy Max, the default): Kubernetes's own default scaleUp policy
@@ -99,6 +117,17 @@ MAX_FAST_SCALE_OUT_RATIO = FAST_STEP_TOP
 # benchmarks/simulate_scaler_truth.py, 2026-12-02); the replay replays the rendered value.
 K8S_SCALE_UP_PERCENT = 100
 K8S_SCALE_UP_PERCENT_PERIOD_SECONDS = 15
+# A Kubernetes pool with the deficit sizing: beside one machine's pods a minute, a Percent scaleDown
+# policy lets the HPA go down to its recommendation (already sized to the load: desired = ceil(pods x
+# metric / target)) by up to this share of the pods a minute, the larger change winning (selectPolicy
+# Max: "the policy which allows the highest amount of change"; Kubernetes docs, "Horizontal Pod
+# Autoscaling", scaling policies, read 2026-12-02). The stabilisation window (scale_in_cooldown_seconds)
+# holds the highest recommendation of its span, so a recommendation computed on a stale per-pod average
+# after a scale-down (fewer pods times the old load per pod) does not win until fresh readings fill the
+# window; the share caps a minute's step. Half is ours (the deficit step's largest share with its stale
+# firing is 1 - sqrt(0.1) = 68%, the 0.9 cap aside): not a documented default.
+K8S_SCALE_DOWN_PERCENT = 50
+K8S_SCALE_DOWN_PERCENT_PERIOD_SECONDS = 60
 # Working-hours schedules: cron day-of-week field, as AWS scheduled actions take it (MON-FRI, 1-5, SUN,SAT).
 _DAY = r"(?:[0-7]|SUN|MON|TUE|WED|THU|FRI|SAT)"
 _DAYS = re.compile(rf"^(?:\*|{_DAY}(?:-{_DAY})?(?:,{_DAY}(?:-{_DAY})?)*)$")
@@ -152,9 +181,10 @@ class ElasticArgs:
     )
     scale_in_cooldown_seconds: int = arg(
         300,
-        "Seconds of quiet load before a scale-in and between scale-ins (a machine let go costs a cold "
-        "start to get back; the replay of the Azure traces favours 300 s: "
-        "benchmarks/simulate_scaling_defaults.py).",
+        "Seconds of quiet load before a scale-in and, sized by share, between scale-ins (a machine let "
+        "go costs a cold start to get back; the replay of the Azure traces favours 300 s: "
+        "benchmarks/simulate_scaling_defaults.py); sized by deficit, the quiet time before the first step "
+        "only (a step policy has no cooldown).",
         ge=0,
         le=86400,
     )
@@ -166,6 +196,16 @@ class ElasticArgs:
         "scale-in window, rounded up.",
         ge=0,
         le=MAX_SCALE_IN_SHARE,
+    )
+    scale_in_sizing: ScaleInSizing = arg(
+        "share",
+        "How one scale-in is sized: deficit (AWS: a step policy letting go, each quiet minute, the share "
+        "of the group the load is under the scale-in threshold, scale_in_cooldown_seconds being the quiet "
+        "time before the first step; Kubernetes: the HPA may also let half the pods go a minute) or share "
+        "(scale_in_share per scale-in, a cooldown apart). GCP's autoscaler sizes its scale-in from the "
+        "load already (nothing changes there). Default share: on the replayed Azure traces the deficit "
+        "is 4-9% cheaper but takes the 70B diurnal pool over 1% late (1.02-1.06%; share 0.99%): "
+        "benchmarks/simulate_scaling_defaults.py --full, 2026-12-02.",
     )
     fast_scale_out_ratio: float = arg(
         1.0,
@@ -188,10 +228,12 @@ class ElasticArgs:
 
 @dataclass(frozen=True)
 class FastStep:
-    """One step adjustment of the fast scale-out: the load per machine over the alarm's threshold in
-    [lower, upper) (upper None: no end) adds `percent` of the machines in service."""
+    """One step adjustment, offsets from its alarm's threshold. The fast scale-out: the load per machine
+    over the threshold by [lower, upper) (upper None: no end) adds `percent` of the machines in service.
+    The deficit scale-in (`deficit_steps`): under it by (lower, upper] (lower None: no end), `percent`
+    (negative) lets that share go."""
 
-    lower: float
+    lower: float | None
     upper: float | None
     percent: int
 
@@ -246,6 +288,48 @@ def percent_change(percent: int, machines: int, *, magnitude: int = 1) -> int:
     return max(step, magnitude)
 
 
+def deficit_steps(
+    headroom: float, target: float, *, stale: int = SCALE_IN_STALE_DATAPOINTS
+) -> tuple[float, tuple[FastStep, ...]]:
+    """(threshold, steps) of the deficit scale-in for a target of `target` in-flight requests per machine.
+
+    The alarm's metric is the load per machine were ONE machine gone (`scale_in_expression` of the AWS
+    renderer: at least one may go whenever it breaches); the threshold is `headroom` x the target. Bands
+    a tenth of the target wide go down from the threshold; the band whose top is b x the target lets go
+    the share p with (1 - p) ** (stale + 1) = b / headroom, rounded down to a whole percent (at least 1:
+    MinAdjustmentMagnitude 1 lets one machine go), at most MAX_SCALE_IN_SHARE: `stale` + 1 firings on
+    the same datapoint (SCALE_IN_STALE_DATAPOINTS) together leave the load at most at the threshold, and
+    one firing lets go only part of the deficit, the rest when a datapoint after it confirms. The top of
+    a band is its highest load, so a step never lets go more than its band's lightest case allows.
+
+    Offsets are from the threshold (StepAdjustment's bounds), all at or below 0: under the threshold the
+    lower bound is exclusive and the upper inclusive (the CloudFormation StepAdjustment reference's
+    example: "greater than 40 and less than or equal to 50 ... a lower bound of -10 and an upper bound
+    of 0", read 2026-12-02); the lowest band has no lower bound, so every breach matches one step.
+    Percents are negative (PercentChangeInCapacity, a decrease). headroom or target 0: (0.0, ()).
+    """
+    if headroom <= 0 or target <= 0:
+        return 0.0, ()
+    edges = [headroom]
+    k = 1
+    while (edge := round(headroom - k * FAST_STEP_WIDTH, 6)) > 1e-9:
+        edges.append(edge)
+        k += 1
+    threshold = round(headroom * target, 2)
+    offsets = [round((e - headroom) * target, 2) for e in edges]
+
+    def share(top: float) -> int:
+        exact = 100 * (1 - (top / headroom) ** (1 / (stale + 1)))
+        return -max(1, min(round(MAX_SCALE_IN_SHARE * 100), math.floor(exact + 1e-6)))
+
+    steps = [
+        FastStep(lower=offsets[i + 1], upper=offsets[i], percent=share(edges[i]))
+        for i in range(len(edges) - 1)
+    ]
+    steps.append(FastStep(lower=None, upper=offsets[-1], percent=share(edges[-1])))
+    return threshold, tuple(steps)
+
+
 @dataclass(frozen=True)
 class ScalingPlan:
     """Resolved numbers for one pool: what the cloud resources, the plan and the replay use."""
@@ -278,6 +362,10 @@ class ScalingPlan:
     fast_scale_out_ratio: float = 0.0
     fast_scale_out_threshold: float = 0.0  # in-flight per machine (Average) at which the step alarm fires
     fast_scale_out_steps: tuple[FastStep, ...] = ()
+    # The scale-in's sizing (ElasticArgs.scale_in_sizing) and, for "deficit", the step policy's bands
+    # under `scale_in_threshold` (`deficit_steps`): what AWS renders and the replay replays.
+    scale_in_sizing: str = "share"
+    scale_in_steps: tuple[FastStep, ...] = ()
     # The instance warm-up the scaling policies get (issue #39): how long after InService a machine's load
     # is not yet representative, not the grace. AWS starts a machine's warm-up when it reaches InService
     # ("how long after an instance reaches the InService state it waits before contributing usage data")
@@ -315,6 +403,17 @@ class ScalingPlan:
         for step in self.fast_scale_out_steps:
             if step.lower <= over and (step.upper is None or over < step.upper):
                 return percent_change(step.percent, machines)
+        return 0
+
+    def deficit_scale_in_machines(self, after_one: float, machines: int) -> int:
+        """Machines the deficit step lets go of `machines` (the group's capacity) at a datapoint whose
+        load per machine, were one machine gone, is `after_one` (0: no breach, or no steps)."""
+        if not self.scale_in_steps or after_one >= self.scale_in_threshold or machines <= 0:
+            return 0
+        under = after_one - self.scale_in_threshold
+        for step in self.scale_in_steps:
+            if (step.lower is None or step.lower < under) and (step.upper is None or under <= step.upper):
+                return percent_change(-step.percent, machines)
         return 0
 
     @property
@@ -364,6 +463,14 @@ def with_fast_scale_out(plan: ScalingPlan, ratio: float | None = None) -> Scalin
         fast_scale_out_threshold=threshold,
         fast_scale_out_steps=steps,
     )
+
+
+def with_scale_in(plan: ScalingPlan, sizing: str | None = None) -> ScalingPlan:
+    """`plan` with its scale-in steps recomputed for its own target and headroom and `sizing` (None: the
+    plan's); what `simulate`'s flags and `--tune` replay, as a stack would render it."""
+    sizing = plan.scale_in_sizing if sizing is None else sizing
+    steps = deficit_steps(plan.scale_in_headroom, plan.target_in_flight)[1] if sizing == "deficit" else ()
+    return replace(plan, scale_in_sizing=sizing, scale_in_steps=steps)
 
 
 def scale_in_step(percent: int, machines: int, *, cloud: str = "aws") -> int:
@@ -649,6 +756,10 @@ def plan_scaling(
         fast_scale_out_ratio=args.fast_scale_out_ratio if steps else 0.0,
         fast_scale_out_threshold=fast_threshold,
         fast_scale_out_steps=steps,
+        scale_in_sizing=args.scale_in_sizing,
+        scale_in_steps=(
+            deficit_steps(SCALE_IN_HEADROOM, target)[1] if args.scale_in_sizing == "deficit" else ()
+        ),
         instance_warmup_seconds=serving.slow_start_seconds(),
         in_service_to_serving_seconds=0,
         expected_start_seconds=math.ceil(start.seconds),
@@ -661,11 +772,17 @@ __all__ = [
     "FAST_STEP_WIDTH",
     "GCP_MAX_WINDOW_SECONDS",
     "GCP_STABILISATION_SECONDS",
+    "K8S_SCALE_DOWN_PERCENT",
+    "K8S_SCALE_DOWN_PERCENT_PERIOD_SECONDS",
+    "K8S_SCALE_UP_PERCENT",
+    "K8S_SCALE_UP_PERCENT_PERIOD_SECONDS",
     "MAX_DRAIN_SECONDS",
     "MAX_FAST_SCALE_OUT_RATIO",
     "MAX_SCALE_IN_SHARE",
     "METRIC_PERIOD_SECONDS",
     "SCALE_IN_HEADROOM",
+    "SCALE_IN_SIZINGS",
+    "SCALE_IN_STALE_DATAPOINTS",
     "SCALE_OUT_DATAPOINTS",
     "TERMINATION_HOOK_SECONDS",
     "WARM_BOOT_SECONDS",
@@ -673,9 +790,11 @@ __all__ = [
     "WARM_POOL_MAX_START_SHARE",
     "ElasticArgs",
     "FastStep",
+    "ScaleInSizing",
     "ScalingPlan",
     "ScheduleArgs",
     "decode_seconds_per_token",
+    "deficit_steps",
     "elastic_problems",
     "fast_steps",
     "gcp_scale_in_window",
@@ -685,4 +804,5 @@ __all__ = [
     "scale_in_step",
     "schedule_problems",
     "with_fast_scale_out",
+    "with_scale_in",
 ]

@@ -37,7 +37,12 @@ from typing import Any
 from inference_infra.components.aws.fleet_args import S3Weights
 from inference_infra.components.catalog import AcceleratorFamily, Cloud, find_instance_type
 from inference_infra.components.endpoints.routing import GUARDED_API_PREFIX
-from inference_infra.components.fleet.elastic import K8S_SCALE_UP_PERCENT, K8S_SCALE_UP_PERCENT_PERIOD_SECONDS
+from inference_infra.components.fleet.elastic import (
+    K8S_SCALE_DOWN_PERCENT,
+    K8S_SCALE_DOWN_PERCENT_PERIOD_SECONDS,
+    K8S_SCALE_UP_PERCENT,
+    K8S_SCALE_UP_PERCENT_PERIOD_SECONDS,
+)
 from inference_infra.components.fleet.plan import FleetPlan
 from inference_infra.components.gcp.node_args import GcsWeights
 from inference_infra.components.images import VLLM_OPENAI
@@ -1032,7 +1037,8 @@ def scaled_object(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -
                     "behavior": {
                         # A machine's worth of pods per scale-out cooldown or double the pods each
                         # sync, whichever adds more (fleet.elastic.K8S_SCALE_UP_PERCENT); one
-                        # machine's pods a minute per scale-in.
+                        # machine's pods a minute per scale-in, or with the deficit sizing up to
+                        # K8S_SCALE_DOWN_PERCENT of the pods a minute, whichever lets more go.
                         "scaleUp": {
                             "stabilizationWindowSeconds": 0,
                             "selectPolicy": "Max",
@@ -1045,16 +1051,31 @@ def scaled_object(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) -
                                 },
                             ],
                         },
-                        "scaleDown": {
-                            "stabilizationWindowSeconds": scaling.scale_in_cooldown_seconds,
-                            "policies": [{"type": "Pods", "value": pods, "periodSeconds": 60}],
-                        },
+                        "scaleDown": scale_down_behavior(scaling, pods),
                     }
                 }
             },
             "triggers": triggers,
         },
     }
+
+
+def scale_down_behavior(scaling: Any, pods: int) -> dict[str, Any]:
+    """The HPA's scaleDown: the stabilisation window, one machine's pods a minute, and with the deficit
+    sizing (ScalingPlan.scale_in_sizing) a Percent policy beside it, the larger change winning."""
+    policies: list[dict[str, Any]] = [{"type": "Pods", "value": pods, "periodSeconds": 60}]
+    behavior: dict[str, Any] = {"stabilizationWindowSeconds": scaling.scale_in_cooldown_seconds}
+    if getattr(scaling, "scale_in_sizing", "share") == "deficit":
+        policies.append(
+            {
+                "type": "Percent",
+                "value": K8S_SCALE_DOWN_PERCENT,
+                "periodSeconds": K8S_SCALE_DOWN_PERCENT_PERIOD_SECONDS,
+            }
+        )
+        behavior["selectPolicy"] = "Max"
+    behavior["policies"] = policies
+    return behavior
 
 
 def relabelings(name: str, args: KubernetesServingPoolArgs) -> list[dict[str, Any]]:

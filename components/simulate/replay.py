@@ -44,7 +44,8 @@ autoscaler (`settings.Autoscaler`, read from the plan by `settings.scaler_settin
   components/k8s/pool_manifests.py renders it: a reading every 15 s (HPA sync) of the load Prometheus
   scraped (30 s lag), no change within the HPA's 10% tolerance, scale-up by at most one machine's
   pods per scale_out_cooldown_seconds, scale-down to the largest recommendation of the stabilisation
-  window (scale_in_cooldown_seconds) by at most one machine's pods a minute.
+  window (scale_in_cooldown_seconds) by at most one machine's pods a minute (with the deficit sizing,
+  the larger of that and the rendered Percent policy's share a minute).
 - A schedule sets the minimum to `off_hours_size` outside working hours (as the scheduled actions do).
 - **Starts**: a new machine serves after a warm start when the warm pool has a stopped machine (then
   replaced: a new machine initialises for a cold start, billed, then stops), else after the pool's
@@ -75,7 +76,7 @@ import math
 import random
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -86,6 +87,7 @@ from inference_infra.components.fleet.elastic import (
     ScheduleArgs,
     gcp_scale_in_window,
     scale_in_step,
+    with_scale_in,
 )
 from inference_infra.components.simulate.k8s_nodes import KubernetesNodes, NodeState
 from inference_infra.components.simulate.references import (
@@ -302,6 +304,7 @@ class Result:
                 "scale_in_headroom": scaler.scale_in_headroom,
                 "scale_in_share": scaler.scale_in_share,
                 "fast_scale_out": self._fast_json(),
+                "scale_in": self._scale_in_json(),
                 "stabilisation_seconds": scaler.stabilisation_seconds,
                 "interruptions_per_machine_hour": scaler.interruptions_per_machine_hour,
                 "interruption_basis": scaler.interruption_basis,
@@ -380,6 +383,24 @@ class Result:
             **({"kubernetes": self.kubernetes} if self.kubernetes is not None else {}),
         }
 
+    def _scale_in_json(self) -> dict[str, Any]:
+        """How a scale-in was sized: AWS's deficit steps or share policy, or the autoscaler's own
+        recommendation (GCP, Kubernetes)."""
+        scaler = self.autoscaler
+        if scaler.cloud != "aws":
+            return {"sizing": "recommendation", "threshold_in_flight": None, "steps": None}
+        plan = replayed_plan(self.pool.plan, scaler)
+        if not plan.scale_in_steps:
+            threshold = round(plan.target_in_flight * scaler.scale_in_headroom, 2)
+            return {"sizing": "share", "threshold_in_flight": threshold, "steps": None}
+        return {
+            "sizing": "deficit",
+            "threshold_in_flight": plan.scale_in_threshold,
+            "steps": [
+                {"lower": x.lower, "upper": x.upper, "percent": x.percent} for x in plan.scale_in_steps
+            ],
+        }
+
     def _fast_json(self) -> dict[str, Any] | None:
         """The fast step as replayed (None: off, on GCP or turned off)."""
         plan = self.pool.plan
@@ -393,6 +414,14 @@ class Result:
                 {"lower": x.lower, "upper": x.upper, "percent": x.percent} for x in plan.fast_scale_out_steps
             ],
         }
+
+
+def replayed_plan(plan: ScalingPlan, scaler: Autoscaler) -> ScalingPlan:
+    """The plan the replay runs: a headroom given to the scaler (--scale-in-headroom) moves the deficit
+    alarm's threshold and its bands, as a stack rendering that headroom would."""
+    if plan.scale_in_steps and scaler.scale_in_headroom != plan.scale_in_headroom:
+        return with_scale_in(replace(plan, scale_in_headroom=scaler.scale_in_headroom))
+    return plan
 
 
 def _round(value: float | None, digits: int) -> float | None:
@@ -450,7 +479,7 @@ class _Replay:
         self, trace: Trace, pool: Pool, scaler: Autoscaler, work: Workload, oracle: OracleRun
     ) -> None:
         self.trace, self.pool, self.scaler, self.work = trace, pool, scaler, work
-        self.plan = pool.plan
+        self.plan = replayed_plan(pool.plan, scaler)
         self.slots_per = work.slots
         self.oracle = oracle
         last = work.arrivals[-1] if work.arrivals else 0.0
@@ -801,14 +830,29 @@ class _Replay:
     def _tick_aws(self, t: float, seen: float, target: int, floor: int) -> None:
         plan, scaler = self.plan, self.scaler
         self.high = self.high + 1 if target > self.capacity else 0
-        # the alarm judges the load on the machines left after the whole step; the group then stops at
-        # its minimum (a step that would cross it removes fewer, one that starts there removes none)
-        step = self._share()
-        left = self.serving - step
-        if left >= 1:
-            quiet = seen / left < scaler.scale_in_headroom * plan.target_in_flight
+        deficit = bool(plan.scale_in_steps)
+        if deficit:
+            # the deficit step policy (plan.scale_in_steps): its alarm's metric is the datapoint's load
+            # per machine were one of the machines that published it gone (scale_in_expression); each
+            # period the alarm stays in ALARM it invokes the policy, which lets go its band's share of
+            # the group's capacity now: a datapoint from before the last step still describes the
+            # machines before it (the stale firing fleet.elastic.deficit_steps sizes the bands for)
+            published = self.seen_serving
+            if published > 1:
+                after_one = seen / (published - 1)
+            else:
+                after_one = 0.0 if published == 1 and seen == 0 else math.inf
+            quiet = published > 0 and after_one < plan.scale_in_threshold
+            step = plan.deficit_scale_in_machines(after_one, self.capacity) if quiet else 0
         else:
-            quiet = step > 0 and seen == 0
+            # the alarm judges the load on the machines left after the whole step; the group then stops
+            # at its minimum (a step that would cross it removes fewer, one that starts there removes none)
+            step = self._share()
+            left = self.serving - step
+            if left >= 1:
+                quiet = seen / left < scaler.scale_in_headroom * plan.target_in_flight
+            else:
+                quiet = step > 0 and seen == 0
         gone = min(step, max(0, self.serving - floor))
         # the alarm stays in ALARM while every datapoint of its window breaches and invokes the policy each
         # period; the group acts on it only with machines to let go, none starting or still in its
@@ -842,8 +886,14 @@ class _Replay:
             self.last_out = t
             if tracked:
                 self.high = 0
+        elif deficit and quiet and self.low >= quiet_periods:
+            # a step policy has no cooldown and answers its alarm while an activity is in progress
+            self.last_in = t
+            self._remove(gone, t)
+            self.scale_ins += 1
         elif (
-            quiet
+            not deficit
+            and quiet
             and self.low >= quiet_periods
             and not self.scale_in_pending
             and t - self.last_in >= plan.scale_in_cooldown_seconds
@@ -916,6 +966,13 @@ class _Replay:
         if stable >= current:
             return
         room = 1 - sum(n for _, n in self.downs)
+        if scaler.hpa_scale_down_percent > 0:
+            # the rendered Percent policy beside it, the larger change winning: the HPA lets the replicas
+            # fall to ceil(replicas at the period's start x (1 - percent)) (Kubernetes's
+            # calculateScaleDownLimitWithBehaviors)
+            at_start = current + sum(n for _, n in self.downs)
+            lowest = math.ceil(at_start * (1 - scaler.hpa_scale_down_percent / 100) - 1e-9)
+            room = max(room, current - lowest)
         gone = min(current - max(stable, floor), room)
         if gone <= 0:
             return

@@ -41,9 +41,11 @@ Defaults and where they come from (read 2026-12-02):
   10% tolerance; scale-up by the larger of one machine's pods per scale_out_cooldown_seconds and
   100% of the pods per sync (the rendered scaleUp policies, fleet.elastic.K8S_SCALE_UP_PERCENT);
   scale-down to the largest recommendation of the rendered stabilisation window
-  (`scale_in_cooldown_seconds`), at most one machine's pods a minute (Kubernetes docs, "Horizontal Pod
-  Autoscaling", configurable scaling behavior, read 2026-12-02). KEDA's pollingInterval (15 s) and
-  cooldownPeriod act only between 0 and 1 replica (KEDA docs, ScaledObject spec, read 2026-12-02).
+  (`scale_in_cooldown_seconds`), at most one machine's pods a minute, or with the deficit sizing the
+  larger of that and K8S_SCALE_DOWN_PERCENT of the pods a minute (fleet.elastic) (Kubernetes docs,
+  "Horizontal Pod Autoscaling", configurable scaling behavior, read 2026-12-02). KEDA's
+  pollingInterval (15 s) and cooldownPeriod act only between 0 and 1 replica (KEDA docs, ScaledObject
+  spec, read 2026-12-02).
 """
 
 from __future__ import annotations
@@ -51,7 +53,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from inference_infra.components.fleet.elastic import K8S_SCALE_UP_PERCENT
+from inference_infra.components.fleet.elastic import K8S_SCALE_DOWN_PERCENT, K8S_SCALE_UP_PERCENT
 
 HPA_SYNC_SECONDS = 15  # kube-controller-manager --horizontal-pod-autoscaler-sync-period's default
 K8S_SCRAPE_SECONDS = 30  # the pool's PodMonitor interval (components/k8s/pool_manifests.py)
@@ -76,6 +78,9 @@ class Autoscaler:
     # machine's pods per scale-out cooldown, the larger limit winning (selectPolicy Max); 0 replays the
     # one-machine policy alone (what the pool rendered before; benchmarks/simulate_scaler_truth.py).
     hpa_scale_up_percent: int = 0
+    # Kubernetes with the deficit sizing: the rendered Percent scaleDown policy, N% of the replicas a
+    # minute beside one machine's pods a minute, the larger change winning; 0: the one-machine policy.
+    hpa_scale_down_percent: int = 0
     # Machines serving when the trace starts: None is the pool's minimum (its desired size).
     start_size: int | None = None
     # Spot interruptions per machine-hour (0: none); drained requests are re-queued.
@@ -107,6 +112,9 @@ def scaler_settings(plan: Any, *, cloud: str = "aws", **overrides: Any) -> Autos
             stabilisation_seconds=getattr(plan, "scale_in_cooldown_seconds", base.stabilisation_seconds),
             fast_scale_out=False,
             hpa_scale_up_percent=K8S_SCALE_UP_PERCENT,
+            hpa_scale_down_percent=(
+                K8S_SCALE_DOWN_PERCENT if getattr(plan, "scale_in_sizing", "share") == "deficit" else 0
+            ),
         )
         chosen = {k: v for k, v in overrides.items() if v is not None}
         return replace(base, **chosen)

@@ -1,10 +1,13 @@
 """`simulate --tune`: the cheapest scaling settings that keep a pool within its SLO on a given trace.
 
-It searches five settings of the pool, the ones that decide how much headroom the traffic gets:
-`target_utilisation` (how full a machine runs before the pool scales out), the warm pool (stopped
-machines that start in a warm start instead of a cold one), the minimum (machines kept however quiet),
-the scale-in share (machines one scale-in lets go) and, on AWS, the fast scale-out ratio (the step
-policy on one datapoint; GCP's autoscaler acts on each datapoint already). The search is coordinate
+It searches the settings of the pool that decide how much headroom the traffic gets and how fast it
+is let go: `target_utilisation` (how full a machine runs before the pool scales out), the warm pool
+(stopped machines that start in a warm start instead of a cold one), the minimum (machines kept however
+quiet), the scale-in share (machines one share-sized scale-in lets go), the scale-in cooldown (quiet
+time before a scale-in) and, on AWS, the fast scale-out ratio (the step policy on one datapoint; GCP's
+autoscaler acts on each datapoint already) and the scale-in sizing (deficit: the step policy letting go
+the share the load is under the threshold; share: the simple policy; GCP and Kubernetes size their
+scale-in from the load already). The search is coordinate
 descent from the pool's own settings: each setting in turn over its grid with the others held, keeping
 the best, two passes. "Best" is the cheapest run with at most 1% of requests missing the TTFT target;
 while no run meets that, the one with the fewest misses. Every run is kept: the answer prints the cost-
@@ -28,7 +31,11 @@ import math
 from dataclasses import dataclass, replace
 from typing import Any
 
-from inference_infra.components.fleet.elastic import with_fast_scale_out
+from inference_infra.components.fleet.elastic import (
+    METRIC_PERIOD_SECONDS,
+    with_fast_scale_out,
+    with_scale_in,
+)
 from inference_infra.components.simulate.references import slo_oracle
 from inference_infra.components.simulate.replay import SLO_MISS_SHARE, Pool, replay
 from inference_infra.components.simulate.settings import Autoscaler
@@ -39,6 +46,8 @@ UTILISATIONS = (0.5, 0.6, 0.7, 0.8, 0.9)
 MIN_SHARES = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.75)  # of the maximum
 SCALE_IN_SHARES = (0.0, 0.1, 0.25, 0.5)
 FAST_RATIOS = (0.0, 1.0, 1.2, 1.5)  # AWS only
+SIZINGS = ("deficit", "share")  # AWS only
+SCALE_IN_COOLDOWNS = (60, 120, 300, 600)
 PASSES = 2
 
 
@@ -49,6 +58,8 @@ class Setting:
     min_size: int
     scale_in_share: float
     fast_scale_out_ratio: float = 0.0
+    scale_in_sizing: str = "share"
+    scale_in_cooldown_seconds: int = 300
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -57,6 +68,8 @@ class Setting:
             "min_size": self.min_size,
             "scale_in_share": self.scale_in_share,
             "fast_scale_out_ratio": self.fast_scale_out_ratio,
+            "scale_in_sizing": self.scale_in_sizing,
+            "scale_in_cooldown_seconds": self.scale_in_cooldown_seconds,
         }
 
 
@@ -169,7 +182,8 @@ def _describe(p: Point) -> str:
     ratio = f"{p.elastic_over_oracle:.2f}x the oracle" if p.elastic_over_oracle is not None else "-"
     return (
         f"target_utilisation {s.target_utilisation:g}, warm pool {s.warm_pool_size}, min {s.min_size},"
-        f" scale-in share {s.scale_in_share:g}, fast {s.fast_scale_out_ratio:g}:"
+        f" scale-in {s.scale_in_sizing} (share {s.scale_in_share:g}) after {s.scale_in_cooldown_seconds} s,"
+        f" fast {s.fast_scale_out_ratio:g}:"
         f" ${p.cost_usd:,.2f} ({ratio}), {p.miss_share:.2%} missed"
     )
 
@@ -181,8 +195,11 @@ def _apply(pool: Pool, s: Setting) -> Pool:
         desired=s.min_size,
         target_in_flight=round(pool.plan.in_flight_per_machine * s.target_utilisation, 2),
         warm_pool_size=s.warm_pool_size,
+        scale_in_cooldown_seconds=s.scale_in_cooldown_seconds,
+        scale_in_datapoints=max(1, s.scale_in_cooldown_seconds // METRIC_PERIOD_SECONDS),
     )
-    # the fast step's threshold and bands follow the target, as a stack renders them
+    # the fast step's and the scale-in's bands follow the target, as a stack renders them
+    plan = with_scale_in(plan, s.scale_in_sizing)
     return replace(pool, plan=with_fast_scale_out(plan, s.fast_scale_out_ratio))
 
 
@@ -196,7 +213,7 @@ def reactive_bound(
     so small that every datapoint recommends the maximum; the period, the metric lag, the starts and the
     warm pool are the pool's.
     """
-    plan = replace(pool.plan, target_in_flight=1e-6, fast_scale_out_steps=())
+    plan = replace(pool.plan, target_in_flight=1e-6, fast_scale_out_steps=(), scale_in_steps=())
     jump = replace(scaler, cloud="gcp", start_size=None, interruptions_per_machine_hour=0.0)
     return replay(trace, replace(pool, plan=plan), jump, work=work, oracle=oracle).miss_share()
 
@@ -236,7 +253,16 @@ def tune(trace: Trace, pool: Pool, scaler: Autoscaler, *, passes: int = PASSES) 
     start_util = round(plan.target_in_flight / plan.in_flight_per_machine, 2)
     aws = scaler.cloud == "aws" and scaler.fast_scale_out
     own_fast = plan.fast_scale_out_ratio if aws else 0.0
-    current = Setting(start_util, plan.warm_pool_size, plan.min_size, scaler.scale_in_share, own_fast)
+    own_sizing = plan.scale_in_sizing if aws else "share"
+    current = Setting(
+        start_util,
+        plan.warm_pool_size,
+        plan.min_size,
+        scaler.scale_in_share,
+        own_fast,
+        own_sizing,
+        plan.scale_in_cooldown_seconds,
+    )
     start = run(current)
     best = start
     for _ in range(passes):
@@ -247,8 +273,10 @@ def tune(trace: Trace, pool: Pool, scaler: Autoscaler, *, passes: int = PASSES) 
             "min_size",
             "scale_in_share",
             "fast_scale_out_ratio",
+            "scale_in_sizing",
+            "scale_in_cooldown_seconds",
         ):
-            for value in _grid(axis, current, high, mins, warm_allowed, aws):
+            for value in _grid(axis, current, high, mins, warm_allowed, aws, scaler.cloud != "kubernetes"):
                 candidate = replace(current, **{axis: value})
                 if candidate.warm_pool_size > high - candidate.min_size and candidate.warm_pool_size:
                     candidate = replace(candidate, warm_pool_size=high - candidate.min_size)
@@ -276,10 +304,25 @@ def _round(value: float | None) -> float | None:
 
 
 def _grid(
-    axis: str, current: Setting, high: int, mins: list[int], warm_allowed: bool, aws: bool
+    axis: str,
+    current: Setting,
+    high: int,
+    mins: list[int],
+    warm_allowed: bool,
+    aws: bool,
+    cooldowns: bool = True,
 ) -> list[Any]:
     if axis == "fast_scale_out_ratio":
         return list(FAST_RATIOS) if aws else [0.0]
+    if axis == "scale_in_sizing":
+        return list(SIZINGS) if aws else ["share"]
+    if axis == "scale_in_cooldown_seconds":
+        # Kubernetes: the HPA's stabilisation window is the scaler's (settings.scaler_settings), kept
+        return (
+            sorted(set(SCALE_IN_COOLDOWNS) | {current.scale_in_cooldown_seconds})
+            if cooldowns
+            else [current.scale_in_cooldown_seconds]
+        )
     if axis == "target_utilisation":
         return list(UTILISATIONS)
     if axis == "warm_pool_size":

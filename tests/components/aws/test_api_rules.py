@@ -388,3 +388,44 @@ def test_api_rules_reject_step_adjustments_and_aggregation_on_other_policy_types
         "metricAggregationType is for StepScaling only, not TargetTrackingScaling",
         "stepAdjustments are for StepScaling only, not TargetTrackingScaling",
     ]
+
+
+def _deficit_props(steps) -> dict:
+    from inference_infra.components.aws.elastic_group import deficit_scale_in_policy
+
+    plan = dataclasses.make_dataclass("P", ["scale_in_steps"])(steps)
+    args = deficit_scale_in_policy(plan)  # provider args, snake_case: as the engine receives them
+    return {
+        "policyType": args["policy_type"],
+        "adjustmentType": args["adjustment_type"],
+        "minAdjustmentMagnitude": args["min_adjustment_magnitude"],
+        "metricAggregationType": args["metric_aggregation_type"],
+        "stepAdjustments": [
+            {
+                "metricIntervalLowerBound": s.get("metric_interval_lower_bound"),
+                "metricIntervalUpperBound": s.get("metric_interval_upper_bound"),
+                "scalingAdjustment": s["scaling_adjustment"],
+            }
+            for s in args["step_adjustments"]
+        ],
+    }
+
+
+def test_api_rules_accept_the_deficit_scale_in_policy_the_plan_renders():
+    from inference_infra.components.fleet.elastic import deficit_steps
+
+    for target in (2.8, 11.2, 44.8):
+        props = _deficit_props(deficit_steps(0.8, target)[1])
+        assert scaling_policy_problems(props) == [], target
+        assert all(s["scalingAdjustment"] < 0 for s in props["stepAdjustments"])
+
+
+def test_api_rules_reject_deficit_steps_with_a_gap_or_two_open_lower_bounds():
+    from inference_infra.components.fleet.elastic import FastStep, deficit_steps
+
+    steps = list(deficit_steps(0.8, 11.2)[1])
+    gap = [*steps[:2], FastStep(lower=steps[2].lower, upper=steps[2].upper - 0.5, percent=-13), *steps[3:]]
+    assert any("gap" in p for p in scaling_policy_problems(_deficit_props(gap)))
+    two_open = [*steps[:-2], FastStep(lower=None, upper=steps[-2].upper, percent=-50), steps[-1]]
+    problems = scaling_policy_problems(_deficit_props(two_open))
+    assert "2 step adjustments have no lower bound; at most one may" in problems

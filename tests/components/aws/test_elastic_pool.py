@@ -22,11 +22,13 @@ from inference_infra.components.aws import (
     S3Weights,
 )
 from inference_infra.components.aws import bootstrap as boot
+from inference_infra.components.aws.api_rules import metric_alarm_problems, scaling_policy_problems
 from inference_infra.components.aws.capacity import CapacityBlock, NewCapacityReservation
 from inference_infra.components.aws.elastic_group import LAUNCH_HOOK, scale_in_expression
 from inference_infra.components.endpoints import PoolWeight, Route
 from inference_infra.components.errors import InputError
 from inference_infra.components.fleet import ElasticArgs, ScheduleArgs, ServedModel
+from inference_infra.components.fleet import elastic as el
 
 PIN = "ab" * 32
 GROUP = "aws:autoscaling/group:Group"
@@ -198,7 +200,10 @@ def test_elastic_pool_tracks_in_flight_requests_per_machine(plan_of, fleet_args)
 
 
 def test_elastic_pool_scales_in_one_machine_per_cooldown(plan_of, fleet_args):
-    fleet = _fleet(fleet_args, elastic=ElasticArgs(scale_in_cooldown_seconds=1200, scale_in_share=0))
+    fleet = _fleet(
+        fleet_args,
+        elastic=ElasticArgs(scale_in_cooldown_seconds=1200, scale_in_share=0, scale_in_sizing="share"),
+    )
     capture = plan_of(fleet)
     scale_in = capture.one(POLICY, "llama-8b-scale-in").props
     assert (scale_in["policyType"], scale_in["scalingAdjustment"], scale_in["cooldown"]) == (
@@ -216,7 +221,10 @@ def test_elastic_pool_scales_in_one_machine_per_cooldown(plan_of, fleet_args):
 
 
 def test_elastic_pool_scales_in_its_share_of_the_group_when_the_rest_would_stay_quiet(plan_of, fleet_args):
-    fleet = _fleet(fleet_args, elastic=ElasticArgs(scale_in_cooldown_seconds=300, scale_in_share=0.25))
+    fleet = _fleet(
+        fleet_args,
+        elastic=ElasticArgs(scale_in_cooldown_seconds=300, scale_in_share=0.25, scale_in_sizing="share"),
+    )
     capture = plan_of(fleet)
     scale_in = capture.one(POLICY, "llama-8b-scale-in").props
     assert {
@@ -628,3 +636,44 @@ def test_elastic_pool_without_a_fast_step_keeps_target_tracking_alone(plan_of, f
 def test_elastic_pool_rejects_a_fast_step_below_the_target(fleet_args):
     with pytest.raises(InputError, match=r"fast_scale_out_ratio.*0\.5.*0 \(off\) or 1 to 2"):
         _fleet(fleet_args, elastic=ElasticArgs(fast_scale_out_ratio=0.5))
+
+
+def test_elastic_pool_scales_in_by_steps_sized_to_the_deficit(plan_of, fleet_args):
+    fleet = _fleet(fleet_args, elastic=ElasticArgs(scale_in_sizing="deficit", scale_in_cooldown_seconds=180))
+    plan = fleet.scaling_plan
+    capture = plan_of(fleet)
+    policy = capture.one(POLICY, "llama-8b-scale-in").props
+    assert {
+        k: policy.get(k)
+        for k in ("policyType", "adjustmentType", "minAdjustmentMagnitude", "metricAggregationType")
+    } == {
+        "policyType": "StepScaling",
+        "adjustmentType": "PercentChangeInCapacity",
+        "minAdjustmentMagnitude": 1,  # a breach always lets one machine go, as the alarm's metric allows
+        "metricAggregationType": "Average",
+    }
+    # no cooldown (SimpleScaling's only) and no warm-up of its own (the group's default holds scale-in)
+    assert "cooldown" not in policy
+    assert "estimatedInstanceWarmup" not in policy
+    assert "scalingAdjustment" not in policy  # conflicts with step_adjustment (policy.go)
+    # the rendered steps are the plan's, the ones the replay reads (bounds as the provider's strings)
+    rendered = {
+        (
+            float(s["metricIntervalLowerBound"]) if s.get("metricIntervalLowerBound") else None,
+            float(s["metricIntervalUpperBound"]),
+            s["scalingAdjustment"],
+        )
+        for s in policy["stepAdjustments"]
+    }
+    assert rendered == {(s.lower, s.upper, s.percent) for s in plan.scale_in_steps}
+    assert len(policy["stepAdjustments"]) == len(plan.scale_in_steps)
+    assert plan.scale_in_steps == el.deficit_steps(0.8, plan.target_in_flight)[1]
+    assert scaling_policy_problems(policy) == []
+    alarm = capture.one(ALARM, "llama-8b-low-load").props
+    # the load were ONE machine gone: any breach lets at least one go; the steps size the rest
+    expression = next(q["expression"] for q in alarm["metricQueries"] if q["id"] == "e1")
+    assert expression == scale_in_expression(plan.target_in_flight)[0]
+    assert alarm["threshold"] == plan.scale_in_threshold
+    assert alarm["evaluationPeriods"] == alarm["datapointsToAlarm"] == 3  # 180 s of quiet minutes
+    assert alarm["comparisonOperator"] == "LessThanThreshold"
+    assert metric_alarm_problems(alarm) == []

@@ -191,6 +191,7 @@ def test_simulate_rejects_a_tpu_pool(capsys, trace):
         ([*FLAGS, "--plot", "out.txt"], "--plot 'out.txt' must end in .svg or .png"),
         ([*FLAGS, "--scale", "0"], "--scale 0 must be a whole number of at least 1"),
         ([*FLAGS, "--fast-scale-out", "0.5"], "--fast-scale-out 0.5 must be 0 (off) or 1..2"),
+        ([*FLAGS, "--scale-in-sizing", "fastest"], "'fastest' is not one of 'deficit', 'share'"),
         ([*FLAGS[:-2], "--min-size", "9", "--peak", "4"], "--min-size 9 gives a minimum of 9 machines"),
         (
             [*FLAGS[:2], "--machine", "g9.huge", *FLAGS[4:]],
@@ -249,6 +250,23 @@ def test_simulate_fast_scale_out_is_the_plans_and_the_flag_turns_it_off(capsys, 
     assert off["scale"]["fast_scale_outs"] == 0
     # target tracking alone waits two more datapoints: its first launch is later
     assert off["ttft"]["over_target"] >= doc["ttft"]["over_target"]
+
+
+def test_simulate_scale_in_sizing_flag_replays_the_deficit_steps_or_the_share(capsys, trace):
+    runs = {}
+    for sizing in ("deficit", "share"):
+        code, out, err = run(
+            capsys, "simulate", "--trace", str(trace), *FLAGS, "--scale-in-sizing", sizing, "--json"
+        )
+        assert code == 0, err
+        runs[sizing] = json.loads(out)
+    deficit, share = runs["deficit"]["scaling"]["scale_in"], runs["share"]["scaling"]["scale_in"]
+    # the threshold is 0.8 x the 11.2 target; the deficit bands go down from it (offsets, negative)
+    assert deficit["sizing"] == "deficit"
+    assert deficit["threshold_in_flight"] == share["threshold_in_flight"] == 8.96
+    assert deficit["steps"][0] == {"lower": -1.12, "upper": 0.0, "percent": -1}
+    assert deficit["steps"][-1]["lower"] is None
+    assert (share["sizing"], share["steps"]) == ("share", None)
 
 
 def test_simulate_gcp_pool_replays_the_gcp_autoscaler(capsys, trace):

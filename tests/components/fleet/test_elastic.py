@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 
 import pytest
@@ -323,3 +324,74 @@ def test_elastic_problems_refuse_a_fast_step_under_the_target():
     assert "0 (off) or 1 to 2" in problems[0].allowed
     assert elastic_problems(ElasticArgs(fast_scale_out_ratio=0), peak=4) == []
     assert elastic_problems(ElasticArgs(fast_scale_out_ratio=1), peak=4) == []
+
+
+# -- the deficit scale-in (issue #39) ---------------------------------------------------------------------
+
+
+def _after_two_firings(percent: int, machines: int, load_per_machine_after_one: float) -> float:
+    """Load per machine once a step of `percent` fired twice on the same datapoint (the stale firing)."""
+    total = load_per_machine_after_one * (machines - 1)
+    left = machines - percent_change(percent, machines)
+    left -= percent_change(percent, left)
+    return total / left
+
+
+def test_deficit_steps_cover_every_breach_under_the_threshold_without_a_gap():
+    threshold, steps = el.deficit_steps(0.8, 11.2)
+    assert threshold == 8.96
+    assert steps[0].upper == 0.0
+    assert steps[-1].lower is None
+    for upper, lower in itertools.pairwise(steps):
+        assert lower.upper == upper.lower  # contiguous: the provider's strings are the same numbers
+    percents = [-s.percent for s in steps]
+    assert percents == sorted(percents)
+    assert percents[0] == 1
+    assert max(percents) <= round(el.MAX_SCALE_IN_SHARE * 100)
+    assert len(steps) <= 20  # EC2 Auto Scaling quota: step adjustments per policy
+
+
+def test_deficit_steps_and_their_stale_firing_leave_the_load_at_most_at_the_threshold():
+    # each band's heaviest load (its top), a large group: two firings on one datapoint let go at most the
+    # deficit (the top band's one machine aside: it may go twice; test_replay holds that case)
+    threshold, steps = el.deficit_steps(0.8, 10.0)
+    for step in steps[1:]:
+        top = threshold + step.upper
+        assert _after_two_firings(-step.percent, 200, top) <= threshold + 1e-9, step
+
+
+def test_deficit_steps_sized_to_the_whole_deficit_over_remove_on_a_stale_firing():
+    threshold, steps = el.deficit_steps(0.8, 10.0, stale=0)
+    band = steps[4]  # a load half the threshold
+    assert _after_two_firings(-band.percent, 200, threshold + band.upper) > 10.0  # over the target
+
+
+def test_plan_renders_deficit_steps_only_for_the_deficit_sizing(tpot_20ms: None) -> None:
+    deficit = _plan(ElasticArgs(scale_in_sizing="deficit"))
+    share = _plan(ElasticArgs(scale_in_sizing="share"))
+    assert deficit.scale_in_steps == el.deficit_steps(el.SCALE_IN_HEADROOM, deficit.target_in_flight)[1]
+    assert share.scale_in_steps == ()
+    assert (deficit.scale_in_sizing, share.scale_in_sizing) == ("deficit", "share")
+    # one machine just under the threshold; the lowest band's share of an idle group
+    assert deficit.deficit_scale_in_machines(deficit.scale_in_threshold - 0.01, 40) == 1
+    assert deficit.deficit_scale_in_machines(0.0, 40) == math.floor(
+        40 * -deficit.scale_in_steps[-1].percent / 100
+    )
+    assert deficit.deficit_scale_in_machines(deficit.scale_in_threshold, 40) == 0
+    assert share.deficit_scale_in_machines(0.0, 40) == 0
+
+
+def test_with_scale_in_follows_a_changed_target(tpot_20ms: None) -> None:
+    plan = _plan(ElasticArgs(scale_in_sizing="deficit"))
+    moved = el.with_scale_in(dataclasses.replace(plan, target_in_flight=20.0))
+    assert moved.scale_in_steps == el.deficit_steps(el.SCALE_IN_HEADROOM, 20.0)[1]
+    assert el.with_scale_in(plan, "share").scale_in_steps == ()
+
+
+def test_elastic_args_rejects_an_unknown_scale_in_sizing():
+    from inference_infra.components.validation import check_types
+
+    problems = check_types(ElasticArgs(scale_in_sizing="fastest"))  # type: ignore[arg-type]
+    assert [p.input for p in problems] == ["scale_in_sizing"]
+    assert "'deficit'" in str(problems[0])
+    assert "'share'" in str(problems[0])

@@ -9,13 +9,13 @@ than the lower bound.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import SimpleNamespace
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from inference_infra.components.fleet.elastic import ScalingPlan
+from inference_infra.components.fleet.elastic import ScalingPlan, with_scale_in
 from inference_infra.components.simulate import (
     Autoscaler,
     Pool,
@@ -98,11 +98,13 @@ requests = st.lists(
     cloud=st.sampled_from(["aws", "gcp"]),
     lag=st.sampled_from([0, 60]),
     share=st.sampled_from([0.0, 0.5]),
+    sizing=st.sampled_from(["share", "deficit"]),
 )
 def test_references_lower_bound_le_oracle_le_any_policy_on_time(
-    rows, target, start, max_size, utilisation, warm, cloud, lag, share
+    rows, target, start, max_size, utilisation, warm, cloud, lag, share, sizing
 ):
     pool = make_pool(target, max_size, min(start, max_size) // 2, 4 * utilisation, min(warm, max_size))
+    pool = replace(pool, plan=with_scale_in(pool.plan, sizing))  # the deficit step policy (AWS) or not
     scaler = Autoscaler(
         cloud=cloud,
         start_size=min(start, max_size),

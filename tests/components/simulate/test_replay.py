@@ -16,7 +16,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from inference_infra.components.fleet.elastic import ScalingPlan, ScheduleArgs, fast_steps
+from inference_infra.components.fleet.elastic import ScalingPlan, ScheduleArgs, deficit_steps, fast_steps
 from inference_infra.components.simulate import Autoscaler, Pool, Trace, replay
 from inference_infra.components.simulate.replay import working
 
@@ -569,9 +569,104 @@ def test_replay_kubernetes_percent_scale_up_policy_lifts_the_one_machine_limit()
     assert by_time == {615.0: 2, 630.0: 2}
 
 
+def test_replay_kubernetes_percent_scale_down_policy_lets_half_go_a_minute():
+    # 5 in flight on 6 machines (the recommendation: 1); after the 300 s stabilisation the one-machine
+    # policy lets one go a minute, the Percent 50 policy half the replicas at the minute's start
+    rows = steady(0.5, 0, 2400)
+    base = {"cloud": "kubernetes", "period_seconds": 15, "stabilisation_seconds": 300}
+    one = replay(Trace.of(rows), pool(), scaler(6, **base))
+    half = replay(Trace.of(rows), pool(), scaler(6, hpa_scale_down_percent=50, **base))
+    served_one, served_half = _serving(one), _serving(half)
+    first = next(k for k, n in enumerate(served_half) if n < 6)
+    assert next(k for k, n in enumerate(served_one) if n < 6) == first  # the same window holds both
+    assert served_half[first : first + 3] == [3, 2, 1]  # ceil(6 x 0.5), ceil(3 x 0.5), ceil(2 x 0.5)
+    assert served_one[first : first + 3] == [5, 4, 3]
+    assert half.elastic_machine_s < one.elastic_machine_s
+
+
 def test_replay_gcp_keeps_a_start_size_above_the_minimum_for_its_stabilisation_period():
     # the autoscaler held the pool at 6 before the trace; a light load (1 machine's worth) lets it go
     # only once 6 leaves the 600 s stabilisation window, not at the first datapoint
     rows = steady(0.5, 0, 2400)
     result = replay(Trace.of(rows), pool(scale_in_cooldown_seconds=60), scaler(6, cloud="gcp"))
     assert _drops(result)[0] == 10
+
+
+# -- the deficit scale-in (AWS step policy, fleet.elastic.deficit_steps; issue #39) -------------------------
+
+
+def deficit_plan(stale: int = 1) -> dict:
+    """A plan's deficit scale-in at the default headroom (0.8 x 7 = 5.6 per machine were one gone)."""
+    return {
+        "scale_in_sizing": "deficit",
+        "scale_in_steps": deficit_steps(0.8, 7.0, stale=stale)[1],
+        "scale_in_cooldown_seconds": 120,  # two quiet datapoints before the alarm is in ALARM
+        "max_size": 20,
+    }
+
+
+def _serving(result) -> list[int]:
+    return [round(m.serving_machine_s / 60) for m in result.timeline]
+
+
+def test_replay_deficit_scale_in_lets_go_its_bands_share_each_minute_in_alarm():
+    # 20 in flight on 12 machines. Bands a tenth of the target (0.7) wide under 5.6; a band with top b
+    # lets go 1 - sqrt(b / 5.6) (the stale guard), at least one machine. Without lag each datapoint
+    # already shows the last step:
+    #   120 s: 20 / 11 = 1.8 per machine were one gone, band top 2.1: 38% of 12 = 4 go -> 8
+    #   180 s: 20 / 7 = 2.9, top 3.5: 20% of 8 = 1 -> 7;  240 s: 20 / 6 = 3.3: 20% of 7 = 1 -> 6
+    #   300 s: 20 / 5 = 4.0, top 4.2: 13% of 6 = 1 -> 5;  360 s: 20 / 4 = 5.0, top 5.6: 1% -> 4
+    #   420 s: 20 / 3 = 6.7, over 5.6: the alarm is OK, 4 machines (5 per machine) stay.
+    result = replay(Trace.of(steady(2, 0, 1800)), pool(**deficit_plan()), scaler(12))
+    assert _serving(result)[:8] == [12, 12, 8, 7, 6, 5, 4, 4]
+    assert result.as_json()["scale"]["min_machines"] == 4
+    assert result.scale_ins == 5
+
+
+def test_replay_deficit_scale_in_is_faster_and_cheaper_than_one_share_per_cooldown():
+    rows = steady(2, 0, 1800)
+    deficit = replay(Trace.of(rows), pool(**deficit_plan()), scaler(12))
+    share = replay(
+        Trace.of(rows),
+        pool(max_size=20, scale_in_cooldown_seconds=120),
+        scaler(12, scale_in_share=0.25),
+    )
+    assert share.elastic_machine_s > deficit.elastic_machine_s
+    assert deficit.miss_share() == share.miss_share() == 0.0
+
+
+def test_replay_deficit_steps_without_the_stale_guard_over_remove_on_a_stale_datapoint():
+    # With the 60 s lag the datapoint seen a minute after a step is the one before it, and the alarm,
+    # still in ALARM, invokes the step policy again on it (once a minute). 20 in flight on 12 machines
+    # (1.8 per machine were one gone):
+    # - steps sized to the whole deficit (stale=0): 62% of 12 = 7 go at 180 s (-> 5), then again 62% of 5
+    #   = 3 on the stale datapoint at 240 s (-> 2): 10 in flight per machine, over the target of 7, and
+    #   the pool scales out again;
+    # - the plan's steps (stale=1): 38% of 12 = 4 (-> 8), 38% of 8 = 3 on the stale datapoint (-> 5),
+    #   then fresh datapoints: 20 / 7 = 2.9 lets one go (-> 4), 20 / 4 = 5.0 one more (-> 3: 6.7 per
+    #   machine, the top band's one machine twice; under the target, nothing scales out).
+    rows = steady(2, 0, 1800)
+    lagged = Autoscaler(start_size=12, metric_lag_seconds=60)
+    whole = replay(Trace.of(rows), pool(**deficit_plan(stale=0)), lagged)
+    guarded = replay(Trace.of(rows), pool(**deficit_plan()), lagged)
+    assert _serving(whole)[2:5] == [12, 5, 2]
+    assert whole.scale_outs >= 1
+    assert _serving(guarded)[2:8] == [12, 8, 5, 4, 3, 3]
+    assert guarded.as_json()["scale"]["min_machines"] == 3
+    assert guarded.scale_outs == 0
+
+
+def test_replay_deficit_scale_in_waits_for_a_machine_in_its_warmup():
+    # the same load with a machine launching: no dynamic scale-in while one starts or warms up
+    rows = steady(2, 0, 600) + steady(8, 600, 700) + steady(2, 700, 3000)
+    result = replay(
+        Trace.of(rows),
+        pool(instance_warmup_seconds=300, in_service_to_serving_seconds=0, **deficit_plan()),
+        scaler(12),
+    )
+    # the spike (80 in flight) launches 16 machines at 780 s, serving at 1,080 s; their warm-up ends at
+    # 1,380 s, and the load back at 20 in flight lets go the first share only then
+    assert {(x.decided_s, x.ready_s) for x in result.launches} == {(780.0, 1080.0)}
+    drops = [k * 60 for k in _drops(result)]
+    assert next(t for t in drops if t > 780) == 1380
+    assert _serving(result)[22:29] == [20, 10, 8, 7, 6, 5, 4]

@@ -42,3 +42,29 @@ def test_replayed_hpa_is_the_rendered_one(plan_of):
     monitors = [r for r in capture.resources if r.type.endswith("PodMonitor")]
     intervals = {e["interval"] for m in monitors for e in m.props["spec"]["podMetricsEndpoints"]}
     assert intervals == {f"{K8S_SCRAPE_SECONDS}s"}
+
+
+def test_replayed_hpa_scale_down_percent_is_the_rendered_one_with_the_deficit_sizing(plan_of):
+    from dataclasses import replace
+
+    args = replace(EKS_ELASTIC, elastic=replace(EKS_ELASTIC.elastic, scale_in_sizing="deficit"))
+    pool = KubernetesServingPool("llama", args)
+    capture = plan_of()
+    spec = capture.one("kubernetes:keda.sh/v1alpha1:ScaledObject").props["spec"]
+    scaling, pods = pool.plan.scaling, pool.plan.engines.engines
+    down = spec["advanced"]["horizontalPodAutoscalerConfig"]["behavior"]["scaleDown"]
+    assert down == {
+        "stabilizationWindowSeconds": scaling.scale_in_cooldown_seconds,
+        "selectPolicy": "Max",
+        "policies": [
+            {"type": "Pods", "value": pods, "periodSeconds": 60},
+            {"type": "Percent", "value": 50, "periodSeconds": 60},
+        ],
+    }
+    replayed = scaler_settings(scaling, cloud="kubernetes")
+    assert replayed.hpa_scale_down_percent == down["policies"][1]["value"]
+    assert down["policies"][1]["periodSeconds"] == 60  # the replay's window for its scale-down limits
+    assert (
+        scaler_settings(replace(scaling, scale_in_sizing="share"), cloud="kubernetes").hpa_scale_down_percent
+        == 0
+    )

@@ -68,3 +68,19 @@ def test_reactive_bound_meets_the_slo_on_a_load_that_starts_within_the_minimum()
     # 0.5/s (5 in flight) all along: the minimum of one machine holds it, nothing waits
     calm = Trace.of(steady(0.5, 0, 1800))
     assert reactive_bound(calm, pool(max_size=6), scaler()) == 0.0
+
+
+def test_tune_searches_the_scale_in_sizing_and_finds_the_deficit_cheaper_after_a_fall():
+    # 40 in flight (6 machines) for 20 minutes, then 5 for an hour, with a target that lets the first
+    # scale-out queue (900 s): what is left to choose is how fast the pool lets go. The share sizing
+    # (its cooldown from each activity's end) keeps machines the deficit step lets go at once.
+    trace = Trace.of(steady(4, 0, 1200) + steady(0.5, 1200, 4800))
+    found = tune(trace, pool(target_seconds=900, max_size=6), scaler())
+    sizings = {p.setting.scale_in_sizing for p in found.points}
+    assert sizings == {"deficit", "share"}
+    assert {p.setting.scale_in_cooldown_seconds for p in found.points} >= {60, 120, 300, 600}
+    assert found.best.meets
+    assert found.best.setting.scale_in_sizing == "deficit"
+    cheapest_share = min(p.cost_usd for p in found.points if p.setting.scale_in_sizing == "share" and p.meets)
+    assert found.best.cost_usd < cheapest_share
+    assert found.as_json()["best"]["scale_in_sizing"] == "deficit"
