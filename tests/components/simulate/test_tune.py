@@ -5,7 +5,7 @@ from __future__ import annotations
 import itertools
 
 from inference_infra.components.simulate import Trace, replay
-from inference_infra.components.simulate.tune import reactive_bound, tune
+from inference_infra.components.simulate.tune import MIN_SHARES, reactive_bound, slo_floor, tune
 from tests.components.simulate.test_replay import pool, scaler, steady
 
 
@@ -41,6 +41,10 @@ def test_tune_says_when_no_setting_meets_the_slo():
     assert not found.best.meets
     assert found.as_json()["found"] is False
     assert "NO setting searched keeps 1% or fewer" in found.table()
+    # not even the maximum from the first second holds it: no minimum is an SLO floor
+    assert found.slo_floor is None
+    assert found.as_json()["reactive_bound"]["slo_floor"] is None
+    assert "SLO floor: none" in found.table()
 
 
 def test_reactive_bound_says_when_no_scaling_setting_can_meet_the_slo_from_the_minimum():
@@ -61,6 +65,7 @@ def test_reactive_bound_says_when_no_scaling_setting_can_meet_the_slo_from_the_m
         "min_size": 1,
         "miss_share": round(bound, 6),
         "meets_slo": False,
+        "slo_floor": found.slo_floor,
     }
 
 
@@ -84,3 +89,35 @@ def test_tune_searches_the_scale_in_sizing_and_finds_the_deficit_cheaper_after_a
     cheapest_share = min(p.cost_usd for p in found.points if p.setting.scale_in_sizing == "share" and p.meets)
     assert found.best.cost_usd < cheapest_share
     assert found.as_json()["best"]["scale_in_sizing"] == "deficit"
+
+
+def test_slo_floor_is_the_lowest_minimum_whose_reactive_bound_keeps_the_slo():
+    # 3/s from the first second: 30 in flight, three machines of 10 slots. From two, a third of the
+    # arrivals wait until the maximum serves (the first datapoint at 60 s + a 300 s cold start)
+    trace = Trace.of(steady(3, 0, 1800))
+    base = pool(max_size=20)
+    floor = slo_floor(trace, base, scaler())
+    assert floor == 3
+
+    def bound(minimum):
+        return reactive_bound(trace, pool(max_size=20, min_size=minimum), scaler())
+
+    assert bound(floor) <= 0.01 < bound(floor - 1)
+
+
+def test_tune_searches_the_slo_floor_a_grid_of_shares_steps_over():
+    # the same load on a pool of at most 20: the shares of the maximum give minimums 0, 2, 4, 6...,
+    # never 3; two misses the SLO whatever the other settings, four holds a machine it does not need
+    trace = Trace.of(steady(3, 0, 1800))
+    base = pool(max_size=20)
+    assert 3 not in {round(20 * share) for share in MIN_SHARES}
+    found = tune(trace, base, scaler())
+    assert found.slo_floor == 3
+    assert found.best.meets
+    assert found.best.setting.min_size == 3
+    cheapest_on_the_shares = min(
+        p.cost_usd for p in found.points if p.meets and p.setting.min_size in {0, 2, 4, 6, 8, 10}
+    )
+    assert found.best.cost_usd < cheapest_on_the_shares
+    assert found.as_json()["reactive_bound"]["slo_floor"] == 3
+    assert "SLO floor: the lowest minimum whose reactive bound keeps the SLO: 3" in found.table()
