@@ -693,10 +693,10 @@ def _node_secret_problems(args: FleetArgs) -> list[Problem]:
                 "Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>)",
             )
         )
-    if args.api_key_kms_key is not None and not _KMS_KEY.match(args.api_key_kms_key):
+    if args.api_key_kms_key is not None and not _KMS_KEY.fullmatch(args.api_key_kms_key):
         problems.append(Problem("api_key_kms_key", args.api_key_kms_key, "must be a KMS key or alias ARN"))
     for i, topic in enumerate(args.alarm_actions):
-        if not _SNS_TOPIC.match(topic):
+        if not _SNS_TOPIC.fullmatch(topic):
             problems.append(Problem(f"alarm_actions[{i}]", topic, "must be an SNS topic ARN"))
     if len(args.alarm_actions) > MAX_ALARM_ACTIONS:
         problems.append(

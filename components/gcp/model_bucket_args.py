@@ -98,7 +98,7 @@ def validate_publishers(args: GcsModelPublishersArgs, *, location: str | None = 
     where = args.location or location
     if where is None:
         problems.append(Problem("location", None, "is required: pass location or set the gcp:region config"))
-    elif not _LOCATION.match(where):
+    elif not _LOCATION.fullmatch(where):
         problems.append(
             Problem("location", where, "must be a Cloud Storage location in lower case (us-central1, us, eu)")
         )

@@ -179,11 +179,11 @@ def validate_gpu_observability(name: str, args: GpuObservabilityArgs) -> list[Pr
             Problem(f"fleet_discovery.{q.input}", q.value, q.allowed)
             for q in validate_scrape_settings(args.fleet_discovery)
         ]
-    if not _DNS_LABEL.match(name) or len(name) > _MAX_NAME:
+    if not _DNS_LABEL.fullmatch(name) or len(name) > _MAX_NAME:
         p.append(
             Problem("name", name, f"must be a DNS label of at most {_MAX_NAME} characters (a-z, 0-9, '-')")
         )
-    if not _DNS_LABEL.match(args.namespace) or len(args.namespace) > 63:
+    if not _DNS_LABEL.fullmatch(args.namespace) or len(args.namespace) > 63:
         p.append(Problem("namespace", args.namespace, "must be a Kubernetes namespace name (a-z, 0-9, '-')"))
     # retention_days and storage_size_gib are within their arg() bounds: check_types saw to that.
     if args.retention_size_gib is not None and not _int_between(
@@ -196,18 +196,18 @@ def validate_gpu_observability(name: str, args: GpuObservabilityArgs) -> list[Pr
                 f"must be below storage_size_gib ({args.storage_size_gib}): the WAL needs room too",
             )
         )
-    if args.storage_class is not None and not _DNS_SUBDOMAIN.match(args.storage_class):
+    if args.storage_class is not None and not _DNS_SUBDOMAIN.fullmatch(args.storage_class):
         p.append(Problem("storage_class", args.storage_class, "must be a StorageClass name"))
     for key, version in (
         ("kube_prometheus_stack_version", args.kube_prometheus_stack_version),
         ("dcgm_exporter_version", args.dcgm_exporter_version),
     ):
-        if not _EXACT_VERSION.match(str(version)):
+        if not _EXACT_VERSION.fullmatch(str(version)):
             p.append(
                 Problem(key, version, "must be an exact chart version like 1.2.3 (no ranges, no 'latest')")
             )
     exporters = args.exporters_namespace_name
-    if not _DNS_LABEL.match(exporters) or len(exporters) > 63:
+    if not _DNS_LABEL.fullmatch(exporters) or len(exporters) > 63:
         p.append(
             Problem("exporters_namespace", exporters, "must be a Kubernetes namespace name (a-z, 0-9, '-')")
         )

@@ -46,7 +46,7 @@ def validate_receivers(receivers: Sequence[Receiver], where: str = "alert_receiv
     seen: set[str] = set()
     for i, r in enumerate(receivers):
         at = f"{where}[{i}]"
-        if not _NAME.match(r.name) or r.name == NULL_RECEIVER:
+        if not _NAME.fullmatch(r.name) or r.name == NULL_RECEIVER:
             problems.append(
                 Problem(f"{at}.name", r.name, "must be 1-63 of letters, digits, '_', '.', '-' and not 'null'")
             )
@@ -57,7 +57,7 @@ def validate_receivers(receivers: Sequence[Receiver], where: str = "alert_receiv
             problems.append(Problem(f"{at}.kind", r.kind, f"must be one of {', '.join(ReceiverKind)}"))
         if r.channel is not None and r.kind is not ReceiverKind.SLACK:
             problems.append(Problem(f"{at}.channel", r.channel, "is for Slack receivers only"))
-        if r.channel is not None and not _SLACK_CHANNEL.match(r.channel):
+        if r.channel is not None and not _SLACK_CHANNEL.fullmatch(r.channel):
             problems.append(Problem(f"{at}.channel", r.channel, "must look like '#channel' or '@user'"))
         bad = [s for s in r.severities if s not in SEVERITIES]
         if bad or not r.severities:

@@ -68,7 +68,7 @@ def _list(value: Any) -> list[Any]:
 
 
 def is_accelerator_resource(name: Any) -> bool:
-    return isinstance(name, str) and _ACCELERATOR_RESOURCE.match(name) is not None
+    return isinstance(name, str) and _ACCELERATOR_RESOURCE.fullmatch(name) is not None
 
 
 class Named(Protocol):

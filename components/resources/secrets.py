@@ -94,7 +94,7 @@ def exempt(value: str) -> bool:
         _DIGEST.match(value) is not None
         or value.startswith("arn:")
         or (_PATH.match(value) is not None and _URL_CREDENTIALS.search(value) is None)
-        or _REFERENCE.match(value) is not None
+        or _REFERENCE.fullmatch(value) is not None
     )
 
 
