@@ -17,6 +17,7 @@ from inference_infra.components.arguments import arg
 from inference_infra.components.errors import Problem
 from inference_infra.components.k8s.charts import DCGM_EXPORTER, KUBE_PROMETHEUS_STACK, NEURON_MONITOR
 from inference_infra.components.k8s.images import PINNED_REFERENCE
+from inference_infra.components.k8s.serving_pool_args import label_problems
 from inference_infra.components.monitoring.absent import FleetTargets
 from inference_infra.components.monitoring.alertmanager import Receiver, ReceiverKind, validate_receivers
 from inference_infra.components.monitoring.rules import (
@@ -243,6 +244,9 @@ def validate_gpu_observability(name: str, args: GpuObservabilityArgs) -> list[Pr
         p.append(Problem("grafana_admin_user", args.grafana_admin_user, "must not be empty"))
     if not args.gpu_node_labels:
         p.append(Problem("gpu_node_labels", list(args.gpu_node_labels), "must name at least one node label"))
+    # Each is a matchExpressions key of dcgm-exporter's node affinity: a key the API server refuses fails
+    # the DaemonSet, and the Helm release with it, at deploy.
+    p += label_problems("gpu_node_labels", {key: "" for key in args.gpu_node_labels})
     p += validate_rule_settings(args.rule_settings(), where="rules")
     p += validate_receivers([r.receiver() for r in args.alert_receivers])
     return p
