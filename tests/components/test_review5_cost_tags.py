@@ -120,3 +120,26 @@ def test_aws_tag_problems_accepts_empty_values_and_unicode_letters():
     from inference_infra.components.tagging import aws_tag_problems
 
     assert aws_tag_problems("tags", {"Team": "", "Owner": "Łukasz"}) == []
+
+
+STACK_PROGRAM = "import runpy\nrunpy.run_module('inference_infra.infra.__main__', run_name='__main__')\n"
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("owner", "'team$(id)@example.com'"), ("costCenter", '"ml\\nplatform"'), ("owner", "'ml*'")],
+)
+def test_stack_file_rejects_cost_tags_outside_aws_tag_alphabet(key, value, pulumi_project, capsys):
+    from inference_infra.components.cli import main
+
+    values = {"costCenter": "ml", "owner": "me", key: value}
+    stack = "config:\n  aws:region: us-east-1\n" + "".join(
+        f"  inference-infra:{k}: {v}\n" for k, v in values.items()
+    )
+    folder = pulumi_project(STACK_PROGRAM, {"dev": stack})
+    code = main(["plan", "--stack", "dev", "--cwd", str(folder)])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2, err
+    assert f"inference-infra:{key}" in err
+    assert "tag characters" in err
+    assert "Traceback" not in err
