@@ -111,9 +111,10 @@ def validate_cost_tags(tags: CostTags) -> list[Problem]:
     return problems
 
 
-def aws_tag_problems(input_name: str, tags: object) -> list[Problem]:
+def aws_tag_problems(input_name: str, tags: object, *, selector: bool = False) -> list[Problem]:
     """A component's own AWS `tags`: at most 50, keys of 1-128 and values of at most 256 of the
-    characters every AWS service accepts, no key starting with 'aws:' (AWS reserves the prefix)."""
+    characters every AWS service accepts, no key starting with 'aws:' (AWS reserves the prefix).
+    `selector=True`: tags that select existing resources, which may read AWS's own 'aws:' tags."""
     if not isinstance(tags, Mapping):
         return []  # the type check names it
     problems = []
@@ -132,15 +133,19 @@ def aws_tag_problems(input_name: str, tags: object) -> list[Problem]:
                     f"is out of AWS's limits (keys 1-{_AWS_KEY_MAX} characters, values <= {_AWS_VALUE_MAX})",
                 )
             )
-        problems += _tag_text_problems(f"{input_name} key {key!r}", f"{input_name}[{key!r}]", key, value)
+        problems += _tag_text_problems(
+            f"{input_name} key", f"{input_name}[{key!r}]", key, value, reserved_ok=selector
+        )
     return problems
 
 
-def _tag_text_problems(key_input: str, value_input: str, key: str, value: str) -> list[Problem]:
+def _tag_text_problems(
+    key_input: str, value_input: str, key: str, value: str, *, reserved_ok: bool = False
+) -> list[Problem]:
     problems = []
     if not AWS_TAG_TEXT.fullmatch(key):
         problems.append(Problem(key_input, key, f"must use only {AWS_TAG_CHARACTERS}"))
-    elif key.lower().startswith(_AWS_RESERVED_PREFIX):
+    elif key.lower().startswith(_AWS_RESERVED_PREFIX) and not reserved_ok:
         problems.append(Problem(key_input, key, "uses the reserved prefix 'aws:'"))
     if not AWS_TAG_TEXT.fullmatch(value):
         problems.append(

@@ -143,3 +143,29 @@ def test_stack_file_rejects_cost_tags_outside_aws_tag_alphabet(key, value, pulum
     assert f"inference-infra:{key}" in err
     assert "tag characters" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("tags", [{"k\n": "v"}, {"karpenter.sh/discovery": "eks$(id)"}, {"Name": "a\tb"}])
+def test_karpenter_node_selector_tags_rejects_what_no_ec2_resource_carries(tags):
+    from inference_infra.components.k8s import KarpenterNodesArgs
+    from inference_infra.components.k8s.node_capacity_args import validate_karpenter_nodes
+
+    args = KarpenterNodesArgs(
+        pool="chat",
+        instance_type="g6e.2xlarge",
+        region="us-east-1",
+        max_nodes=2,
+        node_role="KarpenterNodeRole-eks-dev",
+        subnet_tags=tags,
+        security_group_tags={"karpenter.sh/discovery": "eks-dev"},
+    )
+    found = [p.input for p in validate_karpenter_nodes(args)]
+    assert found
+    assert all(name.startswith("subnet_tags") for name in found), found
+
+
+def test_karpenter_node_selector_tags_may_read_aws_own_tags():
+    from inference_infra.components.tagging import aws_tag_problems
+
+    assert aws_tag_problems("subnet_tags", {"aws:cloudformation:stack-name": "eks"}, selector=True) == []
+    assert aws_tag_problems("tags", {"aws:cloudformation:stack-name": "eks"})
