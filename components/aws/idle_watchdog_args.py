@@ -220,7 +220,7 @@ def _tag_key(value: Any) -> bool:
 
 def _arn_or_output(value: Any, pattern: re.Pattern[str]) -> bool:
     """A plain string must match; an Output is checked by AWS at deploy time."""
-    return not isinstance(value, str) or bool(pattern.match(value))
+    return not isinstance(value, str) or bool(pattern.fullmatch(value))
 
 
 def schedule_seconds(expression: str) -> int | None:

@@ -154,7 +154,7 @@ def validate_idle_watchdog(args: IdleGpuWatchdogArgs) -> list[Problem]:
 
 
 def _match(value: Any, pattern: re.Pattern[str]) -> bool:
-    return isinstance(value, str) and bool(pattern.match(value))
+    return isinstance(value, str) and bool(pattern.fullmatch(value))
 
 
 def _items(values: Any, pattern: re.Pattern[str], *, allow_empty: bool) -> bool:

@@ -72,7 +72,7 @@ class GcsModelPublishersArgs:
 def principal_of(member: str) -> str | None:
     """The IAM v2 principal of an IAM v1 member (serviceAccount:, user:, group:), or None."""
     for pattern, form in _MEMBER_FORMS:
-        match = pattern.match(member)
+        match = pattern.fullmatch(member)
         if match is not None:
             return form.format(match.group(1))
     return None

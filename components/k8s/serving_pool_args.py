@@ -501,7 +501,7 @@ def _weights_source_problems(args: KubernetesServingPoolArgs) -> list[Problem]:
                 Problem("weights.kind", weights.kind.value, f"must be {expected.value} on this cluster")
             )
         pattern = _EFS_ID if weights.kind is ModelCacheKind.EFS else _FILESTORE
-        if not pattern.match(weights.volume):
+        if not pattern.fullmatch(weights.volume):
             allowed = (
                 "fs-<hex>[::fsap-<hex>]"
                 if weights.kind is ModelCacheKind.EFS
