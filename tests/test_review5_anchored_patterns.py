@@ -185,3 +185,18 @@ def test_aws_fleet_api_key_parameter_with_a_trailing_newline_is_refused():
         api_key="/inference-infra/chat/api-key\n",
     )
     assert [p.input for p in _node_secret_problems(args)] == ["api_key"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="components/fleet/elastic.py (scale-in's): _DAYS, an f-string pattern ^...$, is applied "
+    "with .match, so days 'MON-FRI\\n' passes into the scheduled actions' cron recurrence",
+)
+def test_elastic_schedule_rejects_days_with_a_trailing_newline():
+    from inference_infra.components.fleet import ScheduleArgs
+    from inference_infra.components.fleet.elastic import schedule_problems
+
+    schedule = ScheduleArgs(
+        time_zone="Europe/Berlin", start_hour=8, end_hour=19, off_hours_size=0, days="MON-FRI\n"
+    )
+    assert [p.input for p in schedule_problems(schedule, key="elastic.schedule")] == ["elastic.schedule.days"]
