@@ -94,11 +94,15 @@ class GpuObservabilityArgs:
     thresholds: Thresholds = arg(
         factory=Thresholds, doc="Alert thresholds; each unset key keeps its default."
     )
-    runbook_url: str = arg(DEFAULT_RUNBOOK_URL, "Runbook the alerts link to (anchors appended).")
+    runbook_url: str = arg(
+        DEFAULT_RUNBOOK_URL,
+        "Runbook the alerts link to (anchors appended): an http(s) URL without a fragment, spaces, quotes, "
+        "braces, '<', '>' or '|'.",
+    )
     alert_receivers: Sequence[AlertReceiver] = arg((), "Where alerts go (Alertmanager receivers).")
     gpu_node_labels: Sequence[str] = arg(
         factory=_default_gpu_node_labels,
-        doc="Node labels that mark NVIDIA GPU nodes (nodes of a catalog GPU instance type match too).",
+        doc="Node label keys that mark NVIDIA GPU nodes (nodes of a catalog GPU instance type match too).",
     )
     neuron_monitor: bool = arg(
         False, "Run neuron-monitor on Inferentia/Trainium nodes (needs neuronMonitorImage)."
