@@ -19,7 +19,12 @@ from inference_infra.components.k8s.charts import DCGM_EXPORTER, KUBE_PROMETHEUS
 from inference_infra.components.k8s.images import PINNED_REFERENCE
 from inference_infra.components.k8s.serving_pool_args import label_problems
 from inference_infra.components.monitoring.absent import FleetTargets
-from inference_infra.components.monitoring.alertmanager import Receiver, ReceiverKind, validate_receivers
+from inference_infra.components.monitoring.alertmanager import (
+    Receiver,
+    ReceiverKind,
+    secret_problems,
+    validate_receivers,
+)
 from inference_infra.components.monitoring.rules import (
     DCGM_JOB,
     DEFAULT_RUNBOOK_URL,
@@ -44,7 +49,8 @@ class AlertReceiver:
     name: str = arg(doc="The receiver's name in Alertmanager.")
     kind: ReceiverKind = arg(doc="slack, pagerduty or webhook.")
     secret: pulumi.Input[str] = arg(
-        doc="The Slack webhook URL, PagerDuty routing key or webhook URL (keep it a Pulumi secret)."
+        doc="The Slack webhook URL, PagerDuty routing key or webhook URL (keep it a Pulumi secret); an "
+        "http(s) URL or a key without spaces or newlines, checked before its Secret registers."
     )
     channel: str | None = arg(None, "Slack only: the channel ('#name').")
     severities: Sequence[str] = arg(("critical", "warning"), "The alert severities sent here.")
@@ -252,7 +258,11 @@ def validate_gpu_observability(name: str, args: GpuObservabilityArgs) -> list[Pr
     # the DaemonSet, and the Helm release with it, at deploy.
     p += label_problems("gpu_node_labels", {key: "" for key in args.gpu_node_labels})
     p += validate_rule_settings(args.rule_settings(), where="rules")
-    p += validate_receivers([r.receiver() for r in args.alert_receivers])
+    receivers = [r.receiver() for r in args.alert_receivers]
+    receiver_problems = validate_receivers(receivers)
+    p += receiver_problems
+    if not receiver_problems:  # the kinds are known good: check the secrets given as plain strings
+        p += secret_problems(receivers, [r.secret for r in args.alert_receivers])
     return p
 
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from inference_infra.components.errors import Problem
+from inference_infra.components.errors import Problem, raise_if_invalid
 
 SEVERITIES = ("critical", "warning", "info")
 NULL_RECEIVER = "null"
@@ -69,6 +69,44 @@ def validate_receivers(receivers: Sequence[Receiver], where: str = "alert_receiv
     return problems
 
 
+# What Alertmanager takes for each receiver's secret: `amtool check-config` refuses a webhook or Slack
+# `url`/`api_url` that is not a URL (checked with amtool 0.25, Debian's prometheus-alertmanager,
+# 2026-12-02), and a key pasted with a newline or a space is accepted by the config but refused by the
+# service at the first alert. Alertmanager refusing its configuration means no alert reaches anyone.
+_SECRET_URL = re.compile(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[!-~]*)?")
+_SECRET_KEY = re.compile(r"[!-~]{1,256}")
+
+
+def secret_problems(
+    receivers: Sequence[Receiver], secrets: Sequence[object], where: str = "alert_receivers"
+) -> list[Problem]:
+    """Each known (plain string) secret in the shape its receiver needs; the value is never printed."""
+    problems = []
+    for i, (r, secret) in enumerate(zip(receivers, secrets, strict=True)):
+        if not isinstance(secret, str):
+            continue  # an Output: checked when its value arrives (render_alertmanager_yaml)
+        if r.kind is ReceiverKind.PAGERDUTY:
+            if not _SECRET_KEY.fullmatch(secret):
+                problems.append(
+                    Problem(
+                        f"{where}[{i}].secret",
+                        "[secret]",
+                        "must be the PagerDuty routing key: 1-256 printable characters, no spaces or "
+                        "newlines",
+                    )
+                )
+        elif not _SECRET_URL.fullmatch(secret):
+            problems.append(
+                Problem(
+                    f"{where}[{i}].secret",
+                    "[secret]",
+                    f"must be the {r.kind.value} URL: http(s)://host[:port]/path without spaces or newlines "
+                    "(Alertmanager refuses its whole configuration otherwise)",
+                )
+            )
+    return problems
+
+
 def alertmanager_config(receivers: Sequence[Receiver], secrets: Sequence[str]) -> dict[str, Any]:
     """The alertmanager.yaml content; secrets[i] belongs to receivers[i]."""
     if len(receivers) != len(secrets):
@@ -102,8 +140,11 @@ def alertmanager_config(receivers: Sequence[Receiver], secrets: Sequence[str]) -
 
 
 def render_alertmanager_yaml(receivers: Sequence[Receiver], secrets: Sequence[str]) -> str:
+    """The configuration, after each secret's shape is checked (a secret known only at deploy arrives
+    here: a bad one stops the Secret from registering, with a message that names the receiver)."""
     from inference_infra.components.monitoring.rules import dump_yaml
 
+    raise_if_invalid("alertmanager receivers", secret_problems(receivers, secrets))
     return dump_yaml(alertmanager_config(receivers, secrets))
 
 
