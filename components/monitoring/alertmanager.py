@@ -139,12 +139,16 @@ def alertmanager_config(receivers: Sequence[Receiver], secrets: Sequence[str]) -
     }
 
 
-def render_alertmanager_yaml(receivers: Sequence[Receiver], secrets: Sequence[str]) -> str:
+def render_alertmanager_yaml(
+    receivers: Sequence[Receiver], secrets: Sequence[str], *, check_secrets: bool = True
+) -> str:
     """The configuration, after each secret's shape is checked (a secret known only at deploy arrives
-    here: a bad one stops the Secret from registering, with a message that names the receiver)."""
+    here: a bad one stops the Secret from registering, with a message that names the receiver).
+    `check_secrets=False` where the values may be stand-ins (a preview, the offline plan)."""
     from inference_infra.components.monitoring.rules import dump_yaml
 
-    raise_if_invalid("alertmanager receivers", secret_problems(receivers, secrets))
+    if check_secrets:
+        raise_if_invalid("alertmanager receivers", secret_problems(receivers, secrets))
     return dump_yaml(alertmanager_config(receivers, secrets))
 
 
