@@ -8,6 +8,8 @@ watchdog then fails on every run and stops nothing); a fleet's `tags` took 'aws:
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from inference_infra.components.aws import (
@@ -169,3 +171,27 @@ def test_karpenter_node_selector_tags_may_read_aws_own_tags():
 
     assert aws_tag_problems("subnet_tags", {"aws:cloudformation:stack-name": "eks"}, selector=True) == []
     assert aws_tag_problems("tags", {"aws:cloudformation:stack-name": "eks"})
+
+
+def test_stack_file_rejects_a_fleet_tag_aws_refuses(pulumi_project, capsys):
+    from inference_infra.components.cli import main
+
+    fleet = {
+        "name": "serving",
+        "instanceType": "g6e.xlarge",
+        "onDemand": 1,
+        "tags": {"aws:team": "search"},
+    }
+    stack = (
+        "config:\n  aws:region: us-east-1\n  inference-infra:costCenter: ml\n  inference-infra:owner: me\n"
+        "  inference-infra:awsNetwork:\n    vpcId: vpc-0abc\n"
+        "    subnets: [{id: subnet-0a, availabilityZone: us-east-1a}]\n"
+        f"  inference-infra:awsGpuFleets: {json.dumps([fleet])}\n"
+    )
+    folder = pulumi_project(STACK_PROGRAM, {"dev": stack})
+    code = main(["plan", "--stack", "dev", "--cwd", str(folder)])
+    err = " ".join(capsys.readouterr().err.split())
+    assert code == 2, err
+    assert "awsGpuFleets[0].tags" in err
+    assert "aws:team" in err
+    assert "Traceback" not in err
