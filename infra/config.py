@@ -92,6 +92,7 @@ from inference_infra.infra.stack_bounds import (
     NAMESPACE,
     FleetMachines,
     machine_problems,
+    tpu_hosts,
 )
 
 
@@ -693,10 +694,12 @@ class StackSettings(Settings):
         default=MAX_MACHINES_PER_STACK,
         ge=1,
         le=MAX_MACHINES_PER_STACK_CEILING,
-        description="The most machines (instances, VMs, TPU slices) the stack's fleets may have together, "
-        "checked before anything is registered (a guard against a mistyped count); raise it for a larger "
-        f"stack, up to {MAX_MACHINES_PER_STACK_CEILING:,}. Each fleet has its own maxMachines too (1,000 by "
-        "default).",
+        description="The most machines (instances, VMs, TPU VMs, Kubernetes pools' nodes) the stack's fleets "
+        "and Kubernetes pools may have together, each at its peak: its counts or elastic.maxSize, the "
+        "larger, times a pool's hostsPerReplica or a TPU slice's hosts, plus elastic.warmPoolSize. Checked "
+        "before anything is registered (a guard against a mistyped count); raise it for a larger stack, "
+        f"up to {MAX_MACHINES_PER_STACK_CEILING:,}. Each fleet and pool has its own maxMachines too (1,000 "
+        "by default), which bounds its counts, its elastic.maxSize and its replicas' or slices' hosts.",
     )
     # GCP accelerators (issue 4)
     gcp_network: GcpNetworkSettings | None = Field(
@@ -892,32 +895,50 @@ class StackSettings(Settings):
         return found
 
     def bound_problems(self) -> list[Problem]:
-        """Each fleet's machines against its maxMachines, and all of them against the stack's: checked
-        as the stack file is read, before a provider SDK is imported or anything is planned (the raw
-        values were checked the same way before this config was built: infra/stack_bounds.py)."""
+        """Each fleet's and Kubernetes pool's machines against its maxMachines, and all of them at their
+        peak against the stack's: checked as the stack file is read, before a provider SDK is imported
+        or anything is planned (the raw values were checked the same way before this config was built:
+        infra/stack_bounds.py, whose FLEET_SECTIONS order this follows)."""
         sections = {
             "awsGpuFleets": self.aws_gpu_fleets,
             "awsInferentiaFleets": self.aws_inferentia_fleets,
             "gcpGpuFleets": self.gcp_gpu_fleets,
             "tpuVms": self.tpu_vms,
+            "kubernetesPools": self.kubernetes_pools,
         }
         fleets = [
-            FleetMachines(
-                f"{key}[{i}]",
-                dict(
-                    zip(
-                        MODE_KEYS,
-                        (fleet.reserved, fleet.spot, fleet.on_demand, fleet.preemptible),
-                        strict=True,
-                    )
-                ),
-                fleet.count,
-                fleet.max_machines,
-            )
+            _fleet_machines(f"{key}[{i}]", fleet)
             for key, section in sections.items()
             for i, fleet in enumerate(section)
         ]
         return machine_problems(fleets, self.max_machines)
+
+
+def _fleet_machines(key: str, fleet: Any) -> FleetMachines:
+    """A fleet's or pool's counts as the stack bound reads them: its replicas' hosts (a Kubernetes
+    pool's hostsPerReplica as given, else 1; a TPU slice's hosts from the catalog), its elastic maxSize
+    and warm pool when given."""
+    elastic = getattr(fleet, "elastic", None)
+    shape: dict[str, Any] = {}
+    hosts = getattr(fleet, "hosts_per_replica", None) or 1
+    if isinstance(fleet, TpuVmSettings):
+        hosts, shape = tpu_hosts(fleet.accelerator_type, fleet.generation, fleet.topology)
+    return FleetMachines(
+        key,
+        dict(
+            zip(
+                MODE_KEYS,
+                (fleet.reserved, fleet.spot, fleet.on_demand, fleet.preemptible),
+                strict=True,
+            )
+        ),
+        fleet.count,
+        fleet.max_machines,
+        hosts=hosts,
+        elastic_max=elastic.max_size if elastic is not None else None,
+        warm=(elastic.warm_pool_size or 0) if elastic is not None else 0,
+        **shape,
+    )
 
 
 def _key_of(tag_input: str) -> str:

@@ -3,8 +3,10 @@
 The typed config (`infra/config.py`) is some sixty models over every component's inputs; building
 them and importing the components takes most of a second. A pool of 100,000 machines (a typo, or a
 hostile pull request) should not wait for that, nor get further: `refuse_machines_over_bounds` reads
-the counts from the raw values and refuses any fleet above its `maxMachines`, and all fleets above
-the stack's, with the same error the typed config gives; and any list or map longer than
+the counts from the raw values and refuses any fleet or Kubernetes pool above its `maxMachines`, and
+all of them together at their peak (a pool's replicas times their hosts, an elastic entry at its
+maxSize, warm pools' stopped machines) above the stack's, with the same error the typed config
+gives; and any list or map longer than
 MAX_ITEMS. It is the standard library only (and Pulumi's runtime config, already loaded by the
 program). A value it cannot read as a count is left to the typed config, which reports it; the
 typed config applies the same bounds (`StackSettings.bound_problems` calls `machine_problems`, and
@@ -20,7 +22,11 @@ from typing import Any
 
 from inference_infra.components.errors import ConfigError, Problem
 from inference_infra.components.input_size import MAX_PROJECT_FILE_BYTES
-from inference_infra.components.limits import MAX_MACHINES_PER_FLEET, MAX_MACHINES_PER_FLEET_CEILING
+from inference_infra.components.limits import (
+    MAX_MACHINES_PER_FLEET,
+    MAX_MACHINES_PER_FLEET_CEILING,
+    tpu_slice_hosts,
+)
 
 NAMESPACE = "inference-infra"
 
@@ -34,53 +40,96 @@ MAX_MACHINES_PER_STACK_CEILING = 20_000
 # endpoints or CIDR blocks, each of which the plan would build. The reference stacks' longest has 13.
 MAX_ITEMS = 100
 
-# The stack keys that hold fleets, and the keys of a fleet that count its machines, in the order
-# an error names them.
-FLEET_SECTIONS = ("awsGpuFleets", "awsInferentiaFleets", "gcpGpuFleets", "tpuVms")
+# The stack keys that make machines, and the keys of an entry that count them, in the order an error
+# names them. A Kubernetes pool's counts are replicas of `hostsPerReplica` nodes each, a TPU entry's are
+# slices of the catalog's hosts each (v6e-256: 64 TPU VMs); an elastic entry may grow to
+# `elastic.maxSize` and keep `elastic.warmPoolSize` stopped machines beside.
+FLEET_SECTIONS = ("awsGpuFleets", "awsInferentiaFleets", "gcpGpuFleets", "tpuVms", "kubernetesPools")
 MODE_KEYS = ("reserved", "spot", "onDemand", "preemptible")
+HOSTS_KEY = "hostsPerReplica"
 
 
 @dataclass(frozen=True)
 class FleetMachines:
-    """One fleet's machine counts as the stack file gives them."""
+    """One fleet's (or Kubernetes pool's) machine counts as the stack file gives them."""
 
     key: str  # the fleet's stack key, e.g. awsGpuFleets[0]
     modes: Mapping[str, int]  # count per capacity mode (MODE_KEYS)
     count: int | None  # `count` (with capacityOrder) instead of per-mode counts
     max_machines: int = MAX_MACHINES_PER_FLEET
+    hosts: int = 1  # machines one counted replica spans (a pool's hostsPerReplica, a TPU slice's hosts)
+    elastic_max: int | None = None  # elastic.maxSize when given: the most replicas it may scale to
+    warm: int = 0  # elastic.warmPoolSize when given: stopped machines kept beside the running ones
+    hosts_input: tuple[str, Any] = (HOSTS_KEY, None)  # the key and value that set `hosts`
+    unit: str = "replica"  # what the counts count when one spans hosts: replica or slice
 
     @property
     def machines(self) -> int:
+        """The counts: machines, or replicas when a replica spans hosts."""
         return self.count if self.count is not None else sum(max(n, 0) for n in self.modes.values())
+
+    @property
+    def replicas(self) -> int:
+        """The most replicas at once: the counts, or elastic.maxSize when larger."""
+        return max(self.machines, self.elastic_max or 0)
+
+    @property
+    def peak(self) -> int:
+        """The most machines it may hold at once: replicas times their hosts, plus a warm pool's."""
+        return self.replicas * self.hosts + self.warm
+
+
+def _fleet_problem(fleet: FleetMachines) -> Problem | None:
+    """The first of a fleet's inputs that takes it over its own maxMachines, or None."""
+    limit = fleet.max_machines
+    allowed = (
+        f"must be at most {limit:,} machines in one fleet (its maxMachines; raise it for a larger pool, "
+        f"up to {MAX_MACHINES_PER_FLEET_CEILING:,})"
+    )
+    where = f"{NAMESPACE}:{fleet.key}"
+    if fleet.machines > limit:
+        named = "count" if fleet.count is not None else "+".join(k for k, n in fleet.modes.items() if n > 0)
+        return Problem(f"{where}.{named}", fleet.machines, allowed)
+    if fleet.elastic_max is not None and fleet.elastic_max > limit:
+        return Problem(f"{where}.elastic.maxSize", fleet.elastic_max, allowed)
+    if fleet.replicas * fleet.hosts > limit:
+        key, value = fleet.hosts_input
+        return Problem(
+            f"{where}.{key}",
+            fleet.hosts if value is None else value,
+            f"makes {fleet.replicas:,} {fleet.unit}(s) of {fleet.hosts} machines each "
+            f"{fleet.replicas * fleet.hosts:,} machines; a fleet has at most {limit:,} (its maxMachines; "
+            f"raise it for a larger pool, up to {MAX_MACHINES_PER_FLEET_CEILING:,})",
+        )
+    if fleet.warm > limit:
+        return Problem(f"{where}.elastic.warmPoolSize", fleet.warm, allowed)
+    return None
 
 
 def machine_problems(
     fleets: Iterable[FleetMachines], stack_max: int = MAX_MACHINES_PER_STACK
 ) -> list[Problem]:
-    """Each fleet's machines against its maxMachines, and all of them against the stack's."""
-    problems: list[Problem] = []
-    total = 0
-    for fleet in fleets:
-        total += fleet.machines
-        if fleet.machines > fleet.max_machines:
-            named = (
-                "count" if fleet.count is not None else "+".join(k for k, n in fleet.modes.items() if n > 0)
-            )
-            problems.append(
-                Problem(
-                    f"{NAMESPACE}:{fleet.key}.{named}",
-                    fleet.machines,
-                    f"must be at most {fleet.max_machines:,} machines in one fleet (its maxMachines; "
-                    f"raise it for a larger pool, up to {MAX_MACHINES_PER_FLEET_CEILING:,})",
-                )
-            )
+    """Each fleet's machines against its maxMachines, and all of them at their peak against the
+    stack's: VM fleets and Kubernetes pools alike, a pool's replicas times their hosts, an elastic
+    entry at its maxSize when that is larger than its counts, a warm pool's stopped machines too."""
+    fleets = list(fleets)
+    problems = [p for p in map(_fleet_problem, fleets) if p is not None]
+    total = sum(fleet.peak for fleet in fleets)
     if total > stack_max and not problems:  # a fleet over its own bound says it once
+        sections: dict[str, int] = {}
+        for fleet in fleets:
+            section = fleet.key.split("[", 1)[0]
+            sections[section] = sections.get(section, 0) + fleet.peak
+        counted = ", ".join(f"{NAMESPACE}:{s} {n:,}" for s, n in sections.items() if n)
         problems.append(
             Problem(
-                "the stack's fleets",
+                "the stack's fleets and Kubernetes pools",
                 total,
                 f"must have at most {stack_max:,} machines in all ({NAMESPACE}:maxMachines; raise it for a "
-                f"larger stack, up to {MAX_MACHINES_PER_STACK_CEILING:,})",
+                f"larger stack, up to {MAX_MACHINES_PER_STACK_CEILING:,}); each counted at its peak (its "
+                f"counts or elastic.maxSize, the larger, times a pool's {HOSTS_KEY} or a TPU slice's "
+                f"hosts, plus elastic.warmPoolSize): "
+                f"{counted}",
             )
         )
     return problems
@@ -134,29 +183,59 @@ def _count(value: Any, *, low: int = 0, high: int | None = None) -> int | None:
     return None if high is not None and value > high else value
 
 
+def tpu_hosts(accelerator_type: Any, generation: Any, topology: Any) -> tuple[int, dict[str, Any]]:
+    """A TPU entry's hosts per slice (components/limits.tpu_slice_hosts; 1 for a slice the catalog does
+    not have, which the typed config refuses, or the planner's one-host pick) and the FleetMachines
+    fields naming the key that set them."""
+    hosts = tpu_slice_hosts(accelerator_type, generation, topology)
+    if hosts is None:
+        return 1, {}
+    named = ("acceleratorType", accelerator_type) if accelerator_type is not None else ("topology", topology)
+    return hosts, {"hosts_input": named, "unit": "slice"}
+
+
 def raw_fleet_machines(values: Mapping[str, Any]) -> list[FleetMachines]:
     """The fleets whose counts read as ints (values decoded); the rest are the typed config's to report."""
     found = []
     for section in FLEET_SECTIONS:
         fleets = values.get(section)
         for i, fleet in enumerate(fleets if isinstance(fleets, list) else []):
-            if not isinstance(fleet, Mapping):
-                continue
-            limit = _count(
-                fleet.get("maxMachines", MAX_MACHINES_PER_FLEET), low=1, high=MAX_MACHINES_PER_FLEET_CEILING
-            )
-            modes = {k: _count(fleet.get(k, 0)) for k in MODE_KEYS}
-            count = _count(fleet["count"]) if "count" in fleet else None
-            if (
-                limit is None
-                or any(n is None for n in modes.values())
-                or ("count" in fleet and count is None)
-            ):
-                continue
-            found.append(
-                FleetMachines(f"{section}[{i}]", {k: n or 0 for k, n in modes.items()}, count, limit)
-            )
+            read = _raw_fleet(section, i, fleet) if isinstance(fleet, Mapping) else None
+            if read is not None:
+                found.append(read)
     return found
+
+
+def _raw_fleet(section: str, i: int, fleet: Mapping[str, Any]) -> FleetMachines | None:
+    """One entry's counts, or None when one of them does not read as a count."""
+    limit = _count(
+        fleet.get("maxMachines", MAX_MACHINES_PER_FLEET), low=1, high=MAX_MACHINES_PER_FLEET_CEILING
+    )
+    modes = {k: _count(fleet.get(k, 0)) for k in MODE_KEYS}
+    count = _count(fleet["count"]) if "count" in fleet else None
+    # A Kubernetes pool's hostsPerReplica (null: the planner's, at least 1); a VM fleet has none.
+    hosts = _count(fleet.get(HOSTS_KEY) or 1, low=1) if section == "kubernetesPools" else 1
+    shape: dict[str, Any] = {}
+    if section == "tpuVms":
+        hosts, shape = tpu_hosts(fleet.get("acceleratorType"), fleet.get("generation"), fleet.get("topology"))
+    elastic = fleet.get("elastic")
+    elastic = {} if elastic is None else elastic
+    if not isinstance(elastic, Mapping):
+        return None
+    most = _count(elastic["maxSize"], low=1) if elastic.get("maxSize") is not None else None
+    warm = _count(elastic.get("warmPoolSize") or 0)
+    if (
+        limit is None
+        or any(n is None for n in modes.values())
+        or ("count" in fleet and count is None)
+        or hosts is None
+        or (elastic.get("maxSize") is not None and most is None)
+        or warm is None
+    ):
+        return None
+    return FleetMachines(
+        f"{section}[{i}]", {k: n or 0 for k, n in modes.items()}, count, limit, hosts, most, warm, **shape
+    )
 
 
 def item_problems(values: Mapping[str, Any]) -> list[Problem]:

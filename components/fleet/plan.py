@@ -50,6 +50,7 @@ from inference_infra.components.fleet.capacity import (
     resolve_counts,
 )
 from inference_infra.components.fleet.elastic import WARM_CACHE_READ_GIB_S, plan_scaling
+from inference_infra.components.limits import MAX_MACHINES_PER_FLEET
 from inference_infra.components.planner.wiring import Resolution
 from inference_infra.components.serving.cold_start import ColdStart, WeightSource, with_precompiled
 from inference_infra.components.serving.engines import further_port_problems, port_problems
@@ -386,6 +387,7 @@ def plan_fleet(name: str, args: Any, profile: FleetProfile) -> FleetPlan:
         machine, shape, shape_problems = profile.resolve(args, named, planned)
         problems += shape_problems
     problems += profile.reservation_problems(args, counts, zone, machine)
+    problems += _machine_bound_problems(args, counts, resolution)
     # 4. the port rules, once (the further engines' ports: plan_serving, or the engines given below)
     port = serving_port_problems(args.serving_port)
     problems += port
@@ -435,6 +437,32 @@ def plan_fleet(name: str, args: Any, profile: FleetProfile) -> FleetPlan:
     notes += profile.notes(name, args, plan)
     problems = _one_per_input(problems, floors)
     return replace(plan, boot=boot, notes=tuple(notes), problems=tuple(_keyed(problems, profile)))
+
+
+def _machine_bound_problems(
+    args: Any, counts: CapacityCounts, resolution: Resolution | None
+) -> list[Problem]:
+    """The fleet's `max_machines` (capacity_problems bounds the counts as given) against what the counts
+    become: replicas times the hosts each spans, and the elastic pool's maximum and warm pool; the stack
+    file applies the same bounds before anything is planned (infra/stack_bounds.py)."""
+    limit = getattr(args, "max_machines", None) or MAX_MACHINES_PER_FLEET
+    bound = f"must be at most {limit:,} machines in one fleet (max_machines; raise it for a larger pool)"
+    problems: list[Problem] = []
+    hosts = resolution.hosts_per_replica if resolution is not None else 1
+    if hosts > 1 and counts.total * hosts > limit:
+        problems.append(
+            Problem(
+                "hosts_per_replica",
+                hosts,
+                f"makes {counts.total:,} replicas {counts.total * hosts:,} machines; {bound}",
+            )
+        )
+    elastic = getattr(args, "elastic", None)
+    for key in ("max_size", "warm_pool_size"):
+        value = getattr(elastic, key, None) if elastic is not None else None
+        if isinstance(value, int) and value > limit:
+            problems.append(Problem(f"elastic.{key}", value, bound))
+    return problems
 
 
 def _one_per_input(problems: list[Problem], floors: list[Problem]) -> list[Problem]:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from inference_infra.components.catalog import Cloud
 from inference_infra.components.serving.cold_start import ColdStart
 from inference_infra.components.serving.units import API_KEY_SCRIPT
 
@@ -165,8 +166,24 @@ def group_zone_affinity(name: str) -> dict[str, Any]:
     }
 
 
-def group_ports() -> list[dict[str, Any]]:
-    """The ports a group's pods reach each other on: the rendezvous and the ephemeral range."""
+# GKE Dataplane V2 enforces NetworkPolicy with Cilium (GKE docs, "GKE Dataplane V2", read 2026-12-02),
+# and Cilium before 1.16 does not enforce `endPort`: it kept `port` alone and dropped the range
+# (cilium/cilium#28684, 2023-10-18: "silently accepts k8s networkpolicy with endPort without implementing
+# it"; its `parsePorts` in pkg/k8s/network_policy.go reads Port and Protocol only), then a change merged
+# in 2023-10 stopped processing a policy that has one (cilium/cilium#28704's release note: "will not
+# process or enforce"); port ranges came in 1.16.0
+# (cilium/cilium#32807, in v1.16.0-rc.1's notes, cilium/cilium#33463, 2024-06-28). GKE does not publish
+# which Cilium release a cluster version's anetd carries, so a GKE group cannot count on the range: its
+# pods open every TCP port to one another instead (a port left out is every port, which Cilium has always
+# read as its port 0, any port). Still only between the pods of the pool's own set, TCP only.
+GKE_GROUP_PORTS: tuple[dict[str, Any], ...] = ({"protocol": "TCP"},)
+
+
+def group_ports(cloud: Cloud = Cloud.AWS) -> list[dict[str, Any]]:
+    """The ports a group's pods reach each other on: the rendezvous and the ephemeral range; on GKE
+    every TCP port (GKE_GROUP_PORTS: its Dataplane V2 may not enforce `endPort`)."""
+    if cloud is Cloud.GCP:
+        return [dict(port) for port in GKE_GROUP_PORTS]
     low, high = EPHEMERAL_PORTS
     return [
         {"protocol": "TCP", "port": MASTER_PORT},

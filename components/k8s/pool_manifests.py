@@ -919,7 +919,7 @@ def network_policy(name: str, args: KubernetesServingPoolArgs, plan: FleetPlan) 
     egress = [dns]
     if is_group(plan):
         # A group's pods reach each other (the rendezvous, NCCL, vLLM's cross-node queue: pool_lws.py).
-        peer, ports = lws.group_peer(name), lws.group_ports()
+        peer, ports = lws.group_peer(name), lws.group_ports(args.cluster.cloud)
         ingress.append({"from": [peer], "ports": ports})
         egress.append({"to": [peer], "ports": ports})
     if not isinstance(args.weights, ModelCache):

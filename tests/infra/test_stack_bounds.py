@@ -97,8 +97,8 @@ def test_stack_rejects_more_machines_than_the_stack_bound(capsys, tmp_path):
     code, err = _plan(capsys, _project(tmp_path, stack))
     assert code == 2
     assert (
-        "the stack's fleets 11000 must have at most 10,000 machines in all (inference-infra:maxMachines"
-        in err
+        "the stack's fleets and Kubernetes pools 11000 must have at most 10,000 machines in all "
+        "(inference-infra:maxMachines" in err
     )
 
 
