@@ -250,6 +250,9 @@ def validate_gpu_observability(name: str, args: GpuObservabilityArgs) -> list[Pr
                 "must be pinned by digest: registry/repository[:tag]@sha256:<64 hex>",
             )
         )
+    # The same rule as KubernetesCluster.kube_context: a context name, never a line break.
+    if args.kube_context is not None and not re.fullmatch(r"[\w.:@/-]{1,253}", args.kube_context):
+        p.append(Problem("kube_context", args.kube_context, "must be a kubeconfig context name"))
     if not args.grafana_admin_user.strip():
         p.append(Problem("grafana_admin_user", args.grafana_admin_user, "must not be empty"))
     if not args.gpu_node_labels:

@@ -32,3 +32,16 @@ def test_gpu_observability_refuses_a_bad_node_label_before_registering(tagged, p
     with pytest.raises(InputError, match=r"gpu_node_labels\['a\"b'\]"):
         GpuObservability("obs", GpuObservabilityArgs(gpu_node_labels=['a"b']))
     assert not [r for r in plan_of().resources if r.type.startswith("kubernetes:")]
+
+
+@pytest.mark.parametrize("context", ["eks-prod\n", "eks prod", "ctx;$(id)", "a" * 254])
+def test_gpu_observability_rejects_a_kube_context_that_is_not_a_context_name(context):
+    problems = validate_gpu_observability("obs", GpuObservabilityArgs(kube_context=context))
+    assert [p.input for p in problems] == ["kube_context"]
+
+
+@pytest.mark.parametrize(
+    "context", ["eks-prod", "arn:aws:eks:us-east-1:123456789012:cluster/prod", "gke_p_z_c"]
+)
+def test_gpu_observability_accepts_kube_context_names(context):
+    assert validate_gpu_observability("obs", GpuObservabilityArgs(kube_context=context)) == []
