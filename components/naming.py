@@ -18,24 +18,24 @@ _GCP_LABEL_VALUE_RE = re.compile(r"^[a-z0-9_-]{0,63}$")
 
 def is_aws_region(value: str) -> bool:
     """'us-east-1', 'us-gov-west-1', 'us-isob-east-1'."""
-    return bool(_AWS_REGION_RE.match(value))
+    return bool(_AWS_REGION_RE.fullmatch(value))
 
 
 def is_gcp_region(value: str) -> bool:
     """'us-central1'."""
-    return bool(_GCP_REGION_RE.match(value))
+    return bool(_GCP_REGION_RE.fullmatch(value))
 
 
 def is_gcp_zone(value: str) -> bool:
     """'us-central1-a'."""
-    return bool(_GCP_ZONE_RE.match(value))
+    return bool(_GCP_ZONE_RE.fullmatch(value))
 
 
 def is_gcp_label_key(value: str) -> bool:
     """Lower-case letters, digits, '_' and '-', starting with a letter, at most 63 characters."""
-    return bool(_GCP_LABEL_KEY_RE.match(value))
+    return bool(_GCP_LABEL_KEY_RE.fullmatch(value))
 
 
 def is_gcp_label_value(value: str) -> bool:
     """Lower-case letters, digits, '_' and '-', at most 63 characters (empty allowed)."""
-    return bool(_GCP_LABEL_VALUE_RE.match(value))
+    return bool(_GCP_LABEL_VALUE_RE.fullmatch(value))

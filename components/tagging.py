@@ -59,6 +59,14 @@ _GCP_LABEL_MAX = 63
 # AWS: at most 50 user tags on a resource (Tagging AWS resources, "Tag naming limits and
 # requirements"); GCP: at most 64 labels (Labels overview, "Requirements for labels"), read 2026-11-25.
 _AWS_TAGS_MAX = 50
+# The tag characters every AWS service accepts: letters, digits and spaces, and + - = . _ : / @ ("Tag
+# naming limits and requirements" in Tagging AWS resources; IAM's TagRole takes values of
+# [\p{L}\p{Z}\p{N}_.:/=+\-@]*, IAM API Reference, Tag data type; read 2026-12-02). EC2 takes more, but
+# the same tags go on IAM roles, Lambda functions and load balancers, and the idle watchdog's own
+# settings reader (lambdas/idle_gpu_watchdog/settings.py: TAG_TEXT, the same class of characters)
+# refuses any other in its scope tags, which default to the Environment cost tag.
+AWS_TAG_TEXT = re.compile(r"[\w .:/=+\-@]*")
+AWS_TAG_CHARACTERS = "letters, digits, spaces and + - = . _ : / @"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -97,10 +105,52 @@ def validate_cost_tags(tags: CostTags) -> list[Problem]:
             problems.append(
                 Problem(where, value, f"is too long (keys <= {_AWS_KEY_MAX}, values <= {_AWS_VALUE_MAX})")
             )
-        if key.lower().startswith(_AWS_RESERVED_PREFIX):
-            problems.append(Problem(f"tag key {key!r}", key, "uses the reserved prefix 'aws:'"))
+        problems += _tag_text_problems(f"tag key {key!r}", f"tag {key}", key, value)
         if not is_gcp_label_key(gcp_label_key(key)):
             problems.append(Problem(f"tag key {key!r}", key, "does not map to a valid GCP label key"))
+    return problems
+
+
+def aws_tag_problems(input_name: str, tags: object, *, selector: bool = False) -> list[Problem]:
+    """A component's own AWS `tags`: at most 50, keys of 1-128 and values of at most 256 of the
+    characters every AWS service accepts, no key starting with 'aws:' (AWS reserves the prefix).
+    `selector=True`: tags that select existing resources, which may read AWS's own 'aws:' tags."""
+    if not isinstance(tags, Mapping):
+        return []  # the type check names it
+    problems = []
+    if len(tags) > _AWS_TAGS_MAX:
+        problems.append(
+            Problem(input_name, len(tags), f"are too many: AWS allows {_AWS_TAGS_MAX} on a resource")
+        )
+    for key, value in tags.items():
+        if not isinstance(key, str) or not isinstance(value, str):
+            continue  # the type check names it
+        if not key or len(key) > _AWS_KEY_MAX or len(value) > _AWS_VALUE_MAX:
+            problems.append(
+                Problem(
+                    f"{input_name}[{key!r}]",
+                    value,
+                    f"is out of AWS's limits (keys 1-{_AWS_KEY_MAX} characters, values <= {_AWS_VALUE_MAX})",
+                )
+            )
+        problems += _tag_text_problems(
+            f"{input_name} key", f"{input_name}[{key!r}]", key, value, reserved_ok=selector
+        )
+    return problems
+
+
+def _tag_text_problems(
+    key_input: str, value_input: str, key: str, value: str, *, reserved_ok: bool = False
+) -> list[Problem]:
+    problems = []
+    if not AWS_TAG_TEXT.fullmatch(key):
+        problems.append(Problem(key_input, key, f"must use only {AWS_TAG_CHARACTERS}"))
+    elif key.lower().startswith(_AWS_RESERVED_PREFIX) and not reserved_ok:
+        problems.append(Problem(key_input, key, "uses the reserved prefix 'aws:'"))
+    if not AWS_TAG_TEXT.fullmatch(value):
+        problems.append(
+            Problem(value_input, value, f"must use only {AWS_TAG_CHARACTERS} (AWS's tag characters)")
+        )
     return problems
 
 

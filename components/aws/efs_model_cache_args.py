@@ -85,7 +85,7 @@ def validate_efs_cache(args: EfsModelCacheArgs) -> list[Problem]:
             Problem("weights_path", args.weights_path, "must be an absolute directory other than '/'")
         )
     for i, arn in enumerate(args.writer_principal_arns):
-        if isinstance(arn, str) and not _IAM_PRINCIPAL.match(arn):
+        if isinstance(arn, str) and not _IAM_PRINCIPAL.fullmatch(arn):
             problems.append(
                 Problem(
                     f"writer_principal_arns[{i}]",

@@ -17,7 +17,7 @@ from inference_infra.components.arguments import Renamed, arg, renamed_inputs
 from inference_infra.components.endpoints.routing import EndpointPool, Route, validate_routes
 from inference_infra.components.errors import InputError, Problem, did_you_mean
 from inference_infra.components.serving import HEALTH_PATH
-from inference_infra.components.tagging import in_production
+from inference_infra.components.tagging import aws_tag_problems, in_production
 
 HEALTH_INTERVAL_SECONDS = 30
 # Elastic Load Balancing's account per region for access-log delivery (regions opened before August 2022).
@@ -276,6 +276,7 @@ def validate_endpoint(args: InferenceEndpointArgs) -> list[Problem]:
                 )
             )
     problems += _forward_problems(args)
+    problems += aws_tag_problems("tags", args.tags)
     for pool in args.pools:
         if pool.group_name is not None and pool.instance_ids:
             problems.append(

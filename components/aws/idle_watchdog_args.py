@@ -165,7 +165,7 @@ def validate_idle_watchdog(args: IdleGpuWatchdogArgs) -> list[Problem]:
     for field_name in ("metric_namespace", "neuron_metric_namespace", "summary_metric_namespace"):
         check(
             isinstance(getattr(args, field_name), str)
-            and bool(_NAMESPACE_RE.match(getattr(args, field_name))),
+            and bool(_NAMESPACE_RE.fullmatch(getattr(args, field_name))),
             field_name,
             "must be a CloudWatch namespace (1-255 letters, digits and . - _ / # :)",
         )
@@ -220,16 +220,16 @@ def _tag_key(value: Any) -> bool:
 
 def _arn_or_output(value: Any, pattern: re.Pattern[str]) -> bool:
     """A plain string must match; an Output is checked by AWS at deploy time."""
-    return not isinstance(value, str) or bool(pattern.match(value))
+    return not isinstance(value, str) or bool(pattern.fullmatch(value))
 
 
 def schedule_seconds(expression: str) -> int | None:
     """Seconds between runs for rate(); 300 assumed for cron(); None when the expression is invalid."""
     if not isinstance(expression, str):
         return None
-    if match := _RATE_RE.match(expression):
+    if match := _RATE_RE.fullmatch(expression):
         count, unit = int(match.group(1)), match.group(2)
         if count < 1 or (count == 1) != (not unit.endswith("s")):
             return None  # AWS wants "1 minute" and "5 minutes"
         return count * _UNIT_SECONDS[unit.rstrip("s")]
-    return 300 if _CRON_RE.match(expression) else None
+    return 300 if _CRON_RE.fullmatch(expression) else None

@@ -59,14 +59,14 @@ class ModelStoreArgs:
 def validate_model_store(args: ModelStoreArgs) -> list[Problem]:
     problems: list[Problem] = []
     name = args.bucket_name
-    if name is not None and (not _BUCKET_RE.match(name) or ".." in name or name.startswith("xn--")):
+    if name is not None and (not _BUCKET_RE.fullmatch(name) or ".." in name or name.startswith("xn--")):
         problems.append(
             Problem(
                 "bucket_name", name, "must be 3-63 lower-case letters, digits, '.' or '-' (S3 naming rules)"
             )
         )
     for i, arn in enumerate(args.publishers):
-        if not isinstance(arn, str) or not PUBLISHER_ARN.match(arn):
+        if not isinstance(arn, str) or not PUBLISHER_ARN.fullmatch(arn):
             problems.append(
                 Problem(
                     f"publishers[{i}]",

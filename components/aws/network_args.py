@@ -32,7 +32,7 @@ class SubnetRef:
 def validate_zone(name: str, zone: str) -> list[Problem]:
     """A zone's form, then its region and name against the catalog's lists (unknown region, a zone
     its region does not have), each with a did-you-mean."""
-    if not isinstance(zone, str) or not ZONE_RE.match(zone):
+    if not isinstance(zone, str) or not ZONE_RE.fullmatch(zone):
         return [Problem(name, zone, "is not an availability zone name (like 'us-east-1a')")]
     return aws_zone_problems(name, zone)
 

@@ -120,7 +120,7 @@ def boot_calls(user_data: str) -> dict[str, list[str]]:
             if pattern.search(line):
                 add(service, why)
         for host in _IMAGE.findall(line):
-            if _ECR_HOST.match(host):
+            if _ECR_HOST.fullmatch(host):
                 add("ecr.dkr", f"image pulls from {host}")
                 add(S3, f"image layers of {host} (ECR keeps them in S3)")
             else:
@@ -155,7 +155,7 @@ def s3_reads(user_data: str, region: str, partition: str = "aws") -> dict[str, s
         if re.search(r"(prefetch_weights|neuron_artifacts)\.py --source s3://|\baws s3 cp\b", line):
             for bucket, key in _S3_URI.findall(line):
                 reads[f"arn:{partition}:s3:::{bucket}/{key or 'object'}"] = NODE
-        if any(_ECR_HOST.match(host) for host in _IMAGE.findall(line)):
+        if any(_ECR_HOST.fullmatch(host) for host in _IMAGE.findall(line)):
             layer = aws_owned_bucket("prod-{region}-starport-layer-bucket", region)
             reads[f"arn:{partition}:s3:::{layer}/layer"] = PRESIGNED
         if line.startswith("dnf install"):

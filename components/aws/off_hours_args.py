@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -11,6 +12,10 @@ from inference_infra.components.arguments import arg
 from inference_infra.components.aws.idle_watchdog_args import LOG_RETENTION_DAYS
 from inference_infra.components.errors import Problem
 from inference_infra.components.fleet.elastic import ScheduleArgs, schedule_problems
+
+# The name goes into the responder's and the schedules' descriptions (Lambda: at most 256 characters,
+# API Reference CreateFunction) and the 503 body: a fleet's name or a few words, never a line break.
+_POOL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9 ._-]{0,62}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,6 +72,14 @@ def validate_off_hours(args: OffHoursArgs) -> list[Problem]:
                 list(args.listener_rule_arns),
                 "and pool_target_group_arns go together (each rule is switched between the pool's target "
                 "groups and the responder)",
+            )
+        )
+    if not isinstance(args.pool_name, str) or not _POOL_NAME.fullmatch(args.pool_name):
+        problems.append(
+            Problem(
+                "pool_name",
+                args.pool_name,
+                "must be 1-63 letters, digits, spaces, '.', '_' or '-', starting with a letter or digit",
             )
         )
     if args.log_retention_days not in LOG_RETENTION_DAYS:

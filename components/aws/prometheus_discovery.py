@@ -40,7 +40,7 @@ class PrometheusDiscoveryRoleArgs:
 
 def oidc_issuer(provider_arn: str) -> str | None:
     """The issuer (host/path) an OIDC provider ARN names: 'oidc.eks.<region>.amazonaws.com/id/<id>'."""
-    match = _OIDC_PROVIDER_ARN.match(provider_arn)
+    match = _OIDC_PROVIDER_ARN.fullmatch(provider_arn)
     return match.group(1) if match else None
 
 

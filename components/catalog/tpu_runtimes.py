@@ -161,7 +161,7 @@ def runtime_problem(software: TpuSoftware, runtime_version: str, *, multi_host: 
     """Why runtime_version does not fit this generation (and slice), or None when it does."""
     if runtime_version in software.runtimes:
         return None
-    match = _TF_RE.match(runtime_version)
+    match = _TF_RE.fullmatch(runtime_version)
     if match is not None and _tf_accepted(software, runtime_version):
         if match.group(4) and not multi_host:
             return "is a multi-host (-pod) runtime; this slice has one host, drop '-pod'"
@@ -178,7 +178,7 @@ def runtime_problem(software: TpuSoftware, runtime_version: str, *, multi_host: 
 
 
 def _tf_accepted(software: TpuSoftware, runtime_version: str) -> bool:
-    match = _TF_RE.match(runtime_version)
+    match = _TF_RE.fullmatch(runtime_version)
     if match is None:
         return False
     version = (int(match.group(1)), int(match.group(2)), int(match.group(3)))

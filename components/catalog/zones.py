@@ -142,7 +142,7 @@ _AWS_ZONE_ID = re.compile(r"^[a-z]{3,5}\d+-az\d+$")  # use1-az1, usw2-az4 (no Lo
 
 def is_aws_zone_id(value: str) -> bool:
     """'use1-az1': an AZ id, the same physical zone in every account."""
-    return bool(_AWS_ZONE_ID.match(value))
+    return bool(_AWS_ZONE_ID.fullmatch(value))
 
 
 def aws_zone_id(zone: str) -> tuple[str | None, str]:

@@ -40,7 +40,11 @@ def monitoring() -> None:
     metavar="NAME=VALUE",
     help="Override one threshold, e.g. idle_utilization_percent=20 or idleMinutes=60 (repeatable).",
 )
-@click.option("--runbook-url", help="Runbook the alerts link to; '#<alert name>' anchors are appended.")
+@click.option(
+    "--runbook-url",
+    help="Runbook the alerts link to (an http(s) URL without a fragment, spaces, quotes or braces); "
+    "'#<alert name>' anchors are appended.",
+)
 @click.option("--aws-price-region", help="Price AWS GPUs in this region (default: the catalog's reference).")
 @click.option("--gcp-price-region", help="Price GCP GPUs in this region (default: the catalog's reference).")
 def rules(

@@ -12,6 +12,7 @@ same pack.
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -147,10 +148,12 @@ def init(folder: Path, force: bool) -> None:
     """Write a policy pack folder (PulumiPolicy.yaml, __main__.py, requirements.txt) that runs the
     library's policies: `pulumi preview --policy-pack DIR`, next to your own packs."""
     write_pack(folder, force=force)
+    # The commands are for pasting into a shell: every path quoted for it (a space, '$' or a quote in DIR).
+    pack, venv = shlex.quote(str(folder)), shlex.quote(f"{folder}/venv")
+    pip, requirements = shlex.quote(f"{folder}/venv/bin/pip"), shlex.quote(f"{folder}/requirements.txt")
     sys.stderr.write(
         f"policy pack written to {folder}/; {pinned_note()} Make its virtualenv once: `python3 -m venv "
-        f"{folder}/venv && "
-        f"{folder}/venv/bin/pip install -r {folder}/requirements.txt`; then `pulumi preview --policy-pack "
-        f"{folder}` (one --policy-pack-config FILE.json per --policy-pack, in order); offline: "
-        f"`inference-infra plan --policy-pack {folder}`\n"
+        f"{venv} && {pip} install -r {requirements}`; then `pulumi preview --policy-pack {pack}` (one "
+        f"--policy-pack-config FILE.json per --policy-pack, in order); offline: "
+        f"`inference-infra plan --policy-pack {pack}`\n"
     )

@@ -119,7 +119,7 @@ def pin_problems(weights: GcsWeights) -> list[Problem]:
 
 def api_key_secret_problems(args: GcpNodeArgs) -> list[Problem]:
     """The API key's secret is a Secret Manager name (it reaches a unit's command line)."""
-    if args.api_key_secret is None or _SECRET_RE.match(args.api_key_secret):
+    if args.api_key_secret is None or _SECRET_RE.fullmatch(args.api_key_secret):
         return []
     return [
         Problem(
@@ -137,7 +137,7 @@ def default_api_key_secret(name: str) -> str:
 
 
 def _api_key_secret(name: str, args: GcpNodeArgs) -> re.Match[str] | None:
-    return _SECRET_RE.match(args.api_key_secret or default_api_key_secret(name))
+    return _SECRET_RE.fullmatch(args.api_key_secret or default_api_key_secret(name))
 
 
 def api_key_secret_version(name: str, args: GcpNodeArgs) -> str | None:

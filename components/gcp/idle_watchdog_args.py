@@ -122,7 +122,7 @@ def validate_idle_watchdog(args: IdleGpuWatchdogArgs) -> list[Problem]:
         "cannot be set together with create_pubsub_topic=True (choose one topic)",
     )
     check(
-        not isinstance(args.pubsub_topic, str) or bool(_TOPIC_RE.match(args.pubsub_topic)),
+        not isinstance(args.pubsub_topic, str) or bool(_TOPIC_RE.fullmatch(args.pubsub_topic)),
         "pubsub_topic",
         "must be projects/<project>/topics/<topic>",
     )
@@ -154,7 +154,7 @@ def validate_idle_watchdog(args: IdleGpuWatchdogArgs) -> list[Problem]:
 
 
 def _match(value: Any, pattern: re.Pattern[str]) -> bool:
-    return isinstance(value, str) and bool(pattern.match(value))
+    return isinstance(value, str) and bool(pattern.fullmatch(value))
 
 
 def _items(values: Any, pattern: re.Pattern[str], *, allow_empty: bool) -> bool:
@@ -167,7 +167,7 @@ def cron_schedule(expression: Any) -> str | None:
     """Cloud Scheduler's unix cron for the expression, or None when it is not one we accept."""
     if not isinstance(expression, str):
         return None
-    if match := _RATE_RE.match(expression):
+    if match := _RATE_RE.fullmatch(expression):
         count, unit = int(match.group(1)), match.group(2).rstrip("s")
         if count < 1 or (count == 1) != (not match.group(2).endswith("s")):
             return None  # "1 minute", "5 minutes"
@@ -178,12 +178,12 @@ def cron_schedule(expression: Any) -> str | None:
         if unit == "day" and count == 1:
             return "0 0 * * *"
         return None
-    return expression if _UNIX_CRON_RE.match(expression) and not expression.startswith("cron(") else None
+    return expression if _UNIX_CRON_RE.fullmatch(expression) and not expression.startswith("cron(") else None
 
 
 def schedule_seconds(expression: str) -> int:
     """Seconds between runs for a rate(); 300 assumed for a cron."""
-    if match := _RATE_RE.match(expression):
+    if match := _RATE_RE.fullmatch(expression):
         unit = match.group(2).rstrip("s")
         return int(match.group(1)) * {"minute": 60, "hour": 3600, "day": 86400}[unit]
     return 300

@@ -58,11 +58,11 @@ def mirror_problems(image_mirrors: Mapping[str, str], key: str = "image_mirrors"
     """Every malformed entry: the host must be a registry host, the mirror an Artifact Registry repository."""
     problems = []
     for host, mirror in image_mirrors.items():
-        if not isinstance(host, str) or not _HOST.match(host):
+        if not isinstance(host, str) or not _HOST.fullmatch(host):
             problems.append(
                 Problem(f"{key}[{host!r}]", host, "must be a registry host such as 'docker.io' or 'nvcr.io'")
             )
-        if not isinstance(mirror, str) or not ARTIFACT_REGISTRY_DOCKER.match(mirror):
+        if not isinstance(mirror, str) or not ARTIFACT_REGISTRY_DOCKER.fullmatch(mirror):
             problems.append(
                 Problem(
                     f"{key}[{host!r}]",
@@ -81,7 +81,7 @@ def registry_hosts(image_mirrors: Mapping[str, str]) -> list[str]:
         {
             mirror.split("/", 1)[0]
             for mirror in image_mirrors.values()
-            if ARTIFACT_REGISTRY_DOCKER.match(mirror)
+            if ARTIFACT_REGISTRY_DOCKER.fullmatch(mirror)
         }
     )
 
@@ -138,7 +138,7 @@ class ArtifactMirrors(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         self.repositories = {}
         for upstream, mirror in sorted(args.image_mirrors.items()):
-            found = ARTIFACT_REGISTRY_DOCKER.match(mirror)
+            found = ARTIFACT_REGISTRY_DOCKER.fullmatch(mirror)
             assert found is not None  # validated above
             slug = found["repository"]
             repository = gcp.artifactregistry.Repository(
@@ -172,7 +172,7 @@ def reader_grants(
     """roles/artifactregistry.reader for each reader on each mirror repository (nothing project-wide)."""
     grants = []
     for mirror in sorted(set(image_mirrors.values())):
-        found = ARTIFACT_REGISTRY_DOCKER.match(mirror)
+        found = ARTIFACT_REGISTRY_DOCKER.fullmatch(mirror)
         if found is None:
             continue  # validated by the caller
         for i, email in enumerate(readers):

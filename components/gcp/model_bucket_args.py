@@ -72,7 +72,7 @@ class GcsModelPublishersArgs:
 def principal_of(member: str) -> str | None:
     """The IAM v2 principal of an IAM v1 member (serviceAccount:, user:, group:), or None."""
     for pattern, form in _MEMBER_FORMS:
-        match = pattern.match(member)
+        match = pattern.fullmatch(member)
         if match is not None:
             return form.format(match.group(1))
     return None
@@ -98,7 +98,7 @@ def validate_publishers(args: GcsModelPublishersArgs, *, location: str | None = 
     where = args.location or location
     if where is None:
         problems.append(Problem("location", None, "is required: pass location or set the gcp:region config"))
-    elif not _LOCATION.match(where):
+    elif not _LOCATION.fullmatch(where):
         problems.append(
             Problem("location", where, "must be a Cloud Storage location in lower case (us-central1, us, eu)")
         )

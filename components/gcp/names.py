@@ -40,7 +40,7 @@ MAX_COMPONENT_NAME = 40
 
 
 def name_problems(input_name: str, value: str, *, max_length: int = MAX_COMPONENT_NAME) -> list[Problem]:
-    if not _NAME_RE.match(value) or len(value) > max_length:
+    if not _NAME_RE.fullmatch(value) or len(value) > max_length:
         return [
             Problem(
                 input_name,
@@ -90,14 +90,14 @@ def label_problems(input_name: str, labels: Mapping[str, str]) -> list[Problem]:
 
 
 def bucket_problems(input_name: str, bucket: str) -> list[Problem]:
-    if bucket.startswith("gs://") or not _BUCKET_RE.match(bucket):
+    if bucket.startswith("gs://") or not _BUCKET_RE.fullmatch(bucket):
         return [Problem(input_name, bucket, "must be a Cloud Storage bucket name (without 'gs://')")]
     return []
 
 
 def folder_of(uri: str) -> str:
     """gs://bucket/a/b/ -> 'a/b' (the folder's path inside its bucket)."""
-    match = _GS_URI_RE.match(uri)
+    match = _GS_URI_RE.fullmatch(uri)
     return match.group(2).strip("/") if match else ""
 
 
@@ -108,11 +108,11 @@ def folder_name(uri: str) -> str:
 
 def is_model_folder_uri(uri: str) -> bool:
     """gs://<bucket>/<segment>[/<segment>...][/] with every segment on the allow-list."""
-    match = _GS_URI_RE.match(uri) if isinstance(uri, str) else None
-    if match is None or not _BUCKET_RE.match(match.group(1)):
+    match = _GS_URI_RE.fullmatch(uri) if isinstance(uri, str) else None
+    if match is None or not _BUCKET_RE.fullmatch(match.group(1)):
         return False
     path = match.group(2).removesuffix("/")
-    return bool(path) and all(_FOLDER_SEGMENT_RE.match(segment) for segment in path.split("/"))
+    return bool(path) and all(_FOLDER_SEGMENT_RE.fullmatch(segment) for segment in path.split("/"))
 
 
 def model_uri_problems(input_name: str, uris: tuple[str, ...], bucket: str | None) -> list[Problem]:
@@ -120,8 +120,8 @@ def model_uri_problems(input_name: str, uris: tuple[str, ...], bucket: str | Non
     problems = []
     for i, uri in enumerate(uris):
         where = f"{input_name}[{i}]"
-        match = _GS_URI_RE.match(uri) if isinstance(uri, str) else None
-        if match is not None and not _BUCKET_RE.match(match.group(1)):
+        match = _GS_URI_RE.fullmatch(uri) if isinstance(uri, str) else None
+        if match is not None and not _BUCKET_RE.fullmatch(match.group(1)):
             problems.append(Problem(where, uri, "must name a Cloud Storage bucket: gs://<bucket>/<folder>"))
         elif not is_model_folder_uri(uri):
             problems.append(Problem(where, uri, FOLDER_RULE))

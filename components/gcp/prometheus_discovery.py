@@ -38,9 +38,9 @@ class PrometheusDiscoveryAccountArgs:
 
 def validate_prometheus_discovery_account(args: PrometheusDiscoveryAccountArgs) -> list[Problem]:
     problems: list[Problem] = []
-    if not _PROJECT.match(args.project):
+    if not _PROJECT.fullmatch(args.project):
         problems.append(Problem("project", args.project, "must be a GCP project id (6-30 of a-z, 0-9, -)"))
-    if args.workload_pool is not None and not _POOL.match(args.workload_pool):
+    if args.workload_pool is not None and not _POOL.fullmatch(args.workload_pool):
         problems.append(
             Problem("workload_pool", args.workload_pool, "must be a GKE workload pool: <project>.svc.id.goog")
         )
@@ -53,7 +53,7 @@ def role_id(name: str) -> str:
     words = [w for w in re.split(r"[^a-zA-Z0-9]+", name) if w]
     camel = words[0].lower() + "".join(w.capitalize() for w in words[1:]) if words else "prometheus"
     candidate = f"{camel}GceList"
-    return candidate if _ROLE_ID.match(candidate) else f"{camel[:56]}GceList"
+    return candidate if _ROLE_ID.fullmatch(candidate) else f"{camel[:56]}GceList"
 
 
 class PrometheusDiscoveryAccount(pulumi.ComponentResource):

@@ -39,6 +39,7 @@ from inference_infra.components.k8s.node_capacity_spot import (
     spot_equivalence,
     spot_types,
 )
+from inference_infra.components.tagging import aws_tag_problems
 
 # A pool's name is a label value and part of resource names: a DNS-1123 label.
 POOL_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
@@ -698,6 +699,8 @@ def validate_karpenter_nodes(args: KarpenterNodesArgs) -> list[Problem]:
                     "must not use the '*' wildcard: it selects every subnet/group with the key",
                 )
             )
+        else:  # a key or value no EC2 resource can carry selects nothing, and no node ever launches
+            problems += aws_tag_problems(field, dict(tags), selector=True)
     if not _ALIAS.fullmatch(str(args.ami_alias)):
         problems.append(
             Problem(

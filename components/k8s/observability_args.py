@@ -17,8 +17,14 @@ from inference_infra.components.arguments import arg
 from inference_infra.components.errors import Problem
 from inference_infra.components.k8s.charts import DCGM_EXPORTER, KUBE_PROMETHEUS_STACK, NEURON_MONITOR
 from inference_infra.components.k8s.images import PINNED_REFERENCE
+from inference_infra.components.k8s.serving_pool_args import label_problems
 from inference_infra.components.monitoring.absent import FleetTargets
-from inference_infra.components.monitoring.alertmanager import Receiver, ReceiverKind, validate_receivers
+from inference_infra.components.monitoring.alertmanager import (
+    Receiver,
+    ReceiverKind,
+    secret_problems,
+    validate_receivers,
+)
 from inference_infra.components.monitoring.rules import (
     DCGM_JOB,
     DEFAULT_RUNBOOK_URL,
@@ -43,7 +49,8 @@ class AlertReceiver:
     name: str = arg(doc="The receiver's name in Alertmanager.")
     kind: ReceiverKind = arg(doc="slack, pagerduty or webhook.")
     secret: pulumi.Input[str] = arg(
-        doc="The Slack webhook URL, PagerDuty routing key or webhook URL (keep it a Pulumi secret)."
+        doc="The Slack webhook URL, PagerDuty routing key or webhook URL (keep it a Pulumi secret); an "
+        "http(s) URL or a key without spaces or newlines, checked before its Secret registers."
     )
     channel: str | None = arg(None, "Slack only: the channel ('#name').")
     severities: Sequence[str] = arg(("critical", "warning"), "The alert severities sent here.")
@@ -93,11 +100,15 @@ class GpuObservabilityArgs:
     thresholds: Thresholds = arg(
         factory=Thresholds, doc="Alert thresholds; each unset key keeps its default."
     )
-    runbook_url: str = arg(DEFAULT_RUNBOOK_URL, "Runbook the alerts link to (anchors appended).")
+    runbook_url: str = arg(
+        DEFAULT_RUNBOOK_URL,
+        "Runbook the alerts link to (anchors appended): an http(s) URL without a fragment, spaces, quotes, "
+        "braces, '<', '>' or '|'.",
+    )
     alert_receivers: Sequence[AlertReceiver] = arg((), "Where alerts go (Alertmanager receivers).")
     gpu_node_labels: Sequence[str] = arg(
         factory=_default_gpu_node_labels,
-        doc="Node labels that mark NVIDIA GPU nodes (nodes of a catalog GPU instance type match too).",
+        doc="Node label keys that mark NVIDIA GPU nodes (nodes of a catalog GPU instance type match too).",
     )
     neuron_monitor: bool = arg(
         False, "Run neuron-monitor on Inferentia/Trainium nodes (needs neuronMonitorImage)."
@@ -179,11 +190,11 @@ def validate_gpu_observability(name: str, args: GpuObservabilityArgs) -> list[Pr
             Problem(f"fleet_discovery.{q.input}", q.value, q.allowed)
             for q in validate_scrape_settings(args.fleet_discovery)
         ]
-    if not _DNS_LABEL.match(name) or len(name) > _MAX_NAME:
+    if not _DNS_LABEL.fullmatch(name) or len(name) > _MAX_NAME:
         p.append(
             Problem("name", name, f"must be a DNS label of at most {_MAX_NAME} characters (a-z, 0-9, '-')")
         )
-    if not _DNS_LABEL.match(args.namespace) or len(args.namespace) > 63:
+    if not _DNS_LABEL.fullmatch(args.namespace) or len(args.namespace) > 63:
         p.append(Problem("namespace", args.namespace, "must be a Kubernetes namespace name (a-z, 0-9, '-')"))
     # retention_days and storage_size_gib are within their arg() bounds: check_types saw to that.
     if args.retention_size_gib is not None and not _int_between(
@@ -196,18 +207,18 @@ def validate_gpu_observability(name: str, args: GpuObservabilityArgs) -> list[Pr
                 f"must be below storage_size_gib ({args.storage_size_gib}): the WAL needs room too",
             )
         )
-    if args.storage_class is not None and not _DNS_SUBDOMAIN.match(args.storage_class):
+    if args.storage_class is not None and not _DNS_SUBDOMAIN.fullmatch(args.storage_class):
         p.append(Problem("storage_class", args.storage_class, "must be a StorageClass name"))
     for key, version in (
         ("kube_prometheus_stack_version", args.kube_prometheus_stack_version),
         ("dcgm_exporter_version", args.dcgm_exporter_version),
     ):
-        if not _EXACT_VERSION.match(str(version)):
+        if not _EXACT_VERSION.fullmatch(str(version)):
             p.append(
                 Problem(key, version, "must be an exact chart version like 1.2.3 (no ranges, no 'latest')")
             )
     exporters = args.exporters_namespace_name
-    if not _DNS_LABEL.match(exporters) or len(exporters) > 63:
+    if not _DNS_LABEL.fullmatch(exporters) or len(exporters) > 63:
         p.append(
             Problem("exporters_namespace", exporters, "must be a Kubernetes namespace name (a-z, 0-9, '-')")
         )
@@ -239,12 +250,25 @@ def validate_gpu_observability(name: str, args: GpuObservabilityArgs) -> list[Pr
                 "must be pinned by digest: registry/repository[:tag]@sha256:<64 hex>",
             )
         )
+    # The same rule as KubernetesCluster.kube_context: a context name, never a line break.
+    if args.kube_context is not None and not re.fullmatch(r"[\w.:@/-]{1,253}", args.kube_context):
+        p.append(Problem("kube_context", args.kube_context, "must be a kubeconfig context name"))
     if not args.grafana_admin_user.strip():
         p.append(Problem("grafana_admin_user", args.grafana_admin_user, "must not be empty"))
     if not args.gpu_node_labels:
         p.append(Problem("gpu_node_labels", list(args.gpu_node_labels), "must name at least one node label"))
+    # Each is a matchExpressions key of dcgm-exporter's node affinity: a key the API server refuses fails
+    # the DaemonSet, and the Helm release with it, at deploy.
+    p += label_problems("gpu_node_labels", {key: "" for key in args.gpu_node_labels})
     p += validate_rule_settings(args.rule_settings(), where="rules")
-    p += validate_receivers([r.receiver() for r in args.alert_receivers])
+    receivers = [r.receiver() for r in args.alert_receivers]
+    receiver_problems = validate_receivers(receivers)
+    p += receiver_problems
+    if not receiver_problems:  # the kinds are known good: check the secrets given as plain strings
+        # A blank one stands for a secret given at deploy (the reference stack validates with blanks);
+        # the deploy checks it when its value arrives (render_alertmanager_yaml).
+        given = [None if r.secret == "" else r.secret for r in args.alert_receivers]
+        p += secret_problems(receivers, given)
     return p
 
 

@@ -139,7 +139,9 @@ def cost_labels() -> dict[str, str]:
 
 
 def _label_value(value: str) -> str:
-    kept = "".join(c if c.isalnum() or c in "-_." else "_" for c in value)[:63]
+    # A label value is ASCII: [A-Za-z0-9] at both ends, '-', '_' and '.' between (apimachinery's
+    # IsValidLabelValue); str.isalnum() alone keeps 'é', which the API server refuses.
+    kept = "".join(c if (c.isascii() and c.isalnum()) or c in "-_." else "_" for c in value)[:63]
     return kept.strip("-_.") or "unset"
 
 

@@ -120,18 +120,18 @@ class KubernetesCluster:
 
     @property
     def gcp_project(self) -> str | None:
-        match = _WORKLOAD_POOL.match(self.workload_pool or "")
+        match = _WORKLOAD_POOL.fullmatch(self.workload_pool or "")
         return match["project"] if match else None
 
     @property
     def oidc_issuer(self) -> str | None:
         """The OIDC issuer without https:// (the IAM condition keys' prefix)."""
-        match = _OIDC_PROVIDER_ARN.match(self.oidc_provider_arn or "")
+        match = _OIDC_PROVIDER_ARN.fullmatch(self.oidc_provider_arn or "")
         return match["issuer"] if match else None
 
     @property
     def aws_partition(self) -> str:
-        match = _OIDC_PROVIDER_ARN.match(self.oidc_provider_arn or "")
+        match = _OIDC_PROVIDER_ARN.fullmatch(self.oidc_provider_arn or "")
         return match["partition"] if match else "aws"
 
 
@@ -292,14 +292,14 @@ class KubernetesServingPoolArgs(CapacityArgs):
 
 
 def name_ok(value: object, max_length: int = 63) -> bool:
-    return isinstance(value, str) and len(value) <= max_length and bool(_DNS_LABEL.match(value))
+    return isinstance(value, str) and len(value) <= max_length and bool(_DNS_LABEL.fullmatch(value))
 
 
 def _label_value_ok(value: object) -> bool:
     return (
         isinstance(value, str)
         and len(value) <= 63
-        and bool(re.match(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$", value))
+        and bool(re.fullmatch(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)?$", value))
     )
 
 
@@ -307,9 +307,9 @@ def _label_key_ok(key: object) -> bool:
     if not isinstance(key, str) or not key:
         return False
     prefix, _, name = key.rpartition("/")
-    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.match(prefix)):
+    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix)):
         return False
-    return len(name) <= 63 and bool(re.match(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$", name))
+    return len(name) <= 63 and bool(re.fullmatch(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$", name))
 
 
 def label_problems(key: str, labels: Mapping[str, str]) -> list[Problem]:
@@ -398,7 +398,7 @@ def _cluster_problems(args: KubernetesServingPoolArgs) -> list[Problem]:
                 "cluster.namespace", cluster.namespace, "must be a namespace name (DNS label: a-z, 0-9, '-')"
             )
         )
-    if cluster.kube_context is not None and not re.match(r"^[\w.:@/-]{1,253}$", cluster.kube_context):
+    if cluster.kube_context is not None and not re.fullmatch(r"^[\w.:@/-]{1,253}$", cluster.kube_context):
         problems.append(
             Problem("cluster.kube_context", cluster.kube_context, "must be a kubeconfig context name")
         )
@@ -501,14 +501,14 @@ def _weights_source_problems(args: KubernetesServingPoolArgs) -> list[Problem]:
                 Problem("weights.kind", weights.kind.value, f"must be {expected.value} on this cluster")
             )
         pattern = _EFS_ID if weights.kind is ModelCacheKind.EFS else _FILESTORE
-        if not pattern.match(weights.volume):
+        if not pattern.fullmatch(weights.volume):
             allowed = (
                 "fs-<hex>[::fsap-<hex>]"
                 if weights.kind is ModelCacheKind.EFS
                 else "modeInstance/<location>/<instance>/<share>"
             )
             problems.append(Problem("weights.volume", weights.volume, f"must be {allowed}"))
-        if weights.kind is ModelCacheKind.FILESTORE and not _IPV4.match(weights.address or ""):
+        if weights.kind is ModelCacheKind.FILESTORE and not _IPV4.fullmatch(weights.address or ""):
             problems.append(
                 Problem("weights.address", weights.address, "must be the Filestore instance's IPv4 address")
             )
@@ -520,7 +520,7 @@ def _weights_source_problems(args: KubernetesServingPoolArgs) -> list[Problem]:
         if (
             weights.folder.startswith("/")
             or not weights.folder.strip("/")
-            or any(not _PATH_WORD.match(p) or p in (".", "..") for p in parts)
+            or any(not _PATH_WORD.fullmatch(p) or p in (".", "..") for p in parts)
         ):
             problems.append(
                 Problem(
@@ -542,7 +542,7 @@ def _weights_source_problems(args: KubernetesServingPoolArgs) -> list[Problem]:
 
 def _secret_problems(args: KubernetesServingPoolArgs) -> list[Problem]:
     key = args.api_key_kms_key
-    if key is not None and (args.cluster.cloud is not Cloud.AWS or not _KMS_KEY_ARN.match(str(key))):
+    if key is not None and (args.cluster.cloud is not Cloud.AWS or not _KMS_KEY_ARN.fullmatch(str(key))):
         return [
             Problem(
                 "api_key_kms_key",
@@ -562,7 +562,7 @@ def _secret_problems(args: KubernetesServingPoolArgs) -> list[Problem]:
                 "EKS, projects/P/secrets/N/versions/V on GKE)",
             )
         ]
-    if args.cluster.cloud is Cloud.AWS and not _SECRETS_MANAGER_ARN.match(secret):
+    if args.cluster.cloud is Cloud.AWS and not _SECRETS_MANAGER_ARN.fullmatch(secret):
         return [
             Problem(
                 "api_key_secret",
@@ -571,7 +571,7 @@ def _secret_problems(args: KubernetesServingPoolArgs) -> list[Problem]:
                 "(arn:aws:secretsmanager:<region>:<account>:secret:<name>)",
             )
         ]
-    if args.cluster.cloud is Cloud.GCP and not _SECRET_VERSION.match(secret):
+    if args.cluster.cloud is Cloud.GCP and not _SECRET_VERSION.fullmatch(secret):
         return [
             Problem(
                 "api_key_secret",
@@ -586,7 +586,7 @@ def _route_problems(args: KubernetesServingPoolArgs) -> list[Problem]:
     problems = []
     gateway = args.gateway
     if gateway is not None:
-        if not _DNS_SUBDOMAIN.match(gateway.name) or len(gateway.name) > 253:
+        if not _DNS_SUBDOMAIN.fullmatch(gateway.name) or len(gateway.name) > 253:
             problems.append(Problem("gateway.name", gateway.name, "must be an object name (DNS subdomain)"))
         if not name_ok(gateway.namespace):
             problems.append(Problem("gateway.namespace", gateway.namespace, "must be a namespace name"))
@@ -594,7 +594,7 @@ def _route_problems(args: KubernetesServingPoolArgs) -> list[Problem]:
         for i, host in enumerate(gateway.hostnames):
             # Gateway API Hostname: a DNS name, optionally with one leading '*.' label.
             bare = host[2:] if isinstance(host, str) and host.startswith("*.") else host
-            if not isinstance(bare, str) or len(host) > 253 or not _DNS_SUBDOMAIN.match(bare):
+            if not isinstance(bare, str) or len(host) > 253 or not _DNS_SUBDOMAIN.fullmatch(bare):
                 problems.append(
                     Problem(f"gateway.hostnames[{i}]", host, "must be a DNS name, optionally *.<name>")
                 )

@@ -136,7 +136,7 @@ def format_problem(path: str, allow_code: bool = False) -> str | None:
 
 def is_sha256(text: str) -> bool:
     """64 hex digits (either case), as a pinned manifest digest is written."""
-    return isinstance(text, str) and _SHA256.match(text.lower()) is not None
+    return isinstance(text, str) and _SHA256.fullmatch(text.lower()) is not None
 
 
 # Neuron compiled artifacts (components/models/compiled.py): the pinned weights manifest may index, under
@@ -237,7 +237,7 @@ def read_manifest(manifest_path: str, expected_manifest_sha256: str | None) -> t
             problems.append(f"{manifest_path}: files[{i}].path {path!r} is listed twice")
         elif not isinstance(size, int) or isinstance(size, bool) or size < 0:
             problems.append(f"{manifest_path}: files[{i}].size {size!r} is not a size in bytes")
-        elif not isinstance(sha, str) or not _SHA256.match(sha):
+        elif not isinstance(sha, str) or not _SHA256.fullmatch(sha):
             problems.append(f"{manifest_path}: files[{i}].sha256 {sha!r} is not 64 lower-case hex digits")
         else:
             seen.add(path)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from inference_infra.components.errors import Problem
+from inference_infra.components.errors import Problem, raise_if_invalid
 
 SEVERITIES = ("critical", "warning", "info")
 NULL_RECEIVER = "null"
@@ -46,7 +46,7 @@ def validate_receivers(receivers: Sequence[Receiver], where: str = "alert_receiv
     seen: set[str] = set()
     for i, r in enumerate(receivers):
         at = f"{where}[{i}]"
-        if not _NAME.match(r.name) or r.name == NULL_RECEIVER:
+        if not _NAME.fullmatch(r.name) or r.name == NULL_RECEIVER:
             problems.append(
                 Problem(f"{at}.name", r.name, "must be 1-63 of letters, digits, '_', '.', '-' and not 'null'")
             )
@@ -57,13 +57,51 @@ def validate_receivers(receivers: Sequence[Receiver], where: str = "alert_receiv
             problems.append(Problem(f"{at}.kind", r.kind, f"must be one of {', '.join(ReceiverKind)}"))
         if r.channel is not None and r.kind is not ReceiverKind.SLACK:
             problems.append(Problem(f"{at}.channel", r.channel, "is for Slack receivers only"))
-        if r.channel is not None and not _SLACK_CHANNEL.match(r.channel):
+        if r.channel is not None and not _SLACK_CHANNEL.fullmatch(r.channel):
             problems.append(Problem(f"{at}.channel", r.channel, "must look like '#channel' or '@user'"))
         bad = [s for s in r.severities if s not in SEVERITIES]
         if bad or not r.severities:
             problems.append(
                 Problem(
                     f"{at}.severities", list(r.severities), f"must be one or more of {', '.join(SEVERITIES)}"
+                )
+            )
+    return problems
+
+
+# What Alertmanager takes for each receiver's secret: `amtool check-config` refuses a webhook or Slack
+# `url`/`api_url` that is not a URL (checked with amtool 0.25, Debian's prometheus-alertmanager,
+# 2026-12-02), and a key pasted with a newline or a space is accepted by the config but refused by the
+# service at the first alert. Alertmanager refusing its configuration means no alert reaches anyone.
+_SECRET_URL = re.compile(r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[!-~]*)?")
+_SECRET_KEY = re.compile(r"[!-~]{1,256}")
+
+
+def secret_problems(
+    receivers: Sequence[Receiver], secrets: Sequence[object], where: str = "alert_receivers"
+) -> list[Problem]:
+    """Each known (plain string) secret in the shape its receiver needs; the value is never printed."""
+    problems = []
+    for i, (r, secret) in enumerate(zip(receivers, secrets, strict=True)):
+        if not isinstance(secret, str):
+            continue  # an Output: checked when its value arrives (render_alertmanager_yaml)
+        if r.kind is ReceiverKind.PAGERDUTY:
+            if not _SECRET_KEY.fullmatch(secret):
+                problems.append(
+                    Problem(
+                        f"{where}[{i}].secret",
+                        "[secret]",
+                        "must be the PagerDuty routing key: 1-256 printable characters, no spaces or "
+                        "newlines",
+                    )
+                )
+        elif not _SECRET_URL.fullmatch(secret):
+            problems.append(
+                Problem(
+                    f"{where}[{i}].secret",
+                    "[secret]",
+                    f"must be the {r.kind.value} URL: http(s)://host[:port]/path without spaces or newlines "
+                    "(Alertmanager refuses its whole configuration otherwise)",
                 )
             )
     return problems
@@ -101,9 +139,16 @@ def alertmanager_config(receivers: Sequence[Receiver], secrets: Sequence[str]) -
     }
 
 
-def render_alertmanager_yaml(receivers: Sequence[Receiver], secrets: Sequence[str]) -> str:
+def render_alertmanager_yaml(
+    receivers: Sequence[Receiver], secrets: Sequence[str], *, check_secrets: bool = True
+) -> str:
+    """The configuration, after each secret's shape is checked (a secret known only at deploy arrives
+    here: a bad one stops the Secret from registering, with a message that names the receiver).
+    `check_secrets=False` where the values may be stand-ins (a preview, the offline plan)."""
     from inference_infra.components.monitoring.rules import dump_yaml
 
+    if check_secrets:
+        raise_if_invalid("alertmanager receivers", secret_problems(receivers, secrets))
     return dump_yaml(alertmanager_config(receivers, secrets))
 
 

@@ -19,6 +19,7 @@ price or node label can hide a dollar figure but never an alert.
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -82,6 +83,24 @@ _WHERE = "{{ with $labels.node }}{{ . }}{{ else }}{{ $labels.Hostname }}{{ end }
 _GPU = "GPU {{ $labels.gpu }} ({{ $labels.modelName }}) on " + _WHERE
 
 
+# Every annotation of a rule is a Go text/template that Prometheus expands when the alert fires, and a
+# rule file whose template does not parse is refused whole (promtool check rules: "template: ...:
+# unexpected {{end}}"), so a runbook URL carrying '{{' would drop every alert of the file. The URL is
+# RFC 3986's characters without braces, spaces, quotes, '<', '>', '|' (Slack's link syntax in
+# alertmanager.py's message) or a fragment (each alert appends '#<its name>').
+_RUNBOOK_URL_RE = re.compile(
+    r"https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?(/[A-Za-z0-9._~!$&()*+,;=:@%/-]*)?(\?[A-Za-z0-9._~!$&()*+,;=:@%/?-]*)?"
+)
+RUNBOOK_URL_RULE = (
+    "must be an http(s) URL of at most 500 characters without a fragment, spaces, quotes, braces, "
+    "'<', '>' or '|' (every alert appends '#<its name>', and Prometheus reads '{{' as a template)"
+)
+
+
+def runbook_url_ok(url: object) -> bool:
+    return isinstance(url, str) and len(url) <= 500 and _RUNBOOK_URL_RE.fullmatch(url) is not None
+
+
 @dataclass(frozen=True, kw_only=True)
 class RuleSettings:
     """What the rule file depends on besides the thresholds."""
@@ -102,8 +121,8 @@ def validate_rule_settings(settings: RuleSettings, where: str = "rules") -> list
     problems += validate_serving_settings(settings.serving, f"{where}.serving")
     problems += validate_fleet_targets(settings.fleets, f"{where}.fleets")
     problems += validate_pool_costs(settings.pool_costs, f"{where}.pool_costs")
-    if not settings.runbook_url.startswith(("https://", "http://")):
-        problems.append(Problem(f"{where}.runbook_url", settings.runbook_url, "must be an http(s) URL"))
+    if not runbook_url_ok(settings.runbook_url):
+        problems.append(Problem(f"{where}.runbook_url", settings.runbook_url, RUNBOOK_URL_RULE))
     if not settings.dcgm_job or '"' in settings.dcgm_job or "\\" in settings.dcgm_job:
         problems.append(Problem(f"{where}.dcgm_job", settings.dcgm_job, "must be a job name without quotes"))
     return problems

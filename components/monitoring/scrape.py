@@ -428,9 +428,9 @@ def discovery_subject_problems(namespace: str, service_account: str) -> list[Pro
     """The one Kubernetes service account that may use the discovery identity (IRSA's trust policy,
     GKE Workload Identity's binding) has a valid namespace and name."""
     problems = []
-    if not _DNS_LABEL.match(namespace):
+    if not _DNS_LABEL.fullmatch(namespace):
         problems.append(Problem("namespace", namespace, "must be a Kubernetes namespace name (RFC 1123)"))
-    if not _DNS_SUBDOMAIN.match(service_account):
+    if not _DNS_SUBDOMAIN.fullmatch(service_account):
         problems.append(
             Problem("service_account", service_account, "must be a Kubernetes service account name")
         )

@@ -140,7 +140,7 @@ TIME_PER_OUTPUT_TOKEN = ("vllm:request_time_per_output_token_seconds", "vllm:tim
 
 def _release(version: str) -> tuple[tuple[int, ...], bool]:
     """'0.29.1rc1.dev468' -> ((0, 29, 1), True): the release numbers, and whether it comes before them."""
-    found = re.match(r"^(\d+(?:\.\d+)*)(.*)$", version)
+    found = re.fullmatch(r"^(\d+(?:\.\d+)*)(.*)$", version)
     if found is None:
         raise ValueError(f"engine version {version!r} is not a version number like 0.28.0")
     return tuple(int(x) for x in found.group(1).split(".")), bool(found.group(2))

@@ -95,7 +95,7 @@ def load_pack(directory: Path) -> LoadedPack:
             )
     name, policies = arguments["name"], arguments["policies"]
     problems = []
-    if not isinstance(name, str) or not _PACK_NAME.match(name):
+    if not isinstance(name, str) or not _PACK_NAME.fullmatch(name):
         problems.append(Problem("name", name, "must be 1-100 letters, digits, '-', '_' or '.'"))
     if not isinstance(policies, list) or not policies or not all(isinstance(p, Policy) for p in policies):
         problems.append(Problem("policies", policies, "must be a non-empty list of pulumi_policy policies"))

@@ -256,7 +256,7 @@ def stack_name(project: Project, stack: str) -> str:
     ParseStackReference: a missing org is the default one, a missing project the current one); the
     stack file is named by the name alone (sdk/go/common/workspace/paths.go:87, ProjectStackPath)."""
     parts = stack.split("/")
-    bad = len(parts) > 3 or not all(_STACK_NAME.match(part) and part.strip(".") for part in parts)
+    bad = len(parts) > 3 or not all(_STACK_NAME.fullmatch(part) and part.strip(".") for part in parts)
     if bad:
         raise InputError(
             f"--stack {stack!r} is not a stack name: letters, digits, '-', '_' and '.', optionally "

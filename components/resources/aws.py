@@ -154,7 +154,7 @@ _AWS_ACCELERATED = re.compile(r"^(p|g|gr|inf|trn|dl|f|vt)[0-9]+[a-z-]*\.[0-9a-z]
 def is_aws_accelerator_type(value: Any) -> bool:
     """An EC2 instance type with accelerators: in the catalog, or of an accelerated family."""
     return isinstance(value, str) and (
-        find_instance_type(value, Cloud.AWS) is not None or _AWS_ACCELERATED.match(value) is not None
+        find_instance_type(value, Cloud.AWS) is not None or _AWS_ACCELERATED.fullmatch(value) is not None
     )
 
 

@@ -212,7 +212,7 @@ def _gcp_tpu_queued(props: Mapping[str, Any], _: TemplateLookup | None, __: Know
 def is_gcp_accelerator_type(name: str) -> bool:
     """A GCE machine or TPU slice type with accelerators: in the catalog, or of an
     accelerator-optimized family the catalog lacks."""
-    return find_instance_type(name, Cloud.GCP) is not None or _GCP_ACCELERATED.match(name) is not None
+    return find_instance_type(name, Cloud.GCP) is not None or _GCP_ACCELERATED.fullmatch(name) is not None
 
 
 READERS: dict[str, Reader] = {

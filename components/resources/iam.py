@@ -198,4 +198,4 @@ _DEFAULT_SERVICE_ACCOUNT = re.compile(
 def is_default_service_account(member: Any) -> bool:
     """The Compute Engine default service account (PROJECT_NUMBER-compute@developer.gserviceaccount.com)
     or the App Engine one (PROJECT_ID@appspot.gserviceaccount.com), with or without `serviceAccount:`."""
-    return isinstance(member, str) and _DEFAULT_SERVICE_ACCOUNT.match(member) is not None
+    return isinstance(member, str) and _DEFAULT_SERVICE_ACCOUNT.fullmatch(member) is not None

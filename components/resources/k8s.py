@@ -68,7 +68,7 @@ def _list(value: Any) -> list[Any]:
 
 
 def is_accelerator_resource(name: Any) -> bool:
-    return isinstance(name, str) and _ACCELERATOR_RESOURCE.match(name) is not None
+    return isinstance(name, str) and _ACCELERATOR_RESOURCE.fullmatch(name) is not None
 
 
 class Named(Protocol):
@@ -94,7 +94,7 @@ def notes(resources: Sequence[Named], price: PriceUse) -> list[str]:
     for r in resources:
         if r.type in K8S_NODE_POOLS or r.type == K8S_PROVISIONER:
             found.extend(_node_pool_note(r, price))
-        elif K8S_COMPUTE_CLASS.match(r.type):
+        elif K8S_COMPUTE_CLASS.fullmatch(r.type):
             found.extend(_compute_class_note(r))
         elif r.type in K8S_HELM:
             found.extend(_helm_note(r))

@@ -200,5 +200,5 @@ def gcp_floor_is_zero(sizes: Sequence[ScheduledSize]) -> bool:
 
 def cron_fields(recurrence: str | None) -> tuple[str, str, str, str, str] | None:
     """A five-field cron expression's fields, or None."""
-    match = _CRON.match(recurrence or "")
+    match = _CRON.fullmatch(recurrence or "")
     return match.groups() if match else None  # type: ignore[return-value]

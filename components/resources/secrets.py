@@ -91,10 +91,10 @@ def entropy(value: str) -> float:
 def exempt(value: str) -> bool:
     """A SHA-256 digest, an ARN, a path (or URL) or a reference to another value is not a secret."""
     return (
-        _DIGEST.match(value) is not None
+        _DIGEST.fullmatch(value) is not None
         or value.startswith("arn:")
         or (_PATH.match(value) is not None and _URL_CREDENTIALS.search(value) is None)
-        or _REFERENCE.match(value) is not None
+        or _REFERENCE.fullmatch(value) is not None
     )
 
 

@@ -56,21 +56,23 @@ class Template(str):
 
 
 def served_name_ok(name: str) -> bool:
-    return isinstance(name, str) and SERVED_NAME.match(name) is not None and ".." not in name
+    return isinstance(name, str) and SERVED_NAME.fullmatch(name) is not None and ".." not in name
 
 
 def key_prefix_ok(prefix: str) -> bool:
-    return isinstance(prefix, str) and KEY_PREFIX.match(prefix) is not None and ".." not in prefix.split("/")
+    return (
+        isinstance(prefix, str) and KEY_PREFIX.fullmatch(prefix) is not None and ".." not in prefix.split("/")
+    )
 
 
 def plain_name_ok(name: str) -> bool:
-    return isinstance(name, str) and PLAIN_NAME.match(name) is not None and name not in (".", "..")
+    return isinstance(name, str) and PLAIN_NAME.fullmatch(name) is not None and name not in (".", "..")
 
 
 def absolute_path_ok(path: str) -> bool:
     return (
         isinstance(path, str)
-        and ABSOLUTE_PATH.match(path) is not None
+        and ABSOLUTE_PATH.fullmatch(path) is not None
         and not any(s in (".", "..") for s in path.split("/"))
     )
 
@@ -100,7 +102,7 @@ def systemd_word(word: str) -> str:
         raise ValueError("a lone ';' separates commands in an ExecStart= line; it cannot be a word")
     if not isinstance(word, Template):
         word = word.replace("%", "%%").replace("$", "$$")
-    if word and _BARE.match(word):
+    if word and _BARE.fullmatch(word):
         return word
     return '"' + word.replace("\\", "\\\\").replace('"', '\\"') + '"'
 

@@ -78,7 +78,7 @@ def tpu_host_problems(host: TpuHost) -> list[str]:
             f"tpu.accelerator_type {host.accelerator_type!r} is a {item.accelerator} slice; its device nodes "
             f"are known for {sorted(TPU_DEVICE_STYLE)} only (an engine is never given the whole /dev)"
         )
-    if not _NODE_NAME.match(host.node_name):
+    if not _NODE_NAME.fullmatch(host.node_name):
         problems.append(
             f"tpu.node_name {host.node_name!r} must be a GCP resource name (lower-case letters, digits, "
             "hyphens; 1-63 characters; starts with a letter)"

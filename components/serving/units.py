@@ -203,7 +203,7 @@ def engine_environment(config: EngineConfig, index: int) -> str:
 def host_problems(config: EngineConfig, host: EngineHost) -> list[str]:
     """What keeps a host's settings out of a unit (each reaches ExecStart= or a sandbox setting)."""
     problems = []
-    if not _MODEL_DIR.match(host.model_dir) or ".." in host.model_dir.split("/"):
+    if not _MODEL_DIR.fullmatch(host.model_dir) or ".." in host.model_dir.split("/"):
         problems.append(f"model_dir {host.model_dir!r} {ABSOLUTE_PATH_RULE} (it may start with ${{VAR}})")
     if host.manifest_sha256 is not None and not is_pinned_digest(host.manifest_sha256):
         problems.append(f"manifest_sha256 {host.manifest_sha256!r} must be 64 lower-case hex digits")

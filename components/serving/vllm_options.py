@@ -181,7 +181,7 @@ def wheel_sources(path: str) -> dict[str, str]:
         return {
             n: wheel.read(n).decode()
             for n in wheel.namelist()
-            if n == _ARG_UTILS or n in _CLI_ARGS_PATHS or _CONFIG.match(n)
+            if n == _ARG_UTILS or n in _CLI_ARGS_PATHS or _CONFIG.fullmatch(n)
         }
 
 
@@ -197,14 +197,14 @@ def git_sources(git_dir: str, ref: str) -> dict[str, str]:
     return {
         n: git("show", f"{ref}:{n}")
         for n in names
-        if n == _ARG_UTILS or n in _CLI_ARGS_PATHS or _CONFIG.match(n)
+        if n == _ARG_UTILS or n in _CLI_ARGS_PATHS or _CONFIG.fullmatch(n)
     }
 
 
 def extract(sources: Mapping[str, str]) -> dict[str, Field]:
     """option string -> (True when it also accepts --no-<name>, its fixed choices or None)."""
     classes: dict[str, dict[str, Field]] = {}
-    for name in sorted(n for n in sources if _CONFIG.match(n)):
+    for name in sorted(n for n in sources if _CONFIG.fullmatch(n)):
         tree = ast.parse(sources[name])
         classes.update(_class_fields(tree, _literal_aliases(tree)))
     options: dict[str, Field] = {}

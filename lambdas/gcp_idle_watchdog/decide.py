@@ -43,7 +43,7 @@ _UNTIL_RE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:t(\d{2})-(\d{2})(?:-(\d{2}))
 
 def parse_until(value: str) -> datetime | None:
     """A label-safe UTC time (`2026-12-01`, `2026-12-01t18-00[-00]`), or None when it does not parse."""
-    match = _UNTIL_RE.match(value.strip().lower())
+    match = _UNTIL_RE.fullmatch(value.strip().lower())
     if match is None:
         return None
     parts = [int(p) if p else 0 for p in match.groups()]

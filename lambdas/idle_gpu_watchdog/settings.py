@@ -137,7 +137,7 @@ class _Reader(Reader):
 
     def namespace(self, name: str, default: str) -> str:
         raw = self.raw(name) or default
-        if not _NAMESPACE_RE.match(raw):
+        if not _NAMESPACE_RE.fullmatch(raw):
             self.problem(name, "must be a CloudWatch namespace (letters, digits and . - _ / # :)")
         return raw
 
@@ -146,7 +146,7 @@ class _Reader(Reader):
         if raw is None:
             return default
         items = tuple(part.strip() for part in raw.split(",") if part.strip())
-        if not items or not all(_FAMILY_RE.match(i) for i in items):
+        if not items or not all(_FAMILY_RE.fullmatch(i) for i in items):
             self.problem(name, "must be comma-separated instance families such as 'inf2,trn1'")
             return default
         return items

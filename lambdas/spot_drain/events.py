@@ -73,7 +73,7 @@ def parse_event(event: Any) -> Notice:
         )
     detail = event.get("detail")
     instance_id = detail.get("instance-id") if isinstance(detail, Mapping) else None
-    if not isinstance(instance_id, str) or not _INSTANCE_ID.match(instance_id):
+    if not isinstance(instance_id, str) or not _INSTANCE_ID.fullmatch(instance_id):
         raise EventError(f"detail.instance-id {instance_id!r} is not an EC2 instance id")
     kind = Kind(detail_type)
     action = detail.get("instance-action") if kind is Kind.INTERRUPTION else None

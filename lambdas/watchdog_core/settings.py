@@ -86,7 +86,7 @@ class Reader:
 
     def pattern(self, name: str, default: str, regex: re.Pattern[str], what: str) -> str:
         raw = self.raw(name) or default
-        if not regex.match(raw):
+        if not regex.fullmatch(raw):
             self.problem(name, f"must be {what}")
         return raw
 
@@ -112,7 +112,7 @@ class Reader:
                 self.problem(name, f"must be set: {what}")
             return default
         items = tuple(dict.fromkeys(part.strip() for part in raw.split(",") if part.strip()))
-        if not items or not all(regex.match(i) for i in items):
+        if not items or not all(regex.fullmatch(i) for i in items):
             self.problem(name, f"must be {what}")
             return default
         return items

@@ -120,7 +120,7 @@ def _accelerator_types() -> frozenset[str]:
 def _accelerator_selector(key: Any, values: Any) -> bool:
     if not isinstance(key, str):
         return False
-    if _ACCELERATOR_NODE_LABEL.match(key):
+    if _ACCELERATOR_NODE_LABEL.fullmatch(key):
         return True
     if key in _INSTANCE_TYPE_LABELS:
         wanted = values if isinstance(values, list) else [values]
@@ -151,7 +151,11 @@ def selects_accelerator_nodes(selector: Any, affinity: Any) -> bool:
             operator, key = e.get("operator"), e.get("key")
             if operator == "In" and _accelerator_selector(key, e.get("values")):
                 return True
-            if operator in ("Exists", "Gt") and isinstance(key, str) and _ACCELERATOR_NODE_LABEL.match(key):
+            if (
+                operator in ("Exists", "Gt")
+                and isinstance(key, str)
+                and _ACCELERATOR_NODE_LABEL.fullmatch(key)
+            ):
                 return True
     return False
 

@@ -73,7 +73,7 @@ def quantity(value: Any) -> Decimal | None:
         return Decimal(value)
     if isinstance(value, float):
         return Decimal(str(value))
-    match = _QUANTITY.match(value.strip()) if isinstance(value, str) else None
+    match = _QUANTITY.fullmatch(value.strip()) if isinstance(value, str) else None
     if match is None:
         return None
     try:

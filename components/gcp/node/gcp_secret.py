@@ -79,7 +79,7 @@ def access(secret: str, *, metadata_url: str = METADATA_URL, api_url: str = SECR
 def write_key_file(path: str, key: str) -> None:
     """The bare key in a file only its owner reads (created 0400, then renamed into place)."""
     key = key.strip()
-    if not _KEY.match(key):
+    if not _KEY.fullmatch(key):
         raise SecretError(
             "the secret is not a usable API key: 16-4096 printable ASCII characters without spaces or quotes"
         )
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--api-url", default=SECRET_MANAGER_URL, help=argparse.SUPPRESS)
     parser.add_argument("key_file", help="where the engine unit reads the key (its runtime folder)")
     args = parser.parse_args(argv)
-    if not _VERSION.match(args.secret):
+    if not _VERSION.fullmatch(args.secret):
         parser.error(f"--secret {args.secret!r} is not a Secret Manager secret version")
     try:
         write_key_file(

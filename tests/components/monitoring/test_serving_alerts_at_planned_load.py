@@ -260,7 +260,7 @@ def _reference_pools() -> list[Pool]:
     for stack in ("prod", "dev"):
         config = yaml.safe_load((REPO / f"Pulumi.{stack}.yaml").read_text())["config"]
         raw = {
-            key.split(":", 1)[1]: json.dumps(value)
+            key.split(":", 1)[1]: value if isinstance(value, str) else json.dumps(value)  # strings arrive raw
             for key, value in config.items()
             if key.startswith("inference-infra:") and not key.endswith("Secrets")  # secure: values
         }
