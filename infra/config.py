@@ -767,7 +767,7 @@ class StackSettings(Settings):
     @field_validator("environment")
     @classmethod
     def _environment_name(cls, value: str) -> str:
-        if not _ENVIRONMENT_RE.match(value):
+        if not _ENVIRONMENT_RE.fullmatch(value):
             raise ValueError("must be lower-case letters, digits and '-', starting with a letter, at most 32")
         return value
 

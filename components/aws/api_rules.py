@@ -125,7 +125,7 @@ def metric_alarm_problems(props: Mapping[str, Any]) -> list[str]:
         problems.append(f"metric query ids {ids} repeat")
     for query in queries:
         ident = query.get("id")
-        if not isinstance(ident, str) or not _QUERY_ID.match(ident):
+        if not isinstance(ident, str) or not _QUERY_ID.fullmatch(ident):
             problems.append(
                 f"metric query id {ident!r} must start with a lower-case letter (letters, digits, _)"
             )
@@ -152,7 +152,7 @@ def lifecycle_hook_problems(hook: Mapping[str, Any], where: str = "lifecycle hoo
     """A group's initial hook or an aws.autoscaling.LifecycleHook's inputs (same rules)."""
     problems: list[str] = []
     name = hook.get("name")
-    if not isinstance(name, str) or not _HOOK_NAME.match(name):
+    if not isinstance(name, str) or not _HOOK_NAME.fullmatch(name):
         problems.append(f"{where} name {name!r} must be 1..255 of letters, digits, -, _ and /")
     if hook.get("lifecycleTransition") not in _TRANSITIONS:
         problems.append(

@@ -594,7 +594,7 @@ def schedule_problems(
         problems.append(
             Problem(f"{key}.time_zone", schedule.time_zone, "must be an IANA time zone, e.g. Europe/Berlin")
         )
-    if not _DAYS.match(schedule.days or ""):
+    if not _DAYS.fullmatch(schedule.days or ""):
         problems.append(
             Problem(
                 f"{key}.days",

@@ -88,9 +88,9 @@ def parse_timestamp(text: str) -> datetime | float:
     Raises ValueError when it is neither.
     """
     value = text.strip()
-    if _SECONDS.match(value):
+    if _SECONDS.fullmatch(value):
         return float(value)
-    m = _TIME.match(value)
+    m = _TIME.fullmatch(value)
     if not m:
         raise ValueError(value)
     year, month, day, hour, minute, second = (int(g) for g in m.groups()[:6])
