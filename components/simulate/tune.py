@@ -29,6 +29,12 @@ were 29, which no setting holds within 1%, and 36, 1.34x the oracle at best, whe
 utilisation's grid is in steps of 0.05: the cheapest point within the SLO moves by more than the
 target's own step between neighbours (8B diurnal: 0.85 within the SLO at 1.26x, 0.8 and 0.9 not).
 
+The answer is what this one trace rewarded, so it says how sharp it is: the best setting's neighbours
+(`neighbours`: one machine more and fewer in the minimum, 0.05 more and less utilisation, the next
+value on each side of every other axis it searched, one axis at a time) are replayed, and the table
+and `--json` give how many keep the SLO and the worst of them. A best point whose neighbours miss is
+a ridge of this trace, not a setting to deploy with its margin unchecked.
+
 What the search finds is what this trace needed: a trace with a burst faster
 than any cold start tells you the headroom (or the warm pool) that burst takes, not a law.
 """
@@ -121,6 +127,7 @@ class Tuning:
     points: tuple[Point, ...]
     reactive_bound_miss_share: float | None = None  # the pool at max from the first datapoint (module doc)
     slo_floor: int | None = None  # the lowest minimum whose reactive bound keeps the SLO (None: none does)
+    neighbours: tuple[Point, ...] = ()  # the best setting's neighbours, one axis a step away (module doc)
 
     def frontier(self) -> list[Point]:
         """Runs no other run beats on both cost and misses, cheapest first."""
@@ -145,12 +152,21 @@ class Tuning:
             "start": self.start.as_json(),
             "frontier": [p.as_json() for p in self.frontier()],
             "runs": len(self.points),
+            "neighbours": self._neighbours_json(),
             "reactive_bound": {
                 "min_size": self.start.setting.min_size,
                 "miss_share": _round(self.reactive_bound_miss_share),
                 "meets_slo": self._bound_meets(),
                 "slo_floor": self.slo_floor,
             },
+        }
+
+    def _neighbours_json(self) -> dict[str, Any]:
+        worst = max(self.neighbours, key=lambda p: p.miss_share, default=None)
+        return {
+            "runs": len(self.neighbours),
+            "within_slo": sum(p.meets for p in self.neighbours),
+            "worst": worst.as_json() if worst is not None else None,
         }
 
     def _bound_meets(self) -> bool | None:
@@ -171,7 +187,15 @@ class Tuning:
             else f"  NO setting searched keeps {SLO_MISS_SHARE:.0%} or fewer over the TTFT target;"
             " the fewest: "
         )
-        lines = [head, verdict + _describe(b), "  the pool's own settings: " + _describe(s), "  frontier:"]
+        lines = [head, verdict + _describe(b)]
+        if self.neighbours:
+            kept = sum(p.meets for p in self.neighbours)
+            worst = max(self.neighbours, key=lambda p: p.miss_share)
+            lines.append(
+                f"  its neighbours (one setting a step away): {kept} of {len(self.neighbours)} keep the SLO;"
+                f" the worst: {_describe(worst)}"
+            )
+        lines += ["  the pool's own settings: " + _describe(s), "  frontier:"]
         lines += [f"    {_describe(p)}" for p in self.frontier()]
         if self.reactive_bound_miss_share is not None:
             bound = self.reactive_bound_miss_share
@@ -328,6 +352,11 @@ def tune(trace: Trace, pool: Pool, scaler: Autoscaler, *, passes: int = PASSES) 
                     best, current, moved = point, candidate, True
         if not moved:
             break
+    near = tuple(
+        run(n)
+        for n in neighbours(best.setting, high, aws=aws, cooldowns=scaler.cloud != "kubernetes")
+        if not (n.warm_pool_size and n.warm_pool_size > high - n.min_size)
+    )
     return Tuning(
         pool=pool.name,
         trace=trace.source,
@@ -340,7 +369,37 @@ def tune(trace: Trace, pool: Pool, scaler: Autoscaler, *, passes: int = PASSES) 
         points=tuple(seen.values()),
         reactive_bound_miss_share=reactive_bound(trace, pool, scaler, work=work, oracle=oracle),
         slo_floor=floor,
+        neighbours=near,
     )
+
+
+def _beside(grid: tuple[Any, ...], value: Any) -> list[Any]:
+    """The grid's values next to `value` on each side (its nearest where it is off the grid)."""
+    ordered = sorted(set(grid) | {value})
+    i = ordered.index(value)
+    return [ordered[j] for j in (i - 1, i + 1) if 0 <= j < len(ordered)]
+
+
+def neighbours(best: Setting, high: int, *, aws: bool, cooldowns: bool = True) -> list[Setting]:
+    """The settings one step from `best` on one axis each (module doc)."""
+    moves: list[tuple[str, Any]] = [
+        ("min_size", m) for m in (best.min_size - 1, best.min_size + 1) if 0 <= m <= high
+    ]
+    moves += [
+        ("target_utilisation", round(u, 2))
+        for u in (best.target_utilisation - 0.05, best.target_utilisation + 0.05)
+        if 0.05 <= u <= 1.0
+    ]
+    moves += [("scale_in_share", v) for v in _beside(SCALE_IN_SHARES, best.scale_in_share)]
+    if cooldowns:
+        moves += [
+            ("scale_in_cooldown_seconds", v)
+            for v in _beside(SCALE_IN_COOLDOWNS, best.scale_in_cooldown_seconds)
+        ]
+    if aws:
+        moves += [("fast_scale_out_ratio", v) for v in _beside(FAST_RATIOS, best.fast_scale_out_ratio)]
+        moves += [("scale_in_sizing", v) for v in SIZINGS if v != best.scale_in_sizing]
+    return [replace(best, **{axis: value}) for axis, value in moves]
 
 
 def _round(value: float | None) -> float | None:

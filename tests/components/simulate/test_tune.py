@@ -121,3 +121,46 @@ def test_tune_searches_the_slo_floor_a_grid_of_shares_steps_over():
     assert found.best.cost_usd < cheapest_on_the_shares
     assert found.as_json()["reactive_bound"]["slo_floor"] == 3
     assert "SLO floor: the lowest minimum whose reactive bound keeps the SLO: 3" in found.table()
+
+
+def test_neighbours_are_one_axis_a_step_away():
+    from inference_infra.components.simulate.tune import Setting, neighbours
+
+    best = Setting(0.85, 0, 12, 0.25, 1.0, "deficit", 300)
+    found = neighbours(best, 48, aws=True)
+    moved = [{k for k, v in n.as_json().items() if v != best.as_json()[k]} for n in found]
+    assert all(len(m) == 1 for m in moved)  # one axis each
+    got = {(next(iter(m)), n.as_json()[next(iter(m))]) for m, n in zip(moved, found, strict=True)}
+    assert got == {
+        ("min_size", 11),
+        ("min_size", 13),
+        ("target_utilisation", 0.8),
+        ("target_utilisation", 0.9),
+        ("scale_in_share", 0.1),
+        ("scale_in_share", 0.5),
+        ("scale_in_cooldown_seconds", 120),
+        ("scale_in_cooldown_seconds", 600),
+        ("fast_scale_out_ratio", 0.0),
+        ("fast_scale_out_ratio", 1.2),
+        ("scale_in_sizing", "share"),
+    }
+    # GCP and Kubernetes: no fast step or sizing to move; Kubernetes keeps its stabilisation window
+    assert not {n.scale_in_sizing for n in neighbours(best, 48, aws=False)} - {"deficit"}
+    assert {n.scale_in_cooldown_seconds for n in neighbours(best, 48, aws=False, cooldowns=False)} == {300}
+
+
+def test_tune_says_how_many_of_the_best_settings_neighbours_keep_the_slo():
+    # the step trace of the headroom test: the best holds three machines from the start; one fewer
+    # misses the step, so at least that neighbour is outside the SLO and the answer says so
+    trace = Trace.of(steady(1, 0, 1200) + steady(2.5, 1200, 2400))
+    found = tune(trace, pool(max_size=6), scaler())
+    assert found.best.meets
+    assert found.neighbours
+    fewer = [p for p in found.neighbours if p.setting.min_size == found.best.setting.min_size - 1]
+    assert fewer
+    assert not fewer[0].meets
+    doc = found.as_json()["neighbours"]
+    assert doc["runs"] == len(found.neighbours)
+    assert doc["within_slo"] == sum(p.meets for p in found.neighbours) < len(found.neighbours)
+    assert doc["worst"]["miss_share"] == round(max(p.miss_share for p in found.neighbours), 6)
+    assert "keep the SLO; the worst: target_utilisation" in found.table()
