@@ -91,7 +91,7 @@ POOLS = (
         "70b",
         ServedModel(name="llama-3.1-70b", context_tokens=8192, concurrency=64),
         "p5.48xlarge",
-        {"conv10": 12, "diurnal": 12, "burst": 24},
+        {"conv": 2, "conv10": 12, "diurnal": 12, "burst": 24},
     ),
 )
 
@@ -204,7 +204,9 @@ def main(tune_judged: bool = False) -> int:
         " fast step; mach: fewest..most machines serving; s: read + plan + oracle + replay; vs before: the"
         " stack's el/or over before's (deficit's over the stack's), and the change in missed points."
         f" Targets: {', '.join(JUDGED)}:"
-        f" miss <= {TARGET_MISS:.0%}, el/or <= {TARGET_COST} and below st/or; burst: at least one scale-out."
+        f" miss <= {TARGET_MISS:.0%}, el/or <= {TARGET_COST} and below st/or; burst: at least one scale-out;"
+        " =static: within the SLO at the oracle's own cost, which is the static fleet's (the oracle needs the"
+        " same machines every minute: nothing is left to scale, so nothing can be below it)."
     )
     for pool, name, setting, seconds in too_slow:
         print(f"TOO SLOW: {pool} {name} {setting}: {seconds:.1f} s >= {MAX_REPLAY_S} s", file=sys.stderr)
@@ -220,6 +222,13 @@ def _row(pool: str, name: str, setting: str, doc: dict, seconds: float) -> str:
             and c["elastic_usd"] < c["static_usd"]
         )
         verdict = "met" if met else "missed"
+        if (
+            not met
+            and slo["miss_share"] <= TARGET_MISS
+            and c["static_over_oracle"] == 1.0
+            and c["elastic_usd"] == c["static_usd"]
+        ):
+            verdict = "=static"  # the oracle holds the same machines every minute: nothing to scale
     elif name == "burst":
         verdict = "met" if s["scale_outs"] >= 1 else "missed"
     else:

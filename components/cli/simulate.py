@@ -160,8 +160,10 @@ _NOT_ELASTIC = ("tpuVms",)
 @click.option(
     "--tune",
     is_flag=True,
-    help="Search target utilisation, warm pool, minimum and scale-in share for the cheapest settings "
-    "that keep at most 1% of requests over the TTFT target on this trace; print the frontier.",
+    help="Search target utilisation, warm pool, minimum, scale-in share, sizing and quiet time and (AWS) "
+    "the fast scale-out for the cheapest settings that keep at most 1% of requests over the TTFT target "
+    "on this trace; print the frontier, the SLO floor (the lowest minimum any setting can keep the SLO "
+    "from) and how many of the best setting's neighbours keep it too.",
 )
 @click.option(
     "--scale",
