@@ -530,6 +530,9 @@ class _Replay:
         self.downs: deque[tuple[float, int]] = deque()
         self.history_serving: list[int] = []  # machines publishing each datapoint (its Average's count)
         self.seen_serving = 0
+        # AWS, the deficit sizing: the low-load alarm's metric-math value of each datapoint (the load per
+        # machine were one gone); the step policy aggregates the alarm's window of them (_tick_aws)
+        self.alarm_values: list[float] = []
         self.fast_outs = 0
         self.recommended: deque[tuple[float, int]] = deque()  # GCP: (time, size) in the stabilisation
         if scaler.cloud in ("gcp", "kubernetes"):
@@ -843,7 +846,17 @@ class _Replay:
             else:
                 after_one = 0.0 if published == 1 and seen == 0 else math.inf
             quiet = published > 0 and after_one < plan.scale_in_threshold
-            step = plan.deficit_scale_in_machines(after_one, self.capacity) if quiet else 0
+            self.alarm_values.append(after_one)
+            # EC2 Auto Scaling applies the policy's MetricAggregationType (Average) to the alarm's most
+            # recent datapoints and picks the band that aggregate falls in, not the last datapoint's
+            # (User Guide, "Step and simple scaling policies", section "Step adjustments for step
+            # scaling", read 2026-12-02; the alarm history's "No step adjustment found for metric value
+            # [a, b] and breach threshold t" lists the window): while in ALARM every datapoint of the
+            # window (scale_in_datapoints, = the quiet periods below) breaches, so the mean of the window
+            # is under the threshold too
+            window = self.alarm_values[-max(1, plan.scale_in_cooldown_seconds // scaler.period_seconds) :]
+            aggregated = sum(window) / len(window) if quiet else after_one
+            step = plan.deficit_scale_in_machines(aggregated, self.capacity) if quiet else 0
         else:
             # the alarm judges the load on the machines left after the whole step; the group then stops
             # at its minimum (a step that would cross it removes fewer, one that starts there removes none)

@@ -612,15 +612,17 @@ def _serving(result) -> list[int]:
 def test_replay_deficit_scale_in_lets_go_its_bands_share_each_minute_in_alarm():
     # 20 in flight on 12 machines. Bands a tenth of the target (0.7) wide under 5.6; a band with top b
     # lets go 1 - sqrt(b / 5.6) (the stale guard), at least one machine. Without lag each datapoint
-    # already shows the last step:
-    #   120 s: 20 / 11 = 1.8 per machine were one gone, band top 2.1: 38% of 12 = 4 go -> 8
-    #   180 s: 20 / 7 = 2.9, top 3.5: 20% of 8 = 1 -> 7;  240 s: 20 / 6 = 3.3: 20% of 7 = 1 -> 6
-    #   300 s: 20 / 5 = 4.0, top 4.2: 13% of 6 = 1 -> 5;  360 s: 20 / 4 = 5.0, top 5.6: 1% -> 4
-    #   420 s: 20 / 3 = 6.7, over 5.6: the alarm is OK, 4 machines (5 per machine) stay.
+    # already shows the last step; the policy picks the band of the Average of the alarm's two-datapoint
+    # window (test_replay_aws_step_rules.py):
+    #   120 s: 20 / 11 = 1.8 per machine were one gone (both), band top 2.1: 38% of 12 = 4 go -> 8
+    #   180 s: (1.8 + 20 / 7 = 2.9) / 2 = 2.3, top 2.8: 29% of 8 = 2 -> 6
+    #   240 s: (2.9 + 20 / 5 = 4.0) / 2 = 3.4, top 3.5: 20% of 6 = 1 -> 5
+    #   300 s: (4.0 + 20 / 4 = 5.0) / 2 = 4.5, top 4.9: 6% of 5 = 1 -> 4
+    #   360 s: 20 / 3 = 6.7, over 5.6: the alarm is OK, 4 machines (5 per machine) stay.
     result = replay(Trace.of(steady(2, 0, 1800)), pool(**deficit_plan()), scaler(12))
-    assert _serving(result)[:8] == [12, 12, 8, 7, 6, 5, 4, 4]
+    assert _serving(result)[:8] == [12, 12, 8, 6, 5, 4, 4, 4]
     assert result.as_json()["scale"]["min_machines"] == 4
-    assert result.scale_ins == 5
+    assert result.scale_ins == 4
 
 
 def test_replay_deficit_scale_in_is_faster_and_cheaper_than_one_share_per_cooldown():
@@ -665,8 +667,9 @@ def test_replay_deficit_scale_in_waits_for_a_machine_in_its_warmup():
         scaler(12),
     )
     # the spike (80 in flight) launches 16 machines at 780 s, serving at 1,080 s; their warm-up ends at
-    # 1,380 s, and the load back at 20 in flight lets go the first share only then
+    # 1,380 s, and the load back at 20 in flight lets go the first share only then (the bands of the
+    # alarm window's Average after it: 10, 7, 5, 4)
     assert {(x.decided_s, x.ready_s) for x in result.launches} == {(780.0, 1080.0)}
     drops = [k * 60 for k in _drops(result)]
     assert next(t for t in drops if t > 780) == 1380
-    assert _serving(result)[22:29] == [20, 10, 8, 7, 6, 5, 4]
+    assert _serving(result)[22:29] == [20, 10, 7, 5, 4, 4, 4]

@@ -1,0 +1,23 @@
+"""The replay's AWS scaler against what EC2 Auto Scaling documents (review6, issue #39).
+
+Sources (read 2026-12-02): EC2 Auto Scaling User Guide, "Step and simple scaling policies", section "Step
+adjustments for step scaling" ("Amazon EC2 Auto Scaling applies the aggregation type to the most recent
+metric data points ... It compares this aggregated metric value against the upper and lower bounds");
+the archived source of that page, awsdocs/amazon-ec2-auto-scaling-user-guide
+doc_source/as-scaling-simple-step.md at 6c46a785 (2023).
+"""
+
+from __future__ import annotations
+
+from inference_infra.components.simulate import Trace, replay
+from tests.components.simulate.test_replay import _serving, deficit_plan, pool, scaler, steady
+
+
+def test_deficit_band_is_chosen_from_the_alarm_windows_average_not_its_last_datapoint():
+    # 20 in flight on 12 machines, no lag, a two-datapoint window (cooldown 120 s). The alarm's value is
+    # the load per machine were one gone: 120 s: 20 / 11 = 1.8 (and 1.8 before it): 38% of 12 = 4 -> 8.
+    # 180 s: the window holds 1.8 (12 machines) and 20 / 7 = 2.9 (8): the policy aggregates them
+    # (Average) to 2.3, band top 2.8: 29% of 8 = 2 go -> 6 (the last datapoint alone, 2.9, would pick
+    # the band with top 3.5: 20%, one machine -> 7).
+    result = replay(Trace.of(steady(2, 0, 1800)), pool(**deficit_plan()), scaler(12))
+    assert _serving(result)[:4] == [12, 12, 8, 6]
