@@ -29,10 +29,13 @@ autoscaler (`settings.Autoscaler`, read from the plan by `settings.scaler_settin
   then) and lasts the plan's `policy_warmup_seconds` (the replay: `warmup_beyond_serving_seconds`
   after it serves); the scale-in's cooldown starts when its activity completes: the machines let go
   drained, then their termination hook's timeout (fleet.elastic.TERMINATION_HOOK_SECONDS), so the
-  next scale-in is at least drain + 120 s + the cooldown after the last. Left as it was: the
-  Average of the custom metric is over every machine that publishes (AWS cannot leave a machine in
-  warm-up out of a metric the node publishes itself), and both scale-out policies read the same
-  datapoint, the larger capacity winning (the "Multiple dynamic scaling policies" rule).
+  next scale-in is at least drain + 120 s + the cooldown after the last. The Average of the custom
+  metric is over the machines serving: a node publishes only while its target lifecycle state is
+  InService (aws/node/serving_load.py), so a machine draining or in its termination hook, or a
+  warm-pool machine being prepared, is not in it, as it is not in GroupInServiceInstances; a machine
+  in its warm-up is (AWS cannot leave it out of a metric the node publishes itself). Both scale-out
+  policies read the same datapoint, the larger capacity winning (the "Multiple dynamic scaling
+  policies" rule).
 - **Autoscaler, GCP** (components/gcp/elastic.py): each datapoint recommends the larger of its two
   signals' sizes, ceil(running / target) and ceil(waiting / target) (the autoscaler takes the largest
   recommendation of a policy's signals, not their sum); the group grows to it at once and shrinks only
