@@ -984,10 +984,12 @@ class _Replay:
         room = 1 - sum(n for _, n in self.downs)
         if scaler.hpa_scale_down_percent > 0:
             # the rendered Percent policy beside it, the larger change winning: the HPA lets the replicas
-            # fall to ceil(replicas at the period's start x (1 - percent)) (Kubernetes's
-            # calculateScaleDownLimitWithBehaviors)
+            # fall to the replicas at the period's start x (1 - percent), truncated toward zero
+            # (kubernetes pkg/controller/podautoscaler/horizontal.go, calculateScaleDownLimitWithBehaviors:
+            # int32(float64(periodStartReplicas) * (1 - float64(policy.Value)/100)), read 2026-12-02; a
+            # scale-up's Percent limit is the one rounded up, math.Ceil)
             at_start = current + sum(n for _, n in self.downs)
-            lowest = math.ceil(at_start * (1 - scaler.hpa_scale_down_percent / 100) - 1e-9)
+            lowest = math.floor(at_start * (1 - scaler.hpa_scale_down_percent / 100) + 1e-9)
             room = max(room, current - lowest)
         gone = min(current - max(stable, floor), room)
         if gone <= 0:

@@ -21,3 +21,16 @@ def test_deficit_band_is_chosen_from_the_alarm_windows_average_not_its_last_data
     # the band with top 3.5: 20%, one machine -> 7).
     result = replay(Trace.of(steady(2, 0, 1800)), pool(**deficit_plan()), scaler(12))
     assert _serving(result)[:4] == [12, 12, 8, 6]
+
+
+def test_kubernetes_percent_scale_down_truncates_as_the_hpa_does():
+    # The HPA's Percent scale-down limit is int32(replicas at the period's start x (1 - percent / 100)),
+    # truncated (kubernetes pkg/controller/podautoscaler/horizontal.go, calculateScaleDownLimitWithBehaviors,
+    # read 2026-12-02). 5 in flight on 5 machines (the recommendation: 1) after the 300 s stabilisation:
+    # Percent 50 lets the replicas fall to int(2.5) = 2 in the first minute (rounding up would keep 3).
+    rows = steady(0.5, 0, 2400)
+    base = {"cloud": "kubernetes", "period_seconds": 15, "stabilisation_seconds": 300}
+    half = replay(Trace.of(rows), pool(), scaler(5, hpa_scale_down_percent=50, **base))
+    served = _serving(half)
+    first = next(k for k, n in enumerate(served) if n < 5)
+    assert served[first] == 2
