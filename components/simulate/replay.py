@@ -14,9 +14,10 @@ autoscaler (`settings.Autoscaler`, read from the plan by `settings.scaler_settin
   the prefill. A request longer than `--max-model-len` is refused by the engine (`refused`).
 - **Autoscaler, AWS** (components/aws/elastic_group.py): one datapoint of in-flight requests (running
   + waiting) per machine and period, seen `metric_lag_seconds` late. Scale-out is target tracking:
-  after `scale_out_periods` datapoints in a row that want more machines than the pool has
-  (ceil(in-flight / target_in_flight), up to max; machines starting count as the pool's), it
-  launches the difference at once, at most once per scale-out cooldown. Scale-in is the rendered
+  its alarm is in ALARM after `scale_out_periods` datapoints in a row whose Average per machine
+  serving is over the target, and each minute it stays there the policy launches what its target
+  wants (ceil(in-flight / target_in_flight), up to max) over the pool's capacity (machines starting
+  count as the pool's); no cooldown holds it (cooldowns are simple policies' only). Scale-in is the rendered
   simple policy and its alarm: it removes the step `fleet.elastic.scale_in_step` gives for the group
   (share 0: one machine; else floor(share x machines), at least one, as PercentChangeInCapacity with
   MinAdjustmentMagnitude 1 rounds), never below the minimum, when for scale_in_cooldown_seconds (in
@@ -835,7 +836,11 @@ class _Replay:
 
     def _tick_aws(self, t: float, seen: float, target: int, floor: int) -> None:
         plan, scaler = self.plan, self.scaler
-        self.high = self.high + 1 if target > self.capacity else 0
+        # target tracking's high alarm: the datapoint's Average per machine serving over the target (the
+        # recommendation above the machines that published it); with none publishing, the group's need
+        # above its capacity
+        over = self.seen_serving if self.seen_serving > 0 else self.capacity
+        self.high = self.high + 1 if target > over else 0
         deficit = bool(plan.scale_in_steps)
         if deficit:
             # the deficit step policy (plan.scale_in_steps): its alarm's metric is the datapoint's load
@@ -877,14 +882,14 @@ class _Replay:
         quiet = gone > 0 and not self.launching and t >= self.warming_until
         quiet_periods = max(1, plan.scale_in_cooldown_seconds // scaler.period_seconds)
         # Both scale-out policies judge the same datapoint; the group takes the larger capacity (EC2 Auto
-        # Scaling runs the policy that gives the most when several fire). Target tracking: its target
-        # after scale_out_periods datapoints, a scale-out cooldown apart.
+        # Scaling runs the policy that gives the most when several fire). Target tracking: its alarm in
+        # ALARM after scale_out_periods datapoints invokes it each minute it stays there, and it adds what
+        # its target wants over the capacity, machines warming up included; no cooldown holds it (EC2
+        # Auto Scaling User Guide, "Scaling cooldowns", Considerations: "Target tracking and step scaling
+        # policies can initiate a scale-out activity immediately without waiting for the cooldown period
+        # to end", read 2026-12-02).
         tracked = 0
-        if (
-            self.high >= scaler.scale_out_periods
-            and t - self.last_out >= plan.scale_out_cooldown_seconds
-            and target > self.capacity
-        ):
+        if self.high >= scaler.scale_out_periods and target > self.capacity:
             tracked = target
         # The fast step (plan.fast_scale_out_steps): one datapoint's Average per machine over the
         # threshold adds its step's percent of the machines in service; machines still warming up count
@@ -900,8 +905,6 @@ class _Replay:
             self.scale_outs += 1
             self.fast_outs += fast > tracked
             self.last_out = t
-            if tracked:
-                self.high = 0
         elif deficit and quiet and self.low >= quiet_periods:
             # a step policy has no cooldown and answers its alarm while an activity is in progress
             self.last_in = t

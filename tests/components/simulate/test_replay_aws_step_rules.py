@@ -34,3 +34,18 @@ def test_kubernetes_percent_scale_down_truncates_as_the_hpa_does():
     served = _serving(half)
     first = next(k for k, n in enumerate(served) if n < 5)
     assert served[first] == 2
+
+
+def test_target_tracking_answers_each_minute_its_alarm_stays_in_alarm_without_a_cooldown():
+    # Target tracking scales out "immediately without waiting for the cooldown period" (EC2 Auto Scaling
+    # User Guide, "Scaling cooldowns", Considerations: cooldowns are simple policies' only), and its
+    # alarm, in ALARM while the Average per machine serving stays over the target, invokes it once a
+    # minute (CloudWatch User Guide, "Using Amazon CloudWatch alarms": Auto Scaling actions repeat each
+    # minute in the state; read 2026-12-02). 4 machines (7 per machine the target, 10 slots): 30 in flight
+    # from 600 s is 7.5 per machine, over the target at 660, 720 and 780 s: one machine launches at 780 s
+    # (ceil(30 / 7) = 5). 36 in flight from 840 s: the alarm is still in ALARM (the 4 machines serving
+    # carry 9 each), so at 900 s it asks ceil(36 / 7) = 6 > 5 and a sixth launches at once, not after
+    # three more datapoints (1,020 s).
+    rows = steady(1, 0, 600) + steady(3, 600, 840) + steady(3.6, 840, 1800)
+    result = replay(Trace.of(rows), pool(max_size=12), scaler(4, fast_scale_out=False))
+    assert [x.decided_s for x in result.launches] == [780.0, 900.0]
