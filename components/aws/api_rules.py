@@ -42,6 +42,15 @@ alarm, group and lifecycle hook of every plan. Sources (read 2026-12-02):
   negative lower bound needs a step without a lower bound, a positive upper bound one without an upper
   bound. Ours: the steps reach the threshold (offset 0), where every breach starts. EC2 Auto Scaling
   quotas: at most 20 step adjustments a policy.
+- An alarm and the policy it invokes (`alarm_policy_problems`): CloudWatch invokes a simple or step
+  policy from a metric alarm, a metric-math one included (CloudWatch User Guide, "Create a CloudWatch
+  alarm based on a metric math expression": such an alarm may "perform Auto Scaling ... actions";
+  composite alarms may not; target tracking and predictive policies make their own alarms). EC2 Auto
+  Scaling picks the step whose bounds hold the aggregated breach (User Guide, "Step and simple scaling
+  policies"), and when none does it scales nothing (the alarm history's "No step adjustment found for
+  metric value [...] and breach threshold ..."): the steps must cover the alarm's whole breach side,
+  every offset at or below 0 for a LessThan alarm (a step without a lower bound), at or above 0 for a
+  GreaterThan one (a step without an upper bound). Read 2026-12-02.
 """
 
 from __future__ import annotations
@@ -341,7 +350,44 @@ def step_adjustment_problems(steps: list[Mapping[str, Any]], adjustment_type: An
     return problems
 
 
+def alarm_policy_problems(alarm: Mapping[str, Any], policy: Mapping[str, Any]) -> list[str]:
+    """Every rule an alarm and the scaling policy it invokes break together (module doc): the policy is
+    one an alarm may invoke, and a step policy's steps cover the alarm's whole breach side."""
+    kind = policy.get("policyType", "SimpleScaling")
+    if kind not in ("SimpleScaling", "StepScaling"):
+        return [f"an alarm invokes simple and step policies only, not {kind} (it makes its own alarms)"]
+    if kind != "StepScaling":
+        return []
+    operator = str(alarm.get("comparisonOperator", ""))
+    if operator not in _COMPARISONS or "Lower" in operator or "Upper" in operator:
+        return [f"a step policy needs a static-threshold alarm; comparisonOperator {operator!r} has none"]
+    try:
+        ranges = [
+            (_bound(s.get("metricIntervalLowerBound")), _bound(s.get("metricIntervalUpperBound")))
+            for s in policy.get("stepAdjustments") or ()
+        ]
+    except (TypeError, ValueError):
+        return []  # step_adjustment_problems names the bound
+    if operator.startswith("LessThan"):
+        if not any(lo is None for lo, _ in ranges):
+            return [
+                f"the alarm breaches below its threshold ({operator}) but no step has an open lower "
+                "bound: a deep breach would match no step and scale nothing"
+            ]
+        if any(lo is not None and lo >= 0 for lo, _ in ranges):
+            return [f"a step above the threshold never matches an alarm that breaches below it ({operator})"]
+    elif not any(hi is None for _, hi in ranges):
+        return [
+            f"the alarm breaches above its threshold ({operator}) but no step has an open upper bound: "
+            "a high breach would match no step and scale nothing"
+        ]
+    elif any(hi is not None and hi <= 0 for _, hi in ranges):
+        return [f"a step below the threshold never matches an alarm that breaches above it ({operator})"]
+    return []
+
+
 __all__ = [
+    "alarm_policy_problems",
     "group_problems",
     "lifecycle_hook_problems",
     "metric_alarm_problems",

@@ -218,6 +218,12 @@ def deficit_scale_in_policy(plan: ScalingPlan) -> dict[str, Any]:
     own (a scale-in launches nothing; the group's default instance warm-up still holds every dynamic
     scale-in while a machine warms up). Bounds are strings, as the provider's nullable floats take them
     (policy.go, read 2026-12-02).
+
+    Its alarm is a metric-math one, which may invoke an Auto Scaling policy (CloudWatch User Guide,
+    "Create a CloudWatch alarm based on a metric math expression"; api_rules.alarm_policy_problems
+    holds the pair), and EC2 Auto Scaling picks the band from the Average (metric_aggregation_type) of
+    the alarm's latest datapoints, its window, not from the last one (User Guide, "Step and simple
+    scaling policies", "Step adjustments for step scaling"; both read 2026-12-02): the replay does too.
     """
     if not plan.scale_in_steps:
         return {}

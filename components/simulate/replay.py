@@ -14,9 +14,10 @@ autoscaler (`settings.Autoscaler`, read from the plan by `settings.scaler_settin
   the prefill. A request longer than `--max-model-len` is refused by the engine (`refused`).
 - **Autoscaler, AWS** (components/aws/elastic_group.py): one datapoint of in-flight requests (running
   + waiting) per machine and period, seen `metric_lag_seconds` late. Scale-out is target tracking:
-  after `scale_out_periods` datapoints in a row that want more machines than the pool has
-  (ceil(in-flight / target_in_flight), up to max; machines starting count as the pool's), it
-  launches the difference at once, at most once per scale-out cooldown. Scale-in is the rendered
+  its alarm is in ALARM after `scale_out_periods` datapoints in a row whose Average per machine
+  serving is over the target, and each minute it stays there the policy launches what its target
+  wants (ceil(in-flight / target_in_flight), up to max) over the pool's capacity (machines starting
+  count as the pool's); no cooldown holds it (cooldowns are simple policies' only). Scale-in is the rendered
   simple policy and its alarm: it removes the step `fleet.elastic.scale_in_step` gives for the group
   (share 0: one machine; else floor(share x machines), at least one, as PercentChangeInCapacity with
   MinAdjustmentMagnitude 1 rounds), never below the minimum, when for scale_in_cooldown_seconds (in
@@ -29,10 +30,13 @@ autoscaler (`settings.Autoscaler`, read from the plan by `settings.scaler_settin
   then) and lasts the plan's `policy_warmup_seconds` (the replay: `warmup_beyond_serving_seconds`
   after it serves); the scale-in's cooldown starts when its activity completes: the machines let go
   drained, then their termination hook's timeout (fleet.elastic.TERMINATION_HOOK_SECONDS), so the
-  next scale-in is at least drain + 120 s + the cooldown after the last. Left as it was: the
-  Average of the custom metric is over every machine that publishes (AWS cannot leave a machine in
-  warm-up out of a metric the node publishes itself), and both scale-out policies read the same
-  datapoint, the larger capacity winning (the "Multiple dynamic scaling policies" rule).
+  next scale-in is at least drain + 120 s + the cooldown after the last. The Average of the custom
+  metric is over the machines serving: a node publishes only while its target lifecycle state is
+  InService (aws/node/serving_load.py), so a machine draining or in its termination hook, or a
+  warm-pool machine being prepared, is not in it, as it is not in GroupInServiceInstances; a machine
+  in its warm-up is (AWS cannot leave it out of a metric the node publishes itself). Both scale-out
+  policies read the same datapoint, the larger capacity winning (the "Multiple dynamic scaling
+  policies" rule).
 - **Autoscaler, GCP** (components/gcp/elastic.py): each datapoint recommends the larger of its two
   signals' sizes, ceil(running / target) and ceil(waiting / target) (the autoscaler takes the largest
   recommendation of a policy's signals, not their sum); the group grows to it at once and shrinks only
@@ -530,6 +534,9 @@ class _Replay:
         self.downs: deque[tuple[float, int]] = deque()
         self.history_serving: list[int] = []  # machines publishing each datapoint (its Average's count)
         self.seen_serving = 0
+        # AWS, the deficit sizing: the low-load alarm's metric-math value of each datapoint (the load per
+        # machine were one gone); the step policy aggregates the alarm's window of them (_tick_aws)
+        self.alarm_values: list[float] = []
         self.fast_outs = 0
         self.recommended: deque[tuple[float, int]] = deque()  # GCP: (time, size) in the stabilisation
         if scaler.cloud in ("gcp", "kubernetes"):
@@ -829,7 +836,11 @@ class _Replay:
 
     def _tick_aws(self, t: float, seen: float, target: int, floor: int) -> None:
         plan, scaler = self.plan, self.scaler
-        self.high = self.high + 1 if target > self.capacity else 0
+        # target tracking's high alarm: the datapoint's Average per machine serving over the target (the
+        # recommendation above the machines that published it); with none publishing, the group's need
+        # above its capacity
+        over = self.seen_serving if self.seen_serving > 0 else self.capacity
+        self.high = self.high + 1 if target > over else 0
         deficit = bool(plan.scale_in_steps)
         if deficit:
             # the deficit step policy (plan.scale_in_steps): its alarm's metric is the datapoint's load
@@ -843,7 +854,17 @@ class _Replay:
             else:
                 after_one = 0.0 if published == 1 and seen == 0 else math.inf
             quiet = published > 0 and after_one < plan.scale_in_threshold
-            step = plan.deficit_scale_in_machines(after_one, self.capacity) if quiet else 0
+            self.alarm_values.append(after_one)
+            # EC2 Auto Scaling applies the policy's MetricAggregationType (Average) to the alarm's most
+            # recent datapoints and picks the band that aggregate falls in, not the last datapoint's
+            # (User Guide, "Step and simple scaling policies", section "Step adjustments for step
+            # scaling", read 2026-12-02; the alarm history's "No step adjustment found for metric value
+            # [a, b] and breach threshold t" lists the window): while in ALARM every datapoint of the
+            # window (scale_in_datapoints, = the quiet periods below) breaches, so the mean of the window
+            # is under the threshold too
+            window = self.alarm_values[-max(1, plan.scale_in_cooldown_seconds // scaler.period_seconds) :]
+            aggregated = sum(window) / len(window) if quiet else after_one
+            step = plan.deficit_scale_in_machines(aggregated, self.capacity) if quiet else 0
         else:
             # the alarm judges the load on the machines left after the whole step; the group then stops
             # at its minimum (a step that would cross it removes fewer, one that starts there removes none)
@@ -861,14 +882,14 @@ class _Replay:
         quiet = gone > 0 and not self.launching and t >= self.warming_until
         quiet_periods = max(1, plan.scale_in_cooldown_seconds // scaler.period_seconds)
         # Both scale-out policies judge the same datapoint; the group takes the larger capacity (EC2 Auto
-        # Scaling runs the policy that gives the most when several fire). Target tracking: its target
-        # after scale_out_periods datapoints, a scale-out cooldown apart.
+        # Scaling runs the policy that gives the most when several fire). Target tracking: its alarm in
+        # ALARM after scale_out_periods datapoints invokes it each minute it stays there, and it adds what
+        # its target wants over the capacity, machines warming up included; no cooldown holds it (EC2
+        # Auto Scaling User Guide, "Scaling cooldowns", Considerations: "Target tracking and step scaling
+        # policies can initiate a scale-out activity immediately without waiting for the cooldown period
+        # to end", read 2026-12-02).
         tracked = 0
-        if (
-            self.high >= scaler.scale_out_periods
-            and t - self.last_out >= plan.scale_out_cooldown_seconds
-            and target > self.capacity
-        ):
+        if self.high >= scaler.scale_out_periods and target > self.capacity:
             tracked = target
         # The fast step (plan.fast_scale_out_steps): one datapoint's Average per machine over the
         # threshold adds its step's percent of the machines in service; machines still warming up count
@@ -884,8 +905,6 @@ class _Replay:
             self.scale_outs += 1
             self.fast_outs += fast > tracked
             self.last_out = t
-            if tracked:
-                self.high = 0
         elif deficit and quiet and self.low >= quiet_periods:
             # a step policy has no cooldown and answers its alarm while an activity is in progress
             self.last_in = t
@@ -968,10 +987,12 @@ class _Replay:
         room = 1 - sum(n for _, n in self.downs)
         if scaler.hpa_scale_down_percent > 0:
             # the rendered Percent policy beside it, the larger change winning: the HPA lets the replicas
-            # fall to ceil(replicas at the period's start x (1 - percent)) (Kubernetes's
-            # calculateScaleDownLimitWithBehaviors)
+            # fall to the replicas at the period's start x (1 - percent), truncated toward zero
+            # (kubernetes pkg/controller/podautoscaler/horizontal.go, calculateScaleDownLimitWithBehaviors:
+            # int32(float64(periodStartReplicas) * (1 - float64(policy.Value)/100)), read 2026-12-02; a
+            # scale-up's Percent limit is the one rounded up, math.Ceil)
             at_start = current + sum(n for _, n in self.downs)
-            lowest = math.ceil(at_start * (1 - scaler.hpa_scale_down_percent / 100) - 1e-9)
+            lowest = math.floor(at_start * (1 - scaler.hpa_scale_down_percent / 100) + 1e-9)
             room = max(room, current - lowest)
         gone = min(current - max(stable, floor), room)
         if gone <= 0:

@@ -11,7 +11,17 @@ warm-pool machine is stopped only after that, so its warm start skips the load a
 then it records a heartbeat every interval, which keeps the hook open past its timeout (the cold
 start's grace) while the engines load, up to --launch-deadline seconds after the start; a machine
 whose engines have not answered by then is left to the hook's ABANDON, and the group replaces it.
-Nothing is published unless every engine answers (the unit starts after the weights are verified).
+Nothing is published unless every engine answers (the unit starts after the weights are verified),
+nor while the machine's target lifecycle state (instance metadata autoscaling/target-lifecycle-state)
+is anything but InService: a machine the group is terminating keeps running through its load
+balancer's drain and its termination hook, and a warm-pool machine being prepared answers before it
+stops; their near-zero datapoints would count in the group's Average per machine (the scaling policies'
+and alarms' metric, against GroupInServiceInstances, which leaves them out) and make the pool look
+quieter than its serving machines are. EC2 Auto Scaling User Guide, "Retrieve the target lifecycle
+state through instance metadata" and "Amazon EC2 Auto Scaling instance lifecycle" (a terminating
+instance is deregistered from the load balancer, its connections allowed to continue for the
+deregistration delay, before the lifecycle hooks run), read 2026-12-02. The item is missing (404) on an
+instance that has not changed state since March 2022; then the node publishes, as before.
 
 usage: serving_load.py --ports 8000[,8001...] --region REGION [--interval 60] [--namespace NS]
                        [--complete-launch HOOK [--launch-deadline SECONDS]]
@@ -148,17 +158,34 @@ def launch_step(*, loaded: bool, elapsed_seconds: float, deadline_seconds: float
     return HEARTBEAT
 
 
-def instance_id() -> str:
+def imds(path: str) -> str:
+    """One instance metadata item (IMDSv2: a session token first)."""
     token_request = urllib.request.Request(
         f"{IMDS}/api/token", method="PUT", headers={"X-aws-ec2-metadata-token-ttl-seconds": "300"}
     )
     with urllib.request.urlopen(token_request, timeout=TIMEOUT_SECONDS) as r:
         token = r.read().decode()
-    request = urllib.request.Request(
-        f"{IMDS}/meta-data/instance-id", headers={"X-aws-ec2-metadata-token": token}
-    )
+    request = urllib.request.Request(f"{IMDS}/meta-data/{path}", headers={"X-aws-ec2-metadata-token": token})
     with urllib.request.urlopen(request, timeout=TIMEOUT_SECONDS) as r:
         return r.read().decode().strip()
+
+
+def instance_id() -> str:
+    return imds("instance-id")
+
+
+def target_lifecycle_state() -> str | None:
+    """The group's target lifecycle state for this machine (module doc); None when metadata lacks it."""
+    try:
+        return imds("autoscaling/target-lifecycle-state") or None
+    except (OSError, urllib.error.URLError):
+        return None
+
+
+def publishes(target_state: str | None) -> bool:
+    """Whether this machine's load belongs in the group's Average now: only while it is headed for (or
+    in) InService; unknown (no metadata item) counts as in service (module doc)."""
+    return target_state is None or target_state == "InService"
 
 
 def group_name(aws: str, instance: str, region: str) -> str | None:
@@ -237,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"the engines did not answer within {args.launch_deadline} s; "
                 f"{args.complete_launch} is left to time out"
             )
-        if value is not None:
+        if value is not None and publishes(target_lifecycle_state()):
             done = subprocess.run(
                 put_command(aws, group, value, args.region, args.namespace),
                 capture_output=True,

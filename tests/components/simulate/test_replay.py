@@ -206,11 +206,16 @@ def test_replay_scale_in_keeps_a_machine_the_load_needs():
     assert result.as_json()["scale"]["min_machines"] == 1
 
 
-def test_replay_scale_out_cooldown_spaces_scale_outs():
+def test_replay_scale_out_cooldown_does_not_space_aws_target_tracking():
+    # AWS: target tracking and step policies scale out without waiting for a cooldown (EC2 Auto Scaling
+    # User Guide, "Scaling cooldowns", read 2026-12-02; the group's default cooldown holds simple policies
+    # only), so a 600 s scale_out_cooldown_seconds changes nothing on AWS (the HPA's scaleUp period is the
+    # Kubernetes test's); the second rise at 600 s is answered 60 s after the first scale-out
     rows = steady(1, 0, 300) + steady(2, 300, 600) + steady(3, 600, 900) + steady(4, 900, 1500)
     spaced = replay(Trace.of(rows), pool(scale_out_cooldown_seconds=600), scaler(2))
+    unspaced = replay(Trace.of(rows), pool(scale_out_cooldown_seconds=60), scaler(2))
     times = sorted({x.decided_s for x in spaced.launches})
-    assert all(b - a >= 600 for a, b in itertools.pairwise(times))
+    assert times == sorted({x.decided_s for x in unspaced.launches}) == [480.0, 660.0]
 
 
 def test_replay_costs_machine_seconds_at_the_price():
@@ -579,7 +584,8 @@ def test_replay_kubernetes_percent_scale_down_policy_lets_half_go_a_minute():
     served_one, served_half = _serving(one), _serving(half)
     first = next(k for k, n in enumerate(served_half) if n < 6)
     assert next(k for k, n in enumerate(served_one) if n < 6) == first  # the same window holds both
-    assert served_half[first : first + 3] == [3, 2, 1]  # ceil(6 x 0.5), ceil(3 x 0.5), ceil(2 x 0.5)
+    # 6 x 0.5 = 3, then 3 x 0.5 = 1.5 truncated to 1 (the HPA's int32 conversion): the recommendation
+    assert served_half[first : first + 3] == [3, 1, 1]
     assert served_one[first : first + 3] == [5, 4, 3]
     assert half.elastic_machine_s < one.elastic_machine_s
 
@@ -612,15 +618,17 @@ def _serving(result) -> list[int]:
 def test_replay_deficit_scale_in_lets_go_its_bands_share_each_minute_in_alarm():
     # 20 in flight on 12 machines. Bands a tenth of the target (0.7) wide under 5.6; a band with top b
     # lets go 1 - sqrt(b / 5.6) (the stale guard), at least one machine. Without lag each datapoint
-    # already shows the last step:
-    #   120 s: 20 / 11 = 1.8 per machine were one gone, band top 2.1: 38% of 12 = 4 go -> 8
-    #   180 s: 20 / 7 = 2.9, top 3.5: 20% of 8 = 1 -> 7;  240 s: 20 / 6 = 3.3: 20% of 7 = 1 -> 6
-    #   300 s: 20 / 5 = 4.0, top 4.2: 13% of 6 = 1 -> 5;  360 s: 20 / 4 = 5.0, top 5.6: 1% -> 4
-    #   420 s: 20 / 3 = 6.7, over 5.6: the alarm is OK, 4 machines (5 per machine) stay.
+    # already shows the last step; the policy picks the band of the Average of the alarm's two-datapoint
+    # window (test_replay_aws_step_rules.py):
+    #   120 s: 20 / 11 = 1.8 per machine were one gone (both), band top 2.1: 38% of 12 = 4 go -> 8
+    #   180 s: (1.8 + 20 / 7 = 2.9) / 2 = 2.3, top 2.8: 29% of 8 = 2 -> 6
+    #   240 s: (2.9 + 20 / 5 = 4.0) / 2 = 3.4, top 3.5: 20% of 6 = 1 -> 5
+    #   300 s: (4.0 + 20 / 4 = 5.0) / 2 = 4.5, top 4.9: 6% of 5 = 1 -> 4
+    #   360 s: 20 / 3 = 6.7, over 5.6: the alarm is OK, 4 machines (5 per machine) stay.
     result = replay(Trace.of(steady(2, 0, 1800)), pool(**deficit_plan()), scaler(12))
-    assert _serving(result)[:8] == [12, 12, 8, 7, 6, 5, 4, 4]
+    assert _serving(result)[:8] == [12, 12, 8, 6, 5, 4, 4, 4]
     assert result.as_json()["scale"]["min_machines"] == 4
-    assert result.scale_ins == 5
+    assert result.scale_ins == 4
 
 
 def test_replay_deficit_scale_in_is_faster_and_cheaper_than_one_share_per_cooldown():
@@ -665,8 +673,9 @@ def test_replay_deficit_scale_in_waits_for_a_machine_in_its_warmup():
         scaler(12),
     )
     # the spike (80 in flight) launches 16 machines at 780 s, serving at 1,080 s; their warm-up ends at
-    # 1,380 s, and the load back at 20 in flight lets go the first share only then
+    # 1,380 s, and the load back at 20 in flight lets go the first share only then (the bands of the
+    # alarm window's Average after it: 10, 7, 5, 4)
     assert {(x.decided_s, x.ready_s) for x in result.launches} == {(780.0, 1080.0)}
     drops = [k * 60 for k in _drops(result)]
     assert next(t for t in drops if t > 780) == 1380
-    assert _serving(result)[22:29] == [20, 10, 8, 7, 6, 5, 4]
+    assert _serving(result)[22:29] == [20, 10, 7, 5, 4, 4, 4]
