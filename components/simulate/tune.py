@@ -37,9 +37,13 @@ a ridge of this trace, not a setting to deploy with its margin unchecked.
 
 The robust pick (`robust`): the cheapest setting within the SLO whose neighbours all keep it too. The
 runs within the SLO are checked cheapest first, at most ROBUST_CANDIDATES of them (each check replays
-up to a dozen neighbours, stopping at the first that misses); when none of those qualifies the answer
-says so rather than searching on. It costs more than the best point, or the same when the best is
-not on a ridge; it is the point with a margin of one grid step on every axis, on this trace.
+up to a dozen neighbours, stopping at the first that misses, so a candidate that fails costs a replay
+or two); when none of those qualifies the answer says so rather than searching on. The bound is 40,
+not a handful: the search leaves many settings at the same cost (every utilisation at a minimum the
+load never leaves costs the same), and the cheapest handful are often all one minimum whose machine
+fewer misses (conv's first half on 8b, 2026-12-02: the six cheapest were all at min 4). The pick
+costs more than the best point, or the same when the best is not on a ridge; it is the point with a
+margin of one grid step on every axis, on this trace.
 
 Another trace (`validate`): the best setting, the robust pick and the pool's own settings replayed on
 a trace the search did not see (`simulate --tune --validate TRACE`), each against that trace's own
@@ -76,7 +80,7 @@ SIZINGS = ("deficit", "share")  # AWS only
 SCALE_IN_COOLDOWNS = (60, 120, 300, 600)
 PASSES = 2
 FLOOR_STEPS = 3  # the SLO floor and the minimums just above it, in the minimum's grid
-ROBUST_CANDIDATES = 6  # runs within the SLO whose neighbours the robust pick replays, cheapest first
+ROBUST_CANDIDATES = 40  # runs within the SLO whose neighbours the robust pick replays, cheapest first
 
 
 @dataclass(frozen=True)
