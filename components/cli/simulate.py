@@ -163,7 +163,8 @@ _NOT_ELASTIC = ("tpuVms",)
     help="Search target utilisation, warm pool, minimum, scale-in share, sizing and quiet time and (AWS) "
     "the fast scale-out for the cheapest settings that keep at most 1% of requests over the TTFT target "
     "on this trace; print the frontier, the SLO floor (the lowest minimum any setting can keep the SLO "
-    "from) and how many of the best setting's neighbours keep it too.",
+    "from), how many of the best setting's neighbours keep it too, and the robust pick: the cheapest "
+    "setting whose neighbours all keep it.",
 )
 @click.option(
     "--validate",
