@@ -147,7 +147,7 @@ def test_validate_replays_the_picks_on_a_trace_the_search_did_not_see():
     assert found.robust.point.setting.min_size == 2
     held = validate(found, step(), base, scaler())
     by = {c.label: c for c in held.checks}
-    assert list(by) == ["best", "robust", "start"]
+    assert list(by) == ["robust", "best", "start"]  # the robust pick leads
     assert all(c.tuned.meets for c in held.checks)
     assert not any(c.held_out.meets for c in held.checks)
     assert by["best"].held_out.miss_share > 0.2
@@ -170,3 +170,10 @@ def test_validate_on_the_trace_tuned_on_gives_the_tuned_figures():
     for c in held.checks:
         assert (c.held_out.cost_usd, c.held_out.miss_share) == (c.tuned.cost_usd, c.tuned.miss_share)
     assert held.oracle_usd == found.oracle_usd
+
+
+def test_robust_pick_says_when_no_setting_keeps_the_slo():
+    found = robust_pick((_point(1, meets=False),), lambda s: _point(s.min_size, False), 10, aws=False)
+    assert found.point is None
+    assert (found.checked, found.candidates) == (0, 0)
+    assert found.line() == "  robust pick: none - no setting searched keeps the SLO"
