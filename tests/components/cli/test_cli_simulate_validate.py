@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import xml.etree.ElementTree as ET
 
 import pytest
 
@@ -104,3 +105,18 @@ def test_simulate_validate_rejects_bad_input_with_exit_2(capsys, calm, tmp_path,
     assert out == ""
     assert message.format(**names) in flat(err)
     assert "Traceback" not in err
+
+
+def test_simulate_tune_plot_marks_the_robust_pick(capsys, calm, tmp_path):
+    plot = tmp_path / "frontier.svg"
+    code, out, err = run(
+        capsys, "simulate", "--trace", str(calm), *FLAGS, "--tune", "--json", "--plot", str(plot)
+    )
+    assert code == 0, err
+    robust = json.loads(out)["robust"]["point"]
+    assert robust is not None
+    circles = {
+        c.find("{http://www.w3.org/2000/svg}title").text: c
+        for c in ET.parse(plot).getroot().iter("{http://www.w3.org/2000/svg}circle")
+    }
+    assert set(circles) == {"chosen", "robust pick", "pool's own"}
