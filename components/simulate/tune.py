@@ -63,6 +63,7 @@ than any cold start tells you the headroom (or the warm pool) that burst takes, 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -252,6 +253,7 @@ class Robust:
     checked: int
     candidates: int
     neighbours: tuple[Point, ...] = ()  # the pick's, all within the SLO
+    bound: int = ROBUST_CANDIDATES  # at most this many candidates checked
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -259,7 +261,7 @@ class Robust:
             "point": self.point.as_json() if self.point is not None else None,
             "checked": self.checked,
             "candidates": self.candidates,
-            "bound": ROBUST_CANDIDATES,
+            "bound": self.bound,
             "neighbours": len(self.neighbours),
         }
 
@@ -269,7 +271,7 @@ class Robust:
         if self.point is None:
             return (
                 f"  robust pick: none - of the {self.checked} cheapest settings within the SLO (of"
-                f" {self.candidates}; at most {ROBUST_CANDIDATES} checked), each has a neighbour that misses"
+                f" {self.candidates}; at most {self.bound} checked), each has a neighbour that misses"
             )
         return (
             f"  robust pick (the cheapest within the SLO whose {len(self.neighbours)} neighbours all keep it;"
@@ -500,7 +502,7 @@ def _fitting(settings: list[Setting], high: int) -> list[Setting]:
 
 def robust_pick(
     points: tuple[Point, ...],
-    run: Any,
+    run: Callable[[Setting], Point],
     high: int,
     *,
     aws: bool,
@@ -517,8 +519,8 @@ def robust_pick(
             if not near[-1].meets:
                 break
         else:
-            return Robust(candidate, checked, len(within), tuple(near))
-    return Robust(None, min(bound, len(within)), len(within))
+            return Robust(candidate, checked, len(within), tuple(near), bound)
+    return Robust(None, min(bound, len(within)), len(within), (), bound)
 
 
 def validate(tuning: Tuning, trace: Trace, pool: Pool, scaler: Autoscaler) -> Validation:

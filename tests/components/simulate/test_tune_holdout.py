@@ -109,6 +109,8 @@ def test_robust_pick_says_when_none_within_its_bound_qualifies():
     assert (found.checked, found.candidates) == (1, 2)
     assert found.as_json()["found"] is False
     assert "robust pick: none - of the 1 cheapest settings within the SLO (of 2" in found.line()
+    assert found.as_json()["bound"] == 1
+    assert "at most 1 checked" in found.line()
 
 
 def step() -> Trace:
