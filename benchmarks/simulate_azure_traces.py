@@ -42,7 +42,8 @@ trace's own oracle and the share missed. A tuned setting failing on another day 
 
 Run by hand: `.venv/bin/python benchmarks/simulate_azure_traces.py` (about 90 s on 2 idle cores);
 `--tune-judged` also runs `--tune` (two passes, as the CLI) on every judged pool/trace and the hold-out
-(about 20 minutes more); `--holdout` runs the hold-out alone.
+(about 10 minutes more on the shared 2-core machine, 2026-12-02); `--holdout` runs the hold-out alone
+(about 4 minutes).
 """
 
 from __future__ import annotations
