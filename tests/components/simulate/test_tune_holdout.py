@@ -179,3 +179,23 @@ def test_robust_pick_says_when_no_setting_keeps_the_slo():
     assert found.point is None
     assert (found.checked, found.candidates) == (0, 0)
     assert found.line() == "  robust pick: none - no setting searched keeps the SLO"
+
+
+@pytest.mark.parametrize(("which", "start", "end"), [("first", 0, 1800), ("second", 1800, 3600)])
+def test_make_traces_writes_convs_half_hours_as_the_benchmark_splits_them(tmp_path, which, start, end):
+    recipe = _recipe()
+    recipe.main(["--half", which, "--out", str(tmp_path / f"{which}.csv")])
+    written = read_trace(tmp_path / f"{which}.csv").requests
+    conv = read_trace(DATA / "AzureLLMInferenceTrace_conv.csv")
+    cut = conv.window(start, end).requests  # simulate_azure_traces.py's hold-out
+    assert len(written) == len(cut) == sum(start <= r.arrival_s < end for r in conv.requests)
+    assert [(r.prompt_tokens, r.output_tokens) for r in written] == [
+        (r.prompt_tokens, r.output_tokens) for r in cut
+    ]
+    assert max(abs(a.arrival_s - b.arrival_s) for a, b in zip(written, cut, strict=True)) < 0.002
+
+
+def test_make_traces_rejects_a_seed_and_a_half_together(tmp_path):
+    with pytest.raises(SystemExit) as e:
+        _recipe().main(["--seed", "7", "--half", "first", "--out", str(tmp_path / "x.csv")])
+    assert e.value.code == 2
