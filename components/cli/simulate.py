@@ -163,7 +163,21 @@ _NOT_ELASTIC = ("tpuVms",)
     help="Search target utilisation, warm pool, minimum, scale-in share, sizing and quiet time and (AWS) "
     "the fast scale-out for the cheapest settings that keep at most 1% of requests over the TTFT target "
     "on this trace; print the frontier, the SLO floor (the lowest minimum any setting can keep the SLO "
-    "from) and how many of the best setting's neighbours keep it too.",
+    "from), how many of the best setting's neighbours keep it too, and the robust pick: the cheapest "
+    "setting whose neighbours all keep it.",
+)
+@click.option(
+    "--validate",
+    "validate_path",
+    type=click.Path(path_type=Path),
+    help="With --tune: replay the best setting, the robust pick and the pool's own settings on this "
+    "other trace (another day, a later hour), each against that trace's own oracle: whether what "
+    "--tune found is a margin or an answer about one trace.",
+)
+@click.option(
+    "--validate-scale",
+    type=int,
+    help="With --validate: replay each of its requests this many times (default: --scale).",
 )
 @click.option(
     "--scale",
@@ -204,6 +218,7 @@ def simulate(**options: Any) -> None:
         raise InputError(f"--{e}", e.problems) from None
     if o["copies"] != 1:
         trace = trace.scaled(o["copies"])
+    held_out = _held_out(o)
     pool = _stack_pool(o, trace) if o["stack"] else _flag_pool(o, trace)
     if o["start_size"] is not None and not 0 <= o["start_size"] <= pool.plan.max_size:
         raise InputError(
@@ -214,17 +229,20 @@ def simulate(**options: Any) -> None:
         pool = _on_kubernetes(o, pool)
     scaler = _scaler(o, pool)
     if o["tune"]:
-        from inference_infra.components.simulate.tune import tune
+        from inference_infra.components.simulate.tune import tune, validate
 
         found = tune(trace, pool, scaler)
         doc = found.as_json()
+        checked = validate(found, held_out, pool, scaler) if held_out is not None else None
+        if checked is not None:
+            doc["validation"] = checked.as_json()
         if o["plot"] is not None:
             _write_frontier_plot(o["plot"], doc)
         if o["as_json"]:
             json.dump(doc, sys.stdout, indent=2)
             sys.stdout.write("\n")
         else:
-            sys.stdout.write(found.table())
+            sys.stdout.write(found.table() + (checked.table() if checked is not None else ""))
         return
     result = replay(trace, pool, scaler).as_json()
     if o["plot"] is not None:
@@ -234,6 +252,25 @@ def simulate(**options: Any) -> None:
         sys.stdout.write("\n")
     else:
         sys.stdout.write(_table(result))
+
+
+def _held_out(o: Mapping[str, Any]) -> Any:
+    """--validate's trace at --validate-scale (default --scale), read before anything is replayed."""
+    from inference_infra.components.errors import InputError
+    from inference_infra.components.simulate import read_trace
+
+    if o["validate_path"] is None:
+        return None
+    try:
+        held_out = read_trace(o["validate_path"])
+    except InputError as e:
+        # the trace's own message, naming the file, line and value, under the flag that gave it
+        text = str(e)
+        raise InputError(
+            f"--validate {text[len('trace ') :] if text.startswith('trace ') else text}", e.problems
+        ) from None
+    copies = o["validate_scale"] if o["validate_scale"] is not None else o["copies"]
+    return held_out.scaled(copies)
 
 
 def _on_kubernetes(o: Mapping[str, Any], pool: Any) -> Any:
@@ -322,6 +359,17 @@ def _check_flags(o: Mapping[str, Any]) -> None:
     rate = o["interruptions_per_hour"]
     if rate is not None and not 0 <= rate <= 1:
         raise InputError(f"--interruptions-per-hour {rate:g} must be 0..1 reclaims per machine-hour.")
+    if o["validate_path"] is not None and not o["tune"]:
+        raise InputError(
+            f"--validate {str(o['validate_path'])!r} replays what --tune finds on another trace: add --tune "
+            "(to replay settings on a trace, pass it as --trace)."
+        )
+    if o["validate_scale"] is not None and o["validate_path"] is None:
+        raise InputError(
+            f"--validate-scale {o['validate_scale']} scales --validate's trace: add --validate TRACE."
+        )
+    if o["validate_scale"] is not None and o["validate_scale"] < 1:
+        raise InputError(f"--validate-scale {o['validate_scale']} must be a whole number of at least 1.")
     if o["tune"] and o["start_size"] is not None:
         raise InputError("--tune searches the minimum the pool starts at: drop --start-size.")
     if o["tune"] and o["plot"] is not None and o["plot"].suffix.lower() != ".svg":

@@ -167,9 +167,13 @@ def render_png(result_json: dict[str, Any], path: Path) -> None:
 
 def render_frontier_svg(tuning_json: dict[str, Any]) -> str:
     """`--tune --plot x.svg`: every frontier run as cost (x) against the share of requests missed (y),
-    the SLO's allowed share as a dashed line, the chosen run and the pool's own settings marked."""
+    the SLO's allowed share as a dashed line, the chosen run, the robust pick (when there is one) and the
+    pool's own settings marked."""
     frontier = tuning_json["frontier"]
     marks = [("chosen", tuning_json["best"], "#2ca02c"), ("pool's own", tuning_json["start"], "#d62728")]
+    robust = (tuning_json.get("robust") or {}).get("point")
+    if robust is not None:
+        marks.insert(1, ("robust pick", robust, "#9467bd"))
     everything = [*frontier, *(m[1] for m in marks)]
     cost_max = max([1e-9, *(p["cost_usd"] for p in everything)]) * 1.05
     miss_max = max([tuning_json["allowed_miss_share"] * 2, *(p["miss_share"] for p in everything)]) * 1.05
