@@ -22,8 +22,9 @@ start takes at most half a cold start; benchmarks/simulate_scaling_defaults.py i
 `before` (the defaults before the fast step: 0.6, target tracking alone, the same scale-in), side by
 side with the ratio of their costs. Then the reactive bound of each judged pool/trace (the maximum from
 the first datapoint the scaler sees, from the stack's minimum: what no load-driven policy beats;
-simulate.tune.reactive_bound) and `--tune` on the 8B burst: the frontier and where the stack's
-settings fall.
+simulate.tune.reactive_bound); with `--tune-judged`, `--tune` on the 8B burst too (one pass: the
+frontier and where the stack's settings fall; out of the default run, which `make bench` keeps under
+5 minutes).
 
 It prints, per run: cost over the SLO-aware oracle, the static fleet's over the oracle, the oracle's
 over the lower bound, the share of requests missing the 2 s TTFT target (interactive), scale-outs and
@@ -40,7 +41,7 @@ second (`Trace.window` at 1,800 s). Each row: the best setting, the robust pick 
 the SLO whose neighbours all keep it) and the stack's defaults, in-sample and held out, cost over each
 trace's own oracle and the share missed. A tuned setting failing on another day is a result.
 
-Run by hand: `.venv/bin/python benchmarks/simulate_azure_traces.py` (about 90 s on 2 idle cores);
+Run by hand: `.venv/bin/python benchmarks/simulate_azure_traces.py` (about 50 s on 2 idle cores);
 `--tune-judged` also runs `--tune` (two passes, as the CLI) on every judged pool/trace and the hold-out
 (about 10 minutes more on the shared 2-core machine, 2026-12-02); `--holdout` runs the hold-out alone
 (about 4 minutes).
@@ -206,7 +207,8 @@ def main(tune_judged: bool = False) -> int:
     )
     for spec in POOLS:
         _decompose(loaded["diurnal"][0], spec, spec.peaks["diurnal"])
-    _tuned(loaded["burst"][0], POOLS[0], "burst")
+    if tune_judged:
+        _tuned(loaded["burst"][0], POOLS[0], "burst")  # the burst's frontier (one pass; by hand)
     print(
         "el/or: elastic cost over the SLO-aware oracle (every request on time, perfect foresight, whole"
         " machines per minute); st/or: the static fleet (the oracle's busiest minute all along) over it;"
