@@ -188,15 +188,7 @@ def fast_scale_out_policy(plan: ScalingPlan) -> dict[str, Any]:
     """
     if not plan.fast_scale_out_steps:
         return {}
-    steps = []
-    for step in plan.fast_scale_out_steps:
-        entry: dict[str, Any] = {
-            "metric_interval_lower_bound": f"{step.lower:g}",
-            "scaling_adjustment": step.percent,
-        }
-        if step.upper is not None:
-            entry["metric_interval_upper_bound"] = f"{step.upper:g}"
-        steps.append(entry)
+    steps = _step_adjustments(plan.fast_scale_out_steps)
     return {
         "policy_type": "StepScaling",
         "adjustment_type": "PercentChangeInCapacity",
@@ -206,6 +198,21 @@ def fast_scale_out_policy(plan: ScalingPlan) -> dict[str, Any]:
         "estimated_instance_warmup": plan.policy_warmup_seconds,
         "step_adjustments": steps,
     }
+
+
+def _step_adjustments(steps: Any) -> list[dict[str, Any]]:
+    """A StepScaling policy's step_adjustments from the plan's steps (each a percent between bounds
+    relative to the alarm's threshold; None = open). Bounds are strings: the provider's nullable floats
+    take them so (policy.go, read 2026-12-02)."""
+    entries = []
+    for step in steps:
+        entry: dict[str, Any] = {"scaling_adjustment": step.percent}
+        if step.lower is not None:
+            entry["metric_interval_lower_bound"] = f"{step.lower:g}"
+        if step.upper is not None:
+            entry["metric_interval_upper_bound"] = f"{step.upper:g}"
+        entries.append(entry)
+    return entries
 
 
 def deficit_scale_in_policy(plan: ScalingPlan) -> dict[str, Any]:
@@ -227,14 +234,7 @@ def deficit_scale_in_policy(plan: ScalingPlan) -> dict[str, Any]:
     """
     if not plan.scale_in_steps:
         return {}
-    steps = []
-    for step in plan.scale_in_steps:
-        entry: dict[str, Any] = {"scaling_adjustment": step.percent}
-        if step.lower is not None:
-            entry["metric_interval_lower_bound"] = f"{step.lower:g}"
-        if step.upper is not None:
-            entry["metric_interval_upper_bound"] = f"{step.upper:g}"
-        steps.append(entry)
+    steps = _step_adjustments(plan.scale_in_steps)
     return {
         "policy_type": "StepScaling",
         "adjustment_type": "PercentChangeInCapacity",
