@@ -39,7 +39,13 @@ from inference_infra.components.naming import (
     is_gcp_label_value,
     is_gcp_zone,
 )
-from inference_infra.components.tagging import AUTO_SHUTDOWN, COST_TAG_KEYS, gcp_label_key
+from inference_infra.components.tagging import (
+    AUTO_SHUTDOWN,
+    AWS_TAG_CHARACTERS,
+    AWS_TAG_TEXT,
+    COST_TAG_KEYS,
+    gcp_label_key,
+)
 
 NODE_EXPORTER_JOB = "node-exporter"
 NEURON_JOB, NEURON_PORT = "neuron-monitor", 8000
@@ -139,6 +145,12 @@ def _validate_discovery(d: AwsDiscovery | GcpDiscovery) -> list[Problem]:
         for key, value in d.tags.items():
             if not _AWS_TAG_KEY.fullmatch(key) or not value:
                 problems.append(Problem(f"tag {key!r}", value, "must be KEY=VALUE with a valid EC2 tag key"))
+            elif len(value) > 256 or not AWS_TAG_TEXT.fullmatch(value):
+                # a filter value: '*' and '?' would be EC2 wildcards (widening discovery), a newline would
+                # match nothing; the tags this library writes use only AWS's tag characters
+                problems.append(
+                    Problem(f"tag {key!r}", value, f"must be at most 256 of {AWS_TAG_CHARACTERS}")
+                )
         if d.role_arn is not None and not _ROLE_ARN.fullmatch(d.role_arn):
             problems.append(Problem("role ARN", d.role_arn, "must be an IAM role ARN"))
     else:

@@ -204,6 +204,20 @@ def test_monitoring_scrape_config_gcp_with_rules_passes_promtool(capsys, tmp_pat
             "--tag 'Environment' must be KEY=VALUE",
         ),
         (["--cloud", "azure"], "'azure' is not one of 'aws', 'gcp'"),
+        # a filter value '*' or '?' is an EC2 wildcard (it would widen discovery to every instance), a
+        # newline matches nothing: refused, naming the tag
+        (
+            ["--cloud", "aws", "--region", "us-east-1", "--tag", "Environment=*"],
+            "tag 'Environment' '*' must be at most 256 of letters, digits, spaces and + - = . _ : / @",
+        ),
+        (
+            ["--cloud", "aws", "--region", "us-east-1", "--tag", "Environment=pro?"],
+            "tag 'Environment' 'pro?' must be at most 256",
+        ),
+        (
+            ["--cloud", "aws", "--region", "us-east-1", "--tag", "Environment=prod\nx"],
+            "tag 'Environment' 'prod\\nx' must be at most 256",
+        ),
     ],
 )
 def test_monitoring_scrape_config_rejects_bad_input_with_exit_2(capsys, argv, message):
