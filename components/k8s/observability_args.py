@@ -124,7 +124,9 @@ class GpuObservabilityArgs:
         "The neuron-monitor image pinned by digest (registry/repository[:tag]@sha256:<64 hex>); required "
         "with neuronMonitor: no public digest of AWS's image is recorded.",
     )
-    grafana_admin_user: str = arg("admin", "Grafana's admin user (its password is generated).")
+    grafana_admin_user: str = arg(
+        "admin", "Grafana's admin user: 1-64 ASCII letters, digits and . _ @ + - (its password is generated)."
+    )
     aws_price_region: str | None = arg(
         None, "Region of the AWS prices in the cost rules; default: the catalog's reference region."
     )
@@ -255,6 +257,16 @@ def validate_gpu_observability(name: str, args: GpuObservabilityArgs) -> list[Pr
         p.append(Problem("kube_context", args.kube_context, "must be a kubeconfig context name"))
     if not args.grafana_admin_user.strip():
         p.append(Problem("grafana_admin_user", args.grafana_admin_user, "must not be empty"))
+    elif not re.fullmatch(r"[A-Za-z0-9_.@+-]{1,64}", args.grafana_admin_user):
+        # the login Grafana's chart sets from the admin Secret: a line break or a space makes a user no
+        # one can type at the login page
+        p.append(
+            Problem(
+                "grafana_admin_user",
+                args.grafana_admin_user,
+                "must be 1-64 ASCII letters, digits and . _ @ + - (a login name, no spaces or line breaks)",
+            )
+        )
     if not args.gpu_node_labels:
         p.append(Problem("gpu_node_labels", list(args.gpu_node_labels), "must name at least one node label"))
     # Each is a matchExpressions key of dcgm-exporter's node affinity: a key the API server refuses fails

@@ -45,3 +45,15 @@ def test_gpu_observability_rejects_a_kube_context_that_is_not_a_context_name(con
 )
 def test_gpu_observability_accepts_kube_context_names(context):
     assert validate_gpu_observability("obs", GpuObservabilityArgs(kube_context=context)) == []
+
+
+@pytest.mark.parametrize("user", ["admin\n", "ad min", "admin$(id)", "a" * 65, "admín"])
+def test_gpu_observability_rejects_a_grafana_admin_user_that_is_not_a_login_name(user):
+    problems = validate_gpu_observability("obs", GpuObservabilityArgs(grafana_admin_user=user))
+    assert [p.input for p in problems] == ["grafana_admin_user"]
+    assert "no spaces or line breaks" in problems[0].allowed
+
+
+@pytest.mark.parametrize("user", ["admin", "ml-platform.ops", "ops@example.com"])
+def test_gpu_observability_accepts_grafana_login_names(user):
+    assert validate_gpu_observability("obs", GpuObservabilityArgs(grafana_admin_user=user)) == []
