@@ -164,6 +164,17 @@ def resolve_counts(inputs: CapacityInputs, reservation_slots: int = 0) -> tuple[
     return allocate(inputs.count, inputs.capacity_order, reservation_slots, inputs.max_spot)
 
 
+def machine_limit(inputs: object) -> int:
+    """The most machines a fleet may have: its `max_machines`, else MAX_MACHINES_PER_FLEET."""
+    limit = getattr(inputs, "max_machines", None)
+    return MAX_MACHINES_PER_FLEET if limit is None else limit
+
+
+def machine_bound(limit: int) -> str:
+    """What a count over a fleet's machine limit is told (capacity_problems, fleet.plan)."""
+    return f"must be at most {limit:,} machines in one fleet (max_machines; raise it for a larger pool)"
+
+
 def capacity_problems(
     inputs: CapacityInputs,
     *,
@@ -181,8 +192,7 @@ def capacity_problems(
     checked on the counts as given, before anything is computed from them.
     """
     problems: list[Problem] = []
-    limit = max_machines if max_machines is not None else getattr(inputs, "max_machines", None)
-    limit = MAX_MACHINES_PER_FLEET if limit is None else limit
+    limit = max_machines if max_machines is not None else machine_limit(inputs)
     reasons = why_not or {}
     per_mode = [(mode, COUNT_INPUTS[mode], getattr(inputs, COUNT_INPUTS[mode])) for mode in CapacityMode]
     # Each count's floor (arg(ge=...)) is check_types', which every caller runs first (the fleet skeleton's
@@ -194,7 +204,7 @@ def capacity_problems(
             Problem(
                 names,
                 given,
-                f"must be at most {limit:,} machines in one fleet (max_machines; raise it for a larger pool)",
+                machine_bound(limit),
             )
         )
         return problems  # nothing else is computed from a count this large

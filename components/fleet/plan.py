@@ -47,10 +47,11 @@ from inference_infra.components.fleet.capacity import (
     CapacityInputs,
     CapacityMode,
     capacity_problems,
+    machine_bound,
+    machine_limit,
     resolve_counts,
 )
 from inference_infra.components.fleet.elastic import WARM_CACHE_READ_GIB_S, plan_scaling
-from inference_infra.components.limits import MAX_MACHINES_PER_FLEET
 from inference_infra.components.planner.wiring import Resolution
 from inference_infra.components.serving.cold_start import ColdStart, WeightSource, with_precompiled
 from inference_infra.components.serving.engines import further_port_problems, port_problems
@@ -445,8 +446,8 @@ def _machine_bound_problems(
     """The fleet's `max_machines` (capacity_problems bounds the counts as given) against what the counts
     become: replicas times the hosts each spans, and the elastic pool's maximum and warm pool; the stack
     file applies the same bounds before anything is planned (infra/stack_bounds.py)."""
-    limit = getattr(args, "max_machines", None) or MAX_MACHINES_PER_FLEET
-    bound = f"must be at most {limit:,} machines in one fleet (max_machines; raise it for a larger pool)"
+    limit = machine_limit(args)
+    bound = machine_bound(limit)
     problems: list[Problem] = []
     hosts = resolution.hosts_per_replica if resolution is not None else 1
     if hosts > 1 and counts.total * hosts > limit:
